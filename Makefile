@@ -1,0 +1,74 @@
+# attncap: build the library, the CLI, the tests and the benchmarks.
+# `make deps` installs the Debian packages the build needs (run once, as root).
+
+CC      ?= cc
+ARCH    ?= -march=native
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) $(ARCH) -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -I/usr/include/stb \
+           -I/usr/include/x86_64-linux-gnu/openblas-pthread -fno-strict-aliasing
+LDLIBS  += -lopenblas -lpng -lstb -lcjson -lstemmer -lpthread -lm
+SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+BUILD   ?= build
+LIB_SRC := $(wildcard src/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+TEST_SRC:= $(wildcard tests/test_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+LIB     := $(BUILD)/libattncap.a
+BIN     := $(BUILD)/attncap
+
+DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
+                   wordnet-base fonts-dejavu-core
+
+.PHONY: all test test-fast test-asan test-valgrind bench clean deps models fuzz
+all: $(BIN) attncap
+
+attncap: $(BIN)
+	@ln -sf $(BIN) attncap
+
+$(BUILD)/%.o: %.c $(wildcard include/attncap/*.h) $(wildcard src/*.h) $(wildcard src/cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+tests: $(TEST_BIN) $(BIN)
+
+# The README's test command. Runs every test binary and tests/*.sh, prints "N passed, N failed".
+test: tests
+	@BUILD=$(BUILD) bash tests/run.sh
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan:
+	$(MAKE) BUILD=build-asan OPT= ARCH=-march=native CFLAGS="$(SAN_FLAGS) -march=native" LDFLAGS="-fsanitize=address,undefined" tests
+	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run.sh
+
+test-valgrind: tests
+	@BUILD=$(BUILD) ATTNCAP_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" bash tests/run.sh
+
+bench: $(BENCH_BIN) $(BIN)
+	@bash bench/run.sh
+
+deps:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES)
+
+clean:
+	rm -rf build build-asan attncap

@@ -1,0 +1,94 @@
+/* attncap/common.h: errors, limits, atomic files, progress bars, data search path.
+ *
+ * Errors: every fallible library call takes an `ac_err *` (may be NULL) and returns 0 on success,
+ * -1 on failure with a one-line message in err->msg that names the file and the problem.
+ * The library never prints and never exits; the CLI prints err->msg and exits non-zero. */
+#ifndef ATTNCAP_COMMON_H
+#define ATTNCAP_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct ac_err {
+    char msg[1024];
+} ac_err;
+
+/* Formats a message into err (if not NULL) and returns -1, so `return ac_errf(err, ...)` works. */
+int ac_errf(ac_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepends "prefix: " to an existing message (adds context on the way up). Returns -1. */
+int ac_err_prefix(ac_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Limits that keep a hostile file from exhausting the machine. Each can be raised through the
+ * named environment variable; the error message names the limit and the variable. */
+typedef struct ac_limits {
+    uint64_t max_image_pixels;    /* ATTNCAP_MAX_IMAGE_PIXELS, default 100e6 */
+    uint64_t max_file_bytes;      /* ATTNCAP_MAX_FILE_BYTES, default 2 GiB (models, caches, JSON) */
+    uint64_t max_tensor_elems;    /* ATTNCAP_MAX_TENSOR_ELEMS, default 1<<30 */
+    uint64_t max_caption_bytes;   /* ATTNCAP_MAX_CAPTION_BYTES, default 4096 */
+    uint64_t max_vocab;           /* ATTNCAP_MAX_VOCAB, default 1<<20 */
+} ac_limits;
+/* The limits in force: defaults overridden by the environment. */
+ac_limits ac_limits_get(void);
+
+/* Reads a whole file (refusing directories, and files over max_bytes) into a malloc'd buffer with
+ * a NUL byte appended (not counted in *len). */
+int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, ac_err *err);
+
+/* Atomic output: write to "<path>.tmp.<pid>", fsync, rename over path. Nothing half-written is ever
+ * visible under `path`. Any write error (full disk, unwritable dir) is reported, never ignored. */
+typedef struct ac_atomic_file {
+    FILE *fp;
+    char *final_path;
+    char *tmp_path;
+    int failed;
+} ac_atomic_file;
+int ac_atomic_open(ac_atomic_file *af, const char *path, ac_err *err);
+int ac_atomic_write(ac_atomic_file *af, const void *data, size_t len, ac_err *err);
+int ac_atomic_commit(ac_atomic_file *af, ac_err *err); /* fsync + rename; frees af */
+void ac_atomic_abort(ac_atomic_file *af);              /* removes the temp file; frees af */
+/* Convenience: the whole buffer atomically. */
+int ac_write_file_atomic(const char *path, const void *data, size_t len, ac_err *err);
+
+/* mkdir -p. */
+int ac_mkdirs(const char *path, ac_err *err);
+
+/* Progress bar on stderr: "label [#####     ] 123/456 12.3/s ETA 0:42". Drawn only when stderr is
+ * a TTY and not quiet; otherwise silent. */
+typedef struct ac_progress {
+    const char *label;
+    uint64_t total, done;
+    double t_start, t_last_draw;
+    int enabled;
+    char extra[128]; /* caller text appended to the bar (e.g. "loss 2.31") */
+} ac_progress;
+void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int quiet);
+void ac_progress_update(ac_progress *p, uint64_t done);
+void ac_progress_finish(ac_progress *p);
+
+/* Monotonic wall-clock seconds. */
+double ac_now(void);
+
+/* The shared data directory: $ATTNCAP_DATA if set, else the first of "../shared" relative to the
+ * current directory, to the executable's directory and its parents that exists. Returns NULL if
+ * none. The returned string is owned by the caller (free). */
+char *ac_find_data_dir(void);
+/* Joins a and b with '/', malloc'd. */
+char *ac_path_join(const char *a, const char *b);
+/* 1 if path is an existing regular file. */
+int ac_is_file(const char *path);
+int ac_is_dir(const char *path);
+
+/* SHA-256 of a file, as 64 lowercase hex chars + NUL. */
+int ac_sha256_file(const char *path, char hex[65], ac_err *err);
+void ac_sha256(const void *data, size_t len, uint8_t out[32]);
+
+/* Float16 conversion (IEEE half, round to nearest even). */
+uint16_t ac_f32_to_f16(float f);
+float ac_f16_to_f32(uint16_t h);
+
+/* Thread count for OpenBLAS and our own kernels: $ATTNCAP_THREADS, else the number of cores. */
+int ac_default_threads(void);
+void ac_set_threads(int n);
+
+#endif

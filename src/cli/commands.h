@@ -1,0 +1,10 @@
+/* The CLI's subcommands: each cmd_*.c parses its flags and calls the library. */
+#ifndef ATTNCAP_CLI_COMMANDS_H
+#define ATTNCAP_CLI_COMMANDS_H
+int cmd_classify(int argc, char **argv);
+int cmd_features(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_caption(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+#endif

@@ -1,0 +1,466 @@
+/* common.c: errors, limits, files, progress, paths, SHA-256, fp16. */
+#include "attncap/common.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int ac_errf(ac_err *err, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int ac_err_prefix(ac_err *err, const char *fmt, ...) {
+    if (!err) return -1;
+    char prefix[512], old[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    /* Truncation of an over-long message is acceptable; keep the compiler quiet about it. */
+    int n = snprintf(err->msg, sizeof err->msg, "%s: ", prefix);
+    if (n > 0 && (size_t)n < sizeof err->msg) snprintf(err->msg + n, sizeof err->msg - (size_t)n, "%.*s", (int)(sizeof err->msg - (size_t)n - 1), old);
+    return -1;
+}
+
+static uint64_t env_u64(const char *name, uint64_t def) {
+    const char *s = getenv(name);
+    if (!s || !*s) return def;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0) return def;
+    return (uint64_t)v;
+}
+
+ac_limits ac_limits_get(void) {
+    ac_limits l;
+    l.max_image_pixels = env_u64("ATTNCAP_MAX_IMAGE_PIXELS", 100000000ull);
+    l.max_file_bytes = env_u64("ATTNCAP_MAX_FILE_BYTES", 2ull << 30);
+    l.max_tensor_elems = env_u64("ATTNCAP_MAX_TENSOR_ELEMS", 1ull << 30);
+    l.max_caption_bytes = env_u64("ATTNCAP_MAX_CAPTION_BYTES", 4096);
+    l.max_vocab = env_u64("ATTNCAP_MAX_VOCAB", 1ull << 20);
+    return l;
+}
+
+int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, ac_err *err) {
+    *data = NULL;
+    if (len) *len = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return ac_errf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return ac_errf(err, "%s: %s", path, strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return ac_errf(err, "%s: is a directory, not a file", path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ac_errf(err, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > max_bytes) {
+        close(fd);
+        return ac_errf(err, "%s: file is %lld bytes, over the limit of %zu (raise ATTNCAP_MAX_FILE_BYTES)",
+                       path, (long long)st.st_size, max_bytes);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        close(fd);
+        return ac_errf(err, "%s: out of memory reading %zu bytes", path, n);
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            free(buf);
+            close(fd);
+            return ac_errf(err, "%s: read error: %s", path, strerror(errno));
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = 0;
+    *data = buf;
+    if (len) *len = got;
+    return 0;
+}
+
+int ac_atomic_open(ac_atomic_file *af, const char *path, ac_err *err) {
+    memset(af, 0, sizeof *af);
+    size_t n = strlen(path) + 32;
+    af->final_path = strdup(path);
+    af->tmp_path = malloc(n);
+    if (!af->final_path || !af->tmp_path) {
+        free(af->final_path);
+        free(af->tmp_path);
+        return ac_errf(err, "%s: out of memory", path);
+    }
+    snprintf(af->tmp_path, n, "%s.tmp.%d", path, (int)getpid());
+    af->fp = fopen(af->tmp_path, "wb");
+    if (!af->fp) {
+        int e = errno;
+        free(af->final_path);
+        free(af->tmp_path);
+        af->final_path = af->tmp_path = NULL;
+        return ac_errf(err, "%s: cannot write: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int ac_atomic_write(ac_atomic_file *af, const void *data, size_t len, ac_err *err) {
+    if (af->failed) return -1;
+    if (len && fwrite(data, 1, len, af->fp) != len) {
+        af->failed = 1;
+        return ac_errf(err, "%s: write failed: %s", af->final_path, strerror(errno));
+    }
+    return 0;
+}
+
+static void atomic_free(ac_atomic_file *af) {
+    free(af->final_path);
+    free(af->tmp_path);
+    af->final_path = af->tmp_path = NULL;
+    af->fp = NULL;
+}
+
+int ac_atomic_commit(ac_atomic_file *af, ac_err *err) {
+    if (!af->fp) return ac_errf(err, "atomic file not open");
+    int bad = af->failed;
+    if (fflush(af->fp) != 0) bad = 1;
+    if (!bad && fsync(fileno(af->fp)) != 0) bad = 1;
+    int e = errno;
+    if (fclose(af->fp) != 0) bad = 1, e = errno;
+    af->fp = NULL;
+    if (bad) {
+        unlink(af->tmp_path);
+        ac_errf(err, "%s: write failed: %s", af->final_path, strerror(e));
+        atomic_free(af);
+        return -1;
+    }
+    if (rename(af->tmp_path, af->final_path) != 0) {
+        e = errno;
+        unlink(af->tmp_path);
+        ac_errf(err, "%s: cannot rename into place: %s", af->final_path, strerror(e));
+        atomic_free(af);
+        return -1;
+    }
+    /* Make the rename itself durable. */
+    char *dir = strdup(af->final_path);
+    if (dir) {
+        char *slash = strrchr(dir, '/');
+        const char *d = ".";
+        if (slash) {
+            *slash = 0;
+            d = slash == dir ? "/" : dir;
+        }
+        int dfd = open(d, O_RDONLY | O_DIRECTORY);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(dir);
+    }
+    atomic_free(af);
+    return 0;
+}
+
+void ac_atomic_abort(ac_atomic_file *af) {
+    if (af->fp) fclose(af->fp);
+    if (af->tmp_path) unlink(af->tmp_path);
+    atomic_free(af);
+}
+
+int ac_write_file_atomic(const char *path, const void *data, size_t len, ac_err *err) {
+    ac_atomic_file af;
+    if (ac_atomic_open(&af, path, err)) return -1;
+    if (ac_atomic_write(&af, data, len, err)) {
+        ac_atomic_abort(&af);
+        return -1;
+    }
+    return ac_atomic_commit(&af, err);
+}
+
+int ac_mkdirs(const char *path, ac_err *err) {
+    char buf[PATH_MAX];
+    if (strlen(path) >= sizeof buf) return ac_errf(err, "%s: path too long", path);
+    strcpy(buf, path);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == 0) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return ac_errf(err, "%s: cannot create directory: %s", buf, strerror(errno));
+            if (!ac_is_dir(buf)) return ac_errf(err, "%s: exists and is not a directory", buf);
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return 0;
+}
+
+double ac_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int quiet) {
+    memset(p, 0, sizeof *p);
+    p->label = label;
+    p->total = total;
+    p->t_start = ac_now();
+    p->enabled = !quiet && isatty(STDERR_FILENO);
+}
+
+static void progress_draw(ac_progress *p, int final) {
+    double now = ac_now(), el = now - p->t_start;
+    double rate = el > 0 ? (double)p->done / el : 0;
+    char bar[31];
+    int width = 30, fill = p->total ? (int)((double)width * (double)p->done / (double)p->total) : 0;
+    if (fill > width) fill = width;
+    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
+    bar[width] = 0;
+    char eta[32] = "";
+    if (!final && rate > 0 && p->total > p->done) {
+        long s = (long)((double)(p->total - p->done) / rate);
+        snprintf(eta, sizeof eta, " ETA %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    } else if (final) {
+        long s = (long)el;
+        snprintf(eta, sizeof eta, " in %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    }
+    fprintf(stderr, "\r\033[K%s [%s] %llu/%llu %.1f/s%s%s%s", p->label, bar, (unsigned long long)p->done,
+            (unsigned long long)p->total, rate, eta, p->extra[0] ? "  " : "", p->extra);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+    p->t_last_draw = now;
+}
+
+void ac_progress_update(ac_progress *p, uint64_t done) {
+    p->done = done;
+    if (!p->enabled) return;
+    if (ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
+    progress_draw(p, 0);
+}
+
+void ac_progress_finish(ac_progress *p) {
+    if (p->enabled) progress_draw(p, 1);
+}
+
+int ac_is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int ac_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *ac_path_join(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    if (!*a || a[strlen(a) - 1] == '/')
+        snprintf(s, n, "%s%s", a, b);
+    else
+        snprintf(s, n, "%s/%s", a, b);
+    return s;
+}
+
+char *ac_find_data_dir(void) {
+    const char *env = getenv("ATTNCAP_DATA");
+    if (env && *env) return ac_is_dir(env) ? strdup(env) : NULL;
+    if (ac_is_dir("../shared")) return realpath("../shared", NULL);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = 0;
+    /* Walk up from the executable: build/attncap -> repo -> ../shared. */
+    for (int depth = 0; depth < 5; depth++) {
+        char *slash = strrchr(exe, '/');
+        if (!slash || slash == exe) break;
+        *slash = 0;
+        char *cand = ac_path_join(exe, "../shared");
+        if (cand && ac_is_dir(cand)) {
+            char *real = realpath(cand, NULL);
+            free(cand);
+            return real;
+        }
+        free(cand);
+    }
+    return NULL;
+}
+
+/* ---- SHA-256 (FIPS 180-4) ---- */
+typedef struct {
+    uint32_t h[8];
+    uint64_t len;
+    uint8_t buf[64];
+    size_t fill;
+} sha256_ctx;
+
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(sha256_ctx *c, const uint8_t *p) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3], e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t S1 = ROR32(e, 6) ^ ROR32(e, 11) ^ ROR32(e, 25);
+        uint32_t ch = (e & f) ^ (~e & g);
+        uint32_t t1 = h + S1 + ch + K256[i] + w[i];
+        uint32_t S0 = ROR32(a, 2) ^ ROR32(a, 13) ^ ROR32(a, 22);
+        uint32_t mj = (a & b) ^ (a & cc) ^ (b & cc);
+        uint32_t t2 = S0 + mj;
+        h = g, g = f, f = e, e = d + t1, d = cc, cc = b, b = a, a = t1 + t2;
+    }
+    c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
+    c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
+}
+
+static void sha256_init(sha256_ctx *c) {
+    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(c->h, h0, sizeof h0);
+    c->len = 0;
+    c->fill = 0;
+}
+
+static void sha256_update(sha256_ctx *c, const uint8_t *p, size_t n) {
+    c->len += n;
+    while (n) {
+        size_t take = 64 - c->fill < n ? 64 - c->fill : n;
+        memcpy(c->buf + c->fill, p, take);
+        c->fill += take, p += take, n -= take;
+        if (c->fill == 64) {
+            sha256_block(c, c->buf);
+            c->fill = 0;
+        }
+    }
+}
+
+static void sha256_final(sha256_ctx *c, uint8_t out[32]) {
+    uint64_t bits = c->len * 8;
+    uint8_t pad = 0x80, zero = 0;
+    sha256_update(c, &pad, 1);
+    while (c->fill != 56) sha256_update(c, &zero, 1);
+    uint8_t lenb[8];
+    for (int i = 0; i < 8; i++) lenb[i] = (uint8_t)(bits >> (56 - 8 * i));
+    sha256_update(c, lenb, 8);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(c->h[i] >> 24), out[4 * i + 1] = (uint8_t)(c->h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(c->h[i] >> 8), out[4 * i + 3] = (uint8_t)c->h[i];
+    }
+}
+
+void ac_sha256(const void *data, size_t len, uint8_t out[32]) {
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, data, len);
+    sha256_final(&c, out);
+}
+
+int ac_sha256_file(const char *path, char hex[65], ac_err *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ac_errf(err, "%s: %s", path, strerror(errno));
+    sha256_ctx c;
+    sha256_init(&c);
+    uint8_t buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return ac_errf(err, "%s: read error", path);
+    uint8_t out[32];
+    sha256_final(&c, out);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", out[i]);
+    return 0;
+}
+
+/* ---- fp16 ---- */
+uint16_t ac_f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0)); /* inf/nan */
+    if (exp >= 31) return (uint16_t)(sign | 0x7c00);                                      /* overflow */
+    if (exp <= 0) {                                                                       /* subnormal */
+        if (exp < -10) return (uint16_t)sign;
+        mant |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++; /* may carry into exponent: correct */
+    return (uint16_t)half;
+}
+
+float ac_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, x;
+    if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else { /* subnormal: normalise */
+            exp = 127 - 15 + 1;
+            while (!(mant & 0x400)) mant <<= 1, exp--;
+            x = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        x = sign | 0x7f800000 | (mant << 13);
+    } else {
+        x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+int ac_default_threads(void) {
+    const char *s = getenv("ATTNCAP_THREADS");
+    if (s && atoi(s) > 0) return atoi(s);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void ac_set_threads(int n) {
+    openblas_set_num_threads(n > 0 ? n : 1);
+}
