@@ -1,0 +1,29 @@
+/* attncap/beam.h: greedy and beam-search decoding with length normalisation. Every hypothesis
+ * carries its own attention history, so the returned alphas belong to the returned caption. */
+#ifndef ATTNCAP_BEAM_H
+#define ATTNCAP_BEAM_H
+#include "attncap/decoder.h"
+
+typedef struct ac_caption {
+    int n;          /* words, without <start>/<end> */
+    int *words;     /* [n] */
+    float *alpha;   /* [n + 1, L]: attention for each word and for the final <end> */
+    float *beta;    /* [n + 1] */
+    double logprob; /* sum of log p of the words and <end> */
+    double score;   /* the ranking score (length-normalised) */
+} ac_caption;
+
+typedef struct ac_beam_opts {
+    int beam;          /* K; 1 = greedy */
+    int max_len;       /* words, default 20 */
+    float len_alpha;   /* score = logprob / len^len_alpha; 0 = none, 1 = mean */
+    int allow_unk;     /* 0: <unk> is never emitted */
+} ac_beam_opts;
+ac_beam_opts ac_beam_defaults(void);
+
+int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
+                   ac_caption *out, ac_err *err);
+void ac_caption_free(ac_caption *c);
+/* The caption's words joined by spaces (malloc'd). */
+char *ac_caption_text(const ac_caption *c, const ac_vocab *v);
+#endif

@@ -1,0 +1,69 @@
+/* attncap/decoder.h: the soft-attention LSTM decoder of Xu et al. 2015.
+ *
+ *   e_ti  = w_e . tanh(W_a a_i + b_a + W_h h_{t-1})      (W_a a_i + b_a computed once per image)
+ *   alpha = softmax(e_t)                                  over the L annotation vectors
+ *   beta  = sigmoid(w_b . h_{t-1} + b_b)                  a scalar gate, as in the paper
+ *   z_t   = beta * sum_i alpha_ti a_i
+ *   i,f,o,g = LSTM([E y_{t-1}; z_t], h_{t-1})
+ *   logits = L_o (E y_{t-1} + L_h h_t + L_z z_t) + b_o     (deep output; dropout before L_o in training)
+ *   h_0 = tanh(W_init_h mean(a) + b), c_0 = tanh(W_init_c mean(a) + b)
+ *
+ * The decoder is a set of named float32 tensors (see decoder.c for the list and shapes) plus the
+ * config. The model (decoder + vocabulary + the encoder's identity) is one safetensors file. */
+#ifndef ATTNCAP_DECODER_H
+#define ATTNCAP_DECODER_H
+#include <stddef.h>
+
+#include "attncap/common.h"
+#include "attncap/vocab.h"
+
+typedef struct ac_decoder_config {
+    int vocab;     /* V */
+    int embed;     /* E: word embedding size (also the deep-output size) */
+    int hidden;    /* H: LSTM size */
+    int att;       /* A: attention MLP size */
+    int dim;       /* D: annotation vector size */
+    int n_ann;     /* L: annotation vectors per photo (grid_h * grid_w) */
+    int grid_h, grid_w;
+    float dropout; /* training only */
+    float lambda;  /* doubly stochastic attention penalty */
+} ac_decoder_config;
+
+typedef struct ac_decoder {
+    ac_decoder_config cfg;
+    size_t n_params;
+    float *params; /* all parameters, one buffer; the pointers below are views into it */
+    float *emb;                                  /* [V, E] */
+    float *att_wa, *att_ba, *att_wh, *att_we;    /* [D, A], [A], [H, A], [A] */
+    float *beta_w, *beta_b;                      /* [H], [1] */
+    float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
+    float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
+    float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
+} ac_decoder;
+
+int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
+void ac_decoder_free(ac_decoder *dec);
+
+/* Inference, K hypotheses of one photo at a time (beam search drives this). */
+typedef struct ac_dec_image ac_dec_image; /* per-photo precomputation: annotations, W_a a + b_a, mean */
+ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, D] */);
+void ac_dec_image_free(ac_dec_image *img);
+void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *img, float *h /* [H] */, float *c /* [H] */);
+/* One step for K rows: prev[K] word ids, h/c [K, H] in; h_out/c_out [K, H], logp [K, V] (log-softmax),
+ * alpha [K, L], beta [K] out (beta may be NULL). In and out buffers must not alias. */
+void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, const int *prev, const float *h,
+                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta);
+
+/* The model file: decoder + vocabulary + the encoder's identity (JSON as in features.h) + notes. */
+typedef struct ac_model {
+    ac_decoder dec;
+    ac_vocab *vocab;
+    char *encoder_json;
+    char *path;
+} ac_model;
+/* Loads and validates (shapes against config, vocab size, finite values); F16 or F32 storage. */
+int ac_model_load(const char *path, ac_model *m, ac_err *err);
+/* fp16: store weights as F16. extra_meta: optional NULL-terminated key, value, key, value... */
+int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err);
+void ac_model_free(ac_model *m);
+#endif
