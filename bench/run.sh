@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make bench`: runs each benchmark (build/bench/* binaries, then bench/*.sh scripts) in turn.
+# Each prints its own side-by-side figures (ours vs the peer, measured in the same run) and ratios.
+set -u
+cd "$(dirname "$0")/.."
+export ATTNCAP_BIN=$(pwd)/build/attncap
+if [ -z "${ATTNCAP_DATA:-}" ] && [ -d ../shared ]; then export ATTNCAP_DATA=$(cd ../shared && pwd); fi
+filter=${1:-.}
+for b in build/bench/*; do
+  [ -x "$b" ] && [[ $(basename "$b") =~ $filter ]] || continue
+  echo "== $(basename "$b")"; "$b"
+done
+for s in bench/*.sh; do
+  n=$(basename "$s" .sh); [ "$n" = run ] && continue
+  [[ $n =~ $filter ]] || continue
+  echo "== $n"; bash "$s"
+done
