@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Puts the default encoder (MobileNetV2 1.0 224 uint8, TensorFlow's hosted model) at
+# models/mobilenet_v2_1.0_224_quant.tflite: copied from $ATTNCAP_DATA/encoders or ../shared/encoders
+# when present, else downloaded from TensorFlow's official archive. Either way its SHA-256 must be
+# the one below; a different file is refused, never used silently. (Not committed: see .gitignore.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=mobilenet_v2_1.0_224_quant.tflite
+want=7aad0c74c5e3c06e5eb3c827e13304fdd68a83da6087d92ee169c24ff9fd4776
+url=https://storage.googleapis.com/download.tensorflow.org/models/tflite_11_05_08/mobilenet_v2_1.0_224_quant.tgz
+dest=models/$name
+check() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$want" ]; }
+if [ -f "$dest" ] && check "$dest"; then echo "encoder: $dest (SHA-256 ok)"; exit 0; fi
+for dir in "${ATTNCAP_DATA:-}" ../shared; do
+  [ -n "$dir" ] && [ -f "$dir/encoders/$name" ] || continue
+  if check "$dir/encoders/$name"; then
+    cp "$dir/encoders/$name" "$dest.tmp" && mv "$dest.tmp" "$dest"
+    echo "encoder: $dest (copied from $dir/encoders, SHA-256 ok)"; exit 0
+  fi
+  echo "get_encoder: $dir/encoders/$name has the wrong SHA-256; refusing it" >&2; exit 1
+done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+echo "encoder: downloading $url"
+if command -v curl >/dev/null; then curl -fsSL "$url" -o "$tmp/m.tgz"; else wget -q "$url" -O "$tmp/m.tgz"; fi
+tar -xzf "$tmp/m.tgz" -C "$tmp"
+f=$(find "$tmp" -name "$name" | head -1)
+[ -n "$f" ] || { echo "get_encoder: $name not found in the downloaded archive" >&2; exit 1; }
+check "$f" || { echo "get_encoder: downloaded $name has SHA-256 $(sha256sum "$f" | cut -d' ' -f1), expected $want; refusing it" >&2; exit 1; }
+mv "$f" "$dest"; echo "encoder: $dest (downloaded, SHA-256 ok)"
