@@ -25,7 +25,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core
 
-.PHONY: all test test-fast test-asan test-valgrind bench clean deps models fuzz
+.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz
 all: $(BIN) attncap
 
 attncap: $(BIN)
@@ -66,6 +66,18 @@ test-valgrind: tests
 
 bench: $(BENCH_BIN) $(BIN)
 	@bash bench/run.sh
+
+# The default encoder, from ../shared or TensorFlow's official archive (SHA-256 checked).
+models:
+	@bash tools/get_encoder.sh
+
+# The README's main job: caption samples/ with the committed model, overlays and sheets in out/.
+demo: all models
+	./attncap caption --overlays out/ samples/
+
+# Redo the shipped English model from ../shared/data/flickr8k (features, then training).
+train-flickr8k: all models
+	bash tools/train_flickr8k.sh
 
 deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES)
