@@ -43,6 +43,49 @@ typedef struct ac_decoder {
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
 void ac_decoder_free(ac_decoder *dec);
+/* Checks that a config's sizes are positive and sane (also bounds n_params). */
+int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
+
+/* The parameter tensors in buffer order (names as stored in the model file; matrices are
+ * [rows, cols] row-major, vectors have rows == 1). Returns the count (AC_DEC_MAX_TENSORS). */
+#define AC_DEC_MAX_TENSORS 17
+typedef struct ac_dec_tensor {
+    const char *name;
+    int rows, cols;
+    size_t offset; /* into params */
+} ac_dec_tensor;
+int ac_decoder_tensors(const ac_decoder_config *cfg, ac_dec_tensor *out, size_t *n_params);
+
+/* The deep output used here is arctic-captions' (the authors' code): logits =
+ * L_o dropout(tanh(E y + L_h dropout(h) + L_z z)) + b_o. */
+
+/* Training: a batch of B captions, sorted by length descending so that the captions still running
+ * at step t are a prefix. Caption b has len[b] steps: inputs <start> w_1 .. w_n, targets
+ * w_1 .. w_n <end> (len = n + 1). words[b * stride + k] = w_{k+1}. ann[b] points to its photo's
+ * annotations [L, D]. */
+typedef struct ac_dec_batch {
+    int B;
+    const int *len;
+    const int *words;
+    int stride;
+    const float *const *ann;
+} ac_dec_batch;
+typedef struct ac_dec_stats {
+    double ce_sum;  /* sum over target tokens of -log p(target) */
+    double pen_sum; /* sum over captions and locations of (1 - sum_t alpha_ti)^2 */
+    int ntok;       /* target tokens */
+    double loss;    /* (ce_sum + lambda * pen_sum) / ntok: the objective that grad differentiates */
+} ac_dec_stats;
+typedef struct ac_dec_work ac_dec_work; /* activations and scratch for batches up to max_B x max_T */
+ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T);
+void ac_dec_work_free(ac_dec_work *w);
+/* Forward pass; if grad != NULL also the backward pass, grad [n_params] overwritten with d loss.
+ * dropout > 0 only when train != 0; masks come from dropout_seed (same seed, same masks). */
+int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train,
+                                unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err);
+/* The last forward's logits [ntok, V], rows time-major (step 0 of every caption, then step 1 of those
+ * still running, ...). For tests. */
+const float *ac_dec_work_logits(const ac_dec_work *w);
 
 /* Inference, K hypotheses of one photo at a time (beam search drives this). */
 typedef struct ac_dec_image ac_dec_image; /* per-photo precomputation: annotations, W_a a + b_a, mean */

@@ -1,0 +1,48 @@
+/* decoder_internal.h: small kernels shared by the decoder's inference and training paths.
+ * Private to src/decoder*.c and src/train.c. */
+#ifndef ATTNCAP_DECODER_INTERNAL_H
+#define ATTNCAP_DECODER_INTERNAL_H
+#include <math.h>
+#include <stdint.h>
+
+/* tanh as a rational 13/6 polynomial (Eigen's generic_fast_tanh_float): accurate to a few ulp,
+ * and unlike tanhf it vectorises, which matters because attention evaluates tanh on
+ * B x L x A elements per time step. */
+static inline float ac_tanhf(float x) {
+    const float lim = 7.90531110763549805f;
+    x = x > lim ? lim : (x < -lim ? -lim : x);
+    const float x2 = x * x;
+    float p = -2.76076847742355e-16f;
+    p = p * x2 + 2.00018790482477e-13f;
+    p = p * x2 + -8.60467152213735e-11f;
+    p = p * x2 + 5.12229709037114e-08f;
+    p = p * x2 + 1.48572235717979e-05f;
+    p = p * x2 + 6.37261928875436e-04f;
+    p = p * x2 + 4.89352455891786e-03f;
+    p = p * x;
+    float q = 1.19825839466702e-06f;
+    q = q * x2 + 1.18534705686654e-04f;
+    q = q * x2 + 2.26843463243900e-03f;
+    q = q * x2 + 4.89352518554385e-03f;
+    return p / q;
+}
+static inline float ac_sigmoidf(float x) { return 0.5f + 0.5f * ac_tanhf(0.5f * x); }
+
+/* Dropout masks come from a counter-based hash of (seed, index), so a mask never depends on the
+ * order work is done in, and resuming a run needs only the step counter. The same function is
+ * re-implemented in tools/torch_decoder.py for the parity fixture. Keep iff u >= p, with
+ * u = top 24 bits / 2^24. */
+static inline uint64_t ac_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
+    uint64_t h = ac_mix64(seed + (idx + 1) * 0x9E3779B97F4A7C15ull);
+    return (float)(h >> 40) * (1.0f / 16777216.0f) >= p;
+}
+
+#include "attncap/decoder.h"
+/* Allocates a zeroed parameter buffer for cfg (checked) without initialising: the model loader's. */
+int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err);
+#endif
