@@ -1,0 +1,227 @@
+/* beam.c: greedy and beam-search decoding, following the shrinking beam of Xu et al.'s own code
+ * (arctic-captions gen_sample):
+ *
+ *   - the search starts from one hypothesis (<start>, the decoder's initial state);
+ *   - at each step every live hypothesis is expanded by every allowed word; of all candidates the
+ *     best (K - finished) by cumulative log-probability are kept (ties: lower hypothesis index, then
+ *     lower word id, so the search is deterministic);
+ *   - a kept candidate ending in <end> is finished and leaves the beam, so the beam shrinks; the
+ *     search stops when K hypotheses have finished or none are live;
+ *   - after max_len words only <end> may follow (its log-probability is counted);
+ *   - among the finished hypotheses the caption with the best score = logprob / len^len_alpha is
+ *     returned, len = words + 1 (the <end> token is predicted too, as in arctic-captions).
+ *
+ * K = 1 is exactly greedy decoding (argmax until <end>). With K at least the number of distinct
+ * sequences of up to max_len words nothing is ever pruned, so the result equals exhaustive search.
+ * <pad> and <start> are never emitted; <unk> only with allow_unk.
+ *
+ * Each hypothesis owns its history (words, alpha, beta) and a candidate copies its parent's, so the
+ * attention returned is the attention the decoder actually used for the returned words. All live
+ * hypotheses go through one ac_decoder_step call per time step. */
+#include "attncap/beam.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+ac_beam_opts ac_beam_defaults(void) {
+    ac_beam_opts o = {.beam = 3, .max_len = 20, .len_alpha = 1.0f, .allow_unk = 0};
+    return o;
+}
+
+typedef struct hyp {
+    int *words;   /* [max_len] */
+    float *alpha; /* [(max_len + 1), L] */
+    float *beta;  /* [max_len + 1] */
+    double logprob;
+} hyp;
+
+typedef struct cand {
+    double lp;
+    int k, w;
+} cand;
+
+/* a ranks before b: higher log-probability, then lower (hypothesis, word). */
+static int cand_before(const cand *a, const cand *b) {
+    if (a->lp != b->lp) return a->lp > b->lp;
+    if (a->k != b->k) return a->k < b->k;
+    return a->w < b->w;
+}
+
+/* Inserts c into top[0..*n) (sorted, capacity m), keeping the m best. */
+static void top_insert(cand *top, int *n, int m, cand c) {
+    if (*n == m && !cand_before(&c, &top[m - 1])) return;
+    int i = *n < m ? (*n)++ : m - 1;
+    while (i > 0 && cand_before(&c, &top[i - 1])) {
+        top[i] = top[i - 1];
+        i--;
+    }
+    top[i] = c;
+}
+
+static double norm_score(double lp, int n_words, float len_alpha) {
+    return len_alpha == 0.0f ? lp : lp / pow((double)(n_words + 1), (double)len_alpha);
+}
+
+int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_caption *out,
+                   ac_err *err) {
+    memset(out, 0, sizeof *out);
+    ac_beam_opts o = opts ? *opts : ac_beam_defaults();
+    const int K = o.beam, T = o.max_len, V = dec->cfg.vocab, H = dec->cfg.hidden, L = dec->cfg.n_ann;
+    if (K < 1 || K > 4096) return ac_errf(err, "beam search: beam size %d out of range 1..4096", K);
+    if (T < 1 || T > 1000) return ac_errf(err, "beam search: max length %d out of range 1..1000", T);
+    if (V <= AC_UNK) return ac_errf(err, "beam search: vocabulary of %d words has no real words", V);
+    if (!isfinite(o.len_alpha) || o.len_alpha < 0)
+        return ac_errf(err, "beam search: length-normalisation exponent %g must be >= 0", o.len_alpha);
+
+    float *fbuf = NULL;
+    int *ibuf = NULL;
+    hyp *hy = calloc((size_t)2 * K, sizeof *hy);
+    cand *top = malloc((size_t)K * sizeof *top);
+    int *prev = malloc((size_t)K * sizeof *prev);
+    size_t nf = (size_t)2 * K * ((size_t)(T + 1) * L + (T + 1)) /* histories */
+              + (size_t)4 * K * H + (size_t)2 * K * H         /* h, c, h_out, c_out (2 sets) */
+              + (size_t)K * V + (size_t)K * L + K;           /* logp, alpha, beta */
+    fbuf = malloc(nf * sizeof *fbuf);
+    ibuf = malloc((size_t)2 * K * T * sizeof *ibuf);
+    ac_dec_image *img = NULL;
+    int have_best = 0, rc = -1;
+    double best_score = -INFINITY;
+    /* the best finished hypothesis so far: words, then alpha [(T+1), L] followed by beta [T+1] */
+    int *best_words = malloc((size_t)T * sizeof *best_words + 1);
+    float *best_alpha = malloc(((size_t)(T + 1) * L + (T + 1)) * sizeof *best_alpha);
+    int best_n = 0;
+    double best_lp = 0;
+    if (!hy || !top || !prev || !fbuf || !ibuf || !best_words || !best_alpha) {
+        ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
+        goto done;
+    }
+    img = ac_decoder_prepare(dec, ann);
+    if (!img) {
+        ac_errf(err, "beam search: out of memory preparing the photo");
+        goto done;
+    }
+    float *p = fbuf;
+    for (int i = 0; i < 2 * K; i++) {
+        hy[i].alpha = p, p += (size_t)(T + 1) * L;
+        hy[i].beta = p, p += T + 1;
+        hy[i].words = ibuf + (size_t)i * T;
+    }
+    float *h = p; p += (size_t)K * H;
+    float *c = p; p += (size_t)K * H;
+    float *h_out = p; p += (size_t)K * H;
+    float *c_out = p; p += (size_t)K * H;
+    float *h_next = p; p += (size_t)K * H;
+    float *c_next = p; p += (size_t)K * H;
+    float *logp = p; p += (size_t)K * V;
+    float *alpha = p; p += (size_t)K * L;
+    float *beta = p;
+    hyp *cur = hy, *nxt = hy + K;
+
+    ac_decoder_initial_state(dec, img, h, c);
+    cur[0].logprob = 0;
+    prev[0] = AC_START;
+    int live = 1, finished = 0;
+    for (int t = 0; t <= T && live > 0 && finished < K; t++) {
+        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta);
+        int m = K - finished, n = 0;
+        for (int k = 0; k < live; k++) {
+            const float *lk = logp + (size_t)k * V;
+            double base = cur[k].logprob;
+            if (t == T) { /* only <end> may follow max_len words */
+                top_insert(top, &n, m, (cand){base + lk[AC_END], k, AC_END});
+                continue;
+            }
+            for (int w = AC_END; w < V; w++) {
+                if (w == AC_UNK && !o.allow_unk) continue;
+                double lp = base + lk[w];
+                if (isnan(lp)) continue; /* never rank a NaN */
+                top_insert(top, &n, m, (cand){lp, k, w});
+            }
+        }
+        int nlive = 0;
+        for (int j = 0; j < n; j++) {
+            const cand *cd = &top[j];
+            const hyp *par = &cur[cd->k];
+            if (cd->w == AC_END) {
+                finished++;
+                double s = norm_score(cd->lp, t, o.len_alpha);
+                if (!have_best || s > best_score) { /* ties: the earlier finisher wins */
+                    have_best = 1, best_score = s, best_n = t, best_lp = cd->lp;
+                    memcpy(best_words, par->words, (size_t)t * sizeof *best_words);
+                    memcpy(best_alpha, par->alpha, (size_t)t * L * sizeof *best_alpha);
+                    memcpy(best_alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *best_alpha);
+                    float *bb = best_alpha + (size_t)(T + 1) * L;
+                    memcpy(bb, par->beta, (size_t)t * sizeof *bb);
+                    bb[t] = beta[cd->k];
+                }
+                continue;
+            }
+            hyp *ch = &nxt[nlive];
+            memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
+            ch->words[t] = cd->w;
+            memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
+            memcpy(ch->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *ch->alpha);
+            memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
+            ch->beta[t] = beta[cd->k];
+            ch->logprob = cd->lp;
+            memcpy(h_next + (size_t)nlive * H, h_out + (size_t)cd->k * H, (size_t)H * sizeof *h);
+            memcpy(c_next + (size_t)nlive * H, c_out + (size_t)cd->k * H, (size_t)H * sizeof *c);
+            prev[nlive] = cd->w;
+            nlive++;
+        }
+        hyp *ts = cur; cur = nxt; nxt = ts;
+        float *tf = h; h = h_next; h_next = tf;
+        tf = c; c = c_next; c_next = tf;
+        live = nlive;
+    }
+    if (!have_best) {
+        ac_errf(err, "beam search: no caption finished (the decoder produced no finite probabilities)");
+        goto done;
+    }
+    out->n = best_n;
+    out->words = malloc(((size_t)best_n + 1) * sizeof *out->words);
+    out->alpha = malloc((size_t)(best_n + 1) * L * sizeof *out->alpha);
+    out->beta = malloc(((size_t)best_n + 1) * sizeof *out->beta);
+    if (!out->words || !out->alpha || !out->beta) {
+        ac_caption_free(out);
+        ac_errf(err, "beam search: out of memory");
+        goto done;
+    }
+    memcpy(out->words, best_words, (size_t)best_n * sizeof *out->words);
+    memcpy(out->alpha, best_alpha, (size_t)(best_n + 1) * L * sizeof *out->alpha);
+    memcpy(out->beta, best_alpha + (size_t)(T + 1) * L, ((size_t)best_n + 1) * sizeof *out->beta);
+    out->logprob = best_lp;
+    out->score = best_score;
+    rc = 0;
+done:
+    ac_dec_image_free(img);
+    free(hy), free(top), free(prev), free(fbuf), free(ibuf), free(best_words), free(best_alpha);
+    return rc;
+}
+
+void ac_caption_free(ac_caption *c) {
+    if (!c) return;
+    free(c->words), free(c->alpha), free(c->beta);
+    memset(c, 0, sizeof *c);
+}
+
+char *ac_caption_text(const ac_caption *c, const ac_vocab *v) {
+    size_t n = 1;
+    for (int i = 0; i < c->n; i++) {
+        const char *w = ac_vocab_word(v, c->words[i]);
+        n += strlen(w ? w : "<unk>") + 1;
+    }
+    char *s = malloc(n), *q = s;
+    if (!s) return NULL;
+    for (int i = 0; i < c->n; i++) {
+        const char *w = ac_vocab_word(v, c->words[i]);
+        if (!w) w = "<unk>";
+        if (i) *q++ = ' ';
+        size_t l = strlen(w);
+        memcpy(q, w, l);
+        q += l;
+    }
+    *q = 0;
+    return s;
+}
