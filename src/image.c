@@ -1,0 +1,420 @@
+/* image.c: decode photos with stb_image (JPEG, PNG, BMP, GIF), make them upright by EXIF orientation,
+ * resize them.
+ *
+ * Decoding is guarded: the format is recognised by its magic bytes (stb would otherwise happily read
+ * random bytes as TGA), the size comes from the header via stbi_info_from_memory and is checked
+ * against the pixel limit before a single pixel is decoded (decompression bombs), and truncation is
+ * detected where stb would silently pad with zeros (JPEG without EOI, BMP shorter than its rows).
+ *
+ * Resizing is separable with the triangle filter of Pillow / torch antialias=True: when shrinking by
+ * s the filter is stretched to support s (every source pixel contributes: antialiased), when
+ * enlarging it is plain bilinear with half-pixel centres. ac_image_resize_bilinear never stretches
+ * (TF / torch antialias=False bilinear). Both compute in float and round once at the end. */
+#include "attncap/image.h"
+
+#include <math.h>
+#include <stb_image.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FMT_UNKNOWN, FMT_JPEG, FMT_PNG, FMT_BMP, FMT_GIF };
+
+static int sniff(const uint8_t *p, size_t n) {
+    if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return FMT_JPEG;
+    if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8)) return FMT_PNG;
+    if (n >= 2 && p[0] == 'B' && p[1] == 'M') return FMT_BMP;
+    if (n >= 6 && (!memcmp(p, "GIF87a", 6) || !memcmp(p, "GIF89a", 6))) return FMT_GIF;
+    return FMT_UNKNOWN;
+}
+
+static unsigned rd16(const uint8_t *p, int be) { return be ? (unsigned)p[0] << 8 | p[1] : (unsigned)p[1] << 8 | p[0]; }
+static uint32_t rd32(const uint8_t *p, int be) {
+    return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+              : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* The Orientation tag (0x0112) of IFD0 in an Exif APP1 payload (after "Exif\0\0"), or 1. */
+static int exif_orientation(const uint8_t *t, size_t n) {
+    if (n < 8) return 1;
+    int be;
+    if (t[0] == 'I' && t[1] == 'I') be = 0;
+    else if (t[0] == 'M' && t[1] == 'M') be = 1;
+    else return 1;
+    if (rd16(t + 2, be) != 42) return 1;
+    uint32_t ifd = rd32(t + 4, be);
+    if (ifd > n || n - ifd < 2) return 1;
+    unsigned count = rd16(t + ifd, be);
+    for (unsigned i = 0; i < count; i++) {
+        size_t e = (size_t)ifd + 2 + 12 * (size_t)i;
+        if (e + 12 > n) return 1;
+        if (rd16(t + e, be) != 0x0112) continue;
+        unsigned type = rd16(t + e + 2, be), v;
+        if (type == 3) v = rd16(t + e + 8, be);       /* SHORT, the standard type */
+        else if (type == 4) v = rd32(t + e + 8, be);  /* LONG, seen in the wild */
+        else return 1;
+        return v >= 1 && v <= 8 ? (int)v : 1;
+    }
+    return 1;
+}
+
+/* Walks the JPEG markers up to the first SOS: the EXIF orientation (1 if none), and whether an EOI
+ * marker follows the scan data (a truncated file has none). Every length is bounds-checked. */
+static void jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi) {
+    *orientation = 1;
+    *has_eoi = 0;
+    size_t i = 2;
+    for (;;) {
+        while (i < n && p[i] == 0xFF && i + 1 < n && p[i + 1] == 0xFF) i++; /* fill bytes */
+        if (i + 4 > n || p[i] != 0xFF) return;
+        unsigned m = p[i + 1];
+        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* no length */
+            i += 2;
+            continue;
+        }
+        if (m == 0xD9) return; /* EOI before any scan: no image data */
+        size_t len = (size_t)p[i + 2] << 8 | p[i + 3];
+        if (len < 2 || len > n - i - 2) return;
+        const uint8_t *seg = p + i + 4;
+        size_t slen = len - 2;
+        if (m == 0xE1 && slen >= 6 && !memcmp(seg, "Exif\0\0", 6) && *orientation == 1)
+            *orientation = exif_orientation(seg + 6, slen - 6);
+        i += 2 + len;
+        if (m == 0xDA) break;
+    }
+    /* Entropy-coded data escapes 0xFF as FF 00, so FF D9 after the first SOS is the real EOI. */
+    for (; i + 1 < n; i++)
+        if (p[i] == 0xFF && p[i + 1] == 0xD9) {
+            *has_eoi = 1;
+            return;
+        }
+}
+
+/* Uncompressed BMPs must hold all their rows: stb reads past the end as zeros. */
+static int bmp_complete(const uint8_t *p, size_t n, int w, int h) {
+    if (n < 34) return 0;
+    uint32_t off = rd32(p + 10, 0), hsz = rd32(p + 14, 0);
+    if (hsz < 40) return 1; /* OS/2 v1 header: leave it to stb */
+    unsigned bpp = rd16(p + 28, 0);
+    uint32_t comp = rd32(p + 30, 0);
+    if (comp != 0 && comp != 3 && comp != 6) return 1; /* RLE: length unknown in advance */
+    uint64_t row = ((uint64_t)bpp * (uint64_t)w + 31) / 32 * 4;
+    return (uint64_t)off + row * (uint64_t)h <= n;
+}
+
+/* GIF: the first image's LZW data must be complete (stb pads a truncated stream with zeros). Walks
+ * the block structure: header, global colour table, extensions, image descriptor, sub-blocks. */
+static int gif_complete(const uint8_t *p, size_t n) {
+    if (n < 13) return 0;
+    size_t i = 13;
+    if (p[10] & 0x80) i += 3u << ((p[10] & 7) + 1);
+    while (i < n) {
+        if (p[i] == 0x21) { /* extension: label, then sub-blocks */
+            i += 2;
+        } else if (p[i] == 0x2C) { /* image descriptor, local colour table, LZW code size */
+            if (i + 10 > n) return 0;
+            uint8_t flags = p[i + 9];
+            i += 10;
+            if (flags & 0x80) i += 3u << ((flags & 7) + 1);
+            i += 1;
+            while (i < n && p[i]) i += 1 + (size_t)p[i];
+            return i < n; /* reached the zero-length terminator */
+        } else {
+            return 0;
+        }
+        while (i < n && p[i]) i += 1 + (size_t)p[i];
+        i++;
+    }
+    return 0;
+}
+
+/* Width and height from the header, parsed here rather than by stb, which refuses huge images with
+ * a generic message: the pixel limit must be the one that speaks, before anything is decoded. */
+static int header_size(const uint8_t *p, size_t n, int fmt, uint64_t *w, uint64_t *h) {
+    if (fmt == FMT_PNG) {
+        if (n < 24 || memcmp(p + 12, "IHDR", 4)) return -1;
+        *w = rd32(p + 16, 1), *h = rd32(p + 20, 1);
+        return 0;
+    }
+    if (fmt == FMT_GIF) {
+        if (n < 10) return -1;
+        *w = rd16(p + 6, 0), *h = rd16(p + 8, 0);
+        return 0;
+    }
+    if (fmt == FMT_BMP) {
+        if (n < 26) return -1;
+        uint32_t hsz = rd32(p + 14, 0);
+        if (hsz == 12) {
+            *w = rd16(p + 18, 0), *h = rd16(p + 20, 0);
+        } else {
+            int32_t sw = (int32_t)rd32(p + 18, 0), sh = (int32_t)rd32(p + 22, 0);
+            *w = sw < 0 ? 0 : (uint64_t)sw;
+            *h = sh < 0 ? (uint64_t)(-(int64_t)sh) : (uint64_t)sh;
+        }
+        return 0;
+    }
+    /* JPEG: the first SOFn marker. */
+    size_t i = 2;
+    while (i + 4 <= n && p[i] == 0xFF) {
+        unsigned m = p[i + 1];
+        if (m == 0xFF) {
+            i++;
+            continue;
+        }
+        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
+            i += 2;
+            continue;
+        }
+        size_t len = (size_t)p[i + 2] << 8 | p[i + 3];
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+            if (len < 7 || i + 9 > n) return -1;
+            *h = rd16(p + i + 5, 1), *w = rd16(p + i + 7, 1);
+            return 0;
+        }
+        if (m == 0xDA || m == 0xD9 || len < 2) return -1;
+        i += 2 + len;
+    }
+    return -1;
+}
+
+/* out = rotate/flip of img so that EXIF orientation o becomes 1. */
+static int apply_orientation(ac_image *img, int o, const char *name, ac_err *err) {
+    if (o <= 1 || o > 8) return 0;
+    int w = img->w, h = img->h, swap = o >= 5;
+    int ow = swap ? h : w, oh = swap ? w : h;
+    uint8_t *out = malloc((size_t)w * h * 3);
+    if (!out) return ac_errf(err, "%s: out of memory", name);
+    for (int oy = 0; oy < oh; oy++)
+        for (int ox = 0; ox < ow; ox++) {
+            int ix, iy;
+            switch (o) {
+            case 2: ix = w - 1 - ox, iy = oy; break;               /* mirror horizontal */
+            case 3: ix = w - 1 - ox, iy = h - 1 - oy; break;       /* rotate 180 */
+            case 4: ix = ox, iy = h - 1 - oy; break;               /* mirror vertical */
+            case 5: ix = oy, iy = ox; break;                       /* transpose */
+            case 6: ix = oy, iy = h - 1 - ox; break;               /* rotate 90 clockwise */
+            case 7: ix = w - 1 - oy, iy = h - 1 - ox; break;       /* transverse */
+            default: ix = w - 1 - oy, iy = ox; break;              /* 8: rotate 90 counter-clockwise */
+            }
+            memcpy(out + ((size_t)oy * ow + ox) * 3, img->px + ((size_t)iy * w + ix) * 3, 3);
+        }
+    free(img->px);
+    img->px = out;
+    img->w = ow, img->h = oh;
+    return 0;
+}
+
+int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *img, ac_err *err) {
+    memset(img, 0, sizeof *img);
+    const uint8_t *p = data;
+    if (!name) name = "image";
+    if (len == 0) return ac_errf(err, "%s: empty file, not an image", name);
+    int fmt = sniff(p, len);
+    if (fmt == FMT_UNKNOWN) return ac_errf(err, "%s: not an image (JPEG, PNG, BMP or GIF expected)", name);
+    if (len > INT32_MAX) return ac_errf(err, "%s: file too large to decode", name);
+    uint64_t maxpx = ac_limits_get().max_image_pixels, hw, hh;
+    if (header_size(p, len, fmt, &hw, &hh) == 0 && hw * hh > maxpx)
+        return ac_errf(err, "%s: image too large: %llux%llu = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
+                       name, (unsigned long long)hw, (unsigned long long)hh, (unsigned long long)(hw * hh),
+                       (unsigned long long)maxpx);
+    int w, h, comp;
+    if (!stbi_info_from_memory(p, (int)len, &w, &h, &comp))
+        return ac_errf(err, "%s: corrupt or truncated image header (%s)", name, stbi_failure_reason());
+    if (w <= 0 || h <= 0) return ac_errf(err, "%s: not an image (size %dx%d)", name, w, h);
+    if ((uint64_t)w * (uint64_t)h > maxpx) /* in case stb and our header parse disagree */
+        return ac_errf(err, "%s: image too large: %dx%d = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
+                       name, w, h, (unsigned long long)w * (unsigned long long)h, (unsigned long long)maxpx);
+    int orientation = 1;
+    if (fmt == FMT_JPEG) {
+        int eoi;
+        jpeg_scan(p, len, &orientation, &eoi);
+        if (!eoi) return ac_errf(err, "%s: truncated JPEG (no end-of-image marker)", name);
+    }
+    if (fmt == FMT_BMP && !bmp_complete(p, len, w, h)) return ac_errf(err, "%s: truncated BMP (pixel rows missing)", name);
+    if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
+    int alpha = comp == 2 || comp == 4, want = alpha ? 4 : 3;
+    size_t npx = (size_t)w * (size_t)h;
+    uint8_t *rgb = malloc(npx * 3);
+    if (!rgb) return ac_errf(err, "%s: out of memory for %dx%d pixels", name, w, h);
+    int dw, dh, dc;
+    if (fmt == FMT_PNG && stbi_is_16_bit_from_memory(p, (int)len)) {
+        /* Round 16 -> 8 bits ourselves (stb truncates), compositing alpha at full precision. */
+        uint16_t *s = stbi_load_16_from_memory(p, (int)len, &dw, &dh, &dc, want);
+        if (!s || dw != w || dh != h) {
+            stbi_image_free(s);
+            free(rgb);
+            return ac_errf(err, "%s: corrupt or truncated PNG (%s)", name, s ? "size changed" : stbi_failure_reason());
+        }
+        for (size_t i = 0; i < npx; i++)
+            for (int c = 0; c < 3; c++) {
+                double v = s[i * want + c] / 65535.0;
+                if (alpha) {
+                    double a = s[i * want + 3] / 65535.0;
+                    v = v * a + (1.0 - a);
+                }
+                rgb[i * 3 + c] = (uint8_t)(v * 255.0 + 0.5);
+            }
+        stbi_image_free(s);
+    } else {
+        uint8_t *s = stbi_load_from_memory(p, (int)len, &dw, &dh, &dc, want);
+        if (!s || dw != w || dh != h) {
+            stbi_image_free(s);
+            free(rgb);
+            return ac_errf(err, "%s: corrupt or truncated image (%s)", name, s ? "size changed" : stbi_failure_reason());
+        }
+        if (!alpha) {
+            memcpy(rgb, s, npx * 3);
+        } else {
+            for (size_t i = 0; i < npx; i++) { /* alpha over white, exact rounding (255 is odd: no ties) */
+                unsigned a = s[i * 4 + 3];
+                for (int c = 0; c < 3; c++) rgb[i * 3 + c] = (uint8_t)((s[i * 4 + c] * a + 255 * (255 - a) + 127) / 255);
+            }
+        }
+        stbi_image_free(s);
+    }
+    img->w = w, img->h = h, img->px = rgb;
+    if (apply_orientation(img, orientation, name, err)) {
+        ac_image_free(img);
+        return -1;
+    }
+    return 0;
+}
+
+int ac_image_load(const char *path, ac_image *img, ac_err *err) {
+    memset(img, 0, sizeof *img);
+    char *data;
+    size_t len;
+    if (ac_read_file(path, ac_limits_get().max_file_bytes, &data, &len, err)) return -1;
+    int rc = ac_image_load_mem(data, len, path, img, err);
+    free(data);
+    return rc;
+}
+
+void ac_image_free(ac_image *img) {
+    if (!img) return;
+    free(img->px);
+    img->px = NULL;
+    img->w = img->h = 0;
+}
+
+void ac_image_flip_h(ac_image *img) {
+    for (int y = 0; y < img->h; y++) {
+        uint8_t *row = img->px + (size_t)y * img->w * 3;
+        for (int a = 0, b = img->w - 1; a < b; a++, b--)
+            for (int c = 0; c < 3; c++) {
+                uint8_t t = row[a * 3 + c];
+                row[a * 3 + c] = row[b * 3 + c];
+                row[b * 3 + c] = t;
+            }
+    }
+}
+
+/* Per output index: the first source index and n normalised weights (stored at w + i*stride). */
+typedef struct {
+    int *start, *n, stride;
+    float *w;
+} coeffs;
+
+static void coeffs_free(coeffs *c) {
+    free(c->start);
+    free(c->n);
+    free(c->w);
+}
+
+/* Pillow's precompute_coeffs with the triangle filter (also torch's antialias=True path); with
+ * stretch = 0 the support never grows, which is plain half-pixel bilinear with edge clamping. */
+static int coeffs_make(int in, int out, int stretch, coeffs *c) {
+    double scale = (double)in / out, fs = stretch && scale > 1 ? scale : 1, support = fs;
+    c->stride = (int)ceil(support) * 2 + 1;
+    c->start = malloc((size_t)out * sizeof *c->start);
+    c->n = malloc((size_t)out * sizeof *c->n);
+    c->w = malloc((size_t)out * c->stride * sizeof *c->w);
+    double *tmp = malloc((size_t)c->stride * sizeof *tmp);
+    if (!c->start || !c->n || !c->w || !tmp) {
+        coeffs_free(c);
+        free(tmp);
+        return -1;
+    }
+    for (int i = 0; i < out; i++) {
+        double center = (i + 0.5) * scale;
+        int lo = (int)floor(center - support + 0.5), hi = (int)floor(center + support + 0.5);
+        if (lo < 0) lo = 0;
+        if (hi > in) hi = in;
+        if (hi - lo > c->stride) hi = lo + c->stride;
+        double tot = 0;
+        for (int x = lo; x < hi; x++) {
+            double d = fabs((x - center + 0.5) / fs);
+            tmp[x - lo] = d < 1 ? 1 - d : 0;
+            tot += tmp[x - lo];
+        }
+        if (tot <= 0) { /* cannot happen for in >= 1, but never divide by zero */
+            lo = (int)fmin(fmax(floor(center), 0), in - 1), hi = lo + 1, tmp[0] = tot = 1;
+        }
+        c->start[i] = lo;
+        c->n[i] = hi - lo;
+        for (int k = 0; k < hi - lo; k++) c->w[(size_t)i * c->stride + k] = (float)(tmp[k] / tot);
+    }
+    free(tmp);
+    return 0;
+}
+
+static int resize_impl(const ac_image *src, int w, int h, int stretch, ac_image *dst, ac_err *err) {
+    memset(dst, 0, sizeof *dst);
+    if (!src->px || src->w <= 0 || src->h <= 0) return ac_errf(err, "resize: empty source image");
+    if (w <= 0 || h <= 0) return ac_errf(err, "resize: bad target size %dx%d", w, h);
+    uint64_t maxpx = ac_limits_get().max_image_pixels;
+    if ((uint64_t)w * (uint64_t)h > maxpx)
+        return ac_errf(err, "resize: %dx%d is over the limit of %llu pixels (raise ATTNCAP_MAX_IMAGE_PIXELS)", w, h,
+                       (unsigned long long)maxpx);
+    coeffs cx = {0}, cy = {0};
+    float *tmp = malloc((size_t)w * src->h * 3 * sizeof *tmp);
+    dst->px = malloc((size_t)w * h * 3);
+    if (!tmp || !dst->px || coeffs_make(src->w, w, stretch, &cx) || coeffs_make(src->h, h, stretch, &cy)) {
+        free(tmp);
+        free(dst->px);
+        dst->px = NULL;
+        coeffs_free(&cx);
+        coeffs_free(&cy);
+        return ac_errf(err, "resize: out of memory");
+    }
+    /* Horizontal pass into float [src->h][w][3], then vertical, rounding once. */
+    for (int y = 0; y < src->h; y++) {
+        const uint8_t *row = src->px + (size_t)y * src->w * 3;
+        float *o = tmp + (size_t)y * w * 3;
+        for (int x = 0; x < w; x++) {
+            const float *k = cx.w + (size_t)x * cx.stride;
+            const uint8_t *s = row + (size_t)cx.start[x] * 3;
+            float r = 0, g = 0, b = 0;
+            for (int j = 0; j < cx.n[x]; j++) r += k[j] * s[3 * j], g += k[j] * s[3 * j + 1], b += k[j] * s[3 * j + 2];
+            o[3 * x] = r, o[3 * x + 1] = g, o[3 * x + 2] = b;
+        }
+    }
+    for (int y = 0; y < h; y++) {
+        const float *k = cy.w + (size_t)y * cy.stride;
+        uint8_t *o = dst->px + (size_t)y * w * 3;
+        for (int x = 0; x < w * 3; x++) {
+            const float *s = tmp + (size_t)cy.start[y] * w * 3 + x;
+            float v = 0;
+            for (int j = 0; j < cy.n[y]; j++) v += k[j] * s[(size_t)j * w * 3];
+            v = v < 0 ? 0 : v > 255 ? 255 : v;
+            o[x] = (uint8_t)(v + 0.5f);
+        }
+    }
+    free(tmp);
+    coeffs_free(&cx);
+    coeffs_free(&cy);
+    dst->w = w, dst->h = h;
+    return 0;
+}
+
+int ac_image_resize(const ac_image *src, int w, int h, ac_image *dst, ac_err *err) {
+    return resize_impl(src, w, h, 1, dst, err);
+}
+
+int ac_image_resize_bilinear(const ac_image *src, int w, int h, ac_image *dst, ac_err *err) {
+    return resize_impl(src, w, h, 0, dst, err);
+}
+
+void ac_image_to_float(const ac_image *img, float mean, float scale, float *out) {
+    size_t n = (size_t)img->w * img->h * 3;
+    for (size_t i = 0; i < n; i++) out[i] = ((float)img->px[i] - mean) * scale;
+}
