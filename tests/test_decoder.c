@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "../src/decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
 #include "test.h"
 
 static ac_decoder_config tiny_cfg(void) {
@@ -51,7 +52,218 @@ static void test_step_is_a_distribution(void) {
     ac_decoder_free(&dec);
 }
 
+
+/* ---- an independent double-precision reference of the training objective ----
+ * Written per caption with plain loops straight from the equations in decoder.h / decoder_train.c;
+ * it shares nothing with decoder_train.c but the parameter layout and the dropout mask hash. */
+typedef struct {
+    int B, stride;
+    const int *len, *words;
+    const float *const *ann;
+} ref_batch;
+
+static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static double ref_loss(const ac_decoder_config *c, const double *P, const ref_batch *b, int train, uint64_t seed) {
+    const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann;
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(c, t, NULL);
+    const double *emb = P + t[0].offset, *wa = P + t[1].offset, *ba = P + t[2].offset, *wh = P + t[3].offset,
+                 *we = P + t[4].offset, *bw = P + t[5].offset, *bb = P + t[6].offset, *ihw = P + t[7].offset,
+                 *ihb = P + t[8].offset, *icw = P + t[9].offset, *icb = P + t[10].offset, *lw = P + t[11].offset,
+                 *lb = P + t[12].offset, *lh = P + t[13].offset, *lz = P + t[14].offset, *lo = P + t[15].offset,
+                 *bo = P + t[16].offset;
+    const double p = train ? c->dropout : 0.0;
+    const uint64_t seed2 = ac_mix64(seed ^ 0x5DEECE66Dull);
+    int N = 0;
+    for (int i = 0; i < b->B; i++) N += b->len[i];
+    double ce = 0, pen = 0;
+    double *proj = malloc(sizeof(double) * L * A), *h = malloc(sizeof(double) * H), *cc = malloc(sizeof(double) * H),
+           *hw = malloc(sizeof(double) * A), *al = malloc(sizeof(double) * L), *x = malloc(sizeof(double) * (E + D + H)),
+           *g = malloc(sizeof(double) * 4 * H), *o = malloc(sizeof(double) * E), *lg = malloc(sizeof(double) * V),
+           *S = malloc(sizeof(double) * L), *mean = malloc(sizeof(double) * D);
+    for (int i = 0; i < b->B; i++) {
+        const float *a = b->ann[i];
+        for (int d = 0; d < D; d++) {
+            mean[d] = 0;
+            for (int l = 0; l < L; l++) mean[d] += a[l * D + d];
+            mean[d] /= L;
+        }
+        for (int l = 0; l < L; l++)
+            for (int j = 0; j < A; j++) {
+                proj[l * A + j] = ba[j];
+                for (int d = 0; d < D; d++) proj[l * A + j] += a[l * D + d] * wa[d * A + j];
+            }
+        for (int j = 0; j < H; j++) {
+            double sh = ihb[j], sc = icb[j];
+            for (int d = 0; d < D; d++) sh += mean[d] * ihw[d * H + j], sc += mean[d] * icw[d * H + j];
+            h[j] = tanh(sh), cc[j] = tanh(sc);
+        }
+        for (int l = 0; l < L; l++) S[l] = 0;
+        for (int tt = 0; tt < b->len[i]; tt++) {
+            int row = 0; /* time-major row of (caption i, step tt), for the dropout masks */
+            for (int s2 = 0; s2 < tt; s2++)
+                for (int k = 0; k < b->B; k++) row += b->len[k] > s2;
+            row += i;
+            const int y = tt ? b->words[i * b->stride + tt - 1] : AC_START;
+            const int tg = tt < b->len[i] - 1 ? b->words[i * b->stride + tt] : AC_END;
+            for (int j = 0; j < A; j++) {
+                hw[j] = 0;
+                for (int k = 0; k < H; k++) hw[j] += h[k] * wh[k * A + j];
+            }
+            double mx = -1e300, s = 0;
+            for (int l = 0; l < L; l++) {
+                al[l] = 0;
+                for (int j = 0; j < A; j++) al[l] += we[j] * tanh(proj[l * A + j] + hw[j]);
+                mx = al[l] > mx ? al[l] : mx;
+            }
+            for (int l = 0; l < L; l++) s += (al[l] = exp(al[l] - mx));
+            for (int l = 0; l < L; l++) al[l] /= s, S[l] += al[l];
+            double bp = bb[0];
+            for (int k = 0; k < H; k++) bp += bw[k] * h[k];
+            const double beta = sig(bp);
+            for (int e = 0; e < E; e++) x[e] = emb[y * E + e];
+            for (int d = 0; d < D; d++) {
+                x[E + d] = 0;
+                for (int l = 0; l < L; l++) x[E + d] += al[l] * a[l * D + d];
+                x[E + d] *= beta;
+            }
+            for (int k = 0; k < H; k++) x[E + D + k] = h[k];
+            for (int k = 0; k < 4 * H; k++) {
+                g[k] = lb[k];
+                for (int m = 0; m < E + D + H; m++) g[k] += x[m] * lw[m * 4 * H + k];
+            }
+            for (int k = 0; k < H; k++) {
+                cc[k] = sig(g[H + k]) * cc[k] + sig(g[k]) * tanh(g[2 * H + k]);
+                h[k] = sig(g[3 * H + k]) * tanh(cc[k]);
+            }
+            for (int e = 0; e < E; e++) {
+                o[e] = x[e];
+                for (int k = 0; k < H; k++) {
+                    double m1 = p > 0 ? (ac_dropout_keep(seed, (uint64_t)row * H + k, (float)p) ? 1 / (1 - p) : 0) : 1;
+                    o[e] += h[k] * m1 * lh[k * E + e];
+                }
+                for (int d = 0; d < D; d++) o[e] += x[E + d] * lz[d * E + e];
+                double m2 = p > 0 ? (ac_dropout_keep(seed2, (uint64_t)row * E + e, (float)p) ? 1 / (1 - p) : 0) : 1;
+                o[e] = tanh(o[e]) * m2;
+            }
+            mx = -1e300, s = 0;
+            for (int v = 0; v < V; v++) {
+                lg[v] = bo[v];
+                for (int e = 0; e < E; e++) lg[v] += o[e] * lo[e * V + v];
+                mx = lg[v] > mx ? lg[v] : mx;
+            }
+            for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
+            ce += mx + log(s) - lg[tg];
+        }
+        for (int l = 0; l < L; l++) pen += (1 - S[l]) * (1 - S[l]);
+    }
+    free(proj), free(h), free(cc), free(hw), free(al), free(x), free(g), free(o), free(lg), free(S), free(mean);
+    return (ce + c->lambda * pen) / N;
+}
+
+static void gradcheck(float dropout) {
+    ac_decoder_config c = tiny_cfg();
+    c.dropout = dropout;
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 7, &err) == 0);
+    /* Non-zero biases so that their gradients are exercised from a generic point. */
+    for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.05f * (float)sin(1.0 + 3.7 * i);
+    enum { B = 4, ST = 6 };
+    static float ann[B][6 * 7];
+    const float *annp[B];
+    for (int i = 0; i < B; i++) fill_ann(ann[i], 42, 11 + i), annp[i] = ann[i];
+    const int len[B] = {6, 4, 4, 2};
+    int words[B * ST];
+    for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
+    ac_dec_batch bt = {B, len, words, ST, annp};
+    ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
+    CHECK(w);
+    float *grad = malloc(sizeof(float) * dec.n_params);
+    ac_dec_stats st;
+    const uint64_t seed = 12345;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0);
+    double *P = malloc(sizeof(double) * dec.n_params);
+    for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
+    ref_batch rb = {B, ST, len, words, annp};
+    double l0 = ref_loss(&c, P, &rb, 1, seed);
+    CHECK_NEAR(st.loss, l0, 1e-5 * fabs(l0));
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(&c, t, NULL);
+    const double eps = 1e-5;
+    for (int k = 0; k < AC_DEC_MAX_TENSORS; k++) {
+        size_t n = (size_t)t[k].rows * t[k].cols;
+        double worst = 0, gmax = 0;
+        size_t wi = 0;
+        double wa = 0, wn = 0;
+        for (size_t j = 0; j < n; j++) gmax = fmax(gmax, fabs(grad[t[k].offset + j]));
+        for (size_t j = 0; j < n; j++) {
+            double *q = P + t[k].offset + j, keep = *q;
+            *q = keep + eps;
+            double lp = ref_loss(&c, P, &rb, 1, seed);
+            *q = keep - eps;
+            double lm = ref_loss(&c, P, &rb, 1, seed);
+            *q = keep;
+            double num = (lp - lm) / (2 * eps), an = grad[t[k].offset + j];
+            /* float32 analytic vs double numeric: relative to the tensor's largest gradient */
+            double e = fabs(num - an) / (fmax(fabs(num), 1e-2 * gmax) + 1e-7);
+            if (e > worst) worst = e, wi = j, wa = an, wn = num;
+        }
+        if (getenv("GC_VERBOSE")) printf("# %-9s worst rel %.2e gmax %.2e\n", t[k].name, worst, gmax);
+        CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s: all-zero gradient", t[k].name);
+        CHECKF(worst < 3e-4, "%s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", t[k].name, wi, wa, wn, worst);
+    }
+    free(P);
+    free(grad);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f); }
+
+/* The inference step (beam search's) and the batched training forward are separate code: they must
+ * agree on the log-probabilities of a caption fed word by word. */
+static void test_step_matches_training_forward(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.dropout = 0.5f; /* must be ignored with train = 0 */
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
+    float ann[2][42];
+    fill_ann(ann[0], 42, 5), fill_ann(ann[1], 42, 9);
+    const float *annp[2] = {ann[0], ann[1]};
+    const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
+    ac_dec_batch bt = {2, len, words, 3, annp};
+    ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
+    ac_dec_stats st;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
+    const float *lg = ac_dec_work_logits(w);
+    for (int i = 0; i < 2; i++) {
+        ac_dec_image *im = ac_decoder_prepare(&dec, ann[i]);
+        float h[6], cc[6], h2[6], c2[6], lp[11], al[6];
+        ac_decoder_initial_state(&dec, im, h, cc);
+        int row = i;
+        for (int t = 0; t < len[i]; t++) {
+            int prev = t ? words[i * 3 + t - 1] : AC_START;
+            ac_decoder_step(&dec, im, 1, &prev, h, cc, h2, c2, lp, al, NULL);
+            double mx = -1e30, s = 0;
+            for (int v = 0; v < 11; v++) mx = fmax(mx, lg[row * 11 + v]);
+            for (int v = 0; v < 11; v++) s += exp(lg[row * 11 + v] - mx);
+            for (int v = 0; v < 11; v++) CHECK_NEAR(lp[v], lg[row * 11 + v] - mx - log(s), 1e-5);
+            memcpy(h, h2, sizeof h), memcpy(cc, c2, sizeof cc);
+            row += t < len[1] ? 2 : 1; /* step t's block has 2 rows while caption 1 runs */
+        }
+        ac_dec_image_free(im);
+    }
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
+
 int main(void) {
     RUN(test_step_is_a_distribution);
+    RUN(test_step_matches_training_forward);
+    RUN(test_gradcheck_no_dropout);
+    RUN(test_gradcheck_dropout);
     return TEST_EXIT();
 }

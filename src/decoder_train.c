@@ -1,0 +1,441 @@
+/* decoder_train.c: batched forward and backward of the soft-attention decoder (training).
+ *
+ * Layout. A batch holds B captions sorted by length descending, so at step t the captions still
+ * running are rows 0..B_t-1. Every per-token array is [N, ...] with N = sum_t B_t, time-major:
+ * block t (rows off[t] .. off[t] + B_t) holds step t of captions 0..B_t-1. This lets everything that
+ * does not depend on the recurrence run as one big sgemm over all N tokens:
+ *   before the loop   E y W_e  (the word part of the LSTM gates) and W_a a + b_a (per caption)
+ *   after the loop    the whole deep output and the logits; in the backward pass every weight
+ *                     gradient (X^T dG, Hprev^T dhW, ...) is one sgemm over N rows.
+ * Only what the recurrence needs stays per step: h W_h (attention), [z; h] W_zh (gates), and in the
+ * backward pass dG W_zh^T and dhW W_h^T, each a B_t-row sgemm.
+ *
+ * Objective (what grad differentiates; tools/torch_decoder.py uses the same):
+ *   loss = ( sum_tokens -log p(target) + lambda * sum_captions sum_i (1 - sum_t alpha_ti)^2 ) / N
+ * i.e. the per-caption sums of arctic-captions (CE summed over the caption's words, plus lambda times
+ * the doubly stochastic penalty), divided by the number of target tokens N of the batch. */
+#pragma GCC optimize("O3")
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/decoder.h"
+#include "decoder_internal.h"
+
+struct ac_dec_work {
+    ac_decoder_config cfg;
+    int capB, capT, capN;
+    int B, T, N;
+    int *bt, *off; /* [capT], [capT + 1] */
+    int *in_tok, *tgt; /* [N] */
+    /* per caption */
+    float *ann, *mean, *proj, *dproj; /* [B, L, D], [B, D], [B, L, A], [B, L, A] */
+    float *h0, *c0, *dh, *dc;         /* [B, H] */
+    float *S;                         /* [B, L] sum_t alpha */
+    float *hw, *dX, *dal;             /* [B, A], [B, D + H], [L] scratch */
+    /* per token */
+    float *ey;          /* [N, E]  E y_{t-1} */
+    float *G;           /* [N, 4H] gates (pre-activation, then activations i f g o) */
+    float *X;           /* [N, D + H]  [z_t; h_{t-1}] */
+    float *ctx;         /* [N, D]  sum_i alpha_i a_i */
+    float *beta, *dbp;  /* [N] */
+    float *alpha;       /* [N, L] */
+    float *th;          /* [N, L, A] tanh of the attention MLP (reused for its gradient) */
+    float *hs, *cs, *tc; /* [N, H] h_t, c_t, tanh(c_t) */
+    float *m1, *hd;     /* [N, H] dropout mask on h (0 or 1/(1-p)) and the dropped h */
+    float *m2, *to, *od; /* [N, E] mask, tanh output, dropped output */
+    float *logits;      /* [N, V] (probabilities / dlogits in the backward pass) */
+    float *dG;          /* [N, 4H] */
+    float *dhw;         /* [N, A] */
+    float *dh_out;      /* [N, H] */
+    float *dz_out;      /* [N, D] */
+    float *dO, *d2;     /* [N, E] */
+};
+
+static void *xrealloc(void *p, size_t n) {
+    free(p);
+    return malloc(n ? n : 1);
+}
+
+/* (Re)allocates for B captions and N tokens, T steps. Returns -1 on out of memory. */
+static int work_reserve(ac_dec_work *w, int B, int T, int N) {
+    const ac_decoder_config *c = &w->cfg;
+    const size_t E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab;
+    int ok = 1;
+#define AL(p, n) ok &= (((p) = xrealloc((p), sizeof(*(p)) * (n))) != NULL)
+    if (T > w->capT) {
+        AL(w->bt, (size_t)T);
+        AL(w->off, (size_t)T + 1);
+        w->capT = T;
+    }
+    if (B > w->capB) {
+        size_t b = (size_t)B;
+        AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * A); AL(w->dproj, b * L * A);
+        AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * L);
+        AL(w->hw, b * A); AL(w->dX, b * (D + H)); AL(w->dal, L);
+        w->capB = B;
+    }
+    if (N > w->capN) {
+        size_t n = (size_t)N;
+        AL(w->in_tok, n); AL(w->tgt, n);
+        AL(w->ey, n * E); AL(w->G, n * 4 * H); AL(w->X, n * (D + H)); AL(w->ctx, n * D);
+        AL(w->beta, n); AL(w->dbp, n); AL(w->alpha, n * L); AL(w->th, n * L * A);
+        AL(w->hs, n * H); AL(w->cs, n * H); AL(w->tc, n * H); AL(w->m1, n * H); AL(w->hd, n * H);
+        AL(w->m2, n * E); AL(w->to, n * E); AL(w->od, n * E); AL(w->logits, n * V);
+        AL(w->dG, n * 4 * H); AL(w->dhw, n * A); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
+        AL(w->dO, n * E); AL(w->d2, n * E);
+        w->capN = N;
+    }
+#undef AL
+    if (!ok) w->capB = w->capT = w->capN = 0; /* force reallocation next time */
+    return ok ? 0 : -1;
+}
+
+ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T) {
+    ac_dec_work *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->cfg = *cfg;
+    if (work_reserve(w, max_B, max_T, max_B * max_T)) {
+        ac_dec_work_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void ac_dec_work_free(ac_dec_work *w) {
+    if (!w) return;
+    void *ps[] = {w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
+                  w->dc, w->S, w->hw, w->dX, w->dal, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
+                  w->th, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dhw,
+                  w->dh_out, w->dz_out, w->dO, w->d2};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
+    free(w);
+}
+
+const float *ac_dec_work_logits(const ac_dec_work *w) { return w->logits; }
+
+/* C = alpha op(A) op(B) + beta C, row-major; skips empty products. */
+static void mm(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta,
+               float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (beta == 0)
+            for (int i = 0; i < M; i++) memset(C + (size_t)i * ldc, 0, sizeof(float) * N);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A, lda,
+                B, ldb, beta, C, ldc);
+}
+
+static void colsum_add(const float *x, int n, int k, float *out) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < k; j++) out[j] += x[(size_t)i * k + j];
+}
+
+/* ---- forward ---- */
+
+static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train, uint64_t seed,
+                    ac_dec_stats *st) {
+    const ac_decoder_config *c = &dec->cfg;
+    const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
+    const int B = w->B, N = w->N, T = w->T;
+    const float p = train ? c->dropout : 0.0f, keep_scale = 1.0f / (1.0f - p);
+
+    /* Per caption: annotations, mean, W_a a + b_a, h_0, c_0. */
+    for (int i = 0; i < B; i++) {
+        memcpy(w->ann + (size_t)i * L * D, b->ann[i], sizeof(float) * L * D);
+        float *m = w->mean + (size_t)i * D;
+        memset(m, 0, sizeof(float) * D);
+        for (int l = 0; l < L; l++)
+            for (int d = 0; d < D; d++) m[d] += b->ann[i][(size_t)l * D + d];
+        for (int d = 0; d < D; d++) m[d] *= 1.0f / L;
+    }
+    for (int r = 0; r < B * L; r++) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
+    mm(0, 0, B * L, A, D, w->ann, D, dec->att_wa, A, 1.0f, w->proj, A);
+    for (int i = 0; i < B; i++) {
+        memcpy(w->h0 + (size_t)i * H, dec->init_h_b, sizeof(float) * H);
+        memcpy(w->c0 + (size_t)i * H, dec->init_c_b, sizeof(float) * H);
+    }
+    mm(0, 0, B, H, D, w->mean, D, dec->init_h_w, H, 1.0f, w->h0, H);
+    mm(0, 0, B, H, D, w->mean, D, dec->init_c_w, H, 1.0f, w->c0, H);
+    for (size_t i = 0; i < (size_t)B * H; i++) w->h0[i] = ac_tanhf(w->h0[i]), w->c0[i] = ac_tanhf(w->c0[i]);
+
+    /* Word inputs for all tokens, and their share of the gates: G = E y W_e + b. */
+    for (int r = 0; r < N; r++) {
+        memcpy(w->ey + (size_t)r * E, dec->emb + (size_t)w->in_tok[r] * E, sizeof(float) * E);
+        memcpy(w->G + (size_t)r * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
+    }
+    mm(0, 0, N, 4 * H, E, w->ey, E, dec->lstm_w, 4 * H, 1.0f, w->G, 4 * H);
+    const float *W_zh = dec->lstm_w + (size_t)E * 4 * H;
+
+    for (int t = 0; t < T; t++) {
+        const int Bt = w->bt[t], r0 = w->off[t];
+        const float *hp = t ? w->hs + (size_t)w->off[t - 1] * H : w->h0;
+        const float *cp = t ? w->cs + (size_t)w->off[t - 1] * H : w->c0;
+        mm(0, 0, Bt, A, H, hp, H, dec->att_wh, A, 0.0f, w->hw, A);
+        for (int i = 0; i < Bt; i++) {
+            const int r = r0 + i;
+            float *al = w->alpha + (size_t)r * L;
+            const float *q = w->hw + (size_t)i * A;
+            for (int l = 0; l < L; l++) {
+                const float *pp = w->proj + ((size_t)i * L + l) * A;
+                float *th = w->th + ((size_t)r * L + l) * A;
+                float e = 0;
+                for (int j = 0; j < A; j++) {
+                    th[j] = ac_tanhf(pp[j] + q[j]);
+                    e += th[j] * dec->att_we[j];
+                }
+                al[l] = e;
+            }
+            float mx = al[0], s = 0;
+            for (int l = 1; l < L; l++) mx = al[l] > mx ? al[l] : mx;
+            for (int l = 0; l < L; l++) s += (al[l] = expf(al[l] - mx));
+            for (int l = 0; l < L; l++) al[l] /= s;
+            float bp = dec->beta_b[0];
+            for (int j = 0; j < H; j++) bp += dec->beta_w[j] * hp[(size_t)i * H + j];
+            const float be = 1.0f / (1.0f + expf(-bp));
+            w->beta[r] = be;
+            float *cx = w->ctx + (size_t)r * D, *x = w->X + (size_t)r * DH;
+            cblas_sgemv(CblasRowMajor, CblasTrans, L, D, 1.0f, w->ann + (size_t)i * L * D, D, al, 1, 0.0f, cx, 1);
+            for (int d = 0; d < D; d++) x[d] = be * cx[d];
+            memcpy(x + D, hp + (size_t)i * H, sizeof(float) * H);
+        }
+        mm(0, 0, Bt, 4 * H, DH, w->X + (size_t)r0 * DH, DH, W_zh, 4 * H, 1.0f, w->G + (size_t)r0 * 4 * H, 4 * H);
+        for (int i = 0; i < Bt; i++) {
+            const int r = r0 + i;
+            float *g = w->G + (size_t)r * 4 * H, *cn = w->cs + (size_t)r * H, *tcn = w->tc + (size_t)r * H,
+                  *hn = w->hs + (size_t)r * H;
+            const float *cpi = cp + (size_t)i * H;
+            for (int j = 0; j < H; j++) {
+                float ig = ac_sigmoidf(g[j]), fg = ac_sigmoidf(g[H + j]), gg = ac_tanhf(g[2 * H + j]),
+                      og = ac_sigmoidf(g[3 * H + j]);
+                g[j] = ig, g[H + j] = fg, g[2 * H + j] = gg, g[3 * H + j] = og;
+                cn[j] = fg * cpi[j] + ig * gg;
+                tcn[j] = ac_tanhf(cn[j]);
+                hn[j] = og * tcn[j];
+            }
+        }
+    }
+
+    /* Deep output over all tokens: to = tanh(E y + (h*m1) L_h + z L_z), od = to * m2. */
+    for (size_t k = 0; k < (size_t)N * H; k++) {
+        w->m1[k] = p > 0 ? (ac_dropout_keep(seed, k, p) ? keep_scale : 0.0f) : 1.0f;
+        w->hd[k] = w->hs[k] * w->m1[k];
+    }
+    memcpy(w->to, w->ey, sizeof(float) * (size_t)N * E);
+    mm(0, 0, N, E, H, w->hd, H, dec->out_lh, E, 1.0f, w->to, E);
+    mm(0, 0, N, E, D, w->X, DH, dec->out_lz, E, 1.0f, w->to, E);
+    const uint64_t seed2 = ac_mix64(seed ^ 0x5DEECE66Dull);
+    for (size_t k = 0; k < (size_t)N * E; k++) {
+        w->to[k] = ac_tanhf(w->to[k]);
+        w->m2[k] = p > 0 ? (ac_dropout_keep(seed2, k, p) ? keep_scale : 0.0f) : 1.0f;
+        w->od[k] = w->to[k] * w->m2[k];
+    }
+    for (int r = 0; r < N; r++) memcpy(w->logits + (size_t)r * V, dec->out_bo, sizeof(float) * V);
+    mm(0, 0, N, V, E, w->od, E, dec->out_lo, V, 1.0f, w->logits, V);
+
+    double ce = 0;
+    for (int r = 0; r < N; r++) {
+        const float *z = w->logits + (size_t)r * V;
+        float mx = z[0];
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        double s = 0;
+        for (int v = 0; v < V; v++) s += expf(z[v] - mx);
+        ce += mx + log(s) - z[w->tgt[r]];
+    }
+    memset(w->S, 0, sizeof(float) * (size_t)B * L);
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < w->bt[t]; i++)
+            for (int l = 0; l < L; l++) w->S[(size_t)i * L + l] += w->alpha[(size_t)(w->off[t] + i) * L + l];
+    double pen = 0;
+    for (size_t k = 0; k < (size_t)B * L; k++) pen += (1.0 - w->S[k]) * (1.0 - w->S[k]);
+    st->ce_sum = ce;
+    st->pen_sum = pen;
+    st->ntok = N;
+    st->loss = (ce + c->lambda * pen) / N;
+}
+
+/* ---- backward ---- */
+
+typedef struct {
+    float *emb, *att_wa, *att_ba, *att_wh, *att_we, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w, *init_c_b,
+        *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo;
+} grads;
+
+static grads bind_grads(const ac_decoder *dec, float *g) {
+    grads r;
+#define G_(name) r.name = g + (dec->name - dec->params)
+    G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
+    G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo);
+#undef G_
+    return r;
+}
+
+static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
+    const ac_decoder_config *c = &dec->cfg;
+    const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
+    const int B = w->B, N = w->N, T = w->T;
+    const float inv = 1.0f / N;
+    memset(grad, 0, sizeof(float) * dec->n_params);
+    grads g = bind_grads(dec, grad);
+
+    /* logits -> dlogits = (softmax - onehot) / N */
+    for (int r = 0; r < N; r++) {
+        float *z = w->logits + (size_t)r * V;
+        float mx = z[0];
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        float s = 0;
+        for (int v = 0; v < V; v++) s += (z[v] = expf(z[v] - mx));
+        const float k = inv / s;
+        for (int v = 0; v < V; v++) z[v] *= k;
+        z[w->tgt[r]] -= inv;
+    }
+    colsum_add(w->logits, N, V, g.out_bo);
+    mm(1, 0, E, V, N, w->od, E, w->logits, V, 0.0f, g.out_lo, V);
+    mm(0, 1, N, E, V, w->logits, V, dec->out_lo, V, 0.0f, w->d2, E);
+    for (size_t k = 0; k < (size_t)N * E; k++) w->dO[k] = w->d2[k] * w->m2[k] * (1.0f - w->to[k] * w->to[k]);
+    for (int r = 0; r < N; r++) {
+        float *ge = g.emb + (size_t)w->in_tok[r] * E;
+        const float *d = w->dO + (size_t)r * E;
+        for (int j = 0; j < E; j++) ge[j] += d[j];
+    }
+    mm(1, 0, H, E, N, w->hd, H, w->dO, E, 0.0f, g.out_lh, E);
+    mm(0, 1, N, H, E, w->dO, E, dec->out_lh, E, 0.0f, w->dh_out, H);
+    for (size_t k = 0; k < (size_t)N * H; k++) w->dh_out[k] *= w->m1[k];
+    mm(1, 0, D, E, N, w->X, DH, w->dO, E, 0.0f, g.out_lz, E);
+    mm(0, 1, N, D, E, w->dO, E, dec->out_lz, E, 0.0f, w->dz_out, D);
+
+    /* The penalty's gradient w.r.t. alpha_ti is the same for every t of a caption. */
+    const float pk = 2.0f * c->lambda * inv;
+    for (size_t k = 0; k < (size_t)B * L; k++) w->S[k] = pk * (w->S[k] - 1.0f);
+    memset(w->dh, 0, sizeof(float) * (size_t)B * H);
+    memset(w->dc, 0, sizeof(float) * (size_t)B * H);
+    memset(w->dproj, 0, sizeof(float) * (size_t)B * L * A);
+    const float *W_zh = dec->lstm_w + (size_t)E * 4 * H;
+
+    for (int t = T - 1; t >= 0; t--) {
+        const int Bt = w->bt[t], r0 = w->off[t];
+        const float *cp = t ? w->cs + (size_t)w->off[t - 1] * H : w->c0;
+        for (int i = 0; i < Bt; i++) {
+            const int r = r0 + i;
+            const float *gt = w->G + (size_t)r * 4 * H, *tcn = w->tc + (size_t)r * H, *cpi = cp + (size_t)i * H,
+                        *dho = w->dh_out + (size_t)r * H;
+            float *dh = w->dh + (size_t)i * H, *dc = w->dc + (size_t)i * H, *dg = w->dG + (size_t)r * 4 * H;
+            for (int j = 0; j < H; j++) {
+                const float ig = gt[j], fg = gt[H + j], gg = gt[2 * H + j], og = gt[3 * H + j];
+                const float dhj = dh[j] + dho[j];
+                const float dcc = dc[j] + dhj * og * (1.0f - tcn[j] * tcn[j]);
+                dg[j] = dcc * gg * ig * (1.0f - ig);
+                dg[H + j] = dcc * cpi[j] * fg * (1.0f - fg);
+                dg[2 * H + j] = dcc * ig * (1.0f - gg * gg);
+                dg[3 * H + j] = dhj * tcn[j] * og * (1.0f - og);
+                dc[j] = dcc * fg;
+            }
+        }
+        mm(0, 1, Bt, DH, 4 * H, w->dG + (size_t)r0 * 4 * H, 4 * H, W_zh, 4 * H, 0.0f, w->dX, DH);
+        for (int i = 0; i < Bt; i++) {
+            const int r = r0 + i;
+            float *dz = w->dX + (size_t)i * DH, *dh = w->dh + (size_t)i * H;
+            const float *dzo = w->dz_out + (size_t)r * D, *cx = w->ctx + (size_t)r * D, *al = w->alpha + (size_t)r * L;
+            const float be = w->beta[r];
+            float dbeta = 0;
+            for (int d = 0; d < D; d++) {
+                dz[d] += dzo[d];
+                dbeta += dz[d] * cx[d];
+                dz[d] *= be; /* now d ctx */
+            }
+            const float dbp = dbeta * be * (1.0f - be);
+            w->dbp[r] = dbp;
+            for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)i * L * D, D, dz, 1, 0.0f, w->dal, 1);
+            float s = 0;
+            for (int l = 0; l < L; l++) {
+                w->dal[l] += w->S[(size_t)i * L + l];
+                s += al[l] * w->dal[l];
+            }
+            float *dhw = w->dhw + (size_t)r * A;
+            memset(dhw, 0, sizeof(float) * A);
+            for (int l = 0; l < L; l++) {
+                const float de = al[l] * (w->dal[l] - s);
+                float *th = w->th + ((size_t)r * L + l) * A, *dp = w->dproj + ((size_t)i * L + l) * A;
+                for (int j = 0; j < A; j++) {
+                    g.att_we[j] += de * th[j];
+                    const float dpre = de * dec->att_we[j] * (1.0f - th[j] * th[j]);
+                    dp[j] += dpre;
+                    dhw[j] += dpre;
+                }
+            }
+        }
+        mm(0, 1, Bt, H, A, w->dhw + (size_t)r0 * A, A, dec->att_wh, A, 1.0f, w->dh, H);
+    }
+
+    /* h_0, c_0 */
+    for (size_t k = 0; k < (size_t)B * H; k++) {
+        w->dh[k] *= 1.0f - w->h0[k] * w->h0[k];
+        w->dc[k] *= 1.0f - w->c0[k] * w->c0[k];
+    }
+    mm(1, 0, D, H, B, w->mean, D, w->dh, H, 0.0f, g.init_h_w, H);
+    mm(1, 0, D, H, B, w->mean, D, w->dc, H, 0.0f, g.init_c_w, H);
+    colsum_add(w->dh, B, H, g.init_h_b);
+    colsum_add(w->dc, B, H, g.init_c_b);
+    /* attention projection */
+    mm(1, 0, D, A, B * L, w->ann, D, w->dproj, A, 0.0f, g.att_wa, A);
+    colsum_add(w->dproj, B * L, A, g.att_ba);
+    mm(1, 0, H, A, N, w->X + D, DH, w->dhw, A, 0.0f, g.att_wh, A);
+    cblas_sgemv(CblasRowMajor, CblasTrans, N, H, 1.0f, w->X + D, DH, w->dbp, 1, 0.0f, g.beta_w, 1);
+    for (int r = 0; r < N; r++) g.beta_b[0] += w->dbp[r];
+    /* LSTM weights: word rows from E y, the rest from [z; h] */
+    mm(1, 0, E, 4 * H, N, w->ey, E, w->dG, 4 * H, 0.0f, g.lstm_w, 4 * H);
+    mm(1, 0, DH, 4 * H, N, w->X, DH, w->dG, 4 * H, 0.0f, g.lstm_w + (size_t)E * 4 * H, 4 * H);
+    colsum_add(w->dG, N, 4 * H, g.lstm_b);
+    mm(0, 1, N, E, 4 * H, w->dG, 4 * H, dec->lstm_w, 4 * H, 0.0f, w->d2, E);
+    for (int r = 0; r < N; r++) {
+        float *ge = g.emb + (size_t)w->in_tok[r] * E;
+        const float *d = w->d2 + (size_t)r * E;
+        for (int j = 0; j < E; j++) ge[j] += d[j];
+    }
+}
+
+int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train,
+                                unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err) {
+    const ac_decoder_config *c = &dec->cfg;
+    if (memcmp(&w->cfg, c, sizeof *c) != 0) {
+        ac_decoder_config a = w->cfg, z = *c;
+        a.dropout = z.dropout, a.lambda = z.lambda; /* only sizes must match */
+        if (memcmp(&a, &z, sizeof a)) return ac_errf(err, "decoder batch: workspace built for another config");
+        w->cfg = *c;
+    }
+    if (b->B < 1) return ac_errf(err, "decoder batch: empty");
+    int T = b->len[0], N = 0;
+    for (int i = 0; i < b->B; i++) {
+        if (b->len[i] < 1 || (i && b->len[i] > b->len[i - 1]))
+            return ac_errf(err, "decoder batch: caption lengths must be >= 1 and sorted descending");
+        if (b->len[i] - 1 > b->stride) return ac_errf(err, "decoder batch: caption longer than its stride");
+        for (int k = 0; k < b->len[i] - 1; k++) {
+            int v = b->words[(size_t)i * b->stride + k];
+            if (v < 0 || v >= c->vocab) return ac_errf(err, "decoder batch: word id %d out of range", v);
+        }
+        N += b->len[i];
+    }
+    if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
+    w->B = b->B, w->T = T, w->N = N;
+    int r = 0;
+    for (int t = 0; t < T; t++) {
+        int bt = 0;
+        while (bt < b->B && b->len[bt] > t) bt++;
+        w->bt[t] = bt;
+        w->off[t] = r;
+        for (int i = 0; i < bt; i++, r++) {
+            const int *ws = b->words + (size_t)i * b->stride;
+            w->in_tok[r] = t == 0 ? AC_START : ws[t - 1];
+            w->tgt[r] = t < b->len[i] - 1 ? ws[t] : AC_END;
+        }
+    }
+    w->off[T] = r;
+    ac_dec_stats s;
+    forward(dec, w, b, train, dropout_seed, &s);
+    if (st) *st = s;
+    if (grad) backward(dec, w, grad);
+    return 0;
+}

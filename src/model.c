@@ -1,0 +1,231 @@
+/* model.c: the model file, one safetensors file holding the decoder's tensors (F32 or F16) and
+ * __metadata__:
+ *   "format"  "attncap-decoder-1"
+ *   "config"  {"vocab","embed","hidden","att","dim","n_ann","grid_h","grid_w","dropout","lambda"}
+ *   "vocab"   JSON array of the words in id order (vocab.h)
+ *   "encoder" the encoder identity JSON of the feature cache the decoder was trained on (features.h)
+ *   plus free-form notes from the trainer (extra_meta).
+ * Loading trusts nothing: every shape is checked against the config, the vocabulary size against V,
+ * every value must be finite, and unknown tensors are refused (a checkpoint or a feature shard passed
+ * by mistake gives a clear message instead of a silently wrong model). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/decoder.h"
+#include "attncap/safetensors.h"
+#include "decoder_internal.h"
+
+#define MODEL_FORMAT "attncap-decoder-1"
+
+char *ac_decoder_config_to_json(const ac_decoder_config *c) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "vocab", c->vocab);
+    cJSON_AddNumberToObject(o, "embed", c->embed);
+    cJSON_AddNumberToObject(o, "hidden", c->hidden);
+    cJSON_AddNumberToObject(o, "att", c->att);
+    cJSON_AddNumberToObject(o, "dim", c->dim);
+    cJSON_AddNumberToObject(o, "n_ann", c->n_ann);
+    cJSON_AddNumberToObject(o, "grid_h", c->grid_h);
+    cJSON_AddNumberToObject(o, "grid_w", c->grid_w);
+    cJSON_AddNumberToObject(o, "dropout", c->dropout);
+    cJSON_AddNumberToObject(o, "lambda", c->lambda);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *err) {
+    memset(c, 0, sizeof *c);
+    cJSON *o = cJSON_Parse(json);
+    if (!o || !cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config is not a JSON object");
+    }
+    struct { const char *k; int *v; } ints[] = {
+        {"vocab", &c->vocab}, {"embed", &c->embed},   {"hidden", &c->hidden}, {"att", &c->att},
+        {"dim", &c->dim},     {"n_ann", &c->n_ann},   {"grid_h", &c->grid_h}, {"grid_w", &c->grid_w},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(o, ints[i].k);
+        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) > 1e9) {
+            cJSON_Delete(o);
+            return ac_errf(err, "config: '%s' missing or not an integer", ints[i].k);
+        }
+        *ints[i].v = (int)x->valuedouble;
+    }
+    struct { const char *k; float *v; } fl[] = {{"dropout", &c->dropout}, {"lambda", &c->lambda}};
+    for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(o, fl[i].k);
+        if (!cJSON_IsNumber(x)) {
+            cJSON_Delete(o);
+            return ac_errf(err, "config: '%s' missing or not a number", fl[i].k);
+        }
+        *fl[i].v = (float)x->valuedouble;
+    }
+    cJSON_Delete(o);
+    return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
+}
+
+/* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). */
+int ac_decoder_read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
+                            const char *prefix, ac_err *err) {
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(cfg, t, NULL);
+    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", prefix, t[i].name);
+        const ac_st_tensor *st = ac_st_find(f, name);
+        if (!st) return ac_errf(err, "%s: tensor '%s' missing", path, name);
+        if (st->dtype != AC_ST_F32 && st->dtype != AC_ST_F16)
+            return ac_errf(err, "%s: tensor '%s' must be F32 or F16", path, name);
+        int ok = t[i].rows == 1 ? (st->ndim == 1 && st->shape[0] == t[i].cols)
+                                : (st->ndim == 2 && st->shape[0] == t[i].rows && st->shape[1] == t[i].cols);
+        if (!ok) {
+            char got[96] = "";
+            int n = 0;
+            for (int d = 0; d < st->ndim && n < 80; d++)
+                n += snprintf(got + n, sizeof got - (size_t)n, "%s%lld", d ? ", " : "", (long long)st->shape[d]);
+            if (t[i].rows == 1)
+                return ac_errf(err, "%s: tensor '%s' has shape [%s], the config needs [%d]", path, name, got, t[i].cols);
+            return ac_errf(err, "%s: tensor '%s' has shape [%s], the config needs [%d, %d]", path, name, got, t[i].rows,
+                           t[i].cols);
+        }
+        size_t n = (size_t)t[i].rows * t[i].cols;
+        float *dst = dec->params + t[i].offset;
+        if (ac_st_to_f32(st, dst, n, path, err)) return -1;
+        for (size_t j = 0; j < n; j++)
+            if (!isfinite(dst[j])) return ac_errf(err, "%s: tensor '%s' has a non-finite value at %zu", path, name, j);
+    }
+    return 0;
+}
+
+int ac_model_load(const char *path, ac_model *m, ac_err *err) {
+    memset(m, 0, sizeof *m);
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) return -1;
+    const char *fmt = ac_st_meta(&f, "format");
+    const char *cfg_json = ac_st_meta(&f, "config");
+    const char *voc = ac_st_meta(&f, "vocab");
+    const char *enc = ac_st_meta(&f, "encoder");
+    ac_decoder_config cfg;
+    int rc = -1;
+    if (!fmt || strcmp(fmt, MODEL_FORMAT)) {
+        ac_errf(err, "%s: not an attncap decoder model (metadata format is %s%s%s, expected \"%s\")", path,
+                fmt ? "\"" : "", fmt ? fmt : "missing", fmt ? "\"" : "", MODEL_FORMAT);
+        goto done;
+    }
+    if (!cfg_json || !voc || !enc) {
+        ac_errf(err, "%s: metadata '%s' missing", path, !cfg_json ? "config" : !voc ? "vocab" : "encoder");
+        goto done;
+    }
+    if (ac_decoder_config_from_json(cfg_json, &cfg, err)) {
+        ac_err_prefix(err, "%s", path);
+        goto done;
+    }
+    cJSON *ej = cJSON_Parse(enc);
+    int enc_ok = ej && cJSON_IsObject(ej);
+    cJSON_Delete(ej);
+    if (!enc_ok) {
+        ac_errf(err, "%s: metadata 'encoder' is not a JSON object", path);
+        goto done;
+    }
+    if (ac_vocab_from_json(voc, &m->vocab, err)) {
+        ac_err_prefix(err, "%s: vocab", path);
+        goto done;
+    }
+    if (ac_vocab_size(m->vocab) != cfg.vocab) {
+        ac_errf(err, "%s: vocabulary has %d words but the config says %d", path, ac_vocab_size(m->vocab), cfg.vocab);
+        goto done;
+    }
+    if (f.n_tensors != AC_DEC_MAX_TENSORS) {
+        ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+        ac_decoder_tensors(&cfg, t, NULL);
+        for (int i = 0; i < f.n_tensors; i++) {
+            int known = 0;
+            for (int j = 0; j < AC_DEC_MAX_TENSORS; j++) known |= !strcmp(f.tensors[i].name, t[j].name);
+            if (!known) {
+                ac_errf(err, "%s: unexpected tensor '%s' (not a decoder model?)", path, f.tensors[i].name);
+                goto done;
+            }
+        }
+    }
+    if (ac_decoder_alloc(&m->dec, &cfg, err)) {
+        ac_err_prefix(err, "%s", path);
+        goto done;
+    }
+    if (ac_decoder_read_tensors(&f, path, &cfg, &m->dec, "", err)) goto done;
+    m->encoder_json = strdup(enc);
+    m->path = strdup(path);
+    if (!m->encoder_json || !m->path) {
+        ac_errf(err, "%s: out of memory", path);
+        goto done;
+    }
+    rc = 0;
+done:
+    ac_st_free(&f);
+    if (rc) ac_model_free(m);
+    return rc;
+}
+
+/* Adds the decoder's tensors to a writer; f16 buffers are allocated into *f16buf (caller frees). */
+int ac_decoder_add_tensors(const ac_decoder *dec, ac_st_writer *w, const char *prefix, int fp16, uint16_t **f16buf,
+                           ac_err *err) {
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(&dec->cfg, t, NULL);
+    *f16buf = NULL;
+    if (fp16) {
+        *f16buf = malloc(sizeof(uint16_t) * dec->n_params);
+        if (!*f16buf) return ac_errf(err, "out of memory");
+        for (size_t i = 0; i < dec->n_params; i++) (*f16buf)[i] = ac_f32_to_f16(dec->params[i]);
+    }
+    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", prefix, t[i].name);
+        int64_t shape[2] = {t[i].rows, t[i].cols};
+        int nd = t[i].rows == 1 ? 1 : 2;
+        const void *data = fp16 ? (const void *)(*f16buf + t[i].offset) : (const void *)(dec->params + t[i].offset);
+        if (ac_st_writer_add(w, name, fp16 ? AC_ST_F16 : AC_ST_F32, nd, nd == 1 ? shape + 1 : shape, data, err))
+            return -1;
+    }
+    return 0;
+}
+
+int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err) {
+    if (!m->vocab || ac_vocab_size(m->vocab) != m->dec.cfg.vocab)
+        return ac_errf(err, "%s: model vocabulary does not match the decoder's size", path);
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    uint16_t *f16 = NULL;
+    char *cfg = ac_decoder_config_to_json(&m->dec.cfg), *voc = ac_vocab_to_json(m->vocab);
+    int rc = -1;
+    if (!cfg || !voc) {
+        ac_errf(err, "%s: out of memory", path);
+        goto done;
+    }
+    if (ac_decoder_add_tensors(&m->dec, &w, "", fp16, &f16, err)) goto done;
+    if (ac_st_writer_meta(&w, "format", MODEL_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
+        ac_st_writer_meta(&w, "vocab", voc, err) ||
+        ac_st_writer_meta(&w, "encoder", m->encoder_json ? m->encoder_json : "{}", err))
+        goto done;
+    for (int i = 0; extra_meta && extra_meta[i] && extra_meta[i + 1]; i += 2)
+        if (ac_st_writer_meta(&w, extra_meta[i], extra_meta[i + 1], err)) goto done;
+    rc = ac_st_write(&w, path, err);
+done:
+    ac_st_writer_free(&w);
+    free(f16);
+    free(cfg);
+    free(voc);
+    return rc;
+}
+
+void ac_model_free(ac_model *m) {
+    if (!m) return;
+    ac_decoder_free(&m->dec);
+    ac_vocab_free(m->vocab);
+    free(m->encoder_json);
+    free(m->path);
+    memset(m, 0, sizeof *m);
+}
