@@ -14,7 +14,9 @@
 #include "attncap/safetensors.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +98,7 @@ static int parse_tensor(const char *path, const cJSON *item, const char *data, s
     if (e - b != t->nbytes)
         return ac_errf(err, "%s: tensor '%s': data_offsets span %llu bytes but %s x shape needs %zu", path, name,
                        (unsigned long long)(e - b), dtypes[t->dtype].name, t->nbytes);
-    t->data = data + b;
+    t->data = data ? data + b : NULL;
     return 0;
 }
 
@@ -119,16 +121,25 @@ static int parse_meta(const char *path, const cJSON *item, ac_st_file *f, ac_err
     return 0;
 }
 
-/* Parses f->buf (already read) into tensors and metadata. */
-static int st_parse(const char *path, ac_st_file *f, ac_err *err) {
-    if (f->buf_len < 8) return ac_errf(err, "%s: not a safetensors file (only %zu bytes, truncated)", path, f->buf_len);
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | (uint8_t)f->buf[i];
-    if (hlen > ST_MAX_HEADER)
-        return ac_errf(err, "%s: not a safetensors file (header length %llu over the 100 MB maximum)", path, (unsigned long long)hlen);
-    if (hlen > f->buf_len - 8)
+/* The header length of a file of file_len bytes whose first 8 bytes are p. */
+static int st_header_len(const char *path, const char *p, size_t file_len, uint64_t *hlen, ac_err *err) {
+    if (file_len < 8) return ac_errf(err, "%s: not a safetensors file (only %zu bytes, truncated)", path, file_len);
+    *hlen = 0;
+    for (int i = 7; i >= 0; i--) *hlen = *hlen << 8 | (uint8_t)p[i];
+    if (*hlen > ST_MAX_HEADER)
+        return ac_errf(err, "%s: not a safetensors file (header length %llu over the 100 MB maximum)", path, (unsigned long long)*hlen);
+    if (*hlen > file_len - 8)
         return ac_errf(err, "%s: truncated safetensors file (header of %llu bytes, file has %zu)", path,
-                       (unsigned long long)hlen, f->buf_len - 8);
+                       (unsigned long long)*hlen, file_len - 8);
+    return 0;
+}
+
+/* Parses f->buf (the whole file, or at least 8 + header bytes of a file of file_len bytes) into
+ * tensors and metadata. Data pointers are set only when the whole file is in f->buf. */
+static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *err) {
+    uint64_t hlen;
+    if (st_header_len(path, f->buf, file_len, &hlen, err)) return -1;
+    if (f->buf_len < 8 + hlen) return ac_errf(err, "%s: short read", path);
     const char *h = f->buf + 8, *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(h, (size_t)hlen, &end, 0);
     if (!root) return ac_errf(err, "%s: not a safetensors file (header is not valid JSON)", path);
@@ -142,8 +153,8 @@ static int st_parse(const char *path, ac_st_file *f, ac_err *err) {
         cJSON_Delete(root);
         return ac_errf(err, "%s: corrupt safetensors header (not a JSON object)", path);
     }
-    const char *data = h + hlen;
-    size_t data_len = f->buf_len - 8 - (size_t)hlen;
+    const char *data = f->buf_len == file_len ? h + hlen : NULL;
+    size_t data_len = file_len - 8 - (size_t)hlen;
     int n = cJSON_GetArraySize(root);
     f->tensors = calloc((size_t)n + 1, sizeof *f->tensors);
     if (!f->tensors) {
@@ -180,11 +191,42 @@ static int st_parse(const char *path, ac_st_file *f, ac_err *err) {
 int ac_st_read(const char *path, ac_st_file *f, ac_err *err) {
     memset(f, 0, sizeof *f);
     if (ac_read_file(path, ac_limits_get().max_file_bytes, &f->buf, &f->buf_len, err)) return -1;
-    if (st_parse(path, f, err)) {
+    if (st_parse(path, f, f->buf_len, err)) {
         ac_st_free(f);
         return -1;
     }
     return 0;
+}
+
+int ac_st_read_header(const char *path, ac_st_file *f, ac_err *err) {
+    memset(f, 0, sizeof *f);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return ac_errf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    char lenb[8];
+    uint64_t hlen;
+    int rc = -1;
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        ac_errf(err, "%s: not a regular file", path);
+    } else if ((uint64_t)st.st_size > ac_limits_get().max_file_bytes) {
+        ac_errf(err, "%s: file is %lld bytes, over the limit of %llu (raise ATTNCAP_MAX_FILE_BYTES)", path,
+                (long long)st.st_size, (unsigned long long)ac_limits_get().max_file_bytes);
+    } else if (st.st_size < 8 || fread(lenb, 1, 8, fp) != 8) {
+        ac_errf(err, "%s: not a safetensors file (truncated)", path);
+    } else if (st_header_len(path, lenb, (size_t)st.st_size, &hlen, err) == 0) {
+        f->buf = malloc(8 + hlen + 1);
+        if (!f->buf) {
+            ac_errf(err, "%s: out of memory", path);
+        } else {
+            memcpy(f->buf, lenb, 8);
+            f->buf_len = 8 + hlen;
+            if (fread(f->buf + 8, 1, hlen, fp) != hlen) ac_errf(err, "%s: read error", path);
+            else rc = st_parse(path, f, (size_t)st.st_size, err);
+        }
+    }
+    fclose(fp);
+    if (rc) ac_st_free(f);
+    return rc;
 }
 
 void ac_st_free(ac_st_file *f) {

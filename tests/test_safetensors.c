@@ -104,6 +104,12 @@ static void test_round_trip(void) {
     t = ac_st_find(&f, "empty");
     CHECK(t && t->nbytes == 0 && t->shape[0] == 0 && t->shape[1] == 7);
     CHECK(ac_st_find(&f, "zzz") == NULL);
+    ac_st_file hf;
+    CHECKF(ac_st_read_header(p, &hf, &err) == 0, "%s", err.msg);
+    CHECK(hf.n_tensors == 6 && hf.n_meta == 2 && !strcmp(ac_st_meta(&hf, "images"), "[\"a.jpg\",\"b.jpg\"]"));
+    const ac_st_tensor *ht = ac_st_find(&hf, "a");
+    CHECK(ht && ht->data == NULL && ht->nbytes == 24 && ht->shape[1] == 3);
+    ac_st_free(&hf);
     static const size_t esz[] = {[AC_ST_F32] = 4, [AC_ST_F16] = 2, [AC_ST_I32] = 4, [AC_ST_U8] = 1, [AC_ST_I64] = 8};
     for (int i = 0; i < f.n_tensors; i++) CHECK((uintptr_t)f.tensors[i].data % esz[f.tensors[i].dtype] == 0);
     ac_st_free(&f);
@@ -166,6 +172,9 @@ static void test_python_fixture(void) {
     for (size_t len = 0; len < n; len++) {
         write_raw(q, copy, len);
         CHECKF(expect_bad(q), "truncated to %zu bytes was accepted", len);
+        ac_st_file hf;
+        ac_err e1;
+        CHECKF(ac_st_read_header(q, &hf, &e1) != 0, "header-only read of %zu bytes was accepted", len);
     }
     /* Every byte replaced by a few values: accepted or a clean error, never a crash (ASan run). */
     static const uint8_t vals[] = {0x00, 0xff, '"', '9', '{', ']', 0x80};
