@@ -35,9 +35,14 @@ typedef struct ac_encoder {
     char sha256[65];          /* of the .tflite file: the encoder's identity */
     char *path;
 } ac_encoder;
-/* layer NULL = default (the last conv layer before pooling; for MobileNetV2 "MobilenetV2/Conv_1/Relu6"). */
+/* layer NULL = default (the last conv layer before pooling; for MobileNetV2 "MobilenetV2/Conv_1/Relu6").
+ * A layer name matches a tensor's full name or the first ';'-separated part of it (TFLite joins the
+ * names of fused ops). size 0 = the model's native input size. threads 0 = default. */
 int ac_encoder_open(const char *tflite_path, const char *layer, int size, int threads, ac_encoder *enc, ac_err *err);
 /* out: grid_h*grid_w*dim floats (row-major grid, then channels). */
 int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err);
 void ac_encoder_close(ac_encoder *enc);
+/* The whole classifier: an encoder whose "layer" is the model's output (class probabilities for the
+ * usual softmax models; grid 1 x 1, dim = number of classes), at the model's native input size. */
+int ac_classifier_open(const char *tflite_path, int threads, ac_encoder *enc, ac_err *err);
 #endif

@@ -36,6 +36,8 @@ typedef struct ac_tfl_op {
     int axis;             /* concatenation */
     int keep_dims;        /* mean */
     float beta;           /* softmax */
+    int n_new_shape;      /* reshape (ReshapeOptions.new_shape; else the op's second input) */
+    int new_shape[AC_TFL_MAX_DIMS];
 } ac_tfl_op;
 
 typedef struct ac_tfl_model {
@@ -51,4 +53,6 @@ int ac_tfl_load(const char *path, ac_tfl_model **model, ac_err *err);
 int ac_tfl_load_mem(const void *data, size_t len, const char *name, ac_tfl_model **model, ac_err *err);
 void ac_tfl_free(ac_tfl_model *model);
 int ac_tfl_find_tensor(const ac_tfl_model *model, const char *name); /* index or -1 */
+const char *ac_tfl_opname(int builtin_code);  /* "CONV_2D", ... or NULL if unknown */
+const char *ac_tfl_typename(int tensor_type); /* "FLOAT32", "UINT8", ... or "?" */
 #endif

@@ -1,10 +1,171 @@
-/* attncap classify: placeholder until its issue lands. */
+/* attncap classify: run a TFLite ImageNet classifier on photos and print the top-K labels. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "attncap/cnn.h"
+#include "attncap/image.h"
 #include "commands.h"
 
+static void usage(FILE *f) {
+    fprintf(f, "usage: attncap classify [--encoder M.tflite] [--labels L.txt] [--top K] [--json] [--threads N] IMAGE...\n\n"
+               "Runs a TFLite ImageNet classifier (in float32, with its dequantized weights) on each photo,\n"
+               "squashed to the model's input size, and prints the K most probable labels.\n\n"
+               "  --encoder M.tflite  the model (default: <data>/encoders/mobilenet_v2_1.0_224_quant.tflite)\n"
+               "  --labels L.txt      one label per line, line i = class i (default: <data>/encoders/imagenet_labels.txt)\n"
+               "  --top K             labels per photo (default 5)\n"
+               "  --json              one JSON object per line: {\"image\": PATH, \"top\": [{\"index\": I, \"label\": L, \"prob\": P}, ...]}\n"
+               "  --threads N         threads (default: $ATTNCAP_THREADS or all cores)\n\n"
+               "<data> is $ATTNCAP_DATA or ../shared. A photo that cannot be read gets one error line on stderr;\n"
+               "the others are still classified and the exit code is 1.\n");
+}
+
+/* Labels file: one per line (CR LF tolerated). */
+static int read_labels(const char *path, char ***labels, int *n, ac_err *err) {
+    char *data;
+    size_t len;
+    *labels = NULL;
+    *n = 0;
+    if (ac_read_file(path, 64u << 20, &data, &len, err) < 0) return -1;
+    int cap = 0;
+    for (char *p = data, *e; p < data + len; p = e + 1) {
+        e = memchr(p, '\n', (size_t)(data + len - p));
+        if (!e) e = data + len;
+        size_t l = (size_t)(e - p);
+        if (l && p[l - 1] == '\r') l--;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            char **nl = realloc(*labels, (size_t)cap * sizeof *nl);
+            if (!nl) break;
+            *labels = nl;
+        }
+        (*labels)[(*n)++] = strndup(p, l);
+    }
+    free(data);
+    return 0;
+}
+
+static char *data_path(const char *rel) {
+    char *d = ac_find_data_dir();
+    if (!d) return NULL;
+    char *p = ac_path_join(d, rel);
+    free(d);
+    return p;
+}
+
 int cmd_classify(int argc, char **argv) {
-    (void)argc, (void)argv;
-    fprintf(stderr, "attncap classify: not implemented yet\n");
-    return 2;
+    const char *enc_path = NULL, *lab_path = NULL;
+    int top = 5, json = 0, threads = 0, n_img = 0;
+    char **imgs = calloc((size_t)argc, sizeof *imgs);
+    if (!imgs) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free(imgs);
+            return 0;
+        } else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--encoder") && has) enc_path = argv[++i];
+        else if (!strcmp(a, "--labels") && has) lab_path = argv[++i];
+        else if ((!strcmp(a, "--top") || !strcmp(a, "-k")) && has) top = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "attncap classify: unknown option or missing value '%s' (try --help)\n", a);
+            free(imgs);
+            return 2;
+        } else imgs[n_img++] = argv[i];
+    }
+    if (n_img == 0 || top < 1) {
+        fprintf(stderr, "attncap classify: %s (try --help)\n", n_img ? "--top must be at least 1" : "no image given");
+        free(imgs);
+        return 2;
+    }
+    char *enc_def = enc_path ? NULL : data_path("encoders/mobilenet_v2_1.0_224_quant.tflite");
+    char *lab_def = lab_path ? NULL : data_path("encoders/imagenet_labels.txt");
+    if (!enc_path) enc_path = enc_def;
+    if (!lab_path) lab_path = lab_def;
+    int rc = 0;
+    ac_err err;
+    ac_encoder enc;
+    char **labels = NULL;
+    int n_labels = 0;
+    float *probs = NULL;
+    int *idx = NULL;
+    if (!enc_path || !lab_path) {
+        fprintf(stderr, "attncap classify: no --%s given and no data directory found (set ATTNCAP_DATA)\n",
+                enc_path ? "labels" : "encoder");
+        free(imgs);
+        free(enc_def);
+        free(lab_def);
+        return 2;
+    }
+    if (read_labels(lab_path, &labels, &n_labels, &err) < 0 ||
+        ac_classifier_open(enc_path, threads, &enc, &err) < 0) {
+        fprintf(stderr, "attncap classify: %s\n", err.msg);
+        rc = 1;
+        goto done;
+    }
+    int n_cls = enc.grid_h * enc.grid_w * enc.dim;
+    if (top > n_cls) top = n_cls;
+    probs = malloc((size_t)n_cls * sizeof *probs);
+    idx = malloc((size_t)top * sizeof *idx);
+    if (!probs || !idx) {
+        fprintf(stderr, "attncap classify: out of memory\n");
+        rc = 1;
+        goto done_enc;
+    }
+    for (int k = 0; k < n_img; k++) {
+        ac_image img;
+        if (ac_image_load(imgs[k], &img, &err) < 0 || ac_encoder_encode(&enc, &img, probs, &err) < 0) {
+            if (img.px) ac_image_free(&img);
+            fflush(stdout);
+            fprintf(stderr, "attncap classify: %s\n", err.msg);
+            rc = 1;
+            continue;
+        }
+        ac_image_free(&img);
+        for (int j = 0; j < top; j++) { /* partial selection: K is small */
+            int best = -1;
+            for (int c = 0; c < n_cls; c++) {
+                int taken = 0;
+                for (int q = 0; q < j && !taken; q++) taken = idx[q] == c;
+                if (!taken && (best < 0 || probs[c] > probs[best])) best = c;
+            }
+            idx[j] = best;
+        }
+        if (json) {
+            cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+            cJSON_AddStringToObject(o, "image", imgs[k]);
+            for (int j = 0; j < top; j++) {
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddNumberToObject(e, "index", idx[j]);
+                cJSON_AddStringToObject(e, "label", idx[j] < n_labels ? labels[idx[j]] : "");
+                cJSON_AddNumberToObject(e, "prob", (double)(float)probs[idx[j]]);
+                cJSON_AddItemToArray(arr, e);
+            }
+            cJSON_AddItemToObject(o, "top", arr);
+            char *s = cJSON_PrintUnformatted(o);
+            if (s) printf("%s\n", s);
+            free(s);
+            cJSON_Delete(o);
+        } else {
+            printf("%s\n", imgs[k]);
+            for (int j = 0; j < top; j++)
+                printf("  %.4f  %4d  %s\n", probs[idx[j]], idx[j], idx[j] < n_labels ? labels[idx[j]] : "?");
+        }
+        fflush(stdout);
+    }
+done_enc:
+    ac_encoder_close(&enc);
+done:
+    for (int i = 0; i < n_labels; i++) free(labels[i]);
+    free(labels);
+    free(probs);
+    free(idx);
+    free(imgs);
+    free(enc_def);
+    free(lab_def);
+    return rc;
 }

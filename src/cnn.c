@@ -1,0 +1,623 @@
+/* cnn.c: runs a TFLite graph in float32 (NHWC, batch 1) at any input size.
+ *
+ * ac_cnn_create plans once: it keeps only the operators needed for the requested tensor, propagates
+ * shapes from the chosen input size, checks every operator's operands, and assigns each activation
+ * tensor to one of a few reusable buffers (a tensor's buffer is released after its last reader), so
+ * ac_cnn_run allocates nothing. Quantized models run with their dequantized weights: QUANTIZE and
+ * DEQUANTIZE become copies, and activations stay in float. */
+#include "attncap/cnn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnn_internal.h"
+
+enum {
+    OP_ADD = 0, OP_AVERAGE_POOL_2D = 1, OP_CONCATENATION = 2, OP_CONV_2D = 3, OP_DEPTHWISE_CONV_2D = 4,
+    OP_DEQUANTIZE = 6, OP_FULLY_CONNECTED = 9, OP_LOGISTIC = 14, OP_MAX_POOL_2D = 17, OP_MUL = 18, OP_RELU = 19,
+    OP_RELU_N1_TO_1 = 20, OP_RELU6 = 21, OP_RESHAPE = 22, OP_SOFTMAX = 25, OP_TANH = 28, OP_PAD = 34, OP_MEAN = 40,
+    OP_SQUEEZE = 43, OP_QUANTIZE = 114, OP_HARD_SWISH = 117,
+};
+
+typedef struct cnn_tensor {
+    int ndim;
+    int shape[AC_TFL_MAX_DIMS];
+    size_t count;
+    float *data; /* constant data (from the model) or the assigned activation buffer */
+    int slot;    /* activation buffer index, -1 for constants and unplanned tensors */
+    int planned; /* shape known */
+} cnn_tensor;
+
+typedef struct cnn_step {
+    const ac_tfl_op *op;
+    int index;     /* operator index in the model */
+    conv_geom g;   /* window ops */
+} cnn_step;
+
+struct ac_cnn {
+    const ac_tfl_model *m;
+    cnn_tensor *t;
+    cnn_step *steps;
+    int n_steps;
+    int in_t, out_t;
+    float **slots;
+    size_t *slot_size;
+    int n_slots;
+    float *scratch;
+    size_t scratch_size;
+    cnn_pool *pool;
+    int threads;
+    double flops;
+};
+
+static const char *tname(const ac_cnn *c, int i) { return c->m->tensors[i].name; }
+
+static int op_err(const ac_cnn *c, const cnn_step *s, ac_err *err, const char *why) {
+    const char *out = s->op->n_out > 0 && s->op->outputs[0] >= 0 ? tname(c, s->op->outputs[0]) : "?";
+    return ac_errf(err, "%s: operator %d (%s, output '%.200s'): %s", c->m->path, s->index, s->op->opname, out, why);
+}
+
+static size_t shape_count(const int *shape, int ndim) {
+    size_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= (size_t)shape[d];
+    return n;
+}
+
+/* Sets tensor i's shape; refuses sizes over the element limit. */
+static int set_shape(ac_cnn *c, const cnn_step *s, int i, const int *shape, int ndim, ac_err *err) {
+    uint64_t lim = ac_limits_get().max_tensor_elems, n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] <= 0) return op_err(c, s, err, "output would be empty (input too small for this operator)");
+        n *= (uint64_t)shape[d];
+        if (n > lim) return op_err(c, s, err, "output too large (raise ATTNCAP_MAX_TENSOR_ELEMS)");
+    }
+    cnn_tensor *t = &c->t[i];
+    t->ndim = ndim;
+    memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    t->count = (size_t)n;
+    t->planned = 1;
+    return 0;
+}
+
+/* Operand k of step s: must exist and have a known shape (an activation already computed, or a constant). */
+static int operand(const ac_cnn *c, const cnn_step *s, int k, int want_const, ac_err *err) {
+    if (k >= s->op->n_in || s->op->inputs[k] < 0) return op_err(c, s, err, "missing operand"), -1;
+    int i = s->op->inputs[k];
+    if (want_const && !c->m->tensors[i].data) return op_err(c, s, err, "operand must be a constant tensor"), -1;
+    if (!c->t[i].planned) {
+        ac_errf(err, "%s: operator %d (%s): input tensor '%.200s' is neither computed by an earlier operator nor a "
+                "numeric constant", c->m->path, s->index, s->op->opname, tname(c, i));
+        return -1;
+    }
+    return i;
+}
+
+static int act_ok(const cnn_step *s) { return s->op->activation >= 0 && s->op->activation <= 3; }
+
+/* Window geometry for CONV_2D / DEPTHWISE_CONV_2D / pools. */
+static int plan_window(ac_cnn *c, cnn_step *s, const cnn_tensor *in, int kh, int kw, int oc, ac_err *err) {
+    const ac_tfl_op *op = s->op;
+    if (in->ndim != 4 || in->shape[0] != 1) return op_err(c, s, err, "input must be 1 x H x W x C");
+    if (op->stride_h < 1 || op->stride_w < 1 || op->dilation_h < 1 || op->dilation_w < 1 || op->stride_h > 1024 ||
+        op->stride_w > 1024 || op->dilation_h > 1024 || op->dilation_w > 1024)
+        return op_err(c, s, err, "stride or dilation out of range");
+    if (kh < 1 || kw < 1 || kh > 4096 || kw > 4096) return op_err(c, s, err, "kernel size out of range");
+    if (op->padding != 0 && op->padding != 1) return op_err(c, s, err, "unknown padding type");
+    if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation (only NONE, RELU, RELU_N1_TO_1, RELU6)");
+    conv_geom *g = &s->g;
+    g->h = in->shape[1], g->w = in->shape[2], g->c = in->shape[3];
+    g->kh = kh, g->kw = kw, g->sh = op->stride_h, g->sw = op->stride_w, g->dh = op->dilation_h, g->dw = op->dilation_w;
+    g->oh = cnn_out_size(g->h, kh, g->sh, g->dh, op->padding == 1, &g->pt);
+    g->ow = cnn_out_size(g->w, kw, g->sw, g->dw, op->padding == 1, &g->pl);
+    g->oc = oc;
+    g->act = op->activation;
+    int shape[4] = {1, g->oh, g->ow, oc};
+    return set_shape(c, s, op->outputs[0], shape, 4, err);
+}
+
+/* Checks a weight/bias constant's shape. */
+static int check_const(const ac_cnn *c, const cnn_step *s, int i, int ndim, const int *shape, ac_err *err) {
+    const ac_tfl_tensor *t = &c->m->tensors[i];
+    int ok = t->ndim == ndim;
+    for (int d = 0; ok && d < ndim; d++) ok = t->shape[d] == shape[d];
+    if (!ok) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "constant '%.120s' has an unexpected shape", t->name);
+        return op_err(c, s, err, msg);
+    }
+    return 0;
+}
+
+static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
+    const ac_tfl_op *op = s->op;
+    const ac_tfl_model *m = c->m;
+    if (op->n_out < 1 || op->outputs[0] < 0) return op_err(c, s, err, "operator has no output");
+    int out = op->outputs[0], a, b;
+    switch (op->opcode) {
+    case OP_CONV_2D: {
+        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        const ac_tfl_tensor *w = &m->tensors[b];
+        if (w->ndim != 4) return op_err(c, s, err, "filter must be 4-D [out][kh][kw][in]");
+        if (c->t[a].ndim != 4 || w->shape[3] != c->t[a].shape[3]) return op_err(c, s, err, "filter depth differs from the input's channels");
+        if (op->n_in > 2 && op->inputs[2] >= 0) {
+            int bi = operand(c, s, 2, 1, err);
+            if (bi < 0 || check_const(c, s, bi, 1, &w->shape[0], err) < 0) return -1;
+        }
+        if (plan_window(c, s, &c->t[a], w->shape[1], w->shape[2], w->shape[0], err) < 0) return -1;
+        size_t need = cnn_conv2d_scratch(&s->g);
+        if (need > ac_limits_get().max_tensor_elems) return op_err(c, s, err, "im2col buffer too large");
+        if (need > c->scratch_size) c->scratch_size = need;
+        c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
+        return 0;
+    }
+    case OP_DEPTHWISE_CONV_2D: {
+        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        const ac_tfl_tensor *w = &m->tensors[b];
+        if (w->ndim != 4 || w->shape[0] != 1) return op_err(c, s, err, "filter must be [1][kh][kw][out]");
+        if (c->t[a].ndim != 4) return op_err(c, s, err, "input must be 1 x H x W x C");
+        int cin = c->t[a].shape[3], oc = w->shape[3];
+        if (cin <= 0 || oc % cin != 0) return op_err(c, s, err, "filter channels are not a multiple of the input's");
+        if (op->n_in > 2 && op->inputs[2] >= 0) {
+            int bi = operand(c, s, 2, 1, err);
+            if (bi < 0 || check_const(c, s, bi, 1, &oc, err) < 0) return -1;
+        }
+        if (plan_window(c, s, &c->t[a], w->shape[1], w->shape[2], oc, err) < 0) return -1;
+        c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw;
+        return 0;
+    }
+    case OP_AVERAGE_POOL_2D:
+    case OP_MAX_POOL_2D:
+        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
+        if (c->t[a].ndim != 4) return op_err(c, s, err, "input must be 1 x H x W x C");
+        return plan_window(c, s, &c->t[a], op->filter_h, op->filter_w, c->t[a].shape[3], err);
+    case OP_ADD:
+    case OP_MUL: {
+        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 0, err)) < 0) return -1;
+        if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation");
+        const cnn_tensor *x = &c->t[a], *y = &c->t[b];
+        /* Same shapes, or one operand broadcast along leading dimensions (e.g. a per-channel constant). */
+        const cnn_tensor *big = x->count >= y->count ? x : y, *small = big == x ? y : x;
+        if (small->count == 0 || big->count % small->count != 0) return op_err(c, s, err, "operand shapes do not broadcast");
+        size_t tail = 1;
+        for (int d = small->ndim - 1, e = big->ndim - 1; d >= 0; d--, e--) {
+            if (small->shape[d] == 1) continue;
+            if (e < 0 || small->shape[d] != big->shape[e]) return op_err(c, s, err, "operand shapes do not broadcast (only trailing dimensions)");
+            tail *= (size_t)small->shape[d];
+        }
+        if (tail != small->count) return op_err(c, s, err, "operand shapes do not broadcast (only trailing dimensions)");
+        return set_shape(c, s, out, big->shape, big->ndim, err);
+    }
+    case OP_QUANTIZE:
+    case OP_DEQUANTIZE:
+    case OP_RELU:
+    case OP_RELU6:
+    case OP_RELU_N1_TO_1:
+    case OP_LOGISTIC:
+    case OP_TANH:
+    case OP_HARD_SWISH:
+        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
+        return set_shape(c, s, out, c->t[a].shape, c->t[a].ndim, err);
+    case OP_SOFTMAX:
+        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
+        if (c->t[a].ndim < 1) return op_err(c, s, err, "softmax of a scalar");
+        return set_shape(c, s, out, c->t[a].shape, c->t[a].ndim, err);
+    case OP_RESHAPE:
+    case OP_SQUEEZE: {
+        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
+        int shape[AC_TFL_MAX_DIMS], nd = 0, infer = -1;
+        const ac_tfl_tensor *st = op->opcode == OP_RESHAPE && op->n_in > 1 && op->inputs[1] >= 0 ? &m->tensors[op->inputs[1]] : NULL;
+        if (st && st->data && st->ndim == 1 && st->shape[0] <= AC_TFL_MAX_DIMS) {
+            nd = st->shape[0];
+            for (int d = 0; d < nd; d++) shape[d] = (int)st->data[d];
+        } else if (op->opcode == OP_RESHAPE && op->n_new_shape > 0) {
+            nd = op->n_new_shape;
+            memcpy(shape, op->new_shape, (size_t)nd * sizeof *shape);
+        } else { /* the shape the file recorded for the output */
+            nd = m->tensors[out].ndim;
+            memcpy(shape, m->tensors[out].shape, (size_t)nd * sizeof *shape);
+        }
+        size_t known = 1;
+        for (int d = 0; d < nd; d++) {
+            if (shape[d] == -1 && infer < 0) infer = d;
+            else if (shape[d] <= 0) return op_err(c, s, err, "bad target shape");
+            else known *= (size_t)shape[d];
+        }
+        if (infer >= 0) {
+            if (c->t[a].count % known) return op_err(c, s, err, "cannot infer the -1 dimension");
+            shape[infer] = (int)(c->t[a].count / known);
+        } else if (known != c->t[a].count) {
+            return op_err(c, s, err, "element count differs from the target shape (is the input size the one this part "
+                          "of the model was built for?)");
+        }
+        return set_shape(c, s, out, shape, nd, err);
+    }
+    case OP_MEAN: {
+        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        const cnn_tensor *x = &c->t[a];
+        const ac_tfl_tensor *ax = &m->tensors[b];
+        size_t nax = ax->ndim == 0 ? 1 : (size_t)ax->shape[0];
+        if (ax->ndim > 1 || nax > AC_TFL_MAX_DIMS) return op_err(c, s, err, "bad axes operand");
+        int red[AC_TFL_MAX_DIMS] = {0}, shape[AC_TFL_MAX_DIMS], nd = 0;
+        for (size_t k = 0; k < nax; k++) {
+            int d = (int)ax->data[k];
+            if (d < 0) d += x->ndim;
+            if (d < 0 || d >= x->ndim) return op_err(c, s, err, "axis out of range");
+            red[d] = 1;
+        }
+        for (int d = 0; d < x->ndim; d++)
+            if (!red[d]) shape[nd++] = x->shape[d];
+            else if (op->keep_dims) shape[nd++] = 1;
+        if (nd == 0) shape[nd++] = 1;
+        return set_shape(c, s, out, shape, nd, err);
+    }
+    case OP_PAD: {
+        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        const cnn_tensor *x = &c->t[a];
+        const ac_tfl_tensor *p = &m->tensors[b];
+        if (p->ndim != 2 || p->shape[0] != x->ndim || p->shape[1] != 2 || x->ndim > 4) return op_err(c, s, err, "paddings must be [rank][2], rank <= 4");
+        int shape[AC_TFL_MAX_DIMS];
+        for (int d = 0; d < x->ndim; d++) {
+            float lo = p->data[2 * d], hi = p->data[2 * d + 1];
+            if (lo < 0 || hi < 0 || lo > 1e6 || hi > 1e6) return op_err(c, s, err, "padding out of range");
+            shape[d] = x->shape[d] + (int)lo + (int)hi;
+        }
+        return set_shape(c, s, out, shape, x->ndim, err);
+    }
+    case OP_CONCATENATION: {
+        if (op->n_in < 1) return op_err(c, s, err, "no inputs");
+        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
+        if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation");
+        int nd = c->t[a].ndim, axis = op->axis < 0 ? op->axis + nd : op->axis, shape[AC_TFL_MAX_DIMS];
+        if (axis < 0 || axis >= nd) return op_err(c, s, err, "axis out of range");
+        memcpy(shape, c->t[a].shape, sizeof shape);
+        for (int k = 1; k < op->n_in; k++) {
+            if ((b = operand(c, s, k, 0, err)) < 0) return -1;
+            if (c->t[b].ndim != nd) return op_err(c, s, err, "inputs differ in rank");
+            for (int d = 0; d < nd; d++)
+                if (d != axis && c->t[b].shape[d] != shape[d]) return op_err(c, s, err, "inputs differ off the axis");
+            shape[axis] += c->t[b].shape[axis];
+        }
+        return set_shape(c, s, out, shape, nd, err);
+    }
+    case OP_FULLY_CONNECTED: {
+        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation");
+        const ac_tfl_tensor *w = &m->tensors[b];
+        if (w->ndim != 2 || w->shape[1] <= 0) return op_err(c, s, err, "weights must be [out][in]");
+        if (c->t[a].count % (size_t)w->shape[1]) return op_err(c, s, err, "input size is not a multiple of the weights' depth");
+        if (op->n_in > 2 && op->inputs[2] >= 0) {
+            int bi = operand(c, s, 2, 1, err);
+            if (bi < 0 || check_const(c, s, bi, 1, &w->shape[0], err) < 0) return -1;
+        }
+        int shape[2] = {(int)(c->t[a].count / (size_t)w->shape[1]), w->shape[0]};
+        c->flops += 2.0 * shape[0] * (double)w->shape[0] * w->shape[1];
+        return set_shape(c, s, out, shape, 2, err);
+    }
+    default: {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unsupported operator %s", op->opname);
+        return op_err(c, s, err, msg);
+    }
+    }
+}
+
+/* ---- execution ---- */
+
+static const float *in_data(const ac_cnn *c, const cnn_step *s, int k) {
+    int i = s->op->n_in > k ? s->op->inputs[k] : -1;
+    return i >= 0 ? c->t[i].data : NULL;
+}
+
+static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
+    const cnn_tensor *x = &c->t[s->op->inputs[0]], *y = &c->t[s->op->inputs[1]];
+    const float *xa = x->data, *ya = y->data;
+    cnn_tensor *o = &c->t[s->op->outputs[0]];
+    size_t n = o->count, nx = x->count, ny = y->count;
+    int mul = s->op->opcode == OP_MUL;
+    for (size_t i = 0; i < n; i++) {
+        float a = xa[nx == n ? i : i % nx], b = ya[ny == n ? i : i % ny];
+        o->data[i] = mul ? a * b : a + b;
+    }
+    cnn_bias_act(o->data, 1, (int)n, NULL, s->op->activation, NULL);
+}
+
+static void run_mean(const ac_cnn *c, const cnn_step *s) {
+    const cnn_tensor *x = &c->t[s->op->inputs[0]];
+    const ac_tfl_tensor *ax = &c->m->tensors[s->op->inputs[1]];
+    cnn_tensor *o = &c->t[s->op->outputs[0]];
+    int red[AC_TFL_MAX_DIMS] = {0};
+    size_t nax = ax->ndim == 0 ? 1 : (size_t)ax->shape[0];
+    for (size_t k = 0; k < nax; k++) red[((int)ax->data[k] + x->ndim) % x->ndim] = 1;
+    /* output strides over the kept dims, 0 over the reduced ones */
+    size_t ostride[AC_TFL_MAX_DIMS], st = 1, nred = 1;
+    for (int d = x->ndim - 1; d >= 0; d--) {
+        ostride[d] = red[d] ? 0 : st;
+        if (!red[d]) st *= (size_t)x->shape[d];
+        else nred *= (size_t)x->shape[d];
+    }
+    memset(o->data, 0, o->count * sizeof(float));
+    int idx[AC_TFL_MAX_DIMS] = {0};
+    size_t oi = 0;
+    for (size_t i = 0; i < x->count; i++) {
+        o->data[oi] += x->data[i];
+        for (int d = x->ndim - 1; d >= 0; d--) { /* odometer increment */
+            oi += ostride[d];
+            if (++idx[d] < x->shape[d]) break;
+            oi -= ostride[d] * (size_t)x->shape[d];
+            idx[d] = 0;
+        }
+    }
+    float inv = 1.0f / (float)nred;
+    for (size_t i = 0; i < o->count; i++) o->data[i] *= inv;
+}
+
+static void run_pad(const ac_cnn *c, const cnn_step *s) {
+    const cnn_tensor *x = &c->t[s->op->inputs[0]];
+    const float *p = c->m->tensors[s->op->inputs[1]].data;
+    cnn_tensor *o = &c->t[s->op->outputs[0]];
+    int xs[4] = {1, 1, 1, 1}, os[4] = {1, 1, 1, 1}, lo[4] = {0, 0, 0, 0}, off = 4 - x->ndim;
+    for (int d = 0; d < x->ndim; d++) xs[off + d] = x->shape[d], os[off + d] = o->shape[d], lo[off + d] = (int)p[2 * d];
+    memset(o->data, 0, o->count * sizeof(float));
+    for (int i0 = 0; i0 < xs[0]; i0++)
+        for (int i1 = 0; i1 < xs[1]; i1++)
+            for (int i2 = 0; i2 < xs[2]; i2++) {
+                size_t src = (((size_t)i0 * xs[1] + i1) * xs[2] + i2) * xs[3];
+                size_t dst = ((((size_t)(i0 + lo[0]) * os[1] + i1 + lo[1]) * os[2]) + i2 + lo[2]) * os[3] + lo[3];
+                memcpy(o->data + dst, x->data + src, (size_t)xs[3] * sizeof(float));
+            }
+}
+
+static void run_concat(const ac_cnn *c, const cnn_step *s) {
+    cnn_tensor *o = &c->t[s->op->outputs[0]];
+    int nd = o->ndim, axis = s->op->axis < 0 ? s->op->axis + nd : s->op->axis;
+    size_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; d++) outer *= (size_t)o->shape[d];
+    for (int d = axis + 1; d < nd; d++) inner *= (size_t)o->shape[d];
+    size_t orow = (size_t)o->shape[axis] * inner, at = 0;
+    for (int k = 0; k < s->op->n_in; k++) {
+        const cnn_tensor *x = &c->t[s->op->inputs[k]];
+        size_t row = (size_t)x->shape[axis] * inner;
+        for (size_t r = 0; r < outer; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
+        at += row;
+    }
+    cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
+}
+
+static void run_unary(const ac_cnn *c, const cnn_step *s) {
+    const cnn_tensor *x = &c->t[s->op->inputs[0]];
+    cnn_tensor *o = &c->t[s->op->outputs[0]];
+    int code = s->op->opcode;
+    if (code == OP_RELU || code == OP_RELU6 || code == OP_RELU_N1_TO_1) {
+        memcpy(o->data, x->data, o->count * sizeof(float));
+        cnn_bias_act(o->data, 1, (int)o->count, NULL,
+                     code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
+        return;
+    }
+    for (size_t i = 0; i < o->count; i++) {
+        float v = x->data[i];
+        if (code == OP_LOGISTIC) v = 1.0f / (1.0f + expf(-v));
+        else if (code == OP_TANH) v = tanhf(v);
+        else if (code == OP_HARD_SWISH) v = v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+        o->data[i] = v;
+    }
+}
+
+static void run_step(ac_cnn *c, const cnn_step *s) {
+    const ac_tfl_op *op = s->op;
+    cnn_tensor *o = &c->t[op->outputs[0]];
+    const float *x = in_data(c, s, 0);
+    switch (op->opcode) {
+    case OP_CONV_2D: cnn_conv2d(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->scratch, c->pool); break;
+    case OP_DEPTHWISE_CONV_2D: cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
+    case OP_AVERAGE_POOL_2D: cnn_pool2d(&s->g, 0, x, o->data); break;
+    case OP_MAX_POOL_2D: cnn_pool2d(&s->g, 1, x, o->data); break;
+    case OP_ADD: case OP_MUL: run_elementwise(c, s); break;
+    case OP_MEAN: run_mean(c, s); break;
+    case OP_PAD: run_pad(c, s); break;
+    case OP_CONCATENATION: run_concat(c, s); break;
+    case OP_SOFTMAX: {
+        int n = o->shape[o->ndim - 1];
+        cnn_softmax(x, o->data, o->count / (size_t)n, n, op->beta);
+        break;
+    }
+    case OP_FULLY_CONNECTED: {
+        const ac_tfl_tensor *w = &c->m->tensors[op->inputs[1]];
+        cnn_fully_connected(o->shape[0], w->shape[0], w->shape[1], x, w->data, in_data(c, s, 2), op->activation, o->data);
+        break;
+    }
+    case OP_RESHAPE: case OP_SQUEEZE: case OP_QUANTIZE: case OP_DEQUANTIZE:
+        if (o->data != x) memcpy(o->data, x, o->count * sizeof(float));
+        break;
+    default: run_unary(c, s); break;
+    }
+}
+
+/* ---- planning ---- */
+
+static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
+    if (!name) {
+        if (m->n_outputs < 1) return ac_errf(err, "%s: model declares no output", m->path);
+        return m->outputs[0];
+    }
+    int i = ac_tfl_find_tensor(m, name);
+    if (i < 0) return ac_errf(err, "%s: no tensor named '%s' (see `attncap info %s`)", m->path, name, m->path);
+    return i;
+}
+
+int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, int in_w, int threads, ac_cnn **out,
+                  ac_err *err) {
+    *out = NULL;
+    if (m->n_inputs != 1) return ac_errf(err, "%s: model has %d inputs, one image input expected", m->path, m->n_inputs);
+    const ac_tfl_tensor *it = &m->tensors[m->inputs[0]];
+    if (it->ndim != 4 || it->shape[0] != 1 || it->shape[3] < 1)
+        return ac_errf(err, "%s: input tensor '%s' is not 1 x H x W x C", m->path, it->name);
+    if (in_h <= 0) in_h = it->shape[1];
+    if (in_w <= 0) in_w = it->shape[2];
+    if (in_h < 1 || in_w < 1 || in_h > 16384 || in_w > 16384)
+        return ac_errf(err, "%s: input size %dx%d out of range", m->path, in_h, in_w);
+    int target = find_output(m, output_tensor, err);
+    if (target < 0) return -1;
+    ac_cnn *c = calloc(1, sizeof *c);
+    if (!c) return ac_errf(err, "out of memory");
+    c->m = m;
+    c->in_t = m->inputs[0];
+    c->out_t = target;
+    c->t = calloc((size_t)m->n_tensors, sizeof *c->t);
+    c->steps = calloc((size_t)m->n_ops + 1, sizeof *c->steps);
+    int *last_use = malloc(((size_t)m->n_tensors + 1) * sizeof *last_use);
+    char *needed = calloc((size_t)m->n_tensors + 1, 1), *opneeded = calloc((size_t)m->n_ops + 1, 1);
+    if (!c->t || !c->steps || !last_use || !needed || !opneeded) {
+        ac_errf(err, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < m->n_tensors; i++) {
+        c->t[i].slot = -1;
+        last_use[i] = -1;
+        const ac_tfl_tensor *t = &m->tensors[i];
+        if (t->data) { /* constants keep their file shape */
+            c->t[i].ndim = t->ndim;
+            memcpy(c->t[i].shape, t->shape, sizeof t->shape);
+            c->t[i].count = shape_count(t->shape, t->ndim);
+            c->t[i].data = t->data;
+            c->t[i].planned = 1;
+        }
+    }
+    /* Keep the operators the target depends on: walk backwards from it. */
+    needed[target] = 1;
+    for (int k = m->n_ops - 1; k >= 0; k--) {
+        const ac_tfl_op *op = &m->ops[k];
+        int any = 0;
+        for (int j = 0; j < op->n_out; j++) any |= op->outputs[j] >= 0 && needed[op->outputs[j]];
+        if (!any) continue;
+        opneeded[k] = 1;
+        for (int j = 0; j < op->n_in; j++)
+            if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
+    }
+    int shape[4] = {1, in_h, in_w, it->shape[3]};
+    cnn_step pseudo = {&m->ops[0], -1, {0}};
+    if (m->n_ops == 0 || target == c->in_t) {
+        ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
+        goto fail;
+    }
+    if (set_shape(c, &pseudo, c->in_t, shape, 4, err) < 0) goto fail;
+    for (int k = 0; k < m->n_ops; k++) {
+        if (!opneeded[k]) continue;
+        cnn_step *s = &c->steps[c->n_steps];
+        s->op = &m->ops[k];
+        s->index = k;
+        if (plan_step(c, s, err) < 0) goto fail;
+        for (int j = 0; j < s->op->n_in; j++)
+            if (s->op->inputs[j] >= 0) last_use[s->op->inputs[j]] = c->n_steps;
+        c->n_steps++;
+    }
+    if (!c->t[target].planned) {
+        ac_errf(err, "%s: tensor '%.200s' is not computed from the input", m->path, tname(c, target));
+        goto fail;
+    }
+    /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
+     * their last reader. The input and the target are never released. */
+    int *slot_busy = calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
+    c->slot_size = calloc((size_t)c->n_steps * 2 + 4, sizeof *c->slot_size);
+    if (!slot_busy || !c->slot_size) {
+        free(slot_busy);
+        ac_errf(err, "out of memory");
+        goto fail;
+    }
+    c->t[c->in_t].slot = 0;
+    slot_busy[0] = 1;
+    c->slot_size[0] = c->t[c->in_t].count;
+    c->n_slots = 1;
+    for (int k = 0; k < c->n_steps; k++) {
+        const ac_tfl_op *op = c->steps[k].op;
+        for (int j = 0; j < op->n_out; j++) {
+            int o = op->outputs[j];
+            if (o < 0 || c->t[o].slot >= 0 || !c->t[o].planned || m->tensors[o].data) continue;
+            /* the smallest free slot that fits, else the largest free one (grown), else a new one */
+            int best = -1, grow = -1;
+            for (int q = 0; q < c->n_slots; q++) {
+                if (slot_busy[q]) continue;
+                if (c->slot_size[q] >= c->t[o].count) {
+                    if (best < 0 || c->slot_size[q] < c->slot_size[best]) best = q;
+                } else if (grow < 0 || c->slot_size[q] > c->slot_size[grow]) grow = q;
+            }
+            if (best < 0) best = grow;
+            if (best < 0) best = c->n_slots++;
+            if (c->slot_size[best] < c->t[o].count) c->slot_size[best] = c->t[o].count;
+            slot_busy[best] = 1;
+            c->t[o].slot = best;
+        }
+        for (int j = 0; j < op->n_in; j++) {
+            int i = op->inputs[j];
+            if (i >= 0 && i != c->in_t && i != target && c->t[i].slot >= 0 && last_use[i] == k) slot_busy[c->t[i].slot] = 0;
+        }
+        for (int j = 0; j < op->n_out; j++) { /* outputs nobody reads */
+            int o = op->outputs[j];
+            if (o >= 0 && o != target && c->t[o].slot >= 0 && last_use[o] < 0) slot_busy[c->t[o].slot] = 0;
+        }
+    }
+    free(slot_busy);
+    c->slots = calloc((size_t)c->n_slots, sizeof *c->slots);
+    if (!c->slots) {
+        ac_errf(err, "out of memory");
+        goto fail;
+    }
+    for (int q = 0; q < c->n_slots; q++)
+        if (!(c->slots[q] = malloc((c->slot_size[q] ? c->slot_size[q] : 1) * sizeof(float)))) {
+            ac_errf(err, "out of memory for activations (%zu floats)", c->slot_size[q]);
+            goto fail;
+        }
+    for (int i = 0; i < m->n_tensors; i++)
+        if (c->t[i].slot >= 0) c->t[i].data = c->slots[c->t[i].slot];
+    if (c->scratch_size && !(c->scratch = malloc(c->scratch_size * sizeof(float)))) {
+        ac_errf(err, "out of memory for im2col (%zu floats)", c->scratch_size);
+        goto fail;
+    }
+    c->threads = threads > 0 ? threads : ac_default_threads();
+    c->pool = cnn_pool_create(c->threads);
+    free(last_use);
+    free(needed);
+    free(opneeded);
+    *out = c;
+    return 0;
+fail:
+    free(last_use);
+    free(needed);
+    free(opneeded);
+    ac_cnn_free(c);
+    return -1;
+}
+
+int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
+    cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
+    memcpy(in->data, input, in->count * sizeof(float));
+    ac_set_threads(c->threads);
+    for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
+    for (size_t i = 0; i < o->count; i++)
+        if (!isfinite(o->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, tname(c, c->out_t));
+    memcpy(output, o->data, o->count * sizeof(float));
+    return 0;
+}
+
+void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) {
+    const cnn_tensor *o = &c->t[c->out_t];
+    /* NHWC for 4-D; [batch, n] and others report the last dim as channels on a 1 x 1 grid */
+    if (o->ndim == 4) *h = o->shape[1], *w = o->shape[2], *ch = o->shape[3];
+    else *h = 1, *w = 1, *ch = o->ndim ? (int)(o->count / (size_t)(o->shape[0] ? o->shape[0] : 1)) : 1;
+    if (o->ndim != 4 && o->ndim > 0 && o->shape[0] != 1) *h = o->shape[0];
+}
+
+double ac_cnn_flops(const ac_cnn *c) { return c->flops; }
+
+void ac_cnn_free(ac_cnn *c) {
+    if (!c) return;
+    if (c->slots)
+        for (int q = 0; q < c->n_slots; q++) free(c->slots[q]);
+    free(c->slots);
+    free(c->slot_size);
+    free(c->scratch);
+    free(c->steps);
+    free(c->t);
+    cnn_pool_free(c->pool);
+    free(c);
+}

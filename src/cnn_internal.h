@@ -1,0 +1,44 @@
+/* cnn_internal.h: the float32 NHWC kernels behind cnn.c (batch 1), and a tiny thread pool.
+ * Not a public header: shapes are checked by the planner in cnn.c before any kernel runs. */
+#ifndef ATTNCAP_CNN_INTERNAL_H
+#define ATTNCAP_CNN_INTERNAL_H
+#include <stddef.h>
+
+/* A persistent pool of n-1 workers plus the caller. fn(arg, t, n) runs once for each t in [0, n). */
+typedef struct cnn_pool cnn_pool;
+cnn_pool *cnn_pool_create(int n);
+void cnn_pool_run(cnn_pool *p, void (*fn)(void *arg, int t, int n), void *arg);
+void cnn_pool_free(cnn_pool *p);
+int cnn_pool_size(const cnn_pool *p);
+
+/* Fused activations, TFLite numbering. */
+enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3 };
+
+/* Geometry of a 2-D window op: input h x w x c, output oh x ow x oc, kernel kh x kw, strides,
+ * dilations, and the top/left padding (bottom/right padding is implied by the output size). */
+typedef struct conv_geom {
+    int h, w, c;
+    int oh, ow, oc;
+    int kh, kw, sh, sw, dh, dw, pt, pl;
+    int act;
+} conv_geom;
+
+/* Output size and top/left padding along one axis, exactly as TensorFlow: SAME gives
+ * ceil(in / stride) with the odd pixel of padding at the end; VALID no padding. 0 if empty. */
+int cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before);
+
+/* CONV_2D: wt [oc][kh][kw][c], bias [oc] or NULL. scratch holds oh*ow*kh*kw*c floats (im2col), unused
+ * for a 1x1 stride-1 unpadded conv (one sgemm on the input as it is). */
+void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out,
+                float *scratch, cnn_pool *pool);
+size_t cnn_conv2d_scratch(const conv_geom *g);
+/* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
+void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool);
+/* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
+void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
+/* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */
+void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out);
+/* x[i] = act(x[i] + bias[i % n]) over rows of n; bias may be NULL. */
+void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, cnn_pool *pool);
+void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
+#endif

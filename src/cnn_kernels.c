@@ -1,0 +1,400 @@
+/* cnn_kernels.c: float32 NHWC kernels (batch 1) and the thread pool used by cnn.c.
+ *
+ * Convolutions go through sgemm (OpenBLAS, its own threads): a 1x1 stride-1 conv is one sgemm on
+ * the activations as they lie (NHWC rows are pixels), a k x k conv is im2col + sgemm. Depthwise
+ * convolutions are memory-bound and sgemm cannot help, so they get a vectorised direct kernel: NHWC
+ * keeps a pixel's channels contiguous, so each tap is a fused multiply-add over channel vectors,
+ * with the accumulators kept in registers across the taps. Work is split across threads by output
+ * rows; each output element is computed the same way whatever the split, so results do not depend
+ * on the thread count. */
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnn_internal.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define VL 16
+typedef __m512 vf;
+#define V_LOAD(p) _mm512_loadu_ps(p)
+#define V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_MAX(a, b) _mm512_max_ps(a, b)
+#define V_MIN(a, b) _mm512_min_ps(a, b)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define VL 8
+typedef __m256 vf;
+#define V_LOAD(p) _mm256_loadu_ps(p)
+#define V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_SET1(x) _mm256_set1_ps(x)
+#define V_MAX(a, b) _mm256_max_ps(a, b)
+#define V_MIN(a, b) _mm256_min_ps(a, b)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#else
+#define VL 1
+typedef float vf;
+#define V_LOAD(p) (*(p))
+#define V_STORE(p, v) (*(p) = (v))
+#define V_FMA(a, b, c) fmaf(a, b, c)
+#define V_SET1(x) (x)
+#define V_MAX(a, b) fmaxf(a, b)
+#define V_MIN(a, b) fminf(a, b)
+#define V_ADD(a, b) ((a) + (b))
+#endif
+
+/* ---- thread pool ---- */
+
+struct cnn_pool {
+    int n;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t start, done;
+    unsigned gen;
+    int pending, quit;
+    void (*fn)(void *, int, int);
+    void *arg;
+};
+
+typedef struct worker_arg {
+    cnn_pool *p;
+    int t;
+} worker_arg;
+
+static void *worker(void *a) {
+    worker_arg *wa = a;
+    cnn_pool *p = wa->p;
+    int t = wa->t;
+    free(wa);
+    unsigned seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->gen == seen && !p->quit) pthread_cond_wait(&p->start, &p->mu);
+        if (p->quit) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        seen = p->gen;
+        void (*fn)(void *, int, int) = p->fn;
+        void *arg = p->arg;
+        pthread_mutex_unlock(&p->mu);
+        fn(arg, t, p->n);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0) pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+cnn_pool *cnn_pool_create(int n) {
+    cnn_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->n = n < 1 ? 1 : n;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->start, NULL);
+    pthread_cond_init(&p->done, NULL);
+    if (p->n > 1) {
+        p->th = calloc((size_t)p->n, sizeof *p->th);
+        if (!p->th) p->n = 1;
+        for (int t = 1; t < p->n; t++) {
+            worker_arg *wa = malloc(sizeof *wa);
+            if (wa) *wa = (worker_arg){p, t};
+            if (!wa || pthread_create(&p->th[t], NULL, worker, wa) != 0) {
+                free(wa);
+                p->n = t; /* run with the threads we got */
+                break;
+            }
+        }
+    }
+    return p;
+}
+
+void cnn_pool_run(cnn_pool *p, void (*fn)(void *, int, int), void *arg) {
+    if (!p || p->n == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->arg = arg;
+    p->pending = p->n - 1;
+    p->gen++;
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    fn(arg, 0, p->n);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+int cnn_pool_size(const cnn_pool *p) { return p ? p->n : 1; }
+
+void cnn_pool_free(cnn_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    for (int t = 1; t < p->n; t++) pthread_join(p->th[t], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->start);
+    pthread_cond_destroy(&p->done);
+    free(p->th);
+    free(p);
+}
+
+/* ---- geometry ---- */
+
+int cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before) {
+    long eff = (long)(k - 1) * dil + 1;
+    *pad_before = 0;
+    if (valid) return in >= eff ? (int)((in - eff) / stride + 1) : 0;
+    long out = ((long)in + stride - 1) / stride;
+    long need = (out - 1) * stride + eff - in;
+    if (need > 0) *pad_before = (int)(need / 2);
+    return (int)out;
+}
+
+static void act_bounds(int act, float *lo, float *hi) {
+    *lo = -FLT_MAX;
+    *hi = FLT_MAX;
+    if (act == CNN_ACT_RELU) *lo = 0.0f;
+    else if (act == CNN_ACT_RELU6) *lo = 0.0f, *hi = 6.0f;
+    else if (act == CNN_ACT_RELU_N1_TO_1) *lo = -1.0f, *hi = 1.0f;
+}
+
+static inline float clampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* First and one-past-last tap index k with 0 <= base + k * dil < size. */
+static inline void tap_range(int base, int dil, int k, int size, int *lo, int *hi) {
+    int a = base >= 0 ? 0 : (-base + dil - 1) / dil;
+    int b = size - base <= 0 ? 0 : (size - base + dil - 1) / dil;
+    *lo = a;
+    *hi = b < k ? b : k;
+    if (*hi < *lo) *hi = *lo;
+}
+
+/* ---- bias + activation ---- */
+
+typedef struct bias_job {
+    float *x;
+    size_t rows;
+    int n;
+    const float *bias;
+    float lo, hi;
+} bias_job;
+
+static void bias_rows(void *arg, int t, int nt) {
+    bias_job *j = arg;
+    size_t r0 = j->rows * (size_t)t / (size_t)nt, r1 = j->rows * (size_t)(t + 1) / (size_t)nt;
+    vf vlo = V_SET1(j->lo), vhi = V_SET1(j->hi);
+    for (size_t r = r0; r < r1; r++) {
+        float *x = j->x + r * (size_t)j->n;
+        int c = 0;
+        if (j->bias) {
+            for (; c + VL <= j->n; c += VL) V_STORE(x + c, V_MIN(V_MAX(V_ADD(V_LOAD(x + c), V_LOAD(j->bias + c)), vlo), vhi));
+            for (; c < j->n; c++) x[c] = clampf(x[c] + j->bias[c], j->lo, j->hi);
+        } else {
+            for (; c + VL <= j->n; c += VL) V_STORE(x + c, V_MIN(V_MAX(V_LOAD(x + c), vlo), vhi));
+            for (; c < j->n; c++) x[c] = clampf(x[c], j->lo, j->hi);
+        }
+    }
+}
+
+void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, cnn_pool *pool) {
+    bias_job j = {x, rows, n, bias, 0, 0};
+    act_bounds(act, &j.lo, &j.hi);
+    if (!bias && act == CNN_ACT_NONE) return;
+    if (rows * (size_t)n < 16384) pool = NULL; /* not worth waking a thread */
+    cnn_pool_run(pool, bias_rows, &j);
+}
+
+/* ---- convolution ---- */
+
+static int conv_is_pointwise(const conv_geom *g) {
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->oh == g->h &&
+           g->ow == g->w;
+}
+
+size_t cnn_conv2d_scratch(const conv_geom *g) {
+    return conv_is_pointwise(g) ? 0 : (size_t)g->oh * g->ow * g->kh * g->kw * g->c;
+}
+
+typedef struct im2col_job {
+    const conv_geom *g;
+    const float *in;
+    float *col;
+} im2col_job;
+
+/* col[oy*ow+ox][(ky*kw+kx)*c + ci]: the patch in the weight layout [kh][kw][c], zeros for padding. */
+static void im2col_rows(void *arg, int t, int nt) {
+    im2col_job *j = arg;
+    const conv_geom *g = j->g;
+    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
+    size_t K = (size_t)g->kh * g->kw * g->c, cb = (size_t)g->c * sizeof(float);
+    for (int oy = oy0; oy < oy1; oy++)
+        for (int ox = 0; ox < g->ow; ox++) {
+            float *dst = j->col + ((size_t)oy * g->ow + ox) * K;
+            for (int ky = 0; ky < g->kh; ky++) {
+                int iy = oy * g->sh - g->pt + ky * g->dh;
+                for (int kx = 0; kx < g->kw; kx++, dst += g->c) {
+                    int ix = ox * g->sw - g->pl + kx * g->dw;
+                    if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) memset(dst, 0, cb);
+                    else memcpy(dst, j->in + ((size_t)iy * g->w + ix) * g->c, cb);
+                }
+            }
+        }
+}
+
+void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, float *scratch,
+                cnn_pool *pool) {
+    int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
+    const float *A = in;
+    if (!conv_is_pointwise(g)) {
+        im2col_job j = {g, in, scratch};
+        cnn_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
+        A = scratch;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, g->oc, K, 1.0f, A, K, wt, K, 0.0f, out, g->oc);
+    cnn_bias_act(out, (size_t)M, g->oc, bias, g->act, pool);
+}
+
+/* ---- depthwise ---- */
+
+typedef struct dw_job {
+    const conv_geom *g;
+    const float *in, *wt, *bias;
+    float *out;
+} dw_job;
+
+static void dw_rows(void *arg, int t, int nt) {
+    dw_job *j = arg;
+    const conv_geom *g = j->g;
+    const int C = g->oc, mult = g->oc / g->c;
+    const float *in = j->in, *wt = j->wt, *bias = j->bias;
+    float lo, hi;
+    act_bounds(g->act, &lo, &hi);
+    vf vlo = V_SET1(lo), vhi = V_SET1(hi), vzero = V_SET1(0.0f);
+    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
+    for (int oy = oy0; oy < oy1; oy++) {
+        int iy0 = oy * g->sh - g->pt, ky0, ky1;
+        tap_range(iy0, g->dh, g->kh, g->h, &ky0, &ky1);
+        for (int ox = 0; ox < g->ow; ox++) {
+            int ix0 = ox * g->sw - g->pl, kx0, kx1;
+            tap_range(ix0, g->dw, g->kw, g->w, &kx0, &kx1);
+            float *o = j->out + ((size_t)oy * g->ow + ox) * C;
+            if (mult != 1) { /* rare (depth multiplier > 1): plain loops */
+                for (int oc = 0; oc < C; oc++) {
+                    float acc = bias ? bias[oc] : 0.0f;
+                    for (int ky = ky0; ky < ky1; ky++)
+                        for (int kx = kx0; kx < kx1; kx++) {
+                            size_t ip = ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * g->c;
+                            acc += in[ip + oc / mult] * wt[(size_t)(ky * g->kw + kx) * C + oc];
+                        }
+                    o[oc] = clampf(acc, lo, hi);
+                }
+                continue;
+            }
+            int c = 0;
+            for (; c + 4 * VL <= C; c += 4 * VL) {
+                vf a0, a1, a2, a3;
+                if (bias) a0 = V_LOAD(bias + c), a1 = V_LOAD(bias + c + VL), a2 = V_LOAD(bias + c + 2 * VL), a3 = V_LOAD(bias + c + 3 * VL);
+                else a0 = a1 = a2 = a3 = vzero;
+                for (int ky = ky0; ky < ky1; ky++) {
+                    const float *irow = in + (size_t)(iy0 + ky * g->dh) * g->w * C + c;
+                    const float *wrow = wt + (size_t)ky * g->kw * C + c;
+                    for (int kx = kx0; kx < kx1; kx++) {
+                        const float *ip = irow + (size_t)(ix0 + kx * g->dw) * C, *wp = wrow + (size_t)kx * C;
+                        a0 = V_FMA(V_LOAD(ip), V_LOAD(wp), a0);
+                        a1 = V_FMA(V_LOAD(ip + VL), V_LOAD(wp + VL), a1);
+                        a2 = V_FMA(V_LOAD(ip + 2 * VL), V_LOAD(wp + 2 * VL), a2);
+                        a3 = V_FMA(V_LOAD(ip + 3 * VL), V_LOAD(wp + 3 * VL), a3);
+                    }
+                }
+                V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
+                V_STORE(o + c + VL, V_MIN(V_MAX(a1, vlo), vhi));
+                V_STORE(o + c + 2 * VL, V_MIN(V_MAX(a2, vlo), vhi));
+                V_STORE(o + c + 3 * VL, V_MIN(V_MAX(a3, vlo), vhi));
+            }
+            for (; c + VL <= C; c += VL) {
+                vf a0 = bias ? V_LOAD(bias + c) : vzero;
+                for (int ky = ky0; ky < ky1; ky++)
+                    for (int kx = kx0; kx < kx1; kx++) {
+                        const float *ip = in + ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c;
+                        a0 = V_FMA(V_LOAD(ip), V_LOAD(wt + (size_t)(ky * g->kw + kx) * C + c), a0);
+                    }
+                V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
+            }
+            for (; c < C; c++) {
+                float acc = bias ? bias[c] : 0.0f;
+                for (int ky = ky0; ky < ky1; ky++)
+                    for (int kx = kx0; kx < kx1; kx++)
+                        acc = fmaf(in[((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c],
+                                   wt[(size_t)(ky * g->kw + kx) * C + c], acc);
+                o[c] = clampf(acc, lo, hi);
+            }
+        }
+    }
+}
+
+void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool) {
+    dw_job j = {g, in, wt, bias, out};
+    if ((size_t)g->oh * g->ow * g->oc < 8192) pool = NULL;
+    cnn_pool_run(pool, dw_rows, &j);
+}
+
+/* ---- pooling ---- */
+
+void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out) {
+    float lo, hi;
+    act_bounds(g->act, &lo, &hi);
+    const int C = g->c;
+    for (int oy = 0; oy < g->oh; oy++) {
+        int iy0 = oy * g->sh - g->pt, ky0, ky1;
+        tap_range(iy0, 1, g->kh, g->h, &ky0, &ky1);
+        for (int ox = 0; ox < g->ow; ox++) {
+            int ix0 = ox * g->sw - g->pl, kx0, kx1;
+            tap_range(ix0, 1, g->kw, g->w, &kx0, &kx1);
+            float *o = out + ((size_t)oy * g->ow + ox) * C;
+            for (int c = 0; c < C; c++) o[c] = is_max ? -FLT_MAX : 0.0f;
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = kx0; kx < kx1; kx++) {
+                    const float *ip = in + ((size_t)(iy0 + ky) * g->w + (ix0 + kx)) * C;
+                    if (is_max)
+                        for (int c = 0; c < C; c++) o[c] = ip[c] > o[c] ? ip[c] : o[c];
+                    else
+                        for (int c = 0; c < C; c++) o[c] += ip[c];
+                }
+            /* TFLite averages over the window's pixels that fall inside the image */
+            int count = (ky1 - ky0) * (kx1 - kx0);
+            float inv = count > 0 ? 1.0f / (float)count : 0.0f;
+            for (int c = 0; c < C; c++) o[c] = clampf(is_max ? o[c] : o[c] * inv, lo, hi);
+        }
+    }
+}
+
+/* ---- dense ---- */
+
+void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, in, k, wt, k, 0.0f, out, n);
+    cnn_bias_act(out, (size_t)m, n, bias, act, NULL);
+}
+
+void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = in + r * (size_t)n;
+        float *y = out + r * (size_t)n;
+        float mx = -FLT_MAX;
+        for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+        double sum = 0;
+        for (int i = 0; i < n; i++) sum += (y[i] = expf((x[i] - mx) * beta));
+        float inv = (float)(1.0 / sum);
+        for (int i = 0; i < n; i++) y[i] *= inv;
+    }
+}
