@@ -19,4 +19,43 @@ typedef struct ac_feature_cache {
 int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err);
 int ac_features_find(const ac_feature_cache *fc, const char *key); /* index or -1 */
 void ac_features_free(ac_feature_cache *fc);
+
+/* Extraction. The encoder is reached through this small interface (the CLI wraps ac_encoder; tests
+ * use a fake), so the cache logic does not depend on the CNN. */
+#include "attncap/image.h"
+typedef struct ac_feature_source {
+    void *ctx;
+    /* img is already size x size; out receives grid_h*grid_w*dim floats. */
+    int (*encode)(void *ctx, const ac_image *img, float *out, ac_err *err);
+    int size;                  /* photos are squashed (ac_image_resize) to size x size */
+    int grid_h, grid_w, dim;
+    const char *identity_json; /* stored as the "encoder" metadata; must hold sha256, layer, size */
+} ac_feature_source;
+
+typedef struct ac_features_opts {
+    const char *out_dir;
+    int shard_size; /* keys per shard; 0 = 256 */
+    int fp16;       /* store F16 (half the disk) instead of F32 */
+    int flip;       /* also store the mirrored photo under "<name>#flip" */
+    int quiet;      /* no progress bar */
+    /* Called once per photo that fails (one line naming the file); extraction goes on. */
+    void (*on_error)(void *ctx, const char *msg);
+    void *on_error_ctx;
+} ac_features_opts;
+
+typedef struct ac_features_stats {
+    int encoded; /* keys computed in this run */
+    int skipped; /* photos whose keys were all in the cache already */
+    int failed;  /* photos that could not be read (or duplicate names) */
+    int shards;  /* shards written in this run */
+} ac_features_stats;
+
+/* Encodes paths[0..n) into out_dir (created if needed), skipping keys already cached there. Existing
+ * shards must come from the same encoder (sha256, layer, size), else it refuses. Photos are decoded
+ * on a second thread while the encoder runs. Returns 0 when it ran to the end (stats->failed may be
+ * > 0), -1 on a fatal error (different encoder, unwritable directory, encoder error). */
+int ac_features_extract(const ac_feature_source *src, const char *const *paths, int n, const ac_features_opts *o,
+                        ac_features_stats *stats, ac_err *err);
+/* The cache key of a photo path: its file name without directory. */
+const char *ac_features_key(const char *path);
 #endif

@@ -1,0 +1,650 @@
+/* features.c: the feature cache. A directory of shards "shard-NNNNN.safetensors", each written
+ * atomically, with tensor "features" [n, L, dim] and metadata "images" (JSON array of n keys) and
+ * "encoder" (JSON identity). Extraction is resumable: keys already in a shard are skipped, so a
+ * killed run loses at most the shard it was filling. Photos are decoded and resized on a second
+ * thread (a small queue) while the encoder runs on the calling thread. */
+#include "attncap/features.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attncap/safetensors.h"
+
+const char *ac_features_key(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* ---- shards on disk ---- */
+
+typedef struct {
+    char **names; /* sorted file names "shard-NNNNN.safetensors" */
+    int n, next_index;
+} shard_list;
+
+static void shard_list_free(shard_list *l) {
+    for (int i = 0; i < l->n; i++) free(l->names[i]);
+    free(l->names);
+    memset(l, 0, sizeof *l);
+}
+
+/* Lists dir's shards. Temp files of killed runs ("*.tmp.PID" whose process is gone) are removed. */
+static int list_shards(const char *dir, shard_list *l, ac_err *err) {
+    memset(l, 0, sizeof *l);
+    DIR *d = opendir(dir);
+    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, strerror(errno));
+    struct dirent *e;
+    int cap = 0;
+    while ((e = readdir(d))) {
+        int idx, len = 0, pid;
+        if (sscanf(e->d_name, "shard-%5d.safetensors%n", &idx, &len) == 1 && len == 23 && e->d_name[len] == 0) {
+            if (l->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                char **nn = realloc(l->names, (size_t)cap * sizeof *nn);
+                if (!nn) goto oom;
+                l->names = nn;
+            }
+            if (!(l->names[l->n] = strdup(e->d_name))) goto oom;
+            l->n++;
+            if (idx + 1 > l->next_index) l->next_index = idx + 1;
+        } else if (sscanf(e->d_name, "shard-%5d.safetensors.tmp.%d%n", &idx, &pid, &len) == 2 && e->d_name[len] == 0 &&
+                   pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+            char *p = ac_path_join(dir, e->d_name);
+            if (p) unlink(p);
+            free(p);
+        }
+    }
+    closedir(d);
+    if (l->n) qsort(l->names, (size_t)l->n, sizeof *l->names, cmp_str);
+    return 0;
+oom:
+    closedir(d);
+    shard_list_free(l);
+    return ac_errf(err, "%s: out of memory", dir);
+}
+
+/* What a shard holds, validated: keys, shape, identity. */
+typedef struct {
+    int n, grid_h, grid_w, dim;
+    char **keys;
+    cJSON *identity;
+    const char *identity_str;     /* points into the ac_st_file */
+    const ac_st_tensor *features; /* data NULL after a header-only read */
+} shard_info;
+
+static void shard_info_free(shard_info *s) {
+    for (int i = 0; i < s->n && s->keys; i++) free(s->keys[i]);
+    free(s->keys);
+    cJSON_Delete(s->identity);
+    memset(s, 0, sizeof *s);
+}
+
+static int json_int(const cJSON *o, const char *k, int *v) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(j) || j->valuedouble < 0 || j->valuedouble > 1e9) return -1;
+    *v = (int)j->valuedouble;
+    return 0;
+}
+
+static int shard_parse(const char *path, const ac_st_file *f, shard_info *s, ac_err *err) {
+    memset(s, 0, sizeof *s);
+    const ac_st_tensor *t = ac_st_find(f, "features");
+    const char *imgs = ac_st_meta(f, "images"), *enc = ac_st_meta(f, "encoder");
+    if (!t || !imgs || !enc) return ac_errf(err, "%s: not a feature shard (needs tensor \"features\" and metadata \"images\", \"encoder\")", path);
+    if (t->ndim != 3 || (t->dtype != AC_ST_F32 && t->dtype != AC_ST_F16) || t->shape[0] > 100000000)
+        return ac_errf(err, "%s: \"features\" must be F32 or F16 [n, L, dim]", path);
+    s->features = t;
+    s->identity_str = enc;
+    s->identity = cJSON_Parse(enc);
+    if (!cJSON_IsObject(s->identity) || json_int(s->identity, "grid_h", &s->grid_h) ||
+        json_int(s->identity, "grid_w", &s->grid_w) || json_int(s->identity, "dim", &s->dim))
+        goto bad_enc;
+    if ((int64_t)s->grid_h * s->grid_w != t->shape[1] || s->dim != t->shape[2]) goto bad_enc;
+    cJSON *arr = cJSON_Parse(imgs);
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != t->shape[0]) {
+        cJSON_Delete(arr);
+        shard_info_free(s);
+        return ac_errf(err, "%s: metadata \"images\" is not a JSON array of %lld names", path, (long long)t->shape[0]);
+    }
+    s->keys = calloc((size_t)t->shape[0] + 1, sizeof *s->keys);
+    const cJSON *k;
+    int i = 0;
+    cJSON_ArrayForEach(k, arr) {
+        if (!s->keys || !cJSON_IsString(k) || !(s->keys[i] = strdup(k->valuestring))) {
+            s->n = i;
+            cJSON_Delete(arr);
+            shard_info_free(s);
+            return ac_errf(err, "%s: metadata \"images\" holds a non-string", path);
+        }
+        s->n = ++i;
+    }
+    cJSON_Delete(arr);
+    return 0;
+bad_enc:
+    shard_info_free(s);
+    return ac_errf(err, "%s: metadata \"encoder\" does not match the features' shape", path);
+}
+
+/* Same encoder: sha256, layer and size agree. */
+static int same_identity(const cJSON *a, const cJSON *b) {
+    static const char *fields[] = {"sha256", "layer", "size", "grid_h", "grid_w", "dim"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, fields[i]), *y = cJSON_GetObjectItemCaseSensitive(b, fields[i]);
+        if (!x || !y || !cJSON_Compare(x, y, 1)) return 0;
+    }
+    return 1;
+}
+
+static void describe(const cJSON *id, char *buf, size_t n) {
+    const cJSON *sha = cJSON_GetObjectItemCaseSensitive(id, "sha256"), *layer = cJSON_GetObjectItemCaseSensitive(id, "layer");
+    const cJSON *size = cJSON_GetObjectItemCaseSensitive(id, "size");
+    snprintf(buf, n, "sha256 %.12s, layer %s, size %d", cJSON_IsString(sha) ? sha->valuestring : "?",
+             cJSON_IsString(layer) ? layer->valuestring : "?", cJSON_IsNumber(size) ? size->valueint : -1);
+}
+
+/* ---- extraction ---- */
+
+typedef struct {
+    const char *path, *key;
+    int need_plain, need_flip, dup_of; /* dup_of: index of an earlier photo with the same key, or -1 */
+} work_item;
+
+typedef struct {
+    ac_image plain, flipped;
+    int failed;
+    char msg[1024];
+} prepared;
+
+#define QUEUE 3
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t changed;
+    prepared slot[QUEUE];
+    int head, count, stop;
+    const work_item *work;
+    int n_work, size;
+} pipeline;
+
+static void prepare(const work_item *w, int size, prepared *p) {
+    memset(p, 0, sizeof *p);
+    ac_err err;
+    ac_image img;
+    if (!*w->key) {
+        p->failed = 1;
+        snprintf(p->msg, sizeof p->msg, "%s: not a file name", w->path);
+        return;
+    }
+    if (w->dup_of >= 0) {
+        p->failed = 1;
+        snprintf(p->msg, sizeof p->msg, "%s: duplicate file name '%s' (cache keys are file names without directory)", w->path, w->key);
+        return;
+    }
+    if (ac_image_load(w->path, &img, &err) || ac_image_resize(&img, size, size, &p->plain, &err)) {
+        if (img.px) ac_image_free(&img);
+        p->failed = 1;
+        memcpy(p->msg, err.msg, sizeof p->msg);
+        return;
+    }
+    ac_image_free(&img);
+    if (w->need_flip) {
+        size_t nb = (size_t)size * size * 3;
+        p->flipped.px = malloc(nb);
+        if (!p->flipped.px) {
+            ac_image_free(&p->plain);
+            p->failed = 1;
+            snprintf(p->msg, sizeof p->msg, "%s: out of memory", w->path);
+            return;
+        }
+        memcpy(p->flipped.px, p->plain.px, nb);
+        p->flipped.w = p->flipped.h = size;
+        ac_image_flip_h(&p->flipped);
+    }
+}
+
+static void *producer(void *arg) {
+    pipeline *q = arg;
+    for (int i = 0; i < q->n_work; i++) {
+        prepared p;
+        prepare(&q->work[i], q->size, &p);
+        pthread_mutex_lock(&q->mu);
+        while (q->count == QUEUE && !q->stop) pthread_cond_wait(&q->changed, &q->mu);
+        if (q->stop) {
+            pthread_mutex_unlock(&q->mu);
+            ac_image_free(&p.plain);
+            ac_image_free(&p.flipped);
+            break;
+        }
+        q->slot[(q->head + q->count) % QUEUE] = p;
+        q->count++;
+        pthread_cond_broadcast(&q->changed);
+        pthread_mutex_unlock(&q->mu);
+    }
+    return NULL;
+}
+
+static void pipeline_pop(pipeline *q, prepared *out) {
+    pthread_mutex_lock(&q->mu);
+    while (q->count == 0) pthread_cond_wait(&q->changed, &q->mu);
+    *out = q->slot[q->head];
+    q->head = (q->head + 1) % QUEUE;
+    q->count--;
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* The shard being filled. */
+typedef struct {
+    const ac_feature_source *src;
+    const ac_features_opts *o;
+    size_t row; /* floats per key: L * dim */
+    int n, cap, next_index;
+    char **keys;
+    void *data; /* cap rows of F32 or F16 */
+    float *tmp;
+} shard_buf;
+
+static int shard_flush(shard_buf *b, ac_features_stats *st, ac_err *err) {
+    if (!b->n) return 0;
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && i < b->n; i++)
+        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(b->keys[i]))) {
+            cJSON_Delete(arr);
+            arr = NULL;
+        }
+    char *imgs = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    char name[64];
+    snprintf(name, sizeof name, "shard-%05d.safetensors", b->next_index);
+    char *path = ac_path_join(b->o->out_dir, name);
+    int rc = -1;
+    if (!imgs || !path) {
+        ac_errf(err, "%s: out of memory", b->o->out_dir);
+    } else {
+        ac_st_writer w;
+        ac_st_writer_init(&w);
+        int64_t shape[3] = {b->n, (int64_t)b->src->grid_h * b->src->grid_w, b->src->dim};
+        if (!ac_st_writer_add(&w, "features", b->o->fp16 ? AC_ST_F16 : AC_ST_F32, 3, shape, b->data, err) &&
+            !ac_st_writer_meta(&w, "images", imgs, err) && !ac_st_writer_meta(&w, "encoder", b->src->identity_json, err))
+            rc = ac_st_write(&w, path, err);
+        ac_st_writer_free(&w);
+    }
+    free(imgs);
+    free(path);
+    if (rc) return -1;
+    for (int i = 0; i < b->n; i++) free(b->keys[i]);
+    b->n = 0;
+    b->next_index++;
+    st->shards++;
+    return 0;
+}
+
+/* Encodes one image into the shard under key (+ suffix), flushing the shard when full. */
+static int shard_add(shard_buf *b, const ac_image *img, const char *key, const char *suffix, ac_features_stats *st,
+                     ac_err *err) {
+    if (b->src->encode(b->src->ctx, img, b->tmp, err)) return -1;
+    size_t kl = strlen(key), sl = strlen(suffix);
+    char *k = malloc(kl + sl + 1);
+    if (!k) return ac_errf(err, "out of memory");
+    memcpy(k, key, kl);
+    memcpy(k + kl, suffix, sl + 1);
+    if (b->o->fp16) {
+        uint16_t *d = (uint16_t *)b->data + (size_t)b->n * b->row;
+        for (size_t i = 0; i < b->row; i++) d[i] = ac_f32_to_f16(b->tmp[i]);
+    } else {
+        memcpy((float *)b->data + (size_t)b->n * b->row, b->tmp, b->row * sizeof(float));
+    }
+    b->keys[b->n++] = k;
+    st->encoded++;
+    return b->n == b->cap ? shard_flush(b, st, err) : 0;
+}
+
+/* Existing keys (sorted) after checking every shard came from this encoder. */
+static int existing_keys(const char *dir, const cJSON *ours, shard_list *sl, char ***keys, int *nkeys, ac_err *err) {
+    *keys = NULL, *nkeys = 0;
+    int cap = 0;
+    for (int i = 0; i < sl->n; i++) {
+        char *p = ac_path_join(dir, sl->names[i]);
+        ac_st_file f;
+        shard_info s;
+        if (!p || ac_st_read_header(p, &f, err)) {
+            free(p);
+            return -1;
+        }
+        if (shard_parse(p, &f, &s, err)) {
+            ac_st_free(&f);
+            free(p);
+            return -1;
+        }
+        if (!same_identity(s.identity, ours)) {
+            char a[256], b[256];
+            describe(s.identity, a, sizeof a);
+            describe(ours, b, sizeof b);
+            ac_errf(err, "%s: made by a different encoder (%s; now %s): use another --out directory", p, a, b);
+            shard_info_free(&s);
+            ac_st_free(&f);
+            free(p);
+            return -1;
+        }
+        free(p);
+        ac_st_free(&f);
+        if (*nkeys + s.n > cap) {
+            cap = 2 * (*nkeys + s.n) + 16;
+            char **nk = realloc(*keys, (size_t)cap * sizeof *nk);
+            if (!nk) {
+                shard_info_free(&s);
+                return ac_errf(err, "%s: out of memory", dir);
+            }
+            *keys = nk;
+        }
+        for (int k = 0; k < s.n; k++) (*keys)[(*nkeys)++] = s.keys[k], s.keys[k] = NULL;
+        shard_info_free(&s);
+    }
+    if (*nkeys) qsort(*keys, (size_t)*nkeys, sizeof **keys, cmp_str);
+    return 0;
+}
+
+static int has_key(char **keys, int n, const char *key) {
+    return n && bsearch(&key, keys, (size_t)n, sizeof *keys, cmp_str) != NULL;
+}
+
+typedef struct {
+    const char *key;
+    int idx;
+} key_idx;
+static int cmp_key_idx(const void *a, const void *b) {
+    const key_idx *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+int ac_features_extract(const ac_feature_source *src, const char *const *paths, int n, const ac_features_opts *o,
+                        ac_features_stats *st, ac_err *err) {
+    memset(st, 0, sizeof *st);
+    int shard_size = o->shard_size > 0 ? o->shard_size : 256;
+    if (src->size <= 0 || src->grid_h <= 0 || src->grid_w <= 0 || src->dim <= 0)
+        return ac_errf(err, "features: bad encoder shape");
+    cJSON *ours = cJSON_Parse(src->identity_json);
+    if (!cJSON_IsObject(ours)) {
+        cJSON_Delete(ours);
+        return ac_errf(err, "features: bad encoder identity JSON");
+    }
+    if (ac_mkdirs(o->out_dir, err)) {
+        cJSON_Delete(ours);
+        return -1;
+    }
+    shard_list sl;
+    char **have = NULL;
+    int n_have = 0, rc = -1;
+    work_item *work = calloc((size_t)n + 1, sizeof *work);
+    key_idx *ki = calloc((size_t)n + 1, sizeof *ki);
+    shard_buf b = {src, o, (size_t)src->grid_h * src->grid_w * src->dim, 0, shard_size, 0, NULL, NULL, NULL};
+    if (list_shards(o->out_dir, &sl, err)) {
+        free(work);
+        free(ki);
+        cJSON_Delete(ours);
+        return -1;
+    }
+    if (existing_keys(o->out_dir, ours, &sl, &have, &n_have, err)) goto done;
+    if (!work || !ki) {
+        ac_errf(err, "features: out of memory");
+        goto done;
+    }
+    /* The work list: what each photo still needs; later photos with an earlier one's key fail. */
+    for (int i = 0; i < n; i++) ki[i].key = ac_features_key(paths[i]), ki[i].idx = i;
+    if (n) qsort(ki, (size_t)n, sizeof *ki, cmp_key_idx);
+    int n_work = 0;
+    for (int i = 0; i < n; i++) work[i].dup_of = -1;
+    for (int i = 1; i < n; i++)
+        if (!strcmp(ki[i].key, ki[i - 1].key))
+            work[ki[i].idx].dup_of = work[ki[i - 1].idx].dup_of >= 0 ? work[ki[i - 1].idx].dup_of : ki[i - 1].idx;
+    for (int i = 0; i < n; i++) {
+        const char *key = ac_features_key(paths[i]);
+        char fk[4096];
+        snprintf(fk, sizeof fk, "%s#flip", key);
+        work_item w = {paths[i], key, !has_key(have, n_have, key), o->flip && !has_key(have, n_have, fk), work[i].dup_of};
+        if (!*key) w.dup_of = i; /* no file name: reported as an error below */
+        if (!w.need_plain && !w.need_flip && w.dup_of < 0) {
+            st->skipped++;
+            continue;
+        }
+        work[n_work++] = w;
+    }
+    b.next_index = sl.next_index;
+    b.keys = calloc((size_t)shard_size, sizeof *b.keys);
+    b.data = malloc((size_t)shard_size * b.row * (o->fp16 ? 2 : 4));
+    b.tmp = malloc(b.row * sizeof *b.tmp);
+    if (!b.keys || !b.data || !b.tmp) {
+        ac_errf(err, "features: out of memory for a shard of %d x %zu floats", shard_size, b.row);
+        goto done;
+    }
+    pipeline q;
+    memset(&q, 0, sizeof q);
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.changed, NULL);
+    q.work = work, q.n_work = n_work, q.size = src->size;
+    pthread_t th;
+    if (pthread_create(&th, NULL, producer, &q)) {
+        ac_errf(err, "features: cannot start the decoding thread");
+        goto done;
+    }
+    ac_progress bar;
+    ac_progress_start(&bar, "features", (uint64_t)n_work, o->quiet);
+    int fatal = 0;
+    for (int i = 0; i < n_work && !fatal; i++) {
+        prepared p;
+        pipeline_pop(&q, &p);
+        if (p.failed) {
+            st->failed++;
+            if (o->on_error) o->on_error(o->on_error_ctx, p.msg);
+        } else {
+            if (work[i].need_plain && shard_add(&b, &p.plain, work[i].key, "", st, err)) fatal = 1;
+            if (!fatal && work[i].need_flip && shard_add(&b, &p.flipped, work[i].key, "#flip", st, err)) fatal = 1;
+            if (fatal) ac_err_prefix(err, "%s", work[i].path);
+        }
+        ac_image_free(&p.plain);
+        ac_image_free(&p.flipped);
+        ac_progress_update(&bar, (uint64_t)i + 1);
+    }
+    pthread_mutex_lock(&q.mu);
+    q.stop = 1;
+    pthread_cond_broadcast(&q.changed);
+    pthread_mutex_unlock(&q.mu);
+    pthread_join(th, NULL);
+    for (; q.count > 0; q.count--, q.head = (q.head + 1) % QUEUE) {
+        ac_image_free(&q.slot[q.head].plain);
+        ac_image_free(&q.slot[q.head].flipped);
+    }
+    pthread_mutex_destroy(&q.mu);
+    pthread_cond_destroy(&q.changed);
+    ac_progress_finish(&bar);
+    /* Keep what was encoded even after a fatal error. */
+    ac_err ferr;
+    if (shard_flush(&b, st, fatal ? &ferr : err)) fatal = fatal ? fatal : 1;
+    rc = fatal ? -1 : 0;
+done:
+    for (int i = 0; i < b.n; i++) free(b.keys[i]);
+    free(b.keys);
+    free(b.data);
+    free(b.tmp);
+    for (int i = 0; i < n_have; i++) free(have[i]);
+    free(have);
+    shard_list_free(&sl);
+    free(work);
+    free(ki);
+    cJSON_Delete(ours);
+    return rc;
+}
+
+/* ---- loading ---- */
+
+typedef struct {
+    const char *key;
+    int64_t global; /* row index across shards in file order */
+} entry;
+static int cmp_entry(const void *a, const void *b) {
+    const entry *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->global > y->global) - (x->global < y->global);
+}
+
+int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
+    memset(fc, 0, sizeof *fc);
+    if (!ac_is_dir(dir)) return ac_errf(err, "%s: not a feature directory (run attncap features --out %s first)", dir, dir);
+    shard_list sl;
+    if (list_shards(dir, &sl, err)) return -1;
+    if (sl.n == 0) {
+        shard_list_free(&sl);
+        return ac_errf(err, "%s: no feature shards (shard-NNNNN.safetensors) in it", dir);
+    }
+    /* Pass 1, headers only: keys, shapes, one encoder throughout. */
+    char **keys = NULL;
+    int64_t total = 0, cap = 0;
+    int64_t *counts = calloc((size_t)sl.n, sizeof *counts);
+    cJSON *first = NULL;
+    entry *ent = NULL;
+    int64_t *dest = NULL;
+    int rc = -1;
+    if (!counts) goto oom;
+    for (int i = 0; i < sl.n; i++) {
+        char *p = ac_path_join(dir, sl.names[i]);
+        ac_st_file f;
+        shard_info s;
+        if (!p || ac_st_read_header(p, &f, err)) {
+            free(p);
+            goto fail;
+        }
+        if (shard_parse(p, &f, &s, err)) {
+            ac_st_free(&f);
+            free(p);
+            goto fail;
+        }
+        if (!first) {
+            first = s.identity, s.identity = NULL;
+            fc->grid_h = s.grid_h, fc->grid_w = s.grid_w, fc->dim = s.dim;
+            fc->encoder_json = strdup(s.identity_str);
+        } else if (!same_identity(s.identity, first)) {
+            ac_errf(err, "%s: made by a different encoder than %s/%s", p, dir, sl.names[0]);
+            shard_info_free(&s);
+            ac_st_free(&f);
+            free(p);
+            goto fail;
+        }
+        free(p);
+        ac_st_free(&f);
+        if (total + s.n > cap) {
+            cap = 2 * (total + s.n) + 64;
+            char **nk = realloc(keys, (size_t)cap * sizeof *nk);
+            if (!nk) {
+                shard_info_free(&s);
+                goto oom;
+            }
+            keys = nk;
+        }
+        for (int k = 0; k < s.n; k++) keys[total++] = s.keys[k], s.keys[k] = NULL;
+        counts[i] = s.n;
+        shard_info_free(&s);
+    }
+    /* Sorted, first occurrence of a key wins (duplicates only arise from overlapping manual runs). */
+    ent = malloc((size_t)(total + 1) * sizeof *ent);
+    dest = malloc((size_t)(total + 1) * sizeof *dest);
+    if (!ent || !dest || !fc->encoder_json) goto oom;
+    for (int64_t i = 0; i < total; i++) ent[i].key = keys[i], ent[i].global = i, dest[i] = -1;
+    if (total) qsort(ent, (size_t)total, sizeof *ent, cmp_entry);
+    int64_t n = 0;
+    for (int64_t i = 0; i < total; i++)
+        if (i == 0 || strcmp(ent[i].key, ent[i - 1].key)) dest[ent[i].global] = n++;
+    if (n > 0x7fffffff) {
+        ac_errf(err, "%s: too many photos", dir);
+        goto fail;
+    }
+    size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
+    fc->keys = calloc((size_t)n + 1, sizeof *fc->keys);
+    fc->data = row && (uint64_t)n <= SIZE_MAX / row / sizeof(float) ? malloc((size_t)n * row * sizeof(float) + 1) : NULL;
+    if (!fc->keys || !fc->data) goto oom;
+    fc->n = (int)n;
+    for (int64_t i = 0; i < total; i++)
+        if (dest[i] >= 0) fc->keys[dest[i]] = keys[i], keys[i] = NULL;
+    /* Pass 2: one shard in memory at a time, rows converted straight into their sorted place. */
+    int64_t g = 0;
+    for (int i = 0; i < sl.n; i++) {
+        char *p = ac_path_join(dir, sl.names[i]);
+        ac_st_file f;
+        shard_info s;
+        if (!p || ac_st_read(p, &f, err)) {
+            free(p);
+            goto fail;
+        }
+        if (shard_parse(p, &f, &s, err)) {
+            ac_st_free(&f);
+            free(p);
+            goto fail;
+        }
+        if (s.n != counts[i] || (size_t)s.grid_h * s.grid_w * s.dim != row) {
+            ac_errf(err, "%s: changed while being read", p);
+            shard_info_free(&s);
+            ac_st_free(&f);
+            free(p);
+            goto fail;
+        }
+        const ac_st_tensor *t = s.features;
+        for (int r = 0; r < s.n; r++, g++) {
+            if (dest[g] < 0) continue;
+            float *out = fc->data + (size_t)dest[g] * row;
+            const unsigned char *src = (const unsigned char *)t->data + (size_t)r * row * (t->dtype == AC_ST_F16 ? 2 : 4);
+            if (t->dtype == AC_ST_F32) {
+                memcpy(out, src, row * sizeof(float));
+            } else {
+                for (size_t k = 0; k < row; k++) {
+                    uint16_t h;
+                    memcpy(&h, src + 2 * k, 2);
+                    out[k] = ac_f16_to_f32(h);
+                }
+            }
+        }
+        shard_info_free(&s);
+        ac_st_free(&f);
+        free(p);
+    }
+    rc = 0;
+    goto fail;
+oom:
+    ac_errf(err, "%s: out of memory loading features", dir);
+fail:
+    for (int64_t i = 0; keys && i < total; i++) free(keys[i]);
+    free(keys);
+    free(counts);
+    free(ent);
+    free(dest);
+    cJSON_Delete(first);
+    shard_list_free(&sl);
+    if (rc) ac_features_free(fc);
+    return rc;
+}
+
+int ac_features_find(const ac_feature_cache *fc, const char *key) {
+    int lo = 0, hi = fc->n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(fc->keys[mid], key);
+        if (!c) return mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+void ac_features_free(ac_feature_cache *fc) {
+    if (!fc) return;
+    for (int i = 0; fc->keys && i < fc->n; i++) free(fc->keys[i]);
+    free(fc->keys);
+    free(fc->data);
+    free(fc->encoder_json);
+    memset(fc, 0, sizeof *fc);
+}
