@@ -64,7 +64,7 @@ static char photos[NPHOTO][4096];
 static const char *photo_ptrs[NPHOTO + 2];
 
 static void make_photos(void) {
-    char dir[4096];
+    char dir[2048];
     snprintf(dir, sizeof dir, "%s/photos", test_tmpdir());
     mkdir(dir, 0777);
     for (int i = 0; i < NPHOTO; i++) {

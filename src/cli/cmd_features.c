@@ -1,10 +1,191 @@
-/* attncap features: placeholder until its issue lands. */
+/* attncap features: annotation vectors of many photos into a resumable feature cache. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "attncap/cnn.h"
+#include "attncap/features.h"
 #include "commands.h"
 
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: attncap features [--encoder M.tflite] [--size N] [--layer NAME] [--fp16] [--flip] [--shard N]\n"
+            "                        [--threads N] [--quiet] --out DIR (IMAGE... | --list FILE [--root DIR])\n\n"
+            "Runs the CNN encoder over each photo (squashed to N x N) up to layer NAME and stores the grid of\n"
+            "annotation vectors in DIR as shards shard-NNNNN.safetensors, written atomically. Rerunning skips\n"
+            "photos already in DIR, so an interrupted run resumes where it stopped (losing at most one shard).\n"
+            "Keys are the photos' file names without directory.\n\n"
+            "  --encoder M.tflite  the CNN (default: <data>/encoders/mobilenet_v2_1.0_224_quant.tflite)\n"
+            "  --size N            input side in pixels (default 448: a 14x14 grid for MobileNetV2's last conv)\n"
+            "  --layer NAME        tensor to stop at (default: the last conv layer before pooling; see attncap info)\n"
+            "  --fp16              store float16 (half the disk; features are read back as float32)\n"
+            "  --flip              also store the mirrored photo's features under \"NAME#flip\" (augmentation)\n"
+            "  --shard N           photos per shard (default 256)\n"
+            "  --list FILE         photo paths, one per line (blank lines and lines starting with # ignored)\n"
+            "  --root DIR          directory that relative paths in --list are under\n"
+            "  --threads N         threads (default: $ATTNCAP_THREADS or all cores)\n"
+            "  --quiet             no progress bar and no summary\n\n"
+            "<data> is $ATTNCAP_DATA or ../shared. A photo that cannot be read gets one error line on stderr;\n"
+            "the others are still processed and the exit code is 1. A DIR made by another encoder (file,\n"
+            "layer or size) is refused.\n");
+}
+
+static void print_error(void *ctx, const char *msg) {
+    (void)ctx;
+    fprintf(stderr, "attncap features: %s\n", msg);
+}
+
+/* Appends the paths listed in a file (relative ones under root) to *paths. */
+static int read_list(const char *file, const char *root, char ***paths, int *n, ac_err *err) {
+    char *data;
+    size_t len;
+    if (ac_read_file(file, ac_limits_get().max_file_bytes, &data, &len, err) < 0) return -1;
+    int cap = *n;
+    int line = 0;
+    for (char *p = data, *e; p < data + len; p = e + 1) {
+        e = memchr(p, '\n', (size_t)(data + len - p));
+        if (!e) e = data + len;
+        line++;
+        size_t l = (size_t)(e - p);
+        while (l && (p[l - 1] == '\r' || p[l - 1] == ' ' || p[l - 1] == '\t')) l--;
+        while (l && (*p == ' ' || *p == '\t')) p++, l--;
+        if (!l || *p == '#') continue;
+        if (memchr(p, 0, l)) {
+            free(data);
+            return ac_errf(err, "%s:%d: NUL byte in a path", file, line);
+        }
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            char **np = realloc(*paths, (size_t)cap * sizeof *np);
+            if (!np) {
+                free(data);
+                return ac_errf(err, "%s: out of memory", file);
+            }
+            *paths = np;
+        }
+        char *rel = strndup(p, l);
+        char *full = rel && root && *rel != '/' ? ac_path_join(root, rel) : NULL;
+        if (full) free(rel), rel = full;
+        if (!rel) {
+            free(data);
+            return ac_errf(err, "%s: out of memory", file);
+        }
+        (*paths)[(*n)++] = rel;
+    }
+    free(data);
+    return 0;
+}
+
+static int encode_cb(void *ctx, const ac_image *img, float *out, ac_err *err) {
+    return ac_encoder_encode(ctx, img, out, err);
+}
+
+/* The encoder's identity as stored in every shard. */
+static char *identity_json(const ac_encoder *enc) {
+    cJSON *o = cJSON_CreateObject();
+    const char *base = strrchr(enc->path, '/');
+    cJSON_AddStringToObject(o, "file", base ? base + 1 : enc->path);
+    cJSON_AddStringToObject(o, "sha256", enc->sha256);
+    cJSON_AddStringToObject(o, "layer", enc->layer);
+    cJSON_AddNumberToObject(o, "size", enc->size);
+    cJSON_AddNumberToObject(o, "grid_h", enc->grid_h);
+    cJSON_AddNumberToObject(o, "grid_w", enc->grid_w);
+    cJSON_AddNumberToObject(o, "dim", enc->dim);
+    cJSON_AddNumberToObject(o, "norm_mean", enc->norm.mean);
+    cJSON_AddNumberToObject(o, "norm_scale", enc->norm.scale);
+    cJSON_AddStringToObject(o, "resize", "squash, antialiased bilinear");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
 int cmd_features(int argc, char **argv) {
-    (void)argc, (void)argv;
-    fprintf(stderr, "attncap features: not implemented yet\n");
-    return 2;
+    const char *enc_path = NULL, *layer = NULL, *out = NULL, *list = NULL, *root = NULL;
+    int size = 448, fp16 = 0, flip = 0, shard = 256, threads = 0, quiet = 0, n = 0, rc = 2;
+    char **paths = NULL, *enc_def = NULL, *ident = NULL;
+    int owned_from = 0; /* paths[owned_from..n) were malloc'd by read_list */
+    ac_err err;
+    paths = calloc((size_t)argc + 1, sizeof *paths);
+    if (!paths) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free(paths);
+            return 0;
+        } else if (!strcmp(a, "--fp16")) fp16 = 1;
+        else if (!strcmp(a, "--flip")) flip = 1;
+        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
+        else if (!strcmp(a, "--encoder") && has) enc_path = argv[++i];
+        else if (!strcmp(a, "--layer") && has) layer = argv[++i];
+        else if (!strcmp(a, "--out") && has) out = argv[++i];
+        else if (!strcmp(a, "--list") && has) list = argv[++i];
+        else if (!strcmp(a, "--root") && has) root = argv[++i];
+        else if (!strcmp(a, "--size") && has) size = atoi(argv[++i]);
+        else if (!strcmp(a, "--shard") && has) shard = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "attncap features: unknown option or missing value '%s' (try --help)\n", a);
+            free(paths);
+            return 2;
+        } else paths[n++] = argv[i];
+    }
+    owned_from = n;
+    const char *why = !out ? "--out DIR is required" : (!n && !list) ? "no image given (IMAGE... or --list FILE)"
+                      : size < 16 || size > 4096 ? "--size must be between 16 and 4096"
+                      : shard < 1 ? "--shard must be at least 1" : root && !list ? "--root needs --list" : NULL;
+    if (why) {
+        fprintf(stderr, "attncap features: %s (try --help)\n", why);
+        free(paths);
+        return 2;
+    }
+    if (list && read_list(list, root, &paths, &n, &err) < 0) {
+        fprintf(stderr, "attncap features: %s\n", err.msg);
+        rc = 1;
+        goto done;
+    }
+    if (!enc_path) {
+        char *d = ac_find_data_dir();
+        enc_def = d ? ac_path_join(d, "encoders/mobilenet_v2_1.0_224_quant.tflite") : NULL;
+        free(d);
+        if (!enc_def) {
+            fprintf(stderr, "attncap features: no --encoder given and no data directory found (set ATTNCAP_DATA)\n");
+            goto done;
+        }
+        enc_path = enc_def;
+    }
+    ac_encoder enc;
+    if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0) {
+        fprintf(stderr, "attncap features: %s\n", err.msg);
+        rc = 1;
+        goto done;
+    }
+    ident = identity_json(&enc);
+    ac_feature_source src = {&enc, encode_cb, enc.size, enc.grid_h, enc.grid_w, enc.dim, ident};
+    ac_features_opts o = {out, shard, fp16, flip, quiet, print_error, NULL};
+    ac_features_stats st;
+    double t0 = ac_now();
+    if (!ident) {
+        fprintf(stderr, "attncap features: out of memory\n");
+        rc = 1;
+    } else if (ac_features_extract(&src, (const char *const *)paths, n, &o, &st, &err) < 0) {
+        fprintf(stderr, "attncap features: %s\n", err.msg);
+        rc = 1;
+    } else {
+        double dt = ac_now() - t0;
+        if (!quiet)
+            printf("%s: %d encoded (%.1f/s), %d already cached, %d failed; %d shard%s written; grid %dx%d x %d (%s)\n", out,
+                   st.encoded, dt > 0 ? st.encoded / dt : 0.0, st.skipped, st.failed, st.shards, st.shards == 1 ? "" : "s",
+                   enc.grid_h, enc.grid_w, enc.dim, enc.layer);
+        rc = st.failed ? 1 : 0;
+    }
+    ac_encoder_close(&enc);
+done:
+    for (int i = owned_from; i < n; i++) free(paths[i]);
+    free(paths);
+    free(enc_def);
+    free(ident);
+    return rc;
 }
