@@ -14,9 +14,10 @@ typedef struct ac_caption {
 } ac_caption;
 
 typedef struct ac_beam_opts {
-    int beam;          /* K; 1 = greedy */
+    int beam;          /* K; 1 = greedy (default 3). The beam shrinks as hypotheses finish (see beam.c) */
     int max_len;       /* words, default 20 */
-    float len_alpha;   /* score = logprob / len^len_alpha; 0 = none, 1 = mean */
+    float len_alpha;   /* score = logprob / len^len_alpha, len = words + 1 (<end> counts); 0 = none,
+                          1 = mean per token (default, as Xu et al.'s code) */
     int allow_unk;     /* 0: <unk> is never emitted */
 } ac_beam_opts;
 ac_beam_opts ac_beam_defaults(void);

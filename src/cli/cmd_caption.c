@@ -1,10 +1,417 @@
-/* attncap caption: placeholder until its issue lands. */
+/* attncap caption: caption photos, optionally with per-word attention overlays and contact sheets.
+ * A decoding thread reads and squashes the photos ahead of the CNN (a small bounded queue), so file
+ * decoding overlaps the encoder and decoder; results come out in input order. */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "attncap/captioner.h"
+#include "attncap/overlay.h"
 #include "commands.h"
 
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: attncap caption [options] (IMAGE|DIR|-)...\n\n"
+            "Captions each photo: prints \"PATH<TAB>caption\" per photo (or JSON lines with --json).\n"
+            "DIR is walked for .jpg .jpeg .png .bmp .gif files (sorted); '-' reads paths from stdin,\n"
+            "one per line. A photo that cannot be read gets one error line on stderr; the others are\n"
+            "still captioned and the exit code is 1.\n\n"
+            "  --model FILE      model (default: $ATTNCAP_MODEL, else models/%s beside\n"
+            "                    the executable or in the current directory)\n"
+            "  --encoder FILE    the model's TFLite encoder (default: $ATTNCAP_ENCODER, else found by\n"
+            "                    the model's encoder name in models/ or ../shared/encoders; its SHA-256\n"
+            "                    must match the model's record)\n"
+            "  --beam K          beam size, 1 = greedy (default 3)\n"
+            "  --max-len N       maximum words (default 20)\n"
+            "  --len-alpha X     length normalisation: score = logprob / (words+1)^X (default 1)\n"
+            "  --allow-unk       let <unk> be emitted\n"
+            "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
+            "                    an existing DIR/<stem> is refused (that photo fails) unless --force\n"
+            "  --force           replace earlier overlays in DIR/<stem>\n"
+            "  --size N          long side of overlays and sheets in pixels (default 1024)\n"
+            "  --style S         heat (default: colour map over the greyed photo) or spot (the paper's\n"
+            "                    white highlight)\n"
+            "  --json            one JSON object per line: image, caption, tokens, logprob, overlays\n"
+            "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
+            "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
+            "  --quiet           no progress bar\n"
+            "  --verbose         report images/s and the time split on stderr\n",
+            AC_DEFAULT_MODEL_NAME);
+}
+
+/* ---- inputs ---- */
+
+typedef struct strv {
+    char **v;
+    int n, cap;
+} strv;
+
+static int strv_push(strv *s, const char *x) {
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 64;
+        char **nv = realloc(s->v, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        s->v = nv, s->cap = nc;
+    }
+    if (!(s->v[s->n] = strdup(x))) return -1;
+    s->n++;
+    return 0;
+}
+
+static void strv_free(strv *s) {
+    for (int i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int is_image_name(const char *n) {
+    const char *dot = strrchr(n, '.');
+    if (!dot || n[0] == '.') return 0;
+    static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif"};
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
+        if (!strcasecmp(dot + 1, ext[i])) return 1;
+    return 0;
+}
+
+/* Appends the images under dir (recursively, sorted) to out. */
+static int walk(const char *dir, strv *out, int depth, ac_err *err) {
+    if (depth > 32) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return ac_errf(err, "%s: cannot read directory", dir);
+    strv names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && strv_push(&names, e->d_name)) break;
+    closedir(d);
+    qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
+    int rc = 0;
+    for (int i = 0; i < names.n && !rc; i++) {
+        char *p = ac_path_join(dir, names.v[i]);
+        if (!p) rc = ac_errf(err, "out of memory");
+        else if (ac_is_dir(p)) rc = walk(p, out, depth + 1, err);
+        else if (is_image_name(names.v[i]) && ac_is_file(p) && strv_push(out, p)) rc = ac_errf(err, "out of memory");
+        free(p);
+    }
+    strv_free(&names);
+    return rc;
+}
+
+/* ---- the decoding thread ---- */
+
+typedef struct job {
+    ac_image photo, square;
+    int ok;
+    double t_decode;
+    ac_err err;
+} job;
+
+typedef struct pipe_state {
+    const ac_captioner *cap;
+    strv *paths;
+    int keep_photo;
+    job *ring;
+    int depth, head, tail; /* produced [0, head), consumed [0, tail) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+} pipe_state;
+
+static void *decoder_thread(void *arg) {
+    pipe_state *ps = arg;
+    for (int i = 0; i < ps->paths->n; i++) {
+        pthread_mutex_lock(&ps->mu);
+        while (ps->head - ps->tail >= ps->depth && !ps->stop) pthread_cond_wait(&ps->cv, &ps->mu);
+        int stop = ps->stop;
+        pthread_mutex_unlock(&ps->mu);
+        if (stop) break;
+        job *j = &ps->ring[i % ps->depth];
+        memset(j, 0, sizeof *j);
+        double t0 = ac_now();
+        j->ok = ac_image_load(ps->paths->v[i], &j->photo, &j->err) == 0 &&
+                ac_captioner_prepare(ps->cap, &j->photo, &j->square, &j->err) == 0;
+        if (!ps->keep_photo) ac_image_free(&j->photo);
+        j->t_decode = ac_now() - t0;
+        pthread_mutex_lock(&ps->mu);
+        ps->head++;
+        pthread_cond_broadcast(&ps->cv);
+        pthread_mutex_unlock(&ps->mu);
+    }
+    return NULL;
+}
+
+/* ---- output ---- */
+
+/* A unique stem for DIR/<stem> within this run: "dog", then "dog-2", ... */
+static char *unique_stem(const char *path, strv *used) {
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    char stem[200];
+    snprintf(stem, sizeof stem, "%s", b);
+    char *dot = strrchr(stem, '.');
+    if (dot && dot != stem) *dot = 0;
+    char buf[220];
+    snprintf(buf, sizeof buf, "%s", stem);
+    for (int k = 2;; k++) {
+        int clash = 0;
+        for (int i = 0; i < used->n && !clash; i++) clash = !strcmp(used->v[i], buf);
+        if (!clash) break;
+        snprintf(buf, sizeof buf, "%s-%d", stem, k);
+    }
+    strv_push(used, buf);
+    return strdup(buf);
+}
+
+static void print_json(const char *path, const char *text, const ac_caption *c, const ac_vocab *v, char **ov, int n_ov,
+                       int attention, int gh, int gw) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "image", path);
+    cJSON_AddStringToObject(o, "caption", text);
+    cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
+    for (int i = 0; i < c->n; i++) {
+        const char *w = ac_vocab_word(v, c->words[i]);
+        cJSON_AddItemToArray(tok, cJSON_CreateString(w ? w : "<unk>"));
+    }
+    cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    cJSON *ovs = cJSON_AddArrayToObject(o, "overlays");
+    for (int i = 0; i < n_ov; i++) cJSON_AddItemToArray(ovs, cJSON_CreateString(ov[i]));
+    char *raw = NULL;
+    if (attention) {
+        int L = gh * gw;
+        size_t cap = (size_t)c->n * L * 12 + 16, n = 0;
+        raw = malloc(cap);
+        if (raw) {
+            raw[n++] = '[';
+            for (int t = 0; t < c->n; t++) {
+                n += (size_t)snprintf(raw + n, cap - n, "%s[", t ? "," : "");
+                for (int i = 0; i < L; i++)
+                    n += (size_t)snprintf(raw + n, cap - n, "%s%.4g", i ? "," : "", c->alpha[(size_t)t * L + i]);
+                raw[n++] = ']';
+            }
+            raw[n++] = ']';
+            raw[n] = 0;
+            cJSON_AddItemToObject(o, "attention", cJSON_CreateRaw(raw));
+        }
+        int g[2] = {gh, gw};
+        cJSON_AddItemToObject(o, "grid", cJSON_CreateIntArray(g, 2));
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) printf("%s\n", s);
+    free(s), free(raw);
+    cJSON_Delete(o);
+}
+
+static int parse_int(const char *flag, const char *s, int lo, int hi, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) {
+        fprintf(stderr, "attncap caption: %s wants an integer in %d..%d, got '%s'\n", flag, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 int cmd_caption(int argc, char **argv) {
-    (void)argc, (void)argv;
-    fprintf(stderr, "attncap caption: not implemented yet\n");
+    const char *model = NULL, *encoder = NULL, *ov_dir = NULL;
+    int beam = 3, max_len = 20, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
+    int allow_unk = 0, stdin_used = 0;
+    float len_alpha = 1.0f;
+    ac_overlay_style style = AC_OVERLAY_HEAT;
+    strv args = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_val = i + 1 < argc;
+#define VAL() (has_val ? argv[++i] : (fprintf(stderr, "attncap caption: %s needs a value\n", a), (char *)NULL))
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); strv_free(&args); return 0; }
+        else if (!strcmp(a, "--model")) { if (!(model = VAL())) goto usage_err; }
+        else if (!strcmp(a, "--encoder")) { if (!(encoder = VAL())) goto usage_err; }
+        else if (!strcmp(a, "--overlays")) { if (!(ov_dir = VAL())) goto usage_err; }
+        else if (!strcmp(a, "--beam")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 100, &beam)) goto usage_err; }
+        else if (!strcmp(a, "--max-len")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 200, &max_len)) goto usage_err; }
+        else if (!strcmp(a, "--size")) { const char *v = VAL(); if (!v || parse_int(a, v, 64, 8192, &size)) goto usage_err; }
+        else if (!strcmp(a, "--threads")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 256, &threads)) goto usage_err; }
+        else if (!strcmp(a, "--len-alpha")) {
+            const char *v = VAL();
+            char *end;
+            if (!v) goto usage_err;
+            len_alpha = strtof(v, &end);
+            if (!*v || *end || !(len_alpha >= 0 && len_alpha <= 10)) {
+                fprintf(stderr, "attncap caption: --len-alpha wants a number in 0..10, got '%s'\n", v);
+                goto usage_err;
+            }
+        } else if (!strcmp(a, "--style")) {
+            const char *v = VAL();
+            if (!v) goto usage_err;
+            if (!strcmp(v, "heat")) style = AC_OVERLAY_HEAT;
+            else if (!strcmp(v, "spot")) style = AC_OVERLAY_SPOT;
+            else { fprintf(stderr, "attncap caption: --style is heat or spot, got '%s'\n", v); goto usage_err; }
+        }
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--attention")) attention = 1;
+        else if (!strcmp(a, "--allow-unk")) allow_unk = 1;
+        else if (!strcmp(a, "--force")) force = 1;
+        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
+        else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) verbose = 1;
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "attncap caption: unknown option '%s' (try --help)\n", a); goto usage_err; }
+        else strv_push(&args, a);
+#undef VAL
+    }
+    if (!args.n) {
+        fprintf(stderr, "attncap caption: no photos given (IMAGE, DIR or - for paths on stdin; try --help)\n");
+        goto usage_err;
+    }
+    if (attention && !json) {
+        fprintf(stderr, "attncap caption: --attention needs --json\n");
+        goto usage_err;
+    }
+
+    ac_err err;
+    strv paths = {0}, used = {0};
+    int failures = 0, rc = 1;
+    ac_captioner cap;
+    int cap_open = 0;
+    ac_font *font = NULL;
+    /* Gather the inputs. A missing file is reported when its turn comes (as a per-photo error). */
+    for (int i = 0; i < args.n; i++) {
+        const char *a = args.v[i];
+        if (!strcmp(a, "-")) {
+            if (stdin_used++) continue;
+            char *line = NULL;
+            size_t cap_l = 0;
+            ssize_t l;
+            while ((l = getline(&line, &cap_l, stdin)) > 0) {
+                while (l > 0 && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
+                if (l > 0) strv_push(&paths, line);
+            }
+            free(line);
+        } else if (ac_is_dir(a)) {
+            if (walk(a, &paths, 0, &err)) {
+                fprintf(stderr, "attncap caption: %s\n", err.msg);
+                goto out;
+            }
+        } else {
+            strv_push(&paths, a);
+        }
+    }
+    if (ov_dir) {
+        if (ac_mkdirs(ov_dir, &err)) {
+            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            goto out;
+        }
+        if (access(ov_dir, W_OK | X_OK)) {
+            fprintf(stderr, "attncap caption: %s: output directory is not writable\n", ov_dir);
+            goto out;
+        }
+        if (ac_font_load(NULL, &font, &err)) {
+            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            goto out;
+        }
+    }
+    if (threads) ac_set_threads(threads);
+    double t_start = ac_now();
+    if (ac_captioner_open(&cap, model, encoder, threads, &err)) {
+        fprintf(stderr, "attncap caption: %s\n", err.msg);
+        goto out;
+    }
+    cap_open = 1;
+    cap.beam.beam = beam, cap.beam.max_len = max_len, cap.beam.len_alpha = len_alpha, cap.beam.allow_unk = allow_unk;
+    double t_load = ac_now() - t_start;
+    ac_overlay_opts oo = ac_overlay_defaults();
+    oo.max_side = size, oo.style = style, oo.force = force;
+
+    pipe_state ps = {.cap = &cap, .paths = &paths, .keep_photo = ov_dir != NULL, .depth = 3};
+    job ring[3];
+    ps.ring = ring;
+    pthread_mutex_init(&ps.mu, NULL);
+    pthread_cond_init(&ps.cv, NULL);
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, decoder_thread, &ps) == 0;
+    if (!threaded) {
+        fprintf(stderr, "attncap caption: cannot start the decoding thread\n");
+        goto out_pipe;
+    }
+    double t_dec = 0, t_cnn = 0, t_bs = 0, t_ov = 0, t_wait = 0, t_run = ac_now();
+    int done_ok = 0;
+    ac_progress prog;
+    ac_progress_start(&prog, "caption", (uint64_t)paths.n, quiet);
+    for (int i = 0; i < paths.n; i++) {
+        double tw = ac_now();
+        pthread_mutex_lock(&ps.mu);
+        while (ps.head <= i) pthread_cond_wait(&ps.cv, &ps.mu);
+        pthread_mutex_unlock(&ps.mu);
+        t_wait += ac_now() - tw;
+        job *j = &ring[i % ps.depth];
+        const char *path = paths.v[i];
+        t_dec += j->t_decode;
+        if (!j->ok) {
+            fprintf(stderr, "attncap caption: %s\n", j->err.msg);
+            failures++;
+        } else {
+            ac_caption c;
+            if (ac_captioner_run(&cap, &j->square, &c, &t_cnn, &t_bs, &err)) {
+                fprintf(stderr, "attncap caption: %s: %s\n", path, err.msg);
+                failures++;
+            } else {
+                char *text = ac_caption_text(&c, cap.model.vocab);
+                char **ov = NULL;
+                int n_ov = 0, ov_failed = 0;
+                if (ov_dir) {
+                    double t0 = ac_now();
+                    char *stem = unique_stem(path, &used);
+                    if (!stem || ac_overlays_write(ov_dir, stem, &j->photo, &c, cap.model.vocab, cap.grid_h, cap.grid_w,
+                                                   &oo, font, &ov, &n_ov, &err)) {
+                        fprintf(stderr, "attncap caption: %s: overlays: %s\n", path, stem ? err.msg : "out of memory");
+                        ov_failed = 1;
+                    }
+                    free(stem);
+                    t_ov += ac_now() - t0;
+                }
+                if (json) print_json(path, text ? text : "", &c, cap.model.vocab, ov, n_ov, attention, cap.grid_h, cap.grid_w);
+                else printf("%s\t%s\n", path, text ? text : "");
+                fflush(stdout);
+                failures += ov_failed;
+                done_ok += !ov_failed;
+                for (int k = 0; k < n_ov; k++) free(ov[k]);
+                free(ov), free(text);
+                ac_caption_free(&c);
+            }
+        }
+        ac_image_free(&j->photo), ac_image_free(&j->square);
+        pthread_mutex_lock(&ps.mu);
+        ps.tail = i + 1;
+        pthread_cond_broadcast(&ps.cv);
+        pthread_mutex_unlock(&ps.mu);
+        ac_progress_update(&prog, (uint64_t)i + 1);
+    }
+    ac_progress_finish(&prog);
+    pthread_join(th, NULL);
+    t_run = ac_now() - t_run;
+    if (verbose) {
+        int n = paths.n;
+        fprintf(stderr,
+                "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s\n"
+                "  per photo: decode+resize %.1f ms (decoding thread, overlapped; main thread waited %.1f ms), "
+                "CNN %.1f ms, decoder (beam %d) %.1f ms, overlays %.1f ms\n",
+                n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, 1e3 * t_dec / (n ? n : 1),
+                1e3 * t_wait / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), beam, 1e3 * t_bs / (n ? n : 1),
+                1e3 * t_ov / (n ? n : 1));
+    }
+    rc = failures ? 1 : 0;
+out_pipe:
+    pthread_mutex_destroy(&ps.mu);
+    pthread_cond_destroy(&ps.cv);
+out:
+    if (cap_open) ac_captioner_close(&cap);
+    ac_font_free(font);
+    strv_free(&paths), strv_free(&used), strv_free(&args);
+    return rc;
+usage_err:
+    strv_free(&args);
     return 2;
 }

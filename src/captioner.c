@@ -1,0 +1,220 @@
+/* captioner.c: model and encoder search path, encoder identity check, photo -> caption. */
+#include "attncap/captioner.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    dst[0] = 0;
+    if (cJSON_IsString(v) && v->valuestring) snprintf(dst, cap, "%s", v->valuestring);
+}
+
+static int get_int(const cJSON *o, const char *key, int def) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e6 ? (int)v->valuedouble : def;
+}
+
+int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err) {
+    memset(id, 0, sizeof *id);
+    cJSON *o = json ? cJSON_Parse(json) : NULL;
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return ac_errf(err, "%s: the encoder identity is not a JSON object", what);
+    }
+    copy_str(id->file, sizeof id->file, o, "file");
+    copy_str(id->sha256, sizeof id->sha256, o, "sha256");
+    copy_str(id->layer, sizeof id->layer, o, "layer");
+    copy_str(id->resize, sizeof id->resize, o, "resize");
+    id->size = get_int(o, "size", 0);
+    id->grid_h = get_int(o, "grid_h", 0), id->grid_w = get_int(o, "grid_w", 0), id->dim = get_int(o, "dim", 0);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "norm_mean"), *s = cJSON_GetObjectItemCaseSensitive(o, "norm_scale");
+    if (cJSON_IsNumber(m) && cJSON_IsNumber(s)) id->has_norm = 1, id->norm_mean = (float)m->valuedouble, id->norm_scale = (float)s->valuedouble;
+    cJSON_Delete(o);
+    /* the file name is used to build paths: a bare name only */
+    if (strchr(id->file, '/') || !strcmp(id->file, "..") || !strcmp(id->file, "."))
+        return ac_errf(err, "%s: encoder file name '%s' must be a bare file name", what, id->file);
+    if (id->size < 0 || id->size > 4096) return ac_errf(err, "%s: encoder input size %d out of range", what, id->size);
+    return 0;
+}
+
+/* Directories to search for models/: the current one, the executable's and up to 3 parents. */
+static int search_dirs(char dirs[5][PATH_MAX]) {
+    int n = 0;
+    if (getcwd(dirs[n], PATH_MAX)) n++;
+    char exe[PATH_MAX];
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (l <= 0) return n;
+    exe[l] = 0;
+    for (int up = 0; up < 4 && n < 5; up++) {
+        char *sl = strrchr(exe, '/');
+        if (!sl || sl == exe) break;
+        *sl = 0;
+        snprintf(dirs[n++], PATH_MAX, "%s", exe);
+    }
+    return n;
+}
+
+int ac_find_model(const char *flag, char **path, ac_err *err) {
+    *path = NULL;
+    const char *env = getenv("ATTNCAP_MODEL");
+    const char *given = flag ? flag : env && *env ? env : NULL;
+    if (given) {
+        if (!ac_is_file(given))
+            return ac_errf(err, "%s: model not found%s", given, flag ? "" : " (from ATTNCAP_MODEL)");
+        *path = strdup(given);
+        return *path ? 0 : ac_errf(err, "out of memory");
+    }
+    char dirs[5][PATH_MAX];
+    int nd = search_dirs(dirs);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nd; i++) {
+            char md[PATH_MAX + 8];
+            snprintf(md, sizeof md, "%.4000s/models", dirs[i]);
+            if (pass == 0) {
+                char *p = ac_path_join(md, AC_DEFAULT_MODEL_NAME);
+                if (p && ac_is_file(p)) return *path = p, 0;
+                free(p);
+                continue;
+            }
+            /* the only *.safetensors in models/ */
+            DIR *d = opendir(md);
+            if (!d) continue;
+            struct dirent *e;
+            char *found = NULL;
+            int count = 0;
+            while ((e = readdir(d))) {
+                size_t l = strlen(e->d_name);
+                if (l > 12 && !strcmp(e->d_name + l - 12, ".safetensors") && e->d_name[0] != '.') {
+                    count++;
+                    free(found);
+                    found = ac_path_join(md, e->d_name);
+                }
+            }
+            closedir(d);
+            if (count == 1 && found && ac_is_file(found)) return *path = found, 0;
+            free(found);
+        }
+    return ac_errf(err, "no model found: pass --model FILE or set ATTNCAP_MODEL (looked for models/%s "
+                        "in the current directory and beside the executable)", AC_DEFAULT_MODEL_NAME);
+}
+
+static int check_sha(const char *path, const ac_encoder_id *id, ac_err *err) {
+    if (!id->sha256[0]) return 0;
+    char hex[65];
+    if (ac_sha256_file(path, hex, err)) return -1;
+    if (strcmp(hex, id->sha256))
+        return ac_errf(err, "%s: SHA-256 %.12s... differs from the model's encoder %s (%.12s...): refusing a "
+                            "different encoder (get the right one with `make models`)", path, hex,
+                       id->file[0] ? id->file : "(unnamed)", id->sha256);
+    return 0;
+}
+
+int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
+    *path = NULL;
+    const char *env = getenv("ATTNCAP_ENCODER");
+    const char *given = flag ? flag : env && *env ? env : NULL;
+    if (given) {
+        if (!ac_is_file(given))
+            return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
+        if (check_sha(given, id, err)) return -1;
+        *path = strdup(given);
+        return *path ? 0 : ac_errf(err, "out of memory");
+    }
+    if (!id->file[0]) return ac_errf(err, "the model records no encoder file name: pass --encoder M.tflite");
+    char cand[8][PATH_MAX + 300];
+    int nc = 0;
+    if (model_path) { /* beside the model */
+        snprintf(cand[nc], sizeof cand[nc], "%s", model_path);
+        char *sl = strrchr(cand[nc], '/');
+        if (sl) sl[1] = 0;
+        else strcpy(cand[nc], "./");
+        strncat(cand[nc], id->file, sizeof cand[nc] - strlen(cand[nc]) - 1);
+        nc++;
+    }
+    char dirs[5][PATH_MAX];
+    int nd = search_dirs(dirs);
+    for (int i = 0; i < nd && nc < 7; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], id->file);
+    char *data = ac_find_data_dir();
+    if (data && nc < 8) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, id->file);
+    free(data);
+    for (int i = 0; i < nc; i++) {
+        if (!ac_is_file(cand[i])) continue;
+        if (check_sha(cand[i], id, err)) return -1;
+        *path = strdup(cand[i]);
+        return *path ? 0 : ac_errf(err, "out of memory");
+    }
+    return ac_errf(err, "encoder %s not found (looked in models/ and ../shared/encoders): run `make models`, "
+                        "pass --encoder FILE or set ATTNCAP_ENCODER", id->file);
+}
+
+int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
+    memset(c, 0, sizeof *c);
+    char *mpath = NULL, *epath = NULL;
+    if (ac_find_model(model_flag, &mpath, err)) return -1;
+    if (ac_model_load(mpath, &c->model, err)) {
+        free(mpath);
+        return -1;
+    }
+    int rc = -1;
+    if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
+    if (ac_find_encoder(encoder_flag, mpath, &c->id, &epath, err)) goto done;
+    if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err))
+        goto done;
+    if (c->id.has_norm) c->enc.norm.mean = c->id.norm_mean, c->enc.norm.scale = c->id.norm_scale;
+    const ac_decoder_config *cfg = &c->model.dec.cfg;
+    c->grid_h = c->enc.grid_h, c->grid_w = c->enc.grid_w, c->D = c->enc.dim, c->L = c->grid_h * c->grid_w;
+    if (c->L != cfg->n_ann || c->D != cfg->dim) {
+        ac_errf(err, "%s: the encoder gives %dx%d x %d annotations but the model expects %d x %d", epath, c->grid_h,
+                c->grid_w, c->D, cfg->n_ann, cfg->dim);
+        goto done;
+    }
+    if (cfg->grid_h * cfg->grid_w == c->L) c->grid_h = cfg->grid_h, c->grid_w = cfg->grid_w;
+    c->ann = malloc((size_t)c->L * c->D * sizeof *c->ann);
+    if (!c->ann) {
+        ac_errf(err, "out of memory");
+        goto done;
+    }
+    c->beam = ac_beam_defaults();
+    rc = 0;
+done:
+    free(mpath), free(epath);
+    if (rc) ac_captioner_close(c);
+    return rc;
+}
+
+void ac_captioner_close(ac_captioner *c) {
+    if (!c) return;
+    if (c->enc.cnn || c->enc.model) ac_encoder_close(&c->enc);
+    ac_model_free(&c->model);
+    free(c->ann);
+    memset(c, 0, sizeof *c);
+}
+
+int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *square, ac_err *err) {
+    int s = c->enc.size;
+    if (!strcmp(c->id.resize, "bilinear")) return ac_image_resize_bilinear(photo, s, s, square, err);
+    return ac_image_resize(photo, s, s, square, err);
+}
+
+int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
+    ac_image sq = {0};
+    const ac_image *in = img;
+    if (img->w != c->enc.size || img->h != c->enc.size) {
+        if (ac_captioner_prepare(c, img, &sq, err)) return -1;
+        in = &sq;
+    }
+    double t0 = ac_now();
+    int rc = ac_encoder_encode(&c->enc, in, c->ann, err);
+    ac_image_free(&sq);
+    double t1 = ac_now();
+    if (t_cnn) *t_cnn += t1 - t0;
+    if (rc) return -1;
+    rc = ac_beam_search(&c->model.dec, c->ann, &c->beam, out, err);
+    if (t_dec) *t_dec += ac_now() - t1;
+    return rc;
+}

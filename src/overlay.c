@@ -1,0 +1,474 @@
+/* overlay.c: attention overlays, contact sheets, PNG output and TrueType text.
+ *
+ * The attention map is the grid of alphas seen as boxes (cell (i, j) covers its share of the photo)
+ * blurred by a Gaussian of sigma cells: per pixel, weight of column j = Phi((x1 - x) / s) -
+ * Phi((x0 - x) / s), renormalised at the borders, so the map is separable and costs
+ * O(grid_h * w + grid_h * w * h) per word. This is what the paper's figures do (upsample, then
+ * Gaussian filter), without ever building the blocky image. */
+#include "attncap/overlay.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stb_truetype.h>
+
+ac_overlay_opts ac_overlay_defaults(void) {
+    ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .sigma = 0.6f, .force = 0, .font = NULL};
+    return o;
+}
+
+/* ---- attention map ---- */
+
+/* wt [n_px, cells]: weight of each cell for each pixel centre, rows summing to 1. */
+static void axis_weights(int cells, int n_px, float sigma, float *wt) {
+    double cw = (double)n_px / cells, s = sigma * cw;
+    for (int x = 0; x < n_px; x++) {
+        double xc = x + 0.5, sum = 0;
+        float *r = wt + (size_t)x * cells;
+        for (int j = 0; j < cells; j++) {
+            double x0 = j * cw, x1 = (j + 1) * cw, v;
+            if (s <= 0) v = xc >= x0 && xc < x1;
+            else v = 0.5 * (erf((x1 - xc) / (s * M_SQRT2)) - erf((x0 - xc) / (s * M_SQRT2)));
+            r[j] = (float)v;
+            sum += v;
+        }
+        for (int j = 0; j < cells; j++) r[j] = sum > 0 ? (float)(r[j] / sum) : 0.0f;
+    }
+}
+
+void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, int h, float *out) {
+    float *wx = malloc((size_t)w * gw * sizeof *wx), *wy = malloc((size_t)h * gh * sizeof *wy);
+    float *rows = malloc((size_t)gh * w * sizeof *rows); /* [gh, w]: alpha blurred along x */
+    if (!wx || !wy || !rows) {
+        memset(out, 0, (size_t)w * h * sizeof *out);
+        free(wx), free(wy), free(rows);
+        return;
+    }
+    axis_weights(gw, w, sigma, wx);
+    axis_weights(gh, h, sigma, wy);
+    for (int i = 0; i < gh; i++)
+        for (int x = 0; x < w; x++) {
+            float s = 0;
+            for (int j = 0; j < gw; j++) s += alpha[i * gw + j] * wx[(size_t)x * gw + j];
+            rows[(size_t)i * w + x] = s;
+        }
+    float mx = 0;
+    for (int y = 0; y < h; y++) {
+        float *o = out + (size_t)y * w;
+        memset(o, 0, (size_t)w * sizeof *o);
+        for (int i = 0; i < gh; i++) {
+            float wv = wy[(size_t)y * gh + i];
+            if (wv == 0) continue;
+            const float *r = rows + (size_t)i * w;
+            for (int x = 0; x < w; x++) o[x] += wv * r[x];
+        }
+        for (int x = 0; x < w; x++) mx = o[x] > mx ? o[x] : mx;
+    }
+    if (mx > 0)
+        for (size_t k = 0; k < (size_t)w * h; k++) out[k] = out[k] / mx;
+    free(wx), free(wy), free(rows);
+}
+
+/* An inferno-like map: 9 stops of matplotlib's inferno, linearly interpolated. */
+static void inferno(float t, float rgb[3]) {
+    static const float stops[9][3] = {{0, 0, 4},       {31, 12, 72},   {85, 15, 109},
+                                      {136, 34, 106},  {186, 54, 85},  {227, 89, 51},
+                                      {249, 140, 10},  {249, 201, 50}, {252, 255, 164}};
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    float u = t * 8;
+    int i = (int)u;
+    if (i > 7) i = 7;
+    u -= i;
+    for (int c = 0; c < 3; c++) rgb[c] = stops[i][c] * (1 - u) + stops[i + 1][c] * u;
+}
+
+void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_image *out) {
+    size_t n = (size_t)photo->w * photo->h;
+    for (size_t k = 0; k < n; k++) {
+        const uint8_t *p = photo->px + 3 * k;
+        uint8_t *o = out->px + 3 * k;
+        float m = map[k], r = p[0], g = p[1], b = p[2];
+        float lum = 0.299f * r + 0.587f * g + 0.114f * b;
+        float v[3];
+        if (style == AC_OVERLAY_HEAT) {
+            /* faint attention leaves the (grey) photo visible; strong attention is opaque colour */
+            float cm[3], u = m < 0.06f ? 0 : (m - 0.06f) / 0.94f, a = 0.72f * powf(u, 0.75f);
+            inferno(0.15f + 0.85f * m, cm);
+            for (int c = 0; c < 3; c++) v[c] = (0.9f * lum) * (1 - a) + cm[c] * a;
+        } else {
+            /* away from attention: dark and desaturated; on it: the photo, lifted towards white */
+            float keep = 0.3f + 0.7f * m, sat = 0.35f + 0.65f * m, white = 0.3f * m * m;
+            float rgb[3] = {r, g, b};
+            for (int c = 0; c < 3; c++) {
+                float x = lum + (rgb[c] - lum) * sat;
+                x *= keep;
+                v[c] = x + (255 - x) * white;
+            }
+        }
+        for (int c = 0; c < 3; c++) o[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
+    }
+}
+
+/* ---- PNG ---- */
+
+typedef struct png_sink {
+    ac_atomic_file af;
+    ac_err *err;
+    int failed;
+} png_sink;
+
+static void png_sink_write(png_structp png, png_bytep data, png_size_t len) {
+    png_sink *s = png_get_io_ptr(png);
+    if (!s->failed && ac_atomic_write(&s->af, data, len, s->err)) s->failed = 1;
+}
+static void png_sink_flush(png_structp png) { (void)png; }
+
+int ac_png_write(const char *path, const ac_image *img, ac_err *err) {
+    png_sink s = {.err = err};
+    if (ac_atomic_open(&s.af, path, err)) return -1;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    png_bytep *rows = malloc((size_t)img->h * sizeof *rows);
+    if (!png || !info || !rows) {
+        png_destroy_write_struct(&png, &info);
+        free(rows);
+        ac_atomic_abort(&s.af);
+        return ac_errf(err, "%s: out of memory writing PNG", path);
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(rows);
+        ac_atomic_abort(&s.af);
+        return s.failed ? -1 : ac_errf(err, "%s: libpng failed to encode the image", path);
+    }
+    png_set_write_fn(png, &s, png_sink_write, png_sink_flush);
+    png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(png, 4); /* photos barely compress further; level 4 is much faster */
+    for (int y = 0; y < img->h; y++) rows[y] = img->px + (size_t)y * img->w * 3;
+    png_write_info(png, info);
+    png_write_image(png, rows);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(rows);
+    if (s.failed) {
+        ac_atomic_abort(&s.af);
+        return -1;
+    }
+    return ac_atomic_commit(&s.af, err);
+}
+
+/* ---- text ---- */
+
+struct ac_font {
+    stbtt_fontinfo info;
+    char *data;
+};
+
+int ac_font_load(const char *path, ac_font **out, ac_err *err) {
+    *out = NULL;
+    if (!path) path = AC_DEFAULT_FONT;
+    if (!ac_is_file(path))
+        return ac_errf(err, "%s: font not found (install the Debian package fonts-dejavu-core)", path);
+    ac_font *f = calloc(1, sizeof *f);
+    size_t len;
+    if (!f) return ac_errf(err, "%s: out of memory", path);
+    if (ac_read_file(path, 64u << 20, &f->data, &len, err)) {
+        free(f);
+        return -1;
+    }
+    int off = stbtt_GetFontOffsetForIndex((unsigned char *)f->data, 0);
+    if (len < 12 || off < 0 || !stbtt_InitFont(&f->info, (unsigned char *)f->data, off)) {
+        ac_font_free(f);
+        return ac_errf(err, "%s: not a TrueType font", path);
+    }
+    *out = f;
+    return 0;
+}
+
+void ac_font_free(ac_font *f) {
+    if (!f) return;
+    free(f->data);
+    free(f);
+}
+
+/* Next code point of a UTF-8 string (invalid bytes read as U+FFFD). */
+static int utf8_next(const char **s) {
+    const unsigned char *p = (const unsigned char *)*s;
+    int c = p[0], n = c < 0x80 ? 0 : c >= 0xF0 && c < 0xF8 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
+    if (n < 0) { (*s)++; return 0xFFFD; }
+    int cp = n == 0 ? c : n == 1 ? c & 0x1F : n == 2 ? c & 0x0F : c & 0x07;
+    for (int i = 1; i <= n; i++) {
+        if ((p[i] & 0xC0) != 0x80) { *s += i; return 0xFFFD; }
+        cp = cp << 6 | (p[i] & 0x3F);
+    }
+    *s += n + 1;
+    return cp;
+}
+
+static int font_run(const ac_font *f, ac_image *img, int x0, int y0, float px, const char *s, const uint8_t *rgb) {
+    float scale = stbtt_ScaleForPixelHeight(&f->info, px);
+    int asc, desc, gap;
+    stbtt_GetFontVMetrics(&f->info, &asc, &desc, &gap);
+    int base = y0 + (int)lroundf(asc * scale);
+    float x = (float)x0;
+    int prev = 0;
+    while (*s) {
+        int cp = utf8_next(&s);
+        if (prev) x += scale * stbtt_GetCodepointKernAdvance(&f->info, prev, cp);
+        int adv, lsb;
+        stbtt_GetCodepointHMetrics(&f->info, cp, &adv, &lsb);
+        if (img) {
+            int bw, bh, xo, yo;
+            float sx = x - floorf(x);
+            unsigned char *bm = stbtt_GetCodepointBitmapSubpixel(&f->info, scale, scale, sx, 0, cp, &bw, &bh, &xo, &yo);
+            for (int j = 0; bm && j < bh; j++) {
+                int yy = base + yo + j;
+                if (yy < 0 || yy >= img->h) continue;
+                for (int i = 0; i < bw; i++) {
+                    int xx = (int)floorf(x) + xo + i, a = bm[j * bw + i];
+                    if (xx < 0 || xx >= img->w || !a) continue;
+                    uint8_t *p = img->px + ((size_t)yy * img->w + xx) * 3;
+                    for (int c = 0; c < 3; c++) p[c] = (uint8_t)((p[c] * (255 - a) + rgb[c] * a + 127) / 255);
+                }
+            }
+            stbtt_FreeBitmap(bm, NULL);
+        }
+        x += adv * scale;
+        prev = cp;
+    }
+    return (int)ceilf(x - x0);
+}
+
+int ac_font_width(const ac_font *f, float px, const char *utf8) { return font_run(f, NULL, 0, 0, px, utf8, NULL); }
+
+int ac_font_draw(const ac_font *f, ac_image *img, int x, int y, float px, const char *utf8, const uint8_t rgb[3]) {
+    return font_run(f, img, x, y, px, utf8, rgb);
+}
+
+/* ---- files ---- */
+
+/* A word as a file-name part: '/', control bytes, leading dots and spaces become '_'. */
+static void safe_name(const char *w, char *out, size_t cap) {
+    size_t n = 0;
+    for (; *w && n + 1 < cap && n < 60; w++) {
+        unsigned char c = (unsigned char)*w;
+        int bad = c == '/' || c == '\\' || c < 0x20 || c == 0x7F || c == ' ' || (n == 0 && c == '.');
+        out[n++] = bad ? '_' : (char)c;
+    }
+    if (!n) out[n++] = '_';
+    out[n] = 0;
+}
+
+/* Removes our own earlier outputs (NN_*.png, sheet.png) from dir, leaving anything else alone. */
+static void remove_old(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        size_t l = strlen(n);
+        int ours = !strcmp(n, "sheet.png") ||
+                   (l > 7 && n[0] >= '0' && n[0] <= '9' && n[1] >= '0' && n[1] <= '9' && n[2] == '_' &&
+                    !strcmp(n + l - 4, ".png"));
+        if (!ours) continue;
+        char *p = ac_path_join(dir, n);
+        if (p) unlink(p);
+        free(p);
+    }
+    closedir(d);
+}
+
+/* Copies src into dst at (x, y). */
+static void blit(ac_image *dst, const ac_image *src, int x, int y) {
+    for (int j = 0; j < src->h; j++) {
+        if (y + j < 0 || y + j >= dst->h) continue;
+        for (int i = 0; i < src->w; i++) {
+            if (x + i < 0 || x + i >= dst->w) continue;
+            memcpy(dst->px + ((size_t)(y + j) * dst->w + x + i) * 3, src->px + ((size_t)j * src->w + i) * 3, 3);
+        }
+    }
+}
+
+/* Splits text into lines of at most width pixels at spaces; returns the line count, lines[] point
+ * into buf (a copy of text). */
+static int wrap(const ac_font *f, float px, const char *text, int width, char *buf, char **lines, int max_lines) {
+    strcpy(buf, text);
+    int n = 0;
+    char *s = buf;
+    while (*s && n < max_lines) {
+        char *end = s, *brk = NULL;
+        for (;;) {
+            char *sp = strchr(end, ' ');
+            char save = sp ? *sp : 0;
+            if (sp) *sp = 0;
+            int wd = ac_font_width(f, px, s);
+            if (sp) *sp = save;
+            if (wd > width && brk) break;
+            brk = sp;
+            if (!sp) { brk = NULL; break; }
+            end = sp + 1;
+        }
+        lines[n++] = s;
+        if (!brk) break;
+        *brk = 0;
+        s = brk + 1;
+    }
+    return n;
+}
+
+static int build_sheet(const ac_image *disp, const float *maps_alpha, const ac_caption *cap, const ac_vocab *v,
+                       int gh, int gw, const ac_overlay_opts *o, const ac_font *font, ac_image *sheet, ac_err *err) {
+    (void)maps_alpha;
+    int n_panels = cap->n + 1, pw0 = 320, ph0 = (int)lround(320.0 * disp->h / disp->w);
+    if (ph0 > 320) ph0 = 320, pw0 = (int)lround(320.0 * disp->w / disp->h);
+    if (pw0 < 8) pw0 = 8;
+    if (ph0 < 8) ph0 = 8;
+    int pad = 10, label = 30, cols = 1;
+    double best = 1e30;
+    for (int c = 1; c <= n_panels; c++) { /* the layout closest to 4:3 */
+        int r = (n_panels + c - 1) / c;
+        double W = c * (pw0 + pad) + pad, Hh = r * (ph0 + label + pad) + pad + 60;
+        double d = fabs(log(W / Hh) - log(4.0 / 3.0));
+        if (d < best - 1e-9) best = d, cols = c;
+    }
+    int rows = (n_panels + cols - 1) / cols;
+    /* scale everything so the long side fits */
+    double W = cols * (pw0 + pad) + pad, Hh = rows * (ph0 + label + pad) + pad + 60;
+    double sc = fmin(1.0, o->max_side / fmax(W, Hh));
+    int pw = (int)(pw0 * sc), ph = (int)(ph0 * sc);
+    if (pw < 4) pw = 4;
+    if (ph < 4) ph = 4;
+    int p = (int)fmax(3, pad * sc), lab = (int)fmax(12, label * sc);
+    float fpx = (float)fmax(10, 18 * sc), tpx = (float)fmax(11, 22 * sc);
+    int width = cols * (pw + p) + p;
+    char *text = ac_caption_text(cap, v);
+    if (!text) return ac_errf(err, "out of memory");
+    char *buf = malloc(strlen(text) + 1), *lines[8];
+    int nl = buf ? wrap(font, tpx, text, width - 2 * p, buf, lines, 8) : 0;
+    int title = nl * (int)(tpx * 1.25f) + 2 * p;
+    sheet->w = width, sheet->h = title + rows * (ph + lab + p) + p;
+    sheet->px = malloc((size_t)sheet->w * sheet->h * 3);
+    ac_image thumb = {0}, ov = {0};
+    float *map = malloc((size_t)pw * ph * sizeof *map);
+    int rc = -1;
+    if (!buf || !sheet->px || !map) {
+        ac_errf(err, "out of memory building the contact sheet");
+        goto done;
+    }
+    memset(sheet->px, 255, (size_t)sheet->w * sheet->h * 3);
+    static const uint8_t ink[3] = {20, 20, 20}, grey[3] = {110, 110, 110};
+    for (int i = 0; i < nl; i++) ac_font_draw(font, sheet, p, p + i * (int)(tpx * 1.25f), tpx, lines[i], ink);
+    if (ac_image_resize(disp, pw, ph, &thumb, err)) goto done;
+    ov.w = pw, ov.h = ph, ov.px = malloc((size_t)pw * ph * 3);
+    if (!ov.px) {
+        ac_errf(err, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < n_panels; k++) {
+        int x = p + (k % cols) * (pw + p), y = title + (k / cols) * (ph + lab + p);
+        const char *word = "";
+        if (k == 0) {
+            blit(sheet, &thumb, x, y);
+        } else {
+            ac_attention_map(cap->alpha + (size_t)(k - 1) * gh * gw, gh, gw, o->sigma, pw, ph, map);
+            ac_overlay_blend(&thumb, map, o->style, &ov);
+            blit(sheet, &ov, x, y);
+            word = ac_vocab_word(v, cap->words[k - 1]);
+            if (!word) word = "<unk>";
+        }
+        float wpx = fpx;
+        while (wpx > 8 && ac_font_width(font, wpx, word) > pw) wpx -= 1;
+        int tw = ac_font_width(font, wpx, word);
+        ac_font_draw(font, sheet, x + (pw - tw) / 2, y + ph + (lab - (int)(wpx * 1.2f)) / 2, wpx, word,
+                     k == 0 ? grey : ink);
+    }
+    rc = 0;
+done:
+    if (rc) ac_image_free(sheet);
+    ac_image_free(&thumb), ac_image_free(&ov);
+    free(map), free(buf), free(text);
+    return rc;
+}
+
+int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
+                      const ac_vocab *vocab, int gh, int gw, const ac_overlay_opts *opts, const ac_font *font,
+                      char ***paths, int *n_paths, ac_err *err) {
+    ac_overlay_opts o = opts ? *opts : ac_overlay_defaults();
+    if (paths) *paths = NULL;
+    if (n_paths) *n_paths = 0;
+    if (o.max_side < 16 || o.max_side > 16384) return ac_errf(err, "overlay size %d out of range 16..16384", o.max_side);
+    if (photo->w < 1 || photo->h < 1) return ac_errf(err, "%s: empty photo", stem);
+    char *out_dir = ac_path_join(dir, stem);
+    if (!out_dir) return ac_errf(err, "out of memory");
+    ac_font *own_font = NULL;
+    ac_image disp = {0}, ov = {0}, sheet = {0};
+    float *map = NULL;
+    char **list = calloc((size_t)cap->n + 2, sizeof *list);
+    int n_list = 0, rc = -1;
+    if (!list) { ac_errf(err, "out of memory"); goto done; }
+    if (!font) {
+        if (ac_font_load(o.font, &own_font, err)) goto done;
+        font = own_font;
+    }
+    struct stat st;
+    if (lstat(out_dir, &st) == 0) {
+        if (!o.force) {
+            ac_errf(err, "%s: already exists (use --force to overwrite, or choose another --overlays directory)", out_dir);
+            goto done;
+        }
+        if (!S_ISDIR(st.st_mode)) { ac_errf(err, "%s: exists and is not a directory", out_dir); goto done; }
+        remove_old(out_dir);
+    }
+    if (ac_mkdirs(out_dir, err)) goto done;
+    /* display size: long side <= max_side, never enlarged */
+    int w = photo->w, h = photo->h;
+    if (w > o.max_side || h > o.max_side) {
+        double s = (double)o.max_side / (w > h ? w : h);
+        w = (int)fmax(1, lround(w * s)), h = (int)fmax(1, lround(h * s));
+    }
+    if (w == photo->w && h == photo->h) {
+        disp.w = w, disp.h = h, disp.px = malloc((size_t)w * h * 3);
+        if (disp.px) memcpy(disp.px, photo->px, (size_t)w * h * 3);
+    } else if (ac_image_resize(photo, w, h, &disp, err)) {
+        goto done;
+    }
+    ov.w = w, ov.h = h, ov.px = malloc((size_t)w * h * 3);
+    map = malloc((size_t)w * h * sizeof *map);
+    if (!disp.px || !ov.px || !map) { ac_errf(err, "out of memory (%dx%d overlay)", w, h); goto done; }
+    for (int t = 0; t < cap->n; t++) {
+        const char *word = ac_vocab_word(vocab, cap->words[t]);
+        char name[96], safe[80];
+        safe_name(word ? word : "<unk>", safe, sizeof safe);
+        snprintf(name, sizeof name, "%02d_%s.png", t + 1, safe);
+        char *path = ac_path_join(out_dir, name);
+        if (!path) { ac_errf(err, "out of memory"); goto done; }
+        list[n_list++] = path;
+        ac_attention_map(cap->alpha + (size_t)t * gh * gw, gh, gw, o.sigma, w, h, map);
+        ac_overlay_blend(&disp, map, o.style, &ov);
+        if (ac_png_write(path, &ov, err)) goto done;
+    }
+    if (build_sheet(&disp, NULL, cap, vocab, gh, gw, &o, font, &sheet, err)) goto done;
+    char *sp = ac_path_join(out_dir, "sheet.png");
+    if (!sp) { ac_errf(err, "out of memory"); goto done; }
+    list[n_list++] = sp;
+    if (ac_png_write(sp, &sheet, err)) goto done;
+    rc = 0;
+done:
+    if (rc == 0 && paths) {
+        *paths = list, *n_paths = n_list;
+    } else {
+        for (int i = 0; i < n_list; i++) free(list[i]);
+        free(list);
+    }
+    ac_font_free(own_font);
+    ac_image_free(&disp), ac_image_free(&ov), ac_image_free(&sheet);
+    free(map), free(out_dir);
+    return rc;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# attncap caption end to end on a tiny random model (written by test_captioner --make-model) over the
+# small shared encoder: output formats, inputs (files, DIR, -), overlays, hostile input.
+. "$(dirname "$0")/lib.sh"
+MK="$(dirname "$A")/tests/test_captioner"
+S=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}/samples
+py=$(command -v python3 || true)
+
+setup() {
+  need_data encoders/mobilenet_v1_0.25_128_quant.tflite || return 1
+  [ -x "$MK" ] || { t_skip "needs $MK (make tests)"; return 1; }
+  [ -f "$T/tiny.safetensors" ] || "$MK" --make-model "$T/tiny.safetensors" || { t_fail "cannot make the tiny model"; return 1; }
+  M="--model $T/tiny.safetensors"
+}
+
+t_begin plain_output
+if setup; then
+  out=$("$A" caption $M "$S/dog.jpg" 2>"$T/err"); rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+  elif ! printf '%s\n' "$out" | grep -qP "^$S/dog.jpg\t[a-z]+( [a-z]+)*\$"; then t_fail "bad line: $out"
+  elif [ -s "$T/err" ]; then t_fail "stderr not empty: $(cat "$T/err")"
+  else t_ok; fi
+fi
+
+t_begin dir_walk_sorted_and_stdin
+if setup; then
+  mkdir -p "$T/in/sub" && cp "$S/horses.jpg" "$T/in/b.jpg" && cp "$S/dog.jpg" "$T/in/a.JPG" && cp "$S/kite.jpg" "$T/in/sub/c.jpg"
+  echo "not an image" >"$T/in/notes.txt"
+  got=$("$A" caption $M --quiet "$T/in" | cut -f1)
+  want=$(printf '%s\n' "$T/in/a.JPG" "$T/in/b.jpg" "$T/in/sub/c.jpg")
+  got2=$(printf '%s\n' "$S/eagle.jpg" "" "$S/person.jpg" | "$A" caption $M - | cut -f1)
+  want2=$(printf '%s\n' "$S/eagle.jpg" "$S/person.jpg")
+  if [ "$got" != "$want" ]; then t_fail "DIR gave: $got"
+  elif [ "$got2" != "$want2" ]; then t_fail "stdin gave: $got2"
+  else t_ok; fi
+fi
+
+t_begin json_and_attention
+if setup; then
+  if [ -z "$py" ]; then t_skip "needs python3 to check JSON"
+  else
+    "$A" caption $M --json --attention --beam 2 "$S/dog.jpg" "$S/eagle.jpg" >"$T/j.jsonl"
+    msg=$("$py" - "$T/j.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, "%d lines" % len(lines)
+for l in lines:
+    o = json.loads(l)
+    assert set(o) >= {"image", "caption", "tokens", "logprob", "overlays", "attention", "grid"}, sorted(o)
+    assert o["caption"] == " ".join(o["tokens"]), o
+    assert o["logprob"] < 0 and o["overlays"] == []
+    h, w = o["grid"]
+    assert len(o["attention"]) == len(o["tokens"]) and len(o["tokens"]) >= 1
+    for row in o["attention"]:
+        assert len(row) == h * w and abs(sum(row) - 1) < 1e-2 and min(row) >= 0, row
+print("ok")
+PY
+)
+    [ "$msg" = ok ] && t_ok || t_fail "$msg"
+  fi
+fi
+
+t_begin deterministic_threads_and_greedy
+if setup; then
+  a=$("$A" caption $M --threads 1 --json "$S")
+  b=$("$A" caption $M --threads 2 --json "$S")
+  g=$("$A" caption $M --beam 1 --max-len 5 "$S/dog.jpg" | cut -f2 | wc -w)
+  if [ "$a" != "$b" ]; then t_fail "1 and 2 threads differ"
+  elif [ "$g" -gt 5 ] || [ "$g" -lt 1 ]; then t_fail "--max-len 5 gave $g words"
+  else t_ok; fi
+fi
+
+t_begin corrupt_among_good
+if setup; then
+  head -c 3000 "$S/dog.jpg" >"$T/trunc.jpg"; echo "garbage" >"$T/bad.png"
+  "$A" caption $M "$S/eagle.jpg" "$T/trunc.jpg" "$S/horses.jpg" "$T/bad.png" "$T/missing.jpg" "$S/kite.jpg" >"$T/out" 2>"$T/err"; rc=$?
+  nout=$(wc -l <"$T/out"); nerr=$(wc -l <"$T/err")
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then t_fail "exit $rc"
+  elif [ "$nout" -ne 3 ]; then t_fail "$nout captions: $(cat "$T/out")"
+  elif [ "$nerr" -ne 3 ]; then t_fail "$nerr error lines: $(cat "$T/err")"
+  elif ! grep -q trunc.jpg "$T/err" || ! grep -q bad.png "$T/err" || ! grep -q missing.jpg "$T/err"; then t_fail "errors do not name the files: $(cat "$T/err")"
+  elif [ "$(cut -f1 "$T/out" | tr '\n' ' ')" != "$S/eagle.jpg $S/horses.jpg $S/kite.jpg " ]; then t_fail "order: $(cut -f1 "$T/out")"
+  else t_ok; fi
+fi
+
+t_begin overlays_written_not_clobbered
+if setup; then
+  "$A" caption $M --json --overlays "$T/ov" --size 256 "$S/dog.jpg" "$T/in/b.jpg" "$S/horses.jpg" >"$T/o.json" 2>"$T/err"; rc=$?
+  n_png=$(ls "$T/ov/dog/"*.png 2>/dev/null | wc -l)
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+  elif [ ! -f "$T/ov/dog/sheet.png" ] || [ ! -f "$T/ov/dog/01_"*.png ]; then t_fail "missing overlays: $(ls "$T/ov/dog")"
+  elif [ ! -f "$T/ov/horses/sheet.png" ] || [ ! -f "$T/ov/b/sheet.png" ]; then t_fail "missing sheets: $(ls "$T/ov")"
+  elif [ "$(head -c 8 "$T/ov/dog/sheet.png" | od -An -tx1 | tr -d ' ')" != 89504e470d0a1a0a ]; then t_fail "sheet is not a PNG"
+  elif ls "$T/ov/dog" | grep -q tmp; then t_fail "temp files left"
+  elif ! expect_error "existing overlays" "$A" caption $M --overlays "$T/ov" "$S/dog.jpg"; then :
+  elif ! grep -q -- "--force" "$T/err"; then t_fail "refusal does not mention --force: $(cat "$T/err")"
+  elif [ "$(cat "$T/out" | wc -l)" -ne 1 ]; then t_fail "the caption should still be printed"
+  elif ! "$A" caption $M --force --overlays "$T/ov" "$S/dog.jpg" >/dev/null 2>"$T/err"; then t_fail "--force: $(cat "$T/err")"
+  else t_ok; fi
+fi
+
+t_begin same_stem_twice
+if setup; then
+  mkdir -p "$T/x1" "$T/x2" && cp "$S/dog.jpg" "$T/x1/p.jpg" && cp "$S/eagle.jpg" "$T/x2/p.jpg"
+  "$A" caption $M --overlays "$T/ov2" "$T/x1/p.jpg" "$T/x2/p.jpg" >/dev/null 2>"$T/err"; rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+  elif [ ! -f "$T/ov2/p/sheet.png" ] || [ ! -f "$T/ov2/p-2/sheet.png" ]; then t_fail "$(ls "$T/ov2")"
+  else t_ok; fi
+fi
+
+t_begin hostile_setup_errors
+if setup; then
+  echo x >"$T/afile"
+  cp "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" "$T/enc.tflite"; printf '\x01' | dd of="$T/enc.tflite" bs=1 seek=5000 conv=notrunc 2>/dev/null
+  echo "not a model" >"$T/junk.safetensors"
+  if ! expect_error "missing model" "$A" caption --model "$T/none.safetensors" "$S/dog.jpg"; then :
+  elif ! grep -q none.safetensors "$T/err"; then t_fail "missing model not named: $(cat "$T/err")"
+  elif ! expect_error "junk model" "$A" caption --model "$T/junk.safetensors" "$S/dog.jpg"; then :
+  elif ! expect_error "unwritable overlays" "$A" caption $M --overlays "$T/afile/sub" "$S/dog.jpg"; then :
+  elif ! expect_error "other encoder" "$A" caption $M --encoder "$T/enc.tflite" "$S/dog.jpg"; then :
+  elif ! grep -q SHA-256 "$T/err"; then t_fail "encoder refusal: $(cat "$T/err")"
+  elif ! ATTNCAP_MODEL= ATTNCAP_DATA= expect_error "no model anywhere" bash -c "cd '$T' && '$A' caption x.jpg"; then :
+  else
+    "$A" caption $M --beam 0 x.jpg >/dev/null 2>&1; r1=$?
+    "$A" caption $M --bogus x.jpg >/dev/null 2>&1; r2=$?
+    [ $r1 -eq 2 ] && [ $r2 -eq 2 ] && t_ok || t_fail "usage errors exit $r1 $r2, expected 2"
+  fi
+fi
+
+t_end

@@ -1,0 +1,302 @@
+/* Beam search against independent searches written here over ac_decoder_step: exhaustive search
+ * on a tiny vocabulary, a hand-written greedy loop, and teacher forcing of the returned caption
+ * (its log-probability and attention must be the decoder's for exactly those words). */
+#include <math.h>
+
+#include "attncap/beam.h"
+#include "test.h"
+
+static unsigned long long rng = 88172645463325252ULL;
+static float frand(void) { /* xorshift, [-1, 1) */
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2 - 1;
+}
+
+static const char *vocab_json(int V) {
+    static char buf[4096];
+    int n = snprintf(buf, sizeof buf, "[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\"");
+    for (int i = 4; i < V; i++) n += snprintf(buf + n, sizeof buf - n, ",\"w%d\"", i);
+    snprintf(buf + n, sizeof buf - n, "]");
+    return buf;
+}
+
+/* A random decoder with sharpened output (so hypotheses really differ) and random annotations. */
+static int make(ac_decoder *dec, float **ann, int V, int L, unsigned long long seed) {
+    ac_decoder_config cfg = {.vocab = V, .embed = 8, .hidden = 16, .att = 12, .dim = 10, .n_ann = L,
+                             .grid_h = 1, .grid_w = L};
+    ac_err err;
+    if (ac_decoder_init(dec, &cfg, seed, &err)) {
+        printf("# %s\n", err.msg);
+        return -1;
+    }
+    for (int i = 0; i < cfg.embed * V; i++) dec->out_lo[i] *= 8;
+    for (int i = 0; i < cfg.dim * cfg.att; i++) dec->att_wa[i] *= 4;
+    *ann = malloc((size_t)L * cfg.dim * sizeof **ann);
+    for (int i = 0; i < L * cfg.dim; i++) (*ann)[i] = frand() + 0.5f;
+    return 0;
+}
+
+/* Teacher-forced log-probability of words + <end>; fills alpha [(n+1), L] and beta [n+1]. */
+static double forced(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
+                     float *beta) {
+    int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    ac_dec_image *img = ac_decoder_prepare(dec, ann);
+    float *h = malloc(4 * H * sizeof *h), *c = h + H, *h2 = c + H, *c2 = h2 + H;
+    float *lp = malloc(V * sizeof *lp), a[256], b;
+    ac_decoder_initial_state(dec, img, h, c);
+    double sum = 0;
+    int prev = AC_START;
+    for (int t = 0; t <= n; t++) {
+        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, lp, a, &b);
+        int w = t < n ? words[t] : AC_END;
+        sum += lp[w];
+        if (alpha) memcpy(alpha + (size_t)t * L, a, L * sizeof *a);
+        if (beta) beta[t] = b;
+        memcpy(h, h2, H * sizeof *h), memcpy(c, c2, H * sizeof *c);
+        prev = w;
+    }
+    free(h), free(lp);
+    ac_dec_image_free(img);
+    return sum;
+}
+
+/* Exhaustive search: every sequence of up to T allowed words, then <end>. */
+typedef struct {
+    const ac_decoder *dec;
+    const float *ann;
+    int T, allow_unk;
+    float len_alpha;
+    int seq[16], best[16], best_n;
+    double best_score, best_lp;
+    int count;
+} exh;
+
+static void exh_rec(exh *e, int n) {
+    double lp = forced(e->dec, e->ann, e->seq, n, NULL, NULL);
+    double s = e->len_alpha == 0 ? lp : lp / pow(n + 1, e->len_alpha);
+    e->count++;
+    if (e->best_n < 0 || s > e->best_score)
+        e->best_score = s, e->best_lp = lp, e->best_n = n, memcpy(e->best, e->seq, n * sizeof(int));
+    if (n == e->T) return;
+    for (int w = AC_UNK; w < e->dec->cfg.vocab; w++) {
+        if (w == AC_UNK && !e->allow_unk) continue;
+        e->seq[n] = w;
+        exh_rec(e, n + 1);
+    }
+}
+
+static void check_exhaustive(int V, int T, float len_alpha, unsigned long long seed, int *failed) {
+    ac_decoder dec;
+    float *ann;
+    if (make(&dec, &ann, V, 5, seed)) { *failed = 1; return; }
+    exh e = {.dec = &dec, .ann = ann, .T = T, .len_alpha = len_alpha, .best_n = -1};
+    exh_rec(&e, 0);
+    ac_beam_opts o = ac_beam_defaults();
+    o.beam = e.count; /* enough that nothing is ever pruned */
+    o.max_len = T;
+    o.len_alpha = len_alpha;
+    ac_caption cap;
+    ac_err err;
+    if (ac_beam_search(&dec, ann, &o, &cap, &err)) { printf("# %s\n", err.msg); *failed = 1; goto out; }
+    int same = cap.n == e.best_n && !memcmp(cap.words, e.best, cap.n * sizeof(int));
+    if (!same || fabs(cap.logprob - e.best_lp) > 1e-4 || fabs(cap.score - e.best_score) > 1e-4) {
+        printf("# V=%d T=%d len_alpha=%g: beam n=%d score %.6f, exhaustive n=%d score %.6f (%d sequences)\n", V, T,
+               len_alpha, cap.n, cap.score, e.best_n, e.best_score, e.count);
+        *failed = 1;
+    }
+    ac_caption_free(&cap);
+out:
+    free(ann);
+    ac_decoder_free(&dec);
+}
+
+static void beam_equals_exhaustive(void) {
+    int failed = 0;
+    float alphas[] = {0.0f, 0.7f, 1.0f};
+    for (int s = 0; s < 4; s++)
+        for (int a = 0; a < 3; a++) {
+            check_exhaustive(6, 3, alphas[a], 100 + s, &failed); /* 2 words: 15 sequences */
+            check_exhaustive(7, 3, alphas[a], 200 + s, &failed); /* 3 words: 40 sequences */
+        }
+    check_exhaustive(6, 5, 1.0f, 7, &failed);
+    CHECK(!failed);
+}
+
+/* K = 1 is argmax until <end>. */
+static void greedy_equals_loop(void) {
+    for (int s = 0; s < 5; s++) {
+        ac_decoder dec;
+        float *ann;
+        int V = 40, L = 12, T = 15;
+        CHECK(make(&dec, &ann, V, L, 300 + s) == 0);
+        int H = dec.cfg.hidden;
+        ac_dec_image *img = ac_decoder_prepare(&dec, ann);
+        float h[64], c[64], h2[64], c2[64], lp[64], a[64], b;
+        ac_decoder_initial_state(&dec, img, h, c);
+        int words[32], n = 0, prev = AC_START;
+        double sum = 0;
+        for (int t = 0; t <= T; t++) {
+            ac_decoder_step(&dec, img, 1, &prev, h, c, h2, c2, lp, a, &b);
+            int best = AC_END;
+            if (t < T)
+                for (int w = AC_END; w < V; w++)
+                    if (w != AC_UNK && lp[w] > lp[best]) best = w;
+            sum += lp[best];
+            if (best == AC_END) break;
+            words[n++] = best;
+            memcpy(h, h2, sizeof h), memcpy(c, c2, sizeof c);
+            prev = best;
+        }
+        (void)H;
+        ac_dec_image_free(img);
+        ac_beam_opts o = ac_beam_defaults();
+        o.beam = 1, o.max_len = T;
+        ac_caption cap;
+        ac_err err;
+        CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+        CHECKF(cap.n == n && !memcmp(cap.words, words, n * sizeof(int)), "greedy: %d words vs loop %d", cap.n, n);
+        CHECK_NEAR(cap.logprob, sum, 1e-4);
+        ac_caption_free(&cap);
+        free(ann);
+        ac_decoder_free(&dec);
+    }
+}
+
+/* The returned attention is the decoder's for the returned words (teacher forcing). */
+static void attention_belongs_to_caption(void) {
+    int not_greedy = 0; /* cases whose caption is not the greedy one: parents other than row 0 */
+    for (int seed = 0; seed < 12; seed++) {
+        ac_decoder dec;
+        float *ann;
+        int V = 30, L = 9;
+        CHECK(make(&dec, &ann, V, L, 77 + seed) == 0);
+        ac_caption greedy = {0};
+        for (int K = 1; K <= 6; K++) {
+            ac_beam_opts o = ac_beam_defaults();
+            o.beam = K, o.max_len = 12, o.len_alpha = 0.7f;
+            ac_caption cap;
+            ac_err err;
+            CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+            float alpha[13 * 9], beta[13];
+            double lp = forced(&dec, ann, cap.words, cap.n, alpha, beta);
+            CHECK_NEAR(cap.logprob, lp, 1e-4);
+            CHECK_NEAR(cap.score, lp / pow(cap.n + 1, 0.7), 1e-4);
+            for (int i = 0; i < (cap.n + 1) * L; i++) CHECK_NEAR(cap.alpha[i], alpha[i], 1e-5);
+            for (int i = 0; i <= cap.n; i++) CHECK_NEAR(cap.beta[i], beta[i], 1e-5);
+            for (int t = 0; t <= cap.n; t++) {
+                double s = 0;
+                for (int i = 0; i < L; i++) s += cap.alpha[t * L + i];
+                CHECK_NEAR(s, 1.0, 1e-4);
+            }
+            if (K == 1) greedy = cap;
+            else {
+                not_greedy += cap.n != greedy.n || memcmp(cap.words, greedy.words, cap.n * sizeof(int));
+                ac_caption_free(&cap);
+            }
+        }
+        ac_caption_free(&greedy);
+        free(ann);
+        ac_decoder_free(&dec);
+    }
+    CHECKF(not_greedy > 5, "only %d beam captions differ from greedy: the test does not exercise reordering", not_greedy);
+}
+
+static void unk_suppressed_unless_allowed(void) {
+    ac_decoder dec;
+    float *ann;
+    int V = 12;
+    CHECK(make(&dec, &ann, V, 4, 9) == 0);
+    dec.out_bo[AC_UNK] += 100; /* the decoder wants <unk> above everything */
+    ac_beam_opts o = ac_beam_defaults();
+    o.max_len = 6;
+    ac_caption cap;
+    ac_err err;
+    CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < cap.n; i++) CHECK(cap.words[i] != AC_UNK && cap.words[i] > AC_END);
+    ac_caption_free(&cap);
+    o.allow_unk = 1;
+    CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+    CHECK(cap.n == 6); /* <unk> beats <end> until max_len */
+    for (int i = 0; i < cap.n; i++) CHECK(cap.words[i] == AC_UNK);
+    ac_caption_free(&cap);
+    free(ann);
+    ac_decoder_free(&dec);
+}
+
+static void max_len_respected(void) {
+    ac_decoder dec;
+    float *ann;
+    CHECK(make(&dec, &ann, 10, 4, 11) == 0);
+    dec.out_bo[AC_END] -= 100; /* never wants to stop */
+    for (int K = 1; K <= 4; K++) {
+        ac_beam_opts o = ac_beam_defaults();
+        o.beam = K, o.max_len = 7;
+        ac_caption cap;
+        ac_err err;
+        CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+        CHECK(cap.n == 7);
+        CHECK(cap.logprob < -90); /* the forced <end> is counted */
+        ac_caption_free(&cap);
+    }
+    ac_beam_opts bad = ac_beam_defaults();
+    bad.beam = 0;
+    ac_caption cap;
+    ac_err err;
+    CHECK(ac_beam_search(&dec, ann, &bad, &cap, &err) == -1 && strstr(err.msg, "beam"));
+    free(ann);
+    ac_decoder_free(&dec);
+}
+
+/* Same caption, bit for bit, with 1 and 2 threads, on a decoder large enough to use them. */
+static void threads_identical(void) {
+    ac_decoder_config cfg = {.vocab = 2000, .embed = 64, .hidden = 128, .att = 64, .dim = 96, .n_ann = 196,
+                             .grid_h = 14, .grid_w = 14};
+    ac_decoder dec;
+    ac_err err;
+    CHECKF(ac_decoder_init(&dec, &cfg, 5, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < cfg.embed * cfg.vocab; i++) dec.out_lo[i] *= 4;
+    float *ann = malloc((size_t)cfg.n_ann * cfg.dim * sizeof *ann);
+    for (int i = 0; i < cfg.n_ann * cfg.dim; i++) ann[i] = frand() + 0.3f;
+    ac_caption cap[2];
+    ac_beam_opts o = ac_beam_defaults();
+    o.beam = 3, o.max_len = 16;
+    for (int r = 0; r < 2; r++) {
+        ac_set_threads(r + 1);
+        CHECKF(ac_beam_search(&dec, ann, &o, &cap[r], &err) == 0, "%s", err.msg);
+    }
+    ac_set_threads(ac_default_threads());
+    CHECK(cap[0].n == cap[1].n);
+    CHECK(!memcmp(cap[0].words, cap[1].words, cap[0].n * sizeof(int)));
+    CHECK(!memcmp(cap[0].alpha, cap[1].alpha, (size_t)(cap[0].n + 1) * cfg.n_ann * sizeof(float)));
+    CHECK(cap[0].logprob == cap[1].logprob);
+    ac_caption_free(&cap[0]), ac_caption_free(&cap[1]);
+    free(ann);
+    ac_decoder_free(&dec);
+}
+
+static void caption_text(void) {
+    ac_vocab *v;
+    ac_err err;
+    CHECKF(ac_vocab_from_json(vocab_json(8), &v, &err) == 0, "%s", err.msg);
+    int words[] = {4, 7, 5};
+    ac_caption c = {.n = 3, .words = words};
+    char *s = ac_caption_text(&c, v);
+    CHECK(s && !strcmp(s, "w4 w7 w5"));
+    free(s);
+    c.n = 0;
+    s = ac_caption_text(&c, v);
+    CHECK(s && !strcmp(s, ""));
+    free(s);
+    ac_vocab_free(v);
+}
+
+int main(void) {
+    RUN(beam_equals_exhaustive);
+    RUN(greedy_equals_loop);
+    RUN(attention_belongs_to_caption);
+    RUN(unk_suppressed_unless_allowed);
+    RUN(max_len_respected);
+    RUN(threads_identical);
+    RUN(caption_text);
+    return TEST_EXIT();
+}

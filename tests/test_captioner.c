@@ -1,0 +1,138 @@
+/* The captioner end to end on a tiny random model over the small shared encoder: encoder identity
+ * parsing, search path, SHA-256 refusal, and photo -> caption equal to encoder + beam search run by
+ * hand. Also `test_captioner --make-model OUT [ENCODER]` writes that tiny model for tests/caption_cli.sh. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "attncap/captioner.h"
+#include "test.h"
+
+#define SMALL_ENCODER "encoders/mobilenet_v1_0.25_128_quant.tflite"
+
+/* A random decoder over the encoder's grid, with a real-looking vocabulary, saved with ac_model_save. */
+static int make_model(const char *out, const char *enc_path, ac_err *err) {
+    ac_encoder enc;
+    if (ac_encoder_open(enc_path, NULL, 128, 1, &enc, err)) return -1;
+    const char *b = strrchr(enc_path, '/');
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"file\":\"%s\",\"sha256\":\"%s\",\"layer\":\"%s\",\"size\":128,\"grid_h\":%d,\"grid_w\":%d,\"dim\":%d,"
+             "\"norm_mean\":%.9g,\"norm_scale\":%.9g,\"resize\":\"area\"}",
+             b ? b + 1 : enc_path, enc.sha256, enc.layer, enc.grid_h, enc.grid_w, enc.dim, enc.norm.mean, enc.norm.scale);
+    ac_model m = {0};
+    ac_decoder_config cfg = {.vocab = 14, .embed = 16, .hidden = 24, .att = 16, .dim = enc.dim,
+                             .n_ann = enc.grid_h * enc.grid_w, .grid_h = enc.grid_h, .grid_w = enc.grid_w};
+    ac_encoder_close(&enc);
+    if (ac_decoder_init(&m.dec, &cfg, 42, err)) return -1;
+    for (int i = 0; i < cfg.embed * cfg.vocab; i++) m.dec.out_lo[i] *= 6;
+    int rc = ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\",\"runs\",\"on\",\"the\","
+                                "\"grass\",\"man\",\"rides\",\"horse\",\"kite\"]", &m.vocab, err);
+    m.encoder_json = json;
+    if (!rc) rc = ac_model_save(&m, out, 0, NULL, err);
+    m.encoder_json = NULL;
+    ac_model_free(&m);
+    return rc;
+}
+
+static char tmp[4096];
+static const char *tpath(const char *name) {
+    const char *t = getenv("ATTNCAP_TEST_TMP");
+    snprintf(tmp, sizeof tmp, "%s/%s", t && *t ? t : "/tmp", name);
+    return tmp;
+}
+
+static void encoder_id_parse(void) {
+    ac_encoder_id id;
+    ac_err err;
+    CHECK(ac_encoder_id_parse("{\"file\":\"m.tflite\",\"sha256\":\"ab\",\"size\":448,\"grid_h\":14,\"grid_w\":14,"
+                              "\"dim\":1280,\"norm_mean\":127.5,\"norm_scale\":0.0078125,\"resize\":\"bilinear\"}",
+                              "x", &id, &err) == 0);
+    CHECK(!strcmp(id.file, "m.tflite") && id.size == 448 && id.grid_h == 14 && id.dim == 1280 && id.has_norm);
+    CHECK(!strcmp(id.resize, "bilinear") && id.norm_scale == 0.0078125f);
+    CHECK(ac_encoder_id_parse("[1,2]", "model.st", &id, &err) == -1 && strstr(err.msg, "model.st"));
+    CHECK(ac_encoder_id_parse("{\"file\":\"../../etc/passwd\"}", "m", &id, &err) == -1 && strstr(err.msg, "bare"));
+    CHECK(ac_encoder_id_parse(NULL, "m", &id, &err) == -1);
+}
+
+static void model_search(void) {
+    char *p;
+    ac_err err;
+    CHECK(ac_find_model("/nonexistent/model.safetensors", &p, &err) == -1 && strstr(err.msg, "not found"));
+    setenv("ATTNCAP_MODEL", "/nonexistent/env.safetensors", 1);
+    CHECK(ac_find_model(NULL, &p, &err) == -1 && strstr(err.msg, "ATTNCAP_MODEL"));
+    unsetenv("ATTNCAP_MODEL");
+}
+
+static void end_to_end(void) {
+    const char *enc_path = test_shared(SMALL_ENCODER);
+    const char *img_path = test_shared("images/cat.bmp");
+    if (!enc_path) SKIP("needs ../shared/" SMALL_ENCODER);
+    if (!img_path) img_path = test_shared("images/grace_hopper.bmp");
+    if (!img_path) SKIP("needs ../shared/images/cat.bmp");
+    ac_err err;
+    char model[4200];
+    snprintf(model, sizeof model, "%s", tpath("tiny.safetensors"));
+    CHECKF(make_model(model, enc_path, &err) == 0, "%s", err.msg);
+    ac_captioner c;
+    CHECKF(ac_captioner_open(&c, model, enc_path, 1, &err) == 0, "%s", err.msg);
+    ac_image photo;
+    CHECKF(ac_image_load(img_path, &photo, &err) == 0, "%s", err.msg);
+    ac_caption cap;
+    CHECKF(ac_captioner_run(&c, &photo, &cap, NULL, NULL, &err) == 0, "%s", err.msg);
+    /* by hand: squash, encode, beam search */
+    ac_image sq;
+    CHECK(ac_image_resize(&photo, 128, 128, &sq, &err) == 0);
+    float *ann = malloc((size_t)c.L * c.D * sizeof *ann);
+    CHECK(ac_encoder_encode(&c.enc, &sq, ann, &err) == 0);
+    ac_caption ref;
+    CHECK(ac_beam_search(&c.model.dec, ann, &c.beam, &ref, &err) == 0);
+    CHECK(cap.n == ref.n && !memcmp(cap.words, ref.words, cap.n * sizeof(int)) && cap.logprob == ref.logprob);
+    CHECK(cap.n >= 1);
+    ac_caption_free(&cap), ac_caption_free(&ref);
+    free(ann);
+    ac_image_free(&sq), ac_image_free(&photo);
+    ac_captioner_close(&c);
+
+    /* the encoder found by name beside the model */
+    char beside[4200];
+    snprintf(beside, sizeof beside, "%s", tpath("mobilenet_v1_0.25_128_quant.tflite"));
+    char *data;
+    size_t len;
+    CHECK(ac_read_file(enc_path, 1 << 26, &data, &len, &err) == 0);
+    CHECK(ac_write_file_atomic(beside, data, len, &err) == 0);
+    char *found;
+    ac_encoder_id id;
+    CHECK(ac_captioner_open(&c, model, NULL, 1, &err) == 0);
+    id = c.id;
+    ac_captioner_close(&c);
+    CHECKF(ac_find_encoder(NULL, model, &id, &found, &err) == 0, "%s", err.msg);
+    CHECKF(!strcmp(found, beside), "found %s", found);
+    free(found);
+    /* a different file under the same name is refused, never used */
+    data[len / 2] ^= 1;
+    CHECK(ac_write_file_atomic(beside, data, len, &err) == 0);
+    CHECK(ac_find_encoder(NULL, model, &id, &found, &err) == -1);
+    CHECKF(strstr(err.msg, "SHA-256") && strstr(err.msg, "refusing"), "%s", err.msg);
+    CHECK(ac_captioner_open(&c, model, beside, 1, &err) == -1 && strstr(err.msg, "SHA-256"));
+    free(data);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && !strcmp(argv[1], "--make-model")) {
+        ac_err err;
+        const char *enc = argc > 3 ? argv[3] : test_shared(SMALL_ENCODER);
+        if (!enc) {
+            fprintf(stderr, "needs ../shared/" SMALL_ENCODER "\n");
+            return 3;
+        }
+        if (make_model(argv[2], enc, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        return 0;
+    }
+    RUN(encoder_id_parse);
+    RUN(model_search);
+    RUN(end_to_end);
+    return TEST_EXIT();
+}
