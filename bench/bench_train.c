@@ -1,0 +1,48 @@
+/* bench_train.c: training throughput (target tokens per second) of one decoder training step
+ * (forward + backward + Adam-free: the step's FLOPs are in forward/backward) at the shipped size:
+ * batch 32, 7x7x1280 annotations, vocabulary 2500, E = H = A = 512, caption lengths as in Flickr8k.
+ * bench/train.sh runs this next to tools/torch_decoder.py --bench in the same run.
+ * Usage: bench_train [seconds] [E H A V B] */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attncap/decoder.h"
+
+int main(int argc, char **argv) {
+    double secs = argc > 1 ? atof(argv[1]) : 10;
+    int E = argc > 2 ? atoi(argv[2]) : 512, H = argc > 3 ? atoi(argv[3]) : 512, A = argc > 4 ? atoi(argv[4]) : 512;
+    int V = argc > 5 ? atoi(argv[5]) : 2500, B = argc > 6 ? atoi(argv[6]) : 32;
+    ac_decoder_config c = {.vocab = V, .embed = E, .hidden = H, .att = A, .dim = 1280, .n_ann = 49, .grid_h = 7,
+                           .grid_w = 7, .dropout = 0.5f, .lambda = 1.0f};
+    ac_set_threads(ac_default_threads());
+    ac_decoder dec;
+    ac_err err;
+    if (ac_decoder_init(&dec, &c, 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    float *ann = malloc(sizeof(float) * 49 * 1280 * B);
+    for (size_t i = 0; i < (size_t)49 * 1280 * B; i++) ann[i] = (float)((i * 2654435761u >> 7) % 1000) / 500.0f;
+    const float **annp = malloc(sizeof(float *) * B);
+    int *len = malloc(sizeof(int) * B), *words = malloc(sizeof(int) * B * 40);
+    /* Flickr8k-like lengths: 11.8 words on average (+1 for <end>), sorted descending. */
+    for (int i = 0; i < B; i++) {
+        annp[i] = ann + (size_t)i * 49 * 1280;
+        len[i] = 1 + 20 - (i * 14) / B;
+    }
+    for (int i = 0; i < B * 40; i++) words[i] = 4 + (i * 7919) % (V - 4);
+    ac_dec_batch bt = {B, len, words, 40, annp};
+    ac_dec_work *w = ac_dec_work_new(&c, B, 40);
+    float *grad = malloc(sizeof(float) * dec.n_params);
+    ac_dec_stats st;
+    ac_decoder_forward_backward(&dec, w, &bt, 1, 1, grad, &st, &err); /* warm up */
+    double t0 = ac_now(), t;
+    long toks = 0;
+    int steps = 0;
+    do {
+        if (ac_decoder_forward_backward(&dec, w, &bt, 1, (unsigned)steps, grad, &st, &err))
+            return fprintf(stderr, "%s\n", err.msg), 1;
+        toks += st.ntok, steps++;
+        t = ac_now() - t0;
+    } while (t < secs);
+    printf("attncap   train step: %d steps, %.0f target tokens/s (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads)\n", steps,
+           toks / t, B, E, H, A, V, ac_default_threads());
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* attncap/train.h: training the soft-attention decoder on a captioned-photo set and a feature cache.
+ *
+ * Adam (bias-corrected) on the objective of decoder_train.c, gradient clipping by global norm, the
+ * learning rate halved when the validation score stops improving, early stopping after `patience`
+ * evaluations without improvement. The best model (by the validation score) is written atomically
+ * to `out`; a checkpoint (parameters, Adam moments, position in the data order, history) to
+ * `out`.ckpt every `checkpoint_every` steps and after each evaluation, so `resume` continues exactly:
+ * the data order and the dropout masks are functions of (seed, epoch, step), and a resumed run gives
+ * byte-identical weights to an uninterrupted one. */
+#ifndef ATTNCAP_TRAIN_H
+#define ATTNCAP_TRAIN_H
+#include "attncap/common.h"
+
+typedef struct ac_train_opts {
+    const char *data;       /* dataset SPEC (dataset.h) */
+    const char *image_dir;  /* optional */
+    const char *features;   /* feature cache dir (features.h) */
+    const char *out;        /* best model */
+    int epochs;             /* max epochs (default 30) */
+    int batch;              /* captions per step (default 32) */
+    float lr;               /* Adam step size (default 4e-4) */
+    int embed, hidden, att; /* default 512 each */
+    float dropout, lambda;  /* default 0.5, 1.0 */
+    int min_count;          /* vocabulary threshold (default 5) */
+    float clip;             /* global gradient norm clip, 0 = none (default 5) */
+    float weight_decay;     /* L2 added to the gradient (default 0) */
+    int patience;           /* evaluations without improvement before stopping (default 4) */
+    float lr_decay;         /* factor on plateau (default 0.5) */
+    int checkpoint_every;   /* steps (default 500); 0 = only after evaluations */
+    int eval_every;         /* steps between evaluations (default 0 = once per epoch) */
+    int resume;
+    const char *val_metric; /* "cider", "bleu4" or "loss" (default: cider if metrics are built, else loss) */
+    int beam;               /* beam size for the validation captions (default 1 = greedy) */
+    int max_val;            /* validation photos (default 0 = all) */
+    unsigned long long seed;
+    const char *log_csv, *plot_png;
+    int quiet;
+    int max_train;          /* use only the first N training captions (0 = all): smoke tests */
+    int max_words;          /* skip training captions longer than this (default 32) */
+    int flip;               /* use "#flip" feature keys with left/right swapped: -1 auto, 0 no, 1 yes */
+    int fp16;               /* store the model as F16 */
+    int max_steps;          /* stop after this many steps in total (0 = no limit): tests */
+} ac_train_opts;
+
+void ac_train_defaults(ac_train_opts *o);
+/* Runs training. Progress on stderr (unless quiet), one summary line per evaluation on stdout. */
+int ac_train(const ac_train_opts *o, ac_err *err);
+#endif

@@ -1,0 +1,744 @@
+/* train.c: the training loop (see train.h).
+ *
+ * Determinism: the data order of epoch e is a Fisher-Yates shuffle seeded by (seed, e); whether a
+ * caption uses its photo's flipped features is a hash of (seed, e, caption); dropout masks are a hash
+ * of (seed, step). So the state to resume exactly is just (epoch, batch position, step) plus the
+ * parameters, the Adam moments, the learning rate and the early-stopping counters. */
+#include "attncap/train.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/beam.h"
+#include "attncap/dataset.h"
+#include "attncap/decoder.h"
+#include "attncap/features.h"
+#include "attncap/safetensors.h"
+#include "attncap/tokenize.h"
+#include "attncap/vocab.h"
+#include "decoder_internal.h"
+#include "train_internal.h"
+
+#define CKPT_FORMAT "attncap-checkpoint-1"
+
+void ac_train_defaults(ac_train_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->epochs = 30, o->batch = 32, o->lr = 4e-4f;
+    o->embed = o->hidden = o->att = 512;
+    o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
+    o->patience = 4, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
+    o->seed = 1, o->max_words = 32, o->flip = -1;
+}
+
+typedef struct example {
+    int feat, feat_flip; /* feature rows; feat_flip -1 if none */
+    int n;               /* words */
+    int *w, *wf;         /* [n] ids; wf: with left/right swapped (NULL if no flip) */
+} example;
+
+typedef struct val_image {
+    int feat;
+    char *id;
+    int n_refs;
+    char **refs; /* tokenized, joined */
+} val_image;
+
+typedef struct trainer {
+    const ac_train_opts *o;
+    ac_dataset ds;
+    ac_feature_cache fc;
+    ac_model model;
+    int L, D;
+    example *ex, *vex;
+    int n_ex, n_vex;
+    val_image *vi;
+    int n_vi;
+    int use_flip;
+    float *grad, *m, *v;
+    ac_dec_work *work;
+    /* state */
+    ac_train_state st;
+    ac_hist *hist;
+    int n_hist, cap_hist;
+} trainer;
+
+/* ---------- data ---------- */
+
+static int swap_lr(const ac_vocab *v, int id) {
+    const char *w = ac_vocab_word(v, id);
+    if (w && !strcmp(w, "left")) return ac_vocab_id(v, "right");
+    if (w && !strcmp(w, "right")) return ac_vocab_id(v, "left");
+    return id;
+}
+
+static int load_data(trainer *tr, ac_err *err) {
+    const ac_train_opts *o = tr->o;
+    if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err)) return -1;
+    if (ac_features_load(o->features, &tr->fc, err)) return -1;
+    tr->L = tr->fc.grid_h * tr->fc.grid_w, tr->D = tr->fc.dim;
+    /* Tokenize the training captions of photos that have features. */
+    int cap = 0, n = 0, missing = 0, has_flip = 0;
+    for (int i = 0; i < tr->ds.n; i++) cap += tr->ds.images[i].n_caps;
+    ac_tokens *toks = calloc((size_t)cap + 1, sizeof *toks);
+    int *feat = calloc((size_t)cap + 1, sizeof *feat), *featf = calloc((size_t)cap + 1, sizeof *featf);
+    if (!toks || !feat || !featf) return ac_errf(err, "out of memory");
+    int rc = -1;
+    for (int i = 0; i < tr->ds.n; i++) {
+        const ac_ds_image *im = &tr->ds.images[i];
+        if (im->split != AC_SPLIT_TRAIN) continue;
+        int f = ac_features_find(&tr->fc, im->key);
+        if (f < 0) {
+            missing++;
+            continue;
+        }
+        char fk[1200];
+        snprintf(fk, sizeof fk, "%s#flip", im->key);
+        int ff = ac_features_find(&tr->fc, fk);
+        has_flip |= ff >= 0;
+        for (int k = 0; k < im->n_caps; k++) {
+            if (o->max_train > 0 && n >= o->max_train) break;
+            ac_err e2;
+            if (ac_tokenize(im->caps[k], &toks[n], &e2)) continue; /* invalid UTF-8: skip the caption */
+            if (toks[n].n == 0 || toks[n].n > o->max_words) {
+                ac_tokens_free(&toks[n]);
+                continue;
+            }
+            feat[n] = f, featf[n] = ff, n++;
+        }
+    }
+    if (n == 0) {
+        ac_errf(err, "%s: no training caption has a photo in the feature cache %s (%d photos missing)", o->data,
+                o->features, missing);
+        goto done;
+    }
+    tr->use_flip = o->flip < 0 ? has_flip : o->flip && has_flip;
+    if (!tr->model.vocab && ac_vocab_build(toks, n, o->min_count, &tr->model.vocab, err)) goto done;
+    tr->ex = calloc((size_t)n, sizeof *tr->ex);
+    if (!tr->ex) goto oom;
+    for (int i = 0; i < n; i++) {
+        example *e = &tr->ex[i];
+        e->feat = feat[i], e->feat_flip = tr->use_flip ? featf[i] : -1, e->n = toks[i].n;
+        e->w = malloc(sizeof(int) * (size_t)e->n);
+        if (!e->w) goto oom;
+        ac_vocab_encode(tr->model.vocab, &toks[i], e->w);
+        if (e->feat_flip >= 0) {
+            e->wf = malloc(sizeof(int) * (size_t)e->n);
+            if (!e->wf) goto oom;
+            for (int k = 0; k < e->n; k++) e->wf[k] = swap_lr(tr->model.vocab, e->w[k]);
+        }
+    }
+    tr->n_ex = n;
+    /* Validation photos and captions. */
+    for (int i = 0; i < tr->ds.n; i++) {
+        const ac_ds_image *im = &tr->ds.images[i];
+        if (im->split != AC_SPLIT_VAL) continue;
+        int f = ac_features_find(&tr->fc, im->key);
+        if (f < 0) continue;
+        if (o->max_val > 0 && tr->n_vi >= o->max_val) break;
+        val_image *vi = realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
+        if (!vi) goto oom;
+        tr->vi = vi;
+        vi = &tr->vi[tr->n_vi++];
+        memset(vi, 0, sizeof *vi);
+        vi->feat = f;
+        vi->id = im->key;
+        vi->refs = calloc((size_t)im->n_caps + 1, sizeof(char *));
+        example *ve = realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
+        if (!vi->refs || !ve) goto oom;
+        tr->vex = ve;
+        for (int k = 0; k < im->n_caps; k++) {
+            ac_tokens t;
+            ac_err e2;
+            if (ac_tokenize(im->caps[k], &t, &e2)) continue;
+            vi->refs[vi->n_refs++] = ac_tokens_join(&t);
+            if (t.n > 0 && t.n <= o->max_words) {
+                example *e = &tr->vex[tr->n_vex];
+                memset(e, 0, sizeof *e);
+                e->feat = f, e->feat_flip = -1, e->n = t.n;
+                e->w = malloc(sizeof(int) * (size_t)t.n);
+                if (!e->w) {
+                    ac_tokens_free(&t);
+                    goto oom;
+                }
+                ac_vocab_encode(tr->model.vocab, &t, e->w);
+                tr->n_vex++;
+            }
+            ac_tokens_free(&t);
+        }
+    }
+    if (tr->n_vi == 0) {
+        ac_errf(err, "%s: no validation photo has features in %s (a val/dev split is needed for early stopping)",
+                o->data, o->features);
+        goto done;
+    }
+    rc = 0;
+    goto done;
+oom:
+    ac_errf(err, "out of memory loading training data");
+done:
+    for (int i = 0; i < cap; i++) ac_tokens_free(&toks[i]);
+    free(toks), free(feat), free(featf);
+    return rc;
+}
+
+/* ---------- batches ---------- */
+
+/* The captions of one batch, sorted by length descending (stable). */
+typedef struct batch_buf {
+    int *idx, *len, *words, *flip;
+    const float **ann;
+} batch_buf;
+
+static void make_batch(const trainer *tr, const example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
+                       ac_dec_batch *b) {
+    const int stride = tr->o->max_words;
+    for (int i = 0; i < B; i++) bb->idx[i] = i;
+    /* insertion sort by length descending: stable, B is small */
+    for (int i = 1; i < B; i++) {
+        int k = bb->idx[i], j = i - 1;
+        while (j >= 0 && ex[sel[bb->idx[j]]].n < ex[sel[k]].n) bb->idx[j + 1] = bb->idx[j], j--;
+        bb->idx[j + 1] = k;
+    }
+    const size_t LD = (size_t)tr->L * tr->D;
+    for (int i = 0; i < B; i++) {
+        const int s = bb->idx[i];
+        const example *e = &ex[sel[s]];
+        const int f = flip && flip[s] && e->feat_flip >= 0;
+        bb->len[i] = e->n + 1;
+        memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
+        bb->ann[i] = tr->fc.data + (size_t)(f ? e->feat_flip : e->feat) * LD;
+    }
+    b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann;
+}
+
+static void shuffle(int *perm, int n, uint64_t seed) {
+    for (int i = 0; i < n; i++) perm[i] = i;
+    uint64_t s = seed;
+    for (int i = n - 1; i > 0; i--) {
+        s += 0x9E3779B97F4A7C15ull;
+        int j = (int)(ac_mix64(s) % (uint64_t)(i + 1));
+        int t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+}
+
+/* ---------- evaluation ---------- */
+
+static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
+    const int B = tr->o->batch;
+    int *sel = malloc(sizeof(int) * (size_t)tr->n_vex);
+    if (!sel) return ac_errf(err, "out of memory");
+    for (int i = 0; i < tr->n_vex; i++) sel[i] = i;
+    double ce = 0;
+    long nt = 0;
+    for (int p = 0; p < tr->n_vex; p += B) {
+        int nb = tr->n_vex - p < B ? tr->n_vex - p : B;
+        ac_dec_batch b;
+        make_batch(tr, tr->vex, sel + p, nb, NULL, bb, &b);
+        ac_dec_stats s;
+        if (ac_decoder_forward_backward(&tr->model.dec, tr->work, &b, 0, 0, NULL, &s, err)) {
+            free(sel);
+            return -1;
+        }
+        ce += s.ce_sum, nt += s.ntok;
+    }
+    free(sel);
+    *loss = nt ? ce / nt : 0;
+    return 0;
+}
+
+/* Greedy/beam captions of the validation photos, scored with our metrics (NAN if unavailable). */
+static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
+    *bleu4 = *cider = NAN;
+    if (!ac_train_metrics_available()) return 0;
+    char **cands = calloc((size_t)tr->n_vi, sizeof(char *));
+    int *nref = calloc((size_t)tr->n_vi, sizeof(int));
+    char ***refs = calloc((size_t)tr->n_vi, sizeof(char **));
+    if (!cands || !nref || !refs) {
+        free(cands), free(nref), free(refs);
+        return ac_errf(err, "out of memory");
+    }
+    ac_beam_opts bo = ac_beam_defaults();
+    bo.beam = tr->o->beam;
+    int rc = -1;
+    const size_t LD = (size_t)tr->L * tr->D;
+    for (int i = 0; i < tr->n_vi; i++) {
+        ac_caption c;
+        nref[i] = tr->vi[i].n_refs, refs[i] = tr->vi[i].refs;
+        if (ac_beam_search(&tr->model.dec, tr->fc.data + (size_t)tr->vi[i].feat * LD, &bo, &c, err)) goto done;
+        cands[i] = ac_caption_text(&c, tr->model.vocab);
+        ac_caption_free(&c);
+        if (!cands[i]) {
+            ac_errf(err, "out of memory");
+            goto done;
+        }
+    }
+    rc = ac_train_score(tr->n_vi, (const char *const *)cands, nref, (char *const *const *)refs, bleu4, cider, err);
+done:
+    for (int i = 0; i < tr->n_vi; i++) free(cands[i]);
+    free(cands), free(nref), free(refs);
+    return rc;
+}
+
+/* ---------- optimizer ---------- */
+
+static double clip_grad(float *g, size_t n, float clip) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
+    double norm = sqrt(s);
+    if (clip > 0 && norm > clip) {
+        float k = (float)(clip / norm);
+        for (size_t i = 0; i < n; i++) g[i] *= k;
+    }
+    return norm;
+}
+
+static void adam(float *p, const float *g, float *m, float *v, size_t n, double lr, long t, float wd) {
+    const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    const float c1 = (float)(1.0 / (1.0 - pow(b1, (double)t))), c2 = (float)(1.0 / (1.0 - pow(b2, (double)t)));
+    const float a = (float)lr;
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] + wd * p[i];
+        m[i] = b1 * m[i] + (1 - b1) * gi;
+        v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+        p[i] -= a * (m[i] * c1) / (sqrtf(v[i] * c2) + eps);
+    }
+}
+
+/* ---------- checkpoints ---------- */
+
+static char *ckpt_path(const char *out) {
+    size_t n = strlen(out) + 8;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s.ckpt", out);
+    return p;
+}
+
+/* The options that determine the trajectory: a resumed run takes them from the checkpoint. */
+static cJSON *opts_json(const ac_train_opts *o) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "batch", o->batch);
+    cJSON_AddNumberToObject(j, "lr", o->lr);
+    cJSON_AddNumberToObject(j, "min_count", o->min_count);
+    cJSON_AddNumberToObject(j, "clip", o->clip);
+    cJSON_AddNumberToObject(j, "weight_decay", o->weight_decay);
+    cJSON_AddNumberToObject(j, "lr_decay", o->lr_decay);
+    cJSON_AddNumberToObject(j, "eval_every", o->eval_every);
+    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(j, "max_train", o->max_train);
+    cJSON_AddNumberToObject(j, "max_val", o->max_val);
+    cJSON_AddNumberToObject(j, "max_words", o->max_words);
+    cJSON_AddNumberToObject(j, "flip", o->flip);
+    cJSON_AddNumberToObject(j, "beam", o->beam);
+    cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
+    return j;
+}
+
+static char *state_json(const trainer *tr) {
+    const ac_train_state *s = &tr->st;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "epoch", s->epoch);
+    cJSON_AddNumberToObject(j, "pos", s->pos);
+    cJSON_AddNumberToObject(j, "step", (double)s->step);
+    cJSON_AddNumberToObject(j, "lr", s->lr);
+    cJSON_AddNumberToObject(j, "best", isfinite(s->best) ? s->best : -1e300);
+    cJSON_AddNumberToObject(j, "best_step", (double)s->best_step);
+    cJSON_AddNumberToObject(j, "bad", s->bad);
+    cJSON_AddNumberToObject(j, "done", s->done);
+    cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
+    cJSON_AddNumberToObject(j, "win_tok", (double)s->win_tok);
+    cJSON_AddNumberToObject(j, "evals", (double)s->evals);
+    cJSON_AddItemToObject(j, "opts", opts_json(tr->o));
+    cJSON *h = cJSON_AddArrayToObject(j, "history");
+    for (int i = 0; i < tr->n_hist; i++) {
+        const ac_hist *r = &tr->hist[i];
+        double a[8] = {(double)r->step, r->epoch, r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds};
+        cJSON *row = cJSON_CreateArray();
+        for (int k = 0; k < 8; k++) cJSON_AddItemToArray(row, isfinite(a[k]) ? cJSON_CreateNumber(a[k]) : cJSON_CreateNull());
+        cJSON_AddItemToArray(h, row);
+    }
+    /* Doubles are printed with 17 significant digits by cJSON, so they round-trip exactly. */
+    char *out = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return out;
+}
+
+static int save_ckpt(trainer *tr, ac_err *err) {
+    char *path = ckpt_path(tr->o->out), *cfg = ac_decoder_config_to_json(&tr->model.dec.cfg);
+    char *voc = ac_vocab_to_json(tr->model.vocab), *state = state_json(tr);
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    int rc = -1;
+    int64_t n = (int64_t)tr->model.dec.n_params;
+    if (!path || !cfg || !voc || !state) {
+        ac_errf(err, "out of memory writing a checkpoint");
+        goto done;
+    }
+    if (ac_st_writer_add(&w, "params", AC_ST_F32, 1, &n, tr->model.dec.params, err) ||
+        ac_st_writer_add(&w, "adam_m", AC_ST_F32, 1, &n, tr->m, err) ||
+        ac_st_writer_add(&w, "adam_v", AC_ST_F32, 1, &n, tr->v, err) ||
+        ac_st_writer_meta(&w, "format", CKPT_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
+        ac_st_writer_meta(&w, "vocab", voc, err) ||
+        ac_st_writer_meta(&w, "encoder", tr->model.encoder_json ? tr->model.encoder_json : "{}", err) ||
+        ac_st_writer_meta(&w, "state", state, err))
+        goto done;
+    rc = ac_st_write(&w, path, err);
+done:
+    ac_st_writer_free(&w);
+    free(path), free(cfg), free(voc), free(state);
+    return rc;
+}
+
+static double jnum(const cJSON *o, const char *k, double def) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : def;
+}
+
+/* Loads a checkpoint: the model (config, vocab, params), Adam moments, state, history, and the
+ * trajectory options (into *o). */
+static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
+    char *path = ckpt_path(o->out);
+    if (!path) return ac_errf(err, "out of memory");
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) {
+        free(path);
+        return -1;
+    }
+    int rc = -1;
+    cJSON *sj = NULL;
+    const char *fmt = ac_st_meta(&f, "format"), *cfg = ac_st_meta(&f, "config"), *voc = ac_st_meta(&f, "vocab"),
+               *enc = ac_st_meta(&f, "encoder"), *state = ac_st_meta(&f, "state");
+    ac_decoder_config c;
+    if (!fmt || strcmp(fmt, CKPT_FORMAT) || !cfg || !voc || !enc || !state) {
+        ac_errf(err, "%s: not an attncap training checkpoint", path);
+        goto done;
+    }
+    if (ac_decoder_config_from_json(cfg, &c, err) || ac_vocab_from_json(voc, &tr->model.vocab, err)) {
+        ac_err_prefix(err, "%s", path);
+        goto done;
+    }
+    if (ac_vocab_size(tr->model.vocab) != c.vocab) {
+        ac_errf(err, "%s: vocabulary size does not match the config", path);
+        goto done;
+    }
+    if (ac_decoder_alloc(&tr->model.dec, &c, err)) goto done;
+    size_t n = tr->model.dec.n_params;
+    tr->m = malloc(sizeof(float) * n), tr->v = malloc(sizeof(float) * n);
+    if (!tr->m || !tr->v) {
+        ac_errf(err, "out of memory");
+        goto done;
+    }
+    const char *names[3] = {"params", "adam_m", "adam_v"};
+    float *dst[3] = {tr->model.dec.params, tr->m, tr->v};
+    for (int i = 0; i < 3; i++) {
+        const ac_st_tensor *t = ac_st_find(&f, names[i]);
+        if (!t) {
+            ac_errf(err, "%s: tensor '%s' missing", path, names[i]);
+            goto done;
+        }
+        if (ac_st_to_f32(t, dst[i], n, path, err)) goto done;
+    }
+    tr->model.encoder_json = strdup(enc);
+    sj = cJSON_Parse(state);
+    if (!sj || !cJSON_IsObject(sj)) {
+        ac_errf(err, "%s: state is not JSON", path);
+        goto done;
+    }
+    ac_train_state *s = &tr->st;
+    s->epoch = (int)jnum(sj, "epoch", 0), s->pos = (int)jnum(sj, "pos", 0), s->step = (long)jnum(sj, "step", 0);
+    s->lr = jnum(sj, "lr", o->lr), s->best = jnum(sj, "best", -1e300), s->best_step = (long)jnum(sj, "best_step", 0);
+    if (s->best <= -1e299) s->best = -INFINITY;
+    s->bad = (int)jnum(sj, "bad", 0), s->done = (int)jnum(sj, "done", 0);
+    s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
+    const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
+    o->batch = (int)jnum(oj, "batch", o->batch), o->lr = (float)jnum(oj, "lr", o->lr);
+    o->min_count = (int)jnum(oj, "min_count", o->min_count), o->clip = (float)jnum(oj, "clip", o->clip);
+    o->weight_decay = (float)jnum(oj, "weight_decay", o->weight_decay);
+    o->lr_decay = (float)jnum(oj, "lr_decay", o->lr_decay), o->eval_every = (int)jnum(oj, "eval_every", o->eval_every);
+    o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
+    o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
+    o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
+    o->beam = (int)jnum(oj, "beam", o->beam);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
+    cJSON_ArrayForEach(row, h) {
+        double a[8];
+        for (int k = 0; k < 8; k++) {
+            const cJSON *x = cJSON_GetArrayItem(row, k);
+            a[k] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        }
+        if (tr->n_hist == tr->cap_hist) {
+            tr->cap_hist = tr->cap_hist ? 2 * tr->cap_hist : 64;
+            tr->hist = realloc(tr->hist, sizeof *tr->hist * (size_t)tr->cap_hist);
+            if (!tr->hist) {
+                ac_errf(err, "out of memory");
+                goto done;
+            }
+        }
+        ac_hist *r = &tr->hist[tr->n_hist++];
+        r->step = (long)a[0], r->epoch = a[1], r->train_loss = a[2], r->val_loss = a[3], r->bleu4 = a[4];
+        r->cider = a[5], r->lr = a[6], r->seconds = a[7];
+    }
+    rc = 0;
+done:
+    cJSON_Delete(sj);
+    ac_st_free(&f);
+    free(path);
+    return rc;
+}
+
+/* ---------- log and plot ---------- */
+
+static int write_log(const trainer *tr, ac_err *err) {
+    const ac_train_opts *o = tr->o;
+    if (o->log_csv) {
+        size_t cap = 256 + (size_t)tr->n_hist * 160, n = 0;
+        char *buf = malloc(cap);
+        if (!buf) return ac_errf(err, "out of memory");
+        n += (size_t)snprintf(buf + n, cap - n, "step,epoch,train_loss,val_loss,bleu4,cider,lr,seconds\n");
+        for (int i = 0; i < tr->n_hist; i++) {
+            const ac_hist *r = &tr->hist[i];
+            n += (size_t)snprintf(buf + n, cap - n, "%ld,%.4f,%.5f,%.5f,%.5f,%.5f,%.3g,%.1f\n", r->step, r->epoch,
+                                  r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds);
+        }
+        int rc = ac_write_file_atomic(o->log_csv, buf, n, err);
+        free(buf);
+        if (rc) return -1;
+    }
+    if (o->plot_png && tr->n_hist > 0) {
+        int n = tr->n_hist;
+        double *x = malloc(sizeof(double) * 5 * (size_t)n);
+        if (!x) return ac_errf(err, "out of memory");
+        double *tl = x + n, *vl = tl + n, *b4 = vl + n, *ci = b4 + n;
+        for (int i = 0; i < n; i++) {
+            x[i] = (double)tr->hist[i].step, tl[i] = tr->hist[i].train_loss, vl[i] = tr->hist[i].val_loss;
+            b4[i] = tr->hist[i].bleu4 * 100, ci[i] = tr->hist[i].cider * 100;
+        }
+        ac_plot_series s[4] = {{"train loss", tl, 0, 0x1f77b4}, {"val loss", vl, 0, 0xff7f0e},
+                               {"val BLEU-4 x100", b4, 1, 0x2ca02c}, {"val CIDEr-D x100", ci, 1, 0xd62728}};
+        int ns = isfinite(b4[n - 1]) ? 4 : 2;
+        int rc = ac_plot_png(o->plot_png, "attncap train", "step", n, x, s, ns, err);
+        free(x);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* ---------- the loop ---------- */
+
+static int hist_add(trainer *tr, const ac_hist *h) {
+    if (tr->n_hist == tr->cap_hist) {
+        int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
+        ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
+        if (!n) return -1;
+        tr->hist = n, tr->cap_hist = cap;
+    }
+    tr->hist[tr->n_hist++] = *h;
+    return 0;
+}
+
+static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
+    const ac_train_opts *o = tr->o;
+    char notes[1024];
+    snprintf(notes, sizeof notes,
+             "{\"step\":%ld,\"epoch\":%.3f,\"val_loss\":%.5f,\"val_bleu4\":%.5f,\"val_cider\":%.5f,\"beam\":%d,"
+             "\"train_captions\":%d,\"val_photos\":%d,\"flip\":%d,\"batch\":%d,\"lr\":%g,\"min_count\":%d,"
+             "\"clip\":%g,\"max_words\":%d,\"seed\":%llu}",
+             h->step, h->epoch, h->val_loss, isfinite(h->bleu4) ? h->bleu4 : -1, isfinite(h->cider) ? h->cider : -1,
+             o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->seed);
+    const char *extra[] = {"training", notes, NULL};
+    return ac_model_save(&tr->model, o->out, o->fp16, extra, err);
+}
+
+static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
+    ac_train_state *s = &tr->st;
+    ac_hist h;
+    memset(&h, 0, sizeof h);
+    h.step = s->step;
+    h.epoch = s->epoch + (double)s->pos / ((tr->n_ex + tr->o->batch - 1) / tr->o->batch);
+    h.train_loss = s->win_tok ? s->win_ce / s->win_tok : NAN;
+    h.lr = s->lr;
+    if (val_loss(tr, bb, &h.val_loss, err)) return -1;
+    if (val_scores(tr, &h.bleu4, &h.cider, err)) return -1;
+    s->win_ce = 0, s->win_tok = 0, s->evals++;
+    double score = !strcmp(metric, "loss") ? -h.val_loss : !strcmp(metric, "bleu4") ? h.bleu4 : h.cider;
+    int best = isfinite(score) && score > s->best;
+    h.seconds = secs_base + (ac_now() - t0);
+    if (hist_add(tr, &h)) return ac_errf(err, "out of memory");
+    if (best) {
+        s->best = score, s->best_step = s->step, s->bad = 0;
+        if (save_best(tr, &h, err)) return -1;
+    } else {
+        s->bad++;
+        s->lr *= tr->o->lr_decay;
+        if (s->bad >= tr->o->patience) s->done = 1;
+    }
+    if (write_log(tr, err)) return -1;
+    if (!tr->o->quiet) {
+        printf("epoch %.2f step %ld: train loss %.4f, val loss %.4f", h.epoch, h.step, h.train_loss, h.val_loss);
+        if (isfinite(h.bleu4)) printf(", val BLEU-4 %.4f, CIDEr-D %.4f", h.bleu4, h.cider);
+        printf(", lr %.3g%s\n", h.lr, best ? " (best, saved)" : s->done ? " (stopping: no improvement)" : "");
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static void trainer_free(trainer *tr) {
+    for (int i = 0; i < tr->n_ex; i++) free(tr->ex[i].w), free(tr->ex[i].wf);
+    for (int i = 0; i < tr->n_vex; i++) free(tr->vex[i].w);
+    for (int i = 0; i < tr->n_vi; i++) {
+        for (int k = 0; k < tr->vi[i].n_refs; k++) free(tr->vi[i].refs[k]);
+        free(tr->vi[i].refs);
+    }
+    free(tr->ex), free(tr->vex), free(tr->vi), free(tr->hist);
+    free(tr->grad), free(tr->m), free(tr->v);
+    ac_dec_work_free(tr->work);
+    ac_model_free(&tr->model);
+    ac_features_free(&tr->fc);
+    ac_dataset_free(&tr->ds);
+}
+
+int ac_train(const ac_train_opts *oin, ac_err *err) {
+    ac_train_opts o = *oin;
+    trainer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.o = &o;
+    tr.st.best = -INFINITY;
+    if (!o.data || !o.features || !o.out) return ac_errf(err, "train: --data, --features and --out are required");
+    if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: --batch %d out of range [1, 4096]", o.batch);
+    if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: --lr %g out of range (0, 1)", o.lr);
+    if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: --max-words out of range");
+    if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: --beam %d out of range [1, 100]", o.beam);
+    if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
+    const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
+    if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
+        return ac_errf(err, "train: --val-metric must be cider, bleu4 or loss, not '%s'", metric);
+    if (strcmp(metric, "loss") && !ac_train_metrics_available())
+        return ac_errf(err, "train: --val-metric %s needs the metrics module, not built yet (use loss)", metric);
+    int rc = -1;
+    batch_buf bb = {0};
+    int *perm = NULL, *flip = NULL;
+    if (o.resume) {
+        char *cp = ckpt_path(o.out);
+        int exists = cp && ac_is_file(cp);
+        free(cp);
+        if (!exists) {
+            ac_errf(err, "%s.ckpt: no checkpoint to resume from", o.out);
+            goto done;
+        }
+        if (load_ckpt(&tr, &o, err)) goto done;
+    }
+    if (load_data(&tr, err)) goto done;
+    if (!tr.model.encoder_json) tr.model.encoder_json = strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
+    else if (tr.fc.encoder_json && strcmp(tr.model.encoder_json, tr.fc.encoder_json)) {
+        ac_errf(err, "%s: features come from a different encoder than the checkpoint's", o.features);
+        goto done;
+    }
+    if (o.resume) {
+        const ac_decoder_config *c = &tr.model.dec.cfg;
+        if (c->dim != tr.D || c->n_ann != tr.L) {
+            ac_errf(err, "%s: features are %dx%d, the checkpoint's decoder wants %dx%d", o.features, tr.L, tr.D,
+                    c->n_ann, c->dim);
+            goto done;
+        }
+    } else {
+        ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
+                               .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
+                               .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda};
+        if (ac_decoder_init(&tr.model.dec, &c, o.seed, err)) goto done;
+        /* Output bias = log unigram frequency of the targets: the model starts at the unigram
+         * distribution instead of uniform, which saves the first few hundred steps. */
+        double *cnt = calloc((size_t)c.vocab, sizeof(double)), tot = 0;
+        if (!cnt) goto oom;
+        for (int i = 0; i < tr.n_ex; i++) {
+            for (int k = 0; k < tr.ex[i].n; k++) cnt[tr.ex[i].w[k]] += 1;
+            cnt[AC_END] += 1;
+        }
+        for (int v = 0; v < c.vocab; v++) tot += cnt[v];
+        for (int v = 0; v < c.vocab; v++) tr.model.dec.out_bo[v] = (float)log((cnt[v] + 0.1) / (tot + 0.1 * c.vocab));
+        free(cnt);
+        tr.st.lr = o.lr;
+    }
+    const size_t np = tr.model.dec.n_params;
+    tr.grad = malloc(sizeof(float) * np);
+    if (!tr.m) tr.m = calloc(np, sizeof(float)), tr.v = calloc(np, sizeof(float));
+    tr.work = ac_dec_work_new(&tr.model.dec.cfg, o.batch, o.max_words + 1);
+    bb.idx = malloc(sizeof(int) * (size_t)o.batch), bb.len = malloc(sizeof(int) * (size_t)o.batch);
+    bb.flip = malloc(sizeof(int) * (size_t)o.batch);
+    bb.words = calloc((size_t)o.batch * (size_t)o.max_words, sizeof(int));
+    bb.ann = malloc(sizeof(float *) * (size_t)o.batch);
+    perm = malloc(sizeof(int) * (size_t)tr.n_ex), flip = malloc(sizeof(int) * (size_t)o.batch);
+    if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !perm ||
+        !flip)
+        goto oom;
+    if (!o.quiet)
+        fprintf(stderr,
+                "train: %d captions (%s flipped copies), %d val photos, vocabulary %d, %zu parameters, "
+                "%d steps per epoch\n",
+                tr.n_ex, tr.use_flip ? "with" : "no", tr.n_vi, ac_vocab_size(tr.model.vocab), np,
+                (tr.n_ex + o.batch - 1) / o.batch);
+    const int steps = (tr.n_ex + o.batch - 1) / o.batch;
+    const double t0 = ac_now(), secs_base = tr.n_hist ? tr.hist[tr.n_hist - 1].seconds : 0;
+    ac_train_state *s = &tr.st;
+    int stop = 0;
+    while (!s->done && !stop && s->epoch < o.epochs) {
+        const int ep = s->epoch;
+        shuffle(perm, tr.n_ex, ac_mix64(o.seed * 0x9E3779B97F4A7C15ull + (uint64_t)ep + 1));
+        ac_progress pg;
+        char label[32];
+        snprintf(label, sizeof label, "epoch %d/%d", ep + 1, o.epochs);
+        ac_progress_start(&pg, label, (uint64_t)steps, o.quiet);
+        double tp = ac_now();
+        long tok_p = 0;
+        while (s->pos < steps) {
+            const int *sel = perm + (size_t)s->pos * o.batch;
+            const int nb = tr.n_ex - s->pos * o.batch < o.batch ? tr.n_ex - s->pos * o.batch : o.batch;
+            for (int i = 0; i < nb; i++)
+                flip[i] = tr.use_flip && (ac_mix64(o.seed * 31 + (uint64_t)ep * 1000003u + (uint64_t)sel[i]) & 1);
+            ac_dec_batch b;
+            make_batch(&tr, tr.ex, sel, nb, flip, &bb, &b);
+            ac_dec_stats ds;
+            if (ac_decoder_forward_backward(&tr.model.dec, tr.work, &b, 1,
+                                            ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)), tr.grad, &ds,
+                                            err))
+                goto done;
+            if (!isfinite(ds.loss)) {
+                ac_errf(err, "train: loss became %g at step %ld (try a lower --lr)", ds.loss, s->step);
+                goto done;
+            }
+            clip_grad(tr.grad, np, o.clip);
+            s->step++;
+            adam(tr.model.dec.params, tr.grad, tr.m, tr.v, np, s->lr, s->step, o.weight_decay);
+            s->win_ce += ds.ce_sum, s->win_tok += ds.ntok;
+            s->pos++;
+            tok_p += ds.ntok;
+            double dt = ac_now() - tp;
+            snprintf(pg.extra, sizeof pg.extra, "loss %.3f %.0f tok/s", s->win_tok ? s->win_ce / s->win_tok : 0,
+                     dt > 0 ? tok_p / dt : 0);
+            ac_progress_update(&pg, (uint64_t)s->pos);
+            const int end_epoch = s->pos == steps;
+            if (end_epoch) s->epoch++, s->pos = 0;
+            int do_eval = o.eval_every > 0 ? s->step % o.eval_every == 0 : end_epoch;
+            if (do_eval && evaluate(&tr, &bb, metric, t0, secs_base, err)) goto done;
+            if (o.max_steps > 0 && s->step >= o.max_steps) stop = 1;
+            if (do_eval || end_epoch || stop || (o.checkpoint_every > 0 && s->step % o.checkpoint_every == 0))
+                if (save_ckpt(&tr, err)) goto done;
+            if (end_epoch || stop || s->done) break;
+        }
+        ac_progress_finish(&pg);
+    }
+    /* Always leave a model behind, even when stopped before any evaluation. */
+    if (!ac_is_file(o.out)) {
+        if (evaluate(&tr, &bb, metric, t0, secs_base, err) || save_ckpt(&tr, err)) goto done;
+        if (!ac_is_file(o.out) && save_best(&tr, &tr.hist[tr.n_hist - 1], err)) goto done;
+    }
+    rc = 0;
+    goto done;
+oom:
+    ac_errf(err, "train: out of memory");
+done:
+    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(perm), free(flip);
+    trainer_free(&tr);
+    return rc;
+}

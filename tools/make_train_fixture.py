@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""Writes the tiny training fixture used by tests/train_*.sh and tests/test_train.c:
+
+  tests/fixtures/train/captions.json            Karpathy-format dataset: 20 train photos, 4 val photos
+  tests/fixtures/train/features/shard-00000.safetensors
+                                                 fake 2x2x16 annotations for every photo and its "#flip"
+
+Each train photo has one caption, so a decoder can overfit them to near-zero loss; the val photos
+reuse train photos' features and captions. Flipped features swap the grid's columns; captions
+mention "left"/"right" so the trainer's word swap is exercised.
+Regenerate: /usr/bin/python3 tools/make_train_fixture.py   (deterministic, numpy only)"""
+import json, os, struct
+import numpy as np
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "train")
+rng = np.random.default_rng(1234)
+colors = ["red", "blue", "green", "black", "white"]
+animals = ["dog", "cat", "horse", "bird"]
+verbs = ["runs", "sits", "jumps", "sleeps", "plays"]
+places = ["grass", "beach", "road", "snow"]
+sides = ["left", "right"]
+GH, GW, D = 2, 2, 16
+images, keys, feats = [], [], []
+for i in range(24):
+    src = i if i < 20 else i - 20  # val photos 20..23 reuse train photos 0..3
+    r = np.random.default_rng(100 + src)
+    f = r.standard_normal((GH, GW, D)).astype(np.float32)
+    c = np.random.default_rng(200 + src)
+    words = ["a", colors[src % 5], animals[src % 4], verbs[(src // 2) % 5], "on", "the",
+             places[(src // 3) % 4], "to", "the", sides[src % 2]][: 6 + src % 5]
+    if src % 5 == 4:
+        words = words + ["near", "the", "water"]
+    cap = " ".join(words).capitalize() + " ."
+    name = "photo%02d.jpg" % i
+    images.append({"filepath": "", "filename": name, "split": "train" if i < 20 else "val",
+                   "sentences": [{"raw": cap}]})
+    keys += [name, name + "#flip"]
+    feats += [f.reshape(GH * GW, D), f[:, ::-1, :].reshape(GH * GW, D)]
+with open(os.path.join(root, "captions.json"), "w") as fp:
+    json.dump({"images": images, "dataset": "fixture"}, fp, indent=0)
+data = np.stack(feats).astype(np.float32)
+enc = {"file": "fake.tflite", "sha256": "0" * 64, "layer": "fake", "size": 64, "grid_h": GH, "grid_w": GW,
+       "dim": D, "norm_mean": 0.0, "norm_scale": 1.0, "resize": "bilinear"}
+hdr = {"features": {"dtype": "F32", "shape": list(data.shape), "data_offsets": [0, data.nbytes]},
+       "__metadata__": {"images": json.dumps(keys), "encoder": json.dumps(enc)}}
+h = json.dumps(hdr).encode()
+h += b" " * ((8 - len(h) % 8) % 8)
+with open(os.path.join(root, "features", "shard-00000.safetensors"), "wb") as fp:
+    fp.write(struct.pack("<Q", len(h)) + h + data.tobytes())
+print("wrote", root)
