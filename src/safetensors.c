@@ -198,6 +198,21 @@ int ac_st_read(const char *path, ac_st_file *f, ac_err *err) {
     return 0;
 }
 
+int ac_st_read_mem(const void *data, size_t len, const char *name, ac_st_file *f, ac_err *err) {
+    memset(f, 0, sizeof *f);
+    if (!name) name = "safetensors";
+    f->buf = malloc(len + 1);
+    if (!f->buf) return ac_errf(err, "%s: out of memory", name);
+    if (len) memcpy(f->buf, data, len);
+    f->buf[len] = 0;
+    f->buf_len = len;
+    if (st_parse(name, f, len, err)) {
+        ac_st_free(f);
+        return -1;
+    }
+    return 0;
+}
+
 int ac_st_read_header(const char *path, ac_st_file *f, ac_err *err) {
     memset(f, 0, sizeof *f);
     FILE *fp = fopen(path, "rb");

@@ -34,6 +34,8 @@ int ac_st_read(const char *path, ac_st_file *f, ac_err *err);
 /* Reads and validates only the header (offsets checked against the file size): names, shapes and
  * metadata without loading the data; every tensor's data pointer is NULL. */
 int ac_st_read_header(const char *path, ac_st_file *f, ac_err *err);
+/* Parses a copy of data[0..len) (name is used in error messages). */
+int ac_st_read_mem(const void *data, size_t len, const char *name, ac_st_file *f, ac_err *err);
 void ac_st_free(ac_st_file *f);
 const ac_st_tensor *ac_st_find(const ac_st_file *f, const char *name);
 const char *ac_st_meta(const ac_st_file *f, const char *key); /* NULL if absent */

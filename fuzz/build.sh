@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets into build-fuzz/ (clang with -fsanitize=fuzzer,address,undefined).
+# usage: fuzz/build.sh [TARGET...]   (default: every fuzz/fuzz_*.c)
+# Each fuzz/fuzz_NAME.c is linked with the library sources it lists in the SOURCES table below.
+set -eu
+cd "$(dirname "$0")/.."
+CC=${FUZZ_CC:-clang}
+FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -Iinclude -I/usr/include/stb -I/usr/include/x86_64-linux-gnu/openblas-pthread"
+LIBS="-lcjson -lopenblas -lpthread -lm"
+declare -A SOURCES=(
+  [safetensors]="src/safetensors.c src/common.c"
+  [image]="src/image.c src/common.c fuzz/stb_image_impl.c"
+)
+mkdir -p build-fuzz
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || for f in fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
+for t in "${targets[@]}"; do
+  src=${SOURCES[$t]:-}
+  [ -n "$src" ] || { echo "fuzz/build.sh: no SOURCES entry for $t" >&2; exit 1; }
+  echo "building build-fuzz/fuzz_$t"
+  $CC $FLAGS "fuzz/fuzz_$t.c" $src $LIBS -o "build-fuzz/fuzz_$t"
+done

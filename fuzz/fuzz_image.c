@@ -1,0 +1,37 @@
+/* fuzz/fuzz_image.c: libFuzzer target for the image path: format sniffing, header size checks, EXIF
+ * orientation, stb_image decoding, both resizers and the horizontal flip, under our pixel limit.
+ * Also compiled into tests/test_fuzz_regress.c (AC_FUZZ_NO_MAIN) to replay corpus and crashes. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/image.h"
+
+static int fuzz_image(const uint8_t *data, size_t size) {
+    ac_image img, r;
+    ac_err err;
+    if (ac_image_load_mem(data, size, "fuzz.img", &img, &err) != 0) {
+        if (strchr(err.msg, '\n')) abort();
+        return 0;
+    }
+    if (img.w <= 0 || img.h <= 0 || !img.px) abort();
+    /* Shrink (antialiased), enlarge a little (bilinear), both directions at once. */
+    if (ac_image_resize(&img, img.w / 3 + 1, img.h / 2 + 1, &r, &err) == 0) ac_image_free(&r);
+    if (ac_image_resize_bilinear(&img, 17, img.h > 64 ? 64 : img.h + 1, &r, &err) == 0) ac_image_free(&r);
+    ac_image_flip_h(&img);
+    if ((size_t)img.w * img.h <= 4096) {
+        float out[4096 * 3];
+        ac_image_to_float(&img, 127.5f, 1 / 127.5f, out);
+    }
+    ac_image_free(&img);
+    return 0;
+}
+
+#ifndef AC_FUZZ_NO_MAIN
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "4000000", 1); /* keep each exec small */
+    return 0;
+}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_image(data, size); }
+#endif

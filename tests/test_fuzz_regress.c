@@ -1,0 +1,65 @@
+/* tests/test_fuzz_regress.c: replays the committed fuzz corpora (fuzz/corpus/TARGET/) and crash
+ * reproducers (fuzz/crashes/TARGET/) through the same harness functions libFuzzer runs, so that under
+ * `make test-asan` every input that once mattered is checked again. Add a target: include its
+ * fuzz/fuzz_NAME.c here and add a line to `targets`. */
+#define AC_FUZZ_NO_MAIN
+#include "../fuzz/fuzz_image.c"
+#include "../fuzz/fuzz_safetensors.c"
+
+#include <dirent.h>
+
+#include "test.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(const uint8_t *, size_t);
+} targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}};
+
+/* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
+static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {
+    const char *root = getenv("ATTNCAP_ROOT");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/fuzz/%s/%s", root ? root : ".", sub, name);
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[8192];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        char *data;
+        size_t len;
+        ac_err err;
+        if (ac_read_file(p, 64u << 20, &data, &len, &err)) continue;
+        uint8_t *exact = malloc(len + 1); /* exact size, so ASan catches overreads */
+        memcpy(exact, data, len);
+        free(data);
+        fn(exact, len);
+        free(exact);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void test_replay(void) {
+    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "4000000", 1); /* as in the fuzzers */
+    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "16777216", 1);
+    int total = 0;
+    for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
+        int c = replay("corpus", targets[i].name, targets[i].fn);
+        CHECKF(c > 0, "fuzz/corpus/%s is missing or empty", targets[i].name);
+        int k = replay("crashes", targets[i].name, targets[i].fn);
+        printf("# %s: %d corpus files, %d crash reproducers\n", targets[i].name, c, k < 0 ? 0 : k);
+        total += c;
+    }
+    unsetenv("ATTNCAP_MAX_IMAGE_PIXELS");
+    unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
+    CHECK(total > 0);
+}
+
+int main(void) {
+    RUN(test_replay);
+    return TEST_EXIT();
+}
