@@ -1,0 +1,75 @@
+/* attncap/metrics.h: the coco-caption metrics, reproduced in C.
+ *
+ * Inputs are already tokenized the coco-caption way (ac_tokenize + ac_tokens_join: lowercased PTB
+ * tokens separated by single spaces); ac_eval_set_add tokenizes raw captions for you.
+ *   BLEU-1..4  bleu/bleu_scorer.py: corpus BLEU, n-gram counts clipped by the maximum count over an
+ *              image's references and summed over the corpus; brevity penalty with the reference
+ *              length closest to each candidate (ties: the shorter); tiny = 1e-15, small = 1e-9.
+ *   ROUGE-L    rouge/rouge.py: per image, the maximum LCS precision and the maximum LCS recall over
+ *              references (taken separately), F with beta = 1.2; averaged over images.
+ *   CIDEr-D    cider/cider_scorer.py: TF-IDF n-gram vectors (n = 1..4), document frequencies from
+ *              the references of the evaluated set, idf = log(N images) - log(max(1, df)); clipped
+ *              candidate weights, cosine per n, Gaussian length penalty sigma = 6 on the difference
+ *              of the two captions' bigram counts (the scorer's own "length"), mean over n, averaged
+ *              over references, x10; averaged over images.
+ *   METEOR     meteor.h (METEOR 1.5 semantics), when the scorer is available. */
+#ifndef ATTNCAP_METRICS_H
+#define ATTNCAP_METRICS_H
+#include "attncap/common.h"
+
+/* One scored image: its references and one candidate, tokenized and space-joined. */
+typedef struct ac_eval_item {
+    char *id;      /* the image's id as text (may be NULL) */
+    int n_refs;
+    char **refs;
+    char *cand;
+} ac_eval_item;
+
+/* A set of items that owns its strings. */
+typedef struct ac_eval_set {
+    int n, cap;
+    ac_eval_item *items;
+} ac_eval_set;
+
+/* Appends an image. Raw captions are tokenized (tokenize = 1) or taken as already tokenized (0).
+ * Errors (invalid UTF-8, over-long caption, no references) name the id. */
+int ac_eval_set_add(ac_eval_set *s, const char *id, const char *const *refs, int n_refs, const char *cand,
+                    int tokenize, ac_err *err);
+void ac_eval_set_free(ac_eval_set *s);
+
+typedef struct ac_bleu_counts {
+    long long testlen, reflen;
+    long long guess[4], correct[4];
+} ac_bleu_counts;
+
+typedef struct ac_scores {
+    int n;                 /* images scored */
+    double bleu[4];        /* BLEU-1..4 */
+    ac_bleu_counts counts; /* the corpus statistics coco-caption prints */
+    double meteor;         /* NAN if METEOR was not computed */
+    double rouge_l;
+    double cider_d;
+    /* Per image (n entries each, malloc'd; freed by ac_scores_free): */
+    double *img_bleu4;     /* bleu_scorer's per-sentence BLEU-4 (with its per-sentence brevity penalty) */
+    double *img_rouge_l;
+    double *img_cider_d;
+    double *img_meteor;    /* NULL if METEOR was not computed */
+} ac_scores;
+
+enum {
+    AC_METRICS_METEOR = 1, /* also compute METEOR (needs WordNet for synonyms; see meteor.h) */
+};
+
+/* Computes all metrics over the set. flags: AC_METRICS_*. meteor_wordnet: WordNet dir or NULL for
+ * the default. Fails on an empty set or when a requested METEOR scorer cannot be opened. */
+int ac_metrics_compute(const ac_eval_set *s, int flags, const char *meteor_wordnet, ac_scores *out, ac_err *err);
+void ac_scores_free(ac_scores *sc);
+
+/* The individual metrics over n items (used by ac_metrics_compute, exposed for tests). */
+/* bleu[4] and counts over the corpus; img_bleu4 (may be NULL) per image. Returns -1 on OOM. */
+int ac_bleu(const ac_eval_item *items, int n, double bleu[4], ac_bleu_counts *counts, double *img_bleu4);
+/* ROUGE-L of one candidate against its references. */
+double ac_rouge_l(const char *cand, char *const *refs, int n_refs);
+/* CIDEr-D: the mean, and per image into img (may be NULL). Returns -1 on OOM. */
+int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img);
+#endif

@@ -1,0 +1,161 @@
+/* metrics.c: the evaluation set (tokenized references and candidates) and ac_metrics_compute, which
+ * runs BLEU, ROUGE-L, CIDEr-D (metrics_*.c) and METEOR (meteor.h) over it. */
+#include "attncap/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/meteor.h"
+#include "attncap/tokenize.h"
+#include "metrics_internal.h"
+
+int *ac_metric_words(ac_strmap *m, const char *s, int *len) {
+    int n = 0, cap = 16;
+    int *out = malloc((size_t)cap * sizeof *out);
+    if (!out) return NULL;
+    char buf[256];
+    const char *p = s;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\v' || *p == '\f') p++;
+        if (!*p) break;
+        const char *st = p;
+        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\v' || *p == '\f')) p++;
+        size_t l = (size_t)(p - st);
+        char *w = l < sizeof buf ? buf : malloc(l + 1);
+        if (!w) { free(out); return NULL; }
+        memcpy(w, st, l);
+        w[l] = 0;
+        int id = ac_strmap_put(m, w, (int)m->n);
+        if (w != buf) free(w);
+        if (id < 0) { free(out); return NULL; }
+        if (n == cap) {
+            cap *= 2;
+            int *no = realloc(out, (size_t)cap * sizeof *no);
+            if (!no) { free(out); return NULL; }
+            out = no;
+        }
+        out[n++] = id;
+    }
+    *len = n;
+    return out;
+}
+
+static char *norm_caption(const char *raw, int tokenize, const char *id, ac_err *err) {
+    if (!tokenize) {
+        char *d = strdup(raw);
+        if (!d) ac_errf(err, "out of memory");
+        return d;
+    }
+    ac_tokens t;
+    if (ac_tokenize(raw, &t, err)) {
+        ac_err_prefix(err, "image %s", id ? id : "?");
+        return NULL;
+    }
+    char *j = ac_tokens_join(&t);
+    ac_tokens_free(&t);
+    if (!j) ac_errf(err, "out of memory");
+    return j;
+}
+
+int ac_eval_set_add(ac_eval_set *s, const char *id, const char *const *refs, int n_refs, const char *cand,
+                    int tokenize, ac_err *err) {
+    if (n_refs <= 0) return ac_errf(err, "image %s: no reference captions", id ? id : "?");
+    if (!cand) return ac_errf(err, "image %s: no candidate caption", id ? id : "?");
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 256;
+        ac_eval_item *ni = realloc(s->items, (size_t)nc * sizeof *ni);
+        if (!ni) return ac_errf(err, "out of memory");
+        s->items = ni;
+        s->cap = nc;
+    }
+    ac_eval_item it = {0};
+    it.n_refs = n_refs;
+    it.id = id ? strdup(id) : NULL;
+    it.refs = calloc((size_t)n_refs, sizeof *it.refs);
+    int rc = (!it.refs || (id && !it.id)) ? ac_errf(err, "out of memory") : 0;
+    for (int j = 0; !rc && j < n_refs; j++)
+        if (!(it.refs[j] = norm_caption(refs[j], tokenize, id, err))) rc = -1;
+    if (!rc && !(it.cand = norm_caption(cand, tokenize, id, err))) rc = -1;
+    if (rc) {
+        for (int j = 0; it.refs && j < n_refs; j++) free(it.refs[j]);
+        free(it.refs);
+        free(it.id);
+        return -1;
+    }
+    s->items[s->n++] = it;
+    return 0;
+}
+
+void ac_eval_set_free(ac_eval_set *s) {
+    for (int i = 0; i < s->n; i++) {
+        for (int j = 0; j < s->items[i].n_refs; j++) free(s->items[i].refs[j]);
+        free(s->items[i].refs);
+        free(s->items[i].cand);
+        free(s->items[i].id);
+    }
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+static int run_meteor(const ac_eval_set *s, const char *wordnet, ac_scores *out, ac_err *err) {
+    ac_meteor *m;
+    if (ac_meteor_open(wordnet, &m, err)) return ac_err_prefix(err, "METEOR");
+    int n = s->n;
+    const char **cands = malloc((size_t)n * sizeof *cands);
+    const char *const **refs = malloc((size_t)n * sizeof *refs);
+    int *nr = malloc((size_t)n * sizeof *nr);
+    out->img_meteor = malloc((size_t)n * sizeof *out->img_meteor);
+    int rc = 0;
+    if (!cands || !refs || !nr || !out->img_meteor) rc = ac_errf(err, "METEOR: out of memory");
+    if (!rc) {
+        for (int i = 0; i < n; i++) {
+            cands[i] = s->items[i].cand;
+            refs[i] = (const char *const *)s->items[i].refs;
+            nr[i] = s->items[i].n_refs;
+        }
+        out->meteor = ac_meteor_corpus(m, n, cands, refs, nr, out->img_meteor);
+        if (out->meteor < 0) rc = ac_errf(err, "METEOR: out of memory");
+    }
+    free(cands);
+    free(refs);
+    free(nr);
+    ac_meteor_close(m);
+    return rc;
+}
+
+int ac_metrics_compute(const ac_eval_set *s, int flags, const char *meteor_wordnet, ac_scores *out, ac_err *err) {
+    memset(out, 0, sizeof *out);
+    out->meteor = NAN;
+    if (s->n <= 0) return ac_errf(err, "nothing to score: no images");
+    int n = s->n;
+    out->n = n;
+    out->img_bleu4 = malloc((size_t)n * sizeof(double));
+    out->img_rouge_l = malloc((size_t)n * sizeof(double));
+    out->img_cider_d = malloc((size_t)n * sizeof(double));
+    if (!out->img_bleu4 || !out->img_rouge_l || !out->img_cider_d ||
+        ac_bleu(s->items, n, out->bleu, &out->counts, out->img_bleu4) ||
+        ac_cider_d(s->items, n, &out->cider_d, out->img_cider_d)) {
+        ac_scores_free(out);
+        return ac_errf(err, "metrics: out of memory");
+    }
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        out->img_rouge_l[i] = ac_rouge_l(s->items[i].cand, s->items[i].refs, s->items[i].n_refs);
+        sum += out->img_rouge_l[i];
+    }
+    out->rouge_l = sum / n;
+    if ((flags & AC_METRICS_METEOR) && run_meteor(s, meteor_wordnet, out, err)) {
+        ac_scores_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void ac_scores_free(ac_scores *sc) {
+    free(sc->img_bleu4);
+    free(sc->img_rouge_l);
+    free(sc->img_cider_d);
+    free(sc->img_meteor);
+    sc->img_bleu4 = sc->img_rouge_l = sc->img_cider_d = sc->img_meteor = NULL;
+}

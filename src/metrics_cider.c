@@ -1,0 +1,203 @@
+/* metrics_cider.c: CIDEr-D as coco-caption's cider/cider_scorer.py computes it.
+ *   - n-grams n = 1..4 of each caption (str.split()), term frequencies;
+ *   - document frequency df(g) = number of images whose references (any of them) contain g;
+ *   - weight of g in a caption: tf * (log(N images) - log(max(1, df)));
+ *   - the scorer's "length" of a caption is its number of bigrams (its counts2vec adds term
+ *     frequencies where the n-gram index is 1), and the penalty is exp(-delta^2 / (2 sigma^2));
+ *   - per n: sum over candidate n-grams of min(w_cand, w_ref) * w_ref, divided by both norms when
+ *     both are non-zero; mean over n, sum over references / number of references, x10. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/metrics.h"
+#include "metrics_internal.h"
+
+static const double SIGMA = 6.0;
+
+typedef struct { uint32_t w[4]; int n; } gram;
+
+typedef struct {
+    gram *keys;
+    int *ids; /* -1 empty */
+    size_t cap, n;
+} gram_map;
+
+static uint64_t gram_hash(const gram *g) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)g->n;
+    for (int k = 0; k < g->n; k++) h = (h ^ g->w[k]) * 1099511628211ull, h ^= h >> 31;
+    return h;
+}
+static int gram_eq(const gram *a, const gram *b) {
+    if (a->n != b->n) return 0;
+    for (int k = 0; k < a->n; k++)
+        if (a->w[k] != b->w[k]) return 0;
+    return 1;
+}
+static int gm_grow(gram_map *m) {
+    size_t nc = m->cap ? m->cap * 2 : 1024;
+    gram *nk = malloc(nc * sizeof *nk);
+    int *ni = malloc(nc * sizeof *ni);
+    if (!nk || !ni) { free(nk); free(ni); return -1; }
+    for (size_t i = 0; i < nc; i++) ni[i] = -1;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->ids[i] >= 0) {
+            size_t j = gram_hash(&m->keys[i]) & (nc - 1);
+            while (ni[j] >= 0) j = (j + 1) & (nc - 1);
+            nk[j] = m->keys[i];
+            ni[j] = m->ids[i];
+        }
+    free(m->keys);
+    free(m->ids);
+    m->keys = nk, m->ids = ni, m->cap = nc;
+    return 0;
+}
+/* Id of g, adding it if new (ids are dense from 0). -1 on OOM. */
+static int gm_id(gram_map *m, const gram *g) {
+    if ((m->n + 1) * 2 > m->cap && gm_grow(m)) return -1;
+    size_t j = gram_hash(g) & (m->cap - 1);
+    while (m->ids[j] >= 0) {
+        if (gram_eq(&m->keys[j], g)) return m->ids[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->keys[j] = *g;
+    m->ids[j] = (int)m->n;
+    return (int)m->n++;
+}
+
+/* A caption as sorted (n-gram id, tf) pairs with weights, norms and length. */
+typedef struct {
+    int n;
+    int *id;
+    int *order; /* n-gram order - 1 */
+    double *w;
+    double norm[4];
+    int length;
+} vec;
+
+static int cmp_int2(const void *a, const void *b) {
+    const int *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Builds the sorted id/tf list of a caption (weights filled later). */
+static int make_vec(gram_map *gm, const int *w, int len, vec *v) {
+    memset(v, 0, sizeof *v);
+    int total = 0;
+    for (int k = 1; k <= 4; k++) total += len - k + 1 > 0 ? len - k + 1 : 0;
+    int *pairs = malloc((size_t)(total ? total : 1) * 2 * sizeof *pairs);
+    if (!pairs) return -1;
+    int m = 0;
+    for (int k = 1; k <= 4; k++)
+        for (int i = 0; i + k <= len; i++) {
+            gram g = {{0}, k};
+            for (int q = 0; q < k; q++) g.w[q] = (uint32_t)w[i + q];
+            int id = gm_id(gm, &g);
+            if (id < 0) { free(pairs); return -1; }
+            pairs[2 * m] = id;
+            pairs[2 * m + 1] = k - 1;
+            m++;
+        }
+    qsort(pairs, (size_t)m, 2 * sizeof *pairs, cmp_int2);
+    v->id = malloc((size_t)(m ? m : 1) * sizeof *v->id);
+    v->order = malloc((size_t)(m ? m : 1) * sizeof *v->order);
+    v->w = malloc((size_t)(m ? m : 1) * sizeof *v->w);
+    if (!v->id || !v->order || !v->w) { free(pairs); return -1; }
+    for (int i = 0; i < m; i++) {
+        if (v->n && v->id[v->n - 1] == pairs[2 * i]) { v->w[v->n - 1] += 1; continue; }
+        v->id[v->n] = pairs[2 * i];
+        v->order[v->n] = pairs[2 * i + 1];
+        v->w[v->n++] = 1; /* tf for now */
+    }
+    free(pairs);
+    return 0;
+}
+
+static void weigh(vec *v, const int *df, double ref_len) {
+    for (int k = 0; k < 4; k++) v->norm[k] = 0;
+    v->length = 0;
+    for (int i = 0; i < v->n; i++) {
+        double d = df[v->id[i]];
+        double tf = v->w[i];
+        v->w[i] = tf * (ref_len - log(d > 1.0 ? d : 1.0));
+        v->norm[v->order[i]] += v->w[i] * v->w[i];
+        if (v->order[i] == 1) v->length += (int)tf;
+    }
+    for (int k = 0; k < 4; k++) v->norm[k] = sqrt(v->norm[k]);
+}
+
+static double sim(const vec *h, const vec *r) {
+    double val[4] = {0};
+    int j = 0;
+    for (int i = 0; i < h->n; i++) {
+        while (j < r->n && r->id[j] < h->id[i]) j++;
+        if (j < r->n && r->id[j] == h->id[i]) {
+            double a = h->w[i], b = r->w[j];
+            val[h->order[i]] += (a < b ? a : b) * b;
+        }
+    }
+    double delta = (double)(h->length - r->length), s = 0;
+    for (int k = 0; k < 4; k++) {
+        if (h->norm[k] != 0 && r->norm[k] != 0) val[k] /= h->norm[k] * r->norm[k];
+        val[k] *= exp(-(delta * delta) / (2 * SIGMA * SIGMA));
+        s += val[k];
+    }
+    return s;
+}
+
+static void free_vec(vec *v) { free(v->id); free(v->order); free(v->w); }
+
+int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
+    ac_strmap words = {0};
+    gram_map gm = {0};
+    int rc = 0;
+    int n_caps = 0;
+    for (int i = 0; i < n; i++) n_caps += 1 + items[i].n_refs;
+    vec *vs = calloc((size_t)(n_caps ? n_caps : 1), sizeof *vs);
+    int *df = NULL;
+    if (!vs) return -1;
+    int c = 0;
+    for (int i = 0; i < n && !rc; i++)
+        for (int j = -1; j < items[i].n_refs && !rc; j++) {
+            int len;
+            int *w = ac_metric_words(&words, j < 0 ? items[i].cand : items[i].refs[j], &len);
+            if (!w || make_vec(&gm, w, len, &vs[c])) rc = -1;
+            free(w);
+            c++;
+        }
+    if (!rc) df = calloc(gm.n ? gm.n : 1, sizeof *df);
+    int *seen = rc ? NULL : malloc((gm.n ? gm.n : 1) * sizeof *seen);
+    if (!rc && (!df || !seen)) rc = -1;
+    if (!rc) {
+        /* df: per image, each distinct n-gram of its references once */
+        for (size_t g = 0; g < gm.n; g++) seen[g] = -1;
+        c = 0;
+        for (int i = 0; i < n; i++) {
+            c++; /* the candidate */
+            for (int j = 0; j < items[i].n_refs; j++, c++)
+                for (int q = 0; q < vs[c].n; q++)
+                    if (seen[vs[c].id[q]] != i) seen[vs[c].id[q]] = i, df[vs[c].id[q]]++;
+        }
+        double ref_len = log((double)n);
+        for (int k = 0; k < c; k++) weigh(&vs[k], df, ref_len);
+        double sum = 0;
+        c = 0;
+        for (int i = 0; i < n; i++) {
+            const vec *h = &vs[c++];
+            double s = 0;
+            for (int j = 0; j < items[i].n_refs; j++) s += sim(h, &vs[c++]);
+            double score = items[i].n_refs ? s / 4.0 / items[i].n_refs * 10.0 : 0;
+            if (img) img[i] = score;
+            sum += score;
+        }
+        *mean = n ? sum / n : 0;
+    }
+    for (int k = 0; k < n_caps; k++) free_vec(&vs[k]);
+    free(vs);
+    free(df);
+    free(seen);
+    free(gm.keys);
+    free(gm.ids);
+    ac_strmap_free(&words);
+    return rc;
+}
