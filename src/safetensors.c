@@ -52,6 +52,16 @@ static int shape_bytes(const char *path, const char *name, ac_st_dtype dt, int n
     return 0;
 }
 
+/* A name from the file made fit for a one-line error message: at most 48 bytes, control characters
+ * (a hostile name may hold newlines) replaced by '?'. */
+static const char *clean(const char *s, char out[64]) {
+    size_t i = 0;
+    for (; s[i] && i < 48; i++) out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    if (s[i]) memcpy(out + i, "...", 3), i += 3;
+    out[i] = 0;
+    return out;
+}
+
 /* A JSON number that must be an integer in [0, 2^53] (doubles are exact up to there). */
 static int json_uint(const cJSON *j, uint64_t *out) {
     if (!cJSON_IsNumber(j)) return -1;
@@ -67,7 +77,8 @@ static int cmp_tensor_names(const void *a, const void *b) {
 
 static int parse_tensor(const char *path, const cJSON *item, const char *data, size_t data_len, ac_st_tensor *t,
                         ac_err *err) {
-    const char *name = item->string;
+    char nbuf[64], dbuf[64];
+    const char *name = clean(item->string, nbuf);
     if (!cJSON_IsObject(item)) return ac_errf(err, "%s: tensor '%s': header entry is not an object", path, name);
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(item, "shape");
@@ -76,7 +87,7 @@ static int parse_tensor(const char *path, const cJSON *item, const char *data, s
     int dt = -1;
     for (int i = 0; i < N_DTYPES; i++)
         if (!strcmp(jd->valuestring, dtypes[i].name)) dt = i;
-    if (dt < 0) return ac_errf(err, "%s: tensor '%s': unsupported dtype \"%.32s\" (want F32, F16, I32, U8 or I64)", path, name, jd->valuestring);
+    if (dt < 0) return ac_errf(err, "%s: tensor '%s': unsupported dtype \"%s\" (want F32, F16, I32, U8 or I64)", path, name, clean(jd->valuestring, dbuf));
     t->dtype = (ac_st_dtype)dt;
     if (!cJSON_IsArray(js)) return ac_errf(err, "%s: tensor '%s': missing or non-array \"shape\"", path, name);
     int nd = cJSON_GetArraySize(js);
@@ -109,10 +120,12 @@ static int parse_meta(const char *path, const cJSON *item, ac_st_file *f, ac_err
     f->meta_values = calloc((size_t)n + 1, sizeof *f->meta_values);
     if (!f->meta_keys || !f->meta_values) return ac_errf(err, "%s: out of memory", path);
     const cJSON *m;
+    char kbuf[64];
     cJSON_ArrayForEach(m, item) {
-        if (!cJSON_IsString(m)) return ac_errf(err, "%s: __metadata__ '%.64s' is not a string", path, m->string);
+        if (!cJSON_IsString(m)) return ac_errf(err, "%s: __metadata__ '%s' is not a string", path, clean(m->string, kbuf));
         for (int i = 0; i < f->n_meta; i++)
-            if (!strcmp(f->meta_keys[i], m->string)) return ac_errf(err, "%s: duplicate __metadata__ key '%.64s'", path, m->string);
+            if (!strcmp(f->meta_keys[i], m->string))
+                return ac_errf(err, "%s: duplicate __metadata__ key '%s'", path, clean(m->string, kbuf));
         f->meta_keys[f->n_meta] = strdup(m->string);
         f->meta_values[f->n_meta] = strdup(m->valuestring);
         f->n_meta++;
@@ -182,9 +195,10 @@ static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *er
     if (rc) return -1;
     /* Sorted by name: lookups by binary search, duplicates adjacent. */
     qsort(f->tensors, (size_t)f->n_tensors, sizeof *f->tensors, cmp_tensor_names);
+    char nbuf[64];
     for (int i = 1; i < f->n_tensors; i++)
         if (!strcmp(f->tensors[i - 1].name, f->tensors[i].name))
-            return ac_errf(err, "%s: duplicate tensor name '%.64s'", path, f->tensors[i].name);
+            return ac_errf(err, "%s: duplicate tensor name '%s'", path, clean(f->tensors[i].name, nbuf));
     return 0;
 }
 
@@ -278,7 +292,8 @@ const char *ac_st_meta(const ac_st_file *f, const char *key) {
 int ac_st_to_f32(const ac_st_tensor *t, float *out, size_t n, const char *path, ac_err *err) {
     if (!path) path = "safetensors";
     size_t elems = t->nbytes / dtypes[t->dtype].size;
-    if (elems != n) return ac_errf(err, "%s: tensor '%s' has %zu elements, expected %zu", path, t->name, elems, n);
+    char nbuf[64];
+    if (elems != n) return ac_errf(err, "%s: tensor '%s' has %zu elements, expected %zu", path, clean(t->name, nbuf), elems, n);
     const unsigned char *p = t->data;
     if (t->dtype == AC_ST_F32) {
         memcpy(out, p, n * sizeof(float));
@@ -289,7 +304,7 @@ int ac_st_to_f32(const ac_st_tensor *t, float *out, size_t n, const char *path, 
             out[i] = ac_f16_to_f32(h);
         }
     } else {
-        return ac_errf(err, "%s: tensor '%s' is %s, expected F32 or F16", path, t->name, dtypes[t->dtype].name);
+        return ac_errf(err, "%s: tensor '%s' is %s, expected F32 or F16", path, clean(t->name, nbuf), dtypes[t->dtype].name);
     }
     return 0;
 }
