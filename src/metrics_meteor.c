@@ -266,6 +266,20 @@ static int nbp_type(const uint32_t *w, size_t n) {
 
 /* The normalised, lowercased line as UTF-8 tokens separated by single spaces (malloc'd). */
 static char *normalize(const char *line) {
+    /* Lines of lowercase ASCII letters, digits and spaces (coco-caption's usual input) are left
+     * unchanged by every rule below but the whitespace collapsing. */
+    const char *c = line;
+    while ((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == ' ') c++;
+    if (!*c) {
+        char *r = malloc(strlen(line) + 1);
+        if (!r) return NULL;
+        size_t o = 0;
+        for (c = line; *c; c++)
+            if (*c != ' ') r[o++] = *c;
+            else if (o && c[1] && c[1] != ' ') r[o++] = ' ';
+        r[o] = 0;
+        return r;
+    }
     cpbuf a = {0}, b = {0};
     char *res = NULL;
     int bad = cp_push(&a, ' ') || cp_decode(line, &a) || cp_push(&a, ' ');
@@ -466,8 +480,17 @@ static int path_cmp(const mpath *x, const mpath *y) {
     return x->distance - y->distance;
 }
 
-/* Stable merge sort of path indices (Java's Collections.sort is stable). */
+/* Stable sort of path indices (Java's Collections.sort is stable): insertion sort for the usual
+ * short lists, bottom-up merge sort otherwise. */
 static void sort_paths(const pool *pl, int *ord, int *tmp, int n) {
+    if (n <= 24) {
+        for (int a = 1; a < n; a++) {
+            int v = ord[a], b = a;
+            for (; b > 0 && path_cmp(&pl->p[v], &pl->p[ord[b - 1]]) < 0; b--) ord[b] = ord[b - 1];
+            ord[b] = v;
+        }
+        return;
+    }
     for (int w = 1; w < n; w *= 2) {
         for (int lo = 0; lo < n; lo += 2 * w) {
             int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;

@@ -3,9 +3,9 @@
  * exact 1, stem 0.6, synonym 0.8), never captured from our own output; the golden case compares
  * with coco-caption's published METEOR for ../shared/metrics/magic_mscoco_result.json. */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 
 #include "attncap/meteor.h"
+#include "attncap/tokenize.h"
 #include "test.h"
 
 static ac_meteor *M;
@@ -173,22 +173,21 @@ static void test_normalizer(void) {
     check_norm("\xc3\x80LA CAF\xc3\x89", "\xc3\xa0la caf\xc3\xa9");
     check_norm("x & y / z", "x & y / z");
     check_norm("  ", "");
+    /* Letters outside METEOR's Latin-1/Latin-A/Cyrillic class are split off as punctuation
+     * would be (Vietnamese u-horn and o-horn-grave here); invalid UTF-8 becomes U+FFFD. */
+    check_norm("ng\xc6\xb0\xe1\xbb\x9di \xc4\x90i", "ng \xc6\xb0 \xe1\xbb\x9d i \xc4\x91i");
+    check_norm("a\xff", "a \xef\xbf\xbd");
     CHECK(!t_cur_failed);
 }
 
-/* The golden case's simple tokenisation: lowercase, split punctuation off, drop it. */
-static char *simple_tok(const char *s) {
-    size_t n = strlen(s), k = 0;
-    char *o = malloc(2 * n + 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80 || isalnum(c)) o[k++] = (char)tolower(c);
-        else if (c == '\'') o[k++] = ' ', o[k++] = '\'';
-        else if (c == '-' && k && o[k - 1] != ' ' && i + 1 < n && isalnum((unsigned char)s[i + 1])) o[k++] = '-';
-        else o[k++] = ' ';
-    }
-    o[k] = 0;
-    return o;
+/* coco-caption's tokenisation (PTBTokenizer -lowerCase, punctuation removed), joined by spaces. */
+static char *coco_tok(const char *text) {
+    ac_tokens t;
+    ac_err err;
+    if (ac_tokenize(text, &t, &err)) return strdup("");
+    char *s = ac_tokens_join(&t);
+    ac_tokens_free(&t);
+    return s ? s : strdup("");
 }
 
 static void test_golden(void) {
@@ -207,10 +206,10 @@ static void test_golden(void) {
     int *nr = calloc((size_t)n, sizeof *nr);
     for (int i = 0; i < n; i++) {
         cJSON *e = cJSON_GetArrayItem(root, i), *caps = cJSON_GetObjectItem(e, "captions");
-        cands[i] = simple_tok(cJSON_GetObjectItem(e, "prediction")->valuestring);
+        cands[i] = coco_tok(cJSON_GetObjectItem(e, "prediction")->valuestring);
         nr[i] = cJSON_GetArraySize(caps);
         refs[i] = calloc((size_t)nr[i], sizeof(char *));
-        for (int r = 0; r < nr[i]; r++) refs[i][r] = simple_tok(cJSON_GetArrayItem(caps, r)->valuestring);
+        for (int r = 0; r < nr[i]; r++) refs[i][r] = coco_tok(cJSON_GetArrayItem(caps, r)->valuestring);
     }
     cJSON_Delete(root);
     double t0 = ac_now();
