@@ -98,7 +98,13 @@ static int make_vec(gram_map *gm, const int *w, int len, vec *v) {
             pairs[2 * m + 1] = k - 1;
             m++;
         }
-    qsort(pairs, (size_t)m, 2 * sizeof *pairs, cmp_int2);
+    if (m > 64) qsort(pairs, (size_t)m, 2 * sizeof *pairs, cmp_int2);
+    else /* captions are short: insertion sort beats qsort's overhead */
+        for (int i = 1; i < m; i++) {
+            int a = pairs[2 * i], b = pairs[2 * i + 1], j = i - 1;
+            while (j >= 0 && pairs[2 * j] > a) pairs[2 * j + 2] = pairs[2 * j], pairs[2 * j + 3] = pairs[2 * j + 1], j--;
+            pairs[2 * j + 2] = a, pairs[2 * j + 3] = b;
+        }
     v->id = malloc((size_t)(m ? m : 1) * sizeof *v->id);
     v->order = malloc((size_t)(m ? m : 1) * sizeof *v->order);
     v->w = malloc((size_t)(m ? m : 1) * sizeof *v->w);
@@ -113,13 +119,12 @@ static int make_vec(gram_map *gm, const int *w, int len, vec *v) {
     return 0;
 }
 
-static void weigh(vec *v, const int *df, double ref_len) {
+static void weigh(vec *v, const double *idf) {
     for (int k = 0; k < 4; k++) v->norm[k] = 0;
     v->length = 0;
     for (int i = 0; i < v->n; i++) {
-        double d = df[v->id[i]];
         double tf = v->w[i];
-        v->w[i] = tf * (ref_len - log(d > 1.0 ? d : 1.0));
+        v->w[i] = tf * idf[v->id[i]];
         v->norm[v->order[i]] += v->w[i] * v->w[i];
         if (v->order[i] == 1) v->length += (int)tf;
     }
@@ -179,7 +184,11 @@ int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
                     if (seen[vs[c].id[q]] != i) seen[vs[c].id[q]] = i, df[vs[c].id[q]]++;
         }
         double ref_len = log((double)n);
-        for (int k = 0; k < c; k++) weigh(&vs[k], df, ref_len);
+        double *idf = malloc((gm.n ? gm.n : 1) * sizeof *idf);
+        if (!idf) { rc = -1; goto done; }
+        for (size_t g = 0; g < gm.n; g++) idf[g] = ref_len - log(df[g] > 1 ? (double)df[g] : 1.0);
+        for (int k = 0; k < c; k++) weigh(&vs[k], idf);
+        free(idf);
         double sum = 0;
         c = 0;
         for (int i = 0; i < n; i++) {
@@ -192,6 +201,7 @@ int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
         }
         *mean = n ? sum / n : 0;
     }
+done:
     for (int k = 0; k < n_caps; k++) free_vec(&vs[k]);
     free(vs);
     free(df);

@@ -361,6 +361,7 @@ static int m_sword_nt(const scan *s, int i) {
 /* ---- token list ---- */
 
 static int punct_removed(const char *t) {
+    if (!strchr("'`-.?!,:;", t[0])) return 0;
     static const char *const P[] = {"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?",
                                     "!", ",", ":", "-", "--", "...", ";", NULL};
     for (int k = 0; P[k]; k++)
@@ -370,13 +371,17 @@ static int punct_removed(const char *t) {
 
 static int push_token(ac_tokens *out, int *cap, const sbuf *t) {
     /* -lowerCase: the whole token, as Java's toLowerCase(Locale.ENGLISH) */
-    uint32_t *cps = malloc((t->n + 1) * sizeof *cps);
+    uint32_t buf[64];
+    uint32_t *cps = t->n < 64 ? buf : malloc((t->n + 1) * sizeof *cps);
     if (!cps) return -1;
     size_t bad;
     int n = utf8_decode((const unsigned char *)t->p, t->n, cps, &bad);
     sbuf low = {0};
+    low.cap = t->n + 8; /* lowercasing keeps the length in UTF-8 bytes or close to it */
+    low.p = malloc(low.cap);
+    if (!low.p) { if (cps != buf) free(cps); return -1; }
     for (int k = 0; k < n; k++) sb_put(&low, to_lower(cps[k]));
-    free(cps);
+    if (cps != buf) free(cps);
     if (!low.p || punct_removed(low.p)) { free(low.p); return 0; }
     if (out->n == *cap) {
         *cap = *cap ? *cap * 2 : 16;

@@ -72,4 +72,23 @@ int ac_bleu(const ac_eval_item *items, int n, double bleu[4], ac_bleu_counts *co
 double ac_rouge_l(const char *cand, char *const *refs, int n_refs);
 /* CIDEr-D: the mean, and per image into img (may be NULL). Returns -1 on OOM. */
 int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img);
+
+/* ---- loading and writing (eval_io.c) ---- */
+
+/* Scores COCO-format results [{"image_id": ..., "caption": "..."}] against references in any
+ * format ac_dataset_load reads (COCO captions JSON, Karpathy JSON, Flickr8k dir or token file,
+ * TSV/CSV). Ids are matched as text: the COCO image_id, else the photo's file name (with or
+ * without extension). The set holds the images of the results, in their order, as coco-caption
+ * does; a result whose id is not among the references, a duplicate id, a missing or empty caption
+ * are errors. *n_refs_images (may be NULL) receives how many images the references have. */
+int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eval_set *s, int *n_refs_images,
+                         ac_err *err);
+/* A JSON list of {"captions": [refs...], "prediction": "..."} (an "image_id" or "image_name" in an
+ * entry becomes its id, else its index). */
+int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err);
+/* {"BLEU-1": x, ..., "METEOR": x|null, "ROUGE-L": x, "CIDEr-D": x, "bleu_counts": {...}} (malloc'd). */
+char *ac_scores_to_json(const ac_scores *sc);
+/* Per-image scores, written atomically: CSV if path ends in .csv (image_id,BLEU-4,METEOR,ROUGE-L,
+ * CIDEr-D,candidate), else a JSON list of objects that also holds the references. */
+int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err);
 #endif

@@ -1,0 +1,248 @@
+/* eval_io.c: evaluation inputs (COCO results + references, pairs files) and outputs (the scores
+ * as JSON, per-image files). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/dataset.h"
+#include "attncap/metrics.h"
+#include "strmap.h"
+
+static cJSON *load_json(const char *path, ac_err *err) {
+    char *data;
+    size_t len;
+    if (ac_read_file(path, ac_limits_get().max_file_bytes, &data, &len, err)) return NULL;
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    if (!j) {
+        int line = 1;
+        for (const char *p = data; end && p < end; p++) line += *p == '\n';
+        ac_errf(err, "%s:%d: not valid JSON", path, line);
+    }
+    free(data);
+    return j;
+}
+
+static int id_text(const cJSON *v, char *buf, size_t n) {
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == (double)(long long)d) snprintf(buf, n, "%lld", (long long)d);
+        else snprintf(buf, n, "%.17g", d);
+        return 0;
+    }
+    if (cJSON_IsString(v) && v->valuestring[0]) {
+        snprintf(buf, n, "%s", v->valuestring);
+        return 0;
+    }
+    return -1;
+}
+
+static int nonblank(const char *s) {
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return 1;
+    return 0;
+}
+
+int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eval_set *s, int *n_refs_images,
+                         ac_err *err) {
+    memset(s, 0, sizeof *s);
+    ac_dataset ds;
+    if (ac_dataset_load(refs_spec, NULL, &ds, err)) return -1;
+    if (n_refs_images) *n_refs_images = ds.n;
+    /* index: id, key, key without extension */
+    ac_strmap idx = {0};
+    int rc = 0;
+    for (int k = 0; k < ds.n && !rc; k++) {
+        const ac_ds_image *im = &ds.images[k];
+        if (ac_strmap_put(&idx, im->id, k) == -2 || ac_strmap_put(&idx, im->key, k) == -2) rc = -1;
+        char *dot = strrchr(im->key, '.');
+        if (!rc && dot) {
+            char *stem = strndup(im->key, (size_t)(dot - im->key));
+            if (!stem || ac_strmap_put(&idx, stem, k) == -2) rc = -1;
+            free(stem);
+        }
+    }
+    if (rc) rc = ac_errf(err, "out of memory");
+    cJSON *res = rc ? NULL : load_json(results_path, err);
+    if (!rc && !res) rc = -1;
+    if (!rc && !cJSON_IsArray(res))
+        rc = ac_errf(err, "%s: expected a JSON list of {\"image_id\": ..., \"caption\": \"...\"}", results_path);
+    if (!rc && cJSON_GetArraySize(res) == 0) rc = ac_errf(err, "%s: no results", results_path);
+    ac_strmap seen = {0};
+    int i = 0;
+    cJSON *it;
+    char idb[512];
+    if (!rc) cJSON_ArrayForEach(it, res) {
+        cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "image_id");
+        cJSON *cap = cJSON_GetObjectItemCaseSensitive(it, "caption");
+        if (!cJSON_IsObject(it) || id_text(id, idb, sizeof idb)) {
+            rc = ac_errf(err, "%s: results[%d] has no \"image_id\"", results_path, i);
+            break;
+        }
+        if (!cJSON_IsString(cap)) {
+            rc = ac_errf(err, "%s: results[%d] (image_id %s) has no \"caption\" string", results_path, i, idb);
+            break;
+        }
+        if (!nonblank(cap->valuestring)) {
+            rc = ac_errf(err, "%s: results[%d] (image_id %s) has an empty caption", results_path, i, idb);
+            break;
+        }
+        int k = ac_strmap_get(&idx, idb);
+        if (k < 0) {
+            rc = ac_errf(err, "%s: results[%d]: image_id %s is not in the references %s", results_path, i, idb, refs_spec);
+            break;
+        }
+        if (ac_strmap_get(&seen, ds.images[k].id) >= 0) {
+            rc = ac_errf(err, "%s: results[%d]: image_id %s appears twice", results_path, i, idb);
+            break;
+        }
+        if (ac_strmap_put(&seen, ds.images[k].id, i) == -2) { rc = ac_errf(err, "out of memory"); break; }
+        const ac_ds_image *im = &ds.images[k];
+        if (im->n_caps == 0) {
+            rc = ac_errf(err, "%s: image %s has no reference captions", refs_spec, im->id);
+            break;
+        }
+        if (ac_eval_set_add(s, im->id, (const char *const *)im->caps, im->n_caps, cap->valuestring, 1, err)) {
+            ac_err_prefix(err, "%s: results[%d]", results_path, i);
+            rc = -1;
+            break;
+        }
+        i++;
+    }
+    cJSON_Delete(res);
+    ac_strmap_free(&seen);
+    ac_strmap_free(&idx);
+    ac_dataset_free(&ds);
+    if (rc) ac_eval_set_free(s);
+    return rc;
+}
+
+int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err) {
+    memset(s, 0, sizeof *s);
+    cJSON *j = load_json(path, err);
+    if (!j) return -1;
+    int rc = 0, i = 0;
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) == 0)
+        rc = ac_errf(err, "%s: expected a non-empty JSON list of {\"captions\": [...], \"prediction\": \"...\"}", path);
+    cJSON *it;
+    char idb[512];
+    if (!rc) cJSON_ArrayForEach(it, j) {
+        cJSON *caps = cJSON_GetObjectItemCaseSensitive(it, "captions");
+        cJSON *pred = cJSON_GetObjectItemCaseSensitive(it, "prediction");
+        if (id_text(cJSON_GetObjectItemCaseSensitive(it, "image_id"), idb, sizeof idb) &&
+            id_text(cJSON_GetObjectItemCaseSensitive(it, "image_name"), idb, sizeof idb))
+            snprintf(idb, sizeof idb, "%d", i);
+        if (!cJSON_IsArray(caps) || cJSON_GetArraySize(caps) == 0) {
+            rc = ac_errf(err, "%s: [%d] needs a non-empty \"captions\" list", path, i);
+            break;
+        }
+        if (!cJSON_IsString(pred) || !nonblank(pred->valuestring)) {
+            rc = ac_errf(err, "%s: [%d] needs a non-empty \"prediction\" string", path, i);
+            break;
+        }
+        int n = cJSON_GetArraySize(caps), k = 0;
+        const char **refs = malloc((size_t)n * sizeof *refs);
+        if (!refs) { rc = ac_errf(err, "out of memory"); break; }
+        cJSON *c;
+        cJSON_ArrayForEach(c, caps) {
+            if (!cJSON_IsString(c) || !nonblank(c->valuestring)) {
+                rc = ac_errf(err, "%s: [%d].captions[%d] is not a non-empty string", path, i, k);
+                break;
+            }
+            refs[k++] = c->valuestring;
+        }
+        if (!rc && ac_eval_set_add(s, idb, refs, n, pred->valuestring, 1, err)) {
+            ac_err_prefix(err, "%s: [%d]", path, i);
+            rc = -1;
+        }
+        free(refs);
+        if (rc) break;
+        i++;
+    }
+    cJSON_Delete(j);
+    if (rc) ac_eval_set_free(s);
+    return rc;
+}
+
+/* Rounds to 6 decimals through text so JSON shows clean numbers. */
+static cJSON *num(double x) {
+    if (isnan(x)) return cJSON_CreateNull();
+    char b[64];
+    snprintf(b, sizeof b, "%.6f", x);
+    return cJSON_CreateNumber(strtod(b, NULL));
+}
+
+char *ac_scores_to_json(const ac_scores *sc) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    static const char *const bn[4] = {"BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4"};
+    for (int k = 0; k < 4; k++) cJSON_AddItemToObject(o, bn[k], num(sc->bleu[k]));
+    cJSON_AddItemToObject(o, "METEOR", num(sc->meteor));
+    cJSON_AddItemToObject(o, "ROUGE-L", num(sc->rouge_l));
+    cJSON_AddItemToObject(o, "CIDEr-D", num(sc->cider_d));
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "testlen", (double)sc->counts.testlen);
+    cJSON_AddNumberToObject(c, "reflen", (double)sc->counts.reflen);
+    double g[4], r[4];
+    for (int k = 0; k < 4; k++) g[k] = (double)sc->counts.guess[k], r[k] = (double)sc->counts.correct[k];
+    cJSON_AddItemToObject(c, "guess", cJSON_CreateDoubleArray(g, 4));
+    cJSON_AddItemToObject(c, "correct", cJSON_CreateDoubleArray(r, 4));
+    cJSON_AddItemToObject(o, "bleu_counts", c);
+    cJSON_AddNumberToObject(o, "images", sc->n);
+    char *out = cJSON_Print(o);
+    cJSON_Delete(o);
+    return out;
+}
+
+static void csv_field(ac_atomic_file *af, const char *s, ac_err *err) {
+    ac_atomic_write(af, "\"", 1, err);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"') ac_atomic_write(af, "\"", 1, err);
+        ac_atomic_write(af, p, 1, err);
+    }
+    ac_atomic_write(af, "\"", 1, err);
+}
+
+int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err) {
+    size_t pl = strlen(path);
+    int csv = pl >= 4 && !strcmp(path + pl - 4, ".csv");
+    if (csv) {
+        ac_atomic_file af;
+        if (ac_atomic_open(&af, path, err)) return -1;
+        const char *hdr = "image_id,BLEU-4,METEOR,ROUGE-L,CIDEr-D,candidate\n";
+        ac_atomic_write(&af, hdr, strlen(hdr), err);
+        for (int i = 0; i < s->n; i++) {
+            char b[256];
+            csv_field(&af, s->items[i].id ? s->items[i].id : "", err);
+            double m = sc->img_meteor ? sc->img_meteor[i] : NAN;
+            int n = snprintf(b, sizeof b, ",%.6f,", sc->img_bleu4[i]);
+            if (!isnan(m)) n += snprintf(b + n, sizeof b - (size_t)n, "%.6f", m);
+            snprintf(b + n, sizeof b - (size_t)n, ",%.6f,%.6f,", sc->img_rouge_l[i], sc->img_cider_d[i]);
+            ac_atomic_write(&af, b, strlen(b), err);
+            csv_field(&af, s->items[i].cand, err);
+            ac_atomic_write(&af, "\n", 1, err);
+        }
+        return ac_atomic_commit(&af, err);
+    }
+    cJSON *a = cJSON_CreateArray();
+    if (!a) return ac_errf(err, "%s: out of memory", path);
+    for (int i = 0; i < s->n; i++) {
+        const ac_eval_item *it = &s->items[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(a, o);
+        cJSON_AddStringToObject(o, "image_id", it->id ? it->id : "");
+        cJSON_AddStringToObject(o, "candidate", it->cand);
+        cJSON_AddItemToObject(o, "references", cJSON_CreateStringArray((const char *const *)it->refs, it->n_refs));
+        cJSON_AddItemToObject(o, "BLEU-4", num(sc->img_bleu4[i]));
+        cJSON_AddItemToObject(o, "METEOR", num(sc->img_meteor ? sc->img_meteor[i] : NAN));
+        cJSON_AddItemToObject(o, "ROUGE-L", num(sc->img_rouge_l[i]));
+        cJSON_AddItemToObject(o, "CIDEr-D", num(sc->img_cider_d[i]));
+    }
+    char *txt = cJSON_Print(a);
+    cJSON_Delete(a);
+    if (!txt) return ac_errf(err, "%s: out of memory", path);
+    int rc = ac_write_file_atomic(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}

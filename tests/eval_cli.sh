@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# attncap eval: the CLI over small generated files (every REFS format, COCO results, pairs), the
+# golden case when ../shared is present, and the one-line-error contract on malformed input.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/refs.json" <<'J'
+{"images": [{"id": 1, "file_name": "a.jpg"}, {"id": 2, "file_name": "b.jpg"}],
+ "annotations": [{"image_id": 1, "caption": "A dog runs on the grass."},
+                 {"image_id": 1, "caption": "A brown dog running."},
+                 {"image_id": 2, "caption": "A cat sleeps on a sofa."}]}
+J
+cat >"$T/res.json" <<'J'
+[{"image_id": 1, "caption": "A dog runs on the grass."}, {"image_id": 2, "caption": "A cat sleeps on a sofa."}]
+J
+printf 'a.jpg\tA dog runs on the grass.\na.jpg\tA brown dog running.\nb.jpg\tA cat sleeps on a sofa.\n' >"$T/refs.tsv"
+cat >"$T/res_names.json" <<'J'
+[{"image_id": "a.jpg", "caption": "A dog runs on the grass."}, {"image_id": "b", "caption": "A cat sleeps on a sofa."}]
+J
+
+t_begin coco_refs_perfect
+out=$("$A" eval --refs "$T/refs.json" --results "$T/res.json" --json --no-meteor 2>"$T/err")
+if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+elif ! grep -q '"BLEU-1":	1' <<<"$out" || ! grep -q '"testlen":	12' <<<"$out" || ! grep -q '"ROUGE-L":	1' <<<"$out"; then
+  t_fail "unexpected: $out"
+else t_ok; fi
+
+t_begin tsv_refs_by_file_name
+out=$("$A" eval --refs "$T/refs.tsv" --results "$T/res_names.json" --no-meteor 2>"$T/err")
+if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+elif ! grep -q 'BLEU-4   1.0000' <<<"$out"; then t_fail "unexpected: $out"; else t_ok; fi
+
+t_begin per_image_files
+"$A" eval --refs "$T/refs.json" --results "$T/res.json" --no-meteor --per-image "$T/pi.csv" >/dev/null 2>"$T/err" &&
+"$A" eval --refs "$T/refs.json" --results "$T/res.json" --no-meteor --per-image "$T/pi.json" >/dev/null 2>>"$T/err"
+if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+elif [ "$(wc -l <"$T/pi.csv")" -ne 3 ] || ! grep -q '"CIDEr-D"' "$T/pi.json"; then t_fail "bad per-image output"
+else t_ok; fi
+
+t_begin pairs_meteor
+cat >"$T/pairs.json" <<'J'
+[{"captions": ["A man rides a horse.", "A person riding a horse on a beach."], "prediction": "A man riding a horse."}]
+J
+out=$("$A" eval --pairs "$T/pairs.json" --json 2>"$T/err")
+if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+elif grep -q '"METEOR":	null' <<<"$out" || ! grep -q '"testlen":	5' <<<"$out"; then t_fail "unexpected: $out"
+else t_ok; fi
+
+t_begin golden
+if need_data metrics/magic_mscoco_result.json; then
+  out=$("$A" eval --pairs "$DATA/metrics/magic_mscoco_result.json" --json 2>"$T/err")
+  if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+  elif ! grep -q '"correct":	\[26801, 9496, 2857, 902\]' <<<"$out" || ! grep -q '"reflen":	47168' <<<"$out"; then
+    t_fail "counts differ from coco-caption: $out"
+  else t_ok; fi
+fi
+
+t_begin flickr8k_refs
+if need_data data/flickr8k/Flickr8k.token.txt; then
+  # the first caption of two dev photos as the "generated" one
+  grep -m1 '^1000268201_693b08cb0e.jpg#0' "$DATA/data/flickr8k/Flickr8k.token.txt" >/dev/null
+  c1=$(grep -m1 '^1000268201_693b08cb0e.jpg#0' "$DATA/data/flickr8k/Flickr8k.token.txt" | cut -f2)
+  printf '[{"image_id": "1000268201_693b08cb0e.jpg", "caption": "%s"}]\n' "$c1" >"$T/f8res.json"
+  out=$("$A" eval --refs "$DATA/data/flickr8k" --results "$T/f8res.json" --no-meteor 2>"$T/err")
+  if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+  elif ! grep -q 'BLEU-1   1.0000' <<<"$out" || ! grep -q 'of 7000' <<<"$out"; then t_fail "unexpected: $out"
+  else t_ok; fi
+fi
+
+t_begin malformed_inputs
+ok=1
+echo '[{"image_id": 1, "caption": "x"' >"$T/bad.json"
+expect_error "bad JSON" "$A" eval --refs "$T/refs.json" --results "$T/bad.json" || ok=0
+grep -q 'bad.json:1: not valid JSON' "$T/err" || { [ $ok = 1 ] && t_fail "bad JSON message: $(cat "$T/err")"; ok=0; }
+echo '[{"image_id": 3, "caption": "x"}]' >"$T/res3.json"
+expect_error "id missing in refs" "$A" eval --refs "$T/refs.json" --results "$T/res3.json" || ok=0
+grep -q 'image_id 3 is not in the references' "$T/err" || { [ $ok = 1 ] && t_fail "missing id message: $(cat "$T/err")"; ok=0; }
+echo '[{"image_id": 1, "caption": "  "}]' >"$T/res4.json"
+expect_error "empty caption" "$A" eval --refs "$T/refs.json" --results "$T/res4.json" || ok=0
+echo '[{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}]' >"$T/res5.json"
+expect_error "duplicate id" "$A" eval --refs "$T/refs.json" --results "$T/res5.json" || ok=0
+echo '[{"caption": "a"}]' >"$T/res6.json"
+expect_error "no image_id" "$A" eval --refs "$T/refs.json" --results "$T/res6.json" || ok=0
+echo '{"images": [{"id": 1, "file_name": "a.jpg"}], "annotations": [{"image_id": 1, "caption": ""}]}' >"$T/refs_empty.json"
+expect_error "empty reference" "$A" eval --refs "$T/refs_empty.json" --results "$T/res.json" || ok=0
+expect_error "missing refs file" "$A" eval --refs "$T/nope.json" --results "$T/res.json" || ok=0
+echo '[{"captions": [], "prediction": "x"}]' >"$T/pairs_bad.json"
+expect_error "pairs without refs" "$A" eval --pairs "$T/pairs_bad.json" || ok=0
+printf '[{"captions": ["a \xff b"], "prediction": "x"}]' >"$T/pairs_utf8.json"
+expect_error "invalid UTF-8" "$A" eval --pairs "$T/pairs_utf8.json" || ok=0
+expect_error "no arguments" "$A" eval || ok=0
+expect_error "unwritable per-image" "$A" eval --pairs "$T/pairs.json" --no-meteor --per-image /nonexistent/dir/x.json || ok=0
+[ $ok = 1 ] && t_ok
+
+t_end
