@@ -1,0 +1,243 @@
+/* test_cnn.c: the float engine against PyTorch.
+ *  - single ops and small chains (tests/fixtures/cnn/op_*.tflite + .bin, written by tools/torch_ops.py):
+ *    padding/stride edge cases, dilation, depth multiplier, pools, mean, pad, concat, FC, softmax...
+ *  - whole MobileNets on the shared photos (tests/fixtures/cnn/ref_*.bin, tools/torch_mobilenet.py):
+ *    top-5 and probabilities within 1e-3, Conv_1 annotation grids at 224 and 448 with cosine >= 0.9999.
+ *  - determinism: 1 and 2 threads give the same bits. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/cnn.h"
+#include "attncap/image.h"
+#include "test.h"
+
+#define FIX "tests/fixtures/cnn/"
+
+static float *read_floats(const char *path, size_t *n) {
+    char *data;
+    size_t len;
+    ac_err err;
+    if (ac_read_file(path, 1u << 28, &data, &len, &err) < 0) return NULL;
+    *n = len / 4;
+    float *f = malloc(len + 4);
+    memcpy(f, data, len);
+    free(data);
+    return f;
+}
+
+static double cosine(const float *a, const float *b, size_t n) {
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    return ab / (sqrt(aa * bb) + 1e-30);
+}
+
+/* ---- single-op fixtures ---- */
+
+/* op_<name>.bin: int32 n_in_dims, dims..., floats input; int32 n_out_dims, dims..., floats expected. */
+static int run_op_case(const char *name, char *why, size_t whylen) {
+    char mpath[512], bpath[512];
+    snprintf(mpath, sizeof mpath, FIX "op_%s.tflite", name);
+    snprintf(bpath, sizeof bpath, FIX "op_%s.bin", name);
+    size_t n;
+    float *b = read_floats(bpath, &n);
+    if (!b) return snprintf(why, whylen, "%s: cannot read", bpath), -1;
+    int32_t *hi = (int32_t *)b;
+    int nd = hi[0], dims[8], pos = 1 + nd;
+    size_t cin = 1;
+    for (int d = 0; d < nd; d++) dims[d] = hi[1 + d], cin *= (size_t)dims[d];
+    const float *x = b + pos;
+    int32_t *ho = (int32_t *)(b + pos + cin);
+    int ond = ho[0];
+    size_t cout = 1;
+    for (int d = 0; d < ond; d++) cout *= (size_t)ho[1 + d];
+    const float *want = (const float *)(ho + 1 + ond);
+    ac_err err;
+    ac_tfl_model *m;
+    ac_cnn *c = NULL;
+    int rc = -1;
+    if (ac_tfl_load(mpath, &m, &err) < 0) {
+        snprintf(why, whylen, "%s", err.msg);
+        free(b);
+        return -1;
+    }
+    float *got = calloc(cout + 1, sizeof *got);
+    if (ac_cnn_create(m, NULL, dims[1], dims[2], 2, &c, &err) < 0 || ac_cnn_run(c, x, got, &err) < 0) {
+        snprintf(why, whylen, "%s", err.msg);
+        goto done;
+    }
+    double maxerr = 0, maxref = 0;
+    for (size_t i = 0; i < cout; i++) {
+        double e = fabs((double)got[i] - want[i]);
+        if (e > maxerr) maxerr = e;
+        if (fabs(want[i]) > maxref) maxref = fabs(want[i]);
+    }
+    if (maxerr > 1e-4 * (1 + maxref)) {
+        snprintf(why, whylen, "%s: max abs error %g (max |ref| %g)", name, maxerr, maxref);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(got);
+    ac_cnn_free(c);
+    ac_tfl_free(m);
+    free(b);
+    return rc;
+}
+
+static void test_ops(void) {
+    DIR *d = opendir(FIX);
+    if (!d) SKIP("no %s", FIX);
+    struct dirent *e;
+    int n = 0, bad = 0;
+    char why[1200];
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, "op_", 3) || l < 10 || strcmp(e->d_name + l - 7, ".tflite")) continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(l - 10), e->d_name + 3);
+        n++;
+        if (run_op_case(name, why, sizeof why) < 0) {
+            printf("  op case %s: %s\n", name, why);
+            bad++;
+        }
+    }
+    closedir(d);
+    CHECKF(n >= 10, "only %d op fixtures found", n);
+    CHECKF(bad == 0, "%d of %d op cases failed", bad, n);
+}
+
+/* ---- whole networks ---- */
+
+/* PyTorch's bilinear resize (align_corners=False, no antialias), in float: the reference's own. */
+static void torch_resize(const ac_image *img, int size, float mean, float scale, float *out) {
+    float sy = (float)img->h / size, sx = (float)img->w / size;
+    for (int y = 0; y < size; y++) {
+        float fy = fmaxf((y + 0.5f) * sy - 0.5f, 0.0f);
+        int y0 = (int)fy, y1 = y0 + 1 < img->h ? y0 + 1 : img->h - 1;
+        float ly = fy - y0;
+        for (int x = 0; x < size; x++) {
+            float fx = fmaxf((x + 0.5f) * sx - 0.5f, 0.0f);
+            int x0 = (int)fx, x1 = x0 + 1 < img->w ? x0 + 1 : img->w - 1;
+            float lx = fx - x0;
+            for (int c = 0; c < 3; c++) {
+                const uint8_t *p = img->px;
+                float v00 = p[((size_t)y0 * img->w + x0) * 3 + c], v01 = p[((size_t)y0 * img->w + x1) * 3 + c];
+                float v10 = p[((size_t)y1 * img->w + x0) * 3 + c], v11 = p[((size_t)y1 * img->w + x1) * 3 + c];
+                float v = (1 - ly) * ((1 - lx) * v00 + lx * v01) + ly * ((1 - lx) * v10 + lx * v11);
+                out[((size_t)y * size + x) * 3 + c] = (v - mean) * scale;
+            }
+        }
+    }
+}
+
+static const char *models[] = {"mobilenet_v2_1.0_224_quant", "tf2_mobilenet_v2_1.0_224_ptq",
+                               "mobilenet_v1_0.25_128_quant", "mobilenet_v1_0.5_160_quant"};
+#define SAMPLES 8960
+
+static void check_photo(const char *photo) {
+    char rel[256], ref[256];
+    snprintf(rel, sizeof rel, "images/%s.bmp", photo);
+    snprintf(ref, sizeof ref, FIX "ref_%s.bin", photo);
+    const char *img_path = test_shared(rel);
+    if (!img_path) SKIP("needs ../shared/%s", rel);
+    size_t nref;
+    float *r = read_floats(ref, &nref);
+    CHECKF(r && nref == 4 * 10 + 2 * (1280 + SAMPLES), "%s: bad fixture", ref);
+    ac_image img;
+    ac_err err;
+    CHECKF(ac_image_load(img_path, &img, &err) == 0, "%s", err.msg);
+    float *x = malloc(448 * 448 * 3 * sizeof *x), *y = malloc(14 * 14 * 1280 * sizeof *y);
+    const float *rp = r;
+    for (int k = 0; k < 4; k++, rp += 10) {
+        char rel2[256];
+        snprintf(rel2, sizeof rel2, "encoders/%s.tflite", models[k]);
+        const char *mp = test_shared(rel2);
+        if (!mp) continue;
+        ac_tfl_model *m;
+        ac_cnn *c;
+        CHECKF(ac_tfl_load(mp, &m, &err) == 0, "%s", err.msg);
+        CHECKF(ac_cnn_create(m, NULL, 0, 0, 2, &c, &err) == 0, "%s", err.msg);
+        int size = m->tensors[m->inputs[0]].shape[1];
+        ac_input_norm nrm = ac_tfl_input_norm(m);
+        torch_resize(&img, size, nrm.mean, nrm.scale, x);
+        CHECKF(ac_cnn_run(c, x, y, &err) == 0, "%s", err.msg);
+        int best = 0;
+        for (int i = 1; i < 1001; i++)
+            if (y[i] > y[best]) best = i;
+        CHECKF(best == (int)rp[0], "%s %s: top-1 %d, reference %d", photo, models[k], best, (int)rp[0]);
+        for (int j = 0; j < 5; j++)
+            CHECKF(fabs(y[(int)rp[j]] - rp[5 + j]) <= 1e-3, "%s %s: class %d prob %.5f, reference %.5f", photo,
+                   models[k], (int)rp[j], y[(int)rp[j]], rp[5 + j]);
+        printf("  %s %s: top-1 %d p=%.4f (ref %.4f)\n", photo, models[k], best, y[best], rp[5]);
+        ac_cnn_free(c);
+        ac_tfl_free(m);
+    }
+    const char *mp = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite");
+    if (mp) {
+        for (int s = 0; s < 2; s++) {
+            int size = s ? 448 : 224;
+            ac_encoder enc;
+            CHECKF(ac_encoder_open(mp, NULL, size, 2, &enc, &err) == 0, "%s", err.msg);
+            CHECK(!strcmp(enc.layer, "MobilenetV2/Conv_1/Relu6"));
+            CHECK(enc.grid_h == size / 32 && enc.grid_w == size / 32 && enc.dim == 1280);
+            torch_resize(&img, size, enc.norm.mean, enc.norm.scale, x);
+            CHECKF(ac_cnn_run(enc.cnn, x, y, &err) == 0, "%s", err.msg);
+            size_t L = (size_t)enc.grid_h * enc.grid_w, n = L * 1280, stride = n / SAMPLES;
+            float mean[1280] = {0}, samp[SAMPLES];
+            for (size_t i = 0; i < n; i++) mean[i % 1280] += y[i] / (float)L;
+            for (size_t i = 0; i < SAMPLES; i++) samp[i] = y[i * stride];
+            const float *rm = r + 40 + (size_t)s * (1280 + SAMPLES), *rs = rm + 1280;
+            double c1 = cosine(mean, rm, 1280), c2 = cosine(samp, rs, SAMPLES);
+            printf("  %s Conv_1 at %d: cosine of mean %.7f, of %d sampled values %.7f\n", photo, size, c1, SAMPLES, c2);
+            ac_encoder_close(&enc);
+            CHECKF(c1 >= 0.9999 && c2 >= 0.9999, "%s at %d: cosine %.6f / %.6f", photo, size, c1, c2);
+        }
+    }
+    free(x);
+    free(y);
+    free(r);
+    ac_image_free(&img);
+}
+
+static void test_grace_hopper(void) { check_photo("grace_hopper"); }
+static void test_cat(void) { check_photo("cat"); }
+
+/* Same bits with 1 and 2 threads (no reduction order depends on the split). */
+static void test_threads_deterministic(void) {
+    const char *mp = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite");
+    if (!mp) SKIP("needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite");
+    ac_err err;
+    ac_tfl_model *m;
+    CHECKF(ac_tfl_load(mp, &m, &err) == 0, "%s", err.msg);
+    int size = 160; /* a size the model was not built for */
+    float *x = malloc((size_t)size * size * 3 * sizeof *x), *y[2];
+    for (int i = 0; i < size * size * 3; i++) x[i] = (float)((i * 7919) % 255) / 127.5f - 1.0f;
+    size_t n = 0;
+    for (int t = 0; t < 2; t++) {
+        ac_cnn *c;
+        CHECKF(ac_cnn_create(m, "MobilenetV2/Conv_1/Relu6;MobilenetV2/Conv_1/add_fold;MobilenetV2/Conv_1/Conv2D_Fold;"
+                                "MobilenetV2/Conv_1/BatchNorm_Fold/bias", size, size, t + 1, &c, &err) == 0, "%s", err.msg);
+        int h, w, ch;
+        ac_cnn_output_shape(c, &h, &w, &ch);
+        CHECK(h == 5 && w == 5 && ch == 1280);
+        n = (size_t)h * w * ch;
+        y[t] = malloc(n * sizeof(float));
+        CHECKF(ac_cnn_run(c, x, y[t], &err) == 0, "%s", err.msg);
+        ac_cnn_free(c);
+    }
+    CHECK(memcmp(y[0], y[1], n * sizeof(float)) == 0);
+    free(y[0]);
+    free(y[1]);
+    free(x);
+    ac_tfl_free(m);
+}
+
+int main(void) {
+    RUN(test_ops);
+    RUN(test_grace_hopper);
+    RUN(test_cat);
+    RUN(test_threads_deterministic);
+    return TEST_EXIT();
+}
