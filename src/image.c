@@ -57,36 +57,69 @@ static int exif_orientation(const uint8_t *t, size_t n) {
     return 1;
 }
 
-/* Walks the JPEG markers up to the first SOS: the EXIF orientation (1 if none), and whether an EOI
- * marker follows the scan data (a truncated file has none). Every length is bounds-checked. */
-static void jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi) {
+/* A DHT segment's tables must each hold at most 256 codes and fit the segment. Debian's stb_image
+ * 2.27 trusts the counts and writes past its Huffman arrays otherwise (fixed upstream in 2.28; found
+ * by fuzz/fuzz_image.c), so we check before stb sees the file. */
+static int dht_ok(const uint8_t *seg, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        if (len - i < 17) return 0;
+        if ((seg[i] >> 4) > 1 || (seg[i] & 15) > 3) return 0;
+        size_t n = 0;
+        for (int k = 1; k <= 16; k++) n += seg[i + k];
+        if (n > 256 || len - i - 17 < n) return 0;
+        i += 17 + n;
+    }
+    return 1;
+}
+
+/* Walks every JPEG marker (through the entropy-coded scans, where 0xFF is escaped as FF 00 and
+ * restart markers carry no length) with bounds-checked lengths: the EXIF orientation of the first
+ * Exif APP1 (1 if none), whether the file reaches its EOI marker (a truncated file does not), and
+ * whether every Huffman table is sane. Returns 0, or -1 for a bad Huffman table. */
+static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi) {
     *orientation = 1;
     *has_eoi = 0;
     size_t i = 2;
-    for (;;) {
-        while (i < n && p[i] == 0xFF && i + 1 < n && p[i + 1] == 0xFF) i++; /* fill bytes */
-        if (i + 4 > n || p[i] != 0xFF) return;
+    int in_scan = 0;
+    while (i + 1 < n) {
+        if (in_scan) { /* skip entropy-coded data up to the next real marker */
+            if (p[i] != 0xFF || p[i + 1] == 0x00 || (p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) || p[i + 1] == 0xFF) {
+                i++;
+                continue;
+            }
+            in_scan = 0;
+        }
+        if (p[i] != 0xFF) { /* padding between segments: stb skips it, so must we */
+            i++;
+            continue;
+        }
+        if (p[i + 1] == 0xFF) { /* fill byte */
+            i++;
+            continue;
+        }
         unsigned m = p[i + 1];
-        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { /* no length */
+        if (m == 0xD9) {
+            *has_eoi = 1;
+            return 0;
+        }
+        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
             i += 2;
             continue;
         }
-        if (m == 0xD9) return; /* EOI before any scan: no image data */
+        if (i + 4 > n) return 0; /* truncated: reported as no EOI */
         size_t len = (size_t)p[i + 2] << 8 | p[i + 3];
-        if (len < 2 || len > n - i - 2) return;
+        if (len < 2) return 0; /* stb rejects it itself */
+        if (len > n - i - 2) return 0;
         const uint8_t *seg = p + i + 4;
         size_t slen = len - 2;
+        if (m == 0xC4 && !dht_ok(seg, slen)) return -1;
         if (m == 0xE1 && slen >= 6 && !memcmp(seg, "Exif\0\0", 6) && *orientation == 1)
             *orientation = exif_orientation(seg + 6, slen - 6);
         i += 2 + len;
-        if (m == 0xDA) break;
+        if (m == 0xDA) in_scan = 1;
     }
-    /* Entropy-coded data escapes 0xFF as FF 00, so FF D9 after the first SOS is the real EOI. */
-    for (; i + 1 < n; i++)
-        if (p[i] == 0xFF && p[i + 1] == 0xD9) {
-            *has_eoi = 1;
-            return;
-        }
+    return 0;
 }
 
 /* Uncompressed BMPs must hold all their rows: stb reads past the end as zeros. */
@@ -216,6 +249,13 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
         return ac_errf(err, "%s: image too large: %llux%llu = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
                        name, (unsigned long long)hw, (unsigned long long)hh, (unsigned long long)(hw * hh),
                        (unsigned long long)maxpx);
+    /* Before stb sees the file at all: its header parser already builds the Huffman tables. */
+    int orientation = 1;
+    if (fmt == FMT_JPEG) {
+        int eoi;
+        if (jpeg_scan(p, len, &orientation, &eoi)) return ac_errf(err, "%s: corrupt JPEG (bad Huffman table)", name);
+        if (!eoi) return ac_errf(err, "%s: truncated JPEG (no end-of-image marker)", name);
+    }
     int w, h, comp;
     if (!stbi_info_from_memory(p, (int)len, &w, &h, &comp))
         return ac_errf(err, "%s: corrupt or truncated image header (%s)", name, stbi_failure_reason());
@@ -223,12 +263,6 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     if ((uint64_t)w * (uint64_t)h > maxpx) /* in case stb and our header parse disagree */
         return ac_errf(err, "%s: image too large: %dx%d = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
                        name, w, h, (unsigned long long)w * (unsigned long long)h, (unsigned long long)maxpx);
-    int orientation = 1;
-    if (fmt == FMT_JPEG) {
-        int eoi;
-        jpeg_scan(p, len, &orientation, &eoi);
-        if (!eoi) return ac_errf(err, "%s: truncated JPEG (no end-of-image marker)", name);
-    }
     if (fmt == FMT_BMP && !bmp_complete(p, len, w, h)) return ac_errf(err, "%s: truncated BMP (pixel rows missing)", name);
     if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
     int alpha = comp == 2 || comp == 4, want = alpha ? 4 : 3;
