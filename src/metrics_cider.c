@@ -18,14 +18,19 @@ static const double SIGMA = 6.0;
 typedef struct { uint32_t w[4]; int n; } gram;
 
 typedef struct {
-    gram *keys;
-    int *ids; /* -1 empty */
+    uint64_t h;
+    gram g;
+    int id; /* -1 empty */
+} gm_slot;
+
+typedef struct {
+    gm_slot *slots;
     size_t cap, n;
 } gram_map;
 
 static uint64_t gram_hash(const gram *g) {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)g->n;
-    for (int k = 0; k < g->n; k++) h = (h ^ g->w[k]) * 1099511628211ull, h ^= h >> 31;
+    uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(g->n + 1);
+    for (int k = 0; k < g->n; k++) h = (h ^ g->w[k]) * 0xBF58476D1CE4E5B9ull, h ^= h >> 29;
     return h;
 }
 static int gram_eq(const gram *a, const gram *b) {
@@ -35,33 +40,32 @@ static int gram_eq(const gram *a, const gram *b) {
     return 1;
 }
 static int gm_grow(gram_map *m) {
-    size_t nc = m->cap ? m->cap * 2 : 1024;
-    gram *nk = malloc(nc * sizeof *nk);
-    int *ni = malloc(nc * sizeof *ni);
-    if (!nk || !ni) { free(nk); free(ni); return -1; }
-    for (size_t i = 0; i < nc; i++) ni[i] = -1;
+    size_t nc = m->cap ? m->cap * 2 : 1u << 16;
+    gm_slot *ns = malloc(nc * sizeof *ns);
+    if (!ns) return -1;
+    for (size_t i = 0; i < nc; i++) ns[i].id = -1;
     for (size_t i = 0; i < m->cap; i++)
-        if (m->ids[i] >= 0) {
-            size_t j = gram_hash(&m->keys[i]) & (nc - 1);
-            while (ni[j] >= 0) j = (j + 1) & (nc - 1);
-            nk[j] = m->keys[i];
-            ni[j] = m->ids[i];
+        if (m->slots[i].id >= 0) {
+            size_t j = m->slots[i].h & (nc - 1);
+            while (ns[j].id >= 0) j = (j + 1) & (nc - 1);
+            ns[j] = m->slots[i];
         }
-    free(m->keys);
-    free(m->ids);
-    m->keys = nk, m->ids = ni, m->cap = nc;
+    free(m->slots);
+    m->slots = ns, m->cap = nc;
     return 0;
 }
 /* Id of g, adding it if new (ids are dense from 0). -1 on OOM. */
 static int gm_id(gram_map *m, const gram *g) {
     if ((m->n + 1) * 2 > m->cap && gm_grow(m)) return -1;
-    size_t j = gram_hash(g) & (m->cap - 1);
-    while (m->ids[j] >= 0) {
-        if (gram_eq(&m->keys[j], g)) return m->ids[j];
+    uint64_t h = gram_hash(g);
+    size_t j = h & (m->cap - 1);
+    while (m->slots[j].id >= 0) {
+        if (m->slots[j].h == h && gram_eq(&m->slots[j].g, g)) return m->slots[j].id;
         j = (j + 1) & (m->cap - 1);
     }
-    m->keys[j] = *g;
-    m->ids[j] = (int)m->n;
+    m->slots[j].h = h;
+    m->slots[j].g = *g;
+    m->slots[j].id = (int)m->n;
     return (int)m->n++;
 }
 
@@ -206,8 +210,7 @@ done:
     free(vs);
     free(df);
     free(seen);
-    free(gm.keys);
-    free(gm.ids);
+    free(gm.slots);
     ac_strmap_free(&words);
     return rc;
 }
