@@ -14,7 +14,6 @@ int main(int argc, char **argv) {
     int V = argc > 5 ? atoi(argv[5]) : 2500, B = argc > 6 ? atoi(argv[6]) : 32;
     ac_decoder_config c = {.vocab = V, .embed = E, .hidden = H, .att = A, .dim = 1280, .n_ann = 49, .grid_h = 7,
                            .grid_w = 7, .dropout = 0.5f, .lambda = 1.0f};
-    ac_set_threads(ac_default_threads());
     ac_decoder dec;
     ac_err err;
     if (ac_decoder_init(&dec, &c, 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
@@ -29,20 +28,22 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < B * 40; i++) words[i] = 4 + (i * 7919) % (V - 4);
     ac_dec_batch bt = {B, len, words, 40, annp};
-    ac_dec_work *w = ac_dec_work_new(&c, B, 40);
+    const int threads = ac_default_threads(), shards = getenv("SHARDS") ? atoi(getenv("SHARDS")) : 2;
+    ac_set_threads(shards > 1 ? 1 : threads);
+    ac_dec_pool *w = ac_dec_pool_new(&c, shards, threads, B, 40);
     float *grad = malloc(sizeof(float) * dec.n_params);
     ac_dec_stats st;
-    ac_decoder_forward_backward(&dec, w, &bt, 1, 1, grad, &st, &err); /* warm up */
+    ac_dec_pool_forward_backward(w, &dec, &bt, 1, 1, grad, &st, &err); /* warm up */
     double t0 = ac_now(), t;
     long toks = 0;
     int steps = 0;
     do {
-        if (ac_decoder_forward_backward(&dec, w, &bt, 1, (unsigned)steps, grad, &st, &err))
+        if (ac_dec_pool_forward_backward(w, &dec, &bt, 1, (unsigned)steps, grad, &st, &err))
             return fprintf(stderr, "%s\n", err.msg), 1;
         toks += st.ntok, steps++;
         t = ac_now() - t0;
     } while (t < secs);
-    printf("attncap   train step: %d steps, %.0f target tokens/s (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads)\n", steps,
-           toks / t, B, E, H, A, V, ac_default_threads());
+    printf("attncap   train step: %d steps, %.0f target tokens/s (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, %d shards)\n", steps,
+           toks / t, B, E, H, A, V, threads, shards);
     return 0;
 }

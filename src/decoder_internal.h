@@ -44,6 +44,11 @@ static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
 
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
+/* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack
+ * (trans: B given as [N, K], i.e. pack B^T) into ac_smm_packed_size(K, N) floats. */
+size_t ac_smm_packed_size(int K, int N);
+void ac_smm_pack(int K, int N, const float *B, int ldb, int trans, float *Bp);
+void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc);
 /* Allocates a zeroed parameter buffer for cfg (checked) without initialising: the model loader's. */
 int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err);
 /* model.c: config <-> JSON, and the decoder's tensors in/out of safetensors (checkpoints reuse these

@@ -8,7 +8,7 @@
  *   after the loop    the whole deep output and the logits; in the backward pass every weight
  *                     gradient (X^T dG, Hprev^T dhW, ...) is one sgemm over N rows.
  * Only what the recurrence needs stays per step: h W_h (attention), [z; h] W_zh (gates), and in the
- * backward pass dG W_zh^T and dhW W_h^T, each a B_t-row sgemm.
+ * backward pass dG W_zh^T and dhW W_h^T: B_t-row products by smm.c on weights packed once per call.
  *
  * Objective (what grad differentiates; tools/torch_decoder.py uses the same):
  *   loss = ( sum_tokens -log p(target) + lambda * sum_captions sum_i (1 - sum_t alpha_ti)^2 ) / N
@@ -51,7 +51,36 @@ struct ac_dec_work {
     float *dh_out;      /* [N, H] */
     float *dz_out;      /* [N, D] */
     float *dO, *d2;     /* [N, E] */
+    /* The recurrence's weights packed for ac_smm_nn_packed: W_zh, W_zh^T, W_h, W_h^T. Packed here
+     * per call (own) or once per step by the pool for all its shards (ext). */
+    float *pack_own;
+    const float *pk[4];
+    int pk_ext;
 };
+
+/* Floats needed to pack the four recurrent weights. */
+static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
+    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden;
+    off[0] = 0;
+    off[1] = off[0] + ac_smm_packed_size(DH, 4 * H); /* X [.., DH] x W_zh [DH, 4H] */
+    off[2] = off[1] + ac_smm_packed_size(4 * H, DH); /* dG [.., 4H] x W_zh^T */
+    off[3] = off[2] + ac_smm_packed_size(H, A);      /* h [.., H] x W_h [H, A] */
+    off[4] = off[3] + ac_smm_packed_size(A, H);      /* dhw [.., A] x W_h^T */
+    return off[4];
+}
+
+static void pack_weights(const ac_decoder *dec, float *buf, const float *pk[4]) {
+    const ac_decoder_config *c = &dec->cfg;
+    const int E = c->embed, H = c->hidden, A = c->att, DH = c->dim + c->hidden;
+    size_t off[5];
+    pack_size(c, off);
+    const float *W_zh = dec->lstm_w + (size_t)E * 4 * H;
+    ac_smm_pack(DH, 4 * H, W_zh, 4 * H, 0, buf + off[0]);
+    ac_smm_pack(4 * H, DH, W_zh, 4 * H, 1, buf + off[1]);
+    ac_smm_pack(H, A, dec->att_wh, A, 0, buf + off[2]);
+    ac_smm_pack(A, H, dec->att_wh, A, 1, buf + off[3]);
+    for (int i = 0; i < 4; i++) pk[i] = buf + off[i];
+}
 
 static void *xrealloc(void *p, size_t n) {
     free(p);
@@ -108,7 +137,7 @@ void ac_dec_work_free(ac_dec_work *w) {
     void *ps[] = {w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
                   w->dc, w->S, w->hw, w->dX, w->dal, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->th, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dhw,
-                  w->dh_out, w->dz_out, w->dO, w->d2};
+                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     free(w);
 }
@@ -167,13 +196,13 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
         memcpy(w->G + (size_t)r * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
     }
     mm(0, 0, N, 4 * H, E, w->ey, E, dec->lstm_w, 4 * H, 1.0f, w->G, 4 * H);
-    const float *W_zh = dec->lstm_w + (size_t)E * 4 * H;
 
     for (int t = 0; t < T; t++) {
         const int Bt = w->bt[t], r0 = w->off[t];
         const float *hp = t ? w->hs + (size_t)w->off[t - 1] * H : w->h0;
         const float *cp = t ? w->cs + (size_t)w->off[t - 1] * H : w->c0;
-        mm(0, 0, Bt, A, H, hp, H, dec->att_wh, A, 0.0f, w->hw, A);
+        memset(w->hw, 0, sizeof(float) * (size_t)Bt * A);
+        ac_smm_nn_packed(Bt, A, H, hp, H, w->pk[2], w->hw, A);
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
             float *al = w->alpha + (size_t)r * L;
@@ -201,7 +230,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             for (int d = 0; d < D; d++) x[d] = be * cx[d];
             memcpy(x + D, hp + (size_t)i * H, sizeof(float) * H);
         }
-        mm(0, 0, Bt, 4 * H, DH, w->X + (size_t)r0 * DH, DH, W_zh, 4 * H, 1.0f, w->G + (size_t)r0 * 4 * H, 4 * H);
+        ac_smm_nn_packed(Bt, 4 * H, DH, w->X + (size_t)r0 * DH, DH, w->pk[0], w->G + (size_t)r0 * 4 * H, 4 * H);
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
             float *g = w->G + (size_t)r * 4 * H, *cn = w->cs + (size_t)r * H, *tcn = w->tc + (size_t)r * H,
@@ -312,7 +341,6 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     memset(w->dh, 0, sizeof(float) * (size_t)B * H);
     memset(w->dc, 0, sizeof(float) * (size_t)B * H);
     memset(w->dproj, 0, sizeof(float) * (size_t)B * L * A);
-    const float *W_zh = dec->lstm_w + (size_t)E * 4 * H;
 
     for (int t = T - 1; t >= 0; t--) {
         const int Bt = w->bt[t], r0 = w->off[t];
@@ -333,7 +361,8 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
                 dc[j] = dcc * fg;
             }
         }
-        mm(0, 1, Bt, DH, 4 * H, w->dG + (size_t)r0 * 4 * H, 4 * H, W_zh, 4 * H, 0.0f, w->dX, DH);
+        memset(w->dX, 0, sizeof(float) * (size_t)Bt * DH);
+        ac_smm_nn_packed(Bt, DH, 4 * H, w->dG + (size_t)r0 * 4 * H, 4 * H, w->pk[1], w->dX, DH);
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
             float *dz = w->dX + (size_t)i * DH, *dh = w->dh + (size_t)i * H;
@@ -367,7 +396,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
                 }
             }
         }
-        mm(0, 1, Bt, H, A, w->dhw + (size_t)r0 * A, A, dec->att_wh, A, 1.0f, w->dh, H);
+        ac_smm_nn_packed(Bt, H, A, w->dhw + (size_t)r0 * A, A, w->pk[3], w->dh, H);
     }
 
     /* h_0, c_0 */
@@ -433,9 +462,143 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         }
     }
     w->off[T] = r;
+    if (!w->pk_ext) {
+        size_t off[5];
+        if (!w->pack_own && !(w->pack_own = malloc(sizeof(float) * pack_size(c, off))))
+            return ac_errf(err, "decoder batch: out of memory");
+        pack_weights(dec, w->pack_own, w->pk);
+    }
     ac_dec_stats s;
     forward(dec, w, b, train, dropout_seed, &s);
     if (st) *st = s;
     if (grad) backward(dec, w, grad);
     return 0;
+}
+
+/* ---- data-parallel shards ----
+ * The batch is cut into a fixed number of shards (captions i, i + S, i + 2S, ... so each shard stays
+ * sorted by length); each shard runs the whole forward/backward in its own thread with single-threaded
+ * BLAS, and the gradients are combined as the full batch's: grad = sum_s N_s grad_s / N. The shard
+ * count, not the thread count, defines the arithmetic, so results do not depend on threads. This is
+ * faster than one multi-threaded BLAS call at a time: no thread hand-off inside the recurrence, and
+ * the elementwise work (attention, gates) runs on every core. */
+#include <pthread.h>
+
+struct ac_dec_pool {
+    int shards, threads;
+    float *pack;
+    ac_dec_work **w;
+    float **g; /* [shards - 1] extra gradient buffers (shard 0 writes the caller's) */
+    size_t n_params;
+};
+
+ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T) {
+    if (shards < 1) shards = 1;
+    ac_dec_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->shards = shards, p->threads = threads < 1 ? 1 : threads;
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(cfg, t, &p->n_params);
+    p->w = calloc((size_t)shards, sizeof *p->w);
+    p->g = calloc((size_t)shards, sizeof *p->g);
+    size_t off[5];
+    p->pack = malloc(sizeof(float) * pack_size(cfg, off));
+    if (!p->w || !p->g || !p->pack) goto fail;
+    for (int s = 0; s < shards; s++) {
+        if (!(p->w[s] = ac_dec_work_new(cfg, (max_B + shards - 1) / shards, max_T))) goto fail;
+        if (s && !(p->g[s] = malloc(sizeof(float) * p->n_params))) goto fail;
+    }
+    return p;
+fail:
+    ac_dec_pool_free(p);
+    return NULL;
+}
+
+void ac_dec_pool_free(ac_dec_pool *p) {
+    if (!p) return;
+    for (int s = 0; s < p->shards; s++) {
+        if (p->w) ac_dec_work_free(p->w[s]);
+        if (p->g) free(p->g[s]);
+    }
+    free(p->w), free(p->g), free(p->pack), free(p);
+}
+
+typedef struct shard_job {
+    const ac_decoder *dec;
+    ac_dec_work *w;
+    ac_dec_batch b;
+    int len[4096];
+    const float *ann[4096];
+    int train;
+    uint64_t seed;
+    float *grad;
+    ac_dec_stats st;
+    int rc;
+    ac_err err;
+    struct shard_job *next; /* more jobs for the same thread */
+} shard_job;
+
+static void *shard_run(void *arg) {
+    for (shard_job *j = arg; j; j = j->next)
+        j->rc = j->b.B ? ac_decoder_forward_backward(j->dec, j->w, &j->b, j->train, j->seed, j->grad, &j->st, &j->err)
+                       : 0;
+    return NULL;
+}
+
+int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac_dec_batch *b, int train,
+                                 unsigned long long seed, float *grad, ac_dec_stats *st, ac_err *err) {
+    const int S = p->shards < b->B ? p->shards : b->B;
+    if (b->B > 4096) return ac_errf(err, "decoder batch: over 4096 captions");
+    shard_job *jobs = calloc((size_t)S, sizeof *jobs);
+    if (!jobs) return ac_errf(err, "out of memory");
+    const float *pk[4];
+    pack_weights(dec, p->pack, pk);
+    for (int s = 0; s < S; s++) {
+        memcpy(p->w[s]->pk, pk, sizeof pk);
+        p->w[s]->pk_ext = 1;
+    }
+    for (int s = 0; s < S; s++) {
+        shard_job *j = &jobs[s];
+        j->dec = dec, j->w = p->w[s], j->train = train, j->grad = grad ? (s ? p->g[s] : grad) : NULL;
+        j->seed = ac_mix64(seed + (uint64_t)s * 0x9E3779B97F4A7C15ull);
+        int n = 0;
+        for (int i = s; i < b->B; i += S) j->len[n] = b->len[i], j->ann[n] = b->ann[i], n++;
+        /* the words of caption i are at b->words + i * stride: shard rows step by S */
+        j->b = (ac_dec_batch){n, j->len, b->words + (size_t)s * b->stride, b->stride * S, j->ann};
+    }
+    /* Round-robin the shards over the threads; the calling thread takes thread 0's list. */
+    const int T = p->threads < S ? p->threads : S;
+    for (int s = T; s < S; s++) jobs[s].next = jobs[s - T].next, jobs[s - T].next = &jobs[s];
+    pthread_t th[64];
+    int started[64] = {0};
+    for (int t = 1; t < T && t < 64; t++) started[t] = pthread_create(&th[t], NULL, shard_run, &jobs[t]) == 0;
+    for (int t = 1; t < T && t < 64; t++)
+        if (!started[t]) shard_run(&jobs[t]); /* could not start a thread: run it here */
+    shard_run(&jobs[0]);
+    for (int t = 1; t < T && t < 64; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+    int rc = 0;
+    ac_dec_stats tot = {0};
+    for (int s = 0; s < S; s++) {
+        if (jobs[s].rc) {
+            if (err) *err = jobs[s].err;
+            rc = -1;
+            break;
+        }
+        tot.ce_sum += jobs[s].st.ce_sum, tot.pen_sum += jobs[s].st.pen_sum, tot.ntok += jobs[s].st.ntok;
+    }
+    if (!rc) {
+        tot.loss = (tot.ce_sum + dec->cfg.lambda * tot.pen_sum) / tot.ntok;
+        if (st) *st = tot;
+        if (grad) {
+            const float k0 = (float)jobs[0].st.ntok / tot.ntok;
+            for (size_t i = 0; i < p->n_params; i++) {
+                float g = k0 * grad[i];
+                for (int s = 1; s < S; s++) g += (float)jobs[s].st.ntok / tot.ntok * p->g[s][i];
+                grad[i] = g;
+            }
+        }
+    }
+    free(jobs);
+    return rc;
 }

@@ -29,7 +29,7 @@ void ac_train_defaults(ac_train_opts *o) {
     o->embed = o->hidden = o->att = 512;
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
     o->patience = 4, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
-    o->seed = 1, o->max_words = 32, o->flip = -1;
+    o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2;
 }
 
 typedef struct example {
@@ -57,7 +57,7 @@ typedef struct trainer {
     int n_vi;
     int use_flip;
     float *grad, *m, *v;
-    ac_dec_work *work;
+    ac_dec_pool *work;
     /* state */
     ac_train_state st;
     ac_hist *hist;
@@ -238,7 +238,7 @@ static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
         ac_dec_batch b;
         make_batch(tr, tr->vex, sel + p, nb, NULL, bb, &b);
         ac_dec_stats s;
-        if (ac_decoder_forward_backward(&tr->model.dec, tr->work, &b, 0, 0, NULL, &s, err)) {
+        if (ac_dec_pool_forward_backward(tr->work, &tr->model.dec, &b, 0, 0, NULL, &s, err)) {
             free(sel);
             return -1;
         }
@@ -332,6 +332,7 @@ static cJSON *opts_json(const ac_train_opts *o) {
     cJSON_AddNumberToObject(j, "max_words", o->max_words);
     cJSON_AddNumberToObject(j, "flip", o->flip);
     cJSON_AddNumberToObject(j, "beam", o->beam);
+    cJSON_AddNumberToObject(j, "shards", o->shards);
     cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
     return j;
 }
@@ -460,7 +461,7 @@ static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
     o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
     o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
     o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
-    o->beam = (int)jnum(oj, "beam", o->beam);
+    o->beam = (int)jnum(oj, "beam", o->beam), o->shards = (int)jnum(oj, "shards", o->shards);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
     cJSON_ArrayForEach(row, h) {
         double a[8];
@@ -593,7 +594,7 @@ static void trainer_free(trainer *tr) {
     }
     free(tr->ex), free(tr->vex), free(tr->vi), free(tr->hist);
     free(tr->grad), free(tr->m), free(tr->v);
-    ac_dec_work_free(tr->work);
+    ac_dec_pool_free(tr->work);
     ac_model_free(&tr->model);
     ac_features_free(&tr->fc);
     ac_dataset_free(&tr->ds);
@@ -610,6 +611,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: --lr %g out of range (0, 1)", o.lr);
     if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: --max-words out of range");
     if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: --beam %d out of range [1, 100]", o.beam);
+    if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: --shards %d out of range [1, 64]", o.shards);
     if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
@@ -663,7 +665,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     const size_t np = tr.model.dec.n_params;
     tr.grad = malloc(sizeof(float) * np);
     if (!tr.m) tr.m = calloc(np, sizeof(float)), tr.v = calloc(np, sizeof(float));
-    tr.work = ac_dec_work_new(&tr.model.dec.cfg, o.batch, o.max_words + 1);
+    /* Shards in parallel threads, each with single-threaded BLAS (see ac_dec_pool). */
+    const int threads = o.threads > 0 ? o.threads : ac_default_threads();
+    ac_set_threads(o.shards > 1 ? 1 : threads);
+    tr.work = ac_dec_pool_new(&tr.model.dec.cfg, o.shards, threads, o.batch, o.max_words + 1);
     bb.idx = malloc(sizeof(int) * (size_t)o.batch), bb.len = malloc(sizeof(int) * (size_t)o.batch);
     bb.flip = malloc(sizeof(int) * (size_t)o.batch);
     bb.words = calloc((size_t)o.batch * (size_t)o.max_words, sizeof(int));
@@ -699,9 +704,9 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             ac_dec_batch b;
             make_batch(&tr, tr.ex, sel, nb, flip, &bb, &b);
             ac_dec_stats ds;
-            if (ac_decoder_forward_backward(&tr.model.dec, tr.work, &b, 1,
-                                            ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)), tr.grad, &ds,
-                                            err))
+            if (ac_dec_pool_forward_backward(tr.work, &tr.model.dec, &b, 1,
+                                             ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)), tr.grad,
+                                             &ds, err))
                 goto done;
             if (!isfinite(ds.loss)) {
                 ac_errf(err, "train: loss became %g at step %ld (try a lower --lr)", ds.loss, s->step);

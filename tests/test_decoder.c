@@ -260,10 +260,48 @@ static void test_step_matches_training_forward(void) {
     ac_decoder_free(&dec);
 }
 
+/* Shards: the pool's combined gradient equals the single-pass gradient of the whole batch
+ * (dropout off, so both compute the same function), for 1..3 shards and threads. */
+static void test_pool_matches_single(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.hidden = 20, c.att = 18, c.dim = 33; /* sizes that exercise the kernel's column tails */
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 9, &err) == 0);
+    enum { B = 7, ST = 6 };
+    static float ann[B][6 * 33];
+    const float *annp[B];
+    for (int i = 0; i < B; i++) fill_ann(ann[i], 6 * 33, 20 + i), annp[i] = ann[i];
+    const int len[B] = {7, 6, 6, 4, 3, 2, 1};
+    int words[B * ST];
+    for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
+    ac_dec_batch bt = {B, len, words, ST, annp};
+    float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
+    ac_dec_work *w = ac_dec_work_new(&c, B, 8);
+    ac_dec_stats s1, s2;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, g1, &s1, &err) == 0);
+    for (int shards = 1; shards <= 3; shards++)
+        for (int threads = 1; threads <= 2; threads++) {
+            ac_dec_pool *p = ac_dec_pool_new(&c, shards, threads, B, 8);
+            CHECK(p);
+            CHECK(ac_dec_pool_forward_backward(p, &dec, &bt, 0, 0, g2, &s2, &err) == 0);
+            CHECK(s2.ntok == s1.ntok);
+            CHECK_NEAR(s2.loss, s1.loss, 1e-5 * s1.loss);
+            double gm = 0;
+            for (size_t i = 0; i < dec.n_params; i++) gm = fmax(gm, fabs(g1[i]));
+            for (size_t i = 0; i < dec.n_params; i++) CHECK_NEAR(g2[i], g1[i], 1e-5 * gm);
+            ac_dec_pool_free(p);
+        }
+    free(g1), free(g2);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
+
 int main(void) {
     RUN(test_step_is_a_distribution);
     RUN(test_step_matches_training_forward);
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout);
+    RUN(test_pool_matches_single);
     return TEST_EXIT();
 }

@@ -86,6 +86,14 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
 /* The last forward's logits [ntok, V], rows time-major (step 0 of every caption, then step 1 of those
  * still running, ...). For tests. */
 const float *ac_dec_work_logits(const ac_dec_work *w);
+/* The same objective over `shards` interleaved shares of the batch (captions s, s + shards, ...),
+ * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.
+ * Call with single-threaded BLAS (ac_set_threads(1)). Results depend on shards, not on threads. */
+typedef struct ac_dec_pool ac_dec_pool;
+ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T);
+void ac_dec_pool_free(ac_dec_pool *p);
+int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac_dec_batch *b, int train,
+                                 unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err);
 
 /* Inference, K hypotheses of one photo at a time (beam search drives this). */
 typedef struct ac_dec_image ac_dec_image; /* per-photo precomputation: annotations, W_a a + b_a, mean */

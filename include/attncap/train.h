@@ -40,6 +40,8 @@ typedef struct ac_train_opts {
     int flip;               /* use "#flip" feature keys with left/right swapped: -1 auto, 0 no, 1 yes */
     int fp16;               /* store the model as F16 */
     int max_steps;          /* stop after this many steps in total (0 = no limit): tests */
+    int shards;             /* batch shards computed in parallel (default 2); part of the arithmetic */
+    int threads;            /* threads for the shards (default: ac_default_threads()) */
 } ac_train_opts;
 
 void ac_train_defaults(ac_train_opts *o);

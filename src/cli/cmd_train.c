@@ -39,9 +39,11 @@ static void usage(FILE *f) {
             "  --seed S             (%llu)\n"
             "  --max-steps N        stop after N steps in total\n"
             "  --log CSV --plot PNG training curves\n"
-            "  --threads N --quiet\n",
+            "  --shards N           batch shards computed in parallel (%d; changes the arithmetic)\n"
+            "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
+            "  --quiet\n",
             d.epochs, d.batch, d.lr, d.embed, d.hidden, d.att, d.dropout, d.lambda, d.min_count, d.clip,
-            d.weight_decay, d.patience, d.lr_decay, d.checkpoint_every, d.beam, d.max_words, d.seed);
+            d.weight_decay, d.patience, d.lr_decay, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
 static int num(const char *flag, const char *s, double lo, double hi, double *out) {
@@ -58,7 +60,6 @@ static int num(const char *flag, const char *s, double lo, double hi, double *ou
 int cmd_train(int argc, char **argv) {
     ac_train_opts o;
     ac_train_defaults(&o);
-    int threads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -90,7 +91,7 @@ int cmd_train(int argc, char **argv) {
         NUM("--max-val", max_val, 0, 1e9, int) NUM("--max-train", max_train, 0, 1e9, int)
         NUM("--max-words", max_words, 1, 1000, int) NUM("--seed", seed, 0, 9e15, unsigned long long)
         NUM("--max-steps", max_steps, 0, 1e12, int)
-        if (!strcmp(a, "--threads")) { if (num(a, v, 1, 256, &x)) return 2; threads = (int)x; continue; }
+        NUM("--shards", shards, 1, 64, int) NUM("--threads", threads, 1, 256, int)
 #undef STR
 #undef NUM
         fprintf(stderr, "attncap train: unknown option '%s' (see --help)\n", a);
@@ -100,7 +101,6 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (see --help)\n");
         return 2;
     }
-    ac_set_threads(threads > 0 ? threads : ac_default_threads());
     ac_err err;
     if (ac_train(&o, &err)) {
         fprintf(stderr, "attncap train: %s\n", err.msg);

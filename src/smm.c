@@ -1,0 +1,110 @@
+/* smm.c: C[M, N] += A[M, K] B[K, N] for few rows M (the recurrence's per-step products, M = captions
+ * still running, <= 32) and a large B (the weights). A general sgemm packs all of B into its own
+ * layout on every call, which for M this small costs more than the arithmetic. Here B is packed once
+ * per training step (ac_smm_pack, shared by all time steps and both directions of the recurrence),
+ * and the kernel streams it: a panel of 64 columns (4 AVX-512 vectors) against 6 rows of A at a time,
+ * 24 accumulators in registers, one sequential pass over K. Column tails use masked stores, so any N
+ * works. Without AVX-512, plain C loops. */
+#pragma GCC optimize("O3")
+#include <cblas.h>
+#include <stddef.h>
+
+#include "decoder_internal.h"
+
+/* Packed B: panels of 64 columns, each K x 64 contiguous (the last panel zero-padded), so the kernel
+ * reads memory sequentially. Packing is done once per training step for all time steps. */
+size_t ac_smm_packed_size(int K, int N) { return (size_t)((N + 63) / 64) * 64 * (size_t)K; }
+
+void ac_smm_pack(int K, int N, const float *B, int ldb, int trans, float *Bp) {
+    for (int p = 0; p < (N + 63) / 64; p++) {
+        float *dst = Bp + (size_t)p * 64 * K;
+        const int n0 = 64 * p, nc = N - n0 < 64 ? N - n0 : 64;
+        if (!trans) {
+            for (int k = 0; k < K; k++) {
+                const float *src = B + (size_t)k * ldb + n0;
+                float *d = dst + (size_t)k * 64;
+                for (int j = 0; j < nc; j++) d[j] = src[j];
+                for (int j = nc; j < 64; j++) d[j] = 0;
+            }
+        } else { /* B is given as [N, K]: element (k, n) at B[n * ldb + k] */
+            for (int k0 = 0; k0 < K; k0 += 16) {
+                const int k1 = k0 + 16 < K ? k0 + 16 : K;
+                for (int j = 0; j < 64; j++)
+                    for (int k = k0; k < k1; k++) dst[(size_t)k * 64 + j] = j < nc ? B[(size_t)(n0 + j) * ldb + k] : 0;
+            }
+        }
+    }
+}
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+#define KERNEL(MR)                                                                                           \
+    static void kern_##MR(int K, const float *A, int lda, const float *Bp, float *C, int ldc, int nv,         \
+                          __mmask16 last) {                                                                  \
+        __m512 acc[MR][4];                                                                                   \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) \
+            acc[r][j] = _mm512_setzero_ps();                                                                 \
+        for (int k = 0; k < K; k++) {                                                                        \
+            const float *b = Bp + (size_t)k * 64;                                                            \
+            __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), b2 = _mm512_loadu_ps(b + 32),      \
+                   b3 = _mm512_loadu_ps(b + 48);                                                             \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                           \
+                __m512 a = _mm512_set1_ps(A[(size_t)r * lda + k]);                                          \
+                acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);                                               \
+                acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);                                               \
+                acc[r][2] = _mm512_fmadd_ps(a, b2, acc[r][2]);                                               \
+                acc[r][3] = _mm512_fmadd_ps(a, b3, acc[r][3]);                                               \
+            }                                                                                                \
+        }                                                                                                    \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) { \
+            if (j >= nv) break;                                                                              \
+            __mmask16 m = j == nv - 1 ? last : (__mmask16)0xFFFF;                                            \
+            float *c = C + (size_t)r * ldc + 16 * j;                                                         \
+            _mm512_mask_storeu_ps(c, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, c), acc[r][j]));              \
+        }                                                                                                    \
+    }
+KERNEL(1)
+KERNEL(2)
+KERNEL(3)
+KERNEL(4)
+KERNEL(5)
+KERNEL(6)
+
+void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    for (int p = 0; p < (N + 63) / 64; p++) {
+        const int n0 = 64 * p, nc = N - n0 < 64 ? N - n0 : 64, nv = (nc + 15) / 16, rem = nc - 16 * (nv - 1);
+        const __mmask16 last = (__mmask16)(rem == 16 ? 0xFFFF : (1u << rem) - 1);
+        const float *b = Bp + (size_t)p * 64 * K;
+        for (int m0 = 0; m0 < M; m0 += 6) {
+            const float *a = A + (size_t)m0 * lda;
+            float *c = C + (size_t)m0 * ldc + n0;
+            switch (M - m0 < 6 ? M - m0 : 6) {
+            case 1: kern_1(K, a, lda, b, c, ldc, nv, last); break;
+            case 2: kern_2(K, a, lda, b, c, ldc, nv, last); break;
+            case 3: kern_3(K, a, lda, b, c, ldc, nv, last); break;
+            case 4: kern_4(K, a, lda, b, c, ldc, nv, last); break;
+            case 5: kern_5(K, a, lda, b, c, ldc, nv, last); break;
+            default: kern_6(K, a, lda, b, c, ldc, nv, last); break;
+            }
+        }
+    }
+}
+#else
+void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    for (int p = 0; p < (N + 63) / 64; p++) {
+        const int n0 = 64 * p, nc = N - n0 < 64 ? N - n0 : 64;
+        const float *b = Bp + (size_t)p * 64 * K;
+        for (int m = 0; m < M; m++) {
+            float acc[64] = {0};
+            for (int k = 0; k < K; k++) {
+                const float a = A[(size_t)m * lda + k];
+                for (int j = 0; j < 64; j++) acc[j] += a * b[(size_t)k * 64 + j];
+            }
+            for (int j = 0; j < nc; j++) C[(size_t)m * ldc + n0 + j] += acc[j];
+        }
+    }
+}
+#endif
