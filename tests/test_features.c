@@ -128,7 +128,7 @@ static void test_extract_load_resume(void) {
     CHECK(strstr(fc.encoder_json, "\"aaaa\""));
     for (int i = 1; i < fc.n; i++) CHECK(strcmp(fc.keys[i - 1], fc.keys[i]) < 0);
     for (int i = 0; i < NPHOTO; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof key, "p%d.png", i);
         int k = ac_features_find(&fc, key);
         CHECK(k >= 0);
