@@ -134,6 +134,16 @@ static int bmp_complete(const uint8_t *p, size_t n, int w, int h) {
     return (uint64_t)off + row * (uint64_t)h <= n;
 }
 
+/* stb's failure reason, fit for a one-line message: for an unknown PNG chunk it embeds the chunk
+ * type's raw bytes (fuzz finding: a newline there broke the one-line error contract). */
+static const char *stb_reason(char out[64]) {
+    const char *r = stbi_failure_reason();
+    size_t i = 0;
+    for (; r && r[i] && i < 63; i++) out[i] = (unsigned char)r[i] < 0x20 || (unsigned char)r[i] >= 0x7f ? '?' : r[i];
+    out[i] = 0;
+    return i ? out : "unknown error";
+}
+
 /* GIF: the first image's LZW data must be complete (stb pads a truncated stream with zeros). Walks
  * the block structure: header, global colour table, extensions, image descriptor, sub-blocks. */
 static int gif_complete(const uint8_t *p, size_t n) {
@@ -239,6 +249,7 @@ static int apply_orientation(ac_image *img, int o, const char *name, ac_err *err
 int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *img, ac_err *err) {
     memset(img, 0, sizeof *img);
     const uint8_t *p = data;
+    char why[64];
     if (!name) name = "image";
     if (len == 0) return ac_errf(err, "%s: empty file, not an image", name);
     int fmt = sniff(p, len);
@@ -258,7 +269,7 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     }
     int w, h, comp;
     if (!stbi_info_from_memory(p, (int)len, &w, &h, &comp))
-        return ac_errf(err, "%s: corrupt or truncated image header (%s)", name, stbi_failure_reason());
+        return ac_errf(err, "%s: corrupt or truncated image header (%s)", name, stb_reason(why));
     if (w <= 0 || h <= 0) return ac_errf(err, "%s: not an image (size %dx%d)", name, w, h);
     if ((uint64_t)w * (uint64_t)h > maxpx) /* in case stb and our header parse disagree */
         return ac_errf(err, "%s: image too large: %dx%d = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
@@ -276,7 +287,7 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
         if (!s || dw != w || dh != h) {
             stbi_image_free(s);
             free(rgb);
-            return ac_errf(err, "%s: corrupt or truncated PNG (%s)", name, s ? "size changed" : stbi_failure_reason());
+            return ac_errf(err, "%s: corrupt or truncated PNG (%s)", name, s ? "size changed" : stb_reason(why));
         }
         for (size_t i = 0; i < npx; i++)
             for (int c = 0; c < 3; c++) {
@@ -293,7 +304,7 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
         if (!s || dw != w || dh != h) {
             stbi_image_free(s);
             free(rgb);
-            return ac_errf(err, "%s: corrupt or truncated image (%s)", name, s ? "size changed" : stbi_failure_reason());
+            return ac_errf(err, "%s: corrupt or truncated image (%s)", name, s ? "size changed" : stb_reason(why));
         }
         if (!alpha) {
             memcpy(rgb, s, npx * 3);
