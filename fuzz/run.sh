@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 t=$1 secs=${2:-300}
-[ -x "build-fuzz/fuzz_$t" ] || bash fuzz/build.sh "$t"
+bash fuzz/build.sh "$t" >/dev/null
 mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
 cp -n fuzz/corpus/"$t"/* "build-fuzz/corpus/$t/" 2>/dev/null || true
 nice -n 19 "build-fuzz/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
