@@ -10,6 +10,7 @@ LIBS="-lcjson -lopenblas -lpthread -lm"
 declare -A SOURCES=(
   [safetensors]="src/safetensors.c src/common.c"
   [image]="src/image.c src/common.c fuzz/stb_image_impl.c"
+  [features]="src/features.c src/safetensors.c src/image.c src/common.c fuzz/stb_image_impl.c"
 )
 mkdir -p build-fuzz
 targets=("$@")

@@ -3,17 +3,19 @@
  * `make test-asan` every input that once mattered is checked again. Add a target: include its
  * fuzz/fuzz_NAME.c here and add a line to `targets`. */
 #define AC_FUZZ_NO_MAIN
+#include "../fuzz/fuzz_features.c"
 #include "../fuzz/fuzz_image.c"
 #include "../fuzz/fuzz_safetensors.c"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "test.h"
 
 static const struct {
     const char *name;
     int (*fn)(const uint8_t *, size_t);
-} targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}};
+} targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features}};
 
 /* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
 static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {
@@ -44,6 +46,8 @@ static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, 
 }
 
 static void test_replay(void) {
+    snprintf(fuzz_features_dir, sizeof fuzz_features_dir, "%s/features", test_tmpdir());
+    mkdir(fuzz_features_dir, 0777);
     setenv("ATTNCAP_MAX_IMAGE_PIXELS", "4000000", 1); /* as in the fuzzers */
     setenv("ATTNCAP_MAX_TENSOR_ELEMS", "16777216", 1);
     int total = 0;
