@@ -28,7 +28,7 @@ void ac_train_defaults(ac_train_opts *o) {
     o->epochs = 30, o->batch = 32, o->lr = 4e-4f;
     o->embed = o->hidden = o->att = 512;
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
-    o->patience = 4, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
+    o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
     o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2;
 }
 
@@ -325,6 +325,7 @@ static cJSON *opts_json(const ac_train_opts *o) {
     cJSON_AddNumberToObject(j, "clip", o->clip);
     cJSON_AddNumberToObject(j, "weight_decay", o->weight_decay);
     cJSON_AddNumberToObject(j, "lr_decay", o->lr_decay);
+    cJSON_AddNumberToObject(j, "lr_patience", o->lr_patience);
     cJSON_AddNumberToObject(j, "eval_every", o->eval_every);
     cJSON_AddNumberToObject(j, "seed", (double)o->seed);
     cJSON_AddNumberToObject(j, "max_train", o->max_train);
@@ -346,6 +347,7 @@ static char *state_json(const trainer *tr) {
     cJSON_AddNumberToObject(j, "lr", s->lr);
     cJSON_AddNumberToObject(j, "best", isfinite(s->best) ? s->best : -1e300);
     cJSON_AddNumberToObject(j, "best_step", (double)s->best_step);
+    cJSON_AddNumberToObject(j, "best_loss", isfinite(s->best_loss) ? s->best_loss : 1e300);
     cJSON_AddNumberToObject(j, "bad", s->bad);
     cJSON_AddNumberToObject(j, "done", s->done);
     cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
@@ -451,12 +453,15 @@ static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
     s->epoch = (int)jnum(sj, "epoch", 0), s->pos = (int)jnum(sj, "pos", 0), s->step = (long)jnum(sj, "step", 0);
     s->lr = jnum(sj, "lr", o->lr), s->best = jnum(sj, "best", -1e300), s->best_step = (long)jnum(sj, "best_step", 0);
     if (s->best <= -1e299) s->best = -INFINITY;
+    s->best_loss = jnum(sj, "best_loss", 1e300);
+    if (s->best_loss >= 1e299) s->best_loss = INFINITY;
     s->bad = (int)jnum(sj, "bad", 0), s->done = (int)jnum(sj, "done", 0);
     s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
     const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
     o->batch = (int)jnum(oj, "batch", o->batch), o->lr = (float)jnum(oj, "lr", o->lr);
     o->min_count = (int)jnum(oj, "min_count", o->min_count), o->clip = (float)jnum(oj, "clip", o->clip);
     o->weight_decay = (float)jnum(oj, "weight_decay", o->weight_decay);
+    o->lr_patience = (int)jnum(oj, "lr_patience", o->lr_patience);
     o->lr_decay = (float)jnum(oj, "lr_decay", o->lr_decay), o->eval_every = (int)jnum(oj, "eval_every", o->eval_every);
     o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
     o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
@@ -564,15 +569,16 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     if (val_scores(tr, &h.bleu4, &h.cider, err)) return -1;
     s->win_ce = 0, s->win_tok = 0, s->evals++;
     double score = !strcmp(metric, "loss") ? -h.val_loss : !strcmp(metric, "bleu4") ? h.bleu4 : h.cider;
-    int best = isfinite(score) && score > s->best;
+    /* Ties (e.g. CIDEr-D still 0 early on) go to the lower validation loss. */
+    int best = isfinite(score) && (score > s->best + 1e-9 || (score >= s->best - 1e-9 && h.val_loss < s->best_loss));
     h.seconds = secs_base + (ac_now() - t0);
     if (hist_add(tr, &h)) return ac_errf(err, "out of memory");
     if (best) {
-        s->best = score, s->best_step = s->step, s->bad = 0;
+        s->best = score, s->best_loss = h.val_loss, s->best_step = s->step, s->bad = 0;
         if (save_best(tr, &h, err)) return -1;
     } else {
         s->bad++;
-        s->lr *= tr->o->lr_decay;
+        if (s->bad % tr->o->lr_patience == 0) s->lr *= tr->o->lr_decay;
         if (s->bad >= tr->o->patience) s->done = 1;
     }
     if (write_log(tr, err)) return -1;
@@ -605,13 +611,14 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     trainer tr;
     memset(&tr, 0, sizeof tr);
     tr.o = &o;
-    tr.st.best = -INFINITY;
+    tr.st.best = -INFINITY, tr.st.best_loss = INFINITY;
     if (!o.data || !o.features || !o.out) return ac_errf(err, "train: --data, --features and --out are required");
     if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: --batch %d out of range [1, 4096]", o.batch);
     if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: --lr %g out of range (0, 1)", o.lr);
     if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: --max-words out of range");
     if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: --beam %d out of range [1, 100]", o.beam);
     if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: --shards %d out of range [1, 64]", o.shards);
+    if (o.lr_patience < 1) return ac_errf(err, "train: --lr-patience must be >= 1");
     if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))

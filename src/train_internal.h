@@ -10,6 +10,7 @@ typedef struct ac_train_state {
     long step;          /* optimizer steps done (Adam's t) */
     double lr;
     double best;        /* best validation score so far (higher is better), -inf if none */
+    double best_loss;   /* its validation loss (breaks ties of the score) */
     long best_step;
     int bad;            /* evaluations since the best */
     int done;           /* early-stopped or finished */

@@ -1,8 +1,8 @@
 /* attncap/train.h: training the soft-attention decoder on a captioned-photo set and a feature cache.
  *
  * Adam (bias-corrected) on the objective of decoder_train.c, gradient clipping by global norm, the
- * learning rate halved when the validation score stops improving, early stopping after `patience`
- * evaluations without improvement. The best model (by the validation score) is written atomically
+ * learning rate multiplied by lr_decay after every lr_patience evaluations without improvement of
+ * the validation score (ties broken by validation loss), early stopping after `patience` of them. The best model (by the validation score) is written atomically
  * to `out`; a checkpoint (parameters, Adam moments, position in the data order, history) to
  * `out`.ckpt every `checkpoint_every` steps and after each evaluation, so `resume` continues exactly:
  * the data order and the dropout masks are functions of (seed, epoch, step), and a resumed run gives
@@ -26,6 +26,7 @@ typedef struct ac_train_opts {
     float weight_decay;     /* L2 added to the gradient (default 0) */
     int patience;           /* evaluations without improvement before stopping (default 4) */
     float lr_decay;         /* factor on plateau (default 0.5) */
+    int lr_patience;        /* decay after this many evaluations without improvement (default 2) */
     int checkpoint_every;   /* steps (default 500); 0 = only after evaluations */
     int eval_every;         /* steps between evaluations (default 0 = once per epoch) */
     int resume;

@@ -17,7 +17,7 @@ static void usage(FILE *f) {
             "  --out MODEL          best model by the validation score (checkpoint: MODEL.ckpt)\n"
             "  --epochs N           max epochs (%d)\n"
             "  --batch B            captions per step (%d)\n"
-            "  --lr X               Adam learning rate (%g), halved when validation stops improving\n"
+            "  --lr X               Adam learning rate (%g)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
             "  --dropout P          (%g)\n"
             "  --lambda L           doubly stochastic attention penalty (%g)\n"
@@ -26,6 +26,7 @@ static void usage(FILE *f) {
             "  --weight-decay W     L2 (%g)\n"
             "  --patience N         evaluations without improvement before stopping (%d)\n"
             "  --lr-decay F         learning-rate factor on plateau (%g)\n"
+            "  --lr-patience N      evaluations without improvement before each decay (%d)\n"
             "  --eval-every N       steps between evaluations (default: once per epoch)\n"
             "  --checkpoint-every N steps between checkpoints (%d)\n"
             "  --resume             continue from MODEL.ckpt exactly\n"
@@ -43,7 +44,7 @@ static void usage(FILE *f) {
             "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
             "  --quiet\n",
             d.epochs, d.batch, d.lr, d.embed, d.hidden, d.att, d.dropout, d.lambda, d.min_count, d.clip,
-            d.weight_decay, d.patience, d.lr_decay, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
+            d.weight_decay, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
 static int num(const char *flag, const char *s, double lo, double hi, double *out) {
@@ -86,7 +87,7 @@ int cmd_train(int argc, char **argv) {
         NUM("--dropout", dropout, 0, 0.99, float) NUM("--lambda", lambda, 0, 1e5, float)
         NUM("--min-count", min_count, 1, 1e9, int) NUM("--clip", clip, 0, 1e9, float)
         NUM("--weight-decay", weight_decay, 0, 1, float) NUM("--patience", patience, 1, 1e6, int)
-        NUM("--lr-decay", lr_decay, 0.01, 1, float) NUM("--eval-every", eval_every, 0, 1e9, int)
+        NUM("--lr-decay", lr_decay, 0.01, 1, float) NUM("--lr-patience", lr_patience, 1, 1e6, int) NUM("--eval-every", eval_every, 0, 1e9, int)
         NUM("--checkpoint-every", checkpoint_every, 0, 1e9, int) NUM("--beam", beam, 1, 100, int)
         NUM("--max-val", max_val, 0, 1e9, int) NUM("--max-train", max_train, 0, 1e9, int)
         NUM("--max-words", max_words, 1, 1000, int) NUM("--seed", seed, 0, 9e15, unsigned long long)
