@@ -30,7 +30,7 @@ static int fuzz_image(const uint8_t *data, size_t size) {
 #ifndef AC_FUZZ_NO_MAIN
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "4000000", 1); /* keep each exec small */
+    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "1000000", 1); /* keep each exec small */
     return 0;
 }
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_image(data, size); }

@@ -48,7 +48,7 @@ static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, 
 static void test_replay(void) {
     snprintf(fuzz_features_dir, sizeof fuzz_features_dir, "%s/features", test_tmpdir());
     mkdir(fuzz_features_dir, 0777);
-    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "4000000", 1); /* as in the fuzzers */
+    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "1000000", 1); /* as in the fuzzers */
     setenv("ATTNCAP_MAX_TENSOR_ELEMS", "16777216", 1);
     int total = 0;
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
