@@ -52,7 +52,6 @@ static const char *const FUNCTION_WORDS[] = {
 typedef struct {
     uint32_t stem;          /* id in the stem table */
     uint32_t syn_off, nsyn; /* into syn pool */
-    uint64_t sig;           /* 64-bit Bloom signature of the synsets: fast disjointness test */
     uint8_t func;
 } word_info;
 
@@ -67,16 +66,15 @@ struct ac_meteor {
     size_t syn_len, syn_cap;
     uint32_t *tmp_syn;
     int tmp_cap;
+    /* Memo of the synonym relation between word ids: key (lo << 32 | hi) + 1, 0 = empty; the
+     * answer in memo_val. Common word pairs recur in every caption. */
+    uint64_t *memo_key;
+    uint8_t *memo_val;
+    size_t memo_n, memo_cap;
     /* Scratch, grown as needed */
     unsigned char *scratch;
     size_t scratch_cap;
 };
-
-static uint64_t syn_sig(const uint32_t *s, uint32_t n) {
-    uint64_t sig = 0;
-    for (uint32_t k = 0; k < n; k++) sig |= 1ull << ((s[k] * 2654435761u) >> 26);
-    return sig;
-}
 
 /* Id of a word in the cache, computing its stem / synsets / function flag when new; -1 if OOM. */
 static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
@@ -115,7 +113,6 @@ static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
         if (n) memcpy(m->syn + m->syn_len, m->tmp_syn, (size_t)n * sizeof(uint32_t));
         m->syn_len += (size_t)n;
         wi->nsyn = (uint32_t)n;
-        wi->sig = syn_sig(m->syn + wi->syn_off, wi->nsyn);
     }
     return id;
 }
@@ -401,12 +398,13 @@ static char *normalize(const char *line) {
 
 char *ac_meteor_normalize(const char *line) { return normalize(line ? line : ""); }
 
-/* Normalises a line and maps its tokens to word ids. Returns the count, -1 if out of memory. */
+/* Normalises a line and maps its first AC_METEOR_MAX_WORDS tokens to word ids. Returns the
+ * count, -1 if out of memory. */
 static int line_words(ac_meteor *m, const char *line, int64_t **ids, int *cap) {
     char *norm = normalize(line ? line : "");
     if (!norm) return -1;
     int n = 0;
-    for (char *p = norm; *p;) {
+    for (char *p = norm; *p && n < AC_METEOR_MAX_WORDS;) {
         while (*p == ' ') p++;
         if (!*p) break;
         char *q = p;
@@ -454,7 +452,7 @@ typedef struct {
     const int64_t *w1, *w2;
     /* Matches grouped by reference position j: mstart[j]..mstart[j+1]. */
     int32_t *mstart;
-    int16_t *mi; /* candidate position */
+    int16_t *mi; /* candidate position (lines have at most AC_METEOR_MAX_WORDS words) */
     uint8_t *mmod;
     int *cov1, *cov2;
     size_t path_bytes;
@@ -472,22 +470,27 @@ static mpath *pool_add(pool *pl, const mpath *src, const stage *s) {
     return d;
 }
 
-/* METEOR's PARTIAL_COMPARE_TOTAL: more weighted matches, then fewer chunks, then less distance. */
-static int path_cmp(const mpath *x, const mpath *y) {
-    int md = (y->m1 + y->m2) - (x->m1 + x->m2);
-    if (md) return md > 0 ? 1 : -1;
-    if (x->chunks != y->chunks) return x->chunks - y->chunks;
-    return x->distance - y->distance;
+/* METEOR's PARTIAL_COMPARE_TOTAL (more weighted matches, then fewer chunks, then less
+ * distance) as one integer key: matches and chunks stay far below 2^17 (AC_METEOR_MAX_WORDS),
+ * the distance is clamped to 30 bits (not reachable at that length). */
+static uint64_t path_key(const mpath *p) {
+    uint64_t d = p->distance < 0 ? 0 : (uint64_t)p->distance;
+    if (d > 0x3FFFFFFF) d = 0x3FFFFFFF;
+    return ((uint64_t)(0x1FFFF - (p->m1 + p->m2)) << 47) | ((uint64_t)p->chunks << 30) | d;
 }
 
-/* Stable sort of path indices (Java's Collections.sort is stable): insertion sort for the usual
- * short lists, bottom-up merge sort otherwise. */
+/* Stable sort of path indices by key (Java's Collections.sort is stable): insertion sort for
+ * the usual short lists, bottom-up merge sort otherwise. */
 static void sort_paths(const pool *pl, int *ord, int *tmp, int n) {
-    if (n <= 24) {
+    uint64_t key[64];
+    if (n <= 64) {
+        for (int a = 0; a < n; a++) key[a] = path_key(&pl->p[ord[a]]);
         for (int a = 1; a < n; a++) {
             int v = ord[a], b = a;
-            for (; b > 0 && path_cmp(&pl->p[v], &pl->p[ord[b - 1]]) < 0; b--) ord[b] = ord[b - 1];
+            uint64_t kv = key[a];
+            for (; b > 0 && kv < key[b - 1]; b--) ord[b] = ord[b - 1], key[b] = key[b - 1];
             ord[b] = v;
+            key[b] = kv;
         }
         return;
     }
@@ -495,7 +498,8 @@ static void sort_paths(const pool *pl, int *ord, int *tmp, int n) {
         for (int lo = 0; lo < n; lo += 2 * w) {
             int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             int a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) tmp[o++] = path_cmp(&pl->p[ord[b]], &pl->p[ord[a]]) < 0 ? ord[b++] : ord[a++];
+            while (a < mid && b < hi)
+                tmp[o++] = path_key(&pl->p[ord[b]]) < path_key(&pl->p[ord[a]]) ? ord[b++] : ord[a++];
             while (a < mid) tmp[o++] = ord[a++];
             while (b < hi) tmp[o++] = ord[b++];
         }
@@ -575,8 +579,7 @@ static void *scratch(ac_meteor *m, size_t bytes) {
     return m->scratch;
 }
 
-static int syn_share(const ac_meteor *m, const word_info *a, const word_info *b) {
-    if (!(a->sig & b->sig)) return 0;
+static int syn_share_sets(const ac_meteor *m, const word_info *a, const word_info *b) {
     const uint32_t *x = m->syn + a->syn_off, *y = m->syn + b->syn_off;
     uint32_t i = 0, j = 0;
     while (i < a->nsyn && j < b->nsyn) {
@@ -585,6 +588,49 @@ static int syn_share(const ac_meteor *m, const word_info *a, const word_info *b)
         else j++;
     }
     return 0;
+}
+
+static size_t memo_slot(const uint64_t *keys, size_t cap, uint64_t key) {
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    while (keys[h] && keys[h] != key) h = (h + 1) & (cap - 1);
+    return h;
+}
+
+/* Do words a and b share a synset? Memoised; falls back to computing if the memo can't grow. */
+static int syn_share(ac_meteor *m, int64_t a, int64_t b) {
+    const word_info *wa = &m->info[a], *wb = &m->info[b];
+    if (!wa->nsyn || !wb->nsyn) return 0;
+    uint64_t lo = (uint64_t)(a < b ? a : b), hi = (uint64_t)(a < b ? b : a), key = (lo << 32 | hi) + 1;
+    if (m->memo_cap) {
+        size_t h = memo_slot(m->memo_key, m->memo_cap, key);
+        if (m->memo_key[h] == key) return m->memo_val[h];
+    }
+    int r = syn_share_sets(m, wa, wb);
+    if ((m->memo_n + 1) * 2 > m->memo_cap) {
+        size_t cap = m->memo_cap ? m->memo_cap * 2 : 1 << 14;
+        uint64_t *k = calloc(cap, sizeof *k);
+        uint8_t *v = malloc(cap);
+        if (!k || !v) {
+            free(k), free(v);
+            return r;
+        }
+        for (size_t i = 0; i < m->memo_cap; i++)
+            if (m->memo_key[i]) {
+                size_t h = memo_slot(k, cap, m->memo_key[i]);
+                k[h] = m->memo_key[i];
+                v[h] = m->memo_val[i];
+            }
+        free(m->memo_key);
+        free(m->memo_val);
+        m->memo_key = k;
+        m->memo_val = v;
+        m->memo_cap = cap;
+    }
+    size_t h = memo_slot(m->memo_key, m->memo_cap, key);
+    m->memo_key[h] = key;
+    m->memo_val[h] = (uint8_t)r;
+    m->memo_n++;
+    return r;
 }
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t)7)
@@ -596,7 +642,6 @@ static int align(ac_meteor *m, const int64_t *w1, int n1, const int64_t *w2, int
     st->ref_len = n2;
     for (int i = 0; i < n1; i++) st->test_func += m->info[w1[i]].func;
     for (int j = 0; j < n2; j++) st->ref_func += m->info[w2[j]].func;
-    if (n1 > 30000 || n2 > 30000) return -1; /* positions are int16 */
     int identical = n1 == n2 && (n1 == 0 || !memcmp(w1, w2, (size_t)n1 * sizeof *w1));
     int mods = identical ? 1 : (m->synonyms ? 3 : 2);
     /* Upper bound of matches: each pair can match in at most one module of exact / stem /
@@ -625,7 +670,7 @@ static int align(ac_meteor *m, const int64_t *w1, int n1, const int64_t *w2, int
                 int hit = mod == AC_METEOR_EXACT ? w1[i] == w2[j]
                           : w1[i] == w2[j]       ? 0
                           : mod == AC_METEOR_STEM ? a->stem == b->stem
-                                                  : syn_share(m, a, b);
+                                                  : syn_share(m, w1[i], w2[j]);
                 if (!hit) continue;
                 s.mi[nm] = (int16_t)i;
                 s.mmod[nm++] = (uint8_t)mod;
@@ -832,6 +877,8 @@ void ac_meteor_close(ac_meteor *m) {
     free(m->info);
     free(m->syn);
     free(m->tmp_syn);
+    free(m->memo_key);
+    free(m->memo_val);
     free(m->scratch);
     free(m);
 }

@@ -152,6 +152,53 @@ static void test_aggregate(void) {
     CHECK(fabs(s - (seg[0] + seg[1]) / 2) > 1e-3); /* not the mean of segment scores */
 }
 
+static void test_long_and_hostile(void) {
+    /* Thousands of repeated words: cut at AC_METEOR_MAX_WORDS, scored quickly, no crash. */
+    size_t n = 20000;
+    char *a = malloc(2 * n + 1), *b = malloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++) a[2 * i] = 'a', a[2 * i + 1] = ' ', b[2 * i] = i % 2 ? 'a' : 'b', b[2 * i + 1] = ' ';
+    a[2 * n] = b[2 * n] = 0;
+    ac_meteor_stats st;
+    double t0 = ac_now();
+    double s1 = seg1(a, a, &st);
+    CHECK(st.test_len == AC_METEOR_MAX_WORDS);
+    CHECK_NEAR(s1, 1.0, 1e-12);
+    double s2 = seg1(a, b, &st);
+    CHECK(s2 >= 0 && s2 <= 1);
+    CHECKF(ac_now() - t0 < 20, "took %.1f s", ac_now() - t0);
+    free(a);
+    free(b);
+    /* Control bytes, invalid UTF-8, lone punctuation. */
+    CHECK(seg1("\x01\x02 \xc3 \xe2\x82 ||| ???", "a b", &st) >= 0);
+}
+
+static void test_open_errors(void) {
+    ac_meteor *m;
+    ac_err err;
+    char dir[4096], path[4200];
+    CHECK(ac_meteor_open("/nonexistent/wordnet", &m, &err) == -1);
+    CHECK(strstr(err.msg, "/nonexistent/wordnet/index.noun") != NULL);
+    /* A malformed index file names the file and the line. */
+    snprintf(dir, sizeof dir, "%s/wn", test_tmpdir());
+    CHECK(!ac_mkdirs(dir, &err));
+    static const char *const pos[4] = {"noun", "verb", "adj", "adv"};
+    for (int k = 0; k < 4; k++) {
+        snprintf(path, sizeof path, "%s/index.%s", dir, pos[k]);
+        const char *txt = k == 1 ? "  licence line\nrun v 2 0 2 0 00001740\n" : "dog n 1 0 1 0 02084071\n";
+        CHECK(!ac_write_file_atomic(path, txt, strlen(txt), &err));
+        snprintf(path, sizeof path, "%s/%s.exc", dir, pos[k]);
+        CHECK(!ac_write_file_atomic(path, "dogs dog\n", 9, &err));
+    }
+    CHECK(ac_meteor_open(dir, &m, &err) == -1);
+    CHECKF(strstr(err.msg, "index.verb:2") != NULL, "%s", err.msg);
+    /* Fixed, it loads and works. */
+    snprintf(path, sizeof path, "%s/index.verb", dir);
+    CHECK(!ac_write_file_atomic(path, "run v 1 0 1 0 00001740\n", 23, &err));
+    CHECKF(!ac_meteor_open(dir, &m, &err), "%s", err.msg);
+    CHECK(ac_meteor_has_synonyms(m));
+    ac_meteor_close(m);
+}
+
 static void check_norm(const char *in, const char *want) {
     char *got = ac_meteor_normalize(in);
     int ok = got && !strcmp(got, want);
@@ -248,6 +295,8 @@ int main(void) {
     RUN(test_function_words);
     RUN(test_aggregate);
     RUN(test_normalizer);
+    RUN(test_long_and_hostile);
+    RUN(test_open_errors);
     RUN(test_golden);
     ac_meteor_close(M);
     return TEST_EXIT();

@@ -18,6 +18,11 @@
 
 enum { AC_METEOR_EXACT, AC_METEOR_STEM, AC_METEOR_SYNONYM, AC_METEOR_PARAPHRASE, AC_METEOR_MODULES };
 
+/* Words of a line beyond this are ignored: METEOR's search costs grow with the square of the
+ * words per position, so a hostile line of thousands of repeated words must not stall scoring.
+ * Captions are far shorter. */
+enum { AC_METEOR_MAX_WORDS = 256 };
+
 /* METEOR's sufficient statistics of one segment (or a sum of segments), word counts as doubles
  * as METEOR keeps them. "test" is the candidate, "ref" the reference. */
 typedef struct ac_meteor_stats {
