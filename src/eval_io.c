@@ -108,6 +108,7 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
             rc = -1;
             break;
         }
+        if (im->path && ac_is_file(im->path)) s->items[s->n - 1].path = strdup(im->path);
         i++;
     }
     cJSON_Delete(res);

@@ -93,6 +93,7 @@ void ac_eval_set_free(ac_eval_set *s) {
         free(s->items[i].refs);
         free(s->items[i].cand);
         free(s->items[i].id);
+        free(s->items[i].path);
     }
     free(s->items);
     memset(s, 0, sizeof *s);

@@ -91,4 +91,56 @@ expect_error "no arguments" "$A" eval || ok=0
 expect_error "unwritable per-image" "$A" eval --pairs "$T/pairs.json" --no-meteor --per-image /nonexistent/dir/x.json || ok=0
 [ $ok = 1 ] && t_ok
 
+t_begin report_from_refs
+# refs with photos beside them: thumbnails; rows sorted worst CIDEr-D first; links resolve
+cat >"$T/res_mixed.json" <<'J'
+[{"image_id": 1, "caption": "A dog runs on the grass."}, {"image_id": 2, "caption": "A bird."}]
+J
+if "$A" eval --refs "$T/refs.json" --results "$T/res_mixed.json" --no-meteor --report "$T/rep1" >/dev/null 2>"$T/err"; then
+  h="$T/rep1/index.html"
+  first=$(grep -o '<tr data-n="[0-9]*"' "$h" | head -1)
+  if [ "$(grep -c '<tr data-n' "$h")" -ne 2 ]; then t_fail "expected 2 rows"
+  elif [ "$first" != '<tr data-n="2"' ]; then t_fail "worst image not first: $first"
+  elif ! grep -q 'a bird' "$h" || ! grep -q '<script>' "$h" || grep -qi 'http' "$h"; then t_fail "content/self-containment"
+  else t_ok; fi
+else t_fail "$(cat "$T/err")"; fi
+
+t_begin report_model_split
+MK="$(dirname "$A")/tests/test_captioner"
+if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/captions.json; then
+  if [ ! -x "$MK" ]; then t_skip "needs $MK (make tests)"
+  elif ! "$MK" --make-model "$T/tiny.safetensors" >/dev/null 2>&1; then t_fail "cannot make the tiny model"
+  else
+    out=$("$A" eval --model "$T/tiny.safetensors" --data "$DATA/data/coco/captions.json" --split all --limit 3 --beam 1 \
+          --no-meteor --quiet --report "$T/rep2" --results-out "$T/gen.json" --json 2>"$T/err"); rc=$?
+    h="$T/rep2/index.html"
+    if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+    elif [ "$(grep -c '<tr data-n' "$h")" -ne 3 ]; then t_fail "expected 3 rows"
+    elif ! grep -q '"images":	3' <<<"$out"; then t_fail "scores: $out"
+    else
+      bad=0
+      for f in $(grep -o 'src="[^"]*"\|href="[^"]*"' "$h" | sed 's/^[a-z]*="//; s/"$//'); do [ -f "$T/rep2/$f" ] || bad=1; done
+      n_img=$(grep -o 'src="thumbs/[^"]*"' "$h" | wc -l)
+      # the generated captions, fed back as results, score the same
+      out2=$("$A" eval --refs "$DATA/data/coco/captions.json" --results "$T/gen.json" --no-meteor --json 2>&1)
+      if [ $bad = 1 ] || [ "$n_img" -ne 3 ]; then t_fail "missing thumbnails or sheets"
+      elif [ "$(grep CIDEr <<<"$out")" != "$(grep CIDEr <<<"$out2")" ]; then t_fail "results-out rescored differently: $out2"
+      else t_ok; fi
+    fi
+  fi
+fi
+
+t_begin report_screenshot
+# renders the report in headless Chromium (Debian chromium) and checks the screenshot is not blank
+CH=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CH" ]; then t_skip "needs chromium (apt-get install chromium)"
+elif [ ! -f "$T/rep1/index.html" ]; then t_skip "no report from report_from_refs"
+else
+  timeout 60 "$CH" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,800 \
+    --screenshot="$T/shot.png" "file://$T/rep1/index.html" >/dev/null 2>&1
+  if [ ! -s "$T/shot.png" ]; then t_fail "no screenshot"
+  elif [ "$(stat -c %s "$T/shot.png")" -lt 5000 ]; then t_fail "screenshot looks blank"
+  else t_ok; fi
+fi
+
 t_end

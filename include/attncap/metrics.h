@@ -23,6 +23,7 @@ typedef struct ac_eval_item {
     int n_refs;
     char **refs;
     char *cand;
+    char *path;    /* the photo, when known (for reports); may be NULL */
 } ac_eval_item;
 
 /* A set of items that owns its strings. */

@@ -1,16 +1,22 @@
-/* attncap eval: coco-caption's metrics over generated captions. */
+/* attncap eval: coco-caption's metrics over generated captions, optionally captioning a split
+ * with a model first, and an HTML report. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/captioner.h"
+#include "attncap/dataset.h"
 #include "attncap/metrics.h"
+#include "attncap/overlay.h"
+#include "attncap/report.h"
 #include "commands.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: attncap eval --refs REFS --results RES.json [options]\n"
-            "       attncap eval --pairs PAIRS.json [options]\n\n"
+            "       attncap eval --pairs PAIRS.json [options]\n"
+            "       attncap eval --model MODEL --data SPEC [--split test] [--beam K] [options]\n\n"
             "Scores captions exactly as coco-caption does: PTB tokenization (lowercased, punctuation removed),\n"
             "then BLEU-1..4, METEOR, ROUGE-L and CIDEr-D over the images of the results.\n\n"
             "  --refs REFS        reference captions: COCO captions JSON, Karpathy dataset_*.json, a Flickr8k\n"
@@ -18,77 +24,272 @@ static void usage(FILE *f) {
             "  --results RES      COCO results format: [{\"image_id\": ..., \"caption\": \"...\"}]; ids are\n"
             "                     matched as text (COCO image_id, else the photo's file name)\n"
             "  --pairs PAIRS      instead of --refs/--results: [{\"captions\": [refs...], \"prediction\": \"...\"}]\n"
+            "  --model MODEL      caption the photos of --data's --split with this model, then score them\n"
+            "  --data SPEC        a data set as for attncap train (Flickr8k dir, COCO/Karpathy JSON, TSV)\n"
+            "  --images DIR       where its photos are (default: beside SPEC, see attncap train)\n"
+            "  --split S          test (default), val, train or all\n"
+            "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
+            "  --encoder F        the encoder .tflite (default: found as attncap caption does)\n"
+            "  --limit N          only the first N photos of the split\n"
+            "  --results-out F    also write the generated captions as COCO results JSON\n"
+            "  --threads N        threads for the CNN (default: all cores)\n"
             "  --json             print the scores as one JSON object\n"
             "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D (CSV if FILE ends in .csv, else JSON)\n"
+            "  --report DIR       write DIR/index.html: scores and a sortable per-image table, worst first,\n"
+            "                     with thumbnails (photos found) and attention sheets (--model)\n"
+            "  --no-sheets        no attention sheets in the report (faster)\n"
             "  --no-meteor        skip METEOR (the slowest metric)\n"
-            "  --wordnet DIR      WordNet 3.0 dictionary for METEOR synonyms (default /usr/share/wordnet)\n");
+            "  --wordnet DIR      WordNet 3.0 dictionary for METEOR synonyms (default /usr/share/wordnet)\n"
+            "  --quiet            no progress bar\n");
+}
+
+typedef struct {
+    const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
+    const char *report, *results_out;
+    int json, meteor, beam, limit, threads, sheets, quiet;
+} opts;
+
+/* "DIR/thumbs/NNNNN.png" from photo (long side 200); returns the relative path or NULL. */
+static char *write_thumb(const char *dir, int i, const ac_image *photo, ac_err *err) {
+    int tw = photo->w, th = photo->h, side = 200;
+    if (tw > side || th > side) {
+        if (tw >= th) th = (int)fmax(1, round((double)th * side / tw)), tw = side;
+        else tw = (int)fmax(1, round((double)tw * side / th)), th = side;
+    }
+    char rel[64], *full, *tdir = ac_path_join(dir, "thumbs");
+    snprintf(rel, sizeof rel, "thumbs/%05d.png", i + 1);
+    full = ac_path_join(dir, rel);
+    ac_image t = {0};
+    int ok = tdir && full && !ac_mkdirs(tdir, err) && !ac_image_resize(photo, tw, th, &t, err) && !ac_png_write(full, &t, err);
+    ac_image_free(&t);
+    free(tdir);
+    free(full);
+    return ok ? strdup(rel) : NULL;
+}
+
+/* A file-name-safe stem for the sheet directory of image i. */
+static void sheet_stem(char *out, size_t n, int i, const char *key) {
+    int k = snprintf(out, n, "%05d_", i + 1);
+    for (const char *p = key; *p && (size_t)k + 1 < n && *p != '.'; p++)
+        out[k++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_') ? *p : '_';
+    out[k] = 0;
+}
+
+/* Captions the split with the model into set (and thumbs/sheets if a report is wanted). */
+static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
+    ac_dataset ds;
+    if (ac_dataset_load(o->data, o->images, &ds, err)) return -1;
+    ac_split want = AC_SPLIT_NONE;
+    int all = !strcmp(o->split, "all");
+    if (!all && (want = ac_split_parse(o->split)) == AC_SPLIT_NONE) {
+        ac_dataset_free(&ds);
+        return ac_errf(err, "unknown split '%s' (test, val, train or all)", o->split);
+    }
+    int *sel = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *sel), n = 0;
+    for (int i = 0; sel && i < ds.n; i++)
+        if ((all || ds.images[i].split == want) && ds.images[i].n_caps > 0 && (o->limit <= 0 || n < o->limit)) sel[n++] = i;
+    if (!sel || n == 0) {
+        free(sel);
+        int rc = ac_errf(err, "%s: no photos with captions in split '%s'", o->data, o->split);
+        ac_dataset_free(&ds);
+        return rc;
+    }
+    ac_captioner cap;
+    if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err)) {
+        free(sel);
+        ac_dataset_free(&ds);
+        return -1;
+    }
+    if (o->beam > 0) cap.beam.beam = o->beam;
+    ac_font *font = NULL;
+    ac_overlay_opts oo = ac_overlay_defaults();
+    oo.max_side = 768;
+    oo.force = 1;
+    int rc = 0;
+    if (o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
+    if (!rc && o->report) {
+        *thumbs = calloc((size_t)n, sizeof **thumbs);
+        *sheets = calloc((size_t)n, sizeof **sheets);
+        if (!*thumbs || !*sheets) rc = ac_errf(err, "out of memory");
+    }
+    char *sheet_dir = o->report ? ac_path_join(o->report, "sheets") : NULL;
+    ac_progress pr;
+    ac_progress_start(&pr, "captioning", (uint64_t)n, o->quiet);
+    for (int q = 0; q < n && !rc; q++) {
+        const ac_ds_image *im = &ds.images[sel[q]];
+        ac_image photo = {0}, square = {0};
+        ac_caption c = {0};
+        if (ac_image_load(im->path, &photo, err) || ac_captioner_prepare(&cap, &photo, &square, err) ||
+            ac_captioner_run(&cap, &square, &c, NULL, NULL, err)) {
+            rc = -1;
+        } else {
+            char *text = ac_caption_text(&c, cap.model.vocab);
+            /* an empty caption (immediate <end>) is still a result: score it as "" */
+            if (!text || ac_eval_set_add(set, im->id, (const char *const *)im->caps, im->n_caps, text, 1, err)) rc = -1;
+            if (!rc && !(set->items[set->n - 1].path = strdup(im->path))) rc = ac_errf(err, "out of memory");
+            free(text);
+            if (!rc && o->report) {
+                (*thumbs)[q] = write_thumb(o->report, q, &photo, err);
+                if (!(*thumbs)[q]) rc = -1;
+                if (!rc && font && c.n > 0) {
+                    char stem[96];
+                    sheet_stem(stem, sizeof stem, q, im->key);
+                    char **paths = NULL;
+                    int np = 0;
+                    if (ac_overlays_write(sheet_dir, stem, &photo, &c, cap.model.vocab, cap.grid_h, cap.grid_w, &oo, font,
+                                          &paths, &np, err)) rc = -1;
+                    else {
+                        char rel[160];
+                        snprintf(rel, sizeof rel, "sheets/%s/sheet.png", stem);
+                        (*sheets)[q] = strdup(rel);
+                    }
+                    for (int k = 0; k < np; k++) free(paths[k]);
+                    free(paths);
+                }
+            }
+        }
+        if (rc) ac_err_prefix(err, "%s", im->path);
+        ac_caption_free(&c);
+        ac_image_free(&photo);
+        ac_image_free(&square);
+        ac_progress_update(&pr, (uint64_t)q + 1);
+    }
+    ac_progress_finish(&pr);
+    if (!rc && subtitle) {
+        char b[1024];
+        snprintf(b, sizeof b, "model %s, encoder %s, data %s, split %s, beam %d", o->model ? o->model : "(default)",
+                 cap.id.file, o->data, o->split, cap.beam.beam);
+        *subtitle = strdup(b);
+    }
+    free(sheet_dir);
+    ac_font_free(font);
+    ac_captioner_close(&cap);
+    free(sel);
+    ac_dataset_free(&ds);
+    return rc;
+}
+
+static int write_results(const char *path, const ac_eval_set *s, ac_err *err) {
+    /* the generated captions as scored (tokenized), in COCO results format */
+    ac_atomic_file af;
+    if (ac_atomic_open(&af, path, err)) return -1;
+    ac_atomic_write(&af, "[\n", 2, err);
+    for (int i = 0; i < s->n; i++) {
+        const char *id = s->items[i].id ? s->items[i].id : "";
+        int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) < 18;
+        char head[600];
+        snprintf(head, sizeof head, "  {\"image_id\": %s%s%s, \"caption\": \"", numeric ? "" : "\"", id, numeric ? "" : "\"");
+        ac_atomic_write(&af, head, strlen(head), err);
+        for (const char *p = s->items[i].cand; *p; p++) {
+            if (*p == '"' || *p == '\\') ac_atomic_write(&af, "\\", 1, err);
+            ac_atomic_write(&af, p, 1, err);
+        }
+        ac_atomic_write(&af, i + 1 < s->n ? "\"},\n" : "\"}\n", i + 1 < s->n ? 4 : 3, err);
+    }
+    ac_atomic_write(&af, "]\n", 2, err);
+    return ac_atomic_commit(&af, err);
 }
 
 int cmd_eval(int argc, char **argv) {
-    const char *refs = NULL, *results = NULL, *pairs = NULL, *per_image = NULL, *wordnet = NULL;
-    int json = 0, meteor = 1;
+    opts o = {0};
+    o.meteor = 1, o.sheets = 1, o.split = "test";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--no-meteor")) meteor = 0;
-        else if (has && !strcmp(a, "--refs")) refs = argv[++i];
-        else if (has && !strcmp(a, "--results")) results = argv[++i];
-        else if (has && !strcmp(a, "--pairs")) pairs = argv[++i];
-        else if (has && !strcmp(a, "--per-image")) per_image = argv[++i];
-        else if (has && !strcmp(a, "--wordnet")) wordnet = argv[++i];
-        else {
+        } else if (!strcmp(a, "--json")) o.json = 1;
+        else if (!strcmp(a, "--no-meteor")) o.meteor = 0;
+        else if (!strcmp(a, "--no-sheets")) o.sheets = 0;
+        else if (!strcmp(a, "--quiet")) o.quiet = 1;
+        else if (has && !strcmp(a, "--refs")) o.refs = argv[++i];
+        else if (has && !strcmp(a, "--results")) o.results = argv[++i];
+        else if (has && !strcmp(a, "--pairs")) o.pairs = argv[++i];
+        else if (has && !strcmp(a, "--per-image")) o.per_image = argv[++i];
+        else if (has && !strcmp(a, "--wordnet")) o.wordnet = argv[++i];
+        else if (has && !strcmp(a, "--model")) o.model = argv[++i];
+        else if (has && !strcmp(a, "--data")) o.data = argv[++i];
+        else if (has && !strcmp(a, "--images")) o.images = argv[++i];
+        else if (has && !strcmp(a, "--split")) o.split = argv[++i];
+        else if (has && !strcmp(a, "--encoder")) o.encoder = argv[++i];
+        else if (has && !strcmp(a, "--report")) o.report = argv[++i];
+        else if (has && !strcmp(a, "--results-out")) o.results_out = argv[++i];
+        else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--limit") || !strcmp(a, "--threads"))) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < (strcmp(a, "--threads") ? 1 : 0) || v > 1000000) {
+                fprintf(stderr, "attncap eval: %s needs a positive integer, got '%s'\n", a, argv[i]);
+                return 2;
+            }
+            if (!strcmp(a, "--beam")) o.beam = (int)v;
+            else if (!strcmp(a, "--limit")) o.limit = (int)v;
+            else o.threads = (int)v;
+        } else {
             fprintf(stderr, "attncap eval: unknown or incomplete option '%s' (try attncap eval --help)\n", a);
             return 2;
         }
     }
-    if (!pairs && !(refs && results)) {
-        fprintf(stderr, "attncap eval: need --refs and --results, or --pairs (try attncap eval --help)\n");
-        return 2;
-    }
-    if (pairs && (refs || results)) {
-        fprintf(stderr, "attncap eval: --pairs cannot be combined with --refs/--results\n");
+    int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
+    if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data) || (o.data && !o.model)) {
+        fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --model with --data "
+                        "(try attncap eval --help)\n");
         return 2;
     }
     ac_err err;
-    ac_eval_set set;
-    int n_ref_images = 0;
-    int rc = pairs ? ac_eval_load_pairs(pairs, &set, &err) : ac_eval_load_results(refs, results, &set, &n_ref_images, &err);
-    if (rc) {
-        fprintf(stderr, "attncap eval: %s\n", err.msg);
-        return 1;
+    ac_eval_set set = {0};
+    int n_ref_images = 0, rc;
+    char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;
+    if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
+    else if (o.refs) rc = ac_eval_load_results(o.refs, o.results, &set, &n_ref_images, &err);
+    else rc = caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
+    if (!rc && o.results_out && write_results(o.results_out, &set, &err)) rc = -1;
+    ac_scores sc = {0};
+    int have_scores = 0;
+    if (!rc) {
+        rc = ac_metrics_compute(&set, o.meteor ? AC_METRICS_METEOR : 0, o.wordnet, &sc, &err);
+        have_scores = !rc;
     }
-    ac_scores sc;
-    if (ac_metrics_compute(&set, meteor ? AC_METRICS_METEOR : 0, wordnet, &sc, &err)) {
-        fprintf(stderr, "attncap eval: %s\n", err.msg);
-        ac_eval_set_free(&set);
-        return 1;
+    if (!rc && o.per_image && ac_scores_write_per_image(o.per_image, &set, &sc, &err)) rc = -1;
+    if (!rc && o.report) {
+        if (!thumbs && (thumbs = calloc((size_t)set.n, sizeof *thumbs)))
+            for (int i = 0; i < set.n; i++) { /* photos of --refs data sets, when found */
+                ac_image photo = {0};
+                ac_err e2;
+                if (set.items[i].path && !ac_image_load(set.items[i].path, &photo, &e2))
+                    thumbs[i] = write_thumb(o.report, i, &photo, &e2);
+                ac_image_free(&photo);
+            }
+        char title[512];
+        snprintf(title, sizeof title, "attncap eval: %s", o.model ? o.data : o.pairs ? o.pairs : o.results);
+        ac_report r = {title, subtitle, &set, &sc, thumbs, sheets};
+        if (ac_report_write(o.report, &r, &err)) rc = -1;
     }
-    if (per_image && ac_scores_write_per_image(per_image, &set, &sc, &err)) {
-        fprintf(stderr, "attncap eval: %s\n", err.msg);
-        ac_scores_free(&sc);
-        ac_eval_set_free(&set);
-        return 1;
-    }
-    if (json) {
+    if (rc) fprintf(stderr, "attncap eval: %s\n", err.msg);
+    else if (o.json) {
         char *j = ac_scores_to_json(&sc);
         if (j) printf("%s\n", j);
         free(j);
     } else {
         const ac_bleu_counts *c = &sc.counts;
         printf("images   %d", sc.n);
-        if (!pairs && n_ref_images > sc.n) printf(" (of %d in the references)", n_ref_images);
+        if (o.refs && n_ref_images > sc.n) printf(" (of %d in the references)", n_ref_images);
         printf("\ntestlen %lld, reflen %lld, guess [%lld, %lld, %lld, %lld], correct [%lld, %lld, %lld, %lld]\n",
                c->testlen, c->reflen, c->guess[0], c->guess[1], c->guess[2], c->guess[3], c->correct[0],
                c->correct[1], c->correct[2], c->correct[3]);
         for (int k = 0; k < 4; k++) printf("BLEU-%d   %.4f\n", k + 1, sc.bleu[k]);
         if (!isnan(sc.meteor)) printf("METEOR   %.4f\n", sc.meteor);
         printf("ROUGE-L  %.4f\nCIDEr-D  %.4f\n", sc.rouge_l, sc.cider_d);
+        if (o.report) printf("report   %s/index.html\n", o.report);
     }
-    ac_scores_free(&sc);
+    for (int i = 0; i < set.n; i++) {
+        if (thumbs) free(thumbs[i]);
+        if (sheets) free(sheets[i]);
+    }
+    free(thumbs);
+    free(sheets);
+    free(subtitle);
+    if (have_scores) ac_scores_free(&sc);
     ac_eval_set_free(&set);
-    return 0;
+    return rc ? 1 : 0;
 }

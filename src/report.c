@@ -1,0 +1,172 @@
+/* report.c: the HTML evaluation report (see report.h). */
+#include "attncap/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int oom;
+} buf;
+
+static void put(buf *b, const char *s, size_t l) {
+    if (b->oom) return;
+    if (b->n + l + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 1 << 16;
+        while (nc < b->n + l + 1) nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) { b->oom = 1; return; }
+        b->p = np, b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, l);
+    b->n += l;
+    b->p[b->n] = 0;
+}
+static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
+static void printf_(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void printf_(buf *b, const char *fmt, ...) {
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+/* HTML-escaped text (also fine inside double-quoted attributes). */
+static void esc(buf *b, const char *s) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': puts_(b, "&amp;"); break;
+        case '<': puts_(b, "&lt;"); break;
+        case '>': puts_(b, "&gt;"); break;
+        case '"': puts_(b, "&quot;"); break;
+        case '\'': puts_(b, "&#39;"); break;
+        default: put(b, s, 1);
+        }
+    }
+}
+/* A relative URL: percent-encode what is not safe in a path. */
+static void url(buf *b, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-_./~", c)) put(b, s, 1);
+        else printf_(b, "%%%02X", c);
+    }
+}
+static void score(buf *b, double x) {
+    if (isnan(x)) puts_(b, "&ndash;");
+    else printf_(b, "%.3f", x);
+}
+
+static const double *sort_key;
+static int by_key(const void *a, const void *b) {
+    int i = *(const int *)a, j = *(const int *)b;
+    if (sort_key[i] != sort_key[j]) return sort_key[i] < sort_key[j] ? -1 : 1;
+    return i - j;
+}
+
+static const char *CSS =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}"
+    "h1{font-size:22px;margin:0 0 4px}.sub{color:#666;margin:0 0 16px}"
+    "table.scores{border-collapse:collapse;margin:0 0 20px}"
+    "table.scores td,table.scores th{border:1px solid #ccc;padding:4px 10px;text-align:center}"
+    "table.scores td{font-size:18px;font-weight:600}"
+    "#t{border-collapse:collapse;width:100%}#t th,#t td{border-bottom:1px solid #ddd;padding:6px;vertical-align:top;text-align:left}"
+    "#t th{background:#f4f4f4;position:sticky;top:0;cursor:pointer;user-select:none;white-space:nowrap}"
+    "#t th.num,#t td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "#t th.asc:after{content:' \\25B2'}#t th.desc:after{content:' \\25BC'}"
+    "#t img{max-width:160px;max-height:160px;display:block}"
+    "td.cap{font-weight:600;max-width:320px}ul.refs{margin:0;padding-left:18px;color:#444;max-width:420px}"
+    ".id{color:#888;font-size:12px}";
+
+static const char *JS =
+    "(function(){var t=document.getElementById('t'),hs=t.tHead.rows[0].cells;"
+    "for(var i=0;i<hs.length;i++)(function(i){var h=hs[i];if(!h.dataset.k)return;h.onclick=function(){"
+    "var asc=!h.classList.contains('asc');for(var j=0;j<hs.length;j++)hs[j].classList.remove('asc','desc');"
+    "h.classList.add(asc?'asc':'desc');var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),k=h.dataset.k;"
+    "rows.sort(function(x,y){var a=x.dataset[k],c=y.dataset[k];var p=parseFloat(a),q=parseFloat(c);"
+    "var r=(isNaN(p)||isNaN(q))?(a<c?-1:a>c?1:0):p-q;return asc?r:-r;});"
+    "rows.forEach(function(r){b.appendChild(r);});};})(i);})();";
+
+int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
+    const ac_eval_set *s = r->set;
+    const ac_scores *sc = r->scores;
+    if (!s || !sc || s->n != sc->n || !sc->img_cider_d || !sc->img_bleu4)
+        return ac_errf(err, "%s: report needs per-image scores for every image", dir);
+    if (ac_mkdirs(dir, err)) return -1;
+    int n = s->n;
+    int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    if (!order) return ac_errf(err, "%s: out of memory", dir);
+    for (int i = 0; i < n; i++) order[i] = i;
+    sort_key = sc->img_cider_d; /* worst first */
+    qsort(order, (size_t)n, sizeof *order, by_key);
+    sort_key = NULL;
+
+    buf b = {0};
+    puts_(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+    esc(&b, r->title ? r->title : "attncap eval");
+    puts_(&b, "</title>\n<style>"), puts_(&b, CSS), puts_(&b, "</style></head>\n<body>\n<h1>");
+    esc(&b, r->title ? r->title : "attncap eval");
+    puts_(&b, "</h1>\n<p class=\"sub\">");
+    if (r->subtitle) esc(&b, r->subtitle);
+    printf_(&b, "%s%d images, scored as coco-caption does.</p>\n", r->subtitle ? " &middot; " : "", n);
+    puts_(&b, "<table class=\"scores\"><tr><th>BLEU-1</th><th>BLEU-2</th><th>BLEU-3</th><th>BLEU-4</th>"
+              "<th>METEOR</th><th>ROUGE-L</th><th>CIDEr-D</th></tr>\n<tr>");
+    for (int k = 0; k < 4; k++) puts_(&b, "<td>"), score(&b, sc->bleu[k]), puts_(&b, "</td>");
+    puts_(&b, "<td>"), score(&b, sc->meteor), puts_(&b, "</td><td>"), score(&b, sc->rouge_l);
+    puts_(&b, "</td><td>"), score(&b, sc->cider_d), puts_(&b, "</td></tr></table>\n");
+    printf_(&b, "<p class=\"sub\">BLEU counts: testlen %lld, reflen %lld, guess [%lld, %lld, %lld, %lld], "
+                "correct [%lld, %lld, %lld, %lld]. Click a column header to sort.</p>\n",
+            sc->counts.testlen, sc->counts.reflen, sc->counts.guess[0], sc->counts.guess[1], sc->counts.guess[2],
+            sc->counts.guess[3], sc->counts.correct[0], sc->counts.correct[1], sc->counts.correct[2],
+            sc->counts.correct[3]);
+    puts_(&b, "<table id=\"t\"><thead><tr><th class=\"num\" data-k=\"n\">#</th><th>photo</th>"
+              "<th data-k=\"s\">generated caption</th><th>references</th>"
+              "<th class=\"num asc\" data-k=\"c\">CIDEr-D</th><th class=\"num\" data-k=\"b\">BLEU-4</th>"
+              "<th class=\"num\" data-k=\"m\">METEOR</th><th class=\"num\" data-k=\"r\">ROUGE-L</th>"
+              "<th>attention</th></tr></thead>\n<tbody>\n");
+    for (int q = 0; q < n; q++) {
+        int i = order[q];
+        const ac_eval_item *it = &s->items[i];
+        double m = sc->img_meteor ? sc->img_meteor[i] : NAN;
+        double rl = sc->img_rouge_l ? sc->img_rouge_l[i] : NAN;
+        printf_(&b, "<tr data-n=\"%d\" data-c=\"%.6f\" data-b=\"%.6f\" data-m=\"%.6f\" data-r=\"%.6f\" data-s=\"", i + 1,
+                sc->img_cider_d[i], sc->img_bleu4[i], isnan(m) ? -1.0 : m, isnan(rl) ? -1.0 : rl);
+        esc(&b, it->cand);
+        printf_(&b, "\"><td class=\"num\">%d</td><td>", i + 1);
+        const char *th = r->thumbs ? r->thumbs[i] : NULL;
+        if (th) puts_(&b, "<img loading=\"lazy\" alt=\"\" src=\""), url(&b, th), puts_(&b, "\">");
+        puts_(&b, "<div class=\"id\">");
+        esc(&b, it->id ? it->id : "");
+        puts_(&b, "</div></td><td class=\"cap\">");
+        esc(&b, it->cand);
+        puts_(&b, "</td><td><ul class=\"refs\">");
+        for (int j = 0; j < it->n_refs; j++) puts_(&b, "<li>"), esc(&b, it->refs[j]), puts_(&b, "</li>");
+        puts_(&b, "</ul></td><td class=\"num\">");
+        score(&b, sc->img_cider_d[i]);
+        puts_(&b, "</td><td class=\"num\">");
+        score(&b, sc->img_bleu4[i]);
+        puts_(&b, "</td><td class=\"num\">");
+        score(&b, m);
+        puts_(&b, "</td><td class=\"num\">");
+        score(&b, rl);
+        puts_(&b, "</td><td>");
+        const char *sh = r->sheets ? r->sheets[i] : NULL;
+        if (sh) puts_(&b, "<a href=\""), url(&b, sh), puts_(&b, "\">sheet</a>");
+        puts_(&b, "</td></tr>\n");
+    }
+    puts_(&b, "</tbody></table>\n<script>"), puts_(&b, JS), puts_(&b, "</script>\n</body></html>\n");
+    free(order);
+    if (b.oom) {
+        free(b.p);
+        return ac_errf(err, "%s: out of memory", dir);
+    }
+    char *path = ac_path_join(dir, "index.html");
+    int rc = path ? ac_write_file_atomic(path, b.p, b.n, err) : ac_errf(err, "%s: out of memory", dir);
+    free(path);
+    free(b.p);
+    return rc;
+}
