@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "attncap/safetensors.h"
 #include "../src/decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
 #include "test.h"
 
@@ -297,11 +298,80 @@ static void test_pool_matches_single(void) {
     ac_decoder_free(&dec);
 }
 
+/* PyTorch parity: tools/torch_decoder.py --fixture computed logits, loss and every gradient in
+ * float64 for fixed parameters, inputs and dropout masks; ours (float32) must match to 1e-4. */
+static void test_torch_parity(void) {
+    char path[4096];
+    const char *root = getenv("ATTNCAP_ROOT");
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity.safetensors", root ? root : ".");
+    ac_st_file f;
+    ac_err err;
+    CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
+    ac_decoder_config c;
+    CHECKF(ac_decoder_config_from_json(ac_st_meta(&f, "config"), &c, &err) == 0, "%s", err.msg);
+    ac_decoder dec;
+    CHECK(ac_decoder_alloc(&dec, &c, &err) == 0);
+    CHECKF(ac_decoder_read_tensors(&f, path, &c, &dec, "", &err) == 0, "%s", err.msg);
+    const ac_st_tensor *ta = ac_st_find(&f, "ann"), *tl = ac_st_find(&f, "len"), *tw = ac_st_find(&f, "words");
+    CHECK(ta && tl && tw && tl->dtype == AC_ST_I32 && tw->dtype == AC_ST_I32);
+    const int B = (int)tl->shape[0], stride = (int)tw->shape[1];
+    int len[16], words[16 * 16];
+    const float *annp[16];
+    float *ann = malloc(ta->nbytes);
+    CHECK(B <= 16 && stride <= 16);
+    memcpy(len, tl->data, tl->nbytes);
+    memcpy(words, tw->data, tw->nbytes);
+    CHECK(ac_st_to_f32(ta, ann, (size_t)B * c.n_ann * c.dim, path, &err) == 0);
+    for (int i = 0; i < B; i++) annp[i] = ann + (size_t)i * c.n_ann * c.dim;
+    ac_dec_batch bt = {B, len, words, stride, annp};
+    ac_dec_work *w = ac_dec_work_new(&c, B, len[0]);
+    float *grad = malloc(sizeof(float) * dec.n_params);
+    ac_dec_stats st;
+    const unsigned long long seed = strtoull(ac_st_meta(&f, "seed"), NULL, 10);
+    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, NULL, &st, &err) == 0, "%s", err.msg);
+    const double want_loss = strtod(ac_st_meta(&f, "loss"), NULL);
+    CHECK_NEAR(st.loss, want_loss, 1e-5 * want_loss);
+    const ac_st_tensor *tg = ac_st_find(&f, "logits");
+    CHECK(tg && tg->shape[0] == st.ntok && tg->shape[1] == c.vocab);
+    float *ref = malloc(sizeof(float) * dec.n_params + tg->nbytes);
+    CHECK(ac_st_to_f32(tg, ref, (size_t)st.ntok * c.vocab, path, &err) == 0);
+    const float *lg = ac_dec_work_logits(w);
+    for (int i = 0; i < st.ntok * c.vocab; i++) CHECK_NEAR(lg[i], ref[i], 1e-4 * (fabs(ref[i]) + 1));
+    ac_dec_stats st2;
+    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st2, &err) == 0, "%s", err.msg);
+    CHECK(st2.loss == st.loss);
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(&c, t, NULL);
+    for (int k = 0; k < AC_DEC_MAX_TENSORS; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "grad.%s", t[k].name);
+        const ac_st_tensor *gt = ac_st_find(&f, name);
+        size_t n = (size_t)t[k].rows * t[k].cols;
+        CHECKF(gt && ac_st_to_f32(gt, ref, n, path, &err) == 0, "%s missing", name);
+        double gmax = 0, worst = 0;
+        size_t wi = 0;
+        for (size_t j = 0; j < n; j++) gmax = fmax(gmax, fabs(ref[j]));
+        for (size_t j = 0; j < n; j++) {
+            /* relative error, with entries far below the tensor's scale judged against 1e-2 of it */
+            double e = fabs(grad[t[k].offset + j] - ref[j]) / (fabs(ref[j]) + 1e-2 * gmax + 1e-12);
+            if (e > worst) worst = e, wi = j;
+        }
+        if (getenv("GC_VERBOSE")) printf("# parity %-9s worst rel %.2e\n", t[k].name, worst);
+        CHECKF(worst < 1e-4, "%s[%zu]: ours %.9g, torch %.9g (rel %.3g)", t[k].name, wi, grad[t[k].offset + wi],
+               ref[wi], worst);
+    }
+    free(ref), free(grad), free(ann);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+    ac_st_free(&f);
+}
+
 int main(void) {
     RUN(test_step_is_a_distribution);
     RUN(test_step_matches_training_forward);
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout);
     RUN(test_pool_matches_single);
+    RUN(test_torch_parity);
     return TEST_EXIT();
 }

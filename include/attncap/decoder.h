@@ -84,7 +84,8 @@ void ac_dec_work_free(ac_dec_work *w);
 int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train,
                                 unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err);
 /* The last forward's logits [ntok, V], rows time-major (step 0 of every caption, then step 1 of those
- * still running, ...). For tests. */
+ * still running, ...), after a call without grad (with grad they are overwritten by d loss/d logits).
+ * For tests. */
 const float *ac_dec_work_logits(const ac_dec_work *w);
 /* The same objective over `shards` interleaved shares of the batch (captions s, s + shards, ...),
  * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.

@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""The attncap soft-attention decoder re-implemented in PyTorch: the independent reference for
+tests/test_decoder.c (parity of logits, loss and every gradient) and the peer of bench/bench_train.c.
+
+Model and objective exactly as src/decoder_train.c (row-vector convention, y = x W):
+  e_ti  = w_e . tanh(a_i W_a + b_a + h W_h),  alpha = softmax_i e_ti,  beta = sigmoid(h . w_b + b_b)
+  z     = beta * sum_i alpha_i a_i
+  i,f,g,o = [E y; z; h] W_lstm + b (order i f g o), c' = f c + i g, h' = o tanh(c')
+  logits = dropout(tanh(E y + dropout(h') L_h + z L_z)) L_o + b_o
+  h_0 = tanh(mean(a) W_init_h + b), c_0 = tanh(mean(a) W_init_c + b)
+  loss = (sum_tokens CE + lambda * sum_captions sum_i (1 - sum_t alpha_ti)^2) / N_tokens
+Captions are sorted by length descending; at step t the first B_t are still running (the same
+shrinking batch as the C code); token rows are time-major.
+
+Usage:
+  /usr/bin/python3 tools/torch_decoder.py --fixture tests/fixtures/decoder_parity.safetensors
+      regenerates the parity fixture (float64 computation, stored as F32; dropout masks from the same
+      counter hash as src/decoder_internal.h, so the C test reproduces them from the seed)
+  /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
+      training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
+"""
+import argparse, json, math, struct, sys, time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+PAD, START, END, UNK = 0, 1, 2, 3
+M64 = (1 << 64) - 1
+
+
+def mix64(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def keep_mask(seed, n, p):
+    """ac_dropout_keep(seed, idx, p) for idx in 0..n-1: keep iff float32(top 24 bits / 2^24) >= p."""
+    out = np.empty(n, dtype=bool)
+    pf = np.float32(p)
+    for i in range(n):
+        h = mix64((seed + (i + 1) * 0x9E3779B97F4A7C15) & M64)
+        out[i] = np.float32(h >> 40) * np.float32(1.0 / 16777216.0) >= pf
+    return out
+
+
+def tensor_specs(c):
+    V, E, H, A, D = c["vocab"], c["embed"], c["hidden"], c["att"], c["dim"]
+    return [("emb", (V, E)), ("att_wa", (D, A)), ("att_ba", (A,)), ("att_wh", (H, A)), ("att_we", (A,)),
+            ("beta_w", (H,)), ("beta_b", (1,)), ("init_h_w", (D, H)), ("init_h_b", (H,)), ("init_c_w", (D, H)),
+            ("init_c_b", (H,)), ("lstm_w", (E + D + H, 4 * H)), ("lstm_b", (4 * H,)), ("out_lh", (H, E)),
+            ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))]
+
+
+def forward(P, c, ann, lens, words, train, masks=None):
+    """P: dict of parameter tensors; ann [B, L, D]; lens (descending); words [B, stride] (w_1..w_n).
+    masks: None (torch dropout when train) or (m1 [N, H], m2 [N, E]) explicit scaled masks.
+    Returns loss, logits [N, V] time-major, ce_sum, pen_sum, N."""
+    H, p = c["hidden"], c["dropout"] if train else 0.0
+    B, T = len(lens), lens[0]
+    mean = ann.mean(1)
+    proj = ann @ P["att_wa"] + P["att_ba"]
+    h = torch.tanh(mean @ P["init_h_w"] + P["init_h_b"])
+    cc = torch.tanh(mean @ P["init_c_w"] + P["init_c_b"])
+    S = torch.zeros(B, ann.shape[1], dtype=ann.dtype)
+    lens_t = torch.tensor(lens)
+    logits, tgts, row = [], [], 0
+    for t in range(T):
+        bt = int((lens_t > t).sum())
+        hp, cp = h[:bt], cc[:bt]
+        y = torch.full((bt,), START, dtype=torch.long) if t == 0 else words[:bt, t - 1]
+        tgt = torch.where(lens_t[:bt] - 1 > t, words[:bt, min(t, words.shape[1] - 1)], torch.tensor(END))
+        th = torch.tanh(proj[:bt] + (hp @ P["att_wh"])[:, None, :])
+        alpha = torch.softmax(th @ P["att_we"], dim=1)
+        beta = torch.sigmoid(hp @ P["beta_w"] + P["beta_b"])
+        z = beta[:, None] * (alpha[:, :, None] * ann[:bt]).sum(1)
+        ey = P["emb"][y]
+        g = torch.cat([ey, z, hp], 1) @ P["lstm_w"] + P["lstm_b"]
+        i, f = torch.sigmoid(g[:, :H]), torch.sigmoid(g[:, H:2 * H])
+        gg, o = torch.tanh(g[:, 2 * H:3 * H]), torch.sigmoid(g[:, 3 * H:])
+        cc = f * cp + i * gg
+        h = o * torch.tanh(cc)
+        if masks is not None:
+            hd = h * masks[0][row:row + bt]
+        else:
+            hd = F.dropout(h, p, train)
+        out = torch.tanh(ey + hd @ P["out_lh"] + z @ P["out_lz"])
+        od = out * masks[1][row:row + bt] if masks is not None else F.dropout(out, p, train)
+        logits.append(od @ P["out_lo"] + P["out_bo"])
+        tgts.append(tgt)
+        S = S + F.pad(alpha, (0, 0, 0, B - bt))
+        row += bt
+    logits = torch.cat(logits)
+    ce = F.cross_entropy(logits, torch.cat(tgts), reduction="sum")
+    pen = ((1 - S) ** 2).sum()
+    N = logits.shape[0]
+    return (ce + c["lambda"] * pen) / N, logits, ce, pen, N
+
+
+def write_safetensors(path, tensors, meta):
+    """tensors: list of (name, np.ndarray float32/int32)."""
+    hdr, off, blobs = {}, 0, []
+    for name, a in tensors:
+        a = np.ascontiguousarray(a)
+        dt = {np.dtype(np.float32): "F32", np.dtype(np.int32): "I32"}[a.dtype]
+        hdr[name] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        blobs.append(a.tobytes())
+        off += a.nbytes
+    hdr["__metadata__"] = meta
+    h = json.dumps(hdr).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as fp:
+        fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def make_fixture(path):
+    c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
+         "dropout": 0.3, "lambda": 0.5}
+    seed = 777
+    rng = np.random.default_rng(2024)
+    P = {}
+    for name, shape in tensor_specs(c):
+        P[name] = (rng.standard_normal(shape) * (0.5 if len(shape) == 2 else 0.2)).astype(np.float32)
+    lens = [6, 5, 5, 3, 1]
+    stride = 7
+    words = rng.integers(4, c["vocab"], size=(len(lens), stride)).astype(np.int32)
+    ann = np.abs(rng.standard_normal((len(lens), c["n_ann"], c["dim"]))).astype(np.float32)
+    N = sum(lens)
+    H, E, p = c["hidden"], c["embed"], c["dropout"]
+    scale = 1.0 / (1.0 - np.float32(p))
+    m1 = keep_mask(seed, N * H, p).reshape(N, H) * np.float32(scale)
+    seed2 = mix64((seed ^ 0x5DEECE66D) & M64)
+    m2 = keep_mask(seed2, N * E, p).reshape(N, E) * np.float32(scale)
+    Pt = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in P.items()}
+    loss, logits, ce, pen, n = forward(Pt, c, torch.tensor(ann, dtype=torch.float64), lens,
+                                       torch.tensor(words, dtype=torch.long), True,
+                                       (torch.tensor(m1, dtype=torch.float64), torch.tensor(m2, dtype=torch.float64)))
+    loss.backward()
+    out = [(k, P[k]) for k, _ in tensor_specs(c)]
+    out += [("ann", ann), ("len", np.array(lens, dtype=np.int32)), ("words", words),
+            ("logits", logits.detach().numpy().astype(np.float32)),
+            ("loss", np.array([loss.item()], dtype=np.float32))]
+    out += [("grad." + k, Pt[k].grad.numpy().astype(np.float32)) for k, _ in tensor_specs(c)]
+    meta = {"config": json.dumps(c), "seed": str(seed), "ce_sum": repr(ce.item()), "pen_sum": repr(pen.item()),
+            "loss": repr(loss.item()), "tool": "tools/torch_decoder.py --fixture (torch %s, float64)" % torch.__version__}
+    write_safetensors(path, out, meta)
+    print("wrote %s: loss %.9f, %d tokens" % (path, loss.item(), n))
+
+
+def bench(seconds, threads, B=32, V=2500, E=512, H=512, A=512):
+    torch.set_num_threads(threads)
+    c = {"vocab": V, "embed": E, "hidden": H, "att": A, "dim": 1280, "n_ann": 49, "dropout": 0.5, "lambda": 1.0}
+    g = torch.Generator().manual_seed(1)
+    P = {}
+    for name, shape in tensor_specs(c):
+        P[name] = (torch.rand(shape, generator=g) - 0.5).mul_(0.1).requires_grad_(True)
+    lens = [1 + 20 - (i * 14) // B for i in range(B)]  # the same lengths as bench/bench_train.c
+    words = torch.randint(4, V, (B, 40), generator=g)
+    ann = torch.rand(B, 49, 1280, generator=g) * 2
+    def step():
+        for t in P.values():
+            t.grad = None
+        loss, _, _, _, n = forward(P, c, ann, lens, words, True)
+        loss.backward()
+        return n
+    step()
+    t0, toks, steps = time.time(), 0, 0
+    while True:
+        toks += step()
+        steps += 1
+        t = time.time() - t0
+        if t >= seconds:
+            break
+    print("pytorch   train step: %d steps, %.0f target tokens/s (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, torch %s)"
+          % (steps, toks / t, B, E, H, A, V, threads, torch.__version__))
+    return toks / t
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fixture")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    if a.fixture:
+        make_fixture(a.fixture)
+    if a.bench:
+        bench(a.seconds, a.threads)
+    if not a.fixture and not a.bench:
+        ap.print_help()
