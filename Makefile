@@ -23,7 +23,7 @@ LIB     := $(BUILD)/libattncap.a
 BIN     := $(BUILD)/attncap
 
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
-                   wordnet-base fonts-dejavu-core
+                   wordnet-base fonts-dejavu-core chromium
 
 .PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz
 all: $(BIN) attncap

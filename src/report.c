@@ -142,7 +142,8 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
         puts_(&b, "<div class=\"id\">");
         esc(&b, it->id ? it->id : "");
         puts_(&b, "</div></td><td class=\"cap\">");
-        esc(&b, it->cand);
+        if (it->cand[0]) esc(&b, it->cand);
+        else puts_(&b, "<i>(empty)</i>");
         puts_(&b, "</td><td><ul class=\"refs\">");
         for (int j = 0; j < it->n_refs; j++) puts_(&b, "<li>"), esc(&b, it->refs[j]), puts_(&b, "</li>");
         puts_(&b, "</ul></td><td class=\"num\">");
