@@ -1,10 +1,13 @@
-/* meteor_wordnet.h (internal to the METEOR module): WordNet 3.0 as METEOR's synonym matcher sees
- * it. METEOR ships two derived files, english.synsets (every index lemma -> the set of its synset
+/* meteor_internal.h (internal to the METEOR module: metrics_meteor.c, meteor_normalize.c,
+ * meteor_wordnet.c): a string table, the -norm normaliser, and WordNet 3.0 as METEOR's synonym
+ * matcher sees it.
+ *
+ * WordNet: METEOR ships two derived files, english.synsets (every index lemma -> the set of its synset
  * offsets, all parts of speech merged, offsets compared as bare integers) and english.exceptions
  * (the four *.exc morphological exception lists, inflected form -> base forms). We build the same
  * two maps from Debian's wordnet-base index.* and *.exc files. */
-#ifndef ATTNCAP_METEOR_WORDNET_H
-#define ATTNCAP_METEOR_WORDNET_H
+#ifndef ATTNCAP_METEOR_INTERNAL_H
+#define ATTNCAP_METEOR_INTERNAL_H
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +29,10 @@ int64_t mw_str_find(const mw_strtab *t, const char *s, size_t len);
 int64_t mw_str_intern(mw_strtab *t, const char *s, size_t len);
 static inline const char *mw_str(const mw_strtab *t, uint32_t id) { return t->chars + t->off[id]; }
 void mw_strtab_free(mw_strtab *t);
+
+/* METEOR's -norm normalisation + lowercasing: tokens separated by single spaces (malloc'd), or
+ * NULL if out of memory. */
+char *mw_normalize(const char *line);
 
 typedef struct mw_wordnet mw_wordnet;
 

@@ -5,7 +5,7 @@
  * are compared as bare integers, exactly as in METEOR's english.synsets (where a noun and a verb
  * synset with the same byte offset do collide; Debian's data.verb offsets differ slightly from
  * Princeton's, so the rare collisions differ too). */
-#include "meteor_wordnet.h"
+#include "meteor_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
