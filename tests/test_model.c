@@ -1,0 +1,184 @@
+/* test_model.c: the model file (model.c): save/load round trips in F32 and F16, and refusal of
+ * hostile or mismatched files with a clear one-line message, never a crash. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/decoder.h"
+#include "attncap/safetensors.h"
+#include "attncap/vocab.h"
+#include "test.h"
+
+static ac_model make_model(void) {
+    ac_model m;
+    memset(&m, 0, sizeof m);
+    const char *w[] = {"a", "dog", "runs", "on", "grass", "a", "dog"};
+    ac_tokens t = {7, (char **)w};
+    ac_err err;
+    if (ac_vocab_build(&t, 1, 1, &m.vocab, &err)) abort();
+    ac_decoder_config c = {.vocab = ac_vocab_size(m.vocab), .embed = 6, .hidden = 5, .att = 4, .dim = 3, .n_ann = 4,
+                           .grid_h = 2, .grid_w = 2, .dropout = 0.5f, .lambda = 1.0f};
+    if (ac_decoder_init(&m.dec, &c, 5, &err)) abort();
+    m.encoder_json = strdup("{\"file\":\"x.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":64,\"grid_h\":2,\"grid_w\":2,\"dim\":3}");
+    return m;
+}
+
+static char *tmp(const char *name) {
+    static char buf[8][4096];
+    static int k;
+    char *b = buf[k++ % 8];
+    snprintf(b, 4096, "%s/%s", test_tmpdir(), name);
+    return b;
+}
+
+static void test_roundtrip_f32_and_f16(void) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    const char *extra[] = {"training", "{\"epochs\":3}", NULL};
+    CHECKF(ac_model_save(&m, tmp("m32.safetensors"), 0, extra, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("m32.safetensors"), &r, &err) == 0, "%s", err.msg);
+    CHECK(r.dec.n_params == m.dec.n_params);
+    CHECK(memcmp(r.dec.params, m.dec.params, sizeof(float) * m.dec.n_params) == 0);
+    CHECK(memcmp(&r.dec.cfg, &m.dec.cfg, sizeof m.dec.cfg) == 0);
+    CHECK(ac_vocab_size(r.vocab) == ac_vocab_size(m.vocab) && !strcmp(ac_vocab_word(r.vocab, 4), ac_vocab_word(m.vocab, 4)));
+    CHECK(!strcmp(r.encoder_json, m.encoder_json));
+    ac_model_free(&r);
+    CHECKF(ac_model_save(&m, tmp("m16.safetensors"), 1, NULL, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("m16.safetensors"), &r, &err) == 0, "%s", err.msg);
+    for (size_t i = 0; i < m.dec.n_params; i++) CHECK_NEAR(r.dec.params[i], m.dec.params[i], 1e-3 * fabs(m.dec.params[i]) + 1e-7);
+    ac_model_free(&r);
+    ac_model_free(&m);
+}
+
+/* Saves a file through the writer with chosen tensors/metadata, then expects a load error that
+ * contains `want`. */
+typedef void (*mutator)(ac_st_writer *w, ac_model *m, float *scratch);
+
+static void expect_load_error(const char *name, mutator mut, const char *want) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(&m.dec.cfg, t, NULL);
+    float *scratch = calloc(m.dec.n_params + 64, sizeof(float));
+    mut(&w, &m, scratch);
+    const char *path = tmp(name);
+    int ok = ac_st_write(&w, path, &err) == 0;
+    ac_st_writer_free(&w);
+    if (ok) {
+        int rc = ac_model_load(path, &r, &err);
+        if (rc == 0) ac_model_free(&r);
+        if (rc == 0) printf("FAIL %s: %s loaded\n", t_cur_name, name), t_cur_failed = 1;
+        else if (!strstr(err.msg, want) || !strstr(err.msg, path) || strchr(err.msg, '\n'))
+            printf("FAIL %s: %s: message '%s' lacks '%s' or the path\n", t_cur_name, name, err.msg, want), t_cur_failed = 1;
+    } else {
+        printf("FAIL %s: could not write %s: %s\n", t_cur_name, name, err.msg), t_cur_failed = 1;
+    }
+    free(scratch);
+    ac_model_free(&m);
+}
+
+static void add_all(ac_st_writer *w, ac_model *m, const char *skip, const char *reshape) {
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_decoder_tensors(&m->dec.cfg, t, NULL);
+    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+        if (skip && !strcmp(skip, t[i].name)) continue;
+        int64_t sh[2] = {t[i].rows, t[i].cols};
+        if (reshape && !strcmp(reshape, t[i].name)) sh[0] = t[i].cols, sh[1] = t[i].rows; /* transposed */
+        int nd = t[i].rows == 1 ? 1 : 2;
+        ac_st_writer_add(w, t[i].name, AC_ST_F32, nd, nd == 1 ? sh + 1 : sh, m->dec.params + t[i].offset, NULL);
+    }
+}
+static void meta_ok(ac_st_writer *w, ac_model *m, const char *cfg) {
+    char *voc = ac_vocab_to_json(m->vocab);
+    ac_st_writer_meta(w, "format", "attncap-decoder-1", NULL);
+    ac_st_writer_meta(w, "config", cfg, NULL);
+    ac_st_writer_meta(w, "vocab", voc, NULL);
+    ac_st_writer_meta(w, "encoder", m->encoder_json, NULL);
+    free(voc);
+}
+#define CFG_OK "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1}"
+
+static void m_no_format(ac_st_writer *w, ac_model *m, float *s) { (void)s; add_all(w, m, NULL, NULL); }
+static void m_missing_tensor(ac_st_writer *w, ac_model *m, float *s) { (void)s; add_all(w, m, "lstm_w", NULL); meta_ok(w, m, CFG_OK); }
+static void m_wrong_shape(ac_st_writer *w, ac_model *m, float *s) { (void)s; add_all(w, m, NULL, "out_lz"); meta_ok(w, m, CFG_OK); }
+static void m_vocab_mismatch(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, "{\"vocab\":10,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1}");
+}
+static void m_absurd_config(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5000000,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1}");
+}
+static void m_bad_config_json(ac_st_writer *w, ac_model *m, float *s) { (void)s; add_all(w, m, NULL, NULL); meta_ok(w, m, "{\"vocab\":8,"); }
+static void m_nan(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    m->dec.out_lo[3] = NAN;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+}
+static void m_extra(ac_st_writer *w, ac_model *m, float *s) {
+    add_all(w, m, NULL, NULL);
+    int64_t n = 3;
+    ac_st_writer_add(w, "adam_m", AC_ST_F32, 1, &n, s, NULL);
+    meta_ok(w, m, CFG_OK);
+}
+static void m_int_dtype(ac_st_writer *w, ac_model *m, float *s) {
+    add_all(w, m, "att_we", NULL);
+    int64_t n = 4;
+    ac_st_writer_add(w, "att_we", AC_ST_I32, 1, &n, s, NULL);
+    meta_ok(w, m, CFG_OK);
+}
+
+static void test_refuses_bad_models(void) {
+    expect_load_error("noformat.st", m_no_format, "not an attncap decoder model");
+    expect_load_error("missing.st", m_missing_tensor, "'lstm_w' missing");
+    expect_load_error("shape.st", m_wrong_shape, "'out_lz' has shape [6, 3]");
+    expect_load_error("vocab.st", m_vocab_mismatch, "vocabulary has 9 words but the config says 10");
+    expect_load_error("absurd.st", m_absurd_config, "hidden = 5000000 out of range");
+    expect_load_error("badjson.st", m_bad_config_json, "config");
+    expect_load_error("nan.st", m_nan, "non-finite");
+    expect_load_error("extra.st", m_extra, "unexpected tensor 'adam_m'");
+    expect_load_error("dtype.st", m_int_dtype, "must be F32 or F16");
+}
+
+static void write_bytes(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(p, 1, n, f);
+    fclose(f);
+}
+
+static void test_refuses_truncated_and_absurd_header(void) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    CHECK(ac_model_save(&m, tmp("good.st"), 0, NULL, &err) == 0);
+    char *buf;
+    size_t len;
+    CHECK(ac_read_file(tmp("good.st"), 1 << 30, &buf, &len, &err) == 0);
+    /* every truncation point: an error, never a crash */
+    for (size_t cut = 0; cut < len; cut += (cut < 64 ? 1 : 97)) {
+        write_bytes(tmp("cut.st"), buf, cut);
+        CHECKF(ac_model_load(tmp("cut.st"), &r, &err) != 0, "truncated at %zu loaded", cut);
+        CHECK(strstr(err.msg, "cut.st") && !strchr(err.msg, '\n'));
+    }
+    /* absurd header length */
+    uint64_t huge = 0x7fffffffffffffffull;
+    memcpy(buf, &huge, 8);
+    write_bytes(tmp("huge.st"), buf, len);
+    CHECK(ac_model_load(tmp("huge.st"), &r, &err) != 0 && strstr(err.msg, "huge.st"));
+    /* not a file */
+    CHECK(ac_model_load(test_tmpdir(), &r, &err) != 0);
+    CHECK(ac_model_load(tmp("does-not-exist.st"), &r, &err) != 0 && strstr(err.msg, "does-not-exist"));
+    free(buf);
+    ac_model_free(&m);
+}
+
+int main(void) {
+    RUN(test_roundtrip_f32_and_f16);
+    RUN(test_refuses_bad_models);
+    RUN(test_refuses_truncated_and_absurd_header);
+    return TEST_EXIT();
+}
