@@ -61,8 +61,10 @@ test-asan:
 	$(MAKE) BUILD=build-asan OPT= ARCH=-march=native CFLAGS="$(SAN_FLAGS) -march=native" LDFLAGS="-fsanitize=address,undefined" tests
 	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run.sh
 
-test-valgrind: tests
-	@BUILD=$(BUILD) ATTNCAP_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" bash tests/run.sh
+# valgrind cannot execute AVX-512, so this build targets x86-64-v3 (AVX2/FMA).
+test-valgrind:
+	$(MAKE) BUILD=build-valgrind ARCH=-march=x86-64-v3 tests
+	@BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" bash tests/run.sh
 
 bench: $(BENCH_BIN) $(BIN)
 	@bash bench/run.sh
@@ -83,4 +85,4 @@ deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES)
 
 clean:
-	rm -rf build build-asan attncap
+	rm -rf build build-asan build-valgrind build-fuzz attncap
