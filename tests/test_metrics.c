@@ -151,6 +151,54 @@ static void test_non_ascii(void) {
     ac_eval_set_free(&s);
 }
 
+/* Random sets scored by tools/make_metrics_fixture.py (a transcription of coco-caption's Python). */
+static void test_python_reference(void) {
+    const char *root = getenv("ATTNCAP_ROOT");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/metrics_ref.json", root && *root ? root : ".");
+    char *d;
+    size_t len;
+    ac_err e;
+    CHECKF(ac_read_file(path, 1u << 24, &d, &len, &e) == 0, "%s", e.msg);
+    cJSON *j = cJSON_Parse(d);
+    free(d);
+    CHECK(j && cJSON_GetArraySize(j) > 10);
+    int cases = 0;
+    cJSON *set;
+    cJSON_ArrayForEach(set, j) {
+        ac_eval_set s = {0};
+        cJSON *it;
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(set, "items")) {
+            const char *refs[16];
+            int n = 0;
+            cJSON *r;
+            cJSON_ArrayForEach(r, cJSON_GetObjectItem(it, "refs")) refs[n++] = r->valuestring;
+            CHECK(ac_eval_set_add(&s, NULL, refs, n, cJSON_GetObjectItem(it, "cand")->valuestring, 0, &e) == 0);
+        }
+        ac_scores sc;
+        CHECK(ac_metrics_compute(&s, 0, NULL, &sc, &e) == 0);
+        cJSON *c = cJSON_GetObjectItem(set, "counts");
+        CHECK(sc.counts.testlen == cJSON_GetObjectItem(c, "testlen")->valueint);
+        CHECK(sc.counts.reflen == cJSON_GetObjectItem(c, "reflen")->valueint);
+        for (int k = 0; k < 4; k++) {
+            CHECK(sc.counts.guess[k] == cJSON_GetArrayItem(cJSON_GetObjectItem(c, "guess"), k)->valueint);
+            CHECK(sc.counts.correct[k] == cJSON_GetArrayItem(cJSON_GetObjectItem(c, "correct"), k)->valueint);
+            CHECK_NEAR(sc.bleu[k], cJSON_GetArrayItem(cJSON_GetObjectItem(set, "bleu"), k)->valuedouble, 1e-12);
+        }
+        for (int i = 0; i < s.n; i++) {
+            CHECK_NEAR(sc.img_bleu4[i], cJSON_GetArrayItem(cJSON_GetObjectItem(set, "bleu4_img"), i)->valuedouble, 1e-12);
+            CHECK_NEAR(sc.img_rouge_l[i], cJSON_GetArrayItem(cJSON_GetObjectItem(set, "rouge_img"), i)->valuedouble, 1e-12);
+            CHECK_NEAR(sc.img_cider_d[i], cJSON_GetArrayItem(cJSON_GetObjectItem(set, "cider_img"), i)->valuedouble, 1e-9);
+        }
+        CHECK_NEAR(sc.cider_d, cJSON_GetObjectItem(set, "cider")->valuedouble, 1e-9);
+        ac_scores_free(&sc);
+        ac_eval_set_free(&s);
+        cases++;
+    }
+    cJSON_Delete(j);
+    CHECK(cases == 24);
+}
+
 static int load_golden(ac_eval_set *s) {
     const char *p = test_shared("metrics/magic_mscoco_result.json");
     if (!p) return 1;
@@ -228,6 +276,7 @@ int main(void) {
     RUN(test_rouge);
     RUN(test_cider);
     RUN(test_non_ascii);
+    RUN(test_python_reference);
     RUN(test_golden);
     RUN(test_golden_meteor);
     return TEST_EXIT();
