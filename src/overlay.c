@@ -4,13 +4,14 @@
  * blurred by a Gaussian of sigma cells: per pixel, weight of column j = Phi((x1 - x) / s) -
  * Phi((x0 - x) / s), renormalised at the borders, so the map is separable and costs
  * O(grid_h * w + grid_h * w * h) per word. This is what the paper's figures do (upsample, then
- * Gaussian filter), without ever building the blocky image. */
+ * Gaussian filter), without ever building the blocky image. The map is then scaled min..max to 0..1. */
 #include "attncap/overlay.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <png.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,7 +59,7 @@ void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, in
             for (int j = 0; j < gw; j++) s += alpha[i * gw + j] * wx[(size_t)x * gw + j];
             rows[(size_t)i * w + x] = s;
         }
-    float mx = 0;
+    float mx = -INFINITY, mn = INFINITY;
     for (int y = 0; y < h; y++) {
         float *o = out + (size_t)y * w;
         memset(o, 0, (size_t)w * sizeof *o);
@@ -68,10 +69,15 @@ void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, in
             const float *r = rows + (size_t)i * w;
             for (int x = 0; x < w; x++) o[x] += wv * r[x];
         }
-        for (int x = 0; x < w; x++) mx = o[x] > mx ? o[x] : mx;
+        for (int x = 0; x < w; x++) mx = o[x] > mx ? o[x] : mx, mn = o[x] < mn ? o[x] : mn;
     }
-    if (mx > 0)
-        for (size_t k = 0; k < (size_t)w * h; k++) out[k] = out[k] / mx;
+    /* min..max -> 0..1, as matplotlib's imshow in the paper's figures; a (nearly) flat map is not
+     * stretched beyond 20x, so float noise on uniform attention is not shown as a hot spot */
+    float range = fmaxf(mx - mn, 0.05f * fabsf(mx));
+    if (range > 0)
+        for (size_t k = 0; k < (size_t)w * h; k++) out[k] = (out[k] - mn) / range;
+    else
+        memset(out, 0, (size_t)w * h * sizeof *out);
     free(wx), free(wy), free(rows);
 }
 
@@ -89,26 +95,38 @@ static void inferno(float t, float rgb[3]) {
 }
 
 void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_image *out) {
+    /* per-level tables of the map value m (1024 levels: invisible steps) */
+    enum { NL = 1024 };
+    float ka[NL], kb[NL][3], kc[NL], ks[NL], kw[NL];
+    for (int i = 0; i < NL; i++) {
+        float m = (float)i / (NL - 1);
+        if (style == AC_OVERLAY_HEAT) {
+            /* faint attention leaves the (grey) photo visible; strong attention is opaque colour */
+            float u = m < 0.06f ? 0 : (m - 0.06f) / 0.94f, a = 0.75f * powf(u, 1.3f), cm[3];
+            inferno(0.15f + 0.85f * m, cm);
+            ka[i] = 0.9f * (1 - a);
+            for (int c = 0; c < 3; c++) kb[i][c] = cm[c] * a;
+        } else {
+            /* away from attention: dark and desaturated; on it: the photo, lifted towards white */
+            kc[i] = 0.3f + 0.7f * m, ks[i] = 0.35f + 0.65f * m, kw[i] = 0.3f * m * m;
+        }
+    }
     size_t n = (size_t)photo->w * photo->h;
     for (size_t k = 0; k < n; k++) {
         const uint8_t *p = photo->px + 3 * k;
         uint8_t *o = out->px + 3 * k;
-        float m = map[k], r = p[0], g = p[1], b = p[2];
+        float m = map[k];
+        int li = (int)((m < 0 ? 0 : m > 1 ? 1 : m) * (NL - 1) + 0.5f);
+        float r = p[0], g = p[1], b = p[2];
         float lum = 0.299f * r + 0.587f * g + 0.114f * b;
         float v[3];
         if (style == AC_OVERLAY_HEAT) {
-            /* faint attention leaves the (grey) photo visible; strong attention is opaque colour */
-            float cm[3], u = m < 0.06f ? 0 : (m - 0.06f) / 0.94f, a = 0.72f * powf(u, 0.75f);
-            inferno(0.15f + 0.85f * m, cm);
-            for (int c = 0; c < 3; c++) v[c] = (0.9f * lum) * (1 - a) + cm[c] * a;
+            for (int c = 0; c < 3; c++) v[c] = lum * ka[li] + kb[li][c];
         } else {
-            /* away from attention: dark and desaturated; on it: the photo, lifted towards white */
-            float keep = 0.3f + 0.7f * m, sat = 0.35f + 0.65f * m, white = 0.3f * m * m;
             float rgb[3] = {r, g, b};
             for (int c = 0; c < 3; c++) {
-                float x = lum + (rgb[c] - lum) * sat;
-                x *= keep;
-                v[c] = x + (255 - x) * white;
+                float x = (lum + (rgb[c] - lum) * ks[li]) * kc[li];
+                v[c] = x + (255 - x) * kw[li];
             }
         }
         for (int c = 0; c < 3; c++) o[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
@@ -150,7 +168,9 @@ int ac_png_write(const char *path, const ac_image *img, ac_err *err) {
     png_set_write_fn(png, &s, png_sink_write, png_sink_flush);
     png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(png, 4); /* photos barely compress further; level 4 is much faster */
+    /* photos barely compress further at higher levels or with adaptive filters; these are much faster */
+    png_set_compression_level(png, 1);
+    png_set_filter(png, 0, PNG_FILTER_SUB);
     for (int y = 0; y < img->h; y++) rows[y] = img->px + (size_t)y * img->w * 3;
     png_write_info(png, info);
     png_write_image(png, rows);
@@ -330,7 +350,7 @@ static int build_sheet(const ac_image *disp, const float *maps_alpha, const ac_c
     if (ph0 > 320) ph0 = 320, pw0 = (int)lround(320.0 * disp->w / disp->h);
     if (pw0 < 8) pw0 = 8;
     if (ph0 < 8) ph0 = 8;
-    int pad = 10, label = 30, cols = 1;
+    int pad = 10, label = 34, cols = 1;
     double best = 1e30;
     for (int c = 1; c <= n_panels; c++) { /* the layout closest to 4:3 */
         int r = (n_panels + c - 1) / c;
@@ -346,7 +366,7 @@ static int build_sheet(const ac_image *disp, const float *maps_alpha, const ac_c
     if (pw < 4) pw = 4;
     if (ph < 4) ph = 4;
     int p = (int)fmax(3, pad * sc), lab = (int)fmax(12, label * sc);
-    float fpx = (float)fmax(10, 18 * sc), tpx = (float)fmax(11, 22 * sc);
+    float fpx = (float)fmax(10, 22 * sc), tpx = (float)fmax(11, 26 * sc);
     int width = cols * (pw + p) + p;
     char *text = ac_caption_text(cap, v);
     if (!text) return ac_errf(err, "out of memory");
@@ -397,6 +417,54 @@ done:
     return rc;
 }
 
+/* The files of one photo are independent: rendered, encoded and committed (fsync + rename) by a few
+ * threads at once, which hides most of the fsync latency. Task t < n is word t, task n the sheet. */
+typedef struct ov_job {
+    const ac_image *disp;
+    const ac_caption *cap;
+    const ac_vocab *vocab;
+    const ac_overlay_opts *o;
+    const ac_font *font;
+    char **paths; /* [n + 1] */
+    int gh, gw, n;
+    pthread_mutex_t mu;
+    int next, failed_at; /* lowest failing task, for a deterministic message */
+    ac_err err;
+} ov_job;
+
+static void *ov_worker(void *arg) {
+    ov_job *j = arg;
+    int w = j->disp->w, h = j->disp->h;
+    ac_image ov = {w, h, malloc((size_t)w * h * 3)};
+    float *map = malloc((size_t)w * h * sizeof *map);
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int t = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (t > j->n) break;
+        ac_err e;
+        int rc;
+        if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
+        else if (t < j->n) {
+            ac_attention_map(j->cap->alpha + (size_t)t * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
+            ac_overlay_blend(j->disp, map, j->o->style, &ov);
+            rc = ac_png_write(j->paths[t], &ov, &e);
+        } else {
+            ac_image sheet = {0};
+            rc = build_sheet(j->disp, NULL, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
+            if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
+            ac_image_free(&sheet);
+        }
+        if (rc) {
+            pthread_mutex_lock(&j->mu);
+            if (j->failed_at < 0 || t < j->failed_at) j->failed_at = t, j->err = e;
+            pthread_mutex_unlock(&j->mu);
+        }
+    }
+    free(ov.px), free(map);
+    return NULL;
+}
+
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int gh, int gw, const ac_overlay_opts *opts, const ac_font *font,
                       char ***paths, int *n_paths, ac_err *err) {
@@ -408,8 +476,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     char *out_dir = ac_path_join(dir, stem);
     if (!out_dir) return ac_errf(err, "out of memory");
     ac_font *own_font = NULL;
-    ac_image disp = {0}, ov = {0}, sheet = {0};
-    float *map = NULL;
+    ac_image disp = {0};
     char **list = calloc((size_t)cap->n + 2, sizeof *list);
     int n_list = 0, rc = -1;
     if (!list) { ac_errf(err, "out of memory"); goto done; }
@@ -435,30 +502,37 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     }
     if (w == photo->w && h == photo->h) {
         disp.w = w, disp.h = h, disp.px = malloc((size_t)w * h * 3);
-        if (disp.px) memcpy(disp.px, photo->px, (size_t)w * h * 3);
+        if (!disp.px) { ac_errf(err, "out of memory (%dx%d overlay)", w, h); goto done; }
+        memcpy(disp.px, photo->px, (size_t)w * h * 3);
     } else if (ac_image_resize(photo, w, h, &disp, err)) {
         goto done;
     }
-    ov.w = w, ov.h = h, ov.px = malloc((size_t)w * h * 3);
-    map = malloc((size_t)w * h * sizeof *map);
-    if (!disp.px || !ov.px || !map) { ac_errf(err, "out of memory (%dx%d overlay)", w, h); goto done; }
-    for (int t = 0; t < cap->n; t++) {
-        const char *word = ac_vocab_word(vocab, cap->words[t]);
+    for (int t = 0; t <= cap->n; t++) {
         char name[96], safe[80];
-        safe_name(word ? word : "<unk>", safe, sizeof safe);
-        snprintf(name, sizeof name, "%02d_%s.png", t + 1, safe);
-        char *path = ac_path_join(out_dir, name);
-        if (!path) { ac_errf(err, "out of memory"); goto done; }
-        list[n_list++] = path;
-        ac_attention_map(cap->alpha + (size_t)t * gh * gw, gh, gw, o.sigma, w, h, map);
-        ac_overlay_blend(&disp, map, o.style, &ov);
-        if (ac_png_write(path, &ov, err)) goto done;
+        if (t < cap->n) {
+            const char *word = ac_vocab_word(vocab, cap->words[t]);
+            safe_name(word ? word : "<unk>", safe, sizeof safe);
+            snprintf(name, sizeof name, "%02d_%s.png", t + 1, safe);
+        } else {
+            snprintf(name, sizeof name, "sheet.png");
+        }
+        if (!(list[n_list] = ac_path_join(out_dir, name))) { ac_errf(err, "out of memory"); goto done; }
+        n_list++;
     }
-    if (build_sheet(&disp, NULL, cap, vocab, gh, gw, &o, font, &sheet, err)) goto done;
-    char *sp = ac_path_join(out_dir, "sheet.png");
-    if (!sp) { ac_errf(err, "out of memory"); goto done; }
-    list[n_list++] = sp;
-    if (ac_png_write(sp, &sheet, err)) goto done;
+    ov_job job = {.disp = &disp, .cap = cap, .vocab = vocab, .o = &o, .font = font, .paths = list, .gh = gh, .gw = gw,
+                  .n = cap->n, .failed_at = -1};
+    pthread_mutex_init(&job.mu, NULL);
+    pthread_t th[4];
+    int nt = 0, want = cap->n + 1 < 4 ? cap->n + 1 : 4;
+    for (; nt < want - 1; nt++)
+        if (pthread_create(&th[nt], NULL, ov_worker, &job)) break;
+    ov_worker(&job); /* this thread works too */
+    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&job.mu);
+    if (job.failed_at >= 0) {
+        if (err) *err = job.err;
+        goto done;
+    }
     rc = 0;
 done:
     if (rc == 0 && paths) {
@@ -468,7 +542,7 @@ done:
         free(list);
     }
     ac_font_free(own_font);
-    ac_image_free(&disp), ac_image_free(&ov), ac_image_free(&sheet);
-    free(map), free(out_dir);
+    ac_image_free(&disp);
+    free(out_dir);
     return rc;
 }

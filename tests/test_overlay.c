@@ -75,11 +75,17 @@ static void map_peaks_in_cell(void) {
         /* far cells get (almost) nothing: the blur is about half a cell */
         int fx = ((cj + 2) % gw) * w / gw + w / (2 * gw), fy = ((ci + 2) % gh) * h / gh + h / (2 * gh);
         CHECKF(map[fy * w + fx] < 0.02f, "cell %d: %g two cells away", cell, map[fy * w + fx]);
+        CHECK(mn == 0);
     }
-    /* uniform attention: a flat map */
+    /* uniform attention: a flat map, nothing highlighted; 1% ripples are not stretched to full range */
     for (int i = 0; i < 20; i++) alpha[i] = 0.05f;
     ac_attention_map(alpha, gh, gw, 0.6f, w, h, map);
-    for (int i = 0; i < w * h; i++) CHECK_NEAR(map[i], 1.0, 1e-4);
+    for (int i = 0; i < w * h; i++) CHECK_NEAR(map[i], 0.0, 1e-3);
+    alpha[7] = 0.0505f;
+    ac_attention_map(alpha, gh, gw, 0.6f, w, h, map);
+    float top = 0;
+    for (int i = 0; i < w * h; i++) top = map[i] > top ? map[i] : top;
+    CHECKF(top < 0.25f, "a 1%% ripple became %g", top);
     free(map);
 }
 

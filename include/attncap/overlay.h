@@ -1,6 +1,7 @@
 /* attncap/overlay.h: per-word attention overlays and contact sheets, as in the figures of
  * Xu et al. 2015: alpha_t (grid_h x grid_w) is upsampled smoothly to the photo (each cell a box,
- * blurred by a Gaussian of about half a cell), scaled to a maximum of 1 and laid over the photo.
+ * blurred by a Gaussian of about half a cell), scaled min..max to 0..1 (as matplotlib does in the
+ * paper's figures; a nearly flat map is stretched at most 20x) and laid over the photo.
  * PNGs are written with libpng through atomic files; text is drawn with stb_truetype. */
 #ifndef ATTNCAP_OVERLAY_H
 #define ATTNCAP_OVERLAY_H
@@ -24,7 +25,7 @@ typedef struct ac_overlay_opts {
 } ac_overlay_opts;
 ac_overlay_opts ac_overlay_defaults(void);
 
-/* Smooth attention map: alpha [grid_h * grid_w] -> out [h * w] in [0, 1] (max 1 unless all zero). */
+/* Smooth attention map: alpha [grid_h * grid_w] -> out [h * w] in [0, 1]. */
 void ac_attention_map(const float *alpha, int grid_h, int grid_w, float sigma, int w, int h, float *out);
 /* photo and out are the same size (out may be photo): the map [photo->h * photo->w] over the photo. */
 void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_image *out);
