@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Scoring speed: `attncap eval` on the 4,982-image golden case (../shared/metrics), with and without
-# METEOR, best of 3 runs (wall and CPU time). coco-caption itself (Java tokenizer + METEOR jar,
-# Python BLEU/ROUGE/CIDEr) is not installed here, so there is no peer to time side by side; its
-# documented run on this set takes minutes, mostly JVM start-up and METEOR.
+# Scoring speed on the 4,982-image golden case (../shared/metrics): `attncap eval` with and without
+# METEOR (best of 3, wall and CPU), and, side by side, coco-caption's own BLEU/ROUGE-L/CIDEr-D Python
+# code (transcribed in tools/make_metrics_fixture.py; pycocoevalcap and its Java tokenizer/METEOR are
+# not installed here) on the same tokenized captions, CPU time of the scorers alone.
 set -u
 cd "$(dirname "$0")/.."
 A=${ATTNCAP_BIN:-build/attncap}
 F=${ATTNCAP_DATA:-../shared}/metrics/magic_mscoco_result.json
 if [ ! -f "$F" ]; then echo "skip: needs ../shared/metrics/magic_mscoco_result.json"; exit 0; fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run() { # label, args...
   local label=$1; shift
   local best=""
@@ -17,7 +18,15 @@ run() { # label, args...
     if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{split(a,x," ");split(b,y," ");exit !(x[1]<y[1])}'; then best=$t; fi
   done
   read -r wall cpu <<<"$best"
-  printf '%-34s wall %6.3f s   cpu %6.3f s   (4982 images, 29,902 captions tokenized)\n' "$label" "$wall" "$cpu"
+  printf '%-36s wall %6.3f s   cpu %6.3f s\n' "$label" "$wall" "$cpu"
 }
-run "eval BLEU+ROUGE-L+CIDEr-D" --no-meteor
-run "eval all metrics (with METEOR)"
+run "attncap eval (tokenize+BLEU+ROUGE+CIDEr)" --no-meteor
+run "attncap eval (all, with METEOR)"
+"$A" eval --pairs "$F" --no-meteor --per-image "$tmp/pi.json" >/dev/null
+ours=$(build/bench/bench_eval 2>/dev/null | awk '/^(BLEU|ROUGE|CIDEr)/{s+=$3} END{printf "%.3f", s}')
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  py=$(/usr/bin/python3 tools/bench_coco_scorers.py "$tmp/pi.json")
+  pys=$(awk '{print $3}' <<<"$py")
+  echo "$py"
+  [ -n "$ours" ] && awk -v a="$pys" -v b="$ours" 'BEGIN{printf "C scorers (BLEU+ROUGE-L+CIDEr-D, cpu %.3f s) vs coco-caption Python: %.0fx faster\n", b, a/b}'
+fi
