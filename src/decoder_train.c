@@ -162,6 +162,67 @@ static void colsum_add(const float *x, int n, int k, float *out) {
         for (int j = 0; j < k; j++) out[j] += x[(size_t)i * k + j];
 }
 
+/* ---- row kernels: restrict-qualified so that the compiler vectorises them ---- */
+
+/* th = tanh(proj_l + hW), returns e = th . w_e (16 partial sums: a vectorisable reduction). */
+static float att_row_fwd(int A, const float *restrict pp, const float *restrict q, const float *restrict we,
+                         float *restrict th) {
+    float acc[16] = {0}, e = 0;
+    int j = 0;
+    for (; j + 16 <= A; j += 16)
+        for (int k = 0; k < 16; k++) {
+            const float t = ac_tanhf(pp[j + k] + q[j + k]);
+            th[j + k] = t;
+            acc[k] += t * we[j + k];
+        }
+    for (; j < A; j++) {
+        th[j] = ac_tanhf(pp[j] + q[j]);
+        e += th[j] * we[j];
+    }
+    for (int k = 0; k < 16; k++) e += acc[k];
+    return e;
+}
+
+/* d e_l = de -> w_e gradient, and d(W_a a_l + b_a) = d(h W_h) = de w_e (1 - th^2). */
+static void att_row_bwd(int A, float de, const float *restrict th, const float *restrict we, float *restrict gwe,
+                        float *restrict dp, float *restrict dhw) {
+    for (int j = 0; j < A; j++) {
+        const float t = th[j], dpre = de * we[j] * (1.0f - t * t);
+        gwe[j] += de * t;
+        dp[j] += dpre;
+        dhw[j] += dpre;
+    }
+}
+
+/* Gate pre-activations g [4H] -> activations (in place), c, tanh(c), h. */
+static void lstm_row_fwd(int H, float *restrict g, const float *restrict cp, float *restrict c, float *restrict tc,
+                         float *restrict h) {
+    for (int j = 0; j < H; j++) {
+        const float ig = ac_sigmoidf(g[j]), fg = ac_sigmoidf(g[H + j]), gg = ac_tanhf(g[2 * H + j]),
+                    og = ac_sigmoidf(g[3 * H + j]);
+        g[j] = ig, g[H + j] = fg, g[2 * H + j] = gg, g[3 * H + j] = og;
+        c[j] = fg * cp[j] + ig * gg;
+        tc[j] = ac_tanhf(c[j]);
+        h[j] = og * tc[j];
+    }
+}
+
+/* dh (from the next step) + dh_out (from the output) and dc -> gate pre-activation gradients dg,
+ * and dc for the previous step (in place). */
+static void lstm_row_bwd(int H, const float *restrict gt, const float *restrict tc, const float *restrict cp,
+                         const float *restrict dh, const float *restrict dho, float *restrict dc, float *restrict dg) {
+    for (int j = 0; j < H; j++) {
+        const float ig = gt[j], fg = gt[H + j], gg = gt[2 * H + j], og = gt[3 * H + j];
+        const float dhj = dh[j] + dho[j];
+        const float dcc = dc[j] + dhj * og * (1.0f - tc[j] * tc[j]);
+        dg[j] = dcc * gg * ig * (1.0f - ig);
+        dg[H + j] = dcc * cp[j] * fg * (1.0f - fg);
+        dg[2 * H + j] = dcc * ig * (1.0f - gg * gg);
+        dg[3 * H + j] = dhj * tc[j] * og * (1.0f - og);
+        dc[j] = dcc * fg;
+    }
+}
+
 /* ---- forward ---- */
 
 static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train, uint64_t seed,
@@ -207,16 +268,9 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             const int r = r0 + i;
             float *al = w->alpha + (size_t)r * L;
             const float *q = w->hw + (size_t)i * A;
-            for (int l = 0; l < L; l++) {
-                const float *pp = w->proj + ((size_t)i * L + l) * A;
-                float *th = w->th + ((size_t)r * L + l) * A;
-                float e = 0;
-                for (int j = 0; j < A; j++) {
-                    th[j] = ac_tanhf(pp[j] + q[j]);
-                    e += th[j] * dec->att_we[j];
-                }
-                al[l] = e;
-            }
+            for (int l = 0; l < L; l++)
+                al[l] = att_row_fwd(A, w->proj + ((size_t)i * L + l) * A, q, dec->att_we,
+                                    w->th + ((size_t)r * L + l) * A);
             float mx = al[0], s = 0;
             for (int l = 1; l < L; l++) mx = al[l] > mx ? al[l] : mx;
             for (int l = 0; l < L; l++) s += (al[l] = expf(al[l] - mx));
@@ -236,14 +290,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             float *g = w->G + (size_t)r * 4 * H, *cn = w->cs + (size_t)r * H, *tcn = w->tc + (size_t)r * H,
                   *hn = w->hs + (size_t)r * H;
             const float *cpi = cp + (size_t)i * H;
-            for (int j = 0; j < H; j++) {
-                float ig = ac_sigmoidf(g[j]), fg = ac_sigmoidf(g[H + j]), gg = ac_tanhf(g[2 * H + j]),
-                      og = ac_sigmoidf(g[3 * H + j]);
-                g[j] = ig, g[H + j] = fg, g[2 * H + j] = gg, g[3 * H + j] = og;
-                cn[j] = fg * cpi[j] + ig * gg;
-                tcn[j] = ac_tanhf(cn[j]);
-                hn[j] = og * tcn[j];
-            }
+            lstm_row_fwd(H, g, cpi, cn, tcn, hn);
         }
     }
 
@@ -350,16 +397,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             const float *gt = w->G + (size_t)r * 4 * H, *tcn = w->tc + (size_t)r * H, *cpi = cp + (size_t)i * H,
                         *dho = w->dh_out + (size_t)r * H;
             float *dh = w->dh + (size_t)i * H, *dc = w->dc + (size_t)i * H, *dg = w->dG + (size_t)r * 4 * H;
-            for (int j = 0; j < H; j++) {
-                const float ig = gt[j], fg = gt[H + j], gg = gt[2 * H + j], og = gt[3 * H + j];
-                const float dhj = dh[j] + dho[j];
-                const float dcc = dc[j] + dhj * og * (1.0f - tcn[j] * tcn[j]);
-                dg[j] = dcc * gg * ig * (1.0f - ig);
-                dg[H + j] = dcc * cpi[j] * fg * (1.0f - fg);
-                dg[2 * H + j] = dcc * ig * (1.0f - gg * gg);
-                dg[3 * H + j] = dhj * tcn[j] * og * (1.0f - og);
-                dc[j] = dcc * fg;
-            }
+            lstm_row_bwd(H, gt, tcn, cpi, dh, dho, dc, dg);
         }
         memset(w->dX, 0, sizeof(float) * (size_t)Bt * DH);
         ac_smm_nn_packed(Bt, DH, 4 * H, w->dG + (size_t)r0 * 4 * H, 4 * H, w->pk[1], w->dX, DH);
@@ -385,16 +423,9 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             }
             float *dhw = w->dhw + (size_t)r * A;
             memset(dhw, 0, sizeof(float) * A);
-            for (int l = 0; l < L; l++) {
-                const float de = al[l] * (w->dal[l] - s);
-                float *th = w->th + ((size_t)r * L + l) * A, *dp = w->dproj + ((size_t)i * L + l) * A;
-                for (int j = 0; j < A; j++) {
-                    g.att_we[j] += de * th[j];
-                    const float dpre = de * dec->att_we[j] * (1.0f - th[j] * th[j]);
-                    dp[j] += dpre;
-                    dhw[j] += dpre;
-                }
-            }
+            for (int l = 0; l < L; l++)
+                att_row_bwd(A, al[l] * (w->dal[l] - s), w->th + ((size_t)r * L + l) * A, dec->att_we, g.att_we,
+                            w->dproj + ((size_t)i * L + l) * A, dhw);
         }
         ac_smm_nn_packed(Bt, H, A, w->dhw + (size_t)r0 * A, A, w->pk[3], w->dh, H);
     }
@@ -538,11 +569,48 @@ typedef struct shard_job {
     struct shard_job *next; /* more jobs for the same thread */
 } shard_job;
 
-static void *shard_run(void *arg) {
-    for (shard_job *j = arg; j; j = j->next)
-        j->rc = j->b.B ? ac_decoder_forward_backward(j->dec, j->w, &j->b, j->train, j->seed, j->grad, &j->st, &j->err)
-                       : 0;
+/* Work for one thread: phase 0 runs its shards; phase 1 (after all shards are done) combines its
+ * slice of the gradient, grad = sum_s (N_s / N) grad_s. */
+typedef struct thread_job {
+    shard_job *jobs, *all;
+    int n_shards, t, T, phase;
+    ac_dec_pool *p;
+    float *grad;
+} thread_job;
+
+static void *thread_run(void *arg) {
+    thread_job *tj = arg;
+    if (tj->phase == 0) {
+        for (shard_job *j = tj->jobs; j; j = j->next)
+            j->rc = j->b.B ? ac_decoder_forward_backward(j->dec, j->w, &j->b, j->train, j->seed, j->grad, &j->st,
+                                                         &j->err)
+                           : 0;
+        return NULL;
+    }
+    long ntok = 0;
+    for (int s = 0; s < tj->n_shards; s++) ntok += tj->all[s].st.ntok;
+    const size_t n = tj->p->n_params, i0 = n * (size_t)tj->t / (size_t)tj->T, i1 = n * (size_t)(tj->t + 1) / (size_t)tj->T;
+    float *restrict g = tj->grad;
+    const float k0 = (float)tj->all[0].st.ntok / ntok;
+    for (size_t i = i0; i < i1; i++) g[i] *= k0;
+    for (int s = 1; s < tj->n_shards; s++) {
+        const float *restrict gs = tj->p->g[s];
+        const float ks = (float)tj->all[s].st.ntok / ntok;
+        for (size_t i = i0; i < i1; i++) g[i] += ks * gs[i];
+    }
     return NULL;
+}
+
+/* Runs tj[0..T-1] in T threads (the caller is thread 0); a thread that cannot start runs here. */
+static void run_threads(thread_job *tj, int T) {
+    pthread_t th[64];
+    int ok[64] = {0};
+    for (int t = 1; t < T; t++) ok[t] = pthread_create(&th[t], NULL, thread_run, &tj[t]) == 0;
+    thread_run(&tj[0]);
+    for (int t = 1; t < T; t++) {
+        if (ok[t]) pthread_join(th[t], NULL);
+        else thread_run(&tj[t]);
+    }
 }
 
 int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac_dec_batch *b, int train,
@@ -566,17 +634,18 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
         /* the words of caption i are at b->words + i * stride: shard rows step by S */
         j->b = (ac_dec_batch){n, j->len, b->words + (size_t)s * b->stride, b->stride * S, j->ann};
     }
-    /* Round-robin the shards over the threads; the calling thread takes thread 0's list. */
-    const int T = p->threads < S ? p->threads : S;
+    /* Round-robin the shards over the threads. */
+    int T = p->threads < S ? p->threads : S;
+    if (T > 64) T = 64;
     for (int s = T; s < S; s++) jobs[s].next = jobs[s - T].next, jobs[s - T].next = &jobs[s];
-    pthread_t th[64];
-    int started[64] = {0};
-    for (int t = 1; t < T && t < 64; t++) started[t] = pthread_create(&th[t], NULL, shard_run, &jobs[t]) == 0;
-    for (int t = 1; t < T && t < 64; t++)
-        if (!started[t]) shard_run(&jobs[t]); /* could not start a thread: run it here */
-    shard_run(&jobs[0]);
-    for (int t = 1; t < T && t < 64; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    thread_job tj[64];
+    for (int t = 0; t < T; t++) tj[t] = (thread_job){&jobs[t], jobs, S, t, T, 0, p, grad};
+    /* OpenBLAS's own threads must not be driven from several threads at once: single-threaded BLAS
+     * while the shards run (restored after). */
+    const int blas_threads = openblas_get_num_threads();
+    if (T > 1 && blas_threads != 1) openblas_set_num_threads(1);
+    run_threads(tj, T);
+    if (T > 1 && blas_threads != 1) openblas_set_num_threads(blas_threads);
     int rc = 0;
     ac_dec_stats tot = {0};
     for (int s = 0; s < S; s++) {
@@ -590,13 +659,10 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
     if (!rc) {
         tot.loss = (tot.ce_sum + dec->cfg.lambda * tot.pen_sum) / tot.ntok;
         if (st) *st = tot;
-        if (grad) {
-            const float k0 = (float)jobs[0].st.ntok / tot.ntok;
-            for (size_t i = 0; i < p->n_params; i++) {
-                float g = k0 * grad[i];
-                for (int s = 1; s < S; s++) g += (float)jobs[s].st.ntok / tot.ntok * p->g[s][i];
-                grad[i] = g;
-            }
+        if (grad && S > 1) {
+            const int T2 = p->threads < 64 ? p->threads : 64;
+            for (int t = 0; t < T2; t++) tj[t] = (thread_job){NULL, jobs, S, t, T2, 1, p, grad};
+            run_threads(tj, T2);
         }
     }
     free(jobs);

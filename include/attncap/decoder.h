@@ -89,7 +89,8 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
 const float *ac_dec_work_logits(const ac_dec_work *w);
 /* The same objective over `shards` interleaved shares of the batch (captions s, s + shards, ...),
  * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.
- * Call with single-threaded BLAS (ac_set_threads(1)). Results depend on shards, not on threads. */
+ * BLAS runs single-threaded inside each shard (switched and restored here). Results depend on shards,
+ * not on threads. */
 typedef struct ac_dec_pool ac_dec_pool;
 ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T);
 void ac_dec_pool_free(ac_dec_pool *p);
