@@ -198,6 +198,13 @@ static void overlays_written(void) {
     px = png_read_rgb(p, &w, &h);
     CHECK(px && w == 1024 && h == 768);
     free(px);
+    /* an empty caption: just the sheet with the photo */
+    ac_caption empty = {.n = 0, .words = words, .alpha = alpha};
+    char **ps;
+    int np;
+    CHECKF(ac_overlays_write(dir, "empty", &small, &empty, v, gh, gw, &o, NULL, &ps, &np, &err) == 0, "%s", err.msg);
+    CHECK(np == 1 && strstr(ps[0], "empty/sheet.png"));
+    free(ps[0]), free(ps);
     /* unwritable output directory: one error, naming it */
     chmod(dir, 0500);
     int root = access(dir, W_OK) == 0; /* root ignores permissions */
