@@ -10,7 +10,7 @@
 #define SMALL_ENCODER "encoders/mobilenet_v1_0.25_128_quant.tflite"
 
 /* A random decoder over the encoder's grid, with a real-looking vocabulary, saved with ac_model_save. */
-static int make_model(const char *out, const char *enc_path, ac_err *err) {
+static int make_model(const char *out, const char *enc_path, const char *const *meta, ac_err *err) {
     ac_encoder enc;
     if (ac_encoder_open(enc_path, NULL, 128, 1, &enc, err)) return -1;
     const char *b = strrchr(enc_path, '/');
@@ -28,7 +28,7 @@ static int make_model(const char *out, const char *enc_path, ac_err *err) {
     int rc = ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\",\"runs\",\"on\",\"the\","
                                 "\"grass\",\"man\",\"rides\",\"horse\",\"kite\"]", &m.vocab, err);
     m.encoder_json = json;
-    if (!rc) rc = ac_model_save(&m, out, 0, NULL, err);
+    if (!rc) rc = ac_model_save(&m, out, 0, meta, err);
     m.encoder_json = NULL;
     ac_model_free(&m);
     return rc;
@@ -72,7 +72,7 @@ static void end_to_end(void) {
     ac_err err;
     char model[4200];
     snprintf(model, sizeof model, "%s", tpath("tiny.safetensors"));
-    CHECKF(make_model(model, enc_path, &err) == 0, "%s", err.msg);
+    CHECKF(make_model(model, enc_path, NULL, &err) == 0, "%s", err.msg);
     ac_captioner c;
     CHECKF(ac_captioner_open(&c, model, enc_path, 1, &err) == 0, "%s", err.msg);
     ac_image photo;
@@ -91,6 +91,16 @@ static void end_to_end(void) {
     ac_caption_free(&cap), ac_caption_free(&ref);
     free(ann);
     ac_image_free(&sq), ac_image_free(&photo);
+    CHECK(c.beam.beam == 3 && c.beam.max_len == 20); /* defaults */
+    ac_captioner_close(&c);
+
+    /* decoding settings recorded in the model are its defaults */
+    const char *meta[] = {"decode", "{\"beam\":1,\"max_len\":4,\"len_alpha\":0.5}", NULL};
+    char model2[4200];
+    snprintf(model2, sizeof model2, "%s", tpath("tiny2.safetensors"));
+    CHECKF(make_model(model2, enc_path, meta, &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_open(&c, model2, enc_path, 1, &err) == 0, "%s", err.msg);
+    CHECK(c.beam.beam == 1 && c.beam.max_len == 4 && c.beam.len_alpha == 0.5f);
     ac_captioner_close(&c);
 
     /* the encoder found by name beside the model */
@@ -125,7 +135,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "needs ../shared/" SMALL_ENCODER "\n");
             return 3;
         }
-        if (make_model(argv[2], enc, &err)) {
+        if (make_model(argv[2], enc, NULL, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }

@@ -40,7 +40,9 @@ typedef struct ac_captioner {
     int grid_h, grid_w, L, D;
     float *ann; /* [L, D] scratch */
 } ac_captioner;
-/* model_flag/encoder_flag may be NULL (search). threads: 0 = default. */
+/* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts from
+ * ac_beam_defaults(), overridden by the model's optional metadata "decode" (JSON: beam, max_len,
+ * len_alpha: the settings chosen on dev for it). */
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err);
 void ac_captioner_close(ac_captioner *c);
 /* photo -> the encoder's square input (thread-safe: may run in a decoding thread). */

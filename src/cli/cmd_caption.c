@@ -26,9 +26,10 @@ static void usage(FILE *f) {
             "  --encoder FILE    the model's TFLite encoder (default: $ATTNCAP_ENCODER, else found by\n"
             "                    the model's encoder name in models/ or ../shared/encoders; its SHA-256\n"
             "                    must match the model's record)\n"
-            "  --beam K          beam size, 1 = greedy (default 3)\n"
-            "  --max-len N       maximum words (default 20)\n"
-            "  --len-alpha X     length normalisation: score = logprob / (words+1)^X (default 1)\n"
+            "  --beam K          beam size, 1 = greedy (default: the model's recorded setting, else 3)\n"
+            "  --max-len N       maximum words (default: the model's, else 20)\n"
+            "  --len-alpha X     length normalisation: score = logprob / (words+1)^X (default: the\n"
+            "                    model's, else 1)\n"
             "  --allow-unk       let <unk> be emitted\n"
             "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
             "                    an existing DIR/<stem> is refused (that photo fails) unless --force\n"
@@ -219,9 +220,9 @@ static int parse_int(const char *flag, const char *s, int lo, int hi, int *out) 
 
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL;
-    int beam = 3, max_len = 20, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
+    int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0;
-    float len_alpha = 1.0f;
+    float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     ac_overlay_style style = AC_OVERLAY_HEAT;
     strv args = {0};
     for (int i = 1; i < argc; i++) {
@@ -320,7 +321,10 @@ int cmd_caption(int argc, char **argv) {
         goto out;
     }
     cap_open = 1;
-    cap.beam.beam = beam, cap.beam.max_len = max_len, cap.beam.len_alpha = len_alpha, cap.beam.allow_unk = allow_unk;
+    if (beam > 0) cap.beam.beam = beam;
+    if (max_len > 0) cap.beam.max_len = max_len;
+    if (len_alpha >= 0) cap.beam.len_alpha = len_alpha;
+    cap.beam.allow_unk = allow_unk;
     double t_load = ac_now() - t_start;
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = size, oo.style = style, oo.force = force;
@@ -399,7 +403,7 @@ int cmd_caption(int argc, char **argv) {
                 "  per photo: decode+resize %.1f ms (decoding thread, overlapped; main thread waited %.1f ms), "
                 "CNN %.1f ms, decoder (beam %d) %.1f ms, overlays %.1f ms\n",
                 n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, 1e3 * t_dec / (n ? n : 1),
-                1e3 * t_wait / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), beam, 1e3 * t_bs / (n ? n : 1),
+                1e3 * t_wait / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), cap.beam.beam, 1e3 * t_bs / (n ? n : 1),
                 1e3 * t_ov / (n ? n : 1));
     }
     rc = failures ? 1 : 0;
