@@ -170,6 +170,43 @@ static int gif_complete(const uint8_t *p, size_t n) {
     return 0;
 }
 
+/* stb inflates a PNG's IDAT stream into a buffer it keeps doubling, whatever the header's size says:
+ * a 400 KB file with a 1x1 header made it allocate 400 MB. So we inflate first into a buffer capped
+ * at the size the header implies (with room for Adam7 interlacing) and refuse a stream that
+ * overflows it. Returns 0 if fine, 1 for a bomb, -1 for a structure/zlib problem stb will report. */
+static int png_inflate_bounded(const uint8_t *p, size_t n, uint64_t w, uint64_t h) {
+    if (n < 33) return -1;
+    static const int channels[7] = {1, 0, 3, 1, 2, 0, 4};
+    unsigned depth = p[24], ct = p[25];
+    if (ct > 6 || !channels[ct] || !depth || depth > 16) return -1;
+    uint64_t row = (w * channels[ct] * depth + 7) / 8;
+    uint64_t limit = h * (1 + row) / 8 * 9 + 4 * h + 1024;
+    if (limit > INT32_MAX) return -1; /* over stb's own 2^30 limit: it refuses by itself */
+    size_t idat_len = 0;
+    for (size_t i = 8; i + 12 <= n;) { /* total IDAT payload */
+        uint32_t len = rd32(p + i, 1);
+        if (len > n - i - 12) return -1;
+        if (!memcmp(p + i + 4, "IDAT", 4)) idat_len += len;
+        i += 12 + (size_t)len;
+    }
+    if (!idat_len) return -1;
+    char *idat = malloc(idat_len), *out = malloc((size_t)limit);
+    int rc = -1;
+    if (idat && out) {
+        size_t k = 0;
+        for (size_t i = 8; i + 12 <= n;) {
+            uint32_t len = rd32(p + i, 1);
+            if (!memcmp(p + i + 4, "IDAT", 4)) memcpy(idat + k, p + i + 8, len), k += len;
+            i += 12 + (size_t)len;
+        }
+        if (idat_len <= INT32_MAX && stbi_zlib_decode_buffer(out, (int)limit, idat, (int)idat_len) >= 0) rc = 0;
+        else rc = !strcmp(stbi_failure_reason(), "output buffer limit") ? 1 : -1;
+    }
+    free(idat);
+    free(out);
+    return rc;
+}
+
 /* Width and height from the header, parsed here rather than by stb, which refuses huge images with
  * a generic message: the pixel limit must be the one that speaks, before anything is decoded. */
 static int header_size(const uint8_t *p, size_t n, int fmt, uint64_t *w, uint64_t *h) {
@@ -274,6 +311,8 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     if ((uint64_t)w * (uint64_t)h > maxpx) /* in case stb and our header parse disagree */
         return ac_errf(err, "%s: image too large: %dx%d = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
                        name, w, h, (unsigned long long)w * (unsigned long long)h, (unsigned long long)maxpx);
+    if (fmt == FMT_PNG && png_inflate_bounded(p, len, (uint64_t)w, (uint64_t)h) == 1)
+        return ac_errf(err, "%s: corrupt PNG: its data inflates to more than its %dx%d header allows (decompression bomb)", name, w, h);
     if (fmt == FMT_BMP && !bmp_complete(p, len, w, h)) return ac_errf(err, "%s: truncated BMP (pixel rows missing)", name);
     if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
     int alpha = comp == 2 || comp == 4, want = alpha ? 4 : 3;

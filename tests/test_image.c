@@ -245,6 +245,8 @@ static void test_hostile_files(void) {
     double t0 = ac_now();
     CHECK(expect_error(bomb, "ATTNCAP_MAX_IMAGE_PIXELS"));
     CHECK(ac_now() - t0 < 1.0);
+    /* A zlib bomb: 1x1 header, IDAT inflating to 8 MB (stb would keep growing its buffer). */
+    CHECK(expect_error(fixture("zbomb.png"), "decompression bomb"));
     /* A JPEG whose SOF claims 65000 x 65000: splice the size into a real one. */
     size_t n;
     char *j = slurp(fixture("smooth.jpg"), &n);
@@ -272,7 +274,7 @@ static void test_hostile_files(void) {
  * were cut) decodes to the very same pixels. */
 static void test_truncations(void) {
     const char *files[] = {"rgb.png", "rgb.bmp", "gray.bmp", "rgba.png", "palette.gif", "palette.png",
-                           "rgb16.png", "smooth.jpg", "exif6.jpg"};
+                           "rgb16.png", "interlaced.png", "smooth.jpg", "exif6.jpg"};
     int errors = 0, same = 0;
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         size_t n;

@@ -76,6 +76,32 @@ c, a = a16[..., :3] / 65535, a16[..., 3:] / 65535
 add("rgba16.png", np.round((c * a + (1 - a)) * 255).astype(np.uint8), tol=1)
 g16 = rng.randint(0, 65536, (3, 3)).astype(np.uint16)
 png_raw("gray16.png", g16, 0); add("gray16.png", np.repeat(np.round(g16 / 65535 * 255).astype(np.uint8)[..., None], 3, 2))
+# Adam7-interlaced PNG, written by hand (Pillow cannot): stb must de-interlace it.
+def png_interlaced(name, arr):
+    h, w = arr.shape[:2]
+    raw = b""
+    for x0, y0, dx, dy in [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]:
+        sub = arr[y0::dy, x0::dx]
+        if sub.size:
+            raw += b"".join(b"\0" + sub[y].tobytes() for y in range(sub.shape[0]))
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 1))
+    png += chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    open(os.path.join(D, name), "wb").write(png)
+
+
+inter = rng.randint(0, 256, (11, 13, 3)).astype(np.uint8)
+png_interlaced("interlaced.png", inter); add("interlaced.png", inter)
+assert (np.array(Image.open(os.path.join(D, "interlaced.png")).convert("RGB")) == inter).all()
+
+# A zlib bomb: a 1x1 RGB PNG whose IDAT inflates to 8 MB (the file is ~8 KB). Not in the manifest:
+# test_image.c expects it to be refused.
+def chunk(t, d):
+    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+open(os.path.join(D, "zbomb.png"), "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+                                               + chunk(b"IDAT", zlib.compress(b"\0" * (8 << 20), 9)) + chunk(b"IEND", b""))
+
 # A smooth JPEG: decoders (stb vs libjpeg) differ by a few levels.
 yy, xx = np.mgrid[0:16, 0:24]
 smooth = np.stack([xx * 10, yy * 15, 128 + 0 * xx], 2).astype(np.uint8)
