@@ -6,8 +6,10 @@
  * parameters, the Adam moments, the learning rate and the early-stopping counters. */
 #include "attncap/train.h"
 
+#include <cblas.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,7 +251,34 @@ static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
     return 0;
 }
 
-/* Greedy/beam captions of the validation photos, scored with our metrics (NAN if unavailable). */
+/* Greedy/beam captions of the validation photos, in parallel threads (photo i to thread i % T). */
+typedef struct val_job {
+    const trainer *tr;
+    char **cands;
+    int t, T, rc;
+    ac_err err;
+} val_job;
+
+static void *val_decode(void *arg) {
+    val_job *j = arg;
+    const trainer *tr = j->tr;
+    ac_beam_opts bo = ac_beam_defaults();
+    bo.beam = tr->o->beam;
+    const size_t LD = (size_t)tr->L * tr->D;
+    for (int i = j->t; i < tr->n_vi && !j->rc; i += j->T) {
+        ac_caption c;
+        if (ac_beam_search(&tr->model.dec, tr->fc.data + (size_t)tr->vi[i].feat * LD, &bo, &c, &j->err)) {
+            j->rc = -1;
+            break;
+        }
+        j->cands[i] = ac_caption_text(&c, tr->model.vocab);
+        ac_caption_free(&c);
+        if (!j->cands[i]) j->rc = ac_errf(&j->err, "out of memory");
+    }
+    return NULL;
+}
+
+/* Scores them with our metrics (NAN if unavailable). */
 static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
     *bleu4 = *cider = NAN;
     if (!ac_train_metrics_available()) return 0;
@@ -260,23 +289,29 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
         free(cands), free(nref), free(refs);
         return ac_errf(err, "out of memory");
     }
-    ac_beam_opts bo = ac_beam_defaults();
-    bo.beam = tr->o->beam;
-    int rc = -1;
-    const size_t LD = (size_t)tr->L * tr->D;
-    for (int i = 0; i < tr->n_vi; i++) {
-        ac_caption c;
-        nref[i] = tr->vi[i].n_refs, refs[i] = tr->vi[i].refs;
-        if (ac_beam_search(&tr->model.dec, tr->fc.data + (size_t)tr->vi[i].feat * LD, &bo, &c, err)) goto done;
-        cands[i] = ac_caption_text(&c, tr->model.vocab);
-        ac_caption_free(&c);
-        if (!cands[i]) {
-            ac_errf(err, "out of memory");
-            goto done;
-        }
+    int T = tr->o->threads > 0 ? tr->o->threads : ac_default_threads();
+    if (T > 16) T = 16;
+    val_job jobs[16];
+    pthread_t th[16];
+    int started[16] = {0};
+    for (int t = 0; t < T; t++) jobs[t] = (val_job){tr, cands, t, T, 0, {{0}}};
+    const int blas = openblas_get_num_threads(); /* BLAS must not be driven from several threads */
+    if (T > 1 && blas != 1) openblas_set_num_threads(1);
+    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, val_decode, &jobs[t]) == 0;
+    val_decode(&jobs[0]);
+    for (int t = 1; t < T; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else val_decode(&jobs[t]);
     }
-    rc = ac_train_score(tr->n_vi, (const char *const *)cands, nref, (char *const *const *)refs, bleu4, cider, err);
-done:
+    if (T > 1 && blas != 1) openblas_set_num_threads(blas);
+    int rc = 0;
+    for (int t = 0; t < T && !rc; t++)
+        if (jobs[t].rc) {
+            if (err) *err = jobs[t].err;
+            rc = -1;
+        }
+    for (int i = 0; i < tr->n_vi; i++) nref[i] = tr->vi[i].n_refs, refs[i] = tr->vi[i].refs;
+    if (!rc) rc = ac_train_score(tr->n_vi, (const char *const *)cands, nref, (char *const *const *)refs, bleu4, cider, err);
     for (int i = 0; i < tr->n_vi; i++) free(cands[i]);
     free(cands), free(nref), free(refs);
     return rc;
@@ -701,7 +736,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         char label[32];
         snprintf(label, sizeof label, "epoch %d/%d", ep + 1, o.epochs);
         ac_progress_start(&pg, label, (uint64_t)steps, o.quiet);
-        double tp = ac_now();
+        double tp = ac_now(), t_line = ac_now();
+        const int pos0 = s->pos;
         long tok_p = 0;
         while (s->pos < steps) {
             const int *sel = perm + (size_t)s->pos * o.batch;
@@ -729,6 +765,14 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             snprintf(pg.extra, sizeof pg.extra, "loss %.3f %.0f tok/s", s->win_tok ? s->win_ce / s->win_tok : 0,
                      dt > 0 ? tok_p / dt : 0);
             ac_progress_update(&pg, (uint64_t)s->pos);
+            if (!pg.enabled && !o.quiet && ac_now() - t_line >= 60) {
+                /* Not a terminal (a log file): one line a minute instead of the bar. */
+                const double rate = dt > 0 ? (s->pos - pos0) / dt : 0; /* steps/s since this epoch (re)started */
+                const double eta = rate > 0 ? (steps - s->pos) / rate : 0;
+                fprintf(stderr, "epoch %d/%d step %d/%d: %s, epoch ETA %d:%02d\n", ep + 1, o.epochs, s->pos, steps,
+                        pg.extra, (int)(eta / 60), (int)eta % 60);
+                t_line = ac_now();
+            }
             const int end_epoch = s->pos == steps;
             if (end_epoch) s->epoch++, s->pos = 0;
             int do_eval = o.eval_every > 0 ? s->step % o.eval_every == 0 : end_epoch;
