@@ -76,12 +76,12 @@ static int dht_ok(const uint8_t *seg, size_t len) {
 /* Walks every JPEG marker (through the entropy-coded scans, where 0xFF is escaped as FF 00 and
  * restart markers carry no length) with bounds-checked lengths: the EXIF orientation of the first
  * Exif APP1 (1 if none), whether the file reaches its EOI marker (a truncated file does not), and
- * whether every Huffman table is sane. Returns 0, or -1 for a bad Huffman table. */
+ * whether every Huffman table is sane. Returns 0, -1 for a bad Huffman table, -2 for too many scans. */
 static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi) {
     *orientation = 1;
     *has_eoi = 0;
     size_t i = 2;
-    int in_scan = 0;
+    int in_scan = 0, scans = 0;
     while (i + 1 < n) {
         if (in_scan) { /* skip entropy-coded data up to the next real marker */
             if (p[i] != 0xFF || p[i + 1] == 0x00 || (p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) || p[i + 1] == 0xFF) {
@@ -117,6 +117,9 @@ static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi)
         if (m == 0xE1 && slen >= 6 && !memcmp(seg, "Exif\0\0", 6) && *orientation == 1)
             *orientation = exif_orientation(seg + 6, slen - 6);
         i += 2 + len;
+        /* Every scan of a progressive JPEG revisits the whole image: thousands of tiny scans make a
+         * small file take minutes. Real encoders write at most a few dozen. */
+        if (m == 0xDA && ++scans > 256) return -2;
         if (m == 0xDA) in_scan = 1;
     }
     return 0;
@@ -301,7 +304,9 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     int orientation = 1;
     if (fmt == FMT_JPEG) {
         int eoi;
-        if (jpeg_scan(p, len, &orientation, &eoi)) return ac_errf(err, "%s: corrupt JPEG (bad Huffman table)", name);
+        int js = jpeg_scan(p, len, &orientation, &eoi);
+        if (js == -1) return ac_errf(err, "%s: corrupt JPEG (bad Huffman table)", name);
+        if (js == -2) return ac_errf(err, "%s: corrupt JPEG (more than 256 scans)", name);
         if (!eoi) return ac_errf(err, "%s: truncated JPEG (no end-of-image marker)", name);
     }
     int w, h, comp;

@@ -247,6 +247,28 @@ static void test_hostile_files(void) {
     CHECK(ac_now() - t0 < 1.0);
     /* A zlib bomb: 1x1 header, IDAT inflating to 8 MB (stb would keep growing its buffer). */
     CHECK(expect_error(fixture("zbomb.png"), "decompression bomb"));
+    /* A CPU bomb: the same scan repeated 300 times (each would revisit every block). */
+    {
+        size_t jn;
+        char *jp = slurp(fixture("smooth.jpg"), &jn);
+        CHECK(jp);
+        size_t sos = 0, eoi = jn - 2;
+        for (size_t i = 2; i + 1 < jn; i++)
+            if ((uint8_t)jp[i] == 0xFF && (uint8_t)jp[i + 1] == 0xDA) {
+                sos = i;
+                break;
+            }
+        CHECK(sos && (uint8_t)jp[eoi] == 0xFF && (uint8_t)jp[eoi + 1] == 0xD9);
+        size_t scan = eoi - sos, bn = sos + 300 * scan + 2;
+        char *bomb = malloc(bn);
+        memcpy(bomb, jp, sos);
+        for (int k = 0; k < 300; k++) memcpy(bomb + sos + k * scan, jp + sos, scan);
+        memcpy(bomb + bn - 2, "\xFF\xD9", 2);
+        const char *sp = tmp_path("scans.jpg");
+        CHECK(write_raw(sp, bomb, bn) == 0 && expect_error(sp, "scans"));
+        free(bomb);
+        free(jp);
+    }
     /* A JPEG whose SOF claims 65000 x 65000: splice the size into a real one. */
     size_t n;
     char *j = slurp(fixture("smooth.jpg"), &n);
