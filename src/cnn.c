@@ -33,6 +33,7 @@ typedef struct cnn_step {
     const ac_tfl_op *op;
     int index;     /* operator index in the model */
     conv_geom g;   /* window ops */
+    float *packed; /* CONV_2D weights packed for cnn_gemm */
 } cnn_step;
 
 struct ac_cnn {
@@ -148,6 +149,9 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         size_t need = cnn_conv2d_scratch(&s->g);
         if (need > ac_limits_get().max_tensor_elems) return op_err(c, s, err, "im2col buffer too large");
         if (need > c->scratch_size) c->scratch_size = need;
+        int K = s->g.kh * s->g.kw * s->g.c;
+        if (!(s->packed = malloc(cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");
+        cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
         return 0;
     }
@@ -315,6 +319,10 @@ static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
     cnn_tensor *o = &c->t[s->op->outputs[0]];
     size_t n = o->count, nx = x->count, ny = y->count;
     int mul = s->op->opcode == OP_MUL;
+    if (!mul && nx == n && ny == n) { /* the residual connections of MobileNetV2 */
+        cnn_add(xa, ya, o->data, n, s->op->activation);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         float a = xa[nx == n ? i : i % nx], b = ya[ny == n ? i : i % ny];
         o->data[i] = mul ? a * b : a + b;
@@ -408,7 +416,7 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     cnn_tensor *o = &c->t[op->outputs[0]];
     const float *x = in_data(c, s, 0);
     switch (op->opcode) {
-    case OP_CONV_2D: cnn_conv2d(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->scratch, c->pool); break;
+    case OP_CONV_2D: cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, c->scratch, c->pool); break;
     case OP_DEPTHWISE_CONV_2D: cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
     case OP_AVERAGE_POOL_2D: cnn_pool2d(&s->g, 0, x, o->data); break;
     case OP_MAX_POOL_2D: cnn_pool2d(&s->g, 1, x, o->data); break;
@@ -495,7 +503,7 @@ int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, in
             if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
-    cnn_step pseudo = {&m->ops[0], -1, {0}};
+    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL};
     if (m->n_ops == 0 || target == c->in_t) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;
@@ -616,6 +624,8 @@ void ac_cnn_free(ac_cnn *c) {
     free(c->slots);
     free(c->slot_size);
     free(c->scratch);
+    if (c->steps)
+        for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed);
     free(c->steps);
     free(c->t);
     cnn_pool_free(c->pool);

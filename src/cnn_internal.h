@@ -27,10 +27,17 @@ typedef struct conv_geom {
  * ceil(in / stride) with the odd pixel of padding at the end; VALID no padding. 0 if empty. */
 int cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before);
 
-/* CONV_2D: wt [oc][kh][kw][c], bias [oc] or NULL. scratch holds oh*ow*kh*kw*c floats (im2col), unused
- * for a 1x1 stride-1 unpadded conv (one sgemm on the input as it is). */
-void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out,
-                float *scratch, cnn_pool *pool);
+/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c). w [n][k]; packed = cnn_gemm_pack(w), made
+ * once per plan (cnn_gemm_packed_size floats). bias may be NULL. */
+size_t cnn_gemm_packed_size(int n, int k);
+void cnn_gemm_pack(int n, int k, const float *w, float *packed);
+void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
+              float *c, cnn_pool *pool);
+
+/* CONV_2D: wt [oc][kh][kw][c] and its cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
+ * floats (im2col), unused for a 1x1 stride-1 unpadded conv (the input is the matrix as it lies). */
+void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
+                float *out, float *scratch, cnn_pool *pool);
 size_t cnn_conv2d_scratch(const conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool);
@@ -40,5 +47,7 @@ void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
 void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out);
 /* x[i] = act(x[i] + bias[i % n]) over rows of n; bias may be NULL. */
 void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, cnn_pool *pool);
+/* o = act(a + b), same shapes. */
+void cnn_add(const float *a, const float *b, float *o, size_t n, int act);
 void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
 #endif

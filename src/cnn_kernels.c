@@ -1,7 +1,7 @@
 /* cnn_kernels.c: float32 NHWC kernels (batch 1) and the thread pool used by cnn.c.
  *
- * Convolutions go through sgemm (OpenBLAS, its own threads): a 1x1 stride-1 conv is one sgemm on
- * the activations as they lie (NHWC rows are pixels), a k x k conv is im2col + sgemm. Depthwise
+ * Convolutions are matrix products (cnn_gemm.c): a 1x1 stride-1 conv is one product on the
+ * activations as they lie (NHWC rows are pixels), a k x k conv is im2col + product. Depthwise
  * convolutions are memory-bound and sgemm cannot help, so they get a vectorised direct kernel: NHWC
  * keeps a pixel's channels contiguous, so each tap is a fused multiply-add over channel vectors,
  * with the accumulators kept in registers across the taps. Work is split across threads by output
@@ -241,8 +241,14 @@ static void im2col_rows(void *arg, int t, int nt) {
     for (int oy = oy0; oy < oy1; oy++)
         for (int ox = 0; ox < g->ow; ox++) {
             float *dst = j->col + ((size_t)oy * g->ow + ox) * K;
+            int ix0 = ox * g->sw - g->pl, whole = g->dw == 1 && ix0 >= 0 && ix0 + g->kw <= g->w;
             for (int ky = 0; ky < g->kh; ky++) {
                 int iy = oy * g->sh - g->pt + ky * g->dh;
+                if (whole && iy >= 0 && iy < g->h) { /* the row of the window is contiguous */
+                    memcpy(dst, j->in + ((size_t)iy * g->w + ix0) * g->c, cb * (size_t)g->kw);
+                    dst += (size_t)g->kw * g->c;
+                    continue;
+                }
                 for (int kx = 0; kx < g->kw; kx++, dst += g->c) {
                     int ix = ox * g->sw - g->pl + kx * g->dw;
                     if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) memset(dst, 0, cb);
@@ -252,8 +258,8 @@ static void im2col_rows(void *arg, int t, int nt) {
         }
 }
 
-void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, float *scratch,
-                cnn_pool *pool) {
+void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
+                float *out, float *scratch, cnn_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
@@ -261,8 +267,7 @@ void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const floa
         cnn_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
         A = scratch;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, g->oc, K, 1.0f, A, K, wt, K, 0.0f, out, g->oc);
-    cnn_bias_act(out, (size_t)M, g->oc, bias, g->act, pool);
+    cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, pool);
 }
 
 /* ---- depthwise ---- */
@@ -273,73 +278,134 @@ typedef struct dw_job {
     float *out;
 } dw_job;
 
-static void dw_rows(void *arg, int t, int nt) {
-    dw_job *j = arg;
+/* One output pixel, all channels: any kernel, stride, dilation, multiplier; window clipped to the image. */
+static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
     const conv_geom *g = j->g;
     const int C = g->oc, mult = g->oc / g->c;
     const float *in = j->in, *wt = j->wt, *bias = j->bias;
-    float lo, hi;
-    act_bounds(g->act, &lo, &hi);
     vf vlo = V_SET1(lo), vhi = V_SET1(hi), vzero = V_SET1(0.0f);
-    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
-    for (int oy = oy0; oy < oy1; oy++) {
-        int iy0 = oy * g->sh - g->pt, ky0, ky1;
-        tap_range(iy0, g->dh, g->kh, g->h, &ky0, &ky1);
-        for (int ox = 0; ox < g->ow; ox++) {
-            int ix0 = ox * g->sw - g->pl, kx0, kx1;
-            tap_range(ix0, g->dw, g->kw, g->w, &kx0, &kx1);
-            float *o = j->out + ((size_t)oy * g->ow + ox) * C;
-            if (mult != 1) { /* rare (depth multiplier > 1): plain loops */
-                for (int oc = 0; oc < C; oc++) {
-                    float acc = bias ? bias[oc] : 0.0f;
-                    for (int ky = ky0; ky < ky1; ky++)
-                        for (int kx = kx0; kx < kx1; kx++) {
-                            size_t ip = ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * g->c;
-                            acc += in[ip + oc / mult] * wt[(size_t)(ky * g->kw + kx) * C + oc];
-                        }
-                    o[oc] = clampf(acc, lo, hi);
+    int iy0 = oy * g->sh - g->pt, ky0, ky1, ix0 = ox * g->sw - g->pl, kx0, kx1;
+    tap_range(iy0, g->dh, g->kh, g->h, &ky0, &ky1);
+    tap_range(ix0, g->dw, g->kw, g->w, &kx0, &kx1);
+    float *o = j->out + ((size_t)oy * g->ow + ox) * C;
+    if (mult != 1) { /* rare (depth multiplier > 1): plain loops */
+        for (int oc = 0; oc < C; oc++) {
+            float acc = bias ? bias[oc] : 0.0f;
+            for (int ky = ky0; ky < ky1; ky++)
+                for (int kx = kx0; kx < kx1; kx++) {
+                    size_t ip = ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * g->c;
+                    acc += in[ip + oc / mult] * wt[(size_t)(ky * g->kw + kx) * C + oc];
                 }
-                continue;
-            }
-            int c = 0;
-            for (; c + 4 * VL <= C; c += 4 * VL) {
-                vf a0, a1, a2, a3;
-                if (bias) a0 = V_LOAD(bias + c), a1 = V_LOAD(bias + c + VL), a2 = V_LOAD(bias + c + 2 * VL), a3 = V_LOAD(bias + c + 3 * VL);
-                else a0 = a1 = a2 = a3 = vzero;
-                for (int ky = ky0; ky < ky1; ky++) {
-                    const float *irow = in + (size_t)(iy0 + ky * g->dh) * g->w * C + c;
-                    const float *wrow = wt + (size_t)ky * g->kw * C + c;
-                    for (int kx = kx0; kx < kx1; kx++) {
-                        const float *ip = irow + (size_t)(ix0 + kx * g->dw) * C, *wp = wrow + (size_t)kx * C;
-                        a0 = V_FMA(V_LOAD(ip), V_LOAD(wp), a0);
-                        a1 = V_FMA(V_LOAD(ip + VL), V_LOAD(wp + VL), a1);
-                        a2 = V_FMA(V_LOAD(ip + 2 * VL), V_LOAD(wp + 2 * VL), a2);
-                        a3 = V_FMA(V_LOAD(ip + 3 * VL), V_LOAD(wp + 3 * VL), a3);
-                    }
-                }
-                V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
-                V_STORE(o + c + VL, V_MIN(V_MAX(a1, vlo), vhi));
-                V_STORE(o + c + 2 * VL, V_MIN(V_MAX(a2, vlo), vhi));
-                V_STORE(o + c + 3 * VL, V_MIN(V_MAX(a3, vlo), vhi));
-            }
-            for (; c + VL <= C; c += VL) {
-                vf a0 = bias ? V_LOAD(bias + c) : vzero;
-                for (int ky = ky0; ky < ky1; ky++)
-                    for (int kx = kx0; kx < kx1; kx++) {
-                        const float *ip = in + ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c;
-                        a0 = V_FMA(V_LOAD(ip), V_LOAD(wt + (size_t)(ky * g->kw + kx) * C + c), a0);
-                    }
-                V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
-            }
-            for (; c < C; c++) {
-                float acc = bias ? bias[c] : 0.0f;
-                for (int ky = ky0; ky < ky1; ky++)
-                    for (int kx = kx0; kx < kx1; kx++)
-                        acc = fmaf(in[((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c],
-                                   wt[(size_t)(ky * g->kw + kx) * C + c], acc);
-                o[c] = clampf(acc, lo, hi);
+            o[oc] = clampf(acc, lo, hi);
+        }
+        return;
+    }
+    int c = 0;
+    for (; c + 4 * VL <= C; c += 4 * VL) {
+        vf a0, a1, a2, a3;
+        if (bias) a0 = V_LOAD(bias + c), a1 = V_LOAD(bias + c + VL), a2 = V_LOAD(bias + c + 2 * VL), a3 = V_LOAD(bias + c + 3 * VL);
+        else a0 = a1 = a2 = a3 = vzero;
+        for (int ky = ky0; ky < ky1; ky++) {
+            const float *irow = in + (size_t)(iy0 + ky * g->dh) * g->w * C + c;
+            const float *wrow = wt + (size_t)ky * g->kw * C + c;
+            for (int kx = kx0; kx < kx1; kx++) {
+                const float *ip = irow + (size_t)(ix0 + kx * g->dw) * C, *wp = wrow + (size_t)kx * C;
+                a0 = V_FMA(V_LOAD(ip), V_LOAD(wp), a0);
+                a1 = V_FMA(V_LOAD(ip + VL), V_LOAD(wp + VL), a1);
+                a2 = V_FMA(V_LOAD(ip + 2 * VL), V_LOAD(wp + 2 * VL), a2);
+                a3 = V_FMA(V_LOAD(ip + 3 * VL), V_LOAD(wp + 3 * VL), a3);
             }
         }
+        V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
+        V_STORE(o + c + VL, V_MIN(V_MAX(a1, vlo), vhi));
+        V_STORE(o + c + 2 * VL, V_MIN(V_MAX(a2, vlo), vhi));
+        V_STORE(o + c + 3 * VL, V_MIN(V_MAX(a3, vlo), vhi));
+    }
+    for (; c + VL <= C; c += VL) {
+        vf a0 = bias ? V_LOAD(bias + c) : vzero;
+        for (int ky = ky0; ky < ky1; ky++)
+            for (int kx = kx0; kx < kx1; kx++) {
+                const float *ip = in + ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c;
+                a0 = V_FMA(V_LOAD(ip), V_LOAD(wt + (size_t)(ky * g->kw + kx) * C + c), a0);
+            }
+        V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
+    }
+    for (; c < C; c++) {
+        float acc = bias ? bias[c] : 0.0f;
+        for (int ky = ky0; ky < ky1; ky++)
+            for (int kx = kx0; kx < kx1; kx++)
+                acc = fmaf(in[((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c],
+                           wt[(size_t)(ky * g->kw + kx) * C + c], acc);
+        o[c] = clampf(acc, lo, hi);
+    }
+}
+
+/* 3x3, multiplier 1, channels a multiple of the vector width, no dilation (MobileNet's case): for the
+ * pixels whose window lies inside the image horizontally, sweep the row with the block's nine weight
+ * vectors held in registers and four output pixels in flight. Taps are summed in the same order as
+ * dw_pixel (ky, then kx), so both paths give the same bits. */
+static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vhi) {
+    const conv_geom *g = j->g;
+    const int C = g->oc, W = g->w, sw = g->sw;
+    int iy0 = oy * g->sh - g->pt, ky0, ky1;
+    tap_range(iy0, 1, 3, g->h, &ky0, &ky1);
+    for (int c = 0; c < C; c += VL) {
+        vf w00, w01, w02, w10, w11, w12, w20, w21, w22, b = j->bias ? V_LOAD(j->bias + c) : V_SET1(0.0f);
+        const float *wt = j->wt + c;
+        w00 = V_LOAD(wt), w01 = V_LOAD(wt + C), w02 = V_LOAD(wt + 2 * C);
+        w10 = V_LOAD(wt + 3 * C), w11 = V_LOAD(wt + 4 * C), w12 = V_LOAD(wt + 5 * C);
+        w20 = V_LOAD(wt + 6 * C), w21 = V_LOAD(wt + 7 * C), w22 = V_LOAD(wt + 8 * C);
+        const float *r0 = j->in + (size_t)(iy0 + 0) * W * C + c, *r1 = r0 + (size_t)W * C, *r2 = r1 + (size_t)W * C;
+        float *o = j->out + ((size_t)oy * g->ow) * C + c;
+#define TAPS(acc, ix)                                                                              \
+    do {                                                                                           \
+        size_t q = (size_t)(ix) * C;                                                               \
+        if (ky0 == 0) acc = V_FMA(V_LOAD(r0 + q), w00, acc), acc = V_FMA(V_LOAD(r0 + q + C), w01, acc), \
+                      acc = V_FMA(V_LOAD(r0 + q + 2 * C), w02, acc);                                 \
+        acc = V_FMA(V_LOAD(r1 + q), w10, acc), acc = V_FMA(V_LOAD(r1 + q + C), w11, acc);            \
+        acc = V_FMA(V_LOAD(r1 + q + 2 * C), w12, acc);                                             \
+        if (ky1 == 3) acc = V_FMA(V_LOAD(r2 + q), w20, acc), acc = V_FMA(V_LOAD(r2 + q + C), w21, acc), \
+                      acc = V_FMA(V_LOAD(r2 + q + 2 * C), w22, acc);                                 \
+    } while (0)
+        int ox = ox_a;
+        for (; ox + 4 <= ox_b; ox += 4) {
+            vf a0 = b, a1 = b, a2 = b, a3 = b;
+            int ix = ox * sw - g->pl;
+            TAPS(a0, ix);
+            TAPS(a1, ix + sw);
+            TAPS(a2, ix + 2 * sw);
+            TAPS(a3, ix + 3 * sw);
+            V_STORE(o + (size_t)ox * C, V_MIN(V_MAX(a0, vlo), vhi));
+            V_STORE(o + (size_t)(ox + 1) * C, V_MIN(V_MAX(a1, vlo), vhi));
+            V_STORE(o + (size_t)(ox + 2) * C, V_MIN(V_MAX(a2, vlo), vhi));
+            V_STORE(o + (size_t)(ox + 3) * C, V_MIN(V_MAX(a3, vlo), vhi));
+        }
+        for (; ox < ox_b; ox++) {
+            vf a0 = b;
+            TAPS(a0, ox * sw - g->pl);
+            V_STORE(o + (size_t)ox * C, V_MIN(V_MAX(a0, vlo), vhi));
+        }
+#undef TAPS
+    }
+}
+
+static void dw_rows(void *arg, int t, int nt) {
+    dw_job *j = arg;
+    const conv_geom *g = j->g;
+    float lo, hi;
+    act_bounds(g->act, &lo, &hi);
+    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
+    int fast = VL > 1 && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && g->oc == g->c && g->c % VL == 0;
+    /* output columns whose 3-wide window is inside the image: ox*sw - pl >= 0 and ox*sw - pl + 2 < w */
+    int ox_a = fast ? (g->pl + g->sw - 1) / g->sw : g->ow, ox_b = fast ? (g->w - 3 + g->pl) / g->sw + 1 : g->ow;
+    if (g->w - 3 + g->pl < 0) ox_b = 0;
+    if (ox_a > g->ow) ox_a = g->ow;
+    if (ox_b > g->ow) ox_b = g->ow;
+    if (ox_b < ox_a) ox_b = ox_a;
+    for (int oy = oy0; oy < oy1; oy++) {
+        for (int ox = 0; ox < ox_a; ox++) dw_pixel(j, oy, ox, lo, hi);
+        if (ox_b > ox_a) dw3x3_row(j, oy, ox_a, ox_b, V_SET1(lo), V_SET1(hi));
+        for (int ox = ox_b; ox < g->ow; ox++) dw_pixel(j, oy, ox, lo, hi);
     }
 }
 
@@ -347,6 +413,17 @@ void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const f
     dw_job j = {g, in, wt, bias, out};
     if ((size_t)g->oh * g->ow * g->oc < 8192) pool = NULL;
     cnn_pool_run(pool, dw_rows, &j);
+}
+
+/* ---- elementwise ---- */
+
+void cnn_add(const float *a, const float *b, float *o, size_t n, int act) {
+    float lo, hi;
+    act_bounds(act, &lo, &hi);
+    vf vlo = V_SET1(lo), vhi = V_SET1(hi);
+    size_t i = 0;
+    for (; i + VL <= n; i += VL) V_STORE(o + i, V_MIN(V_MAX(V_ADD(V_LOAD(a + i), V_LOAD(b + i)), vlo), vhi));
+    for (; i < n; i++) o[i] = clampf(a[i] + b[i], lo, hi);
 }
 
 /* ---- pooling ---- */

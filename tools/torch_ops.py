@@ -100,6 +100,9 @@ def cases(out):
     dw_case("dw3x3_dil2_c33", 9, 9, 33, 1, 3, padding=SAME, stride_w=1, stride_h=1, dil_w=2, dil_h=2)
     dw_case("dw3x3_valid_s2_c5", 9, 10, 5, 1, 3, padding=VALID, stride_w=2, stride_h=2)
     dw_case("dw3x3_mult3_valid", 6, 6, 4, 3, 3, padding=VALID, stride_w=1, stride_h=1)
+    dw_case("dw3x3_s1_same_c48_w11", 5, 11, 48, 1, 3, padding=SAME, stride_w=1, stride_h=1, act=RELU6)
+    dw_case("dw3x3_s1_valid_c32", 4, 10, 32, 1, 3, padding=VALID, stride_w=1, stride_h=1)
+    dw_case("dw3x3_s2_same_c16_w12", 5, 12, 16, 1, 3, padding=SAME, stride_w=2, stride_h=2)
 
     for name, op, k, s, pad, hw in [("avgpool3x3_s2_same", "AVERAGE_POOL_2D", 3, 2, SAME, (8, 7)),
                                     ("avgpool2x2_valid", "AVERAGE_POOL_2D", 2, 2, VALID, (7, 7)),
