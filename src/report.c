@@ -61,11 +61,11 @@ static void score(buf *b, double x) {
     else printf_(b, "%.3f", x);
 }
 
-static const double *sort_key;
+typedef struct { double key; int i; } keyed;
 static int by_key(const void *a, const void *b) {
-    int i = *(const int *)a, j = *(const int *)b;
-    if (sort_key[i] != sort_key[j]) return sort_key[i] < sort_key[j] ? -1 : 1;
-    return i - j;
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->i - y->i;
 }
 
 static const char *CSS =
@@ -98,12 +98,10 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
         return ac_errf(err, "%s: report needs per-image scores for every image", dir);
     if (ac_mkdirs(dir, err)) return -1;
     int n = s->n;
-    int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    keyed *order = malloc((size_t)(n ? n : 1) * sizeof *order);
     if (!order) return ac_errf(err, "%s: out of memory", dir);
-    for (int i = 0; i < n; i++) order[i] = i;
-    sort_key = sc->img_cider_d; /* worst first */
-    qsort(order, (size_t)n, sizeof *order, by_key);
-    sort_key = NULL;
+    for (int i = 0; i < n; i++) order[i] = (keyed){sc->img_cider_d[i], i};
+    qsort(order, (size_t)n, sizeof *order, by_key); /* worst CIDEr-D first */
 
     buf b = {0};
     puts_(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
@@ -129,7 +127,7 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
               "<th class=\"num\" data-k=\"m\">METEOR</th><th class=\"num\" data-k=\"r\">ROUGE-L</th>"
               "<th>attention</th></tr></thead>\n<tbody>\n");
     for (int q = 0; q < n; q++) {
-        int i = order[q];
+        int i = order[q].i;
         const ac_eval_item *it = &s->items[i];
         double m = sc->img_meteor ? sc->img_meteor[i] : NAN;
         double rl = sc->img_rouge_l ? sc->img_rouge_l[i] : NAN;
