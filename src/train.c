@@ -721,10 +721,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         goto oom;
     if (!o.quiet)
         fprintf(stderr,
-                "train: %d captions (%s flipped copies), %d val photos, vocabulary %d, %zu parameters, "
-                "%d steps per epoch\n",
+                "train: %d captions (%s flipped copies), %d val photos, vocabulary %d, %zu parameters "
+                "(model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch\n",
                 tr.n_ex, tr.use_flip ? "with" : "no", tr.n_vi, ac_vocab_size(tr.model.vocab), np,
-                (tr.n_ex + o.batch - 1) / o.batch);
+                np * 4.0 / 1048576, np * 2.0 / 1048576, (tr.n_ex + o.batch - 1) / o.batch);
     const int steps = (tr.n_ex + o.batch - 1) / o.batch;
     const double t0 = ac_now(), secs_base = tr.n_hist ? tr.hist[tr.n_hist - 1].seconds : 0;
     ac_train_state *s = &tr.st;
