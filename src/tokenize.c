@@ -334,6 +334,52 @@ static int m_abbrev2(const scan *s, int i) {
     return best;
 }
 
+/* APOWORD: words with an inner or edge apostrophe that PTB keeps whole ('n' 'em 'til 'cause '90s
+ * l' d' dunkin' ol' c'mon s'mores nat'l ..., X'yy with X in [A-HJ-XZn], vowel'vowel as in ma'am). */
+static int is_vowel(uint32_t c) { return c < 0x80 && strchr("aeiouyAEIOUY", (int)c) && c; }
+static int m_apoword(const scan *s, int i) {
+    uint32_t c = at(s, i);
+    int best = 0;
+#define APO_BEST(l) do { int l_ = (l); if (l_ > best) best = l_; } while (0)
+    if (is_apos(c)) {
+        if (lower_ascii(at(s, i + 1)) == 'n') APO_BEST(is_apos(at(s, i + 2)) ? 3 : 2);
+        APO_BEST(match_ci(s, i + 1, "em") ? 3 : 0);
+        APO_BEST(match_ci(s, i + 1, "till") ? 5 : match_ci(s, i + 1, "til") ? 4 : 0);
+        APO_BEST(match_ci(s, i + 1, "cause") ? 6 : 0);
+        if (at(s, i + 1) >= '2' && at(s, i + 1) <= '9' && at(s, i + 2) == '0' && lower_ascii(at(s, i + 3)) == 's') APO_BEST(4);
+        return best;
+    }
+    if (strchr("lLdDjJ", (int)(c < 0x80 ? c : 1)) && c && is_apos(at(s, i + 1))) APO_BEST(2);
+    static const char *const pre[] = {"dunkin", "somethin", "ol", NULL};
+    for (int k = 0; pre[k]; k++) {
+        int l = match_ci(s, i, pre[k]);
+        if (l && is_apos(at(s, i + l))) APO_BEST(l + 1);
+    }
+    static const char *const fixed[] = {"cont'd", "'twas", "nor'easter", "c'mon", "e'er", "s'mores", "ev'ry",
+                                        "li'l", "nat'l", NULL};
+    for (int k = 0; fixed[k]; k++) APO_BEST(match_ci(s, i, fixed[k]));
+    if (match_ci(s, i, "cont'd") && at(s, i + 6) == '.') APO_BEST(7);
+    if (((c >= 'A' && c <= 'Z' && c != 'I' && c != 'Y') || c == 'n') && is_apos_etc(at(s, i + 1)) &&
+        is_letter(at(s, i + 2)) && is_letter(at(s, i + 3))) {
+        int j = i + 4;
+        while (is_letter(at(s, j))) j++;
+        APO_BEST(j - i);
+    }
+    if (is_letter(c)) { /* letter+ vowel ' [aeiouA-Z] letter* */
+        int j = i + 1;
+        while (is_letter(at(s, j))) j++;
+        uint32_t a = at(s, j + 1);
+        if (j - i >= 2 && is_vowel(at(s, j - 1)) && is_apos_etc(at(s, j)) && a < 0x80 && a &&
+            (strchr("aeiou", (int)a) || is_upper_ascii(a))) {
+            int k = j + 2;
+            while (is_letter(at(s, k))) k++;
+            APO_BEST(k - i);
+        }
+    }
+#undef APO_BEST
+    return best;
+}
+
 /* REDAUX = APOS ([msd] | re | ve | ll), caseless */
 static int m_redaux(const scan *s, int i) {
     if (!is_apos(at(s, i))) return 0;
@@ -393,7 +439,7 @@ static int push_token(ac_tokens *out, int *cap, const sbuf *t) {
     return 0;
 }
 
-enum { R_NONE, R_CANNOT, R_DASH, R_WORD_REDAUX, R_SWORD_NT, R_WORD, R_REDAUX, R_SREDAUX, R_DATE,
+enum { R_NONE, R_CANNOT, R_DASH, R_WORD_REDAUX, R_SWORD_NT, R_WORD, R_APOWORD, R_REDAUX, R_SREDAUX, R_DATE,
        R_NUMBER, R_FRAC, R_TBSPEC, R_DOLSIGN, R_CURRENCY, R_ABBREV1, R_ABBREV2, R_WORD_DOT, R_DBLQUOT,
        R_BRACKET, R_HYPHENS, R_LDOTS, R_FNMARKS, R_ASTS, R_INSENTP, R_QBANG, R_PERIOD, R_SLASH,
        R_HTHING, R_THING, R_THINGA, R_QUOTES, R_OTHER };
@@ -455,7 +501,7 @@ static int emit(const scan *s, int i, int len, int r, sbuf *t) {
         if (c == 0xAD) continue; /* soft hyphens removed */
         if ((r == R_DATE || r == R_FRAC) && c == '/') { sb_put(t, '\\'); sb_put(t, '/'); continue; }
         if (r == R_FRAC && c == ' ') c = 0xA0;
-        if ((r == R_THING) && is_apos_etc(c)) c = '\'';
+        if ((r == R_THING || r == R_APOWORD) && is_apos_etc(c)) c = '\'';
         if (r == R_THING && c == '/') { sb_put(t, '\\'); sb_put(t, '/'); continue; }
         sb_put(t, c);
     }
@@ -488,6 +534,9 @@ static int scan_one(const scan *s, int i, int *rule) {
         if (w) TRY2(w + 3, w, R_SWORD_NT);
     }
     TRY(m_word(s, i), R_WORD);
+    TRY(m_apoword(s, i), R_APOWORD);
+    /* APOWORD2 y'/letter: "y'" of y'all, with the letter as trailing context */
+    TRY2((lower_ascii(c) == 'y' && is_apos(at(s, i + 1)) && is_letter(at(s, i + 2))) ? 3 : 0, 2, R_APOWORD);
     {
         int l = m_redaux(s, i);
         if (l && i + l < s->n && !is_alpha_ascii(at(s, i + l))) TRY2(l + 1, l, R_REDAUX);

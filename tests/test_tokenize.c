@@ -33,6 +33,8 @@ static void test_contractions(void) {
     CHECK(tok_eq("you're they'll I'm I'd we've", "you 're they 'll i 'm i 'd we 've"));
     CHECK(tok_eq("It\xe2\x80\x99s the dogs' toy", "it 's the dogs toy"));
     CHECK(tok_eq("at five o'clock", "at five o'clock"));
+    CHECK(tok_eq("rock'n'roll with 'em in the '90s, ma'am", "rock 'n' roll with 'em in the '90s ma'am"));
+    CHECK(tok_eq("Y'all eat s'mores", "y' all eat s'mores"));
 }
 
 static void test_numbers_hyphens(void) {
