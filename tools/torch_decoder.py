@@ -165,15 +165,16 @@ def bench(seconds, threads, B=32, V=2500, E=512, H=512, A=512):
         loss.backward()
         return n
     step()
-    t0, toks, steps = time.time(), 0, 0
+    t0, c0, toks, steps = time.time(), time.process_time(), 0, 0
     while True:
         toks += step()
         steps += 1
         t = time.time() - t0
         if t >= seconds:
             break
-    print("pytorch   train step: %d steps, %.0f target tokens/s (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, torch %s)"
-          % (steps, toks / t, B, E, H, A, V, threads, torch.__version__))
+    cpu = time.process_time() - c0
+    print("pytorch   train step: %d steps, %.0f target tokens/s, %.0f per CPU-second (batch %d, E=H=A=%d/%d/%d, V=%d, "
+          "%d threads, torch %s)" % (steps, toks / t, toks / cpu, B, E, H, A, V, threads, torch.__version__))
     return toks / t
 
 
