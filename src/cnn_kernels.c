@@ -11,6 +11,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,15 +51,20 @@ typedef float vf;
 #define V_ADD(a, b) ((a) + (b))
 #endif
 
-/* ---- thread pool ---- */
+/* ---- thread pool ----
+ * A layer takes from tens of microseconds to a few milliseconds, so waking sleeping threads for
+ * each one would cost a noticeable share: both sides spin briefly on atomics before falling back to
+ * the mutex/condition variable (which also makes the pool idle cheaply between images). */
+
+#define SPIN_ITERS 4000
 
 struct cnn_pool {
     int n;
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    unsigned gen;
-    int pending, quit;
+    atomic_uint gen;
+    atomic_int pending, quit;
     void (*fn)(void *, int, int);
     void *arg;
 };
@@ -68,6 +74,12 @@ typedef struct worker_arg {
     int t;
 } worker_arg;
 
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 static void *worker(void *a) {
     worker_arg *wa = a;
     cnn_pool *p = wa->p;
@@ -75,20 +87,20 @@ static void *worker(void *a) {
     free(wa);
     unsigned seen = 0;
     for (;;) {
+        for (int i = 0; i < SPIN_ITERS && atomic_load_explicit(&p->gen, memory_order_acquire) == seen &&
+                        !atomic_load_explicit(&p->quit, memory_order_relaxed); i++)
+            cpu_relax();
         pthread_mutex_lock(&p->mu);
-        while (p->gen == seen && !p->quit) pthread_cond_wait(&p->start, &p->mu);
-        if (p->quit) {
+        while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->start, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        if (atomic_load(&p->quit)) return NULL;
+        seen = atomic_load(&p->gen);
+        p->fn(p->arg, t, p->n);
+        if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
-            return NULL;
         }
-        seen = p->gen;
-        void (*fn)(void *, int, int) = p->fn;
-        void *arg = p->arg;
-        pthread_mutex_unlock(&p->mu);
-        fn(arg, t, p->n);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
     }
 }
 
@@ -99,6 +111,9 @@ cnn_pool *cnn_pool_create(int n) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->gen, 0);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->quit, 0);
     if (p->n > 1) {
         p->th = calloc((size_t)p->n, sizeof *p->th);
         if (!p->th) p->n = 1;
@@ -120,17 +135,20 @@ void cnn_pool_run(cnn_pool *p, void (*fn)(void *, int, int), void *arg) {
         fn(arg, 0, 1);
         return;
     }
-    pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
-    p->pending = p->n - 1;
-    p->gen++;
+    atomic_store(&p->pending, p->n - 1);
+    pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
+    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     fn(arg, 0, p->n);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < SPIN_ITERS && atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) cpu_relax();
+    if (atomic_load(&p->pending) > 0) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
 }
 
 int cnn_pool_size(const cnn_pool *p) { return p ? p->n : 1; }
@@ -138,7 +156,7 @@ int cnn_pool_size(const cnn_pool *p) { return p ? p->n : 1; }
 void cnn_pool_free(cnn_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
-    p->quit = 1;
+    atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     for (int t = 1; t < p->n; t++) pthread_join(p->th[t], NULL);
