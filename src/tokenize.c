@@ -7,7 +7,8 @@
  * in the lexer's priority order (see scan_one):
  *   cannot -> can not; unicode dashes -> --; word/'s 're 've 'll 'm 'd (split off); xx/n't;
  *   WORD = letter (letter|digit)* ([.!?] letter (letter|digit)*)* (no Americanize rewriting:
- *   the golden set's BLEU counts match only without it); 'n't 's ...;
+ *   the golden set's BLEU counts match only without it); 'n't 's ...; apostrophe words PTB keeps
+ *   whole ('n' 'em '90s ma'am s'mores, y' of y'all);
  *   dates 12/25/2010 and fractions 1/2 (slash escaped as \/, PTB3); numbers [-+]?  3:00 1,000 3.5;
  *   abbreviations with their period (mr. dr. st. etc. e.g. a.m. and single letters: "a.");
  *   $ #; quotes -> `` '' (removed); ( ) [ ] { } -> -LRB- -RRB- -LCB- -RCB- (lowercased by
@@ -16,7 +17,9 @@
  *   hyphenated things (t-shirt, o'clock, 3.5-inch) and slashed words (red\/yellow) whole.
  * UTF-8: any non-ASCII code point that is not a space, a quote, a dash or a known symbol is a
  * letter, so Vietnamese syllables stay whole; lowercasing follows Java's toLowerCase for Latin,
- * Latin Extended (incl. Vietnamese), Greek and Cyrillic. */
+ * Latin Extended (incl. Vietnamese), Greek and Cyrillic.
+ * Not reproduced (rare in captions): URLs, e-mail addresses, SGML tags, smileys, phone numbers,
+ * the deletion of characters PTBLexer cannot tokenize (we keep each as a one-character token). */
 #include "attncap/tokenize.h"
 
 #include <stdlib.h>
