@@ -90,7 +90,10 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         if ((all || ds.images[i].split == want) && ds.images[i].n_caps > 0 && (o->limit <= 0 || n < o->limit)) sel[n++] = i;
     if (!sel || n == 0) {
         free(sel);
-        int rc = ac_errf(err, "%s: no photos with captions in split '%s'", o->data, o->split);
+        int cnt[4] = {0};
+        for (int i = 0; i < ds.n; i++) cnt[ds.images[i].split]++;
+        int rc = ac_errf(err, "%s: no photos with captions in split '%s' (it has train %d, val %d, test %d)", o->data,
+                         o->split, cnt[AC_SPLIT_TRAIN], cnt[AC_SPLIT_VAL], cnt[AC_SPLIT_TEST]);
         ac_dataset_free(&ds);
         return rc;
     }
