@@ -9,7 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -380,6 +382,18 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         cJSON_Delete(ours);
         return -1;
     }
+    /* One writer per cache: two runs would pick the same next shard number and overwrite each
+     * other. flock is released by the kernel when a run dies, so a killed run leaves no stale lock. */
+    char *lock_path = ac_path_join(o->out_dir, ".lock");
+    int lock_fd = lock_path ? open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : -1;
+    free(lock_path);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno, busy = lock_fd >= 0 && e == EWOULDBLOCK;
+        if (lock_fd >= 0) close(lock_fd);
+        cJSON_Delete(ours);
+        return busy ? ac_errf(err, "%s: another attncap features run is writing to this directory", o->out_dir)
+                    : ac_errf(err, "%s: cannot create a lock file: %s", o->out_dir, strerror(e));
+    }
     shard_list sl;
     char **have = NULL;
     int n_have = 0, rc = -1;
@@ -390,6 +404,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         free(work);
         free(ki);
         cJSON_Delete(ours);
+        close(lock_fd);
         return -1;
     }
     if (existing_keys(o->out_dir, ours, &sl, &have, &n_have, err)) goto done;
@@ -480,6 +495,7 @@ done:
     free(work);
     free(ki);
     cJSON_Delete(ours);
+    close(lock_fd);
     return rc;
 }
 

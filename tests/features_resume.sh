@@ -19,15 +19,17 @@ if setup; then
   killed=0
   for attempt in 1 2 3; do
     rm -rf "$T/resumed"
-    F --out "$T/resumed" --list "$T/list.txt" >/dev/null 2>&1 &
+    # Not through F: $! must be attncap itself (nice execs it), not a subshell around it.
+    nice "$A" features --encoder "$ENC" --size 128 --shard 2 --quiet --out "$T/resumed" --list "$T/list.txt" >/dev/null 2>&1 &
     pid=$!
     # Kill as soon as a few shards are out, while the run is still going.
     for _ in $(seq 1 400); do
       [ -e "$T/resumed/shard-00002.safetensors" ] && break
       sleep 0.01
     done
-    if kill -9 "$pid" 2>/dev/null; then killed=1; fi
+    kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
+    [ $? -eq 137 ] && killed=1 # really died of SIGKILL (128 + 9), not finished
     n_mid=$(ls "$T/resumed" 2>/dev/null | grep -c '^shard-[0-9]*\.safetensors$')
     [ $killed -eq 1 ] && [ "$n_mid" -lt 20 ] && break
     killed=0

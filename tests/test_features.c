@@ -4,6 +4,8 @@
 #include "attncap/features.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <stb_image_write.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -144,6 +146,14 @@ static void test_extract_load_resume(void) {
     CHECK(ac_features_extract(&other, photo_ptrs, NPHOTO, &o, &st, &err) != 0);
     CHECKF(strstr(err.msg, "different encoder") && strstr(err.msg, "shard-00000.safetensors"), "%s", err.msg);
 
+    /* A second writer on the same cache is refused while the first holds the lock. */
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s/.lock", out);
+    int fd = open(lock, O_RDWR);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
+    int rc_locked = ac_features_extract(&src, photo_ptrs, NPHOTO, &o, &st, &err);
+    close(fd);
+    CHECKF(rc_locked != 0 && strstr(err.msg, "another attncap features run"), "%s", err.msg);
     /* Deleting a shard and rerunning recomputes exactly its keys, to the same bytes. */
     char p1[4200], saved[4200];
     snprintf(p1, sizeof p1, "%s/shard-00001.safetensors", out);
