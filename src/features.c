@@ -18,6 +18,23 @@
 
 #include "attncap/safetensors.h"
 
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
+
+/* Half to float for a whole row: with F16C (every x86-64 since 2013) 8 at a time; both exact. */
+static void f16_to_f32_row(const unsigned char *src, float *dst, size_t n) {
+    size_t k = 0;
+#ifdef __F16C__
+    for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * k))));
+#endif
+    for (; k < n; k++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * k, 2);
+        dst[k] = ac_f16_to_f32(h);
+    }
+}
+
 const char *ac_features_key(const char *path) {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
@@ -618,11 +635,7 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
             if (t->dtype == AC_ST_F32) {
                 memcpy(out, src, row * sizeof(float));
             } else {
-                for (size_t k = 0; k < row; k++) {
-                    uint16_t h;
-                    memcpy(&h, src + 2 * k, 2);
-                    out[k] = ac_f16_to_f32(h);
-                }
+                f16_to_f32_row(src, out, row);
             }
         }
         shard_info_free(&s);

@@ -235,7 +235,38 @@ static void test_fp16_flip_errors(void) {
     CHECK(ac_features_extract(&src, list, 1, &o2, &st, &err) != 0);
 }
 
+/* Every one of the 65536 half values loads as ac_f16_to_f32 says (the loader's F16C path). */
+static void test_f16_all_values(void) {
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/allf16", test_tmpdir());
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/shard-00000.safetensors", dir);
+    uint16_t *h = malloc(65536 * 2 + 6);
+    for (int i = 0; i < 65536 + 3; i++) h[i] = (uint16_t)(i * 40503u); /* 65539: a tail beyond the 8-wide loop */
+    for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    ac_err err;
+    int64_t shape[3] = {1, 1, 65539};
+    CHECK(ac_st_writer_add(&w, "features", AC_ST_F16, 3, shape, h, &err) == 0);
+    CHECK(ac_st_writer_meta(&w, "images", "[\"all.png\"]", &err) == 0);
+    CHECK(ac_st_writer_meta(&w, "encoder", "{\"sha256\":\"x\",\"layer\":\"L\",\"size\":1,\"grid_h\":1,\"grid_w\":1,\"dim\":65539}", &err) == 0);
+    CHECK(ac_st_write(&w, path, &err) == 0);
+    ac_st_writer_free(&w);
+    ac_feature_cache fc;
+    CHECKF(ac_features_load(dir, &fc, &err) == 0, "%s", err.msg);
+    int bad = 0;
+    for (int i = 0; i < 65539; i++) {
+        float want = ac_f16_to_f32(h[i]), got = fc.data[i];
+        if (isnan(want) ? !isnan(got) : memcmp(&want, &got, 4) != 0) bad++;
+    }
+    ac_features_free(&fc);
+    free(h);
+    CHECKF(bad == 0, "%d half values converted differently", bad);
+}
+
 int main(void) {
+    RUN(test_f16_all_values);
     RUN(test_extract_load_resume);
     RUN(test_fp16_flip_errors);
     return TEST_EXIT();
