@@ -11,7 +11,8 @@ src/beam.c (K best of all candidates, finished hypotheses leave the beam, score 
 usage: /usr/bin/python3 tools/torch_caption.py --model M.safetensors --encoder E.tflite [--beam 3]
            [--max-len 20] [--len-alpha 1] [--threads 2] [--latency N] IMAGE...
 Prints "PATH<TAB>caption" per photo, then on stderr "latency_ms MIN MEDIAN" (with --latency N: N warm runs
-of the first photo, each decode + resize + CNN + beam) and "throughput IMAGES_PER_S" over all photos.
+of the first photo, each decode + resize + CNN + beam), "throughput IMAGES_PER_S" over all photos and
+"cpu_per_image SECONDS" (CPU time of the process: fair when the machine is shared).
 Dev tool only (/usr/bin/python3 with torch); nothing here is a runtime dependency.
 """
 import argparse
@@ -177,11 +178,12 @@ def main():
                 ts.append(time.perf_counter() - t0)
             ts.sort()
             print("latency_ms %.2f %.2f" % (1e3 * ts[0], 1e3 * ts[len(ts) // 2]), file=sys.stderr)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for p in a.images:
             print("%s\t%s" % (p, cap.caption(p, a.beam, a.max_len, a.len_alpha)))
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
     print("throughput %.3f" % (len(a.images) / dt), file=sys.stderr)
+    print("cpu_per_image %.4f" % (dc / len(a.images)), file=sys.stderr)
 
 
 if __name__ == "__main__":
