@@ -13,6 +13,9 @@ setup() {
   M="--model $T/tiny.safetensors"
 }
 
+# WxH of a PNG from its IHDR chunk.
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%dx%d", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
+
 t_begin plain_output
 if setup; then
   out=$("$A" caption $M "$S/dog.jpg" 2>"$T/err"); rc=$?
@@ -92,6 +95,8 @@ if setup; then
   elif [ ! -f "$T/ov/horses/sheet.png" ] || [ ! -f "$T/ov/b/sheet.png" ]; then t_fail "missing sheets: $(ls "$T/ov")"
   elif [ "$(head -c 8 "$T/ov/dog/sheet.png" | od -An -tx1 | tr -d ' ')" != 89504e470d0a1a0a ]; then t_fail "sheet is not a PNG"
   elif ls "$T/ov/dog" | grep -q tmp; then t_fail "temp files left"
+  elif [ "$(png_size "$(ls "$T/ov/dog/01_"*.png)")" != "256x192" ]; then t_fail "overlay of a 768x576 photo at --size 256: $(png_size "$(ls "$T/ov/dog/01_"*.png)")"
+  elif ! grep -q '"overlays":\["[^"]*/ov/dog/01_' "$T/o.json"; then t_fail "JSON does not list the overlays: $(head -c 300 "$T/o.json")"
   elif ! expect_error "existing overlays" "$A" caption $M --overlays "$T/ov" "$S/dog.jpg"; then :
   elif ! grep -q -- "--force" "$T/err"; then t_fail "refusal does not mention --force: $(cat "$T/err")"
   elif [ "$(cat "$T/out" | wc -l)" -ne 1 ]; then t_fail "the caption should still be printed"
