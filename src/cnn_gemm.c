@@ -138,8 +138,8 @@ void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *
     (void)w;
     gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1};
     act_bounds(act, &j.lo, &j.hi);
-    int nt = cnn_pool_size(pool), mblocks = (m + MC - 1) / MC, np = (n + NR - 1) / NR;
-    j.split_rows = mblocks >= 4 * nt || mblocks >= np;
+    int mblocks = (m + MC - 1) / MC, np = (n + NR - 1) / NR;
+    j.split_rows = mblocks >= 16 || mblocks >= np; /* chunks over the dimension with more blocks */
     if ((double)m * n * k < 2e5) pool = NULL;
     cnn_pool_run(pool, gemm_part, &j);
 }

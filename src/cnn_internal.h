@@ -4,7 +4,9 @@
 #define ATTNCAP_CNN_INTERNAL_H
 #include <stddef.h>
 
-/* A persistent pool of n-1 workers plus the caller. fn(arg, t, n) runs once for each t in [0, n). */
+/* A persistent pool of n-1 workers plus the caller. fn(arg, t, n) runs once for each chunk t in [0, n),
+ * n = a few chunks per thread, on whichever thread is free; so fn must compute the same result for
+ * any split (ours do: each output element is computed the same way whatever chunk it falls in). */
 typedef struct cnn_pool cnn_pool;
 cnn_pool *cnn_pool_create(int n);
 void cnn_pool_run(cnn_pool *p, void (*fn)(void *arg, int t, int n), void *arg);

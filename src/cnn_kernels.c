@@ -52,19 +52,23 @@ typedef float vf;
 #endif
 
 /* ---- thread pool ----
- * A layer takes from tens of microseconds to a few milliseconds, so waking sleeping threads for
- * each one would cost a noticeable share: both sides spin briefly on atomics before falling back to
- * the mutex/condition variable (which also makes the pool idle cheaply between images). */
+ * A layer's work is cut into CHUNKS_PER_THREAD chunks per thread, which the threads (the caller
+ * included) claim one at a time: on a busy machine, where a thread may lose its core for a few
+ * milliseconds, the others take over its share instead of waiting at the end of every layer. The
+ * chunk counter carries the job's generation, so a thread that wakes late can never claim a chunk of
+ * a job that has moved on. A layer takes from tens of microseconds to a few milliseconds, so both
+ * sides spin briefly before sleeping on the condition variables. */
 
 #define SPIN_ITERS 4000
+#define CHUNKS_PER_THREAD 4
 
 struct cnn_pool {
-    int n;
+    int n, chunks;
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    atomic_uint gen;
-    atomic_int pending, quit;
+    _Atomic uint64_t work; /* generation << 32 | next chunk */
+    atomic_int done_chunks, quit;
     void (*fn)(void *, int, int);
     void *arg;
 };
@@ -80,27 +84,39 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static void *worker(void *a) {
-    worker_arg *wa = a;
-    cnn_pool *p = wa->p;
-    int t = wa->t;
-    free(wa);
-    unsigned seen = 0;
+/* Runs chunks of job `gen` until none is left. */
+static void do_chunks(cnn_pool *p, uint32_t gen) {
     for (;;) {
-        for (int i = 0; i < SPIN_ITERS && atomic_load_explicit(&p->gen, memory_order_acquire) == seen &&
-                        !atomic_load_explicit(&p->quit, memory_order_relaxed); i++)
-            cpu_relax();
-        pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->start, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-        if (atomic_load(&p->quit)) return NULL;
-        seen = atomic_load(&p->gen);
-        p->fn(p->arg, t, p->n);
-        if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+        uint64_t v = atomic_load(&p->work);
+        do {
+            if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= (uint32_t)p->chunks) return;
+        } while (!atomic_compare_exchange_weak(&p->work, &v, v + 1));
+        /* the job cannot finish before this chunk does, so fn and arg are still its own */
+        p->fn(p->arg, (int)(uint32_t)v, p->chunks);
+        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == p->chunks) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
         }
+    }
+}
+
+static uint32_t cur_gen(cnn_pool *p) { return (uint32_t)(atomic_load(&p->work) >> 32); }
+
+static void *worker(void *a) {
+    worker_arg *wa = a;
+    cnn_pool *p = wa->p;
+    free(wa);
+    uint32_t seen = 0;
+    for (;;) {
+        for (int i = 0; i < SPIN_ITERS && cur_gen(p) == seen && !atomic_load_explicit(&p->quit, memory_order_relaxed); i++)
+            cpu_relax();
+        pthread_mutex_lock(&p->mu);
+        while (cur_gen(p) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->start, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        if (atomic_load(&p->quit)) return NULL;
+        seen = cur_gen(p);
+        do_chunks(p, seen);
     }
 }
 
@@ -111,8 +127,8 @@ cnn_pool *cnn_pool_create(int n) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
-    atomic_init(&p->gen, 0);
-    atomic_init(&p->pending, 0);
+    atomic_init(&p->work, 0);
+    atomic_init(&p->done_chunks, 0);
     atomic_init(&p->quit, 0);
     if (p->n > 1) {
         p->th = calloc((size_t)p->n, sizeof *p->th);
@@ -127,6 +143,7 @@ cnn_pool *cnn_pool_create(int n) {
             }
         }
     }
+    p->chunks = p->n * CHUNKS_PER_THREAD;
     return p;
 }
 
@@ -137,16 +154,17 @@ void cnn_pool_run(cnn_pool *p, void (*fn)(void *, int, int), void *arg) {
     }
     p->fn = fn;
     p->arg = arg;
-    atomic_store(&p->pending, p->n - 1);
+    atomic_store(&p->done_chunks, 0);
     pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
-    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
+    uint32_t gen = cur_gen(p) + 1;
+    atomic_store(&p->work, (uint64_t)gen << 32);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
-    fn(arg, 0, p->n);
-    for (int i = 0; i < SPIN_ITERS && atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) cpu_relax();
-    if (atomic_load(&p->pending) > 0) {
+    do_chunks(p, gen);
+    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < p->chunks; i++) cpu_relax();
+    if (atomic_load(&p->done_chunks) < p->chunks) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->done, &p->mu);
+        while (atomic_load(&p->done_chunks) < p->chunks) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }
