@@ -123,8 +123,20 @@ if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/
       n_img=$(grep -o 'src="thumbs/[^"]*"' "$h" | wc -l)
       # the generated captions, fed back as results, score the same
       out2=$("$A" eval --refs "$DATA/data/coco/captions.json" --results "$T/gen.json" --no-meteor --json 2>&1)
+      # the same photos through a feature cache instead of the encoder: the same captions and scores
+      ls "$DATA/data/coco/images" | sort | head -3 | sed "s|^|$DATA/data/coco/images/|" >"$T/flist"
+      "$A" features --encoder "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" --size 128 --out "$T/fc" \
+        --list "$T/flist" --quiet 2>>"$T/err"
+      out3=$("$A" eval --model "$T/tiny.safetensors" --data "$DATA/data/coco/captions.json" --split all --limit 3 \
+             --beam 1 --no-meteor --json --features "$T/fc" 2>>"$T/err")
+      "$A" features --encoder "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" --size 160 --out "$T/fc160" \
+        --list "$T/flist" --quiet 2>>"$T/err"
       if [ $bad = 1 ] || [ "$n_img" -ne 3 ]; then t_fail "missing thumbnails or sheets"
       elif [ "$(grep CIDEr <<<"$out")" != "$(grep CIDEr <<<"$out2")" ]; then t_fail "results-out rescored differently: $out2"
+      elif [ "$(grep -E 'CIDEr|BLEU' <<<"$out")" != "$(grep -E 'CIDEr|BLEU' <<<"$out3")" ]; then
+        t_fail "--features scored differently: $out3 $(cat "$T/err")"
+      elif ! expect_error "features of another size" "$A" eval --model "$T/tiny.safetensors" \
+             --data "$DATA/data/coco/captions.json" --split all --limit 3 --features "$T/fc160"; then :
       else t_ok; fi
     fi
   fi

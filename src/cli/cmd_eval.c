@@ -7,6 +7,7 @@
 
 #include "attncap/captioner.h"
 #include "attncap/dataset.h"
+#include "attncap/features.h"
 #include "attncap/metrics.h"
 #include "attncap/overlay.h"
 #include "attncap/report.h"
@@ -30,6 +31,7 @@ static void usage(FILE *f) {
             "  --split S          test (default), val, train or all\n"
             "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
             "  --encoder F        the encoder .tflite (default: found as attncap caption does)\n"
+            "  --features CACHE   use this feature cache (attncap features) instead of running the encoder\n"
             "  --limit N          only the first N photos of the split\n"
             "  --results-out F    also write the generated captions as COCO results JSON\n"
             "  --threads N        threads for the CNN (default: all cores)\n"
@@ -45,7 +47,7 @@ static void usage(FILE *f) {
 
 typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
-    const char *report, *results_out;
+    const char *report, *results_out, *features;
     int json, meteor, beam, limit, threads, sheets, quiet;
 } opts;
 
@@ -97,19 +99,49 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         ac_dataset_free(&ds);
         return rc;
     }
+    /* Either the whole captioner (photo -> CNN -> beam) or the model alone over cached features. */
     ac_captioner cap;
-    if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err)) {
-        free(sel);
-        ac_dataset_free(&ds);
-        return -1;
+    memset(&cap, 0, sizeof cap);
+    ac_model model_only;
+    memset(&model_only, 0, sizeof model_only);
+    ac_feature_cache fc;
+    memset(&fc, 0, sizeof fc);
+    const ac_model *model = &cap.model;
+    ac_beam_opts bo = ac_beam_defaults();
+    int grid_h = 0, grid_w = 0, rc = 0;
+    char enc_name[512] = "";
+    if (o->features) {
+        char *mpath = NULL;
+        if (ac_find_model(o->model, &mpath, err) || ac_model_load(mpath, &model_only, err)) rc = -1;
+        free(mpath);
+        if (!rc && ac_features_load(o->features, &fc, err)) rc = -1;
+        if (!rc && model_only.encoder_json && fc.encoder_json) {
+            ac_encoder_id a, b;
+            if (ac_encoder_id_parse(model_only.encoder_json, "model", &a, err) ||
+                ac_encoder_id_parse(fc.encoder_json, o->features, &b, err))
+                rc = -1;
+            else if ((a.sha256[0] && b.sha256[0] ? strcmp(a.sha256, b.sha256) : strcmp(a.file, b.file)) ||
+                     strcmp(a.layer, b.layer) || a.size != b.size || a.grid_h != b.grid_h || a.grid_w != b.grid_w ||
+                     a.dim != b.dim)
+                rc = ac_errf(err, "%s: features of encoder %s (layer '%s', size %d) but the model was trained on %s "
+                                  "(layer '%s', size %d)", o->features, b.file, b.layer, b.size, a.file, a.layer, a.size);
+        }
+        if (!rc && (fc.grid_h * fc.grid_w != model_only.dec.cfg.n_ann || fc.dim != model_only.dec.cfg.dim))
+            rc = ac_errf(err, "%s: features of %dx%dx%d do not fit the model (L %d, D %d)", o->features, fc.grid_h,
+                         fc.grid_w, fc.dim, model_only.dec.cfg.n_ann, model_only.dec.cfg.dim);
+        model = &model_only;
+        grid_h = fc.grid_h, grid_w = fc.grid_w;
+        snprintf(enc_name, sizeof enc_name, "features %s", o->features);
+    } else {
+        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err)) rc = -1;
+        else bo = cap.beam, grid_h = cap.grid_h, grid_w = cap.grid_w, snprintf(enc_name, sizeof enc_name, "encoder %s", cap.id.file);
     }
-    if (o->beam > 0) cap.beam.beam = o->beam;
+    if (o->beam > 0) bo.beam = o->beam;
     ac_font *font = NULL;
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = 768;
     oo.force = 1;
-    int rc = 0;
-    if (o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
+    if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
     if (!rc && o->report) {
         *thumbs = calloc((size_t)n, sizeof **thumbs);
         *sheets = calloc((size_t)n, sizeof **sheets);
@@ -122,16 +154,31 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         const ac_ds_image *im = &ds.images[sel[q]];
         ac_image photo = {0}, square = {0};
         ac_caption c = {0};
-        if (ac_image_load(im->path, &photo, err) || ac_captioner_prepare(&cap, &photo, &square, err) ||
-            ac_captioner_run(&cap, &square, &c, NULL, NULL, err)) {
-            rc = -1;
+        int have_photo = 0;
+        if (o->features) {
+            int k = ac_features_find(&fc, im->key);
+            if (k < 0) rc = ac_errf(err, "%s: no features for '%s'", o->features, im->key);
+            else if (ac_beam_search(&model->dec, fc.data + (size_t)k * (size_t)fc.grid_h * fc.grid_w * fc.dim, &bo, &c, err))
+                rc = -1;
+            /* the photo only serves the report; a missing one just leaves its thumbnail out */
+            if (!rc && o->report && ac_is_file(im->path)) {
+                ac_err e2;
+                have_photo = ac_image_load(im->path, &photo, &e2) == 0;
+            }
         } else {
-            char *text = ac_caption_text(&c, cap.model.vocab);
+            cap.beam = bo;
+            if (ac_image_load(im->path, &photo, err) || ac_captioner_prepare(&cap, &photo, &square, err) ||
+                ac_captioner_run(&cap, &square, &c, NULL, NULL, err))
+                rc = -1;
+            have_photo = !rc;
+        }
+        if (!rc) {
+            char *text = ac_caption_text(&c, model->vocab);
             /* an empty caption (immediate <end>) is still a result: score it as "" */
             if (!text || ac_eval_set_add(set, im->id, (const char *const *)im->caps, im->n_caps, text, 1, err)) rc = -1;
             if (!rc && !(set->items[set->n - 1].path = strdup(im->path))) rc = ac_errf(err, "out of memory");
             free(text);
-            if (!rc && o->report) {
+            if (!rc && o->report && have_photo) {
                 (*thumbs)[q] = write_thumb(o->report, q, &photo, err);
                 if (!(*thumbs)[q]) rc = -1;
                 if (!rc && font && c.n > 0) {
@@ -139,8 +186,9 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
                     sheet_stem(stem, sizeof stem, q, im->key);
                     char **paths = NULL;
                     int np = 0;
-                    if (ac_overlays_write(sheet_dir, stem, &photo, &c, cap.model.vocab, cap.grid_h, cap.grid_w, &oo, font,
-                                          &paths, &np, err)) rc = -1;
+                    if (ac_overlays_write(sheet_dir, stem, &photo, &c, model->vocab, grid_h, grid_w, &oo, font, &paths,
+                                          &np, err))
+                        rc = -1;
                     else {
                         char rel[160];
                         snprintf(rel, sizeof rel, "sheets/%s/sheet.png", stem);
@@ -150,8 +198,8 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
                     free(paths);
                 }
             }
+            if (rc) ac_err_prefix(err, "%s", im->path);
         }
-        if (rc) ac_err_prefix(err, "%s", im->path);
         ac_caption_free(&c);
         ac_image_free(&photo);
         ac_image_free(&square);
@@ -160,13 +208,18 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     ac_progress_finish(&pr);
     if (!rc && subtitle) {
         char b[1024];
-        snprintf(b, sizeof b, "model %s, encoder %s, data %s, split %s, beam %d", o->model ? o->model : "(default)",
-                 cap.id.file, o->data, o->split, cap.beam.beam);
+        snprintf(b, sizeof b, "model %s, %s, data %s, split %s, beam %d", o->model ? o->model : "(default)", enc_name,
+                 o->data, o->split, bo.beam);
         *subtitle = strdup(b);
     }
     free(sheet_dir);
     ac_font_free(font);
-    ac_captioner_close(&cap);
+    if (o->features) {
+        ac_model_free(&model_only);
+        ac_features_free(&fc);
+    } else {
+        ac_captioner_close(&cap);
+    }
     free(sel);
     ac_dataset_free(&ds);
     return rc;
@@ -218,6 +271,7 @@ int cmd_eval(int argc, char **argv) {
         else if (has && !strcmp(a, "--encoder")) o.encoder = argv[++i];
         else if (has && !strcmp(a, "--report")) o.report = argv[++i];
         else if (has && !strcmp(a, "--results-out")) o.results_out = argv[++i];
+        else if (has && !strcmp(a, "--features")) o.features = argv[++i];
         else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--limit") || !strcmp(a, "--threads"))) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
