@@ -1,6 +1,7 @@
 /* bench_train.c: training throughput (target tokens per second) of one decoder training step
  * (forward + backward + Adam-free: the step's FLOPs are in forward/backward) at the shipped size:
- * batch 32, 7x7x1280 annotations, vocabulary 2500, E = H = A = 512, caption lengths as in Flickr8k.
+ * batch 32, 7x7x1280 annotations, vocabulary 2500, E = H = A = 512, caption lengths as in Flickr8k,
+ * five captions per photo (training batches hold whole photos; GROUP=0 gives every caption its own).
  * bench/train.sh runs this next to tools/torch_decoder.py --bench in the same run.
  * Usage: bench_train [seconds] [E H A V B] */
 #include <stdio.h>
@@ -23,8 +24,10 @@ int main(int argc, char **argv) {
     const float **annp = malloc(sizeof(float *) * B);
     int *len = malloc(sizeof(int) * B), *words = malloc(sizeof(int) * B * 40);
     /* Flickr8k-like lengths: 11.8 words on average (+1 for <end>), sorted descending. */
+    /* Five captions per photo, as Flickr8k and COCO batches of whole photos have (GROUP=0: one each). */
+    const int per_photo = getenv("GROUP") && !atoi(getenv("GROUP")) ? 1 : 5;
     for (int i = 0; i < B; i++) {
-        annp[i] = ann + (size_t)i * 49 * 1280;
+        annp[i] = ann + (size_t)(i % ((B + per_photo - 1) / per_photo)) * 49 * 1280;
         len[i] = 1 + 20 - (i * 14) / B;
     }
     for (int i = 0; i < B * 40; i++) words[i] = 4 + (i * 7919) % (V - 4);
@@ -45,7 +48,7 @@ int main(int argc, char **argv) {
         t = ac_now() - t0;
     } while (t < secs);
     double cpu = (double)clock() / CLOCKS_PER_SEC - c0;
-    printf("attncap   train step: %d steps, %.0f target tokens/s, %.0f per CPU-second (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, %d shards)\n", steps,
-           toks / t, toks / cpu, B, E, H, A, V, threads, shards);
+    printf("attncap   train step: %d steps, %.0f target tokens/s, %.0f per CPU-second (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, %d shards, %d captions/photo)\n", steps,
+           toks / t, toks / cpu, B, E, H, A, V, threads, shards, per_photo);
     return 0;
 }

@@ -29,8 +29,13 @@ struct ac_dec_work {
     int B, T, N;
     int *bt, *off; /* [capT], [capT + 1] */
     int *in_tok, *tgt; /* [N] */
+    /* per photo: captions of the same photo (same ann pointer) share its annotations, W_a a + b_a and
+     * its gradient, so a batch of 5 captions per photo computes those once per photo */
+    int U, *uimg;                     /* photos in the batch; caption -> photo [B] */
+    const float **uptr;               /* [B] */
+    float *ann, *proj, *dproj;        /* [U, L, D], [U, L, A], [U, L, A] */
     /* per caption */
-    float *ann, *mean, *proj, *dproj; /* [B, L, D], [B, D], [B, L, A], [B, L, A] */
+    float *mean;                      /* [B, D] */
     float *h0, *c0, *dh, *dc;         /* [B, H] */
     float *S;                         /* [B, L] sum_t alpha */
     float *hw, *dX, *dal;             /* [B, A], [B, D + H], [L] scratch */
@@ -100,6 +105,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
     }
     if (B > w->capB) {
         size_t b = (size_t)B;
+        AL(w->uimg, b); AL(w->uptr, b);
         AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * A); AL(w->dproj, b * L * A);
         AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * L);
         AL(w->hw, b * A); AL(w->dX, b * (D + H)); AL(w->dal, L);
@@ -134,7 +140,7 @@ ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T)
 
 void ac_dec_work_free(ac_dec_work *w) {
     if (!w) return;
-    void *ps[] = {w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
+    void *ps[] = {w->uimg, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
                   w->dc, w->S, w->hw, w->dX, w->dal, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->th, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dhw,
                   w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own};
@@ -232,17 +238,19 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     const int B = w->B, N = w->N, T = w->T;
     const float p = train ? c->dropout : 0.0f, keep_scale = 1.0f / (1.0f - p);
 
-    /* Per caption: annotations, mean, W_a a + b_a, h_0, c_0. */
+    /* Per photo: annotations and W_a a + b_a; per caption: mean annotation, h_0, c_0. */
+    const int U = w->U;
+    for (int u = 0; u < U; u++) memcpy(w->ann + (size_t)u * L * D, w->uptr[u], sizeof(float) * L * D);
     for (int i = 0; i < B; i++) {
-        memcpy(w->ann + (size_t)i * L * D, b->ann[i], sizeof(float) * L * D);
         float *m = w->mean + (size_t)i * D;
+        const float *a = w->ann + (size_t)w->uimg[i] * L * D;
         memset(m, 0, sizeof(float) * D);
         for (int l = 0; l < L; l++)
-            for (int d = 0; d < D; d++) m[d] += b->ann[i][(size_t)l * D + d];
+            for (int d = 0; d < D; d++) m[d] += a[(size_t)l * D + d];
         for (int d = 0; d < D; d++) m[d] *= 1.0f / L;
     }
-    for (int r = 0; r < B * L; r++) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
-    mm(0, 0, B * L, A, D, w->ann, D, dec->att_wa, A, 1.0f, w->proj, A);
+    for (int r = 0; r < U * L; r++) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
+    mm(0, 0, U * L, A, D, w->ann, D, dec->att_wa, A, 1.0f, w->proj, A);
     for (int i = 0; i < B; i++) {
         memcpy(w->h0 + (size_t)i * H, dec->init_h_b, sizeof(float) * H);
         memcpy(w->c0 + (size_t)i * H, dec->init_c_b, sizeof(float) * H);
@@ -269,7 +277,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             float *al = w->alpha + (size_t)r * L;
             const float *q = w->hw + (size_t)i * A;
             for (int l = 0; l < L; l++)
-                al[l] = att_row_fwd(A, w->proj + ((size_t)i * L + l) * A, q, dec->att_we,
+                al[l] = att_row_fwd(A, w->proj + ((size_t)w->uimg[i] * L + l) * A, q, dec->att_we,
                                     w->th + ((size_t)r * L + l) * A);
             float mx = al[0], s = 0;
             for (int l = 1; l < L; l++) mx = al[l] > mx ? al[l] : mx;
@@ -280,7 +288,8 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             const float be = 1.0f / (1.0f + expf(-bp));
             w->beta[r] = be;
             float *cx = w->ctx + (size_t)r * D, *x = w->X + (size_t)r * DH;
-            cblas_sgemv(CblasRowMajor, CblasTrans, L, D, 1.0f, w->ann + (size_t)i * L * D, D, al, 1, 0.0f, cx, 1);
+            cblas_sgemv(CblasRowMajor, CblasTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, al, 1, 0.0f, cx,
+                        1);
             for (int d = 0; d < D; d++) x[d] = be * cx[d];
             memcpy(x + D, hp + (size_t)i * H, sizeof(float) * H);
         }
@@ -387,7 +396,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     for (size_t k = 0; k < (size_t)B * L; k++) w->S[k] = pk * (w->S[k] - 1.0f);
     memset(w->dh, 0, sizeof(float) * (size_t)B * H);
     memset(w->dc, 0, sizeof(float) * (size_t)B * H);
-    memset(w->dproj, 0, sizeof(float) * (size_t)B * L * A);
+    memset(w->dproj, 0, sizeof(float) * (size_t)w->U * L * A);
 
     for (int t = T - 1; t >= 0; t--) {
         const int Bt = w->bt[t], r0 = w->off[t];
@@ -415,7 +424,8 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             const float dbp = dbeta * be * (1.0f - be);
             w->dbp[r] = dbp;
             for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)i * L * D, D, dz, 1, 0.0f, w->dal, 1);
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, dz, 1, 0.0f,
+                        w->dal, 1);
             float s = 0;
             for (int l = 0; l < L; l++) {
                 w->dal[l] += w->S[(size_t)i * L + l];
@@ -425,7 +435,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             memset(dhw, 0, sizeof(float) * A);
             for (int l = 0; l < L; l++)
                 att_row_bwd(A, al[l] * (w->dal[l] - s), w->th + ((size_t)r * L + l) * A, dec->att_we, g.att_we,
-                            w->dproj + ((size_t)i * L + l) * A, dhw);
+                            w->dproj + ((size_t)w->uimg[i] * L + l) * A, dhw);
         }
         ac_smm_nn_packed(Bt, H, A, w->dhw + (size_t)r0 * A, A, w->pk[3], w->dh, H);
     }
@@ -440,8 +450,8 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     colsum_add(w->dh, B, H, g.init_h_b);
     colsum_add(w->dc, B, H, g.init_c_b);
     /* attention projection */
-    mm(1, 0, D, A, B * L, w->ann, D, w->dproj, A, 0.0f, g.att_wa, A);
-    colsum_add(w->dproj, B * L, A, g.att_ba);
+    mm(1, 0, D, A, w->U * L, w->ann, D, w->dproj, A, 0.0f, g.att_wa, A);
+    colsum_add(w->dproj, w->U * L, A, g.att_ba);
     mm(1, 0, H, A, N, w->X + D, DH, w->dhw, A, 0.0f, g.att_wh, A);
     cblas_sgemv(CblasRowMajor, CblasTrans, N, H, 1.0f, w->X + D, DH, w->dbp, 1, 0.0f, g.beta_w, 1);
     for (int r = 0; r < N; r++) g.beta_b[0] += w->dbp[r];
@@ -479,7 +489,13 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         N += b->len[i];
     }
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
-    w->B = b->B, w->T = T, w->N = N;
+    w->B = b->B, w->T = T, w->N = N, w->U = 0;
+    for (int i = 0; i < b->B; i++) {
+        int u = 0;
+        while (u < w->U && w->uptr[u] != b->ann[i]) u++;
+        if (u == w->U) w->uptr[w->U++] = b->ann[i];
+        w->uimg[i] = u;
+    }
     int r = 0;
     for (int t = 0; t < T; t++) {
         int bt = 0;
@@ -507,8 +523,8 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
 }
 
 /* ---- data-parallel shards ----
- * The batch is cut into a fixed number of shards (captions i, i + S, i + 2S, ... so each shard stays
- * sorted by length); each shard runs the whole forward/backward in its own thread with single-threaded
+ * The batch is cut into a fixed number of shards, whole photos to a shard, balanced by tokens (see
+ * assign_shards; each shard stays sorted by length); each shard runs the whole forward/backward in its own thread with single-threaded
  * BLAS, and the gradients are combined as the full batch's: grad = sum_s N_s grad_s / N. The shard
  * count, not the thread count, defines the arithmetic, so results do not depend on threads. This is
  * faster than one multi-threaded BLAS call at a time: no thread hand-off inside the recurrence, and
@@ -560,6 +576,7 @@ typedef struct shard_job {
     ac_dec_batch b;
     int len[4096];
     const float *ann[4096];
+    int *words; /* [n, stride] */
     int train;
     uint64_t seed;
     float *grad;
@@ -594,6 +611,7 @@ static void *thread_run(void *arg) {
     const float k0 = (float)tj->all[0].st.ntok / ntok;
     for (size_t i = i0; i < i1; i++) g[i] *= k0;
     for (int s = 1; s < tj->n_shards; s++) {
+        if (tj->all[s].st.ntok == 0) continue; /* an empty shard wrote no gradient */
         const float *restrict gs = tj->p->g[s];
         const float ks = (float)tj->all[s].st.ntok / ntok;
         for (size_t i = i0; i < i1; i++) g[i] += ks * gs[i];
@@ -613,26 +631,71 @@ static void run_threads(thread_job *tj, int T) {
     }
 }
 
+/* Shard assignment: whole photos (their captions share W_a a), largest photos first, each to the
+ * shard with the fewest tokens so far (ties: lower shard). Within a shard the batch order is kept, so
+ * each shard is still sorted by length. Deterministic. */
+static void assign_shards(const ac_dec_batch *b, int S, int *shard_of) {
+    int *img = malloc(sizeof(int) * (size_t)b->B * 3);
+    if (!img) { /* fall back to interleaving */
+        for (int i = 0; i < b->B; i++) shard_of[i] = i % S;
+        return;
+    }
+    int *tok = img + b->B, *order = tok + b->B, U = 0;
+    for (int i = 0; i < b->B; i++) {
+        int u = 0;
+        while (u < U && b->ann[order[u]] != b->ann[i]) u++;
+        if (u == U) order[U] = i, tok[U] = 0, U++;
+        img[i] = u, tok[u] += b->len[i];
+    }
+    int ord[4096], ush[4096];
+    long load[64] = {0};
+    for (int u = 0; u < U; u++) ord[u] = u;
+    for (int a = 1; a < U; a++) { /* insertion sort by tokens descending, stable */
+        int k = ord[a], j = a - 1;
+        while (j >= 0 && tok[ord[j]] < tok[k]) ord[j + 1] = ord[j], j--;
+        ord[j + 1] = k;
+    }
+    for (int a = 0; a < U; a++) {
+        int best = 0;
+        for (int s = 1; s < S; s++)
+            if (load[s] < load[best]) best = s;
+        ush[ord[a]] = best, load[best] += tok[ord[a]];
+    }
+    for (int i = 0; i < b->B; i++) shard_of[i] = ush[img[i]];
+    free(img);
+}
+
 int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac_dec_batch *b, int train,
                                  unsigned long long seed, float *grad, ac_dec_stats *st, ac_err *err) {
-    const int S = p->shards < b->B ? p->shards : b->B;
     if (b->B > 4096) return ac_errf(err, "decoder batch: over 4096 captions");
+    const int S = p->shards < b->B ? p->shards : b->B;
     shard_job *jobs = calloc((size_t)S, sizeof *jobs);
-    if (!jobs) return ac_errf(err, "out of memory");
+    int *shard_of = malloc(sizeof(int) * (size_t)b->B), *words = malloc(sizeof(int) * (size_t)b->B * b->stride + 1);
+    if (!jobs || !shard_of || !words) {
+        free(jobs), free(shard_of), free(words);
+        return ac_errf(err, "out of memory");
+    }
     const float *pk[4];
     pack_weights(dec, p->pack, pk);
     for (int s = 0; s < S; s++) {
         memcpy(p->w[s]->pk, pk, sizeof pk);
         p->w[s]->pk_ext = 1;
     }
+    assign_shards(b, S, shard_of);
+    int *wp = words;
     for (int s = 0; s < S; s++) {
         shard_job *j = &jobs[s];
         j->dec = dec, j->w = p->w[s], j->train = train, j->grad = grad ? (s ? p->g[s] : grad) : NULL;
         j->seed = ac_mix64(seed + (uint64_t)s * 0x9E3779B97F4A7C15ull);
+        j->words = wp;
         int n = 0;
-        for (int i = s; i < b->B; i += S) j->len[n] = b->len[i], j->ann[n] = b->ann[i], n++;
-        /* the words of caption i are at b->words + i * stride: shard rows step by S */
-        j->b = (ac_dec_batch){n, j->len, b->words + (size_t)s * b->stride, b->stride * S, j->ann};
+        for (int i = 0; i < b->B; i++) {
+            if (shard_of[i] != s) continue;
+            j->len[n] = b->len[i], j->ann[n] = b->ann[i];
+            memcpy(wp, b->words + (size_t)i * b->stride, sizeof(int) * (size_t)b->stride);
+            wp += b->stride, n++;
+        }
+        j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann};
     }
     /* Round-robin the shards over the threads. */
     int T = p->threads < S ? p->threads : S;
@@ -665,6 +728,6 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             run_threads(tj, T2);
         }
     }
-    free(jobs);
+    free(jobs), free(shard_of), free(words);
     return rc;
 }

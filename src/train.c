@@ -31,7 +31,7 @@ void ac_train_defaults(ac_train_opts *o) {
     o->embed = o->hidden = o->att = 512;
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
     o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
-    o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2;
+    o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1;
 }
 
 typedef struct example {
@@ -58,6 +58,10 @@ typedef struct trainer {
     val_image *vi;
     int n_vi;
     int use_flip;
+    /* photos: the captions of photo k are ex[img_start[k] .. img_start[k] + img_n[k]) */
+    int n_img, *img_start, *img_n, max_caps;
+    int per_batch; /* photos per batch (grouped batches) */
+    int steps;     /* batches per epoch */
     float *grad, *m, *v;
     ac_dec_pool *work;
     /* state */
@@ -132,6 +136,13 @@ static int load_data(trainer *tr, ac_err *err) {
         }
     }
     tr->n_ex = n;
+    tr->img_start = malloc(sizeof(int) * (size_t)n), tr->img_n = malloc(sizeof(int) * (size_t)n);
+    if (!tr->img_start || !tr->img_n) goto oom;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || tr->ex[i].feat != tr->ex[i - 1].feat) tr->img_start[tr->n_img] = i, tr->img_n[tr->n_img++] = 0;
+        int c = ++tr->img_n[tr->n_img - 1];
+        if (c > tr->max_caps) tr->max_caps = c;
+    }
     /* Validation photos and captions. */
     for (int i = 0; i < tr->ds.n; i++) {
         const ac_ds_image *im = &tr->ds.images[i];
@@ -369,6 +380,7 @@ static cJSON *opts_json(const ac_train_opts *o) {
     cJSON_AddNumberToObject(j, "flip", o->flip);
     cJSON_AddNumberToObject(j, "beam", o->beam);
     cJSON_AddNumberToObject(j, "shards", o->shards);
+    cJSON_AddNumberToObject(j, "group", o->group);
     cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
     return j;
 }
@@ -502,6 +514,7 @@ static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
     o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
     o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
     o->beam = (int)jnum(oj, "beam", o->beam), o->shards = (int)jnum(oj, "shards", o->shards);
+    o->group = (int)jnum(oj, "group", 0); /* checkpoints from before grouped batches */
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
     cJSON_ArrayForEach(row, h) {
         double a[8];
@@ -597,7 +610,7 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     ac_hist h;
     memset(&h, 0, sizeof h);
     h.step = s->step;
-    h.epoch = s->epoch + (double)s->pos / ((tr->n_ex + tr->o->batch - 1) / tr->o->batch);
+    h.epoch = s->epoch + (double)s->pos / tr->steps;
     h.train_loss = s->win_tok ? s->win_ce / s->win_tok : NAN;
     h.lr = s->lr;
     if (val_loss(tr, bb, &h.val_loss, err)) return -1;
@@ -633,7 +646,7 @@ static void trainer_free(trainer *tr) {
         for (int k = 0; k < tr->vi[i].n_refs; k++) free(tr->vi[i].refs[k]);
         free(tr->vi[i].refs);
     }
-    free(tr->ex), free(tr->vex), free(tr->vi), free(tr->hist);
+    free(tr->ex), free(tr->vex), free(tr->vi), free(tr->hist), free(tr->img_start), free(tr->img_n);
     free(tr->grad), free(tr->m), free(tr->v);
     ac_dec_pool_free(tr->work);
     ac_model_free(&tr->model);
@@ -662,7 +675,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         return ac_errf(err, "train: --val-metric %s needs the metrics module, not built yet (use loss)", metric);
     int rc = -1;
     batch_buf bb = {0};
-    int *perm = NULL, *flip = NULL;
+    int *perm = NULL, *flip = NULL, *selbuf = NULL;
     if (o.resume) {
         char *cp = ckpt_path(o.out);
         int exists = cp && ac_is_file(cp);
@@ -710,28 +723,39 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     /* Shards in parallel threads, each with single-threaded BLAS (see ac_dec_pool). */
     const int threads = o.threads > 0 ? o.threads : ac_default_threads();
     ac_set_threads(o.shards > 1 ? 1 : threads);
-    tr.work = ac_dec_pool_new(&tr.model.dec.cfg, o.shards, threads, o.batch, o.max_words + 1);
-    bb.idx = malloc(sizeof(int) * (size_t)o.batch), bb.len = malloc(sizeof(int) * (size_t)o.batch);
-    bb.flip = malloc(sizeof(int) * (size_t)o.batch);
-    bb.words = calloc((size_t)o.batch * (size_t)o.max_words, sizeof(int));
-    bb.ann = malloc(sizeof(float *) * (size_t)o.batch);
-    perm = malloc(sizeof(int) * (size_t)tr.n_ex), flip = malloc(sizeof(int) * (size_t)o.batch);
+    /* Grouped batches: whole photos (all their captions), about `batch` captions per step. */
+    tr.per_batch = (int)lround((double)o.batch * tr.n_img / tr.n_ex);
+    if (tr.per_batch < 1) tr.per_batch = 1;
+    tr.steps = o.group ? (tr.n_img + tr.per_batch - 1) / tr.per_batch : (tr.n_ex + o.batch - 1) / o.batch;
+    int capb = o.group && tr.per_batch * tr.max_caps > o.batch ? tr.per_batch * tr.max_caps : o.batch;
+    if (capb > 4096) {
+        ac_errf(err, "train: a batch of %d captions is over 4096", capb);
+        goto done;
+    }
+    tr.work = ac_dec_pool_new(&tr.model.dec.cfg, o.shards, threads, capb, o.max_words + 1);
+    bb.idx = malloc(sizeof(int) * (size_t)capb), bb.len = malloc(sizeof(int) * (size_t)capb);
+    bb.flip = malloc(sizeof(int) * (size_t)capb);
+    bb.words = calloc((size_t)capb * (size_t)o.max_words, sizeof(int));
+    bb.ann = malloc(sizeof(float *) * (size_t)capb);
+    const int n_perm = o.group ? tr.n_img : tr.n_ex;
+    perm = malloc(sizeof(int) * (size_t)n_perm), flip = malloc(sizeof(int) * (size_t)capb);
+    selbuf = malloc(sizeof(int) * (size_t)capb);
     if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !perm ||
-        !flip)
+        !flip || !selbuf)
         goto oom;
     if (!o.quiet)
         fprintf(stderr,
                 "train: %d captions (%s flipped copies), %d val photos, vocabulary %d, %zu parameters "
-                "(model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch\n",
+                "(model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s\n",
                 tr.n_ex, tr.use_flip ? "with" : "no", tr.n_vi, ac_vocab_size(tr.model.vocab), np,
-                np * 4.0 / 1048576, np * 2.0 / 1048576, (tr.n_ex + o.batch - 1) / o.batch);
-    const int steps = (tr.n_ex + o.batch - 1) / o.batch;
+                np * 4.0 / 1048576, np * 2.0 / 1048576, tr.steps, o.group ? " (batches of whole photos)" : "");
+    const int steps = tr.steps;
     const double t0 = ac_now(), secs_base = tr.n_hist ? tr.hist[tr.n_hist - 1].seconds : 0;
     ac_train_state *s = &tr.st;
     int stop = 0;
     while (!s->done && !stop && s->epoch < o.epochs) {
         const int ep = s->epoch;
-        shuffle(perm, tr.n_ex, ac_mix64(o.seed * 0x9E3779B97F4A7C15ull + (uint64_t)ep + 1));
+        shuffle(perm, n_perm, ac_mix64(o.seed * 0x9E3779B97F4A7C15ull + (uint64_t)ep + 1));
         ac_progress pg;
         char label[32];
         snprintf(label, sizeof label, "epoch %d/%d", ep + 1, o.epochs);
@@ -740,10 +764,23 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         const int pos0 = s->pos;
         long tok_p = 0;
         while (s->pos < steps) {
-            const int *sel = perm + (size_t)s->pos * o.batch;
-            const int nb = tr.n_ex - s->pos * o.batch < o.batch ? tr.n_ex - s->pos * o.batch : o.batch;
-            for (int i = 0; i < nb; i++)
-                flip[i] = tr.use_flip && (ac_mix64(o.seed * 31 + (uint64_t)ep * 1000003u + (uint64_t)sel[i]) & 1);
+            const int *sel;
+            int nb;
+            if (o.group) { /* whole photos; a photo's captions all use the same (flipped or not) features */
+                const int k0 = s->pos * tr.per_batch, k1 = k0 + tr.per_batch < tr.n_img ? k0 + tr.per_batch : tr.n_img;
+                nb = 0;
+                for (int k = k0; k < k1; k++) {
+                    const int im = perm[k];
+                    const int f = tr.use_flip && (ac_mix64(o.seed * 31 + (uint64_t)ep * 1000003u + (uint64_t)im) & 1);
+                    for (int c = 0; c < tr.img_n[im]; c++) selbuf[nb] = tr.img_start[im] + c, flip[nb++] = f;
+                }
+                sel = selbuf;
+            } else {
+                sel = perm + (size_t)s->pos * o.batch;
+                nb = tr.n_ex - s->pos * o.batch < o.batch ? tr.n_ex - s->pos * o.batch : o.batch;
+                for (int i = 0; i < nb; i++)
+                    flip[i] = tr.use_flip && (ac_mix64(o.seed * 31 + (uint64_t)ep * 1000003u + (uint64_t)sel[i]) & 1);
+            }
             ac_dec_batch b;
             make_batch(&tr, tr.ex, sel, nb, flip, &bb, &b);
             ac_dec_stats ds;
@@ -794,7 +831,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
 oom:
     ac_errf(err, "train: out of memory");
 done:
-    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(perm), free(flip);
+    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(perm), free(flip), free(selbuf);
     trainer_free(&tr);
     return rc;
 }

@@ -163,7 +163,7 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
     return (ce + c->lambda * pen) / N;
 }
 
-static void gradcheck(float dropout) {
+static void gradcheck(float dropout, int shared) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = dropout;
     ac_decoder dec;
@@ -175,6 +175,7 @@ static void gradcheck(float dropout) {
     static float ann[B][6 * 7];
     const float *annp[B];
     for (int i = 0; i < B; i++) fill_ann(ann[i], 42, 11 + i), annp[i] = ann[i];
+    if (shared) annp[2] = annp[0], annp[3] = annp[1]; /* two photos with two captions each */
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
@@ -220,8 +221,9 @@ static void gradcheck(float dropout) {
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
-static void test_gradcheck_no_dropout(void) { gradcheck(0.0f); }
-static void test_gradcheck_dropout(void) { gradcheck(0.4f); }
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0); }
+static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1); }
 
 /* The inference step (beam search's) and the batched training forward are separate code: they must
  * agree on the log-probabilities of a caption fed word by word. */
@@ -273,6 +275,7 @@ static void test_pool_matches_single(void) {
     static float ann[B][6 * 33];
     const float *annp[B];
     for (int i = 0; i < B; i++) fill_ann(ann[i], 6 * 33, 20 + i), annp[i] = ann[i];
+    annp[4] = annp[0], annp[5] = annp[1], annp[6] = annp[1]; /* photos with several captions */
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
@@ -281,7 +284,7 @@ static void test_pool_matches_single(void) {
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, g1, &s1, &err) == 0);
-    for (int shards = 1; shards <= 3; shards++)
+    for (int shards = 1; shards <= 5; shards++) /* 5 shards > 4 photos: one stays empty */
         for (int threads = 1; threads <= 2; threads++) {
             ac_dec_pool *p = ac_dec_pool_new(&c, shards, threads, B, 8);
             CHECK(p);
@@ -371,6 +374,7 @@ int main(void) {
     RUN(test_step_matches_training_forward);
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout);
+    RUN(test_gradcheck_shared_photos);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
     return TEST_EXIT();

@@ -62,7 +62,7 @@ int ac_decoder_tensors(const ac_decoder_config *cfg, ac_dec_tensor *out, size_t 
 /* Training: a batch of B captions, sorted by length descending so that the captions still running
  * at step t are a prefix. Caption b has len[b] steps: inputs <start> w_1 .. w_n, targets
  * w_1 .. w_n <end> (len = n + 1). words[b * stride + k] = w_{k+1}. ann[b] points to its photo's
- * annotations [L, D]. */
+ * annotations [L, D]; captions of one photo should share the pointer (W_a a is then computed once). */
 typedef struct ac_dec_batch {
     int B;
     const int *len;
@@ -87,7 +87,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
  * still running, ...), after a call without grad (with grad they are overwritten by d loss/d logits).
  * For tests. */
 const float *ac_dec_work_logits(const ac_dec_work *w);
-/* The same objective over `shards` interleaved shares of the batch (captions s, s + shards, ...),
+/* The same objective over `shards` shares of the batch (whole photos per share, balanced by tokens),
  * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.
  * BLAS runs single-threaded inside each shard (switched and restored here). Results depend on shards,
  * not on threads. */

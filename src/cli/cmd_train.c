@@ -36,6 +36,7 @@ static void usage(FILE *f) {
             "  --max-train N        only the first N training captions (all)\n"
             "  --max-words N        skip longer training captions (%d)\n"
             "  --no-flip            ignore \"#flip\" features\n"
+            "  --no-group           batches of random captions instead of whole photos (all their captions)\n"
             "  --fp16               store the model in float16\n"
             "  --seed S             (%llu)\n"
             "  --max-steps N        stop after N steps in total\n"
@@ -72,6 +73,7 @@ int cmd_train(int argc, char **argv) {
         if (!strcmp(a, "--no-flip")) { o.flip = 0; continue; }
         if (!strcmp(a, "--flip")) { o.flip = 1; continue; }
         if (!strcmp(a, "--fp16")) { o.fp16 = 1; continue; }
+        if (!strcmp(a, "--no-group")) { o.group = 0; continue; }
         if (i + 1 >= argc || strncmp(a, "--", 2)) {
             fprintf(stderr, "attncap train: unknown option or missing value: '%s' (see --help)\n", a);
             return 2;
