@@ -165,7 +165,8 @@ static void test_long_and_hostile(void) {
     CHECK_NEAR(s1, 1.0, 1e-12);
     double s2 = seg1(a, b, &st);
     CHECK(s2 >= 0 && s2 <= 1);
-    CHECKF(ac_now() - t0 < 20, "took %.1f s", ac_now() - t0);
+    /* Speed is for bench/, not a timed test: just report it. */
+    printf("# hostile 20,000-word lines scored in %.2f s\n", ac_now() - t0);
     free(a);
     free(b);
     /* Control bytes, invalid UTF-8, lone punctuation. */
