@@ -194,14 +194,11 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     if (!buf) abort(); /* the API has no error channel; a few KB failing means the process is doomed */
     float *hw = buf, *x = hw + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, A, H, 1.0f, h, H, dec->att_wh, A, 0.0f, hw, A);
+    float *th = malloc(sizeof(float) * A);
+    if (!th) abort();
     for (int k = 0; k < K; k++) {
         float *al = alpha + (size_t)k * L;
-        for (int l = 0; l < L; l++) {
-            const float *p = im->proj + (size_t)l * A, *q = hw + (size_t)k * A;
-            float e = 0;
-            for (int j = 0; j < A; j++) e += dec->att_we[j] * ac_tanhf(p[j] + q[j]);
-            al[l] = e;
-        }
+        for (int l = 0; l < L; l++) al[l] = ac_att_row_fwd(A, im->proj + (size_t)l * A, hw + (size_t)k * A, dec->att_we, th);
         softmax_row(al, L, 0);
         float bp = dec->beta_b[0];
         for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];
@@ -234,5 +231,6 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, V, E, 1.0f, o, E, dec->out_lo, V, 1.0f, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
+    free(th);
     free(buf);
 }

@@ -170,25 +170,6 @@ static void colsum_add(const float *x, int n, int k, float *out) {
 
 /* ---- row kernels: restrict-qualified so that the compiler vectorises them ---- */
 
-/* th = tanh(proj_l + hW), returns e = th . w_e (16 partial sums: a vectorisable reduction). */
-static float att_row_fwd(int A, const float *restrict pp, const float *restrict q, const float *restrict we,
-                         float *restrict th) {
-    float acc[16] = {0}, e = 0;
-    int j = 0;
-    for (; j + 16 <= A; j += 16)
-        for (int k = 0; k < 16; k++) {
-            const float t = ac_tanhf(pp[j + k] + q[j + k]);
-            th[j + k] = t;
-            acc[k] += t * we[j + k];
-        }
-    for (; j < A; j++) {
-        th[j] = ac_tanhf(pp[j] + q[j]);
-        e += th[j] * we[j];
-    }
-    for (int k = 0; k < 16; k++) e += acc[k];
-    return e;
-}
-
 /* d e_l = de -> w_e gradient, and d(W_a a_l + b_a) = d(h W_h) = de w_e (1 - th^2). */
 static void att_row_bwd(int A, float de, const float *restrict th, const float *restrict we, float *restrict gwe,
                         float *restrict dp, float *restrict dhw) {
@@ -277,7 +258,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             float *al = w->alpha + (size_t)r * L;
             const float *q = w->hw + (size_t)i * A;
             for (int l = 0; l < L; l++)
-                al[l] = att_row_fwd(A, w->proj + ((size_t)w->uimg[i] * L + l) * A, q, dec->att_we,
+                al[l] = ac_att_row_fwd(A, w->proj + ((size_t)w->uimg[i] * L + l) * A, q, dec->att_we,
                                     w->th + ((size_t)r * L + l) * A);
             float mx = al[0], s = 0;
             for (int l = 1; l < L; l++) mx = al[l] > mx ? al[l] : mx;
