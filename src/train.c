@@ -615,11 +615,14 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     h.lr = s->lr;
     if (val_loss(tr, bb, &h.val_loss, err)) return -1;
     if (val_scores(tr, &h.bleu4, &h.cider, err)) return -1;
+    const long win_tok = s->win_tok;
     s->win_ce = 0, s->win_tok = 0, s->evals++;
     double score = !strcmp(metric, "loss") ? -h.val_loss : !strcmp(metric, "bleu4") ? h.bleu4 : h.cider;
     /* Ties (e.g. CIDEr-D still 0 early on) go to the lower validation loss. */
     int best = isfinite(score) && (score > s->best + 1e-9 || (score >= s->best - 1e-9 && h.val_loss < s->best_loss));
     h.seconds = secs_base + (ac_now() - t0);
+    /* training tokens per second since the previous evaluation (its time included) */
+    const double span = h.seconds - (tr->n_hist ? tr->hist[tr->n_hist - 1].seconds : 0);
     if (hist_add(tr, &h)) return ac_errf(err, "out of memory");
     if (best) {
         s->best = score, s->best_loss = h.val_loss, s->best_step = s->step, s->bad = 0;
@@ -633,7 +636,8 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     if (!tr->o->quiet) {
         printf("epoch %.2f step %ld: train loss %.4f, val loss %.4f", h.epoch, h.step, h.train_loss, h.val_loss);
         if (isfinite(h.bleu4)) printf(", val BLEU-4 %.4f, CIDEr-D %.4f", h.bleu4, h.cider);
-        printf(", lr %.3g%s\n", h.lr, best ? " (best, saved)" : s->done ? " (stopping: no improvement)" : "");
+        printf(", lr %.3g, %.0f tok/s, %.0f min%s\n", h.lr, span > 0 ? win_tok / span : 0, h.seconds / 60,
+               best ? " (best, saved)" : s->done ? " (stopping: no improvement)" : "");
         fflush(stdout);
     }
     return 0;
