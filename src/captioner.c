@@ -116,14 +116,16 @@ static int check_sha(const char *path, const ac_encoder_id *id, ac_err *err) {
     return 0;
 }
 
-int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
+/* check: hash the file here (else the caller compares the hash ac_encoder_open computes anyway). */
+static int find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, int check, char **path,
+                        ac_err *err) {
     *path = NULL;
     const char *env = getenv("ATTNCAP_ENCODER");
     const char *given = flag ? flag : env && *env ? env : NULL;
     if (given) {
         if (!ac_is_file(given))
             return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
-        if (check_sha(given, id, err)) return -1;
+        if (check && check_sha(given, id, err)) return -1;
         *path = strdup(given);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
@@ -146,12 +148,16 @@ int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_i
     free(data);
     for (int i = 0; i < nc; i++) {
         if (!ac_is_file(cand[i])) continue;
-        if (check_sha(cand[i], id, err)) return -1;
+        if (check && check_sha(cand[i], id, err)) return -1;
         *path = strdup(cand[i]);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     return ac_errf(err, "encoder %s not found (looked in models/ and ../shared/encoders): run `make models`, "
                         "pass --encoder FILE or set ATTNCAP_ENCODER", id->file);
+}
+
+int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
+    return find_encoder(flag, model_path, id, 1, path, err);
 }
 
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
@@ -164,9 +170,17 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
     }
     int rc = -1;
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
-    if (ac_find_encoder(encoder_flag, mpath, &c->id, &epath, err)) goto done;
-    if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err))
+    if (find_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
+    if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {
+        check_sha(epath, &c->id, err); /* a different file: say so rather than how it failed to parse */
         goto done;
+    }
+    if (c->id.sha256[0] && strcmp(c->enc.sha256, c->id.sha256)) { /* refused before any use */
+        ac_errf(err, "%s: SHA-256 %.12s... differs from the model's encoder %s (%.12s...): refusing a different "
+                     "encoder (get the right one with `make models`)", epath, c->enc.sha256,
+                c->id.file[0] ? c->id.file : "(unnamed)", c->id.sha256);
+        goto done;
+    }
     if (c->id.has_norm) c->enc.norm.mean = c->id.norm_mean, c->enc.norm.scale = c->id.norm_scale;
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     c->grid_h = c->enc.grid_h, c->grid_w = c->enc.grid_w, c->D = c->enc.dim, c->L = c->grid_h * c->grid_w;
