@@ -39,4 +39,12 @@ sed 's/fake\.tflite/fakeXtflite/' "$FX/features/shard-00000.safetensors" >"$T/ot
 if [ -e "$T/a.safetensors.ckpt" ]; then
   expect_error "other encoder" "$A" train "${args[@]}" --features "$T/other" --out "$T/a.safetensors" --resume && t_ok
 else t_skip "no checkpoint from the first test"; fi
+t_begin train_same_model_for_any_thread_count
+# Shards, not threads, define the arithmetic: one thread and two give the same bytes.
+small=(--data "$FX/captions.json" --features "$FX/features" --embed 24 --hidden 32 --att 16 --min-count 1
+       --batch 6 --dropout 0.3 --epochs 3 --checkpoint-every 0 --quiet)
+if "$A" train "${small[@]}" --threads 1 --out "$T/t1.safetensors" >/dev/null 2>&1 &&
+   "$A" train "${small[@]}" --threads 2 --out "$T/t2.safetensors" >/dev/null 2>&1; then
+  cmp -s "$T/t1.safetensors" "$T/t2.safetensors" && t_ok || t_fail "models differ between 1 and 2 threads"
+else t_fail "training failed"; fi
 t_end
