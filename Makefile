@@ -75,7 +75,7 @@ models:
 
 # The README's main job: caption samples/ with the committed model, overlays and sheets in out/.
 demo: all models
-	./attncap caption --overlays out/ samples/
+	./attncap caption --force --overlays out/ samples/
 
 # Redo the shipped English model from ../shared/data/flickr8k (features, then training).
 train-flickr8k: all models
