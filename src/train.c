@@ -330,71 +330,6 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
 
 /* ---------- optimizer ---------- */
 
-/* Clipping and Adam over 10M parameters are memory-bound passes: they run in threads over fixed
- * slices (the norm is summed slice by slice in order, so the result does not depend on threads). */
-#define OPT_SLICES 16
-typedef struct opt_job {
-    float *p, *g, *m, *v;
-    size_t n;
-    int t, T, phase;
-    double sq[OPT_SLICES];
-    float scale, lr, wd, c1, c2;
-} opt_job;
-
-static void *opt_run(void *arg) {
-    opt_job *j = arg;
-    for (int sl = j->t; sl < OPT_SLICES; sl += j->T) {
-        const size_t i0 = j->n * (size_t)sl / OPT_SLICES, i1 = j->n * (size_t)(sl + 1) / OPT_SLICES;
-        float *restrict p = j->p, *restrict g = j->g, *restrict m = j->m, *restrict v = j->v;
-        if (j->phase == 0) {
-            double s = 0;
-            for (size_t i = i0; i < i1; i++) s += (double)g[i] * g[i];
-            j->sq[sl] = s;
-        } else {
-            const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, k = j->scale, a = j->lr, wd = j->wd, c1 = j->c1, c2 = j->c2;
-            for (size_t i = i0; i < i1; i++) {
-                const float gi = g[i] * k + wd * p[i];
-                m[i] = b1 * m[i] + (1 - b1) * gi;
-                v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-                p[i] -= a * (m[i] * c1) / (sqrtf(v[i] * c2) + eps);
-            }
-        }
-    }
-    return NULL;
-}
-
-static void opt_phase(opt_job *jobs, int T) {
-    pthread_t th[OPT_SLICES];
-    int ok[OPT_SLICES] = {0};
-    for (int t = 1; t < T; t++) ok[t] = pthread_create(&th[t], NULL, opt_run, &jobs[t]) == 0;
-    opt_run(&jobs[0]);
-    for (int t = 1; t < T; t++) {
-        if (ok[t]) pthread_join(th[t], NULL);
-        else opt_run(&jobs[t]);
-    }
-}
-
-/* Clips g to global norm `clip` (0 = no clipping) and takes one bias-corrected Adam step t. Returns
- * the norm before clipping. */
-static double clip_and_adam(float *p, float *g, float *m, float *v, size_t n, float clip, double lr, long t, float wd,
-                            int threads) {
-    const int T = threads < 1 ? 1 : threads > OPT_SLICES ? OPT_SLICES : threads;
-    opt_job jobs[OPT_SLICES];
-    for (int k = 0; k < T; k++) jobs[k] = (opt_job){.p = p, .g = g, .m = m, .v = v, .n = n, .t = k, .T = T};
-    opt_phase(jobs, T);
-    double s = 0;
-    for (int sl = 0; sl < OPT_SLICES; sl++) s += jobs[sl % T].sq[sl];
-    const double norm = sqrt(s);
-    const float scale = clip > 0 && norm > clip ? (float)(clip / norm) : 1.0f;
-    const float c1 = (float)(1.0 / (1.0 - pow(0.9, (double)t))), c2 = (float)(1.0 / (1.0 - pow(0.999, (double)t)));
-    for (int k = 0; k < T; k++) {
-        jobs[k].phase = 1, jobs[k].scale = scale, jobs[k].lr = (float)lr, jobs[k].wd = wd;
-        jobs[k].c1 = c1, jobs[k].c2 = c2;
-    }
-    opt_phase(jobs, T);
-    return norm;
-}
-
 /* ---------- checkpoints ---------- */
 
 static char *ckpt_path(const char *out) {
@@ -839,7 +774,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                 goto done;
             }
             s->step++;
-            clip_and_adam(tr.model.dec.params, tr.grad, tr.m, tr.v, np, o.clip, s->lr, s->step, o.weight_decay,
+            ac_clip_and_adam(tr.model.dec.params, tr.grad, tr.m, tr.v, np, o.clip, s->lr, s->step, o.weight_decay,
                           threads);
             s->win_ce += ds.ce_sum, s->win_tok += ds.ntok;
             s->pos++;

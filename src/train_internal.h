@@ -26,6 +26,12 @@ typedef struct ac_hist {
     double train_loss, val_loss, bleu4, cider, lr, seconds;
 } ac_hist;
 
+/* train_opt.c: clips g to global norm `clip` (0 = no clipping), then one Adam step t (1-based) with
+ * L2 weight decay wd, in up to `threads` threads; returns the norm before clipping. Deterministic
+ * for any thread count. */
+double ac_clip_and_adam(float *p, float *g, float *m, float *v, size_t n, float clip, double lr, long t, float wd,
+                        int threads);
+
 /* Metrics for validation (train_metrics.c): 0 if the metrics module is not built in. */
 int ac_train_metrics_available(void);
 /* Corpus BLEU-4 and CIDEr-D of n candidates against their references (tokenized, joined). */
