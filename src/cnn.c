@@ -213,7 +213,11 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         const ac_tfl_tensor *st = op->opcode == OP_RESHAPE && op->n_in > 1 && op->inputs[1] >= 0 ? &m->tensors[op->inputs[1]] : NULL;
         if (st && st->data && st->ndim == 1 && st->shape[0] <= AC_TFL_MAX_DIMS) {
             nd = st->shape[0];
-            for (int d = 0; d < nd; d++) shape[d] = (int)st->data[d];
+            for (int d = 0; d < nd; d++) {
+                float v = st->data[d];
+                if (!(v >= -1 && v <= 1e9)) return op_err(c, s, err, "bad target shape");
+                shape[d] = (int)v;
+            }
         } else if (op->opcode == OP_RESHAPE && op->n_new_shape > 0) {
             nd = op->n_new_shape;
             memcpy(shape, op->new_shape, (size_t)nd * sizeof *shape);
@@ -244,6 +248,7 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         if (ax->ndim > 1 || nax > AC_TFL_MAX_DIMS) return op_err(c, s, err, "bad axes operand");
         int red[AC_TFL_MAX_DIMS] = {0}, shape[AC_TFL_MAX_DIMS], nd = 0;
         for (size_t k = 0; k < nax; k++) {
+            if (!(ax->data[k] >= -AC_TFL_MAX_DIMS && ax->data[k] <= AC_TFL_MAX_DIMS)) return op_err(c, s, err, "axis out of range");
             int d = (int)ax->data[k];
             if (d < 0) d += x->ndim;
             if (d < 0 || d >= x->ndim) return op_err(c, s, err, "axis out of range");

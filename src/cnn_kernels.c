@@ -391,7 +391,10 @@ static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vh
         w00 = V_LOAD(wt), w01 = V_LOAD(wt + C), w02 = V_LOAD(wt + 2 * C);
         w10 = V_LOAD(wt + 3 * C), w11 = V_LOAD(wt + 4 * C), w12 = V_LOAD(wt + 5 * C);
         w20 = V_LOAD(wt + 6 * C), w21 = V_LOAD(wt + 7 * C), w22 = V_LOAD(wt + 8 * C);
-        const float *r0 = j->in + (size_t)(iy0 + 0) * W * C + c, *r1 = r0 + (size_t)W * C, *r2 = r1 + (size_t)W * C;
+        /* rows outside the image are never read (and their addresses never formed) */
+        const float *r0 = ky0 == 0 ? j->in + (size_t)iy0 * W * C + c : NULL;
+        const float *r1 = j->in + (size_t)(iy0 + 1) * W * C + c;
+        const float *r2 = ky1 == 3 ? j->in + (size_t)(iy0 + 2) * W * C + c : NULL;
         float *o = j->out + ((size_t)oy * g->ow) * C + c;
 #define TAPS(acc, ix)                                                                              \
     do {                                                                                           \
@@ -439,9 +442,12 @@ static void dw_rows(void *arg, int t, int nt) {
     if (ox_b > g->ow) ox_b = g->ow;
     if (ox_b < ox_a) ox_b = ox_a;
     for (int oy = oy0; oy < oy1; oy++) {
-        for (int ox = 0; ox < ox_a; ox++) dw_pixel(j, oy, ox, lo, hi);
-        if (ox_b > ox_a) dw3x3_row(j, oy, ox_a, ox_b, V_SET1(lo), V_SET1(hi));
-        for (int ox = ox_b; ox < g->ow; ox++) dw_pixel(j, oy, ox, lo, hi);
+        int ky0, ky1, a = ox_a, b = ox_b;
+        tap_range(oy * g->sh - g->pt, 1, 3, g->h, &ky0, &ky1);
+        if (ky0 > 1 || ky1 < 2) a = b = g->ow; /* the middle row is outside: the general path */
+        for (int ox = 0; ox < a; ox++) dw_pixel(j, oy, ox, lo, hi);
+        if (b > a) dw3x3_row(j, oy, a, b, V_SET1(lo), V_SET1(hi));
+        for (int ox = b; ox < g->ow; ox++) dw_pixel(j, oy, ox, lo, hi);
     }
 }
 

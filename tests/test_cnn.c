@@ -234,10 +234,39 @@ static void test_threads_deterministic(void) {
     ac_tfl_free(m);
 }
 
+/* Layer names: the short (first ';' part) name, a stride-16 layer, the default of a TF2 model, errors. */
+static void test_encoder_layers(void) {
+    const char *mp = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite");
+    const char *tf2 = test_shared("encoders/tf2_mobilenet_v2_1.0_224_ptq.tflite");
+    if (!mp || !tf2) SKIP("needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite and tf2_mobilenet_v2_1.0_224_ptq.tflite");
+    ac_encoder enc;
+    ac_err err;
+    CHECKF(ac_encoder_open(mp, "MobilenetV2/expanded_conv_13/expand/Relu6", 224, 1, &enc, &err) == 0, "%s", err.msg);
+    CHECK(enc.grid_h == 14 && enc.grid_w == 14 && enc.dim == 576 && enc.size == 224);
+    CHECK(!strcmp(enc.layer, "MobilenetV2/expanded_conv_13/expand/Relu6"));
+    CHECK(fabs(enc.norm.mean - 128.0f) < 1e-6 && fabs(enc.norm.scale - 0.0078125f) < 1e-9);
+    CHECK(strlen(enc.sha256) == 64);
+    ac_encoder_close(&enc);
+    CHECKF(ac_encoder_open(tf2, NULL, 0, 1, &enc, &err) == 0, "%s", err.msg);
+    CHECK(enc.grid_h == 7 && enc.dim == 1280 && enc.size == 224);
+    CHECKF(!strcmp(enc.layer, "MobileNetV2/Conv2d_18_1/relu6/Relu6"), "default layer of the TF2 model: %s", enc.layer);
+    ac_encoder_close(&enc);
+    CHECK(ac_encoder_open(mp, "no/such/layer", 224, 1, &enc, &err) < 0 && strstr(err.msg, "no/such/layer") && strstr(err.msg, mp));
+    CHECK(ac_encoder_open(mp, NULL, 100000, 1, &enc, &err) < 0 && strstr(err.msg, "100000"));
+    CHECK(ac_encoder_open("/nonexistent.tflite", NULL, 224, 1, &enc, &err) < 0 && strstr(err.msg, "/nonexistent.tflite"));
+    /* the classifier head cannot run at another size: a clear error, not a crash */
+    ac_tfl_model *m;
+    ac_cnn *c;
+    CHECKF(ac_tfl_load(mp, &m, &err) == 0, "%s", err.msg);
+    CHECK(ac_cnn_create(m, NULL, 320, 320, 1, &c, &err) < 0 && strstr(err.msg, "RESHAPE"));
+    ac_tfl_free(m);
+}
+
 int main(void) {
     RUN(test_ops);
     RUN(test_grace_hopper);
     RUN(test_cat);
     RUN(test_threads_deterministic);
+    RUN(test_encoder_layers);
     return TEST_EXIT();
 }
