@@ -24,7 +24,7 @@ static double sgemm_peak(int threads) {
     for (size_t i = 0; i < (size_t)n * n; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
     ac_set_threads(threads);
     double best = 1e30;
-    for (int r = 0; r < 6; r++) {
+    for (int r = 0; r < 12; r++) {
         double t0 = ac_now();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         double t = ac_now() - t0;
@@ -56,7 +56,7 @@ static double time_ours(ac_cnn *c, const float *x, float *y, int iters) {
 static double time_torch(const char *model, const char *layer, int size, int threads, int iters) {
     if (!ac_is_file("/usr/bin/python3") || !ac_is_file("bench/torch_cnn.py")) return -1;
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d /usr/bin/python3 bench/torch_cnn.py '%s' '%s' %d %d %d 2>/dev/null",
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d timeout 900 /usr/bin/python3 bench/torch_cnn.py '%s' '%s' %d %d %d 2>/dev/null",
              threads, model, layer, size, threads, iters);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
@@ -81,8 +81,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     double peak = sgemm_peak(threads);
-    printf("sgemm peak (1536^3, %d threads): %.1f GFLOP/s\n", threads, peak);
-    printf("%-6s %10s %10s %10s %9s %12s\n", "size", "ours ms", "torch ms", "speed-up", "GFLOP", "ours %peak");
+    double res[2][3];
     for (int size = 224; size <= 448; size *= 2) {
         ac_encoder enc;
         ac_err err;
@@ -97,15 +96,23 @@ int main(int argc, char **argv) {
         double torch_ms = time_torch(model, layer, size, threads, iters);
         double b = time_ours(enc.cnn, x, y, iters);
         double ours = a < b ? a : b, gflop = ac_cnn_flops(enc.cnn) / 1e9;
-        char tbuf[32] = "n/a", sbuf[32] = "n/a";
-        if (torch_ms > 0) {
-            snprintf(tbuf, sizeof tbuf, "%.2f", torch_ms);
-            snprintf(sbuf, sizeof sbuf, "%.2fx", torch_ms / ours);
-        }
-        printf("%-6d %10.2f %10s %10s %9.3f %11.1f%%\n", size, ours, tbuf, sbuf, gflop, 100.0 * gflop / (ours / 1e3) / peak);
-        fflush(stdout);
+        res[size / 448][0] = ours, res[size / 448][1] = torch_ms, res[size / 448][2] = gflop;
         free(x), free(y);
         ac_encoder_close(&enc);
+    }
+    /* the peak again, after: the better of the two is the machine's (load only lowers it) */
+    double peak2 = sgemm_peak(threads);
+    if (peak2 > peak) peak = peak2;
+    printf("sgemm peak (1536^3, %d threads, best of before/after): %.1f GFLOP/s\n", threads, peak);
+    printf("%-6s %10s %10s %10s %9s %12s\n", "size", "ours ms", "torch ms", "speed-up", "GFLOP", "ours %peak");
+    for (int k = 0; k < 2; k++) {
+        char tbuf[32] = "n/a", sbuf[32] = "n/a";
+        if (res[k][1] > 0) {
+            snprintf(tbuf, sizeof tbuf, "%.2f", res[k][1]);
+            snprintf(sbuf, sizeof sbuf, "%.2fx", res[k][1] / res[k][0]);
+        }
+        printf("%-6d %10.2f %10s %10s %9.3f %11.1f%%\n", 224 << k, res[k][0], tbuf, sbuf, res[k][2],
+               100.0 * res[k][2] / (res[k][0] / 1e3) / peak);
     }
     free(def);
     free(data);

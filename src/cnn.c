@@ -134,6 +134,8 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
     const ac_tfl_op *op = s->op;
     const ac_tfl_model *m = c->m;
     if (op->n_out < 1 || op->outputs[0] < 0) return op_err(c, s, err, "operator has no output");
+    if (m->tensors[op->outputs[0]].data) return op_err(c, s, err, "operator writes a constant tensor");
+    if (c->t[op->outputs[0]].planned) return op_err(c, s, err, "output tensor is already computed (graph not in order)");
     int out = op->outputs[0], a, b;
     switch (op->opcode) {
     case OP_CONV_2D: {
