@@ -10,5 +10,6 @@ t=$1 secs=${2:-300}
 bash fuzz/build.sh "$t" >/dev/null
 mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
 cp -n fuzz/corpus/"$t"/* "build-fuzz/corpus/$t/" 2>/dev/null || true
+[ "$t" = tflite ] && { cp -n tests/fixtures/cnn/*.tflite "build-fuzz/corpus/$t/" 2>/dev/null || true; }
 nice -n 19 "build-fuzz/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
   -artifact_prefix="build-fuzz/crashes/$t/" "build-fuzz/corpus/$t" 2>&1 | tee "build-fuzz/$t.log" | grep -E '^(#[0-9]+.*(DONE|pulse)|stat::|==[0-9]+==ERROR|SUMMARY)' || true
