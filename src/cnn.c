@@ -605,7 +605,7 @@ fail:
 
 int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
-    memcpy(in->data, input, in->count * sizeof(float));
+    if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
     ac_set_threads(c->threads);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
     for (size_t i = 0; i < o->count; i++)
@@ -623,6 +623,8 @@ void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) {
 }
 
 double ac_cnn_flops(const ac_cnn *c) { return c->flops; }
+
+float *ac_cnn_input(ac_cnn *c) { return c->t[c->in_t].data; }
 
 void ac_cnn_free(ac_cnn *c) {
     if (!c) return;

@@ -103,16 +103,10 @@ int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *
         if (ac_image_resize(img, enc->size, enc->size, &r, err) < 0) return -1;
         src = &r;
     }
-    float *x = malloc((size_t)enc->size * enc->size * 3 * sizeof *x);
-    if (!x) {
-        ac_image_free(&r);
-        return ac_errf(err, "out of memory");
-    }
+    float *x = ac_cnn_input(enc->cnn); /* normalise straight into the plan's input buffer */
     ac_image_to_float(src, enc->norm.mean, enc->norm.scale, x);
     ac_image_free(&r);
-    int rc = ac_cnn_run(enc->cnn, x, out, err);
-    free(x);
-    return rc;
+    return ac_cnn_run(enc->cnn, x, out, err);
 }
 
 void ac_encoder_close(ac_encoder *enc) {

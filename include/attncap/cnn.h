@@ -14,6 +14,8 @@ int ac_cnn_create(const ac_tfl_model *model, const char *output_tensor, int in_h
 /* input: in_h*in_w*C floats (NHWC, batch 1), already normalised. output: out_h*out_w*out_c floats. */
 int ac_cnn_run(ac_cnn *cnn, const float *input, float *output, ac_err *err);
 void ac_cnn_output_shape(const ac_cnn *cnn, int *h, int *w, int *c);
+/* The plan's own input buffer (in_h*in_w*C floats): fill it and pass it to ac_cnn_run to skip a copy. */
+float *ac_cnn_input(ac_cnn *cnn);
 double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
 void ac_cnn_free(ac_cnn *cnn);
 
