@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 CC=${FUZZ_CC:-clang}
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -Iinclude -I/usr/include/stb -I/usr/include/x86_64-linux-gnu/openblas-pthread"
-LIBS="-lcjson -lopenblas -lpthread -lm"
+LIBS="-lcjson -lopenblas -lstemmer -lpthread -lm"
 declare -A SOURCES=(
   [safetensors]="src/safetensors.c src/common.c"
   [image]="src/image.c src/common.c fuzz/stb_image_impl.c"
@@ -16,6 +16,10 @@ declare -A SOURCES=(
   [dataset]="src/dataset.c src/strmap.c src/common.c"
   [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/tokenize.c src/strmap.c src/common.c"
   [model]="src/model.c src/decoder.c src/decoder_train.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
+  [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c"
+  [dataset]="src/dataset.c src/strmap.c src/common.c"
+  [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/tokenize.c src/strmap.c src/common.c"
+  [model]="src/model.c src/decoder.c src/decoder_train.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
 )
 mkdir -p build-fuzz
 targets=("$@")

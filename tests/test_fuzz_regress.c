@@ -6,6 +6,10 @@
 #include "../fuzz/fuzz_features.c"
 #include "../fuzz/fuzz_image.c"
 #include "../fuzz/fuzz_safetensors.c"
+#include "../fuzz/fuzz_dataset.c"
+#include "../fuzz/fuzz_model.c"
+#include "../fuzz/fuzz_results.c"
+#include "../fuzz/fuzz_tokenize.c"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -15,7 +19,8 @@
 static const struct {
     const char *name;
     int (*fn)(const uint8_t *, size_t);
-} targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features}};
+} targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features},
+                 {"dataset", fuzz_dataset}, {"model", fuzz_model}, {"results", fuzz_results}, {"tokenize", fuzz_tokenize}};
 
 /* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
 static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {
