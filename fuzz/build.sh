@@ -15,10 +15,6 @@ declare -A SOURCES=(
   [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c"
   [dataset]="src/dataset.c src/strmap.c src/common.c"
   [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/tokenize.c src/strmap.c src/common.c"
-  [model]="src/model.c src/decoder.c src/decoder_train.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
-  [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c"
-  [dataset]="src/dataset.c src/strmap.c src/common.c"
-  [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/tokenize.c src/strmap.c src/common.c"
   [model]="src/model.c src/decoder.c src/decoder_train.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
 )
 mkdir -p build-fuzz
