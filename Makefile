@@ -66,6 +66,15 @@ test-valgrind:
 	$(MAKE) BUILD=build-valgrind ARCH=-march=x86-64-v3 tests
 	@BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" bash tests/run.sh
 
+# libFuzzer targets (fuzz/README.md): each runs FUZZ_SECONDS at nice 19, one after another; fails if
+# any of them left a crash input in build-fuzz/crashes/TARGET/.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+fuzz:
+	@for t in $(FUZZ_TARGETS); do bash fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@bad=$$(for t in $(FUZZ_TARGETS); do ls -d build-fuzz/crashes/$$t/* 2>/dev/null; done); \
+	 if [ -n "$$bad" ]; then echo "fuzz: crash inputs:"; echo "$$bad"; exit 1; else echo "fuzz: no findings"; fi
+
 bench: $(BENCH_BIN) $(BIN)
 	@bash bench/run.sh
 
