@@ -45,7 +45,7 @@ int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_p
 int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     ac_limits lim = ac_limits_get();
     if (c->vocab < 5 || (uint64_t)c->vocab > lim.max_vocab)
-        return ac_errf(err, "vocabulary size %d out of range [5, %llu]", c->vocab, (unsigned long long)lim.max_vocab);
+        return ac_errf(err, "vocabulary size %d out of range [5, %llu] (limit ATTNCAP_MAX_VOCAB)", c->vocab, (unsigned long long)lim.max_vocab);
     const struct { const char *n; int v, max; } d[] = {
         {"embed", c->embed, 8192}, {"hidden", c->hidden, 8192}, {"att", c->att, 8192},
         {"dim", c->dim, 16384},    {"grid_h", c->grid_h, 256},  {"grid_w", c->grid_w, 256},
