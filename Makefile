@@ -5,7 +5,7 @@ CC      ?= cc
 ARCH    ?= -march=native
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) $(ARCH) -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -I/usr/include/stb \
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -I/usr/include/stb \
            -I/usr/include/x86_64-linux-gnu/openblas-pthread -fno-strict-aliasing
 LDLIBS  += -lopenblas -lpng -lstb -lcjson -lstemmer -lpthread -lm
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
