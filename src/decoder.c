@@ -14,7 +14,6 @@
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +142,7 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
     }
     memcpy(im->ann, ann, sizeof(float) * (size_t)L * D);
     for (int l = 0; l < L; l++) memcpy(im->proj + (size_t)l * A, dec->att_ba, sizeof(float) * A);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, A, D, 1.0f, ann, D, dec->att_wa, A, 1.0f, im->proj, A);
+    ac_smm_nn(L, A, D, ann, D, dec->att_wa, A, im->proj, A);
     for (int l = 0; l < L; l++)
         for (int d = 0; d < D; d++) im->mean[d] += ann[(size_t)l * D + d];
     for (int d = 0; d < D; d++) im->mean[d] /= (float)L;
@@ -162,8 +161,8 @@ void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *im, flo
     const int D = dec->cfg.dim, H = dec->cfg.hidden;
     memcpy(h, dec->init_h_b, sizeof(float) * H);
     memcpy(c, dec->init_c_b, sizeof(float) * H);
-    cblas_sgemv(CblasRowMajor, CblasTrans, D, H, 1.0f, dec->init_h_w, H, im->mean, 1, 1.0f, h, 1);
-    cblas_sgemv(CblasRowMajor, CblasTrans, D, H, 1.0f, dec->init_c_w, H, im->mean, 1, 1.0f, c, 1);
+    ac_smm_nn(1, H, D, im->mean, D, dec->init_h_w, H, h, H);
+    ac_smm_nn(1, H, D, im->mean, D, dec->init_c_w, H, c, H);
     for (int j = 0; j < H; j++) h[j] = ac_tanhf(h[j]), c[j] = ac_tanhf(c[j]);
 }
 
@@ -183,36 +182,45 @@ static void softmax_row(float *x, int n, int log_out) {
     }
 }
 
+/* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
+ * weights than multiplying, and its threading can change the rounding; here every weight matrix is
+ * streamed once per step, single-threaded, in a fixed order (same result for any thread count). */
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
                      const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, A = cf->att, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
-    /* Scratch: inference is not the hot path, one allocation per call is fine. */
-    size_t need = (size_t)K * A + (size_t)K * X + (size_t)K * 4 * H + (size_t)K * E;
+    /* Scratch: a few KB per hypothesis, negligible next to streaming the weights. */
+    size_t need = (size_t)K * A + (size_t)K * X + (size_t)K * 4 * H + (size_t)K * E + (size_t)A;
     float *buf = malloc(sizeof(float) * need);
     if (!buf) abort(); /* the API has no error channel; a few KB failing means the process is doomed */
     float *hw = buf, *x = hw + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, A, H, 1.0f, h, H, dec->att_wh, A, 0.0f, hw, A);
-    float *th = malloc(sizeof(float) * A);
-    if (!th) abort();
+    float *th = o + (size_t)K * E;
+    memset(hw, 0, sizeof(float) * (size_t)K * A);
+    ac_smm_nn(K, A, H, h, H, dec->att_wh, A, hw, A);
+    float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int k = 0; k < K; k++) {
         float *al = alpha + (size_t)k * L;
         for (int l = 0; l < L; l++) al[l] = ac_att_row_fwd(A, im->proj + (size_t)l * A, hw + (size_t)k * A, dec->att_we, th);
         softmax_row(al, L, 0);
         float bp = dec->beta_b[0];
         for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];
-        float be = 1.0f / (1.0f + expf(-bp));
-        if (beta) beta[k] = be;
+        be[k] = 1.0f / (1.0f + expf(-bp));
+        if (beta) beta[k] = be[k];
         float *xk = x + (size_t)k * X;
         int w = prev[k] >= 0 && prev[k] < V ? prev[k] : AC_UNK;
         memcpy(xk, dec->emb + (size_t)w * E, sizeof(float) * E);
-        /* z = beta * alpha^T a */
-        cblas_sgemv(CblasRowMajor, CblasTrans, L, D, be, im->ann, D, al, 1, 0.0f, xk + E, 1);
+        memset(xk + E, 0, sizeof(float) * D);
         memcpy(xk + E + D, h + (size_t)k * H, sizeof(float) * H);
-        memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, 4 * H, X, 1.0f, x, X, dec->lstm_w, 4 * H, 1.0f, g, 4 * H);
+    /* z = beta * alpha^T a, all hypotheses in one pass over the annotations */
+    ac_smm_nn(K, D, L, alpha, L, im->ann, D, x + E, X);
+    for (int k = 0; k < K; k++) {
+        float *zk = x + (size_t)k * X + E, b = be[k];
+        for (int j = 0; j < D; j++) zk[j] *= b;
+    }
+    for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
+    ac_smm_nn(K, 4 * H, X, x, X, dec->lstm_w, 4 * H, g, 4 * H);
     for (int k = 0; k < K; k++) {
         const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * H;
         float *hk = h_out + (size_t)k * H, *cn = c_out + (size_t)k * H;
@@ -225,12 +233,11 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
         memcpy(o + (size_t)k * E, x + (size_t)k * X, sizeof(float) * E); /* E y */
     }
     /* deep output: tanh(E y + h L_h + z L_z) L_o + b_o */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, E, H, 1.0f, h_out, H, dec->out_lh, E, 1.0f, o, E);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, E, D, 1.0f, x + E, X, dec->out_lz, E, 1.0f, o, E);
+    ac_smm_nn(K, E, H, h_out, H, dec->out_lh, E, o, E);
+    ac_smm_nn(K, E, D, x + E, X, dec->out_lz, E, o, E);
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, V, E, 1.0f, o, E, dec->out_lo, V, 1.0f, logp, V);
+    ac_smm_nn(K, V, E, o, E, dec->out_lo, V, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
-    free(th);
     free(buf);
 }

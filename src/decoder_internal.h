@@ -68,6 +68,10 @@ static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
 size_t ac_smm_packed_size(int K, int N);
 void ac_smm_pack(int K, int N, const float *B, int ldb, int trans, float *Bp);
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc);
+/* The same product with B unpacked (row-major, row stride ldb): the inference step's, where each
+ * weight is used once per call. Single-threaded and with a fixed summation order (k ascending per
+ * output), so results never depend on the thread count or on OpenBLAS's kernel choice. */
+void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc);
 /* Allocates a zeroed parameter buffer for cfg (checked) without initialising: the model loader's. */
 int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err);
 /* model.c: config <-> JSON, and the decoder's tensors in/out of safetensors (checkpoints reuse these

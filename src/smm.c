@@ -91,6 +91,63 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
         }
     }
 }
+/* Unpacked B (inference: the weights as stored, no second copy). Column panels of B would be read
+ * with a stride of a whole row (a new page per k for the 8 KB rows of the LSTM weights, which defeats
+ * the hardware prefetcher), so for few rows the loop runs the other way: B row by row, 4 rows at a
+ * time, each a contiguous stream, with C (M x 1024 columns, in L1) updated in place. Every output still
+ * sums over k in ascending order. Larger M (the per-photo projection) uses 6-row blocks of this. */
+#define KSTREAM(MR)                                                                                          \
+    static void kstream_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C,       \
+                             int ldc) {                                                                      \
+        for (int n0 = 0; n0 < N; n0 += 1024) {                                                               \
+            const int nc = N - n0 < 1024 ? N - n0 : 1024;                                                    \
+            for (int k0 = 0; k0 < K; k0 += 4) {                                                              \
+                const int kc = K - k0 < 4 ? K - k0 : 4;                                                      \
+                __m512 a[MR][4];                                                                             \
+                _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+                    a[r][q] = _mm512_set1_ps(q < kc ? A[(size_t)r * lda + k0 + q] : 0.0f);                  \
+                const float *b = B + (size_t)k0 * ldb + n0;                                                  \
+                const float *b1 = kc > 1 ? b + ldb : b, *b2 = kc > 2 ? b + 2 * (size_t)ldb : b,            \
+                            *b3 = kc > 3 ? b + 3 * (size_t)ldb : b;                                          \
+                for (int j = 0; j < nc; j += 16) {                                                           \
+                    const __mmask16 m = nc - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nc - j)) - 1); \
+                    __m512 v0 = _mm512_maskz_loadu_ps(m, b + j), v1 = _mm512_maskz_loadu_ps(m, b1 + j),      \
+                           v2 = _mm512_maskz_loadu_ps(m, b2 + j), v3 = _mm512_maskz_loadu_ps(m, b3 + j);     \
+                    _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                   \
+                        float *c = C + (size_t)r * ldc + n0 + j;                                             \
+                        __m512 acc = _mm512_maskz_loadu_ps(m, c);                                            \
+                        acc = _mm512_fmadd_ps(a[r][0], v0, acc);                                             \
+                        if (kc > 1) acc = _mm512_fmadd_ps(a[r][1], v1, acc);                                 \
+                        if (kc > 2) acc = _mm512_fmadd_ps(a[r][2], v2, acc);                                 \
+                        if (kc > 3) acc = _mm512_fmadd_ps(a[r][3], v3, acc);                                 \
+                        _mm512_mask_storeu_ps(c, m, acc);                                                    \
+                    }                                                                                        \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+KSTREAM(1)
+KSTREAM(2)
+KSTREAM(3)
+KSTREAM(4)
+KSTREAM(5)
+KSTREAM(6)
+
+void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    for (int m0 = 0; m0 < M; m0 += 6) {
+        const float *a = A + (size_t)m0 * lda;
+        float *c = C + (size_t)m0 * ldc;
+        switch (M - m0 < 6 ? M - m0 : 6) {
+        case 1: kstream_1(N, K, a, lda, B, ldb, c, ldc); break;
+        case 2: kstream_2(N, K, a, lda, B, ldb, c, ldc); break;
+        case 3: kstream_3(N, K, a, lda, B, ldb, c, ldc); break;
+        case 4: kstream_4(N, K, a, lda, B, ldb, c, ldc); break;
+        case 5: kstream_5(N, K, a, lda, B, ldb, c, ldc); break;
+        default: kstream_6(N, K, a, lda, B, ldb, c, ldc); break;
+        }
+    }
+}
 #else
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
@@ -102,6 +159,21 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
             for (int k = 0; k < K; k++) {
                 const float a = A[(size_t)m * lda + k];
                 for (int j = 0; j < 64; j++) acc[j] += a * b[(size_t)k * 64 + j];
+            }
+            for (int j = 0; j < nc; j++) C[(size_t)m * ldc + n0 + j] += acc[j];
+        }
+    }
+}
+
+void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    for (int n0 = 0; n0 < N; n0 += 64) {
+        const int nc = N - n0 < 64 ? N - n0 : 64;
+        for (int m = 0; m < M; m++) {
+            float acc[64] = {0};
+            for (int k = 0; k < K; k++) {
+                const float a = A[(size_t)m * lda + k], *b = B + (size_t)k * ldb + n0;
+                for (int j = 0; j < nc; j++) acc[j] += a * b[j];
             }
             for (int j = 0; j < nc; j++) C[(size_t)m * ldc + n0 + j] += acc[j];
         }
