@@ -12,12 +12,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Messages often quote text from the file (names, ids, splits); a control byte there (a newline
+ * above all) would break the one-line error contract, so it becomes '?'. */
+static void err_one_line(ac_err *err) {
+    for (char *p = err->msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+}
+
 int ac_errf(ac_err *err, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        err_one_line(err);
     }
     return -1;
 }
@@ -33,6 +41,7 @@ int ac_err_prefix(ac_err *err, const char *fmt, ...) {
     /* Truncation of an over-long message is acceptable; keep the compiler quiet about it. */
     int n = snprintf(err->msg, sizeof err->msg, "%s: ", prefix);
     if (n > 0 && (size_t)n < sizeof err->msg) snprintf(err->msg + n, sizeof err->msg - (size_t)n, "%.*s", (int)(sizeof err->msg - (size_t)n - 1), old);
+    err_one_line(err);
     return -1;
 }
 
