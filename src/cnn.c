@@ -616,10 +616,11 @@ int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
 
 void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) {
     const cnn_tensor *o = &c->t[c->out_t];
-    /* NHWC for 4-D; [batch, n] and others report the last dim as channels on a 1 x 1 grid */
-    if (o->ndim == 4) *h = o->shape[1], *w = o->shape[2], *ch = o->shape[3];
-    else *h = 1, *w = 1, *ch = o->ndim ? (int)(o->count / (size_t)(o->shape[0] ? o->shape[0] : 1)) : 1;
-    if (o->ndim != 4 && o->ndim > 0 && o->shape[0] != 1) *h = o->shape[0];
+    /* NHWC for 4-D (a batch other than 1 folded into h); otherwise rows x last dimension on a
+     * h x 1 grid. Always h * w * ch = the number of output floats. */
+    if (o->ndim == 4) *h = o->shape[0] * o->shape[1], *w = o->shape[2], *ch = o->shape[3];
+    else if (o->ndim == 0) *h = *w = *ch = 1;
+    else *ch = o->shape[o->ndim - 1], *w = 1, *h = (int)(o->count / (size_t)o->shape[o->ndim - 1]);
 }
 
 double ac_cnn_flops(const ac_cnn *c) { return c->flops; }
