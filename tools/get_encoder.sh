@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 name=mobilenet_v2_1.0_224_quant.tflite
 want=7aad0c74c5e3c06e5eb3c827e13304fdd68a83da6087d92ee169c24ff9fd4776
 url=https://storage.googleapis.com/download.tensorflow.org/models/tflite_11_05_08/mobilenet_v2_1.0_224_quant.tgz
+mkdir -p models
 dest=models/$name
 check() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$want" ]; }
 if [ -f "$dest" ] && check "$dest"; then echo "encoder: $dest (SHA-256 ok)"; exit 0; fi
