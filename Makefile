@@ -64,7 +64,7 @@ test-asan:
 # valgrind cannot execute AVX-512, so this build targets x86-64-v3 (AVX2/FMA).
 test-valgrind:
 	$(MAKE) BUILD=build-valgrind ARCH=-march=x86-64-v3 tests
-	@BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" bash tests/run.sh
+	@BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="valgrind -q --suppressions=tests/valgrind.supp --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" bash tests/run.sh
 
 # libFuzzer targets (fuzz/README.md): each runs FUZZ_SECONDS at nice 19, one after another; fails if
 # any of them left a crash input in build-fuzz/crashes/TARGET/.
