@@ -1,6 +1,7 @@
 /* dataset.c: readers for captioned-photo sets (see dataset.h). Every reader fills the same
  * ac_dataset: one entry per photo in order of first appearance, its raw captions, its split. */
 #include "attncap/dataset.h"
+#include "json_internal.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -112,7 +113,7 @@ static int line_of(const char *text, size_t off) {
     return line;
 }
 
-static cJSON *parse_json_file(const char *path, ac_err *err) {
+cJSON *ac_json_parse_file(const char *path, ac_err *err) {
     char *data;
     size_t len;
     ac_limits lim = ac_limits_get();
@@ -131,7 +132,7 @@ static cJSON *parse_json_file(const char *path, ac_err *err) {
 
 /* ---- COCO captions JSON: {"images":[{"id","file_name"}], "annotations":[{"image_id","caption"}]} ---- */
 
-static int id_text(const cJSON *v, char *buf, size_t n) {
+int ac_json_id_text(const cJSON *v, char *buf, size_t n) {
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (d == (double)(long long)d) snprintf(buf, n, "%lld", (long long)d);
@@ -156,7 +157,7 @@ static int read_coco(const char *path, cJSON *root, builder *b, ac_err *err) {
     cJSON_ArrayForEach(it, images) {
         cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
         cJSON *fn = cJSON_GetObjectItemCaseSensitive(it, "file_name");
-        if (id_text(id, idb, sizeof idb) || !cJSON_IsString(fn) || !fn->valuestring[0])
+        if (ac_json_id_text(id, idb, sizeof idb) || !cJSON_IsString(fn) || !fn->valuestring[0])
             return ac_errf(err, "%s: images[%d] needs \"id\" and \"file_name\"", path, i);
         if (ac_strmap_get(&b->index, idb) >= 0) return ac_errf(err, "%s: images[%d]: id %s appears twice", path, i, idb);
         int k = get_image(b, idb, base_name(fn->valuestring), idb, err);
@@ -168,7 +169,7 @@ static int read_coco(const char *path, cJSON *root, builder *b, ac_err *err) {
     cJSON_ArrayForEach(it, anns) {
         cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "image_id");
         cJSON *cap = cJSON_GetObjectItemCaseSensitive(it, "caption");
-        if (id_text(id, idb, sizeof idb) || !cJSON_IsString(cap))
+        if (ac_json_id_text(id, idb, sizeof idb) || !cJSON_IsString(cap))
             return ac_errf(err, "%s: annotations[%d] needs \"image_id\" and \"caption\"", path, i);
         int k = ac_strmap_get(&b->index, idb);
         if (k < 0) return ac_errf(err, "%s: annotations[%d]: image_id %s is not in \"images\"", path, i, idb);
@@ -195,7 +196,7 @@ static int read_karpathy(const char *path, cJSON *root, builder *b, ac_err *err)
         cJSON *cocoid = cJSON_GetObjectItemCaseSensitive(it, "cocoid");
         if (!cJSON_IsString(fn) || !fn->valuestring[0] || !cJSON_IsArray(sents))
             return ac_errf(err, "%s: images[%d] needs \"filename\" and \"sentences\"", path, i);
-        if (id_text(cocoid, idb, sizeof idb)) snprintf(idb, sizeof idb, "%s", fn->valuestring);
+        if (ac_json_id_text(cocoid, idb, sizeof idb)) snprintf(idb, sizeof idb, "%s", fn->valuestring);
         if (ac_strmap_get(&b->index, idb) >= 0) return ac_errf(err, "%s: images[%d]: '%s' appears twice", path, i, idb);
         int k = get_image(b, idb, fn->valuestring, idb, err);
         if (k < 0) return -1;
@@ -396,7 +397,7 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
     } else if (!ac_is_file(spec)) {
         rc = ac_errf(err, "%s: no such file or directory", spec);
     } else if (ends_with(spec, ".json")) {
-        cJSON *root = parse_json_file(spec, err);
+        cJSON *root = ac_json_parse_file(spec, err);
         rc = root ? 0 : -1;
         if (!rc) {
             cJSON *images = cJSON_GetObjectItemCaseSensitive(root, "images");

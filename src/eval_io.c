@@ -7,36 +7,8 @@
 
 #include "attncap/dataset.h"
 #include "attncap/metrics.h"
+#include "json_internal.h"
 #include "strmap.h"
-
-static cJSON *load_json(const char *path, ac_err *err) {
-    char *data;
-    size_t len;
-    if (ac_read_file(path, ac_limits_get().max_file_bytes, &data, &len, err)) return NULL;
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-    if (!j) {
-        int line = 1;
-        for (const char *p = data; end && p < end; p++) line += *p == '\n';
-        ac_errf(err, "%s:%d: not valid JSON", path, line);
-    }
-    free(data);
-    return j;
-}
-
-static int id_text(const cJSON *v, char *buf, size_t n) {
-    if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (d == (double)(long long)d) snprintf(buf, n, "%lld", (long long)d);
-        else snprintf(buf, n, "%.17g", d);
-        return 0;
-    }
-    if (cJSON_IsString(v) && v->valuestring[0]) {
-        snprintf(buf, n, "%s", v->valuestring);
-        return 0;
-    }
-    return -1;
-}
 
 static int nonblank(const char *s) {
     for (; *s; s++)
@@ -64,7 +36,7 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
         }
     }
     if (rc) rc = ac_errf(err, "out of memory");
-    cJSON *res = rc ? NULL : load_json(results_path, err);
+    cJSON *res = rc ? NULL : ac_json_parse_file(results_path, err);
     if (!rc && !res) rc = -1;
     if (!rc && !cJSON_IsArray(res))
         rc = ac_errf(err, "%s: expected a JSON list of {\"image_id\": ..., \"caption\": \"...\"}", results_path);
@@ -76,7 +48,7 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
     if (!rc) cJSON_ArrayForEach(it, res) {
         cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "image_id");
         cJSON *cap = cJSON_GetObjectItemCaseSensitive(it, "caption");
-        if (!cJSON_IsObject(it) || id_text(id, idb, sizeof idb)) {
+        if (!cJSON_IsObject(it) || ac_json_id_text(id, idb, sizeof idb)) {
             rc = ac_errf(err, "%s: results[%d] has no \"image_id\"", results_path, i);
             break;
         }
@@ -121,7 +93,7 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
 
 int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err) {
     memset(s, 0, sizeof *s);
-    cJSON *j = load_json(path, err);
+    cJSON *j = ac_json_parse_file(path, err);
     if (!j) return -1;
     int rc = 0, i = 0;
     if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) == 0)
@@ -131,8 +103,8 @@ int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err) {
     if (!rc) cJSON_ArrayForEach(it, j) {
         cJSON *caps = cJSON_GetObjectItemCaseSensitive(it, "captions");
         cJSON *pred = cJSON_GetObjectItemCaseSensitive(it, "prediction");
-        if (id_text(cJSON_GetObjectItemCaseSensitive(it, "image_id"), idb, sizeof idb) &&
-            id_text(cJSON_GetObjectItemCaseSensitive(it, "image_name"), idb, sizeof idb))
+        if (ac_json_id_text(cJSON_GetObjectItemCaseSensitive(it, "image_id"), idb, sizeof idb) &&
+            ac_json_id_text(cJSON_GetObjectItemCaseSensitive(it, "image_name"), idb, sizeof idb))
             snprintf(idb, sizeof idb, "%d", i);
         if (!cJSON_IsArray(caps) || cJSON_GetArraySize(caps) == 0) {
             rc = ac_errf(err, "%s: [%d] needs a non-empty \"captions\" list", path, i);
