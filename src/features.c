@@ -152,6 +152,39 @@ bad_enc:
     return ac_errf(err, "%s: metadata \"encoder\" does not match the features' shape", path);
 }
 
+/* A shard opened (its header only, or whole) and parsed. The caller owns it: shard_close. */
+typedef struct {
+    char *path;
+    ac_st_file file;
+    shard_info info;
+} open_shard;
+
+static void shard_close(open_shard *o) {
+    shard_info_free(&o->info);
+    ac_st_free(&o->file);
+    free(o->path);
+    o->path = NULL;
+}
+
+static int shard_open(const char *dir, const char *name, int header_only, open_shard *o, ac_err *err) {
+    memset(o, 0, sizeof *o);
+    o->path = ac_path_join(dir, name);
+    if (!o->path) return ac_errf(err, "%s: out of memory", dir);
+    int rc = header_only ? ac_st_read_header(o->path, &o->file, err) : ac_st_read(o->path, &o->file, err);
+    if (rc) {
+        free(o->path);
+        o->path = NULL;
+        return -1;
+    }
+    if (shard_parse(o->path, &o->file, &o->info, err)) {
+        ac_st_free(&o->file);
+        free(o->path);
+        o->path = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* Same encoder: sha256, layer and size agree. */
 static int same_identity(const cJSON *a, const cJSON *b) {
     static const char *fields[] = {"sha256", "layer", "size", "grid_h", "grid_w", "dim"};
@@ -330,41 +363,28 @@ static int existing_keys(const char *dir, const cJSON *ours, shard_list *sl, cha
     *keys = NULL, *nkeys = 0;
     int cap = 0;
     for (int i = 0; i < sl->n; i++) {
-        char *p = ac_path_join(dir, sl->names[i]);
-        ac_st_file f;
-        shard_info s;
-        if (!p || ac_st_read_header(p, &f, err)) {
-            free(p);
-            return -1;
-        }
-        if (shard_parse(p, &f, &s, err)) {
-            ac_st_free(&f);
-            free(p);
-            return -1;
-        }
-        if (!same_identity(s.identity, ours)) {
+        open_shard o;
+        if (shard_open(dir, sl->names[i], 1, &o, err)) return -1;
+        shard_info *s = &o.info;
+        if (!same_identity(s->identity, ours)) {
             char a[256], b[256];
-            describe(s.identity, a, sizeof a);
+            describe(s->identity, a, sizeof a);
             describe(ours, b, sizeof b);
-            ac_errf(err, "%s: made by a different encoder (%s; now %s): use another --out directory", p, a, b);
-            shard_info_free(&s);
-            ac_st_free(&f);
-            free(p);
+            ac_errf(err, "%s: made by a different encoder (%s; now %s): use another --out directory", o.path, a, b);
+            shard_close(&o);
             return -1;
         }
-        free(p);
-        ac_st_free(&f);
-        if (*nkeys + s.n > cap) {
-            cap = 2 * (*nkeys + s.n) + 16;
+        if (*nkeys + s->n > cap) {
+            cap = 2 * (*nkeys + s->n) + 16;
             char **nk = realloc(*keys, (size_t)cap * sizeof *nk);
             if (!nk) {
-                shard_info_free(&s);
+                shard_close(&o);
                 return ac_errf(err, "%s: out of memory", dir);
             }
             *keys = nk;
         }
-        for (int k = 0; k < s.n; k++) (*keys)[(*nkeys)++] = s.keys[k], s.keys[k] = NULL;
-        shard_info_free(&s);
+        for (int k = 0; k < s->n; k++) (*keys)[(*nkeys)++] = s->keys[k], s->keys[k] = NULL;
+        shard_close(&o);
     }
     if (*nkeys) qsort(*keys, (size_t)*nkeys, sizeof **keys, cmp_str);
     return 0;
@@ -547,43 +567,30 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
     int rc = -1;
     if (!counts) goto oom;
     for (int i = 0; i < sl.n; i++) {
-        char *p = ac_path_join(dir, sl.names[i]);
-        ac_st_file f;
-        shard_info s;
-        if (!p || ac_st_read_header(p, &f, err)) {
-            free(p);
-            goto fail;
-        }
-        if (shard_parse(p, &f, &s, err)) {
-            ac_st_free(&f);
-            free(p);
-            goto fail;
-        }
+        open_shard o;
+        if (shard_open(dir, sl.names[i], 1, &o, err)) goto fail;
+        shard_info *s = &o.info;
         if (!first) {
-            first = s.identity, s.identity = NULL;
-            fc->grid_h = s.grid_h, fc->grid_w = s.grid_w, fc->dim = s.dim;
-            fc->encoder_json = strdup(s.identity_str);
-        } else if (!same_identity(s.identity, first)) {
-            ac_errf(err, "%s: made by a different encoder than %s/%s", p, dir, sl.names[0]);
-            shard_info_free(&s);
-            ac_st_free(&f);
-            free(p);
+            first = s->identity, s->identity = NULL;
+            fc->grid_h = s->grid_h, fc->grid_w = s->grid_w, fc->dim = s->dim;
+            fc->encoder_json = strdup(s->identity_str);
+        } else if (!same_identity(s->identity, first)) {
+            ac_errf(err, "%s: made by a different encoder than %s/%s", o.path, dir, sl.names[0]);
+            shard_close(&o);
             goto fail;
         }
-        free(p);
-        ac_st_free(&f);
-        if (total + s.n > cap) {
-            cap = 2 * (total + s.n) + 64;
+        if (total + s->n > cap) {
+            cap = 2 * (total + s->n) + 64;
             char **nk = realloc(keys, (size_t)cap * sizeof *nk);
             if (!nk) {
-                shard_info_free(&s);
+                shard_close(&o);
                 goto oom;
             }
             keys = nk;
         }
-        for (int k = 0; k < s.n; k++) keys[total++] = s.keys[k], s.keys[k] = NULL;
-        counts[i] = s.n;
-        shard_info_free(&s);
+        for (int k = 0; k < s->n; k++) keys[total++] = s->keys[k], s->keys[k] = NULL;
+        counts[i] = s->n;
+        shard_close(&o);
     }
     /* Sorted, first occurrence of a key wins (duplicates only arise from overlapping manual runs). */
     ent = malloc((size_t)(total + 1) * sizeof *ent);
@@ -608,27 +615,16 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
     /* Pass 2: one shard in memory at a time, rows converted straight into their sorted place. */
     int64_t g = 0;
     for (int i = 0; i < sl.n; i++) {
-        char *p = ac_path_join(dir, sl.names[i]);
-        ac_st_file f;
-        shard_info s;
-        if (!p || ac_st_read(p, &f, err)) {
-            free(p);
+        open_shard o;
+        if (shard_open(dir, sl.names[i], 0, &o, err)) goto fail;
+        const shard_info *s = &o.info;
+        if (s->n != counts[i] || (size_t)s->grid_h * s->grid_w * s->dim != row) {
+            ac_errf(err, "%s: changed while being read", o.path);
+            shard_close(&o);
             goto fail;
         }
-        if (shard_parse(p, &f, &s, err)) {
-            ac_st_free(&f);
-            free(p);
-            goto fail;
-        }
-        if (s.n != counts[i] || (size_t)s.grid_h * s.grid_w * s.dim != row) {
-            ac_errf(err, "%s: changed while being read", p);
-            shard_info_free(&s);
-            ac_st_free(&f);
-            free(p);
-            goto fail;
-        }
-        const ac_st_tensor *t = s.features;
-        for (int r = 0; r < s.n; r++, g++) {
+        const ac_st_tensor *t = s->features;
+        for (int r = 0; r < s->n; r++, g++) {
             if (dest[g] < 0) continue;
             float *out = fc->data + (size_t)dest[g] * row;
             const unsigned char *src = (const unsigned char *)t->data + (size_t)r * row * (t->dtype == AC_ST_F16 ? 2 : 4);
@@ -638,9 +634,7 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
                 f16_to_f32_row(src, out, row);
             }
         }
-        shard_info_free(&s);
-        ac_st_free(&f);
-        free(p);
+        shard_close(&o);
     }
     rc = 0;
     goto fail;
