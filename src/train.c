@@ -63,6 +63,7 @@ typedef struct trainer {
     int per_batch; /* photos per batch (grouped batches) */
     int steps;     /* batches per epoch */
     float *grad, *m, *v;
+    float *ema; /* averaged weights (NULL if off); swapped into the model while evaluating */
     ac_dec_pool *work;
     /* state */
     ac_train_state st;
@@ -347,6 +348,7 @@ static cJSON *opts_json(const ac_train_opts *o) {
     cJSON_AddNumberToObject(j, "min_count", o->min_count);
     cJSON_AddNumberToObject(j, "clip", o->clip);
     cJSON_AddNumberToObject(j, "weight_decay", o->weight_decay);
+    cJSON_AddNumberToObject(j, "ema", o->ema);
     cJSON_AddNumberToObject(j, "lr_decay", o->lr_decay);
     cJSON_AddNumberToObject(j, "lr_patience", o->lr_patience);
     cJSON_AddNumberToObject(j, "eval_every", o->eval_every);
@@ -406,6 +408,7 @@ static int save_ckpt(trainer *tr, ac_err *err) {
     if (ac_st_writer_add(&w, "params", AC_ST_F32, 1, &n, tr->model.dec.params, err) ||
         ac_st_writer_add(&w, "adam_m", AC_ST_F32, 1, &n, tr->m, err) ||
         ac_st_writer_add(&w, "adam_v", AC_ST_F32, 1, &n, tr->v, err) ||
+        (tr->ema && ac_st_writer_add(&w, "ema", AC_ST_F32, 1, &n, tr->ema, err)) ||
         ac_st_writer_meta(&w, "format", CKPT_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
         ac_st_writer_meta(&w, "vocab", voc, err) ||
         ac_st_writer_meta(&w, "encoder", tr->model.encoder_json ? tr->model.encoder_json : "{}", err) ||
@@ -467,6 +470,14 @@ static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
         }
         if (ac_st_to_f32(t, dst[i], n, path, err)) goto done;
     }
+    const ac_st_tensor *te = ac_st_find(&f, "ema");
+    if (te) {
+        if (!(tr->ema = malloc(sizeof(float) * n))) {
+            ac_errf(err, "out of memory");
+            goto done;
+        }
+        if (ac_st_to_f32(te, tr->ema, n, path, err)) goto done;
+    }
     tr->model.encoder_json = strdup(enc);
     sj = cJSON_Parse(state);
     if (!sj || !cJSON_IsObject(sj)) {
@@ -485,6 +496,11 @@ static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
     o->batch = (int)jnum(oj, "batch", o->batch), o->lr = (float)jnum(oj, "lr", o->lr);
     o->min_count = (int)jnum(oj, "min_count", o->min_count), o->clip = (float)jnum(oj, "clip", o->clip);
     o->weight_decay = (float)jnum(oj, "weight_decay", o->weight_decay);
+    o->ema = (float)jnum(oj, "ema", 0);
+    if ((o->ema > 0) != (tr->ema != NULL)) {
+        ac_errf(err, "%s: the checkpoint's weight average does not match its options", path);
+        goto done;
+    }
     o->lr_patience = (int)jnum(oj, "lr_patience", o->lr_patience);
     o->lr_decay = (float)jnum(oj, "lr_decay", o->lr_decay), o->eval_every = (int)jnum(oj, "eval_every", o->eval_every);
     o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
@@ -582,6 +598,18 @@ static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
     return ac_model_save(&tr->model, o->out, o->fp16, extra, err);
 }
 
+/* With a weight average, puts it in the model's place (and back on the second call): evaluation
+ * and the saved model see the averaged weights, training the raw ones. */
+static void ema_swap(trainer *tr) {
+    if (!tr->ema) return;
+    const size_t n = tr->model.dec.n_params;
+    float *p = tr->model.dec.params;
+    for (size_t i = 0; i < n; i++) {
+        const float t = p[i];
+        p[i] = tr->ema[i], tr->ema[i] = t;
+    }
+}
+
 static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
     ac_train_state *s = &tr->st;
     ac_hist h;
@@ -590,8 +618,12 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     h.epoch = s->epoch + (double)s->pos / tr->steps;
     h.train_loss = s->win_tok ? s->win_ce / s->win_tok : NAN;
     h.lr = s->lr;
-    if (val_loss(tr, bb, &h.val_loss, err)) return -1;
-    if (val_scores(tr, &h.bleu4, &h.cider, err)) return -1;
+    ema_swap(tr);
+    int rc = val_loss(tr, bb, &h.val_loss, err) || val_scores(tr, &h.bleu4, &h.cider, err) ? -1 : 0;
+    if (rc) {
+        ema_swap(tr);
+        return -1;
+    }
     const long win_tok = s->win_tok;
     s->win_ce = 0, s->win_tok = 0, s->evals++;
     double score = !strcmp(metric, "loss") ? -h.val_loss : !strcmp(metric, "bleu4") ? h.bleu4 : h.cider;
@@ -603,8 +635,11 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     if (hist_add(tr, &h)) return ac_errf(err, "out of memory");
     if (best) {
         s->best = score, s->best_loss = h.val_loss, s->best_step = s->step, s->bad = 0;
-        if (save_best(tr, &h, err)) return -1;
-    } else {
+        rc = save_best(tr, &h, err);
+    }
+    ema_swap(tr);
+    if (rc) return -1;
+    if (!best) {
         s->bad++;
         if (s->bad % tr->o->lr_patience == 0) s->lr *= tr->o->lr_decay;
         if (s->bad >= tr->o->patience) s->done = 1;
@@ -628,7 +663,7 @@ static void trainer_free(trainer *tr) {
         free(tr->vi[i].refs);
     }
     free(tr->ex), free(tr->vex), free(tr->vi), free(tr->hist), free(tr->img_start), free(tr->img_n);
-    free(tr->grad), free(tr->m), free(tr->v);
+    free(tr->grad), free(tr->m), free(tr->v), free(tr->ema);
     ac_dec_pool_free(tr->work);
     ac_model_free(&tr->model);
     ac_features_free(&tr->fc);
@@ -701,6 +736,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     const size_t np = tr.model.dec.n_params;
     tr.grad = malloc(sizeof(float) * np);
     if (!tr.m) tr.m = calloc(np, sizeof(float)), tr.v = calloc(np, sizeof(float));
+    if (o.ema > 0 && !tr.ema) {
+        if (!(tr.ema = malloc(sizeof(float) * np))) goto oom;
+        memcpy(tr.ema, tr.model.dec.params, sizeof(float) * np);
+    }
     /* Shards in parallel threads, each with single-threaded BLAS (see ac_dec_pool). */
     const int threads = o.threads > 0 ? o.threads : ac_default_threads();
     ac_set_threads(o.shards > 1 ? 1 : threads);
@@ -774,8 +813,11 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                 goto done;
             }
             s->step++;
-            ac_clip_and_adam(tr.model.dec.params, tr.grad, tr.m, tr.v, np, o.clip, s->lr, s->step, o.weight_decay,
-                          threads);
+            /* The average starts as a short one and lengthens to 1 / (1 - ema) steps, so the
+             * random initialisation is forgotten quickly. */
+            const float ema_d = fminf(o.ema, (float)((1.0 + s->step) / (10.0 + s->step)));
+            ac_clip_and_adam(tr.model.dec.params, tr.grad, tr.m, tr.v, tr.ema, ema_d, np, o.clip, s->lr, s->step,
+                             o.weight_decay, threads);
             s->win_ce += ds.ce_sum, s->win_tok += ds.ntok;
             s->pos++;
             tok_p += ds.ntok;

@@ -27,10 +27,10 @@ typedef struct ac_hist {
 } ac_hist;
 
 /* train_opt.c: clips g to global norm `clip` (0 = no clipping), then one Adam step t (1-based) with
- * L2 weight decay wd, in up to `threads` threads; returns the norm before clipping. Deterministic
- * for any thread count. */
-double ac_clip_and_adam(float *p, float *g, float *m, float *v, size_t n, float clip, double lr, long t, float wd,
-                        int threads);
+ * L2 weight decay wd, then (if ema is not NULL) ema = ema_decay ema + (1 - ema_decay) p, in up to
+ * `threads` threads; returns the norm before clipping. Deterministic for any thread count. */
+double ac_clip_and_adam(float *p, float *g, float *m, float *v, float *ema, float ema_decay, size_t n, float clip,
+                        double lr, long t, float wd, int threads);
 
 /* Metrics for validation (train_metrics.c): 0 if the metrics module is not built in. */
 int ac_train_metrics_available(void);

@@ -10,11 +10,11 @@
  * slices (the norm is summed slice by slice in order, so the result does not depend on threads). */
 #define OPT_SLICES 16
 typedef struct opt_job {
-    float *p, *g, *m, *v;
+    float *p, *g, *m, *v, *ema;
     size_t n;
     int t, T, phase;
     double sq[OPT_SLICES];
-    float scale, lr, wd, c1, c2;
+    float scale, lr, wd, c1, c2, ema_decay;
 } opt_job;
 
 static void *opt_run(void *arg) {
@@ -34,6 +34,11 @@ static void *opt_run(void *arg) {
                 v[i] = b2 * v[i] + (1 - b2) * gi * gi;
                 p[i] -= a * (m[i] * c1) / (sqrtf(v[i] * c2) + eps);
             }
+            if (j->ema) {
+                float *restrict e = j->ema;
+                const float d = j->ema_decay;
+                for (size_t i = i0; i < i1; i++) e[i] = d * e[i] + (1 - d) * p[i];
+            }
         }
     }
     return NULL;
@@ -50,13 +55,14 @@ static void opt_phase(opt_job *jobs, int T) {
     }
 }
 
-/* Clips g to global norm `clip` (0 = no clipping) and takes one bias-corrected Adam step t. Returns
- * the norm before clipping. */
-double ac_clip_and_adam(float *p, float *g, float *m, float *v, size_t n, float clip, double lr, long t, float wd,
-                            int threads) {
+/* Clips g to global norm `clip` (0 = no clipping) and takes one bias-corrected Adam step t; then, if
+ * ema is not NULL, moves it toward the new p: ema = d ema + (1 - d) p. Returns the norm before
+ * clipping. */
+double ac_clip_and_adam(float *p, float *g, float *m, float *v, float *ema, float ema_decay, size_t n, float clip,
+                        double lr, long t, float wd, int threads) {
     const int T = threads < 1 ? 1 : threads > OPT_SLICES ? OPT_SLICES : threads;
     opt_job jobs[OPT_SLICES];
-    for (int k = 0; k < T; k++) jobs[k] = (opt_job){.p = p, .g = g, .m = m, .v = v, .n = n, .t = k, .T = T};
+    for (int k = 0; k < T; k++) jobs[k] = (opt_job){.p = p, .g = g, .m = m, .v = v, .ema = ema, .n = n, .t = k, .T = T, .ema_decay = ema_decay};
     opt_phase(jobs, T);
     double s = 0;
     for (int sl = 0; sl < OPT_SLICES; sl++) s += jobs[sl % T].sq[sl];

@@ -2,11 +2,11 @@
 # Resume after SIGKILL: a run killed mid-way and continued with --resume must end with exactly the
 # same model file (byte for byte) as an uninterrupted run. Uses dropout, flipped features and
 # several checkpoints, so the data order, the flip choices, the dropout masks and the Adam state
-# all have to be restored exactly.
+# all have to be restored exactly, and so does the weight average (--ema).
 . "$(dirname "$0")/lib.sh"
 FX=$(dirname "$0")/fixtures/train
 args=(--data "$FX/captions.json" --features "$FX/features" --embed 48 --hidden 64 --att 32 --min-count 1
-      --batch 4 --lr 0.005 --dropout 0.3 --lambda 0.5 --epochs 40 --patience 100 --checkpoint-every 3 --quiet)
+      --batch 4 --lr 0.005 --dropout 0.3 --lambda 0.5 --ema 0.9 --epochs 40 --patience 100 --checkpoint-every 3 --quiet)
 
 t_begin train_resume_after_sigkill_is_byte_identical
 "$A" train "${args[@]}" --out "$T/a.safetensors" >/dev/null 2>"$T/err_a" || t_fail "uninterrupted run: $(head -2 "$T/err_a")"

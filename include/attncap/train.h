@@ -6,7 +6,8 @@
  * to `out`; a checkpoint (parameters, Adam moments, position in the data order, history) to
  * `out`.ckpt every `checkpoint_every` steps and after each evaluation, so `resume` continues exactly:
  * the data order and the dropout masks are functions of (seed, epoch, step), and a resumed run gives
- * byte-identical weights to an uninterrupted one. */
+ * byte-identical weights to an uninterrupted one. With `ema`, the average is part of the checkpoint and
+ * is what gets validated and saved. */
 #ifndef ATTNCAP_TRAIN_H
 #define ATTNCAP_TRAIN_H
 #include "attncap/common.h"
@@ -24,6 +25,8 @@ typedef struct ac_train_opts {
     int min_count;          /* vocabulary threshold (default 5) */
     float clip;             /* global gradient norm clip, 0 = none (default 5) */
     float weight_decay;     /* L2 added to the gradient (default 0) */
+    float ema;              /* exponential moving average of the weights, decay per step (0 = off, the
+                             * default): validation and the saved model use the averaged weights */
     int patience;           /* evaluations without improvement before stopping (default 4) */
     float lr_decay;         /* factor on plateau (default 0.5) */
     int lr_patience;        /* decay after this many evaluations without improvement (default 2) */

@@ -24,6 +24,8 @@ static void usage(FILE *f) {
             "  --min-count N        vocabulary threshold (%d)\n"
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
             "  --weight-decay W     L2 (%g)\n"
+            "  --ema D              validate and save an exponential moving average of the weights,\n"
+            "                       decay D per step, e.g. 0.999 (off)\n"
             "  --patience N         evaluations without improvement before stopping (%d)\n"
             "  --lr-decay F         learning-rate factor on plateau (%g)\n"
             "  --lr-patience N      evaluations without improvement before each decay (%d)\n"
@@ -88,7 +90,7 @@ int cmd_train(int argc, char **argv) {
         NUM("--embed", embed, 1, 8192, int) NUM("--hidden", hidden, 1, 8192, int) NUM("--att", att, 1, 8192, int)
         NUM("--dropout", dropout, 0, 0.99, float) NUM("--lambda", lambda, 0, 1e5, float)
         NUM("--min-count", min_count, 1, 1e9, int) NUM("--clip", clip, 0, 1e9, float)
-        NUM("--weight-decay", weight_decay, 0, 1, float) NUM("--patience", patience, 1, 1e6, int)
+        NUM("--weight-decay", weight_decay, 0, 1, float) NUM("--ema", ema, 0, 0.999999, float) NUM("--patience", patience, 1, 1e6, int)
         NUM("--lr-decay", lr_decay, 0.01, 1, float) NUM("--lr-patience", lr_patience, 1, 1e6, int) NUM("--eval-every", eval_every, 0, 1e9, int)
         NUM("--checkpoint-every", checkpoint_every, 0, 1e9, int) NUM("--beam", beam, 1, 100, int)
         NUM("--max-val", max_val, 0, 1e9, int) NUM("--max-train", max_train, 0, 1e9, int)
