@@ -20,12 +20,31 @@
  * hypotheses go through one ac_decoder_step call per time step. */
 #include "attncap/beam.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/safetensors.h"
+
 ac_beam_opts ac_beam_defaults(void) {
     ac_beam_opts o = {.beam = 3, .max_len = 20, .len_alpha = 1.0f, .allow_unk = 0};
+    return o;
+}
+
+ac_beam_opts ac_beam_opts_for_model(const char *model_path) {
+    ac_beam_opts o = ac_beam_defaults();
+    ac_st_file hf;
+    if (!model_path || ac_st_read_header(model_path, &hf, NULL)) return o;
+    const char *meta = ac_st_meta(&hf, "decode");
+    cJSON *d = meta ? cJSON_Parse(meta) : NULL;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(d, "beam"), *ml = cJSON_GetObjectItemCaseSensitive(d, "max_len");
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(d, "len_alpha");
+    if (cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100) o.beam = (int)b->valuedouble;
+    if (cJSON_IsNumber(ml) && ml->valuedouble >= 1 && ml->valuedouble <= 200) o.max_len = (int)ml->valuedouble;
+    if (cJSON_IsNumber(la) && la->valuedouble >= 0 && la->valuedouble <= 10) o.len_alpha = (float)la->valuedouble;
+    cJSON_Delete(d);
+    ac_st_free(&hf);
     return o;
 }
 

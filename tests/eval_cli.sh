@@ -88,6 +88,8 @@ expect_error "pairs without refs" "$A" eval --pairs "$T/pairs_bad.json" || ok=0
 printf '[{"captions": ["a \xff b"], "prediction": "x"}]' >"$T/pairs_utf8.json"
 expect_error "invalid UTF-8" "$A" eval --pairs "$T/pairs_utf8.json" || ok=0
 expect_error "no arguments" "$A" eval || ok=0
+expect_error "negative --len-alpha" "$A" eval --pairs "$T/pairs.json" --len-alpha -1 || ok=0
+expect_error "--max-len not a number" "$A" eval --pairs "$T/pairs.json" --max-len x || ok=0
 expect_error "unwritable per-image" "$A" eval --pairs "$T/pairs.json" --no-meteor --per-image /nonexistent/dir/x.json || ok=0
 [ $ok = 1 ] && t_ok
 

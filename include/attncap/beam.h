@@ -21,6 +21,9 @@ typedef struct ac_beam_opts {
     int allow_unk;     /* 0: <unk> is never emitted */
 } ac_beam_opts;
 ac_beam_opts ac_beam_defaults(void);
+/* The defaults overridden by the decoding settings chosen on dev for a model, if its file records
+ * them (metadata "decode": JSON with beam, max_len, len_alpha); out-of-range values are ignored. */
+ac_beam_opts ac_beam_opts_for_model(const char *model_path);
 
 int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
                    ac_caption *out, ac_err *err);

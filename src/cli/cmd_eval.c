@@ -30,6 +30,8 @@ static void usage(FILE *f) {
             "  --images DIR       where its photos are (default: beside SPEC, see attncap train)\n"
             "  --split S          test (default), val, train or all\n"
             "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
+            "  --len-alpha A      length normalisation: score = logprob / (words + 1)^A (default: the model's, 1)\n"
+            "  --max-len N        longest caption in words (default: the model's, 20)\n"
             "  --encoder F        the encoder .tflite (default: found as attncap caption does)\n"
             "  --features CACHE   use this feature cache (attncap features) instead of running the encoder\n"
             "  --limit N          only the first N photos of the split\n"
@@ -48,7 +50,8 @@ static void usage(FILE *f) {
 typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
     const char *report, *results_out, *features;
-    int json, meteor, beam, limit, threads, sheets, quiet;
+    int json, meteor, beam, limit, threads, sheets, quiet, max_len;
+    float len_alpha; /* -1: the model's */
 } opts;
 
 /* "DIR/thumbs/NNNNN.png" from photo (long side 200); returns the relative path or NULL. */
@@ -113,6 +116,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     if (o->features) {
         char *mpath = NULL;
         if (ac_find_model(o->model, &mpath, err) || ac_model_load(mpath, &model_only, err)) rc = -1;
+        else bo = ac_beam_opts_for_model(mpath);
         free(mpath);
         if (!rc && ac_features_load(o->features, &fc, err)) rc = -1;
         if (!rc && model_only.encoder_json && fc.encoder_json) {
@@ -137,6 +141,8 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         else bo = cap.beam, grid_h = cap.grid_h, grid_w = cap.grid_w, snprintf(enc_name, sizeof enc_name, "encoder %s", cap.id.file);
     }
     if (o->beam > 0) bo.beam = o->beam;
+    if (o->len_alpha >= 0) bo.len_alpha = o->len_alpha;
+    if (o->max_len > 0) bo.max_len = o->max_len;
     ac_font *font = NULL;
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = 768;
@@ -248,6 +254,7 @@ static int write_results(const char *path, const ac_eval_set *s, ac_err *err) {
 
 int cmd_eval(int argc, char **argv) {
     opts o = {0};
+    o.len_alpha = -1;
     o.meteor = 1, o.sheets = 1, o.split = "test";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -272,7 +279,15 @@ int cmd_eval(int argc, char **argv) {
         else if (has && !strcmp(a, "--report")) o.report = argv[++i];
         else if (has && !strcmp(a, "--results-out")) o.results_out = argv[++i];
         else if (has && !strcmp(a, "--features")) o.features = argv[++i];
-        else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--limit") || !strcmp(a, "--threads"))) {
+        else if (has && !strcmp(a, "--len-alpha")) {
+            char *end;
+            o.len_alpha = strtof(argv[++i], &end);
+            if (*end || !(o.len_alpha >= 0 && o.len_alpha <= 10)) {
+                fprintf(stderr, "attncap eval: --len-alpha needs a number in [0, 10], got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--limit") || !strcmp(a, "--threads") ||
+                           !strcmp(a, "--max-len"))) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < (strcmp(a, "--threads") ? 1 : 0) || v > 1000000) {
@@ -280,6 +295,7 @@ int cmd_eval(int argc, char **argv) {
                 return 2;
             }
             if (!strcmp(a, "--beam")) o.beam = (int)v;
+            else if (!strcmp(a, "--max-len")) o.max_len = (int)v;
             else if (!strcmp(a, "--limit")) o.limit = (int)v;
             else o.threads = (int)v;
         } else {
