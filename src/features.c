@@ -548,7 +548,7 @@ static int cmp_entry(const void *a, const void *b) {
     return c ? c : (x->global > y->global) - (x->global < y->global);
 }
 
-int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
+static int features_load(const char *dir, int compact, ac_feature_cache *fc, ac_err *err) {
     memset(fc, 0, sizeof *fc);
     if (!ac_is_dir(dir)) return ac_errf(err, "%s: not a feature directory (run attncap features --out %s first)", dir, dir);
     shard_list sl;
@@ -590,6 +590,7 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
         }
         for (int k = 0; k < s->n; k++) keys[total++] = s->keys[k], s->keys[k] = NULL;
         counts[i] = s->n;
+        if (s->features->dtype != AC_ST_F16) compact = 0; /* F32 rows stay exact */
         shard_close(&o);
     }
     /* Sorted, first occurrence of a key wins (duplicates only arise from overlapping manual runs). */
@@ -607,8 +608,11 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
     }
     size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
     fc->keys = calloc((size_t)n + 1, sizeof *fc->keys);
-    fc->data = row && (uint64_t)n <= SIZE_MAX / row / sizeof(float) ? malloc((size_t)n * row * sizeof(float) + 1) : NULL;
-    if (!fc->keys || !fc->data) goto oom;
+    const size_t elem = compact ? sizeof(uint16_t) : sizeof(float);
+    void *rows = row && (uint64_t)n <= SIZE_MAX / row / elem ? malloc((size_t)n * row * elem + 1) : NULL;
+    if (compact) fc->half = rows;
+    else fc->data = rows;
+    if (!fc->keys || !rows) goto oom;
     fc->n = (int)n;
     for (int64_t i = 0; i < total; i++)
         if (dest[i] >= 0) fc->keys[dest[i]] = keys[i], keys[i] = NULL;
@@ -618,7 +622,8 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
         open_shard o;
         if (shard_open(dir, sl.names[i], 0, &o, err)) goto fail;
         const shard_info *s = &o.info;
-        if (s->n != counts[i] || (size_t)s->grid_h * s->grid_w * s->dim != row) {
+        if (s->n != counts[i] || (size_t)s->grid_h * s->grid_w * s->dim != row ||
+            (compact && s->features->dtype != AC_ST_F16)) {
             ac_errf(err, "%s: changed while being read", o.path);
             shard_close(&o);
             goto fail;
@@ -626,13 +631,10 @@ int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
         const ac_st_tensor *t = s->features;
         for (int r = 0; r < s->n; r++, g++) {
             if (dest[g] < 0) continue;
-            float *out = fc->data + (size_t)dest[g] * row;
             const unsigned char *src = (const unsigned char *)t->data + (size_t)r * row * (t->dtype == AC_ST_F16 ? 2 : 4);
-            if (t->dtype == AC_ST_F32) {
-                memcpy(out, src, row * sizeof(float));
-            } else {
-                f16_to_f32_row(src, out, row);
-            }
+            if (compact) memcpy(fc->half + (size_t)dest[g] * row, src, row * sizeof(uint16_t));
+            else if (t->dtype == AC_ST_F32) memcpy(fc->data + (size_t)dest[g] * row, src, row * sizeof(float));
+            else f16_to_f32_row(src, fc->data + (size_t)dest[g] * row, row);
         }
         shard_close(&o);
     }
@@ -652,6 +654,19 @@ fail:
     return rc;
 }
 
+int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) { return features_load(dir, 0, fc, err); }
+
+int ac_features_load_compact(const char *dir, ac_feature_cache *fc, ac_err *err) {
+    return features_load(dir, 1, fc, err);
+}
+
+const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch) {
+    const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
+    if (fc->data) return fc->data + (size_t)i * row;
+    f16_to_f32_row((const unsigned char *)(fc->half + (size_t)i * row), scratch, row);
+    return scratch;
+}
+
 int ac_features_find(const ac_feature_cache *fc, const char *key) {
     int lo = 0, hi = fc->n - 1;
     while (lo <= hi) {
@@ -668,6 +683,7 @@ void ac_features_free(ac_feature_cache *fc) {
     for (int i = 0; fc->keys && i < fc->n; i++) free(fc->keys[i]);
     free(fc->keys);
     free(fc->data);
+    free(fc->half);
     free(fc->encoder_json);
     memset(fc, 0, sizeof *fc);
 }

@@ -83,7 +83,7 @@ static int swap_lr(const ac_vocab *v, int id) {
 static int load_data(trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err)) return -1;
-    if (ac_features_load(o->features, &tr->fc, err)) return -1;
+    if (ac_features_load_compact(o->features, &tr->fc, err)) return -1;
     tr->L = tr->fc.grid_h * tr->fc.grid_w, tr->D = tr->fc.dim;
     /* Tokenize the training captions of photos that have features. */
     int cap = 0, n = 0, missing = 0, has_flip = 0;
@@ -203,6 +203,10 @@ done:
 typedef struct batch_buf {
     int *idx, *len, *words, *flip;
     const float **ann;
+    /* A compact (float16) cache: the batch's photos converted to float32, one slot per distinct
+     * feature row, so captions of one photo share one pointer (the decoder relies on that). */
+    float *stage;   /* [capacity, L * D] */
+    int *stage_row; /* [capacity] feature row held by each slot */
 } batch_buf;
 
 static void make_batch(const trainer *tr, const example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
@@ -216,13 +220,22 @@ static void make_batch(const trainer *tr, const example *ex, const int *sel, int
         bb->idx[j + 1] = k;
     }
     const size_t LD = (size_t)tr->L * tr->D;
+    int n_stage = 0;
     for (int i = 0; i < B; i++) {
         const int s = bb->idx[i];
         const example *e = &ex[sel[s]];
         const int f = flip && flip[s] && e->feat_flip >= 0;
         bb->len[i] = e->n + 1;
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
-        bb->ann[i] = tr->fc.data + (size_t)(f ? e->feat_flip : e->feat) * LD;
+        const int r = f ? e->feat_flip : e->feat;
+        if (tr->fc.data) {
+            bb->ann[i] = tr->fc.data + (size_t)r * LD;
+            continue;
+        }
+        int k = 0;
+        while (k < n_stage && bb->stage_row[k] != r) k++;
+        if (k == n_stage) bb->stage_row[n_stage++] = r, ac_features_row(&tr->fc, r, bb->stage + (size_t)k * LD);
+        bb->ann[i] = bb->stage + (size_t)k * LD;
     }
     b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann;
 }
@@ -276,10 +289,11 @@ static void *val_decode(void *arg) {
     const trainer *tr = j->tr;
     ac_beam_opts bo = ac_beam_defaults();
     bo.beam = tr->o->beam;
-    const size_t LD = (size_t)tr->L * tr->D;
+    float *scratch = tr->fc.data ? NULL : malloc(sizeof(float) * (size_t)tr->L * tr->D);
+    if (!tr->fc.data && !scratch) j->rc = ac_errf(&j->err, "out of memory");
     for (int i = j->t; i < tr->n_vi && !j->rc; i += j->T) {
         ac_caption c;
-        if (ac_beam_search(&tr->model.dec, tr->fc.data + (size_t)tr->vi[i].feat * LD, &bo, &c, &j->err)) {
+        if (ac_beam_search(&tr->model.dec, ac_features_row(&tr->fc, tr->vi[i].feat, scratch), &bo, &c, &j->err)) {
             j->rc = -1;
             break;
         }
@@ -287,6 +301,7 @@ static void *val_decode(void *arg) {
         ac_caption_free(&c);
         if (!j->cands[i]) j->rc = ac_errf(&j->err, "out of memory");
     }
+    free(scratch);
     return NULL;
 }
 
@@ -757,6 +772,11 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     bb.flip = malloc(sizeof(int) * (size_t)capb);
     bb.words = calloc((size_t)capb * (size_t)o.max_words, sizeof(int));
     bb.ann = malloc(sizeof(float *) * (size_t)capb);
+    if (!tr.fc.data) {
+        bb.stage = malloc(sizeof(float) * (size_t)capb * tr.L * tr.D);
+        bb.stage_row = malloc(sizeof(int) * (size_t)capb);
+        if (!bb.stage || !bb.stage_row) goto oom;
+    }
     const int n_perm = o.group ? tr.n_img : tr.n_ex;
     perm = malloc(sizeof(int) * (size_t)n_perm), flip = malloc(sizeof(int) * (size_t)capb);
     selbuf = malloc(sizeof(int) * (size_t)capb);
@@ -854,7 +874,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
 oom:
     ac_errf(err, "train: out of memory");
 done:
-    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(perm), free(flip), free(selbuf);
+    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.stage), free(bb.stage_row);
+    free(perm), free(flip), free(selbuf);
     trainer_free(&tr);
     return rc;
 }

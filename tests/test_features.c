@@ -214,7 +214,17 @@ static void test_fp16_flip_errors(void) {
     /* Flipped features differ from the plain ones (the photos are not symmetric). */
     int a = ac_features_find(&fc, "p0.png"), b = ac_features_find(&fc, "p0.png#flip");
     CHECK(memcmp(fc.data + (size_t)a * GH * GW * DIM, fc.data + (size_t)b * GH * GW * DIM, GH * GW * DIM * sizeof(float)) != 0);
+    /* Compact loading keeps the F16 rows and converts them to the same float32 bits on demand. */
+    ac_feature_cache half;
+    CHECKF(ac_features_load_compact(out, &half, &err) == 0, "%s", err.msg);
+    int same = half.n == fc.n && half.half && !half.data;
+    float row[GH * GW * DIM];
+    for (int k = 0; same && k < fc.n; k++)
+        same = !strcmp(half.keys[k], fc.keys[k]) &&
+               !memcmp(ac_features_row(&half, k, row), ac_features_row(&fc, k, NULL), sizeof row);
+    ac_features_free(&half);
     ac_features_free(&fc);
+    CHECK(same);
     /* Loading errors: missing dir, empty dir, a corrupt shard. */
     char empty[4096];
     snprintf(empty, sizeof empty, "%s/empty", test_tmpdir());

@@ -46,4 +46,13 @@ if "$A" train "${small[@]}" --threads 1 --out "$T/t1.safetensors" >/dev/null 2>&
    "$A" train "${small[@]}" --threads 2 --out "$T/t2.safetensors" >/dev/null 2>&1; then
   cmp -s "$T/t1.safetensors" "$T/t2.safetensors" && t_ok || t_fail "models differ between 1 and 2 threads"
 else t_fail "training failed"; fi
+t_begin train_f16_cache_kept_half_gives_the_same_model
+# An F16 cache stays F16 in memory and is converted a batch at a time; the same values stored as
+# F32 are used directly. Both must give the same bytes (and the features must matter at all).
+if "$A" train "${small[@]}" --features "$FX/features_f16" --out "$T/h16.safetensors" >/dev/null 2>"$T/err_h" &&
+   "$A" train "${small[@]}" --features "$FX/features_f16_as_f32" --out "$T/h32.safetensors" >/dev/null 2>>"$T/err_h"; then
+  if ! cmp -s "$T/h16.safetensors" "$T/h32.safetensors"; then t_fail "F16 and F32 caches of the same values give different models"
+  elif cmp -s "$T/h16.safetensors" "$T/t1.safetensors"; then t_fail "rounding the features to F16 changed nothing: the test cannot see them"
+  else t_ok; fi
+else t_fail "training failed: $(head -2 "$T/err_h")"; fi
 t_end

@@ -4,6 +4,8 @@
   tests/fixtures/train/captions.json            Karpathy-format dataset: 20 train photos, 4 val photos
   tests/fixtures/train/features/shard-00000.safetensors
                                                  fake 2x2x16 annotations for every photo and its "#flip"
+  tests/fixtures/train/features_f16/...          the same rounded to float16, stored F16
+  tests/fixtures/train/features_f16_as_f32/...   ... and stored F32
 
 Each train photo has one caption, so a decoder can overfit them to near-zero loss; the val photos
 reuse train photos' features and captions. Flipped features swap the grid's columns; captions
@@ -41,10 +43,19 @@ with open(os.path.join(root, "captions.json"), "w") as fp:
 data = np.stack(feats).astype(np.float32)
 enc = {"file": "fake.tflite", "sha256": "0" * 64, "layer": "fake", "size": 64, "grid_h": GH, "grid_w": GW,
        "dim": D, "norm_mean": 0.0, "norm_scale": 1.0, "resize": "bilinear"}
-hdr = {"features": {"dtype": "F32", "shape": list(data.shape), "data_offsets": [0, data.nbytes]},
-       "__metadata__": {"images": json.dumps(keys), "encoder": json.dumps(enc)}}
-h = json.dumps(hdr).encode()
-h += b" " * ((8 - len(h) % 8) % 8)
-with open(os.path.join(root, "features", "shard-00000.safetensors"), "wb") as fp:
-    fp.write(struct.pack("<Q", len(h)) + h + data.tobytes())
+def write_shard(folder, array, dtype):
+    hdr = {"features": {"dtype": dtype, "shape": list(array.shape), "data_offsets": [0, array.nbytes]},
+           "__metadata__": {"images": json.dumps(keys), "encoder": json.dumps(enc)}}
+    h = json.dumps(hdr).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    os.makedirs(os.path.join(root, folder), exist_ok=True)
+    with open(os.path.join(root, folder, "shard-00000.safetensors"), "wb") as fp:
+        fp.write(struct.pack("<Q", len(h)) + h + array.tobytes())
+
+
+write_shard("features", data, "F32")
+# The same values rounded to float16, stored as F16 and as F32: training must give the same model
+# from both (the trainer keeps an F16 cache as F16 in memory and converts a batch at a time).
+write_shard("features_f16", data.astype(np.float16), "F16")
+write_shard("features_f16_as_f32", data.astype(np.float16).astype(np.float32), "F32")
 print("wrote", root)

@@ -112,13 +112,14 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     const ac_model *model = &cap.model;
     ac_beam_opts bo = ac_beam_defaults();
     int grid_h = 0, grid_w = 0, rc = 0;
+    float *scratch = NULL; /* a float32 row of a compact (float16) feature cache */
     char enc_name[512] = "";
     if (o->features) {
         char *mpath = NULL;
         if (ac_find_model(o->model, &mpath, err) || ac_model_load(mpath, &model_only, err)) rc = -1;
         else bo = ac_beam_opts_for_model(mpath);
         free(mpath);
-        if (!rc && ac_features_load(o->features, &fc, err)) rc = -1;
+        if (!rc && ac_features_load_compact(o->features, &fc, err)) rc = -1;
         if (!rc && model_only.encoder_json && fc.encoder_json) {
             ac_encoder_id a, b;
             if (ac_encoder_id_parse(model_only.encoder_json, "model", &a, err) ||
@@ -164,7 +165,9 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         if (o->features) {
             int k = ac_features_find(&fc, im->key);
             if (k < 0) rc = ac_errf(err, "%s: no features for '%s'", o->features, im->key);
-            else if (ac_beam_search(&model->dec, fc.data + (size_t)k * (size_t)fc.grid_h * fc.grid_w * fc.dim, &bo, &c, err))
+            else if (!scratch && !(scratch = malloc(sizeof(float) * (size_t)fc.grid_h * fc.grid_w * fc.dim)))
+                rc = ac_errf(err, "out of memory");
+            else if (ac_beam_search(&model->dec, ac_features_row(&fc, k, scratch), &bo, &c, err))
                 rc = -1;
             /* the photo only serves the report; a missing one just leaves its thumbnail out */
             if (!rc && o->report && ac_is_file(im->path)) {
@@ -219,6 +222,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         *subtitle = strdup(b);
     }
     free(sheet_dir);
+    free(scratch);
     ac_font_free(font);
     if (o->features) {
         ac_model_free(&model_only);
