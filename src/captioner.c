@@ -229,20 +229,50 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
     return ac_image_resize(photo, s, s, square, err);
 }
 
-int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
+static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_caption *out, double *t_cnn,
+               double *t_dec, ac_err *err) {
+    memset(out, 0, sizeof *out);
     ac_image sq = {0};
     const ac_image *in = img;
-    if (img->w != c->enc.size || img->h != c->enc.size) {
+    if (img->w != enc->size || img->h != enc->size) {
         if (ac_captioner_prepare(c, img, &sq, err)) return -1;
         in = &sq;
     }
     double t0 = ac_now();
-    int rc = ac_encoder_encode(&c->enc, in, c->ann, err);
+    int rc = ac_encoder_encode(enc, in, ann, err);
     ac_image_free(&sq);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    rc = ac_beam_search(&c->model.dec, c->ann, &c->beam, out, err);
+    rc = ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
     if (t_dec) *t_dec += ac_now() - t1;
     return rc;
+}
+
+int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
+    return run(c, &c->enc, c->ann, img, out, t_cnn, t_dec, err);
+}
+
+int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err) {
+    memset(lane, 0, sizeof *lane);
+    lane->enc = c->enc;
+    lane->enc.cnn = NULL;
+    if (ac_cnn_clone(c->enc.cnn, threads, &lane->enc.cnn, err)) return -1;
+    if (!(lane->ann = malloc((size_t)c->L * c->D * sizeof *lane->ann))) {
+        ac_captioner_lane_close(lane);
+        return ac_errf(err, "out of memory");
+    }
+    return 0;
+}
+
+void ac_captioner_lane_close(ac_captioner_lane *lane) {
+    if (!lane) return;
+    ac_cnn_free(lane->enc.cnn); /* the rest of enc belongs to the captioner */
+    free(lane->ann);
+    memset(lane, 0, sizeof *lane);
+}
+
+int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
+                          double *t_cnn, double *t_dec, ac_err *err) {
+    return run(c, &lane->enc, lane->ann, img, out, t_cnn, t_dec, err);
 }

@@ -49,6 +49,7 @@ struct ac_cnn {
     size_t scratch_size;
     cnn_pool *pool;
     int threads;
+    int uses_blas; /* a step calls OpenBLAS (fully connected; convs without AVX-512) */
     double flops;
 };
 
@@ -155,6 +156,9 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         if (!(s->packed = malloc(cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");
         cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
+#if !defined(__AVX512F__)
+        c->uses_blas = 1;
+#endif
         return 0;
     }
     case OP_DEPTHWISE_CONV_2D: {
@@ -303,6 +307,7 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         }
         int shape[2] = {(int)(c->t[a].count / (size_t)w->shape[1]), w->shape[0]};
         c->flops += 2.0 * shape[0] * (double)w->shape[0] * w->shape[1];
+        c->uses_blas = 1;
         return set_shape(c, s, out, shape, 2, err);
     }
     default: {
@@ -460,8 +465,22 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
     return i;
 }
 
+/* target: the output tensor's index, or -1 to look output_tensor up. */
+static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
+                      ac_cnn **out, ac_err *err);
+
 int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, int in_w, int threads, ac_cnn **out,
                   ac_err *err) {
+    return cnn_create(m, output_tensor, -1, in_h, in_w, threads, out, err);
+}
+
+int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
+    const cnn_tensor *in = &c->t[c->in_t];
+    return cnn_create(c->m, NULL, c->out_t, in->shape[1], in->shape[2], threads, out, err);
+}
+
+static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
+                      ac_cnn **out, ac_err *err) {
     *out = NULL;
     if (m->n_inputs != 1) return ac_errf(err, "%s: model has %d inputs, one image input expected", m->path, m->n_inputs);
     const ac_tfl_tensor *it = &m->tensors[m->inputs[0]];
@@ -471,8 +490,7 @@ int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, in
     if (in_w <= 0) in_w = it->shape[2];
     if (in_h < 1 || in_w < 1 || in_h > 16384 || in_w > 16384)
         return ac_errf(err, "%s: input size %dx%d out of range", m->path, in_h, in_w);
-    int target = find_output(m, output_tensor, err);
-    if (target < 0) return -1;
+    if (target < 0 && (target = find_output(m, output_tensor, err)) < 0) return -1;
     ac_cnn *c = calloc(1, sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     c->m = m;
@@ -606,7 +624,9 @@ fail:
 int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
     if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
-    ac_set_threads(c->threads);
+    /* OpenBLAS's thread count is process-wide: set it only when needed, so plans running at once
+     * in different threads (without BLAS) do not race on it */
+    if (c->uses_blas) ac_set_threads(c->threads);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
     for (size_t i = 0; i < o->count; i++)
         if (!isfinite(o->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, tname(c, c->out_t));

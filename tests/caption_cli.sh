@@ -67,8 +67,12 @@ t_begin deterministic_threads_and_greedy
 if setup; then
   a=$("$A" caption $M --threads 1 --json "$S")
   b=$("$A" caption $M --threads 2 --json "$S")
+  c=$("$A" caption $M --threads 4 --json "$S/dog.jpg" "$S/eagle.jpg" "$S/horses.jpg" "$S/kite.jpg" "$S/person.jpg" "$S/giraffe.jpg")
+  one=$("$A" caption $M --threads 2 --json "$S/dog.jpg")
   g=$("$A" caption $M --beam 1 --max-len 5 "$S/dog.jpg" | cut -f2 | wc -w)
   if [ "$a" != "$b" ]; then t_fail "1 and 2 threads differ"
+  elif [ "$(printf '%s\n' "$c" | sort)" != "$(printf '%s\n' "$a" | sort)" ]; then t_fail "4 lanes differ from 1 thread"
+  elif ! printf '%s\n' "$a" | grep -qxF -- "$one"; then t_fail "one photo with a 2-thread CNN differs"
   elif [ "$g" -gt 5 ] || [ "$g" -lt 1 ]; then t_fail "--max-len 5 gave $g words"
   else t_ok; fi
 fi

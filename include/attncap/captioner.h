@@ -50,4 +50,18 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
 /* square (or any photo: then resized here) -> caption. t_cnn/t_dec (may be NULL) get seconds added. */
 int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, double *t_cnn, double *t_dec,
                      ac_err *err);
+
+/* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with
+ * `threads` threads) and scratch, sharing the captioner's model and weights (read-only while lanes
+ * run). Same captions as ac_captioner_run, bit for bit. With 2 cores, two lanes of 1 thread keep both
+ * busy over many photos (decode, resize, beam search are single-threaded) where one 2-thread CNN
+ * leaves a core idle between layers and outside the CNN. */
+typedef struct ac_captioner_lane {
+    ac_encoder enc; /* shallow copy of the captioner's, with the lane's own plan */
+    float *ann;     /* [L, D] scratch */
+} ac_captioner_lane;
+int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err);
+void ac_captioner_lane_close(ac_captioner_lane *lane);
+int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
+                          double *t_cnn, double *t_dec, ac_err *err);
 #endif

@@ -11,6 +11,9 @@ typedef struct ac_cnn ac_cnn;
 /* output_tensor: tensor name to stop at, or NULL for the graph's output. threads: 0 = default. */
 int ac_cnn_create(const ac_tfl_model *model, const char *output_tensor, int in_h, int in_w, int threads,
                   ac_cnn **cnn, ac_err *err);
+/* Another plan of the same graph, output and input size with its own buffers and thread count, so
+ * several photos can be encoded at once (the model must outlive it). Same results bit for bit. */
+int ac_cnn_clone(const ac_cnn *cnn, int threads, ac_cnn **out, ac_err *err);
 /* input: in_h*in_w*C floats (NHWC, batch 1), already normalised. output: out_h*out_w*out_c floats. */
 int ac_cnn_run(ac_cnn *cnn, const float *input, float *output, ac_err *err);
 void ac_cnn_output_shape(const ac_cnn *cnn, int *h, int *w, int *c);

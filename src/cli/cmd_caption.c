@@ -103,47 +103,74 @@ static int walk(const char *dir, strv *out, int depth, ac_err *err) {
     return rc;
 }
 
-/* ---- the decoding thread ---- */
+/* ---- the lanes ----
+ * Each lane (a thread with its own CNN plan) takes the next photo, decodes, squashes, encodes and
+ * searches it; the main thread prints the results in input order and writes overlays. A photo is
+ * taken only when its ring slot has been printed, which bounds memory. With one lane the CNN gets all
+ * the threads and a second thread decodes the next photo ahead. */
 
 typedef struct job {
     ac_image photo, square;
-    int ok;
-    double t_decode;
+    ac_caption cap;
+    int state; /* 0 claimed or free, 1 decoded (one lane: waiting for the CNN), 2 done */
+    int ok;    /* 1 captioned, 0 failed (err) */
+    int run_failed;
+    double t_decode, t_cnn, t_bs;
     ac_err err;
 } job;
 
 typedef struct pipe_state {
-    const ac_captioner *cap;
+    ac_captioner *cap;
     strv *paths;
     int keep_photo;
     job *ring;
-    int depth, head, tail; /* produced [0, head), consumed [0, tail) */
+    int depth;
+    int next_decode; /* next photo a lane (or the decoding thread) takes */
+    int printed;     /* results printed: [0, printed) */
+    int single;      /* one lane: a decoding thread feeds the main thread, which runs the CNN */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int stop;
 } pipe_state;
 
-static void *decoder_thread(void *arg) {
-    pipe_state *ps = arg;
-    for (int i = 0; i < ps->paths->n; i++) {
+typedef struct lane_arg {
+    pipe_state *ps;
+    ac_captioner_lane *lane; /* NULL: decode only (single) */
+} lane_arg;
+
+static void decode_job(pipe_state *ps, int i, job *j) {
+    double t0 = ac_now();
+    j->ok = ac_image_load(ps->paths->v[i], &j->photo, &j->err) == 0 &&
+            ac_captioner_prepare(ps->cap, &j->photo, &j->square, &j->err) == 0;
+    if (!ps->keep_photo) ac_image_free(&j->photo);
+    j->t_decode = ac_now() - t0;
+}
+
+static void run_job(ac_captioner *cap, ac_captioner_lane *lane, job *j) {
+    if (!j->ok) return;
+    int rc = lane ? ac_captioner_lane_run(cap, lane, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err)
+                  : ac_captioner_run(cap, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err);
+    if (rc) j->ok = 0, j->run_failed = 1;
+    ac_image_free(&j->square);
+}
+
+static void *lane_thread(void *arg) {
+    lane_arg *la = arg;
+    pipe_state *ps = la->ps;
+    for (;;) {
         pthread_mutex_lock(&ps->mu);
-        while (ps->head - ps->tail >= ps->depth && !ps->stop) pthread_cond_wait(&ps->cv, &ps->mu);
-        int stop = ps->stop;
+        while (ps->next_decode < ps->paths->n && ps->next_decode >= ps->printed + ps->depth) pthread_cond_wait(&ps->cv, &ps->mu);
+        int i = ps->next_decode < ps->paths->n ? ps->next_decode++ : -1;
         pthread_mutex_unlock(&ps->mu);
-        if (stop) break;
+        if (i < 0) return NULL;
         job *j = &ps->ring[i % ps->depth];
         memset(j, 0, sizeof *j);
-        double t0 = ac_now();
-        j->ok = ac_image_load(ps->paths->v[i], &j->photo, &j->err) == 0 &&
-                ac_captioner_prepare(ps->cap, &j->photo, &j->square, &j->err) == 0;
-        if (!ps->keep_photo) ac_image_free(&j->photo);
-        j->t_decode = ac_now() - t0;
+        decode_job(ps, i, j);
+        if (la->lane) run_job(ps->cap, la->lane, j);
         pthread_mutex_lock(&ps->mu);
-        ps->head++;
+        j->state = la->lane ? 2 : 1;
         pthread_cond_broadcast(&ps->cv);
         pthread_mutex_unlock(&ps->mu);
     }
-    return NULL;
 }
 
 /* ---- output ---- */
@@ -329,85 +356,124 @@ int cmd_caption(int argc, char **argv) {
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = size, oo.style = style, oo.force = force;
 
-    pipe_state ps = {.cap = &cap, .paths = &paths, .keep_photo = ov_dir != NULL, .depth = 3};
-    job ring[3];
-    ps.ring = ring;
+    /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
+    int nthreads = threads > 0 ? threads : ac_default_threads();
+    int nlanes = nthreads < paths.n ? nthreads : paths.n;
+    if (nlanes < 2) nlanes = 1;
+    enum { MAX_LANES = 64 };
+    if (nlanes > MAX_LANES) nlanes = MAX_LANES;
+    ac_captioner_lane *lanes = nlanes > 1 ? calloc((size_t)nlanes, sizeof *lanes) : NULL;
+    lane_arg largs[MAX_LANES];
+    pthread_t th[MAX_LANES];
+    int started = 0;
+    pipe_state ps = {.cap = &cap, .paths = &paths, .keep_photo = ov_dir != NULL, .single = nlanes == 1};
+    ps.depth = nlanes == 1 ? 3 : 2 * nlanes + 2;
+    job *ring = calloc((size_t)ps.depth, sizeof *ring);
     pthread_mutex_init(&ps.mu, NULL);
     pthread_cond_init(&ps.cv, NULL);
-    pthread_t th;
-    int threaded = pthread_create(&th, NULL, decoder_thread, &ps) == 0;
-    if (!threaded) {
-        fprintf(stderr, "attncap caption: cannot start the decoding thread\n");
+    if (!ring || (nlanes > 1 && !lanes)) {
+        fprintf(stderr, "attncap caption: out of memory\n");
         goto out_pipe;
+    }
+    ps.ring = ring;
+    for (int l = 0; l < nlanes && nlanes > 1; l++)
+        if (ac_captioner_lane_open(&cap, nthreads / nlanes, &lanes[l], &err)) {
+            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            goto out_pipe;
+        }
+    for (int l = 0; l < nlanes; l++) {
+        largs[l] = (lane_arg){&ps, lanes ? &lanes[l] : NULL};
+        if (pthread_create(&th[l], NULL, lane_thread, &largs[l]) != 0) break;
+        started++;
+    }
+    if (started < nlanes) {
+        fprintf(stderr, "attncap caption: cannot start the %s threads\n", nlanes > 1 ? "captioning" : "decoding");
+        pthread_mutex_lock(&ps.mu);
+        ps.printed = paths.n; /* lets started lanes finish quickly: nothing more is taken... */
+        ps.next_decode = paths.n;
+        pthread_cond_broadcast(&ps.cv);
+        pthread_mutex_unlock(&ps.mu);
+        goto out_join;
     }
     double t_dec = 0, t_cnn = 0, t_bs = 0, t_ov = 0, t_wait = 0, t_run = ac_now();
     int done_ok = 0;
     ac_progress prog;
     ac_progress_start(&prog, "caption", (uint64_t)paths.n, quiet);
     for (int i = 0; i < paths.n; i++) {
+        job *j = &ring[i % ps.depth];
         double tw = ac_now();
         pthread_mutex_lock(&ps.mu);
-        while (ps.head <= i) pthread_cond_wait(&ps.cv, &ps.mu);
+        while (j->state < (ps.single ? 1 : 2)) pthread_cond_wait(&ps.cv, &ps.mu);
         pthread_mutex_unlock(&ps.mu);
         t_wait += ac_now() - tw;
-        job *j = &ring[i % ps.depth];
+        if (ps.single) run_job(&cap, NULL, j);
         const char *path = paths.v[i];
-        t_dec += j->t_decode;
+        t_dec += j->t_decode, t_cnn += j->t_cnn, t_bs += j->t_bs;
         if (!j->ok) {
-            fprintf(stderr, "attncap caption: %s\n", j->err.msg);
+            if (j->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, j->err.msg);
+            else fprintf(stderr, "attncap caption: %s\n", j->err.msg);
             failures++;
         } else {
-            ac_caption c;
-            if (ac_captioner_run(&cap, &j->square, &c, &t_cnn, &t_bs, &err)) {
-                fprintf(stderr, "attncap caption: %s: %s\n", path, err.msg);
-                failures++;
-            } else {
-                char *text = ac_caption_text(&c, cap.model.vocab);
-                char **ov = NULL;
-                int n_ov = 0, ov_failed = 0;
-                if (ov_dir) {
-                    double t0 = ac_now();
-                    char *stem = unique_stem(path, &used);
-                    if (!stem || ac_overlays_write(ov_dir, stem, &j->photo, &c, cap.model.vocab, cap.grid_h, cap.grid_w,
-                                                   &oo, font, &ov, &n_ov, &err)) {
-                        fprintf(stderr, "attncap caption: %s: overlays: %s\n", path, stem ? err.msg : "out of memory");
-                        ov_failed = 1;
-                    }
-                    free(stem);
-                    t_ov += ac_now() - t0;
+            ac_caption *c = &j->cap;
+            char *text = ac_caption_text(c, cap.model.vocab);
+            char **ov = NULL;
+            int n_ov = 0, ov_failed = 0;
+            if (ov_dir) {
+                double t0 = ac_now();
+                char *stem = unique_stem(path, &used);
+                if (!stem || ac_overlays_write(ov_dir, stem, &j->photo, c, cap.model.vocab, cap.grid_h, cap.grid_w,
+                                               &oo, font, &ov, &n_ov, &err)) {
+                    fprintf(stderr, "attncap caption: %s: overlays: %s\n", path, stem ? err.msg : "out of memory");
+                    ov_failed = 1;
                 }
-                if (json) print_json(path, text ? text : "", &c, cap.model.vocab, ov, n_ov, attention, cap.grid_h, cap.grid_w);
-                else printf("%s\t%s\n", path, text ? text : "");
-                fflush(stdout);
-                failures += ov_failed;
-                done_ok += !ov_failed;
-                for (int k = 0; k < n_ov; k++) free(ov[k]);
-                free(ov), free(text);
-                ac_caption_free(&c);
+                free(stem);
+                t_ov += ac_now() - t0;
             }
+            if (json) print_json(path, text ? text : "", c, cap.model.vocab, ov, n_ov, attention, cap.grid_h, cap.grid_w);
+            else printf("%s\t%s\n", path, text ? text : "");
+            fflush(stdout);
+            failures += ov_failed;
+            done_ok += !ov_failed;
+            for (int k = 0; k < n_ov; k++) free(ov[k]);
+            free(ov), free(text);
         }
+        ac_caption_free(&j->cap);
         ac_image_free(&j->photo), ac_image_free(&j->square);
         pthread_mutex_lock(&ps.mu);
-        ps.tail = i + 1;
+        j->state = 0;
+        ps.printed = i + 1;
         pthread_cond_broadcast(&ps.cv);
         pthread_mutex_unlock(&ps.mu);
         ac_progress_update(&prog, (uint64_t)i + 1);
     }
     ac_progress_finish(&prog);
-    pthread_join(th, NULL);
     t_run = ac_now() - t_run;
     if (verbose) {
         int n = paths.n;
         fprintf(stderr,
-                "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s\n"
-                "  per photo: decode+resize %.1f ms (decoding thread, overlapped; main thread waited %.1f ms), "
-                "CNN %.1f ms, decoder (beam %d) %.1f ms, overlays %.1f ms\n",
-                n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, 1e3 * t_dec / (n ? n : 1),
-                1e3 * t_wait / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), cap.beam.beam, 1e3 * t_bs / (n ? n : 1),
-                1e3 * t_ov / (n ? n : 1));
+                "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s; "
+                "%d lane%s x %d CNN thread%s\n"
+                "  per photo: decode+resize %.1f ms, CNN %.1f ms, decoder (beam %d) %.1f ms (%s), overlays %.1f ms; "
+                "main thread waited %.1f ms\n",
+                n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, nlanes, nlanes > 1 ? "s" : "",
+                nlanes > 1 ? nthreads / nlanes : nthreads, (nlanes > 1 ? nthreads / nlanes : nthreads) > 1 ? "s" : "",
+                1e3 * t_dec / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), cap.beam.beam, 1e3 * t_bs / (n ? n : 1),
+                nlanes > 1 ? "lanes run concurrently" : "decoding overlapped", 1e3 * t_ov / (n ? n : 1),
+                1e3 * t_wait / (n ? n : 1));
     }
     rc = failures ? 1 : 0;
+out_join:
+    for (int l = 0; l < started; l++) pthread_join(th[l], NULL);
 out_pipe:
+    if (lanes)
+        for (int l = 0; l < nlanes; l++) ac_captioner_lane_close(&lanes[l]);
+    free(lanes);
+    if (ring)
+        for (int k = 0; k < ps.depth; k++) {
+            ac_caption_free(&ring[k].cap);
+            ac_image_free(&ring[k].photo), ac_image_free(&ring[k].square);
+        }
+    free(ring);
     pthread_mutex_destroy(&ps.mu);
     pthread_cond_destroy(&ps.cv);
 out:
