@@ -76,22 +76,76 @@ static int dht_ok(const uint8_t *seg, size_t len) {
     return 1;
 }
 
+/* What stb_image 2.27 leaves undone without failing: it decodes with whatever its malloc'd decoder
+ * state holds for a quantization or Huffman table the file never defined, never writes a component
+ * no scan codes, and stops a scan early, keeping the rest of the image undecoded, when a restart
+ * marker is missing. Each gives pixels from uninitialised memory (valgrind, fuzz corpus), so
+ * jpeg_scan refuses such files. Only the first SOF counts: stb rejects a second one itself. */
+typedef struct {
+    int progressive, nc, hmax, vmax, id[4], h[4], v[4], tq[4], coded[4];
+    unsigned x, y, dqt, dc, ac, dri, rst;
+    uint64_t need_rst;
+} jpeg_frame;
+
+static void jpeg_sof(jpeg_frame *f, unsigned m, const uint8_t *seg, size_t len) {
+    if (f->nc || (m != 0xC0 && m != 0xC1 && m != 0xC2) || len < 6 || seg[5] < 1 || seg[5] > 4) return;
+    if (len < 6 + 3 * (size_t)seg[5]) return;
+    f->progressive = m == 0xC2, f->y = rd16(seg + 1, 1), f->x = rd16(seg + 3, 1);
+    for (int k = 0; k < seg[5]; k++) {
+        const uint8_t *c = seg + 6 + 3 * k;
+        f->id[k] = c[0], f->h[k] = c[1] >> 4, f->v[k] = c[1] & 15, f->tq[k] = c[2] & 3;
+        if (!f->h[k] || !f->v[k]) return; /* stb refuses it */
+        if (f->h[k] > f->hmax) f->hmax = f->h[k];
+        if (f->v[k] > f->vmax) f->vmax = f->v[k];
+    }
+    f->nc = seg[5];
+}
+
+/* Checks one SOS header against the frame and the tables defined so far; sets how many restart
+ * markers the scan needs. Returns 0 or -3. */
+static int jpeg_sos(jpeg_frame *f, const uint8_t *seg, size_t len) {
+    f->need_rst = 0, f->rst = 0;
+    if (!f->nc || len < 1 || len < 4 + 2 * (size_t)seg[0] || !seg[0]) return 0; /* stb refuses it */
+    int ns = seg[0], ss = seg[1 + 2 * ns], ah = seg[3 + 2 * ns] >> 4, c = 0;
+    for (int k = 0; k < ns; k++) {
+        for (c = 0; c < f->nc && f->id[c] != seg[1 + 2 * k]; c++) {}
+        if (c == f->nc) return 0; /* stb refuses an unknown component */
+        unsigned td = seg[2 + 2 * k] >> 4, ta = seg[2 + 2 * k] & 15;
+        if (td > 3 || ta > 3) return 0;
+        int use_dc = !f->progressive || (ss == 0 && ah == 0), use_ac = !f->progressive || ss > 0;
+        if (!(f->dqt >> f->tq[c] & 1) || (use_dc && !(f->dc >> td & 1)) || (use_ac && !(f->ac >> ta & 1))) return -3;
+        if (!f->progressive || (ss == 0 && ah == 0)) f->coded[c] = 1; /* a DC first scan sets every coefficient */
+    }
+    uint64_t mcus; /* as stb counts them: blocks of the one component, else interleaved MCUs */
+    if (ns == 1)
+        mcus = (((uint64_t)f->x * f->h[c] + f->hmax - 1) / f->hmax + 7) / 8 * ((((uint64_t)f->y * f->v[c] + f->vmax - 1) / f->vmax + 7) / 8);
+    else
+        mcus = ((uint64_t)f->x + 8 * f->hmax - 1) / (8 * f->hmax) * (((uint64_t)f->y + 8 * f->vmax - 1) / (8 * f->vmax));
+    if (f->dri && mcus) f->need_rst = (mcus + f->dri - 1) / f->dri - 1;
+    return 0;
+}
+
 /* Walks every JPEG marker (through the entropy-coded scans, where 0xFF is escaped as FF 00 and
  * restart markers carry no length) with bounds-checked lengths: the EXIF orientation of the first
  * Exif APP1 (1 if none), whether the file reaches its EOI marker (a truncated file does not), and
- * whether every Huffman table is sane. Returns 0, -1 for a bad Huffman table, -2 for too many scans. */
+ * whether every Huffman table is sane. Returns 0, -1 for a bad Huffman table, -2 for too many scans,
+ * -3 for a scan using an undefined table, -4 for missing restart markers, -5 for a component no scan
+ * codes (see jpeg_frame). */
 static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi) {
     *orientation = 1;
     *has_eoi = 0;
     size_t i = 2;
     int in_scan = 0, scans = 0;
+    jpeg_frame f = {0};
     while (i + 1 < n) {
         if (in_scan) { /* skip entropy-coded data up to the next real marker */
             if (p[i] != 0xFF || p[i + 1] == 0x00 || (p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) || p[i + 1] == 0xFF) {
+                if (p[i] == 0xFF && p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) f.rst++;
                 i++;
                 continue;
             }
             in_scan = 0;
+            if (f.rst < f.need_rst) return -4;
         }
         if (p[i] != 0xFF) { /* padding between segments: stb skips it, so must we */
             i++;
@@ -104,6 +158,8 @@ static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi)
         unsigned m = p[i + 1];
         if (m == 0xD9) {
             *has_eoi = 1;
+            for (int c = 0; c < f.nc; c++)
+                if (!f.coded[c]) return -5;
             return 0;
         }
         if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
@@ -117,12 +173,22 @@ static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi)
         const uint8_t *seg = p + i + 4;
         size_t slen = len - 2;
         if (m == 0xC4 && !dht_ok(seg, slen)) return -1;
+        for (size_t k = 0, codes; m == 0xC4 && k < slen; k += 17 + codes) { /* dht_ok checked the layout */
+            *(seg[k] >> 4 ? &f.ac : &f.dc) |= 1u << (seg[k] & 15);
+            codes = 0;
+            for (int b = 1; b <= 16; b++) codes += seg[k + b];
+        }
+        for (size_t k = 0; m == 0xDB && k < slen && seg[k] >> 4 <= 1 && (seg[k] & 15) <= 3; k += seg[k] >> 4 ? 129 : 65)
+            f.dqt |= 1u << (seg[k] & 15); /* stb refuses a bad layout itself */
+        if (m == 0xDD && slen >= 2) f.dri = rd16(seg, 1);
+        if (m >= 0xC0 && m <= 0xC2) jpeg_sof(&f, m, seg, slen);
         if (m == 0xE1 && slen >= 6 && !memcmp(seg, "Exif\0\0", 6) && *orientation == 1)
             *orientation = exif_orientation(seg + 6, slen - 6);
         i += 2 + len;
         /* Every scan of a progressive JPEG revisits the whole image: thousands of tiny scans make a
          * small file take minutes. Real encoders write at most a few dozen. */
         if (m == 0xDA && ++scans > 256) return -2;
+        if (m == 0xDA && jpeg_sos(&f, seg, slen)) return -3;
         if (m == 0xDA) in_scan = 1;
     }
     return 0;
@@ -310,6 +376,9 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
         int js = jpeg_scan(p, len, &orientation, &eoi);
         if (js == -1) return ac_errf(err, "%s: corrupt JPEG (bad Huffman table)", name);
         if (js == -2) return ac_errf(err, "%s: corrupt JPEG (more than 256 scans)", name);
+        if (js == -3) return ac_errf(err, "%s: corrupt JPEG (a scan uses an undefined quantization or Huffman table)", name);
+        if (js == -4) return ac_errf(err, "%s: corrupt JPEG (restart markers missing: part of the image would stay undecoded)", name);
+        if (js == -5) return ac_errf(err, "%s: corrupt JPEG (a colour component is never coded)", name);
         if (!eoi) return ac_errf(err, "%s: truncated JPEG (no end-of-image marker)", name);
     }
     int w, h, comp;

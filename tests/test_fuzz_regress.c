@@ -68,7 +68,37 @@ static void test_replay(void) {
     CHECK(total > 0);
 }
 
+/* Debian's stb_image 2.27 decodes these from uninitialised memory without failing (valgrind saw it in
+ * the fuzz corpus); src/image.c must refuse them by name, and still decode the valid restart-marker
+ * file to flat grey (Pillow agrees: fuzz/make_jpeg_cases.py). */
+static void test_jpeg_stb_gaps(void) {
+    static const struct {
+        const char *file, *why;
+    } bad[] = {{"jpeg-undefined-dqt", "undefined quantization or Huffman table"},
+               {"jpeg-restart-missing", "restart markers missing"},
+               {"jpeg-component-never-coded", "component is never coded"}};
+    const char *root = getenv("ATTNCAP_ROOT");
+    char p[4096];
+    ac_image img;
+    ac_err err;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(p, sizeof p, "%s/fuzz/crashes/image/%s", root ? root : ".", bad[i].file);
+        CHECKF(ac_image_load(p, &img, &err) != 0, "%s decoded", bad[i].file);
+        CHECKF(strstr(err.msg, bad[i].why) && strstr(err.msg, bad[i].file), "%s: %s", bad[i].file, err.msg);
+    }
+    snprintf(p, sizeof p, "%s/fuzz/corpus/image/jpeg-restart-markers.jpg", root ? root : ".");
+    int rc = ac_image_load(p, &img, &err);
+    CHECKF(rc == 0, "%s", err.msg);
+    if (rc) return;
+    CHECK(img.w == 16 && img.h == 8);
+    int flat = 1;
+    for (int i = 0; i < img.w * img.h * 3; i++) flat &= img.px[i] == 128;
+    CHECK(flat);
+    ac_image_free(&img);
+}
+
 int main(void) {
     RUN(test_replay);
+    RUN(test_jpeg_stb_gaps);
     return TEST_EXIT();
 }

@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""Hand-assembled 16x8 JPEGs for what Debian's stb_image 2.27 decodes from uninitialised memory
+without failing (src/image.c jpeg_frame). usage: /usr/bin/python3 fuzz/make_jpeg_cases.py
+(called by fuzz/make_corpus.sh). Every block is flat mid-grey: a one-code DC table (category 0,
+diff 0) and a one-code AC table (EOB), so a block is the two bits '00' and a correct decoder gives
+128 everywhere. Writes the valid restart-marker case to fuzz/corpus/image/ and the corrupt ones
+(checked by name in tests/test_fuzz_regress.c) to fuzz/crashes/image/."""
+import struct
+
+def seg(marker, payload):
+    return b"\xff" + bytes([marker]) + struct.pack(">H", len(payload) + 2) + payload
+
+def jpeg(ncomp=1, tq=0, dri=None, scans=((1,),), rst=True):
+    out = b"\xff\xd8" + seg(0xDB, b"\x00" + b"\x01" * 64)
+    comps = b"".join(bytes([c + 1, 0x11, tq if c else 0]) for c in range(ncomp))
+    out += seg(0xC0, b"\x08" + struct.pack(">HH", 8, 16) + bytes([ncomp]) + comps)
+    out += seg(0xC4, b"\x00" + b"\x01" + b"\x00" * 15 + b"\x00")  # DC table 0: one code, category 0
+    out += seg(0xC4, b"\x10" + b"\x01" + b"\x00" * 15 + b"\x00")  # AC table 0: one code, EOB
+    if dri:
+        out += seg(0xDD, struct.pack(">H", dri))
+    for ids in scans:
+        out += seg(0xDA, bytes([len(ids)]) + b"".join(bytes([i, 0x00]) for i in ids) + b"\x00\x3f\x00")
+        blocks = 2 * len(ids)  # two blocks (16x8) per component, 1x1 sampling
+        if dri:  # one MCU per interval: '00' padded with ones, then RSTn
+            data = b"".join(b"\x3f" + (bytes([0xFF, 0xD0 + k % 8]) if rst and k < 1 else b"") for k in range(2))
+        else:
+            bits = "00" * blocks
+            bits += "1" * (-len(bits) % 8)
+            data = bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+        out += data
+    return out + b"\xff\xd9"
+
+cases = {
+    "corpus/image/jpeg-restart-markers.jpg": jpeg(dri=1),
+    "crashes/image/jpeg-restart-missing": jpeg(dri=1, rst=False),
+    "crashes/image/jpeg-undefined-dqt": jpeg(ncomp=3, tq=1, scans=((1, 2, 3),)),
+    "crashes/image/jpeg-component-never-coded": jpeg(ncomp=3, scans=((1,),)),
+}
+for name, data in cases.items():
+    open("fuzz/" + name, "wb").write(data)
