@@ -19,6 +19,7 @@
 #include "attncap/features.h"
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
+#include "attncap/tune.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
@@ -276,35 +277,6 @@ static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
     return 0;
 }
 
-/* Greedy/beam captions of the validation photos, in parallel threads (photo i to thread i % T). */
-typedef struct val_job {
-    const trainer *tr;
-    char **cands;
-    int t, T, rc;
-    ac_err err;
-} val_job;
-
-static void *val_decode(void *arg) {
-    val_job *j = arg;
-    const trainer *tr = j->tr;
-    ac_beam_opts bo = ac_beam_defaults();
-    bo.beam = tr->o->beam;
-    float *scratch = tr->fc.data ? NULL : malloc(sizeof(float) * (size_t)tr->L * tr->D);
-    if (!tr->fc.data && !scratch) j->rc = ac_errf(&j->err, "out of memory");
-    for (int i = j->t; i < tr->n_vi && !j->rc; i += j->T) {
-        ac_caption c;
-        if (ac_beam_search(&tr->model.dec, ac_features_row(&tr->fc, tr->vi[i].feat, scratch), &bo, &c, &j->err)) {
-            j->rc = -1;
-            break;
-        }
-        j->cands[i] = ac_caption_text(&c, tr->model.vocab);
-        ac_caption_free(&c);
-        if (!j->cands[i]) j->rc = ac_errf(&j->err, "out of memory");
-    }
-    free(scratch);
-    return NULL;
-}
-
 /* Scores them with our metrics (NAN if unavailable). */
 static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
     *bleu4 = *cider = NAN;
@@ -316,27 +288,14 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
         free(cands), free(nref), free(refs);
         return ac_errf(err, "out of memory");
     }
-    int T = tr->o->threads > 0 ? tr->o->threads : ac_default_threads();
-    if (T > 16) T = 16;
-    val_job jobs[16];
-    pthread_t th[16];
-    int started[16] = {0};
-    for (int t = 0; t < T; t++) jobs[t] = (val_job){tr, cands, t, T, 0, {{0}}};
-    const int blas = openblas_get_num_threads(); /* BLAS must not be driven from several threads */
-    if (T > 1 && blas != 1) openblas_set_num_threads(1);
-    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, val_decode, &jobs[t]) == 0;
-    val_decode(&jobs[0]);
-    for (int t = 1; t < T; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else val_decode(&jobs[t]);
-    }
-    if (T > 1 && blas != 1) openblas_set_num_threads(blas);
-    int rc = 0;
-    for (int t = 0; t < T && !rc; t++)
-        if (jobs[t].rc) {
-            if (err) *err = jobs[t].err;
-            rc = -1;
-        }
+    /* Greedy/beam captions of the validation photos, in parallel threads. */
+    ac_beam_opts bo = ac_beam_defaults();
+    bo.beam = tr->o->beam;
+    int *rows = malloc(sizeof(int) * (size_t)(tr->n_vi + 1));
+    int rc = rows ? 0 : ac_errf(err, "out of memory");
+    for (int i = 0; !rc && i < tr->n_vi; i++) rows[i] = tr->vi[i].feat;
+    if (!rc) rc = ac_decode_rows(&tr->model, &tr->fc, rows, tr->n_vi, &bo, tr->o->threads, cands, err);
+    free(rows);
     for (int i = 0; i < tr->n_vi; i++) nref[i] = tr->vi[i].n_refs, refs[i] = tr->vi[i].refs;
     if (!rc) rc = ac_train_score(tr->n_vi, (const char *const *)cands, nref, (char *const *const *)refs, bleu4, cider, err);
     for (int i = 0; i < tr->n_vi; i++) free(cands[i]);

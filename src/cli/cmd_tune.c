@@ -1,0 +1,199 @@
+/* attncap tune: pick a model's beam width and length normalisation on held-out photos. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/dataset.h"
+#include "attncap/tune.h"
+#include "commands.h"
+
+#define MAX_GRID 16
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: attncap tune --model MODEL --data SPEC --features CACHE [options]\n\n"
+            "Captions the photos of a split (default: val) from a feature cache with every combination of\n"
+            "beam width and length normalisation, scores each with the coco-caption metrics, prints the\n"
+            "table and the best setting; --write records it in the model file (metadata \"decode\"), which\n"
+            "attncap caption and eval then use by default.\n\n"
+            "  --model MODEL      the decoder (.safetensors)\n"
+            "  --data SPEC        a data set as for attncap train (Flickr8k dir, COCO/Karpathy JSON, TSV)\n"
+            "  --features CACHE   features of the split's photos (attncap features, same encoder as the model)\n"
+            "  --split S          val (default), test, train or all\n"
+            "  --beams LIST       beam widths, comma-separated (default 1,3,5)\n"
+            "  --alphas LIST      length-normalisation exponents (default 0,0.5,1,1.5)\n"
+            "  --metric M         what to maximise: cider (default), bleu4, meteor or bleu4+meteor\n"
+            "  --max-len N        longest caption in words (default 20)\n"
+            "  --limit N          only the first N photos of the split\n"
+            "  --no-meteor        skip METEOR (faster; not with --metric meteor)\n"
+            "  --write            record the best setting in MODEL (atomic rewrite; weights untouched)\n"
+            "  --threads N        threads (default: all cores)\n"
+            "  --json             one JSON object per setting, then the choice\n");
+}
+
+/* "1,3,5" -> values; returns the count or -1. */
+static int parse_list(const char *s, double lo, double hi, double *out) {
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || n == MAX_GRID || !(v >= lo && v <= hi)) return -1;
+        out[n++] = v;
+        if (*end == ',') end++;
+        else if (*end) return -1;
+        p = end;
+    }
+    return n;
+}
+
+static double objective(const ac_scores *s, const char *metric) {
+    if (!strcmp(metric, "bleu4")) return s->bleu[3];
+    if (!strcmp(metric, "meteor")) return s->meteor;
+    if (!strcmp(metric, "bleu4+meteor")) return s->bleu[3] + s->meteor;
+    return s->cider_d;
+}
+
+int cmd_tune(int argc, char **argv) {
+    const char *model_path = NULL, *data = NULL, *features = NULL, *split = "val", *metric = "cider";
+    const char *beams_s = "1,3,5", *alphas_s = "0,0.5,1,1.5";
+    int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const int has = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage();
+            return 0;
+        } else if (!strcmp(a, "--no-meteor")) meteor = 0;
+        else if (!strcmp(a, "--write")) write = 1;
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (has && !strcmp(a, "--model")) model_path = argv[++i];
+        else if (has && !strcmp(a, "--data")) data = argv[++i];
+        else if (has && !strcmp(a, "--features")) features = argv[++i];
+        else if (has && !strcmp(a, "--split")) split = argv[++i];
+        else if (has && !strcmp(a, "--metric")) metric = argv[++i];
+        else if (has && !strcmp(a, "--beams")) beams_s = argv[++i];
+        else if (has && !strcmp(a, "--alphas")) alphas_s = argv[++i];
+        else if (has && (!strcmp(a, "--limit") || !strcmp(a, "--threads") || !strcmp(a, "--max-len"))) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 1000000) {
+                fprintf(stderr, "attncap tune: %s needs a positive integer, got '%s'\n", a, argv[i]);
+                return 2;
+            }
+            if (!strcmp(a, "--limit")) limit = (int)v;
+            else if (!strcmp(a, "--threads")) threads = (int)v;
+            else max_len = (int)v;
+        } else {
+            fprintf(stderr, "attncap tune: unknown or incomplete option '%s' (try attncap tune --help)\n", a);
+            return 2;
+        }
+    }
+    if (!model_path || !data || !features) {
+        fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
+        return 2;
+    }
+    if (strcmp(metric, "cider") && strcmp(metric, "bleu4") && strcmp(metric, "meteor") && strcmp(metric, "bleu4+meteor")) {
+        fprintf(stderr, "attncap tune: --metric must be cider, bleu4, meteor or bleu4+meteor, not '%s'\n", metric);
+        return 2;
+    }
+    if (!meteor && strstr(metric, "meteor")) {
+        fprintf(stderr, "attncap tune: --metric %s needs METEOR (drop --no-meteor)\n", metric);
+        return 2;
+    }
+    double bv[MAX_GRID], av[MAX_GRID];
+    const int nb = parse_list(beams_s, 1, 100, bv), na = parse_list(alphas_s, 0, 10, av);
+    if (nb < 1 || na < 1) {
+        fprintf(stderr, "attncap tune: %s: want a comma-separated list of up to %d numbers (beams 1..100, alphas 0..10)\n",
+                nb < 1 ? beams_s : alphas_s, MAX_GRID);
+        return 2;
+    }
+    int beams[MAX_GRID];
+    float alphas[MAX_GRID];
+    for (int i = 0; i < nb; i++) beams[i] = (int)bv[i];
+    for (int i = 0; i < na; i++) alphas[i] = (float)av[i];
+
+    ac_err err;
+    ac_model model = {0};
+    ac_dataset ds = {0};
+    ac_feature_cache fc = {0};
+    ac_tune_photo *photos = NULL;
+    ac_tune_point *pts = NULL;
+    int rc = 1, n = 0;
+    ac_split want = AC_SPLIT_NONE;
+    if (strcmp(split, "all") && (want = ac_split_parse(split)) == AC_SPLIT_NONE) {
+        fprintf(stderr, "attncap tune: unknown split '%s' (val, test, train or all)\n", split);
+        return 2;
+    }
+    if (ac_model_load(model_path, &model, &err) || ac_dataset_load(data, NULL, &ds, &err) ||
+        ac_features_load_compact(features, &fc, &err))
+        goto fail;
+    if (fc.grid_h * fc.grid_w != model.dec.cfg.n_ann || fc.dim != model.dec.cfg.dim) {
+        ac_errf(&err, "%s: features of %dx%dx%d do not fit the model (L %d, D %d)", features, fc.grid_h, fc.grid_w,
+                fc.dim, model.dec.cfg.n_ann, model.dec.cfg.dim);
+        goto fail;
+    }
+    photos = calloc((size_t)ds.n + 1, sizeof *photos);
+    pts = calloc((size_t)(nb * na), sizeof *pts);
+    if (!photos || !pts) {
+        ac_errf(&err, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < ds.n && (!limit || n < limit); i++) {
+        const ac_ds_image *im = &ds.images[i];
+        if ((want != AC_SPLIT_NONE && im->split != want) || im->n_caps == 0) continue;
+        int row = ac_features_find(&fc, im->key);
+        if (row < 0) {
+            ac_errf(&err, "%s: no features for '%s' (run attncap features on the split's photos)", features, im->key);
+            goto fail;
+        }
+        photos[n++] = (ac_tune_photo){row, im->id, im->n_caps, (const char *const *)im->caps};
+    }
+    if (n == 0) {
+        ac_errf(&err, "%s: no photos with captions in split '%s'", data, split);
+        goto fail;
+    }
+    ac_beam_opts base = ac_beam_defaults();
+    base.max_len = max_len;
+    if (ac_tune_grid(&model, &fc, photos, n, &base, beams, nb, alphas, na, meteor, NULL, threads, pts, &err)) goto fail;
+    int best = 0;
+    for (int k = 1; k < nb * na; k++)
+        if (objective(&pts[k].scores, metric) > objective(&pts[best].scores, metric)) best = k;
+    if (!json)
+        printf("%d photos of %s (%s), maximising %s\n beam alpha  BLEU-1 BLEU-2 BLEU-3 BLEU-4 METEOR ROUGE-L CIDEr-D\n", n,
+               data, split, metric);
+    for (int k = 0; k < nb * na; k++) {
+        const ac_scores *s = &pts[k].scores;
+        if (json)
+            printf("{\"beam\": %d, \"len_alpha\": %g, \"BLEU-1\": %.6f, \"BLEU-2\": %.6f, \"BLEU-3\": %.6f, \"BLEU-4\": %.6f, "
+                   "\"METEOR\": %.6f, \"ROUGE-L\": %.6f, \"CIDEr-D\": %.6f}\n",
+                   pts[k].opts.beam, pts[k].opts.len_alpha, s->bleu[0], s->bleu[1], s->bleu[2], s->bleu[3],
+                   isfinite(s->meteor) ? s->meteor : -1, s->rouge_l, s->cider_d);
+        else
+        {
+            char met[16] = "     -";
+            if (isfinite(s->meteor)) snprintf(met, sizeof met, "%6.1f", 100 * s->meteor);
+            printf("%5d %5.2f  %6.1f %6.1f %6.1f %6.1f %s %7.1f %7.1f%s\n", pts[k].opts.beam, pts[k].opts.len_alpha,
+                   100 * s->bleu[0], 100 * s->bleu[1], 100 * s->bleu[2], 100 * s->bleu[3], met, 100 * s->rouge_l,
+                   100 * s->cider_d, k == best ? "  <- best" : "");
+        }
+    }
+    char decode[512];
+    snprintf(decode, sizeof decode, "{\"beam\":%d,\"len_alpha\":%g,\"max_len\":%d,\"chosen_by\":\"%s\",\"photos\":%d,\"split\":\"%s\"}",
+             pts[best].opts.beam, pts[best].opts.len_alpha, max_len, metric, n, split);
+    if (json) printf("{\"best\": %s}\n", decode);
+    if (write) {
+        if (ac_model_set_meta(model_path, "decode", decode, &err)) goto fail;
+        if (!json) printf("recorded in %s: %s\n", model_path, decode);
+    }
+    rc = 0;
+fail:
+    if (rc) fprintf(stderr, "attncap tune: %s\n", err.msg);
+    free(photos);
+    free(pts);
+    ac_features_free(&fc);
+    ac_dataset_free(&ds);
+    ac_model_free(&model);
+    return rc;
+}
