@@ -72,7 +72,12 @@ static int set_shape(ac_cnn *c, const cnn_step *s, int i, const int *shape, int 
     for (int d = 0; d < ndim; d++) {
         if (shape[d] <= 0) return op_err(c, s, err, "output would be empty (input too small for this operator)");
         n *= (uint64_t)shape[d];
-        if (n > lim) return op_err(c, s, err, "output too large (raise ATTNCAP_MAX_TENSOR_ELEMS)");
+        if (n > lim) {
+            char why[160];
+            snprintf(why, sizeof why, "output is over the limit of %llu tensor elements (raise ATTNCAP_MAX_TENSOR_ELEMS)",
+                     (unsigned long long)lim);
+            return op_err(c, s, err, why);
+        }
     }
     cnn_tensor *t = &c->t[i];
     t->ndim = ndim;
@@ -150,7 +155,12 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         }
         if (plan_window(c, s, &c->t[a], w->shape[1], w->shape[2], w->shape[0], err) < 0) return -1;
         size_t need = cnn_conv2d_scratch(&s->g);
-        if (need > ac_limits_get().max_tensor_elems) return op_err(c, s, err, "im2col buffer too large");
+        if (need > ac_limits_get().max_tensor_elems) {
+            char why[160];
+            snprintf(why, sizeof why, "im2col buffer of %zu floats is over the limit of %llu tensor elements (raise ATTNCAP_MAX_TENSOR_ELEMS)",
+                     need, (unsigned long long)ac_limits_get().max_tensor_elems);
+            return op_err(c, s, err, why);
+        }
         if (need > c->scratch_size) c->scratch_size = need;
         int K = s->g.kh * s->g.kw * s->g.c;
         if (!(s->packed = malloc(cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");

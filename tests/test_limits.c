@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/cnn.h"
 #include "attncap/dataset.h"
 #include "attncap/decoder.h"
 #include "attncap/image.h"
@@ -116,6 +117,23 @@ static void test_tensor_elems(void) {
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_TENSOR_ELEMS");
     if (!rc) ac_tfl_free(m);
     unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
+    /* the CNN plan: a 3x3 conv on 7x9x3 needs a 63 x 27 = 1701-float im2col buffer, while no tensor
+     * (input 189, filter 135, output 315 elements) is over 1000 */
+    CHECKF(ac_tfl_load(fixture("cnn/op_conv3x3_s1_same_odd.tflite"), &m, &err) == 0, "%s", err.msg);
+    ac_cnn *cnn;
+    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "1000", 1);
+    rc = ac_cnn_create(m, NULL, 7, 9, 1, &cnn, &err);
+    CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_TENSOR_ELEMS");
+    CHECKF(rc != 0 && strstr(err.msg, "im2col") && strstr(err.msg, "1000"), "message: %s", err.msg);
+    if (!rc) ac_cnn_free(cnn);
+    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "300", 1); /* now the 315-element output speaks first */
+    rc = ac_cnn_create(m, NULL, 7, 9, 1, &cnn, &err);
+    CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_TENSOR_ELEMS");
+    if (!rc) ac_cnn_free(cnn);
+    unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
+    CHECKF(ac_cnn_create(m, NULL, 7, 9, 1, &cnn, &err) == 0, "%s", err.msg);
+    ac_cnn_free(cnn);
+    ac_tfl_free(m);
     /* the model file: its parameter count is checked against the limit too */
     ac_model mo = tiny_model(), r;
     CHECKF(ac_model_save(&mo, tmp("m.safetensors"), 0, NULL, &err) == 0, "%s", err.msg);
