@@ -1,10 +1,11 @@
 /* bench/caption: `attncap caption` end to end against the PyTorch re-implementation of the same
  * pipeline and weights (tools/torch_caption.py), measured side by side in one run:
  *   - latency of one 640x480 JPEG: decode, squash to 448, MobileNetV2 to Conv_1 (14x14x1280), beam 3
- *     (best and median of warm runs, in process for both);
+ *     (best and median of warm runs, in process for both; ours half before and half after PyTorch's);
  *   - throughput over the 100 COCO photos of ../shared (ours: the CLI with its decoding thread; theirs:
- *     a loop; both excluding process start and model load), and CPU time per photo (fair when the
- *     machine is shared). attncap uses 2 threads; PyTorch the faster of 1 and 2 (it probes).
+ *     a loop; both excluding process start and model load), and CPU time per photo of all threads after
+ *     loading (fair when the machine is shared). attncap uses 2 threads (for many photos: 2 lanes, each
+ *     a photo at a time with a 1-thread CNN); PyTorch the faster of 1 and 2 (it probes).
  * Model: $ATTNCAP_BENCH_MODEL if set (must match the encoder), else a random decoder of the shipped
  * size (V 2600, E 256, H 512, A 256) over MobileNetV2 at 448, saved to a temp dir. The captions of
  * both implementations are compared (they should agree: same weights, same search). */
@@ -53,6 +54,38 @@ static int make_model(const char *out, const char *enc_path, ac_err *err) {
     m.encoder_json = NULL;
     ac_model_free(&m);
     return rc;
+}
+
+enum { RUNS = 8 };
+
+/* /proc/loadavg's 1-minute figure: how busy the machine was (the ratios are side by side, but say so) */
+static void loadavg(char out[64]) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &a) != 1) a = -1;
+        fclose(f);
+    }
+    snprintf(out, 64, a >= 0 ? "%.2f" : "?", a);
+}
+
+/* n warm runs of one photo, in process: read + decode, squash, CNN, beam (a warm-up run first). */
+static int latency_runs(ac_captioner *c, const char *one, int n, double *lat, int *nlat, double split[3]) {
+    ac_err err;
+    for (int r = -1; r < n; r++) {
+        double t0 = ac_now(), tc = 0, td = 0;
+        ac_image im;
+        ac_caption cap;
+        if (ac_image_load(one, &im, &err) || ac_captioner_run(c, &im, &cap, &tc, &td, &err)) {
+            fprintf(stderr, "bench caption: %s\n", err.msg);
+            return -1;
+        }
+        double t = ac_now() - t0;
+        if (r >= 0) lat[(*nlat)++] = t, split[0] += t - tc - td, split[1] += tc, split[2] += td;
+        ac_image_free(&im);
+        ac_caption_free(&cap);
+    }
+    return 0;
 }
 
 int main(void) {
@@ -113,24 +146,12 @@ int main(void) {
         fprintf(stderr, "bench caption: %s\n", err.msg);
         return 1;
     }
-    enum { RUNS = 7 };
+    char load0[64];
+    loadavg(load0);
+    /* half the runs before PyTorch's, half after: a change in the machine's load hits both sides */
     double lat[RUNS], split[3] = {0};
-    for (int r = -1; r < RUNS; r++) {
-        double t0 = ac_now(), tc = 0, td = 0;
-        ac_image im;
-        ac_caption cap;
-        if (ac_image_load(one, &im, &err) || ac_captioner_run(&c, &im, &cap, &tc, &td, &err)) {
-            fprintf(stderr, "bench caption: %s\n", err.msg);
-            return 1;
-        }
-        double t = ac_now() - t0;
-        if (r >= 0) lat[r] = t, split[0] += t - tc - td, split[1] += tc, split[2] += td;
-        ac_image_free(&im);
-        ac_caption_free(&cap);
-    }
-    ac_captioner_close(&c);
-    qsort(lat, RUNS, sizeof *lat, cmp_d);
-    double our_min = lat[0], our_med = lat[RUNS / 2];
+    int nlat = 0;
+    if (latency_runs(&c, one, RUNS / 2, lat, &nlat, split)) return 1;
 
     /* ours: throughput through the CLI */
     size_t cmd_cap = (size_t)n * 300 + 16384;
@@ -157,6 +178,8 @@ int main(void) {
             while (p > line && p[-1] != ' ') p--;
             our_tp = atof(p);
         }
+        /* the CLI's own CPU time after loading, as PyTorch's figure excludes its loading */
+        if ((p = strstr(line, "; CPU ")) && strstr(p, "ms per photo")) our_cpu = atof(p + 6) / 1e3;
     }
     if (f) fclose(f);
 
@@ -182,6 +205,12 @@ int main(void) {
         if (!strncmp(line, "threads ", 8)) torch_threads = atoi(line + 8);
     }
     if (f) fclose(f);
+    if (latency_runs(&c, one, RUNS - RUNS / 2, lat, &nlat, split)) return 1;
+    ac_captioner_close(&c);
+    qsort(lat, RUNS, sizeof *lat, cmp_d);
+    double our_min = lat[0], our_med = lat[RUNS / 2];
+    char load1[64];
+    loadavg(load1);
     /* agreement: same caption for the same photo */
     int same = 0, total = 0;
     if (torch_ok) {
@@ -204,7 +233,9 @@ int main(void) {
         if (fb) fclose(fb);
     }
     printf("caption pipeline (decode JPEG, squash to 448, MobileNetV2 Conv_1 14x14x1280, beam 3)\n");
-    printf("  threads: attncap 2, PyTorch %d (the faster of 1 and 2, probed: 2 can be much slower on a busy machine)\n",
+    printf("  machine load (1-minute average, 2 cores here): %s at the start, %s at the end\n", load0, load1);
+    printf("  threads: attncap 2 (latency: one photo, 2-thread CNN; throughput: 2 lanes, a photo each, 1-thread CNN),\n"
+           "           PyTorch %d (the faster of 1 and 2, probed: 2 can be much slower on a busy machine)\n",
            torch_threads);
     printf("  latency, one 640x480 JPEG, best of %d:     attncap %7.1f ms   PyTorch %7.1f ms   speed-up %.2fx\n", RUNS,
            1e3 * our_min, 1e3 * torch_min, torch_min > 0 ? torch_min / our_min : 0);
@@ -214,7 +245,7 @@ int main(void) {
            1e3 * split[1] / RUNS, 1e3 * split[2] / RUNS);
     printf("  throughput, %d COCO photos:               attncap %7.2f img/s PyTorch %7.2f img/s speed-up %.2fx\n", n,
            our_tp, torch_tp, torch_tp > 0 ? our_tp / torch_tp : 0);
-    printf("  CPU time per photo (100 photos):           attncap %7.1f ms   PyTorch %7.1f ms   ratio %.2fx\n",
+    printf("  CPU time per photo (100 photos, no load):  attncap %7.1f ms   PyTorch %7.1f ms   ratio %.2fx\n",
            1e3 * our_cpu, 1e3 * torch_cpu, our_cpu > 0 ? torch_cpu / our_cpu : 0);
     if (torch_ok) printf("  captions identical in both: %d/%d\n", same, total);
     else printf("  PyTorch peer failed: see %s/torch.err\n", tmp);

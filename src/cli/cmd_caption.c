@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attncap/captioner.h"
@@ -171,6 +172,12 @@ static void *lane_thread(void *arg) {
         pthread_cond_broadcast(&ps->cv);
         pthread_mutex_unlock(&ps->mu);
     }
+}
+
+/* CPU time of the whole process (every thread), in seconds. */
+static double cpu_seconds(void) {
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) ? 0 : (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* ---- output ---- */
@@ -395,7 +402,7 @@ int cmd_caption(int argc, char **argv) {
         pthread_mutex_unlock(&ps.mu);
         goto out_join;
     }
-    double t_dec = 0, t_cnn = 0, t_bs = 0, t_ov = 0, t_wait = 0, t_run = ac_now();
+    double t_dec = 0, t_cnn = 0, t_bs = 0, t_ov = 0, t_wait = 0, t_run = ac_now(), cpu_run = cpu_seconds();
     int done_ok = 0;
     ac_progress prog;
     ac_progress_start(&prog, "caption", (uint64_t)paths.n, quiet);
@@ -448,18 +455,19 @@ int cmd_caption(int argc, char **argv) {
     }
     ac_progress_finish(&prog);
     t_run = ac_now() - t_run;
+    cpu_run = cpu_seconds() - cpu_run;
     if (verbose) {
         int n = paths.n;
         fprintf(stderr,
                 "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s; "
                 "%d lane%s x %d CNN thread%s\n"
                 "  per photo: decode+resize %.1f ms, CNN %.1f ms, decoder (beam %d) %.1f ms (%s), overlays %.1f ms; "
-                "main thread waited %.1f ms\n",
+                "main thread waited %.1f ms; CPU %.1f ms per photo (all threads, after loading)\n",
                 n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, nlanes, nlanes > 1 ? "s" : "",
                 nlanes > 1 ? nthreads / nlanes : nthreads, (nlanes > 1 ? nthreads / nlanes : nthreads) > 1 ? "s" : "",
                 1e3 * t_dec / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), cap.beam.beam, 1e3 * t_bs / (n ? n : 1),
                 nlanes > 1 ? "lanes run concurrently" : "decoding overlapped", 1e3 * t_ov / (n ? n : 1),
-                1e3 * t_wait / (n ? n : 1));
+                1e3 * t_wait / (n ? n : 1), 1e3 * cpu_run / (n ? n : 1));
     }
     rc = failures ? 1 : 0;
 out_join:
