@@ -206,6 +206,52 @@ static int bmp_complete(const uint8_t *p, size_t n, int w, int h) {
     return (uint64_t)off + row * (uint64_t)h <= n;
 }
 
+/* A palette index past the end of a BMP's or PNG's palette makes stb_image 2.27 copy a colour from
+ * its uninitialised stack (valgrind). So stb gets a copy of such a file with the palette padded to
+ * 256 entries of black, which is how libpng decodes such an index. Returns that copy (its length in
+ * *out_len) or NULL when the palette is already full or absent, or when out of memory (*oom). */
+static uint8_t *pad_palette(const uint8_t *p, size_t n, int fmt, size_t *out_len, int *oom) {
+    size_t at = 0, ins = 0, plte = 0;
+    *oom = 0;
+    if (fmt == FMT_PNG) {
+        int ct = -1;
+        for (size_t i = 8; i + 12 <= n;) {
+            uint32_t len = rd32(p + i, 1);
+            if (len > n - i - 12 || !memcmp(p + i + 4, "IDAT", 4)) break;
+            if (!memcmp(p + i + 4, "IHDR", 4) && len >= 13) ct = p[i + 17];
+            if (!memcmp(p + i + 4, "PLTE", 4) && ct == 3 && len % 3 == 0 && len && len < 768) {
+                plte = i, at = i + 8 + len, ins = 768 - len; /* the CRC, which stb ignores, follows the padding */
+                break;
+            }
+            i += 12 + (size_t)len;
+        }
+    } else if (fmt == FMT_BMP && n >= 30) {
+        /* stb's own palette size: what lies between header and pixels (for OS/2 v1 it subtracts 24) */
+        int64_t off = rd32(p + 10, 0), hsz = rd32(p + 14, 0), bpp = rd16(p + (hsz == 12 ? 24 : 28), 0);
+        int64_t esz = hsz == 12 ? 3 : 4, psize = (off - 14 - (hsz == 12 ? 24 : hsz)) / esz;
+        if ((hsz == 12 || hsz == 40 || hsz == 56 || hsz == 108 || hsz == 124) && bpp <= 8 && psize > 0 && psize < 256 &&
+            14 + hsz + psize * esz <= (int64_t)n)
+            at = (size_t)(14 + hsz + psize * esz), ins = (size_t)((256 - psize) * esz);
+    }
+    if (!ins || n > INT32_MAX - ins) return NULL;
+    uint8_t *q = malloc(n + ins);
+    if (!q) {
+        *oom = 1;
+        return NULL;
+    }
+    memcpy(q, p, at);
+    memset(q + at, 0, ins);
+    memcpy(q + at + ins, p + at, n - at);
+    if (fmt == FMT_PNG) {
+        q[plte] = 0, q[plte + 1] = 0, q[plte + 2] = 768 >> 8, q[plte + 3] = 768 & 255; /* PLTE length */
+    } else {
+        uint32_t off = rd32(p + 10, 0) + (uint32_t)ins;
+        for (int b = 0; b < 4; b++) q[10 + b] = (uint8_t)(off >> 8 * b);
+    }
+    *out_len = n + ins;
+    return q;
+}
+
 /* stb's failure reason, fit for a one-line message: for an unknown PNG chunk it embeds the chunk
  * type's raw bytes (fuzz finding: a newline there broke the one-line error contract). */
 static const char *stb_reason(char out[64]) {
@@ -394,12 +440,19 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
     int alpha = comp == 2 || comp == 4, want = alpha ? 4 : 3;
     size_t npx = (size_t)w * (size_t)h;
-    uint8_t *rgb = malloc(npx * 3);
-    if (!rgb) return ac_errf(err, "%s: out of memory for %dx%d pixels", name, w, h);
+    int oom;
+    size_t qlen = len;
+    uint8_t *padded = pad_palette(p, len, fmt, &qlen, &oom), *rgb = oom ? NULL : malloc(npx * 3);
+    if (!rgb) {
+        free(padded);
+        return ac_errf(err, "%s: out of memory for %dx%d pixels", name, w, h);
+    }
+    const uint8_t *q = padded ? padded : p;
     int dw, dh, dc;
-    if (fmt == FMT_PNG && stbi_is_16_bit_from_memory(p, (int)len)) {
+    if (fmt == FMT_PNG && stbi_is_16_bit_from_memory(q, (int)qlen)) {
         /* Round 16 -> 8 bits ourselves (stb truncates), compositing alpha at full precision. */
-        uint16_t *s = stbi_load_16_from_memory(p, (int)len, &dw, &dh, &dc, want);
+        uint16_t *s = stbi_load_16_from_memory(q, (int)qlen, &dw, &dh, &dc, want);
+        free(padded);
         if (!s || dw != w || dh != h) {
             stbi_image_free(s);
             free(rgb);
@@ -416,7 +469,8 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
             }
         stbi_image_free(s);
     } else {
-        uint8_t *s = stbi_load_from_memory(p, (int)len, &dw, &dh, &dc, want);
+        uint8_t *s = stbi_load_from_memory(q, (int)qlen, &dw, &dh, &dc, want);
+        free(padded);
         if (!s || dw != w || dh != h) {
             stbi_image_free(s);
             free(rgb);

@@ -70,7 +70,7 @@ static void test_replay(void) {
 
 /* Debian's stb_image 2.27 decodes these from uninitialised memory without failing (valgrind saw it in
  * the fuzz corpus); src/image.c must refuse them by name, and still decode the valid restart-marker
- * file to flat grey (Pillow agrees: fuzz/make_jpeg_cases.py). */
+ * file to flat grey (Pillow agrees: fuzz/make_stb_cases.py). */
 static void test_jpeg_stb_gaps(void) {
     static const struct {
         const char *file, *why;
@@ -97,8 +97,29 @@ static void test_jpeg_stb_gaps(void) {
     ac_image_free(&img);
 }
 
+/* A palette index past the palette's end: black (as libpng decodes it), not stb's stack garbage. */
+static void test_palette_past_end(void) {
+    static const char *files[] = {"bmp-palette-index-past-end", "png-palette-index-past-end"};
+    static const uint8_t want[8][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 0}, {0, 255, 0},
+                                       {255, 0, 0}, {0, 255, 0}, {0, 0, 0}, {0, 255, 0}};
+    const char *root = getenv("ATTNCAP_ROOT");
+    for (int f = 0; f < 2; f++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/fuzz/crashes/image/%s", root ? root : ".", files[f]);
+        ac_image img;
+        ac_err err;
+        int rc = ac_image_load(p, &img, &err);
+        CHECKF(rc == 0, "%s", err.msg);
+        if (rc) continue;
+        CHECK(img.w == 4 && img.h == 2);
+        CHECKF(!memcmp(img.px, want, sizeof want), "%s: pixel 2 is %d,%d,%d", files[f], img.px[6], img.px[7], img.px[8]);
+        ac_image_free(&img);
+    }
+}
+
 int main(void) {
     RUN(test_replay);
     RUN(test_jpeg_stb_gaps);
+    RUN(test_palette_past_end);
     return TEST_EXIT();
 }

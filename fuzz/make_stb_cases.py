@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Hand-assembled 16x8 JPEGs for what Debian's stb_image 2.27 decodes from uninitialised memory
-without failing (src/image.c jpeg_frame). usage: /usr/bin/python3 fuzz/make_jpeg_cases.py
+"""Hand-made images that Debian's stb_image 2.27 decodes from uninitialised memory without failing
+(src/image.c: jpeg_frame, pad_palette). usage: /usr/bin/python3 fuzz/make_stb_cases.py
 (called by fuzz/make_corpus.sh). Every block is flat mid-grey: a one-code DC table (category 0,
 diff 0) and a one-code AC table (EOB), so a block is the two bits '00' and a correct decoder gives
 128 everywhere. Writes the valid restart-marker case to fuzz/corpus/image/ and the corrupt ones
-(checked by name in tests/test_fuzz_regress.c) to fuzz/crashes/image/."""
+(checked by name in tests/test_fuzz_regress.c) to fuzz/crashes/image/.
+The palette cases: a 4x2 BMP and PNG whose pixels are indices 0, 1, 200 (BMP) / 5 (PNG), 1 into a
+2-colour palette (red, green); the index past the end must decode as black, as libpng does."""
 import struct
+import zlib
 
 def seg(marker, payload):
     return b"\xff" + bytes([marker]) + struct.pack(">H", len(payload) + 2) + payload
@@ -30,11 +33,27 @@ def jpeg(ncomp=1, tq=0, dri=None, scans=((1,),), rst=True):
         out += data
     return out + b"\xff\xd9"
 
+def bmp_palette():
+    pal = b"\x00\x00\xff\x00" + b"\x00\xff\x00\x00"  # BGRx: red, green
+    rows = bytes([0, 1, 200, 1]) * 2
+    off = 14 + 40 + len(pal)
+    return (b"BM" + struct.pack("<IHHI", off + len(rows), 0, 0, off)
+            + struct.pack("<IiiHHIIiiII", 40, 4, 2, 1, 8, 0, len(rows), 0, 0, 2, 0) + pal + rows)
+
+def png_palette():
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    raw = b"".join(b"\x00" + bytes([0, 1, 5, 1]) for _ in range(2))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 2, 8, 3, 0, 0, 0))
+            + chunk(b"PLTE", b"\xff\x00\x00\x00\xff\x00") + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
 cases = {
     "corpus/image/jpeg-restart-markers.jpg": jpeg(dri=1),
     "crashes/image/jpeg-restart-missing": jpeg(dri=1, rst=False),
     "crashes/image/jpeg-undefined-dqt": jpeg(ncomp=3, tq=1, scans=((1, 2, 3),)),
     "crashes/image/jpeg-component-never-coded": jpeg(ncomp=3, scans=((1,),)),
+    "crashes/image/bmp-palette-index-past-end": bmp_palette(),
+    "crashes/image/png-palette-index-past-end": png_palette(),
 }
 for name, data in cases.items():
     open("fuzz/" + name, "wb").write(data)
