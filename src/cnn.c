@@ -34,6 +34,7 @@ typedef struct cnn_step {
     int index;     /* operator index in the model */
     conv_geom g;   /* window ops */
     float *packed; /* CONV_2D weights packed for cnn_gemm */
+    int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (cnn_pw_dw) */
 } cnn_step;
 
 struct ac_cnn {
@@ -47,6 +48,7 @@ struct ac_cnn {
     int n_slots;
     float *scratch;
     size_t scratch_size;
+    float *fuse_scratch; /* band buffers of fused steps, per pool chunk */
     cnn_pool *pool;
     int threads;
     int uses_blas; /* a step calls OpenBLAS (fully connected; convs without AVX-512) */
@@ -437,6 +439,13 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     const ac_tfl_op *op = s->op;
     cnn_tensor *o = &c->t[op->outputs[0]];
     const float *x = in_data(c, s, 0);
+    if (s->fused) return; /* runs with the next step */
+    if (s > c->steps && s[-1].fused) {
+        const cnn_step *pw = s - 1;
+        cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &s->g, in_data(c, s, 1), in_data(c, s, 2),
+                  o->data, c->fuse_scratch, c->pool);
+        return;
+    }
     switch (op->opcode) {
     case OP_CONV_2D: cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, c->scratch, c->pool); break;
     case OP_DEPTHWISE_CONV_2D: cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
@@ -473,6 +482,37 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
     int i = ac_tfl_find_tensor(m, name);
     if (i < 0) return ac_errf(err, "%s: no tensor named '%s' (see `attncap info %s`)", m->path, name, m->path);
     return i;
+}
+
+/* Marks each pointwise CONV_2D whose output is large (past L2) and read only by the next step, a
+ * depthwise conv, to run fused with it (cnn_pw_dw), and allocates the band buffers. Before buffers
+ * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with the
+ * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the pool would
+ * cut the rows so fine that recomputing the rows chunks share costs more than it saves. */
+static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
+#if defined(__AVX512F__)
+    size_t need = 0;
+    int chunks = cnn_pool_chunks(c->pool);
+    for (int k = 0; k + 1 < c->n_steps; k++) {
+        cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
+        int x = pw->op->outputs[0];
+        if (pw->op->opcode != OP_CONV_2D || !cnn_conv_is_pointwise(&pw->g) || dw->op->opcode != OP_DEPTHWISE_CONV_2D)
+            continue;
+        if (x == target || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
+        if (dw->g.oc != dw->g.c || dw->g.dh != 1 || dw->g.dw != 1 || c->t[x].count < (1u << 18)) continue;
+        if (dw->g.oh < 4 * chunks) continue;
+        if (k > 0 && c->steps[k - 1].fused) continue; /* the previous pair owns step k */
+        pw->fused = 1; /* its output gets no buffer; its inputs must live until the pair has run */
+        for (int j = 0; j < pw->op->n_in; j++)
+            if (pw->op->inputs[j] >= 0 && last_use[pw->op->inputs[j]] < k + 1) last_use[pw->op->inputs[j]] = k + 1;
+        size_t n = cnn_pw_dw_scratch(&dw->g) * (size_t)chunks;
+        if (n > need) need = n;
+    }
+    if (need && !(c->fuse_scratch = malloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
+#else
+    (void)c, (void)target, (void)last_use, (void)err;
+#endif
+    return 0;
 }
 
 /* target: the output tensor's index, or -1 to look output_tensor up. */
@@ -538,7 +578,7 @@ static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int targ
             if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
-    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL};
+    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, 0};
     if (m->n_ops == 0 || target == c->in_t) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;
@@ -558,6 +598,9 @@ static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int targ
         ac_errf(err, "%s: tensor '%.200s' is not computed from the input", m->path, tname(c, target));
         goto fail;
     }
+    c->threads = threads > 0 ? threads : ac_default_threads();
+    c->pool = cnn_pool_create(c->threads);
+    if (plan_fusion(c, target, last_use, err)) goto fail;
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
      * their last reader. The input and the target are never released. */
     int *slot_busy = calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
@@ -575,7 +618,7 @@ static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int targ
         const ac_tfl_op *op = c->steps[k].op;
         for (int j = 0; j < op->n_out; j++) {
             int o = op->outputs[j];
-            if (o < 0 || c->t[o].slot >= 0 || !c->t[o].planned || m->tensors[o].data) continue;
+            if (o < 0 || c->t[o].slot >= 0 || !c->t[o].planned || m->tensors[o].data || c->steps[k].fused) continue;
             /* the smallest free slot that fits, else the largest free one (grown), else a new one */
             int best = -1, grow = -1;
             for (int q = 0; q < c->n_slots; q++) {
@@ -616,8 +659,6 @@ static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int targ
         ac_errf(err, "out of memory for im2col (%zu floats)", c->scratch_size);
         goto fail;
     }
-    c->threads = threads > 0 ? threads : ac_default_threads();
-    c->pool = cnn_pool_create(c->threads);
     free(last_use);
     free(needed);
     free(opneeded);
@@ -664,6 +705,7 @@ void ac_cnn_free(ac_cnn *c) {
     free(c->slots);
     free(c->slot_size);
     free(c->scratch);
+    free(c->fuse_scratch);
     if (c->steps)
         for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed);
     free(c->steps);

@@ -12,6 +12,8 @@ cnn_pool *cnn_pool_create(int n);
 void cnn_pool_run(cnn_pool *p, void (*fn)(void *arg, int t, int n), void *arg);
 void cnn_pool_free(cnn_pool *p);
 int cnn_pool_size(const cnn_pool *p);
+/* How many chunks (the n passed to fn) a job is cut into. */
+int cnn_pool_chunks(const cnn_pool *p);
 
 /* Fused activations, TFLite numbering. */
 enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3 };
@@ -43,6 +45,14 @@ void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const floa
 size_t cnn_conv2d_scratch(const conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool);
+/* A pointwise CONV_2D (1x1, stride 1, unpadded: see cnn_conv_is_pointwise; input h x w x c, weights
+ * packed for cnn_gemm) whose output only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation):
+ * both at once, band by band, without materialising the conv's output; the same bits as running
+ * them in turn. scratch: cnn_pw_dw_scratch(dw) floats per chunk of the pool (cnn_pool_chunks). */
+int cnn_conv_is_pointwise(const conv_geom *g);
+size_t cnn_pw_dw_scratch(const conv_geom *dw);
+void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
+               const float *dw_wt, const float *dw_bias, float *out, float *scratch, cnn_pool *pool);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */

@@ -171,6 +171,8 @@ void cnn_pool_run(cnn_pool *p, void (*fn)(void *, int, int), void *arg) {
 
 int cnn_pool_size(const cnn_pool *p) { return p ? p->n : 1; }
 
+int cnn_pool_chunks(const cnn_pool *p) { return !p || p->n == 1 ? 1 : p->chunks; }
+
 void cnn_pool_free(cnn_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
@@ -312,6 +314,7 @@ typedef struct dw_job {
     const conv_geom *g;
     const float *in, *wt, *bias;
     float *out;
+    int row0; /* in holds input rows from row0 on (a band of them when fused with the conv before) */
 } dw_job;
 
 /* One output pixel, all channels: any kernel, stride, dilation, multiplier; window clipped to the image. */
@@ -329,7 +332,7 @@ static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
             float acc = bias ? bias[oc] : 0.0f;
             for (int ky = ky0; ky < ky1; ky++)
                 for (int kx = kx0; kx < kx1; kx++) {
-                    size_t ip = ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * g->c;
+                    size_t ip = ((size_t)(iy0 + ky * g->dh - j->row0) * g->w + (ix0 + kx * g->dw)) * g->c;
                     acc += in[ip + oc / mult] * wt[(size_t)(ky * g->kw + kx) * C + oc];
                 }
             o[oc] = clampf(acc, lo, hi);
@@ -342,7 +345,7 @@ static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
         if (bias) a0 = V_LOAD(bias + c), a1 = V_LOAD(bias + c + VL), a2 = V_LOAD(bias + c + 2 * VL), a3 = V_LOAD(bias + c + 3 * VL);
         else a0 = a1 = a2 = a3 = vzero;
         for (int ky = ky0; ky < ky1; ky++) {
-            const float *irow = in + (size_t)(iy0 + ky * g->dh) * g->w * C + c;
+            const float *irow = in + (size_t)(iy0 + ky * g->dh - j->row0) * g->w * C + c;
             const float *wrow = wt + (size_t)ky * g->kw * C + c;
             for (int kx = kx0; kx < kx1; kx++) {
                 const float *ip = irow + (size_t)(ix0 + kx * g->dw) * C, *wp = wrow + (size_t)kx * C;
@@ -361,7 +364,7 @@ static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
         vf a0 = bias ? V_LOAD(bias + c) : vzero;
         for (int ky = ky0; ky < ky1; ky++)
             for (int kx = kx0; kx < kx1; kx++) {
-                const float *ip = in + ((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c;
+                const float *ip = in + ((size_t)(iy0 + ky * g->dh - j->row0) * g->w + (ix0 + kx * g->dw)) * C + c;
                 a0 = V_FMA(V_LOAD(ip), V_LOAD(wt + (size_t)(ky * g->kw + kx) * C + c), a0);
             }
         V_STORE(o + c, V_MIN(V_MAX(a0, vlo), vhi));
@@ -370,7 +373,7 @@ static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
         float acc = bias ? bias[c] : 0.0f;
         for (int ky = ky0; ky < ky1; ky++)
             for (int kx = kx0; kx < kx1; kx++)
-                acc = fmaf(in[((size_t)(iy0 + ky * g->dh) * g->w + (ix0 + kx * g->dw)) * C + c],
+                acc = fmaf(in[((size_t)(iy0 + ky * g->dh - j->row0) * g->w + (ix0 + kx * g->dw)) * C + c],
                            wt[(size_t)(ky * g->kw + kx) * C + c], acc);
         o[c] = clampf(acc, lo, hi);
     }
@@ -392,9 +395,9 @@ static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vh
         w10 = V_LOAD(wt + 3 * C), w11 = V_LOAD(wt + 4 * C), w12 = V_LOAD(wt + 5 * C);
         w20 = V_LOAD(wt + 6 * C), w21 = V_LOAD(wt + 7 * C), w22 = V_LOAD(wt + 8 * C);
         /* rows outside the image are never read (and their addresses never formed) */
-        const float *r0 = ky0 == 0 ? j->in + (size_t)iy0 * W * C + c : NULL;
-        const float *r1 = j->in + (size_t)(iy0 + 1) * W * C + c;
-        const float *r2 = ky1 == 3 ? j->in + (size_t)(iy0 + 2) * W * C + c : NULL;
+        const float *r0 = ky0 == 0 ? j->in + (size_t)(iy0 - j->row0) * W * C + c : NULL;
+        const float *r1 = j->in + (size_t)(iy0 + 1 - j->row0) * W * C + c;
+        const float *r2 = ky1 == 3 ? j->in + (size_t)(iy0 + 2 - j->row0) * W * C + c : NULL;
         float *o = j->out + ((size_t)oy * g->ow) * C + c;
 #define TAPS(acc, ix)                                                                              \
     do {                                                                                           \
@@ -428,12 +431,11 @@ static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vh
     }
 }
 
-static void dw_rows(void *arg, int t, int nt) {
-    dw_job *j = arg;
+/* Output rows [oy0, oy1). */
+static void dw_range(const dw_job *j, int oy0, int oy1) {
     const conv_geom *g = j->g;
     float lo, hi;
     act_bounds(g->act, &lo, &hi);
-    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
     int fast = VL > 1 && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && g->oc == g->c && g->c % VL == 0;
     /* output columns whose 3-wide window is inside the image: ox*sw - pl >= 0 and ox*sw - pl + 2 < w */
     int ox_a = fast ? (g->pl + g->sw - 1) / g->sw : g->ow, ox_b = fast ? (g->w - 3 + g->pl) / g->sw + 1 : g->ow;
@@ -451,10 +453,78 @@ static void dw_rows(void *arg, int t, int nt) {
     }
 }
 
+static void dw_rows(void *arg, int t, int nt) {
+    const dw_job *j = arg;
+    dw_range(j, j->g->oh * t / nt, j->g->oh * (t + 1) / nt);
+}
+
 void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool) {
-    dw_job j = {g, in, wt, bias, out};
+    dw_job j = {g, in, wt, bias, out, 0};
     if ((size_t)g->oh * g->ow * g->oc < 8192) pool = NULL;
     cnn_pool_run(pool, dw_rows, &j);
+}
+
+/* ---- pointwise conv + depthwise, fused ----
+ * In MobileNets a 1x1 conv expands the channels six-fold and a depthwise conv reads the result once.
+ * At 448x448 the expanded tensor is up to 19 MB: written to memory by the product and read back by
+ * the depthwise conv, both run at memory speed. Fused, each chunk of output rows goes band by band:
+ * the product computes just the expanded rows the band's windows need (rows shared with the previous
+ * band are kept, not recomputed) into a buffer that stays in L2, and the depthwise conv reads them
+ * there. Each element is computed by the very kernels and in the same order as unfused, so the
+ * results are the same bits. Chunks recompute the kh - sh rows they share with their neighbour. */
+
+enum { PWDW_BUF_FLOATS = 1 << 17 }; /* 512 KB of expanded rows per band */
+
+int cnn_conv_is_pointwise(const conv_geom *g) { return conv_is_pointwise(g); }
+
+static int pwdw_band(const conv_geom *dw) {
+    int rows = PWDW_BUF_FLOATS / (dw->w * dw->c), band = rows < dw->kh ? 1 : (rows - dw->kh) / dw->sh + 1;
+    return band < 1 ? 1 : band > dw->oh ? dw->oh : band;
+}
+
+size_t cnn_pw_dw_scratch(const conv_geom *dw) {
+    return (size_t)((pwdw_band(dw) - 1) * dw->sh + dw->kh) * dw->w * dw->c;
+}
+
+typedef struct pwdw_job {
+    const conv_geom *pw, *dw;
+    const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias;
+    float *out, *scratch;
+    size_t per_chunk;
+    int band;
+} pwdw_job;
+
+static void pwdw_rows(void *arg, int t, int nt) {
+    const pwdw_job *j = arg;
+    const conv_geom *d = j->dw, *p = j->pw;
+    const size_t row = (size_t)d->w * d->c; /* floats per expanded row */
+    float *buf = j->scratch + (size_t)t * j->per_chunk;
+    dw_job dj = {d, buf, j->dw_wt, j->dw_bias, j->out, 0};
+    int oy1 = d->oh * (t + 1) / nt, have_lo = 0, have_hi = 0; /* expanded rows in buf: [have_lo, have_hi) */
+    for (int b0 = d->oh * t / nt; b0 < oy1; b0 += j->band) {
+        int b1 = b0 + j->band < oy1 ? b0 + j->band : oy1;
+        int lo = b0 * d->sh - d->pt, hi = (b1 - 1) * d->sh - d->pt + d->kh;
+        if (lo < 0) lo = 0;
+        if (hi > d->h) hi = d->h;
+        if (hi < lo) hi = lo;
+        int from = lo;
+        if (have_hi > lo && lo >= have_lo) { /* keep the rows this band shares with the last one */
+            memmove(buf, buf + (size_t)(lo - have_lo) * row, (size_t)(have_hi - lo) * row * sizeof(float));
+            from = have_hi;
+        }
+        if (hi > from)
+            cnn_gemm((hi - from) * p->w, p->oc, p->c, j->in + (size_t)from * p->w * p->c, NULL, j->pw_packed, j->pw_bias,
+                     p->act, buf + (size_t)(from - lo) * row, NULL);
+        have_lo = lo, have_hi = hi;
+        dj.row0 = lo;
+        dw_range(&dj, b0, b1);
+    }
+}
+
+void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
+               const float *dw_wt, const float *dw_bias, float *out, float *scratch, cnn_pool *pool) {
+    pwdw_job j = {pw, dw, in, pw_packed, pw_bias, dw_wt, dw_bias, out, scratch, cnn_pw_dw_scratch(dw), pwdw_band(dw)};
+    cnn_pool_run(pool, pwdw_rows, &j);
 }
 
 /* ---- elementwise ---- */
