@@ -135,7 +135,9 @@ cJSON *ac_json_parse_file(const char *path, ac_err *err) {
 int ac_json_id_text(const cJSON *v, char *buf, size_t n) {
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
-        if (d == (double)(long long)d) snprintf(buf, n, "%lld", (long long)d);
+        /* range first: converting a double outside long long's range is undefined (fuzz finding: 2e28) */
+        if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == (double)(long long)d)
+            snprintf(buf, n, "%lld", (long long)d);
         else snprintf(buf, n, "%.17g", d);
         return 0;
     }
