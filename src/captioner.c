@@ -195,19 +195,7 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         ac_errf(err, "out of memory");
         goto done;
     }
-    c->beam = ac_beam_defaults();
-    /* decoding settings chosen on dev for this model, if recorded: metadata "decode" */
-    ac_st_file hf;
-    if (ac_st_read_header(mpath, &hf, NULL) == 0) {
-        cJSON *d = cJSON_Parse(ac_st_meta(&hf, "decode") ? ac_st_meta(&hf, "decode") : "");
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(d, "beam"), *ml = cJSON_GetObjectItemCaseSensitive(d, "max_len");
-        const cJSON *la = cJSON_GetObjectItemCaseSensitive(d, "len_alpha");
-        if (cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100) c->beam.beam = (int)b->valuedouble;
-        if (cJSON_IsNumber(ml) && ml->valuedouble >= 1 && ml->valuedouble <= 200) c->beam.max_len = (int)ml->valuedouble;
-        if (cJSON_IsNumber(la) && la->valuedouble >= 0 && la->valuedouble <= 10) c->beam.len_alpha = (float)la->valuedouble;
-        cJSON_Delete(d);
-        ac_st_free(&hf);
-    }
+    c->beam = ac_beam_opts_for_model(mpath); /* the decoding settings chosen on dev, if recorded */
     rc = 0;
 done:
     free(mpath), free(epath);
