@@ -7,6 +7,8 @@
 #include "attncap/train.h"
 
 #include <cblas.h>
+#include <errno.h>
+#include <unistd.h>
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
@@ -629,6 +631,26 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     return 0;
 }
 
+/* The model's directory is created (and checked writable) up front: finding out at the first
+ * checkpoint, minutes into a run, would waste them. */
+static int out_dir_ready(const char *out, ac_err *err) {
+    char *dir = strdup(out);
+    if (!dir) return ac_errf(err, "out of memory");
+    char *slash = strrchr(dir, '/');
+    int rc = 0;
+    if (slash && slash != dir) {
+        *slash = 0;
+        rc = ac_mkdirs(dir, err);
+    } else if (slash) {
+        dir[1] = 0;
+    } else {
+        strcpy(dir, ".");
+    }
+    if (!rc && access(dir, W_OK | X_OK)) rc = ac_errf(err, "%s: cannot write the model there (%s)", dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
 static void trainer_free(trainer *tr) {
     for (int i = 0; i < tr->n_ex; i++) free(tr->ex[i].w), free(tr->ex[i].wf);
     for (int i = 0; i < tr->n_vex; i++) free(tr->vex[i].w);
@@ -666,6 +688,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     int rc = -1;
     batch_buf bb = {0};
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
+    if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
         char *cp = ckpt_path(o.out);
         int exists = cp && ac_is_file(cp);

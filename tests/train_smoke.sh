@@ -28,6 +28,11 @@ expect_error "missing --out" "$A" train --data "$FX/captions.json" --features "$
 expect_error "missing data" "$A" train --data "$T/nope.json" --features "$FX/features" --out "$T/x.st" || ok=0
 expect_error "missing cache" "$A" train --data "$FX/captions.json" --features "$T/nope" --out "$T/x.st" || ok=0
 expect_error "bad number" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/x.st" --lr abc || ok=0
+expect_error "unwritable model directory" "$A" train --data "$FX/captions.json" --features "$FX/features" \
+  --out /proc/attncap-no/m.safetensors "${tiny[@]}" --epochs 1 || ok=0
+# a missing directory is created up front (not discovered at the first checkpoint)
+"$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/new/dir/m.safetensors" "${tiny[@]}" \
+  --epochs 1 >/dev/null 2>&1 && [ -s "$T/new/dir/m.safetensors" ] || { t_fail "training into a new directory"; ok=0; }
 expect_error "bad metric" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/x.st" --val-metric foo || ok=0
 expect_error "resume without checkpoint" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/none.st" --resume || ok=0
 if [ $ok = 1 ]; then
