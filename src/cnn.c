@@ -484,7 +484,7 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
     return i;
 }
 
-/* Marks each pointwise CONV_2D whose output is large (past L2) and read only by the next step, a
+/* Marks each CONV_2D whose output is large (past L2) and read only by the next step, a
  * depthwise conv, to run fused with it (cnn_pw_dw), and allocates the band buffers. Before buffers
  * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with the
  * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the pool would
@@ -496,8 +496,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
         int x = pw->op->outputs[0];
-        if (pw->op->opcode != OP_CONV_2D || !cnn_conv_is_pointwise(&pw->g) || dw->op->opcode != OP_DEPTHWISE_CONV_2D)
-            continue;
+        if (pw->op->opcode != OP_CONV_2D || dw->op->opcode != OP_DEPTHWISE_CONV_2D) continue;
         if (x == target || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
         if (dw->g.oc != dw->g.c || dw->g.dh != 1 || dw->g.dw != 1 || c->t[x].count < (1u << 18)) continue;
         if (dw->g.oh < 4 * chunks) continue;
@@ -505,7 +504,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
         pw->fused = 1; /* its output gets no buffer; its inputs must live until the pair has run */
         for (int j = 0; j < pw->op->n_in; j++)
             if (pw->op->inputs[j] >= 0 && last_use[pw->op->inputs[j]] < k + 1) last_use[pw->op->inputs[j]] = k + 1;
-        size_t n = cnn_pw_dw_scratch(&dw->g) * (size_t)chunks;
+        size_t n = cnn_pw_dw_scratch(&pw->g, &dw->g) * (size_t)chunks;
         if (n > need) need = n;
     }
     if (need && !(c->fuse_scratch = malloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");

@@ -45,12 +45,12 @@ void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const floa
 size_t cnn_conv2d_scratch(const conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool);
-/* A pointwise CONV_2D (1x1, stride 1, unpadded: see cnn_conv_is_pointwise; input h x w x c, weights
- * packed for cnn_gemm) whose output only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation):
- * both at once, band by band, without materialising the conv's output; the same bits as running
- * them in turn. scratch: cnn_pw_dw_scratch(dw) floats per chunk of the pool (cnn_pool_chunks). */
+/* A CONV_2D (weights packed for cnn_gemm; pointwise as it lies, others through im2col) whose output
+ * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation): both at once, band by band, without
+ * materialising the conv's output; the same bits as running them in turn. scratch:
+ * cnn_pw_dw_scratch(pw, dw) floats per chunk of the pool (cnn_pool_chunks). */
 int cnn_conv_is_pointwise(const conv_geom *g);
-size_t cnn_pw_dw_scratch(const conv_geom *dw);
+size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw);
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, float *out, float *scratch, cnn_pool *pool);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */

@@ -270,30 +270,35 @@ typedef struct im2col_job {
     float *col;
 } im2col_job;
 
-/* col[oy*ow+ox][(ky*kw+kx)*c + ci]: the patch in the weight layout [kh][kw][c], zeros for padding. */
-static void im2col_rows(void *arg, int t, int nt) {
-    im2col_job *j = arg;
-    const conv_geom *g = j->g;
-    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
+/* col[(oy-oy0)*ow+ox][(ky*kw+kx)*c + ci] for output rows [oy0, oy1): the patch in the weight layout
+ * [kh][kw][c], zeros for padding. */
+static void im2col_range(const conv_geom *g, const float *in, float *col, int oy0, int oy1) {
     size_t K = (size_t)g->kh * g->kw * g->c, cb = (size_t)g->c * sizeof(float);
     for (int oy = oy0; oy < oy1; oy++)
         for (int ox = 0; ox < g->ow; ox++) {
-            float *dst = j->col + ((size_t)oy * g->ow + ox) * K;
+            float *dst = col + ((size_t)(oy - oy0) * g->ow + ox) * K;
             int ix0 = ox * g->sw - g->pl, whole = g->dw == 1 && ix0 >= 0 && ix0 + g->kw <= g->w;
             for (int ky = 0; ky < g->kh; ky++) {
                 int iy = oy * g->sh - g->pt + ky * g->dh;
                 if (whole && iy >= 0 && iy < g->h) { /* the row of the window is contiguous */
-                    memcpy(dst, j->in + ((size_t)iy * g->w + ix0) * g->c, cb * (size_t)g->kw);
+                    memcpy(dst, in + ((size_t)iy * g->w + ix0) * g->c, cb * (size_t)g->kw);
                     dst += (size_t)g->kw * g->c;
                     continue;
                 }
                 for (int kx = 0; kx < g->kw; kx++, dst += g->c) {
                     int ix = ox * g->sw - g->pl + kx * g->dw;
                     if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) memset(dst, 0, cb);
-                    else memcpy(dst, j->in + ((size_t)iy * g->w + ix) * g->c, cb);
+                    else memcpy(dst, in + ((size_t)iy * g->w + ix) * g->c, cb);
                 }
             }
         }
+}
+
+static void im2col_rows(void *arg, int t, int nt) {
+    im2col_job *j = arg;
+    const conv_geom *g = j->g;
+    int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
+    im2col_range(g, j->in, j->col + (size_t)oy0 * g->ow * g->kh * g->kw * g->c, oy0, oy1);
 }
 
 void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
@@ -464,8 +469,9 @@ void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const f
     cnn_pool_run(pool, dw_rows, &j);
 }
 
-/* ---- pointwise conv + depthwise, fused ----
- * In MobileNets a 1x1 conv expands the channels six-fold and a depthwise conv reads the result once.
+/* ---- conv + depthwise, fused ----
+ * In MobileNets a 1x1 conv expands the channels six-fold and a depthwise conv reads the result once
+ * (and the first 3x3 conv's output, after an im2col as large, too).
  * At 448x448 the expanded tensor is up to 19 MB: written to memory by the product and read back by
  * the depthwise conv, both run at memory speed. Fused, each chunk of output rows goes band by band:
  * the product computes just the expanded rows the band's windows need (rows shared with the previous
@@ -482,8 +488,10 @@ static int pwdw_band(const conv_geom *dw) {
     return band < 1 ? 1 : band > dw->oh ? dw->oh : band;
 }
 
-size_t cnn_pw_dw_scratch(const conv_geom *dw) {
-    return (size_t)((pwdw_band(dw) - 1) * dw->sh + dw->kh) * dw->w * dw->c;
+/* Per chunk: the band's expanded rows, then (for a conv other than 1x1) their im2col. */
+size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw) {
+    size_t rows = (size_t)((pwdw_band(dw) - 1) * dw->sh + dw->kh);
+    return rows * dw->w * dw->c + (conv_is_pointwise(pw) ? 0 : rows * pw->ow * pw->kh * pw->kw * pw->c);
 }
 
 typedef struct pwdw_job {
@@ -499,6 +507,8 @@ static void pwdw_rows(void *arg, int t, int nt) {
     const conv_geom *d = j->dw, *p = j->pw;
     const size_t row = (size_t)d->w * d->c; /* floats per expanded row */
     float *buf = j->scratch + (size_t)t * j->per_chunk;
+    float *col = buf + (size_t)((j->band - 1) * d->sh + d->kh) * row; /* im2col rows, unless 1x1 */
+    const int K = p->kh * p->kw * p->c, pointwise = conv_is_pointwise(p);
     dw_job dj = {d, buf, j->dw_wt, j->dw_bias, j->out, 0};
     int oy1 = d->oh * (t + 1) / nt, have_lo = 0, have_hi = 0; /* expanded rows in buf: [have_lo, have_hi) */
     for (int b0 = d->oh * t / nt; b0 < oy1; b0 += j->band) {
@@ -512,9 +522,11 @@ static void pwdw_rows(void *arg, int t, int nt) {
             memmove(buf, buf + (size_t)(lo - have_lo) * row, (size_t)(have_hi - lo) * row * sizeof(float));
             from = have_hi;
         }
-        if (hi > from)
-            cnn_gemm((hi - from) * p->w, p->oc, p->c, j->in + (size_t)from * p->w * p->c, NULL, j->pw_packed, j->pw_bias,
-                     p->act, buf + (size_t)(from - lo) * row, NULL);
+        if (hi > from) {
+            const float *a = j->in + (size_t)from * p->w * p->c;
+            if (!pointwise) im2col_range(p, j->in, col, from, hi), a = col;
+            cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row, NULL);
+        }
         have_lo = lo, have_hi = hi;
         dj.row0 = lo;
         dw_range(&dj, b0, b1);
@@ -523,7 +535,7 @@ static void pwdw_rows(void *arg, int t, int nt) {
 
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, float *out, float *scratch, cnn_pool *pool) {
-    pwdw_job j = {pw, dw, in, pw_packed, pw_bias, dw_wt, dw_bias, out, scratch, cnn_pw_dw_scratch(dw), pwdw_band(dw)};
+    pwdw_job j = {pw, dw, in, pw_packed, pw_bias, dw_wt, dw_bias, out, scratch, cnn_pw_dw_scratch(pw, dw), pwdw_band(dw)};
     cnn_pool_run(pool, pwdw_rows, &j);
 }
 
