@@ -440,10 +440,11 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     cnn_tensor *o = &c->t[op->outputs[0]];
     const float *x = in_data(c, s, 0);
     if (s->fused) return; /* runs with the next step */
-    if (s > c->steps && s[-1].fused) {
-        const cnn_step *pw = s - 1;
-        cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &s->g, in_data(c, s, 1), in_data(c, s, 2),
-                  o->data, c->fuse_scratch, c->pool);
+    if (s > c->steps && s[-1].fused) { /* conv, depthwise [, projection]: s is the last */
+        const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
+        cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
+                  pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL, o->data, c->fuse_scratch,
+                  c->pool);
         return;
     }
     switch (op->opcode) {
@@ -500,12 +501,21 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
         if (x == target || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
         if (dw->g.oc != dw->g.c || dw->g.dh != 1 || dw->g.dw != 1 || c->t[x].count < (1u << 18)) continue;
         if (dw->g.oh < 4 * chunks) continue;
-        if (k > 0 && c->steps[k - 1].fused) continue; /* the previous pair owns step k */
-        pw->fused = 1; /* its output gets no buffer; its inputs must live until the pair has run */
+        /* and the pointwise projection after it, if it alone reads the depthwise output */
+        cnn_step *pj = k + 2 < c->n_steps ? &c->steps[k + 2] : NULL;
+        int y = dw->op->outputs[0];
+        if (pj && (pj->op->opcode != OP_CONV_2D || !cnn_conv_is_pointwise(&pj->g) || pj->op->inputs[0] != y ||
+                   y == target || last_use[y] != k + 2 || dw->op->n_out != 1))
+            pj = NULL;
+        /* their outputs get no buffer; the conv's inputs must live until the group has run */
+        pw->fused = 1;
+        if (pj) dw->fused = 1;
+        int last = pj ? k + 2 : k + 1;
         for (int j = 0; j < pw->op->n_in; j++)
-            if (pw->op->inputs[j] >= 0 && last_use[pw->op->inputs[j]] < k + 1) last_use[pw->op->inputs[j]] = k + 1;
-        size_t n = cnn_pw_dw_scratch(&pw->g, &dw->g) * (size_t)chunks;
+            if (pw->op->inputs[j] >= 0 && last_use[pw->op->inputs[j]] < last) last_use[pw->op->inputs[j]] = last;
+        size_t n = cnn_pw_dw_scratch(&pw->g, &dw->g, pj ? &pj->g : NULL) * (size_t)chunks;
         if (n > need) need = n;
+        k = last - 1; /* on past the group */
     }
     if (need && !(c->fuse_scratch = malloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
 #else

@@ -46,13 +46,16 @@ size_t cnn_conv2d_scratch(const conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool);
 /* A CONV_2D (weights packed for cnn_gemm; pointwise as it lies, others through im2col) whose output
- * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation): both at once, band by band, without
- * materialising the conv's output; the same bits as running them in turn. scratch:
- * cnn_pw_dw_scratch(pw, dw) floats per chunk of the pool (cnn_pool_chunks). */
+ * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation), optionally followed by a pointwise
+ * CONV_2D (pj, may be NULL) that alone reads the depthwise output: all at once, band by band,
+ * without materialising the intermediate tensors; the same bits as running them in turn. out is the
+ * last one's output. scratch: cnn_pw_dw_scratch(pw, dw, pj) floats per chunk of the pool
+ * (cnn_pool_chunks). */
 int cnn_conv_is_pointwise(const conv_geom *g);
-size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw);
+size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw, const conv_geom *pj);
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, float *out, float *scratch, cnn_pool *pool);
+               const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
+               const float *pj_bias, float *out, float *scratch, cnn_pool *pool);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */

@@ -319,7 +319,8 @@ typedef struct dw_job {
     const conv_geom *g;
     const float *in, *wt, *bias;
     float *out;
-    int row0; /* in holds input rows from row0 on (a band of them when fused with the conv before) */
+    int row0;  /* in holds input rows from row0 on (a band of them when fused with the conv before) */
+    int orow0; /* out holds output rows from orow0 on (a band when fused with the conv after) */
 } dw_job;
 
 /* One output pixel, all channels: any kernel, stride, dilation, multiplier; window clipped to the image. */
@@ -331,7 +332,7 @@ static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
     int iy0 = oy * g->sh - g->pt, ky0, ky1, ix0 = ox * g->sw - g->pl, kx0, kx1;
     tap_range(iy0, g->dh, g->kh, g->h, &ky0, &ky1);
     tap_range(ix0, g->dw, g->kw, g->w, &kx0, &kx1);
-    float *o = j->out + ((size_t)oy * g->ow + ox) * C;
+    float *o = j->out + ((size_t)(oy - j->orow0) * g->ow + ox) * C;
     if (mult != 1) { /* rare (depth multiplier > 1): plain loops */
         for (int oc = 0; oc < C; oc++) {
             float acc = bias ? bias[oc] : 0.0f;
@@ -403,7 +404,7 @@ static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vh
         const float *r0 = ky0 == 0 ? j->in + (size_t)(iy0 - j->row0) * W * C + c : NULL;
         const float *r1 = j->in + (size_t)(iy0 + 1 - j->row0) * W * C + c;
         const float *r2 = ky1 == 3 ? j->in + (size_t)(iy0 + 2 - j->row0) * W * C + c : NULL;
-        float *o = j->out + ((size_t)oy * g->ow) * C + c;
+        float *o = j->out + ((size_t)(oy - j->orow0) * g->ow) * C + c;
 #define TAPS(acc, ix)                                                                              \
     do {                                                                                           \
         size_t q = (size_t)(ix) * C;                                                               \
@@ -464,7 +465,7 @@ static void dw_rows(void *arg, int t, int nt) {
 }
 
 void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool) {
-    dw_job j = {g, in, wt, bias, out, 0};
+    dw_job j = {g, in, wt, bias, out, 0, 0};
     if ((size_t)g->oh * g->ow * g->oc < 8192) pool = NULL;
     cnn_pool_run(pool, dw_rows, &j);
 }
@@ -488,15 +489,17 @@ static int pwdw_band(const conv_geom *dw) {
     return band < 1 ? 1 : band > dw->oh ? dw->oh : band;
 }
 
-/* Per chunk: the band's expanded rows, then (for a conv other than 1x1) their im2col. */
-size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw) {
+/* Per chunk: the band's expanded rows, then (for a conv other than 1x1) their im2col, then (with a
+ * projection after) the band's depthwise output. */
+size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw, const conv_geom *pj) {
     size_t rows = (size_t)((pwdw_band(dw) - 1) * dw->sh + dw->kh);
-    return rows * dw->w * dw->c + (conv_is_pointwise(pw) ? 0 : rows * pw->ow * pw->kh * pw->kw * pw->c);
+    return rows * dw->w * dw->c + (conv_is_pointwise(pw) ? 0 : rows * pw->ow * pw->kh * pw->kw * pw->c) +
+           (pj ? (size_t)pwdw_band(dw) * dw->ow * dw->oc : 0);
 }
 
 typedef struct pwdw_job {
-    const conv_geom *pw, *dw;
-    const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias;
+    const conv_geom *pw, *dw, *pj;
+    const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias, *pj_packed, *pj_bias;
     float *out, *scratch;
     size_t per_chunk;
     int band;
@@ -509,7 +512,8 @@ static void pwdw_rows(void *arg, int t, int nt) {
     float *buf = j->scratch + (size_t)t * j->per_chunk;
     float *col = buf + (size_t)((j->band - 1) * d->sh + d->kh) * row; /* im2col rows, unless 1x1 */
     const int K = p->kh * p->kw * p->c, pointwise = conv_is_pointwise(p);
-    dw_job dj = {d, buf, j->dw_wt, j->dw_bias, j->out, 0};
+    float *dwo = col + (pointwise ? 0 : (size_t)((j->band - 1) * d->sh + d->kh) * p->ow * K); /* with pj */
+    dw_job dj = {d, buf, j->dw_wt, j->dw_bias, j->pj ? dwo : j->out, 0, 0};
     int oy1 = d->oh * (t + 1) / nt, have_lo = 0, have_hi = 0; /* expanded rows in buf: [have_lo, have_hi) */
     for (int b0 = d->oh * t / nt; b0 < oy1; b0 += j->band) {
         int b1 = b0 + j->band < oy1 ? b0 + j->band : oy1;
@@ -529,13 +533,19 @@ static void pwdw_rows(void *arg, int t, int nt) {
         }
         have_lo = lo, have_hi = hi;
         dj.row0 = lo;
+        if (j->pj) dj.orow0 = b0;
         dw_range(&dj, b0, b1);
+        if (j->pj) /* the projection of the band's rows, from L2 */
+            cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act,
+                     j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
     }
 }
 
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, float *out, float *scratch, cnn_pool *pool) {
-    pwdw_job j = {pw, dw, in, pw_packed, pw_bias, dw_wt, dw_bias, out, scratch, cnn_pw_dw_scratch(pw, dw), pwdw_band(dw)};
+               const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
+               const float *pj_bias, float *out, float *scratch, cnn_pool *pool) {
+    pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
+                  cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
     cnn_pool_run(pool, pwdw_rows, &j);
 }
 
