@@ -40,6 +40,12 @@ def bmp_palette():
     return (b"BM" + struct.pack("<IHHI", off + len(rows), 0, 0, off)
             + struct.pack("<IiiHHIIiiII", 40, 4, 2, 1, 8, 0, len(rows), 0, 0, 2, 0) + pal + rows)
 
+def bmp_no_palette():  # 1-bit pixels starting 1 byte before the palette could: stb reads none
+    rows = b"\x55\x00\x00\x00" * 2
+    off = 14 + 40 - 1
+    return (b"BM" + struct.pack("<IHHI", off + len(rows), 0, 0, off)
+            + struct.pack("<IiiHHIIiiII", 40, 4, 2, 1, 1, 0, len(rows), 0, 0, 2, 0)[:-1] + rows)
+
 def png_palette():
     def chunk(t, d):
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
@@ -54,6 +60,7 @@ cases = {
     "crashes/image/jpeg-component-never-coded": jpeg(ncomp=3, scans=((1,),)),
     "crashes/image/bmp-palette-index-past-end": bmp_palette(),
     "crashes/image/png-palette-index-past-end": png_palette(),
+    "crashes/image/bmp-palette-missing": bmp_no_palette(),
 }
 for name, data in cases.items():
     open("fuzz/" + name, "wb").write(data)

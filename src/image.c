@@ -208,11 +208,12 @@ static int bmp_complete(const uint8_t *p, size_t n, int w, int h) {
 
 /* A palette index past the end of a BMP's or PNG's palette makes stb_image 2.27 copy a colour from
  * its uninitialised stack (valgrind). So stb gets a copy of such a file with the palette padded to
- * 256 entries of black, which is how libpng decodes such an index. Returns that copy (its length in
- * *out_len) or NULL when the palette is already full or absent, or when out of memory (*oom). */
-static uint8_t *pad_palette(const uint8_t *p, size_t n, int fmt, size_t *out_len, int *oom) {
+ * 256 entries of black, which is how libpng decodes such an index: *out (NULL when the palette is
+ * full or stb refuses the file anyway), its length in *out_len. Returns 0, -1 when out of memory,
+ * -2 for a paletted BMP whose pixels start before its palette could (stb reads no palette at all). */
+static int pad_palette(const uint8_t *p, size_t n, int fmt, uint8_t **out, size_t *out_len) {
     size_t at = 0, ins = 0, plte = 0;
-    *oom = 0;
+    *out = NULL;
     if (fmt == FMT_PNG) {
         int ct = -1;
         for (size_t i = 8; i + 12 <= n;) {
@@ -226,19 +227,19 @@ static uint8_t *pad_palette(const uint8_t *p, size_t n, int fmt, size_t *out_len
             i += 12 + (size_t)len;
         }
     } else if (fmt == FMT_BMP && n >= 30) {
-        /* stb's own palette size: what lies between header and pixels (for OS/2 v1 it subtracts 24) */
-        int64_t off = rd32(p + 10, 0), hsz = rd32(p + 14, 0), bpp = rd16(p + (hsz == 12 ? 24 : 28), 0);
-        int64_t esz = hsz == 12 ? 3 : 4, psize = (off - 14 - (hsz == 12 ? 24 : hsz)) / esz;
-        if ((hsz == 12 || hsz == 40 || hsz == 56 || hsz == 108 || hsz == 124) && bpp <= 8 && psize > 0 && psize < 256 &&
-            14 + hsz + psize * esz <= (int64_t)n)
+        /* stb's own palette size, in its int arithmetic: what lies between header and pixels (for
+         * OS/2 v1 it subtracts 24 and divides, else it shifts right by 2, rounding down) */
+        int64_t off = (int32_t)rd32(p + 10, 0), hsz = rd32(p + 14, 0), bpp = rd16(p + (hsz == 12 ? 24 : 28), 0);
+        int64_t esz = hsz == 12 ? 3 : 4, d = off - 14 - (hsz == 12 ? 24 : hsz);
+        int64_t psize = hsz == 12 ? d / 3 : (d >= 0 ? d / 4 : -((-d + 3) / 4));
+        if (!(hsz == 12 || hsz == 40 || hsz == 56 || hsz == 108 || hsz == 124) || bpp > 8) return 0;
+        if (psize < 0) return -2;
+        if (psize > 0 && psize < 256 && 14 + hsz + psize * esz <= (int64_t)n)
             at = (size_t)(14 + hsz + psize * esz), ins = (size_t)((256 - psize) * esz);
     }
-    if (!ins || n > INT32_MAX - ins) return NULL;
+    if (!ins || n > INT32_MAX - ins) return 0;
     uint8_t *q = malloc(n + ins);
-    if (!q) {
-        *oom = 1;
-        return NULL;
-    }
+    if (!q) return -1;
     memcpy(q, p, at);
     memset(q + at, 0, ins);
     memcpy(q + at + ins, p + at, n - at);
@@ -248,8 +249,8 @@ static uint8_t *pad_palette(const uint8_t *p, size_t n, int fmt, size_t *out_len
         uint32_t off = rd32(p + 10, 0) + (uint32_t)ins;
         for (int b = 0; b < 4; b++) q[10 + b] = (uint8_t)(off >> 8 * b);
     }
-    *out_len = n + ins;
-    return q;
+    *out = q, *out_len = n + ins;
+    return 0;
 }
 
 /* stb's failure reason, fit for a one-line message: for an unknown PNG chunk it embeds the chunk
@@ -440,9 +441,11 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
     int alpha = comp == 2 || comp == 4, want = alpha ? 4 : 3;
     size_t npx = (size_t)w * (size_t)h;
-    int oom;
     size_t qlen = len;
-    uint8_t *padded = pad_palette(p, len, fmt, &qlen, &oom), *rgb = oom ? NULL : malloc(npx * 3);
+    uint8_t *padded, *rgb = NULL;
+    int pal = pad_palette(p, len, fmt, &padded, &qlen);
+    if (pal == -2) return ac_errf(err, "%s: corrupt BMP (its pixel data offset leaves no room for its palette)", name);
+    if (pal == 0) rgb = malloc(npx * 3);
     if (!rgb) {
         free(padded);
         return ac_errf(err, "%s: out of memory for %dx%d pixels", name, w, h);

@@ -71,12 +71,13 @@ static void test_replay(void) {
 /* Debian's stb_image 2.27 decodes these from uninitialised memory without failing (valgrind saw it in
  * the fuzz corpus); src/image.c must refuse them by name, and still decode the valid restart-marker
  * file to flat grey (Pillow agrees: fuzz/make_stb_cases.py). */
-static void test_jpeg_stb_gaps(void) {
+static void test_stb_gaps(void) {
     static const struct {
         const char *file, *why;
     } bad[] = {{"jpeg-undefined-dqt", "undefined quantization or Huffman table"},
                {"jpeg-restart-missing", "restart markers missing"},
-               {"jpeg-component-never-coded", "component is never coded"}};
+               {"jpeg-component-never-coded", "component is never coded"},
+               {"bmp-palette-missing", "no room for its palette"}};
     const char *root = getenv("ATTNCAP_ROOT");
     char p[4096];
     ac_image img;
@@ -119,7 +120,7 @@ static void test_palette_past_end(void) {
 
 int main(void) {
     RUN(test_replay);
-    RUN(test_jpeg_stb_gaps);
+    RUN(test_stb_gaps);
     RUN(test_palette_past_end);
     return TEST_EXIT();
 }
