@@ -143,8 +143,61 @@ KSTREAM(4)
 KSTREAM(5)
 KSTREAM(6)
 
+/* Many rows (the per-photo attention projection, L = 49..196 rows): weights are reused across row
+ * blocks, so B (up to 1.5 MB) is read from L2 and the kernel is compute-bound. A 6 x 64 tile of C then
+ * stays in registers over the whole of K, loaded once and stored once, where kstream reloads it every
+ * 4 rows of B. Each element goes through the same chain C = fma(a_k, b_k, C), k ascending: same bits. */
+#define KTILE(MR)                                                                                            \
+    static void ktile_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) { \
+        for (int n0 = 0; n0 < N; n0 += 64) {                                                                 \
+            __mmask16 m[4];                                                                                  \
+            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                            \
+                int left = N - n0 - 16 * q;                                                                  \
+                m[q] = left >= 16 ? (__mmask16)0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;        \
+            }                                                                                                \
+            __m512 acc[MR][4];                                                                               \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+                acc[r][q] = _mm512_maskz_loadu_ps(m[q], C + (size_t)r * ldc + n0 + 16 * q);                 \
+            for (int k = 0; k < K; k++) {                                                                    \
+                const float *b = B + (size_t)k * ldb + n0;                                                   \
+                __m512 v0 = _mm512_maskz_loadu_ps(m[0], b), v1 = _mm512_maskz_loadu_ps(m[1], b + 16),        \
+                       v2 = _mm512_maskz_loadu_ps(m[2], b + 32), v3 = _mm512_maskz_loadu_ps(m[3], b + 48);   \
+                _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                       \
+                    __m512 a = _mm512_set1_ps(A[(size_t)r * lda + k]);                                      \
+                    acc[r][0] = _mm512_fmadd_ps(a, v0, acc[r][0]);                                           \
+                    acc[r][1] = _mm512_fmadd_ps(a, v1, acc[r][1]);                                           \
+                    acc[r][2] = _mm512_fmadd_ps(a, v2, acc[r][2]);                                           \
+                    acc[r][3] = _mm512_fmadd_ps(a, v3, acc[r][3]);                                           \
+                }                                                                                            \
+            }                                                                                                \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+                _mm512_mask_storeu_ps(C + (size_t)r * ldc + n0 + 16 * q, m[q], acc[r][q]);                  \
+        }                                                                                                    \
+    }
+KTILE(1)
+KTILE(2)
+KTILE(3)
+KTILE(4)
+KTILE(5)
+KTILE(6)
+
 void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
+    if (M >= 12 && (size_t)K * N <= 3 * ((size_t)1 << 17)) { /* B well within L2: else kstream streams better */
+        for (int m0 = 0; m0 < M; m0 += 6) {
+            const float *a = A + (size_t)m0 * lda;
+            float *c = C + (size_t)m0 * ldc;
+            switch (M - m0 < 6 ? M - m0 : 6) {
+            case 1: ktile_1(N, K, a, lda, B, ldb, c, ldc); break;
+            case 2: ktile_2(N, K, a, lda, B, ldb, c, ldc); break;
+            case 3: ktile_3(N, K, a, lda, B, ldb, c, ldc); break;
+            case 4: ktile_4(N, K, a, lda, B, ldb, c, ldc); break;
+            case 5: ktile_5(N, K, a, lda, B, ldb, c, ldc); break;
+            default: ktile_6(N, K, a, lda, B, ldb, c, ldc); break;
+            }
+        }
+        return;
+    }
     for (int m0 = 0; m0 < M; m0 += 6) {
         const float *a = A + (size_t)m0 * lda;
         float *c = C + (size_t)m0 * ldc;
