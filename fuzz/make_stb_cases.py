@@ -46,6 +46,12 @@ def bmp_no_palette():  # 1-bit pixels starting 1 byte before the palette could: 
     return (b"BM" + struct.pack("<IHHI", off + len(rows), 0, 0, off)
             + struct.pack("<IiiHHIIiiII", 40, 4, 2, 1, 1, 0, len(rows), 0, 0, 2, 0)[:-1] + rows)
 
+def bmp_os2_palette():  # OS/2 v1 header, 1-bit, 2-colour palette: stb counts -2 entries
+    pal = b"\x00\x00\xff" + b"\x00\xff\x00"  # BGR: red, green
+    rows = b"\x50\x00\x00\x00" * 2  # 0 1 0 1
+    off = 14 + 12 + len(pal)
+    return b"BM" + struct.pack("<IHHI", off + len(rows), 0, 0, off) + struct.pack("<IHHHH", 12, 4, 2, 1, 1) + pal + rows
+
 def png_palette():
     def chunk(t, d):
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
@@ -61,6 +67,7 @@ cases = {
     "crashes/image/bmp-palette-index-past-end": bmp_palette(),
     "crashes/image/png-palette-index-past-end": png_palette(),
     "crashes/image/bmp-palette-missing": bmp_no_palette(),
+    "crashes/image/bmp-os2-small-palette": bmp_os2_palette(),
 }
 for name, data in cases.items():
     open("fuzz/" + name, "wb").write(data)

@@ -227,15 +227,16 @@ static int pad_palette(const uint8_t *p, size_t n, int fmt, uint8_t **out, size_
             i += 12 + (size_t)len;
         }
     } else if (fmt == FMT_BMP && n >= 30) {
-        /* stb's own palette size, in its int arithmetic: what lies between header and pixels (for
-         * OS/2 v1 it subtracts 24 and divides, else it shifts right by 2, rounding down) */
+        /* stb reads psize entries right after the header: (offset - 14 - hsz) / 4 rounded down, or
+         * for an OS/2 v1 header (offset - 38) / 3, 4 entries short of the real palette (a negative
+         * count for a small one). Zeros inserted after the entries that fit before the pixels make
+         * its count 256. */
         int64_t off = (int32_t)rd32(p + 10, 0), hsz = rd32(p + 14, 0), bpp = rd16(p + (hsz == 12 ? 24 : 28), 0);
-        int64_t esz = hsz == 12 ? 3 : 4, d = off - 14 - (hsz == 12 ? 24 : hsz);
-        int64_t psize = hsz == 12 ? d / 3 : (d >= 0 ? d / 4 : -((-d + 3) / 4));
         if (!(hsz == 12 || hsz == 40 || hsz == 56 || hsz == 108 || hsz == 124) || bpp > 8) return 0;
-        if (psize < 0) return -2;
-        if (psize > 0 && psize < 256 && 14 + hsz + psize * esz <= (int64_t)n)
-            at = (size_t)(14 + hsz + psize * esz), ins = (size_t)((256 - psize) * esz);
+        int64_t esz = hsz == 12 ? 3 : 4, d = off - 14 - hsz, k = d >= 0 ? d / esz : -1;
+        if (k < 1) return -2;
+        if ((hsz == 12 ? d >= 780 : k >= 256) || 14 + hsz + k * esz > (int64_t)n) return 0; /* full, or stb refuses it */
+        at = (size_t)(14 + hsz + k * esz), ins = (size_t)(hsz == 12 ? 780 - d : 1024 - 4 * k);
     }
     if (!ins || n > INT32_MAX - ins) return 0;
     uint8_t *q = malloc(n + ins);
