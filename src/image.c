@@ -598,6 +598,57 @@ static void vertical_row(const float *s, size_t len, const float *k, int n, uint
     }
 }
 
+/* The horizontal pass, 16 output pixels of one channel at a time: for tap j, the 16 source values
+ * are gathered from the row converted to float, times the tap's weights (0 past a pixel's last tap:
+ * adding +0 leaves the sum as it was), summed in the scalar loop's order, with its operations (a
+ * multiply, then an add), so the same bits. Returns the rows done (all, or 0 without AVX-512 or
+ * memory, leaving them to the scalar loop). */
+static int horizontal_rows_avx512(const ac_image *src, int w, const coeffs *cx, float *tmp) {
+#if defined(__AVX512F__)
+    int maxn = 1, wb = (w + 15) / 16 * 16;
+    for (int x = 0; x < w; x++) maxn = cx->n[x] > maxn ? cx->n[x] : maxn;
+    int32_t *idx = malloc((size_t)maxn * wb * sizeof *idx);
+    float *wk = malloc((size_t)maxn * wb * sizeof *wk), *f = malloc(((size_t)src->w * 3 + 16) * sizeof *f);
+    if (!idx || !wk || !f) {
+        free(idx), free(wk), free(f);
+        return 0;
+    }
+    for (int j = 0; j < maxn; j++)
+        for (int x = 0; x < wb; x++) {
+            int in = x < w && j < cx->n[x], sx = x < w ? cx->start[x] + (in ? j : 0) : 0;
+            idx[(size_t)j * wb + x] = sx * 3;
+            wk[(size_t)j * wb + x] = in ? cx->w[(size_t)x * cx->stride + j] : 0.0f;
+        }
+    const __m512i step3 = _mm512_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45);
+    const size_t n3 = (size_t)src->w * 3;
+    for (int y = 0; y < src->h; y++) {
+        const uint8_t *row = src->px + (size_t)y * n3;
+        size_t i = 0;
+        for (; i + 16 <= n3; i += 16)
+            _mm512_storeu_ps(f + i, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(row + i)))));
+        for (; i < n3; i++) f[i] = row[i];
+        float *o = tmp + (size_t)y * w * 3;
+        for (int x = 0; x < w; x += 16) {
+            __mmask16 m = w - x >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (w - x)) - 1);
+            for (int c = 0; c < 3; c++) {
+                __m512 acc = _mm512_setzero_ps();
+                for (int j = 0; j < maxn; j++) {
+                    __m512i ix = _mm512_loadu_si512(idx + (size_t)j * wb + x);
+                    __m512 v = _mm512_i32gather_ps(ix, f + c, 4);
+                    acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(wk + (size_t)j * wb + x), v));
+                }
+                _mm512_mask_i32scatter_ps(o + (size_t)3 * x + c, m, step3, acc, 4);
+            }
+        }
+    }
+    free(idx), free(wk), free(f);
+    return src->h;
+#else
+    (void)src, (void)w, (void)cx, (void)tmp;
+    return 0;
+#endif
+}
+
 static int resize_impl(const ac_image *src, int w, int h, int stretch, ac_image *dst, ac_err *err) {
     memset(dst, 0, sizeof *dst);
     if (!src->px || src->w <= 0 || src->h <= 0) return ac_errf(err, "resize: empty source image");
@@ -618,7 +669,8 @@ static int resize_impl(const ac_image *src, int w, int h, int stretch, ac_image 
         return ac_errf(err, "resize: out of memory");
     }
     /* Horizontal pass into float [src->h][w][3], then vertical, rounding once. */
-    for (int y = 0; y < src->h; y++) {
+    int y0 = horizontal_rows_avx512(src, w, &cx, tmp);
+    for (int y = y0; y < src->h; y++) {
         const uint8_t *row = src->px + (size_t)y * src->w * 3;
         float *o = tmp + (size_t)y * w * 3;
         for (int x = 0; x < w; x++) {

@@ -159,7 +159,8 @@ static void *lane_thread(void *arg) {
     pipe_state *ps = la->ps;
     for (;;) {
         pthread_mutex_lock(&ps->mu);
-        while (ps->next_decode < ps->paths->n && ps->next_decode >= ps->printed + ps->depth) pthread_cond_wait(&ps->cv, &ps->mu);
+        while (ps->next_decode < ps->paths->n && ps->next_decode >= ps->printed + ps->depth)
+            pthread_cond_wait(&ps->cv, &ps->mu); /* its ring slot is not printed yet */
         int i = ps->next_decode < ps->paths->n ? ps->next_decode++ : -1;
         pthread_mutex_unlock(&ps->mu);
         if (i < 0) return NULL;
