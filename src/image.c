@@ -290,6 +290,17 @@ static int gif_complete(const uint8_t *p, size_t n) {
     return 0;
 }
 
+/* Every chunk's data up to IEND must be in the file: stb grows its IDAT buffer to a chunk's declared
+ * length before reading a byte of it (fuzz finding: a 98-byte file declaring a 1.2 GB IDAT made it
+ * allocate 2 GB), and fails only afterwards. */
+static int png_chunks_fit(const uint8_t *p, size_t n) {
+    for (size_t i = 8; i + 8 <= n; i += 12 + (size_t)rd32(p + i, 1)) {
+        if (!memcmp(p + i + 4, "IEND", 4)) break; /* stb ignores IEND's length */
+        if (rd32(p + i, 1) > n - i - 8) return 0;
+    }
+    return 1;
+}
+
 /* stb inflates a PNG's IDAT stream into a buffer it keeps doubling, whatever the header's size says:
  * a 400 KB file with a 1x1 header made it allocate 400 MB. So we inflate first into a buffer capped
  * at the size the header implies (with room for Adam7 interlacing) and refuse a stream that
@@ -436,6 +447,7 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     if ((uint64_t)w * (uint64_t)h > maxpx) /* in case stb and our header parse disagree */
         return ac_errf(err, "%s: image too large: %dx%d = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
                        name, w, h, (unsigned long long)w * (unsigned long long)h, (unsigned long long)maxpx);
+    if (fmt == FMT_PNG && !png_chunks_fit(p, len)) return ac_errf(err, "%s: truncated PNG (a chunk runs past the end of the file)", name);
     if (fmt == FMT_PNG && png_inflate_bounded(p, len, (uint64_t)w, (uint64_t)h) == 1)
         return ac_errf(err, "%s: corrupt PNG: its data inflates to more than its %dx%d header allows (decompression bomb)", name, w, h);
     if (fmt == FMT_BMP && !bmp_complete(p, len, w, h)) return ac_errf(err, "%s: truncated BMP (pixel rows missing)", name);
