@@ -144,10 +144,31 @@ void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *
     cnn_pool_run(pool, gemm_part, &j);
 }
 #else
+/* Without AVX-512 the products go to OpenBLAS, single-threaded, in chunks of BLAS_ROWS rows spread
+ * over our pool: the chunks (and so every call's shape and summation order) are the same for any
+ * thread count, which OpenBLAS's own threading does not promise. */
+#define BLAS_ROWS 64
+typedef struct blas_job {
+    int m, n, k;
+    const float *a, *w;
+    float *c;
+} blas_job;
+
+static void blas_part(void *arg, int t, int T) {
+    const blas_job *j = arg;
+    const int chunks = (j->m + BLAS_ROWS - 1) / BLAS_ROWS;
+    for (int q = t; q < chunks; q += T) {
+        const int r0 = q * BLAS_ROWS, r = j->m - r0 < BLAS_ROWS ? j->m - r0 : BLAS_ROWS;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, j->n, j->k, 1.0f, j->a + (size_t)r0 * j->k, j->k, j->w,
+                    j->k, 0.0f, j->c + (size_t)r0 * j->n, j->n);
+    }
+}
+
 void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
               float *c, cnn_pool *pool) {
     (void)packed;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, w, k, 0.0f, c, n);
+    blas_job j = {m, n, k, a, w, c};
+    cnn_pool_run(pool, blas_part, &j);
     cnn_bias_act(c, (size_t)m, n, bias, act, pool);
 }
 #endif
