@@ -567,9 +567,10 @@ static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
     snprintf(notes, sizeof notes,
              "{\"step\":%ld,\"epoch\":%.3f,\"val_loss\":%.5f,\"val_bleu4\":%.5f,\"val_cider\":%.5f,\"beam\":%d,"
              "\"train_captions\":%d,\"val_photos\":%d,\"flip\":%d,\"batch\":%d,\"lr\":%g,\"min_count\":%d,"
-             "\"clip\":%g,\"max_words\":%d,\"seed\":%llu}",
+             "\"clip\":%g,\"max_words\":%d,\"ema\":%g,\"seed\":%llu}",
              h->step, h->epoch, h->val_loss, isfinite(h->bleu4) ? h->bleu4 : -1, isfinite(h->cider) ? h->cider : -1,
-             o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->seed);
+             o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->ema,
+             o->seed);
     const char *extra[] = {"training", notes, NULL};
     return ac_model_save(&tr->model, o->out, o->fp16, extra, err);
 }
