@@ -62,7 +62,8 @@ test-asan:
 	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 bash tests/run.sh
 
 # valgrind cannot execute AVX-512, so this build targets x86-64-v3 (AVX2/FMA). Every test binary runs
-# under memcheck; the shell tests run the CLI natively (training and feature runs). The binaries in
+# under memcheck, and so does every attncap command the shell tests run (ATTNCAP_CLI_WRAPPER; about
+# 10 minutes of the target's time). The binaries in
 # VALGRIND_NODATA run with ATTNCAP_DATA=none: their ../shared cases (full-size MobileNet on real
 # photos, the COCO golden metrics) would take hours under valgrind, so they print "skip" instead;
 # `make test-valgrind VALGRIND_NODATA=` runs them too (make test-asan always does). No suppressions:
@@ -76,7 +77,7 @@ test-valgrind:
 	 if [ "$$nodata" != '^()$$' ]; then \
 	   { BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="$(VALGRIND)" ATTNCAP_TEST_FILTER="$$nodata" ATTNCAP_DATA=none \
 	     bash tests/run.sh || echo fail >$$log.bad; } | tee $$log; fi; \
-	 { BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="$(VALGRIND)" ATTNCAP_TEST_FILTER="^($$rest)$$" \
+	 { BUILD=build-valgrind ATTNCAP_TEST_WRAPPER="$(VALGRIND)" ATTNCAP_CLI_WRAPPER="$(VALGRIND)" ATTNCAP_TEST_FILTER="^($$rest)$$" \
 	   bash tests/run.sh || echo fail >$$log.bad; } | tee -a $$log; \
 	 grep -E '^[0-9]+ passed, ' $$log | awk '{p += $$1; f += $$3; s += $$5} END {print "valgrind: " p " passed, " f " failed, " s " skipped"}'; \
 	 ok=1; [ -e $$log.bad ] && ok=0; rm -f $$log $$log.bad; [ $$ok = 1 ]

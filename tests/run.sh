@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test binary in $BUILD/tests and every tests/*.sh script, and sums their results.
 # Each prints "ok/FAIL/skip NAME" lines and a final "# passed P failed F skipped S".
-# Shell tests source tests/lib.sh. ATTNCAP_TEST_WRAPPER (e.g. valgrind) prefixes test binaries.
+# Shell tests source tests/lib.sh. ATTNCAP_TEST_WRAPPER (e.g. valgrind) prefixes test binaries,
+# ATTNCAP_CLI_WRAPPER the attncap CLI that the shell tests run.
 # ATTNCAP_TEST_FILTER=regex runs only matching tests.
 set -u
 cd "$(dirname "$0")/.."
@@ -47,6 +48,15 @@ for bin in "$BUILD"/tests/test_*; do
   [[ $name =~ $filter ]] || continue
   run_one "$name" ${ATTNCAP_TEST_WRAPPER:-} "$bin"
 done
+# ATTNCAP_CLI_WRAPPER (e.g. valgrind) prefixes the CLI the shell tests run: ATTNCAP_BIN becomes a
+# script beside a link to the test binaries (caption_cli finds test_captioner next to the CLI).
+if [ -n "${ATTNCAP_CLI_WRAPPER:-}" ]; then
+  mkdir -p "$log/cli"
+  ln -s "$ROOT/$BUILD/tests" "$log/cli/tests"
+  printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$ATTNCAP_CLI_WRAPPER" "$ATTNCAP_BIN" >"$log/cli/attncap"
+  chmod +x "$log/cli/attncap"
+  export ATTNCAP_BIN="$log/cli/attncap"
+fi
 for sh in tests/*.sh; do
   name=$(basename "$sh" .sh)
   [ "$name" = run ] || [ "$name" = lib ] && continue
