@@ -86,6 +86,17 @@ static inline const char *test_shared(const char *rel) {
     return b;
 }
 
+/* Path to tests/fixtures/REL in the repo ($ATTNCAP_ROOT, set by tests/run.sh, else "."), in one of
+ * 8 static buffers (so a few can be alive at once). */
+static inline const char *test_fixture(const char *rel) {
+    static char buf[8][4096];
+    static int slot;
+    const char *root = getenv("ATTNCAP_ROOT");
+    char *b = buf[slot++ % 8];
+    snprintf(b, 4096, "%s/tests/fixtures/%s", root && *root ? root : ".", rel);
+    return b;
+}
+
 /* Scratch dir for a test binary (created by tests/run.sh, removed after). */
 static inline const char *test_tmpdir(void) {
     const char *d = getenv("ATTNCAP_TEST_TMP");

@@ -13,12 +13,9 @@
 static cJSON *manifest;
 
 static const char *fixture(const char *name) {
-    static char buf[4][4096];
-    static int slot;
-    const char *root = getenv("ATTNCAP_ROOT");
-    char *b = buf[slot++ % 4];
-    snprintf(b, 4096, "%s/tests/fixtures/img/%s", root ? root : ".", name);
-    return b;
+    char rel[512];
+    snprintf(rel, sizeof rel, "img/%s", name);
+    return test_fixture(rel);
 }
 
 static char *slurp(const char *path, size_t *n) {

@@ -16,14 +16,6 @@
 #include "attncap/vocab.h"
 #include "test.h"
 
-static const char *fixture(const char *rel) {
-    static char buf[8][4096];
-    static int k;
-    const char *root = getenv("ATTNCAP_ROOT");
-    char *b = buf[k++ % 8];
-    snprintf(b, 4096, "%s/tests/fixtures/%s", root ? root : ".", rel);
-    return b;
-}
 
 static const char *tmp(const char *name) {
     static char buf[8][4096];
@@ -47,11 +39,11 @@ static void test_image_pixels(void) {
     ac_image img;
     ac_err err;
     setenv("ATTNCAP_MAX_IMAGE_PIXELS", "20", 1); /* rgb.png is 7x5 */
-    int rc = ac_image_load(fixture("img/rgb.png"), &img, &err);
+    int rc = ac_image_load(test_fixture("img/rgb.png"), &img, &err);
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_IMAGE_PIXELS");
     if (!rc) ac_image_free(&img);
     unsetenv("ATTNCAP_MAX_IMAGE_PIXELS");
-    CHECKF(ac_image_load(fixture("img/rgb.png"), &img, &err) == 0, "%s", err.msg);
+    CHECKF(ac_image_load(test_fixture("img/rgb.png"), &img, &err) == 0, "%s", err.msg);
     ac_image big;
     setenv("ATTNCAP_MAX_IMAGE_PIXELS", "1000", 1);
     rc = ac_image_resize(&img, 100, 100, &big, &err); /* a resize target is capped too */
@@ -71,23 +63,23 @@ static void test_file_bytes(void) {
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_FILE_BYTES");
     if (!rc) ac_dataset_free(&ds);
     ac_st_file st;
-    rc = ac_st_read(fixture("st_python.safetensors"), &st, &err);
+    rc = ac_st_read(test_fixture("st_python.safetensors"), &st, &err);
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_FILE_BYTES");
     if (!rc) ac_st_free(&st);
     ac_tfl_model *m;
-    rc = ac_tfl_load(fixture("cnn/op_conv1x1.tflite"), &m, &err);
+    rc = ac_tfl_load(test_fixture("cnn/op_conv1x1.tflite"), &m, &err);
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_FILE_BYTES");
     if (!rc) ac_tfl_free(m);
     ac_image img;
-    rc = ac_image_load(fixture("img/rgb.png"), &img, &err);
+    rc = ac_image_load(test_fixture("img/rgb.png"), &img, &err);
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_FILE_BYTES");
     if (!rc) ac_image_free(&img);
     unsetenv("ATTNCAP_MAX_FILE_BYTES");
     CHECKF(ac_dataset_load(tsv, NULL, &ds, &err) == 0, "%s", err.msg);
     ac_dataset_free(&ds);
-    CHECKF(ac_st_read(fixture("st_python.safetensors"), &st, &err) == 0, "%s", err.msg);
+    CHECKF(ac_st_read(test_fixture("st_python.safetensors"), &st, &err) == 0, "%s", err.msg);
     ac_st_free(&st);
-    CHECKF(ac_tfl_load(fixture("cnn/op_conv1x1.tflite"), &m, &err) == 0, "%s", err.msg);
+    CHECKF(ac_tfl_load(test_fixture("cnn/op_conv1x1.tflite"), &m, &err) == 0, "%s", err.msg);
     ac_tfl_free(m);
 }
 
@@ -109,17 +101,17 @@ static void test_tensor_elems(void) {
     ac_err err;
     setenv("ATTNCAP_MAX_TENSOR_ELEMS", "3", 1);
     ac_st_file st;
-    int rc = ac_st_read(fixture("st_python.safetensors"), &st, &err);
+    int rc = ac_st_read(test_fixture("st_python.safetensors"), &st, &err);
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_TENSOR_ELEMS");
     if (!rc) ac_st_free(&st);
     ac_tfl_model *m;
-    rc = ac_tfl_load(fixture("cnn/op_conv1x1.tflite"), &m, &err);
+    rc = ac_tfl_load(test_fixture("cnn/op_conv1x1.tflite"), &m, &err);
     CHECK_LIMIT_ERR(rc, err, "ATTNCAP_MAX_TENSOR_ELEMS");
     if (!rc) ac_tfl_free(m);
     unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
     /* the CNN plan: a 3x3 conv on 7x9x3 needs a 63 x 27 = 1701-float im2col buffer, while no tensor
      * (input 189, filter 135, output 315 elements) is over 1000 */
-    CHECKF(ac_tfl_load(fixture("cnn/op_conv3x3_s1_same_odd.tflite"), &m, &err) == 0, "%s", err.msg);
+    CHECKF(ac_tfl_load(test_fixture("cnn/op_conv3x3_s1_same_odd.tflite"), &m, &err) == 0, "%s", err.msg);
     ac_cnn *cnn;
     setenv("ATTNCAP_MAX_TENSOR_ELEMS", "1000", 1);
     rc = ac_cnn_create(m, NULL, 7, 9, 1, &cnn, &err);

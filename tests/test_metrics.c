@@ -153,9 +153,7 @@ static void test_non_ascii(void) {
 
 /* Random sets scored by tools/make_metrics_fixture.py (a transcription of coco-caption's Python). */
 static void test_python_reference(void) {
-    const char *root = getenv("ATTNCAP_ROOT");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/fixtures/metrics_ref.json", root && *root ? root : ".");
+    const char *path = test_fixture("metrics_ref.json");
     char *d;
     size_t len;
     ac_err e;

@@ -21,9 +21,7 @@ static int floats(const cJSON *j, const char *key, int index, float *out, int n)
 static double num(const cJSON *j, const char *key) { return cJSON_GetObjectItemCaseSensitive(j, key)->valuedouble; }
 
 static void run_adam(int threads) {
-    const char *root = getenv("ATTNCAP_ROOT");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/fixtures/adam/adam.json", root && *root ? root : ".");
+    const char *path = test_fixture("adam/adam.json");
     char *text;
     size_t len;
     ac_err e;
