@@ -4,6 +4,7 @@
  * is the rest of the input up to the first NUL byte and Flickr_8k.trainImages.txt what follows it.
  * Whatever loads must be self-consistent. Seeds: fuzz/corpus/dataset. Replayed by
  * tests/test_fuzz_regress.c. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,11 +63,4 @@ static int fuzz_dataset(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_FILE_BYTES", "1000000", 1);
-    return 0;
-}
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_dataset(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_dataset, "ATTNCAP_MAX_FILE_BYTES", "1000000")

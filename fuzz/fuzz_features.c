@@ -1,6 +1,7 @@
 /* fuzz/fuzz_features.c: libFuzzer target for the feature-cache reader: the input is written as the
  * only shard of a cache directory, which ac_features_load must load or refuse (shard metadata JSON,
  * key list vs tensor shape, encoder identity vs grid). Also replayed by tests/test_fuzz_regress.c. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,4 @@ static int fuzz_features(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "16777216", 1);
-    return 0;
-}
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_features(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_features, "ATTNCAP_MAX_TENSOR_ELEMS", "16777216")

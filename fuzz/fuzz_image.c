@@ -1,6 +1,7 @@
 /* fuzz/fuzz_image.c: libFuzzer target for the image path: format sniffing, header size checks, EXIF
  * orientation, stb_image decoding, both resizers and the horizontal flip, under our pixel limit.
  * Also compiled into tests/test_fuzz_regress.c (AC_FUZZ_NO_MAIN) to replay corpus and crashes. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,4 @@ static int fuzz_image(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "1000000", 1); /* keep each exec small */
-    return 0;
-}
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_image(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_image, "ATTNCAP_MAX_IMAGE_PIXELS", "1000000") /* keep each exec small */

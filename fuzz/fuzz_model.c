@@ -4,6 +4,7 @@
  * decoding step over zero annotations, so a config that passed validation but disagrees with the
  * buffers would show up. Seeds: fuzz/corpus/model (tiny F32 and F16 models written by
  * fuzz/make_corpus.sh with ac_model_save). Replayed by tests/test_fuzz_regress.c. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,11 +52,4 @@ static int fuzz_model(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "4000000", 1);
-    return 0;
-}
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_model(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_model, "ATTNCAP_MAX_TENSOR_ELEMS", "4000000")

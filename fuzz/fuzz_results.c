@@ -3,6 +3,7 @@
  * ids 1, 2, 42 and file names a.jpg, b.jpg, c.jpg) or the --pairs reader; whatever loads is scored
  * (BLEU, ROUGE-L, CIDEr-D; not METEOR, whose WordNet load would dominate) and must give finite
  * scores. Seeds: fuzz/corpus/results. Replayed by tests/test_fuzz_regress.c. */
+#include "fuzz_main.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,11 +59,4 @@ static int fuzz_results(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_FILE_BYTES", "1000000", 1);
-    return 0;
-}
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_results(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_results, "ATTNCAP_MAX_FILE_BYTES", "1000000")

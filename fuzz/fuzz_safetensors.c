@@ -1,6 +1,7 @@
 /* fuzz/fuzz_safetensors.c: libFuzzer target for the safetensors reader (header JSON, shapes, offsets,
  * metadata) and the float conversion of what it accepts. Also compiled into tests/test_fuzz_regress.c
  * (with AC_FUZZ_NO_MAIN) to replay the committed corpus and crash reproducers in the normal suite. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,4 @@ static int fuzz_safetensors(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "16777216", 1);
-    return 0;
-}
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_safetensors(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_safetensors, "ATTNCAP_MAX_TENSOR_ELEMS", "16777216")

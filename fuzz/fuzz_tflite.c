@@ -2,6 +2,7 @@
  * shapes, quantization, buffers) and, for what it accepts, the engine's planner and one run at the
  * model's own input size. Seeds: tests/fixtures/cnn/{op,bad}_*.tflite. Also compiled into
  * tests/test_fuzz_regress.c (with AC_FUZZ_NO_MAIN) to replay the corpus in the normal suite. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +40,4 @@ static int fuzz_tflite(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc, (void)argv;
-    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "4000000", 1);
-    return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_tflite(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_tflite, "ATTNCAP_MAX_TENSOR_ELEMS", "4000000")

@@ -2,6 +2,7 @@
  * checks, contractions, punctuation removal), ac_tokens_join, and the vocabulary: a vocabulary built
  * from the tokens, its JSON round trip and encoding; the input also goes to ac_vocab_from_json as a
  * hostile vocabulary. Seeds: fuzz/corpus/tokenize (captions). Replayed by tests/test_fuzz_regress.c. */
+#include "fuzz_main.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,4 @@ static int fuzz_tokenize(const uint8_t *data, size_t size) {
     return 0;
 }
 
-#ifndef AC_FUZZ_NO_MAIN
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_tokenize(data, size); }
-#endif
+AC_FUZZ_MAIN(fuzz_tokenize, "", "")
