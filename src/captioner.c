@@ -217,18 +217,27 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
     return ac_image_resize(photo, s, s, square, err);
 }
 
-static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_caption *out, double *t_cnn,
-               double *t_dec, ac_err *err) {
-    memset(out, 0, sizeof *out);
+static int encode(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_err *err) {
     ac_image sq = {0};
     const ac_image *in = img;
     if (img->w != enc->size || img->h != enc->size) {
         if (ac_captioner_prepare(c, img, &sq, err)) return -1;
         in = &sq;
     }
-    double t0 = ac_now();
     int rc = ac_encoder_encode(enc, in, ann, err);
     ac_image_free(&sq);
+    return rc;
+}
+
+int ac_captioner_encode(ac_captioner *c, const ac_image *img, ac_err *err) {
+    return encode(c, &c->enc, c->ann, img, err);
+}
+
+static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_caption *out, double *t_cnn,
+               double *t_dec, ac_err *err) {
+    memset(out, 0, sizeof *out);
+    double t0 = ac_now();
+    int rc = encode(c, enc, ann, img, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;

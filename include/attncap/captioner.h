@@ -51,6 +51,9 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
 int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, double *t_cnn, double *t_dec,
                      ac_err *err);
 
+/* photo (any size) -> its annotation vectors in c->ann [L, D], without decoding. */
+int ac_captioner_encode(ac_captioner *c, const ac_image *img, ac_err *err);
+
 /* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with
  * `threads` threads) and scratch, sharing the captioner's model and weights (read-only while lanes
  * run). Same captions as ac_captioner_run, bit for bit. With 2 cores, two lanes of 1 thread keep both

@@ -1,0 +1,247 @@
+/* attncap ground: does the attention for "dog" sit on the dog? Scores a model against hand-drawn boxes. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/captioner.h"
+#include "attncap/dataset.h"
+#include "attncap/grounding.h"
+#include "attncap/tokenize.h"
+#include "commands.h"
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: attncap ground --boxes FILE [--root DIR] [--data SPEC] [options]\n\n"
+            "Measures whether the attention for a word sits on the object the word names, against objects\n"
+            "drawn by hand (FILE: PHOTO<TAB>word,word<TAB>x0,y0,x1,y1 ... as fractions of the photo; see\n"
+            "include/attncap/grounding.h). Each photo is captioned; every word of the caption that names one\n"
+            "of its objects is scored. With --data, the photo's reference captions are also fed to the\n"
+            "decoder word by word (teacher forcing) and their naming words scored the same way.\n\n"
+            "Per object class (the first word of its list):\n"
+            "  named  photos whose caption names the object (of those where it was drawn)\n"
+            "  n      words scored\n"
+            "  hit    the pointing game: the most-attended cell overlaps the object\n"
+            "  chance the same for a cell drawn at random\n"
+            "  mass   the attention inside the object (1 = all of it)\n"
+            "  area   the object's share of the photo: the mass of attention spread evenly\n\n"
+            "  --boxes FILE     the objects (e.g. tests/fixtures/grounding/samples.tsv)\n"
+            "  --root DIR       directory the photo names are relative to (default: .)\n"
+            "  --data SPEC      reference captions (Flickr8k dir, COCO/Karpathy JSON, TSV), matched by file name\n"
+            "  --model FILE     model (default: as attncap caption)\n"
+            "  --encoder FILE   the model's TFLite encoder (default: as attncap caption)\n"
+            "  --beam K         beam size for the captions (default: the model's)\n"
+            "  --verbose        one line per scored word: photo, object, source, word, mass, area, hit\n"
+            "  --json           one JSON object per class, then \"all\"\n"
+            "  --threads N      threads (default: all cores)\n"
+            "  --quiet          no progress bar\n");
+}
+
+typedef struct {
+    long n;
+    long hits;
+    double mass, area, chance;
+} tally;
+
+typedef struct {
+    const char *name;
+    int photos, named;
+    tally gen, ref;
+} klass;
+
+static void tally_add(tally *t, double mass, double area, int hit, double chance) {
+    t->n++, t->hits += hit, t->mass += mass, t->area += area, t->chance += chance;
+}
+
+static void print_row(const klass *k, int json) {
+    const tally *g = &k->gen, *r = &k->ref;
+    if (json) {
+        printf("{\"object\": \"%s\", \"photos\": %d, \"named\": %d", k->name, k->photos, k->named);
+        for (int s = 0; s < 2; s++) {
+            const tally *t = s ? r : g;
+            double n = t->n ? (double)t->n : 1;
+            printf(", \"%s\": {\"n\": %ld, \"hit\": %.4f, \"chance\": %.4f, \"mass\": %.4f, \"area\": %.4f}",
+                   s ? "references" : "generated", t->n, t->hits / n, t->chance / n, t->mass / n, t->area / n);
+        }
+        printf("}\n");
+        return;
+    }
+    printf("%-10s %6d %5d", k->name, k->photos, k->named);
+    for (int s = 0; s < 2; s++) {
+        const tally *t = s ? r : g;
+        if (t->n)
+            printf(" | %5ld %5.2f %6.2f %5.2f %5.2f", t->n, t->hits / (double)t->n, t->chance / t->n, t->mass / t->n,
+                   t->area / t->n);
+        else printf(" | %5d %5s %6s %5s %5s", 0, "-", "-", "-", "-");
+    }
+    printf("\n");
+}
+
+/* Scores every word of `toks` that names one of the photo's objects; alpha [n + 1, L]. */
+static void score_words(const ac_ground_set *set, int first, int last, char *const *toks, int n, const float *alpha,
+                        int gh, int gw, klass *cls, const int *cls_of, int reference, int verbose, int *named) {
+    for (int o = first; o < last; o++) {
+        const ac_ground_object *obj = &set->obj[o];
+        if (strcmp(obj->photo, set->obj[first].photo)) continue;
+        for (int k = 0; k < n; k++) {
+            if (!ac_ground_names(obj, toks[k])) continue;
+            const float *a = alpha + (size_t)k * gh * gw;
+            double mass = ac_ground_mass(a, gh, gw, obj->boxes, obj->n_boxes);
+            double area = ac_ground_area(obj->boxes, obj->n_boxes);
+            int hit = ac_ground_hit(a, gh, gw, obj->boxes, obj->n_boxes);
+            double chance = ac_ground_hit_chance(gh, gw, obj->boxes, obj->n_boxes);
+            tally_add(reference ? &cls[cls_of[o]].ref : &cls[cls_of[o]].gen, mass, area, hit, chance);
+            if (named) named[o - first] = 1;
+            if (verbose)
+                printf("%s\t%s\t%s\t%s\t%.4f\t%.4f\t%d\n", obj->photo, obj->words[0], reference ? "ref" : "gen",
+                       toks[k], mass, area, hit);
+        }
+    }
+}
+
+static const ac_ds_image *find_refs(const ac_dataset *ds, const char *photo) {
+    const char *slash = strrchr(photo, '/');
+    const char *key = slash ? slash + 1 : photo;
+    for (int i = 0; ds && i < ds->n; i++)
+        if (!strcmp(ds->images[i].key, key)) return &ds->images[i];
+    return NULL;
+}
+
+int cmd_ground(int argc, char **argv) {
+    const char *boxes = NULL, *root = ".", *data = NULL, *model = NULL, *encoder = NULL;
+    int beam = 0, verbose = 0, json = 0, threads = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const int has = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage();
+            return 0;
+        } else if (!strcmp(a, "--verbose")) verbose = 1;
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--quiet")) quiet = 1;
+        else if (has && !strcmp(a, "--boxes")) boxes = argv[++i];
+        else if (has && !strcmp(a, "--root")) root = argv[++i];
+        else if (has && !strcmp(a, "--data")) data = argv[++i];
+        else if (has && !strcmp(a, "--model")) model = argv[++i];
+        else if (has && !strcmp(a, "--encoder")) encoder = argv[++i];
+        else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--threads"))) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > (a[2] == 'b' ? 100 : 256)) {
+                fprintf(stderr, "attncap ground: bad value '%s' for %s\n", argv[i], a);
+                return 2;
+            }
+            *(a[2] == 'b' ? &beam : &threads) = (int)v;
+        } else {
+            fprintf(stderr, "attncap ground: unknown or incomplete option '%s' (try --help)\n", a);
+            return 2;
+        }
+    }
+    if (!boxes) {
+        usage();
+        return 2;
+    }
+    ac_err err = {0};
+    ac_ground_set set = {0};
+    ac_dataset ds = {0};
+    ac_captioner cap = {0};
+    klass *cls = NULL;
+    int *cls_of = NULL, *named = NULL, n_cls = 0, failed = 0, rc = 1;
+    if (ac_ground_load(boxes, &set, &err) || (data && ac_dataset_load(data, NULL, &ds, &err)) ||
+        ac_captioner_open(&cap, model, encoder, threads, &err)) {
+        fprintf(stderr, "attncap ground: %s\n", err.msg);
+        goto done;
+    }
+    if (beam) cap.beam.beam = beam;
+    cls = calloc((size_t)set.n, sizeof *cls);
+    cls_of = malloc((size_t)set.n * sizeof *cls_of);
+    named = calloc((size_t)set.n, sizeof *named);
+    if (!cls || !cls_of || !named) {
+        fprintf(stderr, "attncap ground: out of memory\n");
+        goto done;
+    }
+    for (int o = 0; o < set.n; o++) {
+        int k = 0;
+        while (k < n_cls && strcmp(cls[k].name, set.obj[o].words[0])) k++;
+        if (k == n_cls) cls[n_cls++].name = set.obj[o].words[0];
+        cls_of[o] = k;
+    }
+    const int gh = cap.grid_h, gw = cap.grid_w, L = cap.L;
+    int n_photos = 0;
+    for (int o = 0; o < set.n; o++) {
+        int seen = 0;
+        for (int p = 0; p < o && !seen; p++) seen = !strcmp(set.obj[p].photo, set.obj[o].photo);
+        n_photos += !seen;
+    }
+    ac_progress prog;
+    ac_progress_start(&prog, "ground", (uint64_t)n_photos, quiet || verbose);
+    int done_photos = 0;
+    for (int o = 0; o < set.n; o++) {
+        const char *photo = set.obj[o].photo;
+        int seen = 0;
+        for (int p = 0; p < o && !seen; p++) seen = !strcmp(set.obj[p].photo, photo);
+        if (seen) continue;
+        char *path = photo[0] == '/' ? strdup(photo) : ac_path_join(root, photo);
+        ac_image img = {0};
+        ac_caption c = {0};
+        if (!path || ac_image_load(path, &img, &err) || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
+            fprintf(stderr, "attncap ground: %s\n", path ? err.msg : "out of memory");
+            failed++;
+            free(path), ac_image_free(&img);
+            continue;
+        }
+        free(path);
+        ac_image_free(&img);
+        /* the caption's words as strings, to match the object's words */
+        char **toks = malloc(((size_t)c.n + 1) * sizeof *toks);
+        for (int k = 0; toks && k < c.n; k++) toks[k] = (char *)ac_vocab_word(cap.model.vocab, c.words[k]);
+        memset(named, 0, (size_t)set.n * sizeof *named);
+        if (toks) score_words(&set, o, set.n, toks, c.n, c.alpha, gh, gw, cls, cls_of, 0, verbose, named);
+        for (int p = o; p < set.n; p++)
+            if (!strcmp(set.obj[p].photo, photo)) cls[cls_of[p]].photos++, cls[cls_of[p]].named += named[p - o];
+        if (verbose && toks) {
+            printf("%s\tcaption\t", photo);
+            for (int k = 0; k < c.n; k++) printf("%s%s", k ? " " : "", toks[k]);
+            printf("\n");
+        }
+        free(toks);
+        ac_caption_free(&c);
+        const ac_ds_image *refs = find_refs(data ? &ds : NULL, photo);
+        for (int r = 0; refs && r < refs->n_caps; r++) {
+            ac_tokens t = {0};
+            if (ac_tokenize(refs->caps[r], &t, &err)) continue; /* a malformed reference scores nothing */
+            int *ids = malloc(((size_t)t.n + 1) * sizeof *ids);
+            float *a = malloc(((size_t)t.n + 1) * L * sizeof *a);
+            if (ids && a) {
+                ac_vocab_encode(cap.model.vocab, &t, ids);
+                if (!ac_decoder_attend(&cap.model.dec, cap.ann, ids, t.n, a, NULL, &err))
+                    score_words(&set, o, set.n, t.tok, t.n, a, gh, gw, cls, cls_of, 1, verbose, NULL);
+            }
+            free(ids), free(a);
+            ac_tokens_free(&t);
+        }
+        ac_progress_update(&prog, (uint64_t)++done_photos);
+    }
+    ac_progress_finish(&prog);
+    klass all = {.name = "all"};
+    for (int k = 0; k < n_cls; k++) {
+        all.photos += cls[k].photos, all.named += cls[k].named;
+        tally *src[2] = {&cls[k].gen, &cls[k].ref}, *dst[2] = {&all.gen, &all.ref};
+        for (int s = 0; s < 2; s++)
+            dst[s]->n += src[s]->n, dst[s]->hits += src[s]->hits, dst[s]->mass += src[s]->mass,
+                dst[s]->area += src[s]->area, dst[s]->chance += src[s]->chance;
+    }
+    if (!json)
+        printf("%-10s %6s %5s | %5s %5s %6s %5s %5s | %5s %5s %6s %5s %5s\n%-10s %12s | %30s | %30s\n", "object",
+               "photos", "named", "n", "hit", "chance", "mass", "area", "n", "hit", "chance", "mass", "area", "", "",
+               "generated captions", data ? "reference captions" : "(no --data)");
+    for (int k = 0; k < n_cls; k++) print_row(&cls[k], json);
+    print_row(&all, json);
+    rc = failed ? 1 : 0;
+done:
+    free(cls), free(cls_of), free(named);
+    ac_captioner_close(&cap);
+    ac_dataset_free(&ds);
+    ac_ground_free(&set);
+    return rc;
+}
