@@ -548,7 +548,9 @@ static int cmp_entry(const void *a, const void *b) {
     return c ? c : (x->global > y->global) - (x->global < y->global);
 }
 
-static int features_load(const char *dir, int compact, ac_feature_cache *fc, ac_err *err) {
+/* want: NULL = every key; else only these (sorted here, in a copy of the pointers). */
+static int features_load(const char *dir, int compact, const char *const *want_keys, int n_want, ac_feature_cache *fc,
+                         ac_err *err) {
     memset(fc, 0, sizeof *fc);
     if (!ac_is_dir(dir)) return ac_errf(err, "%s: not a feature directory (run attncap features --out %s first)", dir, dir);
     shard_list sl;
@@ -564,8 +566,14 @@ static int features_load(const char *dir, int compact, ac_feature_cache *fc, ac_
     cJSON *first = NULL;
     entry *ent = NULL;
     int64_t *dest = NULL;
+    const char **want = NULL;
     int rc = -1;
     if (!counts) goto oom;
+    if (want_keys) {
+        if (!(want = malloc(((size_t)n_want + 1) * sizeof *want))) goto oom;
+        memcpy(want, want_keys, (size_t)n_want * sizeof *want);
+        qsort(want, (size_t)n_want, sizeof *want, cmp_str);
+    }
     for (int i = 0; i < sl.n; i++) {
         open_shard o;
         if (shard_open(dir, sl.names[i], 1, &o, err)) goto fail;
@@ -601,7 +609,9 @@ static int features_load(const char *dir, int compact, ac_feature_cache *fc, ac_
     if (total) qsort(ent, (size_t)total, sizeof *ent, cmp_entry);
     int64_t n = 0;
     for (int64_t i = 0; i < total; i++)
-        if (i == 0 || strcmp(ent[i].key, ent[i - 1].key)) dest[ent[i].global] = n++;
+        if ((i == 0 || strcmp(ent[i].key, ent[i - 1].key)) &&
+            (!want || bsearch(&ent[i].key, want, (size_t)n_want, sizeof *want, cmp_str)))
+            dest[ent[i].global] = n++;
     if (n > 0x7fffffff) {
         ac_errf(err, "%s: too many photos", dir);
         goto fail;
@@ -619,6 +629,12 @@ static int features_load(const char *dir, int compact, ac_feature_cache *fc, ac_
     /* Pass 2: one shard in memory at a time, rows converted straight into their sorted place. */
     int64_t g = 0;
     for (int i = 0; i < sl.n; i++) {
+        int64_t wanted = 0;
+        for (int64_t r = 0; r < counts[i]; r++) wanted += dest[g + r] >= 0;
+        if (!wanted) { /* a shard without wanted rows is not read */
+            g += counts[i];
+            continue;
+        }
         open_shard o;
         if (shard_open(dir, sl.names[i], 0, &o, err)) goto fail;
         const shard_info *s = &o.info;
@@ -648,16 +664,23 @@ fail:
     free(counts);
     free(ent);
     free(dest);
+    free(want);
     cJSON_Delete(first);
     shard_list_free(&sl);
     if (rc) ac_features_free(fc);
     return rc;
 }
 
-int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) { return features_load(dir, 0, fc, err); }
+int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
+    return features_load(dir, 0, NULL, 0, fc, err);
+}
 
 int ac_features_load_compact(const char *dir, ac_feature_cache *fc, ac_err *err) {
-    return features_load(dir, 1, fc, err);
+    return features_load(dir, 1, NULL, 0, fc, err);
+}
+
+int ac_features_load_keys(const char *dir, const char *const *keys, int n_keys, ac_feature_cache *fc, ac_err *err) {
+    return features_load(dir, 1, keys, n_keys < 0 ? 0 : n_keys, fc, err);
 }
 
 const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch) {

@@ -223,8 +223,18 @@ static void test_fp16_flip_errors(void) {
         same = !strcmp(half.keys[k], fc.keys[k]) &&
                !memcmp(ac_features_row(&half, k, row), ac_features_row(&fc, k, NULL), sizeof row);
     ac_features_free(&half);
+    /* A subset: only the wanted keys (unknown ones ignored), the same rows. */
+    const char *wanted[] = {"p2.png#flip", "not-in-cache.png", "p0.png"};
+    ac_feature_cache sub;
+    CHECKF(ac_features_load_keys(out, wanted, 3, &sub, &err) == 0, "%s", err.msg);
+    int sub_ok = sub.n == 2 && !strcmp(sub.keys[0], "p0.png") && !strcmp(sub.keys[1], "p2.png#flip");
+    for (int k = 0; sub_ok && k < sub.n; k++)
+        sub_ok = !memcmp(ac_features_row(&sub, k, row), ac_features_row(&fc, ac_features_find(&fc, sub.keys[k]), NULL),
+                         sizeof row);
+    ac_features_free(&sub);
     ac_features_free(&fc);
     CHECK(same);
+    CHECK(sub_ok);
     /* Loading errors: missing dir, empty dir, a corrupt shard. */
     char empty[4096];
     snprintf(empty, sizeof empty, "%s/empty", test_tmpdir());

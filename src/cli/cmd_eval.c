@@ -119,7 +119,11 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         if (ac_find_model(o->model, &mpath, err) || ac_model_load(mpath, &model_only, err)) rc = -1;
         else bo = ac_beam_opts_for_model(mpath);
         free(mpath);
-        if (!rc && ac_features_load_compact(o->features, &fc, err)) rc = -1;
+        const char **keys = rc ? NULL : malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
+        for (int i = 0; keys && i < n; i++) keys[i] = ds.images[sel[i]].key;
+        if (!rc && !keys) rc = ac_errf(err, "out of memory");
+        if (!rc && ac_features_load_keys(o->features, keys, n, &fc, err)) rc = -1;
+        free(keys);
         if (!rc && model_only.encoder_json && fc.encoder_json) {
             ac_encoder_id a, b;
             if (ac_encoder_id_parse(model_only.encoder_json, "model", &a, err) ||

@@ -126,9 +126,18 @@ int cmd_tune(int argc, char **argv) {
         fprintf(stderr, "attncap tune: unknown split '%s' (val, test, train or all)\n", split);
         return 2;
     }
-    if (ac_model_load(model_path, &model, &err) || ac_dataset_load(data, NULL, &ds, &err) ||
-        ac_features_load_compact(features, &fc, &err))
+    if (ac_model_load(model_path, &model, &err) || ac_dataset_load(data, NULL, &ds, &err)) goto fail;
+    const char **keys = malloc(((size_t)ds.n + 1) * sizeof *keys); /* only the split's rows are read */
+    int n_keys = 0;
+    for (int i = 0; keys && i < ds.n; i++)
+        if ((want == AC_SPLIT_NONE || ds.images[i].split == want) && ds.images[i].n_caps > 0)
+            keys[n_keys++] = ds.images[i].key;
+    if (!keys) ac_errf(&err, "out of memory");
+    if (!keys || ac_features_load_keys(features, keys, n_keys, &fc, &err)) {
+        free(keys);
         goto fail;
+    }
+    free(keys);
     if (fc.grid_h * fc.grid_w != model.dec.cfg.n_ann || fc.dim != model.dec.cfg.dim) {
         ac_errf(&err, "%s: features of %dx%dx%d do not fit the model (L %d, D %d)", features, fc.grid_h, fc.grid_w,
                 fc.dim, model.dec.cfg.n_ann, model.dec.cfg.dim);
