@@ -1,7 +1,9 @@
 /* captioner.c: model and encoder search path, encoder identity check, photo -> caption. */
 #include "attncap/captioner.h"
 
+#include "attncap/grounding.h"
 #include "attncap/safetensors.h"
+#include "attncap/tokenize.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -208,6 +210,7 @@ void ac_captioner_close(ac_captioner *c) {
     if (c->enc.cnn || c->enc.model) ac_encoder_close(&c->enc);
     ac_model_free(&c->model);
     free(c->ann);
+    free(c->given);
     memset(c, 0, sizeof *c);
 }
 
@@ -233,6 +236,49 @@ int ac_captioner_encode(ac_captioner *c, const ac_image *img, ac_err *err) {
     return encode(c, &c->enc, c->ann, img, err);
 }
 
+static int given_caption(const ac_captioner *c, const float *ann, ac_caption *out, ac_err *err) {
+    const int n = c->n_given, L = c->L;
+    out->n = n;
+    out->words = malloc(((size_t)n + 1) * sizeof *out->words);
+    out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
+    out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
+    if (!out->words || !out->alpha || !out->beta) {
+        ac_caption_free(out);
+        return ac_errf(err, "out of memory");
+    }
+    memcpy(out->words, c->given, (size_t)n * sizeof *out->words);
+    if (ac_decoder_attend(&c->model.dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err)) {
+        ac_caption_free(out);
+        return -1;
+    }
+    out->score = out->logprob;
+    return 0;
+}
+
+int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err) {
+    free(c->given);
+    c->given = NULL, c->n_given = 0;
+    if (!caption) return 0;
+    ac_tokens t = {0};
+    if (ac_tokenize(caption, &t, err)) return -1;
+    int rc = 0;
+    if (t.n == 0) rc = ac_errf(err, "the given caption has no words");
+    int *ids = rc ? NULL : malloc((size_t)t.n * sizeof *ids);
+    if (!rc && !ids) rc = ac_errf(err, "out of memory");
+    if (!rc) ac_vocab_encode(c->model.vocab, &t, ids);
+    for (int k = 0; !rc && k < t.n; k++)
+        if (ids[k] == AC_UNK && strcmp(t.tok[k], "<unk>"))
+            rc = ac_errf(err, "'%s' (word %d of the given caption) is not in the model's vocabulary", t.tok[k], k + 1);
+    int n = t.n;
+    ac_tokens_free(&t);
+    if (rc) {
+        free(ids);
+        return -1;
+    }
+    c->given = ids, c->n_given = n;
+    return 0;
+}
+
 static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_caption *out, double *t_cnn,
                double *t_dec, ac_err *err) {
     memset(out, 0, sizeof *out);
@@ -241,7 +287,7 @@ static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_imag
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    rc = ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
+    rc = c->given ? given_caption(c, ann, out, err) : ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
     if (t_dec) *t_dec += ac_now() - t1;
     return rc;
 }

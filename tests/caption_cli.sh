@@ -117,6 +117,33 @@ if setup; then
   else t_ok; fi
 fi
 
+# --given: the caption beam search chose, given back, must come out with the same attention and
+# log-probability (teacher forcing is the search's own arithmetic); unknown words are refused.
+t_begin given_caption
+if setup; then
+  if [ -z "$py" ]; then t_skip "needs python3 to check JSON"
+  else
+    "$A" caption $M --json --attention --beam 1 "$S/kite.jpg" >"$T/g1.json" 2>"$T/err"
+    text=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["caption"])' "$T/g1.json")
+    "$A" caption $M --json --attention --given "$text" --overlays "$T/gov" "$S/kite.jpg" >"$T/g2.json" 2>>"$T/err"; rc=$?
+    msg=$("$py" - "$T/g1.json" "$T/g2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["tokens"] == b["tokens"] and len(a["tokens"]) > 0, (a["tokens"], b["tokens"])
+assert abs(a["logprob"] - b["logprob"]) < 1e-4 * abs(a["logprob"]), (a["logprob"], b["logprob"])
+assert a["attention"] == b["attention"]
+assert len(b["overlays"]) == len(b["tokens"]) + 1, b["overlays"]  # one per word + the sheet
+print("ok")
+PY
+)
+    if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+    elif [ "$msg" != ok ]; then t_fail "$msg"
+    elif ! expect_error "unknown word" "$A" caption $M --given "zzqx" "$S/kite.jpg"; then :
+    elif ! grep -q "'zzqx'" "$T/err"; then t_fail "unknown word not named: $(cat "$T/err")"
+    else t_ok; fi
+  fi
+fi
+
 t_begin hostile_setup_errors
 if setup; then
   echo x >"$T/afile"

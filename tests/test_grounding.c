@@ -127,18 +127,21 @@ static void test_attend_matches_beam(void) {
     ac_caption cap;
     CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
     float alpha[9 * 12], beta[9];
-    int rc = ac_decoder_attend(&dec, ann, cap.words, cap.n, alpha, beta, &err);
+    double lp = 0;
+    int rc = ac_decoder_attend(&dec, ann, cap.words, cap.n, alpha, beta, &lp, &err);
     int same = rc == 0 && !memcmp(alpha, cap.alpha, (size_t)(cap.n + 1) * 12 * sizeof *alpha) &&
                !memcmp(beta, cap.beta, (size_t)(cap.n + 1) * sizeof *beta);
+    double lp_beam = cap.logprob;
     int bad_id = cap.words[0];
     cap.words[0] = 40;
-    int rc_bad = ac_decoder_attend(&dec, ann, cap.words, cap.n, alpha, NULL, &err);
+    int rc_bad = ac_decoder_attend(&dec, ann, cap.words, cap.n, alpha, NULL, NULL, &err);
     cap.words[0] = bad_id;
     int n = cap.n;
     ac_caption_free(&cap);
     ac_decoder_free(&dec);
     CHECK(n > 0);
     CHECK(same);
+    CHECK_NEAR(lp, lp_beam, 1e-9 * fabs(lp_beam));
     CHECK(rc_bad == -1 && strstr(err.msg, "word id 40"));
 }
 

@@ -38,7 +38,9 @@ typedef struct ac_captioner {
     ac_encoder_id id;
     ac_beam_opts beam;
     int grid_h, grid_w, L, D;
-    float *ann; /* [L, D] scratch */
+    float *ann;     /* [L, D] scratch */
+    int *given;     /* NULL, or the caption set by ac_captioner_set_given (word ids) */
+    int n_given;
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts from
  * ac_beam_defaults(), overridden by the model's optional metadata "decode" (JSON: beam, max_len,
@@ -51,6 +53,11 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
 int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, double *t_cnn, double *t_dec,
                      ac_err *err);
 
+/* From now on ac_captioner_run (and the lanes) return this caption for every photo, with its
+ * attention and log-probability under the model, instead of searching for one: where the model
+ * looks for each word of a caption it did not choose. The caption is tokenized as the training
+ * captions were; a word outside the model's vocabulary is refused (named in err). NULL: search again. */
+int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
 /* photo (any size) -> its annotation vectors in c->ann [L, D], without decoding. */
 int ac_captioner_encode(ac_captioner *c, const ac_image *img, ac_err *err);
 

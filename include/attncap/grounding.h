@@ -54,7 +54,8 @@ double ac_ground_hit_chance(int grid_h, int grid_w, const ac_box *boxes, int n);
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].
  * alpha [n + 1, L]: row k is the attention of the step that predicts word k (row n: <end>);
- * beta [n + 1] may be NULL. Same numbers as beam search gives for its own caption. */
+ * beta [n + 1] and logprob (log p of the words and <end>) may be NULL. Same numbers as beam search
+ * gives for its own caption. */
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
-                      ac_err *err);
+                      double *logprob, ac_err *err);
 #endif

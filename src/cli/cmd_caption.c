@@ -32,6 +32,9 @@ static void usage(FILE *f) {
             "  --len-alpha X     length normalisation: score = logprob / (words+1)^X (default: the\n"
             "                    model's, else 1)\n"
             "  --allow-unk       let <unk> be emitted\n"
+            "  --given CAPTION   do not search: show where the model looks for each word of CAPTION (its\n"
+            "                    attention and log-probability; overlays as usual). Words must be in the\n"
+            "                    model's vocabulary\n"
             "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
             "                    an existing DIR/<stem> is refused (that photo fails) unless --force\n"
             "  --force           replace earlier overlays in DIR/<stem>\n"
@@ -254,7 +257,7 @@ static int parse_int(const char *flag, const char *s, int lo, int hi, int *out) 
 }
 
 int cmd_caption(int argc, char **argv) {
-    const char *model = NULL, *encoder = NULL, *ov_dir = NULL;
+    const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
@@ -268,6 +271,7 @@ int cmd_caption(int argc, char **argv) {
         else if (!strcmp(a, "--model")) { if (!(model = VAL())) goto usage_err; }
         else if (!strcmp(a, "--encoder")) { if (!(encoder = VAL())) goto usage_err; }
         else if (!strcmp(a, "--overlays")) { if (!(ov_dir = VAL())) goto usage_err; }
+        else if (!strcmp(a, "--given")) { if (!(given = VAL())) goto usage_err; }
         else if (!strcmp(a, "--beam")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 100, &beam)) goto usage_err; }
         else if (!strcmp(a, "--max-len")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 200, &max_len)) goto usage_err; }
         else if (!strcmp(a, "--size")) { const char *v = VAL(); if (!v || parse_int(a, v, 64, 8192, &size)) goto usage_err; }
@@ -356,6 +360,10 @@ int cmd_caption(int argc, char **argv) {
         goto out;
     }
     cap_open = 1;
+    if (given && ac_captioner_set_given(&cap, given, &err)) {
+        fprintf(stderr, "attncap caption: --given: %s\n", err.msg);
+        goto out;
+    }
     if (beam > 0) cap.beam.beam = beam;
     if (max_len > 0) cap.beam.max_len = max_len;
     if (len_alpha >= 0) cap.beam.len_alpha = len_alpha;

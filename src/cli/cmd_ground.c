@@ -214,7 +214,7 @@ int cmd_ground(int argc, char **argv) {
             float *a = malloc(((size_t)t.n + 1) * L * sizeof *a);
             if (ids && a) {
                 ac_vocab_encode(cap.model.vocab, &t, ids);
-                if (!ac_decoder_attend(&cap.model.dec, cap.ann, ids, t.n, a, NULL, &err))
+                if (!ac_decoder_attend(&cap.model.dec, cap.ann, ids, t.n, a, NULL, NULL, &err))
                     score_words(&set, o, set.n, t.tok, t.n, a, gh, gw, cls, cls_of, 1, verbose, NULL);
             }
             free(ids), free(a);
