@@ -24,6 +24,8 @@ static void usage(void) {
             "  hit    the pointing game: the most-attended cell overlaps the object\n"
             "  chance the same for a cell drawn at random\n"
             "  mass   the attention inside the object (1 = all of it)\n"
+            "  others the same for the other words of the captions that name it: attention that follows\n"
+            "         the word has mass well above others\n"
             "  area   the object's share of the photo: the mass of attention spread evenly\n\n"
             "  --boxes FILE     the objects (e.g. tests/fixtures/grounding/samples.tsv)\n"
             "  --root DIR       directory the photo names are relative to (default: .)\n"
@@ -39,8 +41,8 @@ static void usage(void) {
 
 typedef struct {
     long n;
-    long hits;
-    double mass, area, chance;
+    long hits, n_other;
+    double mass, area, chance, other; /* other: attention in the object of the caption's other words */
 } tally;
 
 typedef struct {
@@ -60,8 +62,10 @@ static void print_row(const klass *k, int json) {
         for (int s = 0; s < 2; s++) {
             const tally *t = s ? r : g;
             double n = t->n ? (double)t->n : 1;
-            printf(", \"%s\": {\"n\": %ld, \"hit\": %.4f, \"chance\": %.4f, \"mass\": %.4f, \"area\": %.4f}",
-                   s ? "references" : "generated", t->n, t->hits / n, t->chance / n, t->mass / n, t->area / n);
+            printf(", \"%s\": {\"n\": %ld, \"hit\": %.4f, \"chance\": %.4f, \"mass\": %.4f, \"others\": %.4f, "
+                   "\"area\": %.4f}",
+                   s ? "references" : "generated", t->n, t->hits / n, t->chance / n, t->mass / n,
+                   t->other / (t->n_other ? (double)t->n_other : 1), t->area / n);
         }
         printf("}\n");
         return;
@@ -70,9 +74,9 @@ static void print_row(const klass *k, int json) {
     for (int s = 0; s < 2; s++) {
         const tally *t = s ? r : g;
         if (t->n)
-            printf(" | %5ld %5.2f %6.2f %5.2f %5.2f", t->n, t->hits / (double)t->n, t->chance / t->n, t->mass / t->n,
-                   t->area / t->n);
-        else printf(" | %5d %5s %6s %5s %5s", 0, "-", "-", "-", "-");
+            printf(" | %5ld %5.2f %6.2f %5.2f %6.2f %5.2f", t->n, t->hits / (double)t->n, t->chance / t->n,
+                   t->mass / t->n, t->other / (t->n_other ? t->n_other : 1), t->area / t->n);
+        else printf(" | %5d %5s %6s %5s %6s %5s", 0, "-", "-", "-", "-", "-");
     }
     printf("\n");
 }
@@ -83,14 +87,20 @@ static void score_words(const ac_ground_set *set, int first, int last, char *con
     for (int o = first; o < last; o++) {
         const ac_ground_object *obj = &set->obj[o];
         if (strcmp(obj->photo, set->obj[first].photo)) continue;
+        tally *t = reference ? &cls[cls_of[o]].ref : &cls[cls_of[o]].gen;
+        int names_it = 0;
+        for (int k = 0; k < n && !names_it; k++) names_it = ac_ground_names(obj, toks[k]);
         for (int k = 0; k < n; k++) {
-            if (!ac_ground_names(obj, toks[k])) continue;
             const float *a = alpha + (size_t)k * gh * gw;
+            if (!ac_ground_names(obj, toks[k])) {
+                if (names_it) t->n_other++, t->other += ac_ground_mass(a, gh, gw, obj->boxes, obj->n_boxes);
+                continue;
+            }
             double mass = ac_ground_mass(a, gh, gw, obj->boxes, obj->n_boxes);
             double area = ac_ground_area(obj->boxes, obj->n_boxes);
             int hit = ac_ground_hit(a, gh, gw, obj->boxes, obj->n_boxes);
             double chance = ac_ground_hit_chance(gh, gw, obj->boxes, obj->n_boxes);
-            tally_add(reference ? &cls[cls_of[o]].ref : &cls[cls_of[o]].gen, mass, area, hit, chance);
+            tally_add(t, mass, area, hit, chance);
             if (named) named[o - first] = 1;
             if (verbose)
                 printf("%s\t%s\t%s\t%s\t%.4f\t%.4f\t%d\n", obj->photo, obj->words[0], reference ? "ref" : "gen",
@@ -229,12 +239,13 @@ int cmd_ground(int argc, char **argv) {
         tally *src[2] = {&cls[k].gen, &cls[k].ref}, *dst[2] = {&all.gen, &all.ref};
         for (int s = 0; s < 2; s++)
             dst[s]->n += src[s]->n, dst[s]->hits += src[s]->hits, dst[s]->mass += src[s]->mass,
-                dst[s]->area += src[s]->area, dst[s]->chance += src[s]->chance;
+                dst[s]->area += src[s]->area, dst[s]->chance += src[s]->chance, dst[s]->n_other += src[s]->n_other,
+                dst[s]->other += src[s]->other;
     }
     if (!json)
-        printf("%-10s %6s %5s | %5s %5s %6s %5s %5s | %5s %5s %6s %5s %5s\n%-10s %12s | %30s | %30s\n", "object",
-               "photos", "named", "n", "hit", "chance", "mass", "area", "n", "hit", "chance", "mass", "area", "", "",
-               "generated captions", data ? "reference captions" : "(no --data)");
+        printf("%-10s %6s %5s | %5s %5s %6s %5s %6s %5s | %5s %5s %6s %5s %6s %5s\n%-10s %12s | %37s | %37s\n",
+               "object", "photos", "named", "n", "hit", "chance", "mass", "others", "area", "n", "hit", "chance", "mass",
+               "others", "area", "", "", "generated captions", data ? "reference captions" : "(no --data)");
     for (int k = 0; k < n_cls; k++) print_row(&cls[k], json);
     print_row(&all, json);
     rc = failed ? 1 : 0;
