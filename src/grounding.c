@@ -74,10 +74,18 @@ int ac_ground_load(const char *path, ac_ground_set *set, ac_err *err) {
     char *text;
     size_t len;
     if (ac_read_file(path, MAX_BOX_FILE, &text, &len, err)) return -1;
-    if (memchr(text, 0, len)) {
-        free(text);
-        return ac_errf(err, "%s: not a text file (NUL byte)", path);
-    }
+    int rc = ac_ground_parse(text, len, path, set, err);
+    free(text);
+    return rc;
+}
+
+int ac_ground_parse(const char *data, size_t len, const char *path, ac_ground_set *set, ac_err *err) {
+    memset(set, 0, sizeof *set);
+    if (memchr(data, 0, len)) return ac_errf(err, "%s: not a text file (NUL byte)", path);
+    char *text = malloc(len + 1);
+    if (!text) return ac_errf(err, "out of memory");
+    memcpy(text, data, len);
+    text[len] = 0;
     int rc = 0, line_no = 0;
     for (char *line = text, *next; line; line = next) {
         line_no++;

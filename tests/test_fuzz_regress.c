@@ -10,6 +10,7 @@
 #include "../fuzz/fuzz_model.c"
 #include "../fuzz/fuzz_results.c"
 #include "../fuzz/fuzz_tokenize.c"
+#include "../fuzz/fuzz_boxes.c"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -20,7 +21,8 @@ static const struct {
     const char *name;
     int (*fn)(const uint8_t *, size_t);
 } targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features},
-                 {"dataset", fuzz_dataset}, {"model", fuzz_model}, {"results", fuzz_results}, {"tokenize", fuzz_tokenize}};
+                 {"dataset", fuzz_dataset}, {"model", fuzz_model}, {"results", fuzz_results}, {"tokenize", fuzz_tokenize},
+                 {"boxes", fuzz_boxes}};
 
 /* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
 static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {

@@ -37,6 +37,8 @@ typedef struct ac_ground_set {
 
 /* Reads a box file. Errors name the file and line (bad box, corner outside 0..1, x1 <= x0, ...). */
 int ac_ground_load(const char *path, ac_ground_set *set, ac_err *err);
+/* The same from memory (len bytes, need not be NUL-terminated); path names it in errors. */
+int ac_ground_parse(const char *data, size_t len, const char *path, ac_ground_set *set, ac_err *err);
 void ac_ground_free(ac_ground_set *set);
 /* 1 if `word` is one of the object's words. */
 int ac_ground_names(const ac_ground_object *o, const char *word);
