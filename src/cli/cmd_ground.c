@@ -109,6 +109,13 @@ static void score_words(const ac_ground_set *set, int first, int last, char *con
     }
 }
 
+/* 1 if object o is the first of its photo in the file (photos are scored once, at their first object). */
+static int first_of_photo(const ac_ground_set *set, int o) {
+    for (int p = 0; p < o; p++)
+        if (!strcmp(set->obj[p].photo, set->obj[o].photo)) return 0;
+    return 1;
+}
+
 static const ac_ds_image *find_refs(const ac_dataset *ds, const char *photo) {
     const char *slash = strrchr(photo, '/');
     const char *key = slash ? slash + 1 : photo;
@@ -178,24 +185,21 @@ int cmd_ground(int argc, char **argv) {
     }
     const int gh = cap.grid_h, gw = cap.grid_w, L = cap.L;
     int n_photos = 0;
-    for (int o = 0; o < set.n; o++) {
-        int seen = 0;
-        for (int p = 0; p < o && !seen; p++) seen = !strcmp(set.obj[p].photo, set.obj[o].photo);
-        n_photos += !seen;
-    }
+    for (int o = 0; o < set.n; o++) n_photos += first_of_photo(&set, o);
     ac_progress prog;
     ac_progress_start(&prog, "ground", (uint64_t)n_photos, quiet || verbose);
     int done_photos = 0;
     for (int o = 0; o < set.n; o++) {
         const char *photo = set.obj[o].photo;
-        int seen = 0;
-        for (int p = 0; p < o && !seen; p++) seen = !strcmp(set.obj[p].photo, photo);
-        if (seen) continue;
+        if (!first_of_photo(&set, o)) continue;
         char *path = photo[0] == '/' ? strdup(photo) : ac_path_join(root, photo);
         ac_image img = {0};
         ac_caption c = {0};
-        if (!path || ac_image_load(path, &img, &err) || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
-            fprintf(stderr, "attncap ground: %s\n", path ? err.msg : "out of memory");
+        int loaded = path && ac_image_load(path, &img, &err) == 0; /* its errors name the file */
+        if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
+            if (!path) fprintf(stderr, "attncap ground: out of memory\n");
+            else if (!loaded) fprintf(stderr, "attncap ground: %s\n", err.msg);
+            else fprintf(stderr, "attncap ground: %s: %s\n", path, err.msg);
             failed++;
             free(path), ac_image_free(&img);
             continue;
