@@ -171,6 +171,10 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         return -1;
     }
     int rc = -1;
+    if (ac_decoder_use_f16(&c->model.dec) < 0) { /* inference only: half the weight traffic, same bits */
+        ac_errf(err, "out of memory");
+        goto done;
+    }
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
     if (find_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
     if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {

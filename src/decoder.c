@@ -116,7 +116,34 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
 void ac_decoder_free(ac_decoder *dec) {
     if (!dec) return;
     free(dec->params);
+    free(dec->lstm_w16), free(dec->out_lo16);
     memset(dec, 0, sizeof *dec);
+}
+
+/* dst = src as float16 if every value converts exactly; else 0 (dst untouched beyond what was read). */
+static int to_f16_exact(const float *src, size_t n, uint16_t *dst) {
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = ac_f32_to_f16(src[i]);
+        if (ac_f16_to_f32(dst[i]) != src[i] && !(src[i] != src[i])) return 0;
+    }
+    return 1;
+}
+
+int ac_decoder_use_f16(ac_decoder *dec) {
+    const ac_decoder_config *c = &dec->cfg;
+    if (dec->lstm_w16 || !ac_smm_has_f16()) return dec->lstm_w16 != NULL;
+    size_t n_lstm = (size_t)(c->embed + c->dim + c->hidden) * 4 * c->hidden, n_lo = (size_t)c->embed * c->vocab;
+    uint16_t *a = malloc(n_lstm * sizeof *a), *b = malloc(n_lo * sizeof *b);
+    if (!a || !b) {
+        free(a), free(b);
+        return -1;
+    }
+    if (!to_f16_exact(dec->lstm_w, n_lstm, a) || !to_f16_exact(dec->out_lo, n_lo, b)) {
+        free(a), free(b);
+        return 0;
+    }
+    dec->lstm_w16 = a, dec->out_lo16 = b;
+    return 1;
 }
 
 /* ---- inference ---- */
@@ -220,7 +247,8 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
         for (int j = 0; j < D; j++) zk[j] *= b;
     }
     for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
-    ac_smm_nn(K, 4 * H, X, x, X, dec->lstm_w, 4 * H, g, 4 * H);
+    if (dec->lstm_w16) ac_smm_nn_h(K, 4 * H, X, x, X, dec->lstm_w16, 4 * H, g, 4 * H);
+    else ac_smm_nn(K, 4 * H, X, x, X, dec->lstm_w, 4 * H, g, 4 * H);
     for (int k = 0; k < K; k++) {
         const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * H;
         float *hk = h_out + (size_t)k * H, *cn = c_out + (size_t)k * H;
@@ -237,7 +265,8 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     ac_smm_nn(K, E, D, x + E, X, dec->out_lz, E, o, E);
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
-    ac_smm_nn(K, V, E, o, E, dec->out_lo, V, logp, V);
+    if (dec->out_lo16) ac_smm_nn_h(K, V, E, o, E, dec->out_lo16, V, logp, V);
+    else ac_smm_nn(K, V, E, o, E, dec->out_lo, V, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
     free(buf);
 }

@@ -8,6 +8,8 @@
 #pragma GCC optimize("O3")
 #include <cblas.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "decoder_internal.h"
 
@@ -98,9 +100,8 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
  * sums over k in ascending order. The weights come from memory (the LSTM's alone are 16 MB): each
  * 4 KB page starts a new stream the hardware prefetcher has to discover, so the next 4 rows are
  * prefetched by hand while these are used (about 12% faster per step on this machine). Larger M (the per-photo projection) uses 6-row blocks of this. */
-#define KSTREAM(MR)                                                                                          \
-    static void kstream_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C,       \
-                             int ldc) {                                                                      \
+#define KSTREAM(NAME, MR, T, LOAD)                                                                           \
+    static void NAME##_##MR(int N, int K, const float *A, int lda, const T *B, int ldb, float *C, int ldc) {  \
         for (int n0 = 0; n0 < N; n0 += 1024) {                                                               \
             const int nc = N - n0 < 1024 ? N - n0 : 1024;                                                    \
             for (int k0 = 0; k0 < K; k0 += 4) {                                                              \
@@ -108,21 +109,21 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
                 __m512 a[MR][4];                                                                             \
                 _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
                     a[r][q] = _mm512_set1_ps(q < kc ? A[(size_t)r * lda + k0 + q] : 0.0f);                  \
-                const float *b = B + (size_t)k0 * ldb + n0;                                                  \
-                const float *b1 = kc > 1 ? b + ldb : b, *b2 = kc > 2 ? b + 2 * (size_t)ldb : b,            \
-                            *b3 = kc > 3 ? b + 3 * (size_t)ldb : b;                                          \
+                const T *b = B + (size_t)k0 * ldb + n0;                                                      \
+                const T *b1 = kc > 1 ? b + ldb : b, *b2 = kc > 2 ? b + 2 * (size_t)ldb : b,                \
+                        *b3 = kc > 3 ? b + 3 * (size_t)ldb : b;                                              \
                 const int pf = k0 + 8 <= K; /* the next 4 rows, a line ahead of each load */               \
                 const char *p0 = (const char *)(b + (pf ? 4 * (size_t)ldb : 0));                             \
+                const size_t row = sizeof(T) * (size_t)ldb;                                                  \
                 for (int j = 0; j < nc; j += 16) {                                                           \
                     if (pf) {                                                                                \
-                        _mm_prefetch(p0 + 4 * j, _MM_HINT_T0);                                               \
-                        _mm_prefetch(p0 + 4 * j + 4 * (size_t)ldb, _MM_HINT_T0);                             \
-                        _mm_prefetch(p0 + 4 * j + 8 * (size_t)ldb, _MM_HINT_T0);                             \
-                        _mm_prefetch(p0 + 4 * j + 12 * (size_t)ldb, _MM_HINT_T0);                            \
+                        _mm_prefetch(p0 + sizeof(T) * j, _MM_HINT_T0);                                       \
+                        _mm_prefetch(p0 + sizeof(T) * j + row, _MM_HINT_T0);                                 \
+                        _mm_prefetch(p0 + sizeof(T) * j + 2 * row, _MM_HINT_T0);                             \
+                        _mm_prefetch(p0 + sizeof(T) * j + 3 * row, _MM_HINT_T0);                             \
                     }                                                                                        \
                     const __mmask16 m = nc - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nc - j)) - 1); \
-                    __m512 v0 = _mm512_maskz_loadu_ps(m, b + j), v1 = _mm512_maskz_loadu_ps(m, b1 + j),      \
-                           v2 = _mm512_maskz_loadu_ps(m, b2 + j), v3 = _mm512_maskz_loadu_ps(m, b3 + j);     \
+                    __m512 v0 = LOAD(m, b + j), v1 = LOAD(m, b1 + j), v2 = LOAD(m, b2 + j), v3 = LOAD(m, b3 + j); \
                     _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                   \
                         float *c = C + (size_t)r * ldc + n0 + j;                                             \
                         __m512 acc = _mm512_maskz_loadu_ps(m, c);                                            \
@@ -136,12 +137,24 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
             }                                                                                                \
         }                                                                                                    \
     }
-KSTREAM(1)
-KSTREAM(2)
-KSTREAM(3)
-KSTREAM(4)
-KSTREAM(5)
-KSTREAM(6)
+#define LOAD_F32(m, p) _mm512_maskz_loadu_ps(m, p)
+KSTREAM(kstream, 1, float, LOAD_F32)
+KSTREAM(kstream, 2, float, LOAD_F32)
+KSTREAM(kstream, 3, float, LOAD_F32)
+KSTREAM(kstream, 4, float, LOAD_F32)
+KSTREAM(kstream, 5, float, LOAD_F32)
+KSTREAM(kstream, 6, float, LOAD_F32)
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+/* Half-precision weights, widened exactly on load: the same arithmetic on half the memory traffic. */
+#define LOAD_F16(m, p) _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p))
+KSTREAM(hstream, 1, uint16_t, LOAD_F16)
+KSTREAM(hstream, 2, uint16_t, LOAD_F16)
+KSTREAM(hstream, 3, uint16_t, LOAD_F16)
+KSTREAM(hstream, 4, uint16_t, LOAD_F16)
+KSTREAM(hstream, 5, uint16_t, LOAD_F16)
+KSTREAM(hstream, 6, uint16_t, LOAD_F16)
+#define HAVE_HSTREAM 1
+#endif
 
 /* Many rows (the per-photo attention projection, L = 49..196 rows): weights are reused across row
  * blocks, so B (up to 1.5 MB) is read from L2 and the kernel is compute-bound. A 6 x 64 tile of C then
@@ -211,6 +224,25 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
         }
     }
 }
+
+#ifdef HAVE_HSTREAM
+int ac_smm_has_f16(void) { return 1; }
+void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    for (int m0 = 0; m0 < M; m0 += 6) {
+        const float *a = A + (size_t)m0 * lda;
+        float *c = C + (size_t)m0 * ldc;
+        switch (M - m0 < 6 ? M - m0 : 6) {
+        case 1: hstream_1(N, K, a, lda, B, ldb, c, ldc); break;
+        case 2: hstream_2(N, K, a, lda, B, ldb, c, ldc); break;
+        case 3: hstream_3(N, K, a, lda, B, ldb, c, ldc); break;
+        case 4: hstream_4(N, K, a, lda, B, ldb, c, ldc); break;
+        case 5: hstream_5(N, K, a, lda, B, ldb, c, ldc); break;
+        default: hstream_6(N, K, a, lda, B, ldb, c, ldc); break;
+        }
+    }
+}
+#endif
 #else
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
@@ -241,5 +273,14 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
             for (int j = 0; j < nc; j++) C[(size_t)m * ldc + n0 + j] += acc[j];
         }
     }
+}
+#endif
+
+#ifndef HAVE_HSTREAM
+/* Without AVX-512 (BW, VL) the decoder keeps no half copies and never calls this. */
+int ac_smm_has_f16(void) { return 0; }
+void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc) {
+    (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc;
+    abort();
 }
 #endif

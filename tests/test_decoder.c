@@ -369,6 +369,47 @@ static void test_torch_parity(void) {
     ac_st_free(&f);
 }
 
+/* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for
+ * few hypotheses (streaming kernels on both sides) and many (the float32 side tiles), when the
+ * weights are exactly float16; a decoder whose weights are not keeps the float32 path. */
+static void test_step_f16_same_bits(void) {
+    ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
+                             .grid_h = 3, .grid_w = 4};
+    ac_decoder a, b;
+    ac_err err;
+    CHECKF(ac_decoder_init(&a, &cfg, 11, &err) == 0, "%s", err.msg);
+    CHECKF(ac_decoder_init(&b, &cfg, 11, &err) == 0, "%s", err.msg);
+    CHECK(ac_decoder_use_f16(&b) == 0); /* random float32 weights are not float16 */
+    CHECK(b.lstm_w16 == NULL);
+    for (size_t i = 0; i < a.n_params; i++) a.params[i] = b.params[i] = ac_f16_to_f32(ac_f32_to_f16(a.params[i]));
+    int made = ac_decoder_use_f16(&b);
+    if (!ac_smm_has_f16()) {
+        ac_decoder_free(&a), ac_decoder_free(&b);
+        CHECK(made == 0);
+        SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL)");
+    }
+    CHECK(made == 1 && b.lstm_w16 && b.out_lo16);
+    float ann[12 * 20];
+    for (int i = 0; i < 12 * 20; i++) ann[i] = (float)((i * 29) % 23) / 23.0f;
+    ac_dec_image *ia = ac_decoder_prepare(&a, ann), *ib = ac_decoder_prepare(&b, ann);
+    int same = 1;
+    for (int K = 1; K <= 16 && same; K += 14) { /* 1 and 15 hypotheses */
+        int prev[16];
+        float h[16 * 40], c[16 * 40], out[2][16 * (2 * 40 + 300 + 12 + 1)];
+        for (int k = 0; k < K; k++) prev[k] = 4 + 17 * k;
+        for (int i = 0; i < K * 40; i++) h[i] = sinf((float)i), c[i] = cosf((float)i);
+        for (int v = 0; v < 2; v++) {
+            float *o = out[v];
+            ac_decoder_step(v ? &b : &a, v ? ib : ia, K, prev, h, c, o, o + K * 40, o + 2 * K * 40,
+                            o + K * (2 * 40 + 300), o + K * (2 * 40 + 300 + 12));
+        }
+        same = !memcmp(out[0], out[1], sizeof(float) * (size_t)K * (2 * 40 + 300 + 12 + 1));
+    }
+    ac_dec_image_free(ia), ac_dec_image_free(ib);
+    ac_decoder_free(&a), ac_decoder_free(&b);
+    CHECK(same);
+}
+
 int main(void) {
     RUN(test_step_is_a_distribution);
     RUN(test_step_matches_training_forward);
@@ -377,5 +418,6 @@ int main(void) {
     RUN(test_gradcheck_shared_photos);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
+    RUN(test_step_f16_same_bits);
     return TEST_EXIT();
 }

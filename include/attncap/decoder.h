@@ -13,6 +13,7 @@
 #ifndef ATTNCAP_DECODER_H
 #define ATTNCAP_DECODER_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attncap/common.h"
 #include "attncap/vocab.h"
@@ -39,10 +40,18 @@ typedef struct ac_decoder {
     float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
     float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
     float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
+    /* Optional float16 copies of the two weights the inference step streams (ac_decoder_use_f16);
+     * NULL unless made. They must not outlive a change of params: training never makes them. */
+    uint16_t *lstm_w16, *out_lo16;
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
 void ac_decoder_free(ac_decoder *dec);
+/* For inference: keep float16 copies of lstm_w and out_lo (4/5 of the bytes each step reads) if every
+ * value is exactly a float16 (true of a model stored as F16) and the CPU has the kernel (AVX-512).
+ * The step then reads half the memory and gives the same bits. Returns 1 if made, 0 if not
+ * (the float32 path stays), -1 out of memory. */
+int ac_decoder_use_f16(ac_decoder *dec);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 

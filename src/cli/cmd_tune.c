@@ -127,6 +127,10 @@ int cmd_tune(int argc, char **argv) {
         return 2;
     }
     if (ac_model_load(model_path, &model, &err) || ac_dataset_load(data, NULL, &ds, &err)) goto fail;
+    if (ac_decoder_use_f16(&model.dec) < 0) {
+        ac_errf(&err, "out of memory");
+        goto fail;
+    }
     const char **keys = malloc(((size_t)ds.n + 1) * sizeof *keys); /* only the split's rows are read */
     int n_keys = 0;
     for (int i = 0; keys && i < ds.n; i++)
