@@ -194,34 +194,27 @@ KTILE(4)
 KTILE(5)
 KTILE(6)
 
+/* C += A B in blocks of up to 6 rows of A, each by FAMILY_<rows>. */
+#define ROW_BLOCKS(FAMILY)                                                                                   \
+    for (int m0 = 0; m0 < M; m0 += 6) {                                                                      \
+        const float *a = A + (size_t)m0 * lda;                                                               \
+        float *c = C + (size_t)m0 * ldc;                                                                     \
+        switch (M - m0 < 6 ? M - m0 : 6) {                                                                   \
+        case 1: FAMILY##_1(N, K, a, lda, B, ldb, c, ldc); break;                                             \
+        case 2: FAMILY##_2(N, K, a, lda, B, ldb, c, ldc); break;                                             \
+        case 3: FAMILY##_3(N, K, a, lda, B, ldb, c, ldc); break;                                             \
+        case 4: FAMILY##_4(N, K, a, lda, B, ldb, c, ldc); break;                                             \
+        case 5: FAMILY##_5(N, K, a, lda, B, ldb, c, ldc); break;                                             \
+        default: FAMILY##_6(N, K, a, lda, B, ldb, c, ldc); break;                                            \
+        }                                                                                                    \
+    }
+
 void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
     if (M >= 12 && (size_t)K * N <= 3 * ((size_t)1 << 17)) { /* B well within L2: else kstream streams better */
-        for (int m0 = 0; m0 < M; m0 += 6) {
-            const float *a = A + (size_t)m0 * lda;
-            float *c = C + (size_t)m0 * ldc;
-            switch (M - m0 < 6 ? M - m0 : 6) {
-            case 1: ktile_1(N, K, a, lda, B, ldb, c, ldc); break;
-            case 2: ktile_2(N, K, a, lda, B, ldb, c, ldc); break;
-            case 3: ktile_3(N, K, a, lda, B, ldb, c, ldc); break;
-            case 4: ktile_4(N, K, a, lda, B, ldb, c, ldc); break;
-            case 5: ktile_5(N, K, a, lda, B, ldb, c, ldc); break;
-            default: ktile_6(N, K, a, lda, B, ldb, c, ldc); break;
-            }
-        }
-        return;
-    }
-    for (int m0 = 0; m0 < M; m0 += 6) {
-        const float *a = A + (size_t)m0 * lda;
-        float *c = C + (size_t)m0 * ldc;
-        switch (M - m0 < 6 ? M - m0 : 6) {
-        case 1: kstream_1(N, K, a, lda, B, ldb, c, ldc); break;
-        case 2: kstream_2(N, K, a, lda, B, ldb, c, ldc); break;
-        case 3: kstream_3(N, K, a, lda, B, ldb, c, ldc); break;
-        case 4: kstream_4(N, K, a, lda, B, ldb, c, ldc); break;
-        case 5: kstream_5(N, K, a, lda, B, ldb, c, ldc); break;
-        default: kstream_6(N, K, a, lda, B, ldb, c, ldc); break;
-        }
+        ROW_BLOCKS(ktile)
+    } else {
+        ROW_BLOCKS(kstream)
     }
 }
 
@@ -229,18 +222,7 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
 int ac_smm_has_f16(void) { return 1; }
 void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
-    for (int m0 = 0; m0 < M; m0 += 6) {
-        const float *a = A + (size_t)m0 * lda;
-        float *c = C + (size_t)m0 * ldc;
-        switch (M - m0 < 6 ? M - m0 : 6) {
-        case 1: hstream_1(N, K, a, lda, B, ldb, c, ldc); break;
-        case 2: hstream_2(N, K, a, lda, B, ldb, c, ldc); break;
-        case 3: hstream_3(N, K, a, lda, B, ldb, c, ldc); break;
-        case 4: hstream_4(N, K, a, lda, B, ldb, c, ldc); break;
-        case 5: hstream_5(N, K, a, lda, B, ldb, c, ldc); break;
-        default: hstream_6(N, K, a, lda, B, ldb, c, ldc); break;
-        }
-    }
+    ROW_BLOCKS(hstream)
 }
 #endif
 #else
