@@ -137,22 +137,15 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
             }                                                                                                \
         }                                                                                                    \
     }
+#define KSTREAMS(NAME, T, LOAD)                                                                              \
+    KSTREAM(NAME, 1, T, LOAD) KSTREAM(NAME, 2, T, LOAD) KSTREAM(NAME, 3, T, LOAD) KSTREAM(NAME, 4, T, LOAD)  \
+    KSTREAM(NAME, 5, T, LOAD) KSTREAM(NAME, 6, T, LOAD)
 #define LOAD_F32(m, p) _mm512_maskz_loadu_ps(m, p)
-KSTREAM(kstream, 1, float, LOAD_F32)
-KSTREAM(kstream, 2, float, LOAD_F32)
-KSTREAM(kstream, 3, float, LOAD_F32)
-KSTREAM(kstream, 4, float, LOAD_F32)
-KSTREAM(kstream, 5, float, LOAD_F32)
-KSTREAM(kstream, 6, float, LOAD_F32)
+KSTREAMS(kstream, float, LOAD_F32)
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
 /* Half-precision weights, widened exactly on load: the same arithmetic on half the memory traffic. */
 #define LOAD_F16(m, p) _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p))
-KSTREAM(hstream, 1, uint16_t, LOAD_F16)
-KSTREAM(hstream, 2, uint16_t, LOAD_F16)
-KSTREAM(hstream, 3, uint16_t, LOAD_F16)
-KSTREAM(hstream, 4, uint16_t, LOAD_F16)
-KSTREAM(hstream, 5, uint16_t, LOAD_F16)
-KSTREAM(hstream, 6, uint16_t, LOAD_F16)
+KSTREAMS(hstream, uint16_t, LOAD_F16)
 #define HAVE_HSTREAM 1
 #endif
 
