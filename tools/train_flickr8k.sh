@@ -24,7 +24,7 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
   --ema 0.999 --val-metric cider --beam 3 --epochs ${EPOCHS:-16} --patience 4 --fp16 \
   --log "$run/train.csv" --plot "$run/train.png" $resume "$@"
 ./attncap tune --model "$run/model.safetensors" --data "$data" --features "$run/features" \
-  --beams 1,3,5 --alphas 0,0.5,1,1.5 --metric bleu4+meteor --write | tee "$run/tune.txt"
+  --beams 1,3,5 --alphas 0.75,1,1.25 --metric bleu4+meteor --write | tee "$run/tune.txt"
 for beam in 1 3; do
   ./attncap eval --model "$run/model.safetensors" --data "$data" --split val --features "$run/features" \
     --beam $beam --json > "$run/dev_beam$beam.json"
