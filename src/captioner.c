@@ -236,10 +236,6 @@ static int encode(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_i
     return rc;
 }
 
-int ac_captioner_encode(ac_captioner *c, const ac_image *img, ac_err *err) {
-    return encode(c, &c->enc, c->ann, img, err);
-}
-
 static int given_caption(const ac_captioner *c, const float *ann, ac_caption *out, ac_err *err) {
     const int n = c->n_given, L = c->L;
     out->n = n;

@@ -58,8 +58,6 @@ int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, d
  * looks for each word of a caption it did not choose. The caption is tokenized as the training
  * captions were; a word outside the model's vocabulary is refused (named in err). NULL: search again. */
 int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
-/* photo (any size) -> its annotation vectors in c->ann [L, D], without decoding. */
-int ac_captioner_encode(ac_captioner *c, const ac_image *img, ac_err *err);
 
 /* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with
  * `threads` threads) and scratch, sharing the captioner's model and weights (read-only while lanes
