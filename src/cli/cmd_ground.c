@@ -90,16 +90,17 @@ static void score_words(const ac_ground_set *set, int first, int last, char *con
         tally *t = reference ? &cls[cls_of[o]].ref : &cls[cls_of[o]].gen;
         int names_it = 0;
         for (int k = 0; k < n && !names_it; k++) names_it = ac_ground_names(obj, toks[k]);
+        if (!names_it) continue;
+        const double area = ac_ground_area(obj->boxes, obj->n_boxes);
+        const double chance = ac_ground_hit_chance(gh, gw, obj->boxes, obj->n_boxes);
         for (int k = 0; k < n; k++) {
             const float *a = alpha + (size_t)k * gh * gw;
+            double mass = ac_ground_mass(a, gh, gw, obj->boxes, obj->n_boxes);
             if (!ac_ground_names(obj, toks[k])) {
-                if (names_it) t->n_other++, t->other += ac_ground_mass(a, gh, gw, obj->boxes, obj->n_boxes);
+                t->n_other++, t->other += mass;
                 continue;
             }
-            double mass = ac_ground_mass(a, gh, gw, obj->boxes, obj->n_boxes);
-            double area = ac_ground_area(obj->boxes, obj->n_boxes);
             int hit = ac_ground_hit(a, gh, gw, obj->boxes, obj->n_boxes);
-            double chance = ac_ground_hit_chance(gh, gw, obj->boxes, obj->n_boxes);
             tally_add(t, mass, area, hit, chance);
             if (named) named[o - first] = 1;
             if (verbose)
