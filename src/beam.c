@@ -221,21 +221,25 @@ done:
 
 void ac_caption_free(ac_caption *c) {
     if (!c) return;
+    for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
+    free(c->labels);
     free(c->words), free(c->alpha), free(c->beta);
     memset(c, 0, sizeof *c);
 }
 
+const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k) {
+    if (c->labels && c->labels[k]) return c->labels[k];
+    const char *w = ac_vocab_word(v, c->words[k]);
+    return w ? w : "<unk>";
+}
+
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v) {
     size_t n = 1;
-    for (int i = 0; i < c->n; i++) {
-        const char *w = ac_vocab_word(v, c->words[i]);
-        n += strlen(w ? w : "<unk>") + 1;
-    }
+    for (int i = 0; i < c->n; i++) n += strlen(ac_caption_word(c, v, i)) + 1;
     char *s = malloc(n), *q = s;
     if (!s) return NULL;
     for (int i = 0; i < c->n; i++) {
-        const char *w = ac_vocab_word(v, c->words[i]);
-        if (!w) w = "<unk>";
+        const char *w = ac_caption_word(c, v, i);
         if (i) *q++ = ' ';
         size_t l = strlen(w);
         memcpy(q, w, l);

@@ -209,12 +209,14 @@ done:
     return rc;
 }
 
+static void clear_given(ac_captioner *c);
+
 void ac_captioner_close(ac_captioner *c) {
     if (!c) return;
     if (c->enc.cnn || c->enc.model) ac_encoder_close(&c->enc);
     ac_model_free(&c->model);
     free(c->ann);
-    free(c->given);
+    clear_given(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -242,7 +244,10 @@ static int given_caption(const ac_captioner *c, const float *ann, ac_caption *ou
     out->words = malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
     out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    if (!out->words || !out->alpha || !out->beta) {
+    out->labels = calloc((size_t)n + 1, sizeof *out->labels);
+    int ok = out->words && out->alpha && out->beta && out->labels;
+    for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
+    if (!ok) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
     }
@@ -255,27 +260,28 @@ static int given_caption(const ac_captioner *c, const float *ann, ac_caption *ou
     return 0;
 }
 
+static void clear_given(ac_captioner *c) {
+    for (int k = 0; c->given_words && k < c->n_given; k++) free(c->given_words[k]);
+    free(c->given_words), free(c->given);
+    c->given_words = NULL, c->given = NULL, c->n_given = 0;
+}
+
 int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err) {
-    free(c->given);
-    c->given = NULL, c->n_given = 0;
+    clear_given(c);
     if (!caption) return 0;
     ac_tokens t = {0};
     if (ac_tokenize(caption, &t, err)) return -1;
-    int rc = 0;
-    if (t.n == 0) rc = ac_errf(err, "the given caption has no words");
-    int *ids = rc ? NULL : malloc((size_t)t.n * sizeof *ids);
-    if (!rc && !ids) rc = ac_errf(err, "out of memory");
-    if (!rc) ac_vocab_encode(c->model.vocab, &t, ids);
-    for (int k = 0; !rc && k < t.n; k++)
-        if (ids[k] == AC_UNK && strcmp(t.tok[k], "<unk>"))
-            rc = ac_errf(err, "'%s' (word %d of the given caption) is not in the model's vocabulary", t.tok[k], k + 1);
-    int n = t.n;
-    ac_tokens_free(&t);
-    if (rc) {
-        free(ids);
-        return -1;
+    if (t.n == 0) {
+        ac_tokens_free(&t);
+        return ac_errf(err, "the given caption has no words");
     }
-    c->given = ids, c->n_given = n;
+    int *ids = malloc((size_t)t.n * sizeof *ids);
+    if (!ids) {
+        ac_tokens_free(&t);
+        return ac_errf(err, "out of memory");
+    }
+    ac_vocab_encode(c->model.vocab, &t, ids); /* unknown words become <unk> */
+    c->given = ids, c->given_words = t.tok, c->n_given = t.n; /* the tokens move into c */
     return 0;
 }
 

@@ -400,8 +400,7 @@ static int build_sheet(const ac_image *disp, const float *maps_alpha, const ac_c
             ac_attention_map(cap->alpha + (size_t)(k - 1) * gh * gw, gh, gw, o->sigma, pw, ph, map);
             ac_overlay_blend(&thumb, map, o->style, &ov);
             blit(sheet, &ov, x, y);
-            word = ac_vocab_word(v, cap->words[k - 1]);
-            if (!word) word = "<unk>";
+            word = ac_caption_word(cap, v, k - 1);
         }
         float wpx = fpx;
         while (wpx > 8 && ac_font_width(font, wpx, word) > pw) wpx -= 1;
@@ -510,8 +509,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     for (int t = 0; t <= cap->n; t++) {
         char name[96], safe[80];
         if (t < cap->n) {
-            const char *word = ac_vocab_word(vocab, cap->words[t]);
-            safe_name(word ? word : "<unk>", safe, sizeof safe);
+            safe_name(ac_caption_word(cap, vocab, t), safe, sizeof safe);
             snprintf(name, sizeof name, "%02d_%s.png", t + 1, safe);
         } else {
             snprintf(name, sizeof name, "sheet.png");

@@ -118,7 +118,8 @@ if setup; then
 fi
 
 # --given: the caption beam search chose, given back, must come out with the same attention and
-# log-probability (teacher forcing is the search's own arithmetic); unknown words are refused.
+# log-probability (teacher forcing is the search's own arithmetic); an unknown word keeps its label
+# (fed as <unk>); a caption without words is refused.
 t_begin given_caption
 if setup; then
   if [ -z "$py" ]; then t_skip "needs python3 to check JSON"
@@ -138,8 +139,12 @@ PY
 )
     if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
     elif [ "$msg" != ok ]; then t_fail "$msg"
-    elif ! expect_error "unknown word" "$A" caption $M --given "zzqx" "$S/kite.jpg"; then :
-    elif ! grep -q "'zzqx'" "$T/err"; then t_fail "unknown word not named: $(cat "$T/err")"
+    elif ! out=$("$A" caption $M --json --given "zzqx" --overlays "$T/gov2" "$S/kite.jpg" 2>"$T/err"); then
+      t_fail "unknown word: $(cat "$T/err")"
+    elif ! printf '%s' "$out" | grep -q '"tokens":\["zzqx"\]' || [ ! -f "$T/gov2/kite/01_zzqx.png" ]; then
+      t_fail "unknown word lost its label: $out"
+    elif ! expect_error "no words" "$A" caption $M --given " . , " "$S/kite.jpg"; then :
+    elif ! grep -q "no words" "$T/err"; then t_fail "empty caption: $(cat "$T/err")"
     else t_ok; fi
   fi
 fi

@@ -11,6 +11,8 @@ typedef struct ac_caption {
     float *beta;    /* [n + 1] */
     double logprob; /* sum of log p of the words and <end> */
     double score;   /* the ranking score (length-normalised) */
+    char **labels;  /* NULL, or [n] words to show instead of the vocabulary's (a given caption's own
+                       words, which may lie outside the vocabulary and were fed as <unk>) */
 } ac_caption;
 
 typedef struct ac_beam_opts {
@@ -30,4 +32,6 @@ int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const a
 void ac_caption_free(ac_caption *c);
 /* The caption's words joined by spaces (malloc'd). */
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v);
+/* Word k as shown: its label if the caption has labels, else the vocabulary's word (or "<unk>"). */
+const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k);
 #endif

@@ -40,6 +40,7 @@ typedef struct ac_captioner {
     int grid_h, grid_w, L, D;
     float *ann;     /* [L, D] scratch */
     int *given;     /* NULL, or the caption set by ac_captioner_set_given (word ids) */
+    char **given_words; /* its words as written (tokenized) */
     int n_given;
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts from
@@ -56,7 +57,8 @@ int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, d
 /* From now on ac_captioner_run (and the lanes) return this caption for every photo, with its
  * attention and log-probability under the model, instead of searching for one: where the model
  * looks for each word of a caption it did not choose. The caption is tokenized as the training
- * captions were; a word outside the model's vocabulary is refused (named in err). NULL: search again. */
+ * captions were; a word outside the model's vocabulary is fed as <unk> and keeps its own label
+ * (ac_caption.labels). NULL: search again. */
 int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
 
 /* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with

@@ -33,8 +33,9 @@ static void usage(FILE *f) {
             "                    model's, else 1)\n"
             "  --allow-unk       let <unk> be emitted\n"
             "  --given CAPTION   do not search: show where the model looks for each word of CAPTION (its\n"
-            "                    attention and log-probability; overlays as usual). Words must be in the\n"
-            "                    model's vocabulary\n"
+            "                    attention and log-probability; overlays as usual). A word outside the\n"
+            "                    vocabulary is fed to the model as <unk> (its own attention is still\n"
+            "                    meaningful: it depends only on the words before it)\n"
             "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
             "                    an existing DIR/<stem> is refused (that photo fails) unless --force\n"
             "  --force           replace earlier overlays in DIR/<stem>\n"
@@ -212,10 +213,7 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     cJSON_AddStringToObject(o, "image", path);
     cJSON_AddStringToObject(o, "caption", text);
     cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
-    for (int i = 0; i < c->n; i++) {
-        const char *w = ac_vocab_word(v, c->words[i]);
-        cJSON_AddItemToArray(tok, cJSON_CreateString(w ? w : "<unk>"));
-    }
+    for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
     cJSON_AddNumberToObject(o, "logprob", c->logprob);
     cJSON *ovs = cJSON_AddArrayToObject(o, "overlays");
     for (int i = 0; i < n_ov; i++) cJSON_AddItemToArray(ovs, cJSON_CreateString(ov[i]));
