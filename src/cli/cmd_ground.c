@@ -1,5 +1,4 @@
 /* attncap ground: does the attention for "dog" sit on the dog? Scores a model against hand-drawn boxes. */
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +54,11 @@ static void tally_add(tally *t, double mass, double area, int hit, double chance
     t->n++, t->hits += hit, t->mass += mass, t->area += area, t->chance += chance;
 }
 
+static void tally_merge(tally *dst, const tally *src) {
+    dst->n += src->n, dst->hits += src->hits, dst->n_other += src->n_other;
+    dst->mass += src->mass, dst->area += src->area, dst->chance += src->chance, dst->other += src->other;
+}
+
 static void print_row(const klass *k, int json) {
     const tally *g = &k->gen, *r = &k->ref;
     if (json) {
@@ -81,10 +85,11 @@ static void print_row(const klass *k, int json) {
     printf("\n");
 }
 
-/* Scores every word of `toks` that names one of the photo's objects; alpha [n + 1, L]. */
-static void score_words(const ac_ground_set *set, int first, int last, char *const *toks, int n, const float *alpha,
+/* Scores every word of `toks` that names one of the objects of the photo whose first object is
+ * `first`; alpha [n + 1, L]. */
+static void score_words(const ac_ground_set *set, int first, const char *const *toks, int n, const float *alpha,
                         int gh, int gw, klass *cls, const int *cls_of, int reference, int verbose, int *named) {
-    for (int o = first; o < last; o++) {
+    for (int o = first; o < set->n; o++) {
         const ac_ground_object *obj = &set->obj[o];
         if (strcmp(obj->photo, set->obj[first].photo)) continue;
         tally *t = reference ? &cls[cls_of[o]].ref : &cls[cls_of[o]].gen;
@@ -208,10 +213,10 @@ int cmd_ground(int argc, char **argv) {
         free(path);
         ac_image_free(&img);
         /* the caption's words as strings, to match the object's words */
-        char **toks = malloc(((size_t)c.n + 1) * sizeof *toks);
-        for (int k = 0; toks && k < c.n; k++) toks[k] = (char *)ac_vocab_word(cap.model.vocab, c.words[k]);
+        const char **toks = malloc(((size_t)c.n + 1) * sizeof *toks);
+        for (int k = 0; toks && k < c.n; k++) toks[k] = ac_caption_word(&c, cap.model.vocab, k);
         memset(named, 0, (size_t)set.n * sizeof *named);
-        if (toks) score_words(&set, o, set.n, toks, c.n, c.alpha, gh, gw, cls, cls_of, 0, verbose, named);
+        if (toks) score_words(&set, o, toks, c.n, c.alpha, gh, gw, cls, cls_of, 0, verbose, named);
         for (int p = o; p < set.n; p++)
             if (!strcmp(set.obj[p].photo, photo)) cls[cls_of[p]].photos++, cls[cls_of[p]].named += named[p - o];
         if (verbose && toks) {
@@ -230,7 +235,7 @@ int cmd_ground(int argc, char **argv) {
             if (ids && a) {
                 ac_vocab_encode(cap.model.vocab, &t, ids);
                 if (!ac_decoder_attend(&cap.model.dec, cap.ann, ids, t.n, a, NULL, NULL, &err))
-                    score_words(&set, o, set.n, t.tok, t.n, a, gh, gw, cls, cls_of, 1, verbose, NULL);
+                    score_words(&set, o, (const char *const *)t.tok, t.n, a, gh, gw, cls, cls_of, 1, verbose, NULL);
             }
             free(ids), free(a);
             ac_tokens_free(&t);
@@ -241,11 +246,8 @@ int cmd_ground(int argc, char **argv) {
     klass all = {.name = "all"};
     for (int k = 0; k < n_cls; k++) {
         all.photos += cls[k].photos, all.named += cls[k].named;
-        tally *src[2] = {&cls[k].gen, &cls[k].ref}, *dst[2] = {&all.gen, &all.ref};
-        for (int s = 0; s < 2; s++)
-            dst[s]->n += src[s]->n, dst[s]->hits += src[s]->hits, dst[s]->mass += src[s]->mass,
-                dst[s]->area += src[s]->area, dst[s]->chance += src[s]->chance, dst[s]->n_other += src[s]->n_other,
-                dst[s]->other += src[s]->other;
+        tally_merge(&all.gen, &cls[k].gen);
+        tally_merge(&all.ref, &cls[k].ref);
     }
     if (!json)
         printf("%-10s %6s %5s | %5s %5s %6s %5s %6s %5s | %5s %5s %6s %5s %6s %5s\n%-10s %12s | %37s | %37s\n",
