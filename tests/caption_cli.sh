@@ -168,4 +168,15 @@ if setup; then
   fi
 fi
 
+# After "--" nothing is an option: "-x.jpg" is a photo (here a missing one: its own error line and
+# exit 1, the other photo still captioned), not an unknown option.
+t_begin double_dash_ends_options
+if setup; then
+  "$A" caption $M --quiet -- -x.jpg "$S/dog.jpg" >"$T/out" 2>"$T/err"; rc=$?
+  if [ $rc -ne 1 ] || [ "$(wc -l <"$T/err")" -ne 1 ] || ! grep -q -- "-x.jpg" "$T/err"; then
+    t_fail "exit $rc, stderr '$(cat "$T/err")'"
+  elif ! grep -q "^$S/dog.jpg	" "$T/out"; then t_fail "dog.jpg not captioned: $(cat "$T/out")"
+  else t_ok; fi
+fi
+
 t_end

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attncap classify / info: the shared photos get their known labels (plain and --json), a bad image
 # among good ones gets one error line while the others are still classified, hostile models and
-# missing files give one error line; info lists ops, tensors and quantization.
+# missing files give one error line; info lists ops, tensors and quantization, and a safetensors
+# file's metadata and tensors as Python's own reading of the header has them.
 . "$(dirname "$0")/lib.sh"
 FIX="$(dirname "$0")/fixtures/cnn"
 ENC=encoders/mobilenet_v2_1.0_224_quant.tflite
@@ -73,5 +74,33 @@ if [ -n "$DATA" ] && [ -e "$DATA/$ENC" ]; then
 else
   # without ../shared: the generated fixture
   if "$A" info "$FIX/op_quantized_weights.tflite" | grep -q 'per-channel (5 scales, dim 3)'; then t_ok; else t_fail "fixture info"; fi
+fi
+
+t_begin info_lists_safetensors
+M=$(cd "$(dirname "$0")/.." && pwd)/models/attncap-flickr8k.safetensors
+py=$(command -v python3 || true)
+if [ ! -f "$M" ]; then t_skip "no models/attncap-flickr8k.safetensors"
+elif [ -z "$py" ]; then t_skip "needs python3"
+elif ! "$A" info "$M" >"$T/info" 2>"$T/err"; then t_fail "exit: $(head -1 "$T/err")"
+else
+  # expected lines, from the header read in Python: tensors (sorted by name as stored), vocab size, metadata
+  "$py" - "$M" >"$T/want" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    h = json.loads(f.read(n))
+meta = h.pop("__metadata__", {})
+print("vocab %d entries" % len(json.loads(meta["vocab"])))
+for k in ("format", "config", "encoder", "decode"):
+    print("%s %s" % (k, meta[k]))
+for i, name in enumerate(sorted(h, key=lambda k: h[k]["data_offsets"][0])):
+    print("%d %s [%s] %s" % (i, h[name]["dtype"], ",".join(map(str, h[name]["shape"])), name))
+PY
+  tr -s ' ' <"$T/info" | sed 's/^ //' >"$T/got"
+  missing=$(grep -vxF -f "$T/got" "$T/want" | head -3)
+  if [ -n "$missing" ]; then t_fail "info lacks: $missing"
+  elif ! head -c 2000 "$M" >"$T/trunc.safetensors" || ! expect_error "truncated safetensors" "$A" info "$T/trunc.safetensors"; then :
+  elif ! grep -q trunc.safetensors "$T/err"; then t_fail "error does not name the file: $(cat "$T/err")"
+  else t_ok; fi
 fi
 t_end

@@ -14,6 +14,7 @@
 #include "attncap/captioner.h"
 #include "attncap/overlay.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -243,70 +244,51 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     cJSON_Delete(o);
 }
 
-static int parse_int(const char *flag, const char *s, int lo, int hi, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) {
-        fprintf(stderr, "attncap caption: %s wants an integer in %d..%d, got '%s'\n", flag, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     ac_overlay_style style = AC_OVERLAY_HEAT;
-    strv args = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-#define VAL() (has_val ? argv[++i] : (fprintf(stderr, "attncap caption: %s needs a value\n", a), (char *)NULL))
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); strv_free(&args); return 0; }
-        else if (!strcmp(a, "--model")) { if (!(model = VAL())) goto usage_err; }
-        else if (!strcmp(a, "--encoder")) { if (!(encoder = VAL())) goto usage_err; }
-        else if (!strcmp(a, "--overlays")) { if (!(ov_dir = VAL())) goto usage_err; }
-        else if (!strcmp(a, "--given")) { if (!(given = VAL())) goto usage_err; }
-        else if (!strcmp(a, "--beam")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 100, &beam)) goto usage_err; }
-        else if (!strcmp(a, "--max-len")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 200, &max_len)) goto usage_err; }
-        else if (!strcmp(a, "--size")) { const char *v = VAL(); if (!v || parse_int(a, v, 64, 8192, &size)) goto usage_err; }
-        else if (!strcmp(a, "--threads")) { const char *v = VAL(); if (!v || parse_int(a, v, 1, 256, &threads)) goto usage_err; }
-        else if (!strcmp(a, "--len-alpha")) {
-            const char *v = VAL();
-            char *end;
-            if (!v) goto usage_err;
-            len_alpha = strtof(v, &end);
-            if (!*v || *end || !(len_alpha >= 0 && len_alpha <= 10)) {
-                fprintf(stderr, "attncap caption: --len-alpha wants a number in 0..10, got '%s'\n", v);
-                goto usage_err;
-            }
-        } else if (!strcmp(a, "--style")) {
-            const char *v = VAL();
-            if (!v) goto usage_err;
-            if (!strcmp(v, "heat")) style = AC_OVERLAY_HEAT;
-            else if (!strcmp(v, "spot")) style = AC_OVERLAY_SPOT;
-            else { fprintf(stderr, "attncap caption: --style is heat or spot, got '%s'\n", v); goto usage_err; }
-        }
-        else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--attention")) attention = 1;
-        else if (!strcmp(a, "--allow-unk")) allow_unk = 1;
-        else if (!strcmp(a, "--force")) force = 1;
-        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
-        else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) verbose = 1;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "attncap caption: unknown option '%s' (try --help)\n", a); goto usage_err; }
-        else strv_push(&args, a);
-#undef VAL
+    const char *style_name = "heat";
+    const cli_opt opts[] = {
+        OPT_STR("--model", &model),
+        OPT_STR("--encoder", &encoder),
+        OPT_STR("--overlays", &ov_dir),
+        OPT_STR("--given", &given),
+        OPT_STR("--style", &style_name),
+        OPT_INT("--beam", &beam, 1, 100),
+        OPT_INT("--max-len", &max_len, 1, 200),
+        OPT_INT("--size", &size, 64, 8192),
+        OPT_INT("--threads", &threads, 1, 256),
+        OPT_FLOAT("--len-alpha", &len_alpha, 0, 10),
+        OPT_FLAG("--json", NULL, &json),
+        OPT_FLAG("--attention", NULL, &attention),
+        OPT_FLAG("--allow-unk", NULL, &allow_unk),
+        OPT_FLAG("--force", NULL, &force),
+        OPT_FLAG("--quiet", "-q", &quiet),
+        OPT_FLAG("--verbose", "-v", &verbose),
+        OPT_END,
+    };
+    const int n_args = cli_parse("caption", argc, argv, opts, -1);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
-    if (!args.n) {
+    if (n_args < 0) return 2;
+    if (!strcmp(style_name, "heat")) style = AC_OVERLAY_HEAT;
+    else if (!strcmp(style_name, "spot")) style = AC_OVERLAY_SPOT;
+    else {
+        fprintf(stderr, "attncap caption: --style is heat or spot, got '%s'\n", style_name);
+        return 2;
+    }
+    if (!n_args) {
         fprintf(stderr, "attncap caption: no photos given (IMAGE, DIR or - for paths on stdin; try --help)\n");
-        goto usage_err;
+        return 2;
     }
     if (attention && !json) {
         fprintf(stderr, "attncap caption: --attention needs --json\n");
-        goto usage_err;
+        return 2;
     }
 
     ac_err err;
@@ -316,8 +298,8 @@ int cmd_caption(int argc, char **argv) {
     int cap_open = 0;
     ac_font *font = NULL;
     /* Gather the inputs. A missing file is reported when its turn comes (as a per-photo error). */
-    for (int i = 0; i < args.n; i++) {
-        const char *a = args.v[i];
+    for (int i = 1; i <= n_args; i++) {
+        const char *a = argv[i];
         if (!strcmp(a, "-")) {
             if (stdin_used++) continue;
             char *line = NULL;
@@ -494,9 +476,6 @@ out_pipe:
 out:
     if (cap_open) ac_captioner_close(&cap);
     ac_font_free(font);
-    strv_free(&paths), strv_free(&used), strv_free(&args);
+    strv_free(&paths), strv_free(&used);
     return rc;
-usage_err:
-    strv_free(&args);
-    return 2;
 }

@@ -7,6 +7,7 @@
 #include "attncap/cnn.h"
 #include "attncap/image.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: attncap classify [--encoder M.tflite] [--labels L.txt] [--top K] [--json] [--threads N] IMAGE...\n\n"
@@ -56,30 +57,24 @@ static char *data_path(const char *rel) {
 
 int cmd_classify(int argc, char **argv) {
     const char *enc_path = NULL, *lab_path = NULL;
-    int top = 5, json = 0, threads = 0, n_img = 0;
-    char **imgs = calloc((size_t)argc, sizeof *imgs);
-    if (!imgs) return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            free(imgs);
-            return 0;
-        } else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--encoder") && has) enc_path = argv[++i];
-        else if (!strcmp(a, "--labels") && has) lab_path = argv[++i];
-        else if ((!strcmp(a, "--top") || !strcmp(a, "-k")) && has) top = atoi(argv[++i]);
-        else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
-        else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "attncap classify: unknown option or missing value '%s' (try --help)\n", a);
-            free(imgs);
-            return 2;
-        } else imgs[n_img++] = argv[i];
+    int top = 5, json = 0, threads = 0;
+    const cli_opt opts[] = {
+        OPT_STR("--encoder", &enc_path),
+        OPT_STR("--labels", &lab_path),
+        {"--top", "-k", CLI_INT, &top, 1, 100000},
+        OPT_INT("--threads", &threads, 1, 256),
+        OPT_FLAG("--json", NULL, &json),
+        OPT_END,
+    };
+    const int n_img = cli_parse("classify", argc, argv, opts, -1);
+    if (n_img == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
-    if (n_img == 0 || top < 1) {
-        fprintf(stderr, "attncap classify: %s (try --help)\n", n_img ? "--top must be at least 1" : "no image given");
-        free(imgs);
+    if (n_img < 0) return 2;
+    char **imgs = argv + 1;
+    if (n_img == 0) {
+        fprintf(stderr, "attncap classify: no image given (try --help)\n");
         return 2;
     }
     char *enc_def = enc_path ? NULL : data_path("encoders/mobilenet_v2_1.0_224_quant.tflite");
@@ -96,7 +91,6 @@ int cmd_classify(int argc, char **argv) {
     if (!enc_path || !lab_path) {
         fprintf(stderr, "attncap classify: no --%s given and no data directory found (set ATTNCAP_DATA)\n",
                 enc_path ? "labels" : "encoder");
-        free(imgs);
         free(enc_def);
         free(lab_def);
         return 2;
@@ -164,7 +158,6 @@ done:
     free(labels);
     free(probs);
     free(idx);
-    free(imgs);
     free(enc_def);
     free(lab_def);
     return rc;

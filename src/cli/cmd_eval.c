@@ -12,6 +12,7 @@
 #include "attncap/overlay.h"
 #include "attncap/report.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -265,53 +266,37 @@ int cmd_eval(int argc, char **argv) {
     opts o = {0};
     o.len_alpha = -1;
     o.meteor = 1, o.sheets = 1, o.split = "test";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) o.json = 1;
-        else if (!strcmp(a, "--no-meteor")) o.meteor = 0;
-        else if (!strcmp(a, "--no-sheets")) o.sheets = 0;
-        else if (!strcmp(a, "--quiet")) o.quiet = 1;
-        else if (has && !strcmp(a, "--refs")) o.refs = argv[++i];
-        else if (has && !strcmp(a, "--results")) o.results = argv[++i];
-        else if (has && !strcmp(a, "--pairs")) o.pairs = argv[++i];
-        else if (has && !strcmp(a, "--per-image")) o.per_image = argv[++i];
-        else if (has && !strcmp(a, "--wordnet")) o.wordnet = argv[++i];
-        else if (has && !strcmp(a, "--model")) o.model = argv[++i];
-        else if (has && !strcmp(a, "--data")) o.data = argv[++i];
-        else if (has && !strcmp(a, "--images")) o.images = argv[++i];
-        else if (has && !strcmp(a, "--split")) o.split = argv[++i];
-        else if (has && !strcmp(a, "--encoder")) o.encoder = argv[++i];
-        else if (has && !strcmp(a, "--report")) o.report = argv[++i];
-        else if (has && !strcmp(a, "--results-out")) o.results_out = argv[++i];
-        else if (has && !strcmp(a, "--features")) o.features = argv[++i];
-        else if (has && !strcmp(a, "--len-alpha")) {
-            char *end;
-            o.len_alpha = strtof(argv[++i], &end);
-            if (*end || !(o.len_alpha >= 0 && o.len_alpha <= 10)) {
-                fprintf(stderr, "attncap eval: --len-alpha needs a number in [0, 10], got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--limit") || !strcmp(a, "--threads") ||
-                           !strcmp(a, "--max-len"))) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < (strcmp(a, "--threads") ? 1 : 0) || v > 1000000) {
-                fprintf(stderr, "attncap eval: %s needs a positive integer, got '%s'\n", a, argv[i]);
-                return 2;
-            }
-            if (!strcmp(a, "--beam")) o.beam = (int)v;
-            else if (!strcmp(a, "--max-len")) o.max_len = (int)v;
-            else if (!strcmp(a, "--limit")) o.limit = (int)v;
-            else o.threads = (int)v;
-        } else {
-            fprintf(stderr, "attncap eval: unknown or incomplete option '%s' (try attncap eval --help)\n", a);
-            return 2;
-        }
+    const cli_opt opts[] = {
+        OPT_STR("--refs", &o.refs),
+        OPT_STR("--results", &o.results),
+        OPT_STR("--pairs", &o.pairs),
+        OPT_STR("--per-image", &o.per_image),
+        OPT_STR("--wordnet", &o.wordnet),
+        OPT_STR("--model", &o.model),
+        OPT_STR("--data", &o.data),
+        OPT_STR("--images", &o.images),
+        OPT_STR("--split", &o.split),
+        OPT_STR("--encoder", &o.encoder),
+        OPT_STR("--report", &o.report),
+        OPT_STR("--results-out", &o.results_out),
+        OPT_STR("--features", &o.features),
+        OPT_FLOAT("--len-alpha", &o.len_alpha, 0, 10),
+        OPT_INT("--beam", &o.beam, 1, 100),
+        OPT_INT("--max-len", &o.max_len, 1, 200),
+        OPT_INT("--limit", &o.limit, 1, 1e9),
+        OPT_INT("--threads", &o.threads, 0, 256),
+        OPT_FLAG("--json", NULL, &o.json),
+        OPT_UNSET("--no-meteor", &o.meteor),
+        OPT_UNSET("--no-sheets", &o.sheets),
+        OPT_FLAG("--quiet", "-q", &o.quiet),
+        OPT_END,
+    };
+    const int n_args = cli_parse("eval", argc, argv, opts, 0);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
+    if (n_args < 0) return 2;
     int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
     if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data) || (o.data && !o.model)) {
         fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --model with --data "

@@ -7,6 +7,7 @@
 #include "attncap/cnn.h"
 #include "attncap/features.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -106,36 +107,32 @@ int cmd_features(int argc, char **argv) {
     char **paths = NULL, *enc_def = NULL, *ident = NULL;
     int owned_from = 0; /* paths[owned_from..n) were malloc'd by read_list */
     ac_err err;
-    paths = calloc((size_t)argc + 1, sizeof *paths);
-    if (!paths) return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            free(paths);
-            return 0;
-        } else if (!strcmp(a, "--fp16")) fp16 = 1;
-        else if (!strcmp(a, "--flip")) flip = 1;
-        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
-        else if (!strcmp(a, "--encoder") && has) enc_path = argv[++i];
-        else if (!strcmp(a, "--layer") && has) layer = argv[++i];
-        else if (!strcmp(a, "--out") && has) out = argv[++i];
-        else if (!strcmp(a, "--list") && has) list = argv[++i];
-        else if (!strcmp(a, "--root") && has) root = argv[++i];
-        else if (!strcmp(a, "--size") && has) size = atoi(argv[++i]);
-        else if (!strcmp(a, "--shard") && has) shard = atoi(argv[++i]);
-        else if (!strcmp(a, "--threads") && has) threads = atoi(argv[++i]);
-        else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "attncap features: unknown option or missing value '%s' (try --help)\n", a);
-            free(paths);
-            return 2;
-        } else paths[n++] = argv[i];
+    const cli_opt opts[] = {
+        OPT_STR("--encoder", &enc_path),
+        OPT_STR("--layer", &layer),
+        OPT_STR("--out", &out),
+        OPT_STR("--list", &list),
+        OPT_STR("--root", &root),
+        OPT_INT("--size", &size, 16, 4096),
+        OPT_INT("--shard", &shard, 1, 1e6),
+        OPT_INT("--threads", &threads, 1, 256),
+        OPT_FLAG("--fp16", NULL, &fp16),
+        OPT_FLAG("--flip", NULL, &flip),
+        OPT_FLAG("--quiet", "-q", &quiet),
+        OPT_END,
+    };
+    const int n_args = cli_parse("features", argc, argv, opts, -1);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
+    if (n_args < 0) return 2;
+    paths = calloc((size_t)n_args + 1, sizeof *paths);
+    if (!paths) return 1;
+    for (n = 0; n < n_args; n++) paths[n] = argv[n + 1];
     owned_from = n;
     const char *why = !out ? "--out DIR is required" : (!n && !list) ? "no image given (IMAGE... or --list FILE)"
-                      : size < 16 || size > 4096 ? "--size must be between 16 and 4096"
-                      : shard < 1 ? "--shard must be at least 1" : root && !list ? "--root needs --list" : NULL;
+                      : root && !list ? "--root needs --list" : NULL;
     if (why) {
         fprintf(stderr, "attncap features: %s (try --help)\n", why);
         free(paths);

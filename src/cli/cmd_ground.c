@@ -8,9 +8,10 @@
 #include "attncap/grounding.h"
 #include "attncap/tokenize.h"
 #include "commands.h"
+#include "options.h"
 
-static void usage(void) {
-    fprintf(stderr,
+static void usage(FILE *f) {
+    fprintf(f,
             "usage: attncap ground --boxes FILE [--root DIR] [--data SPEC] [options]\n\n"
             "Measures whether the attention for a word sits on the object the word names, against objects\n"
             "drawn by hand (FILE: PHOTO<TAB>word,word<TAB>x0,y0,x1,y1 ... as fractions of the photo; see\n"
@@ -133,35 +134,27 @@ static const ac_ds_image *find_refs(const ac_dataset *ds, const char *photo) {
 int cmd_ground(int argc, char **argv) {
     const char *boxes = NULL, *root = ".", *data = NULL, *model = NULL, *encoder = NULL;
     int beam = 0, verbose = 0, json = 0, threads = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const int has = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (!strcmp(a, "--verbose")) verbose = 1;
-        else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--quiet")) quiet = 1;
-        else if (has && !strcmp(a, "--boxes")) boxes = argv[++i];
-        else if (has && !strcmp(a, "--root")) root = argv[++i];
-        else if (has && !strcmp(a, "--data")) data = argv[++i];
-        else if (has && !strcmp(a, "--model")) model = argv[++i];
-        else if (has && !strcmp(a, "--encoder")) encoder = argv[++i];
-        else if (has && (!strcmp(a, "--beam") || !strcmp(a, "--threads"))) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > (a[2] == 'b' ? 100 : 256)) {
-                fprintf(stderr, "attncap ground: bad value '%s' for %s\n", argv[i], a);
-                return 2;
-            }
-            *(a[2] == 'b' ? &beam : &threads) = (int)v;
-        } else {
-            fprintf(stderr, "attncap ground: unknown or incomplete option '%s' (try --help)\n", a);
-            return 2;
-        }
+    const cli_opt opts[] = {
+        OPT_STR("--boxes", &boxes),
+        OPT_STR("--root", &root),
+        OPT_STR("--data", &data),
+        OPT_STR("--model", &model),
+        OPT_STR("--encoder", &encoder),
+        OPT_INT("--beam", &beam, 1, 100),
+        OPT_INT("--threads", &threads, 1, 256),
+        OPT_FLAG("--verbose", "-v", &verbose),
+        OPT_FLAG("--json", NULL, &json),
+        OPT_FLAG("--quiet", "-q", &quiet),
+        OPT_END,
+    };
+    const int n_args = cli_parse("ground", argc, argv, opts, 0);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
+    if (n_args < 0) return 2;
     if (!boxes) {
-        usage();
+        fprintf(stderr, "attncap ground: --boxes FILE is required (try --help)\n");
         return 2;
     }
     ac_err err = {0};

@@ -1,16 +1,22 @@
-/* attncap info: lists a TFLite model's inputs, outputs, ops and tensors (to choose --layer). */
+/* attncap info: lists a TFLite model's inputs, outputs, ops and tensors (to choose --layer), or a
+ * safetensors file's metadata and tensors (our decoder models, checkpoints and feature shards). */
 #include <stdio.h>
 #include <string.h>
 
+#include "attncap/safetensors.h"
 #include "attncap/tflite.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: attncap info [--ops|--tensors] MODEL.tflite\n\n"
-               "Prints the model's inputs and outputs, its operators (with strides, padding and fused\n"
+    fprintf(f, "usage: attncap info [--ops|--tensors] MODEL.tflite|FILE.safetensors\n\n"
+               "For a TFLite model: its inputs and outputs, its operators (with strides, padding and fused\n"
                "activation) and its tensors (shape, type, quantization). A tensor name can be passed to\n"
-               "`attncap features --layer NAME`.\n\n"
-               "  --ops       only the operators\n"
+               "`attncap features --layer NAME`.\n"
+               "For a safetensors file (an attncap model, checkpoint or feature shard): its metadata (the\n"
+               "model's configuration, encoder, training record and decoding setting; the vocabulary's\n"
+               "size) and its tensors. Only the header is read.\n\n"
+               "  --ops       only the operators (TFLite) or the metadata (safetensors)\n"
                "  --tensors   only the tensors\n");
 }
 
@@ -31,27 +37,93 @@ static void print_tensor(const ac_tfl_model *m, int i) {
     printf("\n");
 }
 
+static int is_safetensors(const char *path) {
+    unsigned char head[9];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0; /* the TFLite reader names the problem */
+    const int ok = fread(head, 1, sizeof head, f) == sizeof head && head[8] == '{';
+    fclose(f);
+    return ok;
+}
+
+static const char *dtype_name(ac_st_dtype t) {
+    switch (t) {
+    case AC_ST_F32: return "F32";
+    case AC_ST_F16: return "F16";
+    case AC_ST_I32: return "I32";
+    case AC_ST_U8: return "U8";
+    case AC_ST_I64: return "I64";
+    }
+    return "?";
+}
+
+/* A JSON array's element count (a vocabulary, a shard's photo names): commas outside strings, + 1. */
+static long json_array_length(const char *s) {
+    long n = 0, any = 0;
+    for (int in_str = 0; *s; s++) {
+        if (in_str) {
+            if (*s == '\\' && s[1]) s++;
+            else if (*s == '"') in_str = 0;
+        } else if (*s == '"') in_str = 1, any = 1;
+        else if (*s == ',') n++;
+        else if (*s != '[' && *s != ']' && *s != ' ') any = 1;
+    }
+    return any ? n + 1 : 0;
+}
+
+static int info_safetensors(const char *path, int meta, int tensors) {
+    ac_st_file f;
+    ac_err err;
+    if (ac_st_read_header(path, &f, &err) < 0) {
+        fprintf(stderr, "attncap info: %s\n", err.msg);
+        return 1;
+    }
+    size_t bytes = 0;
+    for (int i = 0; i < f.n_tensors; i++) bytes += f.tensors[i].nbytes;
+    printf("%s: safetensors, %d tensors (%zu bytes of data), %d metadata keys\n", path, f.n_tensors, bytes, f.n_meta);
+    if (meta && f.n_meta) {
+        printf("metadata:\n");
+        for (int i = 0; i < f.n_meta; i++) {
+            const char *k = f.meta_keys[i], *v = f.meta_values[i];
+            if (v[0] == '[' && (!strcmp(k, "vocab") || strlen(v) > 400))
+                printf("  %-10s %ld entries\n", k, json_array_length(v));
+            else if (strlen(v) > 400) printf("  %-10s %.400s... (%zu bytes)\n", k, v, strlen(v));
+            else printf("  %-10s %s\n", k, v);
+        }
+    }
+    if (tensors) {
+        printf("tensors:\n");
+        for (int i = 0; i < f.n_tensors; i++) {
+            const ac_st_tensor *t = &f.tensors[i];
+            printf("  %4d %-4s [", i, dtype_name(t->dtype));
+            for (int d = 0; d < t->ndim; d++) printf("%s%lld", d ? "," : "", (long long)t->shape[d]);
+            printf("] %s\n", t->name);
+        }
+    }
+    ac_st_free(&f);
+    return 0;
+}
+
 int cmd_info(int argc, char **argv) {
     const char *path = NULL;
     int ops = 1, tensors = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--ops")) tensors = 0;
-        else if (!strcmp(argv[i], "--tensors")) ops = 0;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "attncap info: unknown option '%s' (try --help)\n", argv[i]);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "attncap info: one model at a time (got '%s' and '%s')\n", path, argv[i]);
-            return 2;
-        } else path = argv[i];
+    const cli_opt opts[] = {
+        OPT_UNSET("--ops", &tensors), /* only the operators */
+        OPT_UNSET("--tensors", &ops), /* only the tensors */
+        OPT_END,
+    };
+    const int n_args = cli_parse("info", argc, argv, opts, 1);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
+    if (n_args < 0) return 2;
+    if (n_args == 1) path = argv[1];
     if (!path) {
-        fprintf(stderr, "attncap info: missing MODEL.tflite (try --help)\n");
+        fprintf(stderr, "attncap info: missing MODEL.tflite or FILE.safetensors (try --help)\n");
         return 2;
     }
+    if (is_safetensors(path)) return info_safetensors(path, ops, tensors);
     ac_err err;
     ac_tfl_model *m;
     if (ac_tfl_load(path, &m, &err) < 0) {

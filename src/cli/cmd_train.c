@@ -5,6 +5,7 @@
 
 #include "attncap/train.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
     ac_train_opts d;
@@ -50,58 +51,56 @@ static void usage(FILE *f) {
             d.weight_decay, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
-static int num(const char *flag, const char *s, double lo, double hi, double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "attncap train: %s: '%s' is not a number in [%g, %g]\n", flag, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 int cmd_train(int argc, char **argv) {
     ac_train_opts o;
     ac_train_defaults(&o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--resume")) { o.resume = 1; continue; }
-        if (!strcmp(a, "--quiet")) { o.quiet = 1; continue; }
-        if (!strcmp(a, "--no-flip")) { o.flip = 0; continue; }
-        if (!strcmp(a, "--flip")) { o.flip = 1; continue; }
-        if (!strcmp(a, "--fp16")) { o.fp16 = 1; continue; }
-        if (!strcmp(a, "--no-group")) { o.group = 0; continue; }
-        if (i + 1 >= argc || strncmp(a, "--", 2)) {
-            fprintf(stderr, "attncap train: unknown option or missing value: '%s' (see --help)\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        double x;
-#define STR(name, field) if (!strcmp(a, name)) { o.field = v; continue; }
-#define NUM(name, field, lo, hi, type) if (!strcmp(a, name)) { if (num(a, v, lo, hi, &x)) return 2; o.field = (type)x; continue; }
-        STR("--data", data) STR("--images", image_dir) STR("--features", features) STR("--out", out)
-        STR("--log", log_csv) STR("--plot", plot_png) STR("--val-metric", val_metric)
-        NUM("--epochs", epochs, 0, 100000, int) NUM("--batch", batch, 1, 4096, int) NUM("--lr", lr, 1e-9, 1, float)
-        NUM("--embed", embed, 1, 8192, int) NUM("--hidden", hidden, 1, 8192, int) NUM("--att", att, 1, 8192, int)
-        NUM("--dropout", dropout, 0, 0.99, float) NUM("--lambda", lambda, 0, 1e5, float)
-        NUM("--min-count", min_count, 1, 1e9, int) NUM("--clip", clip, 0, 1e9, float)
-        NUM("--weight-decay", weight_decay, 0, 1, float) NUM("--ema", ema, 0, 0.999999, float) NUM("--patience", patience, 1, 1e6, int)
-        NUM("--lr-decay", lr_decay, 0.01, 1, float) NUM("--lr-patience", lr_patience, 1, 1e6, int) NUM("--eval-every", eval_every, 0, 1e9, int)
-        NUM("--checkpoint-every", checkpoint_every, 0, 1e9, int) NUM("--beam", beam, 1, 100, int)
-        NUM("--max-val", max_val, 0, 1e9, int) NUM("--max-train", max_train, 0, 1e9, int)
-        NUM("--max-words", max_words, 1, 1000, int) NUM("--seed", seed, 0, 9e15, unsigned long long)
-        NUM("--max-steps", max_steps, 0, 1e12, int)
-        NUM("--shards", shards, 1, 64, int) NUM("--threads", threads, 1, 256, int)
-#undef STR
-#undef NUM
-        fprintf(stderr, "attncap train: unknown option '%s' (see --help)\n", a);
-        return 2;
+    const cli_opt opts[] = {
+        OPT_STR("--data", &o.data),
+        OPT_STR("--images", &o.image_dir),
+        OPT_STR("--features", &o.features),
+        OPT_STR("--out", &o.out),
+        OPT_STR("--log", &o.log_csv),
+        OPT_STR("--plot", &o.plot_png),
+        OPT_STR("--val-metric", &o.val_metric),
+        OPT_INT("--epochs", &o.epochs, 0, 100000),
+        OPT_INT("--batch", &o.batch, 1, 4096),
+        OPT_FLOAT("--lr", &o.lr, 1e-9, 1),
+        OPT_INT("--embed", &o.embed, 1, 8192),
+        OPT_INT("--hidden", &o.hidden, 1, 8192),
+        OPT_INT("--att", &o.att, 1, 8192),
+        OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
+        OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
+        OPT_INT("--min-count", &o.min_count, 1, 1e9),
+        OPT_FLOAT("--clip", &o.clip, 0, 1e9),
+        OPT_FLOAT("--weight-decay", &o.weight_decay, 0, 1),
+        OPT_FLOAT("--ema", &o.ema, 0, 0.999999),
+        OPT_INT("--patience", &o.patience, 1, 1e6),
+        OPT_FLOAT("--lr-decay", &o.lr_decay, 0.01, 1),
+        OPT_INT("--lr-patience", &o.lr_patience, 1, 1e6),
+        OPT_INT("--eval-every", &o.eval_every, 0, 1e9),
+        OPT_INT("--checkpoint-every", &o.checkpoint_every, 0, 1e9),
+        OPT_INT("--beam", &o.beam, 1, 100),
+        OPT_INT("--max-val", &o.max_val, 0, 1e9),
+        OPT_INT("--max-train", &o.max_train, 0, 1e9),
+        OPT_INT("--max-words", &o.max_words, 1, 1000),
+        OPT_U64("--seed", &o.seed, 0, 9e15),
+        OPT_INT("--max-steps", &o.max_steps, 0, 2e9),
+        OPT_INT("--shards", &o.shards, 1, 64),
+        OPT_INT("--threads", &o.threads, 1, 256),
+        OPT_FLAG("--resume", NULL, &o.resume),
+        OPT_FLAG("--quiet", "-q", &o.quiet),
+        OPT_FLAG("--flip", NULL, &o.flip),
+        OPT_UNSET("--no-flip", &o.flip),
+        OPT_FLAG("--fp16", NULL, &o.fp16),
+        OPT_UNSET("--no-group", &o.group),
+        OPT_END,
+    };
+    const int n_args = cli_parse("train", argc, argv, opts, 0);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
+    if (n_args < 0) return 2;
     if (!o.data || !o.features || !o.out) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (see --help)\n");
         return 2;

@@ -7,11 +7,12 @@
 #include "attncap/dataset.h"
 #include "attncap/tune.h"
 #include "commands.h"
+#include "options.h"
 
 #define MAX_GRID 16
 
-static void usage(void) {
-    fprintf(stderr,
+static void usage(FILE *f) {
+    fprintf(f,
             "usage: attncap tune --model MODEL --data SPEC --features CACHE [options]\n\n"
             "Captions the photos of a split (default: val) from a feature cache with every combination of\n"
             "beam width and length normalisation, scores each with the coco-caption metrics, prints the\n"
@@ -59,37 +60,28 @@ int cmd_tune(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *features = NULL, *split = "val", *metric = "cider";
     const char *beams_s = "1,3,5", *alphas_s = "0,0.5,1,1.5";
     int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const int has = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (!strcmp(a, "--no-meteor")) meteor = 0;
-        else if (!strcmp(a, "--write")) write = 1;
-        else if (!strcmp(a, "--json")) json = 1;
-        else if (has && !strcmp(a, "--model")) model_path = argv[++i];
-        else if (has && !strcmp(a, "--data")) data = argv[++i];
-        else if (has && !strcmp(a, "--features")) features = argv[++i];
-        else if (has && !strcmp(a, "--split")) split = argv[++i];
-        else if (has && !strcmp(a, "--metric")) metric = argv[++i];
-        else if (has && !strcmp(a, "--beams")) beams_s = argv[++i];
-        else if (has && !strcmp(a, "--alphas")) alphas_s = argv[++i];
-        else if (has && (!strcmp(a, "--limit") || !strcmp(a, "--threads") || !strcmp(a, "--max-len"))) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000000) {
-                fprintf(stderr, "attncap tune: %s needs a positive integer, got '%s'\n", a, argv[i]);
-                return 2;
-            }
-            if (!strcmp(a, "--limit")) limit = (int)v;
-            else if (!strcmp(a, "--threads")) threads = (int)v;
-            else max_len = (int)v;
-        } else {
-            fprintf(stderr, "attncap tune: unknown or incomplete option '%s' (try attncap tune --help)\n", a);
-            return 2;
-        }
+    const cli_opt opts[] = {
+        OPT_STR("--model", &model_path),
+        OPT_STR("--data", &data),
+        OPT_STR("--features", &features),
+        OPT_STR("--split", &split),
+        OPT_STR("--metric", &metric),
+        OPT_STR("--beams", &beams_s),
+        OPT_STR("--alphas", &alphas_s),
+        OPT_INT("--limit", &limit, 1, 1e6),
+        OPT_INT("--max-len", &max_len, 1, 200),
+        OPT_INT("--threads", &threads, 1, 256),
+        OPT_UNSET("--no-meteor", &meteor),
+        OPT_FLAG("--write", NULL, &write),
+        OPT_FLAG("--json", NULL, &json),
+        OPT_END,
+    };
+    const int n_args = cli_parse("tune", argc, argv, opts, 0);
+    if (n_args == CLI_HELP) {
+        usage(stdout);
+        return 0;
     }
+    if (n_args < 0) return 2;
     if (!model_path || !data || !features) {
         fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
         return 2;

@@ -1,0 +1,72 @@
+/* The subcommands' shared option parser: see options.h. */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_opt *find_opt(const cli_opt *opts, const char *arg) {
+    for (const cli_opt *o = opts; o->name; o++)
+        if (!strcmp(arg, o->name) || (o->alias && !strcmp(arg, o->alias))) return o;
+    return NULL;
+}
+
+/* Stores `text` as o's number; returns 0, or -1 after saying what is wrong. */
+static int set_number(const char *cmd, const cli_opt *o, const char *text) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    const int whole = o->kind != CLI_FLOAT;
+    if (!*text || *end || errno || !isfinite(v) || (whole && v != floor(v))) {
+        fprintf(stderr, "attncap %s: %s wants %s, got '%s'\n", cmd, o->name, whole ? "a whole number" : "a number",
+                text);
+        return -1;
+    }
+    if (!(v >= o->lo && v <= o->hi)) {
+        fprintf(stderr, "attncap %s: %s wants a value in %.15g..%.15g, got '%s'\n", cmd, o->name, o->lo, o->hi, text);
+        return -1;
+    }
+    if (o->kind == CLI_INT) *(int *)o->dst = (int)v;
+    else if (o->kind == CLI_U64) *(unsigned long long *)o->dst = (unsigned long long)v;
+    else *(float *)o->dst = (float)v;
+    return 0;
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos) {
+    int n_pos = 0, options_done = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (options_done || a[0] != '-' || !a[1]) {
+            if (max_pos >= 0 && n_pos == max_pos) {
+                fprintf(stderr, "attncap %s: unexpected argument '%s' (try --help)\n", cmd, a);
+                return CLI_BAD;
+            }
+            argv[++n_pos] = a; /* n_pos < i: only slots already read are overwritten */
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            options_done = 1;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return CLI_HELP;
+        const cli_opt *o = find_opt(opts, a);
+        if (!o) {
+            fprintf(stderr, "attncap %s: unknown option '%s' (try --help)\n", cmd, a);
+            return CLI_BAD;
+        }
+        if (o->kind == CLI_FLAG || o->kind == CLI_UNSET) {
+            *(int *)o->dst = o->kind == CLI_FLAG;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "attncap %s: %s needs a value\n", cmd, a);
+            return CLI_BAD;
+        }
+        const char *v = argv[++i];
+        if (o->kind == CLI_STR) *(const char **)o->dst = v;
+        else if (set_number(cmd, o, v)) return CLI_BAD;
+    }
+    return n_pos;
+}

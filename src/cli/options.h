@@ -1,0 +1,55 @@
+/* Command-line options for the subcommands: each command describes its flags in a table and
+ * cli_parse fills the variables, so every command checks values and reports mistakes the same way.
+ *
+ *     int beam = 0, json = 0;
+ *     const char *model = NULL;
+ *     const cli_opt opts[] = {
+ *         OPT_INT("--beam", &beam, 1, 100),
+ *         OPT_FLAG("--json", NULL, &json),
+ *         OPT_STR("--model", &model),
+ *         OPT_END,
+ *     };
+ *     int n = cli_parse("caption", argc, argv, opts, -1);
+ *     if (n == CLI_HELP) { usage(stdout); return 0; }
+ *     if (n < 0) return 2;                  // one line is already on stderr
+ *     for (int i = 1; i <= n; i++) ...      // the positional arguments, in order
+ */
+#ifndef ATTNCAP_CLI_OPTIONS_H
+#define ATTNCAP_CLI_OPTIONS_H
+
+typedef enum {
+    CLI_FLAG,  /* int *: set to 1 */
+    CLI_UNSET, /* int *: set to 0 (a --no-X that turns off a default) */
+    CLI_STR,   /* const char **: the next argument */
+    CLI_INT,   /* int *: the next argument, a whole number in [lo, hi] */
+    CLI_U64,   /* unsigned long long *: a whole number in [lo, hi] */
+    CLI_FLOAT, /* float *: a number in [lo, hi] */
+} cli_kind;
+
+typedef struct {
+    const char *name;  /* "--beam" */
+    const char *alias; /* "-q", or NULL */
+    cli_kind kind;
+    void *dst;
+    double lo, hi; /* the accepted range of a number */
+} cli_opt;
+
+/* Table entries (all fields spelled out, for -Wmissing-field-initializers). */
+#define OPT_STR(name, dst) {(name), NULL, CLI_STR, (dst), 0, 0}
+#define OPT_FLAG(name, alias, dst) {(name), (alias), CLI_FLAG, (dst), 0, 0}
+#define OPT_UNSET(name, dst) {(name), NULL, CLI_UNSET, (dst), 0, 0}
+#define OPT_INT(name, dst, lo, hi) {(name), NULL, CLI_INT, (dst), (lo), (hi)}
+#define OPT_U64(name, dst, lo, hi) {(name), NULL, CLI_U64, (dst), (lo), (hi)}
+#define OPT_FLOAT(name, dst, lo, hi) {(name), NULL, CLI_FLOAT, (dst), (lo), (hi)}
+#define OPT_END {NULL, NULL, CLI_FLAG, NULL, 0, 0}
+
+enum { CLI_HELP = -1, CLI_BAD = -2 };
+
+/* Parses argv[1..argc-1] against `opts` (ended by an entry whose name is NULL). Arguments that are
+ * not options ("-" is one, and everything after "--") are moved, in order, to argv[1..n] and n is
+ * returned; more than max_pos of them (max_pos < 0: no limit) is a mistake. Returns CLI_HELP for
+ * -h/--help, or CLI_BAD after printing one line "attncap CMD: ..." on stderr for an unknown option,
+ * a missing or malformed value, or a number out of range. */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos);
+
+#endif
