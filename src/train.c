@@ -9,7 +9,6 @@
 #include <cblas.h>
 #include <errno.h>
 #include <unistd.h>
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,14 +18,11 @@
 #include "attncap/dataset.h"
 #include "attncap/decoder.h"
 #include "attncap/features.h"
-#include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
 #include "attncap/tune.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
-
-#define CKPT_FORMAT "attncap-checkpoint-1"
 
 void ac_train_defaults(ac_train_opts *o) {
     memset(o, 0, sizeof *o);
@@ -36,43 +32,6 @@ void ac_train_defaults(ac_train_opts *o) {
     o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
     o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1;
 }
-
-typedef struct example {
-    int feat, feat_flip; /* feature rows; feat_flip -1 if none */
-    int n;               /* words */
-    int *w, *wf;         /* [n] ids; wf: with left/right swapped (NULL if no flip) */
-} example;
-
-typedef struct val_image {
-    int feat;
-    char *id;
-    int n_refs;
-    char **refs; /* tokenized, joined */
-} val_image;
-
-typedef struct trainer {
-    const ac_train_opts *o;
-    ac_dataset ds;
-    ac_feature_cache fc;
-    ac_model model;
-    int L, D;
-    example *ex, *vex;
-    int n_ex, n_vex;
-    val_image *vi;
-    int n_vi;
-    int use_flip;
-    /* photos: the captions of photo k are ex[img_start[k] .. img_start[k] + img_n[k]) */
-    int n_img, *img_start, *img_n, max_caps;
-    int per_batch; /* photos per batch (grouped batches) */
-    int steps;     /* batches per epoch */
-    float *grad, *m, *v;
-    float *ema; /* averaged weights (NULL if off); swapped into the model while evaluating */
-    ac_dec_pool *work;
-    /* state */
-    ac_train_state st;
-    ac_hist *hist;
-    int n_hist, cap_hist;
-} trainer;
 
 /* ---------- data ---------- */
 
@@ -305,212 +264,6 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
     return rc;
 }
 
-/* ---------- optimizer ---------- */
-
-/* ---------- checkpoints ---------- */
-
-static char *ckpt_path(const char *out) {
-    size_t n = strlen(out) + 8;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s.ckpt", out);
-    return p;
-}
-
-/* The options that determine the trajectory: a resumed run takes them from the checkpoint. */
-static cJSON *opts_json(const ac_train_opts *o) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "batch", o->batch);
-    cJSON_AddNumberToObject(j, "lr", o->lr);
-    cJSON_AddNumberToObject(j, "min_count", o->min_count);
-    cJSON_AddNumberToObject(j, "clip", o->clip);
-    cJSON_AddNumberToObject(j, "weight_decay", o->weight_decay);
-    cJSON_AddNumberToObject(j, "ema", o->ema);
-    cJSON_AddNumberToObject(j, "lr_decay", o->lr_decay);
-    cJSON_AddNumberToObject(j, "lr_patience", o->lr_patience);
-    cJSON_AddNumberToObject(j, "eval_every", o->eval_every);
-    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
-    cJSON_AddNumberToObject(j, "max_train", o->max_train);
-    cJSON_AddNumberToObject(j, "max_val", o->max_val);
-    cJSON_AddNumberToObject(j, "max_words", o->max_words);
-    cJSON_AddNumberToObject(j, "flip", o->flip);
-    cJSON_AddNumberToObject(j, "beam", o->beam);
-    cJSON_AddNumberToObject(j, "shards", o->shards);
-    cJSON_AddNumberToObject(j, "group", o->group);
-    cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
-    return j;
-}
-
-static char *state_json(const trainer *tr) {
-    const ac_train_state *s = &tr->st;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "epoch", s->epoch);
-    cJSON_AddNumberToObject(j, "pos", s->pos);
-    cJSON_AddNumberToObject(j, "step", (double)s->step);
-    cJSON_AddNumberToObject(j, "lr", s->lr);
-    cJSON_AddNumberToObject(j, "best", isfinite(s->best) ? s->best : -1e300);
-    cJSON_AddNumberToObject(j, "best_step", (double)s->best_step);
-    cJSON_AddNumberToObject(j, "best_loss", isfinite(s->best_loss) ? s->best_loss : 1e300);
-    cJSON_AddNumberToObject(j, "bad", s->bad);
-    cJSON_AddNumberToObject(j, "done", s->done);
-    cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
-    cJSON_AddNumberToObject(j, "win_tok", (double)s->win_tok);
-    cJSON_AddNumberToObject(j, "evals", (double)s->evals);
-    cJSON_AddItemToObject(j, "opts", opts_json(tr->o));
-    cJSON *h = cJSON_AddArrayToObject(j, "history");
-    for (int i = 0; i < tr->n_hist; i++) {
-        const ac_hist *r = &tr->hist[i];
-        double a[8] = {(double)r->step, r->epoch, r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds};
-        cJSON *row = cJSON_CreateArray();
-        for (int k = 0; k < 8; k++) cJSON_AddItemToArray(row, isfinite(a[k]) ? cJSON_CreateNumber(a[k]) : cJSON_CreateNull());
-        cJSON_AddItemToArray(h, row);
-    }
-    /* Doubles are printed with 17 significant digits by cJSON, so they round-trip exactly. */
-    char *out = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return out;
-}
-
-static int save_ckpt(trainer *tr, ac_err *err) {
-    char *path = ckpt_path(tr->o->out), *cfg = ac_decoder_config_to_json(&tr->model.dec.cfg);
-    char *voc = ac_vocab_to_json(tr->model.vocab), *state = state_json(tr);
-    ac_st_writer w;
-    ac_st_writer_init(&w);
-    int rc = -1;
-    int64_t n = (int64_t)tr->model.dec.n_params;
-    if (!path || !cfg || !voc || !state) {
-        ac_errf(err, "out of memory writing a checkpoint");
-        goto done;
-    }
-    if (ac_st_writer_add(&w, "params", AC_ST_F32, 1, &n, tr->model.dec.params, err) ||
-        ac_st_writer_add(&w, "adam_m", AC_ST_F32, 1, &n, tr->m, err) ||
-        ac_st_writer_add(&w, "adam_v", AC_ST_F32, 1, &n, tr->v, err) ||
-        (tr->ema && ac_st_writer_add(&w, "ema", AC_ST_F32, 1, &n, tr->ema, err)) ||
-        ac_st_writer_meta(&w, "format", CKPT_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
-        ac_st_writer_meta(&w, "vocab", voc, err) ||
-        ac_st_writer_meta(&w, "encoder", tr->model.encoder_json ? tr->model.encoder_json : "{}", err) ||
-        ac_st_writer_meta(&w, "state", state, err))
-        goto done;
-    rc = ac_st_write(&w, path, err);
-done:
-    ac_st_writer_free(&w);
-    free(path), free(cfg), free(voc), free(state);
-    return rc;
-}
-
-static double jnum(const cJSON *o, const char *k, double def) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(x) ? x->valuedouble : def;
-}
-
-/* Loads a checkpoint: the model (config, vocab, params), Adam moments, state, history, and the
- * trajectory options (into *o). */
-static int load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
-    char *path = ckpt_path(o->out);
-    if (!path) return ac_errf(err, "out of memory");
-    ac_st_file f;
-    if (ac_st_read(path, &f, err)) {
-        free(path);
-        return -1;
-    }
-    int rc = -1;
-    cJSON *sj = NULL;
-    const char *fmt = ac_st_meta(&f, "format"), *cfg = ac_st_meta(&f, "config"), *voc = ac_st_meta(&f, "vocab"),
-               *enc = ac_st_meta(&f, "encoder"), *state = ac_st_meta(&f, "state");
-    ac_decoder_config c;
-    if (!fmt || strcmp(fmt, CKPT_FORMAT) || !cfg || !voc || !enc || !state) {
-        ac_errf(err, "%s: not an attncap training checkpoint", path);
-        goto done;
-    }
-    if (ac_decoder_config_from_json(cfg, &c, err) || ac_vocab_from_json(voc, &tr->model.vocab, err)) {
-        ac_err_prefix(err, "%s", path);
-        goto done;
-    }
-    if (ac_vocab_size(tr->model.vocab) != c.vocab) {
-        ac_errf(err, "%s: vocabulary size does not match the config", path);
-        goto done;
-    }
-    if (ac_decoder_alloc(&tr->model.dec, &c, err)) goto done;
-    size_t n = tr->model.dec.n_params;
-    tr->m = malloc(sizeof(float) * n), tr->v = malloc(sizeof(float) * n);
-    if (!tr->m || !tr->v) {
-        ac_errf(err, "out of memory");
-        goto done;
-    }
-    const char *names[3] = {"params", "adam_m", "adam_v"};
-    float *dst[3] = {tr->model.dec.params, tr->m, tr->v};
-    for (int i = 0; i < 3; i++) {
-        const ac_st_tensor *t = ac_st_find(&f, names[i]);
-        if (!t) {
-            ac_errf(err, "%s: tensor '%s' missing", path, names[i]);
-            goto done;
-        }
-        if (ac_st_to_f32(t, dst[i], n, path, err)) goto done;
-    }
-    const ac_st_tensor *te = ac_st_find(&f, "ema");
-    if (te) {
-        if (!(tr->ema = malloc(sizeof(float) * n))) {
-            ac_errf(err, "out of memory");
-            goto done;
-        }
-        if (ac_st_to_f32(te, tr->ema, n, path, err)) goto done;
-    }
-    tr->model.encoder_json = strdup(enc);
-    sj = cJSON_Parse(state);
-    if (!sj || !cJSON_IsObject(sj)) {
-        ac_errf(err, "%s: state is not JSON", path);
-        goto done;
-    }
-    ac_train_state *s = &tr->st;
-    s->epoch = (int)jnum(sj, "epoch", 0), s->pos = (int)jnum(sj, "pos", 0), s->step = (long)jnum(sj, "step", 0);
-    s->lr = jnum(sj, "lr", o->lr), s->best = jnum(sj, "best", -1e300), s->best_step = (long)jnum(sj, "best_step", 0);
-    if (s->best <= -1e299) s->best = -INFINITY;
-    s->best_loss = jnum(sj, "best_loss", 1e300);
-    if (s->best_loss >= 1e299) s->best_loss = INFINITY;
-    s->bad = (int)jnum(sj, "bad", 0), s->done = (int)jnum(sj, "done", 0);
-    s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
-    const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
-    o->batch = (int)jnum(oj, "batch", o->batch), o->lr = (float)jnum(oj, "lr", o->lr);
-    o->min_count = (int)jnum(oj, "min_count", o->min_count), o->clip = (float)jnum(oj, "clip", o->clip);
-    o->weight_decay = (float)jnum(oj, "weight_decay", o->weight_decay);
-    o->ema = (float)jnum(oj, "ema", 0);
-    if ((o->ema > 0) != (tr->ema != NULL)) {
-        ac_errf(err, "%s: the checkpoint's weight average does not match its options", path);
-        goto done;
-    }
-    o->lr_patience = (int)jnum(oj, "lr_patience", o->lr_patience);
-    o->lr_decay = (float)jnum(oj, "lr_decay", o->lr_decay), o->eval_every = (int)jnum(oj, "eval_every", o->eval_every);
-    o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
-    o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
-    o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
-    o->beam = (int)jnum(oj, "beam", o->beam), o->shards = (int)jnum(oj, "shards", o->shards);
-    o->group = (int)jnum(oj, "group", 0); /* checkpoints from before grouped batches */
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
-    cJSON_ArrayForEach(row, h) {
-        double a[8];
-        for (int k = 0; k < 8; k++) {
-            const cJSON *x = cJSON_GetArrayItem(row, k);
-            a[k] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-        }
-        if (tr->n_hist == tr->cap_hist) {
-            tr->cap_hist = tr->cap_hist ? 2 * tr->cap_hist : 64;
-            tr->hist = realloc(tr->hist, sizeof *tr->hist * (size_t)tr->cap_hist);
-            if (!tr->hist) {
-                ac_errf(err, "out of memory");
-                goto done;
-            }
-        }
-        ac_hist *r = &tr->hist[tr->n_hist++];
-        r->step = (long)a[0], r->epoch = a[1], r->train_loss = a[2], r->val_loss = a[3], r->bleu4 = a[4];
-        r->cider = a[5], r->lr = a[6], r->seconds = a[7];
-    }
-    rc = 0;
-done:
-    cJSON_Delete(sj);
-    ac_st_free(&f);
-    free(path);
-    return rc;
-}
-
 /* ---------- log and plot ---------- */
 
 static int write_log(const trainer *tr, ac_err *err) {
@@ -550,7 +303,7 @@ static int write_log(const trainer *tr, ac_err *err) {
 
 /* ---------- the loop ---------- */
 
-static int hist_add(trainer *tr, const ac_hist *h) {
+int ac_train_hist_add(trainer *tr, const ac_hist *h) {
     if (tr->n_hist == tr->cap_hist) {
         int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
         ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
@@ -609,7 +362,7 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     h.seconds = secs_base + (ac_now() - t0);
     /* training tokens per second since the previous evaluation (its time included) */
     const double span = h.seconds - (tr->n_hist ? tr->hist[tr->n_hist - 1].seconds : 0);
-    if (hist_add(tr, &h)) return ac_errf(err, "out of memory");
+    if (ac_train_hist_add(tr, &h)) return ac_errf(err, "out of memory");
     if (best) {
         s->best = score, s->best_loss = h.val_loss, s->best_step = s->step, s->bad = 0;
         rc = save_best(tr, &h, err);
@@ -691,14 +444,14 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
     if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
-        char *cp = ckpt_path(o.out);
+        char *cp = ac_train_ckpt_path(o.out);
         int exists = cp && ac_is_file(cp);
         free(cp);
         if (!exists) {
             ac_errf(err, "%s.ckpt: no checkpoint to resume from", o.out);
             goto done;
         }
-        if (load_ckpt(&tr, &o, err)) goto done;
+        if (ac_train_load_ckpt(&tr, &o, err)) goto done;
     }
     if (load_data(&tr, err)) goto done;
     if (!tr.model.encoder_json) tr.model.encoder_json = strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
@@ -842,14 +595,14 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             if (do_eval && evaluate(&tr, &bb, metric, t0, secs_base, err)) goto done;
             if (o.max_steps > 0 && s->step >= o.max_steps) stop = 1;
             if (do_eval || end_epoch || stop || (o.checkpoint_every > 0 && s->step % o.checkpoint_every == 0))
-                if (save_ckpt(&tr, err)) goto done;
+                if (ac_train_save_ckpt(&tr, err)) goto done;
             if (end_epoch || stop || s->done) break;
         }
         ac_progress_finish(&pg);
     }
     /* Always leave a model behind, even when stopped before any evaluation. */
     if (!ac_is_file(o.out)) {
-        if (evaluate(&tr, &bb, metric, t0, secs_base, err) || save_ckpt(&tr, err)) goto done;
+        if (evaluate(&tr, &bb, metric, t0, secs_base, err) || ac_train_save_ckpt(&tr, err)) goto done;
         if (!ac_is_file(o.out) && save_best(&tr, &tr.hist[tr.n_hist - 1], err)) goto done;
     }
     rc = 0;

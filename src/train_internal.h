@@ -2,6 +2,10 @@
 #ifndef ATTNCAP_TRAIN_INTERNAL_H
 #define ATTNCAP_TRAIN_INTERNAL_H
 #include "attncap/common.h"
+#include "attncap/dataset.h"
+#include "attncap/decoder.h"
+#include "attncap/features.h"
+#include "attncap/train.h"
 
 /* Where training stands; saved in checkpoints. */
 typedef struct ac_train_state {
@@ -25,6 +29,55 @@ typedef struct ac_hist {
     double epoch; /* fractional */
     double train_loss, val_loss, bleu4, cider, lr, seconds;
 } ac_hist;
+
+/* The training run (train.c): data, model, optimizer buffers, state. */
+typedef struct example {
+    int feat, feat_flip; /* feature rows; feat_flip -1 if none */
+    int n;               /* words */
+    int *w, *wf;         /* [n] ids; wf: with left/right swapped (NULL if no flip) */
+} example;
+
+typedef struct val_image {
+    int feat;
+    char *id;
+    int n_refs;
+    char **refs; /* tokenized, joined */
+} val_image;
+
+typedef struct trainer {
+    const ac_train_opts *o;
+    ac_dataset ds;
+    ac_feature_cache fc;
+    ac_model model;
+    int L, D;
+    example *ex, *vex;
+    int n_ex, n_vex;
+    val_image *vi;
+    int n_vi;
+    int use_flip;
+    /* photos: the captions of photo k are ex[img_start[k] .. img_start[k] + img_n[k]) */
+    int n_img, *img_start, *img_n, max_caps;
+    int per_batch; /* photos per batch (grouped batches) */
+    int steps;     /* batches per epoch */
+    float *grad, *m, *v;
+    float *ema; /* averaged weights (NULL if off); swapped into the model while evaluating */
+    ac_dec_pool *work;
+    /* state */
+    ac_train_state st;
+    ac_hist *hist;
+    int n_hist, cap_hist;
+} trainer;
+
+/* Appends one evaluation to tr->hist; -1 if out of memory. */
+int ac_train_hist_add(trainer *tr, const ac_hist *h);
+
+/* train_ckpt.c: "OUT.ckpt" (malloc'd; NULL if out of memory). */
+char *ac_train_ckpt_path(const char *out);
+/* Writes tr's checkpoint atomically. */
+int ac_train_save_ckpt(trainer *tr, ac_err *err);
+/* Loads the checkpoint of o->out into tr (model, Adam moments, average, state, history) and the
+ * options that decide the trajectory into *o. */
+int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err);
 
 /* train_opt.c: clips g to global norm `clip` (0 = no clipping), then one Adam step t (1-based) with
  * L2 weight decay wd, then (if ema is not NULL) ema = ema_decay ema + (1 - ema_decay) p, in up to

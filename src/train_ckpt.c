@@ -1,0 +1,214 @@
+/* train_ckpt.c: training checkpoints, MODEL.ckpt beside the model (see train.h): the parameters,
+ * Adam's moments, the weight average, the loop's state and history, and the options that decide the
+ * trajectory, so a killed run resumes exactly where its last checkpoint left it. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/safetensors.h"
+#include "attncap/vocab.h"
+#include "decoder_internal.h"
+#include "train_internal.h"
+
+#define CKPT_FORMAT "attncap-checkpoint-1"
+
+/* ---------- checkpoints ---------- */
+
+char *ac_train_ckpt_path(const char *out) {
+    size_t n = strlen(out) + 8;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s.ckpt", out);
+    return p;
+}
+
+/* The options that determine the trajectory: a resumed run takes them from the checkpoint. */
+static cJSON *opts_json(const ac_train_opts *o) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "batch", o->batch);
+    cJSON_AddNumberToObject(j, "lr", o->lr);
+    cJSON_AddNumberToObject(j, "min_count", o->min_count);
+    cJSON_AddNumberToObject(j, "clip", o->clip);
+    cJSON_AddNumberToObject(j, "weight_decay", o->weight_decay);
+    cJSON_AddNumberToObject(j, "ema", o->ema);
+    cJSON_AddNumberToObject(j, "lr_decay", o->lr_decay);
+    cJSON_AddNumberToObject(j, "lr_patience", o->lr_patience);
+    cJSON_AddNumberToObject(j, "eval_every", o->eval_every);
+    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(j, "max_train", o->max_train);
+    cJSON_AddNumberToObject(j, "max_val", o->max_val);
+    cJSON_AddNumberToObject(j, "max_words", o->max_words);
+    cJSON_AddNumberToObject(j, "flip", o->flip);
+    cJSON_AddNumberToObject(j, "beam", o->beam);
+    cJSON_AddNumberToObject(j, "shards", o->shards);
+    cJSON_AddNumberToObject(j, "group", o->group);
+    cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
+    return j;
+}
+
+static char *state_json(const trainer *tr) {
+    const ac_train_state *s = &tr->st;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "epoch", s->epoch);
+    cJSON_AddNumberToObject(j, "pos", s->pos);
+    cJSON_AddNumberToObject(j, "step", (double)s->step);
+    cJSON_AddNumberToObject(j, "lr", s->lr);
+    cJSON_AddNumberToObject(j, "best", isfinite(s->best) ? s->best : -1e300);
+    cJSON_AddNumberToObject(j, "best_step", (double)s->best_step);
+    cJSON_AddNumberToObject(j, "best_loss", isfinite(s->best_loss) ? s->best_loss : 1e300);
+    cJSON_AddNumberToObject(j, "bad", s->bad);
+    cJSON_AddNumberToObject(j, "done", s->done);
+    cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
+    cJSON_AddNumberToObject(j, "win_tok", (double)s->win_tok);
+    cJSON_AddNumberToObject(j, "evals", (double)s->evals);
+    cJSON_AddItemToObject(j, "opts", opts_json(tr->o));
+    cJSON *h = cJSON_AddArrayToObject(j, "history");
+    for (int i = 0; i < tr->n_hist; i++) {
+        const ac_hist *r = &tr->hist[i];
+        double a[8] = {(double)r->step, r->epoch, r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds};
+        cJSON *row = cJSON_CreateArray();
+        for (int k = 0; k < 8; k++) cJSON_AddItemToArray(row, isfinite(a[k]) ? cJSON_CreateNumber(a[k]) : cJSON_CreateNull());
+        cJSON_AddItemToArray(h, row);
+    }
+    /* Doubles are printed with 17 significant digits by cJSON, so they round-trip exactly. */
+    char *out = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return out;
+}
+
+int ac_train_save_ckpt(trainer *tr, ac_err *err) {
+    char *path = ac_train_ckpt_path(tr->o->out), *cfg = ac_decoder_config_to_json(&tr->model.dec.cfg);
+    char *voc = ac_vocab_to_json(tr->model.vocab), *state = state_json(tr);
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    int rc = -1;
+    int64_t n = (int64_t)tr->model.dec.n_params;
+    if (!path || !cfg || !voc || !state) {
+        ac_errf(err, "out of memory writing a checkpoint");
+        goto done;
+    }
+    if (ac_st_writer_add(&w, "params", AC_ST_F32, 1, &n, tr->model.dec.params, err) ||
+        ac_st_writer_add(&w, "adam_m", AC_ST_F32, 1, &n, tr->m, err) ||
+        ac_st_writer_add(&w, "adam_v", AC_ST_F32, 1, &n, tr->v, err) ||
+        (tr->ema && ac_st_writer_add(&w, "ema", AC_ST_F32, 1, &n, tr->ema, err)) ||
+        ac_st_writer_meta(&w, "format", CKPT_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
+        ac_st_writer_meta(&w, "vocab", voc, err) ||
+        ac_st_writer_meta(&w, "encoder", tr->model.encoder_json ? tr->model.encoder_json : "{}", err) ||
+        ac_st_writer_meta(&w, "state", state, err))
+        goto done;
+    rc = ac_st_write(&w, path, err);
+done:
+    ac_st_writer_free(&w);
+    free(path), free(cfg), free(voc), free(state);
+    return rc;
+}
+
+static double jnum(const cJSON *o, const char *k, double def) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : def;
+}
+
+/* Loads a checkpoint: the model (config, vocab, params), Adam moments, state, history, and the
+ * trajectory options (into *o). */
+int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
+    char *path = ac_train_ckpt_path(o->out);
+    if (!path) return ac_errf(err, "out of memory");
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) {
+        free(path);
+        return -1;
+    }
+    int rc = -1;
+    cJSON *sj = NULL;
+    const char *fmt = ac_st_meta(&f, "format"), *cfg = ac_st_meta(&f, "config"), *voc = ac_st_meta(&f, "vocab"),
+               *enc = ac_st_meta(&f, "encoder"), *state = ac_st_meta(&f, "state");
+    ac_decoder_config c;
+    if (!fmt || strcmp(fmt, CKPT_FORMAT) || !cfg || !voc || !enc || !state) {
+        ac_errf(err, "%s: not an attncap training checkpoint", path);
+        goto done;
+    }
+    if (ac_decoder_config_from_json(cfg, &c, err) || ac_vocab_from_json(voc, &tr->model.vocab, err)) {
+        ac_err_prefix(err, "%s", path);
+        goto done;
+    }
+    if (ac_vocab_size(tr->model.vocab) != c.vocab) {
+        ac_errf(err, "%s: vocabulary size does not match the config", path);
+        goto done;
+    }
+    if (ac_decoder_alloc(&tr->model.dec, &c, err)) goto done;
+    size_t n = tr->model.dec.n_params;
+    tr->m = malloc(sizeof(float) * n), tr->v = malloc(sizeof(float) * n);
+    if (!tr->m || !tr->v) {
+        ac_errf(err, "out of memory");
+        goto done;
+    }
+    const char *names[3] = {"params", "adam_m", "adam_v"};
+    float *dst[3] = {tr->model.dec.params, tr->m, tr->v};
+    for (int i = 0; i < 3; i++) {
+        const ac_st_tensor *t = ac_st_find(&f, names[i]);
+        if (!t) {
+            ac_errf(err, "%s: tensor '%s' missing", path, names[i]);
+            goto done;
+        }
+        if (ac_st_to_f32(t, dst[i], n, path, err)) goto done;
+    }
+    const ac_st_tensor *te = ac_st_find(&f, "ema");
+    if (te) {
+        if (!(tr->ema = malloc(sizeof(float) * n))) {
+            ac_errf(err, "out of memory");
+            goto done;
+        }
+        if (ac_st_to_f32(te, tr->ema, n, path, err)) goto done;
+    }
+    tr->model.encoder_json = strdup(enc);
+    sj = cJSON_Parse(state);
+    if (!sj || !cJSON_IsObject(sj)) {
+        ac_errf(err, "%s: state is not JSON", path);
+        goto done;
+    }
+    ac_train_state *s = &tr->st;
+    s->epoch = (int)jnum(sj, "epoch", 0), s->pos = (int)jnum(sj, "pos", 0), s->step = (long)jnum(sj, "step", 0);
+    s->lr = jnum(sj, "lr", o->lr), s->best = jnum(sj, "best", -1e300), s->best_step = (long)jnum(sj, "best_step", 0);
+    if (s->best <= -1e299) s->best = -INFINITY;
+    s->best_loss = jnum(sj, "best_loss", 1e300);
+    if (s->best_loss >= 1e299) s->best_loss = INFINITY;
+    s->bad = (int)jnum(sj, "bad", 0), s->done = (int)jnum(sj, "done", 0);
+    s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
+    const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
+    o->batch = (int)jnum(oj, "batch", o->batch), o->lr = (float)jnum(oj, "lr", o->lr);
+    o->min_count = (int)jnum(oj, "min_count", o->min_count), o->clip = (float)jnum(oj, "clip", o->clip);
+    o->weight_decay = (float)jnum(oj, "weight_decay", o->weight_decay);
+    o->ema = (float)jnum(oj, "ema", 0);
+    if ((o->ema > 0) != (tr->ema != NULL)) {
+        ac_errf(err, "%s: the checkpoint's weight average does not match its options", path);
+        goto done;
+    }
+    o->lr_patience = (int)jnum(oj, "lr_patience", o->lr_patience);
+    o->lr_decay = (float)jnum(oj, "lr_decay", o->lr_decay), o->eval_every = (int)jnum(oj, "eval_every", o->eval_every);
+    o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
+    o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
+    o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
+    o->beam = (int)jnum(oj, "beam", o->beam), o->shards = (int)jnum(oj, "shards", o->shards);
+    o->group = (int)jnum(oj, "group", 0); /* checkpoints from before grouped batches */
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
+    cJSON_ArrayForEach(row, h) {
+        double a[8];
+        for (int k = 0; k < 8; k++) {
+            const cJSON *x = cJSON_GetArrayItem(row, k);
+            a[k] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        }
+        const ac_hist r = {.step = (long)a[0], .epoch = a[1], .train_loss = a[2], .val_loss = a[3], .bleu4 = a[4],
+                           .cider = a[5], .lr = a[6], .seconds = a[7]};
+        if (ac_train_hist_add(tr, &r)) {
+            ac_errf(err, "out of memory");
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    cJSON_Delete(sj);
+    ac_st_free(&f);
+    free(path);
+    return rc;
+}
