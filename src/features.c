@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -548,9 +550,34 @@ static int cmp_entry(const void *a, const void *b) {
     return c ? c : (x->global > y->global) - (x->global < y->global);
 }
 
-/* want: NULL = every key; else only these (sorted here, in a copy of the pointers). */
-static int features_load(const char *dir, int compact, const char *const *want_keys, int n_want, ac_feature_cache *fc,
-                         ac_err *err) {
+/* Maps the data of shard `o` (whose header says s->n rows) read-only into fc->maps[fc->n_maps++] and
+ * points the wanted rows at it. */
+static int shard_map(const open_shard *o, const int64_t *dest, size_t row, ac_feature_cache *fc, ac_err *err) {
+    const ac_st_tensor *t = o->info.features;
+    int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ac_errf(err, "%s: %s", o->path, strerror(errno));
+    struct stat st;
+    const size_t end = (size_t)t->offset + t->nbytes;
+    if (fstat(fd, &st) || (uint64_t)st.st_size < end) {
+        close(fd);
+        return ac_errf(err, "%s: changed while being read", o->path);
+    }
+    void *m = end ? mmap(NULL, end, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+    close(fd);
+    if (m == MAP_FAILED) return ac_errf(err, "%s: cannot map: %s", o->path, strerror(errno));
+    fc->maps[fc->n_maps] = m, fc->map_len[fc->n_maps++] = end;
+    const int f16 = t->dtype == AC_ST_F16;
+    const unsigned char *base = (const unsigned char *)m + t->offset;
+    for (int r = 0; r < o->info.n; r++)
+        if (dest[r] >= 0) fc->mapped_row[dest[r]] = base + (size_t)r * row * (f16 ? 2 : 4), fc->mapped_f16[dest[r]] = (unsigned char)f16;
+    return 0;
+}
+
+/* want: NULL = every key; else only these (sorted here, in a copy of the pointers). compact: keep an
+ * all-F16 cache as F16; map_over: map the rows instead of loading them when they would take more
+ * than this many bytes (SIZE_MAX: never). */
+static int features_load(const char *dir, int compact, size_t map_over, const char *const *want_keys, int n_want,
+                         ac_feature_cache *fc, ac_err *err) {
     memset(fc, 0, sizeof *fc);
     if (!ac_is_dir(dir)) return ac_errf(err, "%s: not a feature directory (run attncap features --out %s first)", dir, dir);
     shard_list sl;
@@ -619,10 +646,19 @@ static int features_load(const char *dir, int compact, const char *const *want_k
     size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
     fc->keys = calloc((size_t)n + 1, sizeof *fc->keys);
     const size_t elem = compact ? sizeof(uint16_t) : sizeof(float);
-    void *rows = row && (uint64_t)n <= SIZE_MAX / row / elem ? malloc((size_t)n * row * elem + 1) : NULL;
-    if (compact) fc->half = rows;
-    else fc->data = rows;
-    if (!fc->keys || !rows) goto oom;
+    const int map = row && ((uint64_t)n > SIZE_MAX / row / elem || (size_t)n * row * elem > map_over);
+    if (map) {
+        fc->mapped_row = calloc((size_t)n + 1, sizeof *fc->mapped_row);
+        fc->mapped_f16 = calloc((size_t)n + 1, 1);
+        fc->maps = calloc((size_t)sl.n, sizeof *fc->maps);
+        fc->map_len = calloc((size_t)sl.n, sizeof *fc->map_len);
+        if (!fc->keys || !fc->mapped_row || !fc->mapped_f16 || !fc->maps || !fc->map_len) goto oom;
+    } else {
+        void *rows = row && (uint64_t)n <= SIZE_MAX / row / elem ? malloc((size_t)n * row * elem + 1) : NULL;
+        if (compact) fc->half = rows;
+        else fc->data = rows;
+        if (!fc->keys || !rows) goto oom;
+    }
     fc->n = (int)n;
     for (int64_t i = 0; i < total; i++)
         if (dest[i] >= 0) fc->keys[dest[i]] = keys[i], keys[i] = NULL;
@@ -636,13 +672,20 @@ static int features_load(const char *dir, int compact, const char *const *want_k
             continue;
         }
         open_shard o;
-        if (shard_open(dir, sl.names[i], 0, &o, err)) goto fail;
+        if (shard_open(dir, sl.names[i], map, &o, err)) goto fail;
         const shard_info *s = &o.info;
         if (s->n != counts[i] || (size_t)s->grid_h * s->grid_w * s->dim != row ||
-            (compact && s->features->dtype != AC_ST_F16)) {
+            (compact && !map && s->features->dtype != AC_ST_F16)) {
             ac_errf(err, "%s: changed while being read", o.path);
             shard_close(&o);
             goto fail;
+        }
+        if (map) {
+            int mrc = shard_map(&o, dest + g, row, fc, err);
+            shard_close(&o);
+            if (mrc) goto fail;
+            g += counts[i];
+            continue;
         }
         const ac_st_tensor *t = s->features;
         for (int r = 0; r < s->n; r++, g++) {
@@ -672,21 +715,27 @@ fail:
 }
 
 int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err) {
-    return features_load(dir, 0, NULL, 0, fc, err);
+    return features_load(dir, 0, SIZE_MAX, NULL, 0, fc, err);
 }
 
 int ac_features_load_compact(const char *dir, ac_feature_cache *fc, ac_err *err) {
-    return features_load(dir, 1, NULL, 0, fc, err);
+    return features_load(dir, 1, SIZE_MAX, NULL, 0, fc, err);
 }
 
 int ac_features_load_keys(const char *dir, const char *const *keys, int n_keys, ac_feature_cache *fc, ac_err *err) {
-    return features_load(dir, 1, keys, n_keys < 0 ? 0 : n_keys, fc, err);
+    return features_load(dir, 1, SIZE_MAX, keys, n_keys < 0 ? 0 : n_keys, fc, err);
+}
+
+int ac_features_open(const char *dir, size_t max_bytes, ac_feature_cache *fc, ac_err *err) {
+    return features_load(dir, 1, max_bytes, NULL, 0, fc, err);
 }
 
 const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch) {
     const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
     if (fc->data) return fc->data + (size_t)i * row;
-    f16_to_f32_row((const unsigned char *)(fc->half + (size_t)i * row), scratch, row);
+    if (fc->half) f16_to_f32_row((const unsigned char *)(fc->half + (size_t)i * row), scratch, row);
+    else if (fc->mapped_f16[i]) f16_to_f32_row(fc->mapped_row[i], scratch, row);
+    else memcpy(scratch, fc->mapped_row[i], row * sizeof(float));
     return scratch;
 }
 
@@ -708,5 +757,7 @@ void ac_features_free(ac_feature_cache *fc) {
     free(fc->data);
     free(fc->half);
     free(fc->encoder_json);
+    for (int i = 0; i < fc->n_maps; i++) munmap(fc->maps[i], fc->map_len[i]);
+    free(fc->maps), free(fc->map_len), free(fc->mapped_row), free(fc->mapped_f16);
     memset(fc, 0, sizeof *fc);
 }

@@ -75,8 +75,8 @@ static int cmp_tensor_names(const void *a, const void *b) {
     return strcmp(((const ac_st_tensor *)a)->name, ((const ac_st_tensor *)b)->name);
 }
 
-static int parse_tensor(const char *path, const cJSON *item, const char *data, size_t data_len, ac_st_tensor *t,
-                        ac_err *err) {
+static int parse_tensor(const char *path, const cJSON *item, const char *data, size_t data_len, uint64_t data_start,
+                        ac_st_tensor *t, ac_err *err) {
     char nbuf[64], dbuf[64];
     const char *name = clean(item->string, nbuf);
     if (!cJSON_IsObject(item)) return ac_errf(err, "%s: tensor '%s': header entry is not an object", path, name);
@@ -110,6 +110,7 @@ static int parse_tensor(const char *path, const cJSON *item, const char *data, s
         return ac_errf(err, "%s: tensor '%s': data_offsets span %llu bytes but %s x shape needs %zu", path, name,
                        (unsigned long long)(e - b), dtypes[t->dtype].name, t->nbytes);
     t->data = data ? data + b : NULL;
+    t->offset = data_start + b;
     return 0;
 }
 
@@ -186,7 +187,7 @@ static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *er
             if (!t->name) rc = ac_errf(err, "%s: out of memory", path);
             else {
                 f->n_tensors++;
-                rc = parse_tensor(path, item, data, data_len, t, err);
+                rc = parse_tensor(path, item, data, data_len, 8 + hlen, t, err);
             }
         }
         if (rc) break;

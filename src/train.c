@@ -30,7 +30,7 @@ void ac_train_defaults(ac_train_opts *o) {
     o->embed = o->hidden = o->att = 512;
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
     o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
-    o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1;
+    o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1, o->map_features = -1;
 }
 
 /* ---------- data ---------- */
@@ -45,7 +45,13 @@ static int swap_lr(const ac_vocab *v, int id) {
 static int load_data(trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err)) return -1;
-    if (ac_features_load_compact(o->features, &tr->fc, err)) return -1;
+    size_t budget = SIZE_MAX; /* bytes of feature rows loaded into memory; more are mapped */
+    if (o->map_features > 0) budget = 0;
+    else if (o->map_features < 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0) budget = (size_t)pages / 2 * (size_t)page;
+    }
+    if (ac_features_open(o->features, budget, &tr->fc, err)) return -1;
     tr->L = tr->fc.grid_h * tr->fc.grid_w, tr->D = tr->fc.dim;
     /* Tokenize the training captions of photos that have features. */
     int cap = 0, n = 0, missing = 0, has_flip = 0;
@@ -522,9 +528,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (!o.quiet)
         fprintf(stderr,
                 "train: %d captions (%s flipped copies), %d val photos, vocabulary %d, %zu parameters "
-                "(model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s\n",
+                "(model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s%s\n",
                 tr.n_ex, tr.use_flip ? "with" : "no", tr.n_vi, ac_vocab_size(tr.model.vocab), np,
-                np * 4.0 / 1048576, np * 2.0 / 1048576, tr.steps, o.group ? " (batches of whole photos)" : "");
+                np * 4.0 / 1048576, np * 2.0 / 1048576, tr.steps, o.group ? " (batches of whole photos)" : "",
+                tr.fc.mapped_row ? "; features read from their mapped shard files" : "");
     const int steps = tr.steps;
     const double t0 = ac_now(), secs_base = tr.n_hist ? tr.hist[tr.n_hist - 1].seconds : 0;
     ac_train_state *s = &tr.st;

@@ -139,6 +139,16 @@ static void test_extract_load_resume(void) {
         CHECK(memcmp(want, fc.data + (size_t)k * GH * GW * DIM, sizeof want) == 0); /* F32: exact */
     }
     CHECK(ac_features_find(&fc, "nope.png") == -1);
+    /* Mapped (budget 0): F32 rows read from the three shard files, the same keys and bits. */
+    ac_feature_cache mapped;
+    CHECKF(ac_features_open(out, 0, &mapped, &err) == 0, "%s", err.msg);
+    int map_ok = mapped.n == fc.n && mapped.mapped_row && !mapped.data && !mapped.half && mapped.n_maps == 3;
+    float mrow[GH * GW * DIM];
+    for (int k = 0; map_ok && k < fc.n; k++)
+        map_ok = !strcmp(mapped.keys[k], fc.keys[k]) && !mapped.mapped_f16[k] &&
+                 !memcmp(ac_features_row(&mapped, k, mrow), fc.data + (size_t)k * GH * GW * DIM, sizeof mrow);
+    ac_features_free(&mapped);
+    CHECK(map_ok);
     ac_features_free(&fc);
 
     /* A different encoder must not add to this cache. */
@@ -223,6 +233,19 @@ static void test_fp16_flip_errors(void) {
         same = !strcmp(half.keys[k], fc.keys[k]) &&
                !memcmp(ac_features_row(&half, k, row), ac_features_row(&fc, k, NULL), sizeof row);
     ac_features_free(&half);
+    /* ac_features_open: within its budget it loads compact; over it, the F16 rows stay in the two
+     * mapped shards and convert to the same bits. */
+    ac_feature_cache fit, mapped;
+    CHECKF(ac_features_open(out, SIZE_MAX, &fit, &err) == 0, "%s", err.msg);
+    CHECKF(ac_features_open(out, sizeof row / 2 * 6 - 1, &mapped, &err) == 0, "%s", err.msg);
+    int map_ok = fit.half && !fit.mapped_row && mapped.mapped_row && !mapped.half && mapped.n_maps == 2 &&
+                 mapped.n == fc.n;
+    for (int k = 0; map_ok && k < fc.n; k++)
+        map_ok = mapped.mapped_f16[k] && !strcmp(mapped.keys[k], fc.keys[k]) &&
+                 !memcmp(ac_features_row(&mapped, k, row), ac_features_row(&fc, k, NULL), sizeof row);
+    ac_features_free(&fit);
+    ac_features_free(&mapped);
+    CHECK(map_ok);
     /* A subset: only the wanted keys (unknown ones ignored), the same rows. */
     const char *wanted[] = {"p2.png#flip", "not-in-cache.png", "p0.png"};
     ac_feature_cache sub;

@@ -55,4 +55,22 @@ if "$A" train "${small[@]}" --features "$FX/features_f16" --out "$T/h16.safetens
   elif cmp -s "$T/h16.safetensors" "$T/t1.safetensors"; then t_fail "rounding the features to F16 changed nothing: the test cannot see them"
   else t_ok; fi
 else t_fail "training failed: $(head -2 "$T/err_h")"; fi
+t_begin train_mapped_features_give_the_same_model
+# Feature rows read from the mapped shard files (what a cache larger than memory gets) must train
+# the same bytes as rows loaded into memory, for an F16 and an F32 cache.
+ok=1
+for fx in features_f16 features_f16_as_f32; do
+  if ! "$A" train "${small[@]}" --features "$FX/$fx" --map-features --out "$T/m_$fx.safetensors" >/dev/null 2>"$T/err_m" ||
+     ! "$A" train "${small[@]}" --features "$FX/$fx" --load-features --out "$T/l_$fx.safetensors" >/dev/null 2>>"$T/err_m"; then
+    t_fail "$fx: training failed: $(head -2 "$T/err_m")"; ok=0; break
+  elif ! cmp -s "$T/m_$fx.safetensors" "$T/l_$fx.safetensors"; then
+    t_fail "$fx: mapped and loaded features give different models"; ok=0; break
+  fi
+done
+if [ $ok = 1 ]; then
+  loud=(); for a in "${small[@]}"; do [ "$a" = --quiet ] || loud+=("$a"); done
+  "$A" train "${loud[@]}" --features "$FX/features_f16" --map-features --epochs 1 --out "$T/m3.safetensors" \
+    2>&1 >/dev/null | grep -q "features read from their mapped shard files" || { t_fail "no note that features are mapped"; ok=0; }
+fi
+[ $ok = 1 ] && t_ok
 t_end

@@ -15,6 +15,13 @@ typedef struct ac_feature_cache {
     float *data;        /* n * L * dim floats, row i belongs to keys[i]; NULL if `half` holds them */
     uint16_t *half;     /* the same as float16, when loaded compact from an all-F16 cache */
     char *encoder_json; /* the encoder identity as stored */
+    /* Mapped (ac_features_open over its memory budget): row i is read from the shard files, mapped
+     * read-only, at mapped_row[i] (float16 if mapped_f16[i], else float32). */
+    const unsigned char **mapped_row;
+    unsigned char *mapped_f16;
+    void **maps;
+    size_t *map_len;
+    int n_maps;
 } ac_feature_cache;
 
 int ac_features_load(const char *dir, ac_feature_cache *fc, ac_err *err);
@@ -26,8 +33,14 @@ int ac_features_load_compact(const char *dir, ac_feature_cache *fc, ac_err *err)
  * absent): shards holding none of them are not read, so scoring 1,000 dev photos from a 14,000-photo
  * cache reads a few shards, not all. */
 int ac_features_load_keys(const char *dir, const char *const *keys, int n_keys, ac_feature_cache *fc, ac_err *err);
+/* ac_features_load_compact when the rows fit in `max_bytes`; otherwise the rows are left in the shard
+ * files and mapped read-only (mmap), so a cache larger than memory (COCO's 14x14 grid: 62 GB) can be
+ * trained on: the OS keeps what fits in its page cache and reads the rest back as batches need it.
+ * Rows are the same bits either way. A shard file truncated while mapped would fault (SIGBUS): the
+ * cache must not be rewritten while a training run reads it. max_bytes 0 = always map. */
+int ac_features_open(const char *dir, size_t max_bytes, ac_feature_cache *fc, ac_err *err);
 /* Row i ([L, dim] float32): a pointer into fc->data, or `scratch` (L * dim floats) filled from the
- * float16 row of a compact cache. */
+ * float16 row of a compact cache or from a mapped shard. */
 const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch);
 int ac_features_find(const ac_feature_cache *fc, const char *key); /* index or -1 */
 void ac_features_free(ac_feature_cache *fc);

@@ -19,6 +19,7 @@ typedef struct ac_st_tensor {
     int64_t shape[AC_ST_MAX_DIMS];
     const void *data; /* points into the file buffer (reader) or caller memory (writer) */
     size_t nbytes;
+    uint64_t offset;  /* reader: where the data starts in the file (for mapping it) */
 } ac_st_tensor;
 
 typedef struct ac_st_file {

@@ -46,6 +46,8 @@ typedef struct ac_train_opts {
     int max_steps;          /* stop after this many steps in total (0 = no limit): tests */
     int shards;             /* batch shards computed in parallel (default 2); part of the arithmetic */
     int threads;            /* threads for the shards (default: ac_default_threads()) */
+    int map_features;       /* leave the feature rows in the shard files, mapped (features.h): 1 always,
+                             * 0 never, -1 (default) when they would take over half the memory */
     int group;              /* batches of whole photos (all their captions, ~batch captions): the photo's
                              * W_a a is computed once for its captions (default 1) */
 } ac_train_opts;

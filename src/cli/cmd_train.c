@@ -41,6 +41,10 @@ static void usage(FILE *f) {
             "  --no-flip            ignore \"#flip\" features\n"
             "  --no-group           batches of random captions instead of whole photos (all their captions)\n"
             "  --fp16               store the model in float16\n"
+            "  --map-features       read the feature rows from their mapped shard files instead of loading\n"
+            "                       them (the default when they would take over half the memory: a cache\n"
+            "                       larger than memory trains, the OS caching what fits); same results\n"
+            "  --load-features      always load them into memory\n"
             "  --seed S             (%llu)\n"
             "  --max-steps N        stop after N steps in total\n"
             "  --log CSV --plot PNG training curves\n"
@@ -93,6 +97,8 @@ int cmd_train(int argc, char **argv) {
         OPT_UNSET("--no-flip", &o.flip),
         OPT_FLAG("--fp16", NULL, &o.fp16),
         OPT_UNSET("--no-group", &o.group),
+        OPT_FLAG("--map-features", NULL, &o.map_features),
+        OPT_UNSET("--load-features", &o.map_features),
         OPT_END,
     };
     const int n_args = cli_parse("train", argc, argv, opts, 0);
