@@ -270,12 +270,8 @@ int cmd_caption(int argc, char **argv) {
         OPT_FLAG("--verbose", "-v", &verbose),
         OPT_END,
     };
-    const int n_args = cli_parse("caption", argc, argv, opts, -1);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("caption", argc, argv, opts, -1, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (!strcmp(style_name, "heat")) style = AC_OVERLAY_HEAT;
     else if (!strcmp(style_name, "spot")) style = AC_OVERLAY_SPOT;
     else {

@@ -66,12 +66,8 @@ int cmd_classify(int argc, char **argv) {
         OPT_FLAG("--json", NULL, &json),
         OPT_END,
     };
-    const int n_img = cli_parse("classify", argc, argv, opts, -1);
-    if (n_img == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_img < 0) return 2;
+    const int n_img = cli_parse("classify", argc, argv, opts, -1, usage);
+    if (n_img < 0) return n_img == CLI_HELP ? 0 : 2;
     char **imgs = argv + 1;
     if (n_img == 0) {
         fprintf(stderr, "attncap classify: no image given (try --help)\n");

@@ -291,12 +291,8 @@ int cmd_eval(int argc, char **argv) {
         OPT_FLAG("--quiet", "-q", &o.quiet),
         OPT_END,
     };
-    const int n_args = cli_parse("eval", argc, argv, opts, 0);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("eval", argc, argv, opts, 0, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
     if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data) || (o.data && !o.model)) {
         fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --model with --data "

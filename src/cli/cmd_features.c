@@ -121,12 +121,8 @@ int cmd_features(int argc, char **argv) {
         OPT_FLAG("--quiet", "-q", &quiet),
         OPT_END,
     };
-    const int n_args = cli_parse("features", argc, argv, opts, -1);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("features", argc, argv, opts, -1, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     paths = calloc((size_t)n_args + 1, sizeof *paths);
     if (!paths) return 1;
     for (n = 0; n < n_args; n++) paths[n] = argv[n + 1];

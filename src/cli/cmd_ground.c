@@ -147,12 +147,8 @@ int cmd_ground(int argc, char **argv) {
         OPT_FLAG("--quiet", "-q", &quiet),
         OPT_END,
     };
-    const int n_args = cli_parse("ground", argc, argv, opts, 0);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("ground", argc, argv, opts, 0, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (!boxes) {
         fprintf(stderr, "attncap ground: --boxes FILE is required (try --help)\n");
         return 2;

@@ -112,12 +112,8 @@ int cmd_info(int argc, char **argv) {
         OPT_UNSET("--tensors", &ops), /* only the tensors */
         OPT_END,
     };
-    const int n_args = cli_parse("info", argc, argv, opts, 1);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("info", argc, argv, opts, 1, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (n_args == 1) path = argv[1];
     if (!path) {
         fprintf(stderr, "attncap info: missing MODEL.tflite or FILE.safetensors (try --help)\n");

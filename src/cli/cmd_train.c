@@ -101,12 +101,8 @@ int cmd_train(int argc, char **argv) {
         OPT_UNSET("--load-features", &o.map_features),
         OPT_END,
     };
-    const int n_args = cli_parse("train", argc, argv, opts, 0);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("train", argc, argv, opts, 0, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (!o.data || !o.features || !o.out) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (see --help)\n");
         return 2;

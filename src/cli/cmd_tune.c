@@ -76,12 +76,8 @@ int cmd_tune(int argc, char **argv) {
         OPT_FLAG("--json", NULL, &json),
         OPT_END,
     };
-    const int n_args = cli_parse("tune", argc, argv, opts, 0);
-    if (n_args == CLI_HELP) {
-        usage(stdout);
-        return 0;
-    }
-    if (n_args < 0) return 2;
+    const int n_args = cli_parse("tune", argc, argv, opts, 0, usage);
+    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (!model_path || !data || !features) {
         fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
         return 2;

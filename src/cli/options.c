@@ -34,7 +34,7 @@ static int set_number(const char *cmd, const cli_opt *o, const char *text) {
     return 0;
 }
 
-int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos) {
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *)) {
     int n_pos = 0, options_done = 0;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
@@ -50,7 +50,10 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
             options_done = 1;
             continue;
         }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return CLI_HELP;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return CLI_HELP;
+        }
         const cli_opt *o = find_opt(opts, a);
         if (!o) {
             fprintf(stderr, "attncap %s: unknown option '%s' (try --help)\n", cmd, a);

@@ -9,13 +9,13 @@
  *         OPT_STR("--model", &model),
  *         OPT_END,
  *     };
- *     int n = cli_parse("caption", argc, argv, opts, -1);
- *     if (n == CLI_HELP) { usage(stdout); return 0; }
- *     if (n < 0) return 2;                  // one line is already on stderr
+ *     int n = cli_parse("caption", argc, argv, opts, -1, usage);
+ *     if (n < 0) return n == CLI_HELP ? 0 : 2; // usage or one line of error already printed
  *     for (int i = 1; i <= n; i++) ...      // the positional arguments, in order
  */
 #ifndef ATTNCAP_CLI_OPTIONS_H
 #define ATTNCAP_CLI_OPTIONS_H
+#include <stdio.h>
 
 typedef enum {
     CLI_FLAG,  /* int *: set to 1 */
@@ -47,9 +47,9 @@ enum { CLI_HELP = -1, CLI_BAD = -2 };
 
 /* Parses argv[1..argc-1] against `opts` (ended by an entry whose name is NULL). Arguments that are
  * not options ("-" is one, and everything after "--") are moved, in order, to argv[1..n] and n is
- * returned; more than max_pos of them (max_pos < 0: no limit) is a mistake. Returns CLI_HELP for
- * -h/--help, or CLI_BAD after printing one line "attncap CMD: ..." on stderr for an unknown option,
- * a missing or malformed value, or a number out of range. */
-int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos);
+ * returned; more than max_pos of them (max_pos < 0: no limit) is a mistake. Returns CLI_HELP after
+ * usage(stdout) for -h/--help, or CLI_BAD after printing one line "attncap CMD: ..." on stderr for
+ * an unknown option, a missing or malformed value, or a number out of range. */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *));
 
 #endif
