@@ -131,12 +131,16 @@ if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/
         --list "$T/flist" --quiet 2>>"$T/err"
       out3=$("$A" eval --model "$T/tiny.safetensors" --data "$DATA/data/coco/captions.json" --split all --limit 3 \
              --beam 1 --no-meteor --json --features "$T/fc" 2>>"$T/err")
+      # without --model: the default model ($ATTNCAP_MODEL here), as attncap caption finds it
+      out4=$(ATTNCAP_MODEL="$T/tiny.safetensors" "$A" eval --data "$DATA/data/coco/captions.json" --split all --limit 3 \
+             --beam 1 --no-meteor --json --features "$T/fc" 2>>"$T/err")
       "$A" features --encoder "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" --size 160 --out "$T/fc160" \
         --list "$T/flist" --quiet 2>>"$T/err"
       if [ $bad = 1 ] || [ "$n_img" -ne 3 ]; then t_fail "missing thumbnails or sheets"
       elif [ "$(grep CIDEr <<<"$out")" != "$(grep CIDEr <<<"$out2")" ]; then t_fail "results-out rescored differently: $out2"
       elif [ "$(grep -E 'CIDEr|BLEU' <<<"$out")" != "$(grep -E 'CIDEr|BLEU' <<<"$out3")" ]; then
         t_fail "--features scored differently: $out3 $(cat "$T/err")"
+      elif [ -z "$out4" ] || [ "$out4" != "$out3" ]; then t_fail "eval without --model: '$out4', with it: '$out3'"
       elif ! expect_error "features of another size" "$A" eval --model "$T/tiny.safetensors" \
              --data "$DATA/data/coco/captions.json" --split all --limit 3 --features "$T/fc160"; then :
       else t_ok; fi

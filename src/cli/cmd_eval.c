@@ -18,7 +18,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: attncap eval --refs REFS --results RES.json [options]\n"
             "       attncap eval --pairs PAIRS.json [options]\n"
-            "       attncap eval --model MODEL --data SPEC [--split test] [--beam K] [options]\n\n"
+            "       attncap eval [--model MODEL] --data SPEC [--split test] [--beam K] [options]\n\n"
             "Scores captions exactly as coco-caption does: PTB tokenization (lowercased, punctuation removed),\n"
             "then BLEU-1..4, METEOR, ROUGE-L and CIDEr-D over the images of the results.\n\n"
             "  --refs REFS        reference captions: COCO captions JSON, Karpathy dataset_*.json, a Flickr8k\n"
@@ -27,6 +27,8 @@ static void usage(FILE *f) {
             "                     matched as text (COCO image_id, else the photo's file name)\n"
             "  --pairs PAIRS      instead of --refs/--results: [{\"captions\": [refs...], \"prediction\": \"...\"}]\n"
             "  --model MODEL      caption the photos of --data's --split with this model, then score them\n"
+            "                     (default: found as attncap caption finds it: $ATTNCAP_MODEL, else\n"
+            "                     models/%s)\n"
             "  --data SPEC        a data set as for attncap train (Flickr8k dir, COCO/Karpathy JSON, TSV)\n"
             "  --images DIR       where its photos are (default: beside SPEC, see attncap train)\n"
             "  --split S          test (default), val, train or all\n"
@@ -41,11 +43,12 @@ static void usage(FILE *f) {
             "  --json             print the scores as one JSON object\n"
             "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D (CSV if FILE ends in .csv, else JSON)\n"
             "  --report DIR       write DIR/index.html: scores and a sortable per-image table, worst first,\n"
-            "                     with thumbnails (photos found) and attention sheets (--model)\n"
+            "                     with thumbnails (photos found) and attention sheets (--data)\n"
             "  --no-sheets        no attention sheets in the report (faster)\n"
             "  --no-meteor        skip METEOR (the slowest metric)\n"
             "  --wordnet DIR      WordNet 3.0 dictionary for METEOR synonyms (default /usr/share/wordnet)\n"
-            "  --quiet            no progress bar\n");
+            "  --quiet            no progress bar\n",
+            AC_DEFAULT_MODEL_NAME);
 }
 
 typedef struct {
@@ -294,9 +297,9 @@ int cmd_eval(int argc, char **argv) {
     const int n_args = cli_parse("eval", argc, argv, opts, 0, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
-    if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data) || (o.data && !o.model)) {
-        fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --model with --data "
-                        "(try attncap eval --help)\n");
+    if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data)) {
+        fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --data (with --model, "
+                        "or the default model) (try attncap eval --help)\n");
         return 2;
     }
     ac_err err;
