@@ -9,7 +9,8 @@
  *     search stops when K hypotheses have finished or none are live;
  *   - after max_len words only <end> may follow (its log-probability is counted);
  *   - among the finished hypotheses the caption with the best score = logprob / len^len_alpha is
- *     returned, len = words + 1 (the <end> token is predicted too, as in arctic-captions).
+ *     returned, len = words + 1 (the <end> token is predicted too, as in arctic-captions); ties go
+ *     to the earlier finisher. With nbest > 1 the runners-up by the same order come with it.
  *
  * K = 1 is exactly greedy decoding (argmax until <end>). With K at least the number of distinct
  * sequences of up to max_len words nothing is ever pruned, so the result equals exhaustive search.
@@ -78,6 +79,41 @@ static void top_insert(cand *top, int *n, int m, cand c) {
     top[i] = c;
 }
 
+/* A finished hypothesis: its words, attention [(n + 1), L] and gates [n + 1] (buffers sized for max_len). */
+typedef struct ended {
+    int n;
+    double lp, score;
+    int *words;
+    float *alpha, *beta;
+} ended;
+
+/* Makes room for a hypothesis finishing with `score` among the n_keep best (rank, best first; an
+ * equal score ranks after those already there: the earlier finisher wins). Returns the slot to fill,
+ * or NULL if it does not make the cut. */
+static ended *keep_finished(ended **rank, int *n, int n_keep, ended *slots, double score) {
+    if (isnan(score)) return NULL; /* never rank a NaN */
+    int pos = 0;
+    while (pos < *n && rank[pos]->score >= score) pos++;
+    if (pos == n_keep) return NULL;
+    ended *f = *n < n_keep ? &slots[(*n)++] : rank[n_keep - 1]; /* a new slot, or the dropped one's */
+    for (int i = *n - 1; i > pos; i--) rank[i] = rank[i - 1];
+    rank[pos] = f;
+    f->score = score;
+    return f;
+}
+
+static int copy_finished(const ended *f, int L, ac_caption *c) {
+    c->n = f->n, c->logprob = f->lp, c->score = f->score;
+    c->words = malloc(((size_t)f->n + 1) * sizeof *c->words);
+    c->alpha = malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
+    c->beta = malloc(((size_t)f->n + 1) * sizeof *c->beta);
+    if (!c->words || !c->alpha || !c->beta) return -1;
+    memcpy(c->words, f->words, (size_t)f->n * sizeof *c->words);
+    memcpy(c->alpha, f->alpha, (size_t)(f->n + 1) * L * sizeof *c->alpha);
+    memcpy(c->beta, f->beta, ((size_t)f->n + 1) * sizeof *c->beta);
+    return 0;
+}
+
 static double norm_score(double lp, int n_words, float len_alpha) {
     return len_alpha == 0.0f ? lp : lp / pow((double)(n_words + 1), (double)len_alpha);
 }
@@ -104,14 +140,19 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     fbuf = malloc(nf * sizeof *fbuf);
     ibuf = malloc((size_t)2 * K * T * sizeof *ibuf);
     ac_dec_image *img = NULL;
-    int have_best = 0, rc = -1;
-    double best_score = -INFINITY;
-    /* the best finished hypothesis so far: words, then alpha [(T+1), L] followed by beta [T+1] */
-    int *best_words = malloc((size_t)T * sizeof *best_words + 1);
-    float *best_alpha = malloc(((size_t)(T + 1) * L + (T + 1)) * sizeof *best_alpha);
-    int best_n = 0;
-    double best_lp = 0;
-    if (!hy || !top || !prev || !fbuf || !ibuf || !best_words || !best_alpha) {
+    int rc = -1;
+    /* The best n_keep finished hypotheses so far, best first: rank[i] points into fin. */
+    const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1;
+    int n_fin = 0;
+    ended *fin = calloc((size_t)n_keep, sizeof *fin), **rank = calloc((size_t)n_keep, sizeof *rank);
+    int *fin_words = malloc((size_t)n_keep * T * sizeof *fin_words + 1);
+    float *fin_hist = malloc((size_t)n_keep * ((size_t)(T + 1) * L + (T + 1)) * sizeof *fin_hist);
+    for (int i = 0; fin && fin_words && fin_hist && i < n_keep; i++) {
+        fin[i].words = fin_words + (size_t)i * T;
+        fin[i].alpha = fin_hist + (size_t)i * ((size_t)(T + 1) * L + (T + 1));
+        fin[i].beta = fin[i].alpha + (size_t)(T + 1) * L;
+    }
+    if (!hy || !top || !prev || !fbuf || !ibuf || !fin || !rank || !fin_words || !fin_hist) {
         ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
         goto done;
     }
@@ -164,15 +205,14 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
             const hyp *par = &cur[cd->k];
             if (cd->w == AC_END) {
                 finished++;
-                double s = norm_score(cd->lp, t, o.len_alpha);
-                if (!have_best || s > best_score) { /* ties: the earlier finisher wins */
-                    have_best = 1, best_score = s, best_n = t, best_lp = cd->lp;
-                    memcpy(best_words, par->words, (size_t)t * sizeof *best_words);
-                    memcpy(best_alpha, par->alpha, (size_t)t * L * sizeof *best_alpha);
-                    memcpy(best_alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *best_alpha);
-                    float *bb = best_alpha + (size_t)(T + 1) * L;
-                    memcpy(bb, par->beta, (size_t)t * sizeof *bb);
-                    bb[t] = beta[cd->k];
+                ended *f = keep_finished(rank, &n_fin, n_keep, fin, norm_score(cd->lp, t, o.len_alpha));
+                if (f) {
+                    f->n = t, f->lp = cd->lp;
+                    memcpy(f->words, par->words, (size_t)t * sizeof *f->words);
+                    memcpy(f->alpha, par->alpha, (size_t)t * L * sizeof *f->alpha);
+                    memcpy(f->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *f->alpha);
+                    memcpy(f->beta, par->beta, (size_t)t * sizeof *f->beta);
+                    f->beta[t] = beta[cd->k];
                 }
                 continue;
             }
@@ -194,33 +234,33 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
         tf = c; c = c_next; c_next = tf;
         live = nlive;
     }
-    if (!have_best) {
+    if (!n_fin) {
         ac_errf(err, "beam search: no caption finished (the decoder produced no finite probabilities)");
         goto done;
     }
-    out->n = best_n;
-    out->words = malloc(((size_t)best_n + 1) * sizeof *out->words);
-    out->alpha = malloc((size_t)(best_n + 1) * L * sizeof *out->alpha);
-    out->beta = malloc(((size_t)best_n + 1) * sizeof *out->beta);
-    if (!out->words || !out->alpha || !out->beta) {
-        ac_caption_free(out);
+    if (n_fin > 1 && !(out->alt = calloc((size_t)n_fin - 1, sizeof *out->alt))) {
         ac_errf(err, "beam search: out of memory");
         goto done;
     }
-    memcpy(out->words, best_words, (size_t)best_n * sizeof *out->words);
-    memcpy(out->alpha, best_alpha, (size_t)(best_n + 1) * L * sizeof *out->alpha);
-    memcpy(out->beta, best_alpha + (size_t)(T + 1) * L, ((size_t)best_n + 1) * sizeof *out->beta);
-    out->logprob = best_lp;
-    out->score = best_score;
+    for (int i = 0; i < n_fin; i++) {
+        if (copy_finished(rank[i], L, i ? &out->alt[i - 1] : out)) {
+            ac_caption_free(out);
+            ac_errf(err, "beam search: out of memory");
+            goto done;
+        }
+        if (i) out->n_alt++;
+    }
     rc = 0;
 done:
     ac_dec_image_free(img);
-    free(hy), free(top), free(prev), free(fbuf), free(ibuf), free(best_words), free(best_alpha);
+    free(hy), free(top), free(prev), free(fbuf), free(ibuf), free(fin), free(rank), free(fin_words), free(fin_hist);
     return rc;
 }
 
 void ac_caption_free(ac_caption *c) {
     if (!c) return;
+    for (int i = 0; i < c->n_alt; i++) ac_caption_free(&c->alt[i]);
+    free(c->alt);
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
     free(c->words), free(c->alpha), free(c->beta);

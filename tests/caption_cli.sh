@@ -168,6 +168,24 @@ if setup; then
   fi
 fi
 
+# --nbest: the first line is the caption a plain run prints, the runners-up follow in score order,
+# at most beam of them in all; JSON carries the same as "alternatives".
+t_begin nbest_runners_up
+if setup; then
+  plain=$("$A" caption $M --beam 4 "$S/dog.jpg" 2>"$T/err" | cut -f2)
+  "$A" caption $M --beam 4 --nbest 9 "$S/dog.jpg" >"$T/nb" 2>>"$T/err"; rc=$?
+  js=$("$A" caption $M --beam 4 --nbest 9 --json "$S/dog.jpg" 2>>"$T/err")
+  n=$(wc -l <"$T/nb")
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+  elif [ "$n" -lt 2 ] || [ "$n" -gt 4 ]; then t_fail "$n lines for beam 4: $(cat "$T/nb")"
+  elif [ "$(head -1 "$T/nb" | cut -f2)" != "$plain" ]; then t_fail "first is not the caption: $(head -1 "$T/nb") vs $plain"
+  elif [ "$(cut -f2 "$T/nb" | sort -u | wc -l)" -ne "$n" ]; then t_fail "repeated captions: $(cat "$T/nb")"
+  elif ! cut -f3 "$T/nb" | awk 'NR > 1 && $1 > prev + 1e-9 {bad = 1} {prev = $1} END {exit bad}'; then
+    t_fail "scores not in order: $(cat "$T/nb")"
+  elif [ "$(grep -o '"score":' <<<"$js" | wc -l)" -ne "$n" ]; then t_fail "JSON alternatives: $js"
+  else t_ok; fi
+fi
+
 # After "--" nothing is an option: "-x.jpg" is a photo (here a missing one: its own error line and
 # exit 1, the other photo still captioned), not an unknown option.
 t_begin double_dash_ends_options

@@ -122,6 +122,76 @@ static void beam_equals_exhaustive(void) {
     CHECK(!failed);
 }
 
+/* Every sequence of up to T words with its score, for the n-best ranking. */
+typedef struct {
+    double score, lp;
+    int n, seq[8];
+} scored;
+static int all_rec(const ac_decoder *dec, const float *ann, int T, float len_alpha, int *seq, int n, scored *out, int k) {
+    double lp = forced(dec, ann, seq, n, NULL, NULL);
+    out[k].lp = lp, out[k].score = len_alpha == 0 ? lp : lp / pow(n + 1, len_alpha), out[k].n = n;
+    memcpy(out[k].seq, seq, n * sizeof *seq);
+    k++;
+    if (n == T) return k;
+    for (int w = AC_UNK + 1; w < dec->cfg.vocab; w++) seq[n] = w, k = all_rec(dec, ann, T, len_alpha, seq, n + 1, out, k);
+    return k;
+}
+static int by_score_desc(const void *a, const void *b) {
+    const scored *x = a, *y = b;
+    return (x->score < y->score) - (x->score > y->score);
+}
+
+/* nbest: with nothing pruned, the caption and its runners-up are the exhaustive ranking's top n, each
+ * with the attention teacher forcing gives its words; with a small beam, at most beam captions, in
+ * score order, all distinct. */
+static void nbest_equals_exhaustive_ranking(void) {
+    ac_decoder dec;
+    float *ann;
+    CHECK(make(&dec, &ann, 7, 5, 31) == 0);
+    const int T = 3, L = dec.cfg.n_ann;
+    scored *all = malloc(64 * sizeof *all);
+    int seq[8];
+    const int count = all_rec(&dec, ann, T, 0.7f, seq, 0, all, 0); /* 1 + 3 + 9 + 27 = 40 */
+    qsort(all, count, sizeof *all, by_score_desc);
+    ac_beam_opts o = ac_beam_defaults();
+    o.beam = count, o.max_len = T, o.len_alpha = 0.7f, o.nbest = 6;
+    ac_caption cap;
+    ac_err err;
+    CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+    CHECK(count == 40 && cap.n_alt == 5);
+    float *alpha = malloc((T + 1) * L * sizeof *alpha), beta[8];
+    for (int r = 0; r <= cap.n_alt && r < 6; r++) {
+        const ac_caption *c = r ? &cap.alt[r - 1] : &cap;
+        const scored *want = &all[r];
+        double lp = forced(&dec, ann, c->words, c->n, alpha, beta);
+        CHECKF(c->n == want->n && !memcmp(c->words, want->seq, c->n * sizeof(int)), "rank %d: %d words, want %d", r,
+               c->n, want->n);
+        CHECK_NEAR(c->score, want->score, 1e-4);
+        CHECK_NEAR(c->logprob, lp, 1e-4);
+        CHECK(!memcmp(c->alpha, alpha, (c->n + 1) * L * sizeof *alpha));
+        CHECK(!memcmp(c->beta, beta, (c->n + 1) * sizeof *beta));
+    }
+    ac_caption_free(&cap);
+    /* A beam of 3 finishes 3 captions: asking for 10 gives the caption and 2 runners-up; the caption
+     * is the one a search without nbest returns. */
+    ac_caption plain;
+    o.beam = 3, o.nbest = 0;
+    CHECK(ac_beam_search(&dec, ann, &o, &plain, &err) == 0);
+    o.nbest = 10;
+    CHECK(ac_beam_search(&dec, ann, &o, &cap, &err) == 0);
+    CHECK(cap.n_alt == 2 && plain.n_alt == 0 && !plain.alt);
+    CHECK(cap.n == plain.n && !memcmp(cap.words, plain.words, cap.n * sizeof(int)) && cap.score == plain.score);
+    for (int r = 0; r < cap.n_alt; r++) {
+        const ac_caption *a = &cap.alt[r], *before = r ? &cap.alt[r - 1] : &cap;
+        CHECK(a->score <= before->score);
+        CHECK(a->n != before->n || memcmp(a->words, before->words, a->n * sizeof(int)));
+    }
+    ac_caption_free(&cap);
+    ac_caption_free(&plain);
+    free(alpha), free(all), free(ann);
+    ac_decoder_free(&dec);
+}
+
 /* K = 1 is argmax until <end>. */
 static void greedy_equals_loop(void) {
     for (int s = 0; s < 5; s++) {
@@ -292,6 +362,7 @@ static void caption_text(void) {
 
 int main(void) {
     RUN(beam_equals_exhaustive);
+    RUN(nbest_equals_exhaustive_ranking);
     RUN(greedy_equals_loop);
     RUN(attention_belongs_to_caption);
     RUN(unk_suppressed_unless_allowed);

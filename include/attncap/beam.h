@@ -13,6 +13,8 @@ typedef struct ac_caption {
     double score;   /* the ranking score (length-normalised) */
     char **labels;  /* NULL, or [n] words to show instead of the vocabulary's (a given caption's own
                        words, which may lie outside the vocabulary and were fed as <unk>) */
+    int n_alt;      /* with ac_beam_opts.nbest > 1: the runners-up, best first (distinct captions, */
+    struct ac_caption *alt; /* each with its own attention), owned by this caption */
 } ac_caption;
 
 typedef struct ac_beam_opts {
@@ -21,6 +23,8 @@ typedef struct ac_beam_opts {
     float len_alpha;   /* score = logprob / len^len_alpha, len = words + 1 (<end> counts); 0 = none,
                           1 = mean per token (default, as Xu et al.'s code) */
     int allow_unk;     /* 0: <unk> is never emitted */
+    int nbest;         /* > 1: also return the next nbest - 1 finished captions by score in
+                          ac_caption.alt (at most beam - 1 of them: the beam finishes beam captions) */
 } ac_beam_opts;
 ac_beam_opts ac_beam_defaults(void);
 /* The defaults overridden by the decoding settings chosen on dev for a model, if its file records

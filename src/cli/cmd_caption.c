@@ -33,6 +33,8 @@ static void usage(FILE *f) {
             "  --len-alpha X     length normalisation: score = logprob / (words+1)^X (default: the\n"
             "                    model's, else 1)\n"
             "  --allow-unk       let <unk> be emitted\n"
+            "  --nbest N         also the runners-up: the N best captions by score (at most the beam size),\n"
+            "                    one line each, best first, as PATH<TAB>caption<TAB>score (JSON: \"alternatives\")\n"
             "  --given CAPTION   do not search: show where the model looks for each word of CAPTION (its\n"
             "                    attention and log-probability; overlays as usual). A word outside the\n"
             "                    vocabulary is fed to the model as <unk> (its own attention is still\n"
@@ -216,6 +218,22 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
     cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    if (c->n_alt) {
+        cJSON_AddNumberToObject(o, "score", c->score);
+        cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
+        for (int a = 0; a < c->n_alt; a++) {
+            const ac_caption *ca = &c->alt[a];
+            char *t = ac_caption_text(ca, v);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "caption", t ? t : "");
+            cJSON *tt = cJSON_AddArrayToObject(x, "tokens");
+            for (int i = 0; i < ca->n; i++) cJSON_AddItemToArray(tt, cJSON_CreateString(ac_caption_word(ca, v, i)));
+            cJSON_AddNumberToObject(x, "logprob", ca->logprob);
+            cJSON_AddNumberToObject(x, "score", ca->score);
+            cJSON_AddItemToArray(alts, x);
+            free(t);
+        }
+    }
     cJSON *ovs = cJSON_AddArrayToObject(o, "overlays");
     for (int i = 0; i < n_ov; i++) cJSON_AddItemToArray(ovs, cJSON_CreateString(ov[i]));
     char *raw = NULL;
@@ -247,7 +265,7 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
-    int allow_unk = 0, stdin_used = 0;
+    int allow_unk = 0, stdin_used = 0, nbest = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     ac_overlay_style style = AC_OVERLAY_HEAT;
     const char *style_name = "heat";
@@ -258,6 +276,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_STR("--given", &given),
         OPT_STR("--style", &style_name),
         OPT_INT("--beam", &beam, 1, 100),
+        OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--max-len", &max_len, 1, 200),
         OPT_INT("--size", &size, 64, 8192),
         OPT_INT("--threads", &threads, 1, 256),
@@ -344,6 +363,7 @@ int cmd_caption(int argc, char **argv) {
     if (max_len > 0) cap.beam.max_len = max_len;
     if (len_alpha >= 0) cap.beam.len_alpha = len_alpha;
     cap.beam.allow_unk = allow_unk;
+    cap.beam.nbest = nbest;
     double t_load = ac_now() - t_start;
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = size, oo.style = style, oo.force = force;
@@ -422,7 +442,14 @@ int cmd_caption(int argc, char **argv) {
                 t_ov += ac_now() - t0;
             }
             if (json) print_json(path, text ? text : "", c, cap.model.vocab, ov, n_ov, attention, cap.grid_h, cap.grid_w);
-            else printf("%s\t%s\n", path, text ? text : "");
+            else if (nbest > 1) {
+                printf("%s\t%s\t%.4f\n", path, text ? text : "", c->score);
+                for (int a = 0; a < c->n_alt; a++) {
+                    char *t = ac_caption_text(&c->alt[a], cap.model.vocab);
+                    printf("%s\t%s\t%.4f\n", path, t ? t : "", c->alt[a].score);
+                    free(t);
+                }
+            } else printf("%s\t%s\n", path, text ? text : "");
             fflush(stdout);
             failures += ov_failed;
             done_ok += !ov_failed;
