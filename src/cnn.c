@@ -49,7 +49,7 @@ struct ac_cnn {
     float *scratch;
     size_t scratch_size;
     float *fuse_scratch; /* band buffers of fused steps, per pool chunk */
-    cnn_pool *pool;
+    ac_pool *pool;
     int threads;
     int uses_blas; /* a step calls OpenBLAS (fully connected; convs without AVX-512) */
     double flops;
@@ -493,7 +493,7 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
 static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
 #if defined(__AVX512F__)
     size_t need = 0;
-    int chunks = cnn_pool_chunks(c->pool);
+    int chunks = ac_pool_chunks(c->pool);
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
         int x = pw->op->outputs[0];
@@ -608,7 +608,7 @@ static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int targ
         goto fail;
     }
     c->threads = threads > 0 ? threads : ac_default_threads();
-    c->pool = cnn_pool_create(c->threads);
+    c->pool = ac_pool_create(c->threads);
     if (plan_fusion(c, target, last_use, err)) goto fail;
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
      * their last reader. The input and the target are never released. */
@@ -720,6 +720,6 @@ void ac_cnn_free(ac_cnn *c) {
         for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed);
     free(c->steps);
     free(c->t);
-    cnn_pool_free(c->pool);
+    ac_pool_free(c->pool);
     free(c);
 }

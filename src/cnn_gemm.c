@@ -134,14 +134,14 @@ static void gemm_part(void *arg, int t, int nt) {
 }
 
 void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, cnn_pool *pool) {
+              float *c, ac_pool *pool) {
     (void)w;
     gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1};
     act_bounds(act, &j.lo, &j.hi);
     int mblocks = (m + MC - 1) / MC, np = (n + NR - 1) / NR;
     j.split_rows = mblocks >= 16 || mblocks >= np; /* chunks over the dimension with more blocks */
     if ((double)m * n * k < 2e5) pool = NULL;
-    cnn_pool_run(pool, gemm_part, &j);
+    ac_pool_run(pool, gemm_part, &j);
 }
 #else
 /* Without AVX-512 the products go to OpenBLAS, single-threaded, in chunks of BLAS_ROWS rows spread
@@ -165,10 +165,10 @@ static void blas_part(void *arg, int t, int T) {
 }
 
 void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, cnn_pool *pool) {
+              float *c, ac_pool *pool) {
     (void)packed;
     blas_job j = {m, n, k, a, w, c};
-    cnn_pool_run(pool, blas_part, &j);
+    ac_pool_run(pool, blas_part, &j);
     cnn_bias_act(c, (size_t)m, n, bias, act, pool);
 }
 #endif

@@ -4,16 +4,7 @@
 #define ATTNCAP_CNN_INTERNAL_H
 #include <stddef.h>
 
-/* A persistent pool of n-1 workers plus the caller. fn(arg, t, n) runs once for each chunk t in [0, n),
- * n = a few chunks per thread, on whichever thread is free; so fn must compute the same result for
- * any split (ours do: each output element is computed the same way whatever chunk it falls in). */
-typedef struct cnn_pool cnn_pool;
-cnn_pool *cnn_pool_create(int n);
-void cnn_pool_run(cnn_pool *p, void (*fn)(void *arg, int t, int n), void *arg);
-void cnn_pool_free(cnn_pool *p);
-int cnn_pool_size(const cnn_pool *p);
-/* How many chunks (the n passed to fn) a job is cut into. */
-int cnn_pool_chunks(const cnn_pool *p);
+#include "pool.h"
 
 /* Fused activations, TFLite numbering. */
 enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3 };
@@ -36,32 +27,32 @@ int cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before)
 size_t cnn_gemm_packed_size(int n, int k);
 void cnn_gemm_pack(int n, int k, const float *w, float *packed);
 void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, cnn_pool *pool);
+              float *c, ac_pool *pool);
 
 /* CONV_2D: wt [oc][kh][kw][c] and its cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
  * floats (im2col), unused for a 1x1 stride-1 unpadded conv (the input is the matrix as it lies). */
 void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, cnn_pool *pool);
+                float *out, float *scratch, ac_pool *pool);
 size_t cnn_conv2d_scratch(const conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
-void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool);
+void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool);
 /* A CONV_2D (weights packed for cnn_gemm; pointwise as it lies, others through im2col) whose output
  * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation), optionally followed by a pointwise
  * CONV_2D (pj, may be NULL) that alone reads the depthwise output: all at once, band by band,
  * without materialising the intermediate tensors; the same bits as running them in turn. out is the
  * last one's output. scratch: cnn_pw_dw_scratch(pw, dw, pj) floats per chunk of the pool
- * (cnn_pool_chunks). */
+ * (ac_pool_chunks). */
 int cnn_conv_is_pointwise(const conv_geom *g);
 size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw, const conv_geom *pj);
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, cnn_pool *pool);
+               const float *pj_bias, float *out, float *scratch, ac_pool *pool);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */
 void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out);
 /* x[i] = act(x[i] + bias[i % n]) over rows of n; bias may be NULL. */
-void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, cnn_pool *pool);
+void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool);
 /* o = act(a + b), same shapes. */
 void cnn_add(const float *a, const float *b, float *o, size_t n, int act);
 void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);

@@ -1,4 +1,4 @@
-/* cnn_kernels.c: float32 NHWC kernels (batch 1) and the thread pool used by cnn.c.
+/* cnn_kernels.c: float32 NHWC kernels (batch 1), run over the thread pool (pool.c).
  *
  * Convolutions are matrix products (cnn_gemm.c): a 1x1 stride-1 conv is one product on the
  * activations as they lie (NHWC rows are pixels), a k x k conv is im2col + product. Depthwise
@@ -10,8 +10,6 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,142 +48,6 @@ typedef float vf;
 #define V_MIN(a, b) fminf(a, b)
 #define V_ADD(a, b) ((a) + (b))
 #endif
-
-/* ---- thread pool ----
- * A layer's work is cut into CHUNKS_PER_THREAD chunks per thread, which the threads (the caller
- * included) claim one at a time: on a busy machine, where a thread may lose its core for a few
- * milliseconds, the others take over its share instead of waiting at the end of every layer. The
- * chunk counter carries the job's generation, so a thread that wakes late can never claim a chunk of
- * a job that has moved on. A layer takes from tens of microseconds to a few milliseconds, so both
- * sides spin briefly before sleeping on the condition variables. */
-
-#define SPIN_ITERS 4000
-#define CHUNKS_PER_THREAD 4
-
-struct cnn_pool {
-    int n, chunks;
-    pthread_t *th;
-    pthread_mutex_t mu;
-    pthread_cond_t start, done;
-    _Atomic uint64_t work; /* generation << 32 | next chunk */
-    atomic_int done_chunks, quit;
-    void (*fn)(void *, int, int);
-    void *arg;
-};
-
-typedef struct worker_arg {
-    cnn_pool *p;
-    int t;
-} worker_arg;
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* Runs chunks of job `gen` until none is left. */
-static void do_chunks(cnn_pool *p, uint32_t gen) {
-    for (;;) {
-        uint64_t v = atomic_load(&p->work);
-        do {
-            if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= (uint32_t)p->chunks) return;
-        } while (!atomic_compare_exchange_weak(&p->work, &v, v + 1));
-        /* the job cannot finish before this chunk does, so fn and arg are still its own */
-        p->fn(p->arg, (int)(uint32_t)v, p->chunks);
-        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == p->chunks) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
-    }
-}
-
-static uint32_t cur_gen(cnn_pool *p) { return (uint32_t)(atomic_load(&p->work) >> 32); }
-
-static void *worker(void *a) {
-    worker_arg *wa = a;
-    cnn_pool *p = wa->p;
-    free(wa);
-    uint32_t seen = 0;
-    for (;;) {
-        for (int i = 0; i < SPIN_ITERS && cur_gen(p) == seen && !atomic_load_explicit(&p->quit, memory_order_relaxed); i++)
-            cpu_relax();
-        pthread_mutex_lock(&p->mu);
-        while (cur_gen(p) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->start, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-        if (atomic_load(&p->quit)) return NULL;
-        seen = cur_gen(p);
-        do_chunks(p, seen);
-    }
-}
-
-cnn_pool *cnn_pool_create(int n) {
-    cnn_pool *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
-    p->n = n < 1 ? 1 : n;
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->start, NULL);
-    pthread_cond_init(&p->done, NULL);
-    atomic_init(&p->work, 0);
-    atomic_init(&p->done_chunks, 0);
-    atomic_init(&p->quit, 0);
-    if (p->n > 1) {
-        p->th = calloc((size_t)p->n, sizeof *p->th);
-        if (!p->th) p->n = 1;
-        for (int t = 1; t < p->n; t++) {
-            worker_arg *wa = malloc(sizeof *wa);
-            if (wa) *wa = (worker_arg){p, t};
-            if (!wa || pthread_create(&p->th[t], NULL, worker, wa) != 0) {
-                free(wa);
-                p->n = t; /* run with the threads we got */
-                break;
-            }
-        }
-    }
-    p->chunks = p->n * CHUNKS_PER_THREAD;
-    return p;
-}
-
-void cnn_pool_run(cnn_pool *p, void (*fn)(void *, int, int), void *arg) {
-    if (!p || p->n == 1) {
-        fn(arg, 0, 1);
-        return;
-    }
-    p->fn = fn;
-    p->arg = arg;
-    atomic_store(&p->done_chunks, 0);
-    pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
-    uint32_t gen = cur_gen(p) + 1;
-    atomic_store(&p->work, (uint64_t)gen << 32);
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    do_chunks(p, gen);
-    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < p->chunks; i++) cpu_relax();
-    if (atomic_load(&p->done_chunks) < p->chunks) {
-        pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->done_chunks) < p->chunks) pthread_cond_wait(&p->done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-    }
-}
-
-int cnn_pool_size(const cnn_pool *p) { return p ? p->n : 1; }
-
-int cnn_pool_chunks(const cnn_pool *p) { return !p || p->n == 1 ? 1 : p->chunks; }
-
-void cnn_pool_free(cnn_pool *p) {
-    if (!p) return;
-    pthread_mutex_lock(&p->mu);
-    atomic_store(&p->quit, 1);
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    for (int t = 1; t < p->n; t++) pthread_join(p->th[t], NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->start);
-    pthread_cond_destroy(&p->done);
-    free(p->th);
-    free(p);
-}
 
 /* ---- geometry ---- */
 
@@ -245,12 +107,12 @@ static void bias_rows(void *arg, int t, int nt) {
     }
 }
 
-void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, cnn_pool *pool) {
+void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool) {
     bias_job j = {x, rows, n, bias, 0, 0};
     act_bounds(act, &j.lo, &j.hi);
     if (!bias && act == CNN_ACT_NONE) return;
     if (rows * (size_t)n < 16384) pool = NULL; /* not worth waking a thread */
-    cnn_pool_run(pool, bias_rows, &j);
+    ac_pool_run(pool, bias_rows, &j);
 }
 
 /* ---- convolution ---- */
@@ -302,12 +164,12 @@ static void im2col_rows(void *arg, int t, int nt) {
 }
 
 void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, cnn_pool *pool) {
+                float *out, float *scratch, ac_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
         im2col_job j = {g, in, scratch};
-        cnn_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
+        ac_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
         A = scratch;
     }
     cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, pool);
@@ -464,10 +326,10 @@ static void dw_rows(void *arg, int t, int nt) {
     dw_range(j, j->g->oh * t / nt, j->g->oh * (t + 1) / nt);
 }
 
-void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, cnn_pool *pool) {
+void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool) {
     dw_job j = {g, in, wt, bias, out, 0, 0};
     if ((size_t)g->oh * g->ow * g->oc < 8192) pool = NULL;
-    cnn_pool_run(pool, dw_rows, &j);
+    ac_pool_run(pool, dw_rows, &j);
 }
 
 /* ---- conv + depthwise, fused ----
@@ -543,10 +405,10 @@ static void pwdw_rows(void *arg, int t, int nt) {
 
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, cnn_pool *pool) {
+               const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
     pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
                   cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
-    cnn_pool_run(pool, pwdw_rows, &j);
+    ac_pool_run(pool, pwdw_rows, &j);
 }
 
 /* ---- elementwise ---- */
