@@ -12,8 +12,8 @@ t_begin train_resume_after_sigkill_is_byte_identical
 "$A" train "${args[@]}" --out "$T/a.safetensors" >/dev/null 2>"$T/err_a" || t_fail "uninterrupted run: $(head -2 "$T/err_a")"
 "$A" train "${args[@]}" --out "$T/b.safetensors" >/dev/null 2>"$T/err_b" &
 pid=$!
-# Kill once the first checkpoint exists, i.e. mid-run.
-for _ in $(seq 1 400); do [ -e "$T/b.safetensors.ckpt" ] && break; sleep 0.01; done
+# Kill once the first checkpoint exists, i.e. mid-run (up to a minute: valgrind on a busy machine is slow).
+for _ in $(seq 1 6000); do [ -e "$T/b.safetensors.ckpt" ] && break; sleep 0.01; done
 kill -9 $pid 2>/dev/null && killed=1 || killed=0
 wait $pid 2>/dev/null
 if [ ! -e "$T/b.safetensors.ckpt" ]; then t_fail "no checkpoint was written before the kill"
