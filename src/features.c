@@ -562,14 +562,21 @@ static int shard_map(const open_shard *o, const int64_t *dest, size_t row, ac_fe
         close(fd);
         return ac_errf(err, "%s: changed while being read", o->path);
     }
-    void *m = end ? mmap(NULL, end, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+    if (!t->nbytes) { /* a shard of no rows: nothing to map */
+        close(fd);
+        return 0;
+    }
+    void *m = mmap(NULL, end, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED) return ac_errf(err, "%s: cannot map: %s", o->path, strerror(errno));
     fc->maps[fc->n_maps] = m, fc->map_len[fc->n_maps++] = end;
     const int f16 = t->dtype == AC_ST_F16;
     const unsigned char *base = (const unsigned char *)m + t->offset;
-    for (int r = 0; r < o->info.n; r++)
-        if (dest[r] >= 0) fc->mapped_row[dest[r]] = base + (size_t)r * row * (f16 ? 2 : 4), fc->mapped_f16[dest[r]] = (unsigned char)f16;
+    for (int r = 0; r < o->info.n; r++) {
+        if (dest[r] < 0) continue;
+        fc->mapped_row[dest[r]] = base + (size_t)r * row * (f16 ? 2 : 4);
+        fc->mapped_f16[dest[r]] = (unsigned char)f16;
+    }
     return 0;
 }
 
