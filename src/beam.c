@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "attncap/safetensors.h"
-#include "decoder_internal.h"
 
 ac_beam_opts ac_beam_defaults(void) {
     ac_beam_opts o = {.beam = 3, .max_len = 20, .len_alpha = 1.0f, .allow_unk = 0};
@@ -121,11 +120,6 @@ static double norm_score(double lp, int n_words, float len_alpha) {
 
 int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_caption *out,
                    ac_err *err) {
-    return ac_beam_search_pool(dec, ann, opts, NULL, out, err);
-}
-
-int ac_beam_search_pool(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_pool *pool,
-                        ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
     ac_beam_opts o = opts ? *opts : ac_beam_defaults();
     const int K = o.beam, T = o.max_len, V = dec->cfg.vocab, H = dec->cfg.hidden, L = dec->cfg.n_ann;
@@ -189,7 +183,7 @@ int ac_beam_search_pool(const ac_decoder *dec, const float *ann, const ac_beam_o
     prev[0] = AC_START;
     int live = 1, finished = 0;
     for (int t = 0; t <= T && live > 0 && finished < K; t++) {
-        ac_decoder_step_pool(dec, img, pool, live, prev, h, c, h_out, c_out, logp, alpha, beta);
+        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta);
         int m = K - finished, n = 0;
         for (int k = 0; k < live; k++) {
             const float *lk = logp + (size_t)k * V;

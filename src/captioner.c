@@ -4,8 +4,6 @@
 #include "attncap/grounding.h"
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
-#include "cnn_internal.h"
-#include "decoder_internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -287,22 +285,21 @@ int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err) {
     return 0;
 }
 
-/* pool: threads for the beam search's products (the captioner's idle CNN pool; lanes use none). */
-static int run(const ac_captioner *c, ac_encoder *enc, float *ann, ac_pool *pool, const ac_image *img, ac_caption *out,
-               double *t_cnn, double *t_dec, ac_err *err) {
+static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_caption *out, double *t_cnn,
+               double *t_dec, ac_err *err) {
     memset(out, 0, sizeof *out);
     double t0 = ac_now();
     int rc = encode(c, enc, ann, img, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    rc = c->given ? given_caption(c, ann, out, err) : ac_beam_search_pool(&c->model.dec, ann, &c->beam, pool, out, err);
+    rc = c->given ? given_caption(c, ann, out, err) : ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
     if (t_dec) *t_dec += ac_now() - t1;
     return rc;
 }
 
 int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
-    return run(c, &c->enc, c->ann, ac_cnn_pool(c->enc.cnn), img, out, t_cnn, t_dec, err);
+    return run(c, &c->enc, c->ann, img, out, t_cnn, t_dec, err);
 }
 
 int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err) {
@@ -326,5 +323,5 @@ void ac_captioner_lane_close(ac_captioner_lane *lane) {
 
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err) {
-    return run(c, &lane->enc, lane->ann, NULL, img, out, t_cnn, t_dec, err);
+    return run(c, &lane->enc, lane->ann, img, out, t_cnn, t_dec, err);
 }

@@ -723,5 +723,3 @@ void ac_cnn_free(ac_cnn *c) {
     ac_pool_free(c->pool);
     free(c);
 }
-
-ac_pool *ac_cnn_pool(const ac_cnn *c) { return c ? c->pool : NULL; }

@@ -6,11 +6,6 @@
 
 #include "pool.h"
 
-/* The CNN's pool (its threads idle between encodings: the single-photo captioner lends it to the
- * decoder). */
-struct ac_cnn;
-ac_pool *ac_cnn_pool(const struct ac_cnn *c);
-
 /* Fused activations, TFLite numbering. */
 enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3 };
 

@@ -209,46 +209,11 @@ static void softmax_row(float *x, int n, int log_out) {
     }
 }
 
-/* C[M, N] += A[M, K] B[K, N] for the step's few rows (B float32, or float16 if Bh), its columns cut
- * into 64-wide panels shared out over the pool. Each output element is still summed by one thread in
- * the same order, so the result is the same bits for any split. */
-typedef struct par_product {
-    int M, N, K, lda, ldb, ldc;
-    const float *A, *B;
-    const uint16_t *Bh;
-    float *C;
-} par_product;
-
-static void product_part(void *arg, int t, int n) {
-    const par_product *j = arg;
-    const int panels = (j->N + 63) / 64, p0 = (int)((long)panels * t / n), p1 = (int)((long)panels * (t + 1) / n);
-    const int n0 = 64 * p0, n1 = 64 * p1 < j->N ? 64 * p1 : j->N;
-    if (n1 <= n0) return;
-    if (j->Bh) ac_smm_nn_h(j->M, n1 - n0, j->K, j->A, j->lda, j->Bh + n0, j->ldb, j->C + n0, j->ldc);
-    else ac_smm_nn(j->M, n1 - n0, j->K, j->A, j->lda, j->B + n0, j->ldb, j->C + n0, j->ldc);
-}
-
-static void product(ac_pool *pool, int M, int N, int K, const float *A, int lda, const float *B, const uint16_t *Bh,
-                    int ldb, float *C, int ldc) {
-    par_product j = {M, N, K, lda, ldb, ldc, A, B, Bh, C};
-    /* ac_smm_nn picks its kernel by M and the size of B: for M >= 12 a slice might take another
-     * kernel, with another summation order; the beam's few rows never do */
-    if (!pool || ac_pool_size(pool) < 2 || N < 128 || (!Bh && M >= 12)) product_part(&j, 0, 1);
-    else ac_pool_run(pool, product_part, &j);
-}
-
-void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
-                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta) {
-    ac_decoder_step_pool(dec, im, NULL, K, prev, h, c, h_out, c_out, logp, alpha, beta);
-}
-
 /* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
  * weights than multiplying, and its threading can change the rounding; here every weight matrix is
- * streamed once per step in a fixed order per output (same result for any thread count); with a pool
- * the big ones are split by columns over its threads. */
-void ac_decoder_step_pool(const ac_decoder *dec, const ac_dec_image *im, ac_pool *pool, int K, const int *prev,
-                          const float *h, const float *c, float *h_out, float *c_out, float *logp, float *alpha,
-                          float *beta) {
+ * streamed once per step, single-threaded, in a fixed order (same result for any thread count). */
+void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
+                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, A = cf->att, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
@@ -276,13 +241,14 @@ void ac_decoder_step_pool(const ac_decoder *dec, const ac_dec_image *im, ac_pool
         memcpy(xk + E + D, h + (size_t)k * H, sizeof(float) * H);
     }
     /* z = beta * alpha^T a, all hypotheses in one pass over the annotations */
-    product(pool, K, D, L, alpha, L, im->ann, NULL, D, x + E, X);
+    ac_smm_nn(K, D, L, alpha, L, im->ann, D, x + E, X);
     for (int k = 0; k < K; k++) {
         float *zk = x + (size_t)k * X + E, b = be[k];
         for (int j = 0; j < D; j++) zk[j] *= b;
     }
     for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
-    product(pool, K, 4 * H, X, x, X, dec->lstm_w, dec->lstm_w16, 4 * H, g, 4 * H);
+    if (dec->lstm_w16) ac_smm_nn_h(K, 4 * H, X, x, X, dec->lstm_w16, 4 * H, g, 4 * H);
+    else ac_smm_nn(K, 4 * H, X, x, X, dec->lstm_w, 4 * H, g, 4 * H);
     for (int k = 0; k < K; k++) {
         const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * H;
         float *hk = h_out + (size_t)k * H, *cn = c_out + (size_t)k * H;
@@ -296,10 +262,11 @@ void ac_decoder_step_pool(const ac_decoder *dec, const ac_dec_image *im, ac_pool
     }
     /* deep output: tanh(E y + h L_h + z L_z) L_o + b_o */
     ac_smm_nn(K, E, H, h_out, H, dec->out_lh, E, o, E);
-    product(pool, K, E, D, x + E, X, dec->out_lz, NULL, E, o, E);
+    ac_smm_nn(K, E, D, x + E, X, dec->out_lz, E, o, E);
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
-    product(pool, K, V, E, o, E, dec->out_lo, dec->out_lo16, V, logp, V);
+    if (dec->out_lo16) ac_smm_nn_h(K, V, E, o, E, dec->out_lo16, V, logp, V);
+    else ac_smm_nn(K, V, E, o, E, dec->out_lo, V, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
     free(buf);
 }

@@ -76,15 +76,6 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
  * Only where ac_smm_has_f16() (AVX-512 BW/VL builds). */
 int ac_smm_has_f16(void);
 void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc);
-/* ac_decoder_step with its large products split over `pool` (NULL: in the caller): the same bits. */
-#include "pool.h"
-void ac_decoder_step_pool(const ac_decoder *dec, const ac_dec_image *im, ac_pool *pool, int K, const int *prev,
-                          const float *h, const float *c, float *h_out, float *c_out, float *logp, float *alpha,
-                          float *beta);
-/* Beam search (beam.c) with its decoder steps over `pool`: ac_beam_search's result, bit for bit. */
-#include "attncap/beam.h"
-int ac_beam_search_pool(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_pool *pool,
-                        ac_caption *out, ac_err *err);
 /* Allocates a zeroed parameter buffer for cfg (checked) without initialising: the model loader's. */
 int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err);
 /* model.c: config <-> JSON, and the decoder's tensors in/out of safetensors (checkpoints reuse these

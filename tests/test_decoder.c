@@ -410,45 +410,6 @@ static void test_step_f16_same_bits(void) {
     CHECK(same);
 }
 
-/* The step with its products split over a pool of 2 or 3 threads: the same bits as in one thread,
- * float32 weights and (where the kernel exists) float16 ones, for 1, 3 and 15 hypotheses. Sizes so
- * that every split product is cut (N >= 128: 4H = 160, D = 300, V = 700). */
-static void test_step_threads_same_bits(void) {
-    enum { V = 700, E = 24, H = 40, D = 300, NA = 12, KMAX = 15 };
-    ac_decoder_config cfg = {.vocab = V, .embed = E, .hidden = H, .att = 16, .dim = D, .n_ann = NA,
-                             .grid_h = 3, .grid_w = 4};
-    ac_decoder dec;
-    ac_err err;
-    CHECKF(ac_decoder_init(&dec, &cfg, 5, &err) == 0, "%s", err.msg);
-    for (size_t i = 0; i < dec.n_params; i++) dec.params[i] = ac_f16_to_f32(ac_f32_to_f16(dec.params[i]));
-    static float ann[NA * D], h[KMAX * H], c[KMAX * H], out[4][KMAX * (2 * H + V + NA + 1)];
-    for (int i = 0; i < NA * D; i++) ann[i] = (float)((i * 29) % 23) / 23.0f;
-    for (int i = 0; i < KMAX * H; i++) h[i] = sinf((float)i), c[i] = cosf((float)i);
-    ac_pool *pools[3] = {NULL, ac_pool_create(2), ac_pool_create(3)};
-    int same = 1, runs = 0;
-    for (int half = 0; half < 2 && same; half++) {
-        if (half && !ac_decoder_use_f16(&dec)) break; /* no float16 kernel on this CPU build */
-        ac_dec_image *im = ac_decoder_prepare(&dec, ann);
-        const int Ks[3] = {1, 3, KMAX};
-        for (int ki = 0; ki < 3 && same; ki++) {
-            const int K = Ks[ki];
-            int prev[KMAX];
-            for (int k = 0; k < K; k++) prev[k] = 4 + 37 * k;
-            for (int p = 0; p < 3; p++) {
-                float *o = out[p];
-                ac_decoder_step_pool(&dec, im, pools[p], K, prev, h, c, o, o + K * H, o + 2 * K * H, o + K * (2 * H + V),
-                                     o + K * (2 * H + V + NA));
-                if (p) same &= !memcmp(out[0], o, sizeof(float) * (size_t)K * (2 * H + V + NA + 1)), runs++;
-            }
-        }
-        ac_dec_image_free(im);
-    }
-    ac_pool_free(pools[1]), ac_pool_free(pools[2]);
-    ac_decoder_free(&dec);
-    CHECK(runs >= 6);
-    CHECK(same);
-}
-
 int main(void) {
     RUN(test_step_is_a_distribution);
     RUN(test_step_matches_training_forward);
@@ -458,6 +419,5 @@ int main(void) {
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
     RUN(test_step_f16_same_bits);
-    RUN(test_step_threads_same_bits);
     return TEST_EXIT();
 }
