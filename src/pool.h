@@ -1,5 +1,6 @@
-/* pool.h: a persistent pool of n-1 worker threads plus the caller, shared by the CNN's layers and
- * the decoder step's products. Not a public header.
+/* pool.h: a persistent pool of n-1 worker threads plus the caller, for the CNN's layers. Not a
+ * public header. (Splitting the decoder step's products over it was measured slower: the step
+ * streams its weights over the memory bus both cores share.)
  *
  * ac_pool_run(p, fn, arg) calls fn(arg, t, n) once for each chunk t in [0, n), n = a few chunks per
  * thread (ac_pool_chunks), on whichever thread is free, and returns when all are done; so fn must
