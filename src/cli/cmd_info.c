@@ -1,5 +1,6 @@
 /* attncap info: lists a TFLite model's inputs, outputs, ops and tensors (to choose --layer), or a
  * safetensors file's metadata and tensors (our decoder models, checkpoints and feature shards). */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,18 +58,12 @@ static const char *dtype_name(ac_st_dtype t) {
     return "?";
 }
 
-/* A JSON array's element count (a vocabulary, a shard's photo names): commas outside strings, + 1. */
-static long json_array_length(const char *s) {
-    long n = 0, any = 0;
-    for (int in_str = 0; *s; s++) {
-        if (in_str) {
-            if (*s == '\\' && s[1]) s++;
-            else if (*s == '"') in_str = 0;
-        } else if (*s == '"') in_str = 1, any = 1;
-        else if (*s == ',') n++;
-        else if (*s != '[' && *s != ']' && *s != ' ') any = 1;
-    }
-    return any ? n + 1 : 0;
+/* The element count of a JSON array (a vocabulary, a shard's photo names), or -1 if v is not one. */
+static int json_array_length(const char *v) {
+    cJSON *j = cJSON_Parse(v);
+    int n = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : -1;
+    cJSON_Delete(j);
+    return n;
 }
 
 static int info_safetensors(const char *path, int meta, int tensors) {
@@ -85,8 +80,8 @@ static int info_safetensors(const char *path, int meta, int tensors) {
         printf("metadata:\n");
         for (int i = 0; i < f.n_meta; i++) {
             const char *k = f.meta_keys[i], *v = f.meta_values[i];
-            if (v[0] == '[' && (!strcmp(k, "vocab") || strlen(v) > 400))
-                printf("  %-10s %ld entries\n", k, json_array_length(v));
+            const int n = v[0] == '[' && (!strcmp(k, "vocab") || strlen(v) > 400) ? json_array_length(v) : -1;
+            if (n >= 0) printf("  %-10s %d entries\n", k, n);
             else if (strlen(v) > 400) printf("  %-10s %.400s... (%zu bytes)\n", k, v, strlen(v));
             else printf("  %-10s %s\n", k, v);
         }
