@@ -209,7 +209,11 @@ done:
     return rc;
 }
 
-static void clear_given(ac_captioner *c);
+static void clear_given(ac_captioner *c) {
+    for (int k = 0; c->given_words && k < c->n_given; k++) free(c->given_words[k]);
+    free(c->given_words), free(c->given);
+    c->given_words = NULL, c->given = NULL, c->n_given = 0;
+}
 
 void ac_captioner_close(ac_captioner *c) {
     if (!c) return;
@@ -258,12 +262,6 @@ static int given_caption(const ac_captioner *c, const float *ann, ac_caption *ou
     }
     out->score = out->logprob;
     return 0;
-}
-
-static void clear_given(ac_captioner *c) {
-    for (int k = 0; c->given_words && k < c->n_given; k++) free(c->given_words[k]);
-    free(c->given_words), free(c->given);
-    c->given_words = NULL, c->given = NULL, c->n_given = 0;
 }
 
 int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err) {

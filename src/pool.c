@@ -123,8 +123,6 @@ void ac_pool_run(ac_pool *p, void (*fn)(void *, int, int), void *arg) {
     }
 }
 
-int ac_pool_size(const ac_pool *p) { return p ? p->n : 1; }
-
 int ac_pool_chunks(const ac_pool *p) { return !p || p->n == 1 ? 1 : p->chunks; }
 
 void ac_pool_free(ac_pool *p) {

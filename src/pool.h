@@ -14,7 +14,6 @@ typedef struct ac_pool ac_pool;
 ac_pool *ac_pool_create(int n);
 void ac_pool_run(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg);
 void ac_pool_free(ac_pool *p);
-int ac_pool_size(const ac_pool *p);
 /* How many chunks (the n passed to fn) a job is cut into. */
 int ac_pool_chunks(const ac_pool *p);
 #endif
