@@ -39,6 +39,7 @@ struct ac_dec_work {
     float *h0, *c0, *dh, *dc;         /* [B, H] */
     float *S;                         /* [B, L] sum_t alpha */
     float *hw, *dX, *dal;             /* [B, A], [B, D + H], [L] scratch */
+    float *dshift;                    /* [A + 2H] scratch of ctx_shift_grad */
     /* per token */
     float *ey;          /* [N, E]  E y_{t-1} */
     float *G;           /* [N, 4H] gates (pre-activation, then activations i f g o) */
@@ -61,6 +62,7 @@ struct ac_dec_work {
     float *pack_own;
     const float *pk[4];
     int pk_ext;
+    float *dctx_sum; /* the batch's dctx_sum (NULL: not wanted) */
 };
 
 /* Floats needed to pack the four recurrent weights. */
@@ -108,7 +110,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         AL(w->uimg, b); AL(w->uptr, b);
         AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * A); AL(w->dproj, b * L * A);
         AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * L);
-        AL(w->hw, b * A); AL(w->dX, b * (D + H)); AL(w->dal, L);
+        AL(w->hw, b * A); AL(w->dX, b * (D + H)); AL(w->dal, L); AL(w->dshift, A + 2 * H);
         w->capB = B;
     }
     if (N > w->capN) {
@@ -143,7 +145,7 @@ void ac_dec_work_free(ac_dec_work *w) {
     void *ps[] = {w->uimg, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
                   w->dc, w->S, w->hw, w->dX, w->dal, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->th, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dhw,
-                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own};
+                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     free(w);
 }
@@ -338,6 +340,22 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
     return r;
 }
 
+/* The rest of dctx_sum, after the recurrence (which added the context path): a shift x of every
+ * annotation vector also moves W_a a_l + b_a by W_a^T x for every l, and mean(a) by x (h_0, c_0).
+ * Called with dproj complete and dh, dc holding d loss / d (pre-activation of h_0, c_0). */
+static void ctx_shift_grad(const ac_decoder *dec, ac_dec_work *w) {
+    const ac_decoder_config *c = &dec->cfg;
+    const int H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, B = w->B;
+    float *sp = w->dshift, *sh = sp + A, *sc = sh + H; /* sum_{u,l} dproj [A]; sum_b dh_0, dc_0 [H] */
+    memset(sp, 0, sizeof(float) * (size_t)(A + 2 * H));
+    colsum_add(w->dproj, w->U * L, A, sp);
+    colsum_add(w->dh, B, H, sh);
+    colsum_add(w->dc, B, H, sc);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, D, A, 1.0f, dec->att_wa, A, sp, 1, 1.0f, w->dctx_sum, 1);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, D, H, 1.0f, dec->init_h_w, H, sh, 1, 1.0f, w->dctx_sum, 1);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, D, H, 1.0f, dec->init_c_w, H, sc, 1, 1.0f, w->dctx_sum, 1);
+}
+
 static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     const ac_decoder_config *c = &dec->cfg;
     const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
@@ -404,6 +422,11 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             }
             const float dbp = dbeta * be * (1.0f - be);
             w->dbp[r] = dbp;
+            if (w->dctx_sum) { /* ctx = sum_l alpha_l a_l: a shift x of every a_l moves it by (sum_l alpha_l) x */
+                float sa = 0;
+                for (int l = 0; l < L; l++) sa += al[l];
+                for (int d = 0; d < D; d++) w->dctx_sum[d] += sa * dz[d];
+            }
             for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
             cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, dz, 1, 0.0f,
                         w->dal, 1);
@@ -426,6 +449,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
         w->dh[k] *= 1.0f - w->h0[k] * w->h0[k];
         w->dc[k] *= 1.0f - w->c0[k] * w->c0[k];
     }
+    if (w->dctx_sum) ctx_shift_grad(dec, w);
     mm(1, 0, D, H, B, w->mean, D, w->dh, H, 0.0f, g.init_h_w, H);
     mm(1, 0, D, H, B, w->mean, D, w->dc, H, 0.0f, g.init_c_w, H);
     colsum_add(w->dh, B, H, g.init_h_b);
@@ -499,6 +523,8 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
     ac_dec_stats s;
     forward(dec, w, b, train, dropout_seed, &s);
     if (st) *st = s;
+    w->dctx_sum = grad ? b->dctx_sum : NULL;
+    if (w->dctx_sum) memset(w->dctx_sum, 0, sizeof(float) * (size_t)c->dim);
     if (grad) backward(dec, w, grad);
     return 0;
 }
@@ -518,6 +544,8 @@ struct ac_dec_pool {
     ac_dec_work **w;
     float **g; /* [shards - 1] extra gradient buffers (shard 0 writes the caller's) */
     size_t n_params;
+    float *dctx; /* [shards, D]: each shard's dctx_sum */
+    int dim;
 };
 
 ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T) {
@@ -531,7 +559,9 @@ ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threa
     p->g = calloc((size_t)shards, sizeof *p->g);
     size_t off[5];
     p->pack = malloc(sizeof(float) * pack_size(cfg, off));
-    if (!p->w || !p->g || !p->pack) goto fail;
+    p->dim = cfg->dim;
+    p->dctx = malloc(sizeof(float) * (size_t)shards * (size_t)cfg->dim);
+    if (!p->w || !p->g || !p->pack || !p->dctx) goto fail;
     for (int s = 0; s < shards; s++) {
         if (!(p->w[s] = ac_dec_work_new(cfg, (max_B + shards - 1) / shards, max_T))) goto fail;
         if (s && !(p->g[s] = malloc(sizeof(float) * p->n_params))) goto fail;
@@ -548,7 +578,7 @@ void ac_dec_pool_free(ac_dec_pool *p) {
         if (p->w) ac_dec_work_free(p->w[s]);
         if (p->g) free(p->g[s]);
     }
-    free(p->w), free(p->g), free(p->pack), free(p);
+    free(p->w), free(p->g), free(p->pack), free(p->dctx), free(p);
 }
 
 typedef struct shard_job {
@@ -676,7 +706,7 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             memcpy(wp, b->words + (size_t)i * b->stride, sizeof(int) * (size_t)b->stride);
             wp += b->stride, n++;
         }
-        j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann};
+        j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL};
     }
     /* Round-robin the shards over the threads. */
     int T = p->threads < S ? p->threads : S;
@@ -707,6 +737,14 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             const int T2 = p->threads < 64 ? p->threads : 64;
             for (int t = 0; t < T2; t++) tj[t] = (thread_job){NULL, jobs, S, t, T2, 1, p, grad};
             run_threads(tj, T2);
+        }
+        if (grad && b->dctx_sum) { /* combined as the gradient: sum_s (N_s / N) dctx_s */
+            memset(b->dctx_sum, 0, sizeof(float) * (size_t)p->dim);
+            for (int s = 0; s < S; s++) {
+                if (jobs[s].st.ntok == 0) continue;
+                const float ks = (float)jobs[s].st.ntok / tot.ntok;
+                for (int d = 0; d < p->dim; d++) b->dctx_sum[d] += ks * p->dctx[(size_t)s * p->dim + d];
+            }
         }
     }
     free(jobs), free(shard_of), free(words);

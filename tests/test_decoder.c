@@ -179,7 +179,7 @@ static void gradcheck(float dropout, int shared) {
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -221,6 +221,62 @@ static void gradcheck(float dropout, int shared) {
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
+/* dctx_sum: d loss / d x, x added to every annotation vector of every photo (the trainer's learned
+ * "no photo" context is this with all vectors equal), against central differences of the reference;
+ * then the pool's combination against the single pass. */
+static void test_gradcheck_context_shift(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.dropout = 0.3f;
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
+    for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.05f * (float)sin(2.0 + 1.3 * i);
+    enum { B = 4, ST = 6, LD = 6 * 7 };
+    static float ann[B][LD], sh[B][LD];
+    const float *annp[B], *shp[B];
+    for (int i = 0; i < B; i++) fill_ann(ann[i], LD, 31 + i), annp[i] = ann[i], shp[i] = sh[i];
+    for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % 7]; /* one photo: six copies of one vector */
+    annp[3] = annp[2], shp[3] = shp[2];
+    const int len[B] = {6, 5, 3, 2};
+    int words[B * ST];
+    for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
+    float dctx[7], dctx2[7];
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx};
+    ac_dec_work *w = ac_dec_work_new(&c, B, 8);
+    float *grad = malloc(sizeof(float) * dec.n_params);
+    ac_dec_stats st;
+    const uint64_t seed = 99;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0);
+    double *P = malloc(sizeof(double) * dec.n_params);
+    for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
+    ref_batch rb = {B, ST, len, words, shp};
+    const double eps = 1e-3;
+    double gmax = 0;
+    for (int d = 0; d < 7; d++) gmax = fmax(gmax, fabs(dctx[d]));
+    CHECK(gmax > 0);
+    for (int d = 0; d < 7; d++) {
+        double l[2];
+        for (int sgn = 0; sgn < 2; sgn++) {
+            for (int i = 0; i < B; i++)
+                for (int k = 0; k < LD; k++) sh[i][k] = ann[i][k] + (k % 7 == d ? (sgn ? -eps : eps) : 0.0f);
+            l[sgn] = ref_loss(&c, P, &rb, 1, seed);
+        }
+        const double num = (l[0] - l[1]) / (2 * eps);
+        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "dctx[%d]: analytic %.7g, numeric %.7g", d, dctx[d], num);
+    }
+    /* Without a gradient the buffer is left alone; through the pool (2 shards) it matches. */
+    c.dropout = 0;
+    dec.cfg.dropout = 0;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, grad, &st, &err) == 0);
+    bt.dctx_sum = dctx2;
+    ac_dec_pool *p = ac_dec_pool_new(&c, 2, 2, B, 8);
+    CHECK(p && ac_dec_pool_forward_backward(p, &dec, &bt, 0, 0, grad, &st, &err) == 0);
+    for (int d = 0; d < 7; d++) CHECK_NEAR(dctx2[d], dctx[d], 1e-5 * gmax + 1e-7);
+    ac_dec_pool_free(p);
+    free(P), free(grad);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
 static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0); }
 static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0); }
 static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1); }
@@ -237,7 +293,7 @@ static void test_step_matches_training_forward(void) {
     fill_ann(ann[0], 42, 5), fill_ann(ann[1], 42, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -279,7 +335,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -326,7 +382,7 @@ static void test_torch_parity(void) {
     memcpy(words, tw->data, tw->nbytes);
     CHECK(ac_st_to_f32(ta, ann, (size_t)B * c.n_ann * c.dim, path, &err) == 0);
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)i * c.n_ann * c.dim;
-    ac_dec_batch bt = {B, len, words, stride, annp};
+    ac_dec_batch bt = {B, len, words, stride, annp, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, B, len[0]);
     float *grad = malloc(sizeof(float) * dec.n_params);
     ac_dec_stats st;
@@ -416,6 +472,7 @@ int main(void) {
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout);
     RUN(test_gradcheck_shared_photos);
+    RUN(test_gradcheck_context_shift);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
     RUN(test_step_f16_same_bits);

@@ -78,6 +78,11 @@ typedef struct ac_dec_batch {
     const int *words;
     int stride;
     const float *const *ann;
+    /* Optional [D], overwritten by the backward pass (NULL: not computed): d loss / d x, where x is
+     * added to every annotation vector of every photo in the batch. For a batch whose photos are all
+     * L copies of one vector (the trainer's learned "no photo" context for captions without a photo),
+     * this is the gradient of that vector. Costs O(N D) on top of the backward pass. */
+    float *dctx_sum;
 } ac_dec_batch;
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
