@@ -31,6 +31,7 @@ void ac_train_defaults(ac_train_opts *o) {
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
     o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
     o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1, o->map_features = -1;
+    o->text_ratio = 1, o->text_weight = 1;
 }
 
 /* ---------- data ---------- */
@@ -42,9 +43,25 @@ static int swap_lr(const ac_vocab *v, int id) {
     return id;
 }
 
+/* The training photos' captions: data's train split, then every photo of extra_data's sets. */
+static int load_extra_data(trainer *tr, ac_err *err) {
+    const ac_train_opts *o = tr->o;
+    if (!o->extra_data || !*o->extra_data) return 0;
+    char *list = strdup(o->extra_data), *save = NULL;
+    if (!list) return ac_errf(err, "out of memory");
+    int rc = 0;
+    for (char *spec = strtok_r(list, ",", &save); spec && !rc; spec = strtok_r(NULL, ",", &save)) {
+        if (tr->n_xds == (int)(sizeof tr->xds / sizeof *tr->xds)) rc = ac_errf(err, "train: more than 8 extra datasets");
+        else if (ac_dataset_load(spec, NULL, &tr->xds[tr->n_xds], err)) rc = -1;
+        else tr->n_xds++;
+    }
+    free(list);
+    return rc;
+}
+
 static int load_data(trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
-    if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err)) return -1;
+    if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err) || load_extra_data(tr, err)) return -1;
     size_t budget = SIZE_MAX; /* bytes of feature rows loaded into memory; more are mapped */
     if (o->map_features > 0) budget = 0;
     else if (o->map_features < 0) {
@@ -55,41 +72,62 @@ static int load_data(trainer *tr, ac_err *err) {
     tr->L = tr->fc.grid_h * tr->fc.grid_w, tr->D = tr->fc.dim;
     /* Tokenize the training captions of photos that have features. */
     int cap = 0, n = 0, missing = 0, has_flip = 0;
-    for (int i = 0; i < tr->ds.n; i++) cap += tr->ds.images[i].n_caps;
+    for (int d = 0; d <= tr->n_xds; d++) {
+        const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
+        for (int i = 0; i < ds->n; i++) cap += ds->images[i].n_caps;
+    }
     ac_tokens *toks = calloc((size_t)cap + 1, sizeof *toks);
     int *feat = calloc((size_t)cap + 1, sizeof *feat), *featf = calloc((size_t)cap + 1, sizeof *featf);
     if (!toks || !feat || !featf) return ac_errf(err, "out of memory");
-    int rc = -1;
-    for (int i = 0; i < tr->ds.n; i++) {
-        const ac_ds_image *im = &tr->ds.images[i];
-        if (im->split != AC_SPLIT_TRAIN) continue;
-        int f = ac_features_find(&tr->fc, im->key);
-        if (f < 0) {
-            missing++;
-            continue;
-        }
-        char fk[1200];
-        snprintf(fk, sizeof fk, "%s#flip", im->key);
-        int ff = ac_features_find(&tr->fc, fk);
-        has_flip |= ff >= 0;
-        for (int k = 0; k < im->n_caps; k++) {
-            if (o->max_train > 0 && n >= o->max_train) break;
-            ac_err e2;
-            if (ac_tokenize(im->caps[k], &toks[n], &e2)) continue; /* invalid UTF-8: skip the caption */
-            if (toks[n].n == 0 || toks[n].n > o->max_words) {
-                ac_tokens_free(&toks[n]);
+    int rc = -1, n_text = 0, n_all = 0, cap_text = cap + 1;
+    for (int d = 0; d <= tr->n_xds; d++) {
+        const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
+        for (int i = 0; i < ds->n; i++) {
+            const ac_ds_image *im = &ds->images[i];
+            if (d == 0 && im->split != AC_SPLIT_TRAIN) continue;
+            int f = ac_features_find(&tr->fc, im->key);
+            if (f < 0) {
+                missing++;
                 continue;
             }
-            feat[n] = f, featf[n] = ff, n++;
+            char fk[1200];
+            snprintf(fk, sizeof fk, "%s#flip", im->key);
+            int ff = ac_features_find(&tr->fc, fk);
+            has_flip |= ff >= 0;
+            for (int k = 0; k < im->n_caps; k++) {
+                if (o->max_train > 0 && n >= o->max_train) break;
+                ac_err e2;
+                if (ac_tokenize(im->caps[k], &toks[n], &e2)) continue; /* invalid UTF-8: skip the caption */
+                if (toks[n].n == 0 || toks[n].n > o->max_words) {
+                    ac_tokens_free(&toks[n]);
+                    continue;
+                }
+                feat[n] = f, featf[n] = ff, n++;
+            }
         }
     }
     if (n == 0) {
         ac_errf(err, "%s: no training caption has a photo in the feature cache %s (%d photos missing)", o->data,
                 o->features, missing);
+        n_all = n;
         goto done;
     }
+    /* Captions without photos go after the paired ones: the vocabulary counts both. */
+    n_all = n;
+    if (ac_train_read_text(tr, &toks, &n_all, &cap_text, err)) goto done;
+    n_text = n_all - n;
     tr->use_flip = o->flip < 0 ? has_flip : o->flip && has_flip;
-    if (!tr->model.vocab && ac_vocab_build(toks, n, o->min_count, &tr->model.vocab, err)) goto done;
+    if (!tr->model.vocab && ac_vocab_build(toks, n + n_text, o->min_count, &tr->model.vocab, err)) goto done;
+    if (n_text > 0) {
+        if (!(tr->tex = calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
+        for (int i = 0; i < n_text; i++) {
+            example *e = &tr->tex[i];
+            e->feat = e->feat_flip = -1, e->n = toks[n + i].n;
+            if (!(e->w = malloc(sizeof(int) * (size_t)e->n))) goto oom;
+            ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
+            tr->n_tex++;
+        }
+    }
     tr->ex = calloc((size_t)n, sizeof *tr->ex);
     if (!tr->ex) goto oom;
     for (int i = 0; i < n; i++) {
@@ -160,7 +198,7 @@ static int load_data(trainer *tr, ac_err *err) {
 oom:
     ac_errf(err, "out of memory loading training data");
 done:
-    for (int i = 0; i < cap; i++) ac_tokens_free(&toks[i]);
+    for (int i = 0; i < (n_all > n ? n_all : n); i++) ac_tokens_free(&toks[i]);
     free(toks), free(feat), free(featf);
     return rc;
 }
@@ -196,6 +234,10 @@ static void make_batch(const trainer *tr, const example *ex, const int *sel, int
         bb->len[i] = e->n + 1;
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
         const int r = f ? e->feat_flip : e->feat;
+        if (r < 0) { /* a caption without a photo: the no-photo context, one copy per shard */
+            bb->ann[i] = tr->null_ann + (size_t)(i % tr->o->shards) * LD;
+            continue;
+        }
         if (tr->fc.data) {
             bb->ann[i] = tr->fc.data + (size_t)r * LD;
             continue;
@@ -205,7 +247,7 @@ static void make_batch(const trainer *tr, const example *ex, const int *sel, int
         if (k == n_stage) bb->stage_row[n_stage++] = r, ac_features_row(&tr->fc, r, bb->stage + (size_t)k * LD);
         bb->ann[i] = bb->stage + (size_t)k * LD;
     }
-    b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann;
+    b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann, b->dctx_sum = NULL;
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
@@ -326,12 +368,17 @@ static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
     snprintf(notes, sizeof notes,
              "{\"step\":%ld,\"epoch\":%.3f,\"val_loss\":%.5f,\"val_bleu4\":%.5f,\"val_cider\":%.5f,\"beam\":%d,"
              "\"train_captions\":%d,\"val_photos\":%d,\"flip\":%d,\"batch\":%d,\"lr\":%g,\"min_count\":%d,"
-             "\"clip\":%g,\"max_words\":%d,\"ema\":%g,\"seed\":%llu}",
+             "\"clip\":%g,\"max_words\":%d,\"ema\":%g,\"seed\":%llu,\"text_captions\":%d,\"text_batch\":%d,"
+             "\"text_weight\":%g,\"extra_data\":%d}",
              h->step, h->epoch, h->val_loss, isfinite(h->bleu4) ? h->bleu4 : -1, isfinite(h->cider) ? h->cider : -1,
              o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->ema,
-             o->seed);
-    const char *extra[] = {"training", notes, NULL};
-    return ac_model_save(&tr->model, o->out, o->fp16, extra, err);
+             o->seed, tr->n_tex, tr->n_tex ? tr->text_batch : 0, o->text_weight, tr->n_xds);
+    char *counts = ac_train_vocab_counts_json(tr);
+    if (!counts) return ac_errf(err, "out of memory");
+    const char *extra[] = {"training", notes, "vocab_counts", counts, NULL};
+    int rc = ac_model_save(&tr->model, o->out, o->fp16, extra, err);
+    free(counts);
+    return rc;
 }
 
 /* With a weight average, puts it in the model's place (and back on the second call): evaluation
@@ -420,10 +467,42 @@ static void trainer_free(trainer *tr) {
     }
     free(tr->ex), free(tr->vex), free(tr->vi), free(tr->hist), free(tr->img_start), free(tr->img_n);
     free(tr->grad), free(tr->m), free(tr->v), free(tr->ema);
+    for (int i = 0; i < tr->n_tex; i++) free(tr->tex[i].w);
+    free(tr->tex), free(tr->null_ctx), free(tr->null_m), free(tr->null_v), free(tr->null_g), free(tr->null_ann);
+    free(tr->grad_text), free(tr->text_perm), free(tr->cnt_paired), free(tr->cnt_text);
+    for (int i = 0; i < tr->n_xds; i++) ac_dataset_free(&tr->xds[i]);
     ac_dec_pool_free(tr->work);
     ac_model_free(&tr->model);
     ac_features_free(&tr->fc);
     ac_dataset_free(&tr->ds);
+}
+
+/* The text half of a step: a batch of captions without photos through dec_text (the model's weights,
+ * no attention penalty), its gradient folded into tr->grad by tokens against the photo batch's
+ * n_photo_tok (times text_weight), and the no-photo context's gradient into tr->null_g. *text_loss
+ * tracks the text batches' cross-entropy per token (a running average). */
+static int text_step(trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int *sel, ac_dec_stats *st,
+                     double *text_loss, long n_photo_tok, ac_err *err) {
+    const ac_train_opts *o = tr->o;
+    const size_t LD = (size_t)tr->L * tr->D, np = tr->model.dec.n_params;
+    for (int s = 0; s < o->shards; s++)
+        for (size_t l = 0; l < (size_t)tr->L; l++)
+            memcpy(tr->null_ann + s * LD + l * tr->D, tr->null_ctx, sizeof(float) * (size_t)tr->D);
+    if (ac_train_text_select(tr, tr->st.step, sel, err)) return -1;
+    ac_dec_batch b;
+    make_batch(tr, tr->tex, sel, tr->text_batch, NULL, bb, &b);
+    b.dctx_sum = tr->null_g;
+    if (ac_dec_pool_forward_backward(tr->work, dec_text, &b, 1,
+                                     ac_mix64(~o->seed ^ ((uint64_t)tr->st.step * 0x94D049BB133111EBull)), tr->grad_text,
+                                     st, err))
+        return -1;
+    const double wt = (double)o->text_weight * st->ntok, wp = (double)n_photo_tok, k = 1.0 / (wp + wt);
+    const float kp = (float)(wp * k), kt = (float)(wt * k);
+    for (size_t i = 0; i < np; i++) tr->grad[i] = kp * tr->grad[i] + kt * tr->grad_text[i];
+    for (int d = 0; d < tr->D; d++) tr->null_g[d] *= kt;
+    const double l = st->ntok ? st->ce_sum / st->ntok : 0;
+    *text_loss = *text_loss > 0 ? 0.98 * *text_loss + 0.02 * l : l;
+    return 0;
 }
 
 int ac_train(const ac_train_opts *oin, ac_err *err) {
@@ -481,14 +560,16 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
          * distribution instead of uniform, which saves the first few hundred steps. */
         double *cnt = calloc((size_t)c.vocab, sizeof(double)), tot = 0;
         if (!cnt) goto oom;
-        for (int i = 0; i < tr.n_ex; i++) {
-            for (int k = 0; k < tr.ex[i].n; k++) cnt[tr.ex[i].w[k]] += 1;
+        for (int i = 0; i < tr.n_ex + tr.n_tex; i++) {
+            const example *e = i < tr.n_ex ? &tr.ex[i] : &tr.tex[i - tr.n_ex];
+            for (int k = 0; k < e->n; k++) cnt[e->w[k]] += 1;
             cnt[AC_END] += 1;
         }
         for (int v = 0; v < c.vocab; v++) tot += cnt[v];
         for (int v = 0; v < c.vocab; v++) tr.model.dec.out_bo[v] = (float)log((cnt[v] + 0.1) / (tot + 0.1 * c.vocab));
         free(cnt);
         tr.st.lr = o.lr;
+        if (o.init && ac_train_warm_start(&tr, o.init, err)) goto done;
     }
     const size_t np = tr.model.dec.n_params;
     tr.grad = malloc(sizeof(float) * np);
@@ -505,6 +586,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (tr.per_batch < 1) tr.per_batch = 1;
     tr.steps = o.group ? (tr.n_img + tr.per_batch - 1) / tr.per_batch : (tr.n_ex + o.batch - 1) / o.batch;
     int capb = o.group && tr.per_batch * tr.max_caps > o.batch ? tr.per_batch * tr.max_caps : o.batch;
+    if (tr.n_tex > 0) {
+        if (ac_train_text_init(&tr, err)) goto done;
+        if (tr.text_batch > capb) capb = tr.text_batch;
+    }
     if (capb > 4096) {
         ac_errf(err, "train: a batch of %d captions is over 4096", capb);
         goto done;
@@ -522,14 +607,17 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     const int n_perm = o.group ? tr.n_img : tr.n_ex;
     perm = malloc(sizeof(int) * (size_t)n_perm), flip = malloc(sizeof(int) * (size_t)capb);
     selbuf = malloc(sizeof(int) * (size_t)capb);
+    ac_decoder dec_text = tr.model.dec; /* the same weights; no attention penalty for the no-photo context */
+    dec_text.cfg.lambda = 0;
     if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !perm ||
         !flip || !selbuf)
         goto oom;
     if (!o.quiet)
         fprintf(stderr,
-                "train: %d captions (%s flipped copies), %d val photos, vocabulary %d, %zu parameters "
-                "(model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s%s\n",
-                tr.n_ex, tr.use_flip ? "with" : "no", tr.n_vi, ac_vocab_size(tr.model.vocab), np,
+                "train: %d captions (%s flipped copies), %d captions without photos (%d a step), %d val photos, "
+                "vocabulary %d, %zu parameters (model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s%s\n",
+                tr.n_ex, tr.use_flip ? "with" : "no", tr.n_tex, tr.n_tex ? tr.text_batch : 0, tr.n_vi,
+                ac_vocab_size(tr.model.vocab), np,
                 np * 4.0 / 1048576, np * 2.0 / 1048576, tr.steps, o.group ? " (batches of whole photos)" : "",
                 tr.fc.mapped_row ? "; features read from their mapped shard files" : "");
     const int steps = tr.steps;
@@ -543,7 +631,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         char label[32];
         snprintf(label, sizeof label, "epoch %d/%d", ep + 1, o.epochs);
         ac_progress_start(&pg, label, (uint64_t)steps, o.quiet);
-        double tp = ac_now(), t_line = ac_now();
+        double tp = ac_now(), t_line = ac_now(), text_loss = 0;
         const int pos0 = s->pos;
         long tok_p = 0;
         while (s->pos < steps) {
@@ -571,6 +659,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                              ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)), tr.grad,
                                              &ds, err))
                 goto done;
+            if (tr.n_tex > 0) { /* and a batch of captions without photos, combined by tokens */
+                ac_dec_stats dt;
+                if (text_step(&tr, &dec_text, &bb, selbuf, &dt, &text_loss, ds.ntok, err)) goto done;
+            }
             if (!isfinite(ds.loss)) {
                 ac_errf(err, "train: loss became %g at step %ld (try a lower --lr)", ds.loss, s->step);
                 goto done;
@@ -581,12 +673,19 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             const float ema_d = fminf(o.ema, (float)((1.0 + s->step) / (10.0 + s->step)));
             ac_clip_and_adam(tr.model.dec.params, tr.grad, tr.m, tr.v, tr.ema, ema_d, np, o.clip, s->lr, s->step,
                              o.weight_decay, threads);
+            if (tr.n_tex > 0)
+                ac_clip_and_adam(tr.null_ctx, tr.null_g, tr.null_m, tr.null_v, NULL, 0, (size_t)tr.D, o.clip, s->lr,
+                                 s->step, 0, 1);
             s->win_ce += ds.ce_sum, s->win_tok += ds.ntok;
             s->pos++;
             tok_p += ds.ntok;
             double dt = ac_now() - tp;
-            snprintf(pg.extra, sizeof pg.extra, "loss %.3f %.0f tok/s", s->win_tok ? s->win_ce / s->win_tok : 0,
-                     dt > 0 ? tok_p / dt : 0);
+            if (tr.n_tex > 0)
+                snprintf(pg.extra, sizeof pg.extra, "loss %.3f text %.3f %.0f tok/s",
+                         s->win_tok ? s->win_ce / s->win_tok : 0, text_loss, dt > 0 ? tok_p / dt : 0);
+            else
+                snprintf(pg.extra, sizeof pg.extra, "loss %.3f %.0f tok/s", s->win_tok ? s->win_ce / s->win_tok : 0,
+                         dt > 0 ? tok_p / dt : 0);
             ac_progress_update(&pg, (uint64_t)s->pos);
             if (!pg.enabled && !o.quiet && ac_now() - t_line >= 60) {
                 /* Not a terminal (a log file): one line a minute instead of the bar. */

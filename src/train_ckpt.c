@@ -44,6 +44,8 @@ static cJSON *opts_json(const ac_train_opts *o) {
     cJSON_AddNumberToObject(j, "shards", o->shards);
     cJSON_AddNumberToObject(j, "group", o->group);
     cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
+    cJSON_AddNumberToObject(j, "text_ratio", o->text_ratio);
+    cJSON_AddNumberToObject(j, "text_weight", o->text_weight);
     return j;
 }
 
@@ -83,7 +85,7 @@ int ac_train_save_ckpt(trainer *tr, ac_err *err) {
     ac_st_writer w;
     ac_st_writer_init(&w);
     int rc = -1;
-    int64_t n = (int64_t)tr->model.dec.n_params;
+    int64_t n = (int64_t)tr->model.dec.n_params, nd = tr->D;
     if (!path || !cfg || !voc || !state) {
         ac_errf(err, "out of memory writing a checkpoint");
         goto done;
@@ -92,6 +94,9 @@ int ac_train_save_ckpt(trainer *tr, ac_err *err) {
         ac_st_writer_add(&w, "adam_m", AC_ST_F32, 1, &n, tr->m, err) ||
         ac_st_writer_add(&w, "adam_v", AC_ST_F32, 1, &n, tr->v, err) ||
         (tr->ema && ac_st_writer_add(&w, "ema", AC_ST_F32, 1, &n, tr->ema, err)) ||
+        (tr->null_ctx && (ac_st_writer_add(&w, "null_ctx", AC_ST_F32, 1, &nd, tr->null_ctx, err) ||
+                          ac_st_writer_add(&w, "null_ctx_m", AC_ST_F32, 1, &nd, tr->null_m, err) ||
+                          ac_st_writer_add(&w, "null_ctx_v", AC_ST_F32, 1, &nd, tr->null_v, err))) ||
         ac_st_writer_meta(&w, "format", CKPT_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
         ac_st_writer_meta(&w, "vocab", voc, err) ||
         ac_st_writer_meta(&w, "encoder", tr->model.encoder_json ? tr->model.encoder_json : "{}", err) ||
@@ -161,6 +166,24 @@ int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
         }
         if (ac_st_to_f32(te, tr->ema, n, path, err)) goto done;
     }
+    const ac_st_tensor *tn = ac_st_find(&f, "null_ctx");
+    if (tn) { /* the no-photo context of a run with captions without photos */
+        const size_t D = (size_t)c.dim;
+        const char *nn[3] = {"null_ctx", "null_ctx_m", "null_ctx_v"};
+        float **nv[3] = {&tr->null_ctx, &tr->null_m, &tr->null_v};
+        for (int i = 0; i < 3; i++) {
+            const ac_st_tensor *t = ac_st_find(&f, nn[i]);
+            if (!t) {
+                ac_errf(err, "%s: tensor '%s' missing", path, nn[i]);
+                goto done;
+            }
+            if (!(*nv[i] = malloc(sizeof(float) * D))) {
+                ac_errf(err, "out of memory");
+                goto done;
+            }
+            if (ac_st_to_f32(t, *nv[i], D, path, err)) goto done;
+        }
+    }
     tr->model.encoder_json = strdup(enc);
     sj = cJSON_Parse(state);
     if (!sj || !cJSON_IsObject(sj)) {
@@ -191,6 +214,8 @@ int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
     o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
     o->beam = (int)jnum(oj, "beam", o->beam), o->shards = (int)jnum(oj, "shards", o->shards);
     o->group = (int)jnum(oj, "group", 0); /* checkpoints from before grouped batches */
+    o->text_ratio = (float)jnum(oj, "text_ratio", o->text_ratio);
+    o->text_weight = (float)jnum(oj, "text_weight", o->text_weight);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
     cJSON_ArrayForEach(row, h) {
         double a[8];

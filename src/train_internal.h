@@ -62,11 +62,41 @@ typedef struct trainer {
     float *grad, *m, *v;
     float *ema; /* averaged weights (NULL if off); swapped into the model while evaluating */
     ac_dec_pool *work;
+    /* more captioned photos (o->extra_data), all for training */
+    ac_dataset xds[8];
+    int n_xds;
+    /* captions without photos (train_text.c) */
+    example *tex;           /* feat = -1 */
+    int n_tex;
+    int text_batch;         /* text captions per step */
+    float *null_ctx;        /* [D] the learned no-photo context */
+    float *null_m, *null_v; /* [D] its Adam moments */
+    float *null_g;          /* [D] its gradient */
+    float *null_ann;        /* [shards, L, D]: null_ctx repeated, one "photo" per shard */
+    float *grad_text;       /* [n_params] */
+    int *text_perm, text_perm_round; /* the order of the text captions in round text_perm_round */
+    int *cnt_paired, *cnt_text;      /* [V] word counts by source, recorded in the model */
     /* state */
     ac_train_state st;
     ac_hist *hist;
     int n_hist, cap_hist;
 } trainer;
+
+/* train_text.c */
+/* Tokenizes the captions of o->text's datasets, appending them to *toks (grown as needed; *cap is its
+ * capacity, *n its count). Invalid UTF-8, empty or over-long captions are skipped. */
+int ac_train_read_text(trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err);
+/* Word counts by source over the encoded examples; a JSON object {"paired":[...],"text":[...]} with
+ * one count per vocabulary id (malloc'd, NULL if out of memory). */
+char *ac_train_vocab_counts_json(trainer *tr);
+/* Starts the no-photo context at the mean annotation vector of the first training photos, and
+ * allocates what text batches need. */
+int ac_train_text_init(trainer *tr, ac_err *err);
+/* Copies the weights of the model at `path` into tr->model.dec (same sizes; rows of words absent from
+ * its vocabulary keep their initial values). */
+int ac_train_warm_start(trainer *tr, const char *path, ac_err *err);
+/* The text captions of step `step`: idx[0..nb), a deterministic function of (seed, step). */
+int ac_train_text_select(trainer *tr, long step, int *idx, ac_err *err);
 
 /* Appends one evaluation to tr->hist; -1 if out of memory. */
 int ac_train_hist_add(trainer *tr, const ac_hist *h);

@@ -50,6 +50,17 @@ typedef struct ac_train_opts {
                              * 0 never, -1 (default) when they would take over half the memory */
     int group;              /* batches of whole photos (all their captions, ~batch captions): the photo's
                              * W_a a is computed once for its captions (default 1) */
+    /* Beyond one captioned-photo set (see train_text.c): */
+    const char *extra_data; /* comma-separated dataset SPECs whose every photo (any split) is a training
+                             * photo, next to data's train split; photos need features in the cache */
+    const char *text;       /* comma-separated dataset SPECs read as captions without photos: each step
+                             * adds a batch of them, run through the same decoder with a learned
+                             * "no photo" context in place of the photo (z_t, h_0, c_0 all come from it),
+                             * so every word of the text gets an embedding and an output row */
+    float text_ratio;       /* text captions per step = text_ratio * batch (default 1 when text is set) */
+    float text_weight;      /* weight of the text batch's loss against the photo batch's (default 1) */
+    const char *init;       /* start from this model's weights (same sizes); words new to its
+                             * vocabulary start fresh, the others keep their rows */
 } ac_train_opts;
 
 void ac_train_defaults(ac_train_opts *o);

@@ -15,6 +15,12 @@ static void usage(FILE *f) {
             "  --data SPEC          Flickr8k dir, COCO/Karpathy .json, or .tsv/.csv of image<TAB>caption\n"
             "  --images DIR         photo folder (if not the dataset's default)\n"
             "  --features CACHE     feature cache dir from `attncap features` (\"#flip\" keys = augmentation)\n"
+            "  --extra-data SPECS   more captioned photos, comma-separated; all of their photos train\n"
+            "  --text SPECS         captions without photos (datasets, comma-separated): each step adds a batch\n"
+            "                       of them with a learned no-photo context, so their words are learned too\n"
+            "  --text-ratio R       text captions per step, times --batch (default 1)\n"
+            "  --text-weight W      weight of the text loss against the photos' (default 1)\n"
+            "  --init MODEL         start from MODEL's weights (same sizes; its words keep their rows)\n"
             "  --out MODEL          best model by the validation score (checkpoint: MODEL.ckpt)\n"
             "  --epochs N           max epochs (%d)\n"
             "  --batch B            captions per step (%d)\n"
@@ -62,6 +68,11 @@ int cmd_train(int argc, char **argv) {
         OPT_STR("--data", &o.data),
         OPT_STR("--images", &o.image_dir),
         OPT_STR("--features", &o.features),
+        OPT_STR("--extra-data", &o.extra_data),
+        OPT_STR("--text", &o.text),
+        OPT_FLOAT("--text-ratio", &o.text_ratio, 0.01, 100),
+        OPT_FLOAT("--text-weight", &o.text_weight, 0, 100),
+        OPT_STR("--init", &o.init),
         OPT_STR("--out", &o.out),
         OPT_STR("--log", &o.log_csv),
         OPT_STR("--plot", &o.plot_png),
