@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/vocab.h"
 
 static char fuzz_model_dir[4096];

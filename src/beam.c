@@ -21,31 +21,14 @@
  * hypotheses go through one ac_decoder_step call per time step. */
 #include "attncap/beam.h"
 
-#include <cjson/cJSON.h>
+#include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/safetensors.h"
-
 ac_beam_opts ac_beam_defaults(void) {
     ac_beam_opts o = {.beam = 3, .max_len = 20, .len_alpha = 1.0f, .allow_unk = 0};
-    return o;
-}
-
-ac_beam_opts ac_beam_opts_for_model(const char *model_path) {
-    ac_beam_opts o = ac_beam_defaults();
-    ac_st_file hf;
-    if (!model_path || ac_st_read_header(model_path, &hf, NULL)) return o;
-    const char *meta = ac_st_meta(&hf, "decode");
-    cJSON *d = meta ? cJSON_Parse(meta) : NULL;
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(d, "beam"), *ml = cJSON_GetObjectItemCaseSensitive(d, "max_len");
-    const cJSON *la = cJSON_GetObjectItemCaseSensitive(d, "len_alpha");
-    if (cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100) o.beam = (int)b->valuedouble;
-    if (cJSON_IsNumber(ml) && ml->valuedouble >= 1 && ml->valuedouble <= 200) o.max_len = (int)ml->valuedouble;
-    if (cJSON_IsNumber(la) && la->valuedouble >= 0 && la->valuedouble <= 10) o.len_alpha = (float)la->valuedouble;
-    cJSON_Delete(d);
-    ac_st_free(&hf);
     return o;
 }
 
@@ -255,6 +238,68 @@ done:
     ac_dec_image_free(img);
     free(hy), free(top), free(prev), free(fbuf), free(ibuf), free(fin), free(rank), free(fin_words), free(fin_hist);
     return rc;
+}
+
+/* ---- many photos of a feature cache ---- */
+
+#define MAX_THREADS 16
+
+typedef struct decode_job {
+    const ac_decoder *dec;
+    const ac_vocab *vocab;
+    const ac_feature_cache *fc;
+    const int *rows;
+    int n, t, T, rc;
+    const ac_beam_opts *o;
+    char **texts;
+    ac_err err;
+} decode_job;
+
+static void *decode_run(void *arg) {
+    decode_job *j = arg;
+    const size_t row = (size_t)j->fc->grid_h * j->fc->grid_w * j->fc->dim;
+    float *scratch = j->fc->data ? NULL : malloc(sizeof(float) * row);
+    if (!j->fc->data && !scratch) j->rc = ac_errf(&j->err, "out of memory");
+    for (int i = j->t; i < j->n && !j->rc; i += j->T) {
+        ac_caption c;
+        if (ac_beam_search(j->dec, ac_features_row(j->fc, j->rows[i], scratch), j->o, &c, &j->err)) {
+            j->rc = -1;
+            break;
+        }
+        j->texts[i] = ac_caption_text(&c, j->vocab);
+        ac_caption_free(&c);
+        if (!j->texts[i]) j->rc = ac_errf(&j->err, "out of memory");
+    }
+    free(scratch);
+    return NULL;
+}
+
+int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
+                   const ac_beam_opts *o, int threads, char **texts, ac_err *err) {
+    int T = threads > 0 ? threads : ac_default_threads();
+    if (T > MAX_THREADS) T = MAX_THREADS;
+    if (T > n) T = n > 0 ? n : 1;
+    for (int i = 0; i < n; i++) texts[i] = NULL;
+    decode_job jobs[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 0; t < T; t++) jobs[t] = (decode_job){dec, vocab, fc, rows, n, t, T, 0, o, texts, {{0}}};
+    const int blas = openblas_get_num_threads(); /* BLAS must not be driven from several threads */
+    if (T > 1 && blas != 1) openblas_set_num_threads(1);
+    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, decode_run, &jobs[t]) == 0;
+    decode_run(&jobs[0]);
+    for (int t = 1; t < T; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else decode_run(&jobs[t]);
+    }
+    if (T > 1 && blas != 1) openblas_set_num_threads(blas);
+    for (int t = 0; t < T; t++)
+        if (jobs[t].rc) {
+            if (err) *err = jobs[t].err;
+            for (int i = 0; i < n; i++) free(texts[i]), texts[i] = NULL;
+            return -1;
+        }
+    return 0;
 }
 
 void ac_caption_free(ac_caption *c) {

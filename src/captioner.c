@@ -1,7 +1,6 @@
 /* captioner.c: model and encoder search path, encoder identity check, photo -> caption. */
 #include "attncap/captioner.h"
 
-#include "attncap/grounding.h"
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
 
@@ -201,7 +200,7 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         ac_errf(err, "out of memory");
         goto done;
     }
-    c->beam = ac_beam_opts_for_model(mpath); /* the decoding settings chosen on dev, if recorded */
+    c->beam = c->model.decode; /* the decoding settings chosen on dev, if recorded */
     rc = 0;
 done:
     free(mpath), free(epath);

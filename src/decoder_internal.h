@@ -62,7 +62,6 @@ static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
 }
 
 #include "attncap/decoder.h"
-#include "attncap/safetensors.h"
 /* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack
  * (trans: B given as [N, K], i.e. pack B^T) into ac_smm_packed_size(K, N) floats. */
 size_t ac_smm_packed_size(int K, int N);
@@ -78,13 +77,7 @@ int ac_smm_has_f16(void);
 void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc);
 /* Allocates a zeroed parameter buffer for cfg (checked) without initialising: the model loader's. */
 int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err);
-/* model.c: config <-> JSON, and the decoder's tensors in/out of safetensors (checkpoints reuse these
- * with a name prefix). */
+/* model.c: the config <-> JSON (the model file's and the training checkpoint's "config"). */
 char *ac_decoder_config_to_json(const ac_decoder_config *c);
 int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *err);
-int ac_decoder_read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
-                            const char *prefix, ac_err *err);
-/* f16 conversion buffer (if fp16) returned in *f16buf; the caller frees it after writing. */
-int ac_decoder_add_tensors(const ac_decoder *dec, ac_st_writer *w, const char *prefix, int fp16, uint16_t **f16buf,
-                           ac_err *err);
 #endif

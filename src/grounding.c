@@ -1,4 +1,4 @@
-/* Grounding: attention mass inside hand-drawn boxes, the pointing game, teacher-forced attention. */
+/* Grounding: attention mass inside hand-drawn boxes, the pointing game. */
 #include "attncap/grounding.h"
 
 #include <ctype.h>
@@ -194,32 +194,4 @@ double ac_ground_hit_chance(int grid_h, int grid_w, const ac_box *boxes, int n) 
     for (int r = 0; r < grid_h; r++)
         for (int c = 0; c < grid_w; c++) overlapping += union_area_in(boxes, n, cell(r, c, grid_h, grid_w)) > 0;
     return (double)overlapping / ((double)grid_h * grid_w);
-}
-
-int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
-                      double *logprob, ac_err *err) {
-    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
-    for (int k = 0; k < n; k++)
-        if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
-    float *buf = malloc(((size_t)4 * H + V) * sizeof *buf);
-    ac_dec_image *img = ac_decoder_prepare(dec, ann);
-    if (!buf || !img) {
-        free(buf);
-        ac_dec_image_free(img);
-        return ac_errf(err, "out of memory");
-    }
-    float *h = buf, *c = h + H, *h2 = c + H, *c2 = h2 + H, *logp = c2 + H;
-    ac_decoder_initial_state(dec, img, h, c);
-    double lp = 0;
-    for (int k = 0; k <= n; k++) {
-        int prev = k ? words[k - 1] : AC_START;
-        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, logp, alpha + (size_t)k * L, beta ? beta + k : NULL);
-        lp += logp[k < n ? words[k] : AC_END];
-        memcpy(h, h2, (size_t)H * sizeof *h);
-        memcpy(c, c2, (size_t)H * sizeof *c);
-    }
-    if (logprob) *logprob = lp;
-    free(buf);
-    ac_dec_image_free(img);
-    return 0;
 }

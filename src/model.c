@@ -1,11 +1,5 @@
-/* model.c: the model file, one safetensors file holding the decoder's tensors (F32 or F16) and
- * __metadata__:
- *   "format"  "attncap-decoder-1"
- *   "config"  {"vocab","embed","hidden","att","dim","n_ann","grid_h","grid_w","dropout","lambda"}
- *   "vocab"   JSON array of the words in id order (vocab.h)
- *   "encoder" the encoder identity JSON of the feature cache the decoder was trained on (features.h)
- *   plus free-form notes from the trainer (extra_meta).
- * Loading trusts nothing: every shape is checked against the config, the vocabulary size against V,
+/* model.c: the model file (format in model.h): the only code that knows how a decoder, its
+ * vocabulary and its settings are stored. Loading trusts nothing: every shape is checked against the config, the vocabulary size against V,
  * every value must be finite, and unknown tensors are refused (a checkpoint or a feature shard passed
  * by mistake gives a clear message instead of a silently wrong model). */
 #include <cjson/cJSON.h>
@@ -13,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
 
@@ -70,13 +64,12 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
 }
 
 /* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). */
-int ac_decoder_read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
-                            const char *prefix, ac_err *err) {
+static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
+                        ac_err *err) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     ac_decoder_tensors(cfg, t, NULL);
     for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s%s", prefix, t[i].name);
+        const char *name = t[i].name;
         const ac_st_tensor *st = ac_st_find(f, name);
         if (!st) return ac_errf(err, "%s: tensor '%s' missing", path, name);
         if (st->dtype != AC_ST_F32 && st->dtype != AC_ST_F16)
@@ -102,6 +95,29 @@ int ac_decoder_read_tensors(const ac_st_file *f, const char *path, const ac_deco
     return 0;
 }
 
+/* The decoding settings recorded by `attncap tune` over the defaults. Ranges as tune's own. */
+static int parse_decode(const char *json, const char *path, ac_beam_opts *o, ac_err *err) {
+    *o = ac_beam_defaults();
+    if (!json) return 0;
+    cJSON *d = cJSON_Parse(json);
+    int rc = cJSON_IsObject(d) ? 0 : ac_errf(err, "%s: metadata 'decode' is not a JSON object", path);
+    const struct { const char *key; double lo, hi; int integer; } f[] = {
+        {"beam", 1, 100, 1}, {"max_len", 1, 200, 1}, {"len_alpha", 0, 10, 0}};
+    double v[3] = {o->beam, o->max_len, o->len_alpha};
+    for (int i = 0; !rc && i < 3; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(d, f[i].key);
+        if (!x) continue;
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) ||
+            (f[i].integer && x->valuedouble != floor(x->valuedouble)))
+            rc = ac_errf(err, "%s: metadata 'decode': %s must be %s in %g..%g", path, f[i].key,
+                         f[i].integer ? "an integer" : "a number", f[i].lo, f[i].hi);
+        else v[i] = x->valuedouble;
+    }
+    cJSON_Delete(d);
+    o->beam = (int)v[0], o->max_len = (int)v[1], o->len_alpha = (float)v[2];
+    return rc;
+}
+
 int ac_model_load(const char *path, ac_model *m, ac_err *err) {
     memset(m, 0, sizeof *m);
     ac_st_file f;
@@ -110,6 +126,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
     const char *cfg_json = ac_st_meta(&f, "config");
     const char *voc = ac_st_meta(&f, "vocab");
     const char *enc = ac_st_meta(&f, "encoder");
+    const char *training = ac_st_meta(&f, "training");
     ac_decoder_config cfg;
     int rc = -1;
     if (!fmt || strcmp(fmt, MODEL_FORMAT)) {
@@ -132,6 +149,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_errf(err, "%s: metadata 'encoder' is not a JSON object", path);
         goto done;
     }
+    if (parse_decode(ac_st_meta(&f, "decode"), path, &m->decode, err)) goto done;
     if (ac_vocab_from_json(voc, &m->vocab, err)) {
         ac_err_prefix(err, "%s: vocab", path);
         goto done;
@@ -156,10 +174,11 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_err_prefix(err, "%s", path);
         goto done;
     }
-    if (ac_decoder_read_tensors(&f, path, &cfg, &m->dec, "", err)) goto done;
+    if (read_tensors(&f, path, &cfg, &m->dec, err)) goto done;
     m->encoder_json = strdup(enc);
     m->path = strdup(path);
-    if (!m->encoder_json || !m->path) {
+    m->training_json = training ? strdup(training) : NULL;
+    if (!m->encoder_json || !m->path || (training && !m->training_json)) {
         ac_errf(err, "%s: out of memory", path);
         goto done;
     }
@@ -171,8 +190,7 @@ done:
 }
 
 /* Adds the decoder's tensors to a writer; f16 buffers are allocated into *f16buf (caller frees). */
-int ac_decoder_add_tensors(const ac_decoder *dec, ac_st_writer *w, const char *prefix, int fp16, uint16_t **f16buf,
-                           ac_err *err) {
+static int add_tensors(const ac_decoder *dec, ac_st_writer *w, int fp16, uint16_t **f16buf, ac_err *err) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     ac_decoder_tensors(&dec->cfg, t, NULL);
     *f16buf = NULL;
@@ -182,8 +200,7 @@ int ac_decoder_add_tensors(const ac_decoder *dec, ac_st_writer *w, const char *p
         for (size_t i = 0; i < dec->n_params; i++) (*f16buf)[i] = ac_f32_to_f16(dec->params[i]);
     }
     for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s%s", prefix, t[i].name);
+        const char *name = t[i].name;
         int64_t shape[2] = {t[i].rows, t[i].cols};
         int nd = t[i].rows == 1 ? 1 : 2;
         const void *data = fp16 ? (const void *)(*f16buf + t[i].offset) : (const void *)(dec->params + t[i].offset);
@@ -205,7 +222,7 @@ int ac_model_save(const ac_model *m, const char *path, int fp16, const char *con
         ac_errf(err, "%s: out of memory", path);
         goto done;
     }
-    if (ac_decoder_add_tensors(&m->dec, &w, "", fp16, &f16, err)) goto done;
+    if (add_tensors(&m->dec, &w, fp16, &f16, err)) goto done;
     if (ac_st_writer_meta(&w, "format", MODEL_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
         ac_st_writer_meta(&w, "vocab", voc, err) ||
         ac_st_writer_meta(&w, "encoder", m->encoder_json ? m->encoder_json : "{}", err))
@@ -226,6 +243,26 @@ void ac_model_free(ac_model *m) {
     ac_decoder_free(&m->dec);
     ac_vocab_free(m->vocab);
     free(m->encoder_json);
+    free(m->training_json);
     free(m->path);
     memset(m, 0, sizeof *m);
+}
+
+int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err) {
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) return -1;
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    int rc = 0;
+    for (int i = 0; !rc && i < f.n_tensors; i++) {
+        const ac_st_tensor *t = &f.tensors[i];
+        rc = ac_st_writer_add(&w, t->name, t->dtype, t->ndim, t->shape, t->data, err);
+    }
+    for (int i = 0; !rc && i < f.n_meta; i++)
+        if (strcmp(f.meta_keys[i], key)) rc = ac_st_writer_meta(&w, f.meta_keys[i], f.meta_values[i], err);
+    if (!rc) rc = ac_st_writer_meta(&w, key, value, err);
+    if (!rc) rc = ac_st_write(&w, path, err);
+    ac_st_writer_free(&w);
+    ac_st_free(&f);
+    return rc;
 }

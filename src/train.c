@@ -17,9 +17,9 @@
 #include "attncap/beam.h"
 #include "attncap/dataset.h"
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/features.h"
 #include "attncap/tokenize.h"
-#include "attncap/tune.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
@@ -298,12 +298,12 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
         return ac_errf(err, "out of memory");
     }
     /* Greedy/beam captions of the validation photos, in parallel threads. */
-    ac_beam_opts bo = ac_beam_defaults();
-    bo.beam = tr->o->beam;
     int *rows = malloc(sizeof(int) * (size_t)(tr->n_vi + 1));
     int rc = rows ? 0 : ac_errf(err, "out of memory");
     for (int i = 0; !rc && i < tr->n_vi; i++) rows[i] = tr->vi[i].feat;
-    if (!rc) rc = ac_decode_rows(&tr->model, &tr->fc, rows, tr->n_vi, &bo, tr->o->threads, cands, err);
+    if (!rc)
+        rc = ac_decode_rows(&tr->model.dec, tr->model.vocab, &tr->fc, rows, tr->n_vi, &tr->model.decode, tr->o->threads,
+                            cands, err);
     free(rows);
     for (int i = 0; i < tr->n_vi; i++) nref[i] = tr->vi[i].n_refs, refs[i] = tr->vi[i].refs;
     if (!rc) rc = ac_train_score(tr->n_vi, (const char *const *)cands, nref, (char *const *const *)refs, bleu4, cider, err);
@@ -511,6 +511,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     memset(&tr, 0, sizeof tr);
     tr.o = &o;
     tr.st.best = -INFINITY, tr.st.best_loss = INFINITY;
+    tr.model.decode = ac_beam_defaults(); /* validation captions: the defaults with --beam */
+    tr.model.decode.beam = o.beam;
     if (!o.data || !o.features || !o.out) return ac_errf(err, "train: --data, --features and --out are required");
     if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: --batch %d out of range [1, 4096]", o.batch);
     if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: --lr %g out of range (0, 1)", o.lr);

@@ -4,6 +4,7 @@
 #include "attncap/common.h"
 #include "attncap/dataset.h"
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/features.h"
 #include "attncap/train.h"
 

@@ -9,6 +9,7 @@
 #include "attncap/cnn.h"
 #include "attncap/dataset.h"
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/image.h"
 #include "attncap/safetensors.h"
 #include "attncap/tflite.h"

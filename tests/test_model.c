@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/safetensors.h"
 #include "attncap/vocab.h"
 #include "test.h"
@@ -133,6 +134,31 @@ static void m_int_dtype(ac_st_writer *w, ac_model *m, float *s) {
     meta_ok(w, m, CFG_OK);
 }
 
+static void m_decode_not_object(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+    ac_st_writer_meta(w, "decode", "[3]", NULL);
+}
+static void m_decode_beam_zero(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+    ac_st_writer_meta(w, "decode", "{\"beam\":0,\"len_alpha\":1}", NULL);
+}
+static void m_decode_alpha_string(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+    ac_st_writer_meta(w, "decode", "{\"beam\":2,\"len_alpha\":\"1\"}", NULL);
+}
+static void m_decode_fractional_len(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+    ac_st_writer_meta(w, "decode", "{\"max_len\":12.5}", NULL);
+}
+
 static void test_refuses_bad_models(void) {
     expect_load_error("noformat.st", m_no_format, "not an attncap decoder model");
     expect_load_error("missing.st", m_missing_tensor, "'lstm_w' missing");
@@ -143,6 +169,39 @@ static void test_refuses_bad_models(void) {
     expect_load_error("nan.st", m_nan, "non-finite");
     expect_load_error("extra.st", m_extra, "unexpected tensor 'adam_m'");
     expect_load_error("dtype.st", m_int_dtype, "must be F32 or F16");
+    expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
+    expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
+    expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
+    expect_load_error("dec4.st", m_decode_fractional_len, "'decode': max_len must be an integer in 1..200");
+}
+
+/* The decoding settings and the trainer's notes are read once, at load: recorded fields replace the
+ * defaults, the others stay; a model without "decode" gets exactly ac_beam_defaults(). */
+static void test_decode_settings_and_notes(void) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    const char *meta[] = {"decode", "{\"beam\":5,\"len_alpha\":0.75,\"chosen_by\":\"bleu4\"}", "training",
+                          "{\"step\":7}", NULL};
+    CHECKF(ac_model_save(&m, tmp("dec.st"), 0, meta, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("dec.st"), &r, &err) == 0, "%s", err.msg);
+    ac_beam_opts d = ac_beam_defaults();
+    CHECK(r.decode.beam == 5 && r.decode.len_alpha == 0.75f && r.decode.max_len == d.max_len);
+    CHECK(r.decode.allow_unk == d.allow_unk && r.decode.nbest == d.nbest);
+    CHECK(r.training_json && !strcmp(r.training_json, "{\"step\":7}"));
+    CHECK(r.path && !strcmp(r.path, tmp("dec.st")));
+    ac_model_free(&r);
+    /* ac_model_set_meta replaces the record; a reload sees the new one */
+    CHECKF(ac_model_set_meta(tmp("dec.st"), "decode", "{\"beam\":1,\"max_len\":7,\"len_alpha\":0}", &err) == 0, "%s",
+           err.msg);
+    CHECKF(ac_model_load(tmp("dec.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(r.decode.beam == 1 && r.decode.max_len == 7 && r.decode.len_alpha == 0.0f);
+    CHECK(memcmp(r.dec.params, m.dec.params, sizeof(float) * m.dec.n_params) == 0);
+    ac_model_free(&r);
+    CHECKF(ac_model_save(&m, tmp("nodec.st"), 0, NULL, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("nodec.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(memcmp(&r.decode, &d, sizeof d) == 0 && r.training_json == NULL);
+    ac_model_free(&r);
+    ac_model_free(&m);
 }
 
 static void write_bytes(const char *path, const void *p, size_t n) {
@@ -179,6 +238,7 @@ static void test_refuses_truncated_and_absurd_header(void) {
 int main(void) {
     RUN(test_roundtrip_f32_and_f16);
     RUN(test_refuses_bad_models);
+    RUN(test_decode_settings_and_notes);
     RUN(test_refuses_truncated_and_absurd_header);
     return TEST_EXIT();
 }

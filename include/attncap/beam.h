@@ -3,6 +3,8 @@
 #ifndef ATTNCAP_BEAM_H
 #define ATTNCAP_BEAM_H
 #include "attncap/decoder.h"
+#include "attncap/features.h"
+#include "attncap/vocab.h"
 
 typedef struct ac_caption {
     int n;          /* words, without <start>/<end> */
@@ -26,14 +28,19 @@ typedef struct ac_beam_opts {
     int nbest;         /* > 1: also return the next nbest - 1 finished captions by score in
                           ac_caption.alt (at most beam - 1 of them: the beam finishes beam captions) */
 } ac_beam_opts;
+/* beam 3, max_len 20, len_alpha 1, no <unk>, nbest 1. A model's own settings (chosen on dev photos)
+ * are ac_model.decode (model.h). */
 ac_beam_opts ac_beam_defaults(void);
-/* The defaults overridden by the decoding settings chosen on dev for a model, if its file records
- * them (metadata "decode": JSON with beam, max_len, len_alpha); out-of-range values are ignored. */
-ac_beam_opts ac_beam_opts_for_model(const char *model_path);
 
 int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
                    ac_caption *out, ac_err *err);
 void ac_caption_free(ac_caption *c);
+/* Captions photos rows[0..n) of a feature cache with opts, photo i on thread i % threads (each
+ * thread with its own buffers; BLAS is single-threaded meanwhile), so the result does not depend on
+ * the thread count. texts[i] (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
+int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
+                   const ac_beam_opts *o, int threads, char **texts, ac_err *err);
+
 /* The caption's words joined by spaces (malloc'd). */
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v);
 /* Word k as shown: its label if the caption has labels, else the vocabulary's word (or "<unk>"). */

@@ -7,6 +7,7 @@
 #include "attncap/beam.h"
 #include "attncap/cnn.h"
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/image.h"
 
 #define AC_DEFAULT_MODEL_NAME "attncap-flickr8k.safetensors"
@@ -43,9 +44,8 @@ typedef struct ac_captioner {
     char **given_words; /* its words as written (tokenized) */
     int n_given;
 } ac_captioner;
-/* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts from
- * ac_beam_defaults(), overridden by the model's optional metadata "decode" (JSON: beam, max_len,
- * len_alpha: the settings chosen on dev for it). */
+/* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
+ * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err);
 void ac_captioner_close(ac_captioner *c);
 /* photo -> the encoder's square input (thread-safe: may run in a decoding thread). */

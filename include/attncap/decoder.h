@@ -9,7 +9,7 @@
  *   h_0 = tanh(W_init_h mean(a) + b), c_0 = tanh(W_init_c mean(a) + b)
  *
  * The decoder is a set of named float32 tensors (see decoder.c for the list and shapes) plus the
- * config. The model (decoder + vocabulary + the encoder's identity) is one safetensors file. */
+ * config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
 #ifndef ATTNCAP_DECODER_H
 #define ATTNCAP_DECODER_H
 #include <stddef.h>
@@ -121,16 +121,11 @@ void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *img, fl
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, const int *prev, const float *h,
                      const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta);
 
-/* The model file: decoder + vocabulary + the encoder's identity (JSON as in features.h) + notes. */
-typedef struct ac_model {
-    ac_decoder dec;
-    ac_vocab *vocab;
-    char *encoder_json;
-    char *path;
-} ac_model;
-/* Loads and validates (shapes against config, vocab size, finite values); F16 or F32 storage. */
-int ac_model_load(const char *path, ac_model *m, ac_err *err);
-/* fp16: store weights as F16. extra_meta: optional NULL-terminated key, value, key, value... */
-int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err);
-void ac_model_free(ac_model *m);
+/* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
+ * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].
+ * alpha [n + 1, L]: row k is the attention of the step that predicts word k (row n: <end>);
+ * beta [n + 1] and logprob (log p of the words and <end>) may be NULL. The same ac_decoder_step calls
+ * as a beam search that produced these words, so the same numbers bit for bit. */
+int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
+                      double *logprob, ac_err *err);
 #endif

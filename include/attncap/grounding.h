@@ -16,7 +16,6 @@
 #ifndef ATTNCAP_GROUNDING_H
 #define ATTNCAP_GROUNDING_H
 #include "attncap/common.h"
-#include "attncap/decoder.h"
 
 typedef struct ac_box {
     float x0, y0, x1, y1;
@@ -53,11 +52,5 @@ int ac_ground_hit(const float *alpha, int grid_h, int grid_w, const ac_box *boxe
 /* The pointing game's chance level: the fraction of cells that overlap the union. */
 double ac_ground_hit_chance(int grid_h, int grid_w, const ac_box *boxes, int n);
 
-/* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
- * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].
- * alpha [n + 1, L]: row k is the attention of the step that predicts word k (row n: <end>);
- * beta [n + 1] and logprob (log p of the words and <end>) may be NULL. Same numbers as beam search
- * gives for its own caption. */
-int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
-                      double *logprob, ac_err *err);
+/* The attention of a given caption's words (teacher forcing) is ac_decoder_attend (decoder.h). */
 #endif

@@ -1,19 +1,13 @@
-/* attncap/tune.h: captioning many photos from a feature cache in parallel, and choosing a model's
- * decoding settings (beam width, length normalisation) on held-out photos. The choice is recorded
- * in the model file as metadata "decode" (JSON), which ac_beam_opts_for_model reads, so attncap
- * caption and eval use it by default. */
+/* attncap/tune.h: choosing a model's decoding settings (beam width, length normalisation) on
+ * held-out photos. The choice is recorded in the model file as metadata "decode" (JSON, with
+ * ac_model_set_meta), which ac_model_load reads into ac_model.decode, so attncap caption and eval use
+ * it by default. */
 #ifndef ATTNCAP_TUNE_H
 #define ATTNCAP_TUNE_H
 #include "attncap/beam.h"
-#include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/features.h"
 #include "attncap/metrics.h"
-
-/* Captions photos rows[0..n) of the cache with opts, photo i on thread i % threads (each thread
- * with its own buffers; BLAS is single-threaded meanwhile), so the result does not depend on the
- * thread count. texts[i] (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
-int ac_decode_rows(const ac_model *m, const ac_feature_cache *fc, const int *rows, int n, const ac_beam_opts *o,
-                   int threads, char **texts, ac_err *err);
 
 /* One photo to score against: its cache row and raw reference captions. */
 typedef struct ac_tune_photo {
@@ -34,7 +28,4 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
                  const ac_beam_opts *base, const int *beams, int nb, const float *alphas, int na, int meteor,
                  const char *wordnet, int threads, ac_tune_point *out, ac_err *err);
 
-/* Rewrites the model file with metadata key = value (added or replaced), everything else kept
- * byte for byte; atomically. */
-int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err);
 #endif

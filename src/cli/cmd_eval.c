@@ -122,7 +122,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         char *mpath = NULL;
         if (ac_find_model(o->model, &mpath, err) || ac_model_load(mpath, &model_only, err)) rc = -1;
         else if (ac_decoder_use_f16(&model_only.dec) < 0) rc = ac_errf(err, "out of memory");
-        else bo = ac_beam_opts_for_model(mpath);
+        else bo = model_only.decode;
         free(mpath);
         const char **keys = rc ? NULL : malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
         for (int i = 0; keys && i < n; i++) keys[i] = ds.images[sel[i]].key;

@@ -155,7 +155,7 @@ int cmd_tune(int argc, char **argv) {
         ac_errf(&err, "%s: no photos with captions in split '%s'", data, split);
         goto fail;
     }
-    ac_beam_opts base = ac_beam_defaults();
+    ac_beam_opts base = model.decode; /* the grid sets beam and len_alpha */
     base.max_len = max_len;
     if (ac_tune_grid(&model, &fc, photos, n, &base, beams, nb, alphas, na, meteor, NULL, threads, pts, &err)) goto fail;
     int best = 0;

@@ -1,0 +1,47 @@
+/* attncap/model.h: the model file, the one thing `attncap caption` needs besides the encoder.
+ *
+ * One safetensors file (safetensors.h) holds the decoder's tensors (F32 or F16, names and shapes as
+ * ac_decoder_tensors lists them) and __metadata__:
+ *   "format"   "attncap-decoder-1"
+ *   "config"   the decoder's config (JSON: vocab, embed, hidden, att, dim, n_ann, grid_h, grid_w,
+ *              dropout, lambda)
+ *   "vocab"    JSON array of the words in id order (vocab.h)
+ *   "encoder"  the identity of the encoder the decoder was trained on (JSON, as in features.h)
+ *   "training" optional: the trainer's record (JSON; kept as notes, never interpreted)
+ *   "decode"   optional: the decoding settings chosen on dev photos by `attncap tune` (JSON with
+ *              beam 1..100, max_len 1..200, len_alpha 0..10; other keys are notes)
+ * Everything is read and checked once, by ac_model_load; the decoder and the beam search never see
+ * the file. */
+#ifndef ATTNCAP_MODEL_H
+#define ATTNCAP_MODEL_H
+#include "attncap/beam.h"
+#include "attncap/common.h"
+#include "attncap/decoder.h"
+#include "attncap/vocab.h"
+
+typedef struct ac_model {
+    ac_decoder dec;
+    ac_vocab *vocab;
+    char *encoder_json;  /* metadata "encoder" */
+    char *training_json; /* metadata "training", NULL if absent */
+    char *path;          /* the file it was loaded from; NULL for a model built in memory */
+    ac_beam_opts decode; /* how to caption with it: ac_beam_defaults() with the fields metadata "decode"
+                            records (beam, max_len, len_alpha) in their place */
+} ac_model;
+
+/* Loads and validates: shapes against the config, vocabulary size against it, every value finite,
+ * no unknown tensors, "encoder" a JSON object, "decode" (if present) a JSON object whose beam,
+ * max_len and len_alpha (each optional) are numbers in range. F16 or F32 storage. Errors name the
+ * file and the problem; on error *m is left empty. */
+int ac_model_load(const char *path, ac_model *m, ac_err *err);
+/* Writes format, config, vocab, encoder (m->encoder_json, or "{}") and the optional
+ * NULL-terminated key, value, key, value... of extra_meta (e.g. "training", "decode"), atomically.
+ * fp16: store the weights as F16. m->decode is not written (it is a choice made on dev photos after
+ * training: ac_model_set_meta records it). */
+int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err);
+void ac_model_free(ac_model *m);
+
+/* Rewrites a model file with metadata key = value (added or replaced), everything else kept byte for
+ * byte; atomically. The file is not validated as a model (any safetensors file is rewritten). */
+int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err);
+#endif
