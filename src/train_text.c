@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "attncap/model.h"
 #include "attncap/tokenize.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Redoes the shipped model (models/attncap.safetensors, models/README.md): the Flickr8k model of
+# tools/train_flickr8k.sh, then joint training from it on every captioned photo we have (Flickr8k
+# train, 258 of the 408 COCO photos, the 110 Flickr30k photos) and on the 199,014 captions without
+# photos in ../shared/data/text, with early stopping on Flickr8k dev; then `attncap tune` on dev.
+# Every step resumes after an interruption: rerun the same command.
+# Usage: tools/train_model.sh [RUN_DIR (default runs/model)] [extra `attncap train` flags]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run=${1:-runs/model}; shift || true
+shared=${ATTNCAP_DATA:-../shared}
+data=$shared/data
+enc=models/mobilenet_v2_1.0_224_quant.tflite
+[ -d "$data/flickr8k" ] || { echo "train_model: $data/flickr8k not found (set ATTNCAP_DATA)" >&2; exit 1; }
+[ -f "$enc" ] || bash tools/get_encoder.sh
+mkdir -p "$run"
+# 1. The Flickr8k model (its features cache is reused below).
+[ -f "$run/flickr8k/model.safetensors" ] && [ ! -f "$run/flickr8k/model.safetensors.ckpt" -o -f "$run/flickr8k/tune.txt" ] ||
+  bash tools/train_flickr8k.sh "$run/flickr8k"
+# 2. The COCO split (150 dev photos by file, 258 train) and the features of the COCO and Flickr30k photos.
+python3 tools/coco_split.py "$data" "$run"
+{ cat "$run/coco_photos.txt"; ls -d "$data"/flickr30k/images/*; } > "$run/extra_photos.txt"
+./attncap features --encoder "$enc" --size 448 --fp16 --flip --out "$run/flickr8k/features" --list "$run/extra_photos.txt"
+# 3. Joint training from the Flickr8k model.
+resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
+./attncap train --data "$data/flickr8k" --extra-data "$run/coco_train.tsv,$data/flickr30k/captions.tsv" \
+  --text "$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv" --text-ratio ${TEXT_RATIO:-1} \
+  --init "$run/flickr8k/model.safetensors" --features "$run/flickr8k/features" --out "$run/model.safetensors" \
+  --batch 64 --embed 256 --hidden 512 --att 256 --dropout 0.5 --lambda 1 --min-count 5 --lr 3e-4 \
+  --ema 0.999 --val-metric cider --beam 3 --epochs ${EPOCHS:-8} --patience 3 --checkpoint-every 100 --fp16 \
+  --log "$run/train.csv" --plot "$run/train.png" $resume "$@"
+./attncap tune --model "$run/model.safetensors" --data "$data/flickr8k" --features "$run/flickr8k/features" \
+  --beams 3 --alphas 0.75,1 --metric bleu4+meteor --write | tee "$run/tune.txt"
