@@ -13,7 +13,7 @@
 #include "attncap/captioner.h"
 #include "attncap/cnn.h"
 #include "attncap/image.h"
-/*TAGS*/
+#include "attncap/tags.h"
 #include "attncap/vocab.h"
 #include "test.h"
 
@@ -168,10 +168,145 @@ static void captioner_classes(void) {
     free(ann), free(want);
 }
 
+/* ---- the table ---- */
+
+static const char TABLE[] = "# comment\n"
+                            "0\t\tbackground\t\t0\t\t\n"
+                            "1\tn02124075\tEgyptian cat\tcat\t3000\tcat|cats\t0:egyptian cat=0 2:cat=3000\n"
+                            "2\tn02123045\ttabby\tcat\t3000\tcat|cats|kitty\n"
+                            "\n"
+                            "3\tn02099601\tgolden retriever\tdog\t13000\tdog|dogs\r\n"
+                            "4\tn07697537\thotdog\thot dog\t412\thot dog|hot dogs|hotdog\n"
+                            "5\tn02391049\tzebra\tzebra\t1300\tzebra|zebras";
+
+static int parse(const char *text, ac_tag_table **t, ac_err *err) { return ac_tag_table_parse(text, strlen(text), "T.tsv", t, err); }
+
+static void table_hostile(void) {
+    ac_tag_table *t;
+    ac_err err;
+    CHECKF(parse(TABLE, &t, &err) == 0, "%s", err.msg);
+    CHECK(ac_tag_table_classes(t) == 6 && ac_tag_table_words(t) == 4);
+    CHECK(ac_tag_class_word(t, 0) == -1 && ac_tag_class_word(t, 1) == ac_tag_class_word(t, 2));
+    CHECK(ac_tag_class_word(t, 6) == -1 && ac_tag_class_word(t, -1) == -1 && ac_tag_word(t, 4) == NULL);
+    const char *const *forms;
+    int w = ac_tag_class_word(t, 2);
+    CHECK(!strcmp(ac_tag_word(t, w), "cat") && ac_tag_word_forms(t, w, &forms) == 3 && !strcmp(forms[2], "kitty"));
+    CHECK(!strcmp(ac_tag_word(t, ac_tag_class_word(t, 3)), "dog")); /* CR LF line */
+    ac_tag_table_free(t);
+    /* every truncation of a good table: loads or one error line naming the file, never a crash */
+    for (size_t n = 0; n < sizeof TABLE - 1; n++) {
+        int rc = ac_tag_table_parse(TABLE, n, "T.tsv", &t, &err);
+        CHECK(rc == 0 ? t != NULL : t == NULL && !strncmp(err.msg, "T.tsv", 5) && !strchr(err.msg, '\n'));
+        ac_tag_table_free(t);
+    }
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"", "no classes"},
+        {"# only a comment\n", "no classes"},
+        {"1\t\tbackground\t\t0\t\n", "out of order"},
+        {"0\t\tbackground\t\t0\n", "fields"},
+        {"0\t\tbackground\tcat\t0\t\n", "forms"},
+        {"0\t\tbackground\t\t0\tcat\n", "forms"},
+        {"0\tn1\tx\tcat\t5\tcat\n", "synset"},
+        {"0\tn02124075\tx\tcat\t-5\tcat\n", "count"},
+        {"0\tn02124075\tx\tcat\t\tcat\n", "count"},
+        {"0\tn02124075\tx\tcat\t5\tcats|cat\n", "first form"},
+        {"0\tn02124075\tx\tcat\t5\tcat||cats\n", "form"},
+        {"0\tn02124075\tx\tcat\t5\tcat|a b c d e f g h i\n", "form"},
+        {"0\tn02124075\tx\tcat  dog\t5\tcat  dog\n", "word"},
+        {"0\tn02124075\tx\t cat\t5\t cat\n", "word"},
+        {"x\tn02124075\tx\tcat\t5\tcat\n", "index"},
+        {"99999999\tn02124075\tx\tcat\t5\tcat\n", "index"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        CHECKF(parse(bad[k].text, &t, &err) < 0 && t == NULL, "case %zu loaded", k);
+        CHECKF(strstr(err.msg, "T.tsv") && strstr(err.msg, bad[k].why), "case %zu: %s", k, err.msg);
+    }
+    /* too many forms, an over-long field, a NUL byte */
+    char big[8192];
+    int n = snprintf(big, sizeof big, "0\tn02124075\tx\tcat\t5\tcat");
+    for (int f = 0; f < 40; f++) n += snprintf(big + n, sizeof big - (size_t)n, "|cat%d", f);
+    snprintf(big + n, sizeof big - (size_t)n, "\n");
+    CHECK(parse(big, &t, &err) < 0 && strstr(err.msg, "forms"));
+    n = snprintf(big, sizeof big, "0\tn02124075\t");
+    memset(big + n, 'x', 5000);
+    snprintf(big + n + 5000, sizeof big - (size_t)n - 5000, "\tcat\t5\tcat\n");
+    CHECK(parse(big, &t, &err) < 0 && strstr(err.msg, "longer"));
+    const char nul[] = "0\tn02124075\tx\tc\0t\t5\tcat\n";
+    CHECK(ac_tag_table_parse(nul, sizeof nul - 1, "T.tsv", &t, &err) < 0 && strstr(err.msg, "NUL"));
+    CHECK(ac_tag_table_load("/nonexistent/words.tsv", &t, &err) < 0 && strstr(err.msg, "/nonexistent/words.tsv"));
+}
+
+/* Sums within a row (classes sharing a word), maximum over rows, threshold, order, cap. */
+static void tags_aggregate(void) {
+    ac_tag_table *t;
+    ac_err err;
+    CHECKF(parse(TABLE, &t, &err) == 0, "%s", err.msg);
+    const int cat = ac_tag_class_word(t, 1), dog = ac_tag_class_word(t, 3), hot = ac_tag_class_word(t, 4),
+              zebra = ac_tag_class_word(t, 5);
+    /* background 0.1 (no word), cat classes 0.3 + 0.25, dog 0.2, hot dog 0.15, zebra 0 */
+    const float probs[2][6] = {{0.1f, 0.3f, 0.25f, 0.2f, 0.15f, 0.0f}, {0.0f, 0.05f, 0.0f, 0.9f, 0.0f, 0.05f}};
+    ac_tag tags[8];
+    int n = ac_tags_from_probs(t, probs[0], 1, 6, 0.15f, tags, 8, &err);
+    CHECK(n == 3 && tags[0].word == cat && tags[1].word == dog && tags[2].word == hot);
+    CHECK_NEAR(tags[0].prob, 0.55, 1e-6);
+    CHECK_NEAR(tags[2].prob, 0.15, 1e-7);
+    /* with the window row: dog 0.9 first, cat keeps its whole-photo 0.55, zebra 0.05 under the threshold */
+    n = ac_tags_from_probs(t, probs[0], 2, 6, 0.05f, tags, 8, &err);
+    CHECK(n == 4 && tags[0].word == dog && tags[1].word == cat && tags[2].word == hot && tags[3].word == zebra);
+    CHECK_NEAR(tags[0].prob, 0.9, 1e-7);
+    CHECK(ac_tags_from_probs(t, probs[0], 2, 6, 0.5f, tags, 1, &err) == 1 && tags[0].word == dog);
+    CHECK(ac_tags_from_probs(t, probs[0], 2, 6, 0.95f, tags, 8, &err) == 0);
+    CHECK(ac_tags_from_probs(t, probs[0], 1, 1001, 0.1f, tags, 8, &err) < 0 && strstr(err.msg, "1001"));
+    CHECK(ac_tags_from_probs(t, probs[0], 0, 6, 0.1f, tags, 8, &err) < 0);
+    /* word ids: "cats", "hotdog" and zebra are not in the vocabulary; "hot dogs" is (two tokens) */
+    ac_vocab *v;
+    CHECK(ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"cat\",\"dogs\",\"hot\",\"dog\",\"kitty\"]",
+                             &v, &err) == 0);
+    n = ac_tags_from_probs(t, probs[0], 2, 6, 0.05f, tags, 8, &err);
+    ac_tag_ids ids[8];
+    int dropped[8], nd = -1;
+    CHECK(ac_tags_to_ids(t, v, tags, n, ids, dropped, &nd, &err) == 3 && nd == 1 && dropped[0] == 3);
+    CHECK(ids[0].word == dog && ids[0].n_alts == 2 && ids[0].alts[0].n == 1 && ids[0].alts[0].ids[0] == 8 &&
+          ids[0].alts[1].ids[0] == 6);
+    CHECK(ids[1].word == cat && ids[1].n_alts == 2 && ids[1].alts[0].ids[0] == 5 && ids[1].alts[1].ids[0] == 9);
+    CHECK(ids[2].word == hot && ids[2].n_alts == 2 && ids[2].alts[0].n == 2 && ids[2].alts[0].ids[0] == 7 &&
+          ids[2].alts[0].ids[1] == 8 && ids[2].alts[1].n == 2 && ids[2].alts[1].ids[1] == 6);
+    CHECK_NEAR(ids[2].prob, 0.15, 1e-7);
+    ac_tag oob = {99, 1.0f};
+    CHECK(ac_tags_to_ids(t, v, &oob, 1, ids, NULL, NULL, &err) < 0 && strstr(err.msg, "99"));
+    ac_vocab_free(v);
+    ac_tag_table_free(t);
+}
+
+/* The committed table loads, covers the 1001 classes, and gives the expected words. */
+static void committed_table(void) {
+    ac_tag_table *t;
+    ac_err err;
+    CHECKF(ac_tag_table_load("models/imagenet_words.tsv", &t, &err) == 0, "%s", err.msg);
+    CHECK(ac_tag_table_classes(t) == 1001 && ac_tag_class_word(t, 0) == -1);
+    const struct {
+        int cls;
+        const char *word;
+    } want[] = {{286, "cat"}, {282, "cat"}, {208, "dog"}, {780, "bus"}, {935, "hot dog"}, {340, "horse"},
+                {964, "pizza"}, {621, "laptop"}, {341, "zebra"}};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        const char *w = ac_tag_word(t, ac_tag_class_word(t, want[k].cls));
+        CHECKF(w && !strcmp(w, want[k].word), "class %d: %s, expected %s", want[k].cls, w ? w : "(none)", want[k].word);
+    }
+    const char *m = ac_tag_word(t, ac_tag_class_word(t, 89)); /* macaw */
+    CHECK(m && (!strcmp(m, "parrot") || !strcmp(m, "bird")));
+    ac_tag_table_free(t);
+}
+
 int main(void) {
     RUN(head_vs_numpy);
     RUN(head_equals_classify);
     RUN(grid_windows);
     RUN(captioner_classes);
+    RUN(table_hostile);
+    RUN(tags_aggregate);
+    RUN(committed_table);
     return TEST_EXIT();
 }
