@@ -192,7 +192,7 @@ static int parse_synset(const wordnet *wn, long off, synset *s, ac_err *err) {
     memset(s, 0, sizeof *s);
     s->offset = off;
     if (off < 0 || (size_t)off + 20 > wn->len || (off > 0 && wn->data[off - 1] != '\n') || strtol(wn->data + off, NULL, 10) != off)
-        return ac_errf(err, "data.noun: no synset at offset %08ld", off);
+        return ac_errf(err, "no synset at offset %08ld", off);
     const char *p = wn->data + off, *end = memchr(p, '\n', wn->len - (size_t)off);
     if (!end) end = wn->data + wn->len;
     char *line = strndup(p, (size_t)(end - p)), *save = NULL;
@@ -204,7 +204,7 @@ static int parse_synset(const wordnet *wn, long off, synset *s, ac_err *err) {
     int w_cnt = tok ? (int)strtol(tok, NULL, 16) : -1;
     if (w_cnt < 1 || w_cnt > 255) {
         free(line);
-        return ac_errf(err, "data.noun: synset %08ld: bad word count", off);
+        return ac_errf(err, "synset %08ld: bad word count", off);
     }
     for (int k = 0; k < w_cnt; k++) {
         char *w = strtok_r(NULL, " ", &save);
@@ -356,8 +356,9 @@ static int read_synsets(const char *path, cls **out, int *n, ac_err *err) {
         if (tab) {
             *tab = 0;
             if (strlen(p) != 9 || p[0] != 'n' || strspn(p + 1, "0123456789") != 8) {
+                ac_errf(err, "%s:%d: '%.20s' is not a WordNet noun synset id (n + 8 digits)", path, line + 1, p);
                 free(data);
-                return ac_errf(err, "%s:%d: '%.20s' is not a WordNet noun synset id (n + 8 digits)", path, line + 1, p);
+                return -1;
             }
             snprintf(c->id, sizeof c->id, "%s", p);
             c->label = strdup(tab + 1);
