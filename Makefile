@@ -15,18 +15,20 @@ LIB_SRC := $(wildcard src/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC:= $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
+TOOL_SRC := $(wildcard tools/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN:= $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 LIB     := $(BUILD)/libattncap.a
 BIN     := $(BUILD)/attncap
 
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core chromium
 
-.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz
-all: $(BIN) attncap
+.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz imagenet-words
+all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
 	@ln -sf $(BIN) attncap
@@ -50,7 +52,12 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
-tests: $(TEST_BIN) $(BIN)
+# Development tools built on the library (they may use its internal headers).
+$(BUILD)/tools/%: tools/%.c $(wildcard src/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc $< $(LIB) $(LDLIBS) -o $@
+
+tests: $(TEST_BIN) $(BIN) $(TOOL_BIN)
 
 # The README's test command. Runs every test binary and tests/*.sh, prints "N passed, N failed".
 test: tests
@@ -68,7 +75,7 @@ test-asan:
 # photos, the COCO golden metrics) would take hours under valgrind, so they print "skip" instead;
 # `make test-valgrind VALGRIND_NODATA=` runs them too (make test-asan always does). No suppressions:
 # the stb_image inputs that decoded from uninitialised memory are refused or padded by src/image.c.
-VALGRIND_NODATA ?= test_cnn|test_tflite|test_metrics|test_meteor|test_overlay
+VALGRIND_NODATA ?= test_cnn|test_tags|test_tflite|test_metrics|test_meteor|test_overlay
 VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 test-valgrind:
 	$(MAKE) BUILD=build-valgrind ARCH=-march=x86-64-v3 tests
@@ -105,6 +112,16 @@ demo: all models
 # Redo the shipped English model from ../shared/data/flickr8k (features, then training).
 train-flickr8k: all models
 	bash tools/train_flickr8k.sh
+
+# Regenerate models/imagenet_words.tsv (ImageNet class -> caption word, see tools/imagenet_words.c)
+# from ../shared (or ATTNCAP_DATA) and Debian's WordNet.
+SHARED ?= $(or $(ATTNCAP_DATA),../shared)
+IMAGENET_WORDS_CORPORA = $(SHARED)/data/text/flickr30k_captions.tsv $(SHARED)/data/text/coco_captions.tsv \
+    $(SHARED)/data/flickr8k $(SHARED)/data/coco/captions.json $(SHARED)/data/coco_extra/captions.json \
+    $(SHARED)/data/flickr30k/captions.tsv
+imagenet-words: $(BUILD)/tools/imagenet_words
+	$(BUILD)/tools/imagenet_words --synsets $(SHARED)/encoders/imagenet_synsets.txt --wordnet /usr/share/wordnet \
+	    --out models/imagenet_words.tsv $(IMAGENET_WORDS_CORPORA)
 
 deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES)

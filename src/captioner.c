@@ -220,6 +220,8 @@ void ac_captioner_close(ac_captioner *c) {
     ac_model_free(&c->model);
     free(c->ann);
     clear_given(c);
+    ac_class_head_free(c->head);
+    free(c->windows), free(c->probs);
     memset(c, 0, sizeof *c);
 }
 
@@ -282,11 +284,33 @@ int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err) {
     return 0;
 }
 
-static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_caption *out, double *t_cnn,
-               double *t_dec, ac_err *err) {
+int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_win, ac_err *err) {
+    ac_class_head_free(c->head);
+    free(c->windows), free(c->probs);
+    c->head = NULL, c->windows = NULL, c->probs = NULL, c->n_windows = c->n_classes = 0;
+    if (n_win < 0 || n_win > 4096 || (n_win && !win)) return ac_errf(err, "classes: bad window list (%d windows)", n_win);
+    if (ac_class_head_open(&c->enc, &c->head, err)) return -1;
+    c->n_classes = ac_class_head_classes(c->head);
+    c->windows = malloc(((size_t)n_win + 1) * sizeof *c->windows);
+    c->probs = malloc(((size_t)n_win + 1) * c->n_classes * sizeof *c->probs);
+    if (!c->windows || !c->probs) {
+        ac_class_head_free(c->head);
+        free(c->windows), free(c->probs);
+        c->head = NULL, c->windows = NULL, c->probs = NULL, c->n_classes = 0;
+        return ac_errf(err, "out of memory");
+    }
+    if (n_win) memcpy(c->windows, win, (size_t)n_win * sizeof *win);
+    c->n_windows = n_win;
+    return 0;
+}
+
+static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img, ac_caption *out,
+               double *t_cnn, double *t_dec, ac_err *err) {
     memset(out, 0, sizeof *out);
     double t0 = ac_now();
     int rc = encode(c, enc, ann, img, err);
+    if (!rc && c->head && probs) /* classes from the same grid, before decoding */
+        rc = ac_class_head_forward(c->head, ann, c->enc.grid_h, c->enc.grid_w, c->D, c->windows, c->n_windows, probs, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
@@ -296,7 +320,7 @@ static int run(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_imag
 }
 
 int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
-    return run(c, &c->enc, c->ann, img, out, t_cnn, t_dec, err);
+    return run(c, &c->enc, c->ann, c->probs, img, out, t_cnn, t_dec, err);
 }
 
 int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err) {
@@ -304,7 +328,9 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
     lane->enc = c->enc;
     lane->enc.cnn = NULL;
     if (ac_cnn_clone(c->enc.cnn, threads, &lane->enc.cnn, err)) return -1;
-    if (!(lane->ann = malloc((size_t)c->L * c->D * sizeof *lane->ann))) {
+    lane->ann = malloc((size_t)c->L * c->D * sizeof *lane->ann);
+    if (c->head) lane->probs = malloc(((size_t)c->n_windows + 1) * c->n_classes * sizeof *lane->probs);
+    if (!lane->ann || (c->head && !lane->probs)) {
         ac_captioner_lane_close(lane);
         return ac_errf(err, "out of memory");
     }
@@ -314,11 +340,11 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
 void ac_captioner_lane_close(ac_captioner_lane *lane) {
     if (!lane) return;
     ac_cnn_free(lane->enc.cnn); /* the rest of enc belongs to the captioner */
-    free(lane->ann);
+    free(lane->ann), free(lane->probs);
     memset(lane, 0, sizeof *lane);
 }
 
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err) {
-    return run(c, &lane->enc, lane->ann, img, out, t_cnn, t_dec, err);
+    return run(c, &lane->enc, lane->ann, lane->probs, img, out, t_cnn, t_dec, err);
 }

@@ -56,4 +56,8 @@ void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_p
 /* o = act(a + b), same shapes. */
 void cnn_add(const float *a, const float *b, float *o, size_t n, int act);
 void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
+/* A layer name as ac_encoder_open takes it (full tensor name, or its first ';'-separated part) ->
+ * tensor index, or -1 (cnn_encoder.c). */
+struct ac_tfl_model;
+int cnn_find_layer(const struct ac_tfl_model *m, const char *name);
 #endif

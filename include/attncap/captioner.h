@@ -43,6 +43,11 @@ typedef struct ac_captioner {
     int *given;     /* NULL, or the caption set by ac_captioner_set_given (word ids) */
     char **given_words; /* its words as written (tokenized) */
     int n_given;
+    /* ImageNet class probabilities from the same CNN pass (ac_captioner_want_classes; head NULL = off) */
+    ac_class_head *head;
+    ac_grid_window *windows;
+    int n_windows, n_classes;
+    float *probs; /* [1 + n_windows][n_classes] of the last ac_captioner_run: whole photo, then each window */
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
@@ -61,6 +66,12 @@ int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, d
  * (ac_caption.labels). NULL: search again. */
 int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
 
+/* From now on ac_captioner_run (and lanes opened afterwards) also run the encoder graph's classifier
+ * head on the annotation grid (ac_class_head: no second CNN pass) over the whole photo and the given
+ * windows (copied; NULL/0 = whole photo only), into c->probs / lane->probs, before decoding.
+ * Captions and annotations are unchanged. Fails if the encoder's graph has no such head. */
+int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_win, ac_err *err);
+
 /* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with
  * `threads` threads) and scratch, sharing the captioner's model and weights (read-only while lanes
  * run). Same captions as ac_captioner_run, bit for bit. With 2 cores, two lanes of 1 thread keep both
@@ -69,6 +80,7 @@ int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
 typedef struct ac_captioner_lane {
     ac_encoder enc; /* shallow copy of the captioner's, with the lane's own plan */
     float *ann;     /* [L, D] scratch */
+    float *probs;   /* as ac_captioner.probs, of the lane's last photo (when the captioner wants classes) */
 } ac_captioner_lane;
 int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err);
 void ac_captioner_lane_close(ac_captioner_lane *lane);

@@ -50,4 +50,31 @@ void ac_encoder_close(ac_encoder *enc);
 /* The whole classifier: an encoder whose "layer" is the model's output (class probabilities for the
  * usual softmax models; grid 1 x 1, dim = number of classes), at the model's native input size. */
 int ac_classifier_open(const char *tflite_path, int threads, ac_encoder *enc, ac_err *err);
+
+/* The classifier head that follows the encoder's layer in the same graph (MobileNet: global average
+ * pool -> 1x1 conv "Logits" -> reshape -> softmax), run on the annotation grid ac_encoder_encode
+ * already wrote: ImageNet class probabilities of the whole photo, and of windows of the grid, from
+ * the same CNN pass. The whole-grid row at the model's native size is the graph's own output bit
+ * for bit (with the AVX-512 product; within rounding with OpenBLAS). At 448 (grid 14x14) a 7x7
+ * window sees the photo at the scale the classifier was trained at. */
+typedef struct ac_class_head ac_class_head;
+/* Fails (one line) when the graph past enc->layer is not pool -> [reshape] -> 1x1 conv or fully
+ * connected -> [reshape] -> softmax. Keeps pointers into enc->model, which must outlive it. Read-only
+ * after opening: one head serves any number of threads. */
+int ac_class_head_open(const ac_encoder *enc, ac_class_head **head, ac_err *err);
+int ac_class_head_classes(const ac_class_head *head); /* 1001 for the ImageNet MobileNets */
+void ac_class_head_free(ac_class_head *head);
+
+/* A window of the annotation grid: rows y..y+h-1, columns x..x+w-1. */
+typedef struct ac_grid_window {
+    int y, x, h, w;
+} ac_grid_window;
+/* Standard windows: side x side (clipped to the grid), per_axis positions per axis spread evenly from
+ * edge to edge (2 = the four quadrants; 1 = one centred; side 7 and 8 at 14x14 = every position),
+ * plus a centred one if `centre` and not already there. Writes at most cap; returns how many. */
+int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, ac_grid_window *out, int cap);
+/* ann: grid_h*grid_w*dim floats (as ac_encoder_encode wrote them). probs: (1 + n_win) rows of
+ * n_classes: row 0 the whole grid, row 1 + k window k. Allocates its scratch per call. */
+int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_h, int grid_w, int dim,
+                          const ac_grid_window *win, int n_win, float *probs, ac_err *err);
 #endif
