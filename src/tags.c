@@ -20,6 +20,7 @@ typedef struct tag_word {
 struct ac_tag_table {
     int n_classes, n_words;
     int *class_word; /* [n_classes], -1 = none */
+    char **labels;   /* [n_classes] the classes' labels ("Egyptian cat") */
     tag_word *words;
     ac_strmap index; /* word -> index */
 };
@@ -32,12 +33,17 @@ void ac_tag_table_free(ac_tag_table *t) {
     }
     free(t->words);
     free(t->class_word);
+    for (int c = 0; c < t->n_classes; c++) free(t->labels[c]);
+    free(t->labels);
     ac_strmap_free(&t->index);
     free(t);
 }
 
 int ac_tag_table_classes(const ac_tag_table *t) { return t ? t->n_classes : 0; }
 int ac_tag_table_words(const ac_tag_table *t) { return t ? t->n_words : 0; }
+const char *ac_tag_class_label(const ac_tag_table *t, int cls) {
+    return t && cls >= 0 && cls < t->n_classes ? t->labels[cls] : NULL;
+}
 
 int ac_tag_class_word(const ac_tag_table *t, int cls) {
     return t && cls >= 0 && cls < t->n_classes ? t->class_word[cls] : -1;
@@ -142,8 +148,12 @@ static int parse_line(ac_tag_table *t, const char *p, size_t n, char *why, size_
     int w = -1;
     if (fl[3] && (w = add_word(t, f[3], fl[3], f[5], fl[5], why, whylen)) < 0) return -1;
     int *cw = realloc(t->class_word, ((size_t)t->n_classes + 1) * sizeof *cw);
-    if (!cw) return snprintf(why, whylen, "out of memory"), -1;
-    t->class_word = cw;
+    if (cw) t->class_word = cw;
+    char **lb = realloc(t->labels, ((size_t)t->n_classes + 1) * sizeof *lb);
+    if (lb) t->labels = lb;
+    char *label = cw && lb ? strndup(f[2], fl[2]) : NULL;
+    if (!label) return snprintf(why, whylen, "out of memory"), -1;
+    lb[t->n_classes] = label;
     cw[t->n_classes++] = w;
     return 0;
 }

@@ -27,6 +27,7 @@ void ac_tag_table_free(ac_tag_table *t);
 int ac_tag_table_classes(const ac_tag_table *t); /* lines = classes (1001 for ImageNet + background) */
 int ac_tag_table_words(const ac_tag_table *t);   /* distinct words */
 int ac_tag_class_word(const ac_tag_table *t, int cls); /* the class's word index, -1 if none or out of range */
+const char *ac_tag_class_label(const ac_tag_table *t, int cls); /* "Egyptian cat"; NULL if out of range */
 const char *ac_tag_word(const ac_tag_table *t, int word); /* "hot dog"; NULL if out of range */
 /* The word's surface forms (the word first; duplicates across classes merged); returns how many. */
 int ac_tag_word_forms(const ac_tag_table *t, int word, const char *const **forms);
