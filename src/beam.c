@@ -308,7 +308,7 @@ void ac_caption_free(ac_caption *c) {
     free(c->alt);
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
-    free(c->words), free(c->alpha), free(c->beta);
+    free(c->words), free(c->alpha), free(c->beta), free(c->tags);
     memset(c, 0, sizeof *c);
 }
 

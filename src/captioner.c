@@ -201,6 +201,8 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         goto done;
     }
     c->beam = c->model.decode; /* the decoding settings chosen on dev, if recorded */
+    c->naming = ac_naming_opts_for_model(&c->model);
+    c->naming.mode = AC_TAGS_OFF; /* until ac_captioner_set_naming asks */
     rc = 0;
 done:
     free(mpath), free(epath);
@@ -222,6 +224,8 @@ void ac_captioner_close(ac_captioner *c) {
     clear_given(c);
     ac_class_head_free(c->head);
     free(c->windows), free(c->probs);
+    ac_tag_table_free(c->tags);
+    free(c->naming_words);
     memset(c, 0, sizeof *c);
 }
 
@@ -314,7 +318,11 @@ static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs,
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    rc = c->given ? given_caption(c, ann, out, err) : ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
+    if (c->given) rc = given_caption(c, ann, out, err);
+    else if (c->naming.mode == AC_TAGS_OFF) rc = ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
+    else
+        rc = ac_name_caption(&c->model, c->tags, &c->naming, &c->beam, ann, probs, c->n_windows + 1, c->n_classes,
+                             out, err);
     if (t_dec) *t_dec += ac_now() - t1;
     return rc;
 }
@@ -347,4 +355,34 @@ void ac_captioner_lane_close(ac_captioner_lane *lane) {
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err) {
     return run(c, &lane->enc, lane->ann, lane->probs, img, out, t_cnn, t_dec, err);
+}
+
+int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char *table_path, ac_err *err) {
+    if (o->mode == AC_TAGS_GIVEN && (!o->words || !*o->words)) return ac_errf(err, "tags: no words given");
+    char *words = o->words ? strdup(o->words) : NULL;
+    if (o->words && !words) return ac_errf(err, "out of memory");
+    free(c->naming_words);
+    c->naming_words = words;
+    c->naming = *o;
+    c->naming.words = words;
+    if (o->mode == AC_TAGS_OFF || c->tags) return 0;
+    /* The table: the caller's, or beside the model. */
+    char buf[4096];
+    const char *path = table_path;
+    if (!path) {
+        const char *mp = c->model.path ? c->model.path : "";
+        const char *slash = strrchr(mp, '/');
+        snprintf(buf, sizeof buf, "%.*s%simagenet_words.tsv", slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
+        path = buf;
+    }
+    if (ac_tag_table_load(path, &c->tags, err)) return -1;
+    if (o->mode != AC_TAGS_AUTO) return 0;
+    /* windows of 7x7 at a 14x14 grid (the classifier's own scale at 448): quadrants and centre */
+    const int side = (c->grid_h < c->grid_w ? c->grid_h : c->grid_w) / 2;
+    ac_grid_window win[8];
+    const int nw = side >= 2 ? ac_grid_windows(c->grid_h, c->grid_w, side, 2, 1, win, 8) : 0;
+    if (ac_captioner_want_classes(c, win, nw, err)) return -1;
+    if (ac_tag_table_classes(c->tags) != c->n_classes)
+        return ac_errf(err, "%s: %d classes, the encoder's head has %d", path, ac_tag_table_classes(c->tags), c->n_classes);
+    return 0;
 }

@@ -150,6 +150,15 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         goto done;
     }
     if (parse_decode(ac_st_meta(&f, "decode"), path, &m->decode, err)) goto done;
+    const char *conf = ac_st_meta(&f, "confidence"), *naming = ac_st_meta(&f, "naming");
+    if (conf && ac_confidence_from_json(conf, &m->confidence, err)) {
+        ac_err_prefix(err, "%s: metadata 'confidence'", path);
+        goto done;
+    }
+    if (naming && !(m->naming_json = strdup(naming))) {
+        ac_errf(err, "%s: out of memory", path);
+        goto done;
+    }
     if (ac_vocab_from_json(voc, &m->vocab, err)) {
         ac_err_prefix(err, "%s: vocab", path);
         goto done;
@@ -244,6 +253,7 @@ void ac_model_free(ac_model *m) {
     ac_vocab_free(m->vocab);
     free(m->encoder_json);
     free(m->training_json);
+    free(m->naming_json);
     free(m->path);
     memset(m, 0, sizeof *m);
 }

@@ -17,7 +17,24 @@ typedef struct ac_caption {
                        words, which may lie outside the vocabulary and were fed as <unk>) */
     int n_alt;      /* with ac_beam_opts.nbest > 1: the runners-up, best first (distinct captions, */
     struct ac_caption *alt; /* each with its own attention), owned by this caption */
+    /* What naming.h adds (zero / NULL / NAN from a plain search): */
+    int n_tags;
+    struct ac_caption_tag *tags; /* [n_tags] the encoder's tags for the photo, best first; owned */
+    double confidence;           /* calibrated probability that the caption is right (naming.h); NAN if
+                                    the model has no calibration; 0 from a plain ac_beam_search */
+    int described;               /* 1: the model was unsure and a description from the best tag replaced
+                                    its caption */
 } ac_caption;
+
+/* A tag of the photo (naming.h): a word for what the encoder's classes see. */
+typedef struct ac_caption_tag {
+    char word[64];  /* "cat", "hot dog" */
+    char cls[96];   /* the ImageNet class it comes from (its most probable one): "Egyptian cat" */
+    float prob;     /* its score (tags.h) */
+    int in_vocab;   /* the model can say it (some form of it is in the vocabulary) */
+    int forced;     /* the search was constrained to say it (and the caption does) */
+    int named;      /* the caption names it (forced or not) */
+} ac_caption_tag;
 
 typedef struct ac_beam_opts {
     int beam;          /* K; 1 = greedy (default 3). The beam shrinks as hypotheses finish (see beam.c) */

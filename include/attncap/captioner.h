@@ -9,6 +9,8 @@
 #include "attncap/decoder.h"
 #include "attncap/model.h"
 #include "attncap/image.h"
+#include "attncap/naming.h"
+#include "attncap/tags.h"
 
 #define AC_DEFAULT_MODEL_NAME "attncap-flickr8k.safetensors"
 
@@ -48,6 +50,11 @@ typedef struct ac_captioner {
     ac_grid_window *windows;
     int n_windows, n_classes;
     float *probs; /* [1 + n_windows][n_classes] of the last ac_captioner_run: whole photo, then each window */
+    /* Naming what the encoder sees (naming.h): c->naming starts as the model's settings
+     * (ac_naming_opts_for_model); ac_captioner_set_naming changes them. */
+    ac_naming_opts naming;
+    char *naming_words;  /* owned copy of naming.words */
+    ac_tag_table *tags;  /* the class -> word table, loaded when a mode needs it */
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
@@ -71,6 +78,12 @@ int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
  * windows (copied; NULL/0 = whole photo only), into c->probs / lane->probs, before decoding.
  * Captions and annotations are unchanged. Fails if the encoder's graph has no such head. */
 int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_win, ac_err *err);
+
+/* Tags, constraints and confidence for every photo from now on: o's mode AUTO loads the class ->
+ * word table (table_path, or imagenet_words.tsv beside the model file) and runs the
+ * classifier head on the whole photo and its four 7x7 quadrants and centre window (at a 14x14 grid;
+ * scaled to the grid otherwise); GIVEN requires o->words; OFF plain search. Open lanes after. */
+int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char *table_path, ac_err *err);
 
 /* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with
  * `threads` threads) and scratch, sharing the captioner's model and weights (read-only while lanes

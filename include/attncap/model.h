@@ -10,12 +10,16 @@
  *   "training" optional: the trainer's record (JSON; kept as notes, never interpreted)
  *   "decode"   optional: the decoding settings chosen on dev photos by `attncap tune` (JSON with
  *              beam 1..100, max_len 1..200, len_alpha 0..10; other keys are notes)
+ *   "naming"   optional: how tags become constraints, chosen on dev photos (naming.h; JSON)
+ *   "confidence" optional: the calibration of the captions' confidence (confidence.h; JSON a, b, n)
+ *   "vocab_counts" optional: each word's count in captioned photos and in text (notes)
  * Everything is read and checked once, by ac_model_load; the decoder and the beam search never see
  * the file. */
 #ifndef ATTNCAP_MODEL_H
 #define ATTNCAP_MODEL_H
 #include "attncap/beam.h"
 #include "attncap/common.h"
+#include "attncap/confidence.h"
 #include "attncap/decoder.h"
 #include "attncap/vocab.h"
 
@@ -27,6 +31,8 @@ typedef struct ac_model {
     char *path;          /* the file it was loaded from; NULL for a model built in memory */
     ac_beam_opts decode; /* how to caption with it: ac_beam_defaults() with the fields metadata "decode"
                             records (beam, max_len, len_alpha) in their place */
+    char *naming_json;   /* metadata "naming", NULL if absent (naming.h reads it) */
+    ac_confidence confidence; /* metadata "confidence"; n = 0 (and a = b = 0) if absent */
 } ac_model;
 
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,

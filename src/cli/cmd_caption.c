@@ -2,6 +2,7 @@
  * A decoding thread reads and squashes the photos ahead of the CNN (a small bounded queue), so file
  * decoding overlaps the encoder and decoder; results come out in input order. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -19,7 +20,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: attncap caption [options] (IMAGE|DIR|-)...\n\n"
-            "Captions each photo: prints \"PATH<TAB>caption\" per photo (or JSON lines with --json).\n"
+            "Captions each photo: prints \"PATH<TAB>caption\" per photo, and \"<TAB>confidence\" when the model is\n"
+            "calibrated (or JSON lines with --json).\n"
             "DIR is walked for .jpg .jpeg .png .bmp .gif files (sorted); '-' reads paths from stdin,\n"
             "one per line. A photo that cannot be read gets one error line on stderr; the others are\n"
             "still captioned and the exit code is 1.\n\n"
@@ -45,7 +47,15 @@ static void usage(FILE *f) {
             "  --size N          long side of overlays and sheets in pixels (default 1024)\n"
             "  --style S         heat (default: colour map over the greyed photo) or spot (the paper's\n"
             "                    white highlight)\n"
-            "  --json            one JSON object per line: image, caption, tokens, logprob, overlays\n"
+            "  --tags auto|off|WORD,...  name what the encoder sees: auto turns its confident ImageNet tags\n"
+            "                    (through WordNet: Egyptian cat -> cat) into words the caption must contain\n"
+            "                    when the model agrees they fit; WORD,... requires those words; off: plain\n"
+            "                    search (default: the model's setting, chosen on dev photos)\n"
+            "  --tag-threshold X a tag's probability to become a constraint (default: the model's)\n"
+            "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
+            "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
+            "  --json            one JSON object per line: image, caption, tokens, logprob, confidence, tags,\n"
+            "                    overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
             "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
             "  --quiet           no progress bar\n"
@@ -210,6 +220,25 @@ static char *unique_stem(const char *path, strv *used) {
     return strdup(buf);
 }
 
+/* Tags, confidence and whether the caption was replaced by a description (naming.h). */
+static void add_naming_json(cJSON *o, const ac_caption *c) {
+    if (isfinite(c->confidence) && c->confidence > 0) cJSON_AddNumberToObject(o, "confidence", c->confidence);
+    if (c->described) cJSON_AddTrueToObject(o, "described");
+    if (!c->n_tags) return;
+    cJSON *tags = cJSON_AddArrayToObject(o, "tags");
+    for (int i = 0; i < c->n_tags; i++) {
+        const ac_caption_tag *t = &c->tags[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "word", t->word);
+        if (t->cls[0]) cJSON_AddStringToObject(x, "class", t->cls);
+        cJSON_AddNumberToObject(x, "prob", round(t->prob * 1e4) / 1e4);
+        cJSON_AddBoolToObject(x, "named", t->named);
+        cJSON_AddBoolToObject(x, "forced", t->forced);
+        if (!t->in_vocab) cJSON_AddFalseToObject(x, "in_vocab");
+        cJSON_AddItemToArray(tags, x);
+    }
+}
+
 static void print_json(const char *path, const char *text, const ac_caption *c, const ac_vocab *v, char **ov, int n_ov,
                        int attention, int gh, int gw) {
     cJSON *o = cJSON_CreateObject();
@@ -218,6 +247,7 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
     cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    add_naming_json(o, c);
     if (c->n_alt) {
         cJSON_AddNumberToObject(o, "score", c->score);
         cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
@@ -263,7 +293,8 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
 }
 
 int cmd_caption(int argc, char **argv) {
-    const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
+    const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL, *tags_arg = NULL, *tag_table = NULL;
+    float tag_threshold = -1, min_confidence = -1;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0, nbest = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
@@ -274,6 +305,10 @@ int cmd_caption(int argc, char **argv) {
         OPT_STR("--encoder", &encoder),
         OPT_STR("--overlays", &ov_dir),
         OPT_STR("--given", &given),
+        OPT_STR("--tags", &tags_arg),
+        OPT_STR("--tag-table", &tag_table),
+        OPT_FLOAT("--tag-threshold", &tag_threshold, 0, 1),
+        OPT_FLOAT("--min-confidence", &min_confidence, 0, 1),
         OPT_STR("--style", &style_name),
         OPT_INT("--beam", &beam, 1, 100),
         OPT_INT("--nbest", &nbest, 1, 100),
@@ -358,6 +393,18 @@ int cmd_caption(int argc, char **argv) {
     if (given && ac_captioner_set_given(&cap, given, &err)) {
         fprintf(stderr, "attncap caption: --given: %s\n", err.msg);
         goto out;
+    }
+    if (!given) { /* tags: the model's dev-chosen setting (auto if recorded), or the flags */
+        ac_naming_opts no = ac_naming_opts_for_model(&cap.model);
+        if (tags_arg && !strcmp(tags_arg, "auto")) no.mode = AC_TAGS_AUTO;
+        else if (tags_arg && !strcmp(tags_arg, "off")) no.mode = AC_TAGS_OFF;
+        else if (tags_arg) no.mode = AC_TAGS_GIVEN, no.words = tags_arg;
+        if (tag_threshold >= 0) no.threshold = tag_threshold;
+        if (min_confidence >= 0) no.min_confidence = min_confidence;
+        if (ac_captioner_set_naming(&cap, &no, tag_table, &err)) {
+            fprintf(stderr, "attncap caption: --tags: %s\n", err.msg);
+            goto out;
+        }
     }
     if (beam > 0) cap.beam.beam = beam;
     if (max_len > 0) cap.beam.max_len = max_len;
@@ -449,7 +496,9 @@ int cmd_caption(int argc, char **argv) {
                     printf("%s\t%s\t%.4f\n", path, t ? t : "", c->alt[a].score);
                     free(t);
                 }
-            } else printf("%s\t%s\n", path, text ? text : "");
+            } else if (isfinite(c->confidence) && c->confidence > 0)
+                printf("%s\t%s\t%.2f\n", path, text ? text : "", c->confidence);
+            else printf("%s\t%s\n", path, text ? text : "");
             fflush(stdout);
             failures += ov_failed;
             done_ok += !ov_failed;

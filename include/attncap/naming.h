@@ -1,0 +1,55 @@
+/* attncap/naming.h: name what the encoder sees.
+ *
+ * The decoder learned its nouns from a few thousand captioned photos; the encoder's ImageNet head knows
+ * a thousand object classes. From the same CNN pass (cnn.h, ac_class_head) the classes' probabilities
+ * become tag words through the class -> word table (tags.h: Egyptian cat -> cat), and a tag the
+ * caption does not already name becomes a constraint of the beam search (beam.h: the caption must
+ * contain "cat" or "cats"), when the model agrees it fits: the constrained caption is taken only if
+ * its mean log-probability per token is at most max_drop below the free caption's. The attention of a
+ * forced word is the model's own when it said the word (the search keeps every hypothesis's attention).
+ *
+ * Confidence: a calibrated probability that the caption is right (confidence.h), from the model's
+ * calibration; below min_confidence the caption is replaced by a plain description from the best tag
+ * ("a photo of a cat"), itself scored by the model with its attention (teacher forcing). */
+#ifndef ATTNCAP_NAMING_H
+#define ATTNCAP_NAMING_H
+#include "attncap/beam.h"
+#include "attncap/confidence.h"
+#include "attncap/model.h"
+#include "attncap/tags.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { AC_TAGS_OFF = 0, AC_TAGS_AUTO = 1, AC_TAGS_GIVEN = 2 } ac_tags_mode;
+
+typedef struct ac_naming_opts {
+    ac_tags_mode mode;
+    float threshold;      /* AUTO: a tag word's score (tags.h: the largest, over the whole photo and the
+                             windows, of its classes' summed probability) must reach this */
+    int max_tags;         /* at most this many constraints, the most probable first */
+    float max_drop;       /* AUTO: the constrained caption's mean token log-probability may be at most
+                             this far below the free caption's; larger drops keep the free caption */
+    float min_confidence; /* a caption whose confidence is below this is replaced by a description from
+                             the best tag the model can say (0 = never) */
+    const char *words;    /* GIVEN: comma-separated words or phrases that must appear ("cat,sofa") */
+} ac_naming_opts;
+
+/* off; threshold 0.5, max_tags 2, max_drop 0.6, min_confidence 0: the values chosen on dev photos
+ * (models/README.md), which a model's metadata "naming" may override (ac_naming_opts_for_model). */
+ac_naming_opts ac_naming_defaults(void);
+/* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
+ * min_confidence), and mode AUTO when the model records them. */
+ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
+
+/* One photo: the free beam search, then the tags and the constrained search as above, then the
+ * confidence. probs: n_rows rows of n_classes (ac_class_head_forward's layout), NULL when the mode is
+ * OFF or GIVEN. Fills out (tags, confidence, description flag included). Deterministic. */
+int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
+                    const float *ann, const float *probs, int n_rows, int n_classes, ac_caption *out, ac_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,249 @@
+/* naming.c: tags -> constraints of the beam search, confidence and description (naming.h). */
+#include "attncap/naming.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/decoder.h"
+#include "attncap/tokenize.h"
+
+#define MAX_TAGS 16
+
+ac_naming_opts ac_naming_defaults(void) {
+    ac_naming_opts o = {.mode = AC_TAGS_OFF, .threshold = 0.5f, .max_tags = 2, .max_drop = 0.6f, .min_confidence = 0};
+    return o;
+}
+
+ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
+    ac_naming_opts o = ac_naming_defaults();
+    cJSON *j = m->naming_json ? cJSON_Parse(m->naming_json) : NULL;
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return o;
+    }
+    const struct { const char *k; float *v; double lo, hi; } f[] = {
+        {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1}};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
+        if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
+    }
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "max_tags");
+    if (cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= AC_MAX_CONSTRAINTS) o.max_tags = (int)x->valuedouble;
+    o.mode = AC_TAGS_AUTO;
+    cJSON_Delete(j);
+    return o;
+}
+
+/* A tag on its way to a constraint: its alternatives as phrases of vocabulary ids. */
+typedef struct cand {
+    ac_caption_tag tag;
+    int n_alt;
+    ac_phrase alt[AC_MAX_ALTERNATIVES];
+} cand;
+
+/* Adds a surface form (tokenized as captions are) if every token is in the vocabulary and it fits a
+ * constraint phrase. */
+static void add_form(cand *c, const ac_vocab *v, const char *form) {
+    ac_tokens t;
+    ac_err e;
+    if (c->n_alt >= AC_MAX_ALTERNATIVES || ac_tokenize(form, &t, &e)) return;
+    ac_phrase p = {.n = t.n};
+    int ok = t.n >= 1 && t.n <= AC_MAX_PHRASE;
+    for (int k = 0; ok && k < t.n; k++) ok = (p.words[k] = ac_vocab_id(v, t.tok[k])) > AC_UNK;
+    ac_tokens_free(&t);
+    for (int a = 0; ok && a < c->n_alt; a++) ok = memcmp(&c->alt[a], &p, sizeof p) != 0;
+    if (ok) c->alt[c->n_alt++] = p;
+}
+
+static void set_word(cand *c, const char *word) { snprintf(c->tag.word, sizeof c->tag.word, "%s", word); }
+
+/* AUTO: the table's tags of the photo, with the class each comes from. */
+static int auto_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs, int n_rows,
+                     int n_classes, cand *out, ac_err *err) {
+    ac_tag tags[MAX_TAGS];
+    const int n = ac_tags_from_probs(t, probs, n_rows, n_classes, o->threshold, tags, MAX_TAGS, err);
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        cand *c = &out[i];
+        memset(c, 0, sizeof *c);
+        set_word(c, ac_tag_word(t, tags[i].word));
+        c->tag.prob = tags[i].prob;
+        float best = -1;
+        for (int r = 0; r < n_rows; r++)
+            for (int k = 0; k < n_classes; k++)
+                if (ac_tag_class_word(t, k) == tags[i].word && probs[(size_t)r * n_classes + k] > best) {
+                    best = probs[(size_t)r * n_classes + k];
+                    snprintf(c->tag.cls, sizeof c->tag.cls, "%s", ac_tag_class_label(t, k));
+                }
+        const char *const *forms;
+        const int nf = ac_tag_word_forms(t, tags[i].word, &forms);
+        for (int f = 0; f < nf; f++) add_form(c, m->vocab, forms[f]);
+        c->tag.in_vocab = c->n_alt > 0;
+    }
+    return n;
+}
+
+/* GIVEN: the user's words; a word the table knows brings its forms (cat -> cats), another its own
+ * plural made the simple way. */
+static int given_tags(const ac_model *m, const ac_tag_table *t, const char *words, cand *out, ac_err *err) {
+    char *list = strdup(words ? words : ""), *save = NULL;
+    if (!list) return ac_errf(err, "out of memory");
+    int n = 0;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        while (*w == ' ') w++;
+        for (char *e = w + strlen(w); e > w && e[-1] == ' ';) *--e = 0;
+        if (!*w) continue;
+        if (n == AC_MAX_CONSTRAINTS) {
+            free(list);
+            return ac_errf(err, "tags: at most %d words can be required", AC_MAX_CONSTRAINTS);
+        }
+        if (strlen(w) >= sizeof out[n].tag.word) {
+            free(list);
+            return ac_errf(err, "tags: '%.20s...' is too long", w);
+        }
+        cand *c = &out[n++];
+        memset(c, 0, sizeof *c);
+        set_word(c, w);
+        c->tag.prob = 1;
+        int tw = -1;
+        for (int k = 0; t && k < ac_tag_table_words(t) && tw < 0; k++)
+            if (!strcmp(ac_tag_word(t, k), w)) tw = k;
+        if (tw >= 0) {
+            const char *const *forms;
+            const int nf = ac_tag_word_forms(t, tw, &forms);
+            for (int f = 0; f < nf; f++) add_form(c, m->vocab, forms[f]);
+        } else {
+            char pl[80];
+            add_form(c, m->vocab, w);
+            snprintf(pl, sizeof pl, "%s%s", w, w[strlen(w) - 1] == 's' ? "es" : "s");
+            add_form(c, m->vocab, pl);
+        }
+        c->tag.in_vocab = c->n_alt > 0;
+    }
+    free(list);
+    return n;
+}
+
+static int says(const ac_caption *cap, const cand *c) {
+    for (int a = 0; a < c->n_alt; a++)
+        for (int k = 0; k + c->alt[a].n <= cap->n; k++)
+            if (!memcmp(cap->words + k, c->alt[a].words, sizeof(int) * (size_t)c->alt[a].n)) return 1;
+    return 0;
+}
+
+/* The constrained search for the candidates sel[0..n). */
+static int constrained(const ac_model *m, const ac_beam_opts *bo, const float *ann, cand *cands, const int *sel, int n,
+                       ac_caption *out, ac_err *err) {
+    ac_constraint cons[AC_MAX_CONSTRAINTS];
+    for (int i = 0; i < n; i++) cons[i] = (ac_constraint){cands[sel[i]].n_alt, cands[sel[i]].alt};
+    ac_beam_opts o = *bo;
+    o.n_constraints = n, o.constraints = cons, o.nbest = 1;
+    return ac_beam_search(&m->dec, ann, &o, out, err);
+}
+
+/* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
+static int describe(const ac_model *m, const float *ann, const char *word, ac_caption *out, ac_err *err) {
+    char text[160];
+    const int vowel = strchr("aeiou", word[0]) != NULL;
+    snprintf(text, sizeof text, "a photo of %s %s", vowel ? "an" : "a", word);
+    ac_tokens t;
+    if (ac_tokenize(text, &t, err)) return -1;
+    memset(out, 0, sizeof *out);
+    const int n = t.n, L = m->dec.cfg.n_ann;
+    out->n = n;
+    out->words = malloc(((size_t)n + 1) * sizeof *out->words);
+    out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
+    out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
+    int rc = out->words && out->alpha && out->beta ? 0 : ac_errf(err, "out of memory");
+    if (!rc) ac_vocab_encode(m->vocab, &t, out->words);
+    ac_tokens_free(&t);
+    if (!rc) rc = ac_decoder_attend(&m->dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err);
+    if (rc) {
+        ac_caption_free(out);
+        return -1;
+    }
+    out->score = out->logprob;
+    return 0;
+}
+
+int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
+                    const float *ann, const float *probs, int n_rows, int n_classes, ac_caption *out, ac_err *err) {
+    memset(out, 0, sizeof *out);
+    if (ac_beam_search(&m->dec, ann, bo, out, err)) return -1;
+    cand *cands = NULL;
+    int n = 0;
+    if (o->mode != AC_TAGS_OFF) {
+        if (!(cands = malloc(sizeof *cands * MAX_TAGS))) {
+            ac_caption_free(out);
+            return ac_errf(err, "out of memory");
+        }
+        if (o->mode == AC_TAGS_AUTO && t && probs) n = auto_tags(m, t, o, probs, n_rows, n_classes, cands, err);
+        else if (o->mode == AC_TAGS_GIVEN) n = given_tags(m, t, o->words, cands, err);
+        if (n < 0) {
+            free(cands);
+            ac_caption_free(out);
+            return -1;
+        }
+    }
+    /* The tags the free caption does not name and the model can say, most probable first. */
+    int sel[AC_MAX_CONSTRAINTS], ns = 0;
+    for (int i = 0; i < n; i++) {
+        cands[i].tag.named = says(out, &cands[i]);
+        if (!cands[i].tag.named && cands[i].tag.in_vocab && ns < o->max_tags && ns < AC_MAX_CONSTRAINTS) sel[ns++] = i;
+    }
+    /* Try them all, then fewer (dropping the least probable), until the model agrees. */
+    for (int k = ns; k >= 1; k--) {
+        ac_caption c;
+        if (constrained(m, bo, ann, cands, sel, k, &c, err)) {
+            free(cands);
+            ac_caption_free(out);
+            return -1;
+        }
+        const int all_met = c.met_mask == (1 << k) - 1;
+        const int agree = o->mode == AC_TAGS_GIVEN ||
+                          ac_caption_mean_logprob(&c) >= ac_caption_mean_logprob(out) - (double)o->max_drop;
+        if (all_met && agree) {
+            for (int i = 0; i < k; i++) cands[sel[i]].tag.forced = 1;
+            for (int i = 0; i < n; i++) cands[i].tag.named = says(&c, &cands[i]);
+            ac_caption_free(out);
+            *out = c;
+            break;
+        }
+        ac_caption_free(&c);
+        if (o->mode == AC_TAGS_GIVEN) break; /* the user's words: all or the free caption */
+    }
+    out->confidence = m->confidence.n > 0 ? ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(out)) : NAN;
+    /* Unsure: a description from the best tag the model can say, if any. */
+    if (o->min_confidence > 0 && isfinite(out->confidence) && out->confidence < o->min_confidence) {
+        for (int i = 0; i < n; i++) {
+            if (!cands[i].tag.in_vocab) continue;
+            ac_caption d;
+            if (describe(m, ann, cands[i].tag.word, &d, err)) {
+                free(cands);
+                ac_caption_free(out);
+                return -1;
+            }
+            d.confidence = out->confidence;
+            d.described = 1;
+            for (int j = 0; j < n; j++) cands[j].tag.forced = 0, cands[j].tag.named = says(&d, &cands[j]);
+            ac_caption_free(out);
+            *out = d;
+            break;
+        }
+    }
+    if (n > 0) {
+        out->tags = malloc(sizeof *out->tags * (size_t)n);
+        if (!out->tags) {
+            free(cands);
+            ac_caption_free(out);
+            return ac_errf(err, "out of memory");
+        }
+        for (int i = 0; i < n; i++) out->tags[i] = cands[i].tag;
+        out->n_tags = n;
+    }
+    free(cands);
+    return 0;
+}
