@@ -145,7 +145,7 @@ static const char *const BLOCKERS[] = {
     "pitcher of", "power plant", "flower bed", "river bed", "bed of", "table tennis", "street light", "cable car",
     "chair lift", "super bowl", "rocking horse", "baby stroller", "baby carriage", "baby food", "snow man",
     "zebra crossing", "zebra print", "zebra stripes", "giraffe print", "orange juice", "phone booth", "phone line",
-    "telephone booth", "telephone line", "telephone pole", "telephone wire", "wheel chair", "horse trailer", NULL,
+    "telephone booth", "telephone line", "telephone pole", "telephone wire", "wheel chair", "horse trailer", "spider man", NULL,
 };
 
 /* Person words that, before an animal, say its age or role: "baby elephant" names an elephant only;

@@ -17,7 +17,8 @@
  *     orange"), or before a function word, a verb or a fruit part ("an orange on a plate", "orange
  *     slices"), and not after "is"/"painted"/... or before "and"/"or" + a colour ("orange and white
  *     cat"). "oranges" is always the fruit.
- * Words that are not ASCII never match (a Vietnamese caption names nothing).
+ * Only these English words match: in a Vietnamese caption only English loan words do ("beagle",
+ * "jeep"), and any bytes are safe to match.
  *
  * Scores (objects_score.c) over an evaluation set (metrics.h; its captions are already tokenized).
  * Per photo: truth = the categories named by at least min(AC_OBJECTS_TRUTH_REFS, n_refs) of its
