@@ -27,7 +27,7 @@ static const category CATEGORIES[AC_N_OBJECTS] = {
                     "daddy", "papa", "parent", "son", "daughter", "brother", "sister", "grandmother", "grandfather",
                     "grandma", "grandpa", "husband", "wife", "wives", "bride", "groom", "friend", "player", "batter",
                     "catcher", "pitcher", "umpire", "referee", "skier", "snowboarder", "surfer", "skateboarder",
-                    "skater", "rider", "biker", "cyclist", "bicyclist", "motorcyclist", "jockey", "cowboy", "cowgirl",
+                    "skater", "boarder", "diver", "rider", "biker", "cyclist", "bicyclist", "motorcyclist", "jockey", "cowboy", "cowgirl",
                     "chef", "baker", "worker", "officer", "policeman", "policemen", "policewoman", "policewomen", "cop",
                     "soldier", "sailor", "seaman", "seamen", "student", "tourist", "traveler", "traveller", "passenger", "pedestrian", "spectator",
                     "athlete", "runner", "jogger", "hiker", "climber", "swimmer", "kayaker", "fisherman", "fishermen",
