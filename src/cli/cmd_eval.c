@@ -391,7 +391,7 @@ int cmd_eval(int argc, char **argv) {
                 ac_image_free(&photo);
             }
         char title[512];
-        snprintf(title, sizeof title, "attncap eval: %s", o.model ? o.data : o.pairs ? o.pairs : o.results);
+        snprintf(title, sizeof title, "attncap eval: %s", o.data ? o.data : o.pairs ? o.pairs : o.results);
         ac_report r = {title, subtitle, &set, &sc, thumbs, sheets};
         if (ac_report_write(o.report, &r, &err)) rc = -1;
     }
