@@ -229,10 +229,20 @@ d = json.load(open(sys.argv[1])); caps = collections.defaultdict(list)
 for a in d["annotations"]: caps[a["image_id"]].append(a["caption"])
 json.dump([{"image_id": k, "captions": v[1:], "prediction": v[0]} for k, v in caps.items()], open(sys.argv[2], "w"))
 ' "$DATA/data/coco/captions.json" "$T/loo.json"
-  out=$("$A" eval --pairs "$T/loo.json" --no-meteor --json 2>"$T/err")
+  out=$("$A" eval --pairs "$T/loo.json" --no-meteor --json --per-image "$T/loo_pi.json" 2>"$T/err")
   if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
   elif ! python3 -c 'import json,sys; o=json.load(sys.stdin)["objects"]; assert o["precision"] > 0.75 and o["recall"] > 0.6 and o["CHAIR-i"] < 0.12, o' <<<"$out" 2>"$T/err"
   then t_fail "$(cat "$T/err")"
+  # the totals are the per-photo lists added up
+  elif ! python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])["objects"]; rows = [r["objects"] for r in json.load(open(sys.argv[2]))]
+tp = sum(len(set(r["candidate"]) & set(r["truth"])) for r in rows); c = sum(len(r["candidate"]) for r in rows)
+h = sum(len(r["hallucinated"]) for r in rows); fn = sum(len(r["missed"]) for r in rows)
+assert (o["tp"], o["fp"], o["fn"], o["hallucinated"]) == (tp, c - tp, fn, h), (o, tp, c, fn, h)
+assert o["captions_hallucinating"] == sum(1 for r in rows if r["hallucinated"]) and len(rows) == 100
+assert all(set(r["hallucinated"]) <= set(r["candidate"]) - set(r["truth"]) for r in rows)
+' "$out" "$T/loo_pi.json" 2>"$T/err"; then t_fail "per-image lists vs totals: $(cat "$T/err")"
   else t_ok; fi
 fi
 
