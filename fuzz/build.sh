@@ -12,9 +12,9 @@ declare -A SOURCES=(
   [image]="src/image.c src/common.c fuzz/stb_image_impl.c"
   [tflite]="src/tflite.c src/cnn*.c src/image.c src/common.c fuzz/stb_image_impl.c"
   [features]="src/features.c src/safetensors.c src/image.c src/common.c fuzz/stb_image_impl.c"
-  [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c"
+  [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c src/objects.c"
   [dataset]="src/dataset.c src/strmap.c src/common.c"
-  [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/tokenize.c src/strmap.c src/common.c"
+  [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/objects*.c src/tokenize.c src/strmap.c src/common.c"
   [model]="src/model.c src/decoder.c src/decoder_train.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
   [boxes]="src/grounding.c src/decoder.c src/smm.c src/common.c"
 )

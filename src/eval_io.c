@@ -146,7 +146,9 @@ static cJSON *num(double x) {
     return cJSON_CreateNumber(strtod(b, NULL));
 }
 
-char *ac_scores_to_json(const ac_scores *sc) {
+char *ac_scores_to_json(const ac_scores *sc) { return ac_scores_to_json_flags(sc, 0); }
+
+char *ac_scores_to_json_flags(const ac_scores *sc, int flags) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     static const char *const bn[4] = {"BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4"};
@@ -163,6 +165,7 @@ char *ac_scores_to_json(const ac_scores *sc) {
     cJSON_AddItemToObject(c, "correct", cJSON_CreateDoubleArray(r, 4));
     cJSON_AddItemToObject(o, "bleu_counts", c);
     cJSON_AddNumberToObject(o, "images", sc->n);
+    if (sc->objects.cand) cJSON_AddItemToObject(o, "objects", ac_object_scores_json(&sc->objects, flags & AC_SCORES_JSON_PER_CATEGORY));
     char *out = cJSON_Print(o);
     cJSON_Delete(o);
     return out;
@@ -177,13 +180,25 @@ static void csv_field(ac_atomic_file *af, const char *s, ac_err *err) {
     ac_atomic_write(af, "\"", 1, err);
 }
 
+/* ",objects,truth,hallucinated,missed" of photo i: category names joined by "; ". */
+static void object_fields(ac_atomic_file *af, const ac_object_scores *ob, int i, ac_err *err) {
+    uint8_t lists[4][AC_N_OBJECTS] = {{0}};
+    if (ob->cand) ac_object_scores_image(ob, i, lists[0], lists[1], lists[2], lists[3]);
+    for (int f = 0; f < 4; f++) {
+        char names[2048];
+        ac_objects_join(lists[f], "; ", names, sizeof names);
+        ac_atomic_write(af, ",", 1, err);
+        csv_field(af, names, err);
+    }
+}
+
 int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err) {
     size_t pl = strlen(path);
     int csv = pl >= 4 && !strcmp(path + pl - 4, ".csv");
     if (csv) {
         ac_atomic_file af;
         if (ac_atomic_open(&af, path, err)) return -1;
-        const char *hdr = "image_id,BLEU-4,METEOR,ROUGE-L,CIDEr-D,candidate\n";
+        const char *hdr = "image_id,BLEU-4,METEOR,ROUGE-L,CIDEr-D,candidate,objects,truth,hallucinated,missed\n";
         ac_atomic_write(&af, hdr, strlen(hdr), err);
         for (int i = 0; i < s->n; i++) {
             char b[256];
@@ -194,6 +209,7 @@ int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_s
             snprintf(b + n, sizeof b - (size_t)n, ",%.6f,%.6f,", sc->img_rouge_l[i], sc->img_cider_d[i]);
             ac_atomic_write(&af, b, strlen(b), err);
             csv_field(&af, s->items[i].cand, err);
+            object_fields(&af, &sc->objects, i, err);
             ac_atomic_write(&af, "\n", 1, err);
         }
         return ac_atomic_commit(&af, err);
@@ -211,6 +227,7 @@ int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_s
         cJSON_AddItemToObject(o, "METEOR", num(sc->img_meteor ? sc->img_meteor[i] : NAN));
         cJSON_AddItemToObject(o, "ROUGE-L", num(sc->img_rouge_l[i]));
         cJSON_AddItemToObject(o, "CIDEr-D", num(sc->img_cider_d[i]));
+        if (sc->objects.cand) cJSON_AddItemToObject(o, "objects", ac_object_image_json(&sc->objects, i));
     }
     char *txt = cJSON_Print(a);
     cJSON_Delete(a);

@@ -150,6 +150,10 @@ int ac_metrics_compute(const ac_eval_set *s, int flags, const char *meteor_wordn
         ac_scores_free(out);
         return -1;
     }
+    if (ac_objects_score(s, &out->objects, err)) {
+        ac_scores_free(out);
+        return -1;
+    }
     return 0;
 }
 
@@ -159,4 +163,5 @@ void ac_scores_free(ac_scores *sc) {
     free(sc->img_cider_d);
     free(sc->img_meteor);
     sc->img_bleu4 = sc->img_rouge_l = sc->img_cider_d = sc->img_meteor = NULL;
+    ac_object_scores_free(&sc->objects);
 }

@@ -80,7 +80,9 @@ static const char *CSS =
     "#t th.asc:after{content:' \\25B2'}#t th.desc:after{content:' \\25BC'}"
     "#t img{max-width:160px;max-height:160px;display:block}"
     "td.cap{font-weight:600;max-width:320px}ul.refs{margin:0;padding-left:18px;color:#444;max-width:420px}"
-    ".id{color:#888;font-size:12px}";
+    ".id{color:#888;font-size:12px}"
+    ".obj{font-size:13px;max-width:220px}.obj .t{color:#17702f}.obj .h{color:#b00020;text-decoration:line-through}"
+    ".obj .m{color:#888}";
 
 static const char *JS =
     "(function(){var t=document.getElementById('t'),hs=t.tHead.rows[0].cells;"
@@ -90,6 +92,53 @@ static const char *JS =
     "rows.sort(function(x,y){var a=x.dataset[k],c=y.dataset[k];var p=parseFloat(a),q=parseFloat(c);"
     "var r=(isNaN(p)||isNaN(q))?(a<c?-1:a>c?1:0):p-q;return asc?r:-r;});"
     "rows.forEach(function(r){b.appendChild(r);});};})(i);})();";
+
+/* The object scores under the metrics (objects.h). */
+static void object_summary(buf *b, const ac_object_scores *ob) {
+    puts_(b, "<table class=\"scores\"><tr><th>objects: precision</th><th>recall</th><th>F1</th>"
+             "<th>hallucinated (CHAIR-i)</th><th>captions hallucinating (CHAIR-s)</th>");
+    if (ob->novel_max > 0) puts_(b, "<th>novel recall</th>");
+    puts_(b, "</tr>\n<tr>");
+    double v[5] = {ob->precision, ob->recall, ob->f1, ob->chair_i, ob->chair_s};
+    for (int k = 0; k < 5; k++) puts_(b, "<td>"), score(b, v[k]), puts_(b, "</td>");
+    if (ob->novel_max > 0) puts_(b, "<td>"), score(b, ob->novel_recall), puts_(b, "</td>");
+    printf_(b, "</tr></table>\n<p class=\"sub\">Objects: COCO's 80 categories named in the captions; truth for a "
+               "photo = those at least %d of its references name (TP %lld, FP %lld, FN %lld); hallucinated = named "
+               "by no reference (%lld of %lld named objects, in %d of %d captions).",
+            AC_OBJECTS_TRUTH_REFS, ob->tp, ob->fp, ob->fn, ob->hallucinated, ob->mentioned, ob->captions_hallucinating,
+            ob->n);
+    if (ob->novel_max > 0) {
+        printf_(b, " Novel: %d categories named in fewer than %d photos of the training captions (", ob->n_novel,
+                ob->novel_max);
+        for (int k = 0, first = 1; k < AC_N_OBJECTS; k++)
+            if (ob->novel[k]) puts_(b, first ? "" : ", "), esc(b, ac_object_name(k)), first = 0;
+        printf_(b, "): %lld of %lld found.", ob->novel_tp, ob->novel_truth);
+    }
+    puts_(b, " In the table: <span class=\"obj\"><span class=\"t\">true</span>, <span class=\"h\">hallucinated"
+             "</span>, named by one reference only, <span class=\"m\">missed</span></span>.</p>\n");
+}
+
+/* Photo i's objects cell: the candidate's (true, hallucinated or neither) and the missed ones. */
+static void object_cell(buf *b, const ac_object_scores *ob, int i) {
+    uint8_t cand[AC_N_OBJECTS], truth[AC_N_OBJECTS], hall[AC_N_OBJECTS], missed[AC_N_OBJECTS];
+    ac_object_scores_image(ob, i, cand, truth, hall, missed);
+    int first = 1;
+    for (int k = 0; k < AC_N_OBJECTS; k++) {
+        if (!cand[k]) continue;
+        printf_(b, "%s<span class=\"%s\">", first ? "" : ", ", truth[k] ? "t" : hall[k] ? "h" : "o");
+        esc(b, ac_object_name(k));
+        puts_(b, "</span>");
+        first = 0;
+    }
+    for (int k = 0; k < AC_N_OBJECTS; k++) {
+        if (!missed[k]) continue;
+        puts_(b, first ? "<span class=\"m\">missed: " : "<span class=\"m\">, missed: ");
+        for (int j = k, f2 = 1; j < AC_N_OBJECTS; j++)
+            if (missed[j]) puts_(b, f2 ? "" : ", "), esc(b, ac_object_name(j)), f2 = 0;
+        puts_(b, "</span>");
+        break;
+    }
+}
 
 int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
     const ac_eval_set *s = r->set;
@@ -121,18 +170,29 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
             sc->counts.testlen, sc->counts.reflen, sc->counts.guess[0], sc->counts.guess[1], sc->counts.guess[2],
             sc->counts.guess[3], sc->counts.correct[0], sc->counts.correct[1], sc->counts.correct[2],
             sc->counts.correct[3]);
+    const ac_object_scores *ob = sc->objects.cand && sc->objects.n == n ? &sc->objects : NULL;
+    if (ob) object_summary(&b, ob);
     puts_(&b, "<table id=\"t\"><thead><tr><th class=\"num\" data-k=\"n\">#</th><th>photo</th>"
               "<th data-k=\"s\">generated caption</th><th>references</th>"
               "<th class=\"num asc\" data-k=\"c\">CIDEr-D</th><th class=\"num\" data-k=\"b\">BLEU-4</th>"
-              "<th class=\"num\" data-k=\"m\">METEOR</th><th class=\"num\" data-k=\"r\">ROUGE-L</th>"
-              "<th>attention</th></tr></thead>\n<tbody>\n");
+              "<th class=\"num\" data-k=\"m\">METEOR</th><th class=\"num\" data-k=\"r\">ROUGE-L</th>");
+    if (ob) puts_(&b, "<th data-k=\"h\">objects</th>");
+    puts_(&b, "<th>attention</th></tr></thead>\n<tbody>\n");
     for (int q = 0; q < n; q++) {
         int i = order[q].i;
         const ac_eval_item *it = &s->items[i];
         double m = sc->img_meteor ? sc->img_meteor[i] : NAN;
         double rl = sc->img_rouge_l ? sc->img_rouge_l[i] : NAN;
-        printf_(&b, "<tr data-n=\"%d\" data-c=\"%.6f\" data-b=\"%.6f\" data-m=\"%.6f\" data-r=\"%.6f\" data-s=\"", i + 1,
+        printf_(&b, "<tr data-n=\"%d\" data-c=\"%.6f\" data-b=\"%.6f\" data-m=\"%.6f\" data-r=\"%.6f\"", i + 1,
                 sc->img_cider_d[i], sc->img_bleu4[i], isnan(m) ? -1.0 : m, isnan(rl) ? -1.0 : rl);
+        if (ob) { /* sorts by hallucinated objects, then by missed ones */
+            uint8_t hall[AC_N_OBJECTS], missed[AC_N_OBJECTS];
+            int nh = 0, nm = 0;
+            ac_object_scores_image(ob, i, NULL, NULL, hall, missed);
+            for (int k = 0; k < AC_N_OBJECTS; k++) nh += hall[k], nm += missed[k];
+            printf_(&b, " data-h=\"%d.%02d\"", nh, nm < 99 ? nm : 99);
+        }
+        puts_(&b, " data-s=\"");
         esc(&b, it->cand);
         printf_(&b, "\"><td class=\"num\">%d</td><td>", i + 1);
         const char *th = r->thumbs ? r->thumbs[i] : NULL;
@@ -152,6 +212,7 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
         score(&b, m);
         puts_(&b, "</td><td class=\"num\">");
         score(&b, rl);
+        if (ob) puts_(&b, "</td><td class=\"obj\">"), object_cell(&b, ob, i);
         puts_(&b, "</td><td>");
         const char *sh = r->sheets ? r->sheets[i] : NULL;
         if (sh) puts_(&b, "<a href=\""), url(&b, sh), puts_(&b, "\">sheet</a>");

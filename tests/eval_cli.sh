@@ -148,6 +148,104 @@ if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/
   fi
 fi
 
+t_begin objects_scores
+# the hand-computed set of tests/test_objects.c: TP 4, FP 4, FN 2; hallucinated cat (A) and dog (B)
+cat >"$T/obj_pairs.json" <<'J'
+[{"image_id": "A", "captions": ["A man rides a horse.", "A person on a horse near a dog.", "A horse in a field."],
+  "prediction": "A man and a dog on a horse with a cat."},
+ {"image_id": "B", "captions": ["A hot dog on a plate.", "A hot dog with mustard.", "Food on a table."],
+  "prediction": "A dog on a table."},
+ {"image_id": "C", "captions": ["Two teddy bears on a bed.", "Stuffed animals on a bed."], "prediction": "A teddy bear on a bed."},
+ {"image_id": "D", "captions": ["A giraffe."], "prediction": "An empty street."}]
+J
+printf 'x1.jpg\tA man walks a dog.\nx1.jpg\tA person with a dog.\nx2.jpg\tA horse.\nx3.jpg\tA cat on a teddy bear.\n' >"$T/obj_train.tsv"
+plain=$("$A" eval --pairs "$T/obj_pairs.json" --no-meteor 2>"$T/err")
+js=$("$A" eval --pairs "$T/obj_pairs.json" --no-meteor --json --per-category --novel-from "$T/obj_train.tsv" \
+     --novel-split all --novel-max 1 2>>"$T/err")
+js2=$("$A" eval --pairs "$T/obj_pairs.json" --no-meteor --json --novel-from "$T/obj_train.tsv" --novel-split all \
+      --novel-max 2 2>>"$T/err")
+py='import json,sys; o=json.load(sys.stdin)["objects"]'
+if [ -s "$T/err" ]; then t_fail "$(cat "$T/err")"
+elif ! grep -q '^objects  precision 0.5000 recall 0.6667 F1 0.5714 (TP 4, FP 4, FN 2' <<<"$plain" ||
+     ! grep -q '^CHAIR-i  0.2500 (2 of 8 ' <<<"$plain" || ! grep -q '^CHAIR-s  0.5000 (2 of 4 ' <<<"$plain"; then
+  t_fail "plain: $plain"
+elif ! python3 -c "$py"'
+assert (o["precision"], o["recall"], o["F1"], o["CHAIR-i"], o["CHAIR-s"]) == (0.5, 0.666667, 0.571429, 0.25, 0.5), o
+n = o["novel"]; pc = o["per_category"]
+# named in no photo of the training file: all but person, dog, horse, cat, teddy bear
+assert len(n["categories"]) == 75 and "giraffe" in n["categories"] and "dog" not in n["categories"], n
+# novel truth: hot dog (B), bed (C, found), giraffe (D); named: dining table (B), bed (C)
+assert (n["tp"], n["truth"], n["recall"], n["mentioned"]) == (1, 3, 0.333333, 2), n
+assert pc["hot dog"] == {"tp": 0, "fp": 0, "fn": 1, "hallucinated": 0, "source_photos": 0, "novel": True}, pc["hot dog"]
+assert pc["dog"]["fp"] == 2 and pc["dog"]["hallucinated"] == 1 and pc["dog"]["source_photos"] == 1' <<<"$js" 2>"$T/err"; then
+  t_fail "json: $(cat "$T/err")"
+elif ! python3 -c "$py"'
+n = o["novel"]; assert len(n["categories"]) == 80 and (n["tp"], n["truth"], n["mentioned"]) == (4, 6, 8), n
+assert "per_category" not in o' <<<"$js2" 2>"$T/err"; then
+  t_fail "json, novel-max 2: $(cat "$T/err")"
+else t_ok; fi
+
+t_begin objects_per_image
+"$A" eval --pairs "$T/obj_pairs.json" --no-meteor --per-image "$T/obj.json" >/dev/null 2>"$T/err" &&
+"$A" eval --pairs "$T/obj_pairs.json" --no-meteor --per-image "$T/obj.csv" >/dev/null 2>>"$T/err"
+if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+elif ! python3 -c '
+import json, sys
+rows = {r["image_id"]: r["objects"] for r in json.load(open(sys.argv[1]))}
+assert rows["B"] == {"candidate": ["dog", "dining table"], "truth": ["hot dog"], "hallucinated": ["dog"], "missed": ["hot dog"]}, rows["B"]
+assert rows["A"]["hallucinated"] == ["cat"] and rows["D"]["missed"] == ["giraffe"], rows
+' "$T/obj.json" 2>"$T/err"; then t_fail "per-image JSON: $(cat "$T/err")"
+elif ! head -1 "$T/obj.csv" | grep -q ',candidate,objects,truth,hallucinated,missed$' ||
+     ! grep -q '^"B",.*,"dog; dining table","hot dog","dog","hot dog"$' "$T/obj.csv"; then t_fail "per-image CSV: $(cat "$T/obj.csv")"
+else t_ok; fi
+
+t_begin objects_report
+if "$A" eval --pairs "$T/obj_pairs.json" --no-meteor --novel-from "$T/obj_train.tsv" --novel-split all \
+     --report "$T/rep_obj" >/dev/null 2>"$T/err"; then
+  h="$T/rep_obj/index.html"
+  if ! grep -q 'objects: precision' "$h" || ! grep -q 'novel recall' "$h"; then t_fail "no object scores"
+  elif ! grep -q '<span class="h">cat</span>' "$h" || ! grep -q 'missed: hot dog' "$h" ||
+       ! grep -q '<span class="t">teddy bear</span>' "$h"; then t_fail "no per-photo objects"
+  else t_ok; fi
+else t_fail "$(cat "$T/err")"; fi
+
+t_begin objects_bad_options
+ok=1
+expect_error "missing --novel-from" "$A" eval --pairs "$T/obj_pairs.json" --no-meteor --novel-from "$T/nope.tsv" || ok=0
+expect_error "bad --novel-split" "$A" eval --pairs "$T/obj_pairs.json" --no-meteor --novel-from "$T/obj_train.tsv" \
+  --novel-split nope || ok=0
+expect_error "--novel-max 0" "$A" eval --pairs "$T/obj_pairs.json" --novel-max 0 || ok=0
+printf 'x1.jpg\tA dog \xff.\n' >"$T/obj_bad.tsv"
+expect_error "invalid UTF-8 in --novel-from" "$A" eval --pairs "$T/obj_pairs.json" --no-meteor --novel-from "$T/obj_bad.tsv" \
+  --novel-split all || ok=0
+[ $ok = 1 ] && t_ok
+
+t_begin objects_coco_leave_one_out
+# one COCO reference as the candidate against the other four: people agree on the objects
+if need_data data/coco/captions.json; then
+  python3 -c '
+import json, sys, collections
+d = json.load(open(sys.argv[1])); caps = collections.defaultdict(list)
+for a in d["annotations"]: caps[a["image_id"]].append(a["caption"])
+json.dump([{"image_id": k, "captions": v[1:], "prediction": v[0]} for k, v in caps.items()], open(sys.argv[2], "w"))
+' "$DATA/data/coco/captions.json" "$T/loo.json"
+  out=$("$A" eval --pairs "$T/loo.json" --no-meteor --json --per-image "$T/loo_pi.json" 2>"$T/err")
+  if [ $? -ne 0 ]; then t_fail "$(cat "$T/err")"
+  elif ! python3 -c 'import json,sys; o=json.load(sys.stdin)["objects"]; assert o["precision"] > 0.75 and o["recall"] > 0.6 and o["CHAIR-i"] < 0.12, o' <<<"$out" 2>"$T/err"
+  then t_fail "$(cat "$T/err")"
+  # the totals are the per-photo lists added up
+  elif ! python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])["objects"]; rows = [r["objects"] for r in json.load(open(sys.argv[2]))]
+tp = sum(len(set(r["candidate"]) & set(r["truth"])) for r in rows); c = sum(len(r["candidate"]) for r in rows)
+h = sum(len(r["hallucinated"]) for r in rows); fn = sum(len(r["missed"]) for r in rows)
+assert (o["tp"], o["fp"], o["fn"], o["hallucinated"]) == (tp, c - tp, fn, h), (o, tp, c, fn, h)
+assert o["captions_hallucinating"] == sum(1 for r in rows if r["hallucinated"]) and len(rows) == 100
+assert all(set(r["hallucinated"]) <= set(r["candidate"]) - set(r["truth"]) for r in rows)
+' "$out" "$T/loo_pi.json" 2>"$T/err"; then t_fail "per-image lists vs totals: $(cat "$T/err")"
+  else t_ok; fi
+fi
+
 t_begin report_screenshot
 # renders the report in headless Chromium (Debian chromium) and checks the screenshot is not blank
 CH=$(command -v chromium || command -v chromium-browser || true)

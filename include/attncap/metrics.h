@@ -12,10 +12,13 @@
  *              candidate weights, cosine per n, Gaussian length penalty sigma = 6 on the difference
  *              of the two captions' bigram counts (the scorer's own "length"), mean over n, averaged
  *              over references, x10; averaged over images.
- *   METEOR     meteor.h (METEOR 1.5 semantics), when the scorer is available. */
+ *   METEOR     meteor.h (METEOR 1.5 semantics), when the scorer is available.
+ * Beside them, object mentions (objects.h): precision, recall, F1 and hallucination (CHAIR) of the
+ * COCO categories the candidates name. */
 #ifndef ATTNCAP_METRICS_H
 #define ATTNCAP_METRICS_H
 #include "attncap/common.h"
+#include "attncap/objects.h"
 
 /* One scored image: its references and one candidate, tokenized and space-joined. */
 typedef struct ac_eval_item {
@@ -55,6 +58,7 @@ typedef struct ac_scores {
     double *img_rouge_l;
     double *img_cider_d;
     double *img_meteor;    /* NULL if METEOR was not computed */
+    ac_object_scores objects; /* object mentions (objects.h), per image too; novel ones unset */
 } ac_scores;
 
 enum {
@@ -87,9 +91,17 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
 /* A JSON list of {"captions": [refs...], "prediction": "..."} (an "image_id" or "image_name" in an
  * entry becomes its id, else its index). */
 int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err);
-/* {"BLEU-1": x, ..., "METEOR": x|null, "ROUGE-L": x, "CIDEr-D": x, "bleu_counts": {...}} (malloc'd). */
+/* {"BLEU-1": x, ..., "METEOR": x|null, "ROUGE-L": x, "CIDEr-D": x, "bleu_counts": {...}, "images": n,
+ * "objects": {"precision": x, "recall": x, "F1": x, "CHAIR-i": x, "CHAIR-s": x, "tp": .., "novel": {...}
+ * (when set)}} (malloc'd; NULL when out of memory). */
 char *ac_scores_to_json(const ac_scores *sc);
+enum {
+    AC_SCORES_JSON_PER_CATEGORY = 1, /* also "objects": {"per_category": {"person": {"tp": .., ...}, ...}} */
+};
+char *ac_scores_to_json_flags(const ac_scores *sc, int flags);
 /* Per-image scores, written atomically: CSV if path ends in .csv (image_id,BLEU-4,METEOR,ROUGE-L,
- * CIDEr-D,candidate), else a JSON list of objects that also holds the references. */
+ * CIDEr-D,candidate,objects,truth,hallucinated,missed; the object columns are category names joined
+ * by "; "), else a JSON list of objects that also holds the references and an "objects" entry
+ * {"candidate": [...], "truth": [...], "hallucinated": [...], "missed": [...]}. */
 int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err);
 #endif

@@ -1,7 +1,9 @@
 /* attncap/report.h: the evaluation report, a static self-contained index.html (inline CSS and
  * JavaScript, no network): the scores, then one row per image (thumbnail, generated caption,
- * references, CIDEr-D, BLEU-4, METEOR, link to its attention sheet), sortable by clicking a column
- * header, worst CIDEr-D first by default. Thumbnails and sheets are files under the report
+ * references, CIDEr-D, BLEU-4, METEOR, the objects it names (true, hallucinated, missed; objects.h),
+ * link to its attention sheet), sortable by clicking a column header, worst CIDEr-D first by
+ * default. The object scores (precision, recall, F1, CHAIR, novel recall when set) sit under the
+ * metrics when scores->objects is filled. Thumbnails and sheets are files under the report
  * directory, referenced by relative paths. */
 #ifndef ATTNCAP_REPORT_H
 #define ATTNCAP_REPORT_H

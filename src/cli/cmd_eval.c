@@ -41,20 +41,31 @@ static void usage(FILE *f) {
             "  --results-out F    also write the generated captions as COCO results JSON\n"
             "  --threads N        threads for the CNN (default: all cores)\n"
             "  --json             print the scores as one JSON object\n"
-            "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D (CSV if FILE ends in .csv, else JSON)\n"
+            "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D and the objects named, true, hallucinated\n"
+            "                     and missed (CSV if FILE ends in .csv, else JSON)\n"
             "  --report DIR       write DIR/index.html: scores and a sortable per-image table, worst first,\n"
             "                     with thumbnails (photos found) and attention sheets (--data)\n"
             "  --no-sheets        no attention sheets in the report (faster)\n"
             "  --no-meteor        skip METEOR (the slowest metric)\n"
             "  --wordnet DIR      WordNet 3.0 dictionary for METEOR synonyms (default /usr/share/wordnet)\n"
-            "  --quiet            no progress bar\n",
+            "  --quiet            no progress bar\n\n"
+            "Object mentions: which of COCO's 80 object categories each caption names (our synonym lists); truth\n"
+            "for a photo = the categories at least 2 of its references name. Printed: precision, recall, F1, and\n"
+            "the share of named objects that no reference names (CHAIR-i) and of captions naming one (CHAIR-s).\n"
+            "  --novel-from SPEC  novel categories: those the captions of SPEC's --novel-split name in fewer than\n"
+            "                     --novel-max photos (a photo names one when any of its captions does); prints\n"
+            "                     their recall\n"
+            "  --novel-split S    train (default), val, test or all\n"
+            "  --novel-max N      (default 10)\n"
+            "  --per-category     also the counts of every category (plain and --json)\n",
             AC_DEFAULT_MODEL_NAME);
 }
 
 typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
     const char *report, *results_out, *features;
-    int json, meteor, beam, limit, threads, sheets, quiet, max_len;
+    const char *novel_from, *novel_split;
+    int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category;
     float len_alpha; /* -1: the model's */
 } opts;
 
@@ -265,10 +276,58 @@ static int write_results(const char *path, const ac_eval_set *s, ac_err *err) {
     return ac_atomic_commit(&af, err);
 }
 
+/* --novel-from: the categories the source's photos name fewer than --novel-max times are novel. */
+static int mark_novel(const opts *o, ac_object_scores *ob, ac_err *err) {
+    ac_split split = AC_SPLIT_NONE;
+    if (strcmp(o->novel_split, "all") && (split = ac_split_parse(o->novel_split)) == AC_SPLIT_NONE)
+        return ac_errf(err, "unknown --novel-split '%s' (train, val, test or all)", o->novel_split);
+    ac_dataset ds;
+    if (ac_dataset_load(o->novel_from, NULL, &ds, err)) return -1;
+    int counts[AC_N_OBJECTS], photos = 0, rc = ac_objects_photo_counts(&ds, split, counts, &photos, err);
+    ac_dataset_free(&ds);
+    if (rc) return ac_err_prefix(err, "%s", o->novel_from);
+    if (photos == 0) return ac_errf(err, "%s: no photos in split '%s'", o->novel_from, o->novel_split);
+    ac_object_scores_set_novel(ob, counts, o->novel_max);
+    return 0;
+}
+
+static void print_ratio(const char *label, double x) {
+    if (isnan(x)) printf("%s -", label);
+    else printf("%s %.4f", label, x);
+}
+
+/* The object lines of the plain output. */
+static void print_objects(const opts *o, const ac_object_scores *ob) {
+    print_ratio("objects  precision", ob->precision), print_ratio(" recall", ob->recall), print_ratio(" F1", ob->f1);
+    printf(" (TP %lld, FP %lld, FN %lld; truth: named by >= %d references)\n", ob->tp, ob->fp, ob->fn,
+           AC_OBJECTS_TRUTH_REFS);
+    print_ratio("CHAIR-i ", ob->chair_i);
+    printf(" (%lld of %lld named objects are named by no reference)\n", ob->hallucinated, ob->mentioned);
+    print_ratio("CHAIR-s ", ob->chair_s);
+    printf(" (%d of %d captions name one)\n", ob->captions_hallucinating, ob->n);
+    if (ob->novel_max > 0) {
+        char names[2048];
+        ac_objects_join(ob->novel, " ", names, sizeof names);
+        print_ratio("novel    recall", ob->novel_recall);
+        printf(" (%lld of %lld; named %lld times; %d categories in < %d photos of %s %s: %s)\n", ob->novel_tp,
+               ob->novel_truth, ob->novel_mentioned, ob->n_novel, ob->novel_max, o->novel_from, o->novel_split, names);
+    }
+    if (o->per_category) {
+        printf("%-16s %5s %5s %5s %5s%s\n", "category", "TP", "FP", "FN", "hall", ob->novel_max > 0 ? " photos" : "");
+        for (int k = 0; k < AC_N_OBJECTS; k++) {
+            if (!(ob->tp_k[k] || ob->fp_k[k] || ob->fn_k[k] || (ob->novel_max > 0 && ob->novel[k]))) continue;
+            printf("%-16s %5d %5d %5d %5d", ac_object_name(k), ob->tp_k[k], ob->fp_k[k], ob->fn_k[k], ob->hall_k[k]);
+            if (ob->novel_max > 0) printf(" %6d%s", ob->source_photos[k], ob->novel[k] ? " novel" : "");
+            printf("\n");
+        }
+    }
+}
+
 int cmd_eval(int argc, char **argv) {
     opts o = {0};
     o.len_alpha = -1;
     o.meteor = 1, o.sheets = 1, o.split = "test";
+    o.novel_split = "train", o.novel_max = 10;
     const cli_opt opts[] = {
         OPT_STR("--refs", &o.refs),
         OPT_STR("--results", &o.results),
@@ -283,6 +342,10 @@ int cmd_eval(int argc, char **argv) {
         OPT_STR("--report", &o.report),
         OPT_STR("--results-out", &o.results_out),
         OPT_STR("--features", &o.features),
+        OPT_STR("--novel-from", &o.novel_from),
+        OPT_STR("--novel-split", &o.novel_split),
+        OPT_INT("--novel-max", &o.novel_max, 1, 1e9),
+        OPT_FLAG("--per-category", NULL, &o.per_category),
         OPT_FLOAT("--len-alpha", &o.len_alpha, 0, 10),
         OPT_INT("--beam", &o.beam, 1, 100),
         OPT_INT("--max-len", &o.max_len, 1, 200),
@@ -316,6 +379,7 @@ int cmd_eval(int argc, char **argv) {
         rc = ac_metrics_compute(&set, o.meteor ? AC_METRICS_METEOR : 0, o.wordnet, &sc, &err);
         have_scores = !rc;
     }
+    if (!rc && o.novel_from && mark_novel(&o, &sc.objects, &err)) rc = -1;
     if (!rc && o.per_image && ac_scores_write_per_image(o.per_image, &set, &sc, &err)) rc = -1;
     if (!rc && o.report) {
         if (!thumbs && (thumbs = calloc((size_t)set.n, sizeof *thumbs)))
@@ -327,13 +391,13 @@ int cmd_eval(int argc, char **argv) {
                 ac_image_free(&photo);
             }
         char title[512];
-        snprintf(title, sizeof title, "attncap eval: %s", o.model ? o.data : o.pairs ? o.pairs : o.results);
+        snprintf(title, sizeof title, "attncap eval: %s", o.data ? o.data : o.pairs ? o.pairs : o.results);
         ac_report r = {title, subtitle, &set, &sc, thumbs, sheets};
         if (ac_report_write(o.report, &r, &err)) rc = -1;
     }
     if (rc) fprintf(stderr, "attncap eval: %s\n", err.msg);
     else if (o.json) {
-        char *j = ac_scores_to_json(&sc);
+        char *j = ac_scores_to_json_flags(&sc, o.per_category ? AC_SCORES_JSON_PER_CATEGORY : 0);
         if (j) printf("%s\n", j);
         free(j);
     } else {
@@ -346,6 +410,7 @@ int cmd_eval(int argc, char **argv) {
         for (int k = 0; k < 4; k++) printf("BLEU-%d   %.4f\n", k + 1, sc.bleu[k]);
         if (!isnan(sc.meteor)) printf("METEOR   %.4f\n", sc.meteor);
         printf("ROUGE-L  %.4f\nCIDEr-D  %.4f\n", sc.rouge_l, sc.cider_d);
+        print_objects(&o, &sc.objects);
         if (o.report) printf("report   %s/index.html\n", o.report);
     }
     for (int i = 0; i < set.n; i++) {
