@@ -1,4 +1,5 @@
 /* attncap tune: pick a model's beam width and length normalisation on held-out photos. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,9 @@ static void usage(FILE *f) {
             "  --no-meteor        skip METEOR (faster; not with --metric meteor)\n"
             "  --write            record the best setting in MODEL (atomic rewrite; weights untouched)\n"
             "  --threads N        threads (default: all cores)\n"
-            "  --json             one JSON object per setting, then the choice\n");
+            "  --json             one JSON object per setting, then the choice\n"
+            "  --naming JSON      only record in MODEL how tags become constraints, as chosen on dev photos\n"
+            "                     (e.g. '{\"threshold\":0.4,\"max_tags\":2,\"max_drop\":0.6}'); caption then uses it\n");
 }
 
 /* "1,3,5" -> values; returns the count or -1. */
@@ -56,11 +59,39 @@ static double objective(const ac_scores *s, const char *metric) {
     return s->cider_d;
 }
 
+/* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos. */
+static int write_naming(const char *model_path, const char *json) {
+    static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence"};
+    cJSON *o = cJSON_Parse(json);
+    int ok = cJSON_IsObject(o);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ok ? o : NULL) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
+        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 100;
+    }
+    cJSON_Delete(o);
+    if (!ok) {
+        fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
+                        "min_confidence\n");
+        return 2;
+    }
+    ac_err err;
+    if (ac_model_set_meta(model_path, "naming", json, &err)) {
+        fprintf(stderr, "attncap tune: %s\n", err.msg);
+        return 1;
+    }
+    printf("naming %s written to %s\n", json, model_path);
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *features = NULL, *split = "val", *metric = "cider";
     const char *beams_s = "1,3,5", *alphas_s = "0,0.5,1,1.5";
     int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
+    const char *naming = NULL;
     const cli_opt opts[] = {
+        OPT_STR("--naming", &naming),
         OPT_STR("--model", &model_path),
         OPT_STR("--data", &data),
         OPT_STR("--features", &features),
@@ -78,6 +109,7 @@ int cmd_tune(int argc, char **argv) {
     };
     const int n_args = cli_parse("tune", argc, argv, opts, 0, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    if (model_path && naming) return write_naming(model_path, naming);
     if (!model_path || !data || !features) {
         fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
         return 2;

@@ -8,5 +8,6 @@ int cmd_caption(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_ground(int argc, char **argv);
 #endif
