@@ -83,7 +83,11 @@ if setup; then
   F --out "$T/fc_full" --list "$T/sorted" 2>"$T/err"; rc=$?
   bad=""
   for i in 0 1 2 3; do F --shard $i/4 --out "$T/fc_$i" --list "$T/list" 2>>"$T/err" || bad="$bad $i"; done
-  "$A" features --merge "$T/fc_merged" --shard-size 3 "$T"/fc_[0-3] >"$T/merge.out" 2>>"$T/err"; rc_m=$?
+  # an empty share (one photo, a share it is not in) is a cache directory without shards: it adds nothing
+  one=$(head -1 "$T/list"); k=0
+  while [ $k -lt 5 ] && "$A" caption $M --quiet --shard $k/5 "$one" | grep -q .; do k=$((k + 1)); done
+  F --shard $k/5 --out "$T/fc_empty" "$one" 2>>"$T/err" || bad="$bad empty"
+  "$A" features --merge "$T/fc_merged" --shard-size 3 "$T"/fc_[0-3] "$T/fc_empty" >"$T/merge.out" 2>>"$T/err"; rc_m=$?
   n_full=$(ls "$T/fc_full" | grep -c '^shard-') n_m=$(ls "$T/fc_merged" 2>/dev/null | grep -c '^shard-')
   diffs=""
   for s in "$T"/fc_full/shard-*.safetensors; do cmp -s "$s" "$T/fc_merged/$(basename "$s")" || diffs="$diffs $(basename "$s")"; done
@@ -100,7 +104,7 @@ if setup; then
   elif [ "$n_full" -ne 4 ] || [ "$n_m" -ne 4 ]; then t_fail "expected 4 shard files, got $n_full and $n_m"
   elif [ -n "$diffs" ]; then t_fail "merged shards differ from the one-process cache:$diffs"
   elif [ $keys_ok = 0 ]; then t_fail "a share's cache holds other photos than the Python hash gives"
-  elif ! grep -q "12 photos from" "$T/merge.out"; then t_fail "summary: $(cat "$T/merge.out")"
+  elif ! grep -q "12 photos from 4 of 5 directories" "$T/merge.out"; then t_fail "summary: $(cat "$T/merge.out")"
   elif ls "$T" | grep -q 'fc_merged\.tmp'; then t_fail "temporary directory left"
   else t_ok; fi
 fi
@@ -164,6 +168,10 @@ PY
   elif ! grep -q '"images":' "$T/e_full.out" || ! cmp -s "$T/e_full.out" "$T/e_merged.out"; then
     t_fail "scores of the shares differ: $(diff "$T/e_full.out" "$T/e_merged.out" | head -4)"
   elif ! cmp -s "$T/e_full.out" "$T/e_cap.out"; then t_fail "caption --json lines score differently: $(diff "$T/e_full.out" "$T/e_cap.out" | head -4)"
+  elif ! E --limit 1 --shard 0/2 --results-out "$T/x0.json" >/dev/null 2>"$T/x.err" ||
+       ! E --limit 1 --shard 1/2 --results-out "$T/x1.json" >/dev/null 2>>"$T/x.err"; then t_fail "a one-photo split in 2 shares: $(cat "$T/x.err")"
+  elif [ "$(cat "$T/x0.json" "$T/x1.json" | grep -c '"image_id"')" -ne 1 ] || ! grep -q "is empty" "$T/x.err"; then
+    t_fail "an empty share: $(cat "$T/x0.json" "$T/x1.json" "$T/x.err")"
   elif ! expect_error "a share twice" "$A" eval --refs "$DATA/data/coco/captions.json" --results "$T/f_0.json" "$T/f_0.json" --no-meteor; then :
   elif ! grep -q "also in" "$T/err"; then t_fail "duplicate message: $(cat "$T/err")"
   else t_ok; fi

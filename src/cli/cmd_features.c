@@ -149,7 +149,8 @@ int cmd_features(int argc, char **argv) {
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     ac_shard sh = {0, 0};
     if (share && ac_shard_parse(share, &sh, &err)) {
-        fprintf(stderr, "attncap features: --shard: %s\n", err.msg);
+        const int number = *share && strspn(share, "0123456789") == strlen(share); /* the old photos-per-file flag */
+        fprintf(stderr, "attncap features: --shard: %s%s\n", err.msg, number ? " (photos per file is --shard-size N)" : "");
         return 2;
     }
     if (merge_out) {
