@@ -56,15 +56,19 @@ static int env_count(const char *name, long *v, int required, ac_err *err) {
 
 static int parse_slurm(ac_shard *s, ac_err *err) {
     long id, lo, hi, count;
-    if (env_count("SLURM_ARRAY_TASK_ID", &id, 1, err) || env_count("SLURM_ARRAY_TASK_MIN", &lo, 1, err) ||
-        env_count("SLURM_ARRAY_TASK_MAX", &hi, 1, err) || env_count("SLURM_ARRAY_TASK_COUNT", &count, 0, err))
+    if (env_count("SLURM_ARRAY_TASK_ID", &id, 1, err) || env_count("SLURM_ARRAY_TASK_MIN", &lo, 0, err) ||
+        env_count("SLURM_ARRAY_TASK_MAX", &hi, 0, err) || env_count("SLURM_ARRAY_TASK_COUNT", &count, 0, err))
         return -1;
-    if (hi < lo || id < lo || id > hi) return ac_errf(err, "slurm: task %ld is outside the array %ld-%ld", id, lo, hi);
+    if (lo < 0) lo = 0; /* MIN unset: an array counted from 0 */
+    if (count < 0 && hi < 0)
+        return ac_errf(err, "slurm: neither $SLURM_ARRAY_TASK_COUNT nor $SLURM_ARRAY_TASK_MAX is set");
     if (count < 0) count = hi - lo + 1;
-    if (count != hi - lo + 1)
+    if (hi >= 0 && count != hi - lo + 1)
         return ac_errf(err, "slurm: the array %ld-%ld has %ld tasks, not %ld (a list or a step): submit a contiguous "
                             "--array=0-%ld, or use --shard I/N", lo, hi, count, hi - lo + 1, count - 1);
-    if (count > AC_SHARD_MAX) return ac_errf(err, "slurm: %ld tasks, more than %d", count, AC_SHARD_MAX);
+    if (count < 1 || count > AC_SHARD_MAX) return ac_errf(err, "slurm: %ld tasks, not 1..%d", count, AC_SHARD_MAX);
+    if (id < lo || id - lo >= count)
+        return ac_errf(err, "slurm: task %ld is outside the array %ld-%ld", id, lo, lo + count - 1);
     s->index = (int)(id - lo), s->count = (int)count;
     return 0;
 }

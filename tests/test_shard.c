@@ -105,6 +105,12 @@ static void test_parse_slurm(void) {
     CHECK(ac_shard_parse("slurm", &s, &err) == 0 && s.index == 2 && s.count == 4);
     set_array("3", "1", "3", NULL); /* no COUNT: MAX - MIN + 1 */
     CHECK(ac_shard_parse("slurm", &s, &err) == 0 && s.index == 2 && s.count == 3);
+    set_array("3", NULL, NULL, "5"); /* ID and COUNT only: counted from 0 */
+    CHECK(ac_shard_parse("slurm", &s, &err) == 0 && s.index == 3 && s.count == 5);
+    set_array("5", NULL, NULL, "5");
+    CHECK(ac_shard_parse("slurm", &s, &err) == -1 && strstr(err.msg, "outside"));
+    set_array("1", NULL, NULL, NULL);
+    CHECK(ac_shard_parse("slurm", &s, &err) == -1 && strstr(err.msg, "COUNT"));
     set_array("0", "0", "0", "1");
     CHECK(ac_shard_parse("slurm", &s, &err) == 0 && s.index == 0 && s.count == 1);
     set_array("4", "0", "10", "6"); /* --array=0-10:2 */

@@ -23,7 +23,8 @@ typedef struct ac_shard {
 enum { AC_SHARD_MAX = 1000000 };
 
 /* Parses "I/N" (whole numbers, 0 <= I < N <= AC_SHARD_MAX) or "slurm": I and N from the job array,
- * I = $SLURM_ARRAY_TASK_ID - $SLURM_ARRAY_TASK_MIN, N = $SLURM_ARRAY_TASK_COUNT (else MAX - MIN + 1).
+ * I = $SLURM_ARRAY_TASK_ID - $SLURM_ARRAY_TASK_MIN (MIN unset: 0), N = $SLURM_ARRAY_TASK_COUNT (unset:
+ * MAX - MIN + 1).
  * An array with gaps or a step (--array=1,5,9 or 0-10:2) is refused: its tasks would not cover
  * 0..N-1. The message says what was wrong and names the value (for "attncap CMD: --shard: ..."). */
 int ac_shard_parse(const char *spec, ac_shard *s, ac_err *err);
