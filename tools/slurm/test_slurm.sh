@@ -217,6 +217,15 @@ if why=$(same_cache "$W/one_features" "$W/run_features/features"); then
   ok "slurm_features_byte_identical ($(ls "$W/one_features" | grep -c '^shard-') shard files, $n_all photos)"
 else bad slurm_features_byte_identical "$why"; fi
 
+# One task rerun alone (a failed task's remedy): an array of one with SHARDS=5 must take share 2 of 5,
+# the photos task 2 of the array took, not every photo.
+rj=$(sbatch --parsable --array=2 --cpus-per-task=1 --output="$W/logs/rerun-%A_%a.out" \
+     --export=ALL,SHARDS=5,PHOTOS="$W/photos.txt",OUT="$W/rerun",ATTNCAP="$A" "$ROOT/tools/slurm/features.sbatch" "${FEAT_OPTS[@]}")
+for _ in $(seq 1 120); do case $(state "${rj%%;*}_2") in COMPLETED | FAILED | CANCELLED) break ;; esac; sleep 0.5; done
+if [ "$(state "${rj%%;*}_2")" = COMPLETED ] && why=$(same_cache "$W/run_features/parts/features-00002" "$W/rerun/parts/features-00002"); then
+  ok "slurm_one_task_rerun_alone"
+else bad slurm_one_task_rerun_alone "${why:-job ${rj%%;*}_2 is $(state "${rj%%;*}_2"): $(tail -3 "$W"/logs/rerun-*.out)}"; fi
+
 wall() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 echo "# Slurm wall time from submission to merged output: caption $(wall "$t_sub" "${t_done[$CAP_MERGE]:-$t_sub}") s, features $(wall "$t_sub" "${t_done[$FEAT_MERGE]:-$t_sub}") s (both arrays at once, 1 CPU per task, including a requeued task each)"
 
