@@ -22,7 +22,9 @@ die() { echo "test-slurm: $*" >&2; exit 1; }
 t_start=$(date +%s)
 
 [ -x "$A" ] || die "build first (make all): $A missing"
-[ -d "$PHOTOS" ] && [ -f "$SMALL" ] || die "needs $PHOTOS and $SMALL (set ATTNCAP_DATA)"
+if [ ! -d "$PHOTOS" ] || [ ! -f "$SMALL" ]; then # as the suite does without ../shared
+  echo "test-slurm: skipped: needs $PHOTOS and $SMALL (set ATTNCAP_DATA)"; exit 0
+fi
 [ "$(id -u)" = 0 ] || die "needs root (apt-get, munged as user munge, slurmd)"
 export ATTNCAP_DATA=$DATA
 # the shipped model and its encoder, wherever the jobs run from
