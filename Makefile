@@ -27,7 +27,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core chromium
 
-.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz imagenet-words
+.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k fuzz imagenet-words
 all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
@@ -88,6 +88,11 @@ test-valgrind:
 	   bash tests/run.sh || echo fail >$$log.bad; } | tee -a $$log; \
 	 grep -E '^[0-9]+ passed, ' $$log | awk '{p += $$1; f += $$3; s += $$5} END {print "valgrind: " p " passed, " f " failed, " s " skipped"}'; \
 	 ok=1; [ -e $$log.bad ] && ok=0; rm -f $$log $$log.bad; [ $$ok = 1 ]
+
+# The Slurm and GNU parallel recipes of tools/slurm/ on a real one-node Slurm started here (root:
+# installs slurm-wlm, munge and parallel from Debian; stops the daemons after). About 2 minutes.
+test-slurm: all models
+	bash tools/slurm/test_slurm.sh
 
 # libFuzzer targets (fuzz/README.md): each runs FUZZ_SECONDS at nice 19, one after another; fails if
 # any of them left a crash input in build-fuzz/crashes/TARGET/.

@@ -16,8 +16,59 @@ static int nonblank(const char *s) {
     return 0;
 }
 
+static int nonblank_n(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return 1;
+    return 0;
+}
+
+/* A results file as a cJSON list: a JSON list, or JSON lines (one object per line, as attncap caption
+ * --json prints them; what several tasks' outputs concatenated give). */
+static cJSON *parse_results(const char *path, ac_err *err) {
+    char *data;
+    size_t len;
+    if (ac_read_file(path, ac_limits_get().max_file_bytes, &data, &len, err)) return NULL;
+    size_t at = strspn(data, " \t\r\n");
+    cJSON *list = NULL;
+    if (data[at] != '{') {
+        free(data);
+        return ac_json_parse_file(path, err);
+    }
+    list = cJSON_CreateArray();
+    int line = 1;
+    for (char *p = data, *e; list && p < data + len; p = e + 1, line++) {
+        e = memchr(p, '\n', (size_t)(data + len - p));
+        if (!e) e = data + len;
+        if (!nonblank_n(p, (size_t)(e - p))) continue;
+        cJSON *o = cJSON_ParseWithLength(p, (size_t)(e - p));
+        if (!o || !cJSON_AddItemToArray(list, o)) {
+            cJSON_Delete(o);
+            cJSON_Delete(list);
+            list = NULL;
+            ac_errf(err, "%s:%d: not valid JSON (JSON lines: one object per line)", path, line);
+        }
+    }
+    free(data);
+    return list;
+}
+
+/* The id of a result: "image_id", else the file name of "image" (attncap caption --json). */
+static int result_id(const cJSON *it, char *buf, size_t n) {
+    if (!ac_json_id_text(cJSON_GetObjectItemCaseSensitive(it, "image_id"), buf, n)) return 0;
+    const cJSON *img = cJSON_GetObjectItemCaseSensitive(it, "image");
+    if (!cJSON_IsString(img) || !img->valuestring[0]) return -1;
+    const char *slash = strrchr(img->valuestring, '/');
+    snprintf(buf, n, "%s", slash ? slash + 1 : img->valuestring);
+    return buf[0] ? 0 : -1;
+}
+
 int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eval_set *s, int *n_refs_images,
                          ac_err *err) {
+    return ac_eval_load_results_files(refs_spec, &results_path, 1, s, n_refs_images, err);
+}
+
+int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, int n_paths, ac_eval_set *s,
+                               int *n_refs_images, ac_err *err) {
     memset(s, 0, sizeof *s);
     ac_dataset ds;
     if (ac_dataset_load(refs_spec, NULL, &ds, err)) return -1;
@@ -36,54 +87,64 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
         }
     }
     if (rc) rc = ac_errf(err, "out of memory");
-    cJSON *res = rc ? NULL : ac_json_parse_file(results_path, err);
-    if (!rc && !res) rc = -1;
-    if (!rc && !cJSON_IsArray(res))
-        rc = ac_errf(err, "%s: expected a JSON list of {\"image_id\": ..., \"caption\": \"...\"}", results_path);
-    if (!rc && cJSON_GetArraySize(res) == 0) rc = ac_errf(err, "%s: no results", results_path);
-    ac_strmap seen = {0};
-    int i = 0;
-    cJSON *it;
-    char idb[512];
-    if (!rc) cJSON_ArrayForEach(it, res) {
-        cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "image_id");
-        cJSON *cap = cJSON_GetObjectItemCaseSensitive(it, "caption");
-        if (!cJSON_IsObject(it) || ac_json_id_text(id, idb, sizeof idb)) {
-            rc = ac_errf(err, "%s: results[%d] has no \"image_id\"", results_path, i);
-            break;
+    ac_strmap seen = {0}; /* image id -> the file it came from */
+    for (int f = 0; f < n_paths && !rc; f++) {
+        const char *results_path = paths[f];
+        cJSON *res = parse_results(results_path, err);
+        if (!res) rc = -1;
+        if (!rc && !cJSON_IsArray(res))
+            rc = ac_errf(err, "%s: expected a JSON list of {\"image_id\": ..., \"caption\": \"...\"}", results_path);
+        /* one empty file among several is an empty share of a sharded run */
+        if (!rc && n_paths == 1 && cJSON_GetArraySize(res) == 0) rc = ac_errf(err, "%s: no results", results_path);
+        int i = 0;
+        cJSON *it;
+        char idb[512];
+        if (!rc) cJSON_ArrayForEach(it, res) {
+            cJSON *cap = cJSON_GetObjectItemCaseSensitive(it, "caption");
+            if (!cJSON_IsObject(it) || result_id(it, idb, sizeof idb)) {
+                rc = ac_errf(err, "%s: results[%d] has no \"image_id\" (or \"image\")", results_path, i);
+                break;
+            }
+            if (!cJSON_IsString(cap)) {
+                rc = ac_errf(err, "%s: results[%d] (image_id %s) has no \"caption\" string", results_path, i, idb);
+                break;
+            }
+            if (!nonblank(cap->valuestring)) {
+                rc = ac_errf(err, "%s: results[%d] (image_id %s) has an empty caption", results_path, i, idb);
+                break;
+            }
+            int k = ac_strmap_get(&idx, idb);
+            if (k < 0) {
+                rc = ac_errf(err, "%s: results[%d]: image_id %s is not in the references %s", results_path, i, idb, refs_spec);
+                break;
+            }
+            int before = ac_strmap_get(&seen, ds.images[k].id);
+            if (before >= 0 && before == f) {
+                rc = ac_errf(err, "%s: results[%d]: image_id %s appears twice", results_path, i, idb);
+                break;
+            }
+            if (before >= 0) {
+                rc = ac_errf(err, "%s: results[%d]: image_id %s is also in %s (overlapping shares?)", results_path, i, idb,
+                             paths[before]);
+                break;
+            }
+            if (ac_strmap_put(&seen, ds.images[k].id, f) == -2) { rc = ac_errf(err, "out of memory"); break; }
+            const ac_ds_image *im = &ds.images[k];
+            if (im->n_caps == 0) {
+                rc = ac_errf(err, "%s: image %s has no reference captions", refs_spec, im->id);
+                break;
+            }
+            if (ac_eval_set_add(s, im->id, (const char *const *)im->caps, im->n_caps, cap->valuestring, 1, err)) {
+                ac_err_prefix(err, "%s: results[%d]", results_path, i);
+                rc = -1;
+                break;
+            }
+            if (im->path && ac_is_file(im->path)) s->items[s->n - 1].path = strdup(im->path);
+            i++;
         }
-        if (!cJSON_IsString(cap)) {
-            rc = ac_errf(err, "%s: results[%d] (image_id %s) has no \"caption\" string", results_path, i, idb);
-            break;
-        }
-        if (!nonblank(cap->valuestring)) {
-            rc = ac_errf(err, "%s: results[%d] (image_id %s) has an empty caption", results_path, i, idb);
-            break;
-        }
-        int k = ac_strmap_get(&idx, idb);
-        if (k < 0) {
-            rc = ac_errf(err, "%s: results[%d]: image_id %s is not in the references %s", results_path, i, idb, refs_spec);
-            break;
-        }
-        if (ac_strmap_get(&seen, ds.images[k].id) >= 0) {
-            rc = ac_errf(err, "%s: results[%d]: image_id %s appears twice", results_path, i, idb);
-            break;
-        }
-        if (ac_strmap_put(&seen, ds.images[k].id, i) == -2) { rc = ac_errf(err, "out of memory"); break; }
-        const ac_ds_image *im = &ds.images[k];
-        if (im->n_caps == 0) {
-            rc = ac_errf(err, "%s: image %s has no reference captions", refs_spec, im->id);
-            break;
-        }
-        if (ac_eval_set_add(s, im->id, (const char *const *)im->caps, im->n_caps, cap->valuestring, 1, err)) {
-            ac_err_prefix(err, "%s: results[%d]", results_path, i);
-            rc = -1;
-            break;
-        }
-        if (im->path && ac_is_file(im->path)) s->items[s->n - 1].path = strdup(im->path);
-        i++;
+        cJSON_Delete(res);
     }
-    cJSON_Delete(res);
+    if (!rc && s->n == 0) rc = ac_errf(err, "%s: no results in any of the %d files", paths[0], n_paths);
     ac_strmap_free(&seen);
     ac_strmap_free(&idx);
     ac_dataset_free(&ds);

@@ -11,7 +11,7 @@ setup() {
   [ -f "$T/list.txt" ] || ls "$DATA/data/coco/images" | grep -i '\.jpg$' | head -40 | sed "s|^|$DATA/data/coco/images/|" >"$T/list.txt"
   [ "$(wc -l <"$T/list.txt")" -ge 20 ] || { t_skip "needs 20 photos in ../shared/data/coco/images"; return 1; }
 }
-F() { nice "$A" features --encoder "$ENC" --size 128 --shard 2 --quiet "$@"; }
+F() { nice "$A" features --encoder "$ENC" --size 128 --shard-size 2 --quiet "$@"; }
 
 t_begin kill_and_resume_is_byte_identical
 if setup; then
@@ -20,7 +20,7 @@ if setup; then
   for attempt in 1 2 3; do
     rm -rf "$T/resumed"
     # Not through F: $! must be attncap itself (nice execs it), not a subshell around it.
-    nice "$A" features --encoder "$ENC" --size 128 --shard 2 --quiet --out "$T/resumed" --list "$T/list.txt" >/dev/null 2>&1 &
+    nice "$A" features --encoder "$ENC" --size 128 --shard-size 2 --quiet --out "$T/resumed" --list "$T/list.txt" >/dev/null 2>&1 &
     pid=$!
     # Kill as soon as a few shards are out, while the run is still going.
     for _ in $(seq 1 400); do

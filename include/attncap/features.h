@@ -81,6 +81,21 @@ typedef struct ac_features_stats {
  * > 0), -1 on a fatal error (different encoder, unwritable directory, encoder error). */
 int ac_features_extract(const ac_feature_source *src, const char *const *paths, int n, const ac_features_opts *o,
                         ac_features_stats *stats, ac_err *err);
+/* Merging the caches of a sharded run (ac_shard, attncap features --shard I/N) into one. */
+typedef struct ac_features_merge_stats {
+    int inputs; /* directories that held rows (the others were empty shares) */
+    int keys;   /* rows written */
+    int shards; /* shard files written */
+} ac_features_merge_stats;
+/* Writes every row of the caches in dirs[0..n_dirs) into a new cache out_dir, in key order, shard_size
+ * keys per shard (0 = 256), each row bit for bit as stored: the result is byte-identical to one
+ * ac_features_extract over the same photos given in sorted order with the same shard size (without
+ * --flip). A directory without shards is an empty share and adds nothing. Refuses inputs made by a
+ * different encoder (sha256, layer, size, grid, dim), F16 mixed with F32, a key in two inputs, and an
+ * out_dir that exists and is not empty. The cache is written into "<out_dir>.tmp.PID" and renamed, so
+ * out_dir appears complete or not at all. Inputs are mapped read-only, never held in memory whole. */
+int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, int shard_size,
+                      ac_features_merge_stats *stats, ac_err *err);
 /* The cache key of a photo path: its file name without directory. */
 const char *ac_features_key(const char *path);
 #endif

@@ -88,6 +88,12 @@ int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img);
  * are errors. *n_refs_images (may be NULL) receives how many images the references have. */
 int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eval_set *s, int *n_refs_images,
                          ac_err *err);
+/* The same over several results files (the shares of a sharded run), in order. Each may be a JSON list
+ * or JSON lines, one object per line: attncap caption --json output, whose "image" path stands for a
+ * missing "image_id" by its file name, so the shares' outputs concatenated are a results file too.
+ * An image in two files is refused (naming both); a file may be empty when the others are not. */
+int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, int n_paths, ac_eval_set *s,
+                               int *n_refs_images, ac_err *err);
 /* A JSON list of {"captions": [refs...], "prediction": "..."} (an "image_id" or "image_name" in an
  * entry becomes its id, else its index). */
 int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err);

@@ -14,6 +14,7 @@
 
 #include "attncap/captioner.h"
 #include "attncap/overlay.h"
+#include "attncap/shard.h"
 #include "commands.h"
 #include "options.h"
 
@@ -57,6 +58,9 @@ static void usage(FILE *f) {
             "  --json            one JSON object per line: image, caption, tokens, logprob, confidence, tags,\n"
             "                    overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
+            "  --shard I/N       only this task's share of the photos: those whose file name hashes to I mod N\n"
+            "                    (0 <= I < N), so N tasks cover each photo once; slurm: I and N from the\n"
+            "                    Slurm job array. The shares' outputs concatenated are the whole run's lines\n"
             "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
             "  --quiet           no progress bar\n"
             "  --verbose         report images/s and the time split on stderr\n",
@@ -299,7 +303,7 @@ int cmd_caption(int argc, char **argv) {
     int allow_unk = 0, stdin_used = 0, nbest = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     ac_overlay_style style = AC_OVERLAY_HEAT;
-    const char *style_name = "heat";
+    const char *style_name = "heat", *share = NULL;
     const cli_opt opts[] = {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
@@ -310,6 +314,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_FLOAT("--tag-threshold", &tag_threshold, 0, 1),
         OPT_FLOAT("--min-confidence", &min_confidence, 0, 1),
         OPT_STR("--style", &style_name),
+        OPT_STR("--shard", &share),
         OPT_INT("--beam", &beam, 1, 100),
         OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--max-len", &max_len, 1, 200),
@@ -342,6 +347,11 @@ int cmd_caption(int argc, char **argv) {
     }
 
     ac_err err;
+    ac_shard shard = {0, 0};
+    if (share && ac_shard_parse(share, &shard, &err)) {
+        fprintf(stderr, "attncap caption: --shard: %s\n", err.msg);
+        return 2;
+    }
     strv paths = {0}, used = {0};
     int failures = 0, rc = 1;
     ac_captioner cap;
@@ -369,6 +379,7 @@ int cmd_caption(int argc, char **argv) {
             strv_push(&paths, a);
         }
     }
+    paths.n = ac_shard_filter(&shard, paths.v, paths.n, free);
     if (ov_dir) {
         if (ac_mkdirs(ov_dir, &err)) {
             fprintf(stderr, "attncap caption: %s\n", err.msg);

@@ -11,12 +11,13 @@
 #include "attncap/metrics.h"
 #include "attncap/overlay.h"
 #include "attncap/report.h"
+#include "attncap/shard.h"
 #include "commands.h"
 #include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: attncap eval --refs REFS --results RES.json [options]\n"
+            "usage: attncap eval --refs REFS --results RES.json [MORE.json...] [options]\n"
             "       attncap eval --pairs PAIRS.json [options]\n"
             "       attncap eval [--model MODEL] --data SPEC [--split test] [--beam K] [options]\n\n"
             "Scores captions exactly as coco-caption does: PTB tokenization (lowercased, punctuation removed),\n"
@@ -24,7 +25,9 @@ static void usage(FILE *f) {
             "  --refs REFS        reference captions: COCO captions JSON, Karpathy dataset_*.json, a Flickr8k\n"
             "                     directory or Flickr8k.token.txt, or a TSV/CSV of image<TAB>caption lines\n"
             "  --results RES      COCO results format: [{\"image_id\": ..., \"caption\": \"...\"}]; ids are\n"
-            "                     matched as text (COCO image_id, else the photo's file name)\n"
+            "                     matched as text (COCO image_id, else the photo's file name). Also JSON lines\n"
+            "                     ({\"image\": PATH, \"caption\": ...} as attncap caption --json prints). Files\n"
+            "                     after RES (e.g. the shares of a sharded run) are scored together with it\n"
             "  --pairs PAIRS      instead of --refs/--results: [{\"captions\": [refs...], \"prediction\": \"...\"}]\n"
             "  --model MODEL      caption the photos of --data's --split with this model, then score them\n"
             "                     (default: found as attncap caption finds it: $ATTNCAP_MODEL, else\n"
@@ -38,6 +41,9 @@ static void usage(FILE *f) {
             "  --encoder F        the encoder .tflite (default: found as attncap caption does)\n"
             "  --features CACHE   use this feature cache (attncap features) instead of running the encoder\n"
             "  --limit N          only the first N photos of the split\n"
+            "  --shard I/N        only this task's share of those photos (by file name hash, as attncap caption\n"
+            "                     --shard); slurm: from the Slurm job array. Write each share's --results-out\n"
+            "                     and score them together: attncap eval --refs SPEC --results share-*.json\n"
             "  --results-out F    also write the generated captions as COCO results JSON\n"
             "  --threads N        threads for the CNN (default: all cores)\n"
             "  --json             print the scores as one JSON object\n"
@@ -63,8 +69,9 @@ static void usage(FILE *f) {
 
 typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
-    const char *report, *results_out, *features;
+    const char *report, *results_out, *features, *shard_spec;
     const char *novel_from, *novel_split;
+    ac_shard shard;
     int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category;
     float len_alpha; /* -1: the model's */
 } opts;
@@ -108,6 +115,15 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     int *sel = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *sel), n = 0;
     for (int i = 0; sel && i < ds.n; i++)
         if ((all || ds.images[i].split == want) && ds.images[i].n_caps > 0 && (o->limit <= 0 || n < o->limit)) sel[n++] = i;
+    int n_split = n, n_share = 0; /* --limit first, then this task's share of those */
+    for (int i = 0; sel && i < n_split; i++)
+        if (ac_shard_owns(&o->shard, ds.images[sel[i]].key)) sel[n_share++] = sel[i];
+    n = n_share;
+    if (sel && n == 0 && n_split > 0) { /* an empty share of a non-empty split: nothing to do */
+        free(sel);
+        ac_dataset_free(&ds);
+        return 0;
+    }
     if (!sel || n == 0) {
         free(sel);
         int cnt[4] = {0};
@@ -346,6 +362,7 @@ int cmd_eval(int argc, char **argv) {
         OPT_STR("--novel-split", &o.novel_split),
         OPT_INT("--novel-max", &o.novel_max, 1, 1e9),
         OPT_FLAG("--per-category", NULL, &o.per_category),
+        OPT_STR("--shard", &o.shard_spec),
         OPT_FLOAT("--len-alpha", &o.len_alpha, 0, 10),
         OPT_INT("--beam", &o.beam, 1, 100),
         OPT_INT("--max-len", &o.max_len, 1, 200),
@@ -357,22 +374,41 @@ int cmd_eval(int argc, char **argv) {
         OPT_FLAG("--quiet", "-q", &o.quiet),
         OPT_END,
     };
-    const int n_args = cli_parse("eval", argc, argv, opts, 0, usage);
+    const int n_args = cli_parse("eval", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    ac_err err;
+    if (n_args && !o.results) { /* more results files follow --results; nothing else is positional */
+        fprintf(stderr, "attncap eval: unexpected argument '%s' (try --help)\n", argv[1]);
+        return 2;
+    }
+    if (o.shard_spec && ac_shard_parse(o.shard_spec, &o.shard, &err)) {
+        fprintf(stderr, "attncap eval: --shard: %s\n", err.msg);
+        return 2;
+    }
+    if (o.shard_spec && !o.data) {
+        fprintf(stderr, "attncap eval: --shard takes a share of --data's photos (score shares with --results A B ...)\n");
+        return 2;
+    }
     int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
     if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data)) {
         fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --data (with --model, "
                         "or the default model) (try attncap eval --help)\n");
         return 2;
     }
-    ac_err err;
     ac_eval_set set = {0};
     int n_ref_images = 0, rc;
     char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;
     if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
-    else if (o.refs) rc = ac_eval_load_results(o.refs, o.results, &set, &n_ref_images, &err);
-    else rc = caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
+    else if (o.refs) {
+        argv[0] = (char *)o.results; /* --results RES [MORE...]: argv[0..n_args] */
+        rc = ac_eval_load_results_files(o.refs, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
+    } else rc = caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
     if (!rc && o.results_out && write_results(o.results_out, &set, &err)) rc = -1;
+    if (!rc && set.n == 0) { /* an empty --shard share: an empty --results-out, nothing to score */
+        fprintf(stderr, "attncap eval: share %d/%d of the split is empty\n", o.shard.index, o.shard.count);
+        free(subtitle);
+        return 0;
+    }
     ac_scores sc = {0};
     int have_scores = 0;
     if (!rc) {

@@ -6,13 +6,15 @@
 
 #include "attncap/cnn.h"
 #include "attncap/features.h"
+#include "attncap/shard.h"
 #include "commands.h"
 #include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: attncap features [--encoder M.tflite] [--size N] [--layer NAME] [--fp16] [--flip] [--shard N]\n"
-            "                        [--threads N] [--quiet] --out DIR (IMAGE... | --list FILE [--root DIR])\n\n"
+            "usage: attncap features [--encoder M.tflite] [--size N] [--layer NAME] [--fp16] [--flip] [--shard-size N]\n"
+            "                        [--shard I/N|slurm] [--threads N] [--quiet] --out DIR (IMAGE... | --list FILE [--root DIR])\n"
+            "       attncap features --merge OUT [--shard-size N] DIR...\n\n"
             "Runs the CNN encoder over each photo (squashed to N x N) up to layer NAME and stores the grid of\n"
             "annotation vectors in DIR as shards shard-NNNNN.safetensors, written atomically. Rerunning skips\n"
             "photos already in DIR, so an interrupted run resumes where it stopped (losing at most one shard).\n"
@@ -22,7 +24,13 @@ static void usage(FILE *f) {
             "  --layer NAME        tensor to stop at (default: the last conv layer before pooling; see attncap info)\n"
             "  --fp16              store float16 (half the disk; features are read back as float32)\n"
             "  --flip              also store the mirrored photo's features under \"NAME#flip\" (augmentation)\n"
-            "  --shard N           photos per shard (default 256)\n"
+            "  --shard-size N      photos per shard file (default 256)\n"
+            "  --shard I/N         only this task's share of the photos: those whose file name hashes to I\n"
+            "                      mod N (0 <= I < N); N tasks with I = 0..N-1 cover each photo once.\n"
+            "                      slurm: I and N from the Slurm job array ($SLURM_ARRAY_TASK_ID, ..._COUNT)\n"
+            "  --merge OUT         merge the caches DIR... of a sharded run into the new cache OUT, in key\n"
+            "                      order, rows as stored (a run over the photos in sorted order gives the same\n"
+            "                      bytes); refuses caches of another encoder, size or layer, and overlaps\n"
             "  --list FILE         photo paths, one per line (blank lines and lines starting with # ignored)\n"
             "  --root DIR          directory that relative paths in --list are under\n"
             "  --threads N         threads (default: $ATTNCAP_THREADS or all cores)\n"
@@ -101,8 +109,22 @@ static char *identity_json(const ac_encoder *enc) {
     return s;
 }
 
+/* attncap features --merge OUT DIR... */
+static int merge(const char *out, char **dirs, int n, int shard_size, int quiet) {
+    ac_err err;
+    ac_features_merge_stats st;
+    if (ac_features_merge(out, (const char *const *)dirs, n, shard_size, &st, &err)) {
+        fprintf(stderr, "attncap features: %s\n", err.msg);
+        return 1;
+    }
+    if (!quiet)
+        printf("%s: %d photos from %d of %d directories, %d shard%s written\n", out, st.keys, st.inputs, n, st.shards,
+               st.shards == 1 ? "" : "s");
+    return 0;
+}
+
 int cmd_features(int argc, char **argv) {
-    const char *enc_path = NULL, *layer = NULL, *out = NULL, *list = NULL, *root = NULL;
+    const char *enc_path = NULL, *layer = NULL, *out = NULL, *list = NULL, *root = NULL, *share = NULL, *merge_out = NULL;
     int size = 448, fp16 = 0, flip = 0, shard = 256, threads = 0, quiet = 0, n = 0, rc = 2;
     char **paths = NULL, *enc_def = NULL, *ident = NULL;
     int owned_from = 0; /* paths[owned_from..n) were malloc'd by read_list */
@@ -114,7 +136,9 @@ int cmd_features(int argc, char **argv) {
         OPT_STR("--list", &list),
         OPT_STR("--root", &root),
         OPT_INT("--size", &size, 16, 4096),
-        OPT_INT("--shard", &shard, 1, 1e6),
+        OPT_INT("--shard-size", &shard, 1, 1e6),
+        OPT_STR("--shard", &share),
+        OPT_STR("--merge", &merge_out),
         OPT_INT("--threads", &threads, 1, 256),
         OPT_FLAG("--fp16", NULL, &fp16),
         OPT_FLAG("--flip", NULL, &flip),
@@ -123,6 +147,20 @@ int cmd_features(int argc, char **argv) {
     };
     const int n_args = cli_parse("features", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    ac_shard sh = {0, 0};
+    if (share && ac_shard_parse(share, &sh, &err)) {
+        const int number = *share && strspn(share, "0123456789") == strlen(share); /* the old photos-per-file flag */
+        fprintf(stderr, "attncap features: --shard: %s%s\n", err.msg, number ? " (photos per file is --shard-size N)" : "");
+        return 2;
+    }
+    if (merge_out) {
+        if (out || list || share || !n_args) {
+            fprintf(stderr, "attncap features: --merge OUT takes the cache directories to merge, without --out, --list or "
+                            "--shard (try --help)\n");
+            return 2;
+        }
+        return merge(merge_out, argv + 1, n_args, shard, quiet);
+    }
     paths = calloc((size_t)n_args + 1, sizeof *paths);
     if (!paths) return 1;
     for (n = 0; n < n_args; n++) paths[n] = argv[n + 1];
@@ -156,14 +194,21 @@ int cmd_features(int argc, char **argv) {
         goto done;
     }
     ident = identity_json(&enc);
+    /* This task's share: a copy of the pointers (the strings stay owned as they were). */
+    char **todo = paths;
+    int n_todo = n;
+    if (sh.count && (todo = malloc(((size_t)n + 1) * sizeof *todo))) {
+        memcpy(todo, paths, (size_t)n * sizeof *todo);
+        n_todo = ac_shard_filter(&sh, todo, n, NULL);
+    }
     ac_feature_source src = {&enc, encode_cb, enc.size, enc.grid_h, enc.grid_w, enc.dim, ident};
     ac_features_opts o = {out, shard, fp16, flip, quiet, print_error, NULL};
     ac_features_stats st;
     double t0 = ac_now();
-    if (!ident) {
+    if (!ident || !todo) {
         fprintf(stderr, "attncap features: out of memory\n");
         rc = 1;
-    } else if (ac_features_extract(&src, (const char *const *)paths, n, &o, &st, &err) < 0) {
+    } else if (ac_features_extract(&src, (const char *const *)todo, n_todo, &o, &st, &err) < 0) {
         fprintf(stderr, "attncap features: %s\n", err.msg);
         rc = 1;
     } else {
@@ -175,6 +220,7 @@ int cmd_features(int argc, char **argv) {
         rc = st.failed ? 1 : 0;
     }
     ac_encoder_close(&enc);
+    if (todo != paths) free(todo);
 done:
     for (int i = owned_from; i < n; i++) free(paths[i]);
     free(paths);

@@ -1,0 +1,223 @@
+/* features_merge.c: several feature caches (one per task of a sharded run) into one. The inputs are
+ * mapped, never loaded whole; rows are copied as stored (F16 stays F16, bit for bit) in key order
+ * into shards of shard_size, exactly as ac_features_extract writes them, so the merge of a sharded
+ * run equals one extraction over the photos listed in sorted order. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attncap/features.h"
+#include "attncap/safetensors.h"
+
+/* 1 if dir holds a shard file, 0 if none (an empty share), -1 if it cannot be read. */
+static int has_shards(const char *dir, ac_err *err) {
+    DIR *d = opendir(dir);
+    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, strerror(errno));
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        found = !strncmp(e->d_name, "shard-", 6) && l > 12 && !strcmp(e->d_name + l - 12, ".safetensors");
+    }
+    closedir(d);
+    return found;
+}
+
+/* The fields that make two caches interchangeable (as ac_features_extract checks on resume). */
+static int same_encoder(const cJSON *a, const cJSON *b) {
+    static const char *fields[] = {"sha256", "layer", "size", "grid_h", "grid_w", "dim"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, fields[i]), *y = cJSON_GetObjectItemCaseSensitive(b, fields[i]);
+        if (!x || !y || !cJSON_Compare(x, y, 1)) return 0;
+    }
+    return 1;
+}
+
+static void describe(const cJSON *id, char *buf, size_t n) {
+    const cJSON *sha = cJSON_GetObjectItemCaseSensitive(id, "sha256"), *layer = cJSON_GetObjectItemCaseSensitive(id, "layer");
+    const cJSON *size = cJSON_GetObjectItemCaseSensitive(id, "size");
+    snprintf(buf, n, "sha256 %.12s, layer %s, size %d", cJSON_IsString(sha) ? sha->valuestring : "?",
+             cJSON_IsString(layer) ? layer->valuestring : "?", cJSON_IsNumber(size) ? size->valueint : -1);
+}
+
+typedef struct {
+    const char *key;
+    int cache, row;
+} merge_entry;
+
+static int cmp_entry(const void *a, const void *b) {
+    const merge_entry *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : x->cache - y->cache;
+}
+
+/* Writes keys[0..n) with their rows (row_bytes each, contiguous in data) as shard `index` of dir. */
+static int write_shard(const char *dir, int index, char **keys, int n, const void *data, int f16, int64_t L, int64_t dim,
+                       const char *identity, ac_err *err) {
+    cJSON *arr = cJSON_CreateStringArray((const char *const *)keys, n);
+    char *imgs = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    char name[64];
+    snprintf(name, sizeof name, "shard-%05d.safetensors", index);
+    char *path = ac_path_join(dir, name);
+    int rc = -1;
+    if (!imgs || !path) {
+        ac_errf(err, "%s: out of memory", dir);
+    } else {
+        ac_st_writer w;
+        ac_st_writer_init(&w);
+        int64_t shape[3] = {n, L, dim};
+        if (!ac_st_writer_add(&w, "features", f16 ? AC_ST_F16 : AC_ST_F32, 3, shape, data, err) &&
+            !ac_st_writer_meta(&w, "images", imgs, err) && !ac_st_writer_meta(&w, "encoder", identity, err))
+            rc = ac_st_write(&w, path, err);
+        ac_st_writer_free(&w);
+    }
+    free(imgs);
+    free(path);
+    return rc;
+}
+
+/* Removes the temporary directory of a failed merge (only the files a merge writes). */
+static void remove_tmp_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "shard-", 6)) {
+            char *p = ac_path_join(dir, e->d_name);
+            if (p) unlink(p);
+            free(p);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, int shard_size,
+                      ac_features_merge_stats *st, ac_err *err) {
+    memset(st, 0, sizeof *st);
+    if (shard_size <= 0) shard_size = 256;
+    if (n_dirs < 1) return ac_errf(err, "features merge: no input directories");
+    if (ac_is_dir(out_dir)) {
+        DIR *d = opendir(out_dir);
+        struct dirent *e;
+        int empty = d != NULL;
+        while (d && empty && (e = readdir(d))) empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+        if (d) closedir(d);
+        if (!empty) return ac_errf(err, "%s: exists and is not empty (merge into a new directory)", out_dir);
+    } else if (ac_is_file(out_dir)) {
+        return ac_errf(err, "%s: exists and is not a directory", out_dir);
+    }
+    ac_feature_cache *fc = calloc((size_t)n_dirs, sizeof *fc);
+    cJSON *first_id = NULL;
+    int first = -1, f16 = -1, rc = -1, n_entries = 0, f16_from = -1;
+    merge_entry *ent = NULL;
+    char *tmp = NULL;
+    void *buf = NULL;
+    char **keys = NULL;
+    if (!fc) return ac_errf(err, "features merge: out of memory");
+    for (int d = 0; d < n_dirs; d++) {
+        int h = has_shards(dirs[d], err);
+        if (h < 0) goto done;
+        if (!h) continue; /* an empty share */
+        if (ac_features_open(dirs[d], 0, &fc[d], err)) goto done; /* mapped: nothing is loaded yet */
+        cJSON *id = cJSON_Parse(fc[d].encoder_json);
+        if (!cJSON_IsObject(id)) {
+            cJSON_Delete(id);
+            ac_errf(err, "%s: metadata \"encoder\" is not a JSON object", dirs[d]);
+            goto done;
+        }
+        if (first < 0) {
+            first = d, first_id = id;
+        } else {
+            int same = same_encoder(id, first_id);
+            char a[256], b[256];
+            describe(id, a, sizeof a);
+            describe(first_id, b, sizeof b);
+            cJSON_Delete(id);
+            if (!same) {
+                ac_errf(err, "%s: made by a different encoder (%s) than %s (%s)", dirs[d], a, dirs[first], b);
+                goto done;
+            }
+        }
+        for (int r = 0; r < fc[d].n; r++) {
+            if (f16 < 0) f16 = fc[d].mapped_f16[r], f16_from = d;
+            if (fc[d].mapped_f16[r] != f16) {
+                ac_errf(err, "%s: '%s' is stored as %s, but %s holds %s (one made with --fp16, one without)", dirs[d],
+                        fc[d].keys[r], fc[d].mapped_f16[r] ? "F16" : "F32", dirs[f16_from], f16 ? "F16" : "F32");
+                goto done;
+            }
+        }
+        n_entries += fc[d].n;
+    }
+    if (first < 0) {
+        ac_errf(err, "%s: none of the %d directories holds feature shards", dirs[0], n_dirs);
+        goto done;
+    }
+    ent = malloc(((size_t)n_entries + 1) * sizeof *ent);
+    if (!ent) goto oom;
+    int k = 0;
+    for (int d = 0; d < n_dirs; d++)
+        for (int r = 0; r < fc[d].n; r++) ent[k].key = fc[d].keys[r], ent[k].cache = d, ent[k++].row = r;
+    qsort(ent, (size_t)n_entries, sizeof *ent, cmp_entry);
+    for (int i = 1; i < n_entries; i++)
+        if (!strcmp(ent[i].key, ent[i - 1].key)) {
+            ac_errf(err, "'%s' is in both %s and %s (overlapping shares?)", ent[i].key, dirs[ent[i - 1].cache],
+                    dirs[ent[i].cache]);
+            goto done;
+        }
+    if (f16 < 0) f16 = 0;
+    const ac_feature_cache *c0 = &fc[first];
+    const int64_t L = (int64_t)c0->grid_h * c0->grid_w;
+    const size_t row_bytes = (size_t)L * c0->dim * (f16 ? 2 : 4);
+    /* Written next to out_dir and renamed at the end: a killed merge leaves no half cache behind. */
+    size_t tl = strlen(out_dir) + 32;
+    tmp = malloc(tl);
+    buf = malloc((size_t)shard_size * row_bytes + 1);
+    keys = malloc((size_t)shard_size * sizeof *keys);
+    if (!tmp || !buf || !keys) goto oom;
+    char *trimmed = strdup(out_dir);
+    if (!trimmed) goto oom;
+    for (size_t l = strlen(trimmed); l > 1 && trimmed[l - 1] == '/'; l--) trimmed[l - 1] = 0;
+    snprintf(tmp, tl, "%s.tmp.%ld", trimmed, (long)getpid());
+    free(trimmed);
+    remove_tmp_dir(tmp); /* a leftover of an earlier merge that had our pid */
+    if (ac_mkdirs(tmp, err)) goto done;
+    for (int i = 0; i < n_entries; i += shard_size) {
+        int n = n_entries - i < shard_size ? n_entries - i : shard_size;
+        for (int j = 0; j < n; j++) {
+            const merge_entry *e = &ent[i + j];
+            memcpy((unsigned char *)buf + (size_t)j * row_bytes, fc[e->cache].mapped_row[e->row], row_bytes);
+            keys[j] = (char *)e->key;
+        }
+        if (write_shard(tmp, st->shards, keys, n, buf, f16, L, c0->dim, c0->encoder_json, err)) {
+            remove_tmp_dir(tmp);
+            goto done;
+        }
+        st->shards++;
+        st->keys += n;
+    }
+    if (rename(tmp, out_dir) != 0) {
+        int e = errno;
+        remove_tmp_dir(tmp);
+        ac_errf(err, "%s: cannot rename %s to it: %s", out_dir, tmp, strerror(e));
+        goto done;
+    }
+    for (int d = 0; d < n_dirs; d++) st->inputs += fc[d].n > 0;
+    rc = 0;
+    goto done;
+oom:
+    ac_errf(err, "features merge: out of memory");
+done:
+    for (int d = 0; d < n_dirs; d++) ac_features_free(&fc[d]);
+    free(fc);
+    cJSON_Delete(first_id);
+    free(ent);
+    free(tmp);
+    free(buf);
+    free(keys);
+    return rc;
+}
