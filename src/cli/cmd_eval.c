@@ -292,18 +292,18 @@ static int write_results(const char *path, const ac_eval_set *s, ac_err *err) {
     return ac_atomic_commit(&af, err);
 }
 
-/* --novel-from: the categories the source's photos name fewer than --novel-max times are novel. */
-static int mark_novel(const opts *o, ac_object_scores *ob, ac_err *err) {
+/* --novel-from: how many photos of the source name each category (read before any captioning, so a
+ * bad source fails fast); those named in fewer than --novel-max photos are novel. */
+static int novel_counts(const opts *o, int counts[AC_N_OBJECTS], ac_err *err) {
     ac_split split = AC_SPLIT_NONE;
     if (strcmp(o->novel_split, "all") && (split = ac_split_parse(o->novel_split)) == AC_SPLIT_NONE)
         return ac_errf(err, "unknown --novel-split '%s' (train, val, test or all)", o->novel_split);
     ac_dataset ds;
     if (ac_dataset_load(o->novel_from, NULL, &ds, err)) return -1;
-    int counts[AC_N_OBJECTS], photos = 0, rc = ac_objects_photo_counts(&ds, split, counts, &photos, err);
+    int photos = 0, rc = ac_objects_photo_counts(&ds, split, counts, &photos, err);
     ac_dataset_free(&ds);
     if (rc) return ac_err_prefix(err, "%s", o->novel_from);
     if (photos == 0) return ac_errf(err, "%s: no photos in split '%s'", o->novel_from, o->novel_split);
-    ac_object_scores_set_novel(ob, counts, o->novel_max);
     return 0;
 }
 
@@ -398,7 +398,9 @@ int cmd_eval(int argc, char **argv) {
     ac_eval_set set = {0};
     int n_ref_images = 0, rc;
     char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;
-    if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
+    int novel[AC_N_OBJECTS];
+    if (o.novel_from && novel_counts(&o, novel, &err)) rc = -1;
+    else if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
     else if (o.refs) {
         argv[0] = (char *)o.results; /* --results RES [MORE...]: argv[0..n_args] */
         rc = ac_eval_load_results_files(o.refs, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
@@ -415,7 +417,7 @@ int cmd_eval(int argc, char **argv) {
         rc = ac_metrics_compute(&set, o.meteor ? AC_METRICS_METEOR : 0, o.wordnet, &sc, &err);
         have_scores = !rc;
     }
-    if (!rc && o.novel_from && mark_novel(&o, &sc.objects, &err)) rc = -1;
+    if (!rc && o.novel_from) ac_object_scores_set_novel(&sc.objects, novel, o.novel_max);
     if (!rc && o.per_image && ac_scores_write_per_image(o.per_image, &set, &sc, &err)) rc = -1;
     if (!rc && o.report) {
         if (!thumbs && (thumbs = calloc((size_t)set.n, sizeof *thumbs)))
