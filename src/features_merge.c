@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,10 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
                         fc[d].keys[r], fc[d].mapped_f16[r] ? "F16" : "F32", dirs[f16_from], f16 ? "F16" : "F32");
                 goto done;
             }
+        }
+        if (fc[d].n > INT_MAX - n_entries) {
+            ac_errf(err, "%s: more than %d photos in all", dirs[d], INT_MAX);
+            goto done;
         }
         n_entries += fc[d].n;
     }
