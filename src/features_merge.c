@@ -5,9 +5,12 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "attncap/features.h"
@@ -42,6 +45,24 @@ static void describe(const cJSON *id, char *buf, size_t n) {
     const cJSON *size = cJSON_GetObjectItemCaseSensitive(id, "size");
     snprintf(buf, n, "sha256 %.12s, layer %s, size %d", cJSON_IsString(sha) ? sha->valuestring : "?",
              cJSON_IsString(layer) ? layer->valuestring : "?", cJSON_IsNumber(size) ? size->valueint : -1);
+}
+
+/* A shared lock on dir/.lock, which ac_features_extract holds exclusively while it writes: a cache
+ * still being filled is refused instead of merged half-done. Returns the descriptor to keep (-2 when
+ * the cache has no lock file: nothing ever wrote to it through ac_features_extract), or -1. */
+static int lock_input(const char *dir, ac_err *err) {
+    char *p = ac_path_join(dir, ".lock");
+    if (!p) return ac_errf(err, "%s: out of memory", dir);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    free(p);
+    if (fd < 0) return -2;
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        return e == EWOULDBLOCK ? ac_errf(err, "%s: an attncap features run is still writing to it", dir)
+                                : ac_errf(err, "%s: cannot lock: %s", dir, strerror(e));
+    }
+    return fd;
 }
 
 typedef struct {
@@ -112,16 +133,22 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
         return ac_errf(err, "%s: exists and is not a directory", out_dir);
     }
     ac_feature_cache *fc = calloc((size_t)n_dirs, sizeof *fc);
+    int *locks = malloc((size_t)n_dirs * sizeof *locks);
     cJSON *first_id = NULL;
     int first = -1, f16 = -1, rc = -1, n_entries = 0, f16_from = -1;
     merge_entry *ent = NULL;
     char *tmp = NULL;
     void *buf = NULL;
     char **keys = NULL;
-    if (!fc) return ac_errf(err, "features merge: out of memory");
+    if (!fc || !locks) {
+        free(fc), free(locks);
+        return ac_errf(err, "features merge: out of memory");
+    }
+    for (int d = 0; d < n_dirs; d++) locks[d] = -2;
     for (int d = 0; d < n_dirs; d++) {
         int h = has_shards(dirs[d], err);
         if (h < 0) goto done;
+        if ((locks[d] = lock_input(dirs[d], err)) == -1) goto done;
         if (!h) continue; /* an empty share */
         if (ac_features_open(dirs[d], 0, &fc[d], err)) goto done; /* mapped: nothing is loaded yet */
         cJSON *id = cJSON_Parse(fc[d].encoder_json);
@@ -150,6 +177,10 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
                         fc[d].keys[r], fc[d].mapped_f16[r] ? "F16" : "F32", dirs[f16_from], f16 ? "F16" : "F32");
                 goto done;
             }
+        }
+        if (fc[d].n > INT_MAX - n_entries) {
+            ac_errf(err, "%s: more than %d photos in all", dirs[d], INT_MAX);
+            goto done;
         }
         n_entries += fc[d].n;
     }
@@ -212,8 +243,12 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
 oom:
     ac_errf(err, "features merge: out of memory");
 done:
-    for (int d = 0; d < n_dirs; d++) ac_features_free(&fc[d]);
+    for (int d = 0; d < n_dirs; d++) {
+        ac_features_free(&fc[d]);
+        if (locks[d] >= 0) close(locks[d]);
+    }
     free(fc);
+    free(locks);
     cJSON_Delete(first_id);
     free(ent);
     free(tmp);

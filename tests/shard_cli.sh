@@ -120,11 +120,17 @@ if setup && [ -d "$T/fc_0" ]; then
   [ $ok = 1 ] && { expect_error "F16 with F32" "$A" features --merge "$T/m2" "$T/fc_0" "$T/fc_f32" || ok=0; }
   [ $ok = 1 ] && { expect_error "overlapping shares" "$A" features --merge "$T/m3" "$T/fc_0" "$T/fc_0of3" || ok=0; }
   [ $ok = 1 ] && { grep -q "overlapping" "$T/err" || { t_fail "overlap: $(cat "$T/err")"; ok=0; }; }
+  if [ $ok = 1 ] && command -v flock >/dev/null; then # a cache an extraction still writes (holds the lock of)
+    flock "$T/fc_1/.lock" sleep 1.5 & lp=$!; sleep 0.3
+    expect_error "input still being written" "$A" features --merge "$T/m6" "$T/fc_0" "$T/fc_1" || ok=0
+    [ $ok = 1 ] && { grep -q "still writing" "$T/err" || { t_fail "lock: $(cat "$T/err")"; ok=0; }; }
+    wait $lp 2>/dev/null
+  fi
   [ $ok = 1 ] && { expect_error "existing output" "$A" features --merge "$T/fc_1" "$T/fc_0" || ok=0; }
   [ $ok = 1 ] && { expect_error "missing input" "$A" features --merge "$T/m4" "$T/nope" || ok=0; }
   [ $ok = 1 ] && { expect_error "--merge with --out" "$A" features --merge "$T/m5" --out "$T/x" "$T/fc_0" || ok=0; }
   if [ $ok = 1 ]; then
-    left=$(ls -d "$T"/m[1-5]* 2>/dev/null)
+    left=$(ls -d "$T"/m[1-6]* 2>/dev/null)
     [ -z "$left" ] && t_ok || t_fail "refused merges left output: $left"
   fi
 fi

@@ -90,7 +90,8 @@ typedef struct ac_features_merge_stats {
 /* Writes every row of the caches in dirs[0..n_dirs) into a new cache out_dir, in key order, shard_size
  * keys per shard (0 = 256), each row bit for bit as stored: the result is byte-identical to one
  * ac_features_extract over the same photos given in sorted order with the same shard size (without
- * --flip). A directory without shards is an empty share and adds nothing. Refuses inputs made by a
+ * --flip). A directory without shards is an empty share and adds nothing. Refuses an input that an
+ * extraction is still writing (its lock is held), inputs made by a
  * different encoder (sha256, layer, size, grid, dim), F16 mixed with F32, a key in two inputs, and an
  * out_dir that exists and is not empty. The cache is written into "<out_dir>.tmp.PID" and renamed, so
  * out_dir appears complete or not at all. Inputs are mapped read-only, never held in memory whole. */

@@ -213,6 +213,7 @@ int cmd_features(int argc, char **argv) {
         rc = 1;
     } else {
         double dt = ac_now() - t0;
+        if (!quiet && sh.count) printf("%s: share %d/%d: %d of the %d photos\n", out, sh.index, sh.count, n_todo, n);
         if (!quiet)
             printf("%s: %d encoded (%.1f/s), %d already cached, %d failed; %d shard%s written; grid %dx%d x %d (%s)\n", out,
                    st.encoded, dt > 0 ? st.encoded / dt : 0.0, st.skipped, st.failed, st.shards, st.shards == 1 ? "" : "s",
