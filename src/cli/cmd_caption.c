@@ -298,7 +298,7 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
 
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL, *tags_arg = NULL, *tag_table = NULL;
-    float tag_threshold = -1, min_confidence = -1;
+    float tag_threshold = -1, min_confidence = -1, tag_max_drop = -1;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0, nbest = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
@@ -313,6 +313,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_STR("--tag-table", &tag_table),
         OPT_FLOAT("--tag-threshold", &tag_threshold, 0, 1),
         OPT_FLOAT("--min-confidence", &min_confidence, 0, 1),
+        OPT_FLOAT("--tag-max-drop", &tag_max_drop, 0, 100),
         OPT_STR("--style", &style_name),
         OPT_STR("--shard", &share),
         OPT_INT("--beam", &beam, 1, 100),
@@ -412,6 +413,7 @@ int cmd_caption(int argc, char **argv) {
         else if (tags_arg) no.mode = AC_TAGS_GIVEN, no.words = tags_arg;
         if (tag_threshold >= 0) no.threshold = tag_threshold;
         if (min_confidence >= 0) no.min_confidence = min_confidence;
+        if (tag_max_drop >= 0) no.max_drop = tag_max_drop;
         if (ac_captioner_set_naming(&cap, &no, tag_table, &err)) {
             fprintf(stderr, "attncap caption: --tags: %s\n", err.msg);
             goto out;
