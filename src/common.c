@@ -239,7 +239,7 @@ void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int qu
     p->enabled = !quiet && isatty(STDERR_FILENO);
 }
 
-static void progress_draw(ac_progress *p, int final) {
+static void progress_draw(ac_progress *p) {
     double now = ac_now(), el = now - p->t_start;
     double rate = el > 0 ? (double)p->done / el : 0;
     char bar[31];
@@ -248,29 +248,36 @@ static void progress_draw(ac_progress *p, int final) {
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
     bar[width] = 0;
     char eta[32] = "";
-    if (!final && rate > 0 && p->total > p->done) {
+    if (rate > 0 && p->total > p->done) {
         long s = (long)((double)(p->total - p->done) / rate);
         snprintf(eta, sizeof eta, " ETA %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    } else if (final) {
-        long s = (long)el;
-        snprintf(eta, sizeof eta, " in %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
     }
     fprintf(stderr, "\r\033[K%s [%s] %llu/%llu %.1f/s%s%s%s", p->label, bar, (unsigned long long)p->done,
             (unsigned long long)p->total, rate, eta, p->extra[0] ? "  " : "", p->extra);
-    if (final) fputc('\n', stderr);
     fflush(stderr);
     p->t_last_draw = now;
+    p->drawn = 1;
 }
 
 void ac_progress_update(ac_progress *p, uint64_t done) {
     p->done = done;
     if (!p->enabled) return;
-    if (ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
-    progress_draw(p, 0);
+    if (p->drawn && ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
+    progress_draw(p);
+}
+
+void ac_progress_clear(ac_progress *p) {
+    if (!p->enabled || !p->drawn) return;
+    /* stdout may share the terminal: what it holds must not land after the erased bar */
+    fflush(stdout);
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    p->drawn = 0;
 }
 
 void ac_progress_finish(ac_progress *p) {
-    if (p->enabled) progress_draw(p, 1);
+    ac_progress_clear(p);
+    p->enabled = 0;
 }
 
 int ac_is_file(const char *path) {

@@ -497,6 +497,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         pipeline_pop(&q, &p);
         if (p.failed) {
             st->failed++;
+            ac_progress_clear(&bar);
             if (o->on_error) o->on_error(o->on_error_ctx, p.msg);
         } else {
             if (work[i].need_plain && shard_add(&b, &p.plain, work[i].key, "", st, err)) fatal = 1;

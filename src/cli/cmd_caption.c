@@ -48,7 +48,8 @@ static void usage(FILE *f) {
             "  --json            one JSON object per line: image, caption, tokens, logprob, overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
             "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
-            "  --quiet           no progress bar\n"
+            "  --quiet           no progress bar, and no summary line (\"N captioned, N failed, S s\" on\n"
+            "                    stderr after more than one photo)\n"
             "  --verbose         report images/s and the time split on stderr\n",
             AC_DEFAULT_MODEL_NAME);
 }
@@ -421,6 +422,7 @@ int cmd_caption(int argc, char **argv) {
         if (ps.single) run_job(&cap, NULL, j);
         const char *path = paths.v[i];
         t_dec += j->t_decode, t_cnn += j->t_cnn, t_bs += j->t_bs;
+        ac_progress_clear(&prog); /* the result or the error gets the line, then the bar comes back */
         if (!j->ok) {
             if (j->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, j->err.msg);
             else fprintf(stderr, "attncap caption: %s\n", j->err.msg);
@@ -466,6 +468,8 @@ int cmd_caption(int argc, char **argv) {
         ac_progress_update(&prog, (uint64_t)i + 1);
     }
     ac_progress_finish(&prog);
+    if (!quiet && paths.n > 1)
+        fprintf(stderr, "attncap caption: %d captioned, %d failed, %.1f s\n", done_ok, failures, ac_now() - t_start);
     t_run = ac_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
     if (verbose) {

@@ -192,6 +192,7 @@ int cmd_ground(int argc, char **argv) {
         ac_caption c = {0};
         int loaded = path && ac_image_load(path, &img, &err) == 0; /* its errors name the file */
         if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
+            ac_progress_clear(&prog);
             if (!path) fprintf(stderr, "attncap ground: out of memory\n");
             else if (!loaded) fprintf(stderr, "attncap ground: %s\n", err.msg);
             else fprintf(stderr, "attncap ground: %s: %s\n", path, err.msg);
