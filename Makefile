@@ -25,7 +25,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core chromium
 
-.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz
+.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz install man
 all: $(BIN) attncap
 
 attncap: $(BIN)
@@ -51,6 +51,23 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 tests: $(TEST_BIN) $(BIN)
+
+# The man page: doc/attncap.1.in with every command's --help filled in by the binary itself.
+MAN := $(BUILD)/attncap.1
+man: $(MAN)
+$(MAN): doc/attncap.1.in tools/gen_man.sh $(BIN)
+	bash tools/gen_man.sh $(BIN) doc/attncap.1.in >$@.tmp && mv $@.tmp $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the CLI, its man page and bash completion.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+install: $(BIN) $(MAN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/attncap
+	install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/attncap.1
+	install -m 644 completions/attncap.bash $(DESTDIR)$(COMPDIR)/attncap
 
 # The README's test command. Runs every test binary and tests/*.sh, prints "N passed, N failed".
 test: tests

@@ -1,5 +1,6 @@
 /* common.c: errors, limits, files, progress, paths, SHA-256, fp16. */
 #include "attncap/common.h"
+#include "attncap/version.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -224,6 +225,8 @@ int ac_mkdirs(const char *path, ac_err *err) {
     }
     return 0;
 }
+
+const char *ac_version(void) { return AC_VERSION; }
 
 double ac_now(void) {
     struct timespec ts;
