@@ -27,6 +27,19 @@ int ac_errf(ac_err *err, const char *fmt, ...) {
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
         err_one_line(err);
+        err->code = AC_ERR_FAILED;
+    }
+    return -1;
+}
+
+int ac_errc(ac_err *err, ac_err_code code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err_one_line(err);
+        err->code = code;
     }
     return -1;
 }

@@ -57,6 +57,7 @@ fi
 t_begin man_page_and_completion_installed
 P="$T/prefix"
 if ! command -v make >/dev/null; then t_skip "needs make"
+elif [ "${BUILD:-build}" != build ]; then t_skip "runs on the default build only (BUILD=${BUILD})"
 elif ! make -s -C "$ROOT" BUILD="${BUILD:-build}" install PREFIX="$P" >"$T/make.log" 2>&1; then t_fail "make install: $(tail -3 "$T/make.log")"
 else
   man1="$P/share/man/man1/attncap.1" comp="$P/share/bash-completion/completions/attncap"

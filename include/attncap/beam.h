@@ -4,6 +4,10 @@
 #define ATTNCAP_BEAM_H
 #include "attncap/decoder.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_caption {
     int n;          /* words, without <start>/<end> */
     int *words;     /* [n] */
@@ -38,4 +42,7 @@ void ac_caption_free(ac_caption *c);
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v);
 /* Word k as shown: its label if the caption has labels, else the vocabulary's word (or "<unk>"). */
 const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k);
+#ifdef __cplusplus
+}
+#endif
 #endif

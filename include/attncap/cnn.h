@@ -6,6 +6,10 @@
 #include "attncap/image.h"
 #include "attncap/tflite.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A runnable plan: shapes propagated for in_h x in_w, buffers allocated once. */
 typedef struct ac_cnn ac_cnn;
 /* output_tensor: tensor name to stop at, or NULL for the graph's output. threads: 0 = default. */
@@ -50,4 +54,7 @@ void ac_encoder_close(ac_encoder *enc);
 /* The whole classifier: an encoder whose "layer" is the model's output (class probabilities for the
  * usual softmax models; grid 1 x 1, dim = number of classes), at the model's native input size. */
 int ac_classifier_open(const char *tflite_path, int threads, ac_encoder *enc, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -10,13 +10,30 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_err {
     char msg[1024];
+    int code; /* an ac_err_code: what a caller can do about it (messages never name CLI flags) */
 } ac_err;
 
-/* Formats a message into err (if not NULL) and returns -1, so `return ac_errf(err, ...)` works. */
+/* Kinds of failure a caller may want to act on or explain in its own terms (a CLI names its flag). */
+typedef enum ac_err_code {
+    AC_ERR_FAILED = 0,   /* anything else */
+    AC_ERR_NO_MODEL,     /* no model path given and none found where the search looks */
+    AC_ERR_NO_ENCODER,   /* the model's encoder is not found (or the model does not name it) */
+    AC_ERR_EXISTS,       /* an output exists and replacing it was not asked for */
+    AC_ERR_OTHER_ENCODER,/* a feature directory holds another encoder's features */
+    AC_ERR_NOT_FEATURES, /* a directory that should hold features does not */
+} ac_err_code;
+
+/* Formats a message into err (if not NULL), sets err->code = AC_ERR_FAILED and returns -1, so
+ * `return ac_errf(err, ...)` works. ac_errc sets the given code. */
 int ac_errf(ac_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Prepends "prefix: " to an existing message (adds context on the way up). Returns -1. */
+int ac_errc(ac_err *err, ac_err_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prepends "prefix: " to an existing message (adds context on the way up; the code stays). Returns -1. */
 int ac_err_prefix(ac_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Limits that keep a hostile file from exhausting the machine. Each can be raised through the
@@ -95,4 +112,7 @@ float ac_f16_to_f32(uint16_t h);
 int ac_default_threads(void);
 void ac_set_threads(int n);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -18,6 +18,10 @@
 #include "attncap/common.h"
 #include "attncap/vocab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_decoder_config {
     int vocab;     /* V */
     int embed;     /* E: word embedding size (also the deep-output size) */
@@ -128,4 +132,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err);
 /* fp16: store weights as F16. extra_meta: optional NULL-terminated key, value, key, value... */
 int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err);
 void ac_model_free(ac_model *m);
+#ifdef __cplusplus
+}
+#endif
 #endif

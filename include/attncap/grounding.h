@@ -18,6 +18,10 @@
 #include "attncap/common.h"
 #include "attncap/decoder.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_box {
     float x0, y0, x1, y1;
 } ac_box;
@@ -60,4 +64,7 @@ double ac_ground_hit_chance(int grid_h, int grid_w, const ac_box *boxes, int n);
  * gives for its own caption. */
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
                       double *logprob, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -17,6 +17,10 @@
 #define ATTNCAP_METRICS_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One scored image: its references and one candidate, tokenized and space-joined. */
 typedef struct ac_eval_item {
     char *id;      /* the image's id as text (may be NULL) */
@@ -92,4 +96,7 @@ char *ac_scores_to_json(const ac_scores *sc);
 /* Per-image scores, written atomically: CSV if path ends in .csv (image_id,BLEU-4,METEOR,ROUGE-L,
  * CIDEr-D,candidate), else a JSON list of objects that also holds the references. */
 int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,10 @@
 #include "attncap/features.h"
 #include "attncap/metrics.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Captions photos rows[0..n) of the cache with opts, photo i on thread i % threads (each thread
  * with its own buffers; BLAS is single-threaded meanwhile), so the result does not depend on the
  * thread count. texts[i] (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
@@ -37,4 +41,7 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
 /* Rewrites the model file with metadata key = value (added or replaced), everything else kept
  * byte for byte; atomically. */
 int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

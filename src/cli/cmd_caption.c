@@ -14,6 +14,7 @@
 #include "attncap/captioner.h"
 #include "attncap/overlay.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -328,7 +329,7 @@ int cmd_caption(int argc, char **argv) {
             free(line);
         } else if (ac_is_dir(a)) {
             if (walk(a, &paths, 0, &err)) {
-                fprintf(stderr, "attncap caption: %s\n", err.msg);
+                fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
                 goto out;
             }
         } else {
@@ -337,7 +338,7 @@ int cmd_caption(int argc, char **argv) {
     }
     if (ov_dir) {
         if (ac_mkdirs(ov_dir, &err)) {
-            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out;
         }
         if (access(ov_dir, W_OK | X_OK)) {
@@ -345,19 +346,19 @@ int cmd_caption(int argc, char **argv) {
             goto out;
         }
         if (ac_font_load(NULL, &font, &err)) {
-            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out;
         }
     }
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
     if (ac_captioner_open(&cap, model, encoder, threads, &err)) {
-        fprintf(stderr, "attncap caption: %s\n", err.msg);
+        fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
     cap_open = 1;
     if (given && ac_captioner_set_given(&cap, given, &err)) {
-        fprintf(stderr, "attncap caption: --given: %s\n", err.msg);
+        fprintf(stderr, "attncap caption: --given: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
     if (beam > 0) cap.beam.beam = beam;
@@ -391,7 +392,7 @@ int cmd_caption(int argc, char **argv) {
     ps.ring = ring;
     for (int l = 0; l < nlanes && nlanes > 1; l++)
         if (ac_captioner_lane_open(&cap, nthreads / nlanes, &lanes[l], &err)) {
-            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out_pipe;
         }
     for (int l = 0; l < nlanes; l++) {
@@ -425,7 +426,7 @@ int cmd_caption(int argc, char **argv) {
         ac_progress_clear(&prog); /* the result or the error gets the line, then the bar comes back */
         if (!j->ok) {
             if (j->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, j->err.msg);
-            else fprintf(stderr, "attncap caption: %s\n", j->err.msg);
+            else fprintf(stderr, "attncap caption: %s%s\n", j->err.msg, cli_hint(&j->err));
             failures++;
         } else {
             ac_caption *c = &j->cap;
@@ -437,7 +438,7 @@ int cmd_caption(int argc, char **argv) {
                 char *stem = unique_stem(path, &used);
                 if (!stem || ac_overlays_write(ov_dir, stem, &j->photo, c, cap.model.vocab, cap.grid_h, cap.grid_w,
                                                &oo, font, &ov, &n_ov, &err)) {
-                    fprintf(stderr, "attncap caption: %s: overlays: %s\n", path, stem ? err.msg : "out of memory");
+                    fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, stem ? err.msg : "out of memory", stem ? cli_hint(&err) : "");
                     ov_failed = 1;
                 }
                 free(stem);

@@ -12,6 +12,7 @@
 #include "attncap/overlay.h"
 #include "attncap/report.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -331,7 +332,7 @@ int cmd_eval(int argc, char **argv) {
         ac_report r = {title, subtitle, &set, &sc, thumbs, sheets};
         if (ac_report_write(o.report, &r, &err)) rc = -1;
     }
-    if (rc) fprintf(stderr, "attncap eval: %s\n", err.msg);
+    if (rc) fprintf(stderr, "attncap eval: %s%s\n", err.msg, cli_hint(&err));
     else if (o.json) {
         char *j = ac_scores_to_json(&sc);
         if (j) printf("%s\n", j);

@@ -7,6 +7,7 @@
 #include "attncap/cnn.h"
 #include "attncap/features.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -135,7 +136,7 @@ int cmd_features(int argc, char **argv) {
         return 2;
     }
     if (list && read_list(list, root, &paths, &n, &err) < 0) {
-        fprintf(stderr, "attncap features: %s\n", err.msg);
+        fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;
     }
@@ -151,7 +152,7 @@ int cmd_features(int argc, char **argv) {
     }
     ac_encoder enc;
     if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0) {
-        fprintf(stderr, "attncap features: %s\n", err.msg);
+        fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;
     }
@@ -164,7 +165,7 @@ int cmd_features(int argc, char **argv) {
         fprintf(stderr, "attncap features: out of memory\n");
         rc = 1;
     } else if (ac_features_extract(&src, (const char *const *)paths, n, &o, &st, &err) < 0) {
-        fprintf(stderr, "attncap features: %s\n", err.msg);
+        fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
     } else {
         double dt = ac_now() - t0;

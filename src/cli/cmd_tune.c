@@ -7,6 +7,7 @@
 #include "attncap/dataset.h"
 #include "attncap/tune.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 #define MAX_GRID 16
@@ -190,7 +191,7 @@ int cmd_tune(int argc, char **argv) {
     }
     rc = 0;
 fail:
-    if (rc) fprintf(stderr, "attncap tune: %s\n", err.msg);
+    if (rc) fprintf(stderr, "attncap tune: %s%s\n", err.msg, cli_hint(&err));
     free(photos);
     free(pts);
     ac_features_free(&fc);
