@@ -78,23 +78,39 @@ ac_limits ac_limits_get(void) {
     return l;
 }
 
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+           : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+int ac_open_regular(const char *path, ac_err *err) {
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return ac_errf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ac_errf(err, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ac_errf(err, "%s: is %s, not a file", path, file_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, ac_err *err) {
     *data = NULL;
     if (len) *len = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return ac_errf(err, "%s: %s", path, strerror(errno));
+    int fd = ac_open_regular(path, err);
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
         return ac_errf(err, "%s: %s", path, strerror(errno));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return ac_errf(err, "%s: is a directory, not a file", path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return ac_errf(err, "%s: not a regular file", path);
     }
     if ((uint64_t)st.st_size > max_bytes) {
         close(fd);
@@ -427,8 +443,12 @@ void ac_sha256(const void *data, size_t len, uint8_t out[32]) {
 }
 
 int ac_sha256_file(const char *path, char hex[65], ac_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ac_errf(err, "%s: %s", path, strerror(errno));
+    int fd = ac_open_regular(path, err);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, strerror(errno));
+    }
     sha256_ctx c;
     sha256_init(&c);
     uint8_t buf[1 << 16];

@@ -48,8 +48,13 @@ typedef struct ac_limits {
 /* The limits in force: defaults overridden by the environment. */
 ac_limits ac_limits_get(void);
 
-/* Reads a whole file (refusing directories, and files over max_bytes) into a malloc'd buffer with
- * a NUL byte appended (not counted in *len). */
+/* Opens a regular file for reading and returns its descriptor, or -1 with a message naming what the
+ * path is instead (a directory, a FIFO, a device, a socket). A FIFO is refused without waiting for a
+ * writer: the open does not block. */
+int ac_open_regular(const char *path, ac_err *err);
+
+/* Reads a whole file (refusing directories, FIFOs, devices, and files over max_bytes) into a
+ * malloc'd buffer with a NUL byte appended (not counted in *len). */
 int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, ac_err *err);
 
 /* Atomic output: write to "<path>.tmp.<pid>", fsync, rename over path. Nothing half-written is ever

@@ -2,8 +2,6 @@
  * A decoding thread reads and squashes the photos ahead of the CNN (a small bounded queue), so file
  * decoding overlaps the encoder and decoder; results come out in input order. */
 #include <cjson/cJSON.h>
-#include <ctype.h>
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +12,7 @@
 #include "attncap/captioner.h"
 #include "attncap/overlay.h"
 #include "commands.h"
+#include "inputs.h"
 #include "messages.h"
 #include "options.h"
 
@@ -21,9 +20,11 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: attncap caption [options] (IMAGE|DIR|-)...\n\n"
             "Captions each photo: prints \"PATH<TAB>caption\" per photo (or JSON lines with --json).\n"
-            "DIR is walked for .jpg .jpeg .png .bmp .gif files (sorted); '-' reads paths from stdin,\n"
-            "one per line. A photo that cannot be read gets one error line on stderr; the others are\n"
-            "still captioned and the exit code is 1.\n\n"
+            "DIR is walked for .jpg .jpeg .png .bmp .gif files (sorted; each directory once, symlinks to\n"
+            "directories already walked are not followed again; FIFOs and devices are skipped). '-' reads\n"
+            "paths from stdin, one per line (trimmed; blank lines and lines starting with # skipped).\n"
+            "A photo that cannot be read (a FIFO or device named on the command line included) gets one\n"
+            "error line on stderr; the others are still captioned and the exit code is 1.\n\n"
             "  --model FILE      model (default: $ATTNCAP_MODEL, else models/%s beside\n"
             "                    the executable or in the current directory)\n"
             "  --encoder FILE    the model's TFLite encoder (default: $ATTNCAP_ENCODER, else found by\n"
@@ -53,64 +54,6 @@ static void usage(FILE *f) {
             "                    stderr after more than one photo)\n"
             "  --verbose         report images/s and the time split on stderr\n",
             AC_DEFAULT_MODEL_NAME);
-}
-
-/* ---- inputs ---- */
-
-typedef struct strv {
-    char **v;
-    int n, cap;
-} strv;
-
-static int strv_push(strv *s, const char *x) {
-    if (s->n == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 64;
-        char **nv = realloc(s->v, (size_t)nc * sizeof *nv);
-        if (!nv) return -1;
-        s->v = nv, s->cap = nc;
-    }
-    if (!(s->v[s->n] = strdup(x))) return -1;
-    s->n++;
-    return 0;
-}
-
-static void strv_free(strv *s) {
-    for (int i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int is_image_name(const char *n) {
-    const char *dot = strrchr(n, '.');
-    if (!dot || n[0] == '.') return 0;
-    static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif"};
-    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
-        if (!strcasecmp(dot + 1, ext[i])) return 1;
-    return 0;
-}
-
-/* Appends the images under dir (recursively, sorted) to out. */
-static int walk(const char *dir, strv *out, int depth, ac_err *err) {
-    if (depth > 32) return 0;
-    DIR *d = opendir(dir);
-    if (!d) return ac_errf(err, "%s: cannot read directory", dir);
-    strv names = {0};
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && strv_push(&names, e->d_name)) break;
-    closedir(d);
-    qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
-    int rc = 0;
-    for (int i = 0; i < names.n && !rc; i++) {
-        char *p = ac_path_join(dir, names.v[i]);
-        if (!p) rc = ac_errf(err, "out of memory");
-        else if (ac_is_dir(p)) rc = walk(p, out, depth + 1, err);
-        else if (is_image_name(names.v[i]) && ac_is_file(p) && strv_push(out, p)) rc = ac_errf(err, "out of memory");
-        free(p);
-    }
-    strv_free(&names);
-    return rc;
 }
 
 /* ---- the lanes ----
@@ -319,22 +262,25 @@ int cmd_caption(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "-")) {
             if (stdin_used++) continue;
-            char *line = NULL;
-            size_t cap_l = 0;
-            ssize_t l;
-            while ((l = getline(&line, &cap_l, stdin)) > 0) {
-                while (l > 0 && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
-                if (l > 0) strv_push(&paths, line);
-            }
-            free(line);
-        } else if (ac_is_dir(a)) {
-            if (walk(a, &paths, 0, &err)) {
-                fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
+            if (cli_read_list(stdin, "stdin", NULL, &paths, &err) < 0) {
+                fprintf(stderr, "attncap caption: %s\n", err.msg);
                 goto out;
             }
-        } else {
-            strv_push(&paths, a);
+        } else if (ac_is_dir(a)) {
+            const int found = cli_walk_photos(a, &paths, &err);
+            if (found < 0) {
+                fprintf(stderr, "attncap caption: %s\n", err.msg);
+                goto out;
+            }
+            if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif)\n", a);
+        } else if (strv_push(&paths, a)) {
+            fprintf(stderr, "attncap caption: out of memory\n");
+            goto out;
         }
+    }
+    if (!paths.n) {
+        fprintf(stderr, "attncap caption: no photos to caption\n");
+        goto out;
     }
     if (ov_dir) {
         if (ac_mkdirs(ov_dir, &err)) {
