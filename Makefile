@@ -27,7 +27,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core chromium
 
-.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k fuzz imagenet-words
+.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k fuzz imagenet-words install man shared
 all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
@@ -58,6 +58,51 @@ $(BUILD)/tools/%: tools/%.c $(wildcard src/*.h) $(LIB)
 	$(CC) $(CFLAGS) -Isrc $< $(LIB) $(LDLIBS) -o $@
 
 tests: $(TEST_BIN) $(BIN) $(TOOL_BIN)
+
+# The man page: doc/attncap.1.in with every command's --help filled in by the binary itself.
+MAN := $(BUILD)/attncap.1
+man: $(MAN)
+$(MAN): doc/attncap.1.in tools/gen_man.sh $(BIN)
+	bash tools/gen_man.sh $(BIN) doc/attncap.1.in >$@.tmp && mv $@.tmp $@
+
+# The shared library, from position-independent objects of the same sources (the CLI and the tests
+# link the static one). SONAME libattncap.so.MAJOR.
+VERSION := $(shell sed -n 's/^\#define AC_VERSION "\(.*\)"/\1/p' include/attncap/version.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SHLIB   := $(BUILD)/libattncap.so.$(VERSION)
+PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+$(BUILD)/pic/%.o: %.c $(wildcard include/attncap/*.h) $(wildcard src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=default -c $< -o $@
+$(SHLIB): $(PIC_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) $^ $(LDLIBS) -o $@
+shared: $(SHLIB)
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the CLI, libattncap.a and libattncap.so, the
+# headers (<attncap/attncap.h> includes them all), attncap.pc for pkg-config, the man page and bash
+# completion. A program: cc prog.c $$(pkg-config --cflags --libs attncap).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+PC_LIBS := $(filter-out -lattncap,$(LDLIBS))
+install: $(BIN) $(LIB) $(SHLIB) $(MAN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/attncap \
+	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/attncap
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libattncap.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libattncap.so.$(VERSION)
+	ln -sf libattncap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libattncap.so.$(SOMAJOR)
+	ln -sf libattncap.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libattncap.so
+	install -m 644 include/attncap/*.h $(DESTDIR)$(INCDIR)/attncap/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' 'Name: attncap' \
+	  'Description: image captioning with visual attention (Show, Attend and Tell) in C' 'Version: $(VERSION)' \
+	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lattncap' 'Libs.private: $(PC_LIBS)' \
+	  >$(DESTDIR)$(LIBDIR)/pkgconfig/attncap.pc
+	install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/attncap.1
+	install -m 644 completions/attncap.bash $(DESTDIR)$(COMPDIR)/attncap
 
 # The README's test command. Runs every test binary and tests/*.sh, prints "N passed, N failed".
 test: tests

@@ -283,7 +283,7 @@ int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_featur
     decode_job jobs[MAX_THREADS];
     pthread_t th[MAX_THREADS];
     int started[MAX_THREADS] = {0};
-    for (int t = 0; t < T; t++) jobs[t] = (decode_job){dec, vocab, fc, rows, n, t, T, 0, o, texts, {{0}}};
+    for (int t = 0; t < T; t++) jobs[t] = (decode_job){dec, vocab, fc, rows, n, t, T, 0, o, texts, {{0}, 0}};
     const int blas = openblas_get_num_threads(); /* BLAS must not be driven from several threads */
     if (T > 1 && blas != 1) openblas_set_num_threads(1);
     for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, decode_run, &jobs[t]) == 0;

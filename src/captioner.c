@@ -102,7 +102,7 @@ int ac_find_model(const char *flag, char **path, ac_err *err) {
             if (count == 1 && found && ac_is_file(found)) return *path = found, 0;
             free(found);
         }
-    return ac_errf(err, "no model found: pass --model FILE or set ATTNCAP_MODEL (looked for models/%s "
+    return ac_errc(err, AC_ERR_NO_MODEL, "no model found: give its path or set ATTNCAP_MODEL (looked for models/%s "
                         "in the current directory and beside the executable)", AC_DEFAULT_MODEL_NAME);
 }
 
@@ -130,7 +130,7 @@ static int find_encoder(const char *flag, const char *model_path, const ac_encod
         *path = strdup(given);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
-    if (!id->file[0]) return ac_errf(err, "the model records no encoder file name: pass --encoder M.tflite");
+    if (!id->file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
     char cand[8][PATH_MAX + 300];
     int nc = 0;
     if (model_path) { /* beside the model */
@@ -153,8 +153,8 @@ static int find_encoder(const char *flag, const char *model_path, const ac_encod
         *path = strdup(cand[i]);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
-    return ac_errf(err, "encoder %s not found (looked in models/ and ../shared/encoders): run `make models`, "
-                        "pass --encoder FILE or set ATTNCAP_ENCODER", id->file);
+    return ac_errc(err, AC_ERR_NO_ENCODER, "encoder %s not found (looked in models/ and ../shared/encoders): run `make models`, "
+                        "give its path or set ATTNCAP_ENCODER", id->file);
 }
 
 int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {

@@ -1,5 +1,6 @@
 /* common.c: errors, limits, files, progress, paths, SHA-256, fp16. */
 #include "attncap/common.h"
+#include "attncap/version.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -26,6 +27,19 @@ int ac_errf(ac_err *err, const char *fmt, ...) {
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
         err_one_line(err);
+        err->code = AC_ERR_FAILED;
+    }
+    return -1;
+}
+
+int ac_errc(ac_err *err, ac_err_code code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err_one_line(err);
+        err->code = code;
     }
     return -1;
 }
@@ -64,23 +78,39 @@ ac_limits ac_limits_get(void) {
     return l;
 }
 
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+           : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+int ac_open_regular(const char *path, ac_err *err) {
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return ac_errf(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ac_errf(err, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ac_errf(err, "%s: is %s, not a file", path, file_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, ac_err *err) {
     *data = NULL;
     if (len) *len = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return ac_errf(err, "%s: %s", path, strerror(errno));
+    int fd = ac_open_regular(path, err);
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
         return ac_errf(err, "%s: %s", path, strerror(errno));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return ac_errf(err, "%s: is a directory, not a file", path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return ac_errf(err, "%s: not a regular file", path);
     }
     if ((uint64_t)st.st_size > max_bytes) {
         close(fd);
@@ -225,6 +255,8 @@ int ac_mkdirs(const char *path, ac_err *err) {
     return 0;
 }
 
+const char *ac_version(void) { return AC_VERSION; }
+
 double ac_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -239,7 +271,7 @@ void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int qu
     p->enabled = !quiet && isatty(STDERR_FILENO);
 }
 
-static void progress_draw(ac_progress *p, int final) {
+static void progress_draw(ac_progress *p) {
     double now = ac_now(), el = now - p->t_start;
     double rate = el > 0 ? (double)p->done / el : 0;
     char bar[31];
@@ -248,29 +280,36 @@ static void progress_draw(ac_progress *p, int final) {
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
     bar[width] = 0;
     char eta[32] = "";
-    if (!final && rate > 0 && p->total > p->done) {
+    if (rate > 0 && p->total > p->done) {
         long s = (long)((double)(p->total - p->done) / rate);
         snprintf(eta, sizeof eta, " ETA %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    } else if (final) {
-        long s = (long)el;
-        snprintf(eta, sizeof eta, " in %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
     }
     fprintf(stderr, "\r\033[K%s [%s] %llu/%llu %.1f/s%s%s%s", p->label, bar, (unsigned long long)p->done,
             (unsigned long long)p->total, rate, eta, p->extra[0] ? "  " : "", p->extra);
-    if (final) fputc('\n', stderr);
     fflush(stderr);
     p->t_last_draw = now;
+    p->drawn = 1;
 }
 
 void ac_progress_update(ac_progress *p, uint64_t done) {
     p->done = done;
     if (!p->enabled) return;
-    if (ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
-    progress_draw(p, 0);
+    if (p->drawn && ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
+    progress_draw(p);
+}
+
+void ac_progress_clear(ac_progress *p) {
+    if (!p->enabled || !p->drawn) return;
+    /* stdout may share the terminal: what it holds must not land after the erased bar */
+    fflush(stdout);
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    p->drawn = 0;
 }
 
 void ac_progress_finish(ac_progress *p) {
-    if (p->enabled) progress_draw(p, 1);
+    ac_progress_clear(p);
+    p->enabled = 0;
 }
 
 int ac_is_file(const char *path) {
@@ -404,8 +443,12 @@ void ac_sha256(const void *data, size_t len, uint8_t out[32]) {
 }
 
 int ac_sha256_file(const char *path, char hex[65], ac_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ac_errf(err, "%s: %s", path, strerror(errno));
+    int fd = ac_open_regular(path, err);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, strerror(errno));
+    }
     sha256_ctx c;
     sha256_init(&c);
     uint8_t buf[1 << 16];

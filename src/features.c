@@ -372,7 +372,7 @@ static int existing_keys(const char *dir, const cJSON *ours, shard_list *sl, cha
             char a[256], b[256];
             describe(s->identity, a, sizeof a);
             describe(ours, b, sizeof b);
-            ac_errf(err, "%s: made by a different encoder (%s; now %s): use another --out directory", o.path, a, b);
+            ac_errc(err, AC_ERR_OTHER_ENCODER, "%s: made by a different encoder (%s; now %s)", o.path, a, b);
             shard_close(&o);
             return -1;
         }
@@ -497,6 +497,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         pipeline_pop(&q, &p);
         if (p.failed) {
             st->failed++;
+            ac_progress_clear(&bar);
             if (o->on_error) o->on_error(o->on_error_ctx, p.msg);
         } else {
             if (work[i].need_plain && shard_add(&b, &p.plain, work[i].key, "", st, err)) fatal = 1;
@@ -586,7 +587,7 @@ static int shard_map(const open_shard *o, const int64_t *dest, size_t row, ac_fe
 static int features_load(const char *dir, int compact, size_t map_over, const char *const *want_keys, int n_want,
                          ac_feature_cache *fc, ac_err *err) {
     memset(fc, 0, sizeof *fc);
-    if (!ac_is_dir(dir)) return ac_errf(err, "%s: not a feature directory (run attncap features --out %s first)", dir, dir);
+    if (!ac_is_dir(dir)) return ac_errc(err, AC_ERR_NOT_FEATURES, "%s: not a feature directory", dir);
     shard_list sl;
     if (list_shards(dir, &sl, err)) return -1;
     if (sl.n == 0) {

@@ -486,7 +486,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     struct stat st;
     if (lstat(out_dir, &st) == 0) {
         if (!o.force) {
-            ac_errf(err, "%s: already exists (use --force to overwrite, or choose another --overlays directory)", out_dir);
+            ac_errc(err, AC_ERR_EXISTS, "%s: already exists", out_dir);
             goto done;
         }
         if (!S_ISDIR(st.st_mode)) { ac_errf(err, "%s: exists and is not a directory", out_dir); goto done; }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ST_MAX_HEADER (100u << 20)
 
@@ -230,8 +231,12 @@ int ac_st_read_mem(const void *data, size_t len, const char *name, ac_st_file *f
 
 int ac_st_read_header(const char *path, ac_st_file *f, ac_err *err) {
     memset(f, 0, sizeof *f);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return ac_errf(err, "%s: %s", path, strerror(errno));
+    int fd = ac_open_regular(path, err);
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!fp) {
+        if (fd >= 0) close(fd);
+        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, strerror(errno));
+    }
     struct stat st;
     char lenb[8];
     uint64_t hlen;

@@ -529,6 +529,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     int rc = -1;
     batch_buf bb = {0};
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
+    ac_progress pg = {0}; /* erased before the epoch lines and before an error reaches the terminal */
     if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
         char *cp = ac_train_ckpt_path(o.out);
@@ -629,7 +630,6 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     while (!s->done && !stop && s->epoch < o.epochs) {
         const int ep = s->epoch;
         shuffle(perm, n_perm, ac_mix64(o.seed * 0x9E3779B97F4A7C15ull + (uint64_t)ep + 1));
-        ac_progress pg;
         char label[32];
         snprintf(label, sizeof label, "epoch %d/%d", ep + 1, o.epochs);
         ac_progress_start(&pg, label, (uint64_t)steps, o.quiet);
@@ -700,6 +700,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             const int end_epoch = s->pos == steps;
             if (end_epoch) s->epoch++, s->pos = 0;
             int do_eval = o.eval_every > 0 ? s->step % o.eval_every == 0 : end_epoch;
+            if (do_eval) ac_progress_clear(&pg);
             if (do_eval && evaluate(&tr, &bb, metric, t0, secs_base, err)) goto done;
             if (o.max_steps > 0 && s->step >= o.max_steps) stop = 1;
             if (do_eval || end_epoch || stop || (o.checkpoint_every > 0 && s->step % o.checkpoint_every == 0))
@@ -718,6 +719,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
 oom:
     ac_errf(err, "train: out of memory");
 done:
+    ac_progress_finish(&pg);
     free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.stage), free(bb.stage_row);
     free(perm), free(flip), free(selbuf);
     trainer_free(&tr);

@@ -81,10 +81,12 @@ t_begin corrupt_among_good
 if setup; then
   head -c 3000 "$S/dog.jpg" >"$T/trunc.jpg"; echo "garbage" >"$T/bad.png"
   "$A" caption $M "$S/eagle.jpg" "$T/trunc.jpg" "$S/horses.jpg" "$T/bad.png" "$T/missing.jpg" "$S/kite.jpg" >"$T/out" 2>"$T/err"; rc=$?
-  nout=$(wc -l <"$T/out"); nerr=$(wc -l <"$T/err")
+  nout=$(wc -l <"$T/out"); nerr=$(grep -vc '^attncap caption: [0-9]* captioned, ' "$T/err")
   if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then t_fail "exit $rc"
   elif [ "$nout" -ne 3 ]; then t_fail "$nout captions: $(cat "$T/out")"
   elif [ "$nerr" -ne 3 ]; then t_fail "$nerr error lines: $(cat "$T/err")"
+  elif [ "$(tail -1 "$T/err" | sed -E 's/[0-9.]+ s$/S s/')" != "attncap caption: 3 captioned, 3 failed, S s" ]; then
+    t_fail "summary: $(tail -1 "$T/err")"
   elif ! grep -q trunc.jpg "$T/err" || ! grep -q bad.png "$T/err" || ! grep -q missing.jpg "$T/err"; then t_fail "errors do not name the files: $(cat "$T/err")"
   elif [ "$(cut -f1 "$T/out" | tr '\n' ' ')" != "$S/eagle.jpg $S/horses.jpg $S/kite.jpg " ]; then t_fail "order: $(cut -f1 "$T/out")"
   else t_ok; fi

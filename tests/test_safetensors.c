@@ -39,7 +39,7 @@ static int write_st(const char *path, const char *hdr, const void *data, size_t 
 /* Reads path and expects failure with a one-line message naming the file. */
 static int expect_bad(const char *path) {
     ac_st_file f;
-    ac_err err = {{0}};
+    ac_err err = {0};
     if (ac_st_read(path, &f, &err) == 0) {
         ac_st_free(&f);
         return 0;
@@ -56,7 +56,7 @@ static void test_round_trip(void) {
     int64_t big[2] = {INT64_MAX, -5};
     ac_st_writer w;
     ac_st_writer_init(&w);
-    ac_err err = {{0}};
+    ac_err err = {0};
     int64_t s23[2] = {2, 3}, s3[1] = {3}, s22[2] = {2, 2}, s2[1] = {2}, s0[2] = {0, 7};
     CHECK(ac_st_writer_add(&w, "a", AC_ST_F32, 2, s23, a, &err) == 0);
     CHECK(ac_st_writer_add(&w, "h", AC_ST_F16, 1, s3, h, &err) == 0);
@@ -128,7 +128,7 @@ static void test_python_fixture(void) {
     char p[4096];
     snprintf(p, sizeof p, "%s/tests/fixtures/st_python.safetensors", root ? root : ".");
     ac_st_file f;
-    ac_err err = {{0}};
+    ac_err err = {0};
     CHECKF(ac_st_read(p, &f, &err) == 0, "%s", err.msg);
     CHECK(f.n_tensors == 7);
     CHECK(!strcmp(ac_st_meta(&f, "format"), "pt"));
@@ -280,7 +280,7 @@ static void test_hostile(void) {
 static void test_write_errors(void) {
     ac_st_writer w;
     ac_st_writer_init(&w);
-    ac_err err = {{0}};
+    ac_err err = {0};
     float x = 1;
     int64_t s1[1] = {1}, neg[1] = {-1};
     CHECK(ac_st_writer_add(&w, "x", AC_ST_F32, 1, s1, &x, &err) == 0);

@@ -53,7 +53,7 @@ static void test_bad_cases(void) {
         *want++ = 0;
         char path[512];
         snprintf(path, sizeof path, FIX "bad_%s.tflite", line);
-        ac_err err = {{0}};
+        ac_err err = {0};
         ac_tfl_model *m;
         int rc = ac_tfl_load(path, &m, &err);
         if (!strcmp(stage, "plan")) {
@@ -92,7 +92,7 @@ static int bad_messages;
 /* Loads (and, if that works, plans and runs) a possibly broken model: must not crash; a refusal must
  * come with a one-line message naming the file. */
 static int try_model(const void *data, size_t len) {
-    ac_err err = {{0}};
+    ac_err err = {0};
     ac_tfl_model *m;
     if (ac_tfl_load_mem(data, len, "mutant", &m, &err) < 0) {
         if (!strstr(err.msg, "mutant") || strchr(err.msg, '\n')) {

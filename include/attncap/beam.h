@@ -6,6 +6,10 @@
 #include "attncap/features.h"
 #include "attncap/vocab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_caption {
     int n;          /* words, without <start>/<end> */
     int *words;     /* [n] */
@@ -62,4 +66,7 @@ int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_featur
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v);
 /* Word k as shown: its label if the caption has labels, else the vocabulary's word (or "<unk>"). */
 const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -12,6 +12,10 @@
 #include "attncap/naming.h"
 #include "attncap/tags.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AC_DEFAULT_MODEL_NAME "attncap-flickr8k.safetensors"
 
 /* The encoder identity stored in a model (and a feature cache): see features.h. */
@@ -99,4 +103,7 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
 void ac_captioner_lane_close(ac_captioner_lane *lane);
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

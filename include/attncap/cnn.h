@@ -6,6 +6,10 @@
 #include "attncap/image.h"
 #include "attncap/tflite.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A runnable plan: shapes propagated for in_h x in_w, buffers allocated once. */
 typedef struct ac_cnn ac_cnn;
 /* output_tensor: tensor name to stop at, or NULL for the graph's output. threads: 0 = default. */
@@ -77,4 +81,7 @@ int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, 
  * n_classes: row 0 the whole grid, row 1 + k window k. Allocates its scratch per call. */
 int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_h, int grid_w, int dim,
                           const ac_grid_window *win, int n_win, float *probs, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -10,13 +10,30 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_err {
     char msg[1024];
+    int code; /* an ac_err_code: what a caller can do about it (messages never name CLI flags) */
 } ac_err;
 
-/* Formats a message into err (if not NULL) and returns -1, so `return ac_errf(err, ...)` works. */
+/* Kinds of failure a caller may want to act on or explain in its own terms (a CLI names its flag). */
+typedef enum ac_err_code {
+    AC_ERR_FAILED = 0,   /* anything else */
+    AC_ERR_NO_MODEL,     /* no model path given and none found where the search looks */
+    AC_ERR_NO_ENCODER,   /* the model's encoder is not found (or the model does not name it) */
+    AC_ERR_EXISTS,       /* an output exists and replacing it was not asked for */
+    AC_ERR_OTHER_ENCODER,/* a feature directory holds another encoder's features */
+    AC_ERR_NOT_FEATURES, /* a directory that should hold features does not */
+} ac_err_code;
+
+/* Formats a message into err (if not NULL), sets err->code = AC_ERR_FAILED and returns -1, so
+ * `return ac_errf(err, ...)` works. ac_errc sets the given code. */
 int ac_errf(ac_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Prepends "prefix: " to an existing message (adds context on the way up). Returns -1. */
+int ac_errc(ac_err *err, ac_err_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prepends "prefix: " to an existing message (adds context on the way up; the code stays). Returns -1. */
 int ac_err_prefix(ac_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Limits that keep a hostile file from exhausting the machine. Each can be raised through the
@@ -31,8 +48,13 @@ typedef struct ac_limits {
 /* The limits in force: defaults overridden by the environment. */
 ac_limits ac_limits_get(void);
 
-/* Reads a whole file (refusing directories, and files over max_bytes) into a malloc'd buffer with
- * a NUL byte appended (not counted in *len). */
+/* Opens a regular file for reading and returns its descriptor, or -1 with a message naming what the
+ * path is instead (a directory, a FIFO, a device, a socket). A FIFO is refused without waiting for a
+ * writer: the open does not block. */
+int ac_open_regular(const char *path, ac_err *err);
+
+/* Reads a whole file (refusing directories, FIFOs, devices, and files over max_bytes) into a
+ * malloc'd buffer with a NUL byte appended (not counted in *len). */
 int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, ac_err *err);
 
 /* Atomic output: write to "<path>.tmp.<pid>", fsync, rename over path. Nothing half-written is ever
@@ -54,16 +76,20 @@ int ac_write_file_atomic(const char *path, const void *data, size_t len, ac_err 
 int ac_mkdirs(const char *path, ac_err *err);
 
 /* Progress bar on stderr: "label [#####     ] 123/456 12.3/s ETA 0:42". Drawn only when stderr is
- * a TTY and not quiet; otherwise silent. */
+ * a TTY and not quiet; otherwise silent. The bar owns the terminal's last line while it is drawn:
+ * anything else written to the terminal (a result on stdout, an error on stderr) must first call
+ * ac_progress_clear, which erases it; the next update draws it again. finish erases it for good. */
 typedef struct ac_progress {
     const char *label;
     uint64_t total, done;
     double t_start, t_last_draw;
     int enabled;
+    int drawn;       /* the bar is on the terminal's current line */
     char extra[128]; /* caller text appended to the bar (e.g. "loss 2.31") */
 } ac_progress;
 void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int quiet);
 void ac_progress_update(ac_progress *p, uint64_t done);
+void ac_progress_clear(ac_progress *p);
 void ac_progress_finish(ac_progress *p);
 
 /* Monotonic wall-clock seconds. */
@@ -91,4 +117,7 @@ float ac_f16_to_f32(uint16_t h);
 int ac_default_threads(void);
 void ac_set_threads(int n);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

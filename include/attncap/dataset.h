@@ -5,6 +5,10 @@
 #define ATTNCAP_DATASET_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { AC_SPLIT_TRAIN = 0, AC_SPLIT_VAL = 1, AC_SPLIT_TEST = 2, AC_SPLIT_NONE = 3 } ac_split;
 
 typedef struct ac_ds_image {
@@ -30,4 +34,7 @@ typedef struct ac_dataset {
 int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_err *err);
 void ac_dataset_free(ac_dataset *ds);
 ac_split ac_split_parse(const char *s); /* "train", "val"/"dev", "test"; AC_SPLIT_NONE otherwise */
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -18,6 +18,10 @@
 #include "attncap/common.h"
 #include "attncap/vocab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_decoder_config {
     int vocab;     /* V */
     int embed;     /* E: word embedding size (also the deep-output size) */
@@ -128,4 +132,7 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, cons
  * as a beam search that produced these words, so the same numbers bit for bit. */
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
                       double *logprob, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

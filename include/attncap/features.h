@@ -8,6 +8,10 @@
 #define ATTNCAP_FEATURES_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_feature_cache {
     int n;              /* photos */
     char **keys;        /* n file names, sorted for lookup */
@@ -99,4 +103,7 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
                       ac_features_merge_stats *stats, ac_err *err);
 /* The cache key of a photo path: its file name without directory. */
 const char *ac_features_key(const char *path);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -17,6 +17,10 @@
 #define ATTNCAP_GROUNDING_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_box {
     float x0, y0, x1, y1;
 } ac_box;
@@ -53,4 +57,7 @@ int ac_ground_hit(const float *alpha, int grid_h, int grid_w, const ac_box *boxe
 double ac_ground_hit_chance(int grid_h, int grid_w, const ac_box *boxes, int n);
 
 /* The attention of a given caption's words (teacher forcing) is ac_decoder_attend (decoder.h). */
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,6 +6,10 @@
 
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* 8-bit RGB, row-major, w*h*3 bytes. Grayscale/RGBA/16-bit sources are converted (alpha over white). */
 typedef struct ac_image {
     int w, h;
@@ -32,4 +36,7 @@ void ac_image_flip_h(ac_image *img);
 
 /* Float version for the CNN: out is h*w*3 floats, (pixel - mean) * scale applied per channel. */
 void ac_image_to_float(const ac_image *img, float mean, float scale, float *out);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -16,6 +16,10 @@
 #define ATTNCAP_METEOR_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { AC_METEOR_EXACT, AC_METEOR_STEM, AC_METEOR_SYNONYM, AC_METEOR_PARAPHRASE, AC_METEOR_MODULES };
 
 /* Words of a line beyond this are ignored: METEOR's search costs grow with the square of the
@@ -70,4 +74,7 @@ double ac_meteor_corpus(ac_meteor *m, int n, const char *const *cands, const cha
 /* METEOR's -norm normalisation of one line (tokenisation of punctuation, dashes, contractions,
  * dots; then lowercasing), as a malloc'd string of space-separated tokens; NULL if out of memory. */
 char *ac_meteor_normalize(const char *line);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -20,6 +20,10 @@
 #include "attncap/common.h"
 #include "attncap/objects.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One scored image: its references and one candidate, tokenized and space-joined. */
 typedef struct ac_eval_item {
     char *id;      /* the image's id as text (may be NULL) */
@@ -110,4 +114,7 @@ char *ac_scores_to_json_flags(const ac_scores *sc, int flags);
  * by "; "), else a JSON list of objects that also holds the references and an "objects" entry
  * {"candidate": [...], "truth": [...], "hallucinated": [...], "missed": [...]}. */
 int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,10 @@
 #include "attncap/common.h"
 #include "attncap/image.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AC_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 typedef enum {
@@ -50,4 +54,7 @@ int ac_font_draw(const ac_font *f, ac_image *img, int x, int y, float px, const 
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int grid_h, int grid_w, const ac_overlay_opts *opts,
                       const ac_font *font, char ***paths, int *n_paths, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,10 @@
 #define ATTNCAP_REPORT_H
 #include "attncap/metrics.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_report {
     const char *title;       /* e.g. "attncap eval: flickr8k test" */
     const char *subtitle;    /* free text under the title (model, data, beam), may be NULL */
@@ -20,4 +24,7 @@ typedef struct ac_report {
 
 /* Writes DIR/index.html atomically (DIR is created). */
 int ac_report_write(const char *dir, const ac_report *r, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,10 @@
 
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { AC_ST_F32, AC_ST_F16, AC_ST_I32, AC_ST_U8, AC_ST_I64 } ac_st_dtype;
 
 #define AC_ST_MAX_DIMS 8
@@ -56,4 +60,7 @@ int ac_st_writer_add(ac_st_writer *w, const char *name, ac_st_dtype dtype, int n
 int ac_st_writer_meta(ac_st_writer *w, const char *key, const char *value, ac_err *err);
 int ac_st_write(const ac_st_writer *w, const char *path, ac_err *err);
 void ac_st_writer_free(ac_st_writer *w);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -7,6 +7,10 @@
 
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AC_TFL_MAX_DIMS 6
 
 typedef struct ac_tfl_tensor {
@@ -55,4 +59,7 @@ void ac_tfl_free(ac_tfl_model *model);
 int ac_tfl_find_tensor(const ac_tfl_model *model, const char *name); /* index or -1 */
 const char *ac_tfl_opname(int builtin_code);  /* "CONV_2D", ... or NULL if unknown */
 const char *ac_tfl_typename(int tensor_type); /* "FLOAT32", "UINT8", ... or "?" */
+#ifdef __cplusplus
+}
+#endif
 #endif

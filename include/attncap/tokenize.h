@@ -6,6 +6,10 @@
 #define ATTNCAP_TOKENIZE_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_tokens {
     int n;
     char **tok; /* n malloc'd strings */
@@ -16,4 +20,7 @@ int ac_tokenize(const char *text, ac_tokens *out, ac_err *err);
 void ac_tokens_free(ac_tokens *t);
 /* The tokens joined by single spaces (malloc'd): the normalised caption coco-caption scores. */
 char *ac_tokens_join(const ac_tokens *t);
+#ifdef __cplusplus
+}
+#endif
 #endif

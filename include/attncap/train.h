@@ -12,6 +12,10 @@
 #define ATTNCAP_TRAIN_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_train_opts {
     const char *data;       /* dataset SPEC (dataset.h) */
     const char *image_dir;  /* optional */
@@ -66,4 +70,7 @@ typedef struct ac_train_opts {
 void ac_train_defaults(ac_train_opts *o);
 /* Runs training. Progress on stderr (unless quiet), one summary line per evaluation on stdout. */
 int ac_train(const ac_train_opts *o, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

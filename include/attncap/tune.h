@@ -9,6 +9,10 @@
 #include "attncap/features.h"
 #include "attncap/metrics.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One photo to score against: its cache row and raw reference captions. */
 typedef struct ac_tune_photo {
     int row;
@@ -28,4 +32,7 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
                  const ac_beam_opts *base, const int *beams, int nb, const float *alphas, int na, int meteor,
                  const char *wordnet, int threads, ac_tune_point *out, ac_err *err);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -5,6 +5,10 @@
 #include "attncap/common.h"
 #include "attncap/tokenize.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { AC_PAD = 0, AC_START = 1, AC_END = 2, AC_UNK = 3 };
 
 typedef struct ac_vocab ac_vocab;
@@ -20,4 +24,7 @@ int ac_vocab_id(const ac_vocab *v, const char *word); /* AC_UNK if absent */
 /* Encodes tokens as ids (unknown -> AC_UNK), without <start>/<end>. out has room for t->n ids. */
 void ac_vocab_encode(const ac_vocab *v, const ac_tokens *t, int *out);
 void ac_vocab_free(ac_vocab *v);
+#ifdef __cplusplus
+}
+#endif
 #endif

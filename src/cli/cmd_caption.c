@@ -3,8 +3,6 @@
  * decoding overlaps the encoder and decoder; results come out in input order. */
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <ctype.h>
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,8 @@
 #include "attncap/overlay.h"
 #include "attncap/shard.h"
 #include "commands.h"
+#include "inputs.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -23,9 +23,11 @@ static void usage(FILE *f) {
             "usage: attncap caption [options] (IMAGE|DIR|-)...\n\n"
             "Captions each photo: prints \"PATH<TAB>caption\" per photo, and \"<TAB>confidence\" when the model is\n"
             "calibrated (or JSON lines with --json).\n"
-            "DIR is walked for .jpg .jpeg .png .bmp .gif files (sorted); '-' reads paths from stdin,\n"
-            "one per line. A photo that cannot be read gets one error line on stderr; the others are\n"
-            "still captioned and the exit code is 1.\n\n"
+            "DIR is walked for .jpg .jpeg .png .bmp .gif files (sorted; each directory once, symlinks to\n"
+            "directories already walked are not followed again; FIFOs and devices are skipped). '-' reads\n"
+            "paths from stdin, one per line (trimmed; blank lines and lines starting with # skipped).\n"
+            "A photo that cannot be read (a FIFO or device named on the command line included) gets one\n"
+            "error line on stderr; the others are still captioned and the exit code is 1.\n\n"
             "  --model FILE      model (default: $ATTNCAP_MODEL, else models/%s beside\n"
             "                    the executable or in the current directory)\n"
             "  --encoder FILE    the model's TFLite encoder (default: $ATTNCAP_ENCODER, else found by\n"
@@ -62,67 +64,10 @@ static void usage(FILE *f) {
             "                    (0 <= I < N), so N tasks cover each photo once; slurm: I and N from the\n"
             "                    Slurm job array. The shares' outputs concatenated are the whole run's lines\n"
             "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
-            "  --quiet           no progress bar\n"
+            "  --quiet           no progress bar, and no summary line (\"N captioned, N failed, S s\" on\n"
+            "                    stderr after more than one photo)\n"
             "  --verbose         report images/s and the time split on stderr\n",
             AC_DEFAULT_MODEL_NAME);
-}
-
-/* ---- inputs ---- */
-
-typedef struct strv {
-    char **v;
-    int n, cap;
-} strv;
-
-static int strv_push(strv *s, const char *x) {
-    if (s->n == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 64;
-        char **nv = realloc(s->v, (size_t)nc * sizeof *nv);
-        if (!nv) return -1;
-        s->v = nv, s->cap = nc;
-    }
-    if (!(s->v[s->n] = strdup(x))) return -1;
-    s->n++;
-    return 0;
-}
-
-static void strv_free(strv *s) {
-    for (int i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int is_image_name(const char *n) {
-    const char *dot = strrchr(n, '.');
-    if (!dot || n[0] == '.') return 0;
-    static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif"};
-    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
-        if (!strcasecmp(dot + 1, ext[i])) return 1;
-    return 0;
-}
-
-/* Appends the images under dir (recursively, sorted) to out. */
-static int walk(const char *dir, strv *out, int depth, ac_err *err) {
-    if (depth > 32) return 0;
-    DIR *d = opendir(dir);
-    if (!d) return ac_errf(err, "%s: cannot read directory", dir);
-    strv names = {0};
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && strv_push(&names, e->d_name)) break;
-    closedir(d);
-    qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
-    int rc = 0;
-    for (int i = 0; i < names.n && !rc; i++) {
-        char *p = ac_path_join(dir, names.v[i]);
-        if (!p) rc = ac_errf(err, "out of memory");
-        else if (ac_is_dir(p)) rc = walk(p, out, depth + 1, err);
-        else if (is_image_name(names.v[i]) && ac_is_file(p) && strv_push(out, p)) rc = ac_errf(err, "out of memory");
-        free(p);
-    }
-    strv_free(&names);
-    return rc;
 }
 
 /* ---- the lanes ----
@@ -363,27 +308,30 @@ int cmd_caption(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "-")) {
             if (stdin_used++) continue;
-            char *line = NULL;
-            size_t cap_l = 0;
-            ssize_t l;
-            while ((l = getline(&line, &cap_l, stdin)) > 0) {
-                while (l > 0 && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
-                if (l > 0) strv_push(&paths, line);
-            }
-            free(line);
-        } else if (ac_is_dir(a)) {
-            if (walk(a, &paths, 0, &err)) {
+            if (cli_read_list(stdin, "stdin", NULL, &paths, &err) < 0) {
                 fprintf(stderr, "attncap caption: %s\n", err.msg);
                 goto out;
             }
-        } else {
-            strv_push(&paths, a);
+        } else if (ac_is_dir(a)) {
+            const int found = cli_walk_photos(a, &paths, &err);
+            if (found < 0) {
+                fprintf(stderr, "attncap caption: %s\n", err.msg);
+                goto out;
+            }
+            if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif)\n", a);
+        } else if (strv_push(&paths, a)) {
+            fprintf(stderr, "attncap caption: out of memory\n");
+            goto out;
         }
+    }
+    if (!paths.n) {
+        fprintf(stderr, "attncap caption: no photos to caption\n");
+        goto out;
     }
     paths.n = ac_shard_filter(&shard, paths.v, paths.n, free);
     if (ov_dir) {
         if (ac_mkdirs(ov_dir, &err)) {
-            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out;
         }
         if (access(ov_dir, W_OK | X_OK)) {
@@ -391,19 +339,19 @@ int cmd_caption(int argc, char **argv) {
             goto out;
         }
         if (ac_font_load(NULL, &font, &err)) {
-            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out;
         }
     }
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
     if (ac_captioner_open(&cap, model, encoder, threads, &err)) {
-        fprintf(stderr, "attncap caption: %s\n", err.msg);
+        fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
     cap_open = 1;
     if (given && ac_captioner_set_given(&cap, given, &err)) {
-        fprintf(stderr, "attncap caption: --given: %s\n", err.msg);
+        fprintf(stderr, "attncap caption: --given: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
     if (!given) { /* tags: the model's dev-chosen setting (auto if recorded), or the flags */
@@ -450,7 +398,7 @@ int cmd_caption(int argc, char **argv) {
     ps.ring = ring;
     for (int l = 0; l < nlanes && nlanes > 1; l++)
         if (ac_captioner_lane_open(&cap, nthreads / nlanes, &lanes[l], &err)) {
-            fprintf(stderr, "attncap caption: %s\n", err.msg);
+            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out_pipe;
         }
     for (int l = 0; l < nlanes; l++) {
@@ -481,9 +429,10 @@ int cmd_caption(int argc, char **argv) {
         if (ps.single) run_job(&cap, NULL, j);
         const char *path = paths.v[i];
         t_dec += j->t_decode, t_cnn += j->t_cnn, t_bs += j->t_bs;
+        ac_progress_clear(&prog); /* the result or the error gets the line, then the bar comes back */
         if (!j->ok) {
             if (j->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, j->err.msg);
-            else fprintf(stderr, "attncap caption: %s\n", j->err.msg);
+            else fprintf(stderr, "attncap caption: %s%s\n", j->err.msg, cli_hint(&j->err));
             failures++;
         } else {
             ac_caption *c = &j->cap;
@@ -495,7 +444,7 @@ int cmd_caption(int argc, char **argv) {
                 char *stem = unique_stem(path, &used);
                 if (!stem || ac_overlays_write(ov_dir, stem, &j->photo, c, cap.model.vocab, cap.grid_h, cap.grid_w,
                                                &oo, font, &ov, &n_ov, &err)) {
-                    fprintf(stderr, "attncap caption: %s: overlays: %s\n", path, stem ? err.msg : "out of memory");
+                    fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, stem ? err.msg : "out of memory", stem ? cli_hint(&err) : "");
                     ov_failed = 1;
                 }
                 free(stem);
@@ -528,6 +477,8 @@ int cmd_caption(int argc, char **argv) {
         ac_progress_update(&prog, (uint64_t)i + 1);
     }
     ac_progress_finish(&prog);
+    if (!quiet && paths.n > 1)
+        fprintf(stderr, "attncap caption: %d captioned, %d failed, %.1f s\n", done_ok, failures, ac_now() - t_start);
     t_run = ac_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
     if (verbose) {

@@ -7,6 +7,7 @@
 #include "attncap/cnn.h"
 #include "attncap/image.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -93,7 +94,7 @@ int cmd_classify(int argc, char **argv) {
     }
     if (read_labels(lab_path, &labels, &n_labels, &err) < 0 ||
         ac_classifier_open(enc_path, threads, &enc, &err) < 0) {
-        fprintf(stderr, "attncap classify: %s\n", err.msg);
+        fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;
     }
@@ -111,7 +112,7 @@ int cmd_classify(int argc, char **argv) {
         if (ac_image_load(imgs[k], &img, &err) < 0 || ac_encoder_encode(&enc, &img, probs, &err) < 0) {
             if (img.px) ac_image_free(&img);
             fflush(stdout);
-            fprintf(stderr, "attncap classify: %s\n", err.msg);
+            fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
             rc = 1;
             continue;
         }

@@ -13,6 +13,7 @@
 #include "attncap/report.h"
 #include "attncap/shard.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -433,7 +434,7 @@ int cmd_eval(int argc, char **argv) {
         ac_report r = {title, subtitle, &set, &sc, thumbs, sheets};
         if (ac_report_write(o.report, &r, &err)) rc = -1;
     }
-    if (rc) fprintf(stderr, "attncap eval: %s\n", err.msg);
+    if (rc) fprintf(stderr, "attncap eval: %s%s\n", err.msg, cli_hint(&err));
     else if (o.json) {
         char *j = ac_scores_to_json_flags(&sc, o.per_category ? AC_SCORES_JSON_PER_CATEGORY : 0);
         if (j) printf("%s\n", j);

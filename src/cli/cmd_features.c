@@ -8,6 +8,7 @@
 #include "attncap/features.h"
 #include "attncap/shard.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -173,7 +174,7 @@ int cmd_features(int argc, char **argv) {
         return 2;
     }
     if (list && read_list(list, root, &paths, &n, &err) < 0) {
-        fprintf(stderr, "attncap features: %s\n", err.msg);
+        fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;
     }
@@ -189,7 +190,7 @@ int cmd_features(int argc, char **argv) {
     }
     ac_encoder enc;
     if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0) {
-        fprintf(stderr, "attncap features: %s\n", err.msg);
+        fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;
     }
@@ -209,7 +210,7 @@ int cmd_features(int argc, char **argv) {
         fprintf(stderr, "attncap features: out of memory\n");
         rc = 1;
     } else if (ac_features_extract(&src, (const char *const *)todo, n_todo, &o, &st, &err) < 0) {
-        fprintf(stderr, "attncap features: %s\n", err.msg);
+        fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
     } else {
         double dt = ac_now() - t0;

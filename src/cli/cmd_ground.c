@@ -8,6 +8,7 @@
 #include "attncap/grounding.h"
 #include "attncap/tokenize.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -161,7 +162,7 @@ int cmd_ground(int argc, char **argv) {
     int *cls_of = NULL, *named = NULL, n_cls = 0, failed = 0, rc = 1;
     if (ac_ground_load(boxes, &set, &err) || (data && ac_dataset_load(data, NULL, &ds, &err)) ||
         ac_captioner_open(&cap, model, encoder, threads, &err)) {
-        fprintf(stderr, "attncap ground: %s\n", err.msg);
+        fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
         goto done;
     }
     if (beam) cap.beam.beam = beam;
@@ -192,8 +193,9 @@ int cmd_ground(int argc, char **argv) {
         ac_caption c = {0};
         int loaded = path && ac_image_load(path, &img, &err) == 0; /* its errors name the file */
         if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
+            ac_progress_clear(&prog);
             if (!path) fprintf(stderr, "attncap ground: out of memory\n");
-            else if (!loaded) fprintf(stderr, "attncap ground: %s\n", err.msg);
+            else if (!loaded) fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
             else fprintf(stderr, "attncap ground: %s: %s\n", path, err.msg);
             failed++;
             free(path), ac_image_free(&img);

@@ -7,6 +7,7 @@
 #include "attncap/safetensors.h"
 #include "attncap/tflite.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -70,7 +71,7 @@ static int info_safetensors(const char *path, int meta, int tensors) {
     ac_st_file f;
     ac_err err;
     if (ac_st_read_header(path, &f, &err) < 0) {
-        fprintf(stderr, "attncap info: %s\n", err.msg);
+        fprintf(stderr, "attncap info: %s%s\n", err.msg, cli_hint(&err));
         return 1;
     }
     size_t bytes = 0;
@@ -118,7 +119,7 @@ int cmd_info(int argc, char **argv) {
     ac_err err;
     ac_tfl_model *m;
     if (ac_tfl_load(path, &m, &err) < 0) {
-        fprintf(stderr, "attncap info: %s\n", err.msg);
+        fprintf(stderr, "attncap info: %s%s\n", err.msg, cli_hint(&err));
         return 1;
     }
     printf("%s: %d operators, %d tensors\n", path, m->n_ops, m->n_tensors);

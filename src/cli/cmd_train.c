@@ -5,6 +5,7 @@
 
 #include "attncap/train.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -120,7 +121,7 @@ int cmd_train(int argc, char **argv) {
     }
     ac_err err;
     if (ac_train(&o, &err)) {
-        fprintf(stderr, "attncap train: %s\n", err.msg);
+        fprintf(stderr, "attncap train: %s%s\n", err.msg, cli_hint(&err));
         return 1;
     }
     return 0;

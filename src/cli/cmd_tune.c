@@ -8,6 +8,7 @@
 #include "attncap/dataset.h"
 #include "attncap/tune.h"
 #include "commands.h"
+#include "messages.h"
 #include "options.h"
 
 #define MAX_GRID 16
@@ -65,7 +66,7 @@ static int write_naming(const char *model_path, const char *json) {
     cJSON *o = cJSON_Parse(json);
     int ok = cJSON_IsObject(o);
     const cJSON *x;
-    cJSON_ArrayForEach(x, ok ? o : NULL) {
+    cJSON_ArrayForEach(x, ok ? o : (cJSON *)NULL) {
         int known = 0;
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
         ok &= known && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 100;
@@ -222,7 +223,7 @@ int cmd_tune(int argc, char **argv) {
     }
     rc = 0;
 fail:
-    if (rc) fprintf(stderr, "attncap tune: %s\n", err.msg);
+    if (rc) fprintf(stderr, "attncap tune: %s%s\n", err.msg, cli_hint(&err));
     free(photos);
     free(pts);
     ac_features_free(&fc);

@@ -54,20 +54,35 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
             usage(stdout);
             return CLI_HELP;
         }
-        const cli_opt *o = find_opt(opts, a);
+        /* "--name=value" is "--name value" (GNU style); the name is matched without the value */
+        char name[64];
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL, *v = NULL;
+        if (eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = 0;
+            v = eq + 1;
+        } else if (eq) {
+            fprintf(stderr, "attncap %s: unknown option '%.*s' (try --help)\n", cmd, (int)(eq - a), a);
+            return CLI_BAD;
+        }
+        const cli_opt *o = find_opt(opts, eq ? name : a);
         if (!o) {
-            fprintf(stderr, "attncap %s: unknown option '%s' (try --help)\n", cmd, a);
+            fprintf(stderr, "attncap %s: unknown option '%s' (try --help)\n", cmd, eq ? name : a);
             return CLI_BAD;
         }
         if (o->kind == CLI_FLAG || o->kind == CLI_UNSET) {
+            if (eq) {
+                fprintf(stderr, "attncap %s: %s takes no value, got '%s'\n", cmd, o->name, a);
+                return CLI_BAD;
+            }
             *(int *)o->dst = o->kind == CLI_FLAG;
             continue;
         }
-        if (i + 1 >= argc) {
+        if (!eq && i + 1 >= argc) {
             fprintf(stderr, "attncap %s: %s needs a value\n", cmd, a);
             return CLI_BAD;
         }
-        const char *v = argv[++i];
+        if (!eq) v = argv[++i];
         if (o->kind == CLI_STR) *(const char **)o->dst = v;
         else if (set_number(cmd, o, v)) return CLI_BAD;
     }

@@ -45,7 +45,8 @@ typedef struct {
 
 enum { CLI_HELP = -1, CLI_BAD = -2 };
 
-/* Parses argv[1..argc-1] against `opts` (ended by an entry whose name is NULL). Arguments that are
+/* Parses argv[1..argc-1] against `opts` (ended by an entry whose name is NULL). A value is the next
+ * argument or follows '=' ("--beam 3" or "--beam=3"; a flag given "=value" is a mistake). Arguments that are
  * not options ("-" is one, and everything after "--") are moved, in order, to argv[1..n] and n is
  * returned; more than max_pos of them (max_pos < 0: no limit) is a mistake. Returns CLI_HELP after
  * usage(stdout) for -h/--help, or CLI_BAD after printing one line "attncap CMD: ..." on stderr for

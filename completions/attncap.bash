@@ -1,0 +1,29 @@
+# bash completion for attncap. Commands and each command's options come from the binary itself
+# (attncap --help, attncap help CMD), so they never drift from what it accepts.
+_attncap() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} bin=${COMP_WORDS[0]}
+    local cmd=${COMP_WORDS[1]:-}
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        local cmds
+        cmds=$("$bin" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')
+        COMPREPLY=($(compgen -W "$cmds help --help --version" -- "$cur"))
+        return
+    fi
+    if [ "$cmd" = help ]; then
+        [ "$COMP_CWORD" -eq 2 ] &&
+            COMPREPLY=($(compgen -W "$("$bin" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')" -- "$cur"))
+        return
+    fi
+    case $prev in
+        --overlays|--out|--root|--report|--features|--images) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --style) COMPREPLY=($(compgen -W "heat spot" -- "$cur")); return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        local opts
+        opts=$("$bin" help "$cmd" 2>/dev/null | grep -oE '(^|[ [(])--[a-z0-9][a-z0-9-]*' | sed 's/^[ [(]//' | sort -u)
+        COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -f -- "$cur"))
+}
+complete -o filenames -o bashdefault -F _attncap attncap

@@ -1,0 +1,32 @@
+/* attncap/attncap.h: the whole library in one include.
+ *
+ *     #include <attncap/attncap.h>      (cc prog.c $(pkg-config --cflags --libs attncap))
+ *
+ * Start with captioner.h (photo -> caption with attention, end to end); metrics.h scores captions
+ * as coco-caption does; overlay.h draws the attention. Every fallible call returns 0, or -1 with a
+ * one-line message in an ac_err (common.h). Each header is usable on its own, from C or C++. */
+#ifndef ATTNCAP_ATTNCAP_H
+#define ATTNCAP_ATTNCAP_H
+
+#include "attncap/beam.h"
+#include "attncap/captioner.h"
+#include "attncap/cnn.h"
+#include "attncap/common.h"
+#include "attncap/dataset.h"
+#include "attncap/decoder.h"
+#include "attncap/features.h"
+#include "attncap/grounding.h"
+#include "attncap/image.h"
+#include "attncap/meteor.h"
+#include "attncap/metrics.h"
+#include "attncap/overlay.h"
+#include "attncap/report.h"
+#include "attncap/safetensors.h"
+#include "attncap/tflite.h"
+#include "attncap/tokenize.h"
+#include "attncap/train.h"
+#include "attncap/tune.h"
+#include "attncap/version.h"
+#include "attncap/vocab.h"
+
+#endif

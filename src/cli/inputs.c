@@ -1,0 +1,121 @@
+/* Inputs of the commands: see inputs.h. */
+#include "inputs.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+int strv_push(strv *s, const char *x) {
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 64;
+        char **nv = realloc(s->v, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        s->v = nv, s->cap = nc;
+    }
+    if (!(s->v[s->n] = strdup(x))) return -1;
+    s->n++;
+    return 0;
+}
+
+void strv_free(strv *s) {
+    for (int i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int is_image_name(const char *n) {
+    const char *dot = strrchr(n, '.');
+    if (!dot || n[0] == '.') return 0;
+    static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif"};
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
+        if (!strcasecmp(dot + 1, ext[i])) return 1;
+    return 0;
+}
+
+/* The directories a walk has entered, by identity. */
+typedef struct seen_dirs {
+    struct {
+        dev_t dev;
+        ino_t ino;
+    } *v;
+    int n, cap;
+} seen_dirs;
+
+/* 1 if (dev, ino) was seen before, else records it and returns 0; -1 when out of memory. */
+static int seen_before(seen_dirs *s, const struct stat *st) {
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino) return 1;
+    if (s->n == s->cap) {
+        int nc = s->cap ? 2 * s->cap : 32;
+        void *nv = realloc(s->v, (size_t)nc * sizeof *s->v);
+        if (!nv) return -1;
+        s->v = nv, s->cap = nc;
+    }
+    s->v[s->n].dev = st->st_dev, s->v[s->n].ino = st->st_ino;
+    s->n++;
+    return 0;
+}
+
+static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, strv *out, ac_err *err) {
+    int s = seen_before(seen, dst);
+    if (s) return s < 0 ? ac_errf(err, "out of memory") : 0;
+    DIR *d = opendir(dir);
+    if (!d) return ac_errf(err, "%s: cannot read directory", dir);
+    strv names = {0};
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d)))
+        if (e->d_name[0] != '.' && strv_push(&names, e->d_name)) rc = ac_errf(err, "out of memory");
+    closedir(d);
+    if (names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
+    for (int i = 0; i < names.n && !rc; i++) {
+        char *p = ac_path_join(dir, names.v[i]);
+        struct stat st;
+        if (!p) rc = ac_errf(err, "out of memory");
+        else if (stat(p, &st) != 0) { /* a dangling link, or gone since: not a photo */
+        } else if (S_ISDIR(st.st_mode)) rc = walk(p, &st, seen, out, err);
+        else if (S_ISREG(st.st_mode) && is_image_name(names.v[i]) && strv_push(out, p)) rc = ac_errf(err, "out of memory");
+        free(p);
+    }
+    strv_free(&names);
+    return rc;
+}
+
+int cli_walk_photos(const char *dir, strv *out, ac_err *err) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return ac_errf(err, "%s: not a directory", dir);
+    seen_dirs seen = {0};
+    const int n0 = out->n;
+    const int rc = walk(dir, &st, &seen, out, err);
+    free(seen.v);
+    return rc ? -1 : out->n - n0;
+}
+
+int cli_read_list(FILE *f, const char *name, const char *root, strv *out, ac_err *err) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int n = 0, rc = 0, lineno = 0;
+    while (!rc && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        char *p = line, *end = line + len;
+        if (memchr(p, 0, (size_t)len)) {
+            rc = ac_errf(err, "%s:%d: NUL byte in a path", name, lineno);
+            break;
+        }
+        while (end > p && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t')) end--;
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        *end = 0;
+        if (p == end || *p == '#') continue;
+        char *full = root && *p != '/' ? ac_path_join(root, p) : NULL;
+        if ((root && *p != '/' && !full) || strv_push(out, full ? full : p)) rc = ac_errf(err, "out of memory");
+        free(full);
+        n++;
+    }
+    free(line);
+    return rc ? -1 : n;
+}

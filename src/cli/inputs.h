@@ -1,0 +1,32 @@
+/* The photos a command is given: files, directories walked for images, and lists of paths (a file or
+ * stdin). Shared by the commands so they all treat their inputs alike:
+ * - a directory is walked recursively, sorted, each directory once (by device and inode: a symlink
+ *   back up the tree is not followed again), hidden names skipped, only regular files with an image
+ *   extension kept (FIFOs, devices and sockets are skipped: reading one would hang or never end);
+ * - a list has one path per line; surrounding spaces, tabs and CR are trimmed, blank lines and
+ *   lines starting with '#' are skipped. */
+#ifndef ATTNCAP_CLI_INPUTS_H
+#define ATTNCAP_CLI_INPUTS_H
+#include <stdio.h>
+
+#include "attncap/common.h"
+
+typedef struct strv {
+    char **v;
+    int n, cap;
+} strv;
+int strv_push(strv *s, const char *x); /* copies x; -1 when out of memory */
+void strv_free(strv *s);
+
+/* 1 if the name ends in .jpg .jpeg .png .bmp or .gif (any case) and is not hidden. */
+int is_image_name(const char *name);
+
+/* Appends the photos under dir. Returns the number added, or -1 (err: a directory that cannot be
+ * read, or out of memory). */
+int cli_walk_photos(const char *dir, strv *out, ac_err *err);
+
+/* Appends the paths listed in f (see above); relative ones under root when root is not NULL.
+ * Returns the number added, or -1 (err) when out of memory or a line holds a NUL byte. */
+int cli_read_list(FILE *f, const char *name, const char *root, strv *out, ac_err *err);
+
+#endif

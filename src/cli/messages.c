@@ -1,0 +1,14 @@
+/* The CLI's hints for library errors: see messages.h. */
+#include "messages.h"
+
+const char *cli_hint(const ac_err *err) {
+    switch ((ac_err_code)err->code) {
+    case AC_ERR_NO_MODEL: return " (pass --model FILE)";
+    case AC_ERR_NO_ENCODER: return " (pass --encoder FILE)";
+    case AC_ERR_EXISTS: return " (use --force to replace it, or choose another output directory)";
+    case AC_ERR_OTHER_ENCODER: return " (use another --out directory)";
+    case AC_ERR_NOT_FEATURES: return " (make it with attncap features --out DIR)";
+    case AC_ERR_FAILED: break;
+    }
+    return "";
+}

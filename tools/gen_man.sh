@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# gen_man.sh BIN TEMPLATE: prints the man page, TEMPLATE (doc/attncap.1.in) with @VERSION@ from
+# `BIN --version` and @COMMANDS@ from `BIN help CMD` for every command `BIN --help` lists.
+set -euo pipefail
+bin=$1 template=$2
+version=$("$bin" --version | awk '{print $2}')
+# roff: a backslash is \e, and a line may not start with '.' or '\''
+esc() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
+commands() {
+  "$bin" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'
+}
+body=$(for c in $(commands); do
+  summary=$("$bin" --help | awk -v c="$c" '$1 == c {$1 = ""; sub(/^ +/, ""); print}')
+  printf '.SS %s\n%s\n.PP\n.nf\n' "$c" "$(printf '%s\n' "$summary" | esc)"
+  "$bin" help "$c" | esc
+  printf '.fi\n'
+done)
+while IFS= read -r line; do
+  case $line in
+    @COMMANDS@) printf '%s\n' "$body" ;;
+    *) printf '%s\n' "${line//@VERSION@/$version}" ;;
+  esac
+done <"$template"
