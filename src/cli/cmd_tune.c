@@ -65,8 +65,8 @@ static int write_naming(const char *model_path, const char *json) {
     static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence"};
     cJSON *o = cJSON_Parse(json);
     int ok = cJSON_IsObject(o);
-    const cJSON *x;
-    cJSON_ArrayForEach(x, ok ? o : (cJSON *)NULL) {
+    const cJSON *x, *fields = ok ? o : NULL;
+    cJSON_ArrayForEach(x, fields) {
         int known = 0;
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
         ok &= known && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 100;
