@@ -16,9 +16,15 @@
  * sequences of up to max_len words nothing is ever pruned, so the result equals exhaustive search.
  * <pad> and <start> are never emitted; <unk> only with allow_unk.
  *
+ * With constraints (beam.h) the same runs per state of the constraint FSM: a candidate's state
+ * follows from its parent's met mask and its last words (fsm_next); each state keeps its own best
+ * (K - finished in it) candidates, with the same order and ties; finished hypotheses are ranked per
+ * met mask. Without constraints there is one state and this is exactly the search above.
+ *
  * Each hypothesis owns its history (words, alpha, beta) and a candidate copies its parent's, so the
- * attention returned is the attention the decoder actually used for the returned words. All live
- * hypotheses go through one ac_decoder_step call per time step. */
+ * attention returned is the attention the decoder actually used for the returned words, forced
+ * words included. All live hypotheses (of every state) go through one ac_decoder_step call per time
+ * step. Also here: captioning many photos of a feature cache in parallel (ac_decode_rows). */
 #include "attncap/beam.h"
 
 #include <cblas.h>
@@ -37,6 +43,7 @@ typedef struct hyp {
     float *alpha; /* [(max_len + 1), L] */
     float *beta;  /* [max_len + 1] */
     double logprob;
+    int mask;     /* the constraints its words meet */
 } hyp;
 
 typedef struct cand {
@@ -101,6 +108,88 @@ static double norm_score(double lp, int n_words, float len_alpha) {
     return len_alpha == 0.0f ? lp : lp / pow((double)(n_words + 1), (double)len_alpha);
 }
 
+/* ---- the constraint FSM (beam.h) ---- */
+
+typedef struct fsm {
+    int C;            /* constraints; 0 = unconstrained: one state */
+    int depths;       /* the longest phrase's length: depth 0..depths-1 */
+    int n_states;     /* 2^C * depths; state = met mask * depths + depth */
+    const ac_constraint *con;
+    unsigned char *in_phrase; /* [V]: 1 if the word is in some alternative; NULL without constraints */
+} fsm;
+
+static int check_constraints(const ac_beam_opts *o, int V, ac_err *err) {
+    if (o->n_constraints < 0 || o->n_constraints > AC_MAX_CONSTRAINTS)
+        return ac_errf(err, "beam search: %d constraints, at most %d", o->n_constraints, AC_MAX_CONSTRAINTS);
+    if (o->n_constraints && !o->constraints)
+        return ac_errf(err, "beam search: %d constraints but none given", o->n_constraints);
+    for (int c = 0; c < o->n_constraints; c++) {
+        const ac_constraint *k = &o->constraints[c];
+        if (k->n_alt < 1) return ac_errf(err, "beam search: constraint %d has no alternatives", c);
+        if (k->n_alt > AC_MAX_ALTERNATIVES)
+            return ac_errf(err, "beam search: constraint %d has %d alternatives, at most %d", c, k->n_alt,
+                           AC_MAX_ALTERNATIVES);
+        if (!k->alt) return ac_errf(err, "beam search: constraint %d: its alternatives are not given", c);
+        for (int a = 0; a < k->n_alt; a++) {
+            const ac_phrase *p = &k->alt[a];
+            if (p->n < 1 || p->n > AC_MAX_PHRASE)
+                return ac_errf(err, "beam search: constraint %d, alternative %d: a phrase of %d words (1..%d)", c, a,
+                               p->n, AC_MAX_PHRASE);
+            for (int i = 0; i < p->n; i++)
+                if (p->words[i] <= AC_UNK || p->words[i] >= V)
+                    return ac_errf(err, "beam search: constraint %d, alternative %d: word id %d is not a real word "
+                                        "(%d..%d)", c, a, p->words[i], AC_UNK + 1, V - 1);
+        }
+    }
+    return 0;
+}
+
+static int fsm_init(fsm *f, const ac_beam_opts *o, int V) {
+    memset(f, 0, sizeof *f);
+    f->C = o->n_constraints, f->con = o->constraints, f->depths = 1;
+    for (int c = 0; c < f->C; c++)
+        for (int a = 0; a < f->con[c].n_alt; a++)
+            if (f->con[c].alt[a].n > f->depths) f->depths = f->con[c].alt[a].n;
+    f->n_states = (1 << f->C) * f->depths;
+    if (!f->C) return 0;
+    if (!(f->in_phrase = calloc((size_t)V, 1))) return -1;
+    for (int c = 0; c < f->C; c++)
+        for (int a = 0; a < f->con[c].n_alt; a++)
+            for (int i = 0; i < f->con[c].alt[a].n; i++) f->in_phrase[f->con[c].alt[a].words[i]] = 1;
+    return 0;
+}
+
+/* Do the last n words of words[0..t) followed by w equal p[0..n)? */
+static int ends_with(const int *words, int t, int w, const int *p, int n) {
+    if (n > t + 1 || p[n - 1] != w) return 0;
+    for (int i = 0; i < n - 1; i++)
+        if (words[t - (n - 1) + i] != p[i]) return 0;
+    return 1;
+}
+
+/* The state of words[0..t) (which meet `mask`) followed by w. A word in no phrase can neither
+ * complete one nor begin one: the state is (mask, depth 0). */
+static int fsm_next(const fsm *f, const int *words, int t, int mask, int w) {
+    if (!f->in_phrase || !f->in_phrase[w]) return mask * f->depths;
+    for (int c = 0; c < f->C; c++)
+        for (int a = 0; !(mask >> c & 1) && a < f->con[c].n_alt; a++)
+            if (ends_with(words, t, w, f->con[c].alt[a].words, f->con[c].alt[a].n)) mask |= 1 << c;
+    int depth = 0;
+    for (int c = 0; c < f->C; c++)
+        for (int a = 0; !(mask >> c & 1) && a < f->con[c].n_alt; a++) {
+            const ac_phrase *p = &f->con[c].alt[a];
+            for (int d = p->n - 1; d > depth; d--)
+                if (ends_with(words, t, w, p->words, d)) depth = d;
+        }
+    return mask * f->depths + depth;
+}
+
+static int popcount(int x) {
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+}
+
 int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_caption *out,
                    ac_err *err) {
     memset(out, 0, sizeof *out);
@@ -111,31 +200,41 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     if (V <= AC_UNK) return ac_errf(err, "beam search: vocabulary of %d words has no real words", V);
     if (!isfinite(o.len_alpha) || o.len_alpha < 0)
         return ac_errf(err, "beam search: length-normalisation exponent %g must be >= 0", o.len_alpha);
+    if (check_constraints(&o, V, err)) return -1;
+    fsm f;
+    if (fsm_init(&f, &o, V)) return ac_errf(err, "beam search: out of memory");
+    const int S = f.n_states, M = 1 << f.C, accept = (M - 1) * f.depths; /* states, met masks */
+    const int R = S * K; /* rows: live hypotheses, at most K per state */
+    if (R > 4096) {
+        free(f.in_phrase);
+        return ac_errf(err, "beam search: beam %d x %d constraint states is over 4096 hypotheses", K, S);
+    }
 
     float *fbuf = NULL;
     int *ibuf = NULL;
-    hyp *hy = calloc((size_t)2 * K, sizeof *hy);
-    cand *top = malloc((size_t)K * sizeof *top);
-    int *prev = malloc((size_t)K * sizeof *prev);
-    size_t nf = (size_t)2 * K * ((size_t)(T + 1) * L + (T + 1)) /* histories */
-              + (size_t)4 * K * H + (size_t)2 * K * H         /* h, c, h_out, c_out (2 sets) */
-              + (size_t)K * V + (size_t)K * L + K;           /* logp, alpha, beta */
+    hyp *hy = calloc((size_t)2 * R, sizeof *hy);
+    cand *top = malloc((size_t)R * sizeof *top);                      /* [S][K]: each state's best */
+    int *prev = malloc((size_t)R * sizeof *prev), *n_top = malloc((size_t)S * 3 * sizeof *n_top);
+    size_t nf = (size_t)2 * R * ((size_t)(T + 1) * L + (T + 1)) /* histories */
+              + (size_t)4 * R * H + (size_t)2 * R * H         /* h, c, h_out, c_out (2 sets) */
+              + (size_t)R * V + (size_t)R * L + R;           /* logp, alpha, beta */
     fbuf = malloc(nf * sizeof *fbuf);
-    ibuf = malloc((size_t)2 * K * T * sizeof *ibuf);
+    ibuf = malloc((size_t)2 * R * T * sizeof *ibuf);
     ac_dec_image *img = NULL;
     int rc = -1;
-    /* The best n_keep finished hypotheses so far, best first: rank[i] points into fin. */
-    const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1;
-    int n_fin = 0;
-    ended *fin = calloc((size_t)n_keep, sizeof *fin), **rank = calloc((size_t)n_keep, sizeof *rank);
-    int *fin_words = malloc((size_t)n_keep * T * sizeof *fin_words + 1);
-    float *fin_hist = malloc((size_t)n_keep * ((size_t)(T + 1) * L + (T + 1)) * sizeof *fin_hist);
-    for (int i = 0; fin && fin_words && fin_hist && i < n_keep; i++) {
+    /* Per met mask, the best n_keep finished hypotheses so far, best first: rank[m * n_keep + i]
+     * points into fin. */
+    const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1, n_slots = M * n_keep;
+    ended *fin = calloc((size_t)n_slots, sizeof *fin), **rank = calloc((size_t)n_slots, sizeof *rank);
+    int *n_fin = calloc((size_t)M, sizeof *n_fin);
+    int *fin_words = malloc((size_t)n_slots * T * sizeof *fin_words + 1);
+    float *fin_hist = malloc((size_t)n_slots * ((size_t)(T + 1) * L + (T + 1)) * sizeof *fin_hist);
+    for (int i = 0; fin && fin_words && fin_hist && i < n_slots; i++) {
         fin[i].words = fin_words + (size_t)i * T;
         fin[i].alpha = fin_hist + (size_t)i * ((size_t)(T + 1) * L + (T + 1));
         fin[i].beta = fin[i].alpha + (size_t)(T + 1) * L;
     }
-    if (!hy || !top || !prev || !fbuf || !ibuf || !fin || !rank || !fin_words || !fin_hist) {
+    if (!hy || !top || !prev || !n_top || !fbuf || !ibuf || !fin || !rank || !n_fin || !fin_words || !fin_hist) {
         ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
         goto done;
     }
@@ -144,99 +243,122 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
         ac_errf(err, "beam search: out of memory preparing the photo");
         goto done;
     }
+    int *cap = n_top + S, *finished = cap + S; /* per state: room left this step, hypotheses finished */
+    memset(finished, 0, (size_t)S * sizeof *finished);
     float *p = fbuf;
-    for (int i = 0; i < 2 * K; i++) {
+    for (int i = 0; i < 2 * R; i++) {
         hy[i].alpha = p, p += (size_t)(T + 1) * L;
         hy[i].beta = p, p += T + 1;
         hy[i].words = ibuf + (size_t)i * T;
     }
-    float *h = p; p += (size_t)K * H;
-    float *c = p; p += (size_t)K * H;
-    float *h_out = p; p += (size_t)K * H;
-    float *c_out = p; p += (size_t)K * H;
-    float *h_next = p; p += (size_t)K * H;
-    float *c_next = p; p += (size_t)K * H;
-    float *logp = p; p += (size_t)K * V;
-    float *alpha = p; p += (size_t)K * L;
+    float *h = p; p += (size_t)R * H;
+    float *c = p; p += (size_t)R * H;
+    float *h_out = p; p += (size_t)R * H;
+    float *c_out = p; p += (size_t)R * H;
+    float *h_next = p; p += (size_t)R * H;
+    float *c_next = p; p += (size_t)R * H;
+    float *logp = p; p += (size_t)R * V;
+    float *alpha = p; p += (size_t)R * L;
     float *beta = p;
-    hyp *cur = hy, *nxt = hy + K;
+    hyp *cur = hy, *nxt = hy + R;
 
     ac_decoder_initial_state(dec, img, h, c);
-    cur[0].logprob = 0;
+    cur[0].logprob = 0, cur[0].mask = 0;
     prev[0] = AC_START;
-    int live = 1, finished = 0;
-    for (int t = 0; t <= T && live > 0 && finished < K; t++) {
+    int live = 1;
+    for (int t = 0; t <= T && live > 0 && finished[accept] < K; t++) {
         ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta);
-        int m = K - finished, n = 0;
+        for (int s = 0; s < S; s++) n_top[s] = 0, cap[s] = K - finished[s];
         for (int k = 0; k < live; k++) {
             const float *lk = logp + (size_t)k * V;
-            double base = cur[k].logprob;
+            const double base = cur[k].logprob;
+            const int stay = cur[k].mask * f.depths; /* (mask, depth 0): <end> and words in no phrase */
             if (t == T) { /* only <end> may follow max_len words */
-                top_insert(top, &n, m, (cand){base + lk[AC_END], k, AC_END});
+                if (cap[stay])
+                    top_insert(top + (size_t)stay * K, &n_top[stay], cap[stay], (cand){base + lk[AC_END], k, AC_END});
                 continue;
             }
             for (int w = AC_END; w < V; w++) {
                 if (w == AC_UNK && !o.allow_unk) continue;
                 double lp = base + lk[w];
                 if (isnan(lp)) continue; /* never rank a NaN */
-                top_insert(top, &n, m, (cand){lp, k, w});
+                const int s = f.in_phrase && f.in_phrase[w] ? fsm_next(&f, cur[k].words, t, cur[k].mask, w) : stay;
+                if (cap[s]) top_insert(top + (size_t)s * K, &n_top[s], cap[s], (cand){lp, k, w});
             }
         }
         int nlive = 0;
-        for (int j = 0; j < n; j++) {
-            const cand *cd = &top[j];
-            const hyp *par = &cur[cd->k];
-            if (cd->w == AC_END) {
-                finished++;
-                ended *f = keep_finished(rank, &n_fin, n_keep, fin, norm_score(cd->lp, t, o.len_alpha));
-                if (f) {
-                    f->n = t, f->lp = cd->lp;
-                    memcpy(f->words, par->words, (size_t)t * sizeof *f->words);
-                    memcpy(f->alpha, par->alpha, (size_t)t * L * sizeof *f->alpha);
-                    memcpy(f->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *f->alpha);
-                    memcpy(f->beta, par->beta, (size_t)t * sizeof *f->beta);
-                    f->beta[t] = beta[cd->k];
+        for (int s = 0; s < S; s++)
+            for (int j = 0; j < n_top[s]; j++) {
+                const cand *cd = &top[(size_t)s * K + j];
+                const hyp *par = &cur[cd->k];
+                const int mask = s / f.depths;
+                if (cd->w == AC_END) {
+                    finished[s]++;
+                    ended *e = keep_finished(rank + (size_t)mask * n_keep, &n_fin[mask], n_keep,
+                                             fin + (size_t)mask * n_keep, norm_score(cd->lp, t, o.len_alpha));
+                    if (e) {
+                        e->n = t, e->lp = cd->lp;
+                        memcpy(e->words, par->words, (size_t)t * sizeof *e->words);
+                        memcpy(e->alpha, par->alpha, (size_t)t * L * sizeof *e->alpha);
+                        memcpy(e->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *e->alpha);
+                        memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
+                        e->beta[t] = beta[cd->k];
+                    }
+                    continue;
                 }
-                continue;
+                hyp *ch = &nxt[nlive];
+                memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
+                ch->words[t] = cd->w;
+                memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
+                memcpy(ch->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *ch->alpha);
+                memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
+                ch->beta[t] = beta[cd->k];
+                ch->logprob = cd->lp;
+                ch->mask = mask;
+                memcpy(h_next + (size_t)nlive * H, h_out + (size_t)cd->k * H, (size_t)H * sizeof *h);
+                memcpy(c_next + (size_t)nlive * H, c_out + (size_t)cd->k * H, (size_t)H * sizeof *c);
+                prev[nlive] = cd->w;
+                nlive++;
             }
-            hyp *ch = &nxt[nlive];
-            memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
-            ch->words[t] = cd->w;
-            memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
-            memcpy(ch->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *ch->alpha);
-            memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
-            ch->beta[t] = beta[cd->k];
-            ch->logprob = cd->lp;
-            memcpy(h_next + (size_t)nlive * H, h_out + (size_t)cd->k * H, (size_t)H * sizeof *h);
-            memcpy(c_next + (size_t)nlive * H, c_out + (size_t)cd->k * H, (size_t)H * sizeof *c);
-            prev[nlive] = cd->w;
-            nlive++;
-        }
         hyp *ts = cur; cur = nxt; nxt = ts;
         float *tf = h; h = h_next; h_next = tf;
         tf = c; c = c_next; c_next = tf;
         live = nlive;
     }
-    if (!n_fin) {
+    /* The accepting mask (it meets the most) if a caption finished there, else the fallback: the
+     * mask meeting the most constraints, then with the best score. */
+    int best = -1;
+    for (int m = 0; m < M; m++) {
+        if (!n_fin[m]) continue;
+        const int more = best < 0 || popcount(m) > popcount(best);
+        const int as_many_better = best >= 0 && popcount(m) == popcount(best) &&
+                                   rank[(size_t)m * n_keep]->score > rank[(size_t)best * n_keep]->score;
+        if (more || as_many_better) best = m;
+    }
+    if (best < 0) {
         ac_errf(err, "beam search: no caption finished (the decoder produced no finite probabilities)");
         goto done;
     }
-    if (n_fin > 1 && !(out->alt = calloc((size_t)n_fin - 1, sizeof *out->alt))) {
+    ended **chosen = rank + (size_t)best * n_keep;
+    if (n_fin[best] > 1 && !(out->alt = calloc((size_t)n_fin[best] - 1, sizeof *out->alt))) {
         ac_errf(err, "beam search: out of memory");
         goto done;
     }
-    for (int i = 0; i < n_fin; i++) {
-        if (copy_finished(rank[i], L, i ? &out->alt[i - 1] : out)) {
+    for (int i = 0; i < n_fin[best]; i++) {
+        ac_caption *dst = i ? &out->alt[i - 1] : out;
+        if (copy_finished(chosen[i], L, dst)) {
             ac_caption_free(out);
             ac_errf(err, "beam search: out of memory");
             goto done;
         }
+        dst->met_mask = best;
         if (i) out->n_alt++;
     }
     rc = 0;
 done:
     ac_dec_image_free(img);
-    free(hy), free(top), free(prev), free(fbuf), free(ibuf), free(fin), free(rank), free(fin_words), free(fin_hist);
+    free(hy), free(top), free(prev), free(n_top), free(fbuf), free(ibuf), free(fin), free(rank), free(n_fin);
+    free(fin_words), free(fin_hist), free(f.in_phrase);
     return rc;
 }
 
@@ -301,6 +423,8 @@ int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_featur
         }
     return 0;
 }
+
+double ac_caption_mean_logprob(const ac_caption *c) { return c->logprob / (c->n + 1); }
 
 void ac_caption_free(ac_caption *c) {
     if (!c) return;

@@ -1,7 +1,8 @@
 /* model.c: the model file (format in model.h): the only code that knows how a decoder, its
- * vocabulary and its settings are stored. Loading trusts nothing: every shape is checked against the config, the vocabulary size against V,
- * every value must be finite, and unknown tensors are refused (a checkpoint or a feature shard passed
- * by mistake gives a clear message instead of a silently wrong model). */
+ * vocabulary and its settings are stored. Loading trusts nothing: every shape is checked against the
+ * config, the vocabulary size against V, every value must be finite, and unknown tensors are refused
+ * (a checkpoint or a feature shard passed by mistake gives a clear message instead of a silently
+ * wrong model). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,25 @@
-/* attncap/beam.h: greedy and beam-search decoding with length normalisation. Every hypothesis
- * carries its own attention history, so the returned alphas belong to the returned caption. */
+/* attncap/beam.h: greedy and beam-search decoding with length normalisation, optionally
+ * constrained to contain given words. Every hypothesis carries its own attention history, so the
+ * returned alphas belong to the returned caption.
+ *
+ * Constrained beam search (Anderson et al. 2017, "Guided Open Vocabulary Image Captioning with
+ * Constrained Beam Search"). A constraint is a set of alternatives, each a phrase of 1..3 words
+ * ({cat, cats, kitten}, {"hot dog", "hot dogs"}); a caption meets it if it contains one of them as
+ * consecutive words (a word may count for several constraints). The search runs a finite-state
+ * machine whose states are (the subset of constraints met so far, the depth d = 0..2 of the longest
+ * unfinished phrase of an unmet constraint that the caption's last d words begin): the states with
+ * d > 0 are the intermediate states of multi-word phrases. Every state has its own beam of K
+ * hypotheses, filled at each step with the best candidates (by log-probability) that land in it,
+ * from any state; each state's beam shrinks as its hypotheses finish, as in the unconstrained search.
+ * A caption must end in the accepting state (every constraint met); the search stops when K
+ * hypotheses have finished there, or none are live. With a beam large enough that nothing is
+ * pruned, the caption returned is the best-scoring of all that meet every constraint. A satisfiable
+ * set of constraints is met by any beam >= 1 if max_len leaves room for their words: each state's
+ * beam is filled one step after the state before it on the way.
+ * Fallback: if no caption finished in the accepting state within max_len, the best finished caption
+ * of the state with the most constraints met is returned (ties: the better score); met_mask says
+ * which. nbest's runners-up come from the same state. Without constraints the search is exactly the
+ * unconstrained one (one state). */
 #ifndef ATTNCAP_BEAM_H
 #define ATTNCAP_BEAM_H
 #include "attncap/decoder.h"
@@ -21,6 +41,8 @@ typedef struct ac_caption {
                        words, which may lie outside the vocabulary and were fed as <unk>) */
     int n_alt;      /* with ac_beam_opts.nbest > 1: the runners-up, best first (distinct captions, */
     struct ac_caption *alt; /* each with its own attention), owned by this caption */
+    int met_mask;   /* with constraints: bit i set if the caption meets constraint i (all bits unless no
+                       caption met them all: the fallback); 0 without */
     /* What naming.h adds (zero / NULL / NAN from a plain search): */
     int n_tags;
     struct ac_caption_tag *tags; /* [n_tags] the encoder's tags for the photo, best first; owned */
@@ -40,6 +62,18 @@ typedef struct ac_caption_tag {
     int named;      /* the caption names it (forced or not) */
 } ac_caption_tag;
 
+#define AC_MAX_CONSTRAINTS 4
+#define AC_MAX_PHRASE 3        /* words per alternative */
+#define AC_MAX_ALTERNATIVES 64 /* per constraint */
+typedef struct ac_phrase {
+    int n;                    /* 1..AC_MAX_PHRASE */
+    int words[AC_MAX_PHRASE]; /* word ids of real words (> AC_UNK, < the vocabulary's size) */
+} ac_phrase;
+typedef struct ac_constraint {
+    int n_alt;            /* 1..AC_MAX_ALTERNATIVES */
+    const ac_phrase *alt; /* [n_alt]: met if the caption contains any of them */
+} ac_constraint;
+
 typedef struct ac_beam_opts {
     int beam;          /* K; 1 = greedy (default 3). The beam shrinks as hypotheses finish (see beam.c) */
     int max_len;       /* words, default 20 */
@@ -48,14 +82,22 @@ typedef struct ac_beam_opts {
     int allow_unk;     /* 0: <unk> is never emitted */
     int nbest;         /* > 1: also return the next nbest - 1 finished captions by score in
                           ac_caption.alt (at most beam - 1 of them: the beam finishes beam captions) */
+    int n_constraints; /* 0..AC_MAX_CONSTRAINTS; 0 = unconstrained (default) */
+    const ac_constraint *constraints; /* [n_constraints], the caller's, read only during the search */
 } ac_beam_opts;
 /* beam 3, max_len 20, len_alpha 1, no <unk>, nbest 1. A model's own settings (chosen on dev photos)
  * are ac_model.decode (model.h). */
 ac_beam_opts ac_beam_defaults(void);
 
+/* The caption of one photo. Bad options (beam, max_len, len_alpha out of range; constraints: more
+ * than AC_MAX_CONSTRAINTS, one without alternatives or with too many, a phrase of 0 or more than
+ * AC_MAX_PHRASE words, a word id outside the real words) are refused through err, as is a beam
+ * times constraint states over 4096 hypotheses. */
 int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
                    ac_caption *out, ac_err *err);
 void ac_caption_free(ac_caption *c);
+/* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
+double ac_caption_mean_logprob(const ac_caption *c);
 /* Captions photos rows[0..n) of a feature cache with opts, photo i on thread i % threads (each
  * thread with its own buffers; BLAS is single-threaded meanwhile), so the result does not depend on
  * the thread count. texts[i] (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
