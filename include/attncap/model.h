@@ -23,6 +23,10 @@
 #include "attncap/decoder.h"
 #include "attncap/vocab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_model {
     ac_decoder dec;
     ac_vocab *vocab;
@@ -50,4 +54,7 @@ void ac_model_free(ac_model *m);
 /* Rewrites a model file with metadata key = value (added or replaced), everything else kept byte for
  * byte; atomically. The file is not validated as a model (any safetensors file is rewritten). */
 int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -35,6 +35,10 @@
 #include "attncap/common.h"
 #include "attncap/dataset.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AC_N_OBJECTS 80
 #define AC_OBJECTS_TRUTH_REFS 2 /* truth: named by at least this many references (fewer if the photo has fewer) */
 
@@ -101,4 +105,7 @@ void ac_object_scores_image(const ac_object_scores *o, int i, uint8_t cand[AC_N_
  * many photos were counted. A caption the tokenizer refuses is an error naming the photo. */
 int ac_objects_photo_counts(const ac_dataset *ds, ac_split split, int counts[AC_N_OBJECTS], int *n_photos,
                             ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -16,6 +16,10 @@
 #define ATTNCAP_SHARD_H
 #include "attncap/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ac_shard {
     int index, count; /* this task is index of count (0 <= index < count); count 0 = no split */
 } ac_shard;
@@ -37,4 +41,7 @@ int ac_shard_owns(const ac_shard *s, const char *path);
 /* Keeps, in order, the items[i] that share s owns and returns how many; each dropped item is
  * passed to drop (e.g. free) unless drop is NULL. */
 int ac_shard_filter(const ac_shard *s, char **items, int n, void (*drop)(void *));
+#ifdef __cplusplus
+}
+#endif
 #endif

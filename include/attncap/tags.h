@@ -16,6 +16,10 @@
 #include "attncap/common.h"
 #include "attncap/vocab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AC_TAG_MAX_TOKENS 8 /* tokens per surface form */
 #define AC_TAG_MAX_FORMS 32 /* surface forms per word */
 
@@ -62,4 +66,7 @@ typedef struct ac_tag_ids {
  * in the order of tags. */
 int ac_tags_to_ids(const ac_tag_table *t, const ac_vocab *v, const ac_tag *tags, int n_tags, ac_tag_ids *out,
                    int *dropped, int *n_dropped, ac_err *err);
+#ifdef __cplusplus
+}
+#endif
 #endif
