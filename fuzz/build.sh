@@ -17,6 +17,7 @@ declare -A SOURCES=(
   [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/tokenize.c src/strmap.c src/common.c"
   [model]="src/model.c src/decoder.c src/decoder_train.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
   [boxes]="src/grounding.c src/decoder.c src/smm.c src/common.c"
+  [tags]="src/tags.c src/vocab.c src/tokenize.c src/strmap.c src/common.c"
 )
 mkdir -p build-fuzz
 targets=("$@")

@@ -159,6 +159,14 @@ static void captioner_classes(void) {
     for (int i = 1; i < 1001; i++) best = c.probs[i] > c.probs[best] ? i : best;
     printf("  cat.bmp at 448, whole photo: class %d p=%.3f\n", best, c.probs[best]);
     CHECK(best >= 282 && best <= 286); /* a domestic cat (tabby ... Egyptian cat) */
+    float mx[1001];
+    ac_class_probs_max(c.probs, 1 + nw, 1001, mx);
+    for (int i = 0; i < 1001; i++) {
+        float m = 0;
+        for (int r = 0; r < 1 + nw; r++) m = fmaxf(m, c.probs[r * 1001 + i]);
+        CHECK(mx[i] == m);
+    }
+    printf("  cat.bmp, max over photo and 5 windows: class %d p=%.3f\n", best, mx[best]);
     ac_caption_free(&l);
     ac_captioner_lane_close(&lane);
     ac_class_head_free(h);

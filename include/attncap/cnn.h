@@ -77,4 +77,7 @@ int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, 
  * n_classes: row 0 the whole grid, row 1 + k window k. Allocates its scratch per call. */
 int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_h, int grid_w, int dim,
                           const ac_grid_window *win, int n_win, float *probs, ac_err *err);
+/* out[c] = the maximum of probs[r][c] over the n_rows rows: each class at its most confident, over
+ * the whole photo and the windows. */
+void ac_class_probs_max(const float *probs, int n_rows, int n_classes, float *out);
 #endif
