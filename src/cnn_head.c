@@ -173,3 +173,12 @@ int ac_class_head_forward(const ac_class_head *h, const float *ann, int grid_h, 
         if (!(probs[i] >= 0.0f && probs[i] <= 1.0f)) return ac_errf(err, "classifier head: non-finite probability");
     return 0;
 }
+
+void ac_class_probs_max(const float *probs, int n_rows, int n_classes, float *out) {
+    for (int c = 0; c < n_classes; c++) out[c] = n_rows > 0 ? probs[c] : 0.0f;
+    for (int r = 1; r < n_rows; r++)
+        for (int c = 0; c < n_classes; c++) {
+            float p = probs[(size_t)r * n_classes + c];
+            out[c] = p > out[c] ? p : out[c];
+        }
+}

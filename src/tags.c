@@ -249,7 +249,7 @@ int ac_tags_to_ids(const ac_tag_table *t, const ac_vocab *v, const ac_tag *tags,
                 memcpy(tok, p, l);
                 tok[l] = 0;
                 int id = ac_vocab_id(v, tok);
-                ok = id != AC_UNK && alt.n < AC_TAG_MAX_TOKENS;
+                ok = id > AC_UNK && alt.n < AC_TAG_MAX_TOKENS; /* not <unk>, nor <pad> <start> <end> written out */
                 if (ok) alt.ids[alt.n++] = id;
                 p += l + (p[l] == ' ');
             }

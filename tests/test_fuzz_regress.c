@@ -11,6 +11,7 @@
 #include "../fuzz/fuzz_results.c"
 #include "../fuzz/fuzz_tokenize.c"
 #include "../fuzz/fuzz_boxes.c"
+#include "../fuzz/fuzz_tags.c"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -22,7 +23,7 @@ static const struct {
     int (*fn)(const uint8_t *, size_t);
 } targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features},
                  {"dataset", fuzz_dataset}, {"model", fuzz_model}, {"results", fuzz_results}, {"tokenize", fuzz_tokenize},
-                 {"boxes", fuzz_boxes}};
+                 {"boxes", fuzz_boxes}, {"tags", fuzz_tags}};
 
 /* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
 static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {

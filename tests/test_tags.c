@@ -159,6 +159,14 @@ static void captioner_classes(void) {
     for (int i = 1; i < 1001; i++) best = c.probs[i] > c.probs[best] ? i : best;
     printf("  cat.bmp at 448, whole photo: class %d p=%.3f\n", best, c.probs[best]);
     CHECK(best >= 282 && best <= 286); /* a domestic cat (tabby ... Egyptian cat) */
+    float mx[1001];
+    ac_class_probs_max(c.probs, 1 + nw, 1001, mx);
+    for (int i = 0; i < 1001; i++) {
+        float m = 0;
+        for (int r = 0; r < 1 + nw; r++) m = fmaxf(m, c.probs[r * 1001 + i]);
+        CHECK(mx[i] == m);
+    }
+    printf("  cat.bmp, max over photo and 5 windows: class %d p=%.3f\n", best, mx[best]);
     ac_caption_free(&l);
     ac_captioner_lane_close(&lane);
     ac_class_head_free(h);
@@ -274,6 +282,12 @@ static void tags_aggregate(void) {
     CHECK(ids[2].word == hot && ids[2].n_alts == 2 && ids[2].alts[0].n == 2 && ids[2].alts[0].ids[0] == 7 &&
           ids[2].alts[0].ids[1] == 8 && ids[2].alts[1].n == 2 && ids[2].alts[1].ids[1] == 6);
     CHECK_NEAR(ids[2].prob, 0.15, 1e-7);
+    /* a form spelling a special token is no word of the vocabulary */
+    ac_tag_table *sp;
+    CHECK(parse("0\tn02124075\tx\tcat\t5\tcat|<end>|a <pad>\n", &sp, &err) == 0);
+    ac_tag one = {0, 1.0f};
+    CHECK(ac_tags_to_ids(sp, v, &one, 1, ids, NULL, NULL, &err) == 1 && ids[0].n_alts == 1 && ids[0].alts[0].ids[0] == 5);
+    ac_tag_table_free(sp);
     ac_tag oob = {99, 1.0f};
     CHECK(ac_tags_to_ids(t, v, &oob, 1, ids, NULL, NULL, &err) < 0 && strstr(err.msg, "99"));
     ac_vocab_free(v);

@@ -3,7 +3,7 @@
  * (models/imagenet_words.tsv; `make imagenet-words`).
  *
  *   imagenet_words --synsets imagenet_synsets.txt [--wordnet /usr/share/wordnet] [--min-count 20]
- *                  [--lambda 1] [--max-sense 2] --out FILE CORPUS...
+ *                  [--lambda 1.25] [--max-sense 3] --out FILE CORPUS...
  *
  * CORPUS: anything ac_dataset_load reads (a Flickr8k directory, COCO captions .json, a .tsv of
  * name<TAB>caption). Captions are tokenized as for training (ac_tokenize).
@@ -39,7 +39,9 @@ static const char *const GENERIC[] = {
     "matter", "substance", "part", "portion", "abstraction", "device", "equipment", "article", "commodity",
     "goods", "material", "stuff", "structure", "construction", "container", "covering", "implement",
     "system", "group", "causal agent", "cause", "agent", "vertebrate", "chordate", "invertebrate", "creation",
-    "fixing", "protection", "piece", "instrument",
+    "fixing", "protection", "piece", "instrument", "vehicle", "craft", "conveyance", "transport", "shelter",
+    "furnishing", "arm", "pattern", "bar", "outfit",
+    "animal", /* kingdom level: the ~110 classes that reach it are species captions never name */
 };
 
 /* Lemmas whose caption count belongs to another sense, ignored in one synset (kept tiny; each entry
@@ -50,6 +52,14 @@ static const struct {
 } EXCEPTIONS[] = {
     {2127808, "cat", "big cat: 'cat' in captions is the house cat (lion, tiger, leopard... would all become cat)"},
     {0, NULL, NULL},
+};
+
+/* Classes whose WordNet hypernyms miss what ImageNet's photos of them show: the word is given. */
+static const struct {
+    const char *cls, *word, *why;
+} FORCED[] = {
+    {"n01871265", "elephant", "tusker: WordNet's only hypernym is mammal, but ImageNet's tusker photos are elephants"},
+    {NULL, NULL, NULL},
 };
 
 static int is_exception(long synset, const char *lemma) {
@@ -63,6 +73,7 @@ typedef struct synset {
     int n_lemmas, n_hyper;
     char *lemmas[MAX_LEMMAS]; /* tokenized, joined by spaces, lowercase */
     int rank[MAX_LEMMAS];     /* this synset's sense number among the lemma's noun senses (1 = most frequent) */
+    int plural[MAX_LEMMAS];   /* the lemma is itself a plural ("cows" of cattle): no plural of it */
     long hyper[MAX_HYPER];
 } synset;
 
@@ -141,11 +152,15 @@ static int is_generic(const char *w) {
     return 0;
 }
 
-/* Whether lemma l of s may name a class at distance d: not generic, not an exception, and above the
- * class itself one of the lemma's max_sense most frequent senses (else its caption count belongs to
- * another sense: "piece" of firearm, "game" of game bird, "wood" of woodwind). */
+/* Whether lemma l of s may name a class at distance d: not generic, not an exception, and one of the
+ * lemma's max_sense most frequent senses (else its caption count belongs to another sense: "piece"
+ * of firearm, "game" of game bird, "wood" of woodwind, "cat" of big cat); the class's own synset
+ * (d = 0) is trusted further, up to CLASS_MAX_SENSE ("mouse" of computer mouse is sense 4, but not
+ * "board" of dining table, sense 6). */
+#define CLASS_MAX_SENSE 4
 static int usable(const synset *s, int l, int d, int max_sense) {
-    return !is_generic(s->lemmas[l]) && !is_exception(s->offset, s->lemmas[l]) && (d == 0 || s->rank[l] <= max_sense);
+    return !is_generic(s->lemmas[l]) && !is_exception(s->offset, s->lemmas[l]) &&
+           s->rank[l] <= (d == 0 ? (max_sense > CLASS_MAX_SENSE ? max_sense : CLASS_MAX_SENSE) : max_sense);
 }
 
 /* ---- a simple English pluralizer (the last word of a phrase) ---- */
@@ -155,7 +170,7 @@ static const char *const IRREGULAR[][2] = {
     {"tooth", "teeth"}, {"goose", "geese"}, {"mouse", "mice"}, {"louse", "lice"}, {"ox", "oxen"},
     {"sheep", "sheep"}, {"fish", "fish"}, {"deer", "deer"}, {"moose", "moose"}, {"bison", "bison"},
     {"salmon", "salmon"}, {"trout", "trout"}, {"aircraft", "aircraft"}, {"species", "species"},
-    {"series", "series"}, {"knife", "knives"}, {"wife", "wives"}, {"life", "lives"}, {"leaf", "leaves"},
+    {"series", "series"}, {"cattle", "cattle"}, {"police", "police"}, {"clothes", "clothes"}, {"knife", "knives"}, {"wife", "wives"}, {"life", "lives"}, {"leaf", "leaves"},
     {"loaf", "loaves"}, {"wolf", "wolves"}, {"calf", "calves"}, {"half", "halves"}, {"shelf", "shelves"},
     {"thief", "thieves"}, {"scarf", "scarves"}, {"hoof", "hooves"}, {"potato", "potatoes"},
     {"tomato", "tomatoes"}, {"hero", "heroes"}, {"volcano", "volcanoes"}, {"mosquito", "mosquitoes"},
@@ -183,6 +198,22 @@ static void pluralize(const char *phrase, char *out, size_t cap) {
         snprintf(out, cap, "%.*sies", (int)(head + n - 1), phrase);
     else
         snprintf(out, cap, "%ss", phrase);
+}
+
+/* Whether lemma (WordNet spelling, '_' between words) is the plural of another noun lemma
+ * ("cows" -> "cow"): then its own plural would be nonsense ("cowses"). */
+static int is_plural(const wordnet *wn, const char *lemma) {
+    size_t n = strlen(lemma);
+    char cand[512], pl[520];
+    if (n < 3 || n >= sizeof cand || lemma[n - 1] != 's' || lemma[n - 2] == 's') return 0;
+    for (int strip = 1; strip <= 3; strip++) {
+        if ((size_t)strip >= n) break;
+        snprintf(cand, sizeof cand, "%.*s%s", (int)(n - (size_t)strip), lemma, strip == 3 ? "y" : "");
+        if (strip == 3 && strcmp(lemma + n - 3, "ies")) continue;
+        pluralize(cand, pl, sizeof pl);
+        if (!strcmp(pl, lemma) && ac_strmap_get(&wn->index, cand) >= 0) return 1;
+    }
+    return 0;
 }
 
 /* ---- WordNet data.noun ---- */
@@ -214,14 +245,14 @@ static int parse_synset(const wordnet *wn, long off, synset *s, ac_err *err) {
         for (char *c = w; *c; c++) *c = (char)tolower((unsigned char)*c);
         size_t wl = strlen(w);
         if (wl > 3 && w[wl - 1] == ')' && strchr(w, '(')) *strrchr(w, '(') = 0; /* adjective markers */
-        int rank = sense_rank(wn, w, off);
+        int rank = sense_rank(wn, w, off), plural = is_plural(wn, w);
         for (char *c = w; *c; c++) *c = *c == '_' ? ' ' : *c;
         ac_tokens t = {0};
         if (ac_tokenize(w, &t, err) == 0 && t.n > 0) {
             char *j = ac_tokens_join(&t);
             int dup = 0;
             for (int q = 0; q < s->n_lemmas && j && !dup; q++) dup = !strcmp(s->lemmas[q], j);
-            if (j && !dup) s->rank[s->n_lemmas] = rank, s->lemmas[s->n_lemmas++] = j;
+            if (j && !dup) s->rank[s->n_lemmas] = rank, s->plural[s->n_lemmas] = plural, s->lemmas[s->n_lemmas++] = j;
             else free(j);
         }
         ac_tokens_free(&t);
@@ -285,11 +316,11 @@ static long count_of(const counts *c, const char *phrase) {
     return i >= 0 ? c->n[i] : 0;
 }
 
-/* Singular + plural occurrences of a lemma. */
-static long lemma_count(const counts *c, const char *lemma) {
+/* Singular + plural occurrences of a lemma (a plural lemma: its own). */
+static long lemma_count(const counts *c, const char *lemma, int plural) {
     char pl[512];
     pluralize(lemma, pl, sizeof pl);
-    return count_of(c, lemma) + (strcmp(pl, lemma) ? count_of(c, pl) : 0);
+    return count_of(c, lemma) + (!plural && strcmp(pl, lemma) ? count_of(c, pl) : 0);
 }
 
 /* Each caption is cut greedily into the longest registered phrases: "traffic light" counts for
@@ -378,8 +409,8 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     const char *syn_path = NULL, *wn_dir = "/usr/share/wordnet", *out_path = NULL;
     long min_count = 20;
-    double lambda = 1.0;
-    int max_sense = 2;
+    double lambda = 1.25;
+    int max_sense = 3;
     const char *corpora[32];
     int n_corpora = 0;
     for (int i = 1; i < argc; i++) {
@@ -472,7 +503,7 @@ int main(int argc, char **argv) {
             int top = -1;
             long top_n = -1;
             for (int l = 0; l < s.n_lemmas; l++) {
-                long n = usable(&s, l, c->nodes[k].depth, max_sense) ? lemma_count(&cnt, s.lemmas[l]) : -1;
+                long n = usable(&s, l, c->nodes[k].depth, max_sense) ? lemma_count(&cnt, s.lemmas[l], s.plural[l]) : -1;
                 if (n > top_n) top = l, top_n = n;
             }
             if (pl < sizeof path - 256)
@@ -488,17 +519,25 @@ int main(int argc, char **argv) {
             }
         }
         EMIT("%d\t%s\t%s\t", i, c->id, label);
-        if (best >= 0) {
+        const char *forced = NULL;
+        for (int e = 0; FORCED[e].cls; e++)
+            if (!strcmp(FORCED[e].cls, c->id)) forced = FORCED[e].word;
+        if (forced) {
+            char plw[512];
+            pluralize(forced, plw, sizeof plw);
+            EMIT("%s\t%ld\t%s|%s", forced, lemma_count(&cnt, forced, 0), forced, plw);
+            n_words++;
+        } else if (best >= 0) {
             const char *w = chosen.lemmas[best_lemma];
             char plw[512];
             pluralize(w, plw, sizeof plw);
             EMIT("%s\t%ld\t%s", w, best_count, w);
-            if (strcmp(plw, w)) EMIT("|%s", plw);
+            if (!chosen.plural[best_lemma] && strcmp(plw, w)) EMIT("|%s", plw);
             for (int l = 0; l < chosen.n_lemmas; l++) { /* the synset's other lemmas captions use */
-                if (l == best_lemma || !usable(&chosen, l, c->nodes[best].depth, max_sense) || lemma_count(&cnt, chosen.lemmas[l]) < min_count) continue;
+                if (l == best_lemma || !usable(&chosen, l, c->nodes[best].depth, max_sense) || lemma_count(&cnt, chosen.lemmas[l], chosen.plural[l]) < min_count) continue;
                 pluralize(chosen.lemmas[l], plw, sizeof plw);
                 EMIT("|%s", chosen.lemmas[l]);
-                if (strcmp(plw, chosen.lemmas[l])) EMIT("|%s", plw);
+                if (!chosen.plural[l] && strcmp(plw, chosen.lemmas[l])) EMIT("|%s", plw);
             }
             n_words++;
         } else {

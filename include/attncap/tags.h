@@ -60,8 +60,8 @@ typedef struct ac_tag_ids {
     int n_alts;
     ac_tag_alt alts[AC_TAG_MAX_FORMS];
 } ac_tag_ids;
-/* For each tag, the surface forms whose every token is in the vocabulary (forms with a token outside
- * it are dropped). Tags left with no form are not written to out but to dropped (their positions in
+/* For each tag, the surface forms whose every token is a word of the vocabulary (forms with a token
+ * outside it, or one of the special tokens <pad> <start> <end> <unk>, are dropped). Tags left with no form are not written to out but to dropped (their positions in
  * tags, *n_dropped of them; dropped may be NULL). out has room for n_tags; returns how many written,
  * in the order of tags. */
 int ac_tags_to_ids(const ac_tag_table *t, const ac_vocab *v, const ac_tag *tags, int n_tags, ac_tag_ids *out,
