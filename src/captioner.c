@@ -375,6 +375,7 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
         snprintf(buf, sizeof buf, "%.*s%simagenet_words.tsv", slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
         path = buf;
     }
+    if (o->mode == AC_TAGS_GIVEN && !table_path && !ac_is_file(path)) return 0; /* the words as they are */
     if (ac_tag_table_load(path, &c->tags, err)) return -1;
     if (o->mode != AC_TAGS_AUTO) return 0;
     /* windows of 7x7 at a 14x14 grid (the classifier's own scale at 448): quadrants and centre */

@@ -199,4 +199,28 @@ if setup; then
   else t_ok; fi
 fi
 
+# --tags: required words appear in the caption (JSON marks them forced and named); auto tags from the
+# small encoder's own head and the committed class -> word table; bad tag options: one line, no output.
+t_begin tags_given_and_auto
+if setup; then
+  TB=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}/models/imagenet_words.tsv
+  got=$("$A" caption $M --quiet --tags kite,horse "$S/dog.jpg" 2>"$T/err" | cut -f2)
+  js=$("$A" caption $M --quiet --json --tags kite "$S/dog.jpg" 2>>"$T/err")
+  auto=$("$A" caption $M --quiet --json --tags auto --tag-table "$TB" --tag-threshold 0.01 "$S/dog.jpg" 2>>"$T/err")
+  if ! grep -qw kite <<<"$got" || ! grep -qw horse <<<"$got"; then t_fail "--tags kite,horse gave '$got' $(cat "$T/err")"
+  elif ! grep -q '"tags":\[{"word":"kite","prob":1,"named":true,"forced":true}\]' <<<"$js"; then t_fail "JSON: $js"
+  elif ! grep -q '"tags":\[{"word":"' <<<"$auto" || ! grep -q '"class":"' <<<"$auto"; then t_fail "auto: $auto"
+  else t_ok; fi
+fi
+
+t_begin tags_bad_options
+if setup; then
+  ok=1
+  expect_error "empty word list" "$A" caption $M --tags "" "$S/dog.jpg" || ok=0
+  expect_error "five words" "$A" caption $M --tags a,b,c,d,e "$S/dog.jpg" || ok=0
+  expect_error "threshold over 1" "$A" caption $M --tags auto --tag-threshold 2 "$S/dog.jpg" || ok=0
+  expect_error "missing table" "$A" caption $M --tags auto --tag-table "$T/none.tsv" "$S/dog.jpg" || ok=0
+  [ $ok = 1 ] && t_ok
+fi
+
 t_end

@@ -86,7 +86,8 @@ int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_
 /* Tags, constraints and confidence for every photo from now on: o's mode AUTO loads the class ->
  * word table (table_path, or imagenet_words.tsv beside the model file) and runs the
  * classifier head on the whole photo and its four 7x7 quadrants and centre window (at a 14x14 grid;
- * scaled to the grid otherwise); GIVEN requires o->words; OFF plain search. Open lanes after. */
+ * scaled to the grid otherwise); GIVEN requires o->words (the table, if found, adds their plural forms);
+ * OFF plain search. Open lanes after. */
 int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char *table_path, ac_err *err);
 
 /* A lane captions photos concurrently with others of the same captioner: its own CNN plan (with

@@ -1,0 +1,183 @@
+/* Naming what the encoder sees (naming.h) on a tiny random model, a hand-made class -> word table and
+ * hand-made class probabilities, against checks written here: whether the caption contains the tag
+ * (a plain scan), the agreement rule recomputed from the free and the constrained searches run
+ * directly (beam.h), teacher forcing (ac_decoder_attend) for a forced word's attention and for the
+ * description, and the confidence recomputed from its formula. */
+#include <math.h>
+#include <string.h>
+
+#include "attncap/naming.h"
+#include "test.h"
+
+/* Vocabulary: specials, then a cat cats dog photo of on the sofa; table: 3 classes. */
+static const char *VOCAB = "[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"cat\",\"cats\",\"dog\",\"photo\",\"of\",\"on\","
+                           "\"the\",\"sofa\",\"is\"]";
+static const char *TABLE = "0\t\tbackground\t\t0\t\n"
+                           "1\tn02124075\tEgyptian cat\tcat\t2994\tcat|cats\n"
+                           "2\tn02099601\tgolden retriever\tdog\t12864\tdog|dogs\n"
+                           "3\tn09999999\tzebra\tzebra\t100\tzebra|zebras\n";
+
+static unsigned long long rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2 - 1;
+}
+
+static int make(ac_model *m, float **ann, unsigned long long seed) {
+    ac_err err;
+    memset(m, 0, sizeof *m);
+    if (ac_vocab_from_json(VOCAB, &m->vocab, &err)) return -1;
+    ac_decoder_config cfg = {.vocab = ac_vocab_size(m->vocab), .embed = 8, .hidden = 16, .att = 12, .dim = 10,
+                             .n_ann = 4, .grid_h = 2, .grid_w = 2};
+    if (ac_decoder_init(&m->dec, &cfg, seed, &err)) return -1;
+    for (int i = 0; i < cfg.embed * cfg.vocab; i++) m->dec.out_lo[i] *= 6;
+    m->decode = ac_beam_defaults();
+    m->decode.beam = 8, m->decode.max_len = 6, m->decode.len_alpha = 1;
+    *ann = malloc(sizeof(float) * 40);
+    for (int i = 0; i < 40; i++) (*ann)[i] = frand() + 0.5f;
+    return 0;
+}
+
+static int contains(const ac_caption *c, int id) {
+    for (int k = 0; k < c->n; k++)
+        if (c->words[k] == id) return 1;
+    return 0;
+}
+
+static const ac_caption_tag *find_tag(const ac_caption *c, const char *w) {
+    for (int i = 0; i < c->n_tags; i++)
+        if (!strcmp(c->tags[i].word, w)) return &c->tags[i];
+    return NULL;
+}
+
+/* A cat tag of probability 0.9 on a model whose free caption does not say cat: with a generous
+ * max_drop the caption says "cat" or "cats" and the tag is marked forced; with max_drop 0 the free
+ * caption stays (with len_alpha 1 the constrained caption cannot score higher). */
+static void test_auto_forces_confident_tag(void) {
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann, 23) == 0);
+    CHECKF(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0, "%s", err.msg);
+    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
+    ac_caption free_c;
+    CHECK(ac_beam_search(&m.dec, ann, &m.decode, &free_c, &err) == 0);
+    if (contains(&free_c, cat) || contains(&free_c, cats)) { /* pick another seed */
+        ac_caption_free(&free_c);
+        SKIP("the random model already says cat");
+    }
+    float probs[4] = {0.02f, 0.9f, 0.05f, 0.03f}; /* one row: background, cat, dog, zebra */
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100;
+    ac_caption c;
+    CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0, "%s", err.msg);
+    CHECK(contains(&c, cat) || contains(&c, cats));
+    const ac_caption_tag *tc = find_tag(&c, "cat");
+    CHECK(c.n_tags == 1 && tc && tc->forced && tc->named && tc->in_vocab && !strcmp(tc->cls, "Egyptian cat"));
+    CHECK(fabsf(tc->prob - 0.9f) < 1e-6);
+    /* faithful: the attention of every word (the forced one included) is teacher forcing's */
+    float *al = malloc(sizeof(float) * (size_t)(c.n + 1) * 4);
+    double lp;
+    CHECK(ac_decoder_attend(&m.dec, ann, c.words, c.n, al, NULL, &lp, &err) == 0);
+    CHECK(memcmp(al, c.alpha, sizeof(float) * (size_t)(c.n + 1) * 4) == 0 && lp == c.logprob);
+    free(al);
+    /* the agreement rule, recomputed: constrained mean log-prob vs the free one */
+    const double drop = ac_caption_mean_logprob(&free_c) - ac_caption_mean_logprob(&c);
+    CHECK(drop >= -1e-12);
+    ac_caption k;
+    o.max_drop = (float)(drop / 2);
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &k, &err) == 0);
+    CHECK(drop > 1e-6); /* this model's cat caption is less likely: the rule has something to refuse */
+    CHECK(k.n == free_c.n && !memcmp(k.words, free_c.words, sizeof(int) * (size_t)k.n));
+    CHECK(!find_tag(&k, "cat")->forced && !find_tag(&k, "cat")->named);
+    ac_caption_free(&k);
+    /* below the threshold: no tag, the free caption */
+    probs[1] = 0.3f;
+    o.max_drop = 100;
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &k, &err) == 0);
+    CHECK(k.n_tags == 0 && k.n == free_c.n && !memcmp(k.words, free_c.words, sizeof(int) * (size_t)k.n));
+    ac_caption_free(&k);
+    /* a tag the model cannot say (zebra): reported, not forced */
+    float pz[4] = {0, 0, 0, 0.95f};
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, pz, 1, 4, &k, &err) == 0);
+    CHECK(k.n_tags == 1 && !k.tags[0].in_vocab && !k.tags[0].forced);
+    CHECK(k.n == free_c.n && !memcmp(k.words, free_c.words, sizeof(int) * (size_t)k.n));
+    ac_caption_free(&k);
+    ac_caption_free(&c), ac_caption_free(&free_c);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
+/* GIVEN words are required whatever the drop; bad lists are refused. */
+static void test_given_words(void) {
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann, 5) == 0);
+    CHECK(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0);
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_GIVEN, o.words = "dog, sofa", o.max_drop = 0;
+    ac_caption c;
+    CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, NULL, 0, 0, &c, &err) == 0, "%s", err.msg);
+    CHECK(contains(&c, ac_vocab_id(m.vocab, "dog")) && contains(&c, ac_vocab_id(m.vocab, "sofa")));
+    CHECK(c.n_tags == 2 && find_tag(&c, "sofa") && find_tag(&c, "sofa")->named);
+    ac_caption_free(&c);
+    o.words = "a,b,c,d,e";
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, NULL, 0, 0, &c, &err) != 0 && strstr(err.msg, "at most"));
+    o.words = "unknownword";
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, NULL, 0, 0, &c, &err) == 0);
+    CHECK(c.n_tags == 1 && !c.tags[0].in_vocab);
+    ac_caption_free(&c);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
+/* Confidence from the model's calibration; below min_confidence a description from the best tag the
+ * model can say, scored by teacher forcing. */
+static void test_confidence_and_description(void) {
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann, 7) == 0);
+    CHECK(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0);
+    m.confidence = (ac_confidence){2.0, 1.0, 100};
+    float probs[4] = {0, 0.2f, 0.7f, 0};
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 0;
+    ac_caption c;
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+    const double want = 1.0 / (1.0 + exp(-(2.0 * c.logprob / (c.n + 1) + 1.0)));
+    CHECK_NEAR(c.confidence, want, 1e-12);
+    CHECK(!c.described);
+    ac_caption_free(&c);
+    o.min_confidence = 1.0f; /* always unsure */
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+    const char *want_words[] = {"a", "photo", "of", "a", "dog"};
+    CHECK(c.described && c.n == 5);
+    for (int k = 0; k < 5 && k < c.n; k++) CHECK(c.words[k] == ac_vocab_id(m.vocab, want_words[k]));
+    float al[6 * 4];
+    double lp;
+    CHECK(ac_decoder_attend(&m.dec, ann, c.words, c.n, al, NULL, &lp, &err) == 0 && lp == c.logprob);
+    CHECK(find_tag(&c, "dog")->named);
+    ac_caption_free(&c);
+    /* without calibration: NAN, and no description */
+    m.confidence.n = 0;
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+    CHECK(isnan(c.confidence) && !c.described);
+    ac_caption_free(&c);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
+int main(void) {
+    RUN(test_auto_forces_confident_tag);
+    RUN(test_given_words);
+    RUN(test_confidence_and_description);
+    return TEST_EXIT();
+}
