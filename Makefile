@@ -27,7 +27,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core chromium
 
-.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k fuzz imagenet-words install man shared
+.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared
 all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
@@ -159,9 +159,14 @@ models:
 demo: all models
 	./attncap caption --force --overlays out/ samples/
 
-# Redo the shipped English model from ../shared/data/flickr8k (features, then training).
+# Redo the Flickr8k-only model (features, then training): the starting point of the shipped one.
 train-flickr8k: all models
 	bash tools/train_flickr8k.sh
+
+# Redo the shipped model (models/README.md): the Flickr8k model above, then joint training on every
+# captioned photo and the caption text of ../shared, tune, naming settings and calibration.
+train-model: all models
+	bash tools/train_model.sh
 
 # Regenerate models/imagenet_words.tsv (ImageNet class -> caption word, see tools/imagenet_words.c)
 # from ../shared (or ATTNCAP_DATA) and Debian's WordNet.

@@ -31,3 +31,13 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
   --log "$run/train.csv" --plot "$run/train.png" $resume "$@"
 ./attncap tune --model "$run/model.safetensors" --data "$data/flickr8k" --features "$run/flickr8k/features" \
   --beams 3 --alphas 0.75,1 --metric bleu4+meteor --write | tee "$run/tune.txt"
+# 4. How tags become constraints, on dev photos (COCO dev + 300 Flickr8k dev): the grid is printed for
+#    the record; the setting chosen from it (models/README.md) is written into the model.
+THRESHOLDS=${THRESHOLDS:-"0.3 0.4 0.5"} DROPS=${DROPS:-"1.0 1.5 2.0"} bash tools/tune_naming.sh "$run/model.safetensors" "$run" 300 |
+  tee "$run/naming.txt"
+./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.4,\"max_tags\":2,\"max_drop\":1.5}}"
+# 5. The confidence, calibrated on the same dev photos captioned with that setting.
+./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/coco_dev.txt" > "$run/calib.coco.jsonl"
+./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/f8k_dev.txt" > "$run/calib.f8k.jsonl"
+./attncap calibrate --refs "$run/coco_dev.json" --results "$run/calib.coco.jsonl" \
+  --refs "$data/flickr8k" --results "$run/calib.f8k.jsonl" --write "$run/model.safetensors" | tee "$run/calibrate.txt"
