@@ -11,6 +11,7 @@
 #include "attncap/metrics.h"
 #include "attncap/overlay.h"
 #include "attncap/report.h"
+#include "cleanup.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
@@ -303,6 +304,11 @@ int cmd_eval(int argc, char **argv) {
                         "or the default model) (try attncap eval --help)\n");
         return 2;
     }
+    /* what an interrupted run was writing goes (see cleanup.h) */
+    cli_cleanup_watch(o.results_out, 0), cli_cleanup_watch(o.per_image, 0), cli_cleanup_watch(o.report, 1);
+    char *report_sub[2] = {o.report ? ac_path_join(o.report, "thumbs") : NULL, o.report ? ac_path_join(o.report, "sheets") : NULL};
+    cli_cleanup_watch(report_sub[0], 1), cli_cleanup_watch(report_sub[1], 1);
+    free(report_sub[0]), free(report_sub[1]);
     ac_err err;
     ac_eval_set set = {0};
     int n_ref_images = 0, rc;

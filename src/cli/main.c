@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attncap/version.h"
+#include "cleanup.h"
 #include "commands.h"
 
 static const struct {
@@ -57,6 +58,7 @@ int main(int argc, char **argv) {
         return commands[c].run(2, help_argv);
     }
     const int c = find_command(argv[1]);
+    cli_cleanup_install();
     if (c >= 0) return commands[c].run(argc - 1, argv + 1);
     fprintf(stderr, "attncap: unknown command '%s' (try attncap --help)\n", argv[1]);
     return 2;
