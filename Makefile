@@ -22,10 +22,16 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIB     := $(BUILD)/libattncap.a
 BIN     := $(BUILD)/attncap
 
+# `make deps`: what building and running attncap needs (the README's main job: the compiler and the
+# libraries; WordNet for METEOR's synonyms; the overlays' font; curl to fetch the encoder when there
+# is no ../shared). `make test-deps`: what only the test suite uses (a browser to render the eval
+# report, python3 for checks and the pseudo-terminal, pkg-config and man for the installed files);
+# tests whose tool is missing say so and skip.
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
-                   wordnet-base fonts-dejavu-core chromium
+                   wordnet-base fonts-dejavu-core curl ca-certificates
+DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db
 
-.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz install man shared
+.PHONY: all test test-asan test-valgrind bench clean deps models demo train-flickr8k fuzz install man shared test-deps
 all: $(BIN) attncap
 
 attncap: $(BIN)
@@ -153,6 +159,9 @@ train-flickr8k: all models
 
 deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES)
+
+test-deps: deps
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES)
 
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz attncap
