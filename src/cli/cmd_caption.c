@@ -53,7 +53,8 @@ static void usage(FILE *f) {
             "  --size N          long side of overlays and sheets in pixels (default 1024)\n"
             "  --style S         heat (default: colour map over the greyed photo) or spot (the paper's\n"
             "                    white highlight)\n"
-            "  --json            one JSON object per line: image, caption, tokens, logprob, overlays\n"
+            "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
+            "                    ranking score: logprob / (words+1)^len-alpha), overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
             "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
             "  --quiet           no progress bar, and no summary line (\"N captioned, N failed, S s\" on\n"
@@ -189,8 +190,8 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
     cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    cJSON_AddNumberToObject(o, "score", c->score); /* the ranking score, as --nbest prints it */
     if (c->n_alt) {
-        cJSON_AddNumberToObject(o, "score", c->score);
         cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
         for (int a = 0; a < c->n_alt; a++) {
             const ac_caption *ca = &c->alt[a];
