@@ -24,10 +24,16 @@ TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 LIB     := $(BUILD)/libattncap.a
 BIN     := $(BUILD)/attncap
 
+# `make deps`: what building and running attncap needs (the README's main job: the compiler and the
+# libraries; WordNet for METEOR's synonyms; the overlays' font; curl to fetch the encoder when there
+# is no ../shared). `make test-deps`: what only the test suite uses (a browser to render the eval
+# report, python3 for checks and the pseudo-terminal, pkg-config and man for the installed files);
+# tests whose tool is missing say so and skip.
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
-                   wordnet-base fonts-dejavu-core chromium
+                   wordnet-base fonts-dejavu-core curl ca-certificates
+DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db
 
-.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared
+.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared test-deps
 all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
@@ -180,6 +186,9 @@ imagenet-words: $(BUILD)/tools/imagenet_words
 
 deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES)
+
+test-deps: deps
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES)
 
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz attncap

@@ -5,13 +5,13 @@ _attncap() {
     local cmd=${COMP_WORDS[1]:-}
     if [ "$COMP_CWORD" -eq 1 ]; then
         local cmds
-        cmds=$("$bin" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')
+        cmds=$("$bin" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on && /^  [a-z]/ {print $1}')
         COMPREPLY=($(compgen -W "$cmds help --help --version" -- "$cur"))
         return
     fi
     if [ "$cmd" = help ]; then
         [ "$COMP_CWORD" -eq 2 ] &&
-            COMPREPLY=($(compgen -W "$("$bin" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')" -- "$cur"))
+            COMPREPLY=($(compgen -W "data $("$bin" --help 2>/dev/null | awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on && /^  [a-z]/ {print $1}')" -- "$cur"))
         return
     fi
     case $prev in

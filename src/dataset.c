@@ -252,9 +252,12 @@ static char *csv_field(char **p, int *bad) {
     return out;
 }
 
-/* Reads "image<TAB>caption" (tsv/flickr8k) or "image,caption" (csv) lines. A Flickr8k key
- * "name.jpg#k" names the photo "name.jpg". Blank lines are skipped; a first line "image,caption"
- * (or with a tab) is taken as a header. */
+/* Reads "image<TAB>caption[<TAB>split]" (tsv/flickr8k) or "image,caption[,split]" (csv) lines. A
+ * Flickr8k key "name.jpg#k" names the photo "name.jpg". Blank lines are skipped; a first line
+ * "image,caption[,split]" (or with tabs) is taken as a header. A photo's split, when its lines give
+ * one, must be the same on all of them; photos without one are split by hash_split afterwards. In a
+ * TSV without the header's "split", a third field that names no split is part of the caption (older
+ * files have tabs in captions). */
 static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
     char *data;
     size_t len;
@@ -267,7 +270,7 @@ static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
     }
     char *p = data;
     if (len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3)) p += 3; /* BOM */
-    int line = 0, rc = 0;
+    int line = 0, rc = 0, split_column = 0; /* a header named a third column "split" */
     char where[600];
     while (*p && !rc) {
         line++;
@@ -278,28 +281,47 @@ static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
         if (l && p[l - 1] == '\r') p[--l] = 0;
         snprintf(where, sizeof where, "%s:%d", path, line);
         if (!l || strspn(p, " \t") == l) { p = next; continue; }
-        char *img = NULL, *cap = NULL;
+        char *img = NULL, *cap = NULL, *split = NULL;
         if (csv) {
             int bad = 0;
             char *q = p;
             img = csv_field(&q, &bad);
             cap = csv_field(&q, &bad);
+            if (img && cap && !bad && *q) split = csv_field(&q, &bad);
             if (!img || !cap) rc = ac_errf(err, "dataset: out of memory");
-            else if (bad || *q) rc = ac_errf(err, "%s: expected two CSV fields \"image,caption\"", where);
+            else if (bad || *q) rc = ac_errf(err, "%s: expected CSV fields \"image,caption\" or \"image,caption,split\"", where);
         } else {
             char *tab = strchr(p, '\t');
-            if (!tab) rc = ac_errf(err, "%s: expected \"image<TAB>caption\"", where);
+            if (!tab) rc = ac_errf(err, "%s: expected \"image<TAB>caption\" or \"image<TAB>caption<TAB>split\"", where);
             else {
+                char *tab2 = strchr(tab + 1, '\t');
                 img = strndup(p, (size_t)(tab - p));
-                cap = strdup(tab + 1);
-                if (!img || !cap) rc = ac_errf(err, "dataset: out of memory");
+                cap = tab2 ? strndup(tab + 1, (size_t)(tab2 - tab - 1)) : strdup(tab + 1);
+                if (tab2) split = strdup(tab2 + 1);
+                if (!img || !cap || (tab2 && !split)) rc = ac_errf(err, "dataset: out of memory");
             }
         }
         if (!rc && line == 1 && (!strcasecmp(img, "image") || !strcasecmp(img, "filename") || !strcasecmp(img, "file_name")) &&
-            (!strcasecmp(cap, "caption") || !strcasecmp(cap, "captions"))) {
-            free(img), free(cap);
+            (!strcasecmp(cap, "caption") || !strcasecmp(cap, "captions")) && (!split || !strcasecmp(split, "split"))) {
+            split_column = split != NULL;
+            free(img), free(cap), free(split);
             p = next;
             continue;
+        }
+        ac_split sp = AC_SPLIT_NONE;
+        if (!rc && split) {
+            char word[16];
+            size_t sl = strlen(split);
+            while (sl && isspace((unsigned char)split[sl - 1])) sl--;
+            snprintf(word, sizeof word, "%.*s", (int)(sl < 15 ? sl : 15), split);
+            sp = sl < 15 ? ac_split_parse(word) : AC_SPLIT_NONE;
+            if (sp == AC_SPLIT_NONE && (csv || split_column)) {
+                rc = ac_errf(err, "%s: third field '%.32s' is not a split (train, val or test)", where, split);
+            } else if (sp == AC_SPLIT_NONE) { /* no split column declared: the tab was the caption's own */
+                char *whole = strdup(strchr(p, '\t') + 1);
+                if (!whole) rc = ac_errf(err, "dataset: out of memory");
+                else free(cap), cap = whole;
+            }
         }
         if (!rc) {
             char *hash = strrchr(img, '#'); /* Flickr8k "name.jpg#0" */
@@ -314,12 +336,18 @@ static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
             if (k < 0) rc = -1;
             else {
                 ac_ds_image *im = &b->ds->images[k];
-                if (!im->path && !(im->path = strdup(img))) rc = ac_errf(err, "dataset: out of memory");
+                static const char *names[] = {"train", "val", "test", "none"};
+                if (sp != AC_SPLIT_NONE && im->split != AC_SPLIT_NONE && im->split != sp)
+                    rc = ac_errf(err, "%s: %s is in split %s here but %s on an earlier line", where, im->key,
+                                 names[sp], names[im->split]);
+                else if (sp != AC_SPLIT_NONE) im->split = sp;
+                if (!rc && !im->path && !(im->path = strdup(img))) rc = ac_errf(err, "dataset: out of memory");
                 if (!rc) rc = add_caption(im, cap, err);
             }
         }
         free(img);
         free(cap);
+        free(split);
         p = next;
     }
     free(data);
@@ -433,8 +461,9 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
             free(d);
         } else {
             rc = read_lines(spec, csv, &b, err);
-            if (!rc)
-                for (int k = 0; k < ds->n; k++) ds->images[k].split = hash_split(ds->images[k].key);
+            if (!rc) /* photos whose lines name no split */
+                for (int k = 0; k < ds->n; k++)
+                    if (ds->images[k].split == AC_SPLIT_NONE) ds->images[k].split = hash_split(ds->images[k].key);
             char *d = dir_of(spec);
             default_dir = ac_path_join(d, "images");
             free(d);

@@ -305,6 +305,42 @@ static void remove_old(const char *dir) {
     closedir(d);
 }
 
+/* Removes a temporary directory of ours and everything in it (files only: we write no subdirectories). */
+static void remove_tmp_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Puts the finished tmp directory in place as out_dir. A replaced out_dir loses our files; if it
+ * holds others (the user's), the new files are moved into it one by one instead. */
+static int commit_dir(const char *tmp, const char *out_dir, int replace, char **list, int n_list, ac_err *err) {
+    if (replace) {
+        remove_old(out_dir);
+        if (rmdir(out_dir) != 0) { /* not empty: keep it, move ours in */
+            for (int i = 0; i < n_list; i++) {
+                const char *name = strrchr(list[i], '/') + 1;
+                char *dst = ac_path_join(out_dir, name);
+                if (!dst || rename(list[i], dst) != 0) {
+                    int e = errno;
+                    free(dst);
+                    return ac_errf(err, "%s: cannot move %s into place: %s", out_dir, name, strerror(e));
+                }
+                free(dst);
+            }
+            rmdir(tmp);
+            return 0;
+        }
+    }
+    if (rename(tmp, out_dir) != 0) return ac_errf(err, "%s: cannot rename into place: %s", out_dir, strerror(errno));
+    return 0;
+}
+
 /* Copies src into dst at (x, y). */
 static void blit(ac_image *dst, const ac_image *src, int x, int y) {
     for (int j = 0; j < src->h; j++) {
@@ -472,8 +508,16 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     if (n_paths) *n_paths = 0;
     if (o.max_side < 16 || o.max_side > 16384) return ac_errf(err, "overlay size %d out of range 16..16384", o.max_side);
     if (photo->w < 1 || photo->h < 1) return ac_errf(err, "%s: empty photo", stem);
-    char *out_dir = ac_path_join(dir, stem);
-    if (!out_dir) return ac_errf(err, "out of memory");
+    /* The photo's folder is written as a unit: files go to DIR/STEM.tmp.PID, renamed to DIR/STEM
+     * when all are written, so an interrupted run never leaves a half-written DIR/STEM. */
+    char *out_dir = ac_path_join(dir, stem), tmp_name[300];
+    snprintf(tmp_name, sizeof tmp_name, "%.250s.tmp.%d", stem, (int)getpid());
+    char *tmp_dir = ac_path_join(dir, tmp_name);
+    int made_tmp = 0, replace = 0;
+    if (!out_dir || !tmp_dir) {
+        free(out_dir), free(tmp_dir);
+        return ac_errf(err, "out of memory");
+    }
     ac_font *own_font = NULL;
     ac_image disp = {0};
     char **list = calloc((size_t)cap->n + 2, sizeof *list);
@@ -490,9 +534,14 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
             goto done;
         }
         if (!S_ISDIR(st.st_mode)) { ac_errf(err, "%s: exists and is not a directory", out_dir); goto done; }
-        remove_old(out_dir);
+        replace = 1;
     }
-    if (ac_mkdirs(out_dir, err)) goto done;
+    if (ac_mkdirs(dir, err)) goto done;
+    if (mkdir(tmp_dir, 0777) != 0) {
+        ac_errf(err, "%s: cannot create directory: %s", tmp_dir, strerror(errno));
+        goto done;
+    }
+    made_tmp = 1;
     /* display size: long side <= max_side, never enlarged */
     int w = photo->w, h = photo->h;
     if (w > o.max_side || h > o.max_side) {
@@ -514,7 +563,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         } else {
             snprintf(name, sizeof name, "sheet.png");
         }
-        if (!(list[n_list] = ac_path_join(out_dir, name))) { ac_errf(err, "out of memory"); goto done; }
+        if (!(list[n_list] = ac_path_join(tmp_dir, name))) { ac_errf(err, "out of memory"); goto done; }
         n_list++;
     }
     ov_job job = {.disp = &disp, .cap = cap, .vocab = vocab, .o = &o, .font = font, .paths = list, .gh = gh, .gw = gw,
@@ -531,8 +580,17 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         if (err) *err = job.err;
         goto done;
     }
+    if (commit_dir(tmp_dir, out_dir, replace, list, n_list, err)) goto done;
+    made_tmp = 0;
+    for (int i = 0; i < n_list; i++) { /* the paths as they are now */
+        char *p = ac_path_join(out_dir, strrchr(list[i], '/') + 1);
+        if (!p) { ac_errf(err, "out of memory"); goto done; }
+        free(list[i]);
+        list[i] = p;
+    }
     rc = 0;
 done:
+    if (made_tmp) remove_tmp_dir(tmp_dir);
     if (rc == 0 && paths) {
         *paths = list, *n_paths = n_list;
     } else {
@@ -542,5 +600,6 @@ done:
     ac_font_free(own_font);
     ac_image_free(&disp);
     free(out_dir);
+    free(tmp_dir);
     return rc;
 }

@@ -54,6 +54,38 @@ if [ $ok = 1 ]; then
 fi
 [ $ok = 1 ] && t_ok
 
+t_begin same_score_in_every_output
+# caption's score is logprob / (words + 1)^alpha in --json (every line) and in --nbest's lines
+MK="$(dirname "$A")/tests/test_captioner"
+py=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || true)
+if [ -z "$py" ]; then t_skip "needs python3"
+elif need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
+  if [ ! -x "$MK" ]; then t_skip "needs $MK (make tests)"
+  elif ! "$MK" --make-model "$T/tiny.safetensors" >/dev/null 2>&1; then t_fail "cannot make the tiny model"
+  else
+    S="$ROOT/samples"
+    "$A" caption --model "$T/tiny.safetensors" --quiet --beam 3 --len-alpha 0.5 --json "$S/dog.jpg" "$S/kite.jpg" >"$T/j" &&
+      "$A" caption --model "$T/tiny.safetensors" --quiet --beam 3 --len-alpha 0.5 --nbest 2 "$S/dog.jpg" "$S/kite.jpg" >"$T/nb"
+    msg=$("$py" - "$T/j" "$T/nb" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+nb = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
+best = {}
+for path, cap, score in nb:
+    best.setdefault(path, (cap, float(score)))
+for o in rows:
+    assert "score" in o, "no score in %s" % sorted(o)
+    want = o["logprob"] / (len(o["tokens"]) + 1) ** 0.5
+    assert abs(o["score"] - want) < 1e-4, (o["score"], want)
+    cap, s = best[o["image"]]
+    assert cap == o["caption"] and abs(s - o["score"]) < 1e-3, (cap, s, o["caption"], o["score"])
+print("ok")
+PY
+)
+    [ "$msg" = ok ] && t_ok || t_fail "$msg"
+  fi
+fi
+
 t_begin man_page_and_completion_installed
 P="$T/prefix"
 if ! command -v make >/dev/null; then t_skip "needs make"

@@ -75,4 +75,21 @@ if setup; then
   else t_ok; fi
 fi
 
+t_begin train_epoch_lines_own_their_line
+FX="$ROOT/tests/fixtures/train"
+if [ -z "$py" ]; then t_skip "needs python3 for the pseudo-terminal"
+else
+  "$py" "$TTY" "$T/screen" -- "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/m.safetensors" \
+    --embed 32 --hidden 32 --att 16 --min-count 1 --batch 5 --lr 0.01 --dropout 0 --lambda 0.1 --checkpoint-every 0 \
+    --epochs 6 --patience 100; rc=$?
+  mixed=$(bar_mixed "$T/screen"); left=$(bar_left "$T/screen")
+  n_epoch=$(grep -cE '^epoch [0-9.]+ step [0-9]+: train loss' "$T/screen")
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(tail -3 "$T/screen")"
+  elif ! grep -q $'\r' "$T/screen.raw"; then t_fail "no progress bar was drawn on the terminal"
+  elif [ -n "$mixed" ]; then t_fail "the bar shares a line: $mixed"
+  elif [ -n "$left" ]; then t_fail "a bar is left on the screen: $left"
+  elif [ "$n_epoch" -ne 6 ]; then t_fail "$n_epoch epoch lines of their own: $(grep epoch "$T/screen" | head -3)"
+  else t_ok; fi
+fi
+
 t_end

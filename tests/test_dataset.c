@@ -96,6 +96,35 @@ static void test_tsv_csv(void) {
     CHECKF(cnt[0] > 1700 && cnt[0] < 1900 && cnt[1] > 60 && cnt[2] > 60, "%d %d %d", cnt[0], cnt[1], cnt[2]);
 }
 
+/* The optional third column: a photo's split, the same on all its lines; photos without one are
+ * hashed. Hand-written cases (the hashed ones are checked against Python in tests/data_cli.sh). */
+static void test_tsv_split_column(void) {
+    ac_dataset ds;
+    ac_err e;
+    const char *p = tmpfile_with("s.tsv", "image\tcaption\tsplit\na.jpg\tA dog.\ttest\nb.jpg\tA cat.\tval \n"
+                                          "a.jpg\tTwo dogs.\ttest\nc.jpg\tA bird.\ttrain\nc.jpg\tBirds.\n");
+    CHECKF(ac_dataset_load(p, NULL, &ds, &e) == 0, "%s", e.msg);
+    CHECK(ds.n == 3 && ds.images[0].n_caps == 2 && !strcmp(ds.images[0].caps[1], "Two dogs."));
+    CHECK(ds.images[0].split == AC_SPLIT_TEST && ds.images[1].split == AC_SPLIT_VAL && ds.images[2].split == AC_SPLIT_TRAIN);
+    ac_dataset_free(&ds);
+    p = tmpfile_with("s.csv", "image,caption,split\na.jpg,\"A dog, brown.\",dev\nb.jpg,A cat.\n");
+    CHECKF(ac_dataset_load(p, NULL, &ds, &e) == 0, "%s", e.msg);
+    CHECK(ds.n == 2 && ds.images[0].split == AC_SPLIT_VAL && !strcmp(ds.images[0].caps[0], "A dog, brown."));
+    ac_dataset_free(&ds);
+    p = tmpfile_with("conflict.tsv", "a.jpg\tA dog.\ttrain\nb.jpg\tx\na.jpg\tA dog again.\ttest\n");
+    CHECK(ac_dataset_load(p, NULL, &ds, &e) == -1);
+    CHECKF(strstr(e.msg, "conflict.tsv:3") && strstr(e.msg, "a.jpg") && strstr(e.msg, "test") && strstr(e.msg, "train"),
+           "%s", e.msg);
+    p = tmpfile_with("unknown.tsv", "image\tcaption\tsplit\na.jpg\tA dog.\tholdout\n");
+    CHECK(ac_dataset_load(p, NULL, &ds, &e) == -1);
+    CHECKF(strstr(e.msg, "unknown.tsv:2") && strstr(e.msg, "holdout"), "%s", e.msg);
+    /* without the header's split column, a tab inside a caption stays the caption's (as it was) */
+    p = tmpfile_with("tab.tsv", "a.jpg\tA dog\t .\nb.jpg\tA cat.\ttest\n");
+    CHECKF(ac_dataset_load(p, NULL, &ds, &e) == 0, "%s", e.msg);
+    CHECK(ds.n == 2 && !strcmp(ds.images[0].caps[0], "A dog\t .") && ds.images[1].split == AC_SPLIT_TEST);
+    ac_dataset_free(&ds);
+}
+
 static void test_json(void) {
     ac_dataset ds;
     ac_err e;
@@ -192,6 +221,7 @@ static void test_shared_sets(void) {
 int main(void) {
     RUN(test_vocab);
     RUN(test_tsv_csv);
+    RUN(test_tsv_split_column);
     RUN(test_json);
     RUN(test_flickr8k_generated);
     RUN(test_shared_sets);

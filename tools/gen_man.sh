@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gen_man.sh BIN TEMPLATE: prints the man page, TEMPLATE (doc/attncap.1.in) with @VERSION@ from
-# `BIN --version` and @COMMANDS@ from `BIN help CMD` for every command `BIN --help` lists.
+# `BIN --version`, @COMMANDS@ from `BIN help CMD` for every command `BIN --help` lists, and @DATA@
+# from `BIN help data`.
 set -euo pipefail
 bin=$1 template=$2
 version=$("$bin" --version | awk '{print $2}')
@@ -15,9 +16,11 @@ body=$(for c in $(commands); do
   "$bin" help "$c" | esc
   printf '.fi\n'
 done)
+data=$("$bin" help data | tail -n +3 | esc)
 while IFS= read -r line; do
   case $line in
     @COMMANDS@) printf '%s\n' "$body" ;;
+    @DATA@) printf '%s\n' "$data" ;;
     *) printf '%s\n' "${line//@VERSION@/$version}" ;;
   esac
 done <"$template"

@@ -21,8 +21,15 @@ for dir in "${ATTNCAP_DATA:-}" ../shared; do
   echo "get_encoder: $dir/encoders/$name has the wrong SHA-256; refusing it" >&2; exit 1
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# offline, or no downloader: say where the file goes instead of a bare network error
+where="put $name (SHA-256 $want, from $url) in $(pwd)/models/, or in \$ATTNCAP_DATA/encoders or ../shared/encoders beside the repository, then run make models again"
 echo "encoder: downloading $url"
-if command -v curl >/dev/null; then curl -fsSL "$url" -o "$tmp/m.tgz"; else wget -q "$url" -O "$tmp/m.tgz"; fi
+if command -v curl >/dev/null; then ok=1; curl -fsSL --connect-timeout 20 "$url" -o "$tmp/m.tgz" 2>"$tmp/log" || ok=0
+elif command -v wget >/dev/null; then ok=1; wget -q --timeout=20 "$url" -O "$tmp/m.tgz" 2>"$tmp/log" || ok=0
+else echo "get_encoder: neither curl nor wget is installed (make deps installs curl): $where" >&2; exit 1; fi
+if [ $ok = 0 ]; then
+  echo "get_encoder: cannot download the encoder ($(tr '\n' ' ' <"$tmp/log" | sed 's/ *$//')): $where" >&2; exit 1
+fi
 tar -xzf "$tmp/m.tgz" -C "$tmp"
 f=$(find "$tmp" -name "$name" | head -1)
 [ -n "$f" ] || { echo "get_encoder: $name not found in the downloaded archive" >&2; exit 1; }

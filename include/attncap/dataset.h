@@ -29,8 +29,10 @@ typedef struct ac_dataset {
 
 /* SPEC: a Flickr8k directory (with Flickr8k.token.txt; photos in DIR/images or DIR/Flicker8k_Dataset),
  * a .json (COCO captions or Karpathy, told apart by content; photos in its dir's images/ unless
- * image_dir is given), or a .tsv/.csv file. Images without a split in the file (COCO, TSV) get one by
- * a hash of the key: 90% train, 5% val, 5% test, deterministic. image_dir may be NULL. */
+ * image_dir is given), or a .tsv/.csv file of image<TAB>caption[<TAB>split] (image,caption[,split])
+ * lines, photos in images/ beside it. Images without a split in the file (COCO; TSV/CSV lines without
+ * one) get one by the FNV-1a 64 hash h of the key: h ^= h >> 29, r = h % 100, r < 90 train, r < 95
+ * val, else test (90/5/5, deterministic; `attncap help data`). image_dir may be NULL. */
 int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_err *err);
 void ac_dataset_free(ac_dataset *ds);
 ac_split ac_split_parse(const char *s); /* "train", "val"/"dev", "test"; AC_SPLIT_NONE otherwise */

@@ -49,7 +49,9 @@ int ac_font_draw(const ac_font *f, ac_image *img, int x, int y, float px, const 
 /* Writes DIR/<stem>/NN_<word>.png (NN = 01.., one per word) and DIR/<stem>/sheet.png (the photo
  * and one panel per word, each word printed under its panel, the caption as the title).
  * DIR/<stem> must not exist unless opts->force (then earlier NN_*.png and sheet.png in it are
- * replaced). On success *paths (malloc'd array of malloc'd strings, words then sheet) and *n_paths
+ * replaced; err->code AC_ERR_EXISTS otherwise). The folder is written as a unit: into
+ * DIR/<stem>.tmp.<pid>, renamed to DIR/<stem> once complete (removed on failure), so DIR/<stem>
+ * is either absent or whole, even when the process is killed. On success *paths (malloc'd array of malloc'd strings, words then sheet) and *n_paths
  * are set if paths is not NULL. font may be NULL (loaded from opts->font). */
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int grid_h, int grid_w, const ac_overlay_opts *opts,

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "attncap/captioner.h"
 #include "attncap/overlay.h"
 #include "attncap/shard.h"
+#include "cleanup.h"
 #include "commands.h"
 #include "inputs.h"
 #include "messages.h"
@@ -46,7 +48,11 @@ static void usage(FILE *f) {
             "                    meaningful: it depends only on the words before it)\n"
             "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
             "                    an existing DIR/<stem> is refused (that photo fails) unless --force\n"
+            "                    (written whole: DIR/<stem>.tmp.PID renamed when complete, removed when\n"
+            "                    interrupted)\n"
             "  --force           replace earlier overlays in DIR/<stem>\n"
+            "  --skip-existing   skip photos whose DIR/<stem> exists: rerun the same command to resume an\n"
+            "                    interrupted batch (the stems are the same for the same inputs)\n"
             "  --size N          long side of overlays and sheets in pixels (default 1024)\n"
             "  --style S         heat (default: colour map over the greyed photo) or spot (the paper's\n"
             "                    white highlight)\n"
@@ -57,8 +63,8 @@ static void usage(FILE *f) {
             "  --tag-threshold X a tag's probability to become a constraint (default: the model's)\n"
             "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
-            "  --json            one JSON object per line: image, caption, tokens, logprob, confidence, tags,\n"
-            "                    overlays\n"
+            "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
+            "                    ranking score: logprob / (words+1)^len-alpha), confidence, tags, overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
             "  --shard I/N       only this task's share of the photos: those whose file name hashes to I mod N\n"
             "                    (0 <= I < N), so N tasks cover each photo once; slurm: I and N from the\n"
@@ -149,24 +155,44 @@ static double cpu_seconds(void) {
 
 /* ---- output ---- */
 
-/* A unique stem for DIR/<stem> within this run: "dog", then "dog-2", ... */
-static char *unique_stem(const char *path, strv *used) {
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    char stem[200];
-    snprintf(stem, sizeof stem, "%s", b);
-    char *dot = strrchr(stem, '.');
-    if (dot && dot != stem) *dot = 0;
-    char buf[220];
-    snprintf(buf, sizeof buf, "%s", stem);
-    for (int k = 2;; k++) {
-        int clash = 0;
-        for (int i = 0; i < used->n && !clash; i++) clash = !strcmp(used->v[i], buf);
-        if (!clash) break;
-        snprintf(buf, sizeof buf, "%s-%d", stem, k);
+/* FNV-1a: the stem table's hash. */
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* stems->v[i]: a unique name for photo i's folder DIR/<stem>: its file name without the extension,
+ * then "-2", "-3", ... for later photos of the same name. Decided for all photos before any is
+ * captioned, in input order, so a rerun over the same inputs (--skip-existing) finds the same
+ * folders. A hash table of the stems taken keeps this linear in the number of photos. */
+static int assign_stems(const strv *paths, strv *stems) {
+    size_t cap = 64;
+    while (cap < 2 * (size_t)paths->n + 2) cap *= 2;
+    int *table = malloc(cap * sizeof *table); /* index into stems->v, or -1 */
+    if (!table) return -1;
+    for (size_t k = 0; k < cap; k++) table[k] = -1;
+    int rc = 0;
+    for (int i = 0; i < paths->n && !rc; i++) {
+        const char *b = strrchr(paths->v[i], '/');
+        b = b ? b + 1 : paths->v[i];
+        char stem[200], buf[220];
+        snprintf(stem, sizeof stem, "%s", b);
+        char *dot = strrchr(stem, '.');
+        if (dot && dot != stem) *dot = 0;
+        snprintf(buf, sizeof buf, "%s", stem);
+        size_t slot;
+        for (int k = 2;; k++) {
+            slot = hash_str(buf) & (cap - 1);
+            while (table[slot] >= 0 && strcmp(stems->v[table[slot]], buf)) slot = (slot + 1) & (cap - 1);
+            if (table[slot] < 0) break;
+            snprintf(buf, sizeof buf, "%s-%d", stem, k);
+        }
+        if (strv_push(stems, buf)) rc = -1;
+        else table[slot] = stems->n - 1;
     }
-    strv_push(used, buf);
-    return strdup(buf);
+    free(table);
+    return rc;
 }
 
 /* Tags, confidence and whether the caption was replaced by a description (naming.h). */
@@ -196,9 +222,9 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
     cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    cJSON_AddNumberToObject(o, "score", c->score); /* the ranking score, as --nbest prints it */
     add_naming_json(o, c);
     if (c->n_alt) {
-        cJSON_AddNumberToObject(o, "score", c->score);
         cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
         for (int a = 0; a < c->n_alt; a++) {
             const ac_caption *ca = &c->alt[a];
@@ -245,7 +271,7 @@ int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL, *tags_arg = NULL, *tag_table = NULL;
     float tag_threshold = -1, min_confidence = -1, tag_max_drop = -1;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
-    int allow_unk = 0, stdin_used = 0, nbest = 0;
+    int allow_unk = 0, stdin_used = 0, nbest = 0, skip_existing = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     ac_overlay_style style = AC_OVERLAY_HEAT;
     const char *style_name = "heat", *share = NULL;
@@ -271,6 +297,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_FLAG("--attention", NULL, &attention),
         OPT_FLAG("--allow-unk", NULL, &allow_unk),
         OPT_FLAG("--force", NULL, &force),
+        OPT_FLAG("--skip-existing", NULL, &skip_existing),
         OPT_FLAG("--quiet", "-q", &quiet),
         OPT_FLAG("--verbose", "-v", &verbose),
         OPT_END,
@@ -291,6 +318,11 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: --attention needs --json\n");
         return 2;
     }
+    if (skip_existing && (!ov_dir || force)) {
+        fprintf(stderr, "attncap caption: --skip-existing %s\n", force ? "and --force contradict each other"
+                                                                    : "needs --overlays DIR (it skips photos whose DIR/<stem> exists)");
+        return 2;
+    }
 
     ac_err err;
     ac_shard shard = {0, 0};
@@ -298,7 +330,8 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: --shard: %s\n", err.msg);
         return 2;
     }
-    strv paths = {0}, used = {0};
+    strv paths = {0}, stems = {0};
+    int skipped = 0;
     int failures = 0, rc = 1;
     ac_captioner cap;
     int cap_open = 0;
@@ -329,6 +362,33 @@ int cmd_caption(int argc, char **argv) {
         goto out;
     }
     paths.n = ac_shard_filter(&shard, paths.v, paths.n, free);
+    if (ov_dir) {
+        cli_cleanup_watch(ov_dir, 1); /* a folder being written when interrupted goes (see cleanup.h) */
+        if (assign_stems(&paths, &stems)) {
+            fprintf(stderr, "attncap caption: out of memory\n");
+            goto out;
+        }
+    }
+    if (skip_existing) { /* resuming: a photo whose folder is there was done (folders are written whole) */
+        int kept = 0;
+        for (int i = 0; i < paths.n; i++) {
+            char *d = ac_path_join(ov_dir, stems.v[i]);
+            if (d && ac_is_dir(d)) {
+                free(paths.v[i]), free(stems.v[i]);
+                skipped++;
+            } else {
+                paths.v[kept] = paths.v[i], stems.v[kept] = stems.v[i];
+                kept++;
+            }
+            free(d);
+        }
+        paths.n = stems.n = kept;
+        if (!kept) {
+            if (!quiet) fprintf(stderr, "attncap caption: all %d photos were done already (%s)\n", skipped, ov_dir);
+            rc = 0;
+            goto out;
+        }
+    }
     if (ov_dir) {
         if (ac_mkdirs(ov_dir, &err)) {
             fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
@@ -441,13 +501,11 @@ int cmd_caption(int argc, char **argv) {
             int n_ov = 0, ov_failed = 0;
             if (ov_dir) {
                 double t0 = ac_now();
-                char *stem = unique_stem(path, &used);
-                if (!stem || ac_overlays_write(ov_dir, stem, &j->photo, c, cap.model.vocab, cap.grid_h, cap.grid_w,
-                                               &oo, font, &ov, &n_ov, &err)) {
-                    fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, stem ? err.msg : "out of memory", stem ? cli_hint(&err) : "");
+                if (ac_overlays_write(ov_dir, stems.v[i], &j->photo, c, cap.model.vocab, cap.grid_h, cap.grid_w, &oo,
+                                      font, &ov, &n_ov, &err)) {
+                    fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
                     ov_failed = 1;
                 }
-                free(stem);
                 t_ov += ac_now() - t0;
             }
             if (json) print_json(path, text ? text : "", c, cap.model.vocab, ov, n_ov, attention, cap.grid_h, cap.grid_w);
@@ -477,8 +535,11 @@ int cmd_caption(int argc, char **argv) {
         ac_progress_update(&prog, (uint64_t)i + 1);
     }
     ac_progress_finish(&prog);
-    if (!quiet && paths.n > 1)
-        fprintf(stderr, "attncap caption: %d captioned, %d failed, %.1f s\n", done_ok, failures, ac_now() - t_start);
+    char skipped_note[64] = "";
+    if (skipped) snprintf(skipped_note, sizeof skipped_note, ", %d skipped (done before)", skipped);
+    if (!quiet && (paths.n > 1 || skipped))
+        fprintf(stderr, "attncap caption: %d captioned, %d failed%s, %.1f s\n", done_ok, failures, skipped_note,
+                ac_now() - t_start);
     t_run = ac_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
     if (verbose) {
@@ -512,6 +573,6 @@ out_pipe:
 out:
     if (cap_open) ac_captioner_close(&cap);
     ac_font_free(font);
-    strv_free(&paths), strv_free(&used);
+    strv_free(&paths), strv_free(&stems);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "attncap/overlay.h"
 #include "attncap/report.h"
 #include "attncap/shard.h"
+#include "cleanup.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
@@ -33,8 +34,8 @@ static void usage(FILE *f) {
             "  --model MODEL      caption the photos of --data's --split with this model, then score them\n"
             "                     (default: found as attncap caption finds it: $ATTNCAP_MODEL, else\n"
             "                     models/%s)\n"
-            "  --data SPEC        a data set as for attncap train (Flickr8k dir, COCO/Karpathy JSON, TSV)\n"
-            "  --images DIR       where its photos are (default: beside SPEC, see attncap train)\n"
+            "  --data SPEC        a data set: Flickr8k dir, COCO/Karpathy JSON, TSV/CSV (attncap help data)\n"
+            "  --images DIR       where its photos are (default: see attncap help data)\n"
             "  --split S          test (default), val, train or all\n"
             "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
             "  --tags auto|off    name what the encoder sees, as attncap caption does (default: the model's\n"
@@ -412,6 +413,11 @@ int cmd_eval(int argc, char **argv) {
                         "or the default model) (try attncap eval --help)\n");
         return 2;
     }
+    /* what an interrupted run was writing goes (see cleanup.h) */
+    cli_cleanup_watch(o.results_out, 0), cli_cleanup_watch(o.per_image, 0), cli_cleanup_watch(o.report, 1);
+    char *report_sub[2] = {o.report ? ac_path_join(o.report, "thumbs") : NULL, o.report ? ac_path_join(o.report, "sheets") : NULL};
+    cli_cleanup_watch(report_sub[0], 1), cli_cleanup_watch(report_sub[1], 1);
+    free(report_sub[0]), free(report_sub[1]);
     ac_eval_set set = {0};
     int n_ref_images = 0, rc;
     char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;

@@ -7,6 +7,7 @@
 #include "attncap/cnn.h"
 #include "attncap/features.h"
 #include "attncap/shard.h"
+#include "cleanup.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
@@ -173,6 +174,7 @@ int cmd_features(int argc, char **argv) {
         free(paths);
         return 2;
     }
+    cli_cleanup_watch(out, 1); /* its shards' temporaries go when interrupted */
     if (list && read_list(list, root, &paths, &n, &err) < 0) {
         fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;

@@ -30,7 +30,7 @@ static void usage(FILE *f) {
             "  area   the object's share of the photo: the mass of attention spread evenly\n\n"
             "  --boxes FILE     the objects (e.g. tests/fixtures/grounding/samples.tsv)\n"
             "  --root DIR       directory the photo names are relative to (default: .)\n"
-            "  --data SPEC      reference captions (Flickr8k dir, COCO/Karpathy JSON, TSV), matched by file name\n"
+            "  --data SPEC      reference captions (attncap help data), matched by file name\n"
             "  --model FILE     model (default: as attncap caption)\n"
             "  --encoder FILE   the model's TFLite encoder (default: as attncap caption)\n"
             "  --beam K         beam size for the captions (default: the model's)\n"

@@ -21,7 +21,7 @@ static void usage(FILE *f) {
             "table and the best setting; --write records it in the model file (metadata \"decode\"), which\n"
             "attncap caption and eval then use by default.\n\n"
             "  --model MODEL      the decoder (.safetensors)\n"
-            "  --data SPEC        a data set as for attncap train (Flickr8k dir, COCO/Karpathy JSON, TSV)\n"
+            "  --data SPEC        a data set: Flickr8k dir, COCO/Karpathy JSON, TSV/CSV (attncap help data)\n"
             "  --features CACHE   features of the split's photos (attncap features, same encoder as the model)\n"
             "  --split S          val (default), test, train or all\n"
             "  --beams LIST       beam widths, comma-separated (default 1,3,5)\n"

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attncap/version.h"
+#include "cleanup.h"
 #include "commands.h"
 
 static const struct {
@@ -23,12 +24,38 @@ static const struct {
 
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 
+/* attncap help data: the data-set formats that train, eval, tune and ground read (src/dataset.c). */
+static const char help_data[] =
+    "usage: attncap help data\n\n"
+    "Data sets: the SPEC of --data (attncap train, eval, tune, ground) is one of\n\n"
+    "  DIR          a Flickr8k directory: DIR/Flickr8k.token.txt (\"name.jpg#k<TAB>caption\" lines; also\n"
+    "               in DIR/Flickr8k_text/) with the split files Flickr_8k.trainImages.txt,\n"
+    "               Flickr_8k.devImages.txt and Flickr_8k.testImages.txt beside it (photos they do not\n"
+    "               list are in no split); photos in DIR/images, else DIR/Flicker8k_Dataset\n"
+    "  FILE.json    COCO captions (\"images\" and \"annotations\") or Karpathy's dataset_*.json\n"
+    "               (\"images\" with \"sentences\" and \"split\"); photos in images/ beside FILE\n"
+    "  FILE.csv     one caption per line, image,caption or image,caption,split (RFC 4180 quotes)\n"
+    "  FILE         any other file name (.tsv, .txt): one caption per line, image<TAB>caption or\n"
+    "               image<TAB>caption<TAB>split; photos in images/ beside FILE\n\n"
+    "In a TSV or CSV a first line \"image<TAB>caption[<TAB>split]\" is a header, blank lines are\n"
+    "skipped, and a photo's lines name the same split or none. A split is train (or restval), val\n"
+    "(or dev, valid, validation) or test. In a TSV whose header does not name the split column, a\n"
+    "third field that is not a split stays part of the caption.\n\n"
+    "Photos without a split (COCO captions JSON; TSV or CSV lines without one; a Flickr8k directory\n"
+    "without split files) are split by their file name, the same way every time: h = the 64-bit\n"
+    "FNV-1a hash of the name's bytes, h ^= h >> 29, r = h mod 100; r < 90 is train, r < 95 val,\n"
+    "else test (90/5/5).\n\n"
+    "Photos: a relative image path in the data set is looked up under --images DIR when given, else\n"
+    "in the default folder above; an absolute path is used as it is. Feature caches (attncap\n"
+    "features) key photos by file name without directory.\n";
+
 static void usage(FILE *f) {
     fprintf(f, "attncap %s: image captioning with visual attention (Show, Attend and Tell)\n\n"
                "usage: attncap COMMAND [options]   (attncap help COMMAND, or attncap COMMAND --help, for each)\n"
                "       attncap --version\n\ncommands:\n", AC_VERSION);
     for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nOptions take their value as the next argument or after '=' (--beam 3, --beam=3).\n"
+    fprintf(f, "\nattncap help data: data-set formats (--data SPEC), splits, where photos are looked up.\n");
+    fprintf(f, "Options take their value as the next argument or after '=' (--beam 3, --beam=3).\n"
                "man attncap has them all; the environment variables are listed there too.\n");
 }
 
@@ -47,6 +74,10 @@ int main(int argc, char **argv) {
         printf("attncap %s\n", AC_VERSION);
         return 0;
     }
+    if (!strcmp(argv[1], "help") && !strcmp(argv[2], "data") && argc == 3) {
+        fputs(help_data, stdout);
+        return 0;
+    }
     if (!strcmp(argv[1], "help")) { /* attncap help CMD: CMD's --help */
         const int c = find_command(argv[2]);
         if (c < 0 || argc > 3) {
@@ -58,6 +89,7 @@ int main(int argc, char **argv) {
         return commands[c].run(2, help_argv);
     }
     const int c = find_command(argv[1]);
+    cli_cleanup_install();
     if (c >= 0) return commands[c].run(argc - 1, argv + 1);
     fprintf(stderr, "attncap: unknown command '%s' (try attncap --help)\n", argv[1]);
     return 2;
