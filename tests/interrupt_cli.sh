@@ -89,7 +89,7 @@ fi
 t_begin features_sigterm
 if setup && need_data encoders/mobilenet_v2_1.0_224_quant.tflite; then
   rm -rf "$T/feat"; mkdir -p "$T/feat"
-  "$A" features --encoder "$ENC" --size 448 --shard 2 --threads 1 --quiet --out "$T/feat" "$T/many"/*.jpg >"$T/out" 2>"$T/err" &
+  "$A" features --encoder "$ENC" --size 448 --shard-size 2 --threads 1 --quiet --out "$T/feat" "$T/many"/*.jpg >"$T/out" 2>"$T/err" &
   pid=$!
   plant "$T/feat" $pid
   wait_for has_entry "$T/feat" '^shard-'
@@ -98,7 +98,7 @@ if setup && need_data encoders/mobilenet_v2_1.0_224_quant.tflite; then
   if [ $rc -eq 0 ]; then t_skip "finished before the signal"
   elif [ $rc -ne 143 ]; then t_fail "exit $rc, expected 143 (SIGTERM): $(head -3 "$T/err")"
   elif [ -n "$left" ]; then t_fail "left behind: $left"
-  elif ! "$A" features --encoder "$ENC" --size 448 --shard 2 --threads 1 --quiet --out "$T/feat" "$T/many"/*.jpg 2>"$T/err"; then
+  elif ! "$A" features --encoder "$ENC" --size 448 --shard-size 2 --threads 1 --quiet --out "$T/feat" "$T/many"/*.jpg 2>"$T/err"; then
     t_fail "resume: $(cat "$T/err")"
   else t_ok; fi
 fi
