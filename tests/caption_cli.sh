@@ -223,4 +223,16 @@ if setup; then
   [ $ok = 1 ] && t_ok
 fi
 
+# Words outside the vocabulary: a note on stderr and "unknown_words" in JSON for --given; info --vocab
+# lists the vocabulary (the tiny model's 14 words, in id order).
+t_begin unknown_words_marked
+if setup; then
+  js=$("$A" caption $M --json --given "a zebrafish runs on the grass" "$S/dog.jpg" 2>"$T/err")
+  "$A" info --vocab "$T/tiny.safetensors" >"$T/vocab" 2>>"$T/err"
+  if ! grep -q '"unknown_words":\["zebrafish"\]' <<<"$js"; then t_fail "JSON: $js"
+  elif [ "$(grep -c "zebrafish" "$T/err")" -ne 1 ]; then t_fail "stderr: $(cat "$T/err")"
+  elif [ "$(wc -l <"$T/vocab")" -ne 14 ] || [ "$(sed -n 6p "$T/vocab" | cut -f1)" != "dog" ]; then t_fail "vocab: $(head -8 "$T/vocab")"
+  else t_ok; fi
+fi
+
 t_end

@@ -197,6 +197,12 @@ static int assign_stems(const strv *paths, strv *stems) {
 
 /* Tags, confidence and whether the caption was replaced by a description (naming.h). */
 static void add_naming_json(cJSON *o, const ac_caption *c) {
+    cJSON *unk = NULL; /* a given caption's words outside the vocabulary */
+    for (int k = 0; c->labels && k < c->n; k++)
+        if (c->words[k] == AC_UNK && c->labels[k] && strcmp(c->labels[k], "<unk>")) {
+            if (!unk) unk = cJSON_AddArrayToObject(o, "unknown_words");
+            cJSON_AddItemToArray(unk, cJSON_CreateString(c->labels[k]));
+        }
     if (isfinite(c->confidence) && c->confidence > 0) cJSON_AddNumberToObject(o, "confidence", c->confidence);
     if (c->described) cJSON_AddTrueToObject(o, "described");
     if (!c->n_tags) return;
@@ -414,6 +420,10 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: --given: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
+    for (int k = 0; given && k < cap.n_given; k++) /* words the model cannot say: fed as <unk> */
+        if (cap.given[k] == AC_UNK && strcmp(cap.given_words[k], "<unk>") && !quiet)
+            fprintf(stderr, "attncap caption: note: --given: '%s' is not in the model's vocabulary (fed as <unk>; "
+                            "attncap info --vocab MODEL lists it)\n", cap.given_words[k]);
     if (!given) { /* tags: the model's dev-chosen setting (auto if recorded), or the flags */
         ac_naming_opts no = ac_naming_opts_for_model(&cap.model);
         if (tags_arg && !strcmp(tags_arg, "auto")) no.mode = AC_TAGS_AUTO;

@@ -19,7 +19,10 @@ static void usage(FILE *f) {
                "model's configuration, encoder, training record and decoding setting; the vocabulary's\n"
                "size) and its tensors. Only the header is read.\n\n"
                "  --ops       only the operators (TFLite) or the metadata (safetensors)\n"
-               "  --tensors   only the tensors\n");
+               "  --tensors   only the tensors\n"
+               "  --vocab     a model's vocabulary, one word per line in id order, with its counts in the\n"
+               "              captioned photos and in the captions without photos it was trained on\n"
+               "              (WORD<TAB>PAIRED<TAB>TEXT; counts empty if the model does not record them)\n");
 }
 
 static void print_shape(const ac_tfl_tensor *t) {
@@ -100,10 +103,44 @@ static int info_safetensors(const char *path, int meta, int tensors) {
     return 0;
 }
 
+/* --vocab: the words of a model file, with their counts by source if recorded. */
+static int info_vocab(const char *path) {
+    ac_st_file f;
+    ac_err err;
+    if (ac_st_read_header(path, &f, &err)) {
+        fprintf(stderr, "attncap info: %s\n", err.msg);
+        return 1;
+    }
+    const char *v = ac_st_meta(&f, "vocab"), *c = ac_st_meta(&f, "vocab_counts");
+    cJSON *words = v ? cJSON_Parse(v) : NULL, *counts = c ? cJSON_Parse(c) : NULL;
+    const cJSON *paired = cJSON_GetObjectItemCaseSensitive(counts, "paired"),
+                *text = cJSON_GetObjectItemCaseSensitive(counts, "text");
+    int rc = 0;
+    if (!cJSON_IsArray(words)) {
+        fprintf(stderr, "attncap info: %s: no vocabulary (not an attncap model?)\n", path);
+        rc = 1;
+    }
+    const int n = rc ? 0 : cJSON_GetArraySize(words);
+    const int have = cJSON_IsArray(paired) && cJSON_IsArray(text) && cJSON_GetArraySize(paired) == n &&
+                     cJSON_GetArraySize(text) == n;
+    for (int i = 0; i < n; i++) {
+        const cJSON *w = cJSON_GetArrayItem(words, i);
+        if (!cJSON_IsString(w)) continue;
+        if (have)
+            printf("%s\t%d\t%d\n", w->valuestring, (int)cJSON_GetArrayItem(paired, i)->valuedouble,
+                   (int)cJSON_GetArrayItem(text, i)->valuedouble);
+        else printf("%s\t\t\n", w->valuestring);
+    }
+    cJSON_Delete(words), cJSON_Delete(counts);
+    ac_st_free(&f);
+    return rc;
+}
+
 int cmd_info(int argc, char **argv) {
     const char *path = NULL;
-    int ops = 1, tensors = 1;
+    int ops = 1, tensors = 1, vocab = 0;
     const cli_opt opts[] = {
+        OPT_FLAG("--vocab", NULL, &vocab),
         OPT_UNSET("--ops", &tensors), /* only the operators */
         OPT_UNSET("--tensors", &ops), /* only the tensors */
         OPT_END,
@@ -115,6 +152,7 @@ int cmd_info(int argc, char **argv) {
         fprintf(stderr, "attncap info: missing MODEL.tflite or FILE.safetensors (try --help)\n");
         return 2;
     }
+    if (vocab) return info_vocab(path);
     if (is_safetensors(path)) return info_safetensors(path, ops, tensors);
     ac_err err;
     ac_tfl_model *m;
