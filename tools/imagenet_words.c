@@ -41,6 +41,7 @@ static const char *const GENERIC[] = {
     "system", "group", "causal agent", "cause", "agent", "vertebrate", "chordate", "invertebrate", "creation",
     "fixing", "protection", "piece", "instrument", "vehicle", "craft", "conveyance", "transport", "shelter",
     "furnishing", "arm", "pattern", "bar", "outfit",
+    "barrier", "obstruction", /* a jetty, a dam, a grille and a sandbar are not what captions call a barrier */
     "animal", /* kingdom level: the ~110 classes that reach it are species captions never name */
 };
 
@@ -51,6 +52,7 @@ static const struct {
     const char *lemma, *why;
 } EXCEPTIONS[] = {
     {2127808, "cat", "big cat: 'cat' in captions is the house cat (lion, tiger, leopard... would all become cat)"},
+    {1608432, "kite", "the bird of prey: 'kite' in captions is the toy flown on a string (an eagle would become a kite)"},
     {0, NULL, NULL},
 };
 
