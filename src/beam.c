@@ -279,7 +279,7 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
                 continue;
             }
             for (int w = AC_END; w < V; w++) {
-                if (w == AC_UNK && !o.allow_unk) continue;
+                if ((w == AC_UNK && !o.allow_unk) || (o.banned && o.banned[w])) continue;
                 double lp = base + lk[w];
                 if (isnan(lp)) continue; /* never rank a NaN */
                 const int s = f.in_phrase && f.in_phrase[w] ? fsm_next(&f, cur[k].words, t, cur[k].mask, w) : stay;

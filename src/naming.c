@@ -25,7 +25,8 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
         return o;
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
-        {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1}};
+        {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
+        {"absent", &o.absent, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -169,21 +170,60 @@ static int describe(const ac_model *m, const float *ann, const char *word, ac_ca
     return 0;
 }
 
-int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
+/* banned[V]: the single-word forms of the well-covered words the encoder is sure are absent. Returns
+ * how many words were banned. */
+static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, const float *probs, int n_rows,
+                        int n_classes, unsigned char *banned) {
+    const int nw = ac_tag_table_words(t);
+    int n = 0;
+    for (int w = 0; w < nw; w++) {
+        int classes = 0;
+        for (int k = 0; k < n_classes; k++) classes += ac_tag_class_word(t, k) == w;
+        if (classes < AC_NAMING_WELL_COVERED) continue;
+        float score = 0;
+        for (int r = 0; r < n_rows; r++) {
+            float s = 0;
+            for (int k = 0; k < n_classes; k++)
+                if (ac_tag_class_word(t, k) == w) s += probs[(size_t)r * n_classes + k];
+            if (s > score) score = s;
+        }
+        if (score >= absent) continue;
+        const char *const *forms;
+        const int nf = ac_tag_word_forms(t, w, &forms);
+        for (int f = 0; f < nf; f++) {
+            const int id = strchr(forms[f], ' ') ? AC_UNK : ac_vocab_id(m->vocab, forms[f]);
+            if (id > AC_UNK) banned[id] = 1, n++;
+        }
+    }
+    return n;
+}
+
+int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo_in,
                     const float *ann, const float *probs, int n_rows, int n_classes, ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
-    if (ac_beam_search(&m->dec, ann, bo, out, err)) return -1;
+    ac_beam_opts b2 = *bo_in;
+    const ac_beam_opts *bo = &b2;
+    unsigned char *banned = NULL;
+    if (o->mode == AC_TAGS_AUTO && o->absent > 0 && t && probs && ac_tag_table_classes(t) == n_classes) {
+        if (!(banned = calloc((size_t)m->dec.cfg.vocab, 1))) return ac_errf(err, "out of memory");
+        if (absent_words(m, t, o->absent, probs, n_rows, n_classes, banned)) b2.banned = banned;
+    }
+    if (ac_beam_search(&m->dec, ann, bo, out, err)) {
+        free(banned);
+        return -1;
+    }
     cand *cands = NULL;
     int n = 0;
     if (o->mode != AC_TAGS_OFF) {
         if (!(cands = malloc(sizeof *cands * MAX_TAGS))) {
+            free(banned);
             ac_caption_free(out);
             return ac_errf(err, "out of memory");
         }
         if (o->mode == AC_TAGS_AUTO && t && probs) n = auto_tags(m, t, o, probs, n_rows, n_classes, cands, err);
         else if (o->mode == AC_TAGS_GIVEN) n = given_tags(m, t, o->words, cands, err);
         if (n < 0) {
-            free(cands);
+            free(cands), free(banned);
             ac_caption_free(out);
             return -1;
         }
@@ -198,7 +238,7 @@ int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_op
     for (int k = ns; k >= 1; k--) {
         ac_caption c;
         if (constrained(m, bo, ann, cands, sel, k, &c, err)) {
-            free(cands);
+            free(cands), free(banned);
             ac_caption_free(out);
             return -1;
         }
@@ -222,7 +262,7 @@ int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_op
             if (!cands[i].tag.in_vocab) continue;
             ac_caption d;
             if (describe(m, ann, cands[i].tag.word, &d, err)) {
-                free(cands);
+                free(cands), free(banned);
                 ac_caption_free(out);
                 return -1;
             }
@@ -237,13 +277,13 @@ int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_op
     if (n > 0) {
         out->tags = malloc(sizeof *out->tags * (size_t)n);
         if (!out->tags) {
-            free(cands);
+            free(cands), free(banned);
             ac_caption_free(out);
             return ac_errf(err, "out of memory");
         }
         for (int i = 0; i < n; i++) out->tags[i] = cands[i].tag;
         out->n_tags = n;
     }
-    free(cands);
+    free(cands), free(banned);
     return 0;
 }

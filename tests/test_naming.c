@@ -175,7 +175,46 @@ static void test_confidence_and_description(void) {
     free(ann);
 }
 
+/* absent: a word of >= AC_NAMING_WELL_COVERED classes that all score below the bar is never said; the
+ * result equals a plain search with those words banned by hand. */
+static void test_absent_words_banned(void) {
+    static const char *T5 = "0\t\tbackground\t\t0\t\n"
+                            "1\tn02099601\ta\tdog\t10\tdog|dogs\n2\tn02099602\tb\tdog\t10\tdog|dogs\n"
+                            "3\tn02099603\tc\tdog\t10\tdog|dogs\n4\tn02099604\td\tdog\t10\tdog|dogs\n"
+                            "5\tn02099605\te\tdog\t10\tdog|dogs\n6\tn02124075\tf\tcat\t10\tcat|cats\n";
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann, 9) == 0);
+    CHECKF(ac_tag_table_parse(T5, strlen(T5), "t5", &t, &err) == 0, "%s", err.msg);
+    const int dog = ac_vocab_id(m.vocab, "dog");
+    m.dec.out_bo[dog] += 4; /* the model loves dogs */
+    float probs[7] = {0.97f, 0.001f, 0.001f, 0.001f, 0.001f, 0.001f, 0.025f};
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.9f, o.absent = 0.02f;
+    ac_caption c, plain, want;
+    CHECK(ac_beam_search(&m.dec, ann, &m.decode, &plain, &err) == 0);
+    CHECK(contains(&plain, dog)); /* without the rule it says dog */
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 7, &c, &err) == 0);
+    unsigned char ban[16] = {0};
+    ban[dog] = 1; /* dogs is not in the vocabulary; cat has 1 class only: never banned */
+    ac_beam_opts b = m.decode;
+    b.banned = ban;
+    CHECK(ac_beam_search(&m.dec, ann, &b, &want, &err) == 0);
+    CHECK(!contains(&c, dog) && c.n == want.n && !memcmp(c.words, want.words, sizeof(int) * (size_t)c.n));
+    ac_caption_free(&c), ac_caption_free(&plain), ac_caption_free(&want);
+    o.absent = 0.0005f; /* below every score: nothing banned */
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 7, &c, &err) == 0);
+    CHECK(contains(&c, dog));
+    ac_caption_free(&c);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
 int main(void) {
+    RUN(test_absent_words_banned);
     RUN(test_auto_forces_confident_tag);
     RUN(test_given_words);
     RUN(test_confidence_and_description);

@@ -84,6 +84,7 @@ typedef struct ac_beam_opts {
                           ac_caption.alt (at most beam - 1 of them: the beam finishes beam captions) */
     int n_constraints; /* 0..AC_MAX_CONSTRAINTS; 0 = unconstrained (default) */
     const ac_constraint *constraints; /* [n_constraints], the caller's, read only during the search */
+    const unsigned char *banned; /* NULL, or [vocabulary size]: words never emitted (the caller's) */
 } ac_beam_opts;
 /* beam 3, max_len 20, len_alpha 1, no <unk>, nbest 1. A model's own settings (chosen on dev photos)
  * are ac_model.decode (model.h). */

@@ -61,6 +61,10 @@ static void usage(FILE *f) {
             "                    when the model agrees they fit; WORD,... requires those words; off: plain\n"
             "                    search (default: the model's setting, chosen on dev photos)\n"
             "  --tag-threshold X a tag's probability to become a constraint (default: the model's)\n"
+            "  --tag-max-drop X  how much lower the constrained caption's mean token log-probability may be\n"
+            "                    than the free caption's for the model to agree (default: the model's)\n"
+            "  --tag-absent X    never say a word of many classes (dog, bird, cat...) that scores below X:\n"
+            "                    the encoder is sure it is not there (default: the model's; 0 = off)\n"
             "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
             "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
@@ -275,7 +279,7 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
 
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL, *tags_arg = NULL, *tag_table = NULL;
-    float tag_threshold = -1, min_confidence = -1, tag_max_drop = -1;
+    float tag_threshold = -1, min_confidence = -1, tag_max_drop = -1, tag_absent = -1;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0, nbest = 0, skip_existing = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
@@ -291,6 +295,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_FLOAT("--tag-threshold", &tag_threshold, 0, 1),
         OPT_FLOAT("--min-confidence", &min_confidence, 0, 1),
         OPT_FLOAT("--tag-max-drop", &tag_max_drop, 0, 100),
+        OPT_FLOAT("--tag-absent", &tag_absent, 0, 1),
         OPT_STR("--style", &style_name),
         OPT_STR("--shard", &share),
         OPT_INT("--beam", &beam, 1, 100),
@@ -432,6 +437,7 @@ int cmd_caption(int argc, char **argv) {
         if (tag_threshold >= 0) no.threshold = tag_threshold;
         if (min_confidence >= 0) no.min_confidence = min_confidence;
         if (tag_max_drop >= 0) no.max_drop = tag_max_drop;
+        if (tag_absent >= 0) no.absent = tag_absent;
         if (ac_captioner_set_naming(&cap, &no, tag_table, &err)) {
             fprintf(stderr, "attncap caption: --tags: %s\n", err.msg);
             goto out;
