@@ -33,7 +33,7 @@ DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjso
                    wordnet-base fonts-dejavu-core curl ca-certificates
 DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db
 
-.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared test-deps
+.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared portable test-deps
 all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
@@ -71,18 +71,51 @@ man: $(MAN)
 $(MAN): doc/attncap.1.in tools/gen_man.sh $(BIN)
 	bash tools/gen_man.sh $(BIN) doc/attncap.1.in >$@.tmp && mv $@.tmp $@
 
-# The shared library, from position-independent objects of the same sources (the CLI and the tests
-# link the static one). SONAME libattncap.so.MAJOR.
 VERSION := $(shell sed -n 's/^\#define AC_VERSION "\(.*\)"/\1/p' include/attncap/version.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
-SHLIB   := $(BUILD)/libattncap.so.$(VERSION)
-PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
-$(BUILD)/pic/%.o: %.c $(wildcard include/attncap/*.h) $(wildcard src/*.h)
+
+# What `make install` installs is built for any x86-64 CPU, not -march=native: the translation units
+# whose code depends on the instruction set (the CNN, the image resampler, the decoder, the beam
+# search, the small-matrix kernels, the feature cache's F16 conversion) are compiled three times, for
+# x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64, and each of their functions is
+# an ifunc that picks the best variant the CPU runs when the program or library is loaded
+# (tools/gen_dispatch.sh); the rest is built for baseline x86-64. `make all` keeps -march=native.
+ISA_SRC   := src/cnn.c src/cnn_gemm.c src/cnn_kernels.c src/image.c src/smm.c src/features.c src/decoder.c src/beam.c
+ISAS      := avx512 avx2 generic
+ISA_ARCH_avx512  := -march=x86-64-v4
+ISA_ARCH_avx2    := -march=x86-64-v3
+ISA_ARCH_generic := -march=x86-64
+PORT      := $(BUILD)/portable
+PORT_ARCH := -march=x86-64 -mtune=generic
+PORT_OBJ  := $(patsubst %.c,$(PORT)/%.o,$(filter-out $(ISA_SRC),$(LIB_SRC))) \
+             $(foreach i,$(ISAS),$(ISA_SRC:%.c=$(PORT)/$(i)/%.o)) $(PORT)/dispatch.o
+PORT_LIB  := $(PORT)/libattncap.a
+PORT_SHLIB:= $(PORT)/libattncap.so.$(VERSION)
+PORT_BIN  := $(PORT)/attncap
+$(PORT)/dispatch.c: tools/gen_dispatch.sh $(ISA_SRC:%.c=$(BUILD)/%.o)
+	bash tools/gen_dispatch.sh $(PORT) $(ISAS) -- $(ISA_SRC:%.c=$(BUILD)/%.o)
+$(PORT)/rename_%.h: $(PORT)/dispatch.c
+	@test -f $@
+$(PORT)/dispatch.o: $(PORT)/dispatch.c
+	$(CC) $(CFLAGS) $(PORT_ARCH) -fPIC -c $< -o $@
+define isa_objects
+$(PORT)/$(1)/%.o: %.c $(PORT)/rename_$(1).h $(wildcard include/attncap/*.h) $(wildcard src/*.h)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(CFLAGS) $(ISA_ARCH_$(1)) -mtune=generic -fPIC -include $(PORT)/rename_$(1).h -c $$< -o $$@
+endef
+$(foreach i,$(ISAS),$(eval $(call isa_objects,$(i))))
+$(PORT)/%.o: %.c $(wildcard include/attncap/*.h) $(wildcard src/*.h) $(wildcard src/cli/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -fvisibility=default -c $< -o $@
-$(SHLIB): $(PIC_OBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) $^ $(LDLIBS) -o $@
-shared: $(SHLIB)
+	$(CC) $(CFLAGS) $(PORT_ARCH) -fPIC -c $< -o $@
+$(PORT_LIB): $(PORT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(PORT_SHLIB): $(PORT_OBJ)
+	$(CC) $(CFLAGS) $(PORT_ARCH) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) $^ $(LDLIBS) -o $@
+$(PORT_BIN): $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB)
+	$(CC) $(CFLAGS) $(PORT_ARCH) $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB) $(LDLIBS) -o $@
+# The shared library's SONAME is libattncap.so.MAJOR.
+portable: $(PORT_BIN) $(PORT_LIB) $(PORT_SHLIB)
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the CLI, libattncap.a and libattncap.so, the
 # headers (<attncap/attncap.h> includes them all), attncap.pc for pkg-config, the man page and bash
@@ -94,12 +127,12 @@ INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PC_LIBS := $(filter-out -lattncap,$(LDLIBS))
-install: $(BIN) $(LIB) $(SHLIB) $(MAN)
+install: $(PORT_BIN) $(PORT_LIB) $(PORT_SHLIB) $(MAN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/attncap \
 	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
-	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/attncap
-	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libattncap.a
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libattncap.so.$(VERSION)
+	install -m 755 $(PORT_BIN) $(DESTDIR)$(BINDIR)/attncap
+	install -m 644 $(PORT_LIB) $(DESTDIR)$(LIBDIR)/libattncap.a
+	install -m 755 $(PORT_SHLIB) $(DESTDIR)$(LIBDIR)/libattncap.so.$(VERSION)
 	ln -sf libattncap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libattncap.so.$(SOMAJOR)
 	ln -sf libattncap.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libattncap.so
 	install -m 644 include/attncap/*.h $(DESTDIR)$(INCDIR)/attncap/

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installable library (issue #16 item 10): `make install PREFIX=tmp` puts libattncap.a, the
 # shared library, the headers and attncap.pc in place; the README's program compiles from the
-# installed files alone, as C and as C++, linked shared and static, and runs; every public header
+# installed files alone, as C and as C++, linked shared and static, and runs, with each of the
+# kernel variants chosen at run time (AVX-512, AVX2, baseline); every public header
 # stands alone in C and C++; AC_VERSION = ac_version() = pkg-config's version; the library's error
 # messages never name a command-line flag.
 . "$(dirname "$0")/lib.sh"
@@ -88,6 +89,23 @@ if install_once && need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
         t_fail "$v: '$first', the CLI says '$want'"; ok=0
       elif [ "$words" -ne "$(echo "$want" | wc -w)" ]; then t_fail "$v: $words attention lines for '$want'"; ok=0; fi
     done
+    # the installed library chooses its kernels at run time: the AVX2 and baseline variants (forced by
+    # masking CPU features from glibc, which the resolvers ask) give the same caption, more slowly
+    for mask in -AVX512F -AVX512F,-AVX2; do
+      [ $ok = 1 ] || break
+      for v in c static; do
+        out=$(cd "$T" && GLIBC_TUNABLES=glibc.cpu.hwcaps=$mask ATTNCAP_MODEL="$T/tiny.safetensors" "./prog_$v" "$ROOT/samples/dog.jpg" 2>"$T/err" | head -1)
+        if [ "$(printf '%s' "${out#*: }" | sed 's/ (log-probability .*//')" != "$want" ]; then
+          t_fail "$v with $mask: '$out' ($(head -1 "$T/err")), the CLI says '$want'"; ok=0; break
+        fi
+      done
+    done
+    if [ $ok = 1 ]; then
+      for s in cnn_gemm ac_image_resize ac_smm_nn; do
+        nm -D "$P/lib/libattncap.so" | grep -qE " i $s\$" && nm "$P/lib/libattncap.a" 2>/dev/null | grep -qE " T ${s}_avx512\$" &&
+          nm "$P/lib/libattncap.a" 2>/dev/null | grep -qE " T ${s}_generic\$" || { t_fail "$s is not chosen at run time"; ok=0; break; }
+      done
+    fi
     if [ $ok = 1 ]; then
       (cd "$T" && ATTNCAP_MODEL="$T/tiny.safetensors" ./prog_c "$T/missing.jpg" >/dev/null 2>"$T/err"); rc=$?
       [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q missing.jpg "$T/err" || { t_fail "missing photo: exit $rc, '$(cat "$T/err")'"; ok=0; }
