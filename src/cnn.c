@@ -515,7 +515,10 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
             if (pw->op->inputs[j] >= 0 && last_use[pw->op->inputs[j]] < last) last_use[pw->op->inputs[j]] = last;
         size_t n = cnn_pw_dw_scratch(&pw->g, &dw->g, pj ? &pj->g : NULL) * (size_t)chunks;
         if (n > need) need = n;
-        k = last - 1; /* on past the group */
+        /* on past the group: the loop's k++ lands after its last step. The projection must not start
+         * a group of its own (MobileNetV1's pointwise convs feed the next depthwise conv): marked
+         * fused, it would be skipped as a group's head and its group, whose last step it is, never run */
+        k = last;
     }
     if (need && !(c->fuse_scratch = malloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
 #else

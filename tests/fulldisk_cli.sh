@@ -49,7 +49,7 @@ fi
 t_begin features_full_disk
 if setup; then
   export T
-  on_small_fs 48 "$A" features --encoder "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" --size 128 --shard 4 \
+  on_small_fs 48 "$A" features --encoder "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" --size 128 --shard-size 4 \
     --threads 1 --quiet --out "$T/mnt/feat" "$T/many"/*.jpg >"$T/out" 2>"$T/err"; rc=$?
   tmps=$(grep '\.tmp\.' "$T/left")
   if [ $rc -ge 99 ]; then t_fail "exit $rc: $(head -3 "$T/err")"

@@ -3,6 +3,9 @@
  *    padding/stride edge cases, dilation, depth multiplier, pools, mean, pad, concat, FC, softmax...
  *  - whole MobileNets on the shared photos (tests/fixtures/cnn/ref_*.bin, tools/torch_mobilenet.py):
  *    top-5 and probabilities within 1e-3, Conv_1 annotation grids at 224 and 448 with cosine >= 0.9999.
+ *  - MobileNetV1 0.25 cut at its last conv, at sizes from 256 to 512 (odd ones too), where the engine
+ *    fuses a pointwise conv, the depthwise conv after it and the pointwise conv after that (cnn_pw_dw)
+ *    into runs of pointwise and depthwise convs back to back (tests/fixtures/cnn/ref_v1_sizes.bin).
  *  - determinism: 1 and 2 threads give the same bits. */
 #include <dirent.h>
 #include <stdint.h>
@@ -204,6 +207,66 @@ static void check_photo(const char *photo) {
 static void test_grace_hopper(void) { check_photo("grace_hopper"); }
 static void test_cat(void) { check_photo("cat"); }
 
+/* MobileNetV1 has no expansion convs: each pointwise conv both ends one fused group (as the
+ * projection after a depthwise conv) and feeds the next depthwise conv. From 384 on its early layers
+ * are large enough to fuse, and the planner once let a group's projection head a second group, so the
+ * first group never ran (a NULL input, SIGSEGV in the product). Grids against PyTorch, 1 and 2
+ * threads: every sampled value within 1e-4 of the largest reference value, the means' cosine 0.99999. */
+static void test_v1_sizes(void) {
+    const char *mp = test_shared("encoders/mobilenet_v1_0.25_128_quant.tflite");
+    const char *img_path = test_shared("images/grace_hopper.bmp");
+    if (!mp || !img_path) SKIP("needs ../shared/encoders/mobilenet_v1_0.25_128_quant.tflite and images/grace_hopper.bmp");
+    size_t nref;
+    float *r = read_floats(FIX "ref_v1_sizes.bin", &nref);
+    CHECKF(r && nref >= 1, FIX "ref_v1_sizes.bin: cannot read");
+    enum { DIM = 256, V1_SAMPLES = 2048 };
+    int nsizes = (int)r[0];
+    CHECKF(nref == 1 + (size_t)nsizes * (3 + DIM + V1_SAMPLES), FIX "ref_v1_sizes.bin: bad size");
+    ac_image img;
+    ac_err err;
+    CHECKF(ac_image_load(img_path, &img, &err) == 0, "%s", err.msg);
+    const float *rp = r + 1;
+    int bad = 0;
+    for (int k = 0; k < nsizes && !bad; k++, rp += 3 + DIM + V1_SAMPLES) {
+        int size = (int)rp[0], gh = (int)rp[1], gw = (int)rp[2];
+        const float *rmean = rp + 3, *rsamp = rmean + DIM;
+        float *x = malloc((size_t)size * size * 3 * sizeof *x), *y = malloc((size_t)gh * gw * DIM * sizeof *y);
+        for (int threads = 1; threads <= 2 && !bad; threads++) {
+            ac_encoder enc;
+            if (ac_encoder_open(mp, NULL, size, threads, &enc, &err) < 0) {
+                printf("  v1 at %d: %s\n", size, err.msg);
+                bad = 1;
+                break;
+            }
+            if (enc.grid_h != gh || enc.grid_w != gw || enc.dim != DIM) {
+                printf("  v1 at %d: grid %dx%dx%d, reference %dx%dx%d\n", size, enc.grid_h, enc.grid_w, enc.dim, gh, gw, DIM);
+                bad = 1;
+            }
+            torch_resize(&img, size, enc.norm.mean, enc.norm.scale, x);
+            if (!bad && ac_cnn_run(enc.cnn, x, y, &err) < 0) printf("  v1 at %d: %s\n", size, err.msg), bad = 1;
+            ac_encoder_close(&enc);
+            if (bad) break;
+            size_t L = (size_t)gh * gw, n = L * DIM, stride = n / V1_SAMPLES;
+            float mean[DIM] = {0};
+            for (size_t i = 0; i < n; i++) mean[i % DIM] += y[i] / (float)L;
+            double maxref = 0, maxerr = 0;
+            for (size_t i = 0; i < V1_SAMPLES; i++) {
+                maxref = fmax(maxref, fabs(rsamp[i]));
+                maxerr = fmax(maxerr, fabs((double)y[i * stride] - rsamp[i]));
+            }
+            double c = cosine(mean, rmean, DIM);
+            printf("  v1 at %d, %d thread%s: grid %dx%d, max abs error %.2g of max %.3g, cosine of means %.8f\n", size,
+                   threads, threads > 1 ? "s" : "", gh, gw, maxerr, maxref, c);
+            if (!(maxerr <= 1e-4 * maxref) || !(c >= 0.99999)) bad = 1;
+        }
+        free(x);
+        free(y);
+    }
+    free(r);
+    ac_image_free(&img);
+    CHECKF(!bad, "MobileNetV1 0.25 differs from PyTorch (see above)");
+}
+
 /* Same bits with 1 and 2 threads (no reduction order depends on the split). */
 static void test_threads_deterministic(void) {
     const char *mp = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite");
@@ -266,6 +329,7 @@ int main(void) {
     RUN(test_ops);
     RUN(test_grace_hopper);
     RUN(test_cat);
+    RUN(test_v1_sizes);
     RUN(test_threads_deterministic);
     RUN(test_encoder_layers);
     return TEST_EXIT();

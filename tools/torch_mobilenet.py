@@ -12,6 +12,11 @@ Per photo, tests/fixtures/cnn/ref_<photo>.bin holds float32 arrays, in order:
   for each model in MODELS: top-5 class indices (as floats) and their probabilities at the native size
   MobileNetV2 quant, layer MobilenetV2/Conv_1/Relu6, at 224 then 448:
       the mean over the grid (1280 values) and every STRIDE-th value of the NHWC grid (SAMPLES values)
+
+tests/fixtures/cnn/ref_v1_sizes.bin: MobileNetV1 0.25 cut at its last conv (V1_LAYER, 256 channels) on
+V1_PHOTO at each of V1_SIZES (sizes the model was not built for, odd ones too, where the engine fuses
+its pointwise and depthwise convs): the number of sizes, then per size the size, the grid's height
+and width, the mean over the grid (256 values) and every STRIDE-th value of the grid (V1_SAMPLES).
 """
 import os
 import sys
@@ -30,6 +35,11 @@ MODELS = ["mobilenet_v2_1.0_224_quant", "tf2_mobilenet_v2_1.0_224_ptq", "mobilen
 PHOTOS = ["grace_hopper.bmp", "cat.bmp"]
 LAYER = "MobilenetV2/Conv_1/Relu6"
 SAMPLES = 8960
+V1_MODEL = "mobilenet_v1_0.25_128_quant"
+V1_LAYER = "MobilenetV1/MobilenetV1/Conv2d_13_pointwise/Relu6"
+V1_PHOTO = "grace_hopper.bmp"
+V1_SIZES = (256, 384, 416, 448, 450, 512)
+V1_SAMPLES = 2048
 
 
 def input_norm(m):
@@ -72,6 +82,23 @@ def main():
                 arrs += [grid.reshape(-1, grid.shape[-1]).mean(0), flat[::stride][:SAMPLES]]
                 print(photo, size, grid.shape, "stride", stride)
         np.concatenate(arrs).astype("<f4").tofile(os.path.join(out, "ref_" + photo.split(".")[0] + ".bin"))
+    v1_sizes(shared, out, models[V1_MODEL])
+
+
+def v1_sizes(shared, out, m):
+    px = np.asarray(Image.open(os.path.join(shared, "images", V1_PHOTO)).convert("RGB"))
+    layer = [i for i, t in enumerate(m["tensors"]) if t["name"].split(";")[0] == V1_LAYER][0]
+    g = TorchGraph(m, upto=layer)
+    arrs = [np.array([len(V1_SIZES)], np.float32)]
+    with torch.no_grad():
+        for size in V1_SIZES:
+            grid = g(prepare(px, size, input_norm(m)))[layer]
+            flat = grid.reshape(-1)
+            stride = flat.size // V1_SAMPLES
+            arrs += [np.array([size, grid.shape[1], grid.shape[2]], np.float32),
+                     grid.reshape(-1, grid.shape[-1]).mean(0), flat[::stride][:V1_SAMPLES]]
+            print(V1_PHOTO, V1_MODEL, size, grid.shape, "stride", stride)
+    np.concatenate(arrs).astype("<f4").tofile(os.path.join(out, "ref_v1_sizes.bin"))
 
 
 if __name__ == "__main__":
