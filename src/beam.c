@@ -217,7 +217,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     int *prev = malloc((size_t)R * sizeof *prev), *n_top = malloc((size_t)S * 3 * sizeof *n_top);
     size_t nf = (size_t)2 * R * ((size_t)(T + 1) * L + (T + 1)) /* histories */
               + (size_t)4 * R * H + (size_t)2 * R * H         /* h, c, h_out, c_out (2 sets) */
-              + (size_t)R * V + (size_t)R * L + R;           /* logp, alpha, beta */
+              + (size_t)R * V + (size_t)R * L + R            /* logp, alpha, beta */
+              + ac_decoder_step_scratch(&dec->cfg, R);         /* the step's own */
     fbuf = malloc(nf * sizeof *fbuf);
     ibuf = malloc((size_t)2 * R * T * sizeof *ibuf);
     ac_dec_image *img = NULL;
@@ -259,7 +260,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     float *c_next = p; p += (size_t)R * H;
     float *logp = p; p += (size_t)R * V;
     float *alpha = p; p += (size_t)R * L;
-    float *beta = p;
+    float *beta = p; p += R;
+    float *step_scratch = p;
     hyp *cur = hy, *nxt = hy + R;
 
     ac_decoder_initial_state(dec, img, h, c);
@@ -267,7 +269,7 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     prev[0] = AC_START;
     int live = 1;
     for (int t = 0; t <= T && live > 0 && finished[accept] < K; t++) {
-        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta);
+        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta, step_scratch);
         for (int s = 0; s < S; s++) n_top[s] = 0, cap[s] = K - finished[s];
         for (int k = 0; k < live; k++) {
             const float *lk = logp + (size_t)k * V;

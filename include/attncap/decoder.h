@@ -121,9 +121,13 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, 
 void ac_dec_image_free(ac_dec_image *img);
 void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *img, float *h /* [H] */, float *c /* [H] */);
 /* One step for K rows: prev[K] word ids, h/c [K, H] in; h_out/c_out [K, H], logp [K, V] (log-softmax),
- * alpha [K, L], beta [K] out (beta may be NULL). In and out buffers must not alias. */
+ * alpha [K, L], beta [K] out (beta may be NULL). In and out buffers must not alias. scratch holds
+ * ac_decoder_step_scratch(cfg, K) floats, owned by the caller (one per thread), so the step neither
+ * allocates nor fails; its contents on entry do not matter. */
+size_t ac_decoder_step_scratch(const ac_decoder_config *cfg, int K);
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, const int *prev, const float *h,
-                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta);
+                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
+                     float *scratch /* [ac_decoder_step_scratch(cfg, K)] */);
 
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].
