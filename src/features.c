@@ -489,16 +489,14 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         ac_errf(err, "features: cannot start the decoding thread");
         goto done;
     }
-    ac_progress bar;
-    ac_progress_start(&bar, "features", (uint64_t)n_work, o->quiet);
+    if (o->on_progress) o->on_progress(o->user, 0, n_work);
     int fatal = 0;
     for (int i = 0; i < n_work && !fatal; i++) {
         prepared p;
         pipeline_pop(&q, &p);
         if (p.failed) {
             st->failed++;
-            ac_progress_clear(&bar);
-            if (o->on_error) o->on_error(o->on_error_ctx, p.msg);
+            if (o->on_error) o->on_error(o->user, p.msg);
         } else {
             if (work[i].need_plain && shard_add(&b, &p.plain, work[i].key, "", st, err)) fatal = 1;
             if (!fatal && work[i].need_flip && shard_add(&b, &p.flipped, work[i].key, "#flip", st, err)) fatal = 1;
@@ -506,7 +504,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         }
         ac_image_free(&p.plain);
         ac_image_free(&p.flipped);
-        ac_progress_update(&bar, (uint64_t)i + 1);
+        if (o->on_progress) o->on_progress(o->user, i + 1, n_work);
     }
     pthread_mutex_lock(&q.mu);
     q.stop = 1;
@@ -519,7 +517,6 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     }
     pthread_mutex_destroy(&q.mu);
     pthread_cond_destroy(&q.changed);
-    ac_progress_finish(&bar);
     /* Keep what was encoded even after a fatal error. */
     ac_err ferr;
     if (shard_flush(&b, st, fatal ? &ferr : err)) fatal = fatal ? fatal : 1;

@@ -17,6 +17,7 @@
 #include "inputs.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -417,8 +418,8 @@ int cmd_caption(int argc, char **argv) {
     }
     double t_dec = 0, t_cnn = 0, t_bs = 0, t_ov = 0, t_wait = 0, t_run = ac_now(), cpu_run = cpu_seconds();
     int done_ok = 0;
-    ac_progress prog;
-    ac_progress_start(&prog, "caption", (uint64_t)paths.n, quiet);
+    cli_progress prog;
+    cli_progress_start(&prog, "caption", (uint64_t)paths.n, quiet);
     for (int i = 0; i < paths.n; i++) {
         job *j = &ring[i % ps.depth];
         double tw = ac_now();
@@ -429,7 +430,7 @@ int cmd_caption(int argc, char **argv) {
         if (ps.single) run_job(&cap, NULL, j);
         const char *path = paths.v[i];
         t_dec += j->t_decode, t_cnn += j->t_cnn, t_bs += j->t_bs;
-        ac_progress_clear(&prog); /* the result or the error gets the line, then the bar comes back */
+        cli_progress_clear(&prog); /* the result or the error gets the line, then the bar comes back */
         if (!j->ok) {
             if (j->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, j->err.msg);
             else fprintf(stderr, "attncap caption: %s%s\n", j->err.msg, cli_hint(&j->err));
@@ -474,9 +475,9 @@ int cmd_caption(int argc, char **argv) {
         ps.printed = i + 1;
         pthread_cond_broadcast(&ps.cv);
         pthread_mutex_unlock(&ps.mu);
-        ac_progress_update(&prog, (uint64_t)i + 1);
+        cli_progress_update(&prog, (uint64_t)i + 1);
     }
-    ac_progress_finish(&prog);
+    cli_progress_finish(&prog);
     if (!quiet && paths.n > 1)
         fprintf(stderr, "attncap caption: %d captioned, %d failed, %.1f s\n", done_ok, failures, ac_now() - t_start);
     t_run = ac_now() - t_run;

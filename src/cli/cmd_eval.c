@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -192,8 +193,8 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         if (!*thumbs || !*sheets) rc = ac_errf(err, "out of memory");
     }
     char *sheet_dir = o->report ? ac_path_join(o->report, "sheets") : NULL;
-    ac_progress pr;
-    ac_progress_start(&pr, "captioning", (uint64_t)n, o->quiet);
+    cli_progress pr;
+    cli_progress_start(&pr, "captioning", (uint64_t)n, o->quiet);
     for (int q = 0; q < n && !rc; q++) {
         const ac_ds_image *im = &ds.images[sel[q]];
         ac_image photo = {0}, square = {0};
@@ -249,9 +250,9 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         ac_caption_free(&c);
         ac_image_free(&photo);
         ac_image_free(&square);
-        ac_progress_update(&pr, (uint64_t)q + 1);
+        cli_progress_update(&pr, (uint64_t)q + 1);
     }
-    ac_progress_finish(&pr);
+    cli_progress_finish(&pr);
     if (!rc && subtitle) {
         char b[1024];
         snprintf(b, sizeof b, "model %s, %s, data %s, split %s, beam %d", o->model ? o->model : "(default)", enc_name,
