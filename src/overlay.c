@@ -11,13 +11,14 @@
 #include <errno.h>
 #include <math.h>
 #include <png.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <stb_truetype.h>
+
+#include "pool.h"
 
 ac_overlay_opts ac_overlay_defaults(void) {
     ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .sigma = 0.6f, .force = 0, .font = NULL};
@@ -418,6 +419,8 @@ done:
 
 /* The files of one photo are independent: rendered, encoded and committed (fsync + rename) by a few
  * threads at once, which hides most of the fsync latency. Task t < n is word t, task n the sheet. */
+#define MAX_OV_THREADS 16
+
 typedef struct ov_job {
     const ac_image *disp;
     const ac_caption *cap;
@@ -426,42 +429,31 @@ typedef struct ov_job {
     const ac_font *font;
     char **paths; /* [n + 1] */
     int gh, gw, n;
-    pthread_mutex_t mu;
-    int next, failed_at; /* lowest failing task, for a deterministic message */
-    ac_err err;
+    float *map[MAX_OV_THREADS];  /* per thread: [h * w] the smoothed attention */
+    uint8_t *px[MAX_OV_THREADS]; /* per thread: [h * w * 3] the overlay */
+    int failed_at[MAX_OV_THREADS]; /* per thread: its lowest failing task (-1: none), for a deterministic message */
+    ac_err err[MAX_OV_THREADS];
 } ov_job;
 
-static void *ov_worker(void *arg) {
+static void ov_task(void *arg, int t, int thread) {
     ov_job *j = arg;
     int w = j->disp->w, h = j->disp->h;
-    ac_image ov = {w, h, malloc((size_t)w * h * 3)};
-    float *map = malloc((size_t)w * h * sizeof *map);
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        int t = j->next++;
-        pthread_mutex_unlock(&j->mu);
-        if (t > j->n) break;
-        ac_err e;
-        int rc;
-        if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
-        else if (t < j->n) {
-            ac_attention_map(j->cap->alpha + (size_t)t * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
-            ac_overlay_blend(j->disp, map, j->o->style, &ov);
-            rc = ac_png_write(j->paths[t], &ov, &e);
-        } else {
-            ac_image sheet = {0};
-            rc = build_sheet(j->disp, NULL, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
-            if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
-            ac_image_free(&sheet);
-        }
-        if (rc) {
-            pthread_mutex_lock(&j->mu);
-            if (j->failed_at < 0 || t < j->failed_at) j->failed_at = t, j->err = e;
-            pthread_mutex_unlock(&j->mu);
-        }
+    ac_image ov = {w, h, j->px[thread]};
+    float *map = j->map[thread];
+    ac_err e;
+    int rc;
+    if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
+    else if (t < j->n) {
+        ac_attention_map(j->cap->alpha + (size_t)t * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
+        ac_overlay_blend(j->disp, map, j->o->style, &ov);
+        rc = ac_png_write(j->paths[t], &ov, &e);
+    } else {
+        ac_image sheet = {0};
+        rc = build_sheet(j->disp, NULL, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
+        if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
+        ac_image_free(&sheet);
     }
-    free(ov.px), free(map);
-    return NULL;
+    if (rc && (j->failed_at[thread] < 0 || t < j->failed_at[thread])) j->failed_at[thread] = t, j->err[thread] = e;
 }
 
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
@@ -518,17 +510,23 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         n_list++;
     }
     ov_job job = {.disp = &disp, .cap = cap, .vocab = vocab, .o = &o, .font = font, .paths = list, .gh = gh, .gw = gw,
-                  .n = cap->n, .failed_at = -1};
-    pthread_mutex_init(&job.mu, NULL);
-    pthread_t th[4];
-    int nt = 0, want = cap->n + 1 < 4 ? cap->n + 1 : 4;
-    for (; nt < want - 1; nt++)
-        if (pthread_create(&th[nt], NULL, ov_worker, &job)) break;
-    ov_worker(&job); /* this thread works too */
-    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&job.mu);
-    if (job.failed_at >= 0) {
-        if (err) *err = job.err;
+                  .n = cap->n};
+    int T = o.threads > 0 ? o.threads : 4;
+    if (T > MAX_OV_THREADS) T = MAX_OV_THREADS;
+    if (T > cap->n + 1) T = cap->n + 1;
+    for (int t = 0; t < T; t++) {
+        job.failed_at[t] = -1;
+        job.map[t] = malloc((size_t)w * h * sizeof *job.map[t]); /* NULL: that thread's tasks report it */
+        job.px[t] = malloc((size_t)w * h * 3);
+    }
+    ac_parallel_for(cap->n + 1, T, ov_task, &job);
+    int bad = -1;
+    for (int t = 0; t < T; t++) {
+        free(job.map[t]), free(job.px[t]);
+        if (job.failed_at[t] >= 0 && (bad < 0 || job.failed_at[t] < job.failed_at[bad])) bad = t;
+    }
+    if (bad >= 0) {
+        if (err) *err = job.err[bad];
         goto done;
     }
     rc = 0;

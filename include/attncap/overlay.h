@@ -26,6 +26,8 @@ typedef struct ac_overlay_opts {
     float sigma;          /* Gaussian blur in grid cells, default 0.6 */
     int force;            /* overwrite an existing DIR/<stem> (else refuse) */
     const char *font;     /* TrueType file, default AC_DEFAULT_FONT */
+    int threads;          /* a photo's files are written by this many threads (0 = 4: more than the
+                           * cores pays, since the threads mostly wait for fsync); same files for any */
 } ac_overlay_opts;
 ac_overlay_opts ac_overlay_defaults(void);
 

@@ -375,7 +375,7 @@ int cmd_caption(int argc, char **argv) {
     cap.beam.nbest = nbest;
     double t_load = ac_now() - t_start;
     ac_overlay_opts oo = ac_overlay_defaults();
-    oo.max_side = size, oo.style = style, oo.force = force;
+    oo.max_side = size, oo.style = style, oo.force = force, oo.threads = threads;
 
     /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
     int nthreads = threads > 0 ? threads : ac_default_threads();

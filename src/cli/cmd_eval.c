@@ -47,7 +47,7 @@ static void usage(FILE *f) {
             "                     --shard); slurm: from the Slurm job array. Write each share's --results-out\n"
             "                     and score them together: attncap eval --refs SPEC --results share-*.json\n"
             "  --results-out F    also write the generated captions as COCO results JSON\n"
-            "  --threads N        threads for the CNN (default: all cores)\n"
+            "  --threads N        threads for the CNN and the report's overlays (default: all cores)\n"
             "  --json             print the scores as one JSON object\n"
             "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D and the objects named, true, hallucinated\n"
             "                     and missed (CSV if FILE ends in .csv, else JSON)\n"
@@ -186,6 +186,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = 768;
     oo.force = 1;
+    oo.threads = o->threads;
     if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
     if (!rc && o->report) {
         *thumbs = calloc((size_t)n, sizeof **thumbs);
