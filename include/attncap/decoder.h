@@ -107,7 +107,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
 const float *ac_dec_work_logits(const ac_dec_work *w);
 /* The same objective over `shards` shares of the batch (whole photos per share, balanced by tokens),
  * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.
- * BLAS runs single-threaded inside each shard (switched and restored here). Results depend on shards,
+ * BLAS runs single-threaded inside each shard (held so by the pool's fork/join). Results depend on shards,
  * not on threads. */
 typedef struct ac_dec_pool ac_dec_pool;
 ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T);
