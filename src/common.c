@@ -284,30 +284,6 @@ char *ac_path_join(const char *a, const char *b) {
     return s;
 }
 
-char *ac_find_data_dir(void) {
-    const char *env = getenv("ATTNCAP_DATA");
-    if (env && *env) return ac_is_dir(env) ? strdup(env) : NULL;
-    if (ac_is_dir("../shared")) return realpath("../shared", NULL);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return NULL;
-    exe[n] = 0;
-    /* Walk up from the executable: build/attncap -> repo -> ../shared. */
-    for (int depth = 0; depth < 5; depth++) {
-        char *slash = strrchr(exe, '/');
-        if (!slash || slash == exe) break;
-        *slash = 0;
-        char *cand = ac_path_join(exe, "../shared");
-        if (cand && ac_is_dir(cand)) {
-            char *real = realpath(cand, NULL);
-            free(cand);
-            return real;
-        }
-        free(cand);
-    }
-    return NULL;
-}
-
 /* ---- SHA-256 (FIPS 180-4) ---- */
 typedef struct {
     uint32_t h[8];

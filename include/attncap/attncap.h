@@ -18,6 +18,7 @@
 #include "attncap/features.h"
 #include "attncap/grounding.h"
 #include "attncap/image.h"
+#include "attncap/locate.h"
 #include "attncap/meteor.h"
 #include "attncap/metrics.h"
 #include "attncap/model.h"

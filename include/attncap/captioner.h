@@ -9,6 +9,7 @@
 #include "attncap/decoder.h"
 #include "attncap/model.h"
 #include "attncap/image.h"
+#include "attncap/locate.h"
 #include "attncap/naming.h"
 #include "attncap/tags.h"
 
@@ -30,14 +31,7 @@ typedef struct ac_encoder_id {
 } ac_encoder_id;
 int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
 
-/* The model path: flag if not NULL, else $ATTNCAP_MODEL, else models/AC_DEFAULT_MODEL_NAME in the
- * current directory or beside the executable (its directory and up to three parents), else the only
- * models/ *.safetensors there. malloc'd. */
-int ac_find_model(const char *flag, char **path, ac_err *err);
-/* The encoder: flag, $ATTNCAP_ENCODER, else id->file in models/ (as above, and beside the model
- * file), then in ac_find_data_dir()/encoders/. Its SHA-256 must equal id->sha256 (when recorded):
- * a different file is refused. */
-int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err);
+/* Finding the model and the encoder when not given: locate.h. */
 
 typedef struct ac_captioner {
     ac_model model;

@@ -78,10 +78,6 @@ int ac_mkdirs(const char *path, ac_err *err);
 /* Monotonic wall-clock seconds. */
 double ac_now(void);
 
-/* The shared data directory: $ATTNCAP_DATA if set, else the first of "../shared" relative to the
- * current directory, to the executable's directory and its parents that exists. Returns NULL if
- * none. The returned string is owned by the caller (free). */
-char *ac_find_data_dir(void);
 /* Joins a and b with '/', malloc'd. */
 char *ac_path_join(const char *a, const char *b);
 /* 1 if path is an existing regular file. */

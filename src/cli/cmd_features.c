@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attncap/cnn.h"
+#include "attncap/locate.h"
 #include "attncap/features.h"
 #include "attncap/shard.h"
 #include "commands.h"
