@@ -173,7 +173,7 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
         for (int r = 0; r < fc[d].n; r++) {
             if (f16 < 0) f16 = fc[d].mapped_f16[r], f16_from = d;
             if (fc[d].mapped_f16[r] != f16) {
-                ac_errf(err, "%s: '%s' is stored as %s, but %s holds %s (one made with --fp16, one without)", dirs[d],
+                ac_errf(err, "%s: '%s' is stored as %s, but %s holds %s (the caches were stored at different precisions)", dirs[d],
                         fc[d].keys[r], fc[d].mapped_f16[r] ? "F16" : "F32", dirs[f16_from], f16 ? "F16" : "F32");
                 goto done;
             }

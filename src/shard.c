@@ -48,7 +48,7 @@ static int env_count(const char *name, long *v, int required, ac_err *err) {
     const char *s = getenv(name);
     if (!s || !*s) {
         *v = -1;
-        return required ? ac_errf(err, "slurm: $%s is not set (not inside a Slurm job array: sbatch --array=0-N)", name) : 0;
+        return required ? ac_errf(err, "slurm: $%s is not set (not inside a Slurm job array)", name) : 0;
     }
     if (parse_count(s, NULL, v)) return ac_errf(err, "slurm: $%s is '%s', not a whole number", name, s);
     return 0;
@@ -65,7 +65,7 @@ static int parse_slurm(ac_shard *s, ac_err *err) {
     if (count < 0) count = hi - lo + 1;
     if (hi >= 0 && count != hi - lo + 1)
         return ac_errf(err, "slurm: the array %ld-%ld has %ld tasks, not %ld (a list or a step): submit a contiguous "
-                            "--array=0-%ld, or use --shard I/N", lo, hi, count, hi - lo + 1, count - 1);
+                            "array 0-%ld, or give the share as I/N", lo, hi, count, hi - lo + 1, count - 1);
     if (count < 1 || count > AC_SHARD_MAX) return ac_errf(err, "slurm: %ld tasks, not 1..%d", count, AC_SHARD_MAX);
     if (id < lo || id - lo >= count)
         return ac_errf(err, "slurm: task %ld is outside the array %ld-%ld", id, lo, lo + count - 1);
