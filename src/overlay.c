@@ -1,4 +1,4 @@
-/* overlay.c: attention overlays, contact sheets, PNG output and TrueType text.
+/* overlay.c: attention overlays and contact sheets (PNG output: png.c; text: font.c).
  *
  * The attention map is the grid of alphas seen as boxes (cell (i, j) covers its share of the photo)
  * blurred by a Gaussian of sigma cells: per pixel, weight of column j = Phi((x1 - x) / s) -
@@ -10,13 +10,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <png.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <stb_truetype.h>
 
 #include "pool.h"
 
@@ -132,145 +129,6 @@ void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style 
         }
         for (int c = 0; c < 3; c++) o[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
     }
-}
-
-/* ---- PNG ---- */
-
-typedef struct png_sink {
-    ac_atomic_file af;
-    ac_err *err;
-    int failed;
-} png_sink;
-
-static void png_sink_write(png_structp png, png_bytep data, png_size_t len) {
-    png_sink *s = png_get_io_ptr(png);
-    if (!s->failed && ac_atomic_write(&s->af, data, len, s->err)) s->failed = 1;
-}
-static void png_sink_flush(png_structp png) { (void)png; }
-
-int ac_png_write(const char *path, const ac_image *img, ac_err *err) {
-    png_sink s = {.err = err};
-    if (ac_atomic_open(&s.af, path, err)) return -1;
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    png_bytep *rows = malloc((size_t)img->h * sizeof *rows);
-    if (!png || !info || !rows) {
-        png_destroy_write_struct(&png, &info);
-        free(rows);
-        ac_atomic_abort(&s.af);
-        return ac_errf(err, "%s: out of memory writing PNG", path);
-    }
-    if (setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        free(rows);
-        ac_atomic_abort(&s.af);
-        return s.failed ? -1 : ac_errf(err, "%s: libpng failed to encode the image", path);
-    }
-    png_set_write_fn(png, &s, png_sink_write, png_sink_flush);
-    png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    /* photos barely compress further at higher levels or with adaptive filters; these are much faster */
-    png_set_compression_level(png, 1);
-    png_set_filter(png, 0, PNG_FILTER_SUB);
-    for (int y = 0; y < img->h; y++) rows[y] = img->px + (size_t)y * img->w * 3;
-    png_write_info(png, info);
-    png_write_image(png, rows);
-    png_write_end(png, NULL);
-    png_destroy_write_struct(&png, &info);
-    free(rows);
-    if (s.failed) {
-        ac_atomic_abort(&s.af);
-        return -1;
-    }
-    return ac_atomic_commit(&s.af, err);
-}
-
-/* ---- text ---- */
-
-struct ac_font {
-    stbtt_fontinfo info;
-    char *data;
-};
-
-int ac_font_load(const char *path, ac_font **out, ac_err *err) {
-    *out = NULL;
-    if (!path) path = AC_DEFAULT_FONT;
-    if (!ac_is_file(path))
-        return ac_errf(err, "%s: font not found (install the Debian package fonts-dejavu-core)", path);
-    ac_font *f = calloc(1, sizeof *f);
-    size_t len;
-    if (!f) return ac_errf(err, "%s: out of memory", path);
-    if (ac_read_file(path, 64u << 20, &f->data, &len, err)) {
-        free(f);
-        return -1;
-    }
-    int off = stbtt_GetFontOffsetForIndex((unsigned char *)f->data, 0);
-    if (len < 12 || off < 0 || !stbtt_InitFont(&f->info, (unsigned char *)f->data, off)) {
-        ac_font_free(f);
-        return ac_errf(err, "%s: not a TrueType font", path);
-    }
-    *out = f;
-    return 0;
-}
-
-void ac_font_free(ac_font *f) {
-    if (!f) return;
-    free(f->data);
-    free(f);
-}
-
-/* Next code point of a UTF-8 string (invalid bytes read as U+FFFD). */
-static int utf8_next(const char **s) {
-    const unsigned char *p = (const unsigned char *)*s;
-    int c = p[0], n = c < 0x80 ? 0 : c >= 0xF0 && c < 0xF8 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
-    if (n < 0) { (*s)++; return 0xFFFD; }
-    int cp = n == 0 ? c : n == 1 ? c & 0x1F : n == 2 ? c & 0x0F : c & 0x07;
-    for (int i = 1; i <= n; i++) {
-        if ((p[i] & 0xC0) != 0x80) { *s += i; return 0xFFFD; }
-        cp = cp << 6 | (p[i] & 0x3F);
-    }
-    *s += n + 1;
-    return cp;
-}
-
-static int font_run(const ac_font *f, ac_image *img, int x0, int y0, float px, const char *s, const uint8_t *rgb) {
-    float scale = stbtt_ScaleForPixelHeight(&f->info, px);
-    int asc, desc, gap;
-    stbtt_GetFontVMetrics(&f->info, &asc, &desc, &gap);
-    int base = y0 + (int)lroundf(asc * scale);
-    float x = (float)x0;
-    int prev = 0;
-    while (*s) {
-        int cp = utf8_next(&s);
-        if (prev) x += scale * stbtt_GetCodepointKernAdvance(&f->info, prev, cp);
-        int adv, lsb;
-        stbtt_GetCodepointHMetrics(&f->info, cp, &adv, &lsb);
-        if (img) {
-            int bw, bh, xo, yo;
-            float sx = x - floorf(x);
-            unsigned char *bm = stbtt_GetCodepointBitmapSubpixel(&f->info, scale, scale, sx, 0, cp, &bw, &bh, &xo, &yo);
-            for (int j = 0; bm && j < bh; j++) {
-                int yy = base + yo + j;
-                if (yy < 0 || yy >= img->h) continue;
-                for (int i = 0; i < bw; i++) {
-                    int xx = (int)floorf(x) + xo + i, a = bm[j * bw + i];
-                    if (xx < 0 || xx >= img->w || !a) continue;
-                    uint8_t *p = img->px + ((size_t)yy * img->w + xx) * 3;
-                    for (int c = 0; c < 3; c++) p[c] = (uint8_t)((p[c] * (255 - a) + rgb[c] * a + 127) / 255);
-                }
-            }
-            stbtt_FreeBitmap(bm, NULL);
-        }
-        x += adv * scale;
-        prev = cp;
-    }
-    return (int)ceilf(x - x0);
-}
-
-int ac_font_width(const ac_font *f, float px, const char *utf8) { return font_run(f, NULL, 0, 0, px, utf8, NULL); }
-
-int ac_font_draw(const ac_font *f, ac_image *img, int x, int y, float px, const char *utf8, const uint8_t rgb[3]) {
-    return font_run(f, img, x, y, px, utf8, rgb);
 }
 
 /* ---- files ---- */
