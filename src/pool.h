@@ -1,11 +1,12 @@
 /* pool.h: every thread the library starts is started here. Not a public header.
  *
  * ac_parallel_for is the one fork/join: the stages that run in parallel (training's shards and
- * optimizer slices, decoding many rows, overlays) call it; nothing else calls pthread_create.
+ * optimizer slices, decoding many rows, overlays) call it, and ac_parallel_all runs the stages of
+ * feature extraction and batch captioning; nothing else calls pthread_create.
  *
  * The persistent pool below (n-1 worker threads plus the caller) is for the CNN's layers, which are
- * too short to start threads for. (Splitting the decoder step's products over it was measured slower: the step
- * streams its weights over the memory bus both cores share.)
+ * too short to start threads for. (Splitting the decoder step's products over it was measured
+ * slower: the step streams its weights over the memory bus both cores share.)
  *
  * ac_pool_run(p, fn, arg) calls fn(arg, t, n) once for each chunk t in [0, n), n = a few chunks per
  * thread (ac_pool_chunks), on whichever thread is free, and returns when all are done; so fn must
