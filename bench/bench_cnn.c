@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attncap/cnn.h"
+#include "attncap/locate.h"
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

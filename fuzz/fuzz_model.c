@@ -39,15 +39,17 @@ static int fuzz_model(const uint8_t *data, size_t size) {
         float *ann = calloc((size_t)c->n_ann * c->dim + 1, sizeof(float));
         float *h = calloc((size_t)c->hidden * 4 + 1, sizeof(float));
         float *logp = calloc((size_t)c->vocab + 1, sizeof(float)), *alpha = calloc((size_t)c->n_ann + 1, sizeof(float));
-        ac_dec_image *img = ann && h && logp && alpha ? ac_decoder_prepare(&m.dec, ann) : NULL;
+        float *scratch = malloc(sizeof(float) * ac_decoder_step_scratch(c, 1));
+        ac_dec_image *img = ann && h && logp && alpha && scratch ? ac_decoder_prepare(&m.dec, ann) : NULL;
         if (img) {
             int prev = AC_START;
             float beta;
             ac_decoder_initial_state(&m.dec, img, h, h + c->hidden);
-            ac_decoder_step(&m.dec, img, 1, &prev, h, h + c->hidden, h + 2 * c->hidden, h + 3 * c->hidden, logp, alpha, &beta);
+            ac_decoder_step(&m.dec, img, 1, &prev, h, h + c->hidden, h + 2 * c->hidden, h + 3 * c->hidden, logp, alpha, &beta,
+                            scratch);
             ac_dec_image_free(img);
         }
-        free(ann), free(h), free(logp), free(alpha);
+        free(ann), free(h), free(logp), free(alpha), free(scratch);
     }
     ac_model_free(&m);
     return 0;

@@ -27,11 +27,12 @@
  * step. Also here: captioning many photos of a feature cache in parallel (ac_decode_rows). */
 #include "attncap/beam.h"
 
-#include <cblas.h>
 #include <math.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pool.h"
 
 ac_beam_opts ac_beam_defaults(void) {
     ac_beam_opts o = {.beam = 3, .max_len = 20, .len_alpha = 1.0f, .allow_unk = 0};
@@ -217,7 +218,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     int *prev = malloc((size_t)R * sizeof *prev), *n_top = malloc((size_t)S * 3 * sizeof *n_top);
     size_t nf = (size_t)2 * R * ((size_t)(T + 1) * L + (T + 1)) /* histories */
               + (size_t)4 * R * H + (size_t)2 * R * H         /* h, c, h_out, c_out (2 sets) */
-              + (size_t)R * V + (size_t)R * L + R;           /* logp, alpha, beta */
+              + (size_t)R * V + (size_t)R * L + R            /* logp, alpha, beta */
+              + ac_decoder_step_scratch(&dec->cfg, R);         /* the step's own */
     fbuf = malloc(nf * sizeof *fbuf);
     ibuf = malloc((size_t)2 * R * T * sizeof *ibuf);
     ac_dec_image *img = NULL;
@@ -259,7 +261,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     float *c_next = p; p += (size_t)R * H;
     float *logp = p; p += (size_t)R * V;
     float *alpha = p; p += (size_t)R * L;
-    float *beta = p;
+    float *beta = p; p += R;
+    float *step_scratch = p;
     hyp *cur = hy, *nxt = hy + R;
 
     ac_decoder_initial_state(dec, img, h, c);
@@ -267,7 +270,7 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     prev[0] = AC_START;
     int live = 1;
     for (int t = 0; t <= T && live > 0 && finished[accept] < K; t++) {
-        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta);
+        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta, step_scratch);
         for (int s = 0; s < S; s++) n_top[s] = 0, cap[s] = K - finished[s];
         for (int k = 0; k < live; k++) {
             const float *lk = logp + (size_t)k * V;
@@ -371,29 +374,28 @@ typedef struct decode_job {
     const ac_vocab *vocab;
     const ac_feature_cache *fc;
     const int *rows;
-    int n, t, T, rc;
     const ac_beam_opts *o;
     char **texts;
-    ac_err err;
+    float *scratch[MAX_THREADS]; /* per thread: a feature row read from a compact or mapped cache */
+    atomic_int failed;           /* set at the first error: the remaining rows are skipped */
+    int first_bad[MAX_THREADS];  /* per thread: the lowest row that failed (or -1), and why */
+    ac_err err[MAX_THREADS];
 } decode_job;
 
-static void *decode_run(void *arg) {
+static void decode_row(void *arg, int i, int thread) {
     decode_job *j = arg;
-    const size_t row = (size_t)j->fc->grid_h * j->fc->grid_w * j->fc->dim;
-    float *scratch = j->fc->data ? NULL : malloc(sizeof(float) * row);
-    if (!j->fc->data && !scratch) j->rc = ac_errf(&j->err, "out of memory");
-    for (int i = j->t; i < j->n && !j->rc; i += j->T) {
-        ac_caption c;
-        if (ac_beam_search(j->dec, ac_features_row(j->fc, j->rows[i], scratch), j->o, &c, &j->err)) {
-            j->rc = -1;
-            break;
-        }
+    if (atomic_load(&j->failed)) return;
+    ac_caption c;
+    ac_err e;
+    if (!j->fc->data && !j->scratch[thread]) ac_errf(&e, "out of memory");
+    else if (!ac_beam_search(j->dec, ac_features_row(j->fc, j->rows[i], j->scratch[thread]), j->o, &c, &e)) {
         j->texts[i] = ac_caption_text(&c, j->vocab);
         ac_caption_free(&c);
-        if (!j->texts[i]) j->rc = ac_errf(&j->err, "out of memory");
+        if (j->texts[i]) return;
+        ac_errf(&e, "out of memory");
     }
-    free(scratch);
-    return NULL;
+    atomic_store(&j->failed, 1);
+    if (j->first_bad[thread] < 0 || i < j->first_bad[thread]) j->first_bad[thread] = i, j->err[thread] = e;
 }
 
 int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
@@ -402,26 +404,27 @@ int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_featur
     if (T > MAX_THREADS) T = MAX_THREADS;
     if (T > n) T = n > 0 ? n : 1;
     for (int i = 0; i < n; i++) texts[i] = NULL;
-    decode_job jobs[MAX_THREADS];
-    pthread_t th[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int t = 0; t < T; t++) jobs[t] = (decode_job){dec, vocab, fc, rows, n, t, T, 0, o, texts, {{0}, 0}};
-    const int blas = openblas_get_num_threads(); /* BLAS must not be driven from several threads */
-    if (T > 1 && blas != 1) openblas_set_num_threads(1);
-    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, decode_run, &jobs[t]) == 0;
-    decode_run(&jobs[0]);
-    for (int t = 1; t < T; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else decode_run(&jobs[t]);
+    decode_job *j = calloc(1, sizeof *j);
+    if (!j) return ac_errf(err, "out of memory");
+    j->dec = dec, j->vocab = vocab, j->fc = fc, j->rows = rows, j->o = o, j->texts = texts;
+    atomic_init(&j->failed, 0);
+    const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
+    for (int t = 0; t < T; t++) {
+        j->first_bad[t] = -1;
+        if (!fc->data) j->scratch[t] = malloc(sizeof(float) * row); /* NULL: that thread reports it */
     }
-    if (T > 1 && blas != 1) openblas_set_num_threads(blas);
-    for (int t = 0; t < T; t++)
-        if (jobs[t].rc) {
-            if (err) *err = jobs[t].err;
-            for (int i = 0; i < n; i++) free(texts[i]), texts[i] = NULL;
-            return -1;
-        }
-    return 0;
+    ac_parallel_for(n, T, decode_row, j);
+    int bad = -1;
+    for (int t = 0; t < T; t++) {
+        free(j->scratch[t]);
+        if (j->first_bad[t] >= 0 && (bad < 0 || j->first_bad[t] < j->first_bad[bad])) bad = t;
+    }
+    if (bad >= 0) {
+        if (err) *err = j->err[bad];
+        for (int i = 0; i < n; i++) free(texts[i]), texts[i] = NULL;
+    }
+    free(j);
+    return bad >= 0 ? -1 : 0;
 }
 
 double ac_caption_mean_logprob(const ac_caption *c) { return c->logprob / (c->n + 1); }

@@ -1,8 +1,9 @@
-/* captioner.c: model and encoder search path, encoder identity check, photo -> caption. */
+/* captioner.c: encoder identity check, photo -> caption (the model and encoder are found by locate.c). */
 #include "attncap/captioner.h"
 
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
+#include "locate_internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -45,122 +46,6 @@ int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, a
     return 0;
 }
 
-/* Directories to search for models/: the current one, the executable's and up to 3 parents. */
-static int search_dirs(char dirs[5][PATH_MAX]) {
-    int n = 0;
-    if (getcwd(dirs[n], PATH_MAX)) n++;
-    char exe[PATH_MAX];
-    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (l <= 0) return n;
-    exe[l] = 0;
-    for (int up = 0; up < 4 && n < 5; up++) {
-        char *sl = strrchr(exe, '/');
-        if (!sl || sl == exe) break;
-        *sl = 0;
-        snprintf(dirs[n++], PATH_MAX, "%s", exe);
-    }
-    return n;
-}
-
-int ac_find_model(const char *flag, char **path, ac_err *err) {
-    *path = NULL;
-    const char *env = getenv("ATTNCAP_MODEL");
-    const char *given = flag ? flag : env && *env ? env : NULL;
-    if (given) {
-        if (!ac_is_file(given))
-            return ac_errf(err, "%s: model not found%s", given, flag ? "" : " (from ATTNCAP_MODEL)");
-        *path = strdup(given);
-        return *path ? 0 : ac_errf(err, "out of memory");
-    }
-    char dirs[5][PATH_MAX];
-    int nd = search_dirs(dirs);
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < nd; i++) {
-            char md[PATH_MAX + 8];
-            snprintf(md, sizeof md, "%.4000s/models", dirs[i]);
-            if (pass == 0) {
-                char *p = ac_path_join(md, AC_DEFAULT_MODEL_NAME);
-                if (p && ac_is_file(p)) return *path = p, 0;
-                free(p);
-                continue;
-            }
-            /* the only *.safetensors in models/ */
-            DIR *d = opendir(md);
-            if (!d) continue;
-            struct dirent *e;
-            char *found = NULL;
-            int count = 0;
-            while ((e = readdir(d))) {
-                size_t l = strlen(e->d_name);
-                if (l > 12 && !strcmp(e->d_name + l - 12, ".safetensors") && e->d_name[0] != '.') {
-                    count++;
-                    free(found);
-                    found = ac_path_join(md, e->d_name);
-                }
-            }
-            closedir(d);
-            if (count == 1 && found && ac_is_file(found)) return *path = found, 0;
-            free(found);
-        }
-    return ac_errc(err, AC_ERR_NO_MODEL, "no model found: give its path or set ATTNCAP_MODEL (looked for models/%s "
-                        "in the current directory and beside the executable)", AC_DEFAULT_MODEL_NAME);
-}
-
-static int check_sha(const char *path, const ac_encoder_id *id, ac_err *err) {
-    if (!id->sha256[0]) return 0;
-    char hex[65];
-    if (ac_sha256_file(path, hex, err)) return -1;
-    if (strcmp(hex, id->sha256))
-        return ac_errf(err, "%s: SHA-256 %.12s... differs from the model's encoder %s (%.12s...): refusing a "
-                            "different encoder (get the right one with `make models`)", path, hex,
-                       id->file[0] ? id->file : "(unnamed)", id->sha256);
-    return 0;
-}
-
-/* check: hash the file here (else the caller compares the hash ac_encoder_open computes anyway). */
-static int find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, int check, char **path,
-                        ac_err *err) {
-    *path = NULL;
-    const char *env = getenv("ATTNCAP_ENCODER");
-    const char *given = flag ? flag : env && *env ? env : NULL;
-    if (given) {
-        if (!ac_is_file(given))
-            return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
-        if (check && check_sha(given, id, err)) return -1;
-        *path = strdup(given);
-        return *path ? 0 : ac_errf(err, "out of memory");
-    }
-    if (!id->file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
-    char cand[8][PATH_MAX + 300];
-    int nc = 0;
-    if (model_path) { /* beside the model */
-        snprintf(cand[nc], sizeof cand[nc], "%s", model_path);
-        char *sl = strrchr(cand[nc], '/');
-        if (sl) sl[1] = 0;
-        else strcpy(cand[nc], "./");
-        strncat(cand[nc], id->file, sizeof cand[nc] - strlen(cand[nc]) - 1);
-        nc++;
-    }
-    char dirs[5][PATH_MAX];
-    int nd = search_dirs(dirs);
-    for (int i = 0; i < nd && nc < 7; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], id->file);
-    char *data = ac_find_data_dir();
-    if (data && nc < 8) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, id->file);
-    free(data);
-    for (int i = 0; i < nc; i++) {
-        if (!ac_is_file(cand[i])) continue;
-        if (check && check_sha(cand[i], id, err)) return -1;
-        *path = strdup(cand[i]);
-        return *path ? 0 : ac_errf(err, "out of memory");
-    }
-    return ac_errc(err, AC_ERR_NO_ENCODER, "encoder %s not found (looked in models/ and ../shared/encoders): run `make models`, "
-                        "give its path or set ATTNCAP_ENCODER", id->file);
-}
-
-int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
-    return find_encoder(flag, model_path, id, 1, path, err);
-}
-
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
     memset(c, 0, sizeof *c);
     char *mpath = NULL, *epath = NULL;
@@ -175,9 +60,9 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         goto done;
     }
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
-    if (find_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
+    if (ac_locate_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
     if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {
-        check_sha(epath, &c->id, err); /* a different file: say so rather than how it failed to parse */
+        ac_encoder_sha_check(epath, &c->id, err); /* a different file: say so rather than how it failed to parse */
         goto done;
     }
     if (c->id.sha256[0] && strcmp(c->enc.sha256, c->id.sha256)) { /* refused before any use */

@@ -263,55 +263,6 @@ double ac_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int quiet) {
-    memset(p, 0, sizeof *p);
-    p->label = label;
-    p->total = total;
-    p->t_start = ac_now();
-    p->enabled = !quiet && isatty(STDERR_FILENO);
-}
-
-static void progress_draw(ac_progress *p) {
-    double now = ac_now(), el = now - p->t_start;
-    double rate = el > 0 ? (double)p->done / el : 0;
-    char bar[31];
-    int width = 30, fill = p->total ? (int)((double)width * (double)p->done / (double)p->total) : 0;
-    if (fill > width) fill = width;
-    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
-    bar[width] = 0;
-    char eta[32] = "";
-    if (rate > 0 && p->total > p->done) {
-        long s = (long)((double)(p->total - p->done) / rate);
-        snprintf(eta, sizeof eta, " ETA %ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    }
-    fprintf(stderr, "\r\033[K%s [%s] %llu/%llu %.1f/s%s%s%s", p->label, bar, (unsigned long long)p->done,
-            (unsigned long long)p->total, rate, eta, p->extra[0] ? "  " : "", p->extra);
-    fflush(stderr);
-    p->t_last_draw = now;
-    p->drawn = 1;
-}
-
-void ac_progress_update(ac_progress *p, uint64_t done) {
-    p->done = done;
-    if (!p->enabled) return;
-    if (p->drawn && ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
-    progress_draw(p);
-}
-
-void ac_progress_clear(ac_progress *p) {
-    if (!p->enabled || !p->drawn) return;
-    /* stdout may share the terminal: what it holds must not land after the erased bar */
-    fflush(stdout);
-    fputs("\r\033[K", stderr);
-    fflush(stderr);
-    p->drawn = 0;
-}
-
-void ac_progress_finish(ac_progress *p) {
-    ac_progress_clear(p);
-    p->enabled = 0;
-}
-
 int ac_is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -331,30 +282,6 @@ char *ac_path_join(const char *a, const char *b) {
     else
         snprintf(s, n, "%s/%s", a, b);
     return s;
-}
-
-char *ac_find_data_dir(void) {
-    const char *env = getenv("ATTNCAP_DATA");
-    if (env && *env) return ac_is_dir(env) ? strdup(env) : NULL;
-    if (ac_is_dir("../shared")) return realpath("../shared", NULL);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return NULL;
-    exe[n] = 0;
-    /* Walk up from the executable: build/attncap -> repo -> ../shared. */
-    for (int depth = 0; depth < 5; depth++) {
-        char *slash = strrchr(exe, '/');
-        if (!slash || slash == exe) break;
-        *slash = 0;
-        char *cand = ac_path_join(exe, "../shared");
-        if (cand && ac_is_dir(cand)) {
-            char *real = realpath(cand, NULL);
-            free(cand);
-            return real;
-        }
-        free(cand);
-    }
-    return NULL;
 }
 
 /* ---- SHA-256 (FIPS 180-4) ---- */

@@ -209,18 +209,20 @@ static void softmax_row(float *x, int n, int log_out) {
     }
 }
 
+size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
+    const size_t X = (size_t)cf->embed + cf->dim + cf->hidden;
+    return (size_t)K * cf->att + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed + (size_t)cf->att;
+}
+
 /* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
  * weights than multiplying, and its threading can change the rounding; here every weight matrix is
  * streamed once per step, single-threaded, in a fixed order (same result for any thread count). */
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
-                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta) {
+                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
+                     float *buf) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, A = cf->att, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
-    /* Scratch: a few KB per hypothesis, negligible next to streaming the weights. */
-    size_t need = (size_t)K * A + (size_t)K * X + (size_t)K * 4 * H + (size_t)K * E + (size_t)A;
-    float *buf = malloc(sizeof(float) * need);
-    if (!buf) abort(); /* the API has no error channel; a few KB failing means the process is doomed */
     float *hw = buf, *x = hw + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
     float *th = o + (size_t)K * E;
     memset(hw, 0, sizeof(float) * (size_t)K * A);
@@ -268,7 +270,6 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     if (dec->out_lo16) ac_smm_nn_h(K, V, E, o, E, dec->out_lo16, V, logp, V);
     else ac_smm_nn(K, V, E, o, E, dec->out_lo, V, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
-    free(buf);
 }
 
 /* ---- teacher forcing ---- */
@@ -278,19 +279,20 @@ int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words,
     const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
-    float *buf = malloc(((size_t)4 * H + V) * sizeof *buf);
+    float *buf = malloc(((size_t)4 * H + V + ac_decoder_step_scratch(&dec->cfg, 1)) * sizeof *buf);
     ac_dec_image *img = ac_decoder_prepare(dec, ann);
     if (!buf || !img) {
         free(buf);
         ac_dec_image_free(img);
         return ac_errf(err, "out of memory");
     }
-    float *h = buf, *c = h + H, *h2 = c + H, *c2 = h2 + H, *logp = c2 + H;
+    float *h = buf, *c = h + H, *h2 = c + H, *c2 = h2 + H, *logp = c2 + H, *scratch = logp + V;
     ac_decoder_initial_state(dec, img, h, c);
     double lp = 0;
     for (int k = 0; k <= n; k++) {
         int prev = k ? words[k - 1] : AC_START;
-        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, logp, alpha + (size_t)k * L, beta ? beta + k : NULL);
+        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, logp, alpha + (size_t)k * L, beta ? beta + k : NULL,
+                        scratch);
         lp += logp[k < n ? words[k] : AC_END];
         memcpy(h, h2, (size_t)H * sizeof *h);
         memcpy(c, c2, (size_t)H * sizeof *c);

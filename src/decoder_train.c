@@ -536,7 +536,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
  * count, not the thread count, defines the arithmetic, so results do not depend on threads. This is
  * faster than one multi-threaded BLAS call at a time: no thread hand-off inside the recurrence, and
  * the elementwise work (attention, gates) runs on every core. */
-#include <pthread.h>
+#include "pool.h"
 
 struct ac_dec_pool {
     int shards, threads;
@@ -594,51 +594,39 @@ typedef struct shard_job {
     ac_dec_stats st;
     int rc;
     ac_err err;
-    struct shard_job *next; /* more jobs for the same thread */
 } shard_job;
 
-/* Work for one thread: phase 0 runs its shards; phase 1 (after all shards are done) combines its
- * slice of the gradient, grad = sum_s (N_s / N) grad_s. */
-typedef struct thread_job {
-    shard_job *jobs, *all;
-    int n_shards, t, T, phase;
-    ac_dec_pool *p;
-    float *grad;
-} thread_job;
-
-static void *thread_run(void *arg) {
-    thread_job *tj = arg;
-    if (tj->phase == 0) {
-        for (shard_job *j = tj->jobs; j; j = j->next)
-            j->rc = j->b.B ? ac_decoder_forward_backward(j->dec, j->w, &j->b, j->train, j->seed, j->grad, &j->st,
-                                                         &j->err)
-                           : 0;
-        return NULL;
-    }
-    long ntok = 0;
-    for (int s = 0; s < tj->n_shards; s++) ntok += tj->all[s].st.ntok;
-    const size_t n = tj->p->n_params, i0 = n * (size_t)tj->t / (size_t)tj->T, i1 = n * (size_t)(tj->t + 1) / (size_t)tj->T;
-    float *restrict g = tj->grad;
-    const float k0 = (float)tj->all[0].st.ntok / ntok;
-    for (size_t i = i0; i < i1; i++) g[i] *= k0;
-    for (int s = 1; s < tj->n_shards; s++) {
-        if (tj->all[s].st.ntok == 0) continue; /* an empty shard wrote no gradient */
-        const float *restrict gs = tj->p->g[s];
-        const float ks = (float)tj->all[s].st.ntok / ntok;
-        for (size_t i = i0; i < i1; i++) g[i] += ks * gs[i];
-    }
-    return NULL;
+/* Task s of the forward/backward: shard s, on its own work buffers and gradient. */
+static void shard_task(void *arg, int s, int thread) {
+    (void)thread;
+    shard_job *j = (shard_job *)arg + s;
+    j->rc = j->b.B ? ac_decoder_forward_backward(j->dec, j->w, &j->b, j->train, j->seed, j->grad, &j->st, &j->err) : 0;
 }
 
-/* Runs tj[0..T-1] in T threads (the caller is thread 0); a thread that cannot start runs here. */
-static void run_threads(thread_job *tj, int T) {
-    pthread_t th[64];
-    int ok[64] = {0};
-    for (int t = 1; t < T; t++) ok[t] = pthread_create(&th[t], NULL, thread_run, &tj[t]) == 0;
-    thread_run(&tj[0]);
-    for (int t = 1; t < T; t++) {
-        if (ok[t]) pthread_join(th[t], NULL);
-        else thread_run(&tj[t]);
+/* Combining the shards' gradients, grad = sum_s (N_s / N) grad_s, in n_slices slices of the
+ * parameters (each element is computed the same way whatever slice it falls in). */
+typedef struct combine_job {
+    const shard_job *jobs;
+    int n_shards, n_slices;
+    const ac_dec_pool *p;
+    float *grad;
+} combine_job;
+
+static void combine_task(void *arg, int t, int thread) {
+    (void)thread;
+    const combine_job *cj = arg;
+    long ntok = 0;
+    for (int s = 0; s < cj->n_shards; s++) ntok += cj->jobs[s].st.ntok;
+    const size_t n = cj->p->n_params, i0 = n * (size_t)t / (size_t)cj->n_slices,
+                 i1 = n * (size_t)(t + 1) / (size_t)cj->n_slices;
+    float *restrict g = cj->grad;
+    const float k0 = (float)cj->jobs[0].st.ntok / ntok;
+    for (size_t i = i0; i < i1; i++) g[i] *= k0;
+    for (int s = 1; s < cj->n_shards; s++) {
+        if (cj->jobs[s].st.ntok == 0) continue; /* an empty shard wrote no gradient */
+        const float *restrict gs = cj->p->g[s];
+        const float ks = (float)cj->jobs[s].st.ntok / ntok;
+        for (size_t i = i0; i < i1; i++) g[i] += ks * gs[i];
     }
 }
 
@@ -708,18 +696,8 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
         }
         j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL};
     }
-    /* Round-robin the shards over the threads. */
-    int T = p->threads < S ? p->threads : S;
-    if (T > 64) T = 64;
-    for (int s = T; s < S; s++) jobs[s].next = jobs[s - T].next, jobs[s - T].next = &jobs[s];
-    thread_job tj[64];
-    for (int t = 0; t < T; t++) tj[t] = (thread_job){&jobs[t], jobs, S, t, T, 0, p, grad};
-    /* OpenBLAS's own threads must not be driven from several threads at once: single-threaded BLAS
-     * while the shards run (restored after). */
-    const int blas_threads = openblas_get_num_threads();
-    if (T > 1 && blas_threads != 1) openblas_set_num_threads(1);
-    run_threads(tj, T);
-    if (T > 1 && blas_threads != 1) openblas_set_num_threads(blas_threads);
+    /* The shards in parallel (single-threaded BLAS inside each: ac_parallel_for holds it so). */
+    ac_parallel_for(S, p->threads, shard_task, jobs);
     int rc = 0;
     ac_dec_stats tot = {0};
     for (int s = 0; s < S; s++) {
@@ -735,8 +713,8 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
         if (st) *st = tot;
         if (grad && S > 1) {
             const int T2 = p->threads < 64 ? p->threads : 64;
-            for (int t = 0; t < T2; t++) tj[t] = (thread_job){NULL, jobs, S, t, T2, 1, p, grad};
-            run_threads(tj, T2);
+            combine_job cj = {jobs, S, T2, p, grad};
+            ac_parallel_for(T2, T2, combine_task, &cj);
         }
         if (grad && b->dctx_sum) { /* combined as the gradient: sum_s (N_s / N) dctx_s */
             memset(b->dctx_sum, 0, sizeof(float) * (size_t)p->dim);

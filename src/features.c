@@ -8,8 +8,8 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "attncap/safetensors.h"
+#include "pool.h"
 
 #ifdef __F16C__
 #include <immintrin.h>
@@ -263,8 +264,7 @@ static void prepare(const work_item *w, int size, prepared *p) {
     }
 }
 
-static void *producer(void *arg) {
-    pipeline *q = arg;
+static void producer(pipeline *q) {
     for (int i = 0; i < q->n_work; i++) {
         prepared p;
         prepare(&q->work[i], q->size, &p);
@@ -281,7 +281,6 @@ static void *producer(void *arg) {
         pthread_cond_broadcast(&q->changed);
         pthread_mutex_unlock(&q->mu);
     }
-    return NULL;
 }
 
 static void pipeline_pop(pipeline *q, prepared *out) {
@@ -396,6 +395,51 @@ static int has_key(char **keys, int n, const char *key) {
     return n && bsearch(&key, keys, (size_t)n, sizeof *keys, cmp_str) != NULL;
 }
 
+/* One extraction's two stages: task 1 decodes photos ahead (the producer, on a thread of its own);
+ * task 0, on the caller's thread (callbacks come from there), encodes them in order into shards and
+ * then tells task 1 to stop. */
+typedef struct extract_run {
+    pipeline *q;
+    const work_item *work;
+    int n_work;
+    shard_buf *b;
+    const ac_features_opts *o;
+    ac_features_stats *st;
+    ac_err *err;
+    int fatal;
+} extract_run;
+
+static void extract_stage(void *arg, int task, int thread) {
+    (void)thread;
+    extract_run *r = arg;
+    pipeline *q = r->q;
+    if (task == 1) {
+        producer(q);
+        return;
+    }
+    const ac_features_opts *o = r->o;
+    for (int i = 0; i < r->n_work && !r->fatal; i++) {
+        prepared p;
+        pipeline_pop(q, &p);
+        if (p.failed) {
+            r->st->failed++;
+            if (o->on_error) o->on_error(o->user, p.msg);
+        } else {
+            const work_item *w = &r->work[i];
+            if (w->need_plain && shard_add(r->b, &p.plain, w->key, "", r->st, r->err)) r->fatal = 1;
+            if (!r->fatal && w->need_flip && shard_add(r->b, &p.flipped, w->key, "#flip", r->st, r->err)) r->fatal = 1;
+            if (r->fatal) ac_err_prefix(r->err, "%s", w->path);
+        }
+        ac_image_free(&p.plain);
+        ac_image_free(&p.flipped);
+        if (o->on_progress) o->on_progress(o->user, i + 1, r->n_work);
+    }
+    pthread_mutex_lock(&q->mu);
+    q->stop = 1;
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->mu);
+}
+
 typedef struct {
     const char *key;
     int idx;
@@ -484,42 +528,21 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     pthread_mutex_init(&q.mu, NULL);
     pthread_cond_init(&q.changed, NULL);
     q.work = work, q.n_work = n_work, q.size = src->size;
-    pthread_t th;
-    if (pthread_create(&th, NULL, producer, &q)) {
+    if (o->on_progress) o->on_progress(o->user, 0, n_work);
+    extract_run run = {&q, work, n_work, &b, o, st, err, 0};
+    if (ac_parallel_all(2, extract_stage, &run)) {
+        pthread_mutex_destroy(&q.mu);
+        pthread_cond_destroy(&q.changed);
         ac_errf(err, "features: cannot start the decoding thread");
         goto done;
     }
-    ac_progress bar;
-    ac_progress_start(&bar, "features", (uint64_t)n_work, o->quiet);
-    int fatal = 0;
-    for (int i = 0; i < n_work && !fatal; i++) {
-        prepared p;
-        pipeline_pop(&q, &p);
-        if (p.failed) {
-            st->failed++;
-            ac_progress_clear(&bar);
-            if (o->on_error) o->on_error(o->on_error_ctx, p.msg);
-        } else {
-            if (work[i].need_plain && shard_add(&b, &p.plain, work[i].key, "", st, err)) fatal = 1;
-            if (!fatal && work[i].need_flip && shard_add(&b, &p.flipped, work[i].key, "#flip", st, err)) fatal = 1;
-            if (fatal) ac_err_prefix(err, "%s", work[i].path);
-        }
-        ac_image_free(&p.plain);
-        ac_image_free(&p.flipped);
-        ac_progress_update(&bar, (uint64_t)i + 1);
-    }
-    pthread_mutex_lock(&q.mu);
-    q.stop = 1;
-    pthread_cond_broadcast(&q.changed);
-    pthread_mutex_unlock(&q.mu);
-    pthread_join(th, NULL);
+    int fatal = run.fatal;
     for (; q.count > 0; q.count--, q.head = (q.head + 1) % QUEUE) {
         ac_image_free(&q.slot[q.head].plain);
         ac_image_free(&q.slot[q.head].flipped);
     }
     pthread_mutex_destroy(&q.mu);
     pthread_cond_destroy(&q.changed);
-    ac_progress_finish(&bar);
     /* Keep what was encoded even after a fatal error. */
     ac_err ferr;
     if (shard_flush(&b, st, fatal ? &ferr : err)) fatal = fatal ? fatal : 1;

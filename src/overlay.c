@@ -1,4 +1,4 @@
-/* overlay.c: attention overlays, contact sheets, PNG output and TrueType text.
+/* overlay.c: attention overlays and contact sheets (PNG output: png.c; text: font.c).
  *
  * The attention map is the grid of alphas seen as boxes (cell (i, j) covers its share of the photo)
  * blurred by a Gaussian of sigma cells: per pixel, weight of column j = Phi((x1 - x) / s) -
@@ -10,14 +10,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <png.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <stb_truetype.h>
+#include "pool.h"
 
 ac_overlay_opts ac_overlay_defaults(void) {
     ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .sigma = 0.6f, .force = 0, .font = NULL};
@@ -131,145 +129,6 @@ void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style 
         }
         for (int c = 0; c < 3; c++) o[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
     }
-}
-
-/* ---- PNG ---- */
-
-typedef struct png_sink {
-    ac_atomic_file af;
-    ac_err *err;
-    int failed;
-} png_sink;
-
-static void png_sink_write(png_structp png, png_bytep data, png_size_t len) {
-    png_sink *s = png_get_io_ptr(png);
-    if (!s->failed && ac_atomic_write(&s->af, data, len, s->err)) s->failed = 1;
-}
-static void png_sink_flush(png_structp png) { (void)png; }
-
-int ac_png_write(const char *path, const ac_image *img, ac_err *err) {
-    png_sink s = {.err = err};
-    if (ac_atomic_open(&s.af, path, err)) return -1;
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    png_bytep *rows = malloc((size_t)img->h * sizeof *rows);
-    if (!png || !info || !rows) {
-        png_destroy_write_struct(&png, &info);
-        free(rows);
-        ac_atomic_abort(&s.af);
-        return ac_errf(err, "%s: out of memory writing PNG", path);
-    }
-    if (setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        free(rows);
-        ac_atomic_abort(&s.af);
-        return s.failed ? -1 : ac_errf(err, "%s: libpng failed to encode the image", path);
-    }
-    png_set_write_fn(png, &s, png_sink_write, png_sink_flush);
-    png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    /* photos barely compress further at higher levels or with adaptive filters; these are much faster */
-    png_set_compression_level(png, 1);
-    png_set_filter(png, 0, PNG_FILTER_SUB);
-    for (int y = 0; y < img->h; y++) rows[y] = img->px + (size_t)y * img->w * 3;
-    png_write_info(png, info);
-    png_write_image(png, rows);
-    png_write_end(png, NULL);
-    png_destroy_write_struct(&png, &info);
-    free(rows);
-    if (s.failed) {
-        ac_atomic_abort(&s.af);
-        return -1;
-    }
-    return ac_atomic_commit(&s.af, err);
-}
-
-/* ---- text ---- */
-
-struct ac_font {
-    stbtt_fontinfo info;
-    char *data;
-};
-
-int ac_font_load(const char *path, ac_font **out, ac_err *err) {
-    *out = NULL;
-    if (!path) path = AC_DEFAULT_FONT;
-    if (!ac_is_file(path))
-        return ac_errf(err, "%s: font not found (install the Debian package fonts-dejavu-core)", path);
-    ac_font *f = calloc(1, sizeof *f);
-    size_t len;
-    if (!f) return ac_errf(err, "%s: out of memory", path);
-    if (ac_read_file(path, 64u << 20, &f->data, &len, err)) {
-        free(f);
-        return -1;
-    }
-    int off = stbtt_GetFontOffsetForIndex((unsigned char *)f->data, 0);
-    if (len < 12 || off < 0 || !stbtt_InitFont(&f->info, (unsigned char *)f->data, off)) {
-        ac_font_free(f);
-        return ac_errf(err, "%s: not a TrueType font", path);
-    }
-    *out = f;
-    return 0;
-}
-
-void ac_font_free(ac_font *f) {
-    if (!f) return;
-    free(f->data);
-    free(f);
-}
-
-/* Next code point of a UTF-8 string (invalid bytes read as U+FFFD). */
-static int utf8_next(const char **s) {
-    const unsigned char *p = (const unsigned char *)*s;
-    int c = p[0], n = c < 0x80 ? 0 : c >= 0xF0 && c < 0xF8 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
-    if (n < 0) { (*s)++; return 0xFFFD; }
-    int cp = n == 0 ? c : n == 1 ? c & 0x1F : n == 2 ? c & 0x0F : c & 0x07;
-    for (int i = 1; i <= n; i++) {
-        if ((p[i] & 0xC0) != 0x80) { *s += i; return 0xFFFD; }
-        cp = cp << 6 | (p[i] & 0x3F);
-    }
-    *s += n + 1;
-    return cp;
-}
-
-static int font_run(const ac_font *f, ac_image *img, int x0, int y0, float px, const char *s, const uint8_t *rgb) {
-    float scale = stbtt_ScaleForPixelHeight(&f->info, px);
-    int asc, desc, gap;
-    stbtt_GetFontVMetrics(&f->info, &asc, &desc, &gap);
-    int base = y0 + (int)lroundf(asc * scale);
-    float x = (float)x0;
-    int prev = 0;
-    while (*s) {
-        int cp = utf8_next(&s);
-        if (prev) x += scale * stbtt_GetCodepointKernAdvance(&f->info, prev, cp);
-        int adv, lsb;
-        stbtt_GetCodepointHMetrics(&f->info, cp, &adv, &lsb);
-        if (img) {
-            int bw, bh, xo, yo;
-            float sx = x - floorf(x);
-            unsigned char *bm = stbtt_GetCodepointBitmapSubpixel(&f->info, scale, scale, sx, 0, cp, &bw, &bh, &xo, &yo);
-            for (int j = 0; bm && j < bh; j++) {
-                int yy = base + yo + j;
-                if (yy < 0 || yy >= img->h) continue;
-                for (int i = 0; i < bw; i++) {
-                    int xx = (int)floorf(x) + xo + i, a = bm[j * bw + i];
-                    if (xx < 0 || xx >= img->w || !a) continue;
-                    uint8_t *p = img->px + ((size_t)yy * img->w + xx) * 3;
-                    for (int c = 0; c < 3; c++) p[c] = (uint8_t)((p[c] * (255 - a) + rgb[c] * a + 127) / 255);
-                }
-            }
-            stbtt_FreeBitmap(bm, NULL);
-        }
-        x += adv * scale;
-        prev = cp;
-    }
-    return (int)ceilf(x - x0);
-}
-
-int ac_font_width(const ac_font *f, float px, const char *utf8) { return font_run(f, NULL, 0, 0, px, utf8, NULL); }
-
-int ac_font_draw(const ac_font *f, ac_image *img, int x, int y, float px, const char *utf8, const uint8_t rgb[3]) {
-    return font_run(f, img, x, y, px, utf8, rgb);
 }
 
 /* ---- files ---- */
@@ -454,6 +313,8 @@ done:
 
 /* The files of one photo are independent: rendered, encoded and committed (fsync + rename) by a few
  * threads at once, which hides most of the fsync latency. Task t < n is word t, task n the sheet. */
+#define MAX_OV_THREADS 16
+
 typedef struct ov_job {
     const ac_image *disp;
     const ac_caption *cap;
@@ -462,42 +323,31 @@ typedef struct ov_job {
     const ac_font *font;
     char **paths; /* [n + 1] */
     int gh, gw, n;
-    pthread_mutex_t mu;
-    int next, failed_at; /* lowest failing task, for a deterministic message */
-    ac_err err;
+    float *map[MAX_OV_THREADS];  /* per thread: [h * w] the smoothed attention */
+    uint8_t *px[MAX_OV_THREADS]; /* per thread: [h * w * 3] the overlay */
+    int failed_at[MAX_OV_THREADS]; /* per thread: its lowest failing task (-1: none), for a deterministic message */
+    ac_err err[MAX_OV_THREADS];
 } ov_job;
 
-static void *ov_worker(void *arg) {
+static void ov_task(void *arg, int t, int thread) {
     ov_job *j = arg;
     int w = j->disp->w, h = j->disp->h;
-    ac_image ov = {w, h, malloc((size_t)w * h * 3)};
-    float *map = malloc((size_t)w * h * sizeof *map);
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        int t = j->next++;
-        pthread_mutex_unlock(&j->mu);
-        if (t > j->n) break;
-        ac_err e;
-        int rc;
-        if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
-        else if (t < j->n) {
-            ac_attention_map(j->cap->alpha + (size_t)t * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
-            ac_overlay_blend(j->disp, map, j->o->style, &ov);
-            rc = ac_png_write(j->paths[t], &ov, &e);
-        } else {
-            ac_image sheet = {0};
-            rc = build_sheet(j->disp, NULL, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
-            if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
-            ac_image_free(&sheet);
-        }
-        if (rc) {
-            pthread_mutex_lock(&j->mu);
-            if (j->failed_at < 0 || t < j->failed_at) j->failed_at = t, j->err = e;
-            pthread_mutex_unlock(&j->mu);
-        }
+    ac_image ov = {w, h, j->px[thread]};
+    float *map = j->map[thread];
+    ac_err e;
+    int rc;
+    if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
+    else if (t < j->n) {
+        ac_attention_map(j->cap->alpha + (size_t)t * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
+        ac_overlay_blend(j->disp, map, j->o->style, &ov);
+        rc = ac_png_write(j->paths[t], &ov, &e);
+    } else {
+        ac_image sheet = {0};
+        rc = build_sheet(j->disp, NULL, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
+        if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
+        ac_image_free(&sheet);
     }
-    free(ov.px), free(map);
-    return NULL;
+    if (rc && (j->failed_at[thread] < 0 || t < j->failed_at[thread])) j->failed_at[thread] = t, j->err[thread] = e;
 }
 
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
@@ -567,17 +417,23 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         n_list++;
     }
     ov_job job = {.disp = &disp, .cap = cap, .vocab = vocab, .o = &o, .font = font, .paths = list, .gh = gh, .gw = gw,
-                  .n = cap->n, .failed_at = -1};
-    pthread_mutex_init(&job.mu, NULL);
-    pthread_t th[4];
-    int nt = 0, want = cap->n + 1 < 4 ? cap->n + 1 : 4;
-    for (; nt < want - 1; nt++)
-        if (pthread_create(&th[nt], NULL, ov_worker, &job)) break;
-    ov_worker(&job); /* this thread works too */
-    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&job.mu);
-    if (job.failed_at >= 0) {
-        if (err) *err = job.err;
+                  .n = cap->n};
+    int T = o.threads > 0 ? o.threads : 4;
+    if (T > MAX_OV_THREADS) T = MAX_OV_THREADS;
+    if (T > cap->n + 1) T = cap->n + 1;
+    for (int t = 0; t < T; t++) {
+        job.failed_at[t] = -1;
+        job.map[t] = malloc((size_t)w * h * sizeof *job.map[t]); /* NULL: that thread's tasks report it */
+        job.px[t] = malloc((size_t)w * h * 3);
+    }
+    ac_parallel_for(cap->n + 1, T, ov_task, &job);
+    int bad = -1;
+    for (int t = 0; t < T; t++) {
+        free(job.map[t]), free(job.px[t]);
+        if (job.failed_at[t] >= 0 && (bad < 0 || job.failed_at[t] < job.failed_at[bad])) bad = t;
+    }
+    if (bad >= 0) {
+        if (err) *err = job.err[bad];
         goto done;
     }
     if (commit_dir(tmp_dir, out_dir, replace, list, n_list, err)) goto done;

@@ -1,13 +1,12 @@
 /* plot.c: training curves as a PNG, drawn by hand: axes with ticks, up to 4 line series (left
- * axis for losses, right axis for scores), a legend, text with stb_truetype and DejaVu Sans (text is
- * skipped if the font is missing). Written with libpng through an atomic file. */
+ * axis for losses, right axis for scores), a legend, text in the default font (font.h; text is
+ * skipped if the font is missing). Written by png.h. */
 #include <math.h>
-#include <png.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <stb_truetype.h>
-
+#include "attncap/font.h"
+#include "attncap/png.h"
 #include "train_internal.h"
 
 #define PW 900
@@ -19,9 +18,7 @@
 
 typedef struct canvas {
     unsigned char *px; /* PW * PH * 3 */
-    stbtt_fontinfo font;
-    unsigned char *font_buf;
-    int has_font;
+    ac_font *font;     /* NULL: no text */
 } canvas;
 
 static void blend(canvas *c, int x, int y, unsigned rgb, float a) {
@@ -48,27 +45,12 @@ static void line(canvas *c, double x0, double y0, double x1, double y1, double w
 
 /* Text with its left (align 0), centre (1) or right (2) at x, baseline at y. */
 static void text(canvas *c, double x, double y, const char *s, float size, unsigned rgb, int align) {
-    if (!c->has_font) return;
-    float sc = stbtt_ScaleForPixelHeight(&c->font, size);
-    double w = 0;
-    for (const char *p = s; *p; p++) {
-        int adv, lsb;
-        stbtt_GetCodepointHMetrics(&c->font, (unsigned char)*p, &adv, &lsb);
-        w += adv * sc;
-    }
-    double pen = x - (align == 1 ? w / 2 : align == 2 ? w : 0);
-    for (const char *p = s; *p; p++) {
-        int adv, lsb, bw, bh, xo, yo;
-        stbtt_GetCodepointHMetrics(&c->font, (unsigned char)*p, &adv, &lsb);
-        unsigned char *bm = stbtt_GetCodepointBitmap(&c->font, sc, sc, (unsigned char)*p, &bw, &bh, &xo, &yo);
-        if (bm) {
-            for (int j = 0; j < bh; j++)
-                for (int i = 0; i < bw; i++)
-                    blend(c, (int)pen + xo + i, (int)y + yo + j, rgb, bm[j * bw + i] / 255.0f);
-            stbtt_FreeBitmap(bm, NULL);
-        }
-        pen += adv * sc;
-    }
+    if (!c->font) return;
+    const uint8_t col[3] = {(uint8_t)(rgb >> 16), (uint8_t)(rgb >> 8), (uint8_t)rgb};
+    const int w = ac_font_width(c->font, size, s);
+    ac_image img = {PW, PH, c->px};
+    ac_font_draw(c->font, &img, (int)lround(x - (align == 1 ? w / 2.0 : align == 2 ? w : 0)),
+                 (int)y - ac_font_ascent(c->font, size), size, s, col);
 }
 
 static void nice_range(double lo, double hi, double *a, double *b, double *step) {
@@ -78,26 +60,6 @@ static void nice_range(double lo, double hi, double *a, double *b, double *step)
     *a = floor(lo / st) * st, *b = ceil(hi / st) * st, *step = st;
 }
 
-static int write_png(const char *path, const unsigned char *px, ac_err *err) {
-    ac_atomic_file af;
-    if (ac_atomic_open(&af, path, err)) return -1;
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    if (!png || !info || setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        ac_atomic_abort(&af);
-        return ac_errf(err, "%s: PNG encoding failed", path);
-    }
-    png_init_io(png, af.fp);
-    png_set_IHDR(png, info, PW, PH, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(png, info);
-    for (int y = 0; y < PH; y++) png_write_row(png, (png_bytep)(px + (size_t)y * PW * 3));
-    png_write_end(png, NULL);
-    png_destroy_write_struct(&png, &info);
-    return ac_atomic_commit(&af, err);
-}
-
 int ac_plot_png(const char *path, const char *title, const char *xlabel, int n, const double *x,
                 const ac_plot_series *s, int n_series, ac_err *err) {
     canvas c;
@@ -105,10 +67,8 @@ int ac_plot_png(const char *path, const char *title, const char *xlabel, int n, 
     c.px = malloc((size_t)PW * PH * 3);
     if (!c.px) return ac_errf(err, "%s: out of memory", path);
     memset(c.px, 255, (size_t)PW * PH * 3);
-    size_t flen;
-    ac_err e2;
-    if (ac_read_file("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 16u << 20, (char **)&c.font_buf, &flen, &e2) == 0)
-        c.has_font = stbtt_InitFont(&c.font, c.font_buf, stbtt_GetFontOffsetForIndex(c.font_buf, 0)) != 0;
+    ac_err no_font;
+    if (ac_font_load(NULL, &c.font, &no_font)) c.font = NULL; /* a plot without text rather than none */
     /* ranges */
     double xlo = INFINITY, xhi = -INFINITY, lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (int i = 0; i < n; i++) xlo = fmin(xlo, x[i]), xhi = fmax(xhi, x[i]);
@@ -165,8 +125,9 @@ int ac_plot_png(const char *path, const char *title, const char *xlabel, int n, 
     }
 #undef PX
 #undef PY
-    int rc = write_png(path, c.px, err);
+    const ac_image img = {PW, PH, c.px};
+    int rc = ac_png_write(path, &img, err);
     free(c.px);
-    free(c.font_buf);
+    ac_font_free(c.font);
     return rc;
 }

@@ -8,6 +8,7 @@
  * sides spin briefly before sleeping on the condition variables. */
 #include "pool.h"
 
+#include <cblas.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -137,4 +138,118 @@ void ac_pool_free(ac_pool *p) {
     pthread_cond_destroy(&p->done);
     free(p->th);
     free(p);
+}
+
+/* ---- fork/join ---- */
+
+/* OpenBLAS's thread count is a process-wide setting, so the guard is too: the first concurrent
+ * ac_parallel_for makes BLAS single-threaded, the last one to end restores what it found. This is
+ * the library's one piece of mutable global state, and it mirrors OpenBLAS's own. */
+static pthread_mutex_t blas_guard_mu = PTHREAD_MUTEX_INITIALIZER;
+static int blas_guard_users, blas_guard_saved;
+
+static void blas_guard_enter(void) {
+    pthread_mutex_lock(&blas_guard_mu);
+    if (blas_guard_users++ == 0) {
+        blas_guard_saved = openblas_get_num_threads();
+        if (blas_guard_saved != 1) openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&blas_guard_mu);
+}
+
+static void blas_guard_leave(void) {
+    pthread_mutex_lock(&blas_guard_mu);
+    if (--blas_guard_users == 0 && blas_guard_saved != 1) openblas_set_num_threads(blas_guard_saved);
+    pthread_mutex_unlock(&blas_guard_mu);
+}
+
+#define MAX_FORK 64
+
+typedef struct fork_job {
+    int n_tasks;
+    ac_task_fn fn;
+    void *arg;
+    atomic_int next;
+    /* ac_parallel_all: the threads wait at the gate until all are started (go = 1) or one failed
+     * (go = -1, they return without running) */
+    int all, go;
+    pthread_mutex_t mu;
+    pthread_cond_t gate;
+} fork_job;
+
+typedef struct fork_thread {
+    fork_job *job;
+    int thread;
+} fork_thread;
+
+static void *fork_run(void *a) {
+    const fork_thread *ft = a;
+    fork_job *j = ft->job;
+    if (j->all) {
+        pthread_mutex_lock(&j->mu);
+        while (!j->go) pthread_cond_wait(&j->gate, &j->mu);
+        const int go = j->go;
+        pthread_mutex_unlock(&j->mu);
+        if (go > 0) j->fn(j->arg, ft->thread, ft->thread);
+        return NULL;
+    }
+    for (int t; (t = atomic_fetch_add(&j->next, 1)) < j->n_tasks;) j->fn(j->arg, t, ft->thread);
+    return NULL;
+}
+
+/* Starts threads 1..T-1 on job j; returns how many started (thread 0, the caller, included). */
+static int fork_start(fork_job *j, int T, pthread_t *th, fork_thread *ft) {
+    int started = 1;
+    for (int t = 1; t < T; t++) {
+        ft[t] = (fork_thread){j, t};
+        if (pthread_create(&th[t], NULL, fork_run, &ft[t]) != 0) break;
+        started++;
+    }
+    return started;
+}
+
+void ac_parallel_for(int n_tasks, int threads, ac_task_fn fn, void *arg) {
+    if (n_tasks <= 0) return;
+    int T = threads < 1 ? 1 : threads;
+    if (T > n_tasks) T = n_tasks;
+    if (T > MAX_FORK) T = MAX_FORK;
+    if (T == 1) {
+        for (int t = 0; t < n_tasks; t++) fn(arg, t, 0);
+        return;
+    }
+    fork_job j = {.n_tasks = n_tasks, .fn = fn, .arg = arg};
+    atomic_init(&j.next, 0);
+    pthread_t th[MAX_FORK];
+    fork_thread ft[MAX_FORK];
+    blas_guard_enter();
+    const int started = fork_start(&j, T, th, ft);
+    ft[0] = (fork_thread){&j, 0};
+    fork_run(&ft[0]);
+    for (int t = 1; t < started; t++) pthread_join(th[t], NULL);
+    blas_guard_leave();
+}
+
+int ac_parallel_all(int n_tasks, ac_task_fn fn, void *arg) {
+    if (n_tasks <= 0) return 0;
+    if (n_tasks > MAX_FORK) return -1;
+    if (n_tasks == 1) {
+        fn(arg, 0, 0);
+        return 0;
+    }
+    fork_job j = {.n_tasks = n_tasks, .fn = fn, .arg = arg, .all = 1};
+    atomic_init(&j.next, 0);
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_cond_init(&j.gate, NULL);
+    pthread_t th[MAX_FORK];
+    fork_thread ft[MAX_FORK];
+    const int started = fork_start(&j, n_tasks, th, ft);
+    pthread_mutex_lock(&j.mu);
+    j.go = started == n_tasks ? 1 : -1;
+    pthread_cond_broadcast(&j.gate);
+    pthread_mutex_unlock(&j.mu);
+    if (j.go > 0) fn(arg, 0, 0);
+    for (int t = 1; t < started; t++) pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&j.mu);
+    pthread_cond_destroy(&j.gate);
+    return j.go > 0 ? 0 : -1;
 }

@@ -1,6 +1,12 @@
-/* pool.h: a persistent pool of n-1 worker threads plus the caller, for the CNN's layers. Not a
- * public header. (Splitting the decoder step's products over it was measured slower: the step
- * streams its weights over the memory bus both cores share.)
+/* pool.h: every thread the library starts is started here. Not a public header.
+ *
+ * ac_parallel_for is the one fork/join: the stages that run in parallel (training's shards and
+ * optimizer slices, decoding many rows, overlays) call it, and ac_parallel_all runs the stages of
+ * feature extraction and batch captioning; nothing else calls pthread_create.
+ *
+ * The persistent pool below (n-1 worker threads plus the caller) is for the CNN's layers, which are
+ * too short to start threads for. (Splitting the decoder step's products over it was measured
+ * slower: the step streams its weights over the memory bus both cores share.)
  *
  * ac_pool_run(p, fn, arg) calls fn(arg, t, n) once for each chunk t in [0, n), n = a few chunks per
  * thread (ac_pool_chunks), on whichever thread is free, and returns when all are done; so fn must
@@ -9,6 +15,24 @@
  * One job at a time: a pool is not shared by concurrent callers. */
 #ifndef ATTNCAP_POOL_H
 #define ATTNCAP_POOL_H
+
+/* fn(arg, task, thread): task in [0, n_tasks); thread in [0, threads) names the running thread, for
+ * per-thread scratch (never for the result: which thread runs which task varies). */
+typedef void (*ac_task_fn)(void *arg, int task, int thread);
+
+/* Runs fn for every task in [0, n_tasks) on up to `threads` threads (the caller is thread 0; < 1
+ * means 1) and returns when all are done. Tasks are claimed in increasing order by whichever thread
+ * is free; a thread that cannot be started is simply missing and the others take its tasks, so
+ * every task always runs. Results must not depend on the split: each task writes its own outputs.
+ * While more than one thread runs, OpenBLAS is held single-threaded (its own threads must not be
+ * driven from several threads at once) and restored after the last concurrent call ends: a
+ * process-wide count, so calls running at the same time from different threads are safe. */
+void ac_parallel_for(int n_tasks, int threads, ac_task_fn fn, void *arg);
+/* The same for tasks that wait for each other (a pipeline's stages): every task on a thread of its
+ * own, all at once (n_tasks <= 64), thread == task. Returns -1, having run nothing, if the threads
+ * cannot all be started. No BLAS guard: at most one of the stages may call BLAS (it keeps the
+ * thread count it was given, e.g. the CNN's). */
+int ac_parallel_all(int n_tasks, ac_task_fn fn, void *arg);
 
 typedef struct ac_pool ac_pool;
 ac_pool *ac_pool_create(int n);

@@ -252,10 +252,14 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
 #endif
 
 #ifndef HAVE_HSTREAM
-/* Without AVX-512 (BW, VL) the decoder keeps no half copies and never calls this. */
+/* Without AVX-512 (BW, VL) the decoder keeps no half copies and never calls this; should someone
+ * else, it still computes the product (portable, slow) rather than fail. */
 int ac_smm_has_f16(void) { return 0; }
 void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc) {
-    (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc;
-    abort();
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++) {
+            const float a = A[(size_t)m * lda + k];
+            for (int j = 0; j < N; j++) C[(size_t)m * ldc + j] += a * ac_f16_to_f32(B[(size_t)k * ldb + j]);
+        }
 }
 #endif

@@ -52,13 +52,20 @@ static int utf8_decode(const unsigned char *s, size_t n, uint32_t *cps, size_t *
     return k;
 }
 
-typedef struct { char *p; size_t n, cap; } sbuf;
+/* A growable UTF-8 buffer. Out of memory is sticky: later puts do nothing and the owner checks
+ * `failed` once, where it can return an error. */
+typedef struct { char *p; size_t n, cap; int failed; } sbuf;
 
 static void sb_put(sbuf *b, uint32_t cp) {
+    if (b->failed) return;
     if (b->n + 5 > b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 32;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) abort();
+        size_t cap = b->cap ? b->cap * 2 : 32;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p, b->cap = cap;
     }
     unsigned char *o = (unsigned char *)b->p + b->n;
     if (cp < 0x80) { o[0] = (unsigned char)cp; b->n += 1; }
@@ -431,7 +438,8 @@ static int push_token(ac_tokens *out, int *cap, const sbuf *t) {
     if (!low.p) { if (cps != buf) free(cps); return -1; }
     for (int k = 0; k < n; k++) sb_put(&low, to_lower(cps[k]));
     if (cps != buf) free(cps);
-    if (!low.p || punct_removed(low.p)) { free(low.p); return 0; }
+    if (low.failed) { free(low.p); return -1; }
+    if (punct_removed(low.p)) { free(low.p); return 0; }
     if (out->n == *cap) {
         *cap = *cap ? *cap * 2 : 16;
         char **nt = realloc(out->tok, (size_t)*cap * sizeof *nt);
@@ -640,7 +648,7 @@ int ac_tokenize(const char *text, ac_tokens *out, ac_err *err) {
         int rule;
         int len = scan_one(&s, i, &rule);
         int used = emit(&s, i, len, rule, &t);
-        if (t.n && push_token(out, &cap, &t) < 0) {
+        if (t.failed || (t.n && push_token(out, &cap, &t) < 0)) {
             free(t.p);
             free(cps);
             ac_tokens_free(out);

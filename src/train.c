@@ -395,6 +395,10 @@ static void ema_swap(trainer *tr) {
 
 static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
     ac_train_state *s = &tr->st;
+    if (tr->o->on_event) {
+        const ac_train_event ev = {.kind = AC_TRAIN_VALIDATING};
+        tr->o->on_event(&ev, tr->o->user);
+    }
     ac_hist h;
     memset(&h, 0, sizeof h);
     h.step = s->step;
@@ -428,12 +432,13 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
         if (s->bad >= tr->o->patience) s->done = 1;
     }
     if (write_log(tr, err)) return -1;
-    if (!tr->o->quiet) {
-        printf("epoch %.2f step %ld: train loss %.4f, val loss %.4f", h.epoch, h.step, h.train_loss, h.val_loss);
-        if (isfinite(h.bleu4)) printf(", val BLEU-4 %.4f, CIDEr-D %.4f", h.bleu4, h.cider);
-        printf(", lr %.3g, %.0f tok/s, %.0f min%s\n", h.lr, span > 0 ? win_tok / span : 0, h.seconds / 60,
-               best ? " (best, saved)" : s->done ? " (stopping: no improvement)" : "");
-        fflush(stdout);
+    if (tr->o->on_event) {
+        const ac_train_event ev = {.kind = AC_TRAIN_EVALUATION, .step = h.step, .epoch_frac = h.epoch,
+                                   .train_loss = h.train_loss, .val_loss = h.val_loss, .bleu4 = h.bleu4,
+                                   .cider = h.cider, .lr = h.lr, .minutes = h.seconds / 60,
+                                   .window_tok_per_s = span > 0 ? win_tok / span : 0, .best = best,
+                                   .stopping = !best && s->done};
+        tr->o->on_event(&ev, tr->o->user);
     }
     return 0;
 }
@@ -529,7 +534,6 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     int rc = -1;
     batch_buf bb = {0};
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
-    ac_progress pg = {0}; /* erased before the epoch lines and before an error reaches the terminal */
     if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
         char *cp = ac_train_ckpt_path(o.out);
@@ -615,14 +619,14 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !perm ||
         !flip || !selbuf)
         goto oom;
-    if (!o.quiet)
-        fprintf(stderr,
-                "train: %d captions (%s flipped copies), %d captions without photos (%d a step), %d val photos, "
-                "vocabulary %d, %zu parameters (model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s%s\n",
-                tr.n_ex, tr.use_flip ? "with" : "no", tr.n_tex, tr.n_tex ? tr.text_batch : 0, tr.n_vi,
-                ac_vocab_size(tr.model.vocab), np,
-                np * 4.0 / 1048576, np * 2.0 / 1048576, tr.steps, o.group ? " (batches of whole photos)" : "",
-                tr.fc.mapped_row ? "; features read from their mapped shard files" : "");
+    if (o.on_event) {
+        const ac_train_event ev = {.kind = AC_TRAIN_START, .captions = tr.n_ex, .flipped = tr.use_flip,
+                                   .text_captions = tr.n_tex, .text_batch = tr.n_tex ? tr.text_batch : 0,
+                                   .val_photos = tr.n_vi, .vocab = ac_vocab_size(tr.model.vocab),
+                                   .grouped = o.group, .mapped_features = tr.fc.mapped_row != NULL, .params = np,
+                                   .steps = tr.steps, .epochs = o.epochs};
+        o.on_event(&ev, o.user);
+    }
     const int steps = tr.steps;
     const double t0 = ac_now(), secs_base = tr.n_hist ? tr.hist[tr.n_hist - 1].seconds : 0;
     ac_train_state *s = &tr.st;
@@ -630,11 +634,12 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     while (!s->done && !stop && s->epoch < o.epochs) {
         const int ep = s->epoch;
         shuffle(perm, n_perm, ac_mix64(o.seed * 0x9E3779B97F4A7C15ull + (uint64_t)ep + 1));
-        char label[32];
-        snprintf(label, sizeof label, "epoch %d/%d", ep + 1, o.epochs);
-        ac_progress_start(&pg, label, (uint64_t)steps, o.quiet);
-        double tp = ac_now(), t_line = ac_now(), text_loss = 0;
-        const int pos0 = s->pos;
+        if (o.on_event) {
+            const ac_train_event ev = {.kind = AC_TRAIN_EPOCH, .epoch = ep + 1, .epochs = o.epochs, .pos = s->pos,
+                                       .steps = steps};
+            o.on_event(&ev, o.user);
+        }
+        double tp = ac_now(), text_loss = 0;
         long tok_p = 0;
         while (s->pos < steps) {
             const int *sel;
@@ -681,33 +686,24 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             s->win_ce += ds.ce_sum, s->win_tok += ds.ntok;
             s->pos++;
             tok_p += ds.ntok;
-            double dt = ac_now() - tp;
-            if (tr.n_tex > 0)
-                snprintf(pg.extra, sizeof pg.extra, "loss %.3f text %.3f %.0f tok/s",
-                         s->win_tok ? s->win_ce / s->win_tok : 0, text_loss, dt > 0 ? tok_p / dt : 0);
-            else
-                snprintf(pg.extra, sizeof pg.extra, "loss %.3f %.0f tok/s", s->win_tok ? s->win_ce / s->win_tok : 0,
-                         dt > 0 ? tok_p / dt : 0);
-            ac_progress_update(&pg, (uint64_t)s->pos);
-            if (!pg.enabled && !o.quiet && ac_now() - t_line >= 60) {
-                /* Not a terminal (a log file): one line a minute instead of the bar. */
-                const double rate = dt > 0 ? (s->pos - pos0) / dt : 0; /* steps/s since this epoch (re)started */
-                const double eta = rate > 0 ? (steps - s->pos) / rate : 0;
-                fprintf(stderr, "epoch %d/%d step %d/%d: %s, epoch ETA %d:%02d\n", ep + 1, o.epochs, s->pos, steps,
-                        pg.extra, (int)(eta / 60), (int)eta % 60);
-                t_line = ac_now();
+            if (o.on_event) {
+                const double dt = ac_now() - tp;
+                const ac_train_event ev = {.kind = AC_TRAIN_PROGRESS, .epoch = ep + 1, .epochs = o.epochs,
+                                           .pos = s->pos, .steps = steps,
+                                           .loss = s->win_tok ? s->win_ce / s->win_tok : 0,
+                                           .text_loss = tr.n_tex > 0 ? text_loss : NAN,
+                                           .tok_per_s = dt > 0 ? tok_p / dt : 0, .seconds = dt};
+                o.on_event(&ev, o.user);
             }
             const int end_epoch = s->pos == steps;
             if (end_epoch) s->epoch++, s->pos = 0;
             int do_eval = o.eval_every > 0 ? s->step % o.eval_every == 0 : end_epoch;
-            if (do_eval) ac_progress_clear(&pg);
             if (do_eval && evaluate(&tr, &bb, metric, t0, secs_base, err)) goto done;
             if (o.max_steps > 0 && s->step >= o.max_steps) stop = 1;
             if (do_eval || end_epoch || stop || (o.checkpoint_every > 0 && s->step % o.checkpoint_every == 0))
                 if (ac_train_save_ckpt(&tr, err)) goto done;
             if (end_epoch || stop || s->done) break;
         }
-        ac_progress_finish(&pg);
     }
     /* Always leave a model behind, even when stopped before any evaluation. */
     if (!ac_is_file(o.out)) {
@@ -719,7 +715,6 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
 oom:
     ac_errf(err, "train: out of memory");
 done:
-    ac_progress_finish(&pg);
     free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.stage), free(bb.stage_row);
     free(perm), free(flip), free(selbuf);
     trainer_free(&tr);

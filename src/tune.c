@@ -32,6 +32,7 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
             /* keep the corpus scores only */
             free(p->scores.img_bleu4), free(p->scores.img_rouge_l), free(p->scores.img_cider_d), free(p->scores.img_meteor);
             p->scores.img_bleu4 = p->scores.img_rouge_l = p->scores.img_cider_d = p->scores.img_meteor = NULL;
+            ac_object_scores_free(&p->scores.objects); /* its per-photo rows; the pooled counts stay */
         }
     free(rows);
     free(texts);

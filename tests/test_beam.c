@@ -43,11 +43,12 @@ static double forced(const ac_decoder *dec, const float *ann, const int *words, 
     ac_dec_image *img = ac_decoder_prepare(dec, ann);
     float *h = malloc(4 * H * sizeof *h), *c = h + H, *h2 = c + H, *c2 = h2 + H;
     float *lp = malloc(V * sizeof *lp), a[256], b;
+    float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&dec->cfg, 1));
     ac_decoder_initial_state(dec, img, h, c);
     double sum = 0;
     int prev = AC_START;
     for (int t = 0; t <= n; t++) {
-        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, lp, a, &b);
+        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, lp, a, &b, scr);
         int w = t < n ? words[t] : AC_END;
         sum += lp[w];
         if (alpha) memcpy(alpha + (size_t)t * L, a, L * sizeof *a);
@@ -55,7 +56,7 @@ static double forced(const ac_decoder *dec, const float *ann, const int *words, 
         memcpy(h, h2, H * sizeof *h), memcpy(c, c2, H * sizeof *c);
         prev = w;
     }
-    free(h), free(lp);
+    free(h), free(lp), free(scr);
     ac_dec_image_free(img);
     return sum;
 }
@@ -202,11 +203,12 @@ static void greedy_equals_loop(void) {
         int H = dec.cfg.hidden;
         ac_dec_image *img = ac_decoder_prepare(&dec, ann);
         float h[64], c[64], h2[64], c2[64], lp[64], a[64], b;
+        float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&dec.cfg, 1));
         ac_decoder_initial_state(&dec, img, h, c);
         int words[32], n = 0, prev = AC_START;
         double sum = 0;
         for (int t = 0; t <= T; t++) {
-            ac_decoder_step(&dec, img, 1, &prev, h, c, h2, c2, lp, a, &b);
+            ac_decoder_step(&dec, img, 1, &prev, h, c, h2, c2, lp, a, &b, scr);
             int best = AC_END;
             if (t < T)
                 for (int w = AC_END; w < V; w++)
@@ -218,6 +220,7 @@ static void greedy_equals_loop(void) {
             prev = best;
         }
         (void)H;
+        free(scr);
         ac_dec_image_free(img);
         ac_beam_opts o = ac_beam_defaults();
         o.beam = 1, o.max_len = T;

@@ -127,6 +127,84 @@ static void end_to_end(void) {
     free(data);
 }
 
+/* Batch captioning against ac_captioner_run photo by photo: results in input order, the same
+ * captions for 1, 2 and 3 threads (one lane with a decoding thread, then lanes), a missing file a
+ * failed result at its place. */
+typedef struct {
+    int n, order_ok, photos_kept;
+    int ok[8], nw[8], words[8][24];
+    double logprob[8];
+    char err[8][256];
+} batch_seen;
+
+static void on_result(void *user, const ac_batch_result *r) {
+    batch_seen *s = user;
+    if (r->index != s->n) s->order_ok = 0;
+    const int i = s->n++;
+    if (i >= 8) return;
+    s->ok[i] = r->ok;
+    if (r->ok) {
+        s->nw[i] = r->caption->n < 24 ? r->caption->n : 24;
+        memcpy(s->words[i], r->caption->words, sizeof(int) * (size_t)s->nw[i]);
+        s->logprob[i] = r->caption->logprob;
+        s->photos_kept += r->photo != NULL;
+    } else {
+        snprintf(s->err[i], sizeof s->err[i], "%.200s", r->err.msg);
+    }
+}
+
+static void batch_in_order(void) {
+    const char *enc_path = test_shared(SMALL_ENCODER);
+    if (!enc_path || !test_shared("images/parrot.jpg")) SKIP("needs ../shared/" SMALL_ENCODER " and ../shared/images");
+    char enc[4200], names[6][4200];
+    snprintf(enc, sizeof enc, "%s", enc_path);
+    const char *files[6] = {"images/cat.bmp", NULL, "images/grace_hopper.bmp", "images/parrot.jpg",
+                            "images/cat_720p.jpg", "images/cat.bmp"};
+    const char *paths[6];
+    for (int i = 0; i < 6; i++) {
+        const char *p = files[i] ? test_shared(files[i]) : NULL;
+        snprintf(names[i], sizeof names[i], "%s", p ? p : "/nonexistent/missing.jpg");
+        paths[i] = names[i];
+    }
+    ac_err err;
+    char model[4200];
+    snprintf(model, sizeof model, "%s", tpath("tiny_batch.safetensors"));
+    CHECKF(make_model(model, enc, NULL, &err) == 0, "%s", err.msg);
+    ac_captioner c;
+    CHECKF(ac_captioner_open(&c, model, enc, 1, &err) == 0, "%s", err.msg);
+    batch_seen ref = {.order_ok = 1};
+    for (int i = 0; i < 6; i++) { /* one by one, no lanes, no threads */
+        ac_image photo;
+        ac_caption cap;
+        ac_batch_result r = {.index = i, .path = paths[i]};
+        r.ok = ac_image_load(paths[i], &photo, &r.err) == 0 && ac_captioner_run(&c, &photo, &cap, NULL, NULL, &r.err) == 0;
+        r.caption = &cap, r.photo = r.ok ? &photo : NULL;
+        on_result(&ref, &r);
+        if (r.ok) ac_caption_free(&cap);
+        ac_image_free(&photo);
+    }
+    CHECK(ref.ok[0] && !ref.ok[1] && ref.ok[5]);
+    for (int threads = 1; threads <= 3; threads++) {
+        batch_seen got = {.order_ok = 1};
+        ac_batch_stats st;
+        CHECKF(ac_captioner_batch(&c, paths, 6, threads, 1, on_result, &got, &st, &err) == 0, "%s", err.msg);
+        CHECKF(got.n == 6 && got.order_ok, "threads %d: %d results, in order %d", threads, got.n, got.order_ok);
+        CHECK(st.lanes == (threads > 1 ? threads : 1));
+        CHECK(got.photos_kept == 5);
+        for (int i = 0; i < 6; i++) {
+            CHECKF(got.ok[i] == ref.ok[i], "threads %d photo %d: ok %d vs %d", threads, i, got.ok[i], ref.ok[i]);
+            if (!ref.ok[i]) {
+                CHECKF(strstr(got.err[i], "missing.jpg"), "threads %d: %s", threads, got.err[i]);
+                continue;
+            }
+            CHECKF(got.nw[i] == ref.nw[i] && !memcmp(got.words[i], ref.words[i], sizeof(int) * (size_t)ref.nw[i]) &&
+                       got.logprob[i] == ref.logprob[i],
+                   "threads %d photo %d: a different caption", threads, i);
+        }
+    }
+    ac_captioner_close(&c);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "--make-model")) {
         ac_err err;
@@ -144,5 +222,6 @@ int main(int argc, char **argv) {
     RUN(encoder_id_parse);
     RUN(model_search);
     RUN(end_to_end);
+    RUN(batch_in_order);
     return TEST_EXIT();
 }

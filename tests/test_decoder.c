@@ -34,7 +34,8 @@ static void test_step_is_a_distribution(void) {
     memcpy(h + 6, h, sizeof(float) * 6);
     memcpy(cc + 6, cc, sizeof(float) * 6);
     int prev[2] = {AC_START, 7};
-    ac_decoder_step(&dec, im, 2, prev, h, cc, h2, c2, logp, al, be);
+    float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&c, 2));
+    ac_decoder_step(&dec, im, 2, prev, h, cc, h2, c2, logp, al, be, scr);
     for (int k = 0; k < 2; k++) {
         double sp = 0, sa = 0;
         for (int v = 0; v < 11; v++) sp += exp(logp[k * 11 + v]);
@@ -46,9 +47,10 @@ static void test_step_is_a_distribution(void) {
     /* Same previous word and state -> same row; different word -> different row. */
     int same[2] = {7, 7};
     float logp2[22];
-    ac_decoder_step(&dec, im, 2, same, h, cc, h2, c2, logp2, al, be);
+    ac_decoder_step(&dec, im, 2, same, h, cc, h2, c2, logp2, al, be, scr);
     for (int v = 0; v < 11; v++) CHECK_NEAR(logp2[v], logp2[11 + v], 1e-6);
     for (int v = 0; v < 11; v++) CHECK_NEAR(logp2[11 + v], logp[11 + v], 1e-6);
+    free(scr);
     ac_dec_image_free(im);
     ac_decoder_free(&dec);
 }
@@ -300,12 +302,13 @@ static void test_step_matches_training_forward(void) {
     const float *lg = ac_dec_work_logits(w);
     for (int i = 0; i < 2; i++) {
         ac_dec_image *im = ac_decoder_prepare(&dec, ann[i]);
-        float h[6], cc[6], h2[6], c2[6], lp[11], al[6];
+        float h[6], cc[6], h2[6], c2[6], lp[11], al[6], scr[256];
+        CHECK(ac_decoder_step_scratch(&c, 1) <= 256);
         ac_decoder_initial_state(&dec, im, h, cc);
         int row = i;
         for (int t = 0; t < len[i]; t++) {
             int prev = t ? words[i * 3 + t - 1] : AC_START;
-            ac_decoder_step(&dec, im, 1, &prev, h, cc, h2, c2, lp, al, NULL);
+            ac_decoder_step(&dec, im, 1, &prev, h, cc, h2, c2, lp, al, NULL, scr);
             double mx = -1e30, s = 0;
             for (int v = 0; v < 11; v++) mx = fmax(mx, lg[row * 11 + v]);
             for (int v = 0; v < 11; v++) s += exp(lg[row * 11 + v] - mx);
@@ -455,6 +458,7 @@ static void test_step_f16_same_bits(void) {
     for (int i = 0; i < 12 * 20; i++) ann[i] = (float)((i * 29) % 23) / 23.0f;
     ac_dec_image *ia = ac_decoder_prepare(&a, ann), *ib = ac_decoder_prepare(&b, ann);
     int same = 1;
+    float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&a.cfg, 16));
     for (int K = 1; K <= 16 && same; K += 14) { /* 1 and 15 hypotheses */
         int prev[16];
         float h[16 * 40], c[16 * 40], out[2][16 * (2 * 40 + 300 + 12 + 1)];
@@ -463,10 +467,11 @@ static void test_step_f16_same_bits(void) {
         for (int v = 0; v < 2; v++) {
             float *o = out[v];
             ac_decoder_step(v ? &b : &a, v ? ib : ia, K, prev, h, c, o, o + K * 40, o + 2 * K * 40,
-                            o + K * (2 * 40 + 300), o + K * (2 * 40 + 300 + 12));
+                            o + K * (2 * 40 + 300), o + K * (2 * 40 + 300 + 12), scr);
         }
         same = !memcmp(out[0], out[1], sizeof(float) * (size_t)K * (2 * 40 + 300 + 12 + 1));
     }
+    free(scr);
     ac_dec_image_free(ia), ac_dec_image_free(ib);
     ac_decoder_free(&a), ac_decoder_free(&b);
     CHECK(same);

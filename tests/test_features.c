@@ -107,7 +107,7 @@ static void test_extract_load_resume(void) {
     char out[4096];
     snprintf(out, sizeof out, "%s/cache32", test_tmpdir());
     ac_feature_source src = fake_source("aaaa");
-    ac_features_opts o = {out, 3, 0, 0, 1, on_error, NULL};
+    ac_features_opts o = {out, 3, 0, 0, on_error, NULL, NULL};
     ac_features_stats st;
     ac_err err;
     n_calls = 0;
@@ -201,7 +201,7 @@ static void test_fp16_flip_errors(void) {
     snprintf(dup, sizeof dup, "%s/photos/../photos/p1.png", test_tmpdir()); /* same key as photos[1] */
     const char *list[] = {photos[0], bad, photos[1], dup, photos[2]};
     ac_feature_source src = fake_source("cccc");
-    ac_features_opts o = {out, 4, 1, 1, 1, on_error, NULL};
+    ac_features_opts o = {out, 4, 1, 1, on_error, NULL, NULL};
     ac_features_stats st;
     ac_err err;
     n_errors = 0;
@@ -274,7 +274,7 @@ static void test_fp16_flip_errors(void) {
     CHECK(ac_features_load(out, &fc, &err) != 0 && strstr(err.msg, "shard-00000.safetensors"));
     CHECK(ac_features_extract(&src, list, 5, &o, &st, &err) != 0 && strstr(err.msg, "shard-00000.safetensors"));
     /* An unwritable output directory is an error, not a silent loss. */
-    ac_features_opts o2 = {"/proc/attncap-cannot-write", 4, 0, 0, 1, on_error, NULL};
+    ac_features_opts o2 = {"/proc/attncap-cannot-write", 4, 0, 0, on_error, NULL, NULL};
     CHECK(ac_features_extract(&src, list, 1, &o2, &st, &err) != 0);
 }
 

@@ -9,6 +9,7 @@
 #include "attncap/decoder.h"
 #include "attncap/model.h"
 #include "attncap/image.h"
+#include "attncap/locate.h"
 #include "attncap/naming.h"
 #include "attncap/tags.h"
 
@@ -30,14 +31,7 @@ typedef struct ac_encoder_id {
 } ac_encoder_id;
 int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
 
-/* The model path: flag if not NULL, else $ATTNCAP_MODEL, else models/AC_DEFAULT_MODEL_NAME in the
- * current directory or beside the executable (its directory and up to three parents), else the only
- * models/ *.safetensors there. malloc'd. */
-int ac_find_model(const char *flag, char **path, ac_err *err);
-/* The encoder: flag, $ATTNCAP_ENCODER, else id->file in models/ (as above, and beside the model
- * file), then in ac_find_data_dir()/encoders/. Its SHA-256 must equal id->sha256 (when recorded):
- * a different file is refused. */
-int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err);
+/* Finding the model and the encoder when not given: locate.h. */
 
 typedef struct ac_captioner {
     ac_model model;
@@ -104,6 +98,33 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
 void ac_captioner_lane_close(ac_captioner_lane *lane);
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err);
+
+/* Batch captioning (captioner_batch.c): many photo files, results delivered in input order.
+ * Over many photos, one lane per thread (each a one-thread CNN) reads, squashes, encodes and searches
+ * a photo at a time; with one thread, or one photo, a second thread reads and squashes the next
+ * photos while the caller's thread runs the CNN with all the threads. Either way at most a few
+ * photos are in flight, and the captions are those of ac_captioner_run, bit for bit. */
+typedef struct ac_batch_result {
+    int index;             /* into paths */
+    const char *path;
+    int ok;                /* 1 captioned; 0 failed, err says why */
+    int run_failed;        /* it failed in the encoder or the search (err names no file), not reading */
+    ac_err err;
+    const ac_image *photo; /* the photo as read (keep_photos), for overlays; else NULL */
+    const ac_caption *caption;
+    double t_decode, t_cnn, t_search; /* seconds */
+} ac_batch_result;
+typedef struct ac_batch_stats {
+    int lanes, lane_threads; /* lanes and CNN threads in each */
+    double t_wait;           /* seconds the caller's thread waited for results */
+} ac_batch_stats;
+/* Captions paths[0..n) with `threads` threads (0: default), calling on_result(user, r) on the
+ * caller's thread once per photo, in input order (r and what it points to live until it returns).
+ * A photo that fails is a result with ok = 0, not an error. Returns -1 only when the lanes or the
+ * threads cannot be set up. The captioner must not be used otherwise while this runs. */
+int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int threads, int keep_photos,
+                       void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_batch_stats *stats,
+                       ac_err *err);
 #ifdef __cplusplus
 }
 #endif

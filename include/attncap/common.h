@@ -1,4 +1,4 @@
-/* attncap/common.h: errors, limits, atomic files, progress bars, data search path.
+/* attncap/common.h: errors, limits, atomic files, data search path.
  *
  * Errors: every fallible library call takes an `ac_err *` (may be NULL) and returns 0 on success,
  * -1 on failure with a one-line message in err->msg that names the file and the problem.
@@ -75,30 +75,9 @@ int ac_write_file_atomic(const char *path, const void *data, size_t len, ac_err 
 /* mkdir -p. */
 int ac_mkdirs(const char *path, ac_err *err);
 
-/* Progress bar on stderr: "label [#####     ] 123/456 12.3/s ETA 0:42". Drawn only when stderr is
- * a TTY and not quiet; otherwise silent. The bar owns the terminal's last line while it is drawn:
- * anything else written to the terminal (a result on stdout, an error on stderr) must first call
- * ac_progress_clear, which erases it; the next update draws it again. finish erases it for good. */
-typedef struct ac_progress {
-    const char *label;
-    uint64_t total, done;
-    double t_start, t_last_draw;
-    int enabled;
-    int drawn;       /* the bar is on the terminal's current line */
-    char extra[128]; /* caller text appended to the bar (e.g. "loss 2.31") */
-} ac_progress;
-void ac_progress_start(ac_progress *p, const char *label, uint64_t total, int quiet);
-void ac_progress_update(ac_progress *p, uint64_t done);
-void ac_progress_clear(ac_progress *p);
-void ac_progress_finish(ac_progress *p);
-
 /* Monotonic wall-clock seconds. */
 double ac_now(void);
 
-/* The shared data directory: $ATTNCAP_DATA if set, else the first of "../shared" relative to the
- * current directory, to the executable's directory and its parents that exists. Returns NULL if
- * none. The returned string is owned by the caller (free). */
-char *ac_find_data_dir(void);
 /* Joins a and b with '/', malloc'd. */
 char *ac_path_join(const char *a, const char *b);
 /* 1 if path is an existing regular file. */

@@ -107,7 +107,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
 const float *ac_dec_work_logits(const ac_dec_work *w);
 /* The same objective over `shards` shares of the batch (whole photos per share, balanced by tokens),
  * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.
- * BLAS runs single-threaded inside each shard (switched and restored here). Results depend on shards,
+ * BLAS runs single-threaded inside each shard (held so by the pool's fork/join). Results depend on shards,
  * not on threads. */
 typedef struct ac_dec_pool ac_dec_pool;
 ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T);
@@ -121,9 +121,13 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, 
 void ac_dec_image_free(ac_dec_image *img);
 void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *img, float *h /* [H] */, float *c /* [H] */);
 /* One step for K rows: prev[K] word ids, h/c [K, H] in; h_out/c_out [K, H], logp [K, V] (log-softmax),
- * alpha [K, L], beta [K] out (beta may be NULL). In and out buffers must not alias. */
+ * alpha [K, L], beta [K] out (beta may be NULL). In and out buffers must not alias. scratch holds
+ * ac_decoder_step_scratch(cfg, K) floats, owned by the caller (one per thread), so the step neither
+ * allocates nor fails; its contents on entry do not matter. */
+size_t ac_decoder_step_scratch(const ac_decoder_config *cfg, int K);
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, const int *prev, const float *h,
-                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta);
+                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
+                     float *scratch /* [ac_decoder_step_scratch(cfg, K)] */);
 
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].

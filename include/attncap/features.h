@@ -66,10 +66,12 @@ typedef struct ac_features_opts {
     int shard_size; /* keys per shard; 0 = 256 */
     int fp16;       /* store F16 (half the disk) instead of F32 */
     int flip;       /* also store the mirrored photo under "<name>#flip" */
-    int quiet;      /* no progress bar */
     /* Called once per photo that fails (one line naming the file); extraction goes on. */
-    void (*on_error)(void *ctx, const char *msg);
-    void *on_error_ctx;
+    void (*on_error)(void *user, const char *msg);
+    /* Called with done = 0 once the work is known (total photos to encode), then after each photo
+     * (NULL: none). The library prints nothing; the CLI draws its bar from these. */
+    void (*on_progress)(void *user, int done, int total);
+    void *user;
 } ac_features_opts;
 
 typedef struct ac_features_stats {

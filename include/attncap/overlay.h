@@ -2,18 +2,18 @@
  * Xu et al. 2015: alpha_t (grid_h x grid_w) is upsampled smoothly to the photo (each cell a box,
  * blurred by a Gaussian of about half a cell), scaled min..max to 0..1 (as matplotlib does in the
  * paper's figures; a nearly flat map is stretched at most 20x) and laid over the photo.
- * PNGs are written with libpng through atomic files; text is drawn with stb_truetype. */
+ * PNGs are written by png.h, text drawn by font.h. */
 #ifndef ATTNCAP_OVERLAY_H
 #define ATTNCAP_OVERLAY_H
 #include "attncap/beam.h"
 #include "attncap/common.h"
+#include "attncap/font.h"
 #include "attncap/image.h"
+#include "attncap/png.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define AC_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 typedef enum {
     AC_OVERLAY_HEAT = 0, /* default: an inferno-like colour map blended over the greyed photo */
@@ -26,6 +26,8 @@ typedef struct ac_overlay_opts {
     float sigma;          /* Gaussian blur in grid cells, default 0.6 */
     int force;            /* overwrite an existing DIR/<stem> (else refuse) */
     const char *font;     /* TrueType file, default AC_DEFAULT_FONT */
+    int threads;          /* a photo's files are written by this many threads (0 = 4: more than the
+                           * cores pays, since the threads mostly wait for fsync); same files for any */
 } ac_overlay_opts;
 ac_overlay_opts ac_overlay_defaults(void);
 
@@ -33,18 +35,6 @@ ac_overlay_opts ac_overlay_defaults(void);
 void ac_attention_map(const float *alpha, int grid_h, int grid_w, float sigma, int w, int h, float *out);
 /* photo and out are the same size (out may be photo): the map [photo->h * photo->w] over the photo. */
 void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_image *out);
-
-/* 8-bit RGB PNG, atomically (temp file + rename). */
-int ac_png_write(const char *path, const ac_image *img, ac_err *err);
-
-/* Text with a TrueType font. */
-typedef struct ac_font ac_font;
-int ac_font_load(const char *path, ac_font **f, ac_err *err); /* NULL path = AC_DEFAULT_FONT */
-void ac_font_free(ac_font *f);
-/* Width in pixels of utf8 at pixel height px. */
-int ac_font_width(const ac_font *f, float px, const char *utf8);
-/* Draws utf8 with its top-left corner at (x, y), clipped to img; returns the advance in pixels. */
-int ac_font_draw(const ac_font *f, ac_image *img, int x, int y, float px, const char *utf8, const uint8_t rgb[3]);
 
 /* Writes DIR/<stem>/NN_<word>.png (NN = 01.., one per word) and DIR/<stem>/sheet.png (the photo
  * and one panel per word, each word printed under its panel, the caption as the title).

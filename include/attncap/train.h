@@ -16,6 +16,35 @@
 extern "C" {
 #endif
 
+/* What training reports as it goes, through ac_train_opts.on_event (the library prints nothing; the
+ * CLI turns these into its lines and progress bar). Fields not named for a kind are zero. */
+typedef enum ac_train_event_kind {
+    AC_TRAIN_START,      /* data loaded, model built: the counts below */
+    AC_TRAIN_EPOCH,      /* an epoch (re)starts: epoch, epochs, steps, pos (> 0 when resumed mid-epoch) */
+    AC_TRAIN_PROGRESS,   /* a step is done: epoch, epochs, pos of steps, loss, text_loss, tok_per_s, seconds */
+    AC_TRAIN_VALIDATING, /* an evaluation begins (it may take a while) */
+    AC_TRAIN_EVALUATION  /* an evaluation is done: the row below, best, stopping */
+} ac_train_event_kind;
+
+typedef struct ac_train_event {
+    ac_train_event_kind kind;
+    /* AC_TRAIN_START */
+    int captions, flipped, text_captions, text_batch, val_photos, vocab, grouped, mapped_features;
+    size_t params;
+    /* AC_TRAIN_EPOCH, AC_TRAIN_PROGRESS: epoch (1-based) of epochs; step pos of steps in the epoch */
+    int epoch, epochs, pos, steps;
+    double loss;      /* mean train cross-entropy per token since the last evaluation */
+    double text_loss; /* of the batch of captions without photos; NAN without --text */
+    double tok_per_s; /* training tokens per second since the epoch (re)started */
+    double seconds;   /* since the epoch (re)started */
+    /* AC_TRAIN_EVALUATION: one row of the log (bleu4 and cider NAN when not computed) */
+    long step;
+    double epoch_frac, train_loss, val_loss, bleu4, cider, lr, minutes;
+    double window_tok_per_s; /* training tokens per second since the previous evaluation */
+    int best;                /* best so far: the model was saved */
+    int stopping;            /* no improvement for `patience` evaluations: training stops */
+} ac_train_event;
+
 typedef struct ac_train_opts {
     const char *data;       /* dataset SPEC (dataset.h) */
     const char *image_dir;  /* optional */
@@ -42,7 +71,6 @@ typedef struct ac_train_opts {
     int max_val;            /* validation photos (default 0 = all) */
     unsigned long long seed;
     const char *log_csv, *plot_png;
-    int quiet;
     int max_train;          /* use only the first N training captions (0 = all): smoke tests */
     int max_words;          /* skip training captions longer than this (default 32) */
     int flip;               /* use "#flip" feature keys with left/right swapped: -1 auto, 0 no, 1 yes */
@@ -65,10 +93,13 @@ typedef struct ac_train_opts {
     float text_weight;      /* weight of the text batch's loss against the photo batch's (default 1) */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
+    /* Progress and results, called on the training thread (NULL: silent). */
+    void (*on_event)(const ac_train_event *ev, void *user);
+    void *user;
 } ac_train_opts;
 
 void ac_train_defaults(ac_train_opts *o);
-/* Runs training. Progress on stderr (unless quiet), one summary line per evaluation on stdout. */
+/* Runs training, reporting through o->on_event. Prints nothing. */
 int ac_train(const ac_train_opts *o, ac_err *err);
 #ifdef __cplusplus
 }

@@ -1,10 +1,8 @@
 /* attncap caption: caption photos, optionally with per-word attention overlays and contact sheets.
- * A decoding thread reads and squashes the photos ahead of the CNN (a small bounded queue), so file
- * decoding overlaps the encoder and decoder; results come out in input order. */
+ * The library captions them in lanes (ac_captioner_batch) and hands the results back in input order;
+ * this file prints them and writes the overlays. */
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +17,7 @@
 #include "inputs.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -78,77 +77,6 @@ static void usage(FILE *f) {
             "                    stderr after more than one photo)\n"
             "  --verbose         report images/s and the time split on stderr\n",
             AC_DEFAULT_MODEL_NAME);
-}
-
-/* ---- the lanes ----
- * Each lane (a thread with its own CNN plan) takes the next photo, decodes, squashes, encodes and
- * searches it; the main thread prints the results in input order and writes overlays. A photo is
- * taken only when its ring slot has been printed, which bounds memory. With one lane the CNN gets all
- * the threads and a second thread decodes the next photo ahead. */
-
-typedef struct job {
-    ac_image photo, square;
-    ac_caption cap;
-    int state; /* 0 claimed or free, 1 decoded (one lane: waiting for the CNN), 2 done */
-    int ok;    /* 1 captioned, 0 failed (err) */
-    int run_failed;
-    double t_decode, t_cnn, t_bs;
-    ac_err err;
-} job;
-
-typedef struct pipe_state {
-    ac_captioner *cap;
-    strv *paths;
-    int keep_photo;
-    job *ring;
-    int depth;
-    int next_decode; /* next photo a lane (or the decoding thread) takes */
-    int printed;     /* results printed: [0, printed) */
-    int single;      /* one lane: a decoding thread feeds the main thread, which runs the CNN */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} pipe_state;
-
-typedef struct lane_arg {
-    pipe_state *ps;
-    ac_captioner_lane *lane; /* NULL: decode only (single) */
-} lane_arg;
-
-static void decode_job(pipe_state *ps, int i, job *j) {
-    double t0 = ac_now();
-    j->ok = ac_image_load(ps->paths->v[i], &j->photo, &j->err) == 0 &&
-            ac_captioner_prepare(ps->cap, &j->photo, &j->square, &j->err) == 0;
-    if (!ps->keep_photo) ac_image_free(&j->photo);
-    j->t_decode = ac_now() - t0;
-}
-
-static void run_job(ac_captioner *cap, ac_captioner_lane *lane, job *j) {
-    if (!j->ok) return;
-    int rc = lane ? ac_captioner_lane_run(cap, lane, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err)
-                  : ac_captioner_run(cap, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err);
-    if (rc) j->ok = 0, j->run_failed = 1;
-    ac_image_free(&j->square);
-}
-
-static void *lane_thread(void *arg) {
-    lane_arg *la = arg;
-    pipe_state *ps = la->ps;
-    for (;;) {
-        pthread_mutex_lock(&ps->mu);
-        while (ps->next_decode < ps->paths->n && ps->next_decode >= ps->printed + ps->depth)
-            pthread_cond_wait(&ps->cv, &ps->mu); /* its ring slot is not printed yet */
-        int i = ps->next_decode < ps->paths->n ? ps->next_decode++ : -1;
-        pthread_mutex_unlock(&ps->mu);
-        if (i < 0) return NULL;
-        job *j = &ps->ring[i % ps->depth];
-        memset(j, 0, sizeof *j);
-        decode_job(ps, i, j);
-        if (la->lane) run_job(ps->cap, la->lane, j);
-        pthread_mutex_lock(&ps->mu);
-        j->state = la->lane ? 2 : 1;
-        pthread_cond_broadcast(&ps->cv);
-        pthread_mutex_unlock(&ps->mu);
-    }
 }
 
 /* CPU time of the whole process (every thread), in seconds. */
@@ -275,6 +203,65 @@ static void print_json(const char *path, const char *text, const ac_caption *c, 
     if (s) printf("%s\n", s);
     free(s), free(raw);
     cJSON_Delete(o);
+}
+
+/* What the results need from cmd_caption: output settings and the running totals. */
+typedef struct caption_view {
+    const ac_captioner *cap;
+    int json, attention, nbest;
+    const char *ov_dir;
+    const ac_overlay_opts *oo;
+    const ac_font *font;
+    const strv *stems; /* photo i's overlay folder name (assign_stems) */
+    cli_progress prog;
+    int failures, done_ok;
+    double t_dec, t_cnn, t_bs, t_ov;
+} caption_view;
+
+/* One photo's result, in input order: its line (or JSON) on stdout, its overlays, or its error. */
+static void on_caption(void *user, const ac_batch_result *r) {
+    caption_view *v = user;
+    const ac_captioner *cap = v->cap;
+    const char *path = r->path;
+    ac_err err;
+    v->t_dec += r->t_decode, v->t_cnn += r->t_cnn, v->t_bs += r->t_search;
+    cli_progress_clear(&v->prog); /* the result or the error gets the line, then the bar comes back */
+    if (!r->ok) {
+        if (r->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, r->err.msg);
+        else fprintf(stderr, "attncap caption: %s%s\n", r->err.msg, cli_hint(&r->err));
+        v->failures++;
+    } else {
+        const ac_caption *c = r->caption;
+        char *text = ac_caption_text(c, cap->model.vocab);
+        char **ov = NULL;
+        int n_ov = 0, ov_failed = 0;
+        if (v->ov_dir) {
+            double t0 = ac_now();
+            if (ac_overlays_write(v->ov_dir, v->stems->v[r->index], r->photo, c, cap->model.vocab, cap->grid_h,
+                                  cap->grid_w, v->oo, v->font, &ov, &n_ov, &err)) {
+                fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
+                ov_failed = 1;
+            }
+            v->t_ov += ac_now() - t0;
+        }
+        if (v->json) print_json(path, text ? text : "", c, cap->model.vocab, ov, n_ov, v->attention, cap->grid_h, cap->grid_w);
+        else if (v->nbest > 1) {
+            printf("%s\t%s\t%.4f\n", path, text ? text : "", c->score);
+            for (int a = 0; a < c->n_alt; a++) {
+                char *t = ac_caption_text(&c->alt[a], cap->model.vocab);
+                printf("%s\t%s\t%.4f\n", path, t ? t : "", c->alt[a].score);
+                free(t);
+            }
+        } else if (isfinite(c->confidence) && c->confidence > 0)
+            printf("%s\t%s\t%.2f\n", path, text ? text : "", c->confidence);
+        else printf("%s\t%s\n", path, text ? text : "");
+        fflush(stdout);
+        v->failures += ov_failed;
+        v->done_ok += !ov_failed;
+        for (int k = 0; k < n_ov; k++) free(ov[k]);
+        free(ov), free(text);
+    }
+    cli_progress_update(&v->prog, (uint64_t)r->index + 1);
 }
 
 int cmd_caption(int argc, char **argv) {
@@ -450,107 +437,22 @@ int cmd_caption(int argc, char **argv) {
     cap.beam.nbest = nbest;
     double t_load = ac_now() - t_start;
     ac_overlay_opts oo = ac_overlay_defaults();
-    oo.max_side = size, oo.style = style, oo.force = force;
+    oo.max_side = size, oo.style = style, oo.force = force, oo.threads = threads;
 
-    /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
-    int nthreads = threads > 0 ? threads : ac_default_threads();
-    int nlanes = nthreads < paths.n ? nthreads : paths.n;
-    if (nlanes < 2) nlanes = 1;
-    enum { MAX_LANES = 64 };
-    if (nlanes > MAX_LANES) nlanes = MAX_LANES;
-    ac_captioner_lane *lanes = nlanes > 1 ? calloc((size_t)nlanes, sizeof *lanes) : NULL;
-    lane_arg largs[MAX_LANES];
-    pthread_t th[MAX_LANES];
-    int started = 0;
-    pipe_state ps = {.cap = &cap, .paths = &paths, .keep_photo = ov_dir != NULL, .single = nlanes == 1};
-    ps.depth = nlanes == 1 ? 3 : 2 * nlanes + 2;
-    job *ring = calloc((size_t)ps.depth, sizeof *ring);
-    pthread_mutex_init(&ps.mu, NULL);
-    pthread_cond_init(&ps.cv, NULL);
-    if (!ring || (nlanes > 1 && !lanes)) {
-        fprintf(stderr, "attncap caption: out of memory\n");
-        goto out_pipe;
+    double t_run = ac_now(), cpu_run = cpu_seconds();
+    caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .ov_dir = ov_dir,
+                         .oo = &oo, .font = font, .stems = &stems};
+    ac_batch_stats bs;
+    cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);
+    const int batch_rc = ac_captioner_batch(&cap, (const char *const *)paths.v, paths.n, threads, ov_dir != NULL,
+                                            on_caption, &view, &bs, &err);
+    cli_progress_finish(&view.prog);
+    if (batch_rc) {
+        fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
+        goto out;
     }
-    ps.ring = ring;
-    for (int l = 0; l < nlanes && nlanes > 1; l++)
-        if (ac_captioner_lane_open(&cap, nthreads / nlanes, &lanes[l], &err)) {
-            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
-            goto out_pipe;
-        }
-    for (int l = 0; l < nlanes; l++) {
-        largs[l] = (lane_arg){&ps, lanes ? &lanes[l] : NULL};
-        if (pthread_create(&th[l], NULL, lane_thread, &largs[l]) != 0) break;
-        started++;
-    }
-    if (started < nlanes) {
-        fprintf(stderr, "attncap caption: cannot start the %s threads\n", nlanes > 1 ? "captioning" : "decoding");
-        pthread_mutex_lock(&ps.mu);
-        ps.printed = paths.n; /* lets started lanes finish quickly: nothing more is taken... */
-        ps.next_decode = paths.n;
-        pthread_cond_broadcast(&ps.cv);
-        pthread_mutex_unlock(&ps.mu);
-        goto out_join;
-    }
-    double t_dec = 0, t_cnn = 0, t_bs = 0, t_ov = 0, t_wait = 0, t_run = ac_now(), cpu_run = cpu_seconds();
-    int done_ok = 0;
-    ac_progress prog;
-    ac_progress_start(&prog, "caption", (uint64_t)paths.n, quiet);
-    for (int i = 0; i < paths.n; i++) {
-        job *j = &ring[i % ps.depth];
-        double tw = ac_now();
-        pthread_mutex_lock(&ps.mu);
-        while (j->state < (ps.single ? 1 : 2)) pthread_cond_wait(&ps.cv, &ps.mu);
-        pthread_mutex_unlock(&ps.mu);
-        t_wait += ac_now() - tw;
-        if (ps.single) run_job(&cap, NULL, j);
-        const char *path = paths.v[i];
-        t_dec += j->t_decode, t_cnn += j->t_cnn, t_bs += j->t_bs;
-        ac_progress_clear(&prog); /* the result or the error gets the line, then the bar comes back */
-        if (!j->ok) {
-            if (j->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, j->err.msg);
-            else fprintf(stderr, "attncap caption: %s%s\n", j->err.msg, cli_hint(&j->err));
-            failures++;
-        } else {
-            ac_caption *c = &j->cap;
-            char *text = ac_caption_text(c, cap.model.vocab);
-            char **ov = NULL;
-            int n_ov = 0, ov_failed = 0;
-            if (ov_dir) {
-                double t0 = ac_now();
-                if (ac_overlays_write(ov_dir, stems.v[i], &j->photo, c, cap.model.vocab, cap.grid_h, cap.grid_w, &oo,
-                                      font, &ov, &n_ov, &err)) {
-                    fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
-                    ov_failed = 1;
-                }
-                t_ov += ac_now() - t0;
-            }
-            if (json) print_json(path, text ? text : "", c, cap.model.vocab, ov, n_ov, attention, cap.grid_h, cap.grid_w);
-            else if (nbest > 1) {
-                printf("%s\t%s\t%.4f\n", path, text ? text : "", c->score);
-                for (int a = 0; a < c->n_alt; a++) {
-                    char *t = ac_caption_text(&c->alt[a], cap.model.vocab);
-                    printf("%s\t%s\t%.4f\n", path, t ? t : "", c->alt[a].score);
-                    free(t);
-                }
-            } else if (isfinite(c->confidence) && c->confidence > 0)
-                printf("%s\t%s\t%.2f\n", path, text ? text : "", c->confidence);
-            else printf("%s\t%s\n", path, text ? text : "");
-            fflush(stdout);
-            failures += ov_failed;
-            done_ok += !ov_failed;
-            for (int k = 0; k < n_ov; k++) free(ov[k]);
-            free(ov), free(text);
-        }
-        ac_caption_free(&j->cap);
-        ac_image_free(&j->photo), ac_image_free(&j->square);
-        pthread_mutex_lock(&ps.mu);
-        j->state = 0;
-        ps.printed = i + 1;
-        pthread_cond_broadcast(&ps.cv);
-        pthread_mutex_unlock(&ps.mu);
-        ac_progress_update(&prog, (uint64_t)i + 1);
-    }
-    ac_progress_finish(&prog);
+    failures += view.failures;
+    const int done_ok = view.done_ok;
     char skipped_note[64] = "";
     if (skipped) snprintf(skipped_note, sizeof skipped_note, ", %d skipped (done before)", skipped);
     if (!quiet && (paths.n > 1 || skipped))
@@ -565,27 +467,13 @@ int cmd_caption(int argc, char **argv) {
                 "%d lane%s x %d CNN thread%s\n"
                 "  per photo: decode+resize %.1f ms, CNN %.1f ms, decoder (beam %d) %.1f ms (%s), overlays %.1f ms; "
                 "main thread waited %.1f ms; CPU %.1f ms per photo (all threads, after loading)\n",
-                n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, nlanes, nlanes > 1 ? "s" : "",
-                nlanes > 1 ? nthreads / nlanes : nthreads, (nlanes > 1 ? nthreads / nlanes : nthreads) > 1 ? "s" : "",
-                1e3 * t_dec / (n ? n : 1), 1e3 * t_cnn / (n ? n : 1), cap.beam.beam, 1e3 * t_bs / (n ? n : 1),
-                nlanes > 1 ? "lanes run concurrently" : "decoding overlapped", 1e3 * t_ov / (n ? n : 1),
-                1e3 * t_wait / (n ? n : 1), 1e3 * cpu_run / (n ? n : 1));
+                n, done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, bs.lanes, bs.lanes > 1 ? "s" : "",
+                bs.lane_threads, bs.lane_threads > 1 ? "s" : "", 1e3 * view.t_dec / (n ? n : 1),
+                1e3 * view.t_cnn / (n ? n : 1), cap.beam.beam, 1e3 * view.t_bs / (n ? n : 1),
+                bs.lanes > 1 ? "lanes run concurrently" : "decoding overlapped", 1e3 * view.t_ov / (n ? n : 1),
+                1e3 * bs.t_wait / (n ? n : 1), 1e3 * cpu_run / (n ? n : 1));
     }
     rc = failures ? 1 : 0;
-out_join:
-    for (int l = 0; l < started; l++) pthread_join(th[l], NULL);
-out_pipe:
-    if (lanes)
-        for (int l = 0; l < nlanes; l++) ac_captioner_lane_close(&lanes[l]);
-    free(lanes);
-    if (ring)
-        for (int k = 0; k < ps.depth; k++) {
-            ac_caption_free(&ring[k].cap);
-            ac_image_free(&ring[k].photo), ac_image_free(&ring[k].square);
-        }
-    free(ring);
-    pthread_mutex_destroy(&ps.mu);
-    pthread_cond_destroy(&ps.cv);
 out:
     if (cap_open) ac_captioner_close(&cap);
     ac_font_free(font);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attncap/cnn.h"
+#include "attncap/locate.h"
 #include "attncap/image.h"
 #include "commands.h"
 #include "messages.h"

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -50,7 +51,7 @@ static void usage(FILE *f) {
             "                     --shard); slurm: from the Slurm job array. Write each share's --results-out\n"
             "                     and score them together: attncap eval --refs SPEC --results share-*.json\n"
             "  --results-out F    also write the generated captions as COCO results JSON\n"
-            "  --threads N        threads for the CNN (default: all cores)\n"
+            "  --threads N        threads for the CNN and the report's overlays (default: all cores)\n"
             "  --json             print the scores as one JSON object\n"
             "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D and the objects named, true, hallucinated\n"
             "                     and missed (CSV if FILE ends in .csv, else JSON)\n"
@@ -200,6 +201,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = 768;
     oo.force = 1;
+    oo.threads = o->threads;
     if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
     if (!rc && o->report) {
         *thumbs = calloc((size_t)n, sizeof **thumbs);
@@ -207,8 +209,8 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         if (!*thumbs || !*sheets) rc = ac_errf(err, "out of memory");
     }
     char *sheet_dir = o->report ? ac_path_join(o->report, "sheets") : NULL;
-    ac_progress pr;
-    ac_progress_start(&pr, "captioning", (uint64_t)n, o->quiet);
+    cli_progress pr;
+    cli_progress_start(&pr, "captioning", (uint64_t)n, o->quiet);
     for (int q = 0; q < n && !rc; q++) {
         const ac_ds_image *im = &ds.images[sel[q]];
         ac_image photo = {0}, square = {0};
@@ -264,9 +266,9 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         ac_caption_free(&c);
         ac_image_free(&photo);
         ac_image_free(&square);
-        ac_progress_update(&pr, (uint64_t)q + 1);
+        cli_progress_update(&pr, (uint64_t)q + 1);
     }
-    ac_progress_finish(&pr);
+    cli_progress_finish(&pr);
     if (!rc && subtitle) {
         char b[1024];
         snprintf(b, sizeof b, "model %s, %s, data %s, split %s, beam %d", o->model ? o->model : "(default)", enc_name,

@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "attncap/cnn.h"
+#include "attncap/locate.h"
 #include "attncap/features.h"
 #include "attncap/shard.h"
 #include "cleanup.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -42,9 +44,22 @@ static void usage(FILE *f) {
             "layer or size) is refused.\n");
 }
 
-static void print_error(void *ctx, const char *msg) {
-    (void)ctx;
+/* The bar (drawn on a terminal unless --quiet) and the per-photo errors, which erase it first. */
+typedef struct {
+    int quiet;
+    cli_progress bar;
+} features_view;
+
+static void print_error(void *user, const char *msg) {
+    features_view *v = user;
+    cli_progress_clear(&v->bar);
     fprintf(stderr, "attncap features: %s\n", msg);
+}
+
+static void show_progress(void *user, int done, int total) {
+    features_view *v = user;
+    if (done == 0) cli_progress_start(&v->bar, "features", (uint64_t)total, v->quiet);
+    else cli_progress_update(&v->bar, (uint64_t)done);
 }
 
 /* Appends the paths listed in a file (relative ones under root) to *paths. */
@@ -205,16 +220,19 @@ int cmd_features(int argc, char **argv) {
         n_todo = ac_shard_filter(&sh, todo, n, NULL);
     }
     ac_feature_source src = {&enc, encode_cb, enc.size, enc.grid_h, enc.grid_w, enc.dim, ident};
-    ac_features_opts o = {out, shard, fp16, flip, quiet, print_error, NULL};
+    features_view view = {.quiet = quiet};
+    ac_features_opts o = {out, shard, fp16, flip, print_error, show_progress, &view};
     ac_features_stats st;
     double t0 = ac_now();
     if (!ident || !todo) {
         fprintf(stderr, "attncap features: out of memory\n");
         rc = 1;
     } else if (ac_features_extract(&src, (const char *const *)todo, n_todo, &o, &st, &err) < 0) {
+        cli_progress_finish(&view.bar);
         fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
     } else {
+        cli_progress_finish(&view.bar);
         double dt = ac_now() - t0;
         if (!quiet && sh.count) printf("%s: share %d/%d: %d of the %d photos\n", out, sh.index, sh.count, n_todo, n);
         if (!quiet)

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -182,8 +183,8 @@ int cmd_ground(int argc, char **argv) {
     const int gh = cap.grid_h, gw = cap.grid_w, L = cap.L;
     int n_photos = 0;
     for (int o = 0; o < set.n; o++) n_photos += first_of_photo(&set, o);
-    ac_progress prog;
-    ac_progress_start(&prog, "ground", (uint64_t)n_photos, quiet || verbose);
+    cli_progress prog;
+    cli_progress_start(&prog, "ground", (uint64_t)n_photos, quiet || verbose);
     int done_photos = 0;
     for (int o = 0; o < set.n; o++) {
         const char *photo = set.obj[o].photo;
@@ -193,7 +194,7 @@ int cmd_ground(int argc, char **argv) {
         ac_caption c = {0};
         int loaded = path && ac_image_load(path, &img, &err) == 0; /* its errors name the file */
         if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
-            ac_progress_clear(&prog);
+            cli_progress_clear(&prog);
             if (!path) fprintf(stderr, "attncap ground: out of memory\n");
             else if (!loaded) fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
             else fprintf(stderr, "attncap ground: %s: %s\n", path, err.msg);
@@ -231,9 +232,9 @@ int cmd_ground(int argc, char **argv) {
             free(ids), free(a);
             ac_tokens_free(&t);
         }
-        ac_progress_update(&prog, (uint64_t)++done_photos);
+        cli_progress_update(&prog, (uint64_t)++done_photos);
     }
-    ac_progress_finish(&prog);
+    cli_progress_finish(&prog);
     klass all = {.name = "all"};
     for (int k = 0; k < n_cls; k++) {
         all.photos += cls[k].photos, all.named += cls[k].named;

@@ -1,4 +1,5 @@
 /* attncap train: train a soft-attention decoder on a captioned-photo set and its feature cache. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
 
 static void usage(FILE *f) {
     ac_train_opts d;
@@ -62,9 +64,71 @@ static void usage(FILE *f) {
             d.weight_decay, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
+/* The terminal side of training: a bar per epoch on a terminal (one line a minute on stderr
+ * otherwise), the start line on stderr and one line per evaluation on stdout. */
+typedef struct {
+    int quiet, has_text;
+    cli_progress bar; /* erased before the evaluation lines and before an error reaches the terminal */
+    char label[32];
+    int pos0;       /* the step the epoch (re)started at */
+    double t_line;  /* when the last per-minute line was written */
+} train_view;
+
+static void on_train_event(const ac_train_event *ev, void *user) {
+    train_view *v = user;
+    if (v->quiet) return;
+    switch (ev->kind) {
+    case AC_TRAIN_START:
+        v->has_text = ev->text_captions > 0;
+        fprintf(stderr,
+                "train: %d captions (%s flipped copies), %d captions without photos (%d a step), %d val photos, "
+                "vocabulary %d, %zu parameters (model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s%s\n",
+                ev->captions, ev->flipped ? "with" : "no", ev->text_captions, ev->text_batch, ev->val_photos,
+                ev->vocab, ev->params, ev->params * 4.0 / 1048576, ev->params * 2.0 / 1048576, ev->steps,
+                ev->grouped ? " (batches of whole photos)" : "",
+                ev->mapped_features ? "; features read from their mapped shard files" : "");
+        break;
+    case AC_TRAIN_EPOCH:
+        cli_progress_finish(&v->bar);
+        snprintf(v->label, sizeof v->label, "epoch %d/%d", ev->epoch, ev->epochs);
+        cli_progress_start(&v->bar, v->label, (uint64_t)ev->steps, 0);
+        v->pos0 = ev->pos, v->t_line = ac_now();
+        break;
+    case AC_TRAIN_PROGRESS:
+        if (v->has_text)
+            snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f text %.3f %.0f tok/s", ev->loss, ev->text_loss,
+                     ev->tok_per_s);
+        else
+            snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f %.0f tok/s", ev->loss, ev->tok_per_s);
+        cli_progress_update(&v->bar, (uint64_t)ev->pos);
+        if (!v->bar.enabled && ac_now() - v->t_line >= 60) {
+            /* Not a terminal (a log file): one line a minute instead of the bar. */
+            const double rate = ev->seconds > 0 ? (ev->pos - v->pos0) / ev->seconds : 0; /* steps/s this epoch */
+            const double eta = rate > 0 ? (ev->steps - ev->pos) / rate : 0;
+            fprintf(stderr, "epoch %d/%d step %d/%d: %s, epoch ETA %d:%02d\n", ev->epoch, ev->epochs, ev->pos,
+                    ev->steps, v->bar.extra, (int)(eta / 60), (int)eta % 60);
+            v->t_line = ac_now();
+        }
+        break;
+    case AC_TRAIN_VALIDATING:
+        cli_progress_clear(&v->bar);
+        break;
+    case AC_TRAIN_EVALUATION:
+        printf("epoch %.2f step %ld: train loss %.4f, val loss %.4f", ev->epoch_frac, ev->step, ev->train_loss,
+               ev->val_loss);
+        if (isfinite(ev->bleu4)) printf(", val BLEU-4 %.4f, CIDEr-D %.4f", ev->bleu4, ev->cider);
+        printf(", lr %.3g, %.0f tok/s, %.0f min%s\n", ev->lr, ev->window_tok_per_s, ev->minutes,
+               ev->best ? " (best, saved)" : ev->stopping ? " (stopping: no improvement)" : "");
+        fflush(stdout);
+        break;
+    }
+}
+
 int cmd_train(int argc, char **argv) {
     ac_train_opts o;
     ac_train_defaults(&o);
+    train_view view = {0};
+    o.on_event = on_train_event, o.user = &view;
     const cli_opt opts[] = {
         OPT_STR("--data", &o.data),
         OPT_STR("--images", &o.image_dir),
@@ -104,7 +168,7 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--shards", &o.shards, 1, 64),
         OPT_INT("--threads", &o.threads, 1, 256),
         OPT_FLAG("--resume", NULL, &o.resume),
-        OPT_FLAG("--quiet", "-q", &o.quiet),
+        OPT_FLAG("--quiet", "-q", &view.quiet),
         OPT_FLAG("--flip", NULL, &o.flip),
         OPT_UNSET("--no-flip", &o.flip),
         OPT_FLAG("--fp16", NULL, &o.fp16),
@@ -120,7 +184,9 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     ac_err err;
-    if (ac_train(&o, &err)) {
+    const int rc = ac_train(&o, &err);
+    cli_progress_finish(&view.bar);
+    if (rc) {
         fprintf(stderr, "attncap train: %s%s\n", err.msg, cli_hint(&err));
         return 1;
     }

@@ -1,0 +1,150 @@
+/* captioner_batch.c: captioning many photo files, in lanes, results in input order (captioner.h).
+ *
+ * Each lane (a thread with its own CNN plan) takes the next photo, decodes, squashes, encodes and
+ * searches it; the caller's thread hands the results out in input order. A photo is taken only when
+ * its ring slot has been handed out, which bounds memory. With one lane the CNN gets all the threads
+ * and runs on the caller's thread, while a second thread decodes the next photos ahead. */
+#include "attncap/captioner.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+typedef struct job {
+    ac_image photo, square;
+    ac_caption cap;
+    int state; /* 0 claimed or free, 1 decoded (one lane: waiting for the CNN), 2 done */
+    int ok;    /* 1 captioned, 0 failed (err) */
+    int run_failed;
+    double t_decode, t_cnn, t_bs;
+    ac_err err;
+} job;
+
+typedef struct batch {
+    ac_captioner *cap;
+    const char *const *paths;
+    int n, keep_photo;
+    ac_captioner_lane *lanes; /* NULL: one lane, decoding only (single) */
+    job *ring;
+    int depth;
+    int next_decode; /* next photo a lane (or the decoding thread) takes */
+    int delivered;   /* results handed out: [0, delivered) */
+    int single;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*on_result)(void *user, const ac_batch_result *r);
+    void *user;
+    double t_wait;
+} batch;
+
+static void decode_job(batch *b, int i, job *j) {
+    double t0 = ac_now();
+    j->ok = ac_image_load(b->paths[i], &j->photo, &j->err) == 0 &&
+            ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
+    if (!b->keep_photo) ac_image_free(&j->photo);
+    j->t_decode = ac_now() - t0;
+}
+
+static void run_job(ac_captioner *cap, ac_captioner_lane *lane, job *j) {
+    if (!j->ok) return;
+    int rc = lane ? ac_captioner_lane_run(cap, lane, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err)
+                  : ac_captioner_run(cap, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err);
+    if (rc) j->ok = 0, j->run_failed = 1;
+    ac_image_free(&j->square);
+}
+
+/* Lane l (tasks 1..): takes photos until none is left. */
+static void lane_loop(batch *b, ac_captioner_lane *lane) {
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        while (b->next_decode < b->n && b->next_decode >= b->delivered + b->depth)
+            pthread_cond_wait(&b->cv, &b->mu); /* its ring slot is not handed out yet */
+        int i = b->next_decode < b->n ? b->next_decode++ : -1;
+        pthread_mutex_unlock(&b->mu);
+        if (i < 0) return;
+        job *j = &b->ring[i % b->depth];
+        memset(j, 0, sizeof *j);
+        decode_job(b, i, j);
+        if (lane) run_job(b->cap, lane, j);
+        pthread_mutex_lock(&b->mu);
+        j->state = lane ? 2 : 1;
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+/* Task 0, the caller's thread: results in input order (and the CNN, with one lane). */
+static void deliver_loop(batch *b) {
+    for (int i = 0; i < b->n; i++) {
+        job *j = &b->ring[i % b->depth];
+        double tw = ac_now();
+        pthread_mutex_lock(&b->mu);
+        while (j->state < (b->single ? 1 : 2)) pthread_cond_wait(&b->cv, &b->mu);
+        pthread_mutex_unlock(&b->mu);
+        b->t_wait += ac_now() - tw;
+        if (b->single) run_job(b->cap, NULL, j);
+        const ac_batch_result r = {.index = i, .path = b->paths[i], .ok = j->ok, .run_failed = j->run_failed,
+                                   .err = j->err, .photo = b->keep_photo && j->ok ? &j->photo : NULL,
+                                   .caption = &j->cap, .t_decode = j->t_decode, .t_cnn = j->t_cnn,
+                                   .t_search = j->t_bs};
+        b->on_result(b->user, &r);
+        ac_caption_free(&j->cap);
+        ac_image_free(&j->photo), ac_image_free(&j->square);
+        pthread_mutex_lock(&b->mu);
+        j->state = 0;
+        b->delivered = i + 1;
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+static void batch_task(void *arg, int task, int thread) {
+    (void)thread;
+    batch *b = arg;
+    if (task == 0) deliver_loop(b);
+    else lane_loop(b, b->lanes ? &b->lanes[task - 1] : NULL);
+}
+
+int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int threads, int keep_photos,
+                       void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_batch_stats *stats,
+                       ac_err *err) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (n <= 0) return 0;
+    /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
+    enum { MAX_LANES = 63 }; /* + the delivering task: ac_parallel_all's 64 */
+    const int nthreads = threads > 0 ? threads : ac_default_threads();
+    int nlanes = nthreads < n ? nthreads : n;
+    if (nlanes < 2) nlanes = 1;
+    if (nlanes > MAX_LANES) nlanes = MAX_LANES;
+    batch b = {.cap = c, .paths = paths, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
+               .on_result = on_result, .user = user};
+    b.depth = nlanes == 1 ? 3 : 2 * nlanes + 2;
+    b.ring = calloc((size_t)b.depth, sizeof *b.ring);
+    b.lanes = nlanes > 1 ? calloc((size_t)nlanes, sizeof *b.lanes) : NULL;
+    int rc = -1, opened = 0;
+    if (!b.ring || (nlanes > 1 && !b.lanes)) {
+        ac_errf(err, "out of memory");
+        goto done;
+    }
+    for (; opened < nlanes && nlanes > 1; opened++)
+        if (ac_captioner_lane_open(c, nthreads / nlanes, &b.lanes[opened], err)) goto done;
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.cv, NULL);
+    rc = ac_parallel_all(nlanes + 1, batch_task, &b);
+    if (rc) ac_errf(err, "cannot start the %s threads", nlanes > 1 ? "captioning" : "decoding");
+    pthread_mutex_destroy(&b.mu);
+    pthread_cond_destroy(&b.cv);
+    if (stats) stats->lanes = nlanes, stats->lane_threads = nlanes > 1 ? nthreads / nlanes : nthreads, stats->t_wait = b.t_wait;
+done:
+    for (int l = 0; l < opened; l++) ac_captioner_lane_close(&b.lanes[l]);
+    free(b.lanes);
+    if (b.ring)
+        for (int k = 0; k < b.depth; k++) {
+            ac_caption_free(&b.ring[k].cap);
+            ac_image_free(&b.ring[k].photo), ac_image_free(&b.ring[k].square);
+        }
+    free(b.ring);
+    return rc;
+}
