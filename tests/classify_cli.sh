@@ -77,9 +77,9 @@ else
 fi
 
 t_begin info_lists_safetensors
-M=$(cd "$(dirname "$0")/.." && pwd)/models/attncap-flickr8k.safetensors
+M=$(cd "$(dirname "$0")/.." && pwd)/models/attncap.safetensors
 py=$(command -v python3 || true)
-if [ ! -f "$M" ]; then t_skip "no models/attncap-flickr8k.safetensors"
+if [ ! -f "$M" ]; then t_skip "no models/attncap.safetensors"
 elif [ -z "$py" ]; then t_skip "needs python3"
 elif ! "$A" info "$M" >"$T/info" 2>"$T/err"; then t_fail "exit: $(head -1 "$T/err")"
 else

@@ -122,8 +122,8 @@ static void grid_windows(void) {
 
 /* The captioner with classes on: same annotations and caption; probabilities are the head's. */
 static void captioner_classes(void) {
-    if (!test_shared(ENCODER) || !ac_is_file("models/attncap-flickr8k.safetensors"))
-        SKIP("needs models/attncap-flickr8k.safetensors and ../shared/" ENCODER);
+    if (!test_shared(ENCODER) || !ac_is_file("models/attncap.safetensors"))
+        SKIP("needs models/attncap.safetensors and ../shared/" ENCODER);
     const char *photo = test_shared("images/cat.bmp");
     if (!photo) SKIP("needs ../shared/images/cat.bmp");
     ac_err err;
@@ -131,7 +131,7 @@ static void captioner_classes(void) {
     ac_image img;
     ac_caption a, b;
     CHECKF(ac_image_load(photo, &img, &err) == 0, "%s", err.msg);
-    CHECKF(ac_captioner_open(&c, "models/attncap-flickr8k.safetensors", "models/mobilenet_v2_1.0_224_quant.tflite", 1,
+    CHECKF(ac_captioner_open(&c, "models/attncap.safetensors", "models/mobilenet_v2_1.0_224_quant.tflite", 1,
                              &err) == 0, "%s", err.msg);
     CHECKF(ac_captioner_run(&c, &img, &a, NULL, NULL, &err) == 0, "%s", err.msg);
     size_t n_ann = (size_t)c.L * c.D;

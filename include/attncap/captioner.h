@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define AC_DEFAULT_MODEL_NAME "attncap-flickr8k.safetensors"
+#define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
 
 /* The encoder identity stored in a model (and a feature cache): see features.h. */
 typedef struct ac_encoder_id {

@@ -28,7 +28,7 @@ fi
 [ "$(id -u)" = 0 ] || die "needs root (apt-get, munged as user munge, slurmd)"
 export ATTNCAP_DATA=$DATA
 # the shipped model and its encoder, wherever the jobs run from
-export ATTNCAP_MODEL=${ATTNCAP_MODEL:-$ROOT/models/attncap-flickr8k.safetensors}
+export ATTNCAP_MODEL=${ATTNCAP_MODEL:-$ROOT/models/attncap.safetensors}
 export ATTNCAP_ENCODER=${ATTNCAP_ENCODER:-$ROOT/models/mobilenet_v2_1.0_224_quant.tflite}
 [ -f "$ATTNCAP_MODEL" ] && [ -f "$ATTNCAP_ENCODER" ] || die "needs $ATTNCAP_MODEL and $ATTNCAP_ENCODER (make models)"
 
