@@ -41,7 +41,7 @@ static void usage(FILE *f) {
             "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
             "  --tags auto|off    name what the encoder sees, as attncap caption does (default: the model's\n"
             "                     setting); with --features the search is plain\n"
-            "  --tag-threshold X  a tag's probability to become a constraint (default: the model's)\n"
+            "  --tag-threshold X, --tag-max-drop X, --tag-absent X  as for attncap caption (default: the model's)\n"
             "  --len-alpha A      length normalisation: score = logprob / (words + 1)^A (default: the model's, 1)\n"
             "  --max-len N        longest caption in words (default: the model's, 20)\n"
             "  --encoder F        the encoder .tflite (default: found as attncap caption does)\n"
@@ -77,7 +77,7 @@ typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
     const char *report, *results_out, *features, *shard_spec;
     const char *novel_from, *novel_split, *tags;
-    float tag_threshold;
+    float tag_threshold, tag_max_drop, tag_absent;
     ac_shard shard;
     int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category;
     float len_alpha; /* -1: the model's */
@@ -90,6 +90,8 @@ static int set_tags(ac_captioner *cap, const opts *o, ac_err *err) {
     else if (o->tags && !strcmp(o->tags, "off")) no.mode = AC_TAGS_OFF;
     else if (o->tags) return ac_errf(err, "--tags must be auto or off, not '%s'", o->tags);
     if (o->tag_threshold >= 0) no.threshold = o->tag_threshold;
+    if (o->tag_max_drop >= 0) no.max_drop = o->tag_max_drop;
+    if (o->tag_absent >= 0) no.absent = o->tag_absent;
     return ac_captioner_set_naming(cap, &no, NULL, err);
 }
 
@@ -359,7 +361,7 @@ static void print_objects(const opts *o, const ac_object_scores *ob) {
 
 int cmd_eval(int argc, char **argv) {
     opts o = {0};
-    o.len_alpha = -1, o.tag_threshold = -1;
+    o.len_alpha = -1, o.tag_threshold = -1, o.tag_max_drop = -1, o.tag_absent = -1;
     o.meteor = 1, o.sheets = 1, o.split = "test";
     o.novel_split = "train", o.novel_max = 10;
     const cli_opt opts[] = {
@@ -379,6 +381,8 @@ int cmd_eval(int argc, char **argv) {
         OPT_STR("--novel-from", &o.novel_from),
         OPT_STR("--tags", &o.tags),
         OPT_FLOAT("--tag-threshold", &o.tag_threshold, 0, 1),
+        OPT_FLOAT("--tag-max-drop", &o.tag_max_drop, 0, 100),
+        OPT_FLOAT("--tag-absent", &o.tag_absent, 0, 1),
         OPT_STR("--novel-split", &o.novel_split),
         OPT_INT("--novel-max", &o.novel_max, 1, 1e9),
         OPT_FLAG("--per-category", NULL, &o.per_category),
