@@ -124,6 +124,8 @@ static void grid_windows(void) {
 static void captioner_classes(void) {
     if (!test_shared(ENCODER) || !ac_is_file("models/attncap.safetensors"))
         SKIP("needs models/attncap.safetensors and ../shared/" ENCODER);
+    char encoder[4096];
+    snprintf(encoder, sizeof encoder, "%s", test_shared(ENCODER)); /* test_shared's buffer is reused */
     const char *photo = test_shared("images/cat.bmp");
     if (!photo) SKIP("needs ../shared/images/cat.bmp");
     ac_err err;
@@ -131,8 +133,7 @@ static void captioner_classes(void) {
     ac_image img;
     ac_caption a, b;
     CHECKF(ac_image_load(photo, &img, &err) == 0, "%s", err.msg);
-    CHECKF(ac_captioner_open(&c, "models/attncap.safetensors", "models/mobilenet_v2_1.0_224_quant.tflite", 1,
-                             &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_open(&c, "models/attncap.safetensors", encoder, 1, &err) == 0, "%s", err.msg);
     CHECKF(ac_captioner_run(&c, &img, &a, NULL, NULL, &err) == 0, "%s", err.msg);
     size_t n_ann = (size_t)c.L * c.D;
     float *ann = malloc(n_ann * sizeof *ann);
