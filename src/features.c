@@ -4,6 +4,7 @@
  * killed run loses at most the shard it was filling. Photos are decoded and resized on a second
  * thread (a small queue) while the encoder runs on the calling thread. */
 #include "attncap/features.h"
+#include "features_internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -188,23 +189,6 @@ static int shard_open(const char *dir, const char *name, int header_only, open_s
     return 0;
 }
 
-/* Same encoder: sha256, layer and size agree. */
-static int same_identity(const cJSON *a, const cJSON *b) {
-    static const char *fields[] = {"sha256", "layer", "size", "grid_h", "grid_w", "dim"};
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, fields[i]), *y = cJSON_GetObjectItemCaseSensitive(b, fields[i]);
-        if (!x || !y || !cJSON_Compare(x, y, 1)) return 0;
-    }
-    return 1;
-}
-
-static void describe(const cJSON *id, char *buf, size_t n) {
-    const cJSON *sha = cJSON_GetObjectItemCaseSensitive(id, "sha256"), *layer = cJSON_GetObjectItemCaseSensitive(id, "layer");
-    const cJSON *size = cJSON_GetObjectItemCaseSensitive(id, "size");
-    snprintf(buf, n, "sha256 %.12s, layer %s, size %d", cJSON_IsString(sha) ? sha->valuestring : "?",
-             cJSON_IsString(layer) ? layer->valuestring : "?", cJSON_IsNumber(size) ? size->valueint : -1);
-}
-
 /* ---- extraction ---- */
 
 typedef struct {
@@ -367,10 +351,10 @@ static int existing_keys(const char *dir, const cJSON *ours, shard_list *sl, cha
         open_shard o;
         if (shard_open(dir, sl->names[i], 1, &o, err)) return -1;
         shard_info *s = &o.info;
-        if (!same_identity(s->identity, ours)) {
+        if (!ac_features_same_encoder(s->identity, ours)) {
             char a[256], b[256];
-            describe(s->identity, a, sizeof a);
-            describe(ours, b, sizeof b);
+            ac_features_describe_encoder(s->identity, a, sizeof a);
+            ac_features_describe_encoder(ours, b, sizeof b);
             ac_errc(err, AC_ERR_OTHER_ENCODER, "%s: made by a different encoder (%s; now %s)", o.path, a, b);
             shard_close(&o);
             return -1;
@@ -640,7 +624,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
             first = s->identity, s->identity = NULL;
             fc->grid_h = s->grid_h, fc->grid_w = s->grid_w, fc->dim = s->dim;
             fc->encoder_json = strdup(s->identity_str);
-        } else if (!same_identity(s->identity, first)) {
+        } else if (!ac_features_same_encoder(s->identity, first)) {
             ac_errf(err, "%s: made by a different encoder than %s/%s", o.path, dir, sl.names[0]);
             shard_close(&o);
             goto fail;

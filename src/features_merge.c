@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attncap/features.h"
+#include "features_internal.h"
 #include "attncap/safetensors.h"
 
 /* 1 if dir holds a shard file, 0 if none (an empty share), -1 if it cannot be read. */
@@ -31,7 +32,7 @@ static int has_shards(const char *dir, ac_err *err) {
 }
 
 /* The fields that make two caches interchangeable (as ac_features_extract checks on resume). */
-static int same_encoder(const cJSON *a, const cJSON *b) {
+int ac_features_same_encoder(const cJSON *a, const cJSON *b) {
     static const char *fields[] = {"sha256", "layer", "size", "grid_h", "grid_w", "dim"};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, fields[i]), *y = cJSON_GetObjectItemCaseSensitive(b, fields[i]);
@@ -40,7 +41,7 @@ static int same_encoder(const cJSON *a, const cJSON *b) {
     return 1;
 }
 
-static void describe(const cJSON *id, char *buf, size_t n) {
+void ac_features_describe_encoder(const cJSON *id, char *buf, size_t n) {
     const cJSON *sha = cJSON_GetObjectItemCaseSensitive(id, "sha256"), *layer = cJSON_GetObjectItemCaseSensitive(id, "layer");
     const cJSON *size = cJSON_GetObjectItemCaseSensitive(id, "size");
     snprintf(buf, n, "sha256 %.12s, layer %s, size %d", cJSON_IsString(sha) ? sha->valuestring : "?",
@@ -160,10 +161,10 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
         if (first < 0) {
             first = d, first_id = id;
         } else {
-            int same = same_encoder(id, first_id);
+            int same = ac_features_same_encoder(id, first_id);
             char a[256], b[256];
-            describe(id, a, sizeof a);
-            describe(first_id, b, sizeof b);
+            ac_features_describe_encoder(id, a, sizeof a);
+            ac_features_describe_encoder(first_id, b, sizeof b);
             cJSON_Delete(id);
             if (!same) {
                 ac_errf(err, "%s: made by a different encoder (%s) than %s (%s)", dirs[d], a, dirs[first], b);
