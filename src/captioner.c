@@ -204,7 +204,8 @@ static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs,
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
     if (c->given) rc = given_caption(c, ann, out, err);
-    else if (c->naming.mode == AC_TAGS_OFF) rc = ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
+    else if (c->naming.mode == AC_TAGS_OFF && c->model.confidence.n == 0) /* nothing to add to the search */
+        rc = ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
     else
         rc = ac_name_caption(&c->model, c->tags, &c->naming, &c->beam, ann, probs, c->n_windows + 1, c->n_classes,
                              out, err);
