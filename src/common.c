@@ -20,27 +20,26 @@ static void err_one_line(ac_err *err) {
         if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
+static void verr(ac_err *err, ac_err_code code, const char *fmt, va_list ap) {
+    if (!err) return;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    err_one_line(err);
+    err->code = code;
+}
+
 int ac_errf(ac_err *err, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-        err_one_line(err);
-        err->code = AC_ERR_FAILED;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    verr(err, AC_ERR_FAILED, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
 int ac_errc(ac_err *err, ac_err_code code, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-        err_one_line(err);
-        err->code = code;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    verr(err, code, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
