@@ -429,6 +429,27 @@ int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_featur
 
 double ac_caption_mean_logprob(const ac_caption *c) { return c->logprob / (c->n + 1); }
 
+int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words, int n, ac_caption *out,
+                      ac_err *err) {
+    memset(out, 0, sizeof *out);
+    const int L = dec->cfg.n_ann;
+    out->n = n;
+    out->words = malloc(((size_t)n + 1) * sizeof *out->words);
+    out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
+    out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
+    if (!out->words || !out->alpha || !out->beta) {
+        ac_caption_free(out);
+        return ac_errf(err, "out of memory");
+    }
+    memcpy(out->words, words, (size_t)n * sizeof *out->words);
+    if (ac_decoder_attend(dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err)) {
+        ac_caption_free(out);
+        return -1;
+    }
+    out->score = out->logprob;
+    return 0;
+}
+
 void ac_caption_free(ac_caption *c) {
     if (!c) return;
     for (int i = 0; i < c->n_alt; i++) ac_caption_free(&c->alt[i]);

@@ -133,24 +133,14 @@ static int encode(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_i
 }
 
 static int given_caption(const ac_captioner *c, const float *ann, ac_caption *out, ac_err *err) {
-    const int n = c->n_given, L = c->L;
-    out->n = n;
-    out->words = malloc(((size_t)n + 1) * sizeof *out->words);
-    out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
-    out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    out->labels = calloc((size_t)n + 1, sizeof *out->labels);
-    int ok = out->words && out->alpha && out->beta && out->labels;
+    const int n = c->n_given;
+    if (ac_caption_forced(&c->model.dec, ann, c->given, n, out, err)) return -1;
+    int ok = (out->labels = calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
     if (!ok) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
     }
-    memcpy(out->words, c->given, (size_t)n * sizeof *out->words);
-    if (ac_decoder_attend(&c->model.dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err)) {
-        ac_caption_free(out);
-        return -1;
-    }
-    out->score = out->logprob;
     return 0;
 }
 

@@ -152,22 +152,13 @@ static int describe(const ac_model *m, const float *ann, const char *word, ac_ca
     snprintf(text, sizeof text, "a photo of %s %s", vowel ? "an" : "a", word);
     ac_tokens t;
     if (ac_tokenize(text, &t, err)) return -1;
-    memset(out, 0, sizeof *out);
-    const int n = t.n, L = m->dec.cfg.n_ann;
-    out->n = n;
-    out->words = malloc(((size_t)n + 1) * sizeof *out->words);
-    out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
-    out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    int rc = out->words && out->alpha && out->beta ? 0 : ac_errf(err, "out of memory");
-    if (!rc) ac_vocab_encode(m->vocab, &t, out->words);
+    int *ids = malloc(((size_t)t.n + 1) * sizeof *ids);
+    int rc = ids ? 0 : ac_errf(err, "out of memory");
+    if (!rc) ac_vocab_encode(m->vocab, &t, ids);
+    if (!rc) rc = ac_caption_forced(&m->dec, ann, ids, t.n, out, err);
     ac_tokens_free(&t);
-    if (!rc) rc = ac_decoder_attend(&m->dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err);
-    if (rc) {
-        ac_caption_free(out);
-        return -1;
-    }
-    out->score = out->logprob;
-    return 0;
+    free(ids);
+    return rc;
 }
 
 /* banned[V]: the single-word forms of the well-covered words the encoder is sure are absent. Returns

@@ -97,6 +97,10 @@ ac_beam_opts ac_beam_defaults(void);
 int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
                    ac_caption *out, ac_err *err);
 void ac_caption_free(ac_caption *c);
+/* No search: the caption of the given words[0..n) (ids), with the attention, gates and log-probability
+ * the decoder gives them when fed word by word (teacher forcing, ac_decoder_attend); score = logprob. */
+int ac_caption_forced(const ac_decoder *dec, const float *ann /* [L, D] */, const int *words, int n, ac_caption *out,
+                      ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
 double ac_caption_mean_logprob(const ac_caption *c);
 /* Captions photos rows[0..n) of a feature cache with opts, photo i on thread i % threads (each
