@@ -162,31 +162,30 @@ static int describe(const ac_model *m, const float *ann, const char *word, ac_ca
 }
 
 /* banned[V]: the single-word forms of the well-covered words the encoder is sure are absent. Returns
- * how many words were banned. */
+ * how many words were banned, or -1. */
 static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, const float *probs, int n_rows,
-                        int n_classes, unsigned char *banned) {
+                        int n_classes, unsigned char *banned, ac_err *err) {
     const int nw = ac_tag_table_words(t);
-    int n = 0;
-    for (int w = 0; w < nw; w++) {
-        int classes = 0;
-        for (int k = 0; k < n_classes; k++) classes += ac_tag_class_word(t, k) == w;
-        if (classes < AC_NAMING_WELL_COVERED) continue;
-        float score = 0;
-        for (int r = 0; r < n_rows; r++) {
-            float s = 0;
-            for (int k = 0; k < n_classes; k++)
-                if (ac_tag_class_word(t, k) == w) s += probs[(size_t)r * n_classes + k];
-            if (s > score) score = s;
-        }
-        if (score >= absent) continue;
+    ac_tag *scored = malloc(((size_t)nw + 1) * sizeof *scored);
+    float *score = calloc((size_t)nw + 1, sizeof *score); /* words no class reaches stay at 0 */
+    int *classes = calloc((size_t)nw + 1, sizeof *classes);
+    int n = !scored || !score || !classes ? ac_errf(err, "out of memory")
+                                          : ac_tags_from_probs(t, probs, n_rows, n_classes, 0, scored, nw, err);
+    for (int i = 0; i < n; i++) score[scored[i].word] = scored[i].prob;
+    for (int k = 0; n >= 0 && k < n_classes; k++)
+        if (ac_tag_class_word(t, k) >= 0) classes[ac_tag_class_word(t, k)]++;
+    int banned_n = n < 0 ? -1 : 0;
+    for (int w = 0; n >= 0 && w < nw; w++) {
+        if (classes[w] < AC_NAMING_WELL_COVERED || score[w] >= absent) continue;
         const char *const *forms;
         const int nf = ac_tag_word_forms(t, w, &forms);
         for (int f = 0; f < nf; f++) {
             const int id = strchr(forms[f], ' ') ? AC_UNK : ac_vocab_id(m->vocab, forms[f]);
-            if (id > AC_UNK) banned[id] = 1, n++;
+            if (id > AC_UNK) banned[id] = 1, banned_n++;
         }
     }
-    return n;
+    free(scored), free(score), free(classes);
+    return banned_n;
 }
 
 int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo_in,
@@ -197,7 +196,12 @@ int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_op
     unsigned char *banned = NULL;
     if (o->mode == AC_TAGS_AUTO && o->absent > 0 && t && probs && ac_tag_table_classes(t) == n_classes) {
         if (!(banned = calloc((size_t)m->dec.cfg.vocab, 1))) return ac_errf(err, "out of memory");
-        if (absent_words(m, t, o->absent, probs, n_rows, n_classes, banned)) b2.banned = banned;
+        const int nb = absent_words(m, t, o->absent, probs, n_rows, n_classes, banned, err);
+        if (nb < 0) {
+            free(banned);
+            return -1;
+        }
+        if (nb) b2.banned = banned;
     }
     if (ac_beam_search(&m->dec, ann, bo, out, err)) {
         free(banned);
