@@ -17,6 +17,7 @@
 #include "inputs.h"
 #include "messages.h"
 #include "options.h"
+#include "tag_flags.h"
 #include "progress.h"
 
 static void usage(FILE *f) {
@@ -265,8 +266,8 @@ static void on_caption(void *user, const ac_batch_result *r) {
 }
 
 int cmd_caption(int argc, char **argv) {
-    const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL, *tags_arg = NULL, *tag_table = NULL;
-    float tag_threshold = -1, min_confidence = -1, tag_max_drop = -1, tag_absent = -1;
+    const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
+    cli_tag_flags tf = CLI_TAG_FLAGS_INIT;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
     int allow_unk = 0, stdin_used = 0, nbest = 0, skip_existing = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
@@ -277,12 +278,9 @@ int cmd_caption(int argc, char **argv) {
         OPT_STR("--encoder", &encoder),
         OPT_STR("--overlays", &ov_dir),
         OPT_STR("--given", &given),
-        OPT_STR("--tags", &tags_arg),
-        OPT_STR("--tag-table", &tag_table),
-        OPT_FLOAT("--tag-threshold", &tag_threshold, 0, 1),
-        OPT_FLOAT("--min-confidence", &min_confidence, 0, 1),
-        OPT_FLOAT("--tag-max-drop", &tag_max_drop, 0, 100),
-        OPT_FLOAT("--tag-absent", &tag_absent, 0, 1),
+        CLI_TAG_OPTS(tf),
+        OPT_STR("--tag-table", &tf.table),
+        OPT_FLOAT("--min-confidence", &tf.min_confidence, 0, 1),
         OPT_STR("--style", &style_name),
         OPT_STR("--shard", &share),
         OPT_INT("--beam", &beam, 1, 100),
@@ -417,15 +415,7 @@ int cmd_caption(int argc, char **argv) {
             fprintf(stderr, "attncap caption: note: --given: '%s' is not in the model's vocabulary (fed as <unk>; "
                             "attncap info --vocab MODEL lists it)\n", cap.given_words[k]);
     if (!given) { /* tags: the model's dev-chosen setting (auto if recorded), or the flags */
-        ac_naming_opts no = ac_naming_opts_for_model(&cap.model);
-        if (tags_arg && !strcmp(tags_arg, "auto")) no.mode = AC_TAGS_AUTO;
-        else if (tags_arg && !strcmp(tags_arg, "off")) no.mode = AC_TAGS_OFF;
-        else if (tags_arg) no.mode = AC_TAGS_GIVEN, no.words = tags_arg;
-        if (tag_threshold >= 0) no.threshold = tag_threshold;
-        if (min_confidence >= 0) no.min_confidence = min_confidence;
-        if (tag_max_drop >= 0) no.max_drop = tag_max_drop;
-        if (tag_absent >= 0) no.absent = tag_absent;
-        if (ac_captioner_set_naming(&cap, &no, tag_table, &err)) {
+        if (cli_tag_flags_apply(&cap, &tf, 1, &err)) {
             fprintf(stderr, "attncap caption: --tags: %s\n", err.msg);
             goto out;
         }

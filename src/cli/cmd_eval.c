@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "tag_flags.h"
 #include "progress.h"
 
 static void usage(FILE *f) {
@@ -76,24 +77,12 @@ static void usage(FILE *f) {
 typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
     const char *report, *results_out, *features, *shard_spec;
-    const char *novel_from, *novel_split, *tags;
-    float tag_threshold, tag_max_drop, tag_absent;
+    const char *novel_from, *novel_split;
+    cli_tag_flags tf;
     ac_shard shard;
     int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category;
     float len_alpha; /* -1: the model's */
 } opts;
-
-/* Tags (naming.h): the model's setting (auto if chosen on dev for it), or --tags auto|off. */
-static int set_tags(ac_captioner *cap, const opts *o, ac_err *err) {
-    ac_naming_opts no = ac_naming_opts_for_model(&cap->model);
-    if (o->tags && !strcmp(o->tags, "auto")) no.mode = AC_TAGS_AUTO;
-    else if (o->tags && !strcmp(o->tags, "off")) no.mode = AC_TAGS_OFF;
-    else if (o->tags) return ac_errf(err, "--tags must be auto or off, not '%s'", o->tags);
-    if (o->tag_threshold >= 0) no.threshold = o->tag_threshold;
-    if (o->tag_max_drop >= 0) no.max_drop = o->tag_max_drop;
-    if (o->tag_absent >= 0) no.absent = o->tag_absent;
-    return ac_captioner_set_naming(cap, &no, NULL, err);
-}
 
 /* "DIR/thumbs/NNNNN.png" from photo (long side 200); returns the relative path or NULL. */
 static char *write_thumb(const char *dir, int i, const ac_image *photo, ac_err *err) {
@@ -193,7 +182,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
         grid_h = fc.grid_h, grid_w = fc.grid_w;
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
-        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || set_tags(&cap, o, err)) rc = -1;
+        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || cli_tag_flags_apply(&cap, &o->tf, 0, err)) rc = -1;
         else bo = cap.beam, grid_h = cap.grid_h, grid_w = cap.grid_w, snprintf(enc_name, sizeof enc_name, "encoder %s", cap.id.file);
     }
     if (o->beam > 0) bo.beam = o->beam;
@@ -361,7 +350,8 @@ static void print_objects(const opts *o, const ac_object_scores *ob) {
 
 int cmd_eval(int argc, char **argv) {
     opts o = {0};
-    o.len_alpha = -1, o.tag_threshold = -1, o.tag_max_drop = -1, o.tag_absent = -1;
+    o.len_alpha = -1;
+    o.tf = (cli_tag_flags)CLI_TAG_FLAGS_INIT;
     o.meteor = 1, o.sheets = 1, o.split = "test";
     o.novel_split = "train", o.novel_max = 10;
     const cli_opt opts[] = {
@@ -379,10 +369,7 @@ int cmd_eval(int argc, char **argv) {
         OPT_STR("--results-out", &o.results_out),
         OPT_STR("--features", &o.features),
         OPT_STR("--novel-from", &o.novel_from),
-        OPT_STR("--tags", &o.tags),
-        OPT_FLOAT("--tag-threshold", &o.tag_threshold, 0, 1),
-        OPT_FLOAT("--tag-max-drop", &o.tag_max_drop, 0, 100),
-        OPT_FLOAT("--tag-absent", &o.tag_absent, 0, 1),
+        CLI_TAG_OPTS(o.tf),
         OPT_STR("--novel-split", &o.novel_split),
         OPT_INT("--novel-max", &o.novel_max, 1, 1e9),
         OPT_FLAG("--per-category", NULL, &o.per_category),

@@ -1,0 +1,17 @@
+/* tag_flags.c: see tag_flags.h. */
+#include "tag_flags.h"
+
+#include <string.h>
+
+int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac_err *err) {
+    ac_naming_opts no = ac_naming_opts_for_model(&cap->model);
+    if (f->tags && !strcmp(f->tags, "auto")) no.mode = AC_TAGS_AUTO;
+    else if (f->tags && !strcmp(f->tags, "off")) no.mode = AC_TAGS_OFF;
+    else if (f->tags && !words) return ac_errf(err, "--tags must be auto or off, not '%s'", f->tags);
+    else if (f->tags) no.mode = AC_TAGS_GIVEN, no.words = f->tags;
+    if (f->threshold >= 0) no.threshold = f->threshold;
+    if (f->max_drop >= 0) no.max_drop = f->max_drop;
+    if (f->absent >= 0) no.absent = f->absent;
+    if (f->min_confidence >= 0) no.min_confidence = f->min_confidence;
+    return ac_captioner_set_naming(cap, &no, f->table, err);
+}
