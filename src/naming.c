@@ -26,7 +26,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
-        {"absent", &o.absent, 0, 1}};
+        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -223,11 +223,18 @@ int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_op
             return -1;
         }
     }
+    /* A free caption the model is sure of keeps its words, except against a tag the encoder is sure of
+     * (AC_NAMING_SURE): on photos like its training photos the other tags mostly name a garment or a
+     * corner of the scene, and forcing them cost more than they brought on dev photos. */
+    const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && m->confidence.n > 0 &&
+                        ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(out)) >= o->trust;
     /* The tags the free caption does not name and the model can say, most probable first. */
     int sel[AC_MAX_CONSTRAINTS], ns = 0;
     for (int i = 0; i < n; i++) {
         cands[i].tag.named = says(out, &cands[i]);
-        if (!cands[i].tag.named && cands[i].tag.in_vocab && ns < o->max_tags && ns < AC_MAX_CONSTRAINTS) sel[ns++] = i;
+        const int may_force = !trusted || cands[i].tag.prob >= AC_NAMING_SURE;
+        if (may_force && !cands[i].tag.named && cands[i].tag.in_vocab && ns < o->max_tags && ns < AC_MAX_CONSTRAINTS)
+            sel[ns++] = i;
     }
     /* Try them all, then fewer (dropping the least probable), until the model agrees. */
     for (int k = ns; k >= 1; k--) {

@@ -65,6 +65,8 @@ static void usage(FILE *f) {
             "                    than the free caption's for the model to agree (default: the model's)\n"
             "  --tag-absent X    never say a word of many classes (dog, bird, cat...) that scores below X:\n"
             "                    the encoder is sure it is not there (default: the model's; 0 = off)\n"
+            "  --tag-trust X     keep a free caption whose confidence reaches X as it is (default: the\n"
+            "                    model's; 0 = always try the tags)\n"
             "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
             "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
