@@ -3,8 +3,10 @@
  *
  * Parameter tensors (one float buffer, in this order):
  *   emb      [V, E]          word embeddings E
- *   att_wa   [D, A]  att_ba [A]   W_a, b_a: annotation projection (once per photo)
+ *   att_wa   [D, A]  att_ba [A]   W_a, b_a: the keys W_a a_i + b_a (once per photo)
  *   att_wh   [H, A]  att_we [A]   W_h, w_e: e_ti = w_e . tanh(W_a a_i + b_a + W_h h)
+ *                    (the additive score's; the other scores have a subset, general's att_wa is
+ *                    [D, H], cosine adds att_logtau [1] after att_wh: see decoder.h)
  *   beta_w   [H]     beta_b [1]   the scalar gate beta = sigmoid(w_b . h + b_b)
  *   init_h_w [D, H]  init_h_b [H]  h_0 = tanh(mean(a) W + b)
  *   init_c_w [D, H]  init_c_b [H]  c_0 = tanh(mean(a) W + b)
@@ -18,27 +20,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "decoder_internal.h"
 
-int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_params) {
-    const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim;
-    const struct { const char *name; int r, k; } spec[AC_DEC_MAX_TENSORS] = {
-        {"emb", V, E},          {"att_wa", D, A},      {"att_ba", 1, A},      {"att_wh", H, A},
-        {"att_we", 1, A},       {"beta_w", 1, H},      {"beta_b", 1, 1},      {"init_h_w", D, H},
-        {"init_h_b", 1, H},     {"init_c_w", D, H},    {"init_c_b", 1, H},    {"lstm_w", E + D + H, 4 * H},
-        {"lstm_b", 1, 4 * H},   {"out_lh", H, E},      {"out_lz", D, E},      {"out_lo", E, V},
-        {"out_bo", 1, V},
+/* Every tensor a decoder can have, in buffer order; `has` (an AC_ATT_HAS_ bit) marks the attention
+ * tensors that only some score functions have. */
+#define N_SPEC (AC_DEC_MAX_TENSORS + 1)
+static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
+    const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_att_key_dim(c);
+    const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
+        {"emb", V, E, 0},        {"att_wa", D, K, 0},     {"att_ba", 1, A, AC_ATT_HAS_BA},
+        {"att_wh", H, A, AC_ATT_HAS_WH}, {"att_we", 1, A, AC_ATT_HAS_WE}, {"att_logtau", 1, 1, AC_ATT_HAS_LOGTAU},
+        {"beta_w", 1, H, 0},     {"beta_b", 1, 1, 0},     {"init_h_w", D, H, 0},   {"init_h_b", 1, H, 0},
+        {"init_c_w", D, H, 0},   {"init_c_b", 1, H, 0},   {"lstm_w", E + D + H, 4 * H, 0},
+        {"lstm_b", 1, 4 * H, 0}, {"out_lh", H, E, 0},     {"out_lz", D, E, 0},     {"out_lo", E, V, 0},
+        {"out_bo", 1, V, 0},
     };
+    for (int i = 0; i < N_SPEC; i++) {
+        t[i] = (ac_dec_tensor){spec[i].name, spec[i].r, spec[i].k, 0};
+        has[i] = spec[i].has;
+    }
+    return N_SPEC;
+}
+
+int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_params) {
+    ac_dec_tensor all[N_SPEC];
+    unsigned has[N_SPEC];
+    const unsigned mine = ac_att_tensors(c->attention);
     size_t off = 0;
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
-        t[i].name = spec[i].name;
-        t[i].rows = spec[i].r;
-        t[i].cols = spec[i].k;
-        t[i].offset = off;
-        off += (size_t)spec[i].r * (size_t)spec[i].k;
+    int n = 0;
+    for (int i = 0; i < tensor_spec(c, all, has); i++) {
+        if (has[i] && !(has[i] & mine)) continue;
+        t[n] = all[i];
+        t[n++].offset = off;
+        off += (size_t)all[i].rows * (size_t)all[i].cols;
     }
     if (n_params) *n_params = off;
-    return AC_DEC_MAX_TENSORS;
+    return n;
 }
 
 int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
@@ -55,6 +73,7 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
         return ac_errf(err, "n_ann = %d but grid is %dx%d", c->n_ann, c->grid_h, c->grid_w);
     if (!(c->dropout >= 0 && c->dropout < 1)) return ac_errf(err, "dropout %g not in [0, 1)", c->dropout);
     if (!(c->lambda >= 0 && c->lambda < 1e6)) return ac_errf(err, "lambda %g out of range", c->lambda);
+    if (!ac_att_score_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     size_t n;
     ac_decoder_tensors(c, t, &n);
@@ -64,14 +83,20 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     return 0;
 }
 
+/* Points the tensor views into params (in tensor_spec's order); a tensor the score lacks stays NULL. */
 static void bind(ac_decoder *dec) {
-    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(&dec->cfg, t, &dec->n_params);
-    float **v[AC_DEC_MAX_TENSORS] = {&dec->emb,      &dec->att_wa,   &dec->att_ba,   &dec->att_wh,   &dec->att_we,
-                                     &dec->beta_w,   &dec->beta_b,   &dec->init_h_w, &dec->init_h_b, &dec->init_c_w,
-                                     &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,   &dec->out_lz,
-                                     &dec->out_lo,   &dec->out_bo};
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) *v[i] = dec->params + t[i].offset;
+    ac_dec_tensor all[N_SPEC], t[AC_DEC_MAX_TENSORS];
+    unsigned has[N_SPEC];
+    tensor_spec(&dec->cfg, all, has);
+    const int n = ac_decoder_tensors(&dec->cfg, t, &dec->n_params);
+    float **v[N_SPEC] = {&dec->emb,      &dec->att_wa,   &dec->att_ba,   &dec->att_wh,   &dec->att_we,
+                         &dec->att_logtau, &dec->beta_w, &dec->beta_b,   &dec->init_h_w, &dec->init_h_b,
+                         &dec->init_c_w, &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,
+                         &dec->out_lz,   &dec->out_lo,   &dec->out_bo};
+    for (int i = 0, k = 0; i < N_SPEC; i++) {
+        const int mine = k < n && !strcmp(t[k].name, all[i].name);
+        *v[i] = mine ? dec->params + t[k++].offset : NULL;
+    }
 }
 
 int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err) {
@@ -95,9 +120,9 @@ static double uniform01(uint64_t *s) {
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err) {
     if (ac_decoder_alloc(dec, cfg, err)) return -1;
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(cfg, t, NULL);
+    const int nt = ac_decoder_tensors(cfg, t, NULL);
     uint64_t s = seed * 0x2545F4914F6CDD1Dull + 12345;
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+    for (int i = 0; i < nt; i++) {
         float *p = dec->params + t[i].offset;
         size_t n = (size_t)t[i].rows * t[i].cols;
         double r;
@@ -108,6 +133,7 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
         else r = sqrt(6.0 / (t[i].rows + t[i].cols)); /* Glorot uniform */
         for (size_t j = 0; j < n; j++) p[j] = r ? (float)((2 * uniform01(&s) - 1) * r) : 0.0f;
     }
+    if (dec->att_logtau) dec->att_logtau[0] = (float)AC_ATT_LOGTAU_INIT;
     /* Forget-gate bias 1: remember by default early in training. */
     for (int j = 0; j < cfg->hidden; j++) dec->lstm_b[cfg->hidden + j] = 1.0f;
     return 0;
@@ -151,12 +177,12 @@ int ac_decoder_use_f16(ac_decoder *dec) {
 struct ac_dec_image {
     int L, D, A;
     float *ann;  /* [L, D] */
-    float *proj; /* [L, A]  W_a a_i + b_a */
+    float *proj; /* [L, A]  the keys W_a a_i (+ b_a); A = ac_att_key_dim */
     float *mean; /* [D] */
 };
 
 ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
-    const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = dec->cfg.att;
+    const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_att_key_dim(&dec->cfg);
     ac_dec_image *im = calloc(1, sizeof *im);
     if (!im) return NULL;
     im->L = L, im->D = D, im->A = A;
@@ -168,7 +194,9 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
         return NULL;
     }
     memcpy(im->ann, ann, sizeof(float) * (size_t)L * D);
-    for (int l = 0; l < L; l++) memcpy(im->proj + (size_t)l * A, dec->att_ba, sizeof(float) * A);
+    for (int l = 0; l < L; l++)
+        if (dec->att_ba) memcpy(im->proj + (size_t)l * A, dec->att_ba, sizeof(float) * A);
+        else memset(im->proj + (size_t)l * A, 0, sizeof(float) * A);
     ac_smm_nn(L, A, D, ann, D, dec->att_wa, A, im->proj, A);
     for (int l = 0; l < L; l++)
         for (int d = 0; d < D; d++) im->mean[d] += ann[(size_t)l * D + d];
@@ -211,7 +239,7 @@ static void softmax_row(float *x, int n, int log_out) {
 
 size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
     const size_t X = (size_t)cf->embed + cf->dim + cf->hidden;
-    return (size_t)K * cf->att + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed + (size_t)cf->att;
+    return (size_t)K * ac_att_key_dim(cf) + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed;
 }
 
 /* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
@@ -221,16 +249,21 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
                      const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
                      float *buf) {
     const ac_decoder_config *cf = &dec->cfg;
-    const int E = cf->embed, H = cf->hidden, A = cf->att, D = cf->dim, L = cf->n_ann, V = cf->vocab;
+    const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
-    float *hw = buf, *x = hw + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
-    float *th = o + (size_t)K * E;
-    memset(hw, 0, sizeof(float) * (size_t)K * A);
-    ac_smm_nn(K, A, H, h, H, dec->att_wh, A, hw, A);
+    const ac_att_fn att = ac_att_fn_of(dec);
+    const int A = att.A;
+    float *q = buf, *x = q + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
+    if (dec->att_wh) { /* the queries: h W_h, or h itself (general) */
+        memset(q, 0, sizeof(float) * (size_t)K * A);
+        ac_smm_nn(K, A, H, h, H, dec->att_wh, A, q, A);
+    } else {
+        memcpy(q, h, sizeof(float) * (size_t)K * H);
+    }
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int k = 0; k < K; k++) {
         float *al = alpha + (size_t)k * L;
-        for (int l = 0; l < L; l++) al[l] = ac_att_row_fwd(A, im->proj + (size_t)l * A, hw + (size_t)k * A, dec->att_we, th);
+        ac_att_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
         softmax_row(al, L, 0);
         float bp = dec->beta_b[0];
         for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];

@@ -28,25 +28,6 @@ static inline float ac_tanhf(float x) {
 }
 static inline float ac_sigmoidf(float x) { return 0.5f + 0.5f * ac_tanhf(0.5f * x); }
 
-/* th = tanh(proj_l + hW), returns e = th . w_e (16 partial sums: a vectorisable reduction). */
-static inline float ac_att_row_fwd(int A, const float *restrict pp, const float *restrict q, const float *restrict we,
-                         float *restrict th) {
-    float acc[16] = {0}, e = 0;
-    int j = 0;
-    for (; j + 16 <= A; j += 16)
-        for (int k = 0; k < 16; k++) {
-            const float t = ac_tanhf(pp[j + k] + q[j + k]);
-            th[j + k] = t;
-            acc[k] += t * we[j + k];
-        }
-    for (; j < A; j++) {
-        th[j] = ac_tanhf(pp[j] + q[j]);
-        e += th[j] * we[j];
-    }
-    for (int k = 0; k < 16; k++) e += acc[k];
-    return e;
-}
-
 /* Dropout masks come from a counter-based hash of (seed, index), so a mask never depends on the
  * order work is done in, and resuming a run needs only the step counter. The same function is
  * re-implemented in tools/torch_decoder.py for the parity fixture. Keep iff u >= p, with

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "attention.h"
 #include "decoder_internal.h"
 
 struct ac_dec_work {
@@ -33,12 +34,12 @@ struct ac_dec_work {
      * its gradient, so a batch of 5 captions per photo computes those once per photo */
     int U, *uimg;                     /* photos in the batch; caption -> photo [B] */
     const float **uptr;               /* [B] */
-    float *ann, *proj, *dproj;        /* [U, L, D], [U, L, A], [U, L, A] */
+    float *ann, *proj, *dproj;        /* [U, L, D], [U, L, K], [U, L, K]: the keys (K = ac_att_key_dim) */
     /* per caption */
     float *mean;                      /* [B, D] */
     float *h0, *c0, *dh, *dc;         /* [B, H] */
     float *S;                         /* [B, L] sum_t alpha */
-    float *hw, *dX, *dal;             /* [B, A], [B, D + H], [L] scratch */
+    float *dX, *dal, *de;             /* [B, D + H], [L], [L] scratch */
     float *dshift;                    /* [A + 2H] scratch of ctx_shift_grad */
     /* per token */
     float *ey;          /* [N, E]  E y_{t-1} */
@@ -47,13 +48,14 @@ struct ac_dec_work {
     float *ctx;         /* [N, D]  sum_i alpha_i a_i */
     float *beta, *dbp;  /* [N] */
     float *alpha;       /* [N, L] */
-    float *th;          /* [N, L, A] tanh of the attention MLP (reused for its gradient) */
+    float *q;           /* [N, K] the attention queries (h W_h, or h) */
+    float *acache;      /* [N, ac_att_cache_size] what the score's backward needs (additive: its tanh) */
     float *hs, *cs, *tc; /* [N, H] h_t, c_t, tanh(c_t) */
     float *m1, *hd;     /* [N, H] dropout mask on h (0 or 1/(1-p)) and the dropped h */
     float *m2, *to, *od; /* [N, E] mask, tanh output, dropped output */
     float *logits;      /* [N, V] (probabilities / dlogits in the backward pass) */
     float *dG;          /* [N, 4H] */
-    float *dhw;         /* [N, A] */
+    float *dq;          /* [N, K] */
     float *dh_out;      /* [N, H] */
     float *dz_out;      /* [N, D] */
     float *dO, *d2;     /* [N, E] */
@@ -65,14 +67,14 @@ struct ac_dec_work {
     float *dctx_sum; /* the batch's dctx_sum (NULL: not wanted) */
 };
 
-/* Floats needed to pack the four recurrent weights. */
+/* Floats needed to pack the four recurrent weights (W_h: not for a score without it). */
 static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
-    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden;
+    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden, wh = (ac_att_tensors(c->attention) & AC_ATT_HAS_WH) != 0;
     off[0] = 0;
-    off[1] = off[0] + ac_smm_packed_size(DH, 4 * H); /* X [.., DH] x W_zh [DH, 4H] */
-    off[2] = off[1] + ac_smm_packed_size(4 * H, DH); /* dG [.., 4H] x W_zh^T */
-    off[3] = off[2] + ac_smm_packed_size(H, A);      /* h [.., H] x W_h [H, A] */
-    off[4] = off[3] + ac_smm_packed_size(A, H);      /* dhw [.., A] x W_h^T */
+    off[1] = off[0] + ac_smm_packed_size(DH, 4 * H);   /* X [.., DH] x W_zh [DH, 4H] */
+    off[2] = off[1] + ac_smm_packed_size(4 * H, DH);   /* dG [.., 4H] x W_zh^T */
+    off[3] = off[2] + (wh ? ac_smm_packed_size(H, A) : 0); /* h [.., H] x W_h [H, A] */
+    off[4] = off[3] + (wh ? ac_smm_packed_size(A, H) : 0); /* dq [.., A] x W_h^T */
     return off[4];
 }
 
@@ -84,8 +86,10 @@ static void pack_weights(const ac_decoder *dec, float *buf, const float *pk[4]) 
     const float *W_zh = dec->lstm_w + (size_t)E * 4 * H;
     ac_smm_pack(DH, 4 * H, W_zh, 4 * H, 0, buf + off[0]);
     ac_smm_pack(4 * H, DH, W_zh, 4 * H, 1, buf + off[1]);
-    ac_smm_pack(H, A, dec->att_wh, A, 0, buf + off[2]);
-    ac_smm_pack(A, H, dec->att_wh, A, 1, buf + off[3]);
+    if (dec->att_wh) {
+        ac_smm_pack(H, A, dec->att_wh, A, 0, buf + off[2]);
+        ac_smm_pack(A, H, dec->att_wh, A, 1, buf + off[3]);
+    }
     for (int i = 0; i < 4; i++) pk[i] = buf + off[i];
 }
 
@@ -97,7 +101,8 @@ static void *xrealloc(void *p, size_t n) {
 /* (Re)allocates for B captions and N tokens, T steps. Returns -1 on out of memory. */
 static int work_reserve(ac_dec_work *w, int B, int T, int N) {
     const ac_decoder_config *c = &w->cfg;
-    const size_t E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab;
+    const size_t E = c->embed, H = c->hidden, K = (size_t)ac_att_key_dim(c), D = c->dim, L = c->n_ann,
+                 V = c->vocab, AC = ac_att_cache_size(c);
     int ok = 1;
 #define AL(p, n) ok &= (((p) = xrealloc((p), sizeof(*(p)) * (n))) != NULL)
     if (T > w->capT) {
@@ -108,19 +113,19 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
     if (B > w->capB) {
         size_t b = (size_t)B;
         AL(w->uimg, b); AL(w->uptr, b);
-        AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * A); AL(w->dproj, b * L * A);
+        AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * K); AL(w->dproj, b * L * K);
         AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * L);
-        AL(w->hw, b * A); AL(w->dX, b * (D + H)); AL(w->dal, L); AL(w->dshift, A + 2 * H);
+        AL(w->dX, b * (D + H)); AL(w->dal, L); AL(w->de, L); AL(w->dshift, K + 2 * H);
         w->capB = B;
     }
     if (N > w->capN) {
         size_t n = (size_t)N;
         AL(w->in_tok, n); AL(w->tgt, n);
         AL(w->ey, n * E); AL(w->G, n * 4 * H); AL(w->X, n * (D + H)); AL(w->ctx, n * D);
-        AL(w->beta, n); AL(w->dbp, n); AL(w->alpha, n * L); AL(w->th, n * L * A);
+        AL(w->beta, n); AL(w->dbp, n); AL(w->alpha, n * L); AL(w->q, n * K); AL(w->acache, n * AC);
         AL(w->hs, n * H); AL(w->cs, n * H); AL(w->tc, n * H); AL(w->m1, n * H); AL(w->hd, n * H);
         AL(w->m2, n * E); AL(w->to, n * E); AL(w->od, n * E); AL(w->logits, n * V);
-        AL(w->dG, n * 4 * H); AL(w->dhw, n * A); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
+        AL(w->dG, n * 4 * H); AL(w->dq, n * K); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
         AL(w->dO, n * E); AL(w->d2, n * E);
         w->capN = N;
     }
@@ -143,8 +148,8 @@ ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T)
 void ac_dec_work_free(ac_dec_work *w) {
     if (!w) return;
     void *ps[] = {w->uimg, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
-                  w->dc, w->S, w->hw, w->dX, w->dal, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
-                  w->th, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dhw,
+                  w->dc, w->S, w->dX, w->dal, w->de, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
+                  w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
                   w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     free(w);
@@ -171,17 +176,6 @@ static void colsum_add(const float *x, int n, int k, float *out) {
 }
 
 /* ---- row kernels: restrict-qualified so that the compiler vectorises them ---- */
-
-/* d e_l = de -> w_e gradient, and d(W_a a_l + b_a) = d(h W_h) = de w_e (1 - th^2). */
-static void att_row_bwd(int A, float de, const float *restrict th, const float *restrict we, float *restrict gwe,
-                        float *restrict dp, float *restrict dhw) {
-    for (int j = 0; j < A; j++) {
-        const float t = th[j], dpre = de * we[j] * (1.0f - t * t);
-        gwe[j] += de * t;
-        dp[j] += dpre;
-        dhw[j] += dpre;
-    }
-}
 
 /* Gate pre-activations g [4H] -> activations (in place), c, tanh(c), h. */
 static void lstm_row_fwd(int H, float *restrict g, const float *restrict cp, float *restrict c, float *restrict tc,
@@ -217,9 +211,12 @@ static void lstm_row_bwd(int H, const float *restrict gt, const float *restrict 
 static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train, uint64_t seed,
                     ac_dec_stats *st) {
     const ac_decoder_config *c = &dec->cfg;
-    const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
+    const int E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
     const int B = w->B, N = w->N, T = w->T;
     const float p = train ? c->dropout : 0.0f, keep_scale = 1.0f / (1.0f - p);
+    const ac_att_fn att = ac_att_fn_of(dec);
+    const int A = att.A;
+    const size_t AC = ac_att_cache_size(c);
 
     /* Per photo: annotations and W_a a + b_a; per caption: mean annotation, h_0, c_0. */
     const int U = w->U;
@@ -232,7 +229,9 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             for (int d = 0; d < D; d++) m[d] += a[(size_t)l * D + d];
         for (int d = 0; d < D; d++) m[d] *= 1.0f / L;
     }
-    for (int r = 0; r < U * L; r++) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
+    for (int r = 0; r < U * L; r++)
+        if (dec->att_ba) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
+        else memset(w->proj + (size_t)r * A, 0, sizeof(float) * A);
     mm(0, 0, U * L, A, D, w->ann, D, dec->att_wa, A, 1.0f, w->proj, A);
     for (int i = 0; i < B; i++) {
         memcpy(w->h0 + (size_t)i * H, dec->init_h_b, sizeof(float) * H);
@@ -253,19 +252,19 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
         const int Bt = w->bt[t], r0 = w->off[t];
         const float *hp = t ? w->hs + (size_t)w->off[t - 1] * H : w->h0;
         const float *cp = t ? w->cs + (size_t)w->off[t - 1] * H : w->c0;
-        memset(w->hw, 0, sizeof(float) * (size_t)Bt * A);
-        ac_smm_nn_packed(Bt, A, H, hp, H, w->pk[2], w->hw, A);
+        float *qt = w->q + (size_t)r0 * A;
+        if (dec->att_wh) {
+            memset(qt, 0, sizeof(float) * (size_t)Bt * A);
+            ac_smm_nn_packed(Bt, A, H, hp, H, w->pk[2], qt, A);
+        } else {
+            memcpy(qt, hp, sizeof(float) * (size_t)Bt * H);
+        }
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
             float *al = w->alpha + (size_t)r * L;
-            const float *q = w->hw + (size_t)i * A;
-            for (int l = 0; l < L; l++)
-                al[l] = ac_att_row_fwd(A, w->proj + ((size_t)w->uimg[i] * L + l) * A, q, dec->att_we,
-                                    w->th + ((size_t)r * L + l) * A);
-            float mx = al[0], s = 0;
-            for (int l = 1; l < L; l++) mx = al[l] > mx ? al[l] : mx;
-            for (int l = 0; l < L; l++) s += (al[l] = expf(al[l] - mx));
-            for (int l = 0; l < L; l++) al[l] /= s;
+            ac_att_scores_forward(&att, L, qt + (size_t)i * A, w->proj + (size_t)w->uimg[i] * L * A, al,
+                                  w->acache + (size_t)r * AC);
+            ac_att_softmax_forward(al, L);
             float bp = dec->beta_b[0];
             for (int j = 0; j < H; j++) bp += dec->beta_w[j] * hp[(size_t)i * H + j];
             const float be = 1.0f / (1.0f + expf(-bp));
@@ -327,25 +326,26 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
 /* ---- backward ---- */
 
 typedef struct {
-    float *emb, *att_wa, *att_ba, *att_wh, *att_we, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w, *init_c_b,
-        *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo;
+    float *emb, *att_wa, *att_ba, *att_wh, *att_we, *att_logtau, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w,
+        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo;
 } grads;
 
+/* The gradient's views, at the parameters' offsets (NULL where the decoder has no such tensor). */
 static grads bind_grads(const ac_decoder *dec, float *g) {
     grads r;
-#define G_(name) r.name = g + (dec->name - dec->params)
-    G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
+#define G_(name) r.name = dec->name ? g + (dec->name - dec->params) : NULL
+    G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(att_logtau); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
     G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo);
 #undef G_
     return r;
 }
 
 /* The rest of dctx_sum, after the recurrence (which added the context path): a shift x of every
- * annotation vector also moves W_a a_l + b_a by W_a^T x for every l, and mean(a) by x (h_0, c_0).
+ * annotation vector also moves each key W_a a_l (+ b_a) by W_a^T x, and mean(a) by x (h_0, c_0).
  * Called with dproj complete and dh, dc holding d loss / d (pre-activation of h_0, c_0). */
 static void ctx_shift_grad(const ac_decoder *dec, ac_dec_work *w) {
     const ac_decoder_config *c = &dec->cfg;
-    const int H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, B = w->B;
+    const int H = c->hidden, A = ac_att_key_dim(c), D = c->dim, L = c->n_ann, B = w->B;
     float *sp = w->dshift, *sh = sp + A, *sc = sh + H; /* sum_{u,l} dproj [A]; sum_b dh_0, dc_0 [H] */
     memset(sp, 0, sizeof(float) * (size_t)(A + 2 * H));
     colsum_add(w->dproj, w->U * L, A, sp);
@@ -358,7 +358,10 @@ static void ctx_shift_grad(const ac_decoder *dec, ac_dec_work *w) {
 
 static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     const ac_decoder_config *c = &dec->cfg;
-    const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
+    const int E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
+    const ac_att_fn att = ac_att_fn_of(dec);
+    const int A = att.A;
+    const size_t AC = ac_att_cache_size(c);
     const int B = w->B, N = w->N, T = w->T;
     const float inv = 1.0f / N;
     memset(grad, 0, sizeof(float) * dec->n_params);
@@ -430,18 +433,17 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
             cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, dz, 1, 0.0f,
                         w->dal, 1);
-            float s = 0;
-            for (int l = 0; l < L; l++) {
-                w->dal[l] += w->S[(size_t)i * L + l];
-                s += al[l] * w->dal[l];
-            }
-            float *dhw = w->dhw + (size_t)r * A;
-            memset(dhw, 0, sizeof(float) * A);
-            for (int l = 0; l < L; l++)
-                att_row_bwd(A, al[l] * (w->dal[l] - s), w->th + ((size_t)r * L + l) * A, dec->att_we, g.att_we,
-                            w->dproj + ((size_t)w->uimg[i] * L + l) * A, dhw);
+            for (int l = 0; l < L; l++) w->dal[l] += w->S[(size_t)i * L + l];
+            ac_att_softmax_backward(al, w->dal, L, w->de);
+            float *dq = w->dq + (size_t)r * A;
+            memset(dq, 0, sizeof(float) * A);
+            ac_att_scores_backward(&att, L, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
+                                   w->acache + (size_t)r * AC, w->de, dq, w->dproj + (size_t)w->uimg[i] * L * A,
+                                   g.att_we, g.att_logtau);
         }
-        ac_smm_nn_packed(Bt, H, A, w->dhw + (size_t)r0 * A, A, w->pk[3], w->dh, H);
+        if (dec->att_wh) ac_smm_nn_packed(Bt, H, A, w->dq + (size_t)r0 * A, A, w->pk[3], w->dh, H);
+        else /* general: the query is h itself */
+            for (size_t k = 0; k < (size_t)Bt * H; k++) w->dh[k] += w->dq[(size_t)r0 * H + k];
     }
 
     /* h_0, c_0 */
@@ -456,8 +458,8 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     colsum_add(w->dc, B, H, g.init_c_b);
     /* attention projection */
     mm(1, 0, D, A, w->U * L, w->ann, D, w->dproj, A, 0.0f, g.att_wa, A);
-    colsum_add(w->dproj, w->U * L, A, g.att_ba);
-    mm(1, 0, H, A, N, w->X + D, DH, w->dhw, A, 0.0f, g.att_wh, A);
+    if (g.att_ba) colsum_add(w->dproj, w->U * L, A, g.att_ba);
+    if (g.att_wh) mm(1, 0, H, A, N, w->X + D, DH, w->dq, A, 0.0f, g.att_wh, A);
     cblas_sgemv(CblasRowMajor, CblasTrans, N, H, 1.0f, w->X + D, DH, w->dbp, 1, 0.0f, g.beta_w, 1);
     for (int r = 0; r < N; r++) g.beta_b[0] += w->dbp[r];
     /* LSTM weights: word rows from E y, the rest from [z; h] */

@@ -27,6 +27,8 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     cJSON_AddNumberToObject(o, "grid_w", c->grid_w);
     cJSON_AddNumberToObject(o, "dropout", c->dropout);
     cJSON_AddNumberToObject(o, "lambda", c->lambda);
+    /* Only when not additive: the additive models (all files before score functions) keep their bytes. */
+    if (c->attention != AC_ATT_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_att_score_name(c->attention));
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -60,6 +62,12 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         }
         *fl[i].v = (float)x->valuedouble;
     }
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "attention"); /* absent: additive */
+    c->attention = at ? ac_att_score_parse(cJSON_GetStringValue(at)) : AC_ATT_ADDITIVE;
+    if (c->attention < 0) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'attention' is not one of additive, dot, scaled-dot, general, cosine");
+    }
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }
@@ -68,8 +76,8 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
 static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
                         ac_err *err) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(cfg, t, NULL);
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+    const int nt = ac_decoder_tensors(cfg, t, NULL);
+    for (int i = 0; i < nt; i++) {
         const char *name = t[i].name;
         const ac_st_tensor *st = ac_st_find(f, name);
         if (!st) return ac_errf(err, "%s: tensor '%s' missing", path, name);
@@ -168,12 +176,12 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_errf(err, "%s: vocabulary has %d words but the config says %d", path, ac_vocab_size(m->vocab), cfg.vocab);
         goto done;
     }
-    if (f.n_tensors != AC_DEC_MAX_TENSORS) {
-        ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-        ac_decoder_tensors(&cfg, t, NULL);
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    const int nt = ac_decoder_tensors(&cfg, t, NULL);
+    if (f.n_tensors != nt) {
         for (int i = 0; i < f.n_tensors; i++) {
             int known = 0;
-            for (int j = 0; j < AC_DEC_MAX_TENSORS; j++) known |= !strcmp(f.tensors[i].name, t[j].name);
+            for (int j = 0; j < nt; j++) known |= !strcmp(f.tensors[i].name, t[j].name);
             if (!known) {
                 ac_errf(err, "%s: unexpected tensor '%s' (not a decoder model?)", path, f.tensors[i].name);
                 goto done;
@@ -202,14 +210,14 @@ done:
 /* Adds the decoder's tensors to a writer; f16 buffers are allocated into *f16buf (caller frees). */
 static int add_tensors(const ac_decoder *dec, ac_st_writer *w, int fp16, uint16_t **f16buf, ac_err *err) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(&dec->cfg, t, NULL);
+    const int nt = ac_decoder_tensors(&dec->cfg, t, NULL);
     *f16buf = NULL;
     if (fp16) {
         *f16buf = malloc(sizeof(uint16_t) * dec->n_params);
         if (!*f16buf) return ac_errf(err, "out of memory");
         for (size_t i = 0; i < dec->n_params; i++) (*f16buf)[i] = ac_f32_to_f16(dec->params[i]);
     }
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+    for (int i = 0; i < nt; i++) {
         const char *name = t[i].name;
         int64_t shape[2] = {t[i].rows, t[i].cols};
         int nd = t[i].rows == 1 ? 1 : 2;

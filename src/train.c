@@ -526,6 +526,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: --shards %d out of range [1, 64]", o.shards);
     if (o.lr_patience < 1) return ac_errf(err, "train: --lr-patience must be >= 1");
     if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
+    const int score = o.attention ? ac_att_score_parse(o.attention) : AC_ATT_ADDITIVE;
+    if (score < 0)
+        return ac_errf(err, "train: attention score '%s' is not one of additive, dot, scaled-dot, general, cosine",
+                       o.attention);
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
         return ac_errf(err, "train: --val-metric must be cider, bleu4 or loss, not '%s'", metric);
@@ -561,7 +565,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     } else {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
                                .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
-                               .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda};
+                               .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda,
+                               .attention = score};
         if (ac_decoder_init(&tr.model.dec, &c, o.seed, err)) goto done;
         /* Output bias = log unigram frequency of the targets: the model starts at the unigram
          * distribution instead of uniform, which saves the first few hundred steps. */

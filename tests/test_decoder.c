@@ -67,22 +67,43 @@ typedef struct {
 
 static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-static double ref_loss(const ac_decoder_config *c, const double *P, const ref_batch *b, int train, uint64_t seed) {
-    const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, L = c->n_ann;
+/* The tensor `name` of P laid out for c, or NULL if c's score function has none. */
+static const double *ref_tensor(const ac_decoder_config *c, const double *P, const char *name) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(c, t, NULL);
-    const double *emb = P + t[0].offset, *wa = P + t[1].offset, *ba = P + t[2].offset, *wh = P + t[3].offset,
-                 *we = P + t[4].offset, *bw = P + t[5].offset, *bb = P + t[6].offset, *ihw = P + t[7].offset,
-                 *ihb = P + t[8].offset, *icw = P + t[9].offset, *icb = P + t[10].offset, *lw = P + t[11].offset,
-                 *lb = P + t[12].offset, *lh = P + t[13].offset, *lz = P + t[14].offset, *lo = P + t[15].offset,
-                 *bo = P + t[16].offset;
+    const int n = ac_decoder_tensors(c, t, NULL);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i].name, name)) return P + t[i].offset;
+    return NULL;
+}
+
+/* The score of query q against key k (both K wide), straight from decoder.h's table. */
+static double ref_score(int score, int K, const double *q, const double *k, const double *we, const double *logtau) {
+    double e = 0, qq = 0, kk = 0;
+    for (int j = 0; j < K; j++) {
+        e += score == AC_ATT_ADDITIVE ? we[j] * tanh(k[j] + q[j]) : q[j] * k[j];
+        qq += q[j] * q[j], kk += k[j] * k[j];
+    }
+    if (score == AC_ATT_SCALED_DOT) e /= sqrt((double)K);
+    if (score == AC_ATT_COSINE) e *= exp(logtau[0]) / (sqrt(qq + 1e-8) * sqrt(kk + 1e-8));
+    return e;
+}
+
+static double ref_loss(const ac_decoder_config *c, const double *P, const ref_batch *b, int train, uint64_t seed) {
+    const int V = c->vocab, E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann;
+    const int A = c->attention == AC_ATT_GENERAL ? H : c->att; /* key width: general's keys meet h itself */
+#define T_(name) ref_tensor(c, P, name)
+    const double *emb = T_("emb"), *wa = T_("att_wa"), *ba = T_("att_ba"), *wh = T_("att_wh"), *we = T_("att_we"),
+                 *lt = T_("att_logtau"), *bw = T_("beta_w"), *bb = T_("beta_b"), *ihw = T_("init_h_w"),
+                 *ihb = T_("init_h_b"), *icw = T_("init_c_w"), *icb = T_("init_c_b"), *lw = T_("lstm_w"),
+                 *lb = T_("lstm_b"), *lh = T_("out_lh"), *lz = T_("out_lz"), *lo = T_("out_lo"), *bo = T_("out_bo");
+#undef T_
     const double p = train ? c->dropout : 0.0;
     const uint64_t seed2 = ac_mix64(seed ^ 0x5DEECE66Dull);
     int N = 0;
     for (int i = 0; i < b->B; i++) N += b->len[i];
     double ce = 0, pen = 0;
     double *proj = malloc(sizeof(double) * L * A), *h = malloc(sizeof(double) * H), *cc = malloc(sizeof(double) * H),
-           *hw = malloc(sizeof(double) * A), *al = malloc(sizeof(double) * L), *x = malloc(sizeof(double) * (E + D + H)),
+           *hw = malloc(sizeof(double) * (A + H)), *al = malloc(sizeof(double) * L), *x = malloc(sizeof(double) * (E + D + H)),
            *g = malloc(sizeof(double) * 4 * H), *o = malloc(sizeof(double) * E), *lg = malloc(sizeof(double) * V),
            *S = malloc(sizeof(double) * L), *mean = malloc(sizeof(double) * D);
     for (int i = 0; i < b->B; i++) {
@@ -94,7 +115,7 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
         }
         for (int l = 0; l < L; l++)
             for (int j = 0; j < A; j++) {
-                proj[l * A + j] = ba[j];
+                proj[l * A + j] = ba ? ba[j] : 0;
                 for (int d = 0; d < D; d++) proj[l * A + j] += a[l * D + d] * wa[d * A + j];
             }
         for (int j = 0; j < H; j++) {
@@ -110,14 +131,13 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             row += i;
             const int y = tt ? b->words[i * b->stride + tt - 1] : AC_START;
             const int tg = tt < b->len[i] - 1 ? b->words[i * b->stride + tt] : AC_END;
-            for (int j = 0; j < A; j++) {
-                hw[j] = 0;
-                for (int k = 0; k < H; k++) hw[j] += h[k] * wh[k * A + j];
+            for (int j = 0; j < A; j++) { /* the query: h W_h, or h (general) */
+                hw[j] = wh ? 0 : h[j];
+                for (int k = 0; wh && k < H; k++) hw[j] += h[k] * wh[k * A + j];
             }
             double mx = -1e300, s = 0;
             for (int l = 0; l < L; l++) {
-                al[l] = 0;
-                for (int j = 0; j < A; j++) al[l] += we[j] * tanh(proj[l * A + j] + hw[j]);
+                al[l] = ref_score(c->attention, A, hw, proj + l * A, we, lt);
                 mx = al[l] > mx ? al[l] : mx;
             }
             for (int l = 0; l < L; l++) s += (al[l] = exp(al[l] - mx));
@@ -165,9 +185,11 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
     return (ce + c->lambda * pen) / N;
 }
 
-static void gradcheck(float dropout, int shared) {
+static void gradcheck(float dropout, int shared, int score, int width) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = dropout;
+    c.attention = score;
+    if (width) c.att = c.hidden = width;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 7, &err) == 0);
@@ -194,9 +216,9 @@ static void gradcheck(float dropout, int shared) {
     double l0 = ref_loss(&c, P, &rb, 1, seed);
     CHECK_NEAR(st.loss, l0, 1e-5 * fabs(l0));
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(&c, t, NULL);
+    const int nt = ac_decoder_tensors(&c, t, NULL);
     const double eps = 1e-5;
-    for (int k = 0; k < AC_DEC_MAX_TENSORS; k++) {
+    for (int k = 0; k < nt; k++) {
         size_t n = (size_t)t[k].rows * t[k].cols;
         double worst = 0, gmax = 0;
         size_t wi = 0;
@@ -214,9 +236,11 @@ static void gradcheck(float dropout, int shared) {
             double e = fabs(num - an) / (fmax(fabs(num), 1e-2 * gmax) + 1e-7);
             if (e > worst) worst = e, wi = j, wa = an, wn = num;
         }
-        if (getenv("GC_VERBOSE")) printf("# %-9s worst rel %.2e gmax %.2e\n", t[k].name, worst, gmax);
-        CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s: all-zero gradient", t[k].name);
-        CHECKF(worst < 3e-4, "%s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", t[k].name, wi, wa, wn, worst);
+        if (getenv("GC_VERBOSE"))
+            printf("# %s %-10s worst rel %.2e gmax %.2e\n", ac_att_score_name(score), t[k].name, worst, gmax);
+        CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s %s: all-zero gradient", ac_att_score_name(score), t[k].name);
+        CHECKF(worst < 3e-4, "%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_att_score_name(score),
+               t[k].name, wi, wa, wn, worst);
     }
     free(P);
     free(grad);
@@ -226,9 +250,10 @@ static void gradcheck(float dropout, int shared) {
 /* dctx_sum: d loss / d x, x added to every annotation vector of every photo (the trainer's learned
  * "no photo" context is this with all vectors equal), against central differences of the reference;
  * then the pool's combination against the single pass. */
-static void test_gradcheck_context_shift(void) {
+static void gradcheck_context_shift(int score) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.3f;
+    c.attention = score;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
@@ -264,7 +289,8 @@ static void test_gradcheck_context_shift(void) {
             l[sgn] = ref_loss(&c, P, &rb, 1, seed);
         }
         const double num = (l[0] - l[1]) / (2 * eps);
-        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "dctx[%d]: analytic %.7g, numeric %.7g", d, dctx[d], num);
+        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "%s dctx[%d]: analytic %.7g, numeric %.7g",
+               ac_att_score_name(score), d, dctx[d], num);
     }
     /* Without a gradient the buffer is left alone; through the pool (2 shards) it matches. */
     c.dropout = 0;
@@ -279,15 +305,27 @@ static void test_gradcheck_context_shift(void) {
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
-static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0); }
-static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0); }
-static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1); }
+static void test_gradcheck_context_shift(void) {
+    for (int s = 0; s < AC_ATT_N_SCORES; s++) gradcheck_context_shift(s);
+}
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATT_ADDITIVE, 0); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATT_ADDITIVE, 0); }
+static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATT_ADDITIVE, 0); }
+/* Every score function with dropout and shared photos (a shared photo's keys get the gradients of
+ * all its captions), at A = H = 4 and at 17, where the score kernels' 16-wide loops run too. */
+static void test_gradcheck_scores(void) {
+    for (int s = 0; s < AC_ATT_N_SCORES; s++) {
+        if (s != AC_ATT_ADDITIVE) gradcheck(0.3f, 1, s, 0);
+        gradcheck(0.3f, 1, s, 17);
+    }
+}
 
 /* The inference step (beam search's) and the batched training forward are separate code: they must
  * agree on the log-probabilities of a caption fed word by word. */
-static void test_step_matches_training_forward(void) {
+static void step_matches_training_forward(int score) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.5f; /* must be ignored with train = 0 */
+    c.attention = score;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
@@ -320,6 +358,9 @@ static void test_step_matches_training_forward(void) {
     }
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
+}
+static void test_step_matches_training_forward(void) {
+    for (int s = 0; s < AC_ATT_N_SCORES; s++) step_matches_training_forward(s);
 }
 
 /* Shards: the pool's combined gradient equals the single-pass gradient of the whole batch
@@ -483,6 +524,7 @@ int main(void) {
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout);
     RUN(test_gradcheck_shared_photos);
+    RUN(test_gradcheck_scores);
     RUN(test_gradcheck_context_shift);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);

@@ -1,12 +1,26 @@
 /* attncap/decoder.h: the soft-attention LSTM decoder of Xu et al. 2015.
  *
- *   e_ti  = w_e . tanh(W_a a_i + b_a + W_h h_{t-1})      (W_a a_i + b_a computed once per image)
+ *   e_ti  = score(h_{t-1}, a_i)                          one of the score functions below
  *   alpha = softmax(e_t)                                  over the L annotation vectors
  *   beta  = sigmoid(w_b . h_{t-1} + b_b)                  a scalar gate, as in the paper
  *   z_t   = beta * sum_i alpha_ti a_i
  *   i,f,o,g = LSTM([E y_{t-1}; z_t], h_{t-1})
  *   logits = L_o (E y_{t-1} + L_h h_t + L_z z_t) + b_o     (deep output; dropout before L_o in training)
  *   h_0 = tanh(W_init_h mean(a) + b), c_0 = tanh(W_init_c mean(a) + b)
+ *
+ * Score functions (config.attention, chosen at training time and recorded in the model file). Each
+ * scores a query q from h against a key k_i from a_i; the keys are computed once per photo:
+ *   additive    e = w_e . tanh(k_i + q)        k_i = W_a a_i + b_a, q = W_h h   (Bahdanau; Xu et al.)
+ *   dot         e = q . k_i                    k_i = W_a a_i,       q = W_h h   (the projections
+ *                                              make the dimensions match: both are A wide)
+ *   scaled-dot  e = q . k_i / sqrt(A)          as dot                           (Vaswani et al.)
+ *   general     e = h^T W_a a_i                k_i = W_a a_i (H wide), q = h    (Luong's bilinear score)
+ *   cosine      e = tau cos(q, k_i)            k_i = W_a a_i + b_a, q = W_h h, tau = exp(s), s learned,
+ *               cos(q, k) = q.k / (|q| |k|) with |x| = sqrt(x.x + 1e-8); s starts at log 10
+ * Parameters: additive W_a [D, A], b_a [A], W_h [H, A], w_e [A]; dot and scaled-dot W_a [D, A],
+ * W_h [H, A]; general W_a [D, H] (A unused); cosine W_a, b_a, W_h and s ("att_logtau", [1]).
+ * dot, scaled-dot and general have no b_a: it would add q . b_a, the same for every i, which the
+ * softmax ignores (its gradient is exactly zero). A file without the field is additive.
  *
  * The decoder is a set of named float32 tensors (see decoder.c for the list and shapes) plus the
  * config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
@@ -32,14 +46,31 @@ typedef struct ac_decoder_config {
     int grid_h, grid_w;
     float dropout; /* training only */
     float lambda;  /* doubly stochastic attention penalty */
+    int attention; /* score function, an ac_att_score (0 = additive) */
 } ac_decoder_config;
+
+/* The attention score functions (see above). */
+typedef enum ac_att_score {
+    AC_ATT_ADDITIVE = 0,
+    AC_ATT_DOT,
+    AC_ATT_SCALED_DOT,
+    AC_ATT_GENERAL,
+    AC_ATT_COSINE,
+    AC_ATT_N_SCORES
+} ac_att_score;
+/* "additive", "dot", "scaled-dot", "general", "cosine"; NULL for a value out of range. */
+const char *ac_att_score_name(int score);
+/* The score of a name above; -1 if it is none of them. */
+int ac_att_score_parse(const char *name);
 
 typedef struct ac_decoder {
     ac_decoder_config cfg;
     size_t n_params;
     float *params; /* all parameters, one buffer; the pointers below are views into it */
     float *emb;                                  /* [V, E] */
-    float *att_wa, *att_ba, *att_wh, *att_we;    /* [D, A], [A], [H, A], [A] */
+    /* Attention: additive [D, A], [A], [H, A], [A]; the tensors a score function lacks are NULL
+     * (general's att_wa is [D, H]; att_logtau [1] is cosine's only). */
+    float *att_wa, *att_ba, *att_wh, *att_we, *att_logtau;
     float *beta_w, *beta_b;                      /* [H], [1] */
     float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
     float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
@@ -60,7 +91,8 @@ int ac_decoder_use_f16(ac_decoder *dec);
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 
 /* The parameter tensors in buffer order (names as stored in the model file; matrices are
- * [rows, cols] row-major, vectors have rows == 1). Returns the count (AC_DEC_MAX_TENSORS). */
+ * [rows, cols] row-major, vectors have rows == 1). Returns the count (at most AC_DEC_MAX_TENSORS:
+ * the score function decides which attention tensors there are). */
 #define AC_DEC_MAX_TENSORS 17
 typedef struct ac_dec_tensor {
     const char *name;

@@ -55,6 +55,7 @@ typedef struct ac_train_opts {
     float lr;               /* Adam step size (default 4e-4) */
     int embed, hidden, att; /* default 512 each */
     float dropout, lambda;  /* default 0.5, 1.0 */
+    const char *attention;  /* score function by name (decoder.h; default NULL = "additive") */
     int min_count;          /* vocabulary threshold (default 5) */
     float clip;             /* global gradient norm clip, 0 = none (default 5) */
     float weight_decay;     /* L2 added to the gradient (default 0) */

@@ -29,8 +29,8 @@ static void usage(FILE *f) {
             "  --batch B            captions per step (%d)\n"
             "  --lr X               Adam learning rate (%g)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
-            "  --dropout P          (%g)\n"
-            "  --lambda L           doubly stochastic attention penalty (%g)\n"
+            "  --attention S        score: additive (default), dot, scaled-dot, general or cosine\n"
+            "  --dropout P --lambda L   dropout (%g), doubly stochastic attention penalty (%g)\n"
             "  --min-count N        vocabulary threshold (%d)\n"
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
             "  --weight-decay W     L2 (%g)\n"
@@ -148,6 +148,7 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--embed", &o.embed, 1, 8192),
         OPT_INT("--hidden", &o.hidden, 1, 8192),
         OPT_INT("--att", &o.att, 1, 8192),
+        OPT_STR("--attention", &o.attention),
         OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
         OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
         OPT_INT("--min-count", &o.min_count, 1, 1e9),

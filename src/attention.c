@@ -1,0 +1,184 @@
+/* attention.c: the attention score functions of decoder.h, forward and backward, one query against
+ * the L keys of one photo (row-vector convention: keys[l] is row l of [L, A]).
+ *
+ *   additive    e_l = w_e . tanh(k_l + q)
+ *   dot         e_l = q . k_l                 scaled-dot: times 1/sqrt(A)   general: as dot (q = h)
+ *   cosine      e_l = tau (q . k_l) / (|q| |k_l|),  |x| = sqrt(x . x + eps),  tau = exp(s)
+ *
+ * Backward (de = d loss / d e):
+ *   additive    dpre = de_l w_e (1 - th_l^2): dk_l += dpre, dq += dpre, dw_e += de_l th_l
+ *   dot         dk_l += c de_l q, dq += c de_l k_l (c = 1 or 1/sqrt(A))
+ *   cosine      with c_l = cos(q, k_l): dq += tau de_l (k_l / (|q||k_l|) - c_l q / |q|^2),
+ *               dk_l += tau de_l (q / (|q||k_l|) - c_l k_l / |k_l|^2), ds += de_l e_l
+ * (the eps inside the norms keeps these exact: d|x|/dx = x / |x| still). */
+#pragma GCC optimize("O3")
+#include "attention.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "decoder_internal.h"
+
+#define COS_EPS 1e-8f
+
+static const struct {
+    const char *name;
+    unsigned tensors;
+} score_spec[AC_ATT_N_SCORES] = {
+    [AC_ATT_ADDITIVE] = {"additive", AC_ATT_HAS_BA | AC_ATT_HAS_WH | AC_ATT_HAS_WE},
+    [AC_ATT_DOT] = {"dot", AC_ATT_HAS_WH},
+    [AC_ATT_SCALED_DOT] = {"scaled-dot", AC_ATT_HAS_WH},
+    [AC_ATT_GENERAL] = {"general", 0},
+    [AC_ATT_COSINE] = {"cosine", AC_ATT_HAS_BA | AC_ATT_HAS_WH | AC_ATT_HAS_LOGTAU},
+};
+
+const char *ac_att_score_name(int score) {
+    return score >= 0 && score < AC_ATT_N_SCORES ? score_spec[score].name : NULL;
+}
+
+int ac_att_score_parse(const char *name) {
+    for (int s = 0; name && s < AC_ATT_N_SCORES; s++)
+        if (!strcmp(name, score_spec[s].name)) return s;
+    return -1;
+}
+
+unsigned ac_att_tensors(int score) { return score >= 0 && score < AC_ATT_N_SCORES ? score_spec[score].tensors : 0; }
+
+int ac_att_key_dim(const ac_decoder_config *c) { return c->attention == AC_ATT_GENERAL ? c->hidden : c->att; }
+
+ac_att_fn ac_att_fn_of(const ac_decoder *dec) {
+    ac_att_fn f = {dec->cfg.attention, ac_att_key_dim(&dec->cfg), dec->att_we, 1.0f};
+    if (dec->att_logtau) f.tau = expf(dec->att_logtau[0]);
+    return f;
+}
+
+size_t ac_att_cache_size(const ac_decoder_config *c) {
+    return c->attention == AC_ATT_ADDITIVE ? (size_t)c->n_ann * (size_t)c->att : 0;
+}
+
+/* ---- row kernels: 16 partial sums, so that the reductions vectorise ---- */
+
+/* w_e . tanh(k + q), keeping the tanh in th when store (the training forward). */
+static inline float additive_row(int A, const float *restrict k, const float *restrict q, const float *restrict we,
+                                 float *restrict th, int store) {
+    float acc[16] = {0}, e = 0;
+    int j = 0;
+    for (; j + 16 <= A; j += 16)
+        for (int i = 0; i < 16; i++) {
+            const float t = ac_tanhf(k[j + i] + q[j + i]);
+            if (store) th[j + i] = t;
+            acc[i] += t * we[j + i];
+        }
+    for (; j < A; j++) {
+        const float t = ac_tanhf(k[j] + q[j]);
+        if (store) th[j] = t;
+        e += t * we[j];
+    }
+    for (int i = 0; i < 16; i++) e += acc[i];
+    return e;
+}
+
+static inline float dot_row(int A, const float *restrict x, const float *restrict y) {
+    float acc[16] = {0}, e = 0;
+    int j = 0;
+    for (; j + 16 <= A; j += 16)
+        for (int i = 0; i < 16; i++) acc[i] += x[j + i] * y[j + i];
+    for (; j < A; j++) e += x[j] * y[j];
+    for (int i = 0; i < 16; i++) e += acc[i];
+    return e;
+}
+
+/* y += s x */
+static inline void axpy_row(int A, float s, const float *restrict x, float *restrict y) {
+    for (int j = 0; j < A; j++) y[j] += s * x[j];
+}
+
+static float dot_scale(const ac_att_fn *f) { return f->score == AC_ATT_SCALED_DOT ? 1.0f / sqrtf((float)f->A) : 1.0f; }
+
+static float eps_norm(int A, const float *x) { return sqrtf(dot_row(A, x, x) + COS_EPS); }
+
+/* ---- forward ---- */
+
+void ac_att_scores_forward(const ac_att_fn *f, int L, const float *q, const float *keys, float *e, float *cache) {
+    const int A = f->A;
+    switch (f->score) {
+    case AC_ATT_ADDITIVE:
+        if (cache)
+            for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * A, q, f->we, cache + (size_t)l * A, 1);
+        else
+            for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * A, q, f->we, NULL, 0);
+        break;
+    case AC_ATT_COSINE: {
+        const float tq = f->tau / eps_norm(A, q);
+        for (int l = 0; l < L; l++) {
+            const float *k = keys + (size_t)l * A;
+            e[l] = tq * dot_row(A, q, k) / eps_norm(A, k);
+        }
+        break;
+    }
+    default: { /* dot, scaled-dot, general */
+        const float s = dot_scale(f);
+        for (int l = 0; l < L; l++) e[l] = s * dot_row(A, q, keys + (size_t)l * A);
+    }
+    }
+}
+
+/* ---- backward ---- */
+
+void ac_att_scores_backward(const ac_att_fn *f, int L, const float *q, const float *keys, const float *cache,
+                            const float *de, float *dq, float *dkeys, float *dwe, float *dlogtau) {
+    const int A = f->A;
+    switch (f->score) {
+    case AC_ATT_ADDITIVE:
+        for (int l = 0; l < L; l++) {
+            const float *restrict th = cache + (size_t)l * A, *restrict we = f->we;
+            float *restrict dk = dkeys + (size_t)l * A, *restrict dqr = dq, *restrict dw = dwe;
+            const float d = de[l];
+            for (int j = 0; j < A; j++) {
+                const float t = th[j], dpre = d * we[j] * (1.0f - t * t);
+                dw[j] += d * t;
+                dk[j] += dpre;
+                dqr[j] += dpre;
+            }
+        }
+        break;
+    case AC_ATT_COSINE: {
+        const float nq = eps_norm(A, q);
+        float ds = 0;
+        for (int l = 0; l < L; l++) {
+            const float *k = keys + (size_t)l * A;
+            const float nk = eps_norm(A, k), c = dot_row(A, q, k) / (nq * nk), g = f->tau * de[l];
+            ds += de[l] * f->tau * c;
+            axpy_row(A, g / (nq * nk), k, dq);
+            axpy_row(A, -g * c / (nq * nq), q, dq);
+            float *dk = dkeys + (size_t)l * A;
+            axpy_row(A, g / (nq * nk), q, dk);
+            axpy_row(A, -g * c / (nk * nk), k, dk);
+        }
+        *dlogtau += ds;
+        break;
+    }
+    default: {
+        const float s = dot_scale(f);
+        for (int l = 0; l < L; l++) {
+            axpy_row(A, s * de[l], keys + (size_t)l * A, dq);
+            axpy_row(A, s * de[l], q, dkeys + (size_t)l * A);
+        }
+    }
+    }
+}
+
+/* ---- softmax ---- */
+
+void ac_att_softmax_forward(float *e, int L) {
+    float mx = e[0], s = 0;
+    for (int l = 1; l < L; l++) mx = e[l] > mx ? e[l] : mx;
+    for (int l = 0; l < L; l++) s += (e[l] = expf(e[l] - mx));
+    for (int l = 0; l < L; l++) e[l] /= s;
+}
+
+void ac_att_softmax_backward(const float *alpha, const float *dalpha, int L, float *de) {
+    float s = 0;
+    for (int l = 0; l < L; l++) s += alpha[l] * dalpha[l];
+    for (int l = 0; l < L; l++) de[l] = alpha[l] * (dalpha[l] - s);
+}
