@@ -402,21 +402,25 @@ static void test_pool_matches_single(void) {
 }
 
 /* PyTorch parity: tools/torch_decoder.py --fixture computed logits, loss and every gradient in
- * float64 for fixed parameters, inputs and dropout masks; ours (float32) must match to 1e-4. */
-static void test_torch_parity(void) {
+ * float64 for fixed parameters, inputs and dropout masks, one fixture per score function (the
+ * additive one without the config field, as files before score functions); ours (float32) must
+ * match to 1e-4. */
+static void torch_parity(int score) {
     char path[4096];
     const char *root = getenv("ATTNCAP_ROOT");
-    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity.safetensors", root ? root : ".");
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity%s%s.safetensors", root ? root : ".",
+             score ? "_" : "", score ? ac_att_score_name(score) : "");
     ac_st_file f;
     ac_err err;
     CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
     ac_decoder_config c;
     CHECKF(ac_decoder_config_from_json(ac_st_meta(&f, "config"), &c, &err) == 0, "%s", err.msg);
+    CHECKF(c.attention == score, "%s: config says %s", path, ac_att_score_name(c.attention));
     ac_decoder dec;
     CHECK(ac_decoder_alloc(&dec, &c, &err) == 0);
     ac_dec_tensor dt[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(&c, dt, NULL);
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) { /* the fixture's parameters, under the decoder's names */
+    const int nt = ac_decoder_tensors(&c, dt, NULL);
+    for (int i = 0; i < nt; i++) { /* the fixture's parameters, under the decoder's names */
         const ac_st_tensor *t = ac_st_find(&f, dt[i].name);
         CHECKF(t && ac_st_to_f32(t, dec.params + dt[i].offset, (size_t)dt[i].rows * dt[i].cols, path, &err) == 0,
                "tensor %s", dt[i].name);
@@ -451,7 +455,7 @@ static void test_torch_parity(void) {
     CHECK(st2.loss == st.loss);
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     ac_decoder_tensors(&c, t, NULL);
-    for (int k = 0; k < AC_DEC_MAX_TENSORS; k++) {
+    for (int k = 0; k < nt; k++) {
         char name[64];
         snprintf(name, sizeof name, "grad.%s", t[k].name);
         const ac_st_tensor *gt = ac_st_find(&f, name);
@@ -465,14 +469,18 @@ static void test_torch_parity(void) {
             double e = fabs(grad[t[k].offset + j] - ref[j]) / (fabs(ref[j]) + 1e-2 * gmax + 1e-12);
             if (e > worst) worst = e, wi = j;
         }
-        if (getenv("GC_VERBOSE")) printf("# parity %-9s worst rel %.2e\n", t[k].name, worst);
-        CHECKF(worst < 1e-4, "%s[%zu]: ours %.9g, torch %.9g (rel %.3g)", t[k].name, wi, grad[t[k].offset + wi],
-               ref[wi], worst);
+        if (getenv("GC_VERBOSE"))
+            printf("# parity %s %-10s worst rel %.2e\n", ac_att_score_name(score), t[k].name, worst);
+        CHECKF(worst < 1e-4, "%s %s[%zu]: ours %.9g, torch %.9g (rel %.3g)", ac_att_score_name(score), t[k].name,
+               wi, grad[t[k].offset + wi], ref[wi], worst);
     }
     free(ref), free(grad), free(ann);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
     ac_st_free(&f);
+}
+static void test_torch_parity(void) {
+    for (int s = 0; s < AC_ATT_N_SCORES; s++) torch_parity(s);
 }
 
 /* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for

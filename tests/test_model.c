@@ -10,7 +10,7 @@
 #include "attncap/vocab.h"
 #include "test.h"
 
-static ac_model make_model(void) {
+static ac_model make_scored_model(int score) {
     ac_model m;
     memset(&m, 0, sizeof m);
     const char *w[] = {"a", "dog", "runs", "on", "grass", "a", "dog"};
@@ -18,11 +18,12 @@ static ac_model make_model(void) {
     ac_err err;
     if (ac_vocab_build(&t, 1, 1, &m.vocab, &err)) abort();
     ac_decoder_config c = {.vocab = ac_vocab_size(m.vocab), .embed = 6, .hidden = 5, .att = 4, .dim = 3, .n_ann = 4,
-                           .grid_h = 2, .grid_w = 2, .dropout = 0.5f, .lambda = 1.0f};
+                           .grid_h = 2, .grid_w = 2, .dropout = 0.5f, .lambda = 1.0f, .attention = score};
     if (ac_decoder_init(&m.dec, &c, 5, &err)) abort();
     m.encoder_json = strdup("{\"file\":\"x.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":64,\"grid_h\":2,\"grid_w\":2,\"dim\":3}");
     return m;
 }
+static ac_model make_model(void) { return make_scored_model(AC_ATT_ADDITIVE); }
 
 static char *tmp(const char *name) {
     static char buf[8][4096];
@@ -49,6 +50,59 @@ static void test_roundtrip_f32_and_f16(void) {
     for (size_t i = 0; i < m.dec.n_params; i++) CHECK_NEAR(r.dec.params[i], m.dec.params[i], 1e-3 * fabs(m.dec.params[i]) + 1e-7);
     ac_model_free(&r);
     ac_model_free(&m);
+}
+
+/* Every score function: saved and loaded back the same (config and weights), the file holding exactly
+ * the score's tensors (decoder.h's table) and naming the score in its config unless additive. */
+static void test_roundtrip_scores(void) {
+    static const char *const want[AC_ATT_N_SCORES] = {
+        [AC_ATT_ADDITIVE] = "att_ba att_wh att_we", [AC_ATT_DOT] = "att_wh", [AC_ATT_SCALED_DOT] = "att_wh",
+        [AC_ATT_GENERAL] = "", [AC_ATT_COSINE] = "att_ba att_wh att_logtau"};
+    for (int s = 0; s < AC_ATT_N_SCORES; s++) {
+        ac_model m = make_scored_model(s), r;
+        ac_err err;
+        CHECK(ac_att_score_parse(ac_att_score_name(s)) == s);
+        CHECKF(ac_model_save(&m, tmp("score.st"), 0, NULL, &err) == 0, "%s", err.msg);
+        CHECKF(ac_model_load(tmp("score.st"), &r, &err) == 0, "%s: %s", ac_att_score_name(s), err.msg);
+        CHECK(r.dec.cfg.attention == s && memcmp(&r.dec.cfg, &m.dec.cfg, sizeof m.dec.cfg) == 0);
+        CHECK(r.dec.n_params == m.dec.n_params && !memcmp(r.dec.params, m.dec.params, sizeof(float) * m.dec.n_params));
+        CHECK(!r.dec.att_logtau == (s != AC_ATT_COSINE) && !r.dec.att_we == (s != AC_ATT_ADDITIVE));
+        ac_model_free(&r);
+        ac_st_file f;
+        CHECKF(ac_st_read(tmp("score.st"), &f, &err) == 0, "%s", err.msg);
+        const char *opt[] = {"att_ba", "att_wh", "att_we", "att_logtau"};
+        char have[64] = "";
+        for (int i = 0; i < 4; i++)
+            if (ac_st_find(&f, opt[i])) snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", *have ? " " : "", opt[i]);
+        CHECKF(!strcmp(have, want[s]), "%s: optional tensors '%s', want '%s'", ac_att_score_name(s), have, want[s]);
+        const ac_st_tensor *wa = ac_st_find(&f, "att_wa"); /* general's keys meet h: [D, H] */
+        CHECK(wa && wa->shape[1] == (s == AC_ATT_GENERAL ? m.dec.cfg.hidden : m.dec.cfg.att));
+        CHECK((strstr(ac_st_meta(&f, "config"), "\"attention\"") != NULL) == (s != AC_ATT_ADDITIVE));
+        ac_st_free(&f);
+        ac_model_free(&m);
+    }
+    CHECK(ac_att_score_parse("Dot") == -1 && ac_att_score_parse(NULL) == -1 && ac_att_score_name(AC_ATT_N_SCORES) == NULL);
+}
+
+/* A model file from before score functions (fuzz/corpus/model/f32.safetensors, written by
+ * ac_model_save then: no "attention" in its config) loads as additive, and saving it again gives
+ * the same bytes. */
+static void test_old_file_is_additive(void) {
+    char path[4096];
+    const char *root = getenv("ATTNCAP_ROOT");
+    snprintf(path, sizeof path, "%s/fuzz/corpus/model/f32.safetensors", root ? root : ".");
+    ac_model r;
+    ac_err err;
+    CHECKF(ac_model_load(path, &r, &err) == 0, "%s", err.msg);
+    CHECK(r.dec.cfg.attention == AC_ATT_ADDITIVE && r.dec.att_we && r.dec.att_ba && !r.dec.att_logtau);
+    const char *extra[] = {"training", r.training_json, NULL};
+    CHECKF(ac_model_save(&r, tmp("resaved.st"), 0, extra, &err) == 0, "%s", err.msg);
+    char *a, *b;
+    size_t na, nb;
+    CHECK(ac_read_file(path, 1 << 20, &a, &na, &err) == 0 && ac_read_file(tmp("resaved.st"), 1 << 20, &b, &nb, &err) == 0);
+    CHECKF(na == nb && !memcmp(a, b, na), "%s saved again: %zu bytes differ from its %zu", path, nb, na);
+    free(a), free(b);
+    ac_model_free(&r);
 }
 
 /* Saves a file through the writer with chosen tensors/metadata, then expects a load error that
@@ -82,8 +136,8 @@ static void expect_load_error(const char *name, mutator mut, const char *want) {
 
 static void add_all(ac_st_writer *w, ac_model *m, const char *skip, const char *reshape) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(&m->dec.cfg, t, NULL);
-    for (int i = 0; i < AC_DEC_MAX_TENSORS; i++) {
+    const int nt = ac_decoder_tensors(&m->dec.cfg, t, NULL);
+    for (int i = 0; i < nt; i++) {
         if (skip && !strcmp(skip, t[i].name)) continue;
         int64_t sh[2] = {t[i].rows, t[i].cols};
         if (reshape && !strcmp(reshape, t[i].name)) sh[0] = t[i].cols, sh[1] = t[i].rows; /* transposed */
@@ -134,6 +188,18 @@ static void m_int_dtype(ac_st_writer *w, ac_model *m, float *s) {
     meta_ok(w, m, CFG_OK);
 }
 
+static void m_unknown_score(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1,\"attention\":\"fancy\"}");
+}
+/* An additive model's tensors under a config saying dot: w_e and b_a are not dot's. */
+static void m_score_tensors(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1,\"attention\":\"dot\"}");
+}
+
 static void m_decode_not_object(ac_st_writer *w, ac_model *m, float *s) {
     (void)s;
     add_all(w, m, NULL, NULL);
@@ -169,6 +235,8 @@ static void test_refuses_bad_models(void) {
     expect_load_error("nan.st", m_nan, "non-finite");
     expect_load_error("extra.st", m_extra, "unexpected tensor 'adam_m'");
     expect_load_error("dtype.st", m_int_dtype, "must be F32 or F16");
+    expect_load_error("score.st", m_unknown_score, "'attention' is not one of additive, dot");
+    expect_load_error("scoretensors.st", m_score_tensors, "unexpected tensor 'att_ba'");
     expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
@@ -237,6 +305,8 @@ static void test_refuses_truncated_and_absurd_header(void) {
 
 int main(void) {
     RUN(test_roundtrip_f32_and_f16);
+    RUN(test_roundtrip_scores);
+    RUN(test_old_file_is_additive);
     RUN(test_refuses_bad_models);
     RUN(test_decode_settings_and_notes);
     RUN(test_refuses_truncated_and_absurd_header);

@@ -4,6 +4,9 @@ tests/test_decoder.c (parity of logits, loss and every gradient) and the peer of
 
 Model and objective exactly as src/decoder_train.c (row-vector convention, y = x W):
   e_ti  = w_e . tanh(a_i W_a + b_a + h W_h),  alpha = softmax_i e_ti,  beta = sigmoid(h . w_b + b_b)
+          (the additive score; config "attention" picks another, as include/attncap/decoder.h:
+           dot (a_i W_a) . (h W_h), scaled-dot the same / sqrt(A), general (a_i W_a) . h with W_a [D, H],
+           cosine exp(s) cos(a_i W_a + b_a, h W_h) with |x| = sqrt(x . x + 1e-8))
   z     = beta * sum_i alpha_i a_i
   i,f,g,o = [E y; z; h] W_lstm + b (order i f g o), c' = f c + i g, h' = o tanh(c')
   logits = dropout(tanh(E y + dropout(h') L_h + z L_z)) L_o + b_o
@@ -16,6 +19,9 @@ Usage:
   /usr/bin/python3 tools/torch_decoder.py --fixture tests/fixtures/decoder_parity.safetensors
       regenerates the parity fixture (float64 computation, stored as F32; dropout masks from the same
       counter hash as src/decoder_internal.h, so the C test reproduces them from the seed)
+  /usr/bin/python3 tools/torch_decoder.py --attention dot --fixture tests/fixtures/decoder_parity_dot.safetensors
+      the same for another score function (dot, scaled-dot, general, cosine), at A = 20 and H = 18 so
+      that the C kernels' 16-wide loops run
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -45,12 +51,35 @@ def keep_mask(seed, n, p):
     return out
 
 
+SCORE_TENSORS = {"additive": ("att_ba", "att_wh", "att_we"), "dot": ("att_wh",), "scaled-dot": ("att_wh",),
+                 "general": (), "cosine": ("att_ba", "att_wh", "att_logtau")}
+
+
 def tensor_specs(c):
     V, E, H, A, D = c["vocab"], c["embed"], c["hidden"], c["att"], c["dim"]
-    return [("emb", (V, E)), ("att_wa", (D, A)), ("att_ba", (A,)), ("att_wh", (H, A)), ("att_we", (A,)),
+    score = c.get("attention", "additive")
+    att = [("att_wa", (D, H if score == "general" else A)), ("att_ba", (A,)), ("att_wh", (H, A)), ("att_we", (A,)),
+           ("att_logtau", (1,))]
+    return [("emb", (V, E))] + [t for t in att if t[0] in ("att_wa",) + SCORE_TENSORS[score]] + [
             ("beta_w", (H,)), ("beta_b", (1,)), ("init_h_w", (D, H)), ("init_h_b", (H,)), ("init_c_w", (D, H)),
             ("init_c_b", (H,)), ("lstm_w", (E + D + H, 4 * H)), ("lstm_b", (4 * H,)), ("out_lh", (H, E)),
             ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))]
+
+
+def scores(P, c, keys, hp):
+    """e [bt, L]: the attention scores of the queries from hp [bt, H] against keys [bt, L, K]."""
+    score = c.get("attention", "additive")
+    if score == "additive":
+        return torch.tanh(keys + (hp @ P["att_wh"])[:, None, :]) @ P["att_we"]
+    q = hp if score == "general" else hp @ P["att_wh"]
+    e = (keys * q[:, None, :]).sum(2)
+    if score == "scaled-dot":
+        e = e / math.sqrt(q.shape[1])
+    if score == "cosine":
+        nq = torch.sqrt((q * q).sum(1) + 1e-8)
+        nk = torch.sqrt((keys * keys).sum(2) + 1e-8)
+        e = torch.exp(P["att_logtau"]) * e / (nq[:, None] * nk)
+    return e
 
 
 def forward(P, c, ann, lens, words, train, masks=None):
@@ -60,7 +89,7 @@ def forward(P, c, ann, lens, words, train, masks=None):
     H, p = c["hidden"], c["dropout"] if train else 0.0
     B, T = len(lens), lens[0]
     mean = ann.mean(1)
-    proj = ann @ P["att_wa"] + P["att_ba"]
+    proj = ann @ P["att_wa"] + (P["att_ba"] if "att_ba" in P else 0)
     h = torch.tanh(mean @ P["init_h_w"] + P["init_h_b"])
     cc = torch.tanh(mean @ P["init_c_w"] + P["init_c_b"])
     S = torch.zeros(B, ann.shape[1], dtype=ann.dtype)
@@ -71,8 +100,7 @@ def forward(P, c, ann, lens, words, train, masks=None):
         hp, cp = h[:bt], cc[:bt]
         y = torch.full((bt,), START, dtype=torch.long) if t == 0 else words[:bt, t - 1]
         tgt = torch.where(lens_t[:bt] - 1 > t, words[:bt, min(t, words.shape[1] - 1)], torch.tensor(END))
-        th = torch.tanh(proj[:bt] + (hp @ P["att_wh"])[:, None, :])
-        alpha = torch.softmax(th @ P["att_we"], dim=1)
+        alpha = torch.softmax(scores(P, c, proj[:bt], hp), dim=1)
         beta = torch.sigmoid(hp @ P["beta_w"] + P["beta_b"])
         z = beta[:, None] * (alpha[:, :, None] * ann[:bt]).sum(1)
         ey = P["emb"][y]
@@ -114,14 +142,18 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path):
+def make_fixture(path, score):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
+    if score != "additive":  # (the additive fixture predates the field: absent means additive)
+        c.update(hidden=18, att=20, attention=score)
     seed = 777
     rng = np.random.default_rng(2024)
     P = {}
     for name, shape in tensor_specs(c):
         P[name] = (rng.standard_normal(shape) * (0.5 if len(shape) == 2 else 0.2)).astype(np.float32)
+    if score == "cosine":  # tau near 10, as a model starts (AC_ATT_LOGTAU_INIT), not near 1
+        P["att_logtau"] += np.float32(math.log(10))
     lens = [6, 5, 5, 3, 1]
     stride = 7
     words = rng.integers(4, c["vocab"], size=(len(lens), stride)).astype(np.int32)
@@ -181,12 +213,13 @@ def bench(seconds, threads, B=32, V=2500, E=512, H=512, A=512):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--fixture")
+    ap.add_argument("--attention", default="additive", choices=sorted(SCORE_TENSORS))
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture)
+        make_fixture(a.fixture, a.attention)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:
