@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# attncap train --attention: every score function trains, saves (the score in the model's config),
+# loads and captions through the unchanged commands. On the tiny fixture each must overfit its 20
+# captions so that the beam search (the inference step, not the training forward) reproduces the val
+# captions exactly, in training's validation and in `attncap eval`; on real photos (../shared's COCO
+# photos through the small encoder) each model captions, draws overlays and follows --given.
+. "$(dirname "$0")/lib.sh"
+FX=$(dirname "$0")/fixtures/train
+SCORES="additive dot scaled-dot general cosine"
+tiny=(--embed 32 --hidden 32 --att 16 --min-count 1 --batch 5 --lr 0.01 --dropout 0 --lambda 0.1 --quiet
+      --checkpoint-every 0)
+field() { grep -o "\"$1\":[0-9.e-]*" | head -1 | cut -d: -f2; }
+
+t_begin every_score_overfits_and_captions_its_val_photos
+ok=1
+for s in $SCORES; do
+  m="$T/fx_$s.safetensors"
+  if ! "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$m" "${tiny[@]}" --attention "$s" \
+       --epochs 60 --patience 100 --log "$T/log_$s.csv" >/dev/null 2>"$T/err"; then
+    t_fail "$s: train failed: $(head -2 "$T/err")"; ok=0; break
+  fi
+  cfg=$("$A" info --ops "$m" | grep '^  config')
+  if [ "$s" = additive ]; then
+    grep -q attention <<<"$cfg" && { t_fail "additive config names a score: $cfg"; ok=0; break; }
+  elif ! grep -qF "\"attention\":\"$s\"" <<<"$cfg"; then t_fail "$s: config $cfg"; ok=0; break; fi
+  b4=$(tail -1 "$T/log_$s.csv" | cut -d, -f5)
+  e=$("$A" eval --model "$m" --data "$FX/captions.json" --split val --features "$FX/features" --no-meteor --json \
+        --quiet 2>"$T/err" | tr -d '\t\n ')
+  eb4=$(echo "$e" | field BLEU-4)
+  if ! awk -v a="$b4" -v b="$eb4" 'BEGIN{exit !(a > 0.999 && b > 0.999)}'; then
+    t_fail "$s: val BLEU-4 $b4 in training, $eb4 from eval (expected 1) $(head -2 "$T/err")"; ok=0; break
+  fi
+done
+[ $ok = 1 ] && t_ok
+
+t_begin score_errors
+ok=1
+expect_error "unknown score" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/x.st" \
+  "${tiny[@]}" --attention bilinear || ok=0
+[ $ok = 1 ] && ! grep -q "additive, dot, scaled-dot, general, cosine" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+# --init from a model of another score: its attention tensors are not this run's
+if [ $ok = 1 ] && [ -s "$T/fx_dot.safetensors" ]; then
+  expect_error "init from another score" "$A" train --data "$FX/captions.json" --features "$FX/features" \
+    --out "$T/x.st" "${tiny[@]}" --epochs 1 --init "$T/fx_dot.safetensors" --attention cosine || ok=0
+  [ $ok = 1 ] && ! grep -q "attention score (dot) differs from this run's (cosine)" "$T/err" &&
+    { t_fail "message: $(cat "$T/err")"; ok=0; }
+fi
+if [ $ok = 1 ]; then
+  if ls "$T"/x.st* >/dev/null 2>&1; then t_fail "output left behind by a failed run"; else t_ok; fi
+fi
+
+t_begin every_score_captions_photos
+if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/captions.json; then
+  ENC="$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite"
+  COCO="$DATA/data/coco"
+  photo=$(ls "$COCO/images" | head -1)
+  ok=1
+  if ! "$A" features --encoder "$ENC" --size 128 --quiet --out "$T/feat" "$COCO"/images/* >/dev/null 2>"$T/err"; then
+    t_fail "features: $(head -2 "$T/err")"; ok=0
+  fi
+  for s in $SCORES; do
+    [ $ok = 1 ] || break
+    m="$T/coco_$s.safetensors"
+    if ! "$A" train --data "$COCO/captions.json" --features "$T/feat" --out "$m" --embed 16 --hidden 24 --att 16 \
+         --min-count 3 --batch 20 --epochs 6 --lr 0.01 --max-val 4 --val-metric loss --attention "$s" --quiet \
+         --checkpoint-every 0 >/dev/null 2>"$T/err"; then
+      t_fail "$s: train: $(head -2 "$T/err")"; ok=0; break
+    fi
+    # one command, two photos: a free caption (with overlays) and a given one (all words fed)
+    if ! "$A" caption --model "$m" --encoder "$ENC" --json --overlays "$T/ov_$s" --size 64 \
+         "$COCO/images/$photo" >"$T/cap.json" 2>"$T/err" ||
+       ! "$A" caption --model "$m" --encoder "$ENC" --json --given "a man on a street" "$COCO/images/$photo" \
+         >"$T/given.json" 2>>"$T/err"; then
+      t_fail "$s: caption: $(head -2 "$T/err")"; ok=0; break
+    fi
+    stem=${photo%.*}
+    if ! grep -q '"caption":"[a-z]' "$T/cap.json" || [ ! -s "$T/ov_$s/$stem/sheet.png" ]; then
+      t_fail "$s: no caption or overlay sheet: $(head -c 200 "$T/cap.json")"; ok=0
+    elif ! grep -q '"caption":"a man on a street"' "$T/given.json"; then
+      t_fail "$s: --given: $(head -c 200 "$T/given.json")"; ok=0
+    fi
+  done
+  [ $ok = 1 ] && t_ok
+fi
+t_end
