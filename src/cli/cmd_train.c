@@ -170,12 +170,10 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--threads", &o.threads, 1, 256),
         OPT_FLAG("--resume", NULL, &o.resume),
         OPT_FLAG("--quiet", "-q", &view.quiet),
-        OPT_FLAG("--flip", NULL, &o.flip),
-        OPT_UNSET("--no-flip", &o.flip),
+        OPT_FLAG("--flip", NULL, &o.flip), OPT_UNSET("--no-flip", &o.flip),
         OPT_FLAG("--fp16", NULL, &o.fp16),
         OPT_UNSET("--no-group", &o.group),
-        OPT_FLAG("--map-features", NULL, &o.map_features),
-        OPT_UNSET("--load-features", &o.map_features),
+        OPT_FLAG("--map-features", NULL, &o.map_features), OPT_UNSET("--load-features", &o.map_features),
         OPT_END,
     };
     const int n_args = cli_parse("train", argc, argv, opts, 0, usage);
