@@ -12,48 +12,34 @@
  *               dk_l += tau de_l (q / (|q||k_l|) - c_l k_l / |k_l|^2), ds += de_l e_l
  * (the eps inside the norms keeps these exact: d|x|/dx = x / |x| still). */
 #pragma GCC optimize("O3")
-#include "attention.h"
+#include "attention_internal.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "decoder_internal.h"
 
 #define COS_EPS 1e-8f
 
-static const struct {
-    const char *name;
-    unsigned tensors;
-} score_spec[AC_ATT_N_SCORES] = {
-    [AC_ATT_ADDITIVE] = {"additive", AC_ATT_HAS_BA | AC_ATT_HAS_WH | AC_ATT_HAS_WE},
-    [AC_ATT_DOT] = {"dot", AC_ATT_HAS_WH},
-    [AC_ATT_SCALED_DOT] = {"scaled-dot", AC_ATT_HAS_WH},
-    [AC_ATT_GENERAL] = {"general", 0},
-    [AC_ATT_COSINE] = {"cosine", AC_ATT_HAS_BA | AC_ATT_HAS_WH | AC_ATT_HAS_LOGTAU},
-};
-
-const char *ac_att_score_name(int score) {
-    return score >= 0 && score < AC_ATT_N_SCORES ? score_spec[score].name : NULL;
+unsigned ac_attention_tensors(int score) {
+    switch (score) {
+    case AC_ATTENTION_ADDITIVE: return AC_ATTENTION_HAS_BA | AC_ATTENTION_HAS_WH | AC_ATTENTION_HAS_WE;
+    case AC_ATTENTION_DOT:
+    case AC_ATTENTION_SCALED_DOT: return AC_ATTENTION_HAS_WH;
+    case AC_ATTENTION_COSINE: return AC_ATTENTION_HAS_BA | AC_ATTENTION_HAS_WH | AC_ATTENTION_HAS_LOGTAU;
+    default: return 0; /* general: W_a alone */
+    }
 }
 
-int ac_att_score_parse(const char *name) {
-    for (int s = 0; name && s < AC_ATT_N_SCORES; s++)
-        if (!strcmp(name, score_spec[s].name)) return s;
-    return -1;
-}
+int ac_attention_key_dim(const ac_decoder_config *c) { return c->attention == AC_ATTENTION_GENERAL ? c->hidden : c->att; }
 
-unsigned ac_att_tensors(int score) { return score >= 0 && score < AC_ATT_N_SCORES ? score_spec[score].tensors : 0; }
-
-int ac_att_key_dim(const ac_decoder_config *c) { return c->attention == AC_ATT_GENERAL ? c->hidden : c->att; }
-
-ac_att_fn ac_att_fn_of(const ac_decoder *dec) {
-    ac_att_fn f = {dec->cfg.attention, ac_att_key_dim(&dec->cfg), dec->att_we, 1.0f};
+ac_attention_fn ac_attention_fn_of(const ac_decoder *dec) {
+    ac_attention_fn f = {dec->cfg.attention, ac_attention_key_dim(&dec->cfg), dec->att_we, 1.0f};
     if (dec->att_logtau) f.tau = expf(dec->att_logtau[0]);
     return f;
 }
 
-size_t ac_att_cache_size(const ac_decoder_config *c) {
-    return c->attention == AC_ATT_ADDITIVE ? (size_t)c->n_ann * (size_t)c->att : 0;
+size_t ac_attention_cache_size(const ac_decoder_config *c) {
+    return c->attention == AC_ATTENTION_ADDITIVE ? (size_t)c->n_ann * (size_t)c->att : 0;
 }
 
 /* ---- row kernels: 16 partial sums, so that the reductions vectorise ---- */
@@ -93,22 +79,22 @@ static inline void axpy_row(int A, float s, const float *restrict x, float *rest
     for (int j = 0; j < A; j++) y[j] += s * x[j];
 }
 
-static float dot_scale(const ac_att_fn *f) { return f->score == AC_ATT_SCALED_DOT ? 1.0f / sqrtf((float)f->A) : 1.0f; }
+static float dot_scale(const ac_attention_fn *f) { return f->score == AC_ATTENTION_SCALED_DOT ? 1.0f / sqrtf((float)f->A) : 1.0f; }
 
 static float eps_norm(int A, const float *x) { return sqrtf(dot_row(A, x, x) + COS_EPS); }
 
 /* ---- forward ---- */
 
-void ac_att_scores_forward(const ac_att_fn *f, int L, const float *q, const float *keys, float *e, float *cache) {
+void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e, float *cache) {
     const int A = f->A;
     switch (f->score) {
-    case AC_ATT_ADDITIVE:
+    case AC_ATTENTION_ADDITIVE:
         if (cache)
             for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * A, q, f->we, cache + (size_t)l * A, 1);
         else
             for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * A, q, f->we, NULL, 0);
         break;
-    case AC_ATT_COSINE: {
+    case AC_ATTENTION_COSINE: {
         const float tq = f->tau / eps_norm(A, q);
         for (int l = 0; l < L; l++) {
             const float *k = keys + (size_t)l * A;
@@ -125,11 +111,11 @@ void ac_att_scores_forward(const ac_att_fn *f, int L, const float *q, const floa
 
 /* ---- backward ---- */
 
-void ac_att_scores_backward(const ac_att_fn *f, int L, const float *q, const float *keys, const float *cache,
+void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys, const float *cache,
                             const float *de, float *dq, float *dkeys, float *dwe, float *dlogtau) {
     const int A = f->A;
     switch (f->score) {
-    case AC_ATT_ADDITIVE:
+    case AC_ATTENTION_ADDITIVE:
         for (int l = 0; l < L; l++) {
             const float *restrict th = cache + (size_t)l * A, *restrict we = f->we;
             float *restrict dk = dkeys + (size_t)l * A, *restrict dqr = dq, *restrict dw = dwe;
@@ -142,7 +128,7 @@ void ac_att_scores_backward(const ac_att_fn *f, int L, const float *q, const flo
             }
         }
         break;
-    case AC_ATT_COSINE: {
+    case AC_ATTENTION_COSINE: {
         const float nq = eps_norm(A, q);
         float ds = 0;
         for (int l = 0; l < L; l++) {
@@ -170,14 +156,14 @@ void ac_att_scores_backward(const ac_att_fn *f, int L, const float *q, const flo
 
 /* ---- softmax ---- */
 
-void ac_att_softmax_forward(float *e, int L) {
+void ac_attention_softmax_forward(float *e, int L) {
     float mx = e[0], s = 0;
     for (int l = 1; l < L; l++) mx = e[l] > mx ? e[l] : mx;
     for (int l = 0; l < L; l++) s += (e[l] = expf(e[l] - mx));
     for (int l = 0; l < L; l++) e[l] /= s;
 }
 
-void ac_att_softmax_backward(const float *alpha, const float *dalpha, int L, float *de) {
+void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int L, float *de) {
     float s = 0;
     for (int l = 0; l < L; l++) s += alpha[l] * dalpha[l];
     for (int l = 0; l < L; l++) de[l] = alpha[l] * (dalpha[l] - s);

@@ -20,17 +20,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h"
+#include "attention_internal.h"
 #include "decoder_internal.h"
 
-/* Every tensor a decoder can have, in buffer order; `has` (an AC_ATT_HAS_ bit) marks the attention
+static const char *const attention_names[AC_ATTENTION_COUNT] = {"additive", "dot", "scaled-dot", "general", "cosine"};
+
+const char *ac_decoder_attention_name(int score) {
+    return score >= 0 && score < AC_ATTENTION_COUNT ? attention_names[score] : NULL;
+}
+
+int ac_decoder_attention_parse(const char *name) {
+    for (int s = 0; name && s < AC_ATTENTION_COUNT; s++)
+        if (!strcmp(name, attention_names[s])) return s;
+    return -1;
+}
+
+/* Every tensor a decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the attention
  * tensors that only some score functions have. */
 #define N_SPEC (AC_DEC_MAX_TENSORS + 1)
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
-    const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_att_key_dim(c);
+    const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
-        {"emb", V, E, 0},        {"att_wa", D, K, 0},     {"att_ba", 1, A, AC_ATT_HAS_BA},
-        {"att_wh", H, A, AC_ATT_HAS_WH}, {"att_we", 1, A, AC_ATT_HAS_WE}, {"att_logtau", 1, 1, AC_ATT_HAS_LOGTAU},
+        {"emb", V, E, 0},        {"att_wa", D, K, 0},     {"att_ba", 1, A, AC_ATTENTION_HAS_BA},
+        {"att_wh", H, A, AC_ATTENTION_HAS_WH}, {"att_we", 1, A, AC_ATTENTION_HAS_WE}, {"att_logtau", 1, 1, AC_ATTENTION_HAS_LOGTAU},
         {"beta_w", 1, H, 0},     {"beta_b", 1, 1, 0},     {"init_h_w", D, H, 0},   {"init_h_b", 1, H, 0},
         {"init_c_w", D, H, 0},   {"init_c_b", 1, H, 0},   {"lstm_w", E + D + H, 4 * H, 0},
         {"lstm_b", 1, 4 * H, 0}, {"out_lh", H, E, 0},     {"out_lz", D, E, 0},     {"out_lo", E, V, 0},
@@ -46,7 +58,7 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
 int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_params) {
     ac_dec_tensor all[N_SPEC];
     unsigned has[N_SPEC];
-    const unsigned mine = ac_att_tensors(c->attention);
+    const unsigned mine = ac_attention_tensors(c->attention);
     size_t off = 0;
     int n = 0;
     for (int i = 0; i < tensor_spec(c, all, has); i++) {
@@ -73,7 +85,7 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
         return ac_errf(err, "n_ann = %d but grid is %dx%d", c->n_ann, c->grid_h, c->grid_w);
     if (!(c->dropout >= 0 && c->dropout < 1)) return ac_errf(err, "dropout %g not in [0, 1)", c->dropout);
     if (!(c->lambda >= 0 && c->lambda < 1e6)) return ac_errf(err, "lambda %g out of range", c->lambda);
-    if (!ac_att_score_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
+    if (!ac_decoder_attention_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     size_t n;
     ac_decoder_tensors(c, t, &n);
@@ -133,7 +145,7 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
         else r = sqrt(6.0 / (t[i].rows + t[i].cols)); /* Glorot uniform */
         for (size_t j = 0; j < n; j++) p[j] = r ? (float)((2 * uniform01(&s) - 1) * r) : 0.0f;
     }
-    if (dec->att_logtau) dec->att_logtau[0] = (float)AC_ATT_LOGTAU_INIT;
+    if (dec->att_logtau) dec->att_logtau[0] = (float)AC_ATTENTION_LOGTAU_INIT;
     /* Forget-gate bias 1: remember by default early in training. */
     for (int j = 0; j < cfg->hidden; j++) dec->lstm_b[cfg->hidden + j] = 1.0f;
     return 0;
@@ -177,12 +189,12 @@ int ac_decoder_use_f16(ac_decoder *dec) {
 struct ac_dec_image {
     int L, D, A;
     float *ann;  /* [L, D] */
-    float *proj; /* [L, A]  the keys W_a a_i (+ b_a); A = ac_att_key_dim */
+    float *proj; /* [L, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
     float *mean; /* [D] */
 };
 
 ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
-    const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_att_key_dim(&dec->cfg);
+    const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_attention_key_dim(&dec->cfg);
     ac_dec_image *im = calloc(1, sizeof *im);
     if (!im) return NULL;
     im->L = L, im->D = D, im->A = A;
@@ -239,7 +251,7 @@ static void softmax_row(float *x, int n, int log_out) {
 
 size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
     const size_t X = (size_t)cf->embed + cf->dim + cf->hidden;
-    return (size_t)K * ac_att_key_dim(cf) + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed;
+    return (size_t)K * ac_attention_key_dim(cf) + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed;
 }
 
 /* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
@@ -251,7 +263,7 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
-    const ac_att_fn att = ac_att_fn_of(dec);
+    const ac_attention_fn att = ac_attention_fn_of(dec);
     const int A = att.A;
     float *q = buf, *x = q + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
     if (dec->att_wh) { /* the queries: h W_h, or h itself (general) */
@@ -263,7 +275,7 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int k = 0; k < K; k++) {
         float *al = alpha + (size_t)k * L;
-        ac_att_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
+        ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
         softmax_row(al, L, 0);
         float bp = dec->beta_b[0];
         for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "attncap/decoder.h"
-#include "attention.h"
+#include "attention_internal.h"
 #include "decoder_internal.h"
 
 struct ac_dec_work {
@@ -34,7 +34,7 @@ struct ac_dec_work {
      * its gradient, so a batch of 5 captions per photo computes those once per photo */
     int U, *uimg;                     /* photos in the batch; caption -> photo [B] */
     const float **uptr;               /* [B] */
-    float *ann, *proj, *dproj;        /* [U, L, D], [U, L, K], [U, L, K]: the keys (K = ac_att_key_dim) */
+    float *ann, *proj, *dproj;        /* [U, L, D], [U, L, K], [U, L, K]: the keys (K = ac_attention_key_dim) */
     /* per caption */
     float *mean;                      /* [B, D] */
     float *h0, *c0, *dh, *dc;         /* [B, H] */
@@ -49,7 +49,7 @@ struct ac_dec_work {
     float *beta, *dbp;  /* [N] */
     float *alpha;       /* [N, L] */
     float *q;           /* [N, K] the attention queries (h W_h, or h) */
-    float *acache;      /* [N, ac_att_cache_size] what the score's backward needs (additive: its tanh) */
+    float *acache;      /* [N, ac_attention_cache_size] what the score's backward needs (additive: its tanh) */
     float *hs, *cs, *tc; /* [N, H] h_t, c_t, tanh(c_t) */
     float *m1, *hd;     /* [N, H] dropout mask on h (0 or 1/(1-p)) and the dropped h */
     float *m2, *to, *od; /* [N, E] mask, tanh output, dropped output */
@@ -69,7 +69,7 @@ struct ac_dec_work {
 
 /* Floats needed to pack the four recurrent weights (W_h: not for a score without it). */
 static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
-    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden, wh = (ac_att_tensors(c->attention) & AC_ATT_HAS_WH) != 0;
+    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden, wh = (ac_attention_tensors(c->attention) & AC_ATTENTION_HAS_WH) != 0;
     off[0] = 0;
     off[1] = off[0] + ac_smm_packed_size(DH, 4 * H);   /* X [.., DH] x W_zh [DH, 4H] */
     off[2] = off[1] + ac_smm_packed_size(4 * H, DH);   /* dG [.., 4H] x W_zh^T */
@@ -101,8 +101,8 @@ static void *xrealloc(void *p, size_t n) {
 /* (Re)allocates for B captions and N tokens, T steps. Returns -1 on out of memory. */
 static int work_reserve(ac_dec_work *w, int B, int T, int N) {
     const ac_decoder_config *c = &w->cfg;
-    const size_t E = c->embed, H = c->hidden, K = (size_t)ac_att_key_dim(c), D = c->dim, L = c->n_ann,
-                 V = c->vocab, AC = ac_att_cache_size(c);
+    const size_t E = c->embed, H = c->hidden, K = (size_t)ac_attention_key_dim(c), D = c->dim, L = c->n_ann,
+                 V = c->vocab, AC = ac_attention_cache_size(c);
     int ok = 1;
 #define AL(p, n) ok &= (((p) = xrealloc((p), sizeof(*(p)) * (n))) != NULL)
     if (T > w->capT) {
@@ -214,9 +214,9 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     const int E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
     const int B = w->B, N = w->N, T = w->T;
     const float p = train ? c->dropout : 0.0f, keep_scale = 1.0f / (1.0f - p);
-    const ac_att_fn att = ac_att_fn_of(dec);
+    const ac_attention_fn att = ac_attention_fn_of(dec);
     const int A = att.A;
-    const size_t AC = ac_att_cache_size(c);
+    const size_t AC = ac_attention_cache_size(c);
 
     /* Per photo: annotations and W_a a + b_a; per caption: mean annotation, h_0, c_0. */
     const int U = w->U;
@@ -262,9 +262,9 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
             float *al = w->alpha + (size_t)r * L;
-            ac_att_scores_forward(&att, L, qt + (size_t)i * A, w->proj + (size_t)w->uimg[i] * L * A, al,
+            ac_attention_scores_forward(&att, L, qt + (size_t)i * A, w->proj + (size_t)w->uimg[i] * L * A, al,
                                   w->acache + (size_t)r * AC);
-            ac_att_softmax_forward(al, L);
+            ac_attention_softmax_forward(al, L);
             float bp = dec->beta_b[0];
             for (int j = 0; j < H; j++) bp += dec->beta_w[j] * hp[(size_t)i * H + j];
             const float be = 1.0f / (1.0f + expf(-bp));
@@ -345,7 +345,7 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
  * Called with dproj complete and dh, dc holding d loss / d (pre-activation of h_0, c_0). */
 static void ctx_shift_grad(const ac_decoder *dec, ac_dec_work *w) {
     const ac_decoder_config *c = &dec->cfg;
-    const int H = c->hidden, A = ac_att_key_dim(c), D = c->dim, L = c->n_ann, B = w->B;
+    const int H = c->hidden, A = ac_attention_key_dim(c), D = c->dim, L = c->n_ann, B = w->B;
     float *sp = w->dshift, *sh = sp + A, *sc = sh + H; /* sum_{u,l} dproj [A]; sum_b dh_0, dc_0 [H] */
     memset(sp, 0, sizeof(float) * (size_t)(A + 2 * H));
     colsum_add(w->dproj, w->U * L, A, sp);
@@ -359,9 +359,9 @@ static void ctx_shift_grad(const ac_decoder *dec, ac_dec_work *w) {
 static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     const ac_decoder_config *c = &dec->cfg;
     const int E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
-    const ac_att_fn att = ac_att_fn_of(dec);
+    const ac_attention_fn att = ac_attention_fn_of(dec);
     const int A = att.A;
-    const size_t AC = ac_att_cache_size(c);
+    const size_t AC = ac_attention_cache_size(c);
     const int B = w->B, N = w->N, T = w->T;
     const float inv = 1.0f / N;
     memset(grad, 0, sizeof(float) * dec->n_params);
@@ -434,10 +434,10 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, dz, 1, 0.0f,
                         w->dal, 1);
             for (int l = 0; l < L; l++) w->dal[l] += w->S[(size_t)i * L + l];
-            ac_att_softmax_backward(al, w->dal, L, w->de);
+            ac_attention_softmax_backward(al, w->dal, L, w->de);
             float *dq = w->dq + (size_t)r * A;
             memset(dq, 0, sizeof(float) * A);
-            ac_att_scores_backward(&att, L, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
+            ac_attention_scores_backward(&att, L, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
                                    w->acache + (size_t)r * AC, w->de, dq, w->dproj + (size_t)w->uimg[i] * L * A,
                                    g.att_we, g.att_logtau);
         }

@@ -28,7 +28,7 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     cJSON_AddNumberToObject(o, "dropout", c->dropout);
     cJSON_AddNumberToObject(o, "lambda", c->lambda);
     /* Only when not additive: the additive models (all files before score functions) keep their bytes. */
-    if (c->attention != AC_ATT_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_att_score_name(c->attention));
+    if (c->attention != AC_ATTENTION_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_decoder_attention_name(c->attention));
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -63,7 +63,7 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         *fl[i].v = (float)x->valuedouble;
     }
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "attention"); /* absent: additive */
-    c->attention = at ? ac_att_score_parse(cJSON_GetStringValue(at)) : AC_ATT_ADDITIVE;
+    c->attention = at ? ac_decoder_attention_parse(cJSON_GetStringValue(at)) : AC_ATTENTION_ADDITIVE;
     if (c->attention < 0) {
         cJSON_Delete(o);
         return ac_errf(err, "config: 'attention' is not one of additive, dot, scaled-dot, general, cosine");

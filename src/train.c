@@ -526,7 +526,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: --shards %d out of range [1, 64]", o.shards);
     if (o.lr_patience < 1) return ac_errf(err, "train: --lr-patience must be >= 1");
     if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
-    const int score = o.attention ? ac_att_score_parse(o.attention) : AC_ATT_ADDITIVE;
+    const int score = o.attention ? ac_decoder_attention_parse(o.attention) : AC_ATTENTION_ADDITIVE;
     if (score < 0)
         return ac_errf(err, "train: attention score '%s' is not one of additive, dot, scaled-dot, general, cosine",
                        o.attention);

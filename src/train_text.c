@@ -148,7 +148,7 @@ int ac_train_warm_start(trainer *tr, const char *path, ac_err *err) {
                      path, a->embed, a->hidden, a->att, a->n_ann, a->dim, b->embed, b->hidden, b->att, b->n_ann, b->dim);
     else if (a->attention != b->attention)
         rc = ac_errf(err, "%s: its attention score (%s) differs from this run's (%s)", path,
-                     ac_att_score_name(a->attention), ac_att_score_name(b->attention));
+                     ac_decoder_attention_name(a->attention), ac_decoder_attention_name(b->attention));
     else if (old.encoder_json && tr->model.encoder_json && strcmp(old.encoder_json, tr->model.encoder_json))
         rc = ac_errf(err, "%s: made from another encoder than the feature cache's", path);
     if (rc) {

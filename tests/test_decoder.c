@@ -80,17 +80,17 @@ static const double *ref_tensor(const ac_decoder_config *c, const double *P, con
 static double ref_score(int score, int K, const double *q, const double *k, const double *we, const double *logtau) {
     double e = 0, qq = 0, kk = 0;
     for (int j = 0; j < K; j++) {
-        e += score == AC_ATT_ADDITIVE ? we[j] * tanh(k[j] + q[j]) : q[j] * k[j];
+        e += score == AC_ATTENTION_ADDITIVE ? we[j] * tanh(k[j] + q[j]) : q[j] * k[j];
         qq += q[j] * q[j], kk += k[j] * k[j];
     }
-    if (score == AC_ATT_SCALED_DOT) e /= sqrt((double)K);
-    if (score == AC_ATT_COSINE) e *= exp(logtau[0]) / (sqrt(qq + 1e-8) * sqrt(kk + 1e-8));
+    if (score == AC_ATTENTION_SCALED_DOT) e /= sqrt((double)K);
+    if (score == AC_ATTENTION_COSINE) e *= exp(logtau[0]) / (sqrt(qq + 1e-8) * sqrt(kk + 1e-8));
     return e;
 }
 
 static double ref_loss(const ac_decoder_config *c, const double *P, const ref_batch *b, int train, uint64_t seed) {
     const int V = c->vocab, E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann;
-    const int A = c->attention == AC_ATT_GENERAL ? H : c->att; /* key width: general's keys meet h itself */
+    const int A = c->attention == AC_ATTENTION_GENERAL ? H : c->att; /* key width: general's keys meet h itself */
 #define T_(name) ref_tensor(c, P, name)
     const double *emb = T_("emb"), *wa = T_("att_wa"), *ba = T_("att_ba"), *wh = T_("att_wh"), *we = T_("att_we"),
                  *lt = T_("att_logtau"), *bw = T_("beta_w"), *bb = T_("beta_b"), *ihw = T_("init_h_w"),
@@ -237,9 +237,9 @@ static void gradcheck(float dropout, int shared, int score, int width) {
             if (e > worst) worst = e, wi = j, wa = an, wn = num;
         }
         if (getenv("GC_VERBOSE"))
-            printf("# %s %-10s worst rel %.2e gmax %.2e\n", ac_att_score_name(score), t[k].name, worst, gmax);
-        CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s %s: all-zero gradient", ac_att_score_name(score), t[k].name);
-        CHECKF(worst < 3e-4, "%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_att_score_name(score),
+            printf("# %s %-10s worst rel %.2e gmax %.2e\n", ac_decoder_attention_name(score), t[k].name, worst, gmax);
+        CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s %s: all-zero gradient", ac_decoder_attention_name(score), t[k].name);
+        CHECKF(worst < 3e-4, "%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_decoder_attention_name(score),
                t[k].name, wi, wa, wn, worst);
     }
     free(P);
@@ -290,7 +290,7 @@ static void gradcheck_context_shift(int score) {
         }
         const double num = (l[0] - l[1]) / (2 * eps);
         CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "%s dctx[%d]: analytic %.7g, numeric %.7g",
-               ac_att_score_name(score), d, dctx[d], num);
+               ac_decoder_attention_name(score), d, dctx[d], num);
     }
     /* Without a gradient the buffer is left alone; through the pool (2 shards) it matches. */
     c.dropout = 0;
@@ -306,16 +306,16 @@ static void gradcheck_context_shift(int score) {
     ac_decoder_free(&dec);
 }
 static void test_gradcheck_context_shift(void) {
-    for (int s = 0; s < AC_ATT_N_SCORES; s++) gradcheck_context_shift(s);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s);
 }
-static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATT_ADDITIVE, 0); }
-static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATT_ADDITIVE, 0); }
-static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATT_ADDITIVE, 0); }
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0); }
+static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0); }
 /* Every score function with dropout and shared photos (a shared photo's keys get the gradients of
  * all its captions), at A = H = 4 and at 17, where the score kernels' 16-wide loops run too. */
 static void test_gradcheck_scores(void) {
-    for (int s = 0; s < AC_ATT_N_SCORES; s++) {
-        if (s != AC_ATT_ADDITIVE) gradcheck(0.3f, 1, s, 0);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
+        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0);
         gradcheck(0.3f, 1, s, 17);
     }
 }
@@ -360,7 +360,7 @@ static void step_matches_training_forward(int score) {
     ac_decoder_free(&dec);
 }
 static void test_step_matches_training_forward(void) {
-    for (int s = 0; s < AC_ATT_N_SCORES; s++) step_matches_training_forward(s);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) step_matches_training_forward(s);
 }
 
 /* Shards: the pool's combined gradient equals the single-pass gradient of the whole batch
@@ -409,13 +409,13 @@ static void torch_parity(int score) {
     char path[4096];
     const char *root = getenv("ATTNCAP_ROOT");
     snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity%s%s.safetensors", root ? root : ".",
-             score ? "_" : "", score ? ac_att_score_name(score) : "");
+             score ? "_" : "", score ? ac_decoder_attention_name(score) : "");
     ac_st_file f;
     ac_err err;
     CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
     ac_decoder_config c;
     CHECKF(ac_decoder_config_from_json(ac_st_meta(&f, "config"), &c, &err) == 0, "%s", err.msg);
-    CHECKF(c.attention == score, "%s: config says %s", path, ac_att_score_name(c.attention));
+    CHECKF(c.attention == score, "%s: config says %s", path, ac_decoder_attention_name(c.attention));
     ac_decoder dec;
     CHECK(ac_decoder_alloc(&dec, &c, &err) == 0);
     ac_dec_tensor dt[AC_DEC_MAX_TENSORS];
@@ -470,8 +470,8 @@ static void torch_parity(int score) {
             if (e > worst) worst = e, wi = j;
         }
         if (getenv("GC_VERBOSE"))
-            printf("# parity %s %-10s worst rel %.2e\n", ac_att_score_name(score), t[k].name, worst);
-        CHECKF(worst < 1e-4, "%s %s[%zu]: ours %.9g, torch %.9g (rel %.3g)", ac_att_score_name(score), t[k].name,
+            printf("# parity %s %-10s worst rel %.2e\n", ac_decoder_attention_name(score), t[k].name, worst);
+        CHECKF(worst < 1e-4, "%s %s[%zu]: ours %.9g, torch %.9g (rel %.3g)", ac_decoder_attention_name(score), t[k].name,
                wi, grad[t[k].offset + wi], ref[wi], worst);
     }
     free(ref), free(grad), free(ann);
@@ -480,7 +480,7 @@ static void torch_parity(int score) {
     ac_st_free(&f);
 }
 static void test_torch_parity(void) {
-    for (int s = 0; s < AC_ATT_N_SCORES; s++) torch_parity(s);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s);
 }
 
 /* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for

@@ -23,7 +23,7 @@ static ac_model make_scored_model(int score) {
     m.encoder_json = strdup("{\"file\":\"x.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":64,\"grid_h\":2,\"grid_w\":2,\"dim\":3}");
     return m;
 }
-static ac_model make_model(void) { return make_scored_model(AC_ATT_ADDITIVE); }
+static ac_model make_model(void) { return make_scored_model(AC_ATTENTION_ADDITIVE); }
 
 static char *tmp(const char *name) {
     static char buf[8][4096];
@@ -55,18 +55,18 @@ static void test_roundtrip_f32_and_f16(void) {
 /* Every score function: saved and loaded back the same (config and weights), the file holding exactly
  * the score's tensors (decoder.h's table) and naming the score in its config unless additive. */
 static void test_roundtrip_scores(void) {
-    static const char *const want[AC_ATT_N_SCORES] = {
-        [AC_ATT_ADDITIVE] = "att_ba att_wh att_we", [AC_ATT_DOT] = "att_wh", [AC_ATT_SCALED_DOT] = "att_wh",
-        [AC_ATT_GENERAL] = "", [AC_ATT_COSINE] = "att_ba att_wh att_logtau"};
-    for (int s = 0; s < AC_ATT_N_SCORES; s++) {
+    static const char *const want[AC_ATTENTION_COUNT] = {
+        [AC_ATTENTION_ADDITIVE] = "att_ba att_wh att_we", [AC_ATTENTION_DOT] = "att_wh", [AC_ATTENTION_SCALED_DOT] = "att_wh",
+        [AC_ATTENTION_GENERAL] = "", [AC_ATTENTION_COSINE] = "att_ba att_wh att_logtau"};
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
         ac_model m = make_scored_model(s), r;
         ac_err err;
-        CHECK(ac_att_score_parse(ac_att_score_name(s)) == s);
+        CHECK(ac_decoder_attention_parse(ac_decoder_attention_name(s)) == s);
         CHECKF(ac_model_save(&m, tmp("score.st"), 0, NULL, &err) == 0, "%s", err.msg);
-        CHECKF(ac_model_load(tmp("score.st"), &r, &err) == 0, "%s: %s", ac_att_score_name(s), err.msg);
+        CHECKF(ac_model_load(tmp("score.st"), &r, &err) == 0, "%s: %s", ac_decoder_attention_name(s), err.msg);
         CHECK(r.dec.cfg.attention == s && memcmp(&r.dec.cfg, &m.dec.cfg, sizeof m.dec.cfg) == 0);
         CHECK(r.dec.n_params == m.dec.n_params && !memcmp(r.dec.params, m.dec.params, sizeof(float) * m.dec.n_params));
-        CHECK(!r.dec.att_logtau == (s != AC_ATT_COSINE) && !r.dec.att_we == (s != AC_ATT_ADDITIVE));
+        CHECK(!r.dec.att_logtau == (s != AC_ATTENTION_COSINE) && !r.dec.att_we == (s != AC_ATTENTION_ADDITIVE));
         ac_model_free(&r);
         ac_st_file f;
         CHECKF(ac_st_read(tmp("score.st"), &f, &err) == 0, "%s", err.msg);
@@ -74,14 +74,14 @@ static void test_roundtrip_scores(void) {
         char have[64] = "";
         for (int i = 0; i < 4; i++)
             if (ac_st_find(&f, opt[i])) snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", *have ? " " : "", opt[i]);
-        CHECKF(!strcmp(have, want[s]), "%s: optional tensors '%s', want '%s'", ac_att_score_name(s), have, want[s]);
+        CHECKF(!strcmp(have, want[s]), "%s: optional tensors '%s', want '%s'", ac_decoder_attention_name(s), have, want[s]);
         const ac_st_tensor *wa = ac_st_find(&f, "att_wa"); /* general's keys meet h: [D, H] */
-        CHECK(wa && wa->shape[1] == (s == AC_ATT_GENERAL ? m.dec.cfg.hidden : m.dec.cfg.att));
-        CHECK((strstr(ac_st_meta(&f, "config"), "\"attention\"") != NULL) == (s != AC_ATT_ADDITIVE));
+        CHECK(wa && wa->shape[1] == (s == AC_ATTENTION_GENERAL ? m.dec.cfg.hidden : m.dec.cfg.att));
+        CHECK((strstr(ac_st_meta(&f, "config"), "\"attention\"") != NULL) == (s != AC_ATTENTION_ADDITIVE));
         ac_st_free(&f);
         ac_model_free(&m);
     }
-    CHECK(ac_att_score_parse("Dot") == -1 && ac_att_score_parse(NULL) == -1 && ac_att_score_name(AC_ATT_N_SCORES) == NULL);
+    CHECK(ac_decoder_attention_parse("Dot") == -1 && ac_decoder_attention_parse(NULL) == -1 && ac_decoder_attention_name(AC_ATTENTION_COUNT) == NULL);
 }
 
 /* A model file from before score functions (fuzz/corpus/model/f32.safetensors, written by
@@ -94,7 +94,7 @@ static void test_old_file_is_additive(void) {
     ac_model r;
     ac_err err;
     CHECKF(ac_model_load(path, &r, &err) == 0, "%s", err.msg);
-    CHECK(r.dec.cfg.attention == AC_ATT_ADDITIVE && r.dec.att_we && r.dec.att_ba && !r.dec.att_logtau);
+    CHECK(r.dec.cfg.attention == AC_ATTENTION_ADDITIVE && r.dec.att_we && r.dec.att_ba && !r.dec.att_logtau);
     const char *extra[] = {"training", r.training_json, NULL};
     CHECKF(ac_model_save(&r, tmp("resaved.st"), 0, extra, &err) == 0, "%s", err.msg);
     char *a, *b;

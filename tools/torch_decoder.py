@@ -152,7 +152,7 @@ def make_fixture(path, score):
     P = {}
     for name, shape in tensor_specs(c):
         P[name] = (rng.standard_normal(shape) * (0.5 if len(shape) == 2 else 0.2)).astype(np.float32)
-    if score == "cosine":  # tau near 10, as a model starts (AC_ATT_LOGTAU_INIT), not near 1
+    if score == "cosine":  # tau near 10, as a model starts (AC_ATTENTION_LOGTAU_INIT), not near 1
         P["att_logtau"] += np.float32(math.log(10))
     lens = [6, 5, 5, 3, 1]
     stride = 7

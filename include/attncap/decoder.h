@@ -46,22 +46,22 @@ typedef struct ac_decoder_config {
     int grid_h, grid_w;
     float dropout; /* training only */
     float lambda;  /* doubly stochastic attention penalty */
-    int attention; /* score function, an ac_att_score (0 = additive) */
+    int attention; /* score function, an ac_decoder_attention (0 = additive) */
 } ac_decoder_config;
 
 /* The attention score functions (see above). */
-typedef enum ac_att_score {
-    AC_ATT_ADDITIVE = 0,
-    AC_ATT_DOT,
-    AC_ATT_SCALED_DOT,
-    AC_ATT_GENERAL,
-    AC_ATT_COSINE,
-    AC_ATT_N_SCORES
-} ac_att_score;
+typedef enum ac_decoder_attention {
+    AC_ATTENTION_ADDITIVE = 0,
+    AC_ATTENTION_DOT,
+    AC_ATTENTION_SCALED_DOT,
+    AC_ATTENTION_GENERAL,
+    AC_ATTENTION_COSINE,
+    AC_ATTENTION_COUNT
+} ac_decoder_attention;
 /* "additive", "dot", "scaled-dot", "general", "cosine"; NULL for a value out of range. */
-const char *ac_att_score_name(int score);
+const char *ac_decoder_attention_name(int score);
 /* The score of a name above; -1 if it is none of them. */
-int ac_att_score_parse(const char *name);
+int ac_decoder_attention_parse(const char *name);
 
 typedef struct ac_decoder {
     ac_decoder_config cfg;

@@ -1,48 +1,48 @@
-/* attention.h: the attention score functions (decoder.h lists them), forward and backward over plain
+/* attention_internal.h: the attention score functions (decoder.h lists them), forward and backward over plain
  * float arrays, and the attention softmax. Private to src/decoder*.c.
  *
  * One query q [Ak] against the L keys [L, Ak] of one photo gives the scores e [L]; Ak is
- * ac_att_key_dim (H for general, else A). The decoders make the keys (W_a a_i, + b_a where the score
+ * ac_attention_key_dim (H for general, else A). The decoders make the keys (W_a a_i, + b_a where the score
  * has one) once per photo and the query (W_h h, or h itself for general) once per step; what lies
  * between keys, query and scores is here. */
-#ifndef ATTNCAP_ATTENTION_H
-#define ATTNCAP_ATTENTION_H
+#ifndef ATTNCAP_ATTENTION_INTERNAL_H
+#define ATTNCAP_ATTENTION_INTERNAL_H
 #include <stddef.h>
 
 #include "attncap/decoder.h"
 
 /* Which optional attention tensors a score function has (att_wa: all of them). */
-enum { AC_ATT_HAS_BA = 1, AC_ATT_HAS_WH = 2, AC_ATT_HAS_WE = 4, AC_ATT_HAS_LOGTAU = 8 };
-unsigned ac_att_tensors(int score);
+enum { AC_ATTENTION_HAS_BA = 1, AC_ATTENTION_HAS_WH = 2, AC_ATTENTION_HAS_WE = 4, AC_ATTENTION_HAS_LOGTAU = 8 };
+unsigned ac_attention_tensors(int score);
 /* The width of keys and queries: H for general (q = h), A otherwise. */
-int ac_att_key_dim(const ac_decoder_config *c);
+int ac_attention_key_dim(const ac_decoder_config *c);
 /* The initial value of cosine's s = log tau: tau = 10, so that the scores of the first steps
  * (cosines near 0 for random projections) give a near-uniform attention, as the additive score's
  * small w_e does, while leaving the softmax room to sharpen. */
-#define AC_ATT_LOGTAU_INIT 2.302585092994046
+#define AC_ATTENTION_LOGTAU_INIT 2.302585092994046
 
 /* A decoder's score function with its parameters, for the kernels below. */
-typedef struct ac_att_fn {
-    int score; /* ac_att_score */
-    int A;     /* key and query width (ac_att_key_dim) */
+typedef struct ac_attention_fn {
+    int score; /* ac_decoder_attention */
+    int A;     /* key and query width (ac_attention_key_dim) */
     const float *we;
     float tau; /* cosine: exp(att_logtau) */
-} ac_att_fn;
-ac_att_fn ac_att_fn_of(const ac_decoder *dec);
+} ac_attention_fn;
+ac_attention_fn ac_attention_fn_of(const ac_decoder *dec);
 
 /* Floats per query that the forward keeps for the backward: the additive score's tanh [L, A]; 0 for
  * the others (their backward recomputes the dot products, which costs less than storing them). */
-size_t ac_att_cache_size(const ac_decoder_config *c);
+size_t ac_attention_cache_size(const ac_decoder_config *c);
 
-/* e [L] = the scores of q [A] against keys [L, A]. cache: [ac_att_cache_size] or NULL (inference). */
-void ac_att_scores_forward(const ac_att_fn *f, int L, const float *q, const float *keys, float *e, float *cache);
+/* e [L] = the scores of q [A] against keys [L, A]. cache: [ac_attention_cache_size] or NULL (inference). */
+void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e, float *cache);
 /* The backward of the scores: given de [L], ADDS d loss to dq [A], dkeys [L, A] and the score's own
  * parameters: dwe [A] (additive) and *dlogtau (cosine); those of another score may be NULL. */
-void ac_att_scores_backward(const ac_att_fn *f, int L, const float *q, const float *keys, const float *cache,
+void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys, const float *cache,
                             const float *de, float *dq, float *dkeys, float *dwe, float *dlogtau);
 
 /* alpha = softmax(e) in place, over L. */
-void ac_att_softmax_forward(float *e, int L);
+void ac_attention_softmax_forward(float *e, int L);
 /* de [L] = d loss / d e from alpha [L] and dalpha [L] = d loss / d alpha: alpha (dalpha - alpha . dalpha). */
-void ac_att_softmax_backward(const float *alpha, const float *dalpha, int L, float *de);
+void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int L, float *de);
 #endif
