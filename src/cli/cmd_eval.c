@@ -422,7 +422,7 @@ int cmd_eval(int argc, char **argv) {
     if (!rc && o.results_out && write_results(o.results_out, &set, &err)) rc = -1;
     if (!rc && set.n == 0) { /* an empty --shard share: an empty --results-out, nothing to score */
         fprintf(stderr, "attncap eval: share %d/%d of the split is empty\n", o.shard.index, o.shard.count);
-        free(subtitle), free(model_path);
+        free(subtitle), free(model_path), eval_compare_free(&cmp);
         return 0;
     }
     ac_scores sc = {0};
