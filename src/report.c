@@ -187,7 +187,7 @@ static void histogram(buf *b, const ac_scores *sc, const ac_scores *other) {
         }
     printf_(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", X0, Y0 + H, X0 + W, Y0 + H);
     for (int k = 0; k <= 4; k++)
-        printf_(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2g</text>", X0 + W * k / 4.0, Y0 + H + 14,
+        printf_(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.3g</text>", X0 + W * k / 4.0, Y0 + H + 14,
                 hi * k / 4);
     printf_(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%d</text><text x=\"%d\" y=\"%d\">per-image CIDEr-D "
                "(images per bin)%s</text></svg>\n",

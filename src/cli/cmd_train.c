@@ -138,6 +138,10 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (see --help)\n");
         return 2;
     }
+    if (o.resume_force && !o.resume) {
+        fprintf(stderr, "attncap train: --force goes with --resume (it keeps the checkpoint's options)\n");
+        return 2;
+    }
     view.features = o.features, view.out = o.out;
     /* what an interrupted run was writing goes (see cleanup.h) */
     cli_cleanup_watch(o.out, 0), cli_cleanup_watch(o.log_csv, 0), cli_cleanup_watch(o.plot_png, 0);
