@@ -447,12 +447,13 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words,
     out->words = malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
     out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    if (!out->words || !out->alpha || !out->beta) {
+    out->word_logp = malloc(((size_t)n + 1) * sizeof *out->word_logp);
+    if (!out->words || !out->alpha || !out->beta || !out->word_logp) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
     }
     memcpy(out->words, words, (size_t)n * sizeof *out->words);
-    if (ac_decoder_attend(dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err)) {
+    if (ac_decoder_attend_words(dec, ann, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err)) {
         ac_caption_free(out);
         return -1;
     }
