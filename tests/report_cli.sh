@@ -155,7 +155,7 @@ if need_data data/coco/captions.json && need_data encoders/mobilenet_v2_1.0_224_
   R=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
   # the default model, found as caption finds it: the page names the file
   (cd "$R" && "$A" eval --data "$DATA/data/coco/captions.json" --split all --limit 2 --beam 1 --no-meteor --quiet \
-     --threads 2 --report "$T/rd") >/dev/null 2>"$T/err"; rc3=$?
+     --threads 2 --report "$T/rd" --results-out "$T/rd.json") >/dev/null 2>"$T/err"; rc3=$?
   hd="$T/rd/index.html"
   linked=$(grep -o 'href="sheets/[^"]*"' "$hd" 2>/dev/null | wc -l)
   files=$(find "$T/rd/sheets" -type f 2>/dev/null | wc -l)
@@ -164,6 +164,10 @@ if need_data data/coco/captions.json && need_data encoders/mobilenet_v2_1.0_224_
   elif ! grep -q '<title>attncap eval: attncap.safetensors on .*coco/captions.json (all split)</title>' "$hd" ||
        ! grep -q 'class="model">[^<]*models/attncap.safetensors<' "$hd"; then t_fail "title/model: $(grep -o '<title>.*</title>' "$hd")"
   elif [ "$linked" -ne 2 ] || [ "$files" -ne 2 ]; then t_fail "$linked sheets linked, $files files copied"
+  # the results written name the model, so a report of them (or --compare with them) names it too
+  elif ! "$A" eval --refs "$DATA/data/coco/captions.json" --results "$T/rd.json" --no-meteor --report "$T/rd2" \
+         --compare "$T/rd.json" >/dev/null 2>"$T/err" ||
+       [ "$(grep -c 'attncap.safetensors' "$T/rd2/index.html")" -lt 2 ]; then t_fail "results-out lost the model: $(cat "$T/err")"
   else t_ok; fi
 fi
 

@@ -265,27 +265,6 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     return rc;
 }
 
-static int write_results(const char *path, const ac_eval_set *s, ac_err *err) {
-    /* the generated captions as scored (tokenized), in COCO results format */
-    ac_atomic_file af;
-    if (ac_atomic_open(&af, path, err)) return -1;
-    ac_atomic_write(&af, "[\n", 2, err);
-    for (int i = 0; i < s->n; i++) {
-        const char *id = s->items[i].id ? s->items[i].id : "";
-        int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) < 18;
-        char head[600];
-        snprintf(head, sizeof head, "  {\"image_id\": %s%s%s, \"caption\": \"", numeric ? "" : "\"", id, numeric ? "" : "\"");
-        ac_atomic_write(&af, head, strlen(head), err);
-        for (const char *p = s->items[i].cand; *p; p++) {
-            if (*p == '"' || *p == '\\') ac_atomic_write(&af, "\\", 1, err);
-            ac_atomic_write(&af, p, 1, err);
-        }
-        ac_atomic_write(&af, i + 1 < s->n ? "\"},\n" : "\"}\n", i + 1 < s->n ? 4 : 3, err);
-    }
-    ac_atomic_write(&af, "]\n", 2, err);
-    return ac_atomic_commit(&af, err);
-}
-
 /* --novel-from: how many photos of the source name each category (read before any captioning, so a
  * bad source fails fast); those named in fewer than --novel-max photos are novel. */
 static int novel_counts(const opts *o, int counts[AC_N_OBJECTS], ac_err *err) {
@@ -419,7 +398,7 @@ int cmd_eval(int argc, char **argv) {
         argv[0] = (char *)o.results; /* --results RES [MORE...]: argv[0..n_args] */
         rc = ac_eval_load_results_in(o.refs, o.images, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
     } else rc = caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
-    if (!rc && o.results_out && write_results(o.results_out, &set, &err)) rc = -1;
+    if (!rc && o.results_out && eval_write_results(o.results_out, &set, o.data ? o.model : NULL, &err)) rc = -1;
     if (!rc && set.n == 0) { /* an empty --shard share: an empty --results-out, nothing to score */
         fprintf(stderr, "attncap eval: share %d/%d of the split is empty\n", o.shard.index, o.shard.count);
         free(subtitle), free(model_path), eval_compare_free(&cmp);

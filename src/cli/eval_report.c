@@ -2,6 +2,7 @@
  * eval_report.h); the page itself is the library's (report.c). */
 #include "eval_report.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,36 @@ char *eval_write_thumb(const char *dir, int i, const ac_image *photo, ac_err *er
     free(tdir);
     free(full);
     return ok ? strdup(rel) : NULL;
+}
+
+static const char *base_name(const char *p);
+
+int eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err) {
+    ac_atomic_file af;
+    if (ac_atomic_open(&af, path, err)) return -1;
+    ac_atomic_write(&af, "[\n", 2, err);
+    for (int i = 0; i < s->n; i++) {
+        const char *id = s->items[i].id ? s->items[i].id : "";
+        /* a COCO id stays a number (exact in a double up to 15 digits) */
+        const int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) <= 15;
+        cJSON *o = cJSON_CreateObject();
+        if (numeric) cJSON_AddNumberToObject(o, "image_id", strtod(id, NULL));
+        else cJSON_AddStringToObject(o, "image_id", id);
+        cJSON_AddStringToObject(o, "caption", s->items[i].cand);
+        if (model) cJSON_AddStringToObject(o, "model", base_name(model));
+        char *line = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        if (!line) {
+            ac_atomic_abort(&af);
+            return ac_errf(err, "%s: out of memory", path);
+        }
+        ac_atomic_write(&af, "  ", 2, err);
+        ac_atomic_write(&af, line, strlen(line), err);
+        ac_atomic_write(&af, i + 1 < s->n ? ",\n" : "\n", i + 1 < s->n ? 2 : 1, err);
+        free(line);
+    }
+    ac_atomic_write(&af, "]\n", 2, err);
+    return ac_atomic_commit(&af, err);
 }
 
 int eval_compare_load(eval_compare *c, const char *refs_spec, const char *images, const char *path, int meteor,
