@@ -150,10 +150,16 @@ void ac_sheet_plan(const ac_font *font, int photo_w, int photo_h, const char *co
 static int draw_scale(ac_image *sheet, const ac_sheet_layout *l, const ac_overlay_opts *o, const ac_font *f, ac_err *err) {
     const char *lo_txt = "attention (scaled per panel): least", *hi_txt = "most";
     int y = l->title_h, bh = line_h(l->prob_px) - 2;
+    const int hi_w = ac_font_width(f, l->prob_px, hi_txt);
     int x0 = l->pad + ac_font_width(f, l->prob_px, lo_txt) + 8;
-    int bw = sheet->w - x0 - 8 - ac_font_width(f, l->prob_px, hi_txt) - l->pad;
+    int bw = sheet->w - x0 - 8 - hi_w - l->pad;
+    if (bw < 4 * (int)l->word_px) { /* a narrow sheet: the short label */
+        lo_txt = "least";
+        x0 = l->pad + ac_font_width(f, l->prob_px, lo_txt) + 8;
+        bw = sheet->w - x0 - 8 - hi_w - l->pad;
+    }
     if (bw > 16 * (int)l->word_px) bw = 16 * (int)l->word_px;
-    if (bw < 16) { lo_txt = "attention: least"; x0 = l->pad + ac_font_width(f, l->prob_px, lo_txt) + 8; bw = 16 * (int)l->word_px; }
+    if (bw < 16) bw = 16; /* clipped at the sheet's edge */
     ac_image bar = {bw, bh, malloc((size_t)bw * bh * 3)};
     float *ramp = malloc((size_t)bw * bh * sizeof *ramp);
     if (!bar.px || !ramp) {
