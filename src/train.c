@@ -451,7 +451,8 @@ static void announce_finish(const trainer *tr, const char *metric, ac_train_fini
     const ac_train_state *s = &tr->st;
     const ac_train_event ev = {.kind = AC_TRAIN_FINISHED, .finish = why, .step = s->step, .epoch = s->epoch,
                                .epochs = tr->o->epochs, .best_step = s->best_step,
-                               .best_score = isfinite(s->best) ? s->best : NAN, .metric = metric};
+                               .best_score = isfinite(s->best) ? s->best : NAN, .metric = metric,
+                               .stopping = s->done};
     tr->o->on_event(&ev, tr->o->user);
 }
 

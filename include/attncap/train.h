@@ -27,7 +27,8 @@ typedef enum ac_train_event_kind {
     AC_TRAIN_RESUMED,    /* a checkpoint was loaded: step, epoch, pos of steps; note: the options that
                           * differ from the checkpoint's and were overridden by it (force), or NULL */
     AC_TRAIN_FINISHED    /* training is over (or was over before this resume): finish, best_step,
-                          * best_score (NAN if none) of metric, step, epoch */
+                          * best_score (NAN if none) of metric, step, epoch (done), epochs; stopping:
+                          * it stopped early (more epochs would not continue it) */
 } ac_train_event_kind;
 
 typedef enum ac_train_finish {

@@ -35,10 +35,13 @@ void train_view_event(const ac_train_event *ev, void *user) {
         fprintf(stderr, "train: %s%s at step %ld (%d of %d epochs)", ev->finish == AC_TRAIN_WAS_FINISHED ? "" : "finished: ",
                 why[ev->finish], ev->step, ev->epoch, ev->epochs);
         if (isfinite(ev->best_score))
-            fprintf(stderr, "; best %s %.4f at step %ld", !strcmp(ev->metric, "loss") ? "val loss" : ev->metric,
+            fprintf(stderr, "; best val %s %.4f at step %ld",
+                    !strcmp(ev->metric, "loss") ? "loss" : !strcmp(ev->metric, "bleu4") ? "BLEU-4" : "CIDEr-D",
                     !strcmp(ev->metric, "loss") ? -ev->best_score : ev->best_score, ev->best_step);
         fprintf(stderr, ", saved in %s%s\n", v->out,
-                ev->finish == AC_TRAIN_WAS_FINISHED ? " (more --epochs continue it)" : "");
+                ev->finish != AC_TRAIN_WAS_FINISHED ? ""
+                : ev->stopping                     ? " (it had stopped early)"
+                                                   : " (a larger --epochs continues it)");
         break;
     }
     case AC_TRAIN_EPOCH:
