@@ -17,6 +17,7 @@ _attncap() {
     case $prev in
         --overlays|--out|--root|--report|--features|--images) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --style) COMPREPLY=($(compgen -W "heat spot" -- "$cur")); return ;;
+        --base) COMPREPLY=($(compgen -W "grey colour" -- "$cur")); return ;;
         --attention) # train's takes a score (caption's is a flag)
             [ "$cmd" = train ] && { COMPREPLY=($(compgen -W "additive dot scaled-dot general cosine" -- "$cur")); return; } ;;
     esac

@@ -43,6 +43,7 @@ typedef struct hyp {
     int *words;   /* [max_len] */
     float *alpha; /* [(max_len + 1), L] */
     float *beta;  /* [max_len + 1] */
+    float *wlp;   /* [max_len + 1]: each word's log-probability given the words before */
     double logprob;
     int mask;     /* the constraints its words meet */
 } hyp;
@@ -75,7 +76,7 @@ typedef struct ended {
     int n;
     double lp, score;
     int *words;
-    float *alpha, *beta;
+    float *alpha, *beta, *wlp;
 } ended;
 
 /* Makes room for a hypothesis finishing with `score` among the n_keep best (rank, best first; an
@@ -98,7 +99,9 @@ static int copy_finished(const ended *f, int L, ac_caption *c) {
     c->words = malloc(((size_t)f->n + 1) * sizeof *c->words);
     c->alpha = malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
     c->beta = malloc(((size_t)f->n + 1) * sizeof *c->beta);
-    if (!c->words || !c->alpha || !c->beta) return -1;
+    c->word_logp = malloc(((size_t)f->n + 1) * sizeof *c->word_logp);
+    if (!c->words || !c->alpha || !c->beta || !c->word_logp) return -1;
+    memcpy(c->word_logp, f->wlp, ((size_t)f->n + 1) * sizeof *c->word_logp);
     memcpy(c->words, f->words, (size_t)f->n * sizeof *c->words);
     memcpy(c->alpha, f->alpha, (size_t)(f->n + 1) * L * sizeof *c->alpha);
     memcpy(c->beta, f->beta, ((size_t)f->n + 1) * sizeof *c->beta);
@@ -216,7 +219,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     hyp *hy = calloc((size_t)2 * R, sizeof *hy);
     cand *top = malloc((size_t)R * sizeof *top);                      /* [S][K]: each state's best */
     int *prev = malloc((size_t)R * sizeof *prev), *n_top = malloc((size_t)S * 3 * sizeof *n_top);
-    size_t nf = (size_t)2 * R * ((size_t)(T + 1) * L + (T + 1)) /* histories */
+    const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1); /* a hypothesis' alpha, beta, word log-p */
+    size_t nf = (size_t)2 * R * hist /* histories */
               + (size_t)4 * R * H + (size_t)2 * R * H         /* h, c, h_out, c_out (2 sets) */
               + (size_t)R * V + (size_t)R * L + R            /* logp, alpha, beta */
               + ac_decoder_step_scratch(&dec->cfg, R);         /* the step's own */
@@ -230,11 +234,12 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     ended *fin = calloc((size_t)n_slots, sizeof *fin), **rank = calloc((size_t)n_slots, sizeof *rank);
     int *n_fin = calloc((size_t)M, sizeof *n_fin);
     int *fin_words = malloc((size_t)n_slots * T * sizeof *fin_words + 1);
-    float *fin_hist = malloc((size_t)n_slots * ((size_t)(T + 1) * L + (T + 1)) * sizeof *fin_hist);
+    float *fin_hist = malloc((size_t)n_slots * hist * sizeof *fin_hist);
     for (int i = 0; fin && fin_words && fin_hist && i < n_slots; i++) {
         fin[i].words = fin_words + (size_t)i * T;
-        fin[i].alpha = fin_hist + (size_t)i * ((size_t)(T + 1) * L + (T + 1));
+        fin[i].alpha = fin_hist + (size_t)i * hist;
         fin[i].beta = fin[i].alpha + (size_t)(T + 1) * L;
+        fin[i].wlp = fin[i].beta + T + 1;
     }
     if (!hy || !top || !prev || !n_top || !fbuf || !ibuf || !fin || !rank || !n_fin || !fin_words || !fin_hist) {
         ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
@@ -251,6 +256,7 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     for (int i = 0; i < 2 * R; i++) {
         hy[i].alpha = p, p += (size_t)(T + 1) * L;
         hy[i].beta = p, p += T + 1;
+        hy[i].wlp = p, p += T + 1;
         hy[i].words = ibuf + (size_t)i * T;
     }
     float *h = p; p += (size_t)R * H;
@@ -306,6 +312,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
                         memcpy(e->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *e->alpha);
                         memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
                         e->beta[t] = beta[cd->k];
+                        memcpy(e->wlp, par->wlp, (size_t)t * sizeof *e->wlp);
+                        e->wlp[t] = (float)(cd->lp - par->logprob);
                     }
                     continue;
                 }
@@ -316,6 +324,8 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
                 memcpy(ch->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *ch->alpha);
                 memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
                 ch->beta[t] = beta[cd->k];
+                memcpy(ch->wlp, par->wlp, (size_t)t * sizeof *ch->wlp);
+                ch->wlp[t] = (float)(cd->lp - par->logprob);
                 ch->logprob = cd->lp;
                 ch->mask = mask;
                 memcpy(h_next + (size_t)nlive * H, h_out + (size_t)cd->k * H, (size_t)H * sizeof *h);
@@ -437,12 +447,13 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words,
     out->words = malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
     out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    if (!out->words || !out->alpha || !out->beta) {
+    out->word_logp = malloc(((size_t)n + 1) * sizeof *out->word_logp);
+    if (!out->words || !out->alpha || !out->beta || !out->word_logp) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
     }
     memcpy(out->words, words, (size_t)n * sizeof *out->words);
-    if (ac_decoder_attend(dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err)) {
+    if (ac_decoder_attend_words(dec, ann, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err)) {
         ac_caption_free(out);
         return -1;
     }
@@ -456,7 +467,7 @@ void ac_caption_free(ac_caption *c) {
     free(c->alt);
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
-    free(c->words), free(c->alpha), free(c->beta), free(c->tags);
+    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags);
     memset(c, 0, sizeof *c);
 }
 

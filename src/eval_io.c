@@ -69,9 +69,20 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
 
 int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, int n_paths, ac_eval_set *s,
                                int *n_refs_images, ac_err *err) {
+    return ac_eval_load_results_in(refs_spec, NULL, paths, n_paths, s, n_refs_images, err);
+}
+
+/* Where result `it` says its photo is: the "image" path attncap caption --json prints, when it is a file. */
+static char *result_photo(const cJSON *it) {
+    const cJSON *img = cJSON_GetObjectItemCaseSensitive(it, "image");
+    return cJSON_IsString(img) && ac_is_file(img->valuestring) ? strdup(img->valuestring) : NULL;
+}
+
+int ac_eval_load_results_in(const char *refs_spec, const char *images_dir, const char *const *paths, int n_paths,
+                            ac_eval_set *s, int *n_refs_images, ac_err *err) {
     memset(s, 0, sizeof *s);
     ac_dataset ds;
-    if (ac_dataset_load(refs_spec, NULL, &ds, err)) return -1;
+    if (ac_dataset_load(refs_spec, images_dir, &ds, err)) return -1;
     if (n_refs_images) *n_refs_images = ds.n;
     /* index: id, key, key without extension */
     ac_strmap idx = {0};
@@ -139,7 +150,10 @@ int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, 
                 rc = -1;
                 break;
             }
-            if (im->path && ac_is_file(im->path)) s->items[s->n - 1].path = strdup(im->path);
+            ac_eval_item *added = &s->items[s->n - 1];
+            added->path = im->path && ac_is_file(im->path) ? strdup(im->path) : result_photo(it);
+            const cJSON *model = cJSON_GetObjectItemCaseSensitive(it, "model");
+            if (cJSON_IsString(model) && model->valuestring[0]) added->model = strdup(model->valuestring);
             i++;
         }
         cJSON_Delete(res);

@@ -26,10 +26,11 @@
 
 void ac_train_defaults(ac_train_opts *o) {
     memset(o, 0, sizeof *o);
-    o->epochs = 30, o->batch = 32, o->lr = 4e-4f;
-    o->embed = o->hidden = o->att = 512;
+    /* the shipped model's recipe (tools/train_flickr8k.sh) */
+    o->epochs = 16, o->batch = 64, o->lr = 4e-4f;
+    o->embed = 256, o->hidden = 512, o->att = 256, o->ema = 0.999f;
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
-    o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
+    o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 3;
     o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1, o->map_features = -1;
     o->text_ratio = 1, o->text_weight = 1;
 }
@@ -86,6 +87,7 @@ static int load_data(trainer *tr, ac_err *err) {
             const ac_ds_image *im = &ds->images[i];
             if (d == 0 && im->split != AC_SPLIT_TRAIN) continue;
             int f = ac_features_find(&tr->fc, im->key);
+            tr->n_photos++;
             if (f < 0) {
                 missing++;
                 continue;
@@ -106,6 +108,7 @@ static int load_data(trainer *tr, ac_err *err) {
             }
         }
     }
+    tr->n_missing = missing;
     if (n == 0) {
         ac_errf(err, "%s: no training caption has a photo in the feature cache %s (%d photos missing)", o->data,
                 o->features, missing);
@@ -428,7 +431,7 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     if (rc) return -1;
     if (!best) {
         s->bad++;
-        if (s->bad % tr->o->lr_patience == 0) s->lr *= tr->o->lr_decay;
+        if (s->bad % tr->o->lr_patience == 0) s->lr = fmax(s->lr * tr->o->lr_decay, tr->o->lr_min);
         if (s->bad >= tr->o->patience) s->done = 1;
     }
     if (write_log(tr, err)) return -1;
@@ -441,6 +444,26 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
         tr->o->on_event(&ev, tr->o->user);
     }
     return 0;
+}
+
+static void announce_finish(const trainer *tr, const char *metric, ac_train_finish why) {
+    if (!tr->o->on_event) return;
+    const ac_train_state *s = &tr->st;
+    const ac_train_event ev = {.kind = AC_TRAIN_FINISHED, .finish = why, .step = s->step, .epoch = s->epoch,
+                               .epochs = tr->o->epochs, .best_step = s->best_step,
+                               .best_score = isfinite(s->best) ? s->best : NAN, .metric = metric,
+                               .stopping = s->done};
+    tr->o->on_event(&ev, tr->o->user);
+}
+
+/* A resumed run that had already finished (stopped early, or all its epochs done) with its model
+ * saved: says so and has nothing to do. More epochs than it had, and it goes on. */
+static int finished_before(const trainer *tr, const char *metric) {
+    const ac_train_state *s = &tr->st;
+    const int over = s->done || s->epoch >= tr->o->epochs || (tr->o->max_steps > 0 && s->step >= tr->o->max_steps);
+    if (!over || !ac_is_file(tr->o->out)) return 0;
+    announce_finish(tr, metric, AC_TRAIN_WAS_FINISHED);
+    return 1;
 }
 
 /* The model's directory is created (and checked writable) up front: finding out at the first
@@ -518,26 +541,29 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     tr.st.best = -INFINITY, tr.st.best_loss = INFINITY;
     tr.model.decode = ac_beam_defaults(); /* validation captions: the defaults with --beam */
     tr.model.decode.beam = o.beam;
-    if (!o.data || !o.features || !o.out) return ac_errf(err, "train: --data, --features and --out are required");
-    if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: --batch %d out of range [1, 4096]", o.batch);
-    if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: --lr %g out of range (0, 1)", o.lr);
-    if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: --max-words out of range");
-    if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: --beam %d out of range [1, 100]", o.beam);
-    if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: --shards %d out of range [1, 64]", o.shards);
-    if (o.lr_patience < 1) return ac_errf(err, "train: --lr-patience must be >= 1");
-    if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
+    if (!o.data || !o.features || !o.out) return ac_errf(err, "train: the data set, the feature cache and the output model are required");
+    if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: batch size %d out of range [1, 4096]", o.batch);
+    if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: learning rate %g out of range (0, 1)", o.lr);
+    if (!(o.lr_min >= 0 && o.lr_min <= o.lr))
+        return ac_errf(err, "train: learning-rate floor %g out of range [0, %g] (the learning rate)", o.lr_min, o.lr);
+    if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: longest training caption %d out of range [1, 1000] words", o.max_words);
+    if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: validation beam %d out of range [1, 100]", o.beam);
+    if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: %d batch shards out of range [1, 64]", o.shards);
+    if (o.lr_patience < 1) return ac_errf(err, "train: evaluations before a learning-rate decay must be >= 1");
+    if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: epochs must be >= 0 and the early-stopping patience >= 1");
     const int score = o.attention ? ac_decoder_attention_parse(o.attention) : AC_ATTENTION_ADDITIVE;
     if (score < 0)
         return ac_errf(err, "train: attention score '%s' is not one of additive, dot, scaled-dot, general, cosine",
                        o.attention);
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
-        return ac_errf(err, "train: --val-metric must be cider, bleu4 or loss, not '%s'", metric);
+        return ac_errf(err, "train: validation metric must be cider, bleu4 or loss, not '%s'", metric);
     if (strcmp(metric, "loss") && !ac_train_metrics_available())
-        return ac_errf(err, "train: --val-metric %s needs the metrics module, not built yet (use loss)", metric);
+        return ac_errf(err, "train: validation metric %s needs the metrics module, not built yet (use loss)", metric);
     int rc = -1;
     batch_buf bb = {0};
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
+    char kept[1024] = ""; /* on resume, the options given that the checkpoint's override (force) */
     if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
         char *cp = ac_train_ckpt_path(o.out);
@@ -547,7 +573,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             ac_errf(err, "%s.ckpt: no checkpoint to resume from", o.out);
             goto done;
         }
-        if (ac_train_load_ckpt(&tr, &o, err)) goto done;
+        if (ac_train_load_ckpt(&tr, &o, kept, sizeof kept, err)) goto done;
     }
     if (load_data(&tr, err)) goto done;
     if (!tr.model.encoder_json) tr.model.encoder_json = strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
@@ -561,6 +587,15 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             ac_errf(err, "%s: features are %dx%d, the checkpoint's decoder wants %dx%d", o.features, tr.L, tr.D,
                     c->n_ann, c->dim);
             goto done;
+        }
+        if (finished_before(&tr, metric)) {
+            rc = 0;
+            goto done;
+        }
+        if (o.on_event) {
+            const ac_train_event ev = {.kind = AC_TRAIN_RESUMED, .step = tr.st.step, .epoch = tr.st.epoch + 1,
+                                       .epochs = o.epochs, .pos = tr.st.pos, .note = kept[0] ? kept : NULL};
+            o.on_event(&ev, o.user);
         }
     } else {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
@@ -629,6 +664,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                    .text_captions = tr.n_tex, .text_batch = tr.n_tex ? tr.text_batch : 0,
                                    .val_photos = tr.n_vi, .vocab = ac_vocab_size(tr.model.vocab),
                                    .grouped = o.group, .mapped_features = tr.fc.mapped_row != NULL, .params = np,
+                                   .photos = tr.n_photos, .missing_photos = tr.n_missing,
                                    .steps = tr.steps, .epochs = o.epochs};
         o.on_event(&ev, o.user);
     }
@@ -676,7 +712,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                 if (text_step(&tr, &dec_text, &bb, selbuf, &dt, &text_loss, ds.ntok, err)) goto done;
             }
             if (!isfinite(ds.loss)) {
-                ac_errf(err, "train: loss became %g at step %ld (try a lower --lr)", ds.loss, s->step);
+                ac_errf(err, "train: loss became %g at step %ld (try a lower learning rate)", ds.loss, s->step);
                 goto done;
             }
             s->step++;
@@ -715,6 +751,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (evaluate(&tr, &bb, metric, t0, secs_base, err) || ac_train_save_ckpt(&tr, err)) goto done;
         if (!ac_is_file(o.out) && save_best(&tr, &tr.hist[tr.n_hist - 1], err)) goto done;
     }
+    if (s->done || s->epoch >= o.epochs) /* over for good: a resume will say so (a max_steps stop may go on) */
+        announce_finish(&tr, metric, s->done ? AC_TRAIN_EARLY_STOP : AC_TRAIN_ALL_EPOCHS);
+    else if (stop)
+        announce_finish(&tr, metric, AC_TRAIN_MAX_STEPS);
     rc = 0;
     goto done;
 oom:

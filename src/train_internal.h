@@ -56,6 +56,7 @@ typedef struct trainer {
     val_image *vi;
     int n_vi;
     int use_flip;
+    int n_photos, n_missing; /* training photos, and those without features (left out) */
     /* photos: the captions of photo k are ex[img_start[k] .. img_start[k] + img_n[k]) */
     int n_img, *img_start, *img_n, max_caps;
     int per_batch; /* photos per batch (grouped batches) */
@@ -108,7 +109,9 @@ char *ac_train_ckpt_path(const char *out);
 int ac_train_save_ckpt(trainer *tr, ac_err *err);
 /* Loads the checkpoint of o->out into tr (model, Adam moments, average, state, history) and the
  * options that decide the trajectory into *o. */
-int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err);
+/* kept[kept_n] receives the options given (o->resume_given) that differ from the checkpoint's ("" if
+ * none); they are an error unless o->resume_force. */
+int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, char *kept, size_t kept_n, ac_err *err);
 
 /* train_opt.c: clips g to global norm `clip` (0 = no clipping), then one Adam step t (1-based) with
  * L2 weight decay wd, then (if ema is not NULL) ema = ema_decay ema + (1 - ema_decay) p, in up to

@@ -45,6 +45,18 @@ if [ $ok = 1 ] && [ -s "$T/fx_dot.safetensors" ]; then
   [ $ok = 1 ] && ! grep -q "attention score (dot) differs from this run's (cosine)" "$T/err" &&
     { t_fail "message: $(cat "$T/err")"; ok=0; }
 fi
+# --resume with another score than the checkpoint's is named like any changed flag; the same one is fine
+"$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/r.st" "${tiny[@]}" --attention general \
+  --epochs 20 --max-steps 3 >/dev/null 2>"$T/err0"
+if [ $ok = 1 ] && [ ! -f "$T/r.st.ckpt" ]; then t_fail "no checkpoint: $(head -2 "$T/err0")"; ok=0; fi
+if [ $ok = 1 ]; then
+  expect_error "resume with another score" "$A" train --data "$FX/captions.json" --features "$FX/features" \
+    --out "$T/r.st" "${tiny[@]}" --epochs 20 --max-steps 6 --attention dot --resume || ok=0
+  [ $ok = 1 ] && ! grep -q "attention dot (checkpoint: general)" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+  [ $ok = 1 ] && ! "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/r.st" "${tiny[@]}" \
+    --epochs 20 --max-steps 6 --attention general --resume >/dev/null 2>"$T/err" &&
+    { t_fail "resume with the same score: $(cat "$T/err")"; ok=0; }
+fi
 if [ $ok = 1 ]; then
   if ls "$T"/x.st* >/dev/null 2>&1; then t_fail "output left behind by a failed run"; else t_ok; fi
 fi

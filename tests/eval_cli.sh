@@ -103,7 +103,7 @@ if "$A" eval --refs "$T/refs.json" --results "$T/res_mixed.json" --no-meteor --r
   first=$(grep -o '<tr data-n="[0-9]*"' "$h" | head -1)
   if [ "$(grep -c '<tr data-n' "$h")" -ne 2 ]; then t_fail "expected 2 rows"
   elif [ "$first" != '<tr data-n="2"' ]; then t_fail "worst image not first: $first"
-  elif ! grep -q 'a bird' "$h" || ! grep -q '<script>' "$h" || grep -qi 'http' "$h"; then t_fail "content/self-containment"
+  elif ! grep -q 'A bird.' "$h" || ! grep -q '<script>' "$h" || grep -qi 'http' "$h"; then t_fail "content/self-containment"
   else t_ok; fi
 else t_fail "$(cat "$T/err")"; fi
 

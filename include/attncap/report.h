@@ -1,10 +1,12 @@
 /* attncap/report.h: the evaluation report, a static self-contained index.html (inline CSS and
- * JavaScript, no network): the scores, then one row per image (thumbnail, generated caption,
- * references, CIDEr-D, BLEU-4, METEOR, the objects it names (true, hallucinated, missed; objects.h),
- * link to its attention sheet), sortable by clicking a column header, worst CIDEr-D first by
- * default. The object scores (precision, recall, F1, CHAIR, novel recall when set) sit under the
- * metrics when scores->objects is filled. Thumbnails and sheets are files under the report
- * directory, referenced by relative paths. */
+ * JavaScript, no network): the model's name, the scores, a histogram of the per-image CIDEr-D, a
+ * search box that filters the rows, then one row per image (thumbnail, generated caption and
+ * references as written, CIDEr-D, smoothed sentence BLEU-4, METEOR, ROUGE-L, the objects it names
+ * (true, hallucinated, missed; objects.h), link to its attention sheet), sortable by clicking a
+ * column header, worst CIDEr-D first by default. The object scores (precision, recall, F1, CHAIR,
+ * novel recall when set) sit under the metrics when scores->objects is filled. With a second run
+ * (other_set), its scores sit beside these, and each row shows its caption and the CIDEr-D delta.
+ * Thumbnails and sheets are files under the report directory, referenced by relative paths. */
 #ifndef ATTNCAP_REPORT_H
 #define ATTNCAP_REPORT_H
 #include "attncap/metrics.h"
@@ -15,11 +17,18 @@ extern "C" {
 
 typedef struct ac_report {
     const char *title;       /* e.g. "attncap eval: flickr8k test" */
-    const char *subtitle;    /* free text under the title (model, data, beam), may be NULL */
+    const char *subtitle;    /* free text under the title (data, beam), may be NULL */
+    const char *model;       /* the model's name, may be NULL */
     const ac_eval_set *set;  /* images in order; ids, references, candidates */
     const ac_scores *scores; /* per-image arrays must be set */
     char **thumbs;           /* [set->n] paths relative to the report dir, or NULL entries / NULL */
     char **sheets;           /* [set->n] likewise: attention sheets */
+    /* A second run to compare with (NULL: none): its images are matched to set's by id; those it lacks
+     * show a dash. Its scores are computed over its own images. */
+    const char *other_name;  /* e.g. its results file */
+    const char *other_model; /* may be NULL */
+    const ac_eval_set *other_set;
+    const ac_scores *other_scores;
 } ac_report;
 
 /* Writes DIR/index.html atomically (DIR is created). */

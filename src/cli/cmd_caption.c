@@ -17,6 +17,7 @@
 #include "inputs.h"
 #include "messages.h"
 #include "options.h"
+#include "overlay_flags.h"
 #include "tag_flags.h"
 #include "progress.h"
 
@@ -53,9 +54,7 @@ static void usage(FILE *f) {
             "  --force           replace earlier overlays in DIR/<stem>\n"
             "  --skip-existing   skip photos whose DIR/<stem> exists: rerun the same command to resume an\n"
             "                    interrupted batch (the stems are the same for the same inputs)\n"
-            "  --size N          long side of overlays and sheets in pixels (default 1024)\n"
-            "  --style S         heat (default: colour map over the greyed photo) or spot (the paper's\n"
-            "                    white highlight)\n"
+            CLI_OVERLAY_HELP
             "  --tags auto|off|WORD,...  name what the encoder sees: auto turns its confident ImageNet tags\n"
             "                    (through WordNet: Egyptian cat -> cat) into words the caption must contain\n"
             "                    when the model agrees they fit; WORD,... requires those words; off: plain\n"
@@ -270,11 +269,11 @@ static void on_caption(void *user, const ac_batch_result *r) {
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     cli_tag_flags tf = CLI_TAG_FLAGS_INIT;
-    int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0, size = 1024;
+    int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0;
     int allow_unk = 0, stdin_used = 0, nbest = 0, skip_existing = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
-    ac_overlay_style style = AC_OVERLAY_HEAT;
-    const char *style_name = "heat", *share = NULL;
+    cli_overlay_flags of = CLI_OVERLAY_FLAGS_INIT;
+    const char *share = NULL;
     const cli_opt opts[] = {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
@@ -283,12 +282,11 @@ int cmd_caption(int argc, char **argv) {
         CLI_TAG_OPTS(tf),
         OPT_STR("--tag-table", &tf.table),
         OPT_FLOAT("--min-confidence", &tf.min_confidence, 0, 1),
-        OPT_STR("--style", &style_name),
+        CLI_OVERLAY_OPTS(of),
         OPT_STR("--shard", &share),
         OPT_INT("--beam", &beam, 1, 100),
         OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--max-len", &max_len, 1, 200),
-        OPT_INT("--size", &size, 64, 8192),
         OPT_INT("--threads", &threads, 1, 256),
         OPT_FLOAT("--len-alpha", &len_alpha, 0, 10),
         OPT_FLAG("--json", NULL, &json),
@@ -302,12 +300,8 @@ int cmd_caption(int argc, char **argv) {
     };
     const int n_args = cli_parse("caption", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
-    if (!strcmp(style_name, "heat")) style = AC_OVERLAY_HEAT;
-    else if (!strcmp(style_name, "spot")) style = AC_OVERLAY_SPOT;
-    else {
-        fprintf(stderr, "attncap caption: --style is heat or spot, got '%s'\n", style_name);
-        return 2;
-    }
+    ac_overlay_opts oo = ac_overlay_defaults();
+    if (cli_overlay_flags_apply(&of, &oo)) return 2;
     if (!n_args) {
         fprintf(stderr, "attncap caption: no photos given (IMAGE, DIR or - for paths on stdin; try --help)\n");
         return 2;
@@ -428,8 +422,7 @@ int cmd_caption(int argc, char **argv) {
     cap.beam.allow_unk = allow_unk;
     cap.beam.nbest = nbest;
     double t_load = ac_now() - t_start;
-    ac_overlay_opts oo = ac_overlay_defaults();
-    oo.max_side = size, oo.style = style, oo.force = force, oo.threads = threads;
+    oo.force = force, oo.threads = threads;
 
     double t_run = ac_now(), cpu_run = cpu_seconds();
     caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .ov_dir = ov_dir,

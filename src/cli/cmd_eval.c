@@ -13,6 +13,7 @@
 #include "attncap/report.h"
 #include "attncap/shard.h"
 #include "cleanup.h"
+#include "eval_report.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
@@ -37,7 +38,7 @@ static void usage(FILE *f) {
             "                     (default: found as attncap caption finds it: $ATTNCAP_MODEL, else\n"
             "                     models/%s)\n"
             "  --data SPEC        a data set: Flickr8k dir, COCO/Karpathy JSON, TSV/CSV (attncap help data)\n"
-            "  --images DIR       where its photos are (default: see attncap help data)\n"
+            "  --images DIR       where the photos of --data or --refs are (default: see attncap help data)\n"
             "  --split S          test (default), val, train or all\n"
             "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
             "  --tags auto|off    name what the encoder sees, as attncap caption does (default: the model's\n"
@@ -56,8 +57,10 @@ static void usage(FILE *f) {
             "  --json             print the scores as one JSON object\n"
             "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D and the objects named, true, hallucinated\n"
             "                     and missed (CSV if FILE ends in .csv, else JSON)\n"
-            "  --report DIR       write DIR/index.html: scores and a sortable per-image table, worst first,\n"
-            "                     with thumbnails (photos found) and attention sheets (--data)\n"
+            "  --report DIR       write DIR/index.html: scores, a histogram and a searchable, sortable per-image\n"
+            "                     table, worst first, with thumbnails (photos found) and attention sheets (--data)\n"
+            "  --compare RES      with --report: another run's results (same references) side by side, with\n"
+            "                     per-image CIDEr-D deltas\n"
             "  --no-sheets        no attention sheets in the report (faster)\n"
             "  --no-meteor        skip METEOR (the slowest metric)\n"
             "  --wordnet DIR      WordNet 3.0 dictionary for METEOR synonyms (default /usr/share/wordnet)\n"
@@ -76,31 +79,13 @@ static void usage(FILE *f) {
 
 typedef struct {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
-    const char *report, *results_out, *features, *shard_spec;
+    const char *report, *results_out, *features, *shard_spec, *compare;
     const char *novel_from, *novel_split;
     cli_tag_flags tf;
     ac_shard shard;
     int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category;
     float len_alpha; /* -1: the model's */
 } opts;
-
-/* "DIR/thumbs/NNNNN.png" from photo (long side 200); returns the relative path or NULL. */
-static char *write_thumb(const char *dir, int i, const ac_image *photo, ac_err *err) {
-    int tw = photo->w, th = photo->h, side = 200;
-    if (tw > side || th > side) {
-        if (tw >= th) th = (int)fmax(1, round((double)th * side / tw)), tw = side;
-        else tw = (int)fmax(1, round((double)tw * side / th)), th = side;
-    }
-    char rel[64], *full, *tdir = ac_path_join(dir, "thumbs");
-    snprintf(rel, sizeof rel, "thumbs/%05d.png", i + 1);
-    full = ac_path_join(dir, rel);
-    ac_image t = {0};
-    int ok = tdir && full && !ac_mkdirs(tdir, err) && !ac_image_resize(photo, tw, th, &t, err) && !ac_png_write(full, &t, err);
-    ac_image_free(&t);
-    free(tdir);
-    free(full);
-    return ok ? strdup(rel) : NULL;
-}
 
 /* A file-name-safe stem for the sheet directory of image i. */
 static void sheet_stem(char *out, size_t n, int i, const char *key) {
@@ -192,6 +177,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     ac_overlay_opts oo = ac_overlay_defaults();
     oo.max_side = 768;
     oo.force = 1;
+    oo.sheet_only = 1; /* the report links the sheet only */
     oo.threads = o->threads;
     if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
     if (!rc && o->report) {
@@ -233,7 +219,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
             if (!rc && !(set->items[set->n - 1].path = strdup(im->path))) rc = ac_errf(err, "out of memory");
             free(text);
             if (!rc && o->report && have_photo) {
-                (*thumbs)[q] = write_thumb(o->report, q, &photo, err);
+                (*thumbs)[q] = eval_write_thumb(o->report, q, &photo, err);
                 if (!(*thumbs)[q]) rc = -1;
                 if (!rc && font && c.n > 0) {
                     char stem[96];
@@ -262,8 +248,7 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     cli_progress_finish(&pr);
     if (!rc && subtitle) {
         char b[1024];
-        snprintf(b, sizeof b, "model %s, %s, data %s, split %s, beam %d", o->model ? o->model : "(default)", enc_name,
-                 o->data, o->split, bo.beam);
+        snprintf(b, sizeof b, "%s, data %s, split %s, beam %d", enc_name, o->data, o->split, bo.beam);
         *subtitle = strdup(b);
     }
     free(sheet_dir);
@@ -278,27 +263,6 @@ static int caption_split(const opts *o, ac_eval_set *set, char ***thumbs, char *
     free(sel);
     ac_dataset_free(&ds);
     return rc;
-}
-
-static int write_results(const char *path, const ac_eval_set *s, ac_err *err) {
-    /* the generated captions as scored (tokenized), in COCO results format */
-    ac_atomic_file af;
-    if (ac_atomic_open(&af, path, err)) return -1;
-    ac_atomic_write(&af, "[\n", 2, err);
-    for (int i = 0; i < s->n; i++) {
-        const char *id = s->items[i].id ? s->items[i].id : "";
-        int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) < 18;
-        char head[600];
-        snprintf(head, sizeof head, "  {\"image_id\": %s%s%s, \"caption\": \"", numeric ? "" : "\"", id, numeric ? "" : "\"");
-        ac_atomic_write(&af, head, strlen(head), err);
-        for (const char *p = s->items[i].cand; *p; p++) {
-            if (*p == '"' || *p == '\\') ac_atomic_write(&af, "\\", 1, err);
-            ac_atomic_write(&af, p, 1, err);
-        }
-        ac_atomic_write(&af, i + 1 < s->n ? "\"},\n" : "\"}\n", i + 1 < s->n ? 4 : 3, err);
-    }
-    ac_atomic_write(&af, "]\n", 2, err);
-    return ac_atomic_commit(&af, err);
 }
 
 /* --novel-from: how many photos of the source name each category (read before any captioning, so a
@@ -366,6 +330,7 @@ int cmd_eval(int argc, char **argv) {
         OPT_STR("--split", &o.split),
         OPT_STR("--encoder", &o.encoder),
         OPT_STR("--report", &o.report),
+        OPT_STR("--compare", &o.compare),
         OPT_STR("--results-out", &o.results_out),
         OPT_STR("--features", &o.features),
         OPT_STR("--novel-from", &o.novel_from),
@@ -415,16 +380,28 @@ int cmd_eval(int argc, char **argv) {
     int n_ref_images = 0, rc;
     char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;
     int novel[AC_N_OBJECTS];
-    if (o.novel_from && novel_counts(&o, novel, &err)) rc = -1;
+    char *model_path = NULL; /* the model --data is captioned with, found once: its name heads the report */
+    eval_compare cmp = {0};
+    if (o.compare && (!o.report || o.pairs)) {
+        fprintf(stderr, "attncap eval: --compare needs --report, and --refs or --data (the references to score it)\n");
+        return 2;
+    }
+    const int no_model = o.data && ac_find_model(o.model, &model_path, &err);
+    if (model_path) o.model = model_path;
+    if (no_model) rc = -1;
+    else if (o.compare &&
+             eval_compare_load(&cmp, o.refs ? o.refs : o.data, o.images, o.compare, o.meteor, o.wordnet, &err))
+        rc = ac_err_prefix(&err, "--compare");
+    else if (o.novel_from && novel_counts(&o, novel, &err)) rc = -1;
     else if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
     else if (o.refs) {
         argv[0] = (char *)o.results; /* --results RES [MORE...]: argv[0..n_args] */
-        rc = ac_eval_load_results_files(o.refs, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
+        rc = ac_eval_load_results_in(o.refs, o.images, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
     } else rc = caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
-    if (!rc && o.results_out && write_results(o.results_out, &set, &err)) rc = -1;
+    if (!rc && o.results_out && eval_write_results(o.results_out, &set, o.data ? o.model : NULL, &err)) rc = -1;
     if (!rc && set.n == 0) { /* an empty --shard share: an empty --results-out, nothing to score */
         fprintf(stderr, "attncap eval: share %d/%d of the split is empty\n", o.shard.index, o.shard.count);
-        free(subtitle);
+        free(subtitle), free(model_path), eval_compare_free(&cmp);
         return 0;
     }
     ac_scores sc = {0};
@@ -436,18 +413,9 @@ int cmd_eval(int argc, char **argv) {
     if (!rc && o.novel_from) ac_object_scores_set_novel(&sc.objects, novel, o.novel_max);
     if (!rc && o.per_image && ac_scores_write_per_image(o.per_image, &set, &sc, &err)) rc = -1;
     if (!rc && o.report) {
-        if (!thumbs && (thumbs = calloc((size_t)set.n, sizeof *thumbs)))
-            for (int i = 0; i < set.n; i++) { /* photos of --refs data sets, when found */
-                ac_image photo = {0};
-                ac_err e2;
-                if (set.items[i].path && !ac_image_load(set.items[i].path, &photo, &e2))
-                    thumbs[i] = write_thumb(o.report, i, &photo, &e2);
-                ac_image_free(&photo);
-            }
-        char title[512];
-        snprintf(title, sizeof title, "attncap eval: %s", o.data ? o.data : o.pairs ? o.pairs : o.results);
-        ac_report r = {title, subtitle, &set, &sc, thumbs, sheets};
-        if (ac_report_write(o.report, &r, &err)) rc = -1;
+        eval_report_in in = {o.report, o.data ? o.data : o.pairs ? o.pairs : o.results, o.data ? o.split : NULL,
+                             o.data ? o.model : NULL, subtitle, &set, &sc, thumbs, sheets, o.compare ? &cmp : NULL};
+        if (eval_report_write(&in, &err)) rc = -1;
     }
     if (rc) fprintf(stderr, "attncap eval: %s%s\n", err.msg, cli_hint(&err));
     else if (o.json) {
@@ -474,6 +442,8 @@ int cmd_eval(int argc, char **argv) {
     free(thumbs);
     free(sheets);
     free(subtitle);
+    free(model_path);
+    eval_compare_free(&cmp);
     if (have_scores) ac_scores_free(&sc);
     ac_eval_set_free(&set);
     return rc ? 1 : 0;
