@@ -1,5 +1,6 @@
 /* attention.c: the attention score functions of decoder.h, forward and backward, one query against
- * the L keys of one photo (row-vector convention: keys[l] is row l of [L, A]).
+ * the L keys of one photo (row-vector convention: keys[l] is row l of [L, A]), head by head: head j
+ * is the same with q, k_l and w_e cut to their columns j A/n .. (j+1) A/n - 1 (A then means A/n).
  *
  *   additive    e_l = w_e . tanh(k_l + q)
  *   dot         e_l = q . k_l                 scaled-dot: times 1/sqrt(A)   general: as dot (q = h)
@@ -30,10 +31,15 @@ unsigned ac_attention_tensors(int score) {
     }
 }
 
-int ac_attention_key_dim(const ac_decoder_config *c) { return c->attention == AC_ATTENTION_GENERAL ? c->hidden : c->att; }
+int ac_attention_key_dim(const ac_decoder_config *c) {
+    return c->attention == AC_ATTENTION_GENERAL ? c->hidden : c->att;
+}
+
+int ac_attention_heads(const ac_decoder_config *c) { return c->heads > 1 ? c->heads : 1; }
 
 ac_attention_fn ac_attention_fn_of(const ac_decoder *dec) {
-    ac_attention_fn f = {dec->cfg.attention, ac_attention_key_dim(&dec->cfg), dec->att_we, 1.0f};
+    ac_attention_fn f = {dec->cfg.attention, ac_attention_key_dim(&dec->cfg), ac_attention_heads(&dec->cfg),
+                         dec->att_we, 1.0f};
     if (dec->att_logtau) f.tau = expf(dec->att_logtau[0]);
     return f;
 }
@@ -79,46 +85,51 @@ static inline void axpy_row(int A, float s, const float *restrict x, float *rest
     for (int j = 0; j < A; j++) y[j] += s * x[j];
 }
 
-static float dot_scale(const ac_attention_fn *f) { return f->score == AC_ATTENTION_SCALED_DOT ? 1.0f / sqrtf((float)f->A) : 1.0f; }
+static float dot_scale(const ac_attention_fn *f) {
+    return f->score == AC_ATTENTION_SCALED_DOT ? 1.0f / sqrtf((float)f->A) : 1.0f;
+}
 
 static float eps_norm(int A, const float *x) { return sqrtf(dot_row(A, x, x) + COS_EPS); }
 
 /* ---- forward ---- */
 
-void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e, float *cache) {
+/* One head: f->A is the head's width, keys' rows are ldk apart. */
+static void head_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, int ldk, float *e,
+                         float *cache) {
     const int A = f->A;
     switch (f->score) {
     case AC_ATTENTION_ADDITIVE:
         if (cache)
-            for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * A, q, f->we, cache + (size_t)l * A, 1);
+            for (int l = 0; l < L; l++)
+                e[l] = additive_row(A, keys + (size_t)l * ldk, q, f->we, cache + (size_t)l * A, 1);
         else
-            for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * A, q, f->we, NULL, 0);
+            for (int l = 0; l < L; l++) e[l] = additive_row(A, keys + (size_t)l * ldk, q, f->we, NULL, 0);
         break;
     case AC_ATTENTION_COSINE: {
         const float tq = f->tau / eps_norm(A, q);
         for (int l = 0; l < L; l++) {
-            const float *k = keys + (size_t)l * A;
+            const float *k = keys + (size_t)l * ldk;
             e[l] = tq * dot_row(A, q, k) / eps_norm(A, k);
         }
         break;
     }
     default: { /* dot, scaled-dot, general */
         const float s = dot_scale(f);
-        for (int l = 0; l < L; l++) e[l] = s * dot_row(A, q, keys + (size_t)l * A);
+        for (int l = 0; l < L; l++) e[l] = s * dot_row(A, q, keys + (size_t)l * ldk);
     }
     }
 }
 
 /* ---- backward ---- */
 
-void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys, const float *cache,
-                            const float *de, float *dq, float *dkeys, float *dwe, float *dlogtau) {
+static void head_backward(const ac_attention_fn *f, int L, const float *q, const float *keys, int ldk,
+                          const float *cache, const float *de, float *dq, float *dkeys, float *dwe, float *dlogtau) {
     const int A = f->A;
     switch (f->score) {
     case AC_ATTENTION_ADDITIVE:
         for (int l = 0; l < L; l++) {
             const float *restrict th = cache + (size_t)l * A, *restrict we = f->we;
-            float *restrict dk = dkeys + (size_t)l * A, *restrict dqr = dq, *restrict dw = dwe;
+            float *restrict dk = dkeys + (size_t)l * ldk, *restrict dqr = dq, *restrict dw = dwe;
             const float d = de[l];
             for (int j = 0; j < A; j++) {
                 const float t = th[j], dpre = d * we[j] * (1.0f - t * t);
@@ -132,12 +143,12 @@ void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *
         const float nq = eps_norm(A, q);
         float ds = 0;
         for (int l = 0; l < L; l++) {
-            const float *k = keys + (size_t)l * A;
+            const float *k = keys + (size_t)l * ldk;
             const float nk = eps_norm(A, k), c = dot_row(A, q, k) / (nq * nk), g = f->tau * de[l];
             ds += de[l] * f->tau * c;
             axpy_row(A, g / (nq * nk), k, dq);
             axpy_row(A, -g * c / (nq * nq), q, dq);
-            float *dk = dkeys + (size_t)l * A;
+            float *dk = dkeys + (size_t)l * ldk;
             axpy_row(A, g / (nq * nk), q, dk);
             axpy_row(A, -g * c / (nk * nk), k, dk);
         }
@@ -147,24 +158,58 @@ void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *
     default: {
         const float s = dot_scale(f);
         for (int l = 0; l < L; l++) {
-            axpy_row(A, s * de[l], keys + (size_t)l * A, dq);
-            axpy_row(A, s * de[l], q, dkeys + (size_t)l * A);
+            axpy_row(A, s * de[l], keys + (size_t)l * ldk, dq);
+            axpy_row(A, s * de[l], q, dkeys + (size_t)l * ldk);
         }
     }
     }
 }
 
-/* ---- softmax ---- */
+/* ---- all heads ---- */
 
-void ac_attention_softmax_forward(float *e, int L) {
-    float mx = e[0], s = 0;
-    for (int l = 1; l < L; l++) mx = e[l] > mx ? e[l] : mx;
-    for (int l = 0; l < L; l++) s += (e[l] = expf(e[l] - mx));
-    for (int l = 0; l < L; l++) e[l] /= s;
+/* Head j of f: its width and its columns of w_e. */
+static ac_attention_fn head_of(const ac_attention_fn *f, int j) {
+    ac_attention_fn h = *f;
+    h.A = f->A / f->heads, h.heads = 1;
+    if (f->we) h.we = f->we + (size_t)j * h.A;
+    return h;
 }
 
-void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int L, float *de) {
-    float s = 0;
-    for (int l = 0; l < L; l++) s += alpha[l] * dalpha[l];
-    for (int l = 0; l < L; l++) de[l] = alpha[l] * (dalpha[l] - s);
+void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e,
+                                 float *cache) {
+    for (int j = 0; j < f->heads; j++) {
+        const ac_attention_fn h = head_of(f, j);
+        const size_t c = (size_t)j * h.A;
+        head_forward(&h, L, q + c, keys + c, f->A, e + (size_t)j * L, cache ? cache + c * L : NULL);
+    }
+}
+
+void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys,
+                                  const float *cache, const float *de, float *dq, float *dkeys, float *dwe,
+                                  float *dlogtau) {
+    for (int j = 0; j < f->heads; j++) {
+        const ac_attention_fn h = head_of(f, j);
+        const size_t c = (size_t)j * h.A;
+        head_backward(&h, L, q + c, keys + c, f->A, cache ? cache + c * L : NULL, de + (size_t)j * L, dq + c,
+                      dkeys + c, dwe ? dwe + c : NULL, dlogtau);
+    }
+}
+
+/* ---- softmax ---- */
+
+void ac_attention_softmax_forward(float *e, int n, int L) {
+    for (float *x = e; x < e + (size_t)n * L; x += L) {
+        float mx = x[0], s = 0;
+        for (int l = 1; l < L; l++) mx = x[l] > mx ? x[l] : mx;
+        for (int l = 0; l < L; l++) s += (x[l] = expf(x[l] - mx));
+        for (int l = 0; l < L; l++) x[l] /= s;
+    }
+}
+
+void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int n, int L, float *de) {
+    for (size_t r = 0; r < (size_t)n * L; r += L) {
+        float s = 0;
+        for (int l = 0; l < L; l++) s += alpha[r + l] * dalpha[r + l];
+        for (int l = 0; l < L; l++) de[r + l] = alpha[r + l] * (dalpha[r + l] - s);
+    }
 }

@@ -1,10 +1,10 @@
-/* attention_internal.h: the attention score functions (decoder.h lists them), forward and backward over plain
- * float arrays, and the attention softmax. Private to src/decoder*.c.
+/* attention_internal.h: the attention score functions (decoder.h lists them), forward and backward
+ * over plain float arrays, and the attention softmax. Private to src/decoder*.c.
  *
- * One query q [Ak] against the L keys [L, Ak] of one photo gives the scores e [L]; Ak is
- * ac_attention_key_dim (H for general, else A). The decoders make the keys (W_a a_i, + b_a where the score
- * has one) once per photo and the query (W_h h, or h itself for general) once per step; what lies
- * between keys, query and scores is here. */
+ * One query q [Ak] against the L keys [L, Ak] of one photo gives the scores e [heads, L]; Ak is
+ * ac_attention_key_dim (H for general, else A), and head j scores with columns j Ak/heads .. of both.
+ * The decoders make the keys (W_a a_i, + b_a where the score has one) once per photo and the query
+ * (W_h h, or h itself for general) once per step; what lies between keys, query and scores is here. */
 #ifndef ATTNCAP_ATTENTION_INTERNAL_H
 #define ATTNCAP_ATTENTION_INTERNAL_H
 #include <stddef.h>
@@ -16,6 +16,8 @@ enum { AC_ATTENTION_HAS_BA = 1, AC_ATTENTION_HAS_WH = 2, AC_ATTENTION_HAS_WE = 4
 unsigned ac_attention_tensors(int score);
 /* The width of keys and queries: H for general (q = h), A otherwise. */
 int ac_attention_key_dim(const ac_decoder_config *c);
+/* The attention heads: config.heads, 0 counting as 1. */
+int ac_attention_heads(const ac_decoder_config *c);
 /* The initial value of cosine's s = log tau: tau = 10, so that the scores of the first steps
  * (cosines near 0 for random projections) give a near-uniform attention, as the additive score's
  * small w_e does, while leaving the softmax room to sharpen. */
@@ -24,25 +26,30 @@ int ac_attention_key_dim(const ac_decoder_config *c);
 /* A decoder's score function with its parameters, for the kernels below. */
 typedef struct ac_attention_fn {
     int score; /* ac_decoder_attention */
-    int A;     /* key and query width (ac_attention_key_dim) */
+    int A;     /* key and query width (ac_attention_key_dim), all heads */
+    int heads;
     const float *we;
     float tau; /* cosine: exp(att_logtau) */
 } ac_attention_fn;
 ac_attention_fn ac_attention_fn_of(const ac_decoder *dec);
 
-/* Floats per query that the forward keeps for the backward: the additive score's tanh [L, A]; 0 for
- * the others (their backward recomputes the dot products, which costs less than storing them). */
+/* Floats per query that the forward keeps for the backward: the additive score's tanh [heads, L, A/heads];
+ * 0 for the others (their backward recomputes the dot products, which costs less than storing them). */
 size_t ac_attention_cache_size(const ac_decoder_config *c);
 
-/* e [L] = the scores of q [A] against keys [L, A]. cache: [ac_attention_cache_size] or NULL (inference). */
-void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e, float *cache);
-/* The backward of the scores: given de [L], ADDS d loss to dq [A], dkeys [L, A] and the score's own
- * parameters: dwe [A] (additive) and *dlogtau (cosine); those of another score may be NULL. */
-void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys, const float *cache,
-                            const float *de, float *dq, float *dkeys, float *dwe, float *dlogtau);
+/* e [heads, L] = the scores of q [A] against keys [L, A]. cache: [ac_attention_cache_size] or NULL
+ * (inference). */
+void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e,
+                                 float *cache);
+/* The backward of the scores: given de [heads, L], ADDS d loss to dq [A], dkeys [L, A] and the score's
+ * own parameters: dwe [A] (additive) and *dlogtau (cosine); those of another score may be NULL. */
+void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys,
+                                  const float *cache, const float *de, float *dq, float *dkeys, float *dwe,
+                                  float *dlogtau);
 
-/* alpha = softmax(e) in place, over L. */
-void ac_attention_softmax_forward(float *e, int L);
-/* de [L] = d loss / d e from alpha [L] and dalpha [L] = d loss / d alpha: alpha (dalpha - alpha . dalpha). */
-void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int L, float *de);
+/* alpha = softmax(e) in place, over L, for each of the n rows of e [n, L]. */
+void ac_attention_softmax_forward(float *e, int n, int L);
+/* de [n, L] = d loss / d e from alpha [n, L] and dalpha [n, L] = d loss / d alpha, row by row:
+ * alpha (dalpha - alpha . dalpha). */
+void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int n, int L, float *de);
 #endif

@@ -86,6 +86,10 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     if (!(c->dropout >= 0 && c->dropout < 1)) return ac_errf(err, "dropout %g not in [0, 1)", c->dropout);
     if (!(c->lambda >= 0 && c->lambda < 1e6)) return ac_errf(err, "lambda %g out of range", c->lambda);
     if (!ac_decoder_attention_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
+    const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
+    if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
+    if (K % heads || c->dim % heads)
+        return ac_errf(err, "%d heads do not divide the attention width %d and the annotation size %d", heads, K, c->dim);
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     size_t n;
     ac_decoder_tensors(c, t, &n);
@@ -250,8 +254,9 @@ static void softmax_row(float *x, int n, int log_out) {
 }
 
 size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
-    const size_t X = (size_t)cf->embed + cf->dim + cf->hidden;
-    return (size_t)K * ac_attention_key_dim(cf) + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed;
+    const size_t X = (size_t)cf->embed + cf->dim + cf->hidden, heads = (size_t)ac_attention_heads(cf);
+    return (size_t)K * ac_attention_key_dim(cf) + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed +
+           (heads > 1 ? (size_t)K * heads * cf->n_ann : 0);
 }
 
 /* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
@@ -265,7 +270,9 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     const int X = E + D + H;
     const ac_attention_fn att = ac_attention_fn_of(dec);
     const int A = att.A;
+    const int nh = att.heads, dv = D / nh;
     float *q = buf, *x = q + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
+    float *ah = nh > 1 ? o + (size_t)K * E : alpha; /* [K, heads, L]: each head's attention */
     if (dec->att_wh) { /* the queries: h W_h, or h itself (general) */
         memset(q, 0, sizeof(float) * (size_t)K * A);
         ac_smm_nn(K, A, H, h, H, dec->att_wh, A, q, A);
@@ -274,9 +281,9 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
     }
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int k = 0; k < K; k++) {
-        float *al = alpha + (size_t)k * L;
+        float *al = ah + (size_t)k * nh * L;
         ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
-        softmax_row(al, L, 0);
+        for (int j = 0; j < nh; j++) softmax_row(al + (size_t)j * L, L, 0);
         float bp = dec->beta_b[0];
         for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];
         be[k] = 1.0f / (1.0f + expf(-bp));
@@ -287,8 +294,15 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
         memset(xk + E, 0, sizeof(float) * D);
         memcpy(xk + E + D, h + (size_t)k * H, sizeof(float) * H);
     }
-    /* z = beta * alpha^T a, all hypotheses in one pass over the annotations */
-    ac_smm_nn(K, D, L, alpha, L, im->ann, D, x + E, X);
+    /* z = beta * alpha^T a, all hypotheses in one pass over the annotations (head j: its channels) */
+    for (int j = 0; j < nh; j++)
+        ac_smm_nn(K, dv, L, ah + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D, x + E + (size_t)j * dv, X);
+    for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean */
+        for (int l = 0; l < L; l++) {
+            float s = 0;
+            for (int j = 0; j < nh; j++) s += ah[((size_t)k * nh + j) * L + l];
+            alpha[(size_t)k * L + l] = s / nh;
+        }
     for (int k = 0; k < K; k++) {
         float *zk = x + (size_t)k * X + E, b = be[k];
         for (int j = 0; j < D; j++) zk[j] *= b;

@@ -11,7 +11,7 @@
  * backward pass dG W_zh^T and dhW W_h^T: B_t-row products by smm.c on weights packed once per call.
  *
  * Objective (what grad differentiates; tools/torch_decoder.py uses the same):
- *   loss = ( sum_tokens -log p(target) + lambda * sum_captions sum_i (1 - sum_t alpha_ti)^2 ) / N
+ *   loss = ( sum_tokens -log p(target) + lambda * sum_captions sum_heads sum_i (1 - sum_t alpha_ti)^2 ) / N
  * i.e. the per-caption sums of arctic-captions (CE summed over the caption's words, plus lambda times
  * the doubly stochastic penalty), divided by the number of target tokens N of the batch. */
 #pragma GCC optimize("O3")
@@ -38,8 +38,8 @@ struct ac_dec_work {
     /* per caption */
     float *mean;                      /* [B, D] */
     float *h0, *c0, *dh, *dc;         /* [B, H] */
-    float *S;                         /* [B, L] sum_t alpha */
-    float *dX, *dal, *de;             /* [B, D + H], [L], [L] scratch */
+    float *S;                         /* [B, heads L] sum_t alpha */
+    float *dX, *dal, *de;             /* [B, D + H], [heads L], [heads L] scratch */
     float *dshift;                    /* [A + 2H] scratch of ctx_shift_grad */
     /* per token */
     float *ey;          /* [N, E]  E y_{t-1} */
@@ -47,7 +47,7 @@ struct ac_dec_work {
     float *X;           /* [N, D + H]  [z_t; h_{t-1}] */
     float *ctx;         /* [N, D]  sum_i alpha_i a_i */
     float *beta, *dbp;  /* [N] */
-    float *alpha;       /* [N, L] */
+    float *alpha;       /* [N, heads, L] */
     float *q;           /* [N, K] the attention queries (h W_h, or h) */
     float *acache;      /* [N, ac_attention_cache_size] what the score's backward needs (additive: its tanh) */
     float *hs, *cs, *tc; /* [N, H] h_t, c_t, tanh(c_t) */
@@ -102,7 +102,7 @@ static void *xrealloc(void *p, size_t n) {
 static int work_reserve(ac_dec_work *w, int B, int T, int N) {
     const ac_decoder_config *c = &w->cfg;
     const size_t E = c->embed, H = c->hidden, K = (size_t)ac_attention_key_dim(c), D = c->dim, L = c->n_ann,
-                 V = c->vocab, AC = ac_attention_cache_size(c);
+                 V = c->vocab, AC = ac_attention_cache_size(c), HL = (size_t)ac_attention_heads(c) * L;
     int ok = 1;
 #define AL(p, n) ok &= (((p) = xrealloc((p), sizeof(*(p)) * (n))) != NULL)
     if (T > w->capT) {
@@ -114,15 +114,15 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         size_t b = (size_t)B;
         AL(w->uimg, b); AL(w->uptr, b);
         AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * K); AL(w->dproj, b * L * K);
-        AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * L);
-        AL(w->dX, b * (D + H)); AL(w->dal, L); AL(w->de, L); AL(w->dshift, K + 2 * H);
+        AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * HL);
+        AL(w->dX, b * (D + H)); AL(w->dal, HL); AL(w->de, HL); AL(w->dshift, K + 2 * H);
         w->capB = B;
     }
     if (N > w->capN) {
         size_t n = (size_t)N;
         AL(w->in_tok, n); AL(w->tgt, n);
         AL(w->ey, n * E); AL(w->G, n * 4 * H); AL(w->X, n * (D + H)); AL(w->ctx, n * D);
-        AL(w->beta, n); AL(w->dbp, n); AL(w->alpha, n * L); AL(w->q, n * K); AL(w->acache, n * AC);
+        AL(w->beta, n); AL(w->dbp, n); AL(w->alpha, n * HL); AL(w->q, n * K); AL(w->acache, n * AC);
         AL(w->hs, n * H); AL(w->cs, n * H); AL(w->tc, n * H); AL(w->m1, n * H); AL(w->hd, n * H);
         AL(w->m2, n * E); AL(w->to, n * E); AL(w->od, n * E); AL(w->logits, n * V);
         AL(w->dG, n * 4 * H); AL(w->dq, n * K); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
@@ -215,7 +215,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     const int B = w->B, N = w->N, T = w->T;
     const float p = train ? c->dropout : 0.0f, keep_scale = 1.0f / (1.0f - p);
     const ac_attention_fn att = ac_attention_fn_of(dec);
-    const int A = att.A;
+    const int A = att.A, nh = att.heads, HL = nh * L, dv = D / nh;
     const size_t AC = ac_attention_cache_size(c);
 
     /* Per photo: annotations and W_a a + b_a; per caption: mean annotation, h_0, c_0. */
@@ -261,17 +261,19 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
         }
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
-            float *al = w->alpha + (size_t)r * L;
+            float *al = w->alpha + (size_t)r * HL;
             ac_attention_scores_forward(&att, L, qt + (size_t)i * A, w->proj + (size_t)w->uimg[i] * L * A, al,
-                                  w->acache + (size_t)r * AC);
-            ac_attention_softmax_forward(al, L);
+                                        w->acache + (size_t)r * AC);
+            ac_attention_softmax_forward(al, nh, L);
             float bp = dec->beta_b[0];
             for (int j = 0; j < H; j++) bp += dec->beta_w[j] * hp[(size_t)i * H + j];
             const float be = 1.0f / (1.0f + expf(-bp));
             w->beta[r] = be;
             float *cx = w->ctx + (size_t)r * D, *x = w->X + (size_t)r * DH;
-            cblas_sgemv(CblasRowMajor, CblasTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, al, 1, 0.0f, cx,
-                        1);
+            const float *a = w->ann + (size_t)w->uimg[i] * L * D;
+            for (int j = 0; j < nh; j++) /* head j: its channels */
+                cblas_sgemv(CblasRowMajor, CblasTrans, L, dv, 1.0f, a + (size_t)j * dv, D, al + (size_t)j * L, 1, 0.0f,
+                            cx + (size_t)j * dv, 1);
             for (int d = 0; d < D; d++) x[d] = be * cx[d];
             memcpy(x + D, hp + (size_t)i * H, sizeof(float) * H);
         }
@@ -311,12 +313,12 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
         for (int v = 0; v < V; v++) s += expf(z[v] - mx);
         ce += mx + log(s) - z[w->tgt[r]];
     }
-    memset(w->S, 0, sizeof(float) * (size_t)B * L);
+    memset(w->S, 0, sizeof(float) * (size_t)B * HL);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < w->bt[t]; i++)
-            for (int l = 0; l < L; l++) w->S[(size_t)i * L + l] += w->alpha[(size_t)(w->off[t] + i) * L + l];
+            for (int l = 0; l < HL; l++) w->S[(size_t)i * HL + l] += w->alpha[(size_t)(w->off[t] + i) * HL + l];
     double pen = 0;
-    for (size_t k = 0; k < (size_t)B * L; k++) pen += (1.0 - w->S[k]) * (1.0 - w->S[k]);
+    for (size_t k = 0; k < (size_t)B * HL; k++) pen += (1.0 - w->S[k]) * (1.0 - w->S[k]);
     st->ce_sum = ce;
     st->pen_sum = pen;
     st->ntok = N;
@@ -360,7 +362,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     const ac_decoder_config *c = &dec->cfg;
     const int E = c->embed, H = c->hidden, D = c->dim, L = c->n_ann, V = c->vocab, DH = D + H;
     const ac_attention_fn att = ac_attention_fn_of(dec);
-    const int A = att.A;
+    const int A = att.A, nh = att.heads, HL = nh * L, dv = D / nh;
     const size_t AC = ac_attention_cache_size(c);
     const int B = w->B, N = w->N, T = w->T;
     const float inv = 1.0f / N;
@@ -395,7 +397,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
 
     /* The penalty's gradient w.r.t. alpha_ti is the same for every t of a caption. */
     const float pk = 2.0f * c->lambda * inv;
-    for (size_t k = 0; k < (size_t)B * L; k++) w->S[k] = pk * (w->S[k] - 1.0f);
+    for (size_t k = 0; k < (size_t)B * HL; k++) w->S[k] = pk * (w->S[k] - 1.0f);
     memset(w->dh, 0, sizeof(float) * (size_t)B * H);
     memset(w->dc, 0, sizeof(float) * (size_t)B * H);
     memset(w->dproj, 0, sizeof(float) * (size_t)w->U * L * A);
@@ -415,7 +417,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
         for (int i = 0; i < Bt; i++) {
             const int r = r0 + i;
             float *dz = w->dX + (size_t)i * DH, *dh = w->dh + (size_t)i * H;
-            const float *dzo = w->dz_out + (size_t)r * D, *cx = w->ctx + (size_t)r * D, *al = w->alpha + (size_t)r * L;
+            const float *dzo = w->dz_out + (size_t)r * D, *cx = w->ctx + (size_t)r * D, *al = w->alpha + (size_t)r * HL;
             const float be = w->beta[r];
             float dbeta = 0;
             for (int d = 0; d < D; d++) {
@@ -425,21 +427,24 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             }
             const float dbp = dbeta * be * (1.0f - be);
             w->dbp[r] = dbp;
-            if (w->dctx_sum) { /* ctx = sum_l alpha_l a_l: a shift x of every a_l moves it by (sum_l alpha_l) x */
+            for (int j = 0; w->dctx_sum && j < nh; j++) {
+                /* head j's ctx = sum_l alpha_l a_l: a shift x of every a_l moves it by (sum_l alpha_l) x */
                 float sa = 0;
-                for (int l = 0; l < L; l++) sa += al[l];
-                for (int d = 0; d < D; d++) w->dctx_sum[d] += sa * dz[d];
+                for (int l = 0; l < L; l++) sa += al[(size_t)j * L + l];
+                for (int d = j * dv; d < (j + 1) * dv; d++) w->dctx_sum[d] += sa * dz[d];
             }
             for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, L, D, 1.0f, w->ann + (size_t)w->uimg[i] * L * D, D, dz, 1, 0.0f,
-                        w->dal, 1);
-            for (int l = 0; l < L; l++) w->dal[l] += w->S[(size_t)i * L + l];
-            ac_attention_softmax_backward(al, w->dal, L, w->de);
+            const float *a = w->ann + (size_t)w->uimg[i] * L * D;
+            for (int j = 0; j < nh; j++)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, L, dv, 1.0f, a + (size_t)j * dv, D, dz + (size_t)j * dv, 1, 0.0f,
+                            w->dal + (size_t)j * L, 1);
+            for (int l = 0; l < HL; l++) w->dal[l] += w->S[(size_t)i * HL + l];
+            ac_attention_softmax_backward(al, w->dal, nh, L, w->de);
             float *dq = w->dq + (size_t)r * A;
             memset(dq, 0, sizeof(float) * A);
             ac_attention_scores_backward(&att, L, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
-                                   w->acache + (size_t)r * AC, w->de, dq, w->dproj + (size_t)w->uimg[i] * L * A,
-                                   g.att_we, g.att_logtau);
+                                         w->acache + (size_t)r * AC, w->de, dq,
+                                         w->dproj + (size_t)w->uimg[i] * L * A, g.att_we, g.att_logtau);
         }
         if (dec->att_wh) ac_smm_nn_packed(Bt, H, A, w->dq + (size_t)r0 * A, A, w->pk[3], w->dh, H);
         else /* general: the query is h itself */

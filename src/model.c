@@ -29,6 +29,7 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     cJSON_AddNumberToObject(o, "lambda", c->lambda);
     /* Only when not additive: the additive models (all files before score functions) keep their bytes. */
     if (c->attention != AC_ATTENTION_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_decoder_attention_name(c->attention));
+    if (c->heads > 1) cJSON_AddNumberToObject(o, "heads", c->heads);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -62,6 +63,12 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         }
         *fl[i].v = (float)x->valuedouble;
     }
+    const cJSON *nh = cJSON_GetObjectItemCaseSensitive(o, "heads"); /* absent: one */
+    if (nh && (!cJSON_IsNumber(nh) || nh->valuedouble != floor(nh->valuedouble) || fabs(nh->valuedouble) > 1e9)) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'heads' is not an integer");
+    }
+    c->heads = nh && nh->valuedouble != 1 ? (int)nh->valuedouble : 0; /* 1 is the default 0: one head */
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "attention"); /* absent: additive */
     c->attention = at ? ac_decoder_attention_parse(cJSON_GetStringValue(at)) : AC_ATTENTION_ADDITIVE;
     if (c->attention < 0) {

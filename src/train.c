@@ -601,7 +601,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
                                .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
                                .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda,
-                               .attention = score};
+                               .attention = score, .heads = o.heads > 1 ? o.heads : 0};
         if (ac_decoder_init(&tr.model.dec, &c, o.seed, err)) goto done;
         /* Output bias = log unigram frequency of the targets: the model starts at the unigram
          * distribution instead of uniform, which saves the first few hundred steps. */

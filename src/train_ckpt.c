@@ -110,6 +110,7 @@ static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac
     const struct { const char *key; int is_float; double here, there; } shape[] = {
         {"embed", 0, o->embed, c->embed},       {"hidden", 0, o->hidden, c->hidden}, {"att", 0, o->att, c->att},
         {"dropout", 1, o->dropout, c->dropout}, {"lambda", 1, o->lambda, c->lambda},
+        {"heads", 0, o->heads > 1 ? o->heads : 1, c->heads > 1 ? c->heads : 1},
     };
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
         if (given(o, shape[i].key) && (float)shape[i].here != (float)shape[i].there)

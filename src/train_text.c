@@ -146,9 +146,10 @@ int ac_train_warm_start(trainer *tr, const char *path, ac_err *err) {
     if (a->embed != b->embed || a->hidden != b->hidden || a->att != b->att || a->dim != b->dim || a->n_ann != b->n_ann)
         rc = ac_errf(err, "%s: its sizes (E %d, H %d, A %d, grid %dx%d) differ from this run's (E %d, H %d, A %d, grid %dx%d)",
                      path, a->embed, a->hidden, a->att, a->n_ann, a->dim, b->embed, b->hidden, b->att, b->n_ann, b->dim);
-    else if (a->attention != b->attention)
-        rc = ac_errf(err, "%s: its attention score (%s) differs from this run's (%s)", path,
-                     ac_decoder_attention_name(a->attention), ac_decoder_attention_name(b->attention));
+    else if (a->attention != b->attention || a->heads != b->heads)
+        rc = ac_errf(err, "%s: its attention (%s, heads %d) differs from this run's (%s, heads %d)", path,
+                     ac_decoder_attention_name(a->attention), a->heads > 1 ? a->heads : 1,
+                     ac_decoder_attention_name(b->attention), b->heads > 1 ? b->heads : 1);
     else if (old.encoder_json && tr->model.encoder_json && strcmp(old.encoder_json, tr->model.encoder_json))
         rc = ac_errf(err, "%s: made from another encoder than the feature cache's", path);
     if (rc) {

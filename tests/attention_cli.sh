@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# attncap train --attention: every score function trains, saves (the score in the model's config),
+# attncap train --attention [--heads]: every score function trains, saves (the score in the model's config),
 # loads and captions through the unchanged commands. On the tiny fixture each must overfit its 20
 # captions so that the beam search (the inference step, not the training forward) reproduces the val
 # captions exactly, in training's validation and in `attncap eval`; on real photos (../shared's COCO
-# photos through the small encoder) each model captions, draws overlays and follows --given.
+# photos through the small encoder) each model captions, draws overlays and follows --given. SCORE:N
+# is the score with N attention heads.
 . "$(dirname "$0")/lib.sh"
 FX=$(dirname "$0")/fixtures/train
-SCORES="additive dot scaled-dot general cosine"
+SCORES="additive dot scaled-dot general cosine scaled-dot:2 additive:4"
+# score_flags SCORE[:HEADS]: the train flags
+score_flags() { echo "--attention ${1%%:*}"; [[ $1 == *:* ]] && echo "--heads ${1##*:}"; }
 tiny=(--embed 32 --hidden 32 --att 16 --min-count 1 --batch 5 --lr 0.01 --dropout 0 --lambda 0.1 --quiet
       --checkpoint-every 0)
 field() { grep -o "\"$1\":[0-9.e-]*" | head -1 | cut -d: -f2; }
@@ -15,14 +18,16 @@ t_begin every_score_overfits_and_captions_its_val_photos
 ok=1
 for s in $SCORES; do
   m="$T/fx_$s.safetensors"
-  if ! "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$m" "${tiny[@]}" --attention "$s" \
+  if ! "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$m" "${tiny[@]}" $(score_flags "$s") \
        --epochs 60 --patience 100 --log "$T/log_$s.csv" >/dev/null 2>"$T/err"; then
     t_fail "$s: train failed: $(head -2 "$T/err")"; ok=0; break
   fi
   cfg=$("$A" info --ops "$m" | grep '^  config')
   if [ "$s" = additive ]; then
-    grep -q attention <<<"$cfg" && { t_fail "additive config names a score: $cfg"; ok=0; break; }
-  elif ! grep -qF "\"attention\":\"$s\"" <<<"$cfg"; then t_fail "$s: config $cfg"; ok=0; break; fi
+    grep -q 'attention\|heads' <<<"$cfg" && { t_fail "additive config names a score: $cfg"; ok=0; break; }
+  elif [ "${s%%:*}" != additive ] && ! grep -qF "\"attention\":\"${s%%:*}\"" <<<"$cfg"; then
+    t_fail "$s: config $cfg"; ok=0; break
+  elif [[ $s == *:* ]] && ! grep -qF "\"heads\":${s##*:}" <<<"$cfg"; then t_fail "$s: config $cfg"; ok=0; break; fi
   b4=$(tail -1 "$T/log_$s.csv" | cut -d, -f5)
   e=$("$A" eval --model "$m" --data "$FX/captions.json" --split val --features "$FX/features" --no-meteor --json \
         --quiet 2>"$T/err" | tr -d '\t\n ')
@@ -35,14 +40,17 @@ done
 
 t_begin score_errors
 ok=1
-expect_error "unknown score" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/x.st" \
+expect_error "3 heads of 16 columns" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/x.st" \
+  "${tiny[@]}" --heads 3 || ok=0
+[ $ok = 1 ] && ! grep -q "3 heads do not divide the attention width 16" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+[ $ok = 1 ] && expect_error "unknown score" "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/x.st" \
   "${tiny[@]}" --attention bilinear || ok=0
 [ $ok = 1 ] && ! grep -q "additive, dot, scaled-dot, general, cosine" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
 # --init from a model of another score: its attention tensors are not this run's
 if [ $ok = 1 ] && [ -s "$T/fx_dot.safetensors" ]; then
   expect_error "init from another score" "$A" train --data "$FX/captions.json" --features "$FX/features" \
     --out "$T/x.st" "${tiny[@]}" --epochs 1 --init "$T/fx_dot.safetensors" --attention cosine || ok=0
-  [ $ok = 1 ] && ! grep -q "attention score (dot) differs from this run's (cosine)" "$T/err" &&
+  [ $ok = 1 ] && ! grep -q "attention (dot, heads 1) differs from this run's (cosine, heads 1)" "$T/err" &&
     { t_fail "message: $(cat "$T/err")"; ok=0; }
 fi
 # --resume with another score than the checkpoint's is named like any changed flag; the same one is fine
@@ -74,7 +82,7 @@ if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/
     [ $ok = 1 ] || break
     m="$T/coco_$s.safetensors"
     if ! "$A" train --data "$COCO/captions.json" --features "$T/feat" --out "$m" --embed 16 --hidden 24 --att 16 \
-         --min-count 3 --batch 20 --epochs 6 --lr 0.01 --max-val 4 --val-metric loss --attention "$s" --quiet \
+         --min-count 3 --batch 20 --epochs 6 --lr 0.01 --max-val 4 --val-metric loss $(score_flags "$s") --quiet \
          --checkpoint-every 0 >/dev/null 2>"$T/err"; then
       t_fail "$s: train: $(head -2 "$T/err")"; ok=0; break
     fi

@@ -97,15 +97,16 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
                  *ihb = T_("init_h_b"), *icw = T_("init_c_w"), *icb = T_("init_c_b"), *lw = T_("lstm_w"),
                  *lb = T_("lstm_b"), *lh = T_("out_lh"), *lz = T_("out_lz"), *lo = T_("out_lo"), *bo = T_("out_bo");
 #undef T_
+    const int nh = c->heads > 1 ? c->heads : 1, dk = A / nh, dv = D / nh; /* head j: key columns j dk.., channels j dv.. */
     const double p = train ? c->dropout : 0.0;
     const uint64_t seed2 = ac_mix64(seed ^ 0x5DEECE66Dull);
     int N = 0;
     for (int i = 0; i < b->B; i++) N += b->len[i];
     double ce = 0, pen = 0;
     double *proj = malloc(sizeof(double) * L * A), *h = malloc(sizeof(double) * H), *cc = malloc(sizeof(double) * H),
-           *hw = malloc(sizeof(double) * (A + H)), *al = malloc(sizeof(double) * L), *x = malloc(sizeof(double) * (E + D + H)),
+           *hw = malloc(sizeof(double) * (A + H)), *al = malloc(sizeof(double) * nh * L), *x = malloc(sizeof(double) * (E + D + H)),
            *g = malloc(sizeof(double) * 4 * H), *o = malloc(sizeof(double) * E), *lg = malloc(sizeof(double) * V),
-           *S = malloc(sizeof(double) * L), *mean = malloc(sizeof(double) * D);
+           *S = malloc(sizeof(double) * nh * L), *mean = malloc(sizeof(double) * D);
     for (int i = 0; i < b->B; i++) {
         const float *a = b->ann[i];
         for (int d = 0; d < D; d++) {
@@ -123,7 +124,7 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int d = 0; d < D; d++) sh += mean[d] * ihw[d * H + j], sc += mean[d] * icw[d * H + j];
             h[j] = tanh(sh), cc[j] = tanh(sc);
         }
-        for (int l = 0; l < L; l++) S[l] = 0;
+        for (int l = 0; l < nh * L; l++) S[l] = 0;
         for (int tt = 0; tt < b->len[i]; tt++) {
             int row = 0; /* time-major row of (caption i, step tt), for the dropout masks */
             for (int s2 = 0; s2 < tt; s2++)
@@ -135,20 +136,24 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
                 hw[j] = wh ? 0 : h[j];
                 for (int k = 0; wh && k < H; k++) hw[j] += h[k] * wh[k * A + j];
             }
-            double mx = -1e300, s = 0;
-            for (int l = 0; l < L; l++) {
-                al[l] = ref_score(c->attention, A, hw, proj + l * A, we, lt);
-                mx = al[l] > mx ? al[l] : mx;
+            double mx, s;
+            for (int j = 0; j < nh; j++) {
+                double *aj = al + j * L;
+                mx = -1e300, s = 0;
+                for (int l = 0; l < L; l++) {
+                    aj[l] = ref_score(c->attention, dk, hw + j * dk, proj + l * A + j * dk, we ? we + j * dk : NULL, lt);
+                    mx = aj[l] > mx ? aj[l] : mx;
+                }
+                for (int l = 0; l < L; l++) s += (aj[l] = exp(aj[l] - mx));
+                for (int l = 0; l < L; l++) aj[l] /= s, S[j * L + l] += aj[l];
             }
-            for (int l = 0; l < L; l++) s += (al[l] = exp(al[l] - mx));
-            for (int l = 0; l < L; l++) al[l] /= s, S[l] += al[l];
             double bp = bb[0];
             for (int k = 0; k < H; k++) bp += bw[k] * h[k];
             const double beta = sig(bp);
             for (int e = 0; e < E; e++) x[e] = emb[y * E + e];
             for (int d = 0; d < D; d++) {
                 x[E + d] = 0;
-                for (int l = 0; l < L; l++) x[E + d] += al[l] * a[l * D + d];
+                for (int l = 0; l < L; l++) x[E + d] += al[d / dv * L + l] * a[l * D + d];
                 x[E + d] *= beta;
             }
             for (int k = 0; k < H; k++) x[E + D + k] = h[k];
@@ -179,16 +184,18 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
             ce += mx + log(s) - lg[tg];
         }
-        for (int l = 0; l < L; l++) pen += (1 - S[l]) * (1 - S[l]);
+        for (int l = 0; l < nh * L; l++) pen += (1 - S[l]) * (1 - S[l]);
     }
     free(proj), free(h), free(cc), free(hw), free(al), free(x), free(g), free(o), free(lg), free(S), free(mean);
     return (ce + c->lambda * pen) / N;
 }
 
-static void gradcheck(float dropout, int shared, int score, int width) {
+static void gradcheck(float dropout, int shared, int score, int width, int heads) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = dropout;
     c.attention = score;
+    c.heads = heads;
+    if (heads > 1) c.dim = 8; /* the heads split the channels */
     if (width) c.att = c.hidden = width;
     ac_decoder dec;
     ac_err err;
@@ -196,9 +203,9 @@ static void gradcheck(float dropout, int shared, int score, int width) {
     /* Non-zero biases so that their gradients are exercised from a generic point. */
     for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.05f * (float)sin(1.0 + 3.7 * i);
     enum { B = 4, ST = 6 };
-    static float ann[B][6 * 7];
+    static float ann[B][6 * 8];
     const float *annp[B];
-    for (int i = 0; i < B; i++) fill_ann(ann[i], 42, 11 + i), annp[i] = ann[i];
+    for (int i = 0; i < B; i++) fill_ann(ann[i], 6 * c.dim, 11 + i), annp[i] = ann[i];
     if (shared) annp[2] = annp[0], annp[3] = annp[1]; /* two photos with two captions each */
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
@@ -308,29 +315,38 @@ static void gradcheck_context_shift(int score) {
 static void test_gradcheck_context_shift(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s);
 }
-static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0); }
-static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0); }
-static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0); }
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
+static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0, 0); }
 /* Every score function with dropout and shared photos (a shared photo's keys get the gradients of
  * all its captions), at A = H = 4 and at 17, where the score kernels' 16-wide loops run too. */
 static void test_gradcheck_scores(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
-        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0);
-        gradcheck(0.3f, 1, s, 17);
+        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0, 0);
+        gradcheck(0.3f, 1, s, 17, 0);
     }
+}
+/* Multi-head attention: every score with 2 heads (A = 4 and H = 6 key columns and D = 8 channels split
+ * in two); 4 heads of 4 columns (additive); 2 heads of 16, where the kernels' 16-wide loops run (cosine). */
+static void test_gradcheck_heads(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck(0.3f, 1, s, 0, 2);
+    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 16, 4);
+    gradcheck(0.3f, 1, AC_ATTENTION_COSINE, 32, 2);
 }
 
 /* The inference step (beam search's) and the batched training forward are separate code: they must
  * agree on the log-probabilities of a caption fed word by word. */
-static void step_matches_training_forward(int score) {
+static void step_matches_training_forward(int score, int heads) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.5f; /* must be ignored with train = 0 */
     c.attention = score;
+    c.heads = heads;
+    if (heads > 1) c.dim = 8;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
-    float ann[2][42];
-    fill_ann(ann[0], 42, 5), fill_ann(ann[1], 42, 9);
+    float ann[2][48];
+    fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
     ac_dec_batch bt = {2, len, words, 3, annp, NULL};
@@ -360,7 +376,7 @@ static void step_matches_training_forward(int score) {
     ac_decoder_free(&dec);
 }
 static void test_step_matches_training_forward(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) step_matches_training_forward(s);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) step_matches_training_forward(s, 0), step_matches_training_forward(s, 2);
 }
 
 /* Shards: the pool's combined gradient equals the single-pass gradient of the whole batch
@@ -403,19 +419,24 @@ static void test_pool_matches_single(void) {
 
 /* PyTorch parity: tools/torch_decoder.py --fixture computed logits, loss and every gradient in
  * float64 for fixed parameters, inputs and dropout masks, one fixture per score function (the
- * additive one without the config field, as files before score functions); ours (float32) must
- * match to 1e-4. */
-static void torch_parity(int score) {
+ * additive one without the config field, as files before score functions) and two with 2 heads;
+ * ours (float32) must match to 1e-4. */
+static void torch_parity(int score, int heads) {
     char path[4096];
     const char *root = getenv("ATTNCAP_ROOT");
-    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity%s%s.safetensors", root ? root : ".",
-             score ? "_" : "", score ? ac_decoder_attention_name(score) : "");
+    if (heads > 1)
+        snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_heads%d_%s.safetensors", root ? root : ".", heads,
+                 ac_decoder_attention_name(score));
+    else
+        snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity%s%s.safetensors", root ? root : ".",
+                 score ? "_" : "", score ? ac_decoder_attention_name(score) : "");
     ac_st_file f;
     ac_err err;
     CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
     ac_decoder_config c;
     CHECKF(ac_decoder_config_from_json(ac_st_meta(&f, "config"), &c, &err) == 0, "%s", err.msg);
-    CHECKF(c.attention == score, "%s: config says %s", path, ac_decoder_attention_name(c.attention));
+    CHECKF(c.attention == score && c.heads == heads, "%s: config says %s, %d heads", path,
+           ac_decoder_attention_name(c.attention), c.heads);
     ac_decoder dec;
     CHECK(ac_decoder_alloc(&dec, &c, &err) == 0);
     ac_dec_tensor dt[AC_DEC_MAX_TENSORS];
@@ -480,7 +501,8 @@ static void torch_parity(int score) {
     ac_st_free(&f);
 }
 static void test_torch_parity(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0);
+    torch_parity(AC_ATTENTION_ADDITIVE, 2), torch_parity(AC_ATTENTION_SCALED_DOT, 2);
 }
 
 /* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for
@@ -533,6 +555,7 @@ int main(void) {
     RUN(test_gradcheck_dropout);
     RUN(test_gradcheck_shared_photos);
     RUN(test_gradcheck_scores);
+    RUN(test_gradcheck_heads);
     RUN(test_gradcheck_context_shift);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);

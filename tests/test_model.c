@@ -10,7 +10,7 @@
 #include "attncap/vocab.h"
 #include "test.h"
 
-static ac_model make_scored_model(int score) {
+static ac_model make_scored_model(int score, int heads) {
     ac_model m;
     memset(&m, 0, sizeof m);
     const char *w[] = {"a", "dog", "runs", "on", "grass", "a", "dog"};
@@ -18,12 +18,14 @@ static ac_model make_scored_model(int score) {
     ac_err err;
     if (ac_vocab_build(&t, 1, 1, &m.vocab, &err)) abort();
     ac_decoder_config c = {.vocab = ac_vocab_size(m.vocab), .embed = 6, .hidden = 5, .att = 4, .dim = 3, .n_ann = 4,
-                           .grid_h = 2, .grid_w = 2, .dropout = 0.5f, .lambda = 1.0f, .attention = score};
+                           .grid_h = 2, .grid_w = 2, .dropout = 0.5f, .lambda = 1.0f, .attention = score,
+                           .heads = heads};
+    if (heads > 1) c.dim = 4; /* the heads split the channels */
     if (ac_decoder_init(&m.dec, &c, 5, &err)) abort();
     m.encoder_json = strdup("{\"file\":\"x.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":64,\"grid_h\":2,\"grid_w\":2,\"dim\":3}");
     return m;
 }
-static ac_model make_model(void) { return make_scored_model(AC_ATTENTION_ADDITIVE); }
+static ac_model make_model(void) { return make_scored_model(AC_ATTENTION_ADDITIVE, 0); }
 
 static char *tmp(const char *name) {
     static char buf[8][4096];
@@ -53,13 +55,14 @@ static void test_roundtrip_f32_and_f16(void) {
 }
 
 /* Every score function: saved and loaded back the same (config and weights), the file holding exactly
- * the score's tensors (decoder.h's table) and naming the score in its config unless additive. */
+ * the score's tensors (decoder.h's table) and naming the score in its config unless additive (and
+ * its heads: scaled-dot's model has 2). */
 static void test_roundtrip_scores(void) {
     static const char *const want[AC_ATTENTION_COUNT] = {
         [AC_ATTENTION_ADDITIVE] = "att_ba att_wh att_we", [AC_ATTENTION_DOT] = "att_wh", [AC_ATTENTION_SCALED_DOT] = "att_wh",
         [AC_ATTENTION_GENERAL] = "", [AC_ATTENTION_COSINE] = "att_ba att_wh att_logtau"};
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
-        ac_model m = make_scored_model(s), r;
+        ac_model m = make_scored_model(s, s == AC_ATTENTION_SCALED_DOT ? 2 : 0), r; /* scaled-dot: 2 heads */
         ac_err err;
         CHECK(ac_decoder_attention_parse(ac_decoder_attention_name(s)) == s);
         CHECKF(ac_model_save(&m, tmp("score.st"), 0, NULL, &err) == 0, "%s", err.msg);
@@ -78,6 +81,7 @@ static void test_roundtrip_scores(void) {
         const ac_st_tensor *wa = ac_st_find(&f, "att_wa"); /* general's keys meet h: [D, H] */
         CHECK(wa && wa->shape[1] == (s == AC_ATTENTION_GENERAL ? m.dec.cfg.hidden : m.dec.cfg.att));
         CHECK((strstr(ac_st_meta(&f, "config"), "\"attention\"") != NULL) == (s != AC_ATTENTION_ADDITIVE));
+        CHECK((strstr(ac_st_meta(&f, "config"), "\"heads\":2") != NULL) == (s == AC_ATTENTION_SCALED_DOT));
         ac_st_free(&f);
         ac_model_free(&m);
     }

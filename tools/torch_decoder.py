@@ -21,7 +21,7 @@ Usage:
       counter hash as src/decoder_internal.h, so the C test reproduces them from the seed)
   /usr/bin/python3 tools/torch_decoder.py --attention dot --fixture tests/fixtures/decoder_parity_dot.safetensors
       the same for another score function (dot, scaled-dot, general, cosine), at A = 20 and H = 18 so
-      that the C kernels' 16-wide loops run
+      that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -66,15 +66,19 @@ def tensor_specs(c):
             ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))]
 
 
-def scores(P, c, keys, hp):
-    """e [bt, L]: the attention scores of the queries from hp [bt, H] against keys [bt, L, K]."""
+def scores(P, c, keys, hp, j=0, n=1):
+    """e [bt, L]: head j of n's attention scores of the queries from hp [bt, H] against keys [bt, L, K]:
+    the head's 1/n of the key and query columns (and of w_e)."""
     score = c.get("attention", "additive")
-    if score == "additive":
-        return torch.tanh(keys + (hp @ P["att_wh"])[:, None, :]) @ P["att_we"]
     q = hp if score == "general" else hp @ P["att_wh"]
+    dk = q.shape[1] // n
+    cols = slice(j * dk, (j + 1) * dk)
+    q, keys = q[:, cols], keys[:, :, cols]
+    if score == "additive":
+        return torch.tanh(keys + q[:, None, :]) @ P["att_we"][cols]
     e = (keys * q[:, None, :]).sum(2)
     if score == "scaled-dot":
-        e = e / math.sqrt(q.shape[1])
+        e = e / math.sqrt(dk)
     if score == "cosine":
         nq = torch.sqrt((q * q).sum(1) + 1e-8)
         nk = torch.sqrt((keys * keys).sum(2) + 1e-8)
@@ -92,7 +96,9 @@ def forward(P, c, ann, lens, words, train, masks=None):
     proj = ann @ P["att_wa"] + (P["att_ba"] if "att_ba" in P else 0)
     h = torch.tanh(mean @ P["init_h_w"] + P["init_h_b"])
     cc = torch.tanh(mean @ P["init_c_w"] + P["init_c_b"])
-    S = torch.zeros(B, ann.shape[1], dtype=ann.dtype)
+    n = c.get("heads", 1)
+    dv = ann.shape[2] // n
+    S = torch.zeros(B, n * ann.shape[1], dtype=ann.dtype)
     lens_t = torch.tensor(lens)
     logits, tgts, row = [], [], 0
     for t in range(T):
@@ -100,9 +106,12 @@ def forward(P, c, ann, lens, words, train, masks=None):
         hp, cp = h[:bt], cc[:bt]
         y = torch.full((bt,), START, dtype=torch.long) if t == 0 else words[:bt, t - 1]
         tgt = torch.where(lens_t[:bt] - 1 > t, words[:bt, min(t, words.shape[1] - 1)], torch.tensor(END))
-        alpha = torch.softmax(scores(P, c, proj[:bt], hp), dim=1)
+        # head j attends with its own softmax and reads its own 1/n of the channels
+        alphas = [torch.softmax(scores(P, c, proj[:bt], hp, j, n), dim=1) for j in range(n)]
+        alpha = torch.cat(alphas, 1)
         beta = torch.sigmoid(hp @ P["beta_w"] + P["beta_b"])
-        z = beta[:, None] * (alpha[:, :, None] * ann[:bt]).sum(1)
+        z = beta[:, None] * torch.cat([(a[:, :, None] * ann[:bt, :, j * dv:(j + 1) * dv]).sum(1)
+                                       for j, a in enumerate(alphas)], 1)
         ey = P["emb"][y]
         g = torch.cat([ey, z, hp], 1) @ P["lstm_w"] + P["lstm_b"]
         i, f = torch.sigmoid(g[:, :H]), torch.sigmoid(g[:, H:2 * H])
@@ -142,11 +151,13 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score):
+def make_fixture(path, score, heads):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
         c.update(hidden=18, att=20, attention=score)
+    if heads > 1:  # 20 (or general's 18) key columns and 10 channels split in two
+        c.update(hidden=18, att=20, heads=heads)
     seed = 777
     rng = np.random.default_rng(2024)
     P = {}
@@ -214,12 +225,13 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--fixture")
     ap.add_argument("--attention", default="additive", choices=sorted(SCORE_TENSORS))
+    ap.add_argument("--heads", type=int, default=1)
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture, a.attention)
+        make_fixture(a.fixture, a.attention, a.heads)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

@@ -22,6 +22,15 @@
  * dot, scaled-dot and general have no b_a: it would add q . b_a, the same for every i, which the
  * softmax ignores (its gradient is exactly zero). A file without the field is additive.
  *
+ * Heads (config.heads = n > 1, multi-head attention as Vaswani et al. split it, with the values the
+ * annotation vectors themselves): head j scores with its own 1/n of the key and query columns
+ * (columns j K/n .. (j+1) K/n - 1 of k_i, q and w_e, K = A or H for general; scaled-dot divides by
+ * sqrt(K/n); cosine shares tau) and has its own softmax alpha_j; it reads its own 1/n of the channels,
+ * z_t = beta * [sum_i alpha_1i a_i^(1); ...; sum_i alpha_ni a_i^(n)] with a_i^(j) channels
+ * j D/n .. (j+1) D/n - 1. The parameters are the single head's, so a model's size does not change;
+ * the doubly stochastic penalty sums over the heads; the inference step reports their mean
+ * attention (what the overlays show). A file without the field has one head.
+ *
  * The decoder is a set of named float32 tensors (see decoder.c for the list and shapes) plus the
  * config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
 #ifndef ATTNCAP_DECODER_H
@@ -47,6 +56,7 @@ typedef struct ac_decoder_config {
     float dropout; /* training only */
     float lambda;  /* doubly stochastic attention penalty */
     int attention; /* score function, an ac_decoder_attention (0 = additive) */
+    int heads;     /* attention heads (0 or 1: one); must divide D and the key width */
 } ac_decoder_config;
 
 /* The attention score functions (see above). */
@@ -153,9 +163,9 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, 
 void ac_dec_image_free(ac_dec_image *img);
 void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *img, float *h /* [H] */, float *c /* [H] */);
 /* One step for K rows: prev[K] word ids, h/c [K, H] in; h_out/c_out [K, H], logp [K, V] (log-softmax),
- * alpha [K, L], beta [K] out (beta may be NULL). In and out buffers must not alias. scratch holds
- * ac_decoder_step_scratch(cfg, K) floats, owned by the caller (one per thread), so the step neither
- * allocates nor fails; its contents on entry do not matter. */
+ * alpha [K, L] (with heads: their mean), beta [K] out (beta may be NULL). In and out buffers must not
+ * alias. scratch holds ac_decoder_step_scratch(cfg, K) floats, owned by the caller (one per thread),
+ * so the step neither allocates nor fails; its contents on entry do not matter. */
 size_t ac_decoder_step_scratch(const ac_decoder_config *cfg, int K);
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, const int *prev, const float *h,
                      const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,

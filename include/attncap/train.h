@@ -77,6 +77,7 @@ typedef struct ac_train_opts {
     int embed, hidden, att; /* default 256, 512, 256 */
     float dropout, lambda;  /* default 0.5, 1.0 */
     const char *attention;  /* score function by name (decoder.h; default NULL = "additive") */
+    int heads;              /* attention heads (decoder.h; default 0 = one) */
     int min_count;          /* vocabulary threshold (default 5) */
     float clip;             /* global gradient norm clip, 0 = none (default 5) */
     float weight_decay;     /* L2 added to the gradient (default 0) */

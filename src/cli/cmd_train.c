@@ -36,7 +36,8 @@ static void usage(FILE *f) {
             "  --lr X               Adam learning rate (%g)\n"
             "  --lr-min X           the decay on plateaus stops at this learning rate (%g: no floor)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
-            "  --attention S        score: additive (default), dot, scaled-dot, general or cosine\n"
+            "  --attention S --heads N   score: additive (default), dot, scaled-dot, general or cosine;\n"
+            "                       attention heads, each with its share of --att and of the channels (1)\n"
             "  --dropout P --lambda L   dropout (%g), doubly stochastic attention penalty (%g)\n"
             "  --min-count N        vocabulary threshold (%d)\n"
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
@@ -102,7 +103,7 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--embed", &o.embed, 1, 8192),
         OPT_INT("--hidden", &o.hidden, 1, 8192),
         OPT_INT("--att", &o.att, 1, 8192),
-        OPT_STR("--attention", &o.attention),
+        OPT_STR("--attention", &o.attention), OPT_INT("--heads", &o.heads, 1, 64),
         OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
         OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
         OPT_INT("--min-count", &o.min_count, 1, 1e9),
