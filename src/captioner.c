@@ -48,17 +48,10 @@ int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, a
 
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
     memset(c, 0, sizeof *c);
-    char *mpath = NULL, *epath = NULL;
-    if (ac_find_model(model_flag, &mpath, err)) return -1;
-    if (ac_model_load(mpath, &c->model, err)) {
-        free(mpath);
-        return -1;
-    }
+    if (ac_model_open(model_flag, &c->model, err)) return -1;
+    const char *mpath = c->model.path;
+    char *epath = NULL;
     int rc = -1;
-    if (ac_decoder_use_f16(&c->model.dec) < 0) { /* inference only: half the weight traffic, same bits */
-        ac_errf(err, "out of memory");
-        goto done;
-    }
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
     if (ac_locate_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
     if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {
@@ -90,7 +83,7 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
     c->naming.mode = AC_TAGS_OFF; /* until ac_captioner_set_naming asks */
     rc = 0;
 done:
-    free(mpath), free(epath);
+    free(epath);
     if (rc) ac_captioner_close(c);
     return rc;
 }

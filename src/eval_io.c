@@ -2,6 +2,7 @@
  * as JSON, per-image files). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,4 +297,25 @@ int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_s
     int rc = ac_write_file_atomic(path, txt, strlen(txt), err);
     free(txt);
     return rc;
+}
+
+int ac_eval_write_results(const char *path, const ac_eval_set *s, ac_err *err) {
+    ac_atomic_file af;
+    if (ac_atomic_open(&af, path, err)) return -1;
+    ac_atomic_write(&af, "[\n", 2, err);
+    for (int i = 0; i < s->n; i++) {
+        const char *id = s->items[i].id ? s->items[i].id : "";
+        /* a numeric id is written as a number, as COCO's own results files have it */
+        int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) < 18;
+        char head[600];
+        snprintf(head, sizeof head, "  {\"image_id\": %s%s%s, \"caption\": \"", numeric ? "" : "\"", id, numeric ? "" : "\"");
+        ac_atomic_write(&af, head, strlen(head), err);
+        for (const char *p = s->items[i].cand; *p; p++) {
+            if (*p == '"' || *p == '\\') ac_atomic_write(&af, "\\", 1, err);
+            ac_atomic_write(&af, p, 1, err);
+        }
+        ac_atomic_write(&af, i + 1 < s->n ? "\"},\n" : "\"}\n", i + 1 < s->n ? 4 : 3, err);
+    }
+    ac_atomic_write(&af, "]\n", 2, err);
+    return ac_atomic_commit(&af, err);
 }

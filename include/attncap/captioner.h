@@ -99,6 +99,14 @@ void ac_captioner_lane_close(ac_captioner_lane *lane);
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err);
 
+/* One photo's caption as a JSON object (malloc'd; NULL when out of memory), one line as `attncap
+ * caption --json` prints it: image, caption, tokens, logprob, score (the ranking score), then what
+ * naming added (unknown_words, confidence, described, tags), alternatives (the runners-up, when
+ * searched for), overlays (the files written for it), and when `attention` the weights per token
+ * ("attention": [[L weights], ...], 4 significant digits) and "grid": [grid_h, grid_w]. */
+char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
+                      int n_overlays, int attention, int grid_h, int grid_w);
+
 /* Batch captioning (captioner_batch.c): many photo files, results delivered in input order.
  * Over many photos, one lane per thread (each a one-thread CNN) reads, squashes, encodes and searches
  * a photo at a time; with one thread, or one photo, a second thread reads and squashes the next
