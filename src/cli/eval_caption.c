@@ -10,6 +10,86 @@
 #include "eval_cli.h"
 #include "progress.h"
 
+/* What the results of a split go into, and the first failure. */
+typedef struct split_run {
+    const eval_opts *o;
+    const ac_dataset *ds;
+    const int *sel; /* result q is photo ds->images[sel[q]] */
+    ac_eval_set *set;
+    char **thumbs, **sheets; /* NULL without a report */
+    const ac_font *font;     /* NULL: no sheets */
+    const ac_model *model;
+    int grid_h, grid_w;
+    cli_progress prog;
+    int rc;
+    ac_err *err;
+} split_run;
+
+/* Result q: scored, and with a report its thumbnail and sheet (photo NULL: none to show). */
+static void add_result(split_run *r, int q, const ac_image *photo, const ac_caption *c) {
+    const ac_ds_image *im = &r->ds->images[r->sel[q]];
+    const eval_opts *o = r->o;
+    char *text = ac_caption_text(c, r->model->vocab);
+    int rc = 0;
+    /* an empty caption (immediate <end>) is still a result: score it as "" */
+    if (!text || ac_eval_set_add(r->set, im->id, (const char *const *)im->caps, im->n_caps, text, 1, r->err)) rc = -1;
+    if (!rc && !(r->set->items[r->set->n - 1].path = strdup(im->path))) rc = ac_errf(r->err, "out of memory");
+    free(text);
+    if (!rc && o->report && photo) {
+        if (!(r->thumbs[q] = ac_report_thumb(o->report, q, photo, r->err))) rc = -1;
+        if (!rc && r->font && c->n > 0 &&
+            !(r->sheets[q] = ac_report_sheet(o->report, q, im->key, photo, c, r->model->vocab, r->grid_h, r->grid_w,
+                                             r->font, o->threads, r->err)))
+            rc = -1;
+    }
+    if (rc) r->rc = ac_err_prefix(r->err, "%s", im->path);
+}
+
+/* The model alone over cached features (the photo only serves the report; a missing one just leaves
+ * its thumbnail out). */
+static void caption_features(split_run *r, const ac_feature_cache *fc, const ac_beam_opts *bo, int n) {
+    float *scratch = malloc(sizeof(float) * (size_t)fc->grid_h * fc->grid_w * fc->dim); /* a row of an F16 cache */
+    if (!scratch) r->rc = ac_errf(r->err, "out of memory");
+    for (int q = 0; q < n && !r->rc; q++) {
+        const ac_ds_image *im = &r->ds->images[r->sel[q]];
+        ac_image photo = {0};
+        ac_caption c = {0};
+        ac_err e2;
+        int k = ac_features_find(fc, im->key);
+        if (k < 0) r->rc = ac_errf(r->err, "%s: no features for '%s'", r->o->features, im->key);
+        else if (ac_beam_search(&r->model->dec, ac_features_row(fc, k, scratch), bo, &c, r->err)) r->rc = -1;
+        else {
+            const int have_photo = r->o->report && ac_is_file(im->path) && ac_image_load(im->path, &photo, &e2) == 0;
+            add_result(r, q, have_photo ? &photo : NULL, &c);
+        }
+        ac_caption_free(&c);
+        ac_image_free(&photo);
+        cli_progress_update(&r->prog, (uint64_t)q + 1);
+    }
+    free(scratch);
+}
+
+static void on_photo(void *user, const ac_batch_result *b) {
+    split_run *r = user;
+    if (r->rc) return; /* the first failure ends the evaluation; the lanes just finish */
+    if (!b->ok) r->rc = -1, *r->err = b->err;
+    else add_result(r, b->index, b->photo, b->caption);
+    cli_progress_update(&r->prog, (uint64_t)b->index + 1);
+}
+
+/* photo -> CNN -> search, in the library's lanes (ac_captioner_batch): the captions of
+ * ac_captioner_run, in order. */
+static void caption_photos(split_run *r, ac_captioner *cap, int n) {
+    const char **paths = malloc((size_t)n * sizeof *paths);
+    if (!paths) {
+        r->rc = ac_errf(r->err, "out of memory");
+        return;
+    }
+    for (int q = 0; q < n; q++) paths[q] = r->ds->images[r->sel[q]].path;
+    if (ac_captioner_batch(cap, paths, n, r->o->threads, r->o->report != NULL, on_photo, r, NULL, r->err)) r->rc = -1;
+    free(paths);
+}
+
 /* Captions the split with the model into set (and thumbs/sheets if a report is wanted). */
 int eval_caption_split(const eval_opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
     ac_dataset ds;
@@ -51,7 +131,6 @@ int eval_caption_split(const eval_opts *o, ac_eval_set *set, char ***thumbs, cha
     const ac_model *model = &cap.model;
     ac_beam_opts bo = ac_beam_defaults();
     int grid_h = 0, grid_w = 0, rc = 0;
-    float *scratch = NULL; /* a float32 row of a compact (float16) feature cache */
     char enc_name[512] = "";
     if (o->features) {
         if (ac_model_open(o->model, &model_only, err)) rc = -1;
@@ -92,61 +171,22 @@ int eval_caption_split(const eval_opts *o, ac_eval_set *set, char ***thumbs, cha
         *sheets = calloc((size_t)n, sizeof **sheets);
         if (!*thumbs || !*sheets) rc = ac_errf(err, "out of memory");
     }
-    cli_progress pr;
-    cli_progress_start(&pr, "captioning", (uint64_t)n, o->quiet);
-    for (int q = 0; q < n && !rc; q++) {
-        const ac_ds_image *im = &ds.images[sel[q]];
-        ac_image photo = {0}, square = {0};
-        ac_caption c = {0};
-        int have_photo = 0;
-        if (o->features) {
-            int k = ac_features_find(&fc, im->key);
-            if (k < 0) rc = ac_errf(err, "%s: no features for '%s'", o->features, im->key);
-            else if (!scratch && !(scratch = malloc(sizeof(float) * (size_t)fc.grid_h * fc.grid_w * fc.dim)))
-                rc = ac_errf(err, "out of memory");
-            else if (ac_beam_search(&model->dec, ac_features_row(&fc, k, scratch), &bo, &c, err))
-                rc = -1;
-            /* the photo only serves the report; a missing one just leaves its thumbnail out */
-            if (!rc && o->report && ac_is_file(im->path)) {
-                ac_err e2;
-                have_photo = ac_image_load(im->path, &photo, &e2) == 0;
-            }
-        } else {
-            cap.beam = bo;
-            if (ac_image_load(im->path, &photo, err) || ac_captioner_prepare(&cap, &photo, &square, err) ||
-                ac_captioner_run(&cap, &square, &c, NULL, NULL, err))
-                rc = -1;
-            have_photo = !rc;
-        }
-        if (!rc) {
-            char *text = ac_caption_text(&c, model->vocab);
-            /* an empty caption (immediate <end>) is still a result: score it as "" */
-            if (!text || ac_eval_set_add(set, im->id, (const char *const *)im->caps, im->n_caps, text, 1, err)) rc = -1;
-            if (!rc && !(set->items[set->n - 1].path = strdup(im->path))) rc = ac_errf(err, "out of memory");
-            free(text);
-            if (!rc && o->report && have_photo) {
-                (*thumbs)[q] = ac_report_thumb(o->report, q, &photo, err);
-                if (!(*thumbs)[q]) rc = -1;
-                if (!rc && font && c.n > 0 &&
-                    !((*sheets)[q] = ac_report_sheet(o->report, q, im->key, &photo, &c, model->vocab, grid_h, grid_w,
-                                                     font, o->threads, err)))
-                    rc = -1;
-            }
-            if (rc) ac_err_prefix(err, "%s", im->path);
-        }
-        ac_caption_free(&c);
-        ac_image_free(&photo);
-        ac_image_free(&square);
-        cli_progress_update(&pr, (uint64_t)q + 1);
+    split_run run = {.o = o, .ds = &ds, .sel = sel, .set = set, .thumbs = *thumbs, .sheets = *sheets, .font = font,
+                     .model = model, .grid_h = grid_h, .grid_w = grid_w, .rc = rc, .err = err};
+    cli_progress_start(&run.prog, "captioning", (uint64_t)n, o->quiet);
+    if (!rc && o->features) caption_features(&run, &fc, &bo, n);
+    else if (!rc) {
+        cap.beam = bo;
+        caption_photos(&run, &cap, n);
     }
-    cli_progress_finish(&pr);
+    cli_progress_finish(&run.prog);
+    rc = run.rc;
     if (!rc && subtitle) {
         char b[1024];
         snprintf(b, sizeof b, "model %s, %s, data %s, split %s, beam %d", o->model ? o->model : "(default)", enc_name,
                  o->data, o->split, bo.beam);
         *subtitle = strdup(b);
     }
-    free(scratch);
     ac_font_free(font);
     if (o->features) {
         ac_model_free(&model_only);
