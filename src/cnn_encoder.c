@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "cnn_internal.h"
 
 ac_input_norm ac_tfl_input_norm(const ac_tfl_model *m) {
@@ -97,11 +97,17 @@ int ac_classifier_open(const char *path, int threads, ac_encoder *enc, ac_err *e
     return encoder_open(path, NULL, 1, 0, threads, enc, err);
 }
 
+int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err) {
+    const int s = enc->size;
+    if (enc->resize == AC_RESIZE_BILINEAR) return ac_image_resize_bilinear(photo, s, s, square, err);
+    return ac_image_resize(photo, s, s, square, err);
+}
+
 int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err) {
     ac_image r = {0};
     const ac_image *src = img;
-    if (img->w != enc->size || img->h != enc->size) {
-        if (ac_image_resize(img, enc->size, enc->size, &r, err) < 0) return -1;
+    if (img->w != enc->size || img->h != enc->size) { /* else prepared already (ac_encoder_prepare) */
+        if (ac_encoder_prepare(enc, img, &r, err) < 0) return -1;
         src = &r;
     }
     float *x = ac_cnn_input(enc->cnn); /* normalise straight into the plan's input buffer */

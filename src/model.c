@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/locate.h"
 #include "attncap/model.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
@@ -258,19 +257,6 @@ void ac_model_free(ac_model *m) {
     free(m->naming_json);
     free(m->path);
     memset(m, 0, sizeof *m);
-}
-
-int ac_model_open(const char *model_flag, ac_model *m, ac_err *err) {
-    char *path = NULL;
-    if (ac_find_model(model_flag, &path, err)) return -1;
-    int rc = ac_model_load(path, m, err);
-    free(path);
-    if (rc) return -1;
-    if (ac_decoder_use_f16(&m->dec) < 0) {
-        ac_model_free(m);
-        return ac_errf(err, "out of memory");
-    }
-    return 0;
 }
 
 int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err) {

@@ -11,6 +11,7 @@
 #include "attncap/beam.h"
 #include "attncap/captioner.h"
 #include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/common.h"
 #include "attncap/confidence.h"
 #include "attncap/dataset.h"

@@ -5,7 +5,7 @@
 #ifndef ATTNCAP_CAPTIONER_H
 #define ATTNCAP_CAPTIONER_H
 #include "attncap/beam.h"
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/decoder.h"
 #include "attncap/model.h"
 #include "attncap/image.h"
@@ -18,18 +18,6 @@ extern "C" {
 #endif
 
 #define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
-
-/* The encoder identity stored in a model (and a feature cache): see features.h. */
-typedef struct ac_encoder_id {
-    char file[256];  /* the .tflite file name, e.g. mobilenet_v2_1.0_224_quant.tflite */
-    char sha256[65]; /* "" if absent */
-    char layer[256]; /* "" = default */
-    char resize[32]; /* "bilinear" = plain bilinear; anything else = antialiased (ac_image_resize) */
-    int size, grid_h, grid_w, dim;
-    int has_norm;
-    float norm_mean, norm_scale;
-} ac_encoder_id;
-int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
 
 /* Finding the model and the encoder when not given: locate.h. */
 

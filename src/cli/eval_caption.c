@@ -145,9 +145,7 @@ int eval_caption_split(const eval_opts *o, ac_eval_set *set, char ***thumbs, cha
             if (ac_encoder_id_parse(model_only.encoder_json, "model", &a, err) ||
                 ac_encoder_id_parse(fc.encoder_json, o->features, &b, err))
                 rc = -1;
-            else if ((a.sha256[0] && b.sha256[0] ? strcmp(a.sha256, b.sha256) : strcmp(a.file, b.file)) ||
-                     strcmp(a.layer, b.layer) || a.size != b.size || a.grid_h != b.grid_h || a.grid_w != b.grid_w ||
-                     a.dim != b.dim)
+            else if (!ac_encoder_id_same(&a, &b))
                 rc = ac_errf(err, "%s: features of encoder %s (layer '%s', size %d) but the model was trained on %s "
                                   "(layer '%s', size %d)", o->features, b.file, b.layer, b.size, a.file, a.layer, a.size);
         }
