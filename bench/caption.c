@@ -31,17 +31,19 @@ static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a
 static int make_model(const char *out, const char *enc_path, ac_err *err) {
     ac_encoder enc;
     if (ac_encoder_open(enc_path, NULL, 448, 0, &enc, err)) return -1;
-    const char *b = strrchr(enc_path, '/');
-    char json[1024];
-    snprintf(json, sizeof json,
-             "{\"file\":\"%.200s\",\"sha256\":\"%s\",\"layer\":\"%.200s\",\"size\":448,\"grid_h\":%d,\"grid_w\":%d,\"dim\":%d,"
-             "\"norm_mean\":%.9g,\"norm_scale\":%.9g,\"resize\":\"area\"}",
-             b ? b + 1 : enc_path, enc.sha256, enc.layer, enc.grid_h, enc.grid_w, enc.dim, enc.norm.mean, enc.norm.scale);
+    char *json = ac_encoder_id_json(&enc); /* the identity a model trained on its features records */
+    if (!json) {
+        ac_encoder_close(&enc);
+        return ac_errf(err, "out of memory");
+    }
     ac_decoder_config cfg = {.vocab = 2600, .embed = 256, .hidden = 512, .att = 256, .dim = enc.dim,
                              .n_ann = enc.grid_h * enc.grid_w, .grid_h = enc.grid_h, .grid_w = enc.grid_w};
     ac_encoder_close(&enc);
     ac_model m = {0};
-    if (ac_decoder_init(&m.dec, &cfg, 7, err)) return -1;
+    if (ac_decoder_init(&m.dec, &cfg, 7, err)) {
+        free(json);
+        return -1;
+    }
     /* a peaked output distribution, and <end> likely enough that some photos end early (a random
      * decoder cannot count words: most captions run to MAX_LEN = 12 words, about a trained model's
      * 10 words and <end>; with a larger bias every caption was empty, one decoder step) */
@@ -56,6 +58,7 @@ static int make_model(const char *out, const char *enc_path, ac_err *err) {
     m.encoder_json = json;
     if (!rc) rc = ac_model_save(&m, out, 1, NULL, err);
     m.encoder_json = NULL;
+    free(json);
     ac_model_free(&m);
     return rc;
 }
