@@ -25,7 +25,7 @@ static size_t first_len(const char *s) {
 }
 
 /* Resolves a layer name: exact tensor name, else the tensor whose first name component equals it. */
-int cnn_find_layer(const ac_tfl_model *m, const char *name) {
+int ac_cnn_find_layer(const ac_tfl_model *m, const char *name) {
     int i = ac_tfl_find_tensor(m, name);
     if (i >= 0) return i;
     size_t n = strlen(name);
@@ -36,7 +36,7 @@ int cnn_find_layer(const ac_tfl_model *m, const char *name) {
 
 /* The default layer: MobileNetV2's last conv if present, else the input of the last pooling op. */
 static int default_layer(const ac_tfl_model *m) {
-    int i = cnn_find_layer(m, "MobilenetV2/Conv_1/Relu6");
+    int i = ac_cnn_find_layer(m, "MobilenetV2/Conv_1/Relu6");
     if (i >= 0) return i;
     for (int k = m->n_ops - 1; k >= 0; k--) {
         int code = m->ops[k].opcode;
@@ -51,7 +51,7 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
     if (size < 0 || size > 8192) return ac_errf(err, "%s: input size %d out of range", path, size);
     if (ac_tfl_load(path, &enc->model, err) < 0) return -1;
     ac_tfl_model *m = enc->model;
-    int t = use_output ? (m->n_outputs ? m->outputs[0] : -1) : layer ? cnn_find_layer(m, layer) : default_layer(m);
+    int t = use_output ? (m->n_outputs ? m->outputs[0] : -1) : layer ? ac_cnn_find_layer(m, layer) : default_layer(m);
     if (t < 0) {
         if (layer) ac_errf(err, "%s: no tensor named '%s' (see `attncap info %s`)", path, layer, path);
         else ac_errf(err, "%s: no default layer (no pooling op); pass a layer name", path);
@@ -67,7 +67,7 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
     const char *full = m->tensors[t].name;
     size_t n = first_len(full);
     enc->layer = strndup(full, n);
-    if (!enc->layer || cnn_find_layer(m, enc->layer) != t) {
+    if (!enc->layer || ac_cnn_find_layer(m, enc->layer) != t) {
         free(enc->layer);
         enc->layer = strdup(full);
     }

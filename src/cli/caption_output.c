@@ -8,7 +8,7 @@
 
 #include "messages.h"
 
-static void print_plain(const caption_view *v, const char *path, const ac_caption *c) {
+static void print_plain(const cli_caption_view *v, const char *path, const ac_caption *c) {
     const ac_vocab *vocab = v->cap->model.vocab;
     char *text = ac_caption_text(c, vocab);
     const char *t = text ? text : "";
@@ -25,8 +25,8 @@ static void print_plain(const caption_view *v, const char *path, const ac_captio
     free(text);
 }
 
-void caption_on_result(void *user, const ac_batch_result *r) {
-    caption_view *v = user;
+void cli_caption_on_result(void *user, const ac_batch_result *r) {
+    cli_caption_view *v = user;
     const ac_captioner *cap = v->cap;
     const char *path = r->path;
     v->t_dec += r->t_decode, v->t_cnn += r->t_cnn, v->t_bs += r->t_search;
@@ -65,7 +65,7 @@ void caption_on_result(void *user, const ac_batch_result *r) {
     cli_progress_update(&v->prog, (uint64_t)r->index + 1);
 }
 
-int caption_gather(char **args, int n, strv *paths) {
+int cli_caption_gather(char **args, int n, cli_strv *paths) {
     ac_err err;
     int stdin_used = 0;
     for (int i = 0; i < n; i++) {
@@ -83,7 +83,7 @@ int caption_gather(char **args, int n, strv *paths) {
                 return -1;
             }
             if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif)\n", a);
-        } else if (strv_push(paths, a)) { /* a missing file is reported when its turn comes */
+        } else if (cli_strv_push(paths, a)) { /* a missing file is reported when its turn comes */
             fprintf(stderr, "attncap caption: out of memory\n");
             return -1;
         }
@@ -91,7 +91,7 @@ int caption_gather(char **args, int n, strv *paths) {
     return 0;
 }
 
-int caption_skip_done(const char *ov_dir, strv *paths, strv *stems) {
+int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems) {
     int kept = 0, skipped = 0;
     for (int i = 0; i < paths->n; i++) {
         char *d = ac_path_join(ov_dir, stems->v[i]);
@@ -108,7 +108,7 @@ int caption_skip_done(const char *ov_dir, strv *paths, strv *stems) {
     return skipped;
 }
 
-void caption_print_timing(const caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
+void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
                           double cpu_run) {
     const double per = 1e3 / (n ? n : 1); /* seconds in total -> ms per photo */
     fprintf(stderr,

@@ -144,13 +144,13 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: --shard: %s\n", err.msg);
         return 2;
     }
-    strv paths = {0}, stems = {0};
+    cli_strv paths = {0}, stems = {0};
     int skipped = 0;
     int failures = 0, rc = 1;
     ac_captioner cap;
     int cap_open = 0;
     ac_font *font = NULL;
-    if (caption_gather(argv + 1, n_args, &paths)) goto out;
+    if (cli_caption_gather(argv + 1, n_args, &paths)) goto out;
     if (!paths.n) {
         fprintf(stderr, "attncap caption: no photos to caption\n");
         goto out;
@@ -166,7 +166,7 @@ int cmd_caption(int argc, char **argv) {
         stems.n = stems.cap = paths.n;
     }
     if (skip_existing) { /* resuming: a photo whose folder is there was done (folders are written whole) */
-        skipped = caption_skip_done(ov_dir, &paths, &stems);
+        skipped = cli_caption_skip_done(ov_dir, &paths, &stems);
         if (!paths.n) {
             if (!quiet) fprintf(stderr, "attncap caption: all %d photos were done already (%s)\n", skipped, ov_dir);
             rc = 0;
@@ -218,12 +218,12 @@ int cmd_caption(int argc, char **argv) {
     oo.max_side = size, oo.style = style, oo.force = force, oo.threads = threads;
 
     double t_run = ac_now(), cpu_run = cpu_seconds();
-    caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .ov_dir = ov_dir,
+    cli_caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .ov_dir = ov_dir,
                          .oo = &oo, .font = font, .stems = &stems};
     ac_batch_stats bs;
     cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);
     const int batch_rc = ac_captioner_batch(&cap, (const char *const *)paths.v, paths.n, threads, ov_dir != NULL,
-                                            caption_on_result, &view, &bs, &err);
+                                            cli_caption_on_result, &view, &bs, &err);
     cli_progress_finish(&view.prog);
     if (batch_rc) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
@@ -238,11 +238,11 @@ int cmd_caption(int argc, char **argv) {
                 ac_now() - t_start);
     t_run = ac_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
-    if (verbose) caption_print_timing(&view, paths.n, &bs, t_run, t_load, cpu_run);
+    if (verbose) cli_caption_print_timing(&view, paths.n, &bs, t_run, t_load, cpu_run);
     rc = failures ? 1 : 0;
 out:
     if (cap_open) ac_captioner_close(&cap);
     ac_font_free(font);
-    strv_free(&paths), strv_free(&stems);
+    cli_strv_free(&paths), cli_strv_free(&stems);
     return rc;
 }

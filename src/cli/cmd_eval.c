@@ -71,7 +71,7 @@ static void usage(FILE *f) {
 
 
 int cmd_eval(int argc, char **argv) {
-    eval_opts o = {0};
+    cli_eval_opts o = {0};
     o.len_alpha = -1;
     o.tf = (cli_tag_flags)CLI_TAG_FLAGS_INIT;
     o.meteor = 1, o.sheets = 1, o.split = "test";
@@ -137,12 +137,12 @@ int cmd_eval(int argc, char **argv) {
     int n_ref_images = 0, rc;
     char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;
     int novel[AC_N_OBJECTS];
-    if (o.novel_from && eval_novel_counts(&o, novel, &err)) rc = -1;
+    if (o.novel_from && cli_eval_novel_counts(&o, novel, &err)) rc = -1;
     else if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
     else if (o.refs) {
         argv[0] = (char *)o.results; /* --results RES [MORE...]: argv[0..n_args] */
         rc = ac_eval_load_results_files(o.refs, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
-    } else rc = eval_caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
+    } else rc = cli_eval_caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
     if (!rc && o.results_out && ac_eval_write_results(o.results_out, &set, &err)) rc = -1;
     if (!rc && set.n == 0) { /* an empty --shard share: an empty --results-out, nothing to score */
         fprintf(stderr, "attncap eval: share %d/%d of the split is empty\n", o.shard.index, o.shard.count);
@@ -176,7 +176,7 @@ int cmd_eval(int argc, char **argv) {
         char *j = ac_scores_to_json_flags(&sc, o.per_category ? AC_SCORES_JSON_PER_CATEGORY : 0);
         if (j) printf("%s\n", j);
         free(j);
-    } else eval_print_scores(&o, &sc, n_ref_images);
+    } else cli_eval_print_scores(&o, &sc, n_ref_images);
     for (int i = 0; i < set.n; i++) {
         if (thumbs) free(thumbs[i]);
         if (sheets) free(sheets[i]);

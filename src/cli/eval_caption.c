@@ -12,7 +12,7 @@
 
 /* What the results of a split go into, and the first failure. */
 typedef struct split_run {
-    const eval_opts *o;
+    const cli_eval_opts *o;
     const ac_dataset *ds;
     const int *sel; /* result q is photo ds->images[sel[q]] */
     ac_eval_set *set;
@@ -28,7 +28,7 @@ typedef struct split_run {
 /* Result q: scored, and with a report its thumbnail and sheet (photo NULL: none to show). */
 static void add_result(split_run *r, int q, const ac_image *photo, const ac_caption *c) {
     const ac_ds_image *im = &r->ds->images[r->sel[q]];
-    const eval_opts *o = r->o;
+    const cli_eval_opts *o = r->o;
     char *text = ac_caption_text(c, r->model->vocab);
     int rc = 0;
     /* an empty caption (immediate <end>) is still a result: score it as "" */
@@ -91,7 +91,7 @@ static void caption_photos(split_run *r, ac_captioner *cap, int n) {
 }
 
 /* Captions the split with the model into set (and thumbs/sheets if a report is wanted). */
-int eval_caption_split(const eval_opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
+int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
     ac_dataset ds;
     if (ac_dataset_load(o->data, o->images, &ds, err)) return -1;
     ac_split want = AC_SPLIT_NONE;

@@ -9,7 +9,7 @@
 
 /* --novel-from: how many photos of the source name each category (read before any captioning, so a
  * bad source fails fast); those named in fewer than --novel-max photos are novel. */
-int eval_novel_counts(const eval_opts *o, int counts[AC_N_OBJECTS], ac_err *err) {
+int cli_eval_novel_counts(const cli_eval_opts *o, int counts[AC_N_OBJECTS], ac_err *err) {
     ac_split split = AC_SPLIT_NONE;
     if (strcmp(o->novel_split, "all") && (split = ac_split_parse(o->novel_split)) == AC_SPLIT_NONE)
         return ac_errf(err, "unknown --novel-split '%s' (train, val, test or all)", o->novel_split);
@@ -28,7 +28,7 @@ static void print_ratio(const char *label, double x) {
 }
 
 /* The object lines of the plain output. */
-static void print_objects(const eval_opts *o, const ac_object_scores *ob) {
+static void print_objects(const cli_eval_opts *o, const ac_object_scores *ob) {
     print_ratio("objects  precision", ob->precision), print_ratio(" recall", ob->recall), print_ratio(" F1", ob->f1);
     printf(" (TP %lld, FP %lld, FN %lld; truth: named by >= %d references)\n", ob->tp, ob->fp, ob->fn,
            AC_OBJECTS_TRUTH_REFS);
@@ -54,7 +54,7 @@ static void print_objects(const eval_opts *o, const ac_object_scores *ob) {
     }
 }
 
-void eval_print_scores(const eval_opts *o, const ac_scores *sc, int n_ref_images) {
+void cli_eval_print_scores(const cli_eval_opts *o, const ac_scores *sc, int n_ref_images) {
     const ac_bleu_counts *c = &sc->counts;
     printf("images   %d", sc->n);
     if (o->refs && n_ref_images > sc->n) printf(" (of %d in the references)", n_ref_images);
