@@ -423,7 +423,7 @@ static void run_unary(const ac_cnn *c, const cnn_step *s) {
     if (code == OP_RELU || code == OP_RELU6 || code == OP_RELU_N1_TO_1) {
         memcpy(o->data, x->data, o->count * sizeof(float));
         ac_cnn_bias_act(o->data, 1, (int)o->count, NULL,
-                     code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
+                        code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
         return;
     }
     for (size_t i = 0; i < o->count; i++) {
@@ -442,9 +442,9 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     if (s->fused) return; /* runs with the next step */
     if (s > c->steps && s[-1].fused) { /* conv, depthwise [, projection]: s is the last */
         const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
-        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
-                  pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL, o->data, c->fuse_scratch,
-                  c->pool);
+        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1),
+                     in_data(c, dw, 2), pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL,
+                     o->data, c->fuse_scratch, c->pool);
         return;
     }
     switch (op->opcode) {
@@ -529,7 +529,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
 
 /* target: the output tensor's index, or -1 to look output_tensor up. */
 static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
-                      ac_cnn **out, ac_err *err);
+                       ac_cnn **out, ac_err *err);
 
 int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, int in_w, int threads, ac_cnn **out,
                   ac_err *err) {
@@ -542,7 +542,7 @@ int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
 }
 
 static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
-                      ac_cnn **out, ac_err *err) {
+                       ac_cnn **out, ac_err *err) {
     *out = NULL;
     if (m->n_inputs != 1) return ac_errf(err, "%s: model has %d inputs, one image input expected", m->path, m->n_inputs);
     const ac_tfl_tensor *it = &m->tensors[m->inputs[0]];

@@ -1,4 +1,4 @@
-/* ac_cnn_gemm.c: the matrix product behind pointwise (1x1) and im2col convolutions, with bias and the
+/* cnn_gemm.c: the matrix product behind pointwise (1x1) and im2col convolutions, with bias and the
  * fused activation applied on the way out.
  *
  * Why not just sgemm: in MobileNets the products are tall and thin (M = pixels, up to 50k; K and N
@@ -134,7 +134,7 @@ static void gemm_part(void *arg, int t, int nt) {
 }
 
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, ac_pool *pool) {
+                 float *c, ac_pool *pool) {
     (void)w;
     gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1};
     act_bounds(act, &j.lo, &j.hi);
@@ -165,7 +165,7 @@ static void blas_part(void *arg, int t, int T) {
 }
 
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, ac_pool *pool) {
+                 float *c, ac_pool *pool) {
     (void)packed;
     blas_job j = {m, n, k, a, w, c};
     ac_pool_run(pool, blas_part, &j);

@@ -22,17 +22,17 @@ typedef struct ac_conv_geom {
  * ceil(in / stride) with the odd pixel of padding at the end; VALID no padding. 0 if empty. */
 int ac_cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before);
 
-/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (ac_cnn_gemm.c). w [n][k]; packed = ac_cnn_gemm_pack(w), made
+/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c). w [n][k]; packed = ac_cnn_gemm_pack(w), made
  * once per plan (ac_cnn_gemm_packed_size floats). bias may be NULL. */
 size_t ac_cnn_gemm_packed_size(int n, int k);
 void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed);
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, ac_pool *pool);
+                 float *c, ac_pool *pool);
 
 /* CONV_2D: wt [oc][kh][kw][c] and its ac_cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
  * floats (im2col), unused for a 1x1 stride-1 unpadded conv (the input is the matrix as it lies). */
 void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, ac_pool *pool);
+                   float *out, float *scratch, ac_pool *pool);
 size_t ac_cnn_conv2d_scratch(const ac_conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool);
@@ -45,8 +45,8 @@ void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, c
 int ac_cnn_conv_is_pointwise(const ac_conv_geom *g);
 size_t ac_cnn_pw_dw_scratch(const ac_conv_geom *pw, const ac_conv_geom *dw, const ac_conv_geom *pj);
 void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool);
+                  const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
+                  const float *pj_bias, float *out, float *scratch, ac_pool *pool);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void ac_cnn_pool2d(const ac_conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */

@@ -1,6 +1,6 @@
 /* cnn_kernels.c: float32 NHWC kernels (batch 1), run over the thread pool (pool.c).
  *
- * Convolutions are matrix products (ac_cnn_gemm.c): a 1x1 stride-1 conv is one product on the
+ * Convolutions are matrix products (cnn_gemm.c): a 1x1 stride-1 conv is one product on the
  * activations as they lie (NHWC rows are pixels), a k x k conv is im2col + product. Depthwise
  * convolutions are memory-bound and sgemm cannot help, so they get a vectorised direct kernel: NHWC
  * keeps a pixel's channels contiguous, so each tap is a fused multiply-add over channel vectors,
@@ -164,7 +164,7 @@ static void im2col_rows(void *arg, int t, int nt) {
 }
 
 void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, ac_pool *pool) {
+                   float *out, float *scratch, ac_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
@@ -399,13 +399,13 @@ static void pwdw_rows(void *arg, int t, int nt) {
         dw_range(&dj, b0, b1);
         if (j->pj) /* the projection of the band's rows, from L2 */
             ac_cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act,
-                     j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
+                        j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
     }
 }
 
 void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
+                  const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
+                  const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
     pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
                   ac_cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
     ac_pool_run(pool, pwdw_rows, &j);

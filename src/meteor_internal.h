@@ -1,6 +1,5 @@
 /* meteor_internal.h (internal to the METEOR module: metrics_meteor.c, meteor_normalize.c,
- * meteor_wordnet.c): a string table and WordNet 3.0 as METEOR's synonym
- * matcher sees it.
+ * meteor_wordnet.c): a string table, and WordNet 3.0 as METEOR's synonym matcher sees it.
  *
  * WordNet: METEOR ships two derived files, english.synsets (every index lemma -> the set of its synset
  * offsets, all parts of speech merged, offsets compared as bare integers) and english.exceptions

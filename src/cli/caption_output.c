@@ -109,7 +109,7 @@ int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems) 
 }
 
 void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
-                          double cpu_run) {
+                              double cpu_run) {
     const double per = 1e3 / (n ? n : 1); /* seconds in total -> ms per photo */
     fprintf(stderr,
             "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s; "

@@ -33,5 +33,5 @@ int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems);
 
 /* --verbose: images/s and the time split per photo on stderr. */
 void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
-                          double cpu_run);
+                              double cpu_run);
 #endif

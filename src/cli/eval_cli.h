@@ -21,7 +21,7 @@ typedef struct cli_eval_opts {
  * attention sheets (*thumbs, *sheets: [set->n] relative paths) and the report's subtitle. An empty
  * share of a non-empty split leaves set empty and returns 0. */
 int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle,
-                       ac_err *err);
+                           ac_err *err);
 
 /* --novel-from: how many photos of the source name each category. */
 int cli_eval_novel_counts(const cli_eval_opts *o, int counts[AC_N_OBJECTS], ac_err *err);
