@@ -97,10 +97,13 @@ int ac_classifier_open(const char *path, int threads, ac_encoder *enc, ac_err *e
     return encoder_open(path, NULL, 1, 0, threads, enc, err);
 }
 
+int ac_resize_squash(const ac_image *photo, int size, ac_resize policy, ac_image *square, ac_err *err) {
+    if (policy == AC_RESIZE_BILINEAR) return ac_image_resize_bilinear(photo, size, size, square, err);
+    return ac_image_resize(photo, size, size, square, err);
+}
+
 int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err) {
-    const int s = enc->size;
-    if (enc->resize == AC_RESIZE_BILINEAR) return ac_image_resize_bilinear(photo, s, s, square, err);
-    return ac_image_resize(photo, s, s, square, err);
+    return ac_resize_squash(photo, enc->size, enc->resize, square, err);
 }
 
 int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err) {

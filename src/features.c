@@ -202,9 +202,10 @@ typedef struct {
     int head, count, stop;
     const work_item *work;
     int n_work, size;
+    ac_resize policy; /* what the identity the shards record says */
 } pipeline;
 
-static void prepare(const work_item *w, int size, prepared *p) {
+static void prepare(const work_item *w, int size, ac_resize policy, prepared *p) {
     memset(p, 0, sizeof *p);
     ac_err err;
     ac_image img;
@@ -218,7 +219,7 @@ static void prepare(const work_item *w, int size, prepared *p) {
         snprintf(p->msg, sizeof p->msg, "%s: duplicate file name '%s' (cache keys are file names without directory)", w->path, w->key);
         return;
     }
-    if (ac_image_load(w->path, &img, &err) || ac_image_resize(&img, size, size, &p->plain, &err)) {
+    if (ac_image_load(w->path, &img, &err) || ac_resize_squash(&img, size, policy, &p->plain, &err)) {
         if (img.px) ac_image_free(&img);
         p->failed = 1;
         memcpy(p->msg, err.msg, sizeof p->msg);
@@ -243,7 +244,7 @@ static void prepare(const work_item *w, int size, prepared *p) {
 static void producer(pipeline *q) {
     for (int i = 0; i < q->n_work; i++) {
         prepared p;
-        prepare(&q->work[i], q->size, &p);
+        prepare(&q->work[i], q->size, q->policy, &p);
         pthread_mutex_lock(&q->mu);
         while (q->count == QUEUE && !q->stop) pthread_cond_wait(&q->changed, &q->mu);
         if (q->stop) {
@@ -495,7 +496,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     memset(&q, 0, sizeof q);
     pthread_mutex_init(&q.mu, NULL);
     pthread_cond_init(&q.changed, NULL);
-    q.work = work, q.n_work = n_work, q.size = src->size;
+    q.work = work, q.n_work = n_work, q.size = src->size, q.policy = ours.policy;
     if (o->on_progress) o->on_progress(o->user, 0, n_work);
     extract_run run = {&q, work, n_work, &b, o, st, err, 0};
     if (ac_parallel_all(2, extract_stage, &run)) {

@@ -1,11 +1,14 @@
 /* test_encoder_id: the encoder identity's one owner (encoder_id.c): the JSON it writes, byte for byte
  * as feature caches have stored it (hand-written here), read back; what counts as the same encoder;
- * and the resize policy it records deciding how ac_encoder_prepare squashes a photo (against pixels
- * computed by hand). */
+ * and the resize policy it records deciding how ac_encoder_prepare, and feature extraction, squash a
+ * photo (against pixels computed by hand). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attncap/encoder.h"
+#include "attncap/features.h"
+#include "attncap/png.h"
 #include "test.h"
 
 static ac_encoder fake_encoder(void) {
@@ -86,9 +89,51 @@ static void policy_decides_the_squash(void) {
     ac_image_free(&sq);
 }
 
+/* The squashed photo's two top pixels, as the feature cache stores them. */
+static int ramp_encode(void *ctx, const ac_image *img, float *out, ac_err *err) {
+    (void)ctx, (void)err;
+    out[0] = img->px[0], out[1] = img->px[3];
+    return 0;
+}
+
+/* Extraction squashes by the policy of the identity it records (the ramp above, through a PNG). */
+static void extraction_follows_the_policy(void) {
+    const char *t = getenv("ATTNCAP_TEST_TMP");
+    char dir[4096], photo[4200], out[4200];
+    snprintf(dir, sizeof dir, "%s/encoder_id_XXXXXX", t && *t ? t : "/tmp");
+    CHECK(mkdtemp(dir) != NULL);
+    unsigned char px[4 * 3];
+    for (int x = 0; x < 4; x++) px[3 * x] = px[3 * x + 1] = px[3 * x + 2] = (unsigned char)(80 * x);
+    ac_image ramp = {4, 1, px};
+    ac_err err;
+    snprintf(photo, sizeof photo, "%s/ramp.png", dir);
+    CHECKF(ac_png_write(photo, &ramp, &err) == 0, "%s", err.msg);
+    const char *ids[2] = {"{\"file\":\"f.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":2,\"grid_h\":1,\"grid_w\":1,"
+                          "\"dim\":2,\"resize\":\"bilinear\"}",
+                          "{\"file\":\"f.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":2,\"grid_h\":1,\"grid_w\":1,"
+                          "\"dim\":2,\"resize\":\"squash, antialiased bilinear\"}"};
+    const float want[2][2] = {{40, 200}, {57, 183}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/cache%d", dir, k);
+        ac_feature_source src = {NULL, ramp_encode, 2, 1, 1, 2, ids[k]};
+        ac_features_opts o = {out, 0, 0, 0, NULL, NULL, NULL};
+        ac_features_stats st;
+        const char *paths[1] = {photo};
+        ac_feature_cache fc;
+        CHECKF(ac_features_extract(&src, paths, 1, &o, &st, &err) == 0 && st.encoded == 1, "%s", err.msg);
+        CHECKF(ac_features_load(out, &fc, &err) == 0, "%s", err.msg);
+        float scratch[2];
+        const float *row = fc.n == 1 ? ac_features_row(&fc, 0, scratch) : NULL;
+        CHECKF(row && row[0] == want[k][0] && row[1] == want[k][1], "policy %d: %g %g", k, row ? row[0] : -1,
+               row ? row[1] : -1);
+        ac_features_free(&fc);
+    }
+}
+
 int main(void) {
     RUN(written_as_caches_store_it);
     RUN(same_encoder);
     RUN(policy_decides_the_squash);
+    RUN(extraction_follows_the_policy);
     return TEST_EXIT();
 }

@@ -45,6 +45,9 @@ typedef struct ac_encoder {
  * A layer name matches a tensor's full name or the first ';'-separated part of it (TFLite joins the
  * names of fused ops). size 0 = the model's native input size. threads 0 = default. */
 int ac_encoder_open(const char *tflite_path, const char *layer, int size, int threads, ac_encoder *enc, ac_err *err);
+/* photo -> size x size by the policy: the one place a policy becomes a resampler (the encoder, and
+ * feature extraction by the policy its identity records, both call it). */
+int ac_resize_squash(const ac_image *photo, int size, ac_resize policy, ac_image *square, ac_err *err);
 /* photo -> the encoder's size x size input, by enc->resize. Thread-safe (reads enc only). */
 int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err);
 /* out: grid_h*grid_w*dim floats (row-major grid, then channels). img: any photo (prepared here unless
