@@ -2,6 +2,7 @@
  * as JSON, per-image files). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,4 +311,33 @@ int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_s
     int rc = ac_write_file_atomic(path, txt, strlen(txt), err);
     free(txt);
     return rc;
+}
+
+int ac_eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err) {
+    const char *slash = model ? strrchr(model, '/') : NULL, *model_name = slash ? slash + 1 : model;
+    ac_atomic_file af;
+    if (ac_atomic_open(&af, path, err)) return -1;
+    ac_atomic_write(&af, "[\n", 2, err);
+    for (int i = 0; i < s->n; i++) {
+        const char *id = s->items[i].id ? s->items[i].id : "";
+        /* a COCO id stays a number, as COCO's own results files have it (exact in a double up to 15 digits) */
+        const int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) <= 15;
+        cJSON *o = cJSON_CreateObject();
+        if (numeric) cJSON_AddNumberToObject(o, "image_id", strtod(id, NULL));
+        else cJSON_AddStringToObject(o, "image_id", id);
+        cJSON_AddStringToObject(o, "caption", s->items[i].cand);
+        if (model_name) cJSON_AddStringToObject(o, "model", model_name);
+        char *line = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        if (!line) {
+            ac_atomic_abort(&af);
+            return ac_errf(err, "%s: out of memory", path);
+        }
+        ac_atomic_write(&af, "  ", 2, err);
+        ac_atomic_write(&af, line, strlen(line), err);
+        ac_atomic_write(&af, i + 1 < s->n ? ",\n" : "\n", i + 1 < s->n ? 2 : 1, err);
+        free(line);
+    }
+    ac_atomic_write(&af, "]\n", 2, err);
+    return ac_atomic_commit(&af, err);
 }

@@ -45,7 +45,7 @@ static int swap_lr(const ac_vocab *v, int id) {
 }
 
 /* The training photos' captions: data's train split, then every photo of extra_data's sets. */
-static int load_extra_data(trainer *tr, ac_err *err) {
+static int load_extra_data(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (!o->extra_data || !*o->extra_data) return 0;
     char *list = strdup(o->extra_data), *save = NULL;
@@ -60,7 +60,7 @@ static int load_extra_data(trainer *tr, ac_err *err) {
     return rc;
 }
 
-static int load_data(trainer *tr, ac_err *err) {
+static int load_data(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err) || load_extra_data(tr, err)) return -1;
     size_t budget = SIZE_MAX; /* bytes of feature rows loaded into memory; more are mapped */
@@ -124,7 +124,7 @@ static int load_data(trainer *tr, ac_err *err) {
     if (n_text > 0) {
         if (!(tr->tex = calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
         for (int i = 0; i < n_text; i++) {
-            example *e = &tr->tex[i];
+            ac_train_example *e = &tr->tex[i];
             e->feat = e->feat_flip = -1, e->n = toks[n + i].n;
             if (!(e->w = malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
@@ -134,7 +134,7 @@ static int load_data(trainer *tr, ac_err *err) {
     tr->ex = calloc((size_t)n, sizeof *tr->ex);
     if (!tr->ex) goto oom;
     for (int i = 0; i < n; i++) {
-        example *e = &tr->ex[i];
+        ac_train_example *e = &tr->ex[i];
         e->feat = feat[i], e->feat_flip = tr->use_flip ? featf[i] : -1, e->n = toks[i].n;
         e->w = malloc(sizeof(int) * (size_t)e->n);
         if (!e->w) goto oom;
@@ -160,7 +160,7 @@ static int load_data(trainer *tr, ac_err *err) {
         int f = ac_features_find(&tr->fc, im->key);
         if (f < 0) continue;
         if (o->max_val > 0 && tr->n_vi >= o->max_val) break;
-        val_image *vi = realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
+        ac_val_image *vi = realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
         if (!vi) goto oom;
         tr->vi = vi;
         vi = &tr->vi[tr->n_vi++];
@@ -168,7 +168,7 @@ static int load_data(trainer *tr, ac_err *err) {
         vi->feat = f;
         vi->id = im->key;
         vi->refs = calloc((size_t)im->n_caps + 1, sizeof(char *));
-        example *ve = realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
+        ac_train_example *ve = realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
         if (!vi->refs || !ve) goto oom;
         tr->vex = ve;
         for (int k = 0; k < im->n_caps; k++) {
@@ -177,7 +177,7 @@ static int load_data(trainer *tr, ac_err *err) {
             if (ac_tokenize(im->caps[k], &t, &e2)) continue;
             vi->refs[vi->n_refs++] = ac_tokens_join(&t);
             if (t.n > 0 && t.n <= o->max_words) {
-                example *e = &tr->vex[tr->n_vex];
+                ac_train_example *e = &tr->vex[tr->n_vex];
                 memset(e, 0, sizeof *e);
                 e->feat = f, e->feat_flip = -1, e->n = t.n;
                 e->w = malloc(sizeof(int) * (size_t)t.n);
@@ -218,7 +218,7 @@ typedef struct batch_buf {
     int *stage_row; /* [capacity] feature row held by each slot */
 } batch_buf;
 
-static void make_batch(const trainer *tr, const example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
+static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
                        ac_dec_batch *b) {
     const int stride = tr->o->max_words;
     for (int i = 0; i < B; i++) bb->idx[i] = i;
@@ -232,7 +232,7 @@ static void make_batch(const trainer *tr, const example *ex, const int *sel, int
     int n_stage = 0;
     for (int i = 0; i < B; i++) {
         const int s = bb->idx[i];
-        const example *e = &ex[sel[s]];
+        const ac_train_example *e = &ex[sel[s]];
         const int f = flip && flip[s] && e->feat_flip >= 0;
         bb->len[i] = e->n + 1;
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
@@ -266,7 +266,7 @@ static void shuffle(int *perm, int n, uint64_t seed) {
 
 /* ---------- evaluation ---------- */
 
-static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
+static int val_loss(ac_trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
     const int B = tr->o->batch;
     int *sel = malloc(sizeof(int) * (size_t)tr->n_vex);
     if (!sel) return ac_errf(err, "out of memory");
@@ -290,7 +290,7 @@ static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
 }
 
 /* Scores them with our metrics (NAN if unavailable). */
-static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
+static int val_scores(ac_trainer *tr, double *bleu4, double *cider, ac_err *err) {
     *bleu4 = *cider = NAN;
     if (!ac_train_metrics_available()) return 0;
     char **cands = calloc((size_t)tr->n_vi, sizeof(char *));
@@ -317,7 +317,7 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
 
 /* ---------- log and plot ---------- */
 
-static int write_log(const trainer *tr, ac_err *err) {
+static int write_log(const ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (o->log_csv) {
         size_t cap = 256 + (size_t)tr->n_hist * 160, n = 0;
@@ -354,18 +354,7 @@ static int write_log(const trainer *tr, ac_err *err) {
 
 /* ---------- the loop ---------- */
 
-int ac_train_hist_add(trainer *tr, const ac_hist *h) {
-    if (tr->n_hist == tr->cap_hist) {
-        int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
-        ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
-        if (!n) return -1;
-        tr->hist = n, tr->cap_hist = cap;
-    }
-    tr->hist[tr->n_hist++] = *h;
-    return 0;
-}
-
-static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
+static int save_best(ac_trainer *tr, const ac_hist *h, ac_err *err) {
     const ac_train_opts *o = tr->o;
     char notes[1024];
     snprintf(notes, sizeof notes,
@@ -386,7 +375,7 @@ static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
 
 /* With a weight average, puts it in the model's place (and back on the second call): evaluation
  * and the saved model see the averaged weights, training the raw ones. */
-static void ema_swap(trainer *tr) {
+static void ema_swap(ac_trainer *tr) {
     if (!tr->ema) return;
     const size_t n = tr->model.dec.n_params;
     float *p = tr->model.dec.params;
@@ -396,7 +385,7 @@ static void ema_swap(trainer *tr) {
     }
 }
 
-static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
+static int evaluate(ac_trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
     ac_train_state *s = &tr->st;
     if (tr->o->on_event) {
         const ac_train_event ev = {.kind = AC_TRAIN_VALIDATING};
@@ -446,7 +435,7 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     return 0;
 }
 
-static void announce_finish(const trainer *tr, const char *metric, ac_train_finish why) {
+static void announce_finish(const ac_trainer *tr, const char *metric, ac_train_finish why) {
     if (!tr->o->on_event) return;
     const ac_train_state *s = &tr->st;
     const ac_train_event ev = {.kind = AC_TRAIN_FINISHED, .finish = why, .step = s->step, .epoch = s->epoch,
@@ -458,7 +447,7 @@ static void announce_finish(const trainer *tr, const char *metric, ac_train_fini
 
 /* A resumed run that had already finished (stopped early, or all its epochs done) with its model
  * saved: says so and has nothing to do. More epochs than it had, and it goes on. */
-static int finished_before(const trainer *tr, const char *metric) {
+static int finished_before(const ac_trainer *tr, const char *metric) {
     const ac_train_state *s = &tr->st;
     const int over = s->done || s->epoch >= tr->o->epochs || (tr->o->max_steps > 0 && s->step >= tr->o->max_steps);
     if (!over || !ac_is_file(tr->o->out)) return 0;
@@ -486,7 +475,7 @@ static int out_dir_ready(const char *out, ac_err *err) {
     return rc;
 }
 
-static void trainer_free(trainer *tr) {
+static void trainer_free(ac_trainer *tr) {
     for (int i = 0; i < tr->n_ex; i++) free(tr->ex[i].w), free(tr->ex[i].wf);
     for (int i = 0; i < tr->n_vex; i++) free(tr->vex[i].w);
     for (int i = 0; i < tr->n_vi; i++) {
@@ -509,7 +498,7 @@ static void trainer_free(trainer *tr) {
  * no attention penalty), its gradient folded into tr->grad by tokens against the photo batch's
  * n_photo_tok (times text_weight), and the no-photo context's gradient into tr->null_g. *text_loss
  * tracks the text batches' cross-entropy per token (a running average). */
-static int text_step(trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int *sel, ac_dec_stats *st,
+static int text_step(ac_trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int *sel, ac_dec_stats *st,
                      double *text_loss, long n_photo_tok, ac_err *err) {
     const ac_train_opts *o = tr->o;
     const size_t LD = (size_t)tr->L * tr->D, np = tr->model.dec.n_params;
@@ -535,7 +524,7 @@ static int text_step(trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int
 
 int ac_train(const ac_train_opts *oin, ac_err *err) {
     ac_train_opts o = *oin;
-    trainer tr;
+    ac_trainer tr;
     memset(&tr, 0, sizeof tr);
     tr.o = &o;
     tr.st.best = -INFINITY, tr.st.best_loss = INFINITY;
@@ -608,7 +597,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         double *cnt = calloc((size_t)c.vocab, sizeof(double)), tot = 0;
         if (!cnt) goto oom;
         for (int i = 0; i < tr.n_ex + tr.n_tex; i++) {
-            const example *e = i < tr.n_ex ? &tr.ex[i] : &tr.tex[i - tr.n_ex];
+            const ac_train_example *e = i < tr.n_ex ? &tr.ex[i] : &tr.tex[i - tr.n_ex];
             for (int k = 0; k < e->n; k++) cnt[e->w[k]] += 1;
             cnt[AC_END] += 1;
         }

@@ -117,7 +117,7 @@ static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac
             differs(buf, n, shape[i].key, shape[i].is_float, shape[i].here, shape[i].there);
 }
 
-static char *state_json(const trainer *tr) {
+static char *state_json(const ac_trainer *tr) {
     const ac_train_state *s = &tr->st;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "epoch", s->epoch);
@@ -147,7 +147,7 @@ static char *state_json(const trainer *tr) {
     return out;
 }
 
-int ac_train_save_ckpt(trainer *tr, ac_err *err) {
+int ac_train_save_ckpt(ac_trainer *tr, ac_err *err) {
     char *path = ac_train_ckpt_path(tr->o->out), *cfg = ac_decoder_config_to_json(&tr->model.dec.cfg);
     char *voc = ac_vocab_to_json(tr->model.vocab), *state = state_json(tr);
     ac_st_writer w;
@@ -184,7 +184,7 @@ static double jnum(const cJSON *o, const char *k, double def) {
 
 /* Loads a checkpoint: the model (config, vocab, params), Adam moments, state, history, and the
  * trajectory options (into *o). */
-int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, char *kept, size_t kept_n, ac_err *err) {
+int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept_n, ac_err *err) {
     char *path = ac_train_ckpt_path(o->out);
     if (!path) return ac_errf(err, "out of memory");
     ac_st_file f;
@@ -302,4 +302,16 @@ done:
     ac_st_free(&f);
     free(path);
     return rc;
+}
+
+/* Here, not in train.c: the checkpoint restores the history, and train.c calls into this file only. */
+int ac_train_hist_add(ac_trainer *tr, const ac_hist *h) {
+    if (tr->n_hist == tr->cap_hist) {
+        int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
+        ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
+        if (!n) return -1;
+        tr->hist = n, tr->cap_hist = cap;
+    }
+    tr->hist[tr->n_hist++] = *h;
+    return 0;
 }

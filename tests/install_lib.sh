@@ -101,7 +101,7 @@ if install_once && need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
       done
     done
     if [ $ok = 1 ]; then
-      for s in cnn_gemm ac_image_resize ac_smm_nn; do
+      for s in ac_cnn_gemm ac_image_resize ac_smm_nn; do
         nm -D "$P/lib/libattncap.so" | grep -qE " i $s\$" && nm "$P/lib/libattncap.a" 2>/dev/null | grep -qE " T ${s}_avx512\$" &&
           nm "$P/lib/libattncap.a" 2>/dev/null | grep -qE " T ${s}_generic\$" || { t_fail "$s is not chosen at run time"; ok=0; break; }
       done

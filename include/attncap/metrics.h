@@ -129,6 +129,11 @@ char *ac_scores_to_json_flags(const ac_scores *sc, int flags);
  * by "; "), else a JSON list of objects that also holds the references and an "objects" entry
  * {"candidate": [...], "truth": [...], "hallucinated": [...], "missed": [...]}. */
 int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err);
+/* The candidates as scored (tokenized), in COCO results format [{"image_id": ..., "caption": ...}],
+ * one result a line, written atomically; ac_eval_load_results reads it back. model: the model file
+ * that captioned them, or NULL; each result then names it ("model": its file name), so that a report
+ * of these results can. */
+int ac_eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

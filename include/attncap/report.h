@@ -10,6 +10,7 @@
 #ifndef ATTNCAP_REPORT_H
 #define ATTNCAP_REPORT_H
 #include "attncap/metrics.h"
+#include "attncap/overlay.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +34,15 @@ typedef struct ac_report {
 
 /* Writes DIR/index.html atomically (DIR is created). */
 int ac_report_write(const char *dir, const ac_report *r, ac_err *err);
+
+/* The files a report row links to (report_files.c), for image i (0-based) of the set:
+ * DIR/thumbs/NNNNN.png, the photo with its long side at most 200 pixels, and
+ * DIR/sheets/NNNNN_KEY/sheet.png, the attention sheet of its caption (long side 768; KEY is the
+ * photo's key up to its first '.', other characters than [A-Za-z0-9_-] made '_'; an earlier sheet
+ * there is replaced). Each returns its path relative to DIR (malloc'd), or NULL (err). */
+char *ac_report_thumb(const char *dir, int i, const ac_image *photo, ac_err *err);
+char *ac_report_sheet(const char *dir, int i, const char *key, const ac_image *photo, const ac_caption *c,
+                      const ac_vocab *v, int grid_h, int grid_w, const ac_font *font, int threads, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

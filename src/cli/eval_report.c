@@ -11,53 +11,6 @@
 #include "attncap/png.h"
 #include "attncap/report.h"
 
-char *eval_write_thumb(const char *dir, int i, const ac_image *photo, ac_err *err) {
-    int tw = photo->w, th = photo->h, side = 200;
-    if (tw > side || th > side) {
-        if (tw >= th) th = (int)fmax(1, round((double)th * side / tw)), tw = side;
-        else tw = (int)fmax(1, round((double)tw * side / th)), th = side;
-    }
-    char rel[64], *full, *tdir = ac_path_join(dir, "thumbs");
-    snprintf(rel, sizeof rel, "thumbs/%05d.png", i + 1);
-    full = ac_path_join(dir, rel);
-    ac_image t = {0};
-    int ok = tdir && full && !ac_mkdirs(tdir, err) && !ac_image_resize(photo, tw, th, &t, err) && !ac_png_write(full, &t, err);
-    ac_image_free(&t);
-    free(tdir);
-    free(full);
-    return ok ? strdup(rel) : NULL;
-}
-
-static const char *base_name(const char *p);
-
-int eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err) {
-    ac_atomic_file af;
-    if (ac_atomic_open(&af, path, err)) return -1;
-    ac_atomic_write(&af, "[\n", 2, err);
-    for (int i = 0; i < s->n; i++) {
-        const char *id = s->items[i].id ? s->items[i].id : "";
-        /* a COCO id stays a number (exact in a double up to 15 digits) */
-        const int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) <= 15;
-        cJSON *o = cJSON_CreateObject();
-        if (numeric) cJSON_AddNumberToObject(o, "image_id", strtod(id, NULL));
-        else cJSON_AddStringToObject(o, "image_id", id);
-        cJSON_AddStringToObject(o, "caption", s->items[i].cand);
-        if (model) cJSON_AddStringToObject(o, "model", base_name(model));
-        char *line = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
-        if (!line) {
-            ac_atomic_abort(&af);
-            return ac_errf(err, "%s: out of memory", path);
-        }
-        ac_atomic_write(&af, "  ", 2, err);
-        ac_atomic_write(&af, line, strlen(line), err);
-        ac_atomic_write(&af, i + 1 < s->n ? ",\n" : "\n", i + 1 < s->n ? 2 : 1, err);
-        free(line);
-    }
-    ac_atomic_write(&af, "]\n", 2, err);
-    return ac_atomic_commit(&af, err);
-}
-
 int eval_compare_load(eval_compare *c, const char *refs_spec, const char *images, const char *path, int meteor,
                       const char *wordnet, ac_err *err) {
     memset(c, 0, sizeof *c);
@@ -100,7 +53,7 @@ int eval_report_write(const eval_report_in *in, ac_err *err) {
             ac_image photo = {0};
             ac_err e2;
             if (set->items[i].path && !ac_image_load(set->items[i].path, &photo, &e2))
-                thumbs[i] = eval_write_thumb(in->dir, i, &photo, &e2);
+                thumbs[i] = ac_report_thumb(in->dir, i, &photo, &e2);
             ac_image_free(&photo);
         }
     const char *model = in->model ? base_name(in->model) : results_model(set);

@@ -5,13 +5,6 @@
 #include "attncap/image.h"
 #include "attncap/metrics.h"
 
-/* "DIR/thumbs/NNNNN.png" from photo (long side 200); returns the relative path (malloc'd) or NULL. */
-char *eval_write_thumb(const char *dir, int i, const ac_image *photo, ac_err *err);
-
-/* --results-out: the generated captions as scored (tokenized), in COCO results format, one result a
- * line, each naming the model when given (its file name), so a report of them (--compare) can. */
-int eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err);
-
 /* The other run of --compare: RESULTS scored against refs_spec (photos in images, may be NULL). */
 typedef struct eval_compare {
     const char *path;
