@@ -3,6 +3,7 @@
  * batch 32, 7x7x1280 annotations, vocabulary 2500, E = H = A = 512, caption lengths as in Flickr8k,
  * five captions per photo (training batches hold whole photos; GROUP=0 gives every caption its own).
  * bench/train.sh runs this next to tools/torch_decoder.py --bench in the same run.
+ * ATTENTION=dot (any score of decoder.h) and HEADS=N time another attention.
  * Usage: bench_train [seconds] [E H A V B] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,9 @@ int main(int argc, char **argv) {
     int E = argc > 2 ? atoi(argv[2]) : 512, H = argc > 3 ? atoi(argv[3]) : 512, A = argc > 4 ? atoi(argv[4]) : 512;
     int V = argc > 5 ? atoi(argv[5]) : 2500, B = argc > 6 ? atoi(argv[6]) : 32;
     ac_decoder_config c = {.vocab = V, .embed = E, .hidden = H, .att = A, .dim = 1280, .n_ann = 49, .grid_h = 7,
-                           .grid_w = 7, .dropout = 0.5f, .lambda = 1.0f};
+                           .grid_w = 7, .dropout = 0.5f, .lambda = 1.0f,
+                           .attention = getenv("ATTENTION") ? ac_decoder_attention_parse(getenv("ATTENTION")) : 0,
+                           .heads = getenv("HEADS") ? atoi(getenv("HEADS")) : 0};
     ac_decoder dec;
     ac_err err;
     if (ac_decoder_init(&dec, &c, 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
@@ -48,7 +51,8 @@ int main(int argc, char **argv) {
         t = ac_now() - t0;
     } while (t < secs);
     double cpu = (double)clock() / CLOCKS_PER_SEC - c0;
-    printf("attncap   train step: %d steps, %.0f target tokens/s, %.0f per CPU-second (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, %d shards, %d captions/photo)\n", steps,
-           toks / t, toks / cpu, B, E, H, A, V, threads, shards, per_photo);
+    printf("attncap   train step: %d steps, %.0f target tokens/s, %.0f per CPU-second (batch %d, E=H=A=%d/%d/%d, V=%d, %d threads, %d shards, %d captions/photo, %s x%d)\n", steps,
+           toks / t, toks / cpu, B, E, H, A, V, threads, shards, per_photo, ac_decoder_attention_name(c.attention),
+           c.heads > 1 ? c.heads : 1);
     return 0;
 }
