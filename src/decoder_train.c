@@ -40,7 +40,7 @@ struct ac_dec_work {
     float *h0, *c0, *dh, *dc;         /* [B, H] */
     float *S;                         /* [B, heads L] sum_t alpha */
     float *dX, *dal, *de;             /* [B, D + H], [heads L], [heads L] scratch */
-    float *dshift;                    /* [A + 2H] scratch of ctx_shift_grad */
+    float *dshift;                    /* [K + 2H] scratch of ctx_shift_grad */
     /* per token */
     float *ey;          /* [N, E]  E y_{t-1} */
     float *G;           /* [N, 4H] gates (pre-activation, then activations i f g o) */
@@ -69,7 +69,8 @@ struct ac_dec_work {
 
 /* Floats needed to pack the four recurrent weights (W_h: not for a score without it). */
 static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
-    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden, wh = (ac_attention_tensors(c->attention) & AC_ATTENTION_HAS_WH) != 0;
+    const int H = c->hidden, A = c->att, DH = c->dim + c->hidden;
+    const int wh = (ac_attention_tensors(c->attention) & AC_ATTENTION_HAS_WH) != 0;
     off[0] = 0;
     off[1] = off[0] + ac_smm_packed_size(DH, 4 * H);   /* X [.., DH] x W_zh [DH, 4H] */
     off[2] = off[1] + ac_smm_packed_size(4 * H, DH);   /* dG [.., 4H] x W_zh^T */
