@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "beam_internal.h"
 #include "pool.h"
 
 ac_beam_opts ac_beam_defaults(void) {
@@ -279,10 +280,9 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
 
 static int search_running(const search *s) { return s->t <= s->T && s->live > 0 && s->finished[s->accept] < s->K; }
 
-/* Time step t from the decoder's outputs for the live hypotheses (rows 0..live of each buffer): the
- * candidates of every state, the hypotheses that finish, the next beams. */
-static void search_advance(search *s, const float *logp, const float *alpha, const float *beta, const float *h_out,
-                           const float *c_out) {
+/* Time step t from the decoder's outputs for the live hypotheses (rec[k], ac_memo_row's layout: h_out,
+ * c_out, logp, alpha, beta): the candidates of every state, the hypotheses that finish, the next beams. */
+static void search_advance(search *s, const float *const *rec) {
     const ac_beam_opts *o = &s->o;
     const fsm *f = &s->f;
     const int K = s->K, V = s->V, H = s->H, L = s->L, S = s->S, t = s->t, n_keep = s->n_keep;
@@ -290,7 +290,7 @@ static void search_advance(search *s, const float *logp, const float *alpha, con
     hyp *cur = s->cur, *nxt = s->nxt;
     for (int st = 0; st < S; st++) n_top[st] = 0, cap[st] = K - s->finished[st];
     for (int k = 0; k < s->live; k++) {
-        const float *lk = logp + (size_t)k * V;
+        const float *lk = rec[k] + 2 * H;
         const double base = cur[k].logprob;
         const int stay = cur[k].mask * f->depths; /* (mask, depth 0): <end> and words in no phrase */
         if (t == s->T) { /* only <end> may follow max_len words */
@@ -320,9 +320,9 @@ static void search_advance(search *s, const float *logp, const float *alpha, con
                     e->n = t, e->lp = cd->lp;
                     memcpy(e->words, par->words, (size_t)t * sizeof *e->words);
                     memcpy(e->alpha, par->alpha, (size_t)t * L * sizeof *e->alpha);
-                    memcpy(e->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *e->alpha);
+                    memcpy(e->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *e->alpha);
                     memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
-                    e->beta[t] = beta[cd->k];
+                    e->beta[t] = rec[cd->k][2 * H + V + L];
                 }
                 continue;
             }
@@ -330,13 +330,13 @@ static void search_advance(search *s, const float *logp, const float *alpha, con
             memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
             ch->words[t] = cd->w;
             memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
-            memcpy(ch->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *ch->alpha);
+            memcpy(ch->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *ch->alpha);
             memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
-            ch->beta[t] = beta[cd->k];
+            ch->beta[t] = rec[cd->k][2 * H + V + L];
             ch->logprob = cd->lp;
             ch->mask = mask;
-            memcpy(s->h_next + (size_t)nlive * H, h_out + (size_t)cd->k * H, (size_t)H * sizeof *s->h);
-            memcpy(s->c_next + (size_t)nlive * H, c_out + (size_t)cd->k * H, (size_t)H * sizeof *s->c);
+            memcpy(s->h_next + (size_t)nlive * H, rec[cd->k], (size_t)H * sizeof *s->h);
+            memcpy(s->c_next + (size_t)nlive * H, rec[cd->k] + H, (size_t)H * sizeof *s->c);
             s->prev[nlive] = cd->w;
             nlive++;
         }
@@ -375,48 +375,95 @@ static int search_result(const search *s, ac_caption *out, ac_err *err) {
     return 0;
 }
 
-int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks) {
+/* The engine's buffers for R live hypotheses at most: the decoder's inputs and outputs for those it
+ * computes (compact, photo by photo), each live hypothesis's record (memo'd or computed) and the
+ * records of the computed ones. */
+typedef struct engine {
+    const ac_dec_image **img;
+    int *rows, *first;     /* [n]: computed rows of each photo stepped; each search's first live row */
+    int *src, *own, *prev; /* [R]: each computed row's live row and search, and its previous word */
+    const float **rec;
+    float *h, *c, *h_out, *c_out, *logp, *alpha, *beta, *rowbuf, *scratch;
+    float *fbuf;
+} engine;
+
+static int engine_open(engine *e, const ac_decoder *dec, int n, int R) {
     const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t W = ac_memo_row_size(dec), nn = (size_t)(n > 0 ? n : 1), nr = (size_t)(R > 0 ? R : 1);
+    e->img = malloc(sizeof *e->img * nn), e->rec = malloc(sizeof *e->rec * nr);
+    e->rows = malloc(sizeof *e->rows * (2 * nn + 3 * nr));
+    e->fbuf = malloc(sizeof *e->fbuf * (nr * (4 * H + V + L + 1 + W) + ac_decoder_step_scratch(&dec->cfg, R)));
+    if (!e->img || !e->rec || !e->rows || !e->fbuf) return -1;
+    e->first = e->rows + nn, e->src = e->first + nn, e->own = e->src + nr, e->prev = e->own + nr;
+    e->h = e->fbuf, e->c = e->h + nr * H, e->h_out = e->c + nr * H, e->c_out = e->h_out + nr * H;
+    e->logp = e->c_out + nr * H, e->alpha = e->logp + nr * V, e->beta = e->alpha + nr * L;
+    e->rowbuf = e->beta + nr, e->scratch = e->rowbuf + nr * W;
+    return 0;
+}
+
+static void engine_close(engine *e) { free(e->img), free(e->rec), free(e->rows), free(e->fbuf); }
+
+/* One time step of every running search: the hypotheses a memo knows are looked up, the others go
+ * through one decoder step together (and into their photo's memo). Returns 0 when none is running. */
+static int engine_step(engine *e, const ac_decoder *dec, int n, ac_beam_task *tasks, search *s) {
+    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t W = ac_memo_row_size(dec);
+    int np = 0, q = 0, pos = 0, running = 0;
+    for (int i = 0; i < n; i++) {
+        e->first[i] = pos;
+        if (tasks[i].failed || !search_running(&s[i])) continue;
+        running = 1;
+        int miss = 0;
+        for (int k = 0; k < s[i].live; k++, pos++) {
+            e->rec[pos] = tasks[i].memo ? ac_memo_find(tasks[i].memo, s[i].cur[k].words, s[i].t) : NULL;
+            if (e->rec[pos]) continue;
+            e->src[q] = pos, e->own[q] = i, e->prev[q] = s[i].prev[k];
+            memcpy(e->h + (size_t)q * H, s[i].h + (size_t)k * H, sizeof *e->h * H);
+            memcpy(e->c + (size_t)q * H, s[i].c + (size_t)k * H, sizeof *e->c * H);
+            q++, miss++;
+        }
+        if (miss) e->img[np] = tasks[i].img, e->rows[np++] = miss;
+    }
+    if (!running) return 0;
+    if (q) ac_decoder_step_photos(dec, np, e->img, e->rows, e->prev, e->h, e->c, e->h_out, e->c_out, e->logp, e->alpha,
+                                  e->beta, e->scratch);
+    for (int j = 0; j < q; j++) {
+        const int i = e->own[j], k = e->src[j] - e->first[i];
+        float *r = e->rowbuf + (size_t)e->src[j] * W;
+        memcpy(r, e->h_out + (size_t)j * H, sizeof *r * H);
+        memcpy(r + H, e->c_out + (size_t)j * H, sizeof *r * H);
+        memcpy(r + 2 * H, e->logp + (size_t)j * V, sizeof *r * V);
+        memcpy(r + 2 * H + V, e->alpha + (size_t)j * L, sizeof *r * L);
+        r[2 * H + V + L] = e->beta[j];
+        e->rec[e->src[j]] = r;
+        if (tasks[i].memo) ac_memo_add(tasks[i].memo, s[i].cur[k].words, s[i].t, r); /* full: just not kept */
+    }
+    for (int i = 0; i < n; i++)
+        if (!tasks[i].failed && search_running(&s[i])) search_advance(&s[i], e->rec + e->first[i]);
+    return 1;
+}
+
+int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks) {
     search *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    const ac_dec_image **img = malloc(sizeof *img * (size_t)(n > 0 ? n : 1));
-    int *rows = malloc(sizeof *rows * (size_t)(n > 0 ? n : 1)), *which = malloc(sizeof *which * (size_t)(n > 0 ? n : 1));
     int failed = 0, R = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
-        tasks[i].failed = !s || !img || !rows || !which ? ac_errf(&tasks[i].err, "beam search: out of memory")
-                                                      : search_open(&s[i], dec, tasks[i].img, &tasks[i].opts, &tasks[i].err);
+        tasks[i].failed = !s ? ac_errf(&tasks[i].err, "beam search: out of memory")
+                             : search_open(&s[i], dec, tasks[i].img, &tasks[i].opts, &tasks[i].err);
         failed += tasks[i].failed != 0;
         if (!tasks[i].failed) R += s[i].R;
     }
-    /* The decoder's outputs for every live hypothesis of every photo, and the step's scratch. */
-    int *prev = malloc(sizeof *prev * (size_t)(R > 0 ? R : 1));
-    float *buf = malloc(sizeof *buf * ((size_t)R * (4 * H + V + L + 1) + ac_decoder_step_scratch(&dec->cfg, R)));
-    float *h = buf, *c = h + (size_t)R * H, *h_out = c + (size_t)R * H, *c_out = h_out + (size_t)R * H;
-    float *logp = c_out + (size_t)R * H, *alpha = logp + (size_t)R * V, *beta = alpha + (size_t)R * L;
-    float *scratch = beta + R;
-    for (int i = 0; i < n && (!prev || !buf); i++)
-        if (!tasks[i].failed) tasks[i].failed = ac_errf(&tasks[i].err, "beam search: out of memory"), failed++;
-    for (;;) {
-        int np = 0, k = 0;
-        for (int i = 0; i < n; i++) {
-            if (tasks[i].failed || !search_running(&s[i])) continue;
-            img[np] = tasks[i].img, rows[np] = s[i].live, which[np++] = i;
-            memcpy(prev + k, s[i].prev, sizeof *prev * (size_t)s[i].live);
-            memcpy(h + (size_t)k * H, s[i].h, sizeof *h * (size_t)s[i].live * H);
-            memcpy(c + (size_t)k * H, s[i].c, sizeof *c * (size_t)s[i].live * H);
-            k += s[i].live;
-        }
-        if (!np) break;
-        ac_decoder_step_photos(dec, np, img, rows, prev, h, c, h_out, c_out, logp, alpha, beta, scratch);
-        for (int p = 0, k0 = 0; p < np; k0 += rows[p++])
-            search_advance(&s[which[p]], logp + (size_t)k0 * V, alpha + (size_t)k0 * L, beta + k0,
-                           h_out + (size_t)k0 * H, c_out + (size_t)k0 * H);
-    }
+    engine e = {0};
+    if (engine_open(&e, dec, n, R))
+        for (int i = 0; i < n; i++)
+            if (!tasks[i].failed) tasks[i].failed = ac_errf(&tasks[i].err, "beam search: out of memory"), failed++;
+    while (engine_step(&e, dec, n, tasks, s)) {}
     for (int i = 0; i < n; i++) {
         if (!tasks[i].failed && search_result(&s[i], &tasks[i].out, &tasks[i].err)) tasks[i].failed = -1, failed++;
         if (s) search_close(&s[i]);
     }
-    free(s), free(img), free(rows), free(which), free(prev), free(buf);
+    engine_close(&e);
+    free(s);
     return failed ? -1 : 0;
 }
 

@@ -181,6 +181,7 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, 
 /* One photo on its way through ac_name_captions. */
 typedef struct naming_job {
     ac_dec_image *img;
+    ac_beam_memo *memo;    /* the steps of its searches, for the next ones (NULL: tags off) */
     unsigned char *banned; /* NULL, or [V] (absent_words) */
     ac_beam_opts bo;       /* the caller's, with banned */
     cand *cands;           /* [MAX_TAGS] */
@@ -202,7 +203,7 @@ static void search_round(const ac_model *m, int n, ac_name_task *tasks, naming_j
         }
         ac_beam_opts o = jobs[i].bo;
         if (jobs[i].k > 0) o.n_constraints = jobs[i].k, o.constraints = jobs[i].cons, o.nbest = 1;
-        bt[nb] = (ac_beam_task){.img = jobs[i].img, .opts = o};
+        bt[nb] = (ac_beam_task){.img = jobs[i].img, .memo = jobs[i].memo, .opts = o};
         idx[nb++] = i;
     }
     if (nb) ac_beam_search_photos(&m->dec, nb, bt);
@@ -290,6 +291,8 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         }
         naming_job *j = &jobs[i];
         j->bo = *bo;
+        /* without a memo the searches are the same, only slower */
+        if (o->mode != AC_TAGS_OFF) j->memo = ac_beam_memo_new(&m->dec);
         if (!(j->img = ac_decoder_prepare(&m->dec, task->ann))) {
             task->failed = ac_errf(&task->err, "out of memory");
             continue;
@@ -328,7 +331,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
     for (int i = 0; i < n; i++) {
         if (!tasks[i].failed && jobs && finish(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
         if (tasks[i].failed) ac_caption_free(&tasks[i].out), failed++;
-        if (jobs) ac_dec_image_free(jobs[i].img), free(jobs[i].banned), free(jobs[i].cands);
+        if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].cands);
     }
     free(jobs), free(want), free(got);
     return failed ? -1 : 0;

@@ -100,8 +100,15 @@ int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const a
  * (same captions, scores and attention, bit for bit), while at every time step the live hypotheses
  * of all the photos go through one decoder step (ac_decoder_step_photos), which reads the decoder's
  * weights once for all of them. */
+/* A photo's memo: the decoder's outputs for every hypothesis its searches computed, so that a later
+ * search of the same photo (with other options or constraints) takes them instead of computing them
+ * again; the same bits either way. Belongs to one photo and one decoder. */
+typedef struct ac_beam_memo ac_beam_memo;
+ac_beam_memo *ac_beam_memo_new(const ac_decoder *dec);
+void ac_beam_memo_free(ac_beam_memo *m);
 typedef struct ac_beam_task {
     const ac_dec_image *img; /* the photo (ac_decoder_prepare), the caller's */
+    ac_beam_memo *memo;      /* NULL, or the photo's memo (the caller's; searches read and add to it) */
     ac_beam_opts opts;       /* its pointers (constraints, banned) are the caller's */
     ac_caption out;          /* the caption, when not failed (the caller frees it) */
     int failed;              /* nonzero: err says why (bad options, out of memory); out is empty */
