@@ -18,7 +18,7 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 /* The first photo (by name) of dir that is 640x480, into out. */
-static int find_640x480(const char *dir, char *out, size_t cap) {
+static int find_640x480(const char *dir, char *out, size_t cap) { /* cap: room for dir/name */
     DIR *d = opendir(dir);
     if (!d) return -1;
     struct dirent *e;
@@ -26,8 +26,8 @@ static int find_640x480(const char *dir, char *out, size_t cap) {
     char best[256] = "";
     while ((e = readdir(d))) {
         if (!strstr(e->d_name, ".jpg") || (*best && strcmp(e->d_name, best) >= 0)) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char path[4096 + 260];
+        snprintf(path, sizeof path, "%.4095s/%.255s", dir, e->d_name);
         ac_image im;
         ac_err err;
         if (ac_image_load(path, &im, &err)) continue;
@@ -35,7 +35,7 @@ static int find_640x480(const char *dir, char *out, size_t cap) {
         ac_image_free(&im);
     }
     closedir(d);
-    if (found) snprintf(out, cap, "%s/%s", dir, best);
+    if (found) snprintf(out, cap, "%.3800s/%.255s", dir, best);
     return found ? 0 : -1;
 }
 

@@ -12,6 +12,7 @@ for b in build/bench/*; do
 done
 for s in bench/*.sh; do
   n=$(basename "$s" .sh); [ "$n" = run ] && continue
+  [[ $n == vs_* ]] && continue # comparisons with another build (they build it): run by hand
   [[ $n =~ $filter ]] || continue
   echo "== $n"; bash "$s"
 done

@@ -303,7 +303,9 @@ static void search_advance(search *s, const float *const *rec) {
             double lp = base + lk[w];
             if (isnan(lp)) continue; /* never rank a NaN */
             const int st = f->in_phrase && f->in_phrase[w] ? fsm_next(f, cur[k].words, t, cur[k].mask, w) : stay;
-            if (cap[st]) top_insert(s->top + (size_t)st * K, &n_top[st], cap[st], (cand){lp, k, w});
+            cand *best = s->top + (size_t)st * K;
+            /* most words rank below the state's worst kept candidate: skip them without the call */
+            if (cap[st] && (n_top[st] < cap[st] || lp >= best[cap[st] - 1].lp)) top_insert(best, &n_top[st], cap[st], (cand){lp, k, w});
         }
     }
     int nlive = 0;

@@ -61,6 +61,8 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         ac_errf(err, "out of memory");
         goto done;
     }
+    /* one photo's search on all the threads (lanes search on their own: ac_captioner_search) */
+    ac_decoder_set_threads(&c->model.dec, threads > 0 ? threads : ac_default_threads());
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
     if (ac_locate_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
     if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {
@@ -134,9 +136,9 @@ static int encode(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_i
     return rc;
 }
 
-static int given_caption(const ac_captioner *c, const float *ann, ac_caption *out, ac_err *err) {
+static int given_caption(const ac_captioner *c, const ac_decoder *dec, const float *ann, ac_caption *out, ac_err *err) {
     const int n = c->n_given;
-    if (ac_caption_forced(&c->model.dec, ann, c->given, n, out, err)) return -1;
+    if (ac_caption_forced(dec, ann, c->given, n, out, err)) return -1;
     int ok = (out->labels = calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
     if (!ok) {
@@ -194,16 +196,16 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
 }
 
 /* The plain search of every photo, together. */
-static void plain_search(const ac_captioner *c, int n, ac_name_task *tasks) {
+static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac_name_task *tasks) {
     ac_beam_task *bt = calloc((size_t)n, sizeof *bt);
     int *idx = malloc(sizeof *idx * (size_t)n), nb = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
-        const ac_dec_image *img = bt && idx ? ac_decoder_prepare(&c->model.dec, tasks[i].ann) : NULL;
+        const ac_dec_image *img = bt && idx ? ac_decoder_prepare(&model->dec, tasks[i].ann) : NULL;
         tasks[i].failed = img ? 0 : ac_errf(&tasks[i].err, "out of memory");
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
-    if (nb) ac_beam_search_photos(&c->model.dec, nb, bt);
+    if (nb) ac_beam_search_photos(&model->dec, nb, bt);
     for (int b = 0; b < nb; b++) {
         ac_name_task *t = &tasks[idx[b]];
         t->failed = bt[b].failed, t->err = bt[b].err, t->out = bt[b].out;
@@ -212,13 +214,15 @@ static void plain_search(const ac_captioner *c, int n, ac_name_task *tasks) {
     free(bt), free(idx);
 }
 
-void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks) {
+void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent) {
+    ac_model model = c->model; /* a shallow copy: with other lanes searching, without the step's helper threads */
+    if (concurrent) model.dec.step_pool = NULL;
     if (c->given) {
-        for (int i = 0; i < n; i++) tasks[i].failed = given_caption(c, tasks[i].ann, &tasks[i].out, &tasks[i].err);
+        for (int i = 0; i < n; i++) tasks[i].failed = given_caption(c, &model.dec, tasks[i].ann, &tasks[i].out, &tasks[i].err);
     } else if (c->naming.mode == AC_TAGS_OFF && c->model.confidence.n == 0) { /* nothing to add to the search */
-        plain_search(c, n, tasks);
+        plain_search(&model, c, n, tasks);
     } else {
-        ac_name_captions(&c->model, c->tags, &c->naming, &c->beam, c->n_windows + 1, c->n_classes, n, tasks);
+        ac_name_captions(&model, c->tags, &c->naming, &c->beam, c->n_windows + 1, c->n_classes, n, tasks);
     }
 }
 
@@ -231,7 +235,7 @@ static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs,
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
     ac_name_task task = {.ann = ann, .probs = probs};
-    ac_captioner_search(c, 1, &task); /* a batch of one: the same captions as the lanes' batches */
+    ac_captioner_search(c, 1, &task, enc != &c->enc); /* a batch of one: the same captions as the lanes' */
     *out = task.out;
     if (task.failed && err) *err = task.err;
     if (t_dec) *t_dec += ac_now() - t1;

@@ -81,7 +81,7 @@ static void search_jobs(batch *b, const int *which, int n) {
         const job *j = &b->ring[which[k] % b->depth];
         tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs};
     }
-    ac_captioner_search(b->cap, n, tasks);
+    ac_captioner_search(b->cap, n, tasks, 1);
     const double each = (ac_now() - t0) / n;
     for (int k = 0; k < n; k++) {
         job *j = &b->ring[which[k] % b->depth];

@@ -9,6 +9,7 @@
 int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img,
                         ac_err *err);
 /* The captions of n encoded photos (tasks' ann and probs), searched together as the captioner's
- * settings say (given caption, plain search, or naming): each the caption ac_captioner_run gives. */
-void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks);
+ * settings say (given caption, plain search, or naming): each the caption ac_captioner_run gives.
+ * concurrent: other lanes may search at the same time (the step's helper threads are not used). */
+void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent);
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "decoder_internal.h"
+#include "pool.h"
 
 int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_params) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim;
@@ -117,6 +118,7 @@ void ac_decoder_free(ac_decoder *dec) {
     if (!dec) return;
     free(dec->params);
     free(dec->lstm_w16), free(dec->out_lo16), free(dec->att_wh16), free(dec->out_lh16), free(dec->out_lz16);
+    ac_pool_free(dec->step_pool);
     memset(dec, 0, sizeof *dec);
 }
 
@@ -224,10 +226,39 @@ size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
     return (size_t)K * cf->att + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed + (size_t)cf->att;
 }
 
-/* C[M, N] += A[M, K] W: the packed half-precision copy when there is one (same bits, faster). */
-static void mul(int M, int N, int K, const float *A, int lda, const float *W, const uint16_t *W16, float *C, int ldc) {
-    if (W16) ac_smm_nn_hp(M, N, K, A, lda, W16, C, ldc);
-    else ac_smm_nn(M, N, K, A, lda, W, N, C, ldc);
+int ac_decoder_set_threads(ac_decoder *dec, int threads) {
+    ac_pool_free(dec->step_pool);
+    dec->step_pool = NULL;
+    if (threads <= 1) return 0;
+    dec->step_pool = ac_pool_create(threads);
+    return dec->step_pool ? 0 : -1;
+}
+
+/* A product of the step, its panels of 64 columns split over the pool's chunks. */
+typedef struct split_mul {
+    int M, N, K, lda, ldc;
+    const float *A;
+    const uint16_t *W16;
+    float *C;
+} split_mul;
+
+static void mul_chunk(void *arg, int t, int n) {
+    const split_mul *m = arg;
+    const int panels = (m->N + 63) / 64, p0 = (int)((long)panels * t / n), p1 = (int)((long)panels * (t + 1) / n);
+    const int n0 = 64 * p0, nc = (64 * p1 < m->N ? 64 * p1 : m->N) - n0;
+    if (nc > 0) ac_smm_nn_hp(m->M, nc, m->K, m->A, m->lda, m->W16 + (size_t)p0 * 64 * m->K, m->C + n0, m->ldc);
+}
+
+/* C[M, N] += A[M, K] W: the packed half-precision copy when there is one (same bits, faster), over
+ * the helper threads when the decoder has them. */
+static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int lda, const float *W, const uint16_t *W16,
+                float *C, int ldc) {
+    if (!W16) ac_smm_nn(M, N, K, A, lda, W, N, C, ldc);
+    else if (!dec->step_pool || N < 128) ac_smm_nn_hp(M, N, K, A, lda, W16, C, ldc);
+    else {
+        split_mul m = {M, N, K, lda, ldc, A, W16, C};
+        ac_pool_run(dec->step_pool, mul_chunk, &m);
+    }
 }
 
 /* All products go through ac_smm_nn / ac_smm_nn_hp: with few rows a general sgemm spends more time
@@ -247,7 +278,7 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
     float *hw = buf, *x = hw + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
     float *th = o + (size_t)K * E;
     memset(hw, 0, sizeof(float) * (size_t)K * A);
-    mul(K, A, H, h, H, dec->att_wh, dec->att_wh16, hw, A);
+    mul(dec, K, A, H, h, H, dec->att_wh, dec->att_wh16, hw, A);
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
         const ac_dec_image *im = img[p];
@@ -274,7 +305,7 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
         for (int j = 0; j < D; j++) zk[j] *= b;
     }
     for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
-    mul(K, 4 * H, X, x, X, dec->lstm_w, dec->lstm_w16, g, 4 * H);
+    mul(dec, K, 4 * H, X, x, X, dec->lstm_w, dec->lstm_w16, g, 4 * H);
     for (int k = 0; k < K; k++) {
         const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * H;
         float *hk = h_out + (size_t)k * H, *cn = c_out + (size_t)k * H;
@@ -287,11 +318,11 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
         memcpy(o + (size_t)k * E, x + (size_t)k * X, sizeof(float) * E); /* E y */
     }
     /* deep output: tanh(E y + h L_h + z L_z) L_o + b_o */
-    mul(K, E, H, h_out, H, dec->out_lh, dec->out_lh16, o, E);
-    mul(K, E, D, x + E, X, dec->out_lz, dec->out_lz16, o, E);
+    mul(dec, K, E, H, h_out, H, dec->out_lh, dec->out_lh16, o, E);
+    mul(dec, K, E, D, x + E, X, dec->out_lz, dec->out_lz16, o, E);
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
-    mul(K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
+    mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
 }
 

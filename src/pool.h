@@ -5,8 +5,8 @@
  * feature extraction and batch captioning; nothing else calls pthread_create.
  *
  * The persistent pool below (n-1 worker threads plus the caller) is for the CNN's layers, which are
- * too short to start threads for. (Splitting the decoder step's products over it was measured
- * slower: the step streams its weights over the memory bus both cores share.)
+ * too short to start threads for, and for the decoder step of one photo's search
+ * (ac_decoder_set_threads: its products split by columns; lanes searching side by side do not use it).
  *
  * ac_pool_run(p, fn, arg) calls fn(arg, t, n) once for each chunk t in [0, n), n = a few chunks per
  * thread (ac_pool_chunks), on whichever thread is free, and returns when all are done; so fn must

@@ -48,6 +48,7 @@ typedef struct ac_decoder {
      * for its kernel (panels of 64 columns); NULL unless made. They must not outlive a change of
      * params: training never makes them. */
     uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
+    struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
@@ -57,6 +58,12 @@ void ac_decoder_free(ac_decoder *dec);
  * kernel (AVX-512). The step then reads half the memory, runs a faster kernel and gives the same
  * bits. Returns 1 if made, 0 if not (the float32 path stays), -1 out of memory. */
 int ac_decoder_use_f16(ac_decoder *dec);
+/* For inference with few hypotheses (one photo): split each product of the step by columns over
+ * `threads` threads (a pool the decoder keeps; 1 = none). The same bits for any count: every output
+ * is computed whole by one thread. Only with the float16 copies (ac_decoder_use_f16). A decoder with
+ * helper threads must not step on two threads at once (a shallow copy with step_pool = NULL may).
+ * Returns 0, or -1 if the threads cannot be started (the step then stays on the caller's thread). */
+int ac_decoder_set_threads(ac_decoder *dec, int threads);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 
