@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/locate.h"
 
 static int cmp_double(const void *a, const void *b) {

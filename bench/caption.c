@@ -2,8 +2,9 @@
  * pipeline and weights (tools/torch_caption.py), measured side by side in one run:
  *   - latency of one 640x480 JPEG: decode, squash to 448, MobileNetV2 to Conv_1 (14x14x1280), beam 3
  *     (best and median of warm runs, in process for both; ours half before and half after PyTorch's);
- *   - throughput over the 100 COCO photos of ../shared (ours: the CLI with its decoding thread; theirs:
- *     a loop; both excluding process start and model load), and CPU time per photo of all threads after
+ *   - throughput over the 100 COCO photos of ../shared (ours: ac_captioner_batch, the lanes `attncap
+ *     caption` runs, with the model's naming setting as the CLI applies it; theirs: a loop; both
+ *     excluding model load), and CPU time per photo of all threads after
  *     loading (fair when the machine is shared). attncap uses 2 threads (for many photos: 2 lanes, each
  *     a photo at a time with a 1-thread CNN); PyTorch the faster of 1 and 2 (it probes).
  * Model: $ATTNCAP_BENCH_MODEL if set (must match the encoder), else a random decoder of the shipped
@@ -14,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attncap/captioner.h"
@@ -30,17 +31,19 @@ static int cmp_s(const void *a, const void *b) { return strcmp(*(char *const *)a
 static int make_model(const char *out, const char *enc_path, ac_err *err) {
     ac_encoder enc;
     if (ac_encoder_open(enc_path, NULL, 448, 0, &enc, err)) return -1;
-    const char *b = strrchr(enc_path, '/');
-    char json[1024];
-    snprintf(json, sizeof json,
-             "{\"file\":\"%.200s\",\"sha256\":\"%s\",\"layer\":\"%.200s\",\"size\":448,\"grid_h\":%d,\"grid_w\":%d,\"dim\":%d,"
-             "\"norm_mean\":%.9g,\"norm_scale\":%.9g,\"resize\":\"area\"}",
-             b ? b + 1 : enc_path, enc.sha256, enc.layer, enc.grid_h, enc.grid_w, enc.dim, enc.norm.mean, enc.norm.scale);
+    char *json = ac_encoder_id_json(&enc); /* the identity a model trained on its features records */
+    if (!json) {
+        ac_encoder_close(&enc);
+        return ac_errf(err, "out of memory");
+    }
     ac_decoder_config cfg = {.vocab = 2600, .embed = 256, .hidden = 512, .att = 256, .dim = enc.dim,
                              .n_ann = enc.grid_h * enc.grid_w, .grid_h = enc.grid_h, .grid_w = enc.grid_w};
     ac_encoder_close(&enc);
     ac_model m = {0};
-    if (ac_decoder_init(&m.dec, &cfg, 7, err)) return -1;
+    if (ac_decoder_init(&m.dec, &cfg, 7, err)) {
+        free(json);
+        return -1;
+    }
     /* a peaked output distribution, and <end> likely enough that some photos end early (a random
      * decoder cannot count words: most captions run to MAX_LEN = 12 words, about a trained model's
      * 10 words and <end>; with a larger bias every caption was empty, one decoder step) */
@@ -55,6 +58,7 @@ static int make_model(const char *out, const char *enc_path, ac_err *err) {
     m.encoder_json = json;
     if (!rc) rc = ac_model_save(&m, out, 1, NULL, err);
     m.encoder_json = NULL;
+    free(json);
     ac_model_free(&m);
     return rc;
 }
@@ -91,6 +95,51 @@ static int latency_runs(ac_captioner *c, const char *one, int n, double *lat, in
     return 0;
 }
 
+/* The lanes' results, in input order: "PATH<TAB>caption" lines as tools/torch_caption.py prints them. */
+typedef struct tp_out {
+    FILE *f;
+    const ac_vocab *vocab;
+    int failed;
+} tp_out;
+static void on_result(void *user, const ac_batch_result *r) {
+    tp_out *o = user;
+    char *text = r->ok ? ac_caption_text(r->caption, o->vocab) : NULL;
+    if (!r->ok) fprintf(stderr, "bench caption: %s: %s\n", r->path, r->err.msg), o->failed = 1;
+    else fprintf(o->f, "%s\t%s\n", r->path, text ? text : "");
+    free(text);
+}
+
+/* Captions the photos with ac_captioner_batch on 2 threads into DIR/ours.txt: photos per second and
+ * CPU seconds per photo (all threads), both after loading. */
+static int throughput(const char *model, const char *enc, const char *const *names, int n, const char *dir, double *tp,
+                      double *cpu) {
+    ac_err err;
+    ac_captioner c;
+    if (ac_captioner_open(&c, model, enc, 2, &err)) {
+        fprintf(stderr, "bench caption: %s\n", err.msg);
+        return -1;
+    }
+    const ac_naming_opts naming = ac_naming_opts_for_model(&c.model);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/ours.txt", dir);
+    tp_out o = {fopen(path, "w"), c.model.vocab, 0};
+    int rc = o.f ? 0 : -1;
+    c.beam.max_len = MAX_LEN;
+    if (!rc && ac_captioner_set_naming(&c, &naming, NULL, &err)) rc = -1;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    const double t0 = ac_now();
+    if (!rc && ac_captioner_batch(&c, names, n, 2, 0, on_result, &o, NULL, &err)) rc = -1;
+    const double t = ac_now() - t0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    if (rc) fprintf(stderr, "bench caption: %s\n", o.f ? err.msg : "cannot write ours.txt");
+    if (o.f) fclose(o.f);
+    ac_captioner_close(&c);
+    *tp = n / (t > 0 ? t : 1e-9);
+    *cpu = ((double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec)) / n;
+    return rc || o.failed ? -1 : 0;
+}
+
 int main(void) {
     char *data = ac_find_data_dir();
     char enc[4096], coco[4096];
@@ -105,8 +154,6 @@ int main(void) {
         printf("skip: needs ../shared/" ENCODER " and ../shared/data/coco/images\n");
         return 0;
     }
-    const char *bin = getenv("ATTNCAP_BIN");
-    if (!bin) bin = "build/attncap";
     char tmp[] = "/tmp/attncap-bench-caption-XXXXXX";
     if (!mkdtemp(tmp)) return 1;
     char model[4200];
@@ -157,35 +204,14 @@ int main(void) {
     int nlat = 0;
     if (latency_runs(&c, one, RUNS / 2, lat, &nlat, split)) return 1;
 
-    /* ours: throughput through the CLI */
+    /* ours: throughput, as `attncap caption` runs it (the library's lanes, the model's naming setting) */
+    double our_tp = 0, our_cpu = 0;
+    if (throughput(model, enc, (const char *const *)names, n, tmp, &our_tp, &our_cpu)) return 1;
     size_t cmd_cap = (size_t)n * 300 + 16384;
     char *cmd = malloc(cmd_cap);
-    size_t k = (size_t)sprintf(cmd, "'%s' caption --quiet --verbose --threads 2 --max-len %d --model '%s' --encoder '%s'", bin, MAX_LEN, model, enc);
-    for (int i = 0; i < n; i++) k += (size_t)sprintf(cmd + k, " '%s'", names[i]);
-    sprintf(cmd + k, " >'%s/ours.txt' 2>'%s/ours.err'", tmp, tmp);
-    struct rusage r0, r1;
-    getrusage(RUSAGE_CHILDREN, &r0);
-    if (system(cmd)) {
-        fprintf(stderr, "bench caption: attncap caption failed (see %s/ours.err)\n", tmp);
-        return 1;
-    }
-    getrusage(RUSAGE_CHILDREN, &r1);
-#define TV(t) ((double)(t).tv_sec + 1e-6 * (double)(t).tv_usec)
-    double our_cpu = (TV(r1.ru_utime) - TV(r0.ru_utime) + TV(r1.ru_stime) - TV(r0.ru_stime)) / n;
     char path[4300], line[1024];
-    double our_tp = 0;
-    snprintf(path, sizeof path, "%s/ours.err", tmp);
-    FILE *f = fopen(path, "r");
-    while (f && fgets(line, sizeof line, f)) {
-        char *p = strstr(line, " images/s");
-        if (p) {
-            while (p > line && p[-1] != ' ') p--;
-            our_tp = atof(p);
-        }
-        /* the CLI's own CPU time after loading, as PyTorch's figure excludes its loading */
-        if ((p = strstr(line, "; CPU ")) && strstr(p, "ms per photo")) our_cpu = atof(p + 6) / 1e3;
-    }
-    if (f) fclose(f);
+    size_t k;
+    FILE *f;
 
     /* PyTorch */
     k = (size_t)sprintf(cmd, "nice -n 0 /usr/bin/python3 tools/torch_caption.py --threads 0 --latency %d --max-len %d --model '%s' "

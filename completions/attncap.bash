@@ -17,6 +17,7 @@ _attncap() {
     case $prev in
         --overlays|--out|--root|--report|--features|--images) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --style) COMPREPLY=($(compgen -W "heat spot" -- "$cur")); return ;;
+        --base) COMPREPLY=($(compgen -W "grey colour" -- "$cur")); return ;;
     esac
     if [[ $cur == -* ]]; then
         local opts

@@ -11,11 +11,11 @@ declare -A SOURCES=(
   [safetensors]="src/safetensors.c src/common.c"
   [image]="src/image.c src/common.c fuzz/stb_image_impl.c"
   [tflite]="src/tflite.c src/cnn*.c src/pool.c src/image.c src/common.c fuzz/stb_image_impl.c"
-  [features]="src/features.c src/pool.c src/safetensors.c src/image.c src/common.c fuzz/stb_image_impl.c"
+  [features]="src/features.c src/encoder_id.c src/pool.c src/safetensors.c src/image.c src/common.c fuzz/stb_image_impl.c"
   [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c src/objects.c"
   [dataset]="src/dataset.c src/strmap.c src/common.c"
   [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/objects*.c src/tokenize.c src/strmap.c src/common.c"
-  [model]="src/model.c src/beam.c src/confidence.c src/features.c src/image.c fuzz/stb_image_impl.c src/decoder.c src/decoder_train.c src/pool.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
+  [model]="src/model.c src/beam.c src/confidence.c src/features.c src/encoder_id.c src/image.c fuzz/stb_image_impl.c src/decoder.c src/decoder_train.c src/pool.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
   [boxes]="src/grounding.c src/decoder.c src/smm.c src/common.c"
   [tags]="src/tags.c src/vocab.c src/tokenize.c src/strmap.c src/common.c"
 )

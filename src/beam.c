@@ -44,6 +44,7 @@ typedef struct hyp {
     int *words;   /* [max_len] */
     float *alpha; /* [(max_len + 1), L] */
     float *beta;  /* [max_len + 1] */
+    float *wlp;   /* [max_len + 1]: each word's log-probability given the words before */
     double logprob;
     int mask;     /* the constraints its words meet */
 } hyp;
@@ -76,7 +77,7 @@ typedef struct ended {
     int n;
     double lp, score;
     int *words;
-    float *alpha, *beta;
+    float *alpha, *beta, *wlp;
 } ended;
 
 /* Makes room for a hypothesis finishing with `score` among the n_keep best (rank, best first; an
@@ -99,7 +100,9 @@ static int copy_finished(const ended *f, int L, ac_caption *c) {
     c->words = malloc(((size_t)f->n + 1) * sizeof *c->words);
     c->alpha = malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
     c->beta = malloc(((size_t)f->n + 1) * sizeof *c->beta);
-    if (!c->words || !c->alpha || !c->beta) return -1;
+    c->word_logp = malloc(((size_t)f->n + 1) * sizeof *c->word_logp);
+    if (!c->words || !c->alpha || !c->beta || !c->word_logp) return -1;
+    memcpy(c->word_logp, f->wlp, ((size_t)f->n + 1) * sizeof *c->word_logp);
     memcpy(c->words, f->words, (size_t)f->n * sizeof *c->words);
     memcpy(c->alpha, f->alpha, (size_t)(f->n + 1) * L * sizeof *c->alpha);
     memcpy(c->beta, f->beta, ((size_t)f->n + 1) * sizeof *c->beta);
@@ -239,7 +242,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     s->hy = calloc((size_t)2 * R, sizeof *s->hy);
     s->top = malloc((size_t)R * sizeof *s->top);
     s->prev = malloc((size_t)R * sizeof *s->prev), s->n_top = malloc((size_t)S * 3 * sizeof *s->n_top);
-    const size_t hist = (size_t)(T + 1) * L + (T + 1); /* alpha and beta of one hypothesis */
+    const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1); /* a hypothesis' alpha, beta, word log-p */
     s->fbuf = malloc(((size_t)2 * R * hist + (size_t)4 * R * H) * sizeof *s->fbuf);
     s->ibuf = malloc((size_t)2 * R * T * sizeof *s->ibuf);
     const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1, n_slots = M * n_keep;
@@ -257,6 +260,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
         s->fin[i].words = s->fin_words + (size_t)i * T;
         s->fin[i].alpha = s->fin_hist + (size_t)i * hist;
         s->fin[i].beta = s->fin[i].alpha + (size_t)(T + 1) * L;
+        s->fin[i].wlp = s->fin[i].beta + T + 1;
     }
     s->cap = s->n_top + S, s->finished = s->cap + S;
     memset(s->finished, 0, (size_t)S * sizeof *s->finished);
@@ -264,6 +268,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     for (int i = 0; i < 2 * R; i++) {
         s->hy[i].alpha = p, p += (size_t)(T + 1) * L;
         s->hy[i].beta = p, p += T + 1;
+        s->hy[i].wlp = p, p += T + 1;
         s->hy[i].words = s->ibuf + (size_t)i * T;
     }
     s->h = p, p += (size_t)R * H;
@@ -325,6 +330,8 @@ static void search_advance(search *s, const float *const *rec) {
                     memcpy(e->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *e->alpha);
                     memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
                     e->beta[t] = rec[cd->k][2 * H + V + L];
+                    memcpy(e->wlp, par->wlp, (size_t)t * sizeof *e->wlp);
+                    e->wlp[t] = (float)(cd->lp - par->logprob);
                 }
                 continue;
             }
@@ -335,6 +342,8 @@ static void search_advance(search *s, const float *const *rec) {
             memcpy(ch->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *ch->alpha);
             memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
             ch->beta[t] = rec[cd->k][2 * H + V + L];
+            memcpy(ch->wlp, par->wlp, (size_t)t * sizeof *ch->wlp);
+            ch->wlp[t] = (float)(cd->lp - par->logprob);
             ch->logprob = cd->lp;
             ch->mask = mask;
             memcpy(s->h_next + (size_t)nlive * H, rec[cd->k], (size_t)H * sizeof *s->h);
@@ -556,12 +565,13 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words,
     out->words = malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
     out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    if (!out->words || !out->alpha || !out->beta) {
+    out->word_logp = malloc(((size_t)n + 1) * sizeof *out->word_logp);
+    if (!out->words || !out->alpha || !out->beta || !out->word_logp) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
     }
     memcpy(out->words, words, (size_t)n * sizeof *out->words);
-    if (ac_decoder_attend(dec, ann, out->words, n, out->alpha, out->beta, &out->logprob, err)) {
+    if (ac_decoder_attend_words(dec, ann, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err)) {
         ac_caption_free(out);
         return -1;
     }
@@ -575,7 +585,7 @@ void ac_caption_free(ac_caption *c) {
     free(c->alt);
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
-    free(c->words), free(c->alpha), free(c->beta), free(c->tags);
+    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags);
     memset(c, 0, sizeof *c);
 }
 

@@ -7,60 +7,18 @@
 #include "attncap/tokenize.h"
 #include "locate_internal.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    dst[0] = 0;
-    if (cJSON_IsString(v) && v->valuestring) snprintf(dst, cap, "%s", v->valuestring);
-}
-
-static int get_int(const cJSON *o, const char *key, int def) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e6 ? (int)v->valuedouble : def;
-}
-
-int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err) {
-    memset(id, 0, sizeof *id);
-    cJSON *o = json ? cJSON_Parse(json) : NULL;
-    if (!cJSON_IsObject(o)) {
-        cJSON_Delete(o);
-        return ac_errf(err, "%s: the encoder identity is not a JSON object", what);
-    }
-    copy_str(id->file, sizeof id->file, o, "file");
-    copy_str(id->sha256, sizeof id->sha256, o, "sha256");
-    copy_str(id->layer, sizeof id->layer, o, "layer");
-    copy_str(id->resize, sizeof id->resize, o, "resize");
-    id->size = get_int(o, "size", 0);
-    id->grid_h = get_int(o, "grid_h", 0), id->grid_w = get_int(o, "grid_w", 0), id->dim = get_int(o, "dim", 0);
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "norm_mean"), *s = cJSON_GetObjectItemCaseSensitive(o, "norm_scale");
-    if (cJSON_IsNumber(m) && cJSON_IsNumber(s)) id->has_norm = 1, id->norm_mean = (float)m->valuedouble, id->norm_scale = (float)s->valuedouble;
-    cJSON_Delete(o);
-    /* the file name is used to build paths: a bare name only */
-    if (strchr(id->file, '/') || !strcmp(id->file, "..") || !strcmp(id->file, "."))
-        return ac_errf(err, "%s: encoder file name '%s' must be a bare file name", what, id->file);
-    if (id->size < 0 || id->size > 4096) return ac_errf(err, "%s: encoder input size %d out of range", what, id->size);
-    return 0;
-}
-
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
     memset(c, 0, sizeof *c);
-    char *mpath = NULL, *epath = NULL;
-    if (ac_find_model(model_flag, &mpath, err)) return -1;
-    if (ac_model_load(mpath, &c->model, err)) {
-        free(mpath);
-        return -1;
-    }
+    if (ac_model_open(model_flag, &c->model, err)) return -1;
+    const char *mpath = c->model.path;
+    char *epath = NULL;
     int rc = -1;
-    if (ac_decoder_use_f16(&c->model.dec) < 0) { /* inference only: half the weight traffic, same bits */
-        ac_errf(err, "out of memory");
-        goto done;
-    }
     /* one photo's search on all the threads (lanes search on their own: ac_captioner_search) */
     ac_decoder_set_threads(&c->model.dec, threads > 0 ? threads : ac_default_threads());
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
@@ -76,6 +34,7 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         goto done;
     }
     if (c->id.has_norm) c->enc.norm.mean = c->id.norm_mean, c->enc.norm.scale = c->id.norm_scale;
+    c->enc.resize = c->id.policy; /* photos are squashed as the training photos were, from here on */
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     c->grid_h = c->enc.grid_h, c->grid_w = c->enc.grid_w, c->D = c->enc.dim, c->L = c->grid_h * c->grid_w;
     if (c->L != cfg->n_ann || c->D != cfg->dim) {
@@ -94,7 +53,7 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
     c->naming.mode = AC_TAGS_OFF; /* until ac_captioner_set_naming asks */
     rc = 0;
 done:
-    free(mpath), free(epath);
+    free(epath);
     if (rc) ac_captioner_close(c);
     return rc;
 }
@@ -119,21 +78,7 @@ void ac_captioner_close(ac_captioner *c) {
 }
 
 int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *square, ac_err *err) {
-    int s = c->enc.size;
-    if (!strcmp(c->id.resize, "bilinear")) return ac_image_resize_bilinear(photo, s, s, square, err);
-    return ac_image_resize(photo, s, s, square, err);
-}
-
-static int encode(const ac_captioner *c, ac_encoder *enc, float *ann, const ac_image *img, ac_err *err) {
-    ac_image sq = {0};
-    const ac_image *in = img;
-    if (img->w != enc->size || img->h != enc->size) {
-        if (ac_captioner_prepare(c, img, &sq, err)) return -1;
-        in = &sq;
-    }
-    int rc = ac_encoder_encode(enc, in, ann, err);
-    ac_image_free(&sq);
-    return rc;
+    return ac_encoder_prepare(&c->enc, photo, square, err);
 }
 
 static int given_caption(const ac_captioner *c, const ac_decoder *dec, const float *ann, ac_caption *out, ac_err *err) {
@@ -189,7 +134,7 @@ int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_
 
 int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img,
                         ac_err *err) {
-    int rc = encode(c, enc, ann, img, err);
+    int rc = ac_encoder_encode(enc, img, ann, err);
     if (!rc && c->head && probs) /* classes from the same grid, before decoding */
         rc = ac_class_head_forward(c->head, ann, c->enc.grid_h, c->enc.grid_w, c->D, c->windows, c->n_windows, probs, err);
     return rc;

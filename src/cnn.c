@@ -32,9 +32,9 @@ typedef struct cnn_tensor {
 typedef struct cnn_step {
     const ac_tfl_op *op;
     int index;     /* operator index in the model */
-    conv_geom g;   /* window ops */
-    float *packed; /* CONV_2D weights packed for cnn_gemm */
-    int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (cnn_pw_dw) */
+    ac_conv_geom g;   /* window ops */
+    float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
+    int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
 } cnn_step;
 
 struct ac_cnn {
@@ -114,11 +114,11 @@ static int plan_window(ac_cnn *c, cnn_step *s, const cnn_tensor *in, int kh, int
     if (kh < 1 || kw < 1 || kh > 4096 || kw > 4096) return op_err(c, s, err, "kernel size out of range");
     if (op->padding != 0 && op->padding != 1) return op_err(c, s, err, "unknown padding type");
     if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation (only NONE, RELU, RELU_N1_TO_1, RELU6)");
-    conv_geom *g = &s->g;
+    ac_conv_geom *g = &s->g;
     g->h = in->shape[1], g->w = in->shape[2], g->c = in->shape[3];
     g->kh = kh, g->kw = kw, g->sh = op->stride_h, g->sw = op->stride_w, g->dh = op->dilation_h, g->dw = op->dilation_w;
-    g->oh = cnn_out_size(g->h, kh, g->sh, g->dh, op->padding == 1, &g->pt);
-    g->ow = cnn_out_size(g->w, kw, g->sw, g->dw, op->padding == 1, &g->pl);
+    g->oh = ac_cnn_out_size(g->h, kh, g->sh, g->dh, op->padding == 1, &g->pt);
+    g->ow = ac_cnn_out_size(g->w, kw, g->sw, g->dw, op->padding == 1, &g->pl);
     g->oc = oc;
     g->act = op->activation;
     int shape[4] = {1, g->oh, g->ow, oc};
@@ -156,7 +156,7 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
             if (bi < 0 || check_const(c, s, bi, 1, &w->shape[0], err) < 0) return -1;
         }
         if (plan_window(c, s, &c->t[a], w->shape[1], w->shape[2], w->shape[0], err) < 0) return -1;
-        size_t need = cnn_conv2d_scratch(&s->g);
+        size_t need = ac_cnn_conv2d_scratch(&s->g);
         if (need > ac_limits_get().max_tensor_elems) {
             char why[160];
             snprintf(why, sizeof why, "im2col buffer of %zu floats is over the limit of %llu tensor elements (raise ATTNCAP_MAX_TENSOR_ELEMS)",
@@ -165,8 +165,8 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         }
         if (need > c->scratch_size) c->scratch_size = need;
         int K = s->g.kh * s->g.kw * s->g.c;
-        if (!(s->packed = malloc(cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");
-        cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
+        if (!(s->packed = malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");
+        ac_cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
 #if !defined(__AVX512F__)
         c->uses_blas = 1;
@@ -344,14 +344,14 @@ static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
     size_t n = o->count, nx = x->count, ny = y->count;
     int mul = s->op->opcode == OP_MUL;
     if (!mul && nx == n && ny == n) { /* the residual connections of MobileNetV2 */
-        cnn_add(xa, ya, o->data, n, s->op->activation);
+        ac_cnn_add(xa, ya, o->data, n, s->op->activation);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         float a = xa[nx == n ? i : i % nx], b = ya[ny == n ? i : i % ny];
         o->data[i] = mul ? a * b : a + b;
     }
-    cnn_bias_act(o->data, 1, (int)n, NULL, s->op->activation, NULL);
+    ac_cnn_bias_act(o->data, 1, (int)n, NULL, s->op->activation, NULL);
 }
 
 static void run_mean(const ac_cnn *c, const cnn_step *s) {
@@ -413,7 +413,7 @@ static void run_concat(const ac_cnn *c, const cnn_step *s) {
         for (size_t r = 0; r < outer; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
         at += row;
     }
-    cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
+    ac_cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
 }
 
 static void run_unary(const ac_cnn *c, const cnn_step *s) {
@@ -422,8 +422,8 @@ static void run_unary(const ac_cnn *c, const cnn_step *s) {
     int code = s->op->opcode;
     if (code == OP_RELU || code == OP_RELU6 || code == OP_RELU_N1_TO_1) {
         memcpy(o->data, x->data, o->count * sizeof(float));
-        cnn_bias_act(o->data, 1, (int)o->count, NULL,
-                     code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
+        ac_cnn_bias_act(o->data, 1, (int)o->count, NULL,
+                        code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
         return;
     }
     for (size_t i = 0; i < o->count; i++) {
@@ -442,28 +442,28 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     if (s->fused) return; /* runs with the next step */
     if (s > c->steps && s[-1].fused) { /* conv, depthwise [, projection]: s is the last */
         const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
-        cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
-                  pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL, o->data, c->fuse_scratch,
-                  c->pool);
+        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1),
+                     in_data(c, dw, 2), pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL,
+                     o->data, c->fuse_scratch, c->pool);
         return;
     }
     switch (op->opcode) {
-    case OP_CONV_2D: cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, c->scratch, c->pool); break;
-    case OP_DEPTHWISE_CONV_2D: cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
-    case OP_AVERAGE_POOL_2D: cnn_pool2d(&s->g, 0, x, o->data); break;
-    case OP_MAX_POOL_2D: cnn_pool2d(&s->g, 1, x, o->data); break;
+    case OP_CONV_2D: ac_cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, c->scratch, c->pool); break;
+    case OP_DEPTHWISE_CONV_2D: ac_cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
+    case OP_AVERAGE_POOL_2D: ac_cnn_pool2d(&s->g, 0, x, o->data); break;
+    case OP_MAX_POOL_2D: ac_cnn_pool2d(&s->g, 1, x, o->data); break;
     case OP_ADD: case OP_MUL: run_elementwise(c, s); break;
     case OP_MEAN: run_mean(c, s); break;
     case OP_PAD: run_pad(c, s); break;
     case OP_CONCATENATION: run_concat(c, s); break;
     case OP_SOFTMAX: {
         int n = o->shape[o->ndim - 1];
-        cnn_softmax(x, o->data, o->count / (size_t)n, n, op->beta);
+        ac_cnn_softmax(x, o->data, o->count / (size_t)n, n, op->beta);
         break;
     }
     case OP_FULLY_CONNECTED: {
         const ac_tfl_tensor *w = &c->m->tensors[op->inputs[1]];
-        cnn_fully_connected(o->shape[0], w->shape[0], w->shape[1], x, w->data, in_data(c, s, 2), op->activation, o->data);
+        ac_cnn_fully_connected(o->shape[0], w->shape[0], w->shape[1], x, w->data, in_data(c, s, 2), op->activation, o->data);
         break;
     }
     case OP_RESHAPE: case OP_SQUEEZE: case OP_QUANTIZE: case OP_DEQUANTIZE:
@@ -486,7 +486,7 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
 }
 
 /* Marks each CONV_2D whose output is large (past L2) and read only by the next step, a
- * depthwise conv, to run fused with it (cnn_pw_dw), and allocates the band buffers. Before buffers
+ * depthwise conv, to run fused with it (ac_cnn_pw_dw), and allocates the band buffers. Before buffers
  * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with the
  * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the pool would
  * cut the rows so fine that recomputing the rows chunks share costs more than it saves. */
@@ -504,7 +504,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
         /* and the pointwise projection after it, if it alone reads the depthwise output */
         cnn_step *pj = k + 2 < c->n_steps ? &c->steps[k + 2] : NULL;
         int y = dw->op->outputs[0];
-        if (pj && (pj->op->opcode != OP_CONV_2D || !cnn_conv_is_pointwise(&pj->g) || pj->op->inputs[0] != y ||
+        if (pj && (pj->op->opcode != OP_CONV_2D || !ac_cnn_conv_is_pointwise(&pj->g) || pj->op->inputs[0] != y ||
                    y == target || last_use[y] != k + 2 || dw->op->n_out != 1))
             pj = NULL;
         /* their outputs get no buffer; the conv's inputs must live until the group has run */
@@ -513,7 +513,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
         int last = pj ? k + 2 : k + 1;
         for (int j = 0; j < pw->op->n_in; j++)
             if (pw->op->inputs[j] >= 0 && last_use[pw->op->inputs[j]] < last) last_use[pw->op->inputs[j]] = last;
-        size_t n = cnn_pw_dw_scratch(&pw->g, &dw->g, pj ? &pj->g : NULL) * (size_t)chunks;
+        size_t n = ac_cnn_pw_dw_scratch(&pw->g, &dw->g, pj ? &pj->g : NULL) * (size_t)chunks;
         if (n > need) need = n;
         /* on past the group: the loop's k++ lands after its last step. The projection must not start
          * a group of its own (MobileNetV1's pointwise convs feed the next depthwise conv): marked
@@ -528,21 +528,21 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
 }
 
 /* target: the output tensor's index, or -1 to look output_tensor up. */
-static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
-                      ac_cnn **out, ac_err *err);
+static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
+                       ac_cnn **out, ac_err *err);
 
 int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, int in_w, int threads, ac_cnn **out,
                   ac_err *err) {
-    return cnn_create(m, output_tensor, -1, in_h, in_w, threads, out, err);
+    return plan_create(m, output_tensor, -1, in_h, in_w, threads, out, err);
 }
 
 int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
     const cnn_tensor *in = &c->t[c->in_t];
-    return cnn_create(c->m, NULL, c->out_t, in->shape[1], in->shape[2], threads, out, err);
+    return plan_create(c->m, NULL, c->out_t, in->shape[1], in->shape[2], threads, out, err);
 }
 
-static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
-                      ac_cnn **out, ac_err *err) {
+static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
+                       ac_cnn **out, ac_err *err) {
     *out = NULL;
     if (m->n_inputs != 1) return ac_errf(err, "%s: model has %d inputs, one image input expected", m->path, m->n_inputs);
     const ac_tfl_tensor *it = &m->tensors[m->inputs[0]];
@@ -689,7 +689,7 @@ int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
     /* OpenBLAS's thread count is process-wide: set it only when needed, so plans running at once
      * in different threads (without BLAS) do not race on it. One thread: our pool spreads the
-     * products (cnn_gemm), and OpenBLAS's own splitting would make results depend on the count. */
+     * products (ac_cnn_gemm), and OpenBLAS's own splitting would make results depend on the count. */
     if (c->uses_blas) ac_set_threads(1);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
     for (size_t i = 0; i < o->count; i++)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "cnn_internal.h"
 
 ac_input_norm ac_tfl_input_norm(const ac_tfl_model *m) {
@@ -25,7 +25,7 @@ static size_t first_len(const char *s) {
 }
 
 /* Resolves a layer name: exact tensor name, else the tensor whose first name component equals it. */
-int cnn_find_layer(const ac_tfl_model *m, const char *name) {
+int ac_cnn_find_layer(const ac_tfl_model *m, const char *name) {
     int i = ac_tfl_find_tensor(m, name);
     if (i >= 0) return i;
     size_t n = strlen(name);
@@ -36,7 +36,7 @@ int cnn_find_layer(const ac_tfl_model *m, const char *name) {
 
 /* The default layer: MobileNetV2's last conv if present, else the input of the last pooling op. */
 static int default_layer(const ac_tfl_model *m) {
-    int i = cnn_find_layer(m, "MobilenetV2/Conv_1/Relu6");
+    int i = ac_cnn_find_layer(m, "MobilenetV2/Conv_1/Relu6");
     if (i >= 0) return i;
     for (int k = m->n_ops - 1; k >= 0; k--) {
         int code = m->ops[k].opcode;
@@ -51,7 +51,7 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
     if (size < 0 || size > 8192) return ac_errf(err, "%s: input size %d out of range", path, size);
     if (ac_tfl_load(path, &enc->model, err) < 0) return -1;
     ac_tfl_model *m = enc->model;
-    int t = use_output ? (m->n_outputs ? m->outputs[0] : -1) : layer ? cnn_find_layer(m, layer) : default_layer(m);
+    int t = use_output ? (m->n_outputs ? m->outputs[0] : -1) : layer ? ac_cnn_find_layer(m, layer) : default_layer(m);
     if (t < 0) {
         if (layer) ac_errf(err, "%s: no tensor named '%s' (see `attncap info %s`)", path, layer, path);
         else ac_errf(err, "%s: no default layer (no pooling op); pass a layer name", path);
@@ -67,7 +67,7 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
     const char *full = m->tensors[t].name;
     size_t n = first_len(full);
     enc->layer = strndup(full, n);
-    if (!enc->layer || cnn_find_layer(m, enc->layer) != t) {
+    if (!enc->layer || ac_cnn_find_layer(m, enc->layer) != t) {
         free(enc->layer);
         enc->layer = strdup(full);
     }
@@ -97,11 +97,20 @@ int ac_classifier_open(const char *path, int threads, ac_encoder *enc, ac_err *e
     return encoder_open(path, NULL, 1, 0, threads, enc, err);
 }
 
+int ac_resize_squash(const ac_image *photo, int size, ac_resize policy, ac_image *square, ac_err *err) {
+    if (policy == AC_RESIZE_BILINEAR) return ac_image_resize_bilinear(photo, size, size, square, err);
+    return ac_image_resize(photo, size, size, square, err);
+}
+
+int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err) {
+    return ac_resize_squash(photo, enc->size, enc->resize, square, err);
+}
+
 int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err) {
     ac_image r = {0};
     const ac_image *src = img;
-    if (img->w != enc->size || img->h != enc->size) {
-        if (ac_image_resize(img, enc->size, enc->size, &r, err) < 0) return -1;
+    if (img->w != enc->size || img->h != enc->size) { /* else prepared already (ac_encoder_prepare) */
+        if (ac_encoder_prepare(enc, img, &r, err) < 0) return -1;
         src = &r;
     }
     float *x = ac_cnn_input(enc->cnn); /* normalise straight into the plan's input buffer */

@@ -20,9 +20,9 @@
 #define NR 32
 #define MR 8
 
-size_t cnn_gemm_packed_size(int n, int k) { return (size_t)((n + NR - 1) / NR) * NR * (size_t)k; }
+size_t ac_cnn_gemm_packed_size(int n, int k) { return (size_t)((n + NR - 1) / NR) * NR * (size_t)k; }
 
-void cnn_gemm_pack(int n, int k, const float *w, float *packed) {
+void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed) {
     int np = (n + NR - 1) / NR;
     for (int pb = 0; pb < np; pb++)
         for (int p = 0; p < k; p++)
@@ -133,8 +133,8 @@ static void gemm_part(void *arg, int t, int nt) {
     }
 }
 
-void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, ac_pool *pool) {
+void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
+                 float *c, ac_pool *pool) {
     (void)w;
     gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1};
     act_bounds(act, &j.lo, &j.hi);
@@ -164,11 +164,11 @@ static void blas_part(void *arg, int t, int T) {
     }
 }
 
-void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, ac_pool *pool) {
+void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
+                 float *c, ac_pool *pool) {
     (void)packed;
     blas_job j = {m, n, k, a, w, c};
     ac_pool_run(pool, blas_part, &j);
-    cnn_bias_act(c, (size_t)m, n, bias, act, pool);
+    ac_cnn_bias_act(c, (size_t)m, n, bias, act, pool);
 }
 #endif

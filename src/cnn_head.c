@@ -4,12 +4,12 @@
  * windows of the grid, without a second CNN pass.
  *
  * The whole-grid row is computed with the engine's own kernels in the engine's order (window sum in
- * row-major pixel order, times 1/count, cnn_gemm with one row, cnn_softmax), so at the model's native
+ * row-major pixel order, times 1/count, ac_cnn_gemm with one row, ac_cnn_softmax), so at the model's native
  * size it gives the same bits as running the graph to its output (tests/test_tags.c checks it). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "cnn_internal.h"
 
 enum { OP_AVERAGE_POOL_2D = 1, OP_CONV_2D = 3, OP_DEQUANTIZE = 6, OP_FULLY_CONNECTED = 9, OP_RESHAPE = 22,
@@ -21,7 +21,7 @@ struct ac_class_head {
     float beta;               /* softmax */
     const float *w;           /* [n_classes][dim], the model's dequantized weights */
     const float *bias;        /* [n_classes] or NULL */
-    float *packed;            /* w packed for cnn_gemm */
+    float *packed;            /* w packed for ac_cnn_gemm */
 };
 
 /* The one operator that reads tensor t (first input), or NULL. */
@@ -51,7 +51,7 @@ int ac_class_head_open(const ac_encoder *enc, ac_class_head **out, ac_err *err) 
     *out = NULL;
     const ac_tfl_model *m = enc->model;
     const char *path = enc->path ? enc->path : "model";
-    int t = m && enc->layer ? cnn_find_layer(m, enc->layer) : -1;
+    int t = m && enc->layer ? ac_cnn_find_layer(m, enc->layer) : -1;
     if (t < 0) return ac_errf(err, "%s: no annotation layer to start the classifier head from", path);
     const ac_tfl_op *pool = next_op(m, t);
     if (!pool || (pool->opcode != OP_AVERAGE_POOL_2D && pool->opcode != OP_MEAN))
@@ -89,11 +89,11 @@ int ac_class_head_open(const ac_encoder *enc, ac_class_head **out, ac_err *err) 
     h->beta = sm->beta;
     h->w = w->data;
     h->bias = b ? b->data : NULL;
-    if (!(h->packed = malloc(cnn_gemm_packed_size(n, d) * sizeof(float)))) {
+    if (!(h->packed = malloc(ac_cnn_gemm_packed_size(n, d) * sizeof(float)))) {
         free(h);
         return ac_errf(err, "out of memory");
     }
-    cnn_gemm_pack(n, d, h->w, h->packed);
+    ac_cnn_gemm_pack(n, d, h->w, h->packed);
     *out = h;
     return 0;
 }
@@ -127,7 +127,7 @@ int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, 
     return n;
 }
 
-/* out[dim] = clamp(mean of the window's cells): the same order of additions as cnn_pool2d. */
+/* out[dim] = clamp(mean of the window's cells): the same order of additions as ac_cnn_pool2d. */
 static void window_mean(const float *ann, int grid_w, int dim, const ac_grid_window *win, int act, float *out) {
     float lo = -3.402823466e38f, hi = 3.402823466e38f;
     if (act == CNN_ACT_RELU) lo = 0.0f;
@@ -164,10 +164,10 @@ int ac_class_head_forward(const ac_class_head *h, const float *ann, int grid_h, 
     const ac_grid_window whole = {0, 0, grid_h, grid_w};
     for (int r = 0; r < rows; r++) window_mean(ann, grid_w, dim, r ? &win[r - 1] : &whole, h->pool_act, pooled + (size_t)r * dim);
     /* the whole grid alone, as the graph runs it (one row); the windows together */
-    cnn_gemm(1, n, dim, pooled, h->w, h->packed, h->bias, h->logits_act, logits, NULL);
+    ac_cnn_gemm(1, n, dim, pooled, h->w, h->packed, h->bias, h->logits_act, logits, NULL);
     if (n_win)
-        cnn_gemm(n_win, n, dim, pooled + dim, h->w, h->packed, h->bias, h->logits_act, logits + n, NULL);
-    cnn_softmax(logits, probs, (size_t)rows, n, h->beta);
+        ac_cnn_gemm(n_win, n, dim, pooled + dim, h->w, h->packed, h->bias, h->logits_act, logits + n, NULL);
+    ac_cnn_softmax(logits, probs, (size_t)rows, n, h->beta);
     free(pooled), free(logits);
     for (size_t i = 0; i < (size_t)rows * n; i++)
         if (!(probs[i] >= 0.0f && probs[i] <= 1.0f)) return ac_errf(err, "classifier head: non-finite probability");

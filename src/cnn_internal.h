@@ -11,53 +11,53 @@ enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_REL
 
 /* Geometry of a 2-D window op: input h x w x c, output oh x ow x oc, kernel kh x kw, strides,
  * dilations, and the top/left padding (bottom/right padding is implied by the output size). */
-typedef struct conv_geom {
+typedef struct ac_conv_geom {
     int h, w, c;
     int oh, ow, oc;
     int kh, kw, sh, sw, dh, dw, pt, pl;
     int act;
-} conv_geom;
+} ac_conv_geom;
 
 /* Output size and top/left padding along one axis, exactly as TensorFlow: SAME gives
  * ceil(in / stride) with the odd pixel of padding at the end; VALID no padding. 0 if empty. */
-int cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before);
+int ac_cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before);
 
-/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c). w [n][k]; packed = cnn_gemm_pack(w), made
- * once per plan (cnn_gemm_packed_size floats). bias may be NULL. */
-size_t cnn_gemm_packed_size(int n, int k);
-void cnn_gemm_pack(int n, int k, const float *w, float *packed);
-void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, ac_pool *pool);
+/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c). w [n][k]; packed = ac_cnn_gemm_pack(w), made
+ * once per plan (ac_cnn_gemm_packed_size floats). bias may be NULL. */
+size_t ac_cnn_gemm_packed_size(int n, int k);
+void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed);
+void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
+                 float *c, ac_pool *pool);
 
-/* CONV_2D: wt [oc][kh][kw][c] and its cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
+/* CONV_2D: wt [oc][kh][kw][c] and its ac_cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
  * floats (im2col), unused for a 1x1 stride-1 unpadded conv (the input is the matrix as it lies). */
-void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, ac_pool *pool);
-size_t cnn_conv2d_scratch(const conv_geom *g);
+void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
+                   float *out, float *scratch, ac_pool *pool);
+size_t ac_cnn_conv2d_scratch(const ac_conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
-void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool);
-/* A CONV_2D (weights packed for cnn_gemm; pointwise as it lies, others through im2col) whose output
+void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool);
+/* A CONV_2D (weights packed for ac_cnn_gemm; pointwise as it lies, others through im2col) whose output
  * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation), optionally followed by a pointwise
  * CONV_2D (pj, may be NULL) that alone reads the depthwise output: all at once, band by band,
  * without materialising the intermediate tensors; the same bits as running them in turn. out is the
- * last one's output. scratch: cnn_pw_dw_scratch(pw, dw, pj) floats per chunk of the pool
+ * last one's output. scratch: ac_cnn_pw_dw_scratch(pw, dw, pj) floats per chunk of the pool
  * (ac_pool_chunks). */
-int cnn_conv_is_pointwise(const conv_geom *g);
-size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw, const conv_geom *pj);
-void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool);
+int ac_cnn_conv_is_pointwise(const ac_conv_geom *g);
+size_t ac_cnn_pw_dw_scratch(const ac_conv_geom *pw, const ac_conv_geom *dw, const ac_conv_geom *pj);
+void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
+                  const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
+                  const float *pj_bias, float *out, float *scratch, ac_pool *pool);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
-void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
+void ac_cnn_pool2d(const ac_conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */
-void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out);
+void ac_cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out);
 /* x[i] = act(x[i] + bias[i % n]) over rows of n; bias may be NULL. */
-void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool);
+void ac_cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool);
 /* o = act(a + b), same shapes. */
-void cnn_add(const float *a, const float *b, float *o, size_t n, int act);
-void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
+void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act);
+void ac_cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
 /* A layer name as ac_encoder_open takes it (full tensor name, or its first ';'-separated part) ->
  * tensor index, or -1 (cnn_encoder.c). */
 struct ac_tfl_model;
-int cnn_find_layer(const struct ac_tfl_model *m, const char *name);
+int ac_cnn_find_layer(const struct ac_tfl_model *m, const char *name);
 #endif

@@ -51,7 +51,7 @@ typedef float vf;
 
 /* ---- geometry ---- */
 
-int cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before) {
+int ac_cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before) {
     long eff = (long)(k - 1) * dil + 1;
     *pad_before = 0;
     if (valid) return in >= eff ? (int)((in - eff) / stride + 1) : 0;
@@ -107,7 +107,7 @@ static void bias_rows(void *arg, int t, int nt) {
     }
 }
 
-void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool) {
+void ac_cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool) {
     bias_job j = {x, rows, n, bias, 0, 0};
     act_bounds(act, &j.lo, &j.hi);
     if (!bias && act == CNN_ACT_NONE) return;
@@ -117,24 +117,24 @@ void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_p
 
 /* ---- convolution ---- */
 
-static int conv_is_pointwise(const conv_geom *g) {
+static int conv_is_pointwise(const ac_conv_geom *g) {
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->oh == g->h &&
            g->ow == g->w;
 }
 
-size_t cnn_conv2d_scratch(const conv_geom *g) {
+size_t ac_cnn_conv2d_scratch(const ac_conv_geom *g) {
     return conv_is_pointwise(g) ? 0 : (size_t)g->oh * g->ow * g->kh * g->kw * g->c;
 }
 
 typedef struct im2col_job {
-    const conv_geom *g;
+    const ac_conv_geom *g;
     const float *in;
     float *col;
 } im2col_job;
 
 /* col[(oy-oy0)*ow+ox][(ky*kw+kx)*c + ci] for output rows [oy0, oy1): the patch in the weight layout
  * [kh][kw][c], zeros for padding. */
-static void im2col_range(const conv_geom *g, const float *in, float *col, int oy0, int oy1) {
+static void im2col_range(const ac_conv_geom *g, const float *in, float *col, int oy0, int oy1) {
     size_t K = (size_t)g->kh * g->kw * g->c, cb = (size_t)g->c * sizeof(float);
     for (int oy = oy0; oy < oy1; oy++)
         for (int ox = 0; ox < g->ow; ox++) {
@@ -158,13 +158,13 @@ static void im2col_range(const conv_geom *g, const float *in, float *col, int oy
 
 static void im2col_rows(void *arg, int t, int nt) {
     im2col_job *j = arg;
-    const conv_geom *g = j->g;
+    const ac_conv_geom *g = j->g;
     int oy0 = g->oh * t / nt, oy1 = g->oh * (t + 1) / nt;
     im2col_range(g, j->in, j->col + (size_t)oy0 * g->ow * g->kh * g->kw * g->c, oy0, oy1);
 }
 
-void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, ac_pool *pool) {
+void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
+                   float *out, float *scratch, ac_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
@@ -172,13 +172,13 @@ void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const floa
         ac_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
         A = scratch;
     }
-    cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, pool);
+    ac_cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, pool);
 }
 
 /* ---- depthwise ---- */
 
 typedef struct dw_job {
-    const conv_geom *g;
+    const ac_conv_geom *g;
     const float *in, *wt, *bias;
     float *out;
     int row0;  /* in holds input rows from row0 on (a band of them when fused with the conv before) */
@@ -187,7 +187,7 @@ typedef struct dw_job {
 
 /* One output pixel, all channels: any kernel, stride, dilation, multiplier; window clipped to the image. */
 static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
-    const conv_geom *g = j->g;
+    const ac_conv_geom *g = j->g;
     const int C = g->oc, mult = g->oc / g->c;
     const float *in = j->in, *wt = j->wt, *bias = j->bias;
     vf vlo = V_SET1(lo), vhi = V_SET1(hi), vzero = V_SET1(0.0f);
@@ -252,7 +252,7 @@ static void dw_pixel(const dw_job *j, int oy, int ox, float lo, float hi) {
  * vectors held in registers and four output pixels in flight. Taps are summed in the same order as
  * dw_pixel (ky, then kx), so both paths give the same bits. */
 static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vhi) {
-    const conv_geom *g = j->g;
+    const ac_conv_geom *g = j->g;
     const int C = g->oc, W = g->w, sw = g->sw;
     int iy0 = oy * g->sh - g->pt, ky0, ky1;
     tap_range(iy0, 1, 3, g->h, &ky0, &ky1);
@@ -301,7 +301,7 @@ static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vh
 
 /* Output rows [oy0, oy1). */
 static void dw_range(const dw_job *j, int oy0, int oy1) {
-    const conv_geom *g = j->g;
+    const ac_conv_geom *g = j->g;
     float lo, hi;
     act_bounds(g->act, &lo, &hi);
     int fast = VL > 1 && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && g->oc == g->c && g->c % VL == 0;
@@ -326,7 +326,7 @@ static void dw_rows(void *arg, int t, int nt) {
     dw_range(j, j->g->oh * t / nt, j->g->oh * (t + 1) / nt);
 }
 
-void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool) {
+void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool) {
     dw_job j = {g, in, wt, bias, out, 0, 0};
     if ((size_t)g->oh * g->ow * g->oc < 8192) pool = NULL;
     ac_pool_run(pool, dw_rows, &j);
@@ -344,23 +344,23 @@ void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const f
 
 enum { PWDW_BUF_FLOATS = 1 << 17 }; /* 512 KB of expanded rows per band */
 
-int cnn_conv_is_pointwise(const conv_geom *g) { return conv_is_pointwise(g); }
+int ac_cnn_conv_is_pointwise(const ac_conv_geom *g) { return conv_is_pointwise(g); }
 
-static int pwdw_band(const conv_geom *dw) {
+static int pwdw_band(const ac_conv_geom *dw) {
     int rows = PWDW_BUF_FLOATS / (dw->w * dw->c), band = rows < dw->kh ? 1 : (rows - dw->kh) / dw->sh + 1;
     return band < 1 ? 1 : band > dw->oh ? dw->oh : band;
 }
 
 /* Per chunk: the band's expanded rows, then (for a conv other than 1x1) their im2col, then (with a
  * projection after) the band's depthwise output. */
-size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw, const conv_geom *pj) {
+size_t ac_cnn_pw_dw_scratch(const ac_conv_geom *pw, const ac_conv_geom *dw, const ac_conv_geom *pj) {
     size_t rows = (size_t)((pwdw_band(dw) - 1) * dw->sh + dw->kh);
     return rows * dw->w * dw->c + (conv_is_pointwise(pw) ? 0 : rows * pw->ow * pw->kh * pw->kw * pw->c) +
            (pj ? (size_t)pwdw_band(dw) * dw->ow * dw->oc : 0);
 }
 
 typedef struct pwdw_job {
-    const conv_geom *pw, *dw, *pj;
+    const ac_conv_geom *pw, *dw, *pj;
     const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias, *pj_packed, *pj_bias;
     float *out, *scratch;
     size_t per_chunk;
@@ -369,7 +369,7 @@ typedef struct pwdw_job {
 
 static void pwdw_rows(void *arg, int t, int nt) {
     const pwdw_job *j = arg;
-    const conv_geom *d = j->dw, *p = j->pw;
+    const ac_conv_geom *d = j->dw, *p = j->pw;
     const size_t row = (size_t)d->w * d->c; /* floats per expanded row */
     float *buf = j->scratch + (size_t)t * j->per_chunk;
     float *col = buf + (size_t)((j->band - 1) * d->sh + d->kh) * row; /* im2col rows, unless 1x1 */
@@ -391,29 +391,29 @@ static void pwdw_rows(void *arg, int t, int nt) {
         if (hi > from) {
             const float *a = j->in + (size_t)from * p->w * p->c;
             if (!pointwise) im2col_range(p, j->in, col, from, hi), a = col;
-            cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row, NULL);
+            ac_cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row, NULL);
         }
         have_lo = lo, have_hi = hi;
         dj.row0 = lo;
         if (j->pj) dj.orow0 = b0;
         dw_range(&dj, b0, b1);
         if (j->pj) /* the projection of the band's rows, from L2 */
-            cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act,
-                     j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
+            ac_cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act,
+                        j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
     }
 }
 
-void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
+void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
+                  const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
+                  const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
     pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
-                  cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
+                  ac_cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
     ac_pool_run(pool, pwdw_rows, &j);
 }
 
 /* ---- elementwise ---- */
 
-void cnn_add(const float *a, const float *b, float *o, size_t n, int act) {
+void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act) {
     float lo, hi;
     act_bounds(act, &lo, &hi);
     vf vlo = V_SET1(lo), vhi = V_SET1(hi);
@@ -424,7 +424,7 @@ void cnn_add(const float *a, const float *b, float *o, size_t n, int act) {
 
 /* ---- pooling ---- */
 
-void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out) {
+void ac_cnn_pool2d(const ac_conv_geom *g, int is_max, const float *in, float *out) {
     float lo, hi;
     act_bounds(g->act, &lo, &hi);
     const int C = g->c;
@@ -454,12 +454,12 @@ void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out) {
 
 /* ---- dense ---- */
 
-void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out) {
+void ac_cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, const float *bias, int act, float *out) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, in, k, wt, k, 0.0f, out, n);
-    cnn_bias_act(out, (size_t)m, n, bias, act, NULL);
+    ac_cnn_bias_act(out, (size_t)m, n, bias, act, NULL);
 }
 
-void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta) {
+void ac_cnn_softmax(const float *in, float *out, size_t rows, int n, float beta) {
     for (size_t r = 0; r < rows; r++) {
         const float *x = in + r * (size_t)n;
         float *y = out + r * (size_t)n;

@@ -336,6 +336,11 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
 
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
                       double *logprob, ac_err *err) {
+    return ac_decoder_attend_words(dec, ann, words, n, alpha, beta, NULL, logprob, err);
+}
+
+int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
+                            float *beta, float *word_logp, double *logprob, ac_err *err) {
     const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
@@ -354,6 +359,7 @@ int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words,
         ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, logp, alpha + (size_t)k * L, beta ? beta + k : NULL,
                         scratch);
         lp += logp[k < n ? words[k] : AC_END];
+        if (word_logp) word_logp[k] = logp[k < n ? words[k] : AC_END];
         memcpy(h, h2, (size_t)H * sizeof *h);
         memcpy(c, c2, (size_t)H * sizeof *c);
     }

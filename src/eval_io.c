@@ -2,6 +2,7 @@
  * as JSON, per-image files). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,9 +70,20 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
 
 int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, int n_paths, ac_eval_set *s,
                                int *n_refs_images, ac_err *err) {
+    return ac_eval_load_results_in(refs_spec, NULL, paths, n_paths, s, n_refs_images, err);
+}
+
+/* Where result `it` says its photo is: the "image" path attncap caption --json prints, when it is a file. */
+static char *result_photo(const cJSON *it) {
+    const cJSON *img = cJSON_GetObjectItemCaseSensitive(it, "image");
+    return cJSON_IsString(img) && ac_is_file(img->valuestring) ? strdup(img->valuestring) : NULL;
+}
+
+int ac_eval_load_results_in(const char *refs_spec, const char *images_dir, const char *const *paths, int n_paths,
+                            ac_eval_set *s, int *n_refs_images, ac_err *err) {
     memset(s, 0, sizeof *s);
     ac_dataset ds;
-    if (ac_dataset_load(refs_spec, NULL, &ds, err)) return -1;
+    if (ac_dataset_load(refs_spec, images_dir, &ds, err)) return -1;
     if (n_refs_images) *n_refs_images = ds.n;
     /* index: id, key, key without extension */
     ac_strmap idx = {0};
@@ -139,7 +151,10 @@ int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, 
                 rc = -1;
                 break;
             }
-            if (im->path && ac_is_file(im->path)) s->items[s->n - 1].path = strdup(im->path);
+            ac_eval_item *added = &s->items[s->n - 1];
+            added->path = im->path && ac_is_file(im->path) ? strdup(im->path) : result_photo(it);
+            const cJSON *model = cJSON_GetObjectItemCaseSensitive(it, "model");
+            if (cJSON_IsString(model) && model->valuestring[0]) added->model = strdup(model->valuestring);
             i++;
         }
         cJSON_Delete(res);
@@ -296,4 +311,33 @@ int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_s
     int rc = ac_write_file_atomic(path, txt, strlen(txt), err);
     free(txt);
     return rc;
+}
+
+int ac_eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err) {
+    const char *slash = model ? strrchr(model, '/') : NULL, *model_name = slash ? slash + 1 : model;
+    ac_atomic_file af;
+    if (ac_atomic_open(&af, path, err)) return -1;
+    ac_atomic_write(&af, "[\n", 2, err);
+    for (int i = 0; i < s->n; i++) {
+        const char *id = s->items[i].id ? s->items[i].id : "";
+        /* a COCO id stays a number, as COCO's own results files have it (exact in a double up to 15 digits) */
+        const int numeric = *id && strspn(id, "0123456789") == strlen(id) && strlen(id) <= 15;
+        cJSON *o = cJSON_CreateObject();
+        if (numeric) cJSON_AddNumberToObject(o, "image_id", strtod(id, NULL));
+        else cJSON_AddStringToObject(o, "image_id", id);
+        cJSON_AddStringToObject(o, "caption", s->items[i].cand);
+        if (model_name) cJSON_AddStringToObject(o, "model", model_name);
+        char *line = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        if (!line) {
+            ac_atomic_abort(&af);
+            return ac_errf(err, "%s: out of memory", path);
+        }
+        ac_atomic_write(&af, "  ", 2, err);
+        ac_atomic_write(&af, line, strlen(line), err);
+        ac_atomic_write(&af, i + 1 < s->n ? ",\n" : "\n", i + 1 < s->n ? 2 : 1, err);
+        free(line);
+    }
+    ac_atomic_write(&af, "]\n", 2, err);
+    return ac_atomic_commit(&af, err);
 }

@@ -3,8 +3,8 @@
  * "encoder" (JSON identity). Extraction is resumable: keys already in a shard are skipped, so a
  * killed run loses at most the shard it was filling. Photos are decoded and resized on a second
  * thread (a small queue) while the encoder runs on the calling thread. */
+#include "attncap/encoder.h"
 #include "attncap/features.h"
-#include "features_internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -98,7 +98,7 @@ oom:
 typedef struct {
     int n, grid_h, grid_w, dim;
     char **keys;
-    cJSON *identity;
+    ac_encoder_id identity;
     const char *identity_str;     /* points into the ac_st_file */
     const ac_st_tensor *features; /* data NULL after a header-only read */
 } shard_info;
@@ -106,15 +106,7 @@ typedef struct {
 static void shard_info_free(shard_info *s) {
     for (int i = 0; i < s->n && s->keys; i++) free(s->keys[i]);
     free(s->keys);
-    cJSON_Delete(s->identity);
     memset(s, 0, sizeof *s);
-}
-
-static int json_int(const cJSON *o, const char *k, int *v) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(j) || j->valuedouble < 0 || j->valuedouble > 1e9) return -1;
-    *v = (int)j->valuedouble;
-    return 0;
 }
 
 static int shard_parse(const char *path, const ac_st_file *f, shard_info *s, ac_err *err) {
@@ -126,10 +118,10 @@ static int shard_parse(const char *path, const ac_st_file *f, shard_info *s, ac_
         return ac_errf(err, "%s: \"features\" must be F32 or F16 [n, L, dim]", path);
     s->features = t;
     s->identity_str = enc;
-    s->identity = cJSON_Parse(enc);
-    if (!cJSON_IsObject(s->identity) || json_int(s->identity, "grid_h", &s->grid_h) ||
-        json_int(s->identity, "grid_w", &s->grid_w) || json_int(s->identity, "dim", &s->dim))
-        goto bad_enc;
+    ac_err why; /* the shape is what does not match, whatever the identity's own flaw */
+    if (ac_encoder_id_parse(enc, path, &s->identity, &why)) goto bad_enc;
+    s->grid_h = s->identity.grid_h, s->grid_w = s->identity.grid_w, s->dim = s->identity.dim;
+    if (s->grid_h <= 0 || s->grid_w <= 0 || s->dim <= 0) goto bad_enc;
     if ((int64_t)s->grid_h * s->grid_w != t->shape[1] || s->dim != t->shape[2]) goto bad_enc;
     cJSON *arr = cJSON_Parse(imgs);
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != t->shape[0]) {
@@ -210,9 +202,10 @@ typedef struct {
     int head, count, stop;
     const work_item *work;
     int n_work, size;
+    ac_resize policy; /* what the identity the shards record says */
 } pipeline;
 
-static void prepare(const work_item *w, int size, prepared *p) {
+static void prepare(const work_item *w, int size, ac_resize policy, prepared *p) {
     memset(p, 0, sizeof *p);
     ac_err err;
     ac_image img;
@@ -226,7 +219,7 @@ static void prepare(const work_item *w, int size, prepared *p) {
         snprintf(p->msg, sizeof p->msg, "%s: duplicate file name '%s' (cache keys are file names without directory)", w->path, w->key);
         return;
     }
-    if (ac_image_load(w->path, &img, &err) || ac_image_resize(&img, size, size, &p->plain, &err)) {
+    if (ac_image_load(w->path, &img, &err) || ac_resize_squash(&img, size, policy, &p->plain, &err)) {
         if (img.px) ac_image_free(&img);
         p->failed = 1;
         memcpy(p->msg, err.msg, sizeof p->msg);
@@ -251,7 +244,7 @@ static void prepare(const work_item *w, int size, prepared *p) {
 static void producer(pipeline *q) {
     for (int i = 0; i < q->n_work; i++) {
         prepared p;
-        prepare(&q->work[i], q->size, &p);
+        prepare(&q->work[i], q->size, q->policy, &p);
         pthread_mutex_lock(&q->mu);
         while (q->count == QUEUE && !q->stop) pthread_cond_wait(&q->changed, &q->mu);
         if (q->stop) {
@@ -344,17 +337,17 @@ static int shard_add(shard_buf *b, const ac_image *img, const char *key, const c
 }
 
 /* Existing keys (sorted) after checking every shard came from this encoder. */
-static int existing_keys(const char *dir, const cJSON *ours, shard_list *sl, char ***keys, int *nkeys, ac_err *err) {
+static int existing_keys(const char *dir, const ac_encoder_id *ours, shard_list *sl, char ***keys, int *nkeys, ac_err *err) {
     *keys = NULL, *nkeys = 0;
     int cap = 0;
     for (int i = 0; i < sl->n; i++) {
         open_shard o;
         if (shard_open(dir, sl->names[i], 1, &o, err)) return -1;
         shard_info *s = &o.info;
-        if (!ac_features_same_encoder(s->identity, ours)) {
+        if (!ac_encoder_id_same(&s->identity, ours)) {
             char a[256], b[256];
-            ac_features_describe_encoder(s->identity, a, sizeof a);
-            ac_features_describe_encoder(ours, b, sizeof b);
+            ac_encoder_id_describe(&s->identity, a, sizeof a);
+            ac_encoder_id_describe(ours, b, sizeof b);
             ac_errc(err, AC_ERR_OTHER_ENCODER, "%s: made by a different encoder (%s; now %s)", o.path, a, b);
             shard_close(&o);
             return -1;
@@ -440,15 +433,9 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     int shard_size = o->shard_size > 0 ? o->shard_size : 256;
     if (src->size <= 0 || src->grid_h <= 0 || src->grid_w <= 0 || src->dim <= 0)
         return ac_errf(err, "features: bad encoder shape");
-    cJSON *ours = cJSON_Parse(src->identity_json);
-    if (!cJSON_IsObject(ours)) {
-        cJSON_Delete(ours);
-        return ac_errf(err, "features: bad encoder identity JSON");
-    }
-    if (ac_mkdirs(o->out_dir, err)) {
-        cJSON_Delete(ours);
-        return -1;
-    }
+    ac_encoder_id ours;
+    if (ac_encoder_id_parse(src->identity_json, "features", &ours, err)) return -1;
+    if (ac_mkdirs(o->out_dir, err)) return -1;
     /* One writer per cache: two runs would pick the same next shard number and overwrite each
      * other. flock is released by the kernel when a run dies, so a killed run leaves no stale lock. */
     char *lock_path = ac_path_join(o->out_dir, ".lock");
@@ -457,7 +444,6 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno, busy = lock_fd >= 0 && e == EWOULDBLOCK;
         if (lock_fd >= 0) close(lock_fd);
-        cJSON_Delete(ours);
         return busy ? ac_errf(err, "%s: another attncap features run is writing to this directory", o->out_dir)
                     : ac_errf(err, "%s: cannot create a lock file: %s", o->out_dir, strerror(e));
     }
@@ -470,11 +456,10 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     if (list_shards(o->out_dir, &sl, err)) {
         free(work);
         free(ki);
-        cJSON_Delete(ours);
         close(lock_fd);
         return -1;
     }
-    if (existing_keys(o->out_dir, ours, &sl, &have, &n_have, err)) goto done;
+    if (existing_keys(o->out_dir, &ours, &sl, &have, &n_have, err)) goto done;
     if (!work || !ki) {
         ac_errf(err, "features: out of memory");
         goto done;
@@ -511,7 +496,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     memset(&q, 0, sizeof q);
     pthread_mutex_init(&q.mu, NULL);
     pthread_cond_init(&q.changed, NULL);
-    q.work = work, q.n_work = n_work, q.size = src->size;
+    q.work = work, q.n_work = n_work, q.size = src->size, q.policy = ours.policy;
     if (o->on_progress) o->on_progress(o->user, 0, n_work);
     extract_run run = {&q, work, n_work, &b, o, st, err, 0};
     if (ac_parallel_all(2, extract_stage, &run)) {
@@ -541,7 +526,6 @@ done:
     shard_list_free(&sl);
     free(work);
     free(ki);
-    cJSON_Delete(ours);
     close(lock_fd);
     return rc;
 }
@@ -605,7 +589,8 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
     char **keys = NULL;
     int64_t total = 0, cap = 0;
     int64_t *counts = calloc((size_t)sl.n, sizeof *counts);
-    cJSON *first = NULL;
+    ac_encoder_id first;
+    int have_first = 0;
     entry *ent = NULL;
     int64_t *dest = NULL;
     const char **want = NULL;
@@ -620,11 +605,11 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
         open_shard o;
         if (shard_open(dir, sl.names[i], 1, &o, err)) goto fail;
         shard_info *s = &o.info;
-        if (!first) {
-            first = s->identity, s->identity = NULL;
+        if (!have_first) {
+            first = s->identity, have_first = 1;
             fc->grid_h = s->grid_h, fc->grid_w = s->grid_w, fc->dim = s->dim;
             fc->encoder_json = strdup(s->identity_str);
-        } else if (!ac_features_same_encoder(s->identity, first)) {
+        } else if (!ac_encoder_id_same(&s->identity, &first)) {
             ac_errf(err, "%s: made by a different encoder than %s/%s", o.path, dir, sl.names[0]);
             shard_close(&o);
             goto fail;
@@ -723,7 +708,6 @@ fail:
     free(ent);
     free(dest);
     free(want);
-    cJSON_Delete(first);
     shard_list_free(&sl);
     if (rc) ac_features_free(fc);
     return rc;

@@ -13,8 +13,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "attncap/encoder.h"
+
 #include "attncap/features.h"
-#include "features_internal.h"
 #include "attncap/safetensors.h"
 
 /* 1 if dir holds a shard file, 0 if none (an empty share), -1 if it cannot be read. */
@@ -29,23 +30,6 @@ static int has_shards(const char *dir, ac_err *err) {
     }
     closedir(d);
     return found;
-}
-
-/* The fields that make two caches interchangeable (as ac_features_extract checks on resume). */
-int ac_features_same_encoder(const cJSON *a, const cJSON *b) {
-    static const char *fields[] = {"sha256", "layer", "size", "grid_h", "grid_w", "dim"};
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, fields[i]), *y = cJSON_GetObjectItemCaseSensitive(b, fields[i]);
-        if (!x || !y || !cJSON_Compare(x, y, 1)) return 0;
-    }
-    return 1;
-}
-
-void ac_features_describe_encoder(const cJSON *id, char *buf, size_t n) {
-    const cJSON *sha = cJSON_GetObjectItemCaseSensitive(id, "sha256"), *layer = cJSON_GetObjectItemCaseSensitive(id, "layer");
-    const cJSON *size = cJSON_GetObjectItemCaseSensitive(id, "size");
-    snprintf(buf, n, "sha256 %.12s, layer %s, size %d", cJSON_IsString(sha) ? sha->valuestring : "?",
-             cJSON_IsString(layer) ? layer->valuestring : "?", cJSON_IsNumber(size) ? size->valueint : -1);
 }
 
 /* A shared lock on dir/.lock, which ac_features_extract holds exclusively while it writes: a cache
@@ -135,7 +119,7 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
     }
     ac_feature_cache *fc = calloc((size_t)n_dirs, sizeof *fc);
     int *locks = malloc((size_t)n_dirs * sizeof *locks);
-    cJSON *first_id = NULL;
+    ac_encoder_id first_id;
     int first = -1, f16 = -1, rc = -1, n_entries = 0, f16_from = -1;
     merge_entry *ent = NULL;
     char *tmp = NULL;
@@ -152,24 +136,16 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
         if ((locks[d] = lock_input(dirs[d], err)) == -1) goto done;
         if (!h) continue; /* an empty share */
         if (ac_features_open(dirs[d], 0, &fc[d], err)) goto done; /* mapped: nothing is loaded yet */
-        cJSON *id = cJSON_Parse(fc[d].encoder_json);
-        if (!cJSON_IsObject(id)) {
-            cJSON_Delete(id);
-            ac_errf(err, "%s: metadata \"encoder\" is not a JSON object", dirs[d]);
-            goto done;
-        }
+        ac_encoder_id id;
+        if (ac_encoder_id_parse(fc[d].encoder_json, dirs[d], &id, err)) goto done;
         if (first < 0) {
             first = d, first_id = id;
-        } else {
-            int same = ac_features_same_encoder(id, first_id);
+        } else if (!ac_encoder_id_same(&id, &first_id)) {
             char a[256], b[256];
-            ac_features_describe_encoder(id, a, sizeof a);
-            ac_features_describe_encoder(first_id, b, sizeof b);
-            cJSON_Delete(id);
-            if (!same) {
-                ac_errf(err, "%s: made by a different encoder (%s) than %s (%s)", dirs[d], a, dirs[first], b);
-                goto done;
-            }
+            ac_encoder_id_describe(&id, a, sizeof a);
+            ac_encoder_id_describe(&first_id, b, sizeof b);
+            ac_errf(err, "%s: made by a different encoder (%s) than %s (%s)", dirs[d], a, dirs[first], b);
+            goto done;
         }
         for (int r = 0; r < fc[d].n; r++) {
             if (f16 < 0) f16 = fc[d].mapped_f16[r], f16_from = d;
@@ -250,7 +226,6 @@ done:
     }
     free(fc);
     free(locks);
-    cJSON_Delete(first_id);
     free(ent);
     free(tmp);
     free(buf);

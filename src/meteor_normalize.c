@@ -154,7 +154,7 @@ static int nbp_type(const uint32_t *w, size_t n) {
     return 0;
 }
 
-char *mw_normalize(const char *line) {
+static char *normalize_line(const char *line) {
     /* Lines of lowercase ASCII letters, digits and spaces (coco-caption's usual input) are left
      * unchanged by every rule below but the whitespace collapsing. */
     const char *c = line;
@@ -288,4 +288,4 @@ char *mw_normalize(const char *line) {
     return res;
 }
 
-char *ac_meteor_normalize(const char *line) { return mw_normalize(line ? line : ""); }
+char *ac_meteor_normalize(const char *line) { return normalize_line(line ? line : ""); }

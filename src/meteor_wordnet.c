@@ -19,8 +19,8 @@ typedef struct {
     size_t n, cap;
 } pairvec;
 
-struct mw_wordnet {
-    mw_strtab str; /* lemmas, inflected forms and bases */
+struct ac_wordnet {
+    ac_strtab str; /* lemmas, inflected forms and bases */
     /* CSR: string id -> synset offsets (lemmas only), string id -> base ids (exception forms). */
     uint32_t *syn_start, *syn;
     uint32_t *exc_start, *exc;
@@ -33,23 +33,23 @@ static uint32_t hash_str(const char *s, size_t n) {
     return h;
 }
 
-int64_t mw_str_find(const mw_strtab *t, const char *s, size_t n) {
+int64_t ac_strtab_find(const ac_strtab *t, const char *s, size_t n) {
     if (!t->n_slots) return -1;
     uint32_t mask = t->n_slots - 1;
     for (uint32_t h = hash_str(s, n) & mask;; h = (h + 1) & mask) {
         uint32_t v = t->slots[h];
         if (!v) return -1;
-        const char *u = mw_str(t, v - 1);
+        const char *u = ac_strtab_str(t, v - 1);
         if (strncmp(u, s, n) == 0 && u[n] == 0) return v - 1;
     }
 }
 
-static int str_grow_slots(mw_strtab *t) {
+static int str_grow_slots(ac_strtab *t) {
     uint32_t n = t->n_slots ? t->n_slots * 2 : 1u << 10;
     uint32_t *s = calloc(n, sizeof *s);
     if (!s) return -1;
     for (uint32_t id = 0; id < t->n; id++) {
-        const char *u = mw_str(t, id);
+        const char *u = ac_strtab_str(t, id);
         uint32_t h = hash_str(u, strlen(u)) & (n - 1);
         while (s[h]) h = (h + 1) & (n - 1);
         s[h] = id + 1;
@@ -60,8 +60,8 @@ static int str_grow_slots(mw_strtab *t) {
     return 0;
 }
 
-int64_t mw_str_intern(mw_strtab *t, const char *s, size_t n) {
-    int64_t id = mw_str_find(t, s, n);
+int64_t ac_strtab_intern(ac_strtab *t, const char *s, size_t n) {
+    int64_t id = ac_strtab_find(t, s, n);
     if (id >= 0) return id;
     if ((uint64_t)(t->n + 1) * 2 > t->n_slots && str_grow_slots(t)) return -1;
     if (t->chars_len + n + 1 > t->chars_cap) {
@@ -89,7 +89,7 @@ int64_t mw_str_intern(mw_strtab *t, const char *s, size_t n) {
     return t->n++;
 }
 
-void mw_strtab_free(mw_strtab *t) {
+void ac_strtab_free(ac_strtab *t) {
     free(t->chars);
     free(t->off);
     free(t->slots);
@@ -175,7 +175,7 @@ static int parse_uint(const char *s, size_t n, uint32_t *out) {
 
 /* index.<pos> lines: lemma pos synset_cnt p_cnt ptr_symbol*p_cnt sense_cnt tagsense_cnt offset*synset_cnt.
  * Lines starting with a space are the licence header. */
-static int load_index(mw_wordnet *wn, const char *path, pairvec *pv, ac_err *err) {
+static int load_index(ac_wordnet *wn, const char *path, pairvec *pv, ac_err *err) {
     char *data;
     size_t len;
     if (ac_read_file(path, (size_t)1 << 28, &data, &len, err)) return -1;
@@ -195,7 +195,7 @@ static int load_index(mw_wordnet *wn, const char *path, pairvec *pv, ac_err *err
             for (uint32_t k = 0; ok && k < n_ptr; k++) ok = next_tok(&q, eol, &tok, &tl);
             ok = ok && next_tok(&q, eol, &tok, &tl) && !parse_uint(tok, tl, &tmp) &&
                  next_tok(&q, eol, &tok, &tl) && !parse_uint(tok, tl, &tmp) && n_syn > 0;
-            int64_t id = ok ? mw_str_intern(&wn->str, lemma, lemma_len) : 0;
+            int64_t id = ok ? ac_strtab_intern(&wn->str, lemma, lemma_len) : 0;
             if (id < 0) {
                 rc = ac_errf(err, "%s: out of memory", path);
                 break;
@@ -220,7 +220,7 @@ static int load_index(mw_wordnet *wn, const char *path, pairvec *pv, ac_err *err
 }
 
 /* <pos>.exc lines: inflected_form base_form [base_form...]. */
-static int load_exc(mw_wordnet *wn, const char *path, pairvec *pv, ac_err *err) {
+static int load_exc(ac_wordnet *wn, const char *path, pairvec *pv, ac_err *err) {
     char *data;
     size_t len;
     if (ac_read_file(path, (size_t)1 << 26, &data, &len, err)) return -1;
@@ -233,10 +233,10 @@ static int load_exc(mw_wordnet *wn, const char *path, pairvec *pv, ac_err *err) 
         const char *q = p, *tok;
         size_t tl;
         if (next_tok(&q, eol, &tok, &tl)) {
-            int64_t form = mw_str_intern(&wn->str, tok, tl);
+            int64_t form = ac_strtab_intern(&wn->str, tok, tl);
             int n_base = 0;
             while (form >= 0 && next_tok(&q, eol, &tok, &tl)) {
-                int64_t base = mw_str_intern(&wn->str, tok, tl);
+                int64_t base = ac_strtab_intern(&wn->str, tok, tl);
                 if (base < 0 || pv_push(pv, (uint32_t)form, (uint32_t)base)) {
                     form = -1;
                     break;
@@ -252,10 +252,10 @@ static int load_exc(mw_wordnet *wn, const char *path, pairvec *pv, ac_err *err) 
     return rc;
 }
 
-int mw_load(const char *dir, mw_wordnet **out, ac_err *err) {
+int ac_wordnet_load(const char *dir, ac_wordnet **out, ac_err *err) {
     static const char *const pos[4] = {"noun", "verb", "adj", "adv"};
     *out = NULL;
-    mw_wordnet *wn = calloc(1, sizeof *wn);
+    ac_wordnet *wn = calloc(1, sizeof *wn);
     pairvec syn = {0}, exc = {0};
     char path[4096];
     int rc = wn ? 0 : ac_errf(err, "WordNet: out of memory");
@@ -275,7 +275,7 @@ int mw_load(const char *dir, mw_wordnet **out, ac_err *err) {
     free(syn.v);
     free(exc.v);
     if (rc) {
-        mw_free(wn);
+        ac_wordnet_free(wn);
         return -1;
     }
     wn->n_lemmas = (int)n_lemma_ids;
@@ -283,9 +283,9 @@ int mw_load(const char *dir, mw_wordnet **out, ac_err *err) {
     return 0;
 }
 
-void mw_free(mw_wordnet *wn) {
+void ac_wordnet_free(ac_wordnet *wn) {
     if (!wn) return;
-    mw_strtab_free(&wn->str);
+    ac_strtab_free(&wn->str);
     free(wn->syn_start);
     free(wn->syn);
     free(wn->exc_start);
@@ -293,11 +293,11 @@ void mw_free(mw_wordnet *wn) {
     free(wn);
 }
 
-int mw_lemma_count(const mw_wordnet *wn) { return wn ? wn->n_lemmas : 0; }
+int ac_wordnet_lemma_count(const ac_wordnet *wn) { return wn ? wn->n_lemmas : 0; }
 
 /* Synsets of an exact string (empty if it is not a lemma). */
-static const uint32_t *synsets_of(const mw_wordnet *wn, const char *s, size_t n, uint32_t *count) {
-    int64_t id = mw_str_find(&wn->str, s, n);
+static const uint32_t *synsets_of(const ac_wordnet *wn, const char *s, size_t n, uint32_t *count) {
+    int64_t id = ac_strtab_find(&wn->str, s, n);
     *count = 0;
     if (id < 0) return NULL;
     *count = wn->syn_start[id + 1] - wn->syn_start[id];
@@ -321,7 +321,7 @@ static int ends_with(const char *s, size_t n, const char *suf) {
 /* WordNet's suffix rules in METEOR's order (nouns, verbs, adjectives): the first rule whose
  * rewritten form is a lemma wins. Returns the length of the lemma written to out, 0 for none.
  * METEOR returns the word itself for words ending in "ss" or of length <= 2. */
-static size_t morph(const mw_wordnet *wn, const char *w, char *out, size_t cap) {
+static size_t morph(const ac_wordnet *wn, const char *w, char *out, size_t cap) {
     static const char *const sufx[20] = {"s", "ses", "xes", "zes", "ches", "shes", "men", "ies",
                                          "s", "ies", "es", "es", "ed", "ed", "ing", "ing",
                                          "er", "est", "er", "est"};
@@ -361,17 +361,17 @@ static int append(uint32_t **buf, int *cap, int n, const uint32_t *v, uint32_t k
     return 0;
 }
 
-int mw_synonym_sets(const mw_wordnet *wn, const char *word, uint32_t **buf, int *cap) {
+int ac_wordnet_synonym_sets(const ac_wordnet *wn, const char *word, uint32_t **buf, int *cap) {
     uint32_t k;
     int n = 0;
     size_t wl = strlen(word);
     const uint32_t *s = synsets_of(wn, word, wl, &k);
     if (append(buf, cap, n, s, k)) return -1;
     n += (int)k;
-    int64_t form = mw_str_find(&wn->str, word, wl);
+    int64_t form = ac_strtab_find(&wn->str, word, wl);
     if (form >= 0 && wn->exc_start[form + 1] > wn->exc_start[form]) {
         for (uint32_t e = wn->exc_start[form]; e < wn->exc_start[form + 1]; e++) {
-            const char *base = mw_str(&wn->str, wn->exc[e]);
+            const char *base = ac_strtab_str(&wn->str, wn->exc[e]);
             s = synsets_of(wn, base, strlen(base), &k);
             if (append(buf, cap, n, s, k)) return -1;
             n += (int)k;

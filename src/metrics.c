@@ -10,37 +10,6 @@
 #include "attncap/tokenize.h"
 #include "metrics_internal.h"
 
-int *ac_metric_words(ac_strmap *m, const char *s, int *len) {
-    int n = 0, cap = 16;
-    int *out = malloc((size_t)cap * sizeof *out);
-    if (!out) return NULL;
-    char buf[256];
-    const char *p = s;
-    for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\v' || *p == '\f') p++;
-        if (!*p) break;
-        const char *st = p;
-        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\v' || *p == '\f')) p++;
-        size_t l = (size_t)(p - st);
-        char *w = l < sizeof buf ? buf : malloc(l + 1);
-        if (!w) { free(out); return NULL; }
-        memcpy(w, st, l);
-        w[l] = 0;
-        int id = ac_strmap_put(m, w, (int)m->n);
-        if (w != buf) free(w);
-        if (id < 0) { free(out); return NULL; }
-        if (n == cap) {
-            cap *= 2;
-            int *no = realloc(out, (size_t)cap * sizeof *no);
-            if (!no) { free(out); return NULL; }
-            out = no;
-        }
-        out[n++] = id;
-    }
-    *len = n;
-    return out;
-}
-
 static char *norm_caption(const char *raw, int tokenize, const char *id, ac_err *err) {
     if (!tokenize) {
         char *d = strdup(raw);
@@ -77,10 +46,16 @@ int ac_eval_set_add(ac_eval_set *s, const char *id, const char *const *refs, int
     for (int j = 0; !rc && j < n_refs; j++)
         if (!(it.refs[j] = norm_caption(refs[j], tokenize, id, err))) rc = -1;
     if (!rc && !(it.cand = norm_caption(cand, tokenize, id, err))) rc = -1;
+    if (!rc && tokenize) { /* as written, for reports */
+        it.cand_raw = strdup(cand);
+        it.refs_raw = calloc((size_t)n_refs, sizeof *it.refs_raw);
+        for (int j = 0; it.refs_raw && j < n_refs; j++)
+            if (!(it.refs_raw[j] = strdup(refs[j]))) rc = -1;
+        if (rc || !it.cand_raw || !it.refs_raw) rc = ac_errf(err, "out of memory");
+    }
     if (rc) {
-        for (int j = 0; it.refs && j < n_refs; j++) free(it.refs[j]);
-        free(it.refs);
-        free(it.id);
+        ac_eval_set tmp = {1, 0, &it}; /* cap 0: items is not the heap's */
+        ac_eval_set_free(&tmp);
         return -1;
     }
     s->items[s->n++] = it;
@@ -89,13 +64,16 @@ int ac_eval_set_add(ac_eval_set *s, const char *id, const char *const *refs, int
 
 void ac_eval_set_free(ac_eval_set *s) {
     for (int i = 0; i < s->n; i++) {
-        for (int j = 0; j < s->items[i].n_refs; j++) free(s->items[i].refs[j]);
-        free(s->items[i].refs);
-        free(s->items[i].cand);
-        free(s->items[i].id);
-        free(s->items[i].path);
+        ac_eval_item *it = &s->items[i];
+        for (int j = 0; j < it->n_refs; j++) {
+            if (it->refs) free(it->refs[j]);
+            if (it->refs_raw) free(it->refs_raw[j]);
+        }
+        free(it->refs), free(it->refs_raw);
+        free(it->cand), free(it->cand_raw);
+        free(it->id), free(it->path), free(it->model);
     }
-    free(s->items);
+    if (s->cap) free(s->items);
     memset(s, 0, sizeof *s);
 }
 
@@ -134,8 +112,10 @@ int ac_metrics_compute(const ac_eval_set *s, int flags, const char *meteor_wordn
     out->img_bleu4 = malloc((size_t)n * sizeof(double));
     out->img_rouge_l = malloc((size_t)n * sizeof(double));
     out->img_cider_d = malloc((size_t)n * sizeof(double));
-    if (!out->img_bleu4 || !out->img_rouge_l || !out->img_cider_d ||
+    out->img_bleu4_smooth = malloc((size_t)n * sizeof(double));
+    if (!out->img_bleu4 || !out->img_rouge_l || !out->img_cider_d || !out->img_bleu4_smooth ||
         ac_bleu(s->items, n, out->bleu, &out->counts, out->img_bleu4) ||
+        ac_bleu4_smoothed(s->items, n, out->img_bleu4_smooth) ||
         ac_cider_d(s->items, n, &out->cider_d, out->img_cider_d)) {
         ac_scores_free(out);
         return ac_errf(err, "metrics: out of memory");
@@ -162,6 +142,7 @@ void ac_scores_free(ac_scores *sc) {
     free(sc->img_rouge_l);
     free(sc->img_cider_d);
     free(sc->img_meteor);
-    sc->img_bleu4 = sc->img_rouge_l = sc->img_cider_d = sc->img_meteor = NULL;
+    free(sc->img_bleu4_smooth);
+    sc->img_bleu4 = sc->img_rouge_l = sc->img_cider_d = sc->img_meteor = sc->img_bleu4_smooth = NULL;
     ac_object_scores_free(&sc->objects);
 }

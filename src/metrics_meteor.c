@@ -64,9 +64,9 @@ typedef struct {
 
 struct ac_meteor {
     struct sb_stemmer *stemmer;
-    mw_wordnet *wn; /* NULL without WordNet */
+    ac_wordnet *wn; /* NULL without WordNet */
     int synonyms;   /* synonym stage on */
-    mw_strtab fwords, words, stems;
+    ac_strtab fwords, words, stems;
     word_info *info;
     uint32_t info_cap;
     uint32_t *syn;
@@ -85,9 +85,9 @@ struct ac_meteor {
 
 /* Id of a word in the cache, computing its stem / synsets / function flag when new; -1 if OOM. */
 static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
-    int64_t id = mw_str_find(&m->words, w, len);
+    int64_t id = ac_strtab_find(&m->words, w, len);
     if (id >= 0) return id;
-    id = mw_str_intern(&m->words, w, len);
+    id = ac_strtab_intern(&m->words, w, len);
     if (id < 0) return -1;
     if ((uint32_t)id >= m->info_cap) {
         uint32_t cap = m->info_cap ? m->info_cap * 2 : 1024;
@@ -98,16 +98,16 @@ static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
     }
     word_info *wi = &m->info[id];
     memset(wi, 0, sizeof *wi);
-    const char *word = mw_str(&m->words, (uint32_t)id);
+    const char *word = ac_strtab_str(&m->words, (uint32_t)id);
     const sb_symbol *st = sb_stemmer_stem(m->stemmer, (const sb_symbol *)word, (int)len);
-    int64_t sid = st ? mw_str_intern(&m->stems, (const char *)st, (size_t)sb_stemmer_length(m->stemmer))
-                     : mw_str_intern(&m->stems, word, len);
+    int64_t sid = st ? ac_strtab_intern(&m->stems, (const char *)st, (size_t)sb_stemmer_length(m->stemmer))
+                     : ac_strtab_intern(&m->stems, word, len);
     if (sid < 0) return -1;
     wi->stem = (uint32_t)sid;
-    wi->func = mw_str_find(&m->fwords, word, len) >= 0;
+    wi->func = ac_strtab_find(&m->fwords, word, len) >= 0;
     wi->syn_off = (uint32_t)m->syn_len;
     if (m->wn) {
-        int n = mw_synonym_sets(m->wn, word, &m->tmp_syn, &m->tmp_cap);
+        int n = ac_wordnet_synonym_sets(m->wn, word, &m->tmp_syn, &m->tmp_cap);
         if (n < 0) return -1;
         if (m->syn_len + (size_t)n > m->syn_cap) {
             size_t cap = m->syn_cap ? m->syn_cap * 2 : 4096;
@@ -128,7 +128,7 @@ static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
 /* Normalises a line and maps its first AC_METEOR_MAX_WORDS tokens to word ids. Returns the
  * count, -1 if out of memory. */
 static int line_words(ac_meteor *m, const char *line, int64_t **ids, int *cap) {
-    char *norm = mw_normalize(line ? line : "");
+    char *norm = ac_meteor_normalize(line);
     if (!norm) return -1;
     int n = 0;
     for (char *p = norm; *p && n < AC_METEOR_MAX_WORDS;) {
@@ -576,7 +576,7 @@ int ac_meteor_open(const char *wordnet_dir, ac_meteor **out, ac_err *err) {
         return ac_errf(err, "METEOR: the Snowball English stemmer (libstemmer) is unavailable");
     }
     for (size_t k = 0; k < sizeof FUNCTION_WORDS / sizeof *FUNCTION_WORDS; k++)
-        if (mw_str_intern(&m->fwords, FUNCTION_WORDS[k], strlen(FUNCTION_WORDS[k])) < 0) {
+        if (ac_strtab_intern(&m->fwords, FUNCTION_WORDS[k], strlen(FUNCTION_WORDS[k])) < 0) {
             ac_meteor_close(m);
             return ac_errf(err, "METEOR: out of memory");
         }
@@ -584,7 +584,7 @@ int ac_meteor_open(const char *wordnet_dir, ac_meteor **out, ac_err *err) {
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/index.noun", dir);
     if (wordnet_dir || ac_is_file(probe)) {
-        if (mw_load(dir, &m->wn, err)) {
+        if (ac_wordnet_load(dir, &m->wn, err)) {
             ac_meteor_close(m);
             return ac_err_prefix(err, "METEOR synonyms");
         }
@@ -597,10 +597,10 @@ int ac_meteor_open(const char *wordnet_dir, ac_meteor **out, ac_err *err) {
 void ac_meteor_close(ac_meteor *m) {
     if (!m) return;
     if (m->stemmer) sb_stemmer_delete(m->stemmer);
-    mw_free(m->wn);
-    mw_strtab_free(&m->fwords);
-    mw_strtab_free(&m->words);
-    mw_strtab_free(&m->stems);
+    ac_wordnet_free(m->wn);
+    ac_strtab_free(&m->fwords);
+    ac_strtab_free(&m->words);
+    ac_strtab_free(&m->stems);
     free(m->info);
     free(m->syn);
     free(m->tmp_syn);

@@ -26,7 +26,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
-        {"absent", &o.absent, 0, 1}};
+        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -222,11 +222,18 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
     if (o->mode == AC_TAGS_AUTO && t && probs) j->n = auto_tags(m, t, o, probs, n_rows, n_classes, j->cands, &task->err);
     else if (o->mode == AC_TAGS_GIVEN) j->n = given_tags(m, t, o->words, j->cands, &task->err);
     if (j->n < 0) return -1;
+    /* A free caption the model is sure of keeps its words, except against a tag the encoder is sure of
+     * (AC_NAMING_SURE): on photos like its training photos the other tags mostly name a garment or a
+     * corner of the scene, and forcing them cost more than they brought on dev photos. */
+    const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && m->confidence.n > 0 &&
+                        ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(&task->out)) >= o->trust;
     /* The tags the free caption does not name and the model can say, most probable first. */
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
         c->tag.named = says(&task->out, c);
-        if (!c->tag.named && c->tag.in_vocab && j->k < o->max_tags && j->k < AC_MAX_CONSTRAINTS) j->sel[j->k++] = i;
+        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE;
+        if (may_force && !c->tag.named && c->tag.in_vocab && j->k < o->max_tags && j->k < AC_MAX_CONSTRAINTS)
+            j->sel[j->k++] = i;
     }
     for (int i = 0; i < j->k; i++) j->cons[i] = (ac_constraint){j->cands[j->sel[i]].n_alt, j->cands[j->sel[i]].alt};
     return 0;

@@ -1,10 +1,6 @@
-/* overlay.c: attention overlays and contact sheets (PNG output: png.c; text: font.c).
- *
- * The attention map is the grid of alphas seen as boxes (cell (i, j) covers its share of the photo)
- * blurred by a Gaussian of sigma cells: per pixel, weight of column j = Phi((x1 - x) / s) -
- * Phi((x0 - x) / s), renormalised at the borders, so the map is separable and costs
- * O(grid_h * w + grid_h * w * h) per word. This is what the paper's figures do (upsample, then
- * Gaussian filter), without ever building the blocky image. The map is then scaled min..max to 0..1. */
+/* overlay.c: attention overlays (one PNG per word, written as a folder at once) and the contact
+ * sheet's file (the map and its blend: overlay_map.c; the sheet's layout: overlay_sheet.c; PNG output:
+ * png.c; text: font.c). */
 #include "attncap/overlay.h"
 
 #include <dirent.h>
@@ -15,120 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "overlay_internal.h"
 #include "pool.h"
 
 ac_overlay_opts ac_overlay_defaults(void) {
-    ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .sigma = 0.6f, .force = 0, .font = NULL};
+    ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .base = AC_OVERLAY_GREY, .sigma = 0.6f};
     return o;
-}
-
-/* ---- attention map ---- */
-
-/* wt [n_px, cells]: weight of each cell for each pixel centre, rows summing to 1. */
-static void axis_weights(int cells, int n_px, float sigma, float *wt) {
-    double cw = (double)n_px / cells, s = sigma * cw;
-    for (int x = 0; x < n_px; x++) {
-        double xc = x + 0.5, sum = 0;
-        float *r = wt + (size_t)x * cells;
-        for (int j = 0; j < cells; j++) {
-            double x0 = j * cw, x1 = (j + 1) * cw, v;
-            if (s <= 0) v = xc >= x0 && xc < x1;
-            else v = 0.5 * (erf((x1 - xc) / (s * M_SQRT2)) - erf((x0 - xc) / (s * M_SQRT2)));
-            r[j] = (float)v;
-            sum += v;
-        }
-        for (int j = 0; j < cells; j++) r[j] = sum > 0 ? (float)(r[j] / sum) : 0.0f;
-    }
-}
-
-void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, int h, float *out) {
-    float *wx = malloc((size_t)w * gw * sizeof *wx), *wy = malloc((size_t)h * gh * sizeof *wy);
-    float *rows = malloc((size_t)gh * w * sizeof *rows); /* [gh, w]: alpha blurred along x */
-    if (!wx || !wy || !rows) {
-        memset(out, 0, (size_t)w * h * sizeof *out);
-        free(wx), free(wy), free(rows);
-        return;
-    }
-    axis_weights(gw, w, sigma, wx);
-    axis_weights(gh, h, sigma, wy);
-    for (int i = 0; i < gh; i++)
-        for (int x = 0; x < w; x++) {
-            float s = 0;
-            for (int j = 0; j < gw; j++) s += alpha[i * gw + j] * wx[(size_t)x * gw + j];
-            rows[(size_t)i * w + x] = s;
-        }
-    float mx = -INFINITY, mn = INFINITY;
-    for (int y = 0; y < h; y++) {
-        float *o = out + (size_t)y * w;
-        memset(o, 0, (size_t)w * sizeof *o);
-        for (int i = 0; i < gh; i++) {
-            float wv = wy[(size_t)y * gh + i];
-            if (wv == 0) continue;
-            const float *r = rows + (size_t)i * w;
-            for (int x = 0; x < w; x++) o[x] += wv * r[x];
-        }
-        for (int x = 0; x < w; x++) mx = o[x] > mx ? o[x] : mx, mn = o[x] < mn ? o[x] : mn;
-    }
-    /* min..max -> 0..1, as matplotlib's imshow in the paper's figures; a (nearly) flat map is not
-     * stretched beyond 20x, so float noise on uniform attention is not shown as a hot spot */
-    float range = fmaxf(mx - mn, 0.05f * fabsf(mx));
-    if (range > 0)
-        for (size_t k = 0; k < (size_t)w * h; k++) out[k] = (out[k] - mn) / range;
-    else
-        memset(out, 0, (size_t)w * h * sizeof *out);
-    free(wx), free(wy), free(rows);
-}
-
-/* An inferno-like map: 9 stops of matplotlib's inferno, linearly interpolated. */
-static void inferno(float t, float rgb[3]) {
-    static const float stops[9][3] = {{0, 0, 4},       {31, 12, 72},   {85, 15, 109},
-                                      {136, 34, 106},  {186, 54, 85},  {227, 89, 51},
-                                      {249, 140, 10},  {249, 201, 50}, {252, 255, 164}};
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    float u = t * 8;
-    int i = (int)u;
-    if (i > 7) i = 7;
-    u -= i;
-    for (int c = 0; c < 3; c++) rgb[c] = stops[i][c] * (1 - u) + stops[i + 1][c] * u;
-}
-
-void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_image *out) {
-    /* per-level tables of the map value m (1024 levels: invisible steps) */
-    enum { NL = 1024 };
-    float ka[NL], kb[NL][3], kc[NL], ks[NL], kw[NL];
-    for (int i = 0; i < NL; i++) {
-        float m = (float)i / (NL - 1);
-        if (style == AC_OVERLAY_HEAT) {
-            /* faint attention leaves the (grey) photo visible; strong attention is opaque colour */
-            float u = m < 0.06f ? 0 : (m - 0.06f) / 0.94f, a = 0.75f * powf(u, 1.3f), cm[3];
-            inferno(0.15f + 0.85f * m, cm);
-            ka[i] = 0.9f * (1 - a);
-            for (int c = 0; c < 3; c++) kb[i][c] = cm[c] * a;
-        } else {
-            /* away from attention: dark and desaturated; on it: the photo, lifted towards white */
-            kc[i] = 0.3f + 0.7f * m, ks[i] = 0.35f + 0.65f * m, kw[i] = 0.3f * m * m;
-        }
-    }
-    size_t n = (size_t)photo->w * photo->h;
-    for (size_t k = 0; k < n; k++) {
-        const uint8_t *p = photo->px + 3 * k;
-        uint8_t *o = out->px + 3 * k;
-        float m = map[k];
-        int li = (int)((m < 0 ? 0 : m > 1 ? 1 : m) * (NL - 1) + 0.5f);
-        float r = p[0], g = p[1], b = p[2];
-        float lum = 0.299f * r + 0.587f * g + 0.114f * b;
-        float v[3];
-        if (style == AC_OVERLAY_HEAT) {
-            for (int c = 0; c < 3; c++) v[c] = lum * ka[li] + kb[li][c];
-        } else {
-            float rgb[3] = {r, g, b};
-            for (int c = 0; c < 3; c++) {
-                float x = (lum + (rgb[c] - lum) * ks[li]) * kc[li];
-                v[c] = x + (255 - x) * kw[li];
-            }
-        }
-        for (int c = 0; c < 3; c++) o[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
-    }
 }
 
 /* ---- files ---- */
@@ -200,117 +88,6 @@ static int commit_dir(const char *tmp, const char *out_dir, int replace, char **
     return 0;
 }
 
-/* Copies src into dst at (x, y). */
-static void blit(ac_image *dst, const ac_image *src, int x, int y) {
-    for (int j = 0; j < src->h; j++) {
-        if (y + j < 0 || y + j >= dst->h) continue;
-        for (int i = 0; i < src->w; i++) {
-            if (x + i < 0 || x + i >= dst->w) continue;
-            memcpy(dst->px + ((size_t)(y + j) * dst->w + x + i) * 3, src->px + ((size_t)j * src->w + i) * 3, 3);
-        }
-    }
-}
-
-/* Splits text into lines of at most width pixels at spaces; returns the line count, lines[] point
- * into buf (a copy of text). */
-static int wrap(const ac_font *f, float px, const char *text, int width, char *buf, char **lines, int max_lines) {
-    strcpy(buf, text);
-    int n = 0;
-    char *s = buf;
-    while (*s && n < max_lines) {
-        char *end = s, *brk = NULL;
-        for (;;) {
-            char *sp = strchr(end, ' ');
-            char save = sp ? *sp : 0;
-            if (sp) *sp = 0;
-            int wd = ac_font_width(f, px, s);
-            if (sp) *sp = save;
-            if (wd > width && brk) break;
-            brk = sp;
-            if (!sp) { brk = NULL; break; }
-            end = sp + 1;
-        }
-        lines[n++] = s;
-        if (!brk) break;
-        *brk = 0;
-        s = brk + 1;
-    }
-    return n;
-}
-
-static int build_sheet(const ac_image *disp, const float *maps_alpha, const ac_caption *cap, const ac_vocab *v,
-                       int gh, int gw, const ac_overlay_opts *o, const ac_font *font, ac_image *sheet, ac_err *err) {
-    (void)maps_alpha;
-    int n_panels = cap->n + 1, pw0 = 320, ph0 = (int)lround(320.0 * disp->h / disp->w);
-    if (ph0 > 320) ph0 = 320, pw0 = (int)lround(320.0 * disp->w / disp->h);
-    if (pw0 < 8) pw0 = 8;
-    if (ph0 < 8) ph0 = 8;
-    int pad = 10, label = 34, cols = 1;
-    double best = 1e30;
-    for (int c = 1; c <= n_panels; c++) { /* the layout closest to 4:3 */
-        int r = (n_panels + c - 1) / c;
-        double W = c * (pw0 + pad) + pad, Hh = r * (ph0 + label + pad) + pad + 60;
-        double d = fabs(log(W / Hh) - log(4.0 / 3.0));
-        if (d < best - 1e-9) best = d, cols = c;
-    }
-    int rows = (n_panels + cols - 1) / cols;
-    /* scale everything so the long side fits */
-    double W = cols * (pw0 + pad) + pad, Hh = rows * (ph0 + label + pad) + pad + 60;
-    double sc = fmin(1.0, o->max_side / fmax(W, Hh));
-    int pw = (int)(pw0 * sc), ph = (int)(ph0 * sc);
-    if (pw < 4) pw = 4;
-    if (ph < 4) ph = 4;
-    int p = (int)fmax(3, pad * sc), lab = (int)fmax(12, label * sc);
-    float fpx = (float)fmax(10, 22 * sc), tpx = (float)fmax(11, 26 * sc);
-    int width = cols * (pw + p) + p;
-    char *text = ac_caption_text(cap, v);
-    if (!text) return ac_errf(err, "out of memory");
-    char *buf = malloc(strlen(text) + 1), *lines[8];
-    int nl = buf ? wrap(font, tpx, text, width - 2 * p, buf, lines, 8) : 0;
-    int title = nl * (int)(tpx * 1.25f) + 2 * p;
-    sheet->w = width, sheet->h = title + rows * (ph + lab + p) + p;
-    sheet->px = malloc((size_t)sheet->w * sheet->h * 3);
-    ac_image thumb = {0}, ov = {0};
-    float *map = malloc((size_t)pw * ph * sizeof *map);
-    int rc = -1;
-    if (!buf || !sheet->px || !map) {
-        ac_errf(err, "out of memory building the contact sheet");
-        goto done;
-    }
-    memset(sheet->px, 255, (size_t)sheet->w * sheet->h * 3);
-    static const uint8_t ink[3] = {20, 20, 20}, grey[3] = {110, 110, 110};
-    for (int i = 0; i < nl; i++) ac_font_draw(font, sheet, p, p + i * (int)(tpx * 1.25f), tpx, lines[i], ink);
-    if (ac_image_resize(disp, pw, ph, &thumb, err)) goto done;
-    ov.w = pw, ov.h = ph, ov.px = malloc((size_t)pw * ph * 3);
-    if (!ov.px) {
-        ac_errf(err, "out of memory");
-        goto done;
-    }
-    for (int k = 0; k < n_panels; k++) {
-        int x = p + (k % cols) * (pw + p), y = title + (k / cols) * (ph + lab + p);
-        const char *word = "";
-        if (k == 0) {
-            blit(sheet, &thumb, x, y);
-        } else {
-            ac_attention_map(cap->alpha + (size_t)(k - 1) * gh * gw, gh, gw, o->sigma, pw, ph, map);
-            ac_overlay_blend(&thumb, map, o->style, &ov);
-            blit(sheet, &ov, x, y);
-            word = ac_caption_word(cap, v, k - 1);
-        }
-        float wpx = fpx;
-        while (wpx > 8 && ac_font_width(font, wpx, word) > pw) wpx -= 1;
-        int tw = ac_font_width(font, wpx, word);
-        ac_font_draw(font, sheet, x + (pw - tw) / 2, y + ph + (lab - (int)(wpx * 1.2f)) / 2, wpx, word,
-                     k == 0 ? grey : ink);
-    }
-    rc = 0;
-done:
-    if (rc) ac_image_free(sheet);
-    ac_image_free(&thumb), ac_image_free(&ov);
-    free(map), free(buf), free(text);
-    return rc;
-}
-
 /* The files of one photo are independent: rendered, encoded and committed (fsync + rename) by a few
  * threads at once, which hides most of the fsync latency. Task t < n is word t, task n the sheet. */
 #define MAX_OV_THREADS 16
@@ -321,10 +98,13 @@ typedef struct ov_job {
     const ac_vocab *vocab;
     const ac_overlay_opts *o;
     const ac_font *font;
-    char **paths; /* [n + 1] */
+    char **paths; /* [n + 1 - first] */
     int gh, gw, n;
+    int first;                   /* task t is file first + t: word first + t, or the sheet (cap->n) */
+    int band;                    /* rows of the label band under each per-word overlay */
+    float band_px;               /* its font size */
     float *map[MAX_OV_THREADS];  /* per thread: [h * w] the smoothed attention */
-    uint8_t *px[MAX_OV_THREADS]; /* per thread: [h * w * 3] the overlay */
+    uint8_t *px[MAX_OV_THREADS]; /* per thread: [(h + band) * w * 3] the overlay and its label */
     int failed_at[MAX_OV_THREADS]; /* per thread: its lowest failing task (-1: none), for a deterministic message */
     ac_err err[MAX_OV_THREADS];
 } ov_job;
@@ -337,13 +117,16 @@ static void ov_task(void *arg, int t, int thread) {
     ac_err e;
     int rc;
     if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
-    else if (t < j->n) {
-        ac_attention_map(j->cap->alpha + (size_t)t * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
-        ac_overlay_blend(j->disp, map, j->o->style, &ov);
-        rc = ac_png_write(j->paths[t], &ov, &e);
+    else if (t + j->first < j->n) {
+        const int k = t + j->first;
+        ac_attention_map(j->cap->alpha + (size_t)k * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
+        ac_overlay_blend(j->disp, map, j->o->style, j->o->base, &ov);
+        ac_image labelled = {w, h + j->band, ov.px}; /* the band's rows follow the photo's */
+        ac_ov_draw_band(&labelled, h, j->band_px, j->font, j->cap, j->vocab, k);
+        rc = ac_png_write(j->paths[t], &labelled, &e);
     } else {
         ac_image sheet = {0};
-        rc = build_sheet(j->disp, NULL, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
+        rc = ac_ov_build_sheet(j->disp, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
         if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
         ac_image_free(&sheet);
     }
@@ -392,9 +175,9 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         goto done;
     }
     made_tmp = 1;
-    /* display size: long side <= max_side, never enlarged */
+    /* display size: long side <= max_side; a smaller photo is enlarged to it only with upscale */
     int w = photo->w, h = photo->h;
-    if (w > o.max_side || h > o.max_side) {
+    if (w > o.max_side || h > o.max_side || (o.upscale && w < o.max_side && h < o.max_side)) {
         double s = (double)o.max_side / (w > h ? w : h);
         w = (int)fmax(1, lround(w * s)), h = (int)fmax(1, lround(h * s));
     }
@@ -405,7 +188,8 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     } else if (ac_image_resize(photo, w, h, &disp, err)) {
         goto done;
     }
-    for (int t = 0; t <= cap->n; t++) {
+    const int first = o.sheet_only ? cap->n : 0; /* the sheet is file cap->n */
+    for (int t = first; t <= cap->n; t++) {
         char name[96], safe[80];
         if (t < cap->n) {
             safe_name(ac_caption_word(cap, vocab, t), safe, sizeof safe);
@@ -416,17 +200,19 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         if (!(list[n_list] = ac_path_join(tmp_dir, name))) { ac_errf(err, "out of memory"); goto done; }
         n_list++;
     }
-    ov_job job = {.disp = &disp, .cap = cap, .vocab = vocab, .o = &o, .font = font, .paths = list, .gh = gh, .gw = gw,
-                  .n = cap->n};
+    ov_job job = {.disp = &disp, .cap = cap, .vocab = vocab, .o = &o, .font = font, .paths = list, .first = first,
+                  .gh = gh, .gw = gw, .n = cap->n, .band_px = ac_ov_band_px(w)};
+    job.band = ac_ov_band_h(job.band_px);
+    const int n_tasks = cap->n + 1 - first;
     int T = o.threads > 0 ? o.threads : 4;
     if (T > MAX_OV_THREADS) T = MAX_OV_THREADS;
-    if (T > cap->n + 1) T = cap->n + 1;
+    if (T > n_tasks) T = n_tasks;
     for (int t = 0; t < T; t++) {
         job.failed_at[t] = -1;
         job.map[t] = malloc((size_t)w * h * sizeof *job.map[t]); /* NULL: that thread's tasks report it */
-        job.px[t] = malloc((size_t)w * h * 3);
+        job.px[t] = malloc((size_t)w * (h + job.band) * 3);
     }
-    ac_parallel_for(cap->n + 1, T, ov_task, &job);
+    ac_parallel_for(n_tasks, T, ov_task, &job);
     int bad = -1;
     for (int t = 0; t < T; t++) {
         free(job.map[t]), free(job.px[t]);

@@ -26,10 +26,11 @@
 
 void ac_train_defaults(ac_train_opts *o) {
     memset(o, 0, sizeof *o);
-    o->epochs = 30, o->batch = 32, o->lr = 4e-4f;
-    o->embed = o->hidden = o->att = 512;
+    /* the shipped model's recipe (tools/train_flickr8k.sh) */
+    o->epochs = 16, o->batch = 64, o->lr = 4e-4f;
+    o->embed = 256, o->hidden = 512, o->att = 256, o->ema = 0.999f;
     o->dropout = 0.5f, o->lambda = 1.0f, o->min_count = 5, o->clip = 5.0f;
-    o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 1;
+    o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 3;
     o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1, o->map_features = -1;
     o->text_ratio = 1, o->text_weight = 1;
 }
@@ -44,7 +45,7 @@ static int swap_lr(const ac_vocab *v, int id) {
 }
 
 /* The training photos' captions: data's train split, then every photo of extra_data's sets. */
-static int load_extra_data(trainer *tr, ac_err *err) {
+static int load_extra_data(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (!o->extra_data || !*o->extra_data) return 0;
     char *list = strdup(o->extra_data), *save = NULL;
@@ -59,7 +60,7 @@ static int load_extra_data(trainer *tr, ac_err *err) {
     return rc;
 }
 
-static int load_data(trainer *tr, ac_err *err) {
+static int load_data(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err) || load_extra_data(tr, err)) return -1;
     size_t budget = SIZE_MAX; /* bytes of feature rows loaded into memory; more are mapped */
@@ -86,6 +87,7 @@ static int load_data(trainer *tr, ac_err *err) {
             const ac_ds_image *im = &ds->images[i];
             if (d == 0 && im->split != AC_SPLIT_TRAIN) continue;
             int f = ac_features_find(&tr->fc, im->key);
+            tr->n_photos++;
             if (f < 0) {
                 missing++;
                 continue;
@@ -106,6 +108,7 @@ static int load_data(trainer *tr, ac_err *err) {
             }
         }
     }
+    tr->n_missing = missing;
     if (n == 0) {
         ac_errf(err, "%s: no training caption has a photo in the feature cache %s (%d photos missing)", o->data,
                 o->features, missing);
@@ -121,7 +124,7 @@ static int load_data(trainer *tr, ac_err *err) {
     if (n_text > 0) {
         if (!(tr->tex = calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
         for (int i = 0; i < n_text; i++) {
-            example *e = &tr->tex[i];
+            ac_train_example *e = &tr->tex[i];
             e->feat = e->feat_flip = -1, e->n = toks[n + i].n;
             if (!(e->w = malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
@@ -131,7 +134,7 @@ static int load_data(trainer *tr, ac_err *err) {
     tr->ex = calloc((size_t)n, sizeof *tr->ex);
     if (!tr->ex) goto oom;
     for (int i = 0; i < n; i++) {
-        example *e = &tr->ex[i];
+        ac_train_example *e = &tr->ex[i];
         e->feat = feat[i], e->feat_flip = tr->use_flip ? featf[i] : -1, e->n = toks[i].n;
         e->w = malloc(sizeof(int) * (size_t)e->n);
         if (!e->w) goto oom;
@@ -157,7 +160,7 @@ static int load_data(trainer *tr, ac_err *err) {
         int f = ac_features_find(&tr->fc, im->key);
         if (f < 0) continue;
         if (o->max_val > 0 && tr->n_vi >= o->max_val) break;
-        val_image *vi = realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
+        ac_val_image *vi = realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
         if (!vi) goto oom;
         tr->vi = vi;
         vi = &tr->vi[tr->n_vi++];
@@ -165,7 +168,7 @@ static int load_data(trainer *tr, ac_err *err) {
         vi->feat = f;
         vi->id = im->key;
         vi->refs = calloc((size_t)im->n_caps + 1, sizeof(char *));
-        example *ve = realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
+        ac_train_example *ve = realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
         if (!vi->refs || !ve) goto oom;
         tr->vex = ve;
         for (int k = 0; k < im->n_caps; k++) {
@@ -174,7 +177,7 @@ static int load_data(trainer *tr, ac_err *err) {
             if (ac_tokenize(im->caps[k], &t, &e2)) continue;
             vi->refs[vi->n_refs++] = ac_tokens_join(&t);
             if (t.n > 0 && t.n <= o->max_words) {
-                example *e = &tr->vex[tr->n_vex];
+                ac_train_example *e = &tr->vex[tr->n_vex];
                 memset(e, 0, sizeof *e);
                 e->feat = f, e->feat_flip = -1, e->n = t.n;
                 e->w = malloc(sizeof(int) * (size_t)t.n);
@@ -215,7 +218,7 @@ typedef struct batch_buf {
     int *stage_row; /* [capacity] feature row held by each slot */
 } batch_buf;
 
-static void make_batch(const trainer *tr, const example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
+static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
                        ac_dec_batch *b) {
     const int stride = tr->o->max_words;
     for (int i = 0; i < B; i++) bb->idx[i] = i;
@@ -229,7 +232,7 @@ static void make_batch(const trainer *tr, const example *ex, const int *sel, int
     int n_stage = 0;
     for (int i = 0; i < B; i++) {
         const int s = bb->idx[i];
-        const example *e = &ex[sel[s]];
+        const ac_train_example *e = &ex[sel[s]];
         const int f = flip && flip[s] && e->feat_flip >= 0;
         bb->len[i] = e->n + 1;
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
@@ -263,7 +266,7 @@ static void shuffle(int *perm, int n, uint64_t seed) {
 
 /* ---------- evaluation ---------- */
 
-static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
+static int val_loss(ac_trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
     const int B = tr->o->batch;
     int *sel = malloc(sizeof(int) * (size_t)tr->n_vex);
     if (!sel) return ac_errf(err, "out of memory");
@@ -287,7 +290,7 @@ static int val_loss(trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
 }
 
 /* Scores them with our metrics (NAN if unavailable). */
-static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
+static int val_scores(ac_trainer *tr, double *bleu4, double *cider, ac_err *err) {
     *bleu4 = *cider = NAN;
     if (!ac_train_metrics_available()) return 0;
     char **cands = calloc((size_t)tr->n_vi, sizeof(char *));
@@ -314,7 +317,7 @@ static int val_scores(trainer *tr, double *bleu4, double *cider, ac_err *err) {
 
 /* ---------- log and plot ---------- */
 
-static int write_log(const trainer *tr, ac_err *err) {
+static int write_log(const ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (o->log_csv) {
         size_t cap = 256 + (size_t)tr->n_hist * 160, n = 0;
@@ -351,18 +354,7 @@ static int write_log(const trainer *tr, ac_err *err) {
 
 /* ---------- the loop ---------- */
 
-int ac_train_hist_add(trainer *tr, const ac_hist *h) {
-    if (tr->n_hist == tr->cap_hist) {
-        int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
-        ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
-        if (!n) return -1;
-        tr->hist = n, tr->cap_hist = cap;
-    }
-    tr->hist[tr->n_hist++] = *h;
-    return 0;
-}
-
-static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
+static int save_best(ac_trainer *tr, const ac_hist *h, ac_err *err) {
     const ac_train_opts *o = tr->o;
     char notes[1024];
     snprintf(notes, sizeof notes,
@@ -383,7 +375,7 @@ static int save_best(trainer *tr, const ac_hist *h, ac_err *err) {
 
 /* With a weight average, puts it in the model's place (and back on the second call): evaluation
  * and the saved model see the averaged weights, training the raw ones. */
-static void ema_swap(trainer *tr) {
+static void ema_swap(ac_trainer *tr) {
     if (!tr->ema) return;
     const size_t n = tr->model.dec.n_params;
     float *p = tr->model.dec.params;
@@ -393,7 +385,7 @@ static void ema_swap(trainer *tr) {
     }
 }
 
-static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
+static int evaluate(ac_trainer *tr, batch_buf *bb, const char *metric, double t0, double secs_base, ac_err *err) {
     ac_train_state *s = &tr->st;
     if (tr->o->on_event) {
         const ac_train_event ev = {.kind = AC_TRAIN_VALIDATING};
@@ -428,7 +420,7 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
     if (rc) return -1;
     if (!best) {
         s->bad++;
-        if (s->bad % tr->o->lr_patience == 0) s->lr *= tr->o->lr_decay;
+        if (s->bad % tr->o->lr_patience == 0) s->lr = fmax(s->lr * tr->o->lr_decay, tr->o->lr_min);
         if (s->bad >= tr->o->patience) s->done = 1;
     }
     if (write_log(tr, err)) return -1;
@@ -441,6 +433,26 @@ static int evaluate(trainer *tr, batch_buf *bb, const char *metric, double t0, d
         tr->o->on_event(&ev, tr->o->user);
     }
     return 0;
+}
+
+static void announce_finish(const ac_trainer *tr, const char *metric, ac_train_finish why) {
+    if (!tr->o->on_event) return;
+    const ac_train_state *s = &tr->st;
+    const ac_train_event ev = {.kind = AC_TRAIN_FINISHED, .finish = why, .step = s->step, .epoch = s->epoch,
+                               .epochs = tr->o->epochs, .best_step = s->best_step,
+                               .best_score = isfinite(s->best) ? s->best : NAN, .metric = metric,
+                               .stopping = s->done};
+    tr->o->on_event(&ev, tr->o->user);
+}
+
+/* A resumed run that had already finished (stopped early, or all its epochs done) with its model
+ * saved: says so and has nothing to do. More epochs than it had, and it goes on. */
+static int finished_before(const ac_trainer *tr, const char *metric) {
+    const ac_train_state *s = &tr->st;
+    const int over = s->done || s->epoch >= tr->o->epochs || (tr->o->max_steps > 0 && s->step >= tr->o->max_steps);
+    if (!over || !ac_is_file(tr->o->out)) return 0;
+    announce_finish(tr, metric, AC_TRAIN_WAS_FINISHED);
+    return 1;
 }
 
 /* The model's directory is created (and checked writable) up front: finding out at the first
@@ -463,7 +475,7 @@ static int out_dir_ready(const char *out, ac_err *err) {
     return rc;
 }
 
-static void trainer_free(trainer *tr) {
+static void trainer_free(ac_trainer *tr) {
     for (int i = 0; i < tr->n_ex; i++) free(tr->ex[i].w), free(tr->ex[i].wf);
     for (int i = 0; i < tr->n_vex; i++) free(tr->vex[i].w);
     for (int i = 0; i < tr->n_vi; i++) {
@@ -486,7 +498,7 @@ static void trainer_free(trainer *tr) {
  * no attention penalty), its gradient folded into tr->grad by tokens against the photo batch's
  * n_photo_tok (times text_weight), and the no-photo context's gradient into tr->null_g. *text_loss
  * tracks the text batches' cross-entropy per token (a running average). */
-static int text_step(trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int *sel, ac_dec_stats *st,
+static int text_step(ac_trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int *sel, ac_dec_stats *st,
                      double *text_loss, long n_photo_tok, ac_err *err) {
     const ac_train_opts *o = tr->o;
     const size_t LD = (size_t)tr->L * tr->D, np = tr->model.dec.n_params;
@@ -512,28 +524,31 @@ static int text_step(trainer *tr, const ac_decoder *dec_text, batch_buf *bb, int
 
 int ac_train(const ac_train_opts *oin, ac_err *err) {
     ac_train_opts o = *oin;
-    trainer tr;
+    ac_trainer tr;
     memset(&tr, 0, sizeof tr);
     tr.o = &o;
     tr.st.best = -INFINITY, tr.st.best_loss = INFINITY;
     tr.model.decode = ac_beam_defaults(); /* validation captions: the defaults with --beam */
     tr.model.decode.beam = o.beam;
-    if (!o.data || !o.features || !o.out) return ac_errf(err, "train: --data, --features and --out are required");
-    if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: --batch %d out of range [1, 4096]", o.batch);
-    if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: --lr %g out of range (0, 1)", o.lr);
-    if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: --max-words out of range");
-    if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: --beam %d out of range [1, 100]", o.beam);
-    if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: --shards %d out of range [1, 64]", o.shards);
-    if (o.lr_patience < 1) return ac_errf(err, "train: --lr-patience must be >= 1");
-    if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: --epochs must be >= 0 and --patience >= 1");
+    if (!o.data || !o.features || !o.out) return ac_errf(err, "train: the data set, the feature cache and the output model are required");
+    if (o.batch < 1 || o.batch > 4096) return ac_errf(err, "train: batch size %d out of range [1, 4096]", o.batch);
+    if (!(o.lr > 0 && o.lr < 1)) return ac_errf(err, "train: learning rate %g out of range (0, 1)", o.lr);
+    if (!(o.lr_min >= 0 && o.lr_min <= o.lr))
+        return ac_errf(err, "train: learning-rate floor %g out of range [0, %g] (the learning rate)", o.lr_min, o.lr);
+    if (o.max_words < 1 || o.max_words > 1000) return ac_errf(err, "train: longest training caption %d out of range [1, 1000] words", o.max_words);
+    if (o.beam < 1 || o.beam > 100) return ac_errf(err, "train: validation beam %d out of range [1, 100]", o.beam);
+    if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: %d batch shards out of range [1, 64]", o.shards);
+    if (o.lr_patience < 1) return ac_errf(err, "train: evaluations before a learning-rate decay must be >= 1");
+    if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: epochs must be >= 0 and the early-stopping patience >= 1");
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
-        return ac_errf(err, "train: --val-metric must be cider, bleu4 or loss, not '%s'", metric);
+        return ac_errf(err, "train: validation metric must be cider, bleu4 or loss, not '%s'", metric);
     if (strcmp(metric, "loss") && !ac_train_metrics_available())
-        return ac_errf(err, "train: --val-metric %s needs the metrics module, not built yet (use loss)", metric);
+        return ac_errf(err, "train: validation metric %s needs the metrics module, not built yet (use loss)", metric);
     int rc = -1;
     batch_buf bb = {0};
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
+    char kept[1024] = ""; /* on resume, the options given that the checkpoint's override (force) */
     if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
         char *cp = ac_train_ckpt_path(o.out);
@@ -543,7 +558,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             ac_errf(err, "%s.ckpt: no checkpoint to resume from", o.out);
             goto done;
         }
-        if (ac_train_load_ckpt(&tr, &o, err)) goto done;
+        if (ac_train_load_ckpt(&tr, &o, kept, sizeof kept, err)) goto done;
     }
     if (load_data(&tr, err)) goto done;
     if (!tr.model.encoder_json) tr.model.encoder_json = strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
@@ -558,6 +573,15 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                     c->n_ann, c->dim);
             goto done;
         }
+        if (finished_before(&tr, metric)) {
+            rc = 0;
+            goto done;
+        }
+        if (o.on_event) {
+            const ac_train_event ev = {.kind = AC_TRAIN_RESUMED, .step = tr.st.step, .epoch = tr.st.epoch + 1,
+                                       .epochs = o.epochs, .pos = tr.st.pos, .note = kept[0] ? kept : NULL};
+            o.on_event(&ev, o.user);
+        }
     } else {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
                                .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
@@ -568,7 +592,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         double *cnt = calloc((size_t)c.vocab, sizeof(double)), tot = 0;
         if (!cnt) goto oom;
         for (int i = 0; i < tr.n_ex + tr.n_tex; i++) {
-            const example *e = i < tr.n_ex ? &tr.ex[i] : &tr.tex[i - tr.n_ex];
+            const ac_train_example *e = i < tr.n_ex ? &tr.ex[i] : &tr.tex[i - tr.n_ex];
             for (int k = 0; k < e->n; k++) cnt[e->w[k]] += 1;
             cnt[AC_END] += 1;
         }
@@ -624,6 +648,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                    .text_captions = tr.n_tex, .text_batch = tr.n_tex ? tr.text_batch : 0,
                                    .val_photos = tr.n_vi, .vocab = ac_vocab_size(tr.model.vocab),
                                    .grouped = o.group, .mapped_features = tr.fc.mapped_row != NULL, .params = np,
+                                   .photos = tr.n_photos, .missing_photos = tr.n_missing,
                                    .steps = tr.steps, .epochs = o.epochs};
         o.on_event(&ev, o.user);
     }
@@ -671,7 +696,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                 if (text_step(&tr, &dec_text, &bb, selbuf, &dt, &text_loss, ds.ntok, err)) goto done;
             }
             if (!isfinite(ds.loss)) {
-                ac_errf(err, "train: loss became %g at step %ld (try a lower --lr)", ds.loss, s->step);
+                ac_errf(err, "train: loss became %g at step %ld (try a lower learning rate)", ds.loss, s->step);
                 goto done;
             }
             s->step++;
@@ -710,6 +735,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (evaluate(&tr, &bb, metric, t0, secs_base, err) || ac_train_save_ckpt(&tr, err)) goto done;
         if (!ac_is_file(o.out) && save_best(&tr, &tr.hist[tr.n_hist - 1], err)) goto done;
     }
+    if (s->done || s->epoch >= o.epochs) /* over for good: a resume will say so (a max_steps stop may go on) */
+        announce_finish(&tr, metric, s->done ? AC_TRAIN_EARLY_STOP : AC_TRAIN_ALL_EPOCHS);
+    else if (stop)
+        announce_finish(&tr, metric, AC_TRAIN_MAX_STEPS);
     rc = 0;
     goto done;
 oom:

@@ -3,6 +3,7 @@
  * trajectory, so a killed run resumes exactly where its last checkpoint left it. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,33 +24,94 @@ char *ac_train_ckpt_path(const char *out) {
     return p;
 }
 
-/* The options that determine the trajectory: a resumed run takes them from the checkpoint. */
+/* The options that determine the trajectory: a resumed run takes them from the checkpoint. absent:
+ * the value a checkpoint from before the option existed implies (NAN: the run's own). */
+typedef struct traj_opt {
+    const char *key;
+    char kind; /* 'i' int, 'f' float, 'u' unsigned long long */
+    size_t off;
+    double absent;
+} traj_opt;
+#define TRAJ(key, kind, member, absent) {key, kind, offsetof(ac_train_opts, member), absent}
+static const traj_opt TRAJ_OPTS[] = {
+    TRAJ("batch", 'i', batch, NAN),        TRAJ("lr", 'f', lr, NAN),
+    TRAJ("lr_min", 'f', lr_min, 0),        TRAJ("min_count", 'i', min_count, NAN),
+    TRAJ("clip", 'f', clip, NAN),          TRAJ("weight_decay", 'f', weight_decay, NAN),
+    TRAJ("ema", 'f', ema, 0),              TRAJ("lr_decay", 'f', lr_decay, NAN),
+    TRAJ("lr_patience", 'i', lr_patience, NAN), TRAJ("eval_every", 'i', eval_every, NAN),
+    TRAJ("seed", 'u', seed, NAN),          TRAJ("max_train", 'i', max_train, NAN),
+    TRAJ("max_val", 'i', max_val, NAN),    TRAJ("max_words", 'i', max_words, NAN),
+    TRAJ("flip", 'i', flip, NAN),          TRAJ("beam", 'i', beam, NAN),
+    TRAJ("shards", 'i', shards, NAN),      TRAJ("group", 'i', group, 0),
+    TRAJ("text_ratio", 'f', text_ratio, NAN), TRAJ("text_weight", 'f', text_weight, NAN),
+};
+#define N_TRAJ (int)(sizeof TRAJ_OPTS / sizeof TRAJ_OPTS[0])
+
+static double traj_get(const ac_train_opts *o, const traj_opt *t) {
+    const char *p = (const char *)o + t->off;
+    return t->kind == 'i' ? *(const int *)(const void *)p
+           : t->kind == 'f' ? *(const float *)(const void *)p
+                            : (double)*(const unsigned long long *)(const void *)p;
+}
+static void traj_set(ac_train_opts *o, const traj_opt *t, double v) {
+    char *p = (char *)o + t->off;
+    if (t->kind == 'i') *(int *)(void *)p = (int)v;
+    else if (t->kind == 'f') *(float *)(void *)p = (float)v;
+    else *(unsigned long long *)(void *)p = (unsigned long long)v;
+}
+
 static cJSON *opts_json(const ac_train_opts *o) {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "batch", o->batch);
-    cJSON_AddNumberToObject(j, "lr", o->lr);
-    cJSON_AddNumberToObject(j, "min_count", o->min_count);
-    cJSON_AddNumberToObject(j, "clip", o->clip);
-    cJSON_AddNumberToObject(j, "weight_decay", o->weight_decay);
-    cJSON_AddNumberToObject(j, "ema", o->ema);
-    cJSON_AddNumberToObject(j, "lr_decay", o->lr_decay);
-    cJSON_AddNumberToObject(j, "lr_patience", o->lr_patience);
-    cJSON_AddNumberToObject(j, "eval_every", o->eval_every);
-    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
-    cJSON_AddNumberToObject(j, "max_train", o->max_train);
-    cJSON_AddNumberToObject(j, "max_val", o->max_val);
-    cJSON_AddNumberToObject(j, "max_words", o->max_words);
-    cJSON_AddNumberToObject(j, "flip", o->flip);
-    cJSON_AddNumberToObject(j, "beam", o->beam);
-    cJSON_AddNumberToObject(j, "shards", o->shards);
-    cJSON_AddNumberToObject(j, "group", o->group);
+    for (int i = 0; i < N_TRAJ; i++) cJSON_AddNumberToObject(j, TRAJ_OPTS[i].key, traj_get(o, &TRAJ_OPTS[i]));
     cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
-    cJSON_AddNumberToObject(j, "text_ratio", o->text_ratio);
-    cJSON_AddNumberToObject(j, "text_weight", o->text_weight);
     return j;
 }
 
-static char *state_json(const trainer *tr) {
+static int given(const ac_train_opts *o, const char *key) {
+    for (int i = 0; i < o->n_resume_given; i++)
+        if (!strcmp(o->resume_given[i], key)) return 1;
+    return 0;
+}
+
+/* Appends "key HERE (checkpoint: THERE)" to the list in buf; a float option with a float's digits. */
+static void differs(char *buf, size_t n, const char *key, int is_float, double here, double there) {
+    size_t l = strlen(buf);
+    const int digits = is_float ? 7 : 17;
+    if (l + 1 < n)
+        snprintf(buf + l, n - l, "%s%s %.*g (checkpoint: %.*g)", l ? ", " : "", key, digits, here, digits, there);
+}
+
+/* The given options whose values differ from the checkpoint's: its options oj and decoder config c. */
+static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac_decoder_config *c, char *buf,
+                               size_t n) {
+    buf[0] = 0;
+    for (int i = 0; i < N_TRAJ; i++) {
+        const traj_opt *t = &TRAJ_OPTS[i];
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(oj, t->key);
+        if (!given(o, t->key)) continue;
+        double there = cJSON_IsNumber(x) ? x->valuedouble : t->absent, here = traj_get(o, t);
+        if (isnan(there)) continue;
+        /* compared as stored: a float option as a float */
+        if (t->kind == 'f' ? (float)there != (float)here : there != here) differs(buf, n, t->key, t->kind == 'f', here, there);
+    }
+    const cJSON *vm = cJSON_GetObjectItemCaseSensitive(oj, "val_metric");
+    if (given(o, "val_metric") && cJSON_IsString(vm) && vm->valuestring[0] && o->val_metric &&
+        strcmp(vm->valuestring, o->val_metric)) {
+        size_t l = strlen(buf);
+        if (l + 1 < n)
+            snprintf(buf + l, n - l, "%sval_metric %s (checkpoint: %s)", l ? ", " : "", o->val_metric, vm->valuestring);
+    }
+    /* the decoder's shape is the checkpoint's */
+    const struct { const char *key; int is_float; double here, there; } shape[] = {
+        {"embed", 0, o->embed, c->embed},       {"hidden", 0, o->hidden, c->hidden}, {"att", 0, o->att, c->att},
+        {"dropout", 1, o->dropout, c->dropout}, {"lambda", 1, o->lambda, c->lambda},
+    };
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+        if (given(o, shape[i].key) && (float)shape[i].here != (float)shape[i].there)
+            differs(buf, n, shape[i].key, shape[i].is_float, shape[i].here, shape[i].there);
+}
+
+static char *state_json(const ac_trainer *tr) {
     const ac_train_state *s = &tr->st;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "epoch", s->epoch);
@@ -79,7 +141,7 @@ static char *state_json(const trainer *tr) {
     return out;
 }
 
-int ac_train_save_ckpt(trainer *tr, ac_err *err) {
+int ac_train_save_ckpt(ac_trainer *tr, ac_err *err) {
     char *path = ac_train_ckpt_path(tr->o->out), *cfg = ac_decoder_config_to_json(&tr->model.dec.cfg);
     char *voc = ac_vocab_to_json(tr->model.vocab), *state = state_json(tr);
     ac_st_writer w;
@@ -116,7 +178,7 @@ static double jnum(const cJSON *o, const char *k, double def) {
 
 /* Loads a checkpoint: the model (config, vocab, params), Adam moments, state, history, and the
  * trajectory options (into *o). */
-int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
+int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept_n, ac_err *err) {
     char *path = ac_train_ckpt_path(o->out);
     if (!path) return ac_errf(err, "out of memory");
     ac_st_file f;
@@ -199,23 +261,21 @@ int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err) {
     s->bad = (int)jnum(sj, "bad", 0), s->done = (int)jnum(sj, "done", 0);
     s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
     const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
-    o->batch = (int)jnum(oj, "batch", o->batch), o->lr = (float)jnum(oj, "lr", o->lr);
-    o->min_count = (int)jnum(oj, "min_count", o->min_count), o->clip = (float)jnum(oj, "clip", o->clip);
-    o->weight_decay = (float)jnum(oj, "weight_decay", o->weight_decay);
-    o->ema = (float)jnum(oj, "ema", 0);
+    resume_differences(o, oj, &c, kept, kept_n);
+    if (kept[0] && !o->resume_force) {
+        ac_errc(err, AC_ERR_RESUME_OPTIONS, "%s: the run was started with other options: %s", path, kept);
+        goto done;
+    }
+    for (int i = 0; i < N_TRAJ; i++) {
+        const traj_opt *t = &TRAJ_OPTS[i];
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(oj, t->key);
+        double v = cJSON_IsNumber(x) ? x->valuedouble : t->absent;
+        if (!isnan(v)) traj_set(o, t, v);
+    }
     if ((o->ema > 0) != (tr->ema != NULL)) {
         ac_errf(err, "%s: the checkpoint's weight average does not match its options", path);
         goto done;
     }
-    o->lr_patience = (int)jnum(oj, "lr_patience", o->lr_patience);
-    o->lr_decay = (float)jnum(oj, "lr_decay", o->lr_decay), o->eval_every = (int)jnum(oj, "eval_every", o->eval_every);
-    o->seed = (unsigned long long)jnum(oj, "seed", (double)o->seed);
-    o->max_train = (int)jnum(oj, "max_train", o->max_train), o->max_val = (int)jnum(oj, "max_val", o->max_val);
-    o->max_words = (int)jnum(oj, "max_words", o->max_words), o->flip = (int)jnum(oj, "flip", o->flip);
-    o->beam = (int)jnum(oj, "beam", o->beam), o->shards = (int)jnum(oj, "shards", o->shards);
-    o->group = (int)jnum(oj, "group", 0); /* checkpoints from before grouped batches */
-    o->text_ratio = (float)jnum(oj, "text_ratio", o->text_ratio);
-    o->text_weight = (float)jnum(oj, "text_weight", o->text_weight);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
     cJSON_ArrayForEach(row, h) {
         double a[8];
@@ -236,4 +296,16 @@ done:
     ac_st_free(&f);
     free(path);
     return rc;
+}
+
+/* Here, not in train.c: the checkpoint restores the history, and train.c calls into this file only. */
+int ac_train_hist_add(ac_trainer *tr, const ac_hist *h) {
+    if (tr->n_hist == tr->cap_hist) {
+        int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
+        ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
+        if (!n) return -1;
+        tr->hist = n, tr->cap_hist = cap;
+    }
+    tr->hist[tr->n_hist++] = *h;
+    return 0;
 }

@@ -32,30 +32,31 @@ typedef struct ac_hist {
 } ac_hist;
 
 /* The training run (train.c): data, model, optimizer buffers, state. */
-typedef struct example {
+typedef struct ac_train_example {
     int feat, feat_flip; /* feature rows; feat_flip -1 if none */
     int n;               /* words */
     int *w, *wf;         /* [n] ids; wf: with left/right swapped (NULL if no flip) */
-} example;
+} ac_train_example;
 
-typedef struct val_image {
+typedef struct ac_val_image {
     int feat;
     char *id;
     int n_refs;
     char **refs; /* tokenized, joined */
-} val_image;
+} ac_val_image;
 
-typedef struct trainer {
+typedef struct ac_trainer {
     const ac_train_opts *o;
     ac_dataset ds;
     ac_feature_cache fc;
     ac_model model;
     int L, D;
-    example *ex, *vex;
+    ac_train_example *ex, *vex;
     int n_ex, n_vex;
-    val_image *vi;
+    ac_val_image *vi;
     int n_vi;
     int use_flip;
+    int n_photos, n_missing; /* training photos, and those without features (left out) */
     /* photos: the captions of photo k are ex[img_start[k] .. img_start[k] + img_n[k]) */
     int n_img, *img_start, *img_n, max_caps;
     int per_batch; /* photos per batch (grouped batches) */
@@ -67,7 +68,7 @@ typedef struct trainer {
     ac_dataset xds[8];
     int n_xds;
     /* captions without photos (train_text.c) */
-    example *tex;           /* feat = -1 */
+    ac_train_example *tex;           /* feat = -1 */
     int n_tex;
     int text_batch;         /* text captions per step */
     float *null_ctx;        /* [D] the learned no-photo context */
@@ -81,34 +82,36 @@ typedef struct trainer {
     ac_train_state st;
     ac_hist *hist;
     int n_hist, cap_hist;
-} trainer;
+} ac_trainer;
 
 /* train_text.c */
 /* Tokenizes the captions of o->text's datasets, appending them to *toks (grown as needed; *cap is its
  * capacity, *n its count). Invalid UTF-8, empty or over-long captions are skipped. */
-int ac_train_read_text(trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err);
+int ac_train_read_text(ac_trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err);
 /* Word counts by source over the encoded examples; a JSON object {"paired":[...],"text":[...]} with
  * one count per vocabulary id (malloc'd, NULL if out of memory). */
-char *ac_train_vocab_counts_json(trainer *tr);
+char *ac_train_vocab_counts_json(ac_trainer *tr);
 /* Starts the no-photo context at the mean annotation vector of the first training photos, and
  * allocates what text batches need. */
-int ac_train_text_init(trainer *tr, ac_err *err);
+int ac_train_text_init(ac_trainer *tr, ac_err *err);
 /* Copies the weights of the model at `path` into tr->model.dec (same sizes; rows of words absent from
  * its vocabulary keep their initial values). */
-int ac_train_warm_start(trainer *tr, const char *path, ac_err *err);
+int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err);
 /* The text captions of step `step`: idx[0..nb), a deterministic function of (seed, step). */
-int ac_train_text_select(trainer *tr, long step, int *idx, ac_err *err);
+int ac_train_text_select(ac_trainer *tr, long step, int *idx, ac_err *err);
 
 /* Appends one evaluation to tr->hist; -1 if out of memory. */
-int ac_train_hist_add(trainer *tr, const ac_hist *h);
+int ac_train_hist_add(ac_trainer *tr, const ac_hist *h);
 
 /* train_ckpt.c: "OUT.ckpt" (malloc'd; NULL if out of memory). */
 char *ac_train_ckpt_path(const char *out);
 /* Writes tr's checkpoint atomically. */
-int ac_train_save_ckpt(trainer *tr, ac_err *err);
+int ac_train_save_ckpt(ac_trainer *tr, ac_err *err);
 /* Loads the checkpoint of o->out into tr (model, Adam moments, average, state, history) and the
  * options that decide the trajectory into *o. */
-int ac_train_load_ckpt(trainer *tr, ac_train_opts *o, ac_err *err);
+/* kept[kept_n] receives the options given (o->resume_given) that differ from the checkpoint's ("" if
+ * none); they are an error unless o->resume_force. */
+int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept_n, ac_err *err);
 
 /* train_opt.c: clips g to global norm `clip` (0 = no clipping), then one Adam step t (1-based) with
  * L2 weight decay wd, then (if ema is not NULL) ema = ema_decay ema + (1 - ema_decay) p, in up to

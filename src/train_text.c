@@ -21,7 +21,7 @@
 #include "decoder_internal.h"
 #include "train_internal.h"
 
-int ac_train_read_text(trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err) {
+int ac_train_read_text(ac_trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (!o->text || !*o->text) return 0;
     char *list = strdup(o->text), *save = NULL;
@@ -57,7 +57,7 @@ int ac_train_read_text(trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *
     return rc;
 }
 
-static cJSON *count_array(trainer *tr, const example *ex, int n, int *cnt) {
+static cJSON *count_array(ac_trainer *tr, const ac_train_example *ex, int n, int *cnt) {
     const int V = ac_vocab_size(tr->model.vocab);
     memset(cnt, 0, sizeof(int) * (size_t)V);
     for (int i = 0; i < n; i++)
@@ -65,7 +65,7 @@ static cJSON *count_array(trainer *tr, const example *ex, int n, int *cnt) {
     return cJSON_CreateIntArray(cnt, V);
 }
 
-char *ac_train_vocab_counts_json(trainer *tr) {
+char *ac_train_vocab_counts_json(ac_trainer *tr) {
     const int V = ac_vocab_size(tr->model.vocab);
     if (!tr->cnt_paired) tr->cnt_paired = calloc((size_t)V, sizeof(int));
     if (!tr->cnt_text) tr->cnt_text = calloc((size_t)V, sizeof(int));
@@ -81,7 +81,7 @@ char *ac_train_vocab_counts_json(trainer *tr) {
     return s;
 }
 
-int ac_train_text_init(trainer *tr, ac_err *err) {
+int ac_train_text_init(ac_trainer *tr, ac_err *err) {
     const size_t D = (size_t)tr->D, LD = (size_t)tr->L * D, S = (size_t)tr->o->shards;
     tr->null_ann = malloc(sizeof(float) * LD * S);
     tr->null_g = calloc(D, sizeof(float));
@@ -114,7 +114,7 @@ int ac_train_text_init(trainer *tr, ac_err *err) {
 }
 
 /* Caption j of the endless text stream: the stream is the text captions in a fresh shuffle per round. */
-int ac_train_text_select(trainer *tr, long step, int *idx, ac_err *err) {
+int ac_train_text_select(ac_trainer *tr, long step, int *idx, ac_err *err) {
     const long n = tr->n_tex, k0 = step * tr->text_batch;
     if (!tr->text_perm && !(tr->text_perm = malloc(sizeof(int) * (size_t)n))) return ac_errf(err, "out of memory");
     for (int i = 0; i < tr->text_batch; i++) {
@@ -137,7 +137,7 @@ int ac_train_text_select(trainer *tr, long step, int *idx, ac_err *err) {
     return 0;
 }
 
-int ac_train_warm_start(trainer *tr, const char *path, ac_err *err) {
+int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
     ac_model old;
     if (ac_model_load(path, &old, err)) return -1;
     ac_decoder *d = &tr->model.dec;

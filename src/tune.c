@@ -29,10 +29,9 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
             for (int i = 0; i < n; i++) free(texts[i]), texts[i] = NULL;
             if (!rc) rc = ac_metrics_compute(&set, meteor ? AC_METRICS_METEOR : 0, wordnet, &p->scores, err);
             ac_eval_set_free(&set);
-            /* keep the corpus scores only */
-            free(p->scores.img_bleu4), free(p->scores.img_rouge_l), free(p->scores.img_cider_d), free(p->scores.img_meteor);
-            p->scores.img_bleu4 = p->scores.img_rouge_l = p->scores.img_cider_d = p->scores.img_meteor = NULL;
-            ac_object_scores_free(&p->scores.objects); /* its per-photo rows; the pooled counts stay */
+            /* keep the corpus scores only: the per-image arrays and the objects' per-photo rows go, the
+             * pooled counts stay */
+            if (!rc) ac_scores_free(&p->scores);
         }
     free(rows);
     free(texts);

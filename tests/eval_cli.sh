@@ -103,7 +103,7 @@ if "$A" eval --refs "$T/refs.json" --results "$T/res_mixed.json" --no-meteor --r
   first=$(grep -o '<tr data-n="[0-9]*"' "$h" | head -1)
   if [ "$(grep -c '<tr data-n' "$h")" -ne 2 ]; then t_fail "expected 2 rows"
   elif [ "$first" != '<tr data-n="2"' ]; then t_fail "worst image not first: $first"
-  elif ! grep -q 'a bird' "$h" || ! grep -q '<script>' "$h" || grep -qi 'http' "$h"; then t_fail "content/self-containment"
+  elif ! grep -q 'A bird.' "$h" || ! grep -q '<script>' "$h" || grep -qi 'http' "$h"; then t_fail "content/self-containment"
   else t_ok; fi
 else t_fail "$(cat "$T/err")"; fi
 
@@ -146,6 +146,26 @@ if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/
       else t_ok; fi
     fi
   fi
+fi
+
+t_begin eval_lanes_same_captions
+# eval captions photos in the library's lanes (ac_captioner_batch): one lane (the CNN on the caller's
+# thread) and two lanes give the same captions, and so does the model over a feature cache of the
+# same photos (features.c's own extraction, then the search alone)
+if [ ! -f "$T/tiny.safetensors" ]; then t_skip "no tiny model from report_model_split"
+else
+  ls "$DATA/data/coco/images" | sort | head -6 | sed "s|^|$DATA/data/coco/images/|" >"$T/flist6"
+  "$A" features --encoder "$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" --size 128 --out "$T/fc6" \
+    --list "$T/flist6" --quiet 2>"$T/err"
+  for how in 1 2 fc; do
+    if [ $how = fc ]; then flag=(--features "$T/fc6"); else flag=(--threads $how); fi
+    "$A" eval --model "$T/tiny.safetensors" --data "$DATA/data/coco/captions.json" --split all --limit 6 --beam 2 \
+      --no-meteor --quiet "${flag[@]}" --results-out "$T/lanes$how.json" >/dev/null 2>>"$T/err"
+  done
+  if [ "$(grep -c image_id "$T/lanes1.json" 2>/dev/null)" != 6 ]; then t_fail "one lane: $(cat "$T/err")"
+  elif ! cmp -s "$T/lanes1.json" "$T/lanes2.json"; then t_fail "two lanes captioned differently"
+  elif ! cmp -s "$T/lanes1.json" "$T/lanesfc.json"; then t_fail "the feature cache captioned differently"
+  else t_ok; fi
 fi
 
 t_begin objects_scores

@@ -5,7 +5,7 @@
  *   - a constrained search taking rows from a memo filled by the free search, against one without;
  *   - the shipped model on samples/, ../shared/images and COCO dev photos: ac_captioner_batch (lanes
  *     that search up to 8 photos together) with 1, 2 and 3 threads, tags on and off, against
- *     ac_captioner_run photo by photo: words, log-probability, score, confidence, tags, attention and
+ *     ac_captioner_run photo by photo: words, log-probabilities, score, confidence, tags, attention and
  *     gates compared exactly. */
 #include <dirent.h>
 #include <math.h>
@@ -144,7 +144,10 @@ static int copy_caption(const ac_caption *src, ac_caption *dst, int L) {
     dst->alpha = malloc(sizeof(float) * ((size_t)src->n + 1) * L);
     dst->beta = malloc(sizeof(float) * ((size_t)src->n + 1));
     dst->tags = src->n_tags ? malloc(sizeof *dst->tags * (size_t)src->n_tags) : NULL;
-    if (!dst->words || !dst->alpha || !dst->beta || (src->n_tags && !dst->tags)) return -1;
+    dst->word_logp = src->word_logp ? malloc(sizeof(float) * ((size_t)src->n + 1)) : NULL;
+    if (!dst->words || !dst->alpha || !dst->beta || (src->n_tags && !dst->tags) || (src->word_logp && !dst->word_logp))
+        return -1;
+    if (src->word_logp) memcpy(dst->word_logp, src->word_logp, sizeof(float) * ((size_t)src->n + 1));
     memcpy(dst->words, src->words, sizeof(int) * (size_t)src->n);
     memcpy(dst->alpha, src->alpha, sizeof(float) * ((size_t)src->n + 1) * L);
     memcpy(dst->beta, src->beta, sizeof(float) * ((size_t)src->n + 1));
@@ -158,7 +161,8 @@ static int same_caption(const ac_caption *a, const ac_caption *b, int L) {
            a->described == b->described && a->n_tags == b->n_tags &&
            !memcmp(a->words, b->words, sizeof(int) * (size_t)a->n) &&
            !memcmp(a->alpha, b->alpha, sizeof(float) * ((size_t)a->n + 1) * L) &&
-           !memcmp(a->beta, b->beta, sizeof(float) * ((size_t)a->n + 1)) &&
+           !memcmp(a->beta, b->beta, sizeof(float) * ((size_t)a->n + 1)) && !a->word_logp == !b->word_logp &&
+           (!a->word_logp || !memcmp(a->word_logp, b->word_logp, sizeof(float) * ((size_t)a->n + 1))) &&
            (!a->n_tags || !memcmp(a->tags, b->tags, sizeof *a->tags * (size_t)a->n_tags));
 }
 

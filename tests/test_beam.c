@@ -1,6 +1,6 @@
 /* Beam search against independent searches written here over ac_decoder_step: exhaustive search
  * on a tiny vocabulary, a hand-written greedy loop, and teacher forcing of the returned caption
- * (its log-probability and attention must be the decoder's for exactly those words). */
+ * (its log-probability, each word's, and its attention must be the decoder's for exactly those words). */
 #include <math.h>
 
 #include "attncap/beam.h"
@@ -36,9 +36,10 @@ static int make(ac_decoder *dec, float **ann, int V, int L, unsigned long long s
     return 0;
 }
 
-/* Teacher-forced log-probability of words + <end>; fills alpha [(n+1), L] and beta [n+1]. */
+/* Teacher-forced log-probability of words + <end>; fills alpha [(n+1), L], beta [n+1] and each
+ * token's log-probability wlp [n+1] (each may be NULL). */
 static double forced(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
-                     float *beta) {
+                     float *beta, float *wlp) {
     int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
     ac_dec_image *img = ac_decoder_prepare(dec, ann);
     float *h = malloc(4 * H * sizeof *h), *c = h + H, *h2 = c + H, *c2 = h2 + H;
@@ -51,6 +52,7 @@ static double forced(const ac_decoder *dec, const float *ann, const int *words, 
         ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, lp, a, &b, scr);
         int w = t < n ? words[t] : AC_END;
         sum += lp[w];
+        if (wlp) wlp[t] = lp[w];
         if (alpha) memcpy(alpha + (size_t)t * L, a, L * sizeof *a);
         if (beta) beta[t] = b;
         memcpy(h, h2, H * sizeof *h), memcpy(c, c2, H * sizeof *c);
@@ -73,7 +75,7 @@ typedef struct {
 } exh;
 
 static void exh_rec(exh *e, int n) {
-    double lp = forced(e->dec, e->ann, e->seq, n, NULL, NULL);
+    double lp = forced(e->dec, e->ann, e->seq, n, NULL, NULL, NULL);
     double s = e->len_alpha == 0 ? lp : lp / pow(n + 1, e->len_alpha);
     e->count++;
     if (e->best_n < 0 || s > e->best_score)
@@ -129,7 +131,7 @@ typedef struct {
     int n, seq[8];
 } scored;
 static int all_rec(const ac_decoder *dec, const float *ann, int T, float len_alpha, int *seq, int n, scored *out, int k) {
-    double lp = forced(dec, ann, seq, n, NULL, NULL);
+    double lp = forced(dec, ann, seq, n, NULL, NULL, NULL);
     out[k].lp = lp, out[k].score = len_alpha == 0 ? lp : lp / pow(n + 1, len_alpha), out[k].n = n;
     memcpy(out[k].seq, seq, n * sizeof *seq);
     k++;
@@ -164,7 +166,7 @@ static void nbest_equals_exhaustive_ranking(void) {
     for (int r = 0; r <= cap.n_alt && r < 6; r++) {
         const ac_caption *c = r ? &cap.alt[r - 1] : &cap;
         const scored *want = &all[r];
-        double lp = forced(&dec, ann, c->words, c->n, alpha, beta);
+        double lp = forced(&dec, ann, c->words, c->n, alpha, beta, NULL);
         CHECKF(c->n == want->n && !memcmp(c->words, want->seq, c->n * sizeof(int)), "rank %d: %d words, want %d", r,
                c->n, want->n);
         CHECK_NEAR(c->score, want->score, 1e-4);
@@ -250,9 +252,18 @@ static void attention_belongs_to_caption(void) {
             ac_caption cap;
             ac_err err;
             CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
-            float alpha[13 * 9], beta[13];
-            double lp = forced(&dec, ann, cap.words, cap.n, alpha, beta);
+            float alpha[13 * 9], beta[13], wlp[13];
+            double lp = forced(&dec, ann, cap.words, cap.n, alpha, beta, wlp);
             CHECK_NEAR(cap.logprob, lp, 1e-4);
+            /* each word's log-probability, from the search and from ac_caption_forced */
+            ac_caption tf;
+            CHECKF(ac_caption_forced(&dec, ann, cap.words, cap.n, &tf, &err) == 0, "%s", err.msg);
+            CHECK(cap.word_logp && tf.word_logp);
+            for (int t = 0; cap.word_logp && tf.word_logp && t <= cap.n; t++) {
+                CHECK_NEAR(cap.word_logp[t], wlp[t], 1e-4);
+                CHECK_NEAR(tf.word_logp[t], wlp[t], 1e-5);
+            }
+            ac_caption_free(&tf);
             CHECK_NEAR(cap.score, lp / pow(cap.n + 1, 0.7), 1e-4);
             for (int i = 0; i < (cap.n + 1) * L; i++) CHECK_NEAR(cap.alpha[i], alpha[i], 1e-5);
             for (int i = 0; i <= cap.n; i++) CHECK_NEAR(cap.beta[i], beta[i], 1e-5);

@@ -4,7 +4,7 @@
  *  - whole MobileNets on the shared photos (tests/fixtures/cnn/ref_*.bin, tools/torch_mobilenet.py):
  *    top-5 and probabilities within 1e-3, Conv_1 annotation grids at 224 and 448 with cosine >= 0.9999.
  *  - MobileNetV1 0.25 cut at its last conv, at sizes from 256 to 512 (odd ones too), where the engine
- *    fuses a pointwise conv, the depthwise conv after it and the pointwise conv after that (cnn_pw_dw)
+ *    fuses a pointwise conv, the depthwise conv after it and the pointwise conv after that (ac_cnn_pw_dw)
  *    into runs of pointwise and depthwise convs back to back (tests/fixtures/cnn/ref_v1_sizes.bin).
  *  - determinism: 1 and 2 threads give the same bits. */
 #include <dirent.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/image.h"
 #include "test.h"
 

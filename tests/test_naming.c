@@ -213,7 +213,48 @@ static void test_absent_words_banned(void) {
     free(ann);
 }
 
+/* trust: a free caption whose confidence (sigmoid(a x + b) of its mean log-probability, computed here)
+ * reaches the bar keeps its words against a tag below AC_NAMING_SURE, not against one above it; just
+ * above the caption's confidence, the tag is forced as without trust. */
+static void test_trusted_caption_kept(void) {
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann, 23) == 0);
+    CHECKF(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0, "%s", err.msg);
+    m.confidence = (ac_confidence){.a = 0.5, .b = 3, .n = 10};
+    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
+    ac_caption free_c, c;
+    CHECK(ac_beam_search(&m.dec, ann, &m.decode, &free_c, &err) == 0);
+    if (contains(&free_c, cat) || contains(&free_c, cats)) {
+        ac_caption_free(&free_c);
+        SKIP("the random model already says cat");
+    }
+    const double conf = 1 / (1 + exp(-(0.5 * ac_caption_mean_logprob(&free_c) + 3)));
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust = (float)conf - 1e-4f;
+    float probs[4] = {0.02f, AC_NAMING_SURE - 0.05f, 0.0f, 0.0f};
+    CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0, "%s", err.msg);
+    CHECK(c.n == free_c.n && !memcmp(c.words, free_c.words, sizeof(int) * (size_t)c.n));
+    CHECK(c.n_tags == 1 && !c.tags[0].forced && fabs(c.confidence - conf) < 1e-9);
+    ac_caption_free(&c);
+    probs[1] = AC_NAMING_SURE + 0.05f; /* the encoder is sure: tried even so */
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+    CHECK((contains(&c, cat) || contains(&c, cats)) && c.tags[0].forced);
+    ac_caption_free(&c);
+    probs[1] = AC_NAMING_SURE - 0.05f;
+    o.trust = (float)conf + 1e-4f; /* not sure enough of its caption */
+    CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+    CHECK((contains(&c, cat) || contains(&c, cats)) && c.tags[0].forced);
+    ac_caption_free(&c), ac_caption_free(&free_c);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
 int main(void) {
+    RUN(test_trusted_caption_kept);
     RUN(test_absent_words_banned);
     RUN(test_auto_forces_confident_tag);
     RUN(test_given_words);

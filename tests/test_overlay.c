@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "attncap/overlay.h"
+#include "../src/overlay_internal.h" /* the sheet's layout */
 #include "test.h"
 
 static char tmp[4096];
@@ -165,9 +166,10 @@ static void overlays_written(void) {
             int w, h, bx = 0, by = 0;
             unsigned char *px = png_read_rgb(paths[t], &w, &h);
             CHECKF(px, "%s: not a readable PNG", paths[t]);
-            CHECKF(w == 300 && h == 200, "%s: %dx%d", paths[t], w, h);
-            brightest(px, w, h, &bx, &by);
-            CHECKF(by * gh / h == cells[t] / gw && bx * gw / w == cells[t] % gw,
+            /* the photo's 200 rows, then the label band */
+            CHECKF(w == 300 && h > 200 + AC_FONT_MIN_PX && h < 200 + 4 * AC_FONT_MIN_PX, "%s: %dx%d", paths[t], w, h);
+            brightest(px, w, 200, &bx, &by);
+            CHECKF(by * gh / 200 == cells[t] / gw && bx * gw / w == cells[t] % gw,
                    "style %d word %d: brightest pixel (%d, %d) outside cell %d", style, t, bx, by, cells[t]);
             free(px);
         }
@@ -189,14 +191,14 @@ static void overlays_written(void) {
     int w, h;
     snprintf(p, sizeof p, "%s/small/02_dog.png", dir);
     unsigned char *px = png_read_rgb(p, &w, &h);
-    CHECK(px && w == 64 && h == 48);
+    CHECK(px && w == 64 && h > 48 && h < 48 + 4 * AC_FONT_MIN_PX);
     free(px);
     snprintf(p, sizeof p, "%s/big", dir);
     ac_image big = photo(1600, 1200);
     CHECKF(ac_overlays_write(dir, "big", &big, &cap, v, gh, gw, &o, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
     snprintf(p, sizeof p, "%s/big/04_grass.png", dir);
     px = png_read_rgb(p, &w, &h);
-    CHECK(px && w == 1024 && h == 768);
+    CHECK(px && w == 1024 && h > 768 && h < 768 + 200);
     free(px);
     /* an empty caption: just the sheet with the photo */
     ac_caption empty = {.n = 0, .words = words, .alpha = alpha};
@@ -215,10 +217,158 @@ static void overlays_written(void) {
     ac_vocab_free(v);
 }
 
+/* Inked (dark) pixels of rows [y0, y1) of an RGB buffer. */
+static int ink_in_rows(const unsigned char *px, int w, int y0, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = 0; x < w; x++) n += px[((size_t)y * w + x) * 3] < 100;
+    return n;
+}
+
+/* One word, "dog", attending to cell 0 of a 1x2 grid; word_logp may be NULL. */
+static ac_caption dog_caption(int *words, float *alpha, float *logp) {
+    words[0] = 5;
+    alpha[0] = 0.9f, alpha[1] = 0.1f, alpha[2] = 0.5f, alpha[3] = 0.5f;
+    return (ac_caption){.n = 1, .words = words, .alpha = alpha, .word_logp = logp};
+}
+
+/* Each per-word PNG names its word under the photo; with the search's log-probability, its
+ * probability too (more ink); --sheet-only writes the sheet alone; upscale enlarges small photos. */
+static void word_labels_sheet_only_upscale(void) {
+    if (!ac_is_file(AC_DEFAULT_FONT)) SKIP("needs %s (fonts-dejavu-core)", AC_DEFAULT_FONT);
+    ac_vocab *v;
+    ac_err err;
+    CHECKF(ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\"]", &v, &err) == 0, "%s", err.msg);
+    int words[1];
+    float alpha[4], logp[2] = {logf(0.83f), logf(0.9f)};
+    ac_image im = photo(64, 48);
+    char dir[4200], p[4400];
+    snprintf(dir, sizeof dir, "%s/labels", tmpdir());
+    int ink[2] = {0, 0};
+    for (int with_p = 0; with_p < 2; with_p++) {
+        ac_caption cap = dog_caption(words, alpha, with_p ? logp : NULL);
+        ac_overlay_opts o = ac_overlay_defaults();
+        o.max_side = 300, o.upscale = 1, o.force = 1;
+        CHECKF(ac_overlays_write(dir, "up", &im, &cap, v, 1, 2, &o, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
+        snprintf(p, sizeof p, "%s/up/01_dog.png", dir);
+        int w, h;
+        unsigned char *px = png_read_rgb(p, &w, &h);
+        CHECKF(px && w == 300 && h > 225, "upscaled to %dx%d, want 300 wide, 225 rows of photo", px ? w : 0, px ? h : 0);
+        if (px) {
+            for (int x = 0; x < w; x++) CHECK(px[((size_t)(h - 1) * w + x) * 3] == 255); /* the band is white... */
+            ink[with_p] = ink_in_rows(px, w, 226, h);                                   /* ...with text in it */
+        }
+        free(px);
+    }
+    CHECKF(ink[0] > 30 && ink[1] > ink[0] * 3 / 2, "label ink %d, with the probability %d", ink[0], ink[1]);
+    ac_caption cap = dog_caption(words, alpha, logp);
+    ac_overlay_opts o = ac_overlay_defaults();
+    o.sheet_only = 1;
+    char **paths;
+    int n;
+    CHECKF(ac_overlays_write(dir, "only", &im, &cap, v, 1, 2, &o, NULL, &paths, &n, &err) == 0, "%s", err.msg);
+    CHECK(n == 1 && strstr(paths[0], "/only/sheet.png"));
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    snprintf(p, sizeof p, "%s/only/01_dog.png", dir);
+    CHECK(!ac_is_file(p));
+    free(im.px);
+    ac_vocab_free(v);
+}
+
+/* The heat map over the photo in grey (default) or in its own colours: where attention is faint,
+ * a red photo stays red under --base colour (hand-computed: 0.9 x the pixel) and turns grey else. */
+static void base_colour_or_grey(void) {
+    ac_image red = {4, 1, (uint8_t[12]){200, 0, 0, 200, 0, 0, 200, 0, 0, 200, 0, 0}};
+    uint8_t out_px[12];
+    ac_image out = {4, 1, out_px};
+    float map[4] = {0, 0, 0, 0};
+    ac_overlay_blend(&red, map, AC_OVERLAY_HEAT, AC_OVERLAY_COLOUR, &out);
+    CHECKF(out_px[0] == 180 && out_px[1] == 0 && out_px[2] == 0, "colour: %d %d %d", out_px[0], out_px[1], out_px[2]);
+    ac_overlay_blend(&red, map, AC_OVERLAY_HEAT, AC_OVERLAY_GREY, &out);
+    CHECKF(out_px[0] == 54 && out_px[1] == 54 && out_px[2] == 54, "grey: %d %d %d", out_px[0], out_px[1], out_px[2]);
+}
+
+/* Tall, narrow, wide and tiny photos: every label fits its cell at a legible size, the sheet within
+ * its size; a tall photo gets cells wider than its panels rather than smaller text. */
+static void sheet_layout_legible(void) {
+    if (!ac_is_file(AC_DEFAULT_FONT)) SKIP("needs %s (fonts-dejavu-core)", AC_DEFAULT_FONT);
+    ac_font *f;
+    ac_err err;
+    CHECKF(ac_font_load(NULL, &f, &err) == 0, "%s", err.msg);
+    const char *labels[] = {"", "a", "skateboarder", "is", "doing", "a", "trick", "on", "a", "ramp", "outdoors", "x"};
+    const int shapes[][3] = {{60, 600, 1024}, {1200, 100, 1024}, {640, 480, 1024}, {30, 900, 400}, {640, 480, 300}};
+    for (int s = 0; s < 5; s++) {
+        ac_sheet_layout l;
+        ac_sheet_plan(f, shapes[s][0], shapes[s][1], labels, 12, 1, "a skateboarder is doing a trick", shapes[s][2], 1, &l);
+        CHECKF(l.word_px >= AC_FONT_MIN_PX && l.prob_px >= AC_FONT_MIN_PX, "shape %d: font %.1f", s, l.word_px);
+        CHECKF(l.w <= shapes[s][2] && l.h <= shapes[s][2], "shape %d: %dx%d over %d", s, l.w, l.h, shapes[s][2]);
+        CHECKF(l.cols * l.rows >= 12 && l.pw >= 1 && l.ph >= 8, "shape %d: %dx%d cells of %dx%d", s, l.cols, l.rows, l.pw, l.ph);
+        for (int k = 0; k < 12; k++)
+            CHECKF(ac_font_width(f, l.word_px, labels[k]) <= l.cell_w, "shape %d: '%s' wider than its cell", s, labels[k]);
+        /* the panels keep the photo's shape */
+        CHECKF(fabs((double)l.pw / l.ph - (double)shapes[s][0] / shapes[s][1]) < 0.1 * shapes[s][0] / shapes[s][1] + 2.0 / l.ph,
+               "shape %d: panel %dx%d", s, l.pw, l.ph);
+    }
+    ac_font_free(f);
+}
+
+/* The sheet: a colour scale under the title (grey where attention is least, the map's yellow where
+ * it is most) and each word's probability under its panel. */
+static void sheet_scale_and_probabilities(void) {
+    if (!ac_is_file(AC_DEFAULT_FONT)) SKIP("needs %s (fonts-dejavu-core)", AC_DEFAULT_FONT);
+    ac_vocab *v;
+    ac_err err;
+    ac_font *f;
+    CHECKF(ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\"]", &v, &err) == 0, "%s", err.msg);
+    CHECKF(ac_font_load(NULL, &f, &err) == 0, "%s", err.msg);
+    int words[1];
+    float alpha[4], logp[2] = {logf(0.83f), logf(0.9f)};
+    ac_image im = photo(400, 300);
+    char dir[4200], p[4400];
+    snprintf(dir, sizeof dir, "%s/sheets", tmpdir());
+    int prob_ink[2] = {0, 0};
+    for (int with_p = 0; with_p < 2; with_p++) {
+        ac_caption cap = dog_caption(words, alpha, with_p ? logp : NULL);
+        ac_overlay_opts o = ac_overlay_defaults();
+        o.sheet_only = 1, o.force = 1, o.max_side = 600;
+        CHECKF(ac_overlays_write(dir, "s", &im, &cap, v, 1, 2, &o, f, NULL, NULL, &err) == 0, "%s", err.msg);
+        snprintf(p, sizeof p, "%s/s/sheet.png", dir);
+        int w, h;
+        unsigned char *px = png_read_rgb(p, &w, &h);
+        const char *labels[] = {"", "dog"};
+        ac_sheet_layout l;
+        ac_sheet_plan(f, 400, 300, labels, 2, with_p, "dog", 600, 0, &l);
+        CHECKF(px && w == l.w && h == l.h, "sheet %dx%d, planned %dx%d", w, h, l.w, l.h);
+        if (!px) continue;
+        int grey = 0, yellow = 0; /* along the middle row of the scale band */
+        for (int x = 0, y = l.title_h + l.scale_h / 2; x < w; x++) {
+            const unsigned char *q = px + ((size_t)y * w + x) * 3;
+            grey += q[0] > 120 && q[0] < 200 && abs(q[0] - q[1]) < 4 && abs(q[1] - q[2]) < 4;
+            yellow += q[0] > 200 && q[1] > 180 && q[2] < 170;
+        }
+        CHECKF(grey > 3 && yellow > 3, "scale: %d grey and %d yellow pixels", grey, yellow);
+        /* the probability line: under the word line of panel 1 (the second cell) */
+        int x0 = l.pad + (1 % l.cols) * (l.cell_w + l.pad), y0 = l.title_h + l.scale_h + (1 / l.cols) * (l.ph + l.lab + l.pad);
+        int y_prob = y0 + l.ph + l.pad / 4 + (int)ceilf(l.word_px * 1.3f);
+        for (int y = y_prob; y < y0 + l.ph + l.lab && y < h; y++)
+            for (int x = x0; x < x0 + l.cell_w; x++) prob_ink[with_p] += px[((size_t)y * w + x) * 3] < 180;
+        free(px);
+    }
+    CHECKF(prob_ink[0] == 0 && prob_ink[1] > 20, "probability line ink: %d without, %d with", prob_ink[0], prob_ink[1]);
+    free(im.px);
+    ac_font_free(f);
+    ac_vocab_free(v);
+}
+
 int main(void) {
     RUN(map_peaks_in_cell);
     RUN(font_ink);
     RUN(png_roundtrip);
     RUN(overlays_written);
+    RUN(word_labels_sheet_only_upscale);
+    RUN(base_colour_or_grey);
+    RUN(sheet_layout_legible);
+    RUN(sheet_scale_and_probabilities);
     return TEST_EXIT();
 }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/dataset.h"
 #include "attncap/image.h"
 #include "attncap/tags.h"

@@ -4,13 +4,16 @@
  *
  * Start with captioner.h (photo -> caption with attention, end to end); metrics.h scores captions
  * as coco-caption does; overlay.h draws the attention. Every fallible call returns 0, or -1 with a
- * one-line message in an ac_err (common.h). Each header is usable on its own, from C or C++. */
+ * one-line message in an ac_err (common.h). Each header is usable on its own, from C or C++.
+ * Every name the library exports starts with ac_ (macros and enum values AC_), private ones too:
+ * CONTRIBUTING.md has the naming rules. */
 #ifndef ATTNCAP_ATTNCAP_H
 #define ATTNCAP_ATTNCAP_H
 
 #include "attncap/beam.h"
 #include "attncap/captioner.h"
 #include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/common.h"
 #include "attncap/confidence.h"
 #include "attncap/dataset.h"

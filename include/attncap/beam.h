@@ -36,6 +36,8 @@ typedef struct ac_caption {
     float *alpha;   /* [n + 1, L]: attention for each word and for the final <end> */
     float *beta;    /* [n + 1] */
     double logprob; /* sum of log p of the words and <end> */
+    float *word_logp; /* [n + 1] log p of each word and of <end> given the words before (NULL when
+                         not known) */
     double score;   /* the ranking score (length-normalised) */
     char **labels;  /* NULL, or [n] words to show instead of the vocabulary's (a given caption's own
                        words, which may lie outside the vocabulary and were fed as <unk>) */

@@ -5,7 +5,7 @@
 #ifndef ATTNCAP_CAPTIONER_H
 #define ATTNCAP_CAPTIONER_H
 #include "attncap/beam.h"
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/decoder.h"
 #include "attncap/model.h"
 #include "attncap/image.h"
@@ -18,18 +18,6 @@ extern "C" {
 #endif
 
 #define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
-
-/* The encoder identity stored in a model (and a feature cache): see features.h. */
-typedef struct ac_encoder_id {
-    char file[256];  /* the .tflite file name, e.g. mobilenet_v2_1.0_224_quant.tflite */
-    char sha256[65]; /* "" if absent */
-    char layer[256]; /* "" = default */
-    char resize[32]; /* "bilinear" = plain bilinear; anything else = antialiased (ac_image_resize) */
-    int size, grid_h, grid_w, dim;
-    int has_norm;
-    float norm_mean, norm_scale;
-} ac_encoder_id;
-int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
 
 /* Finding the model and the encoder when not given: locate.h. */
 
@@ -98,6 +86,14 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
 void ac_captioner_lane_close(ac_captioner_lane *lane);
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err);
+
+/* One photo's caption as a JSON object (malloc'd; NULL when out of memory), one line as `attncap
+ * caption --json` prints it: image, caption, tokens, logprob, score (the ranking score), then what
+ * naming added (unknown_words, confidence, described, tags), alternatives (the runners-up, when
+ * searched for), overlays (the files written for it), and when `attention` the weights per token
+ * ("attention": [[L weights], ...], 4 significant digits) and "grid": [grid_h, grid_w]. */
+char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
+                      int n_overlays, int attention, int grid_h, int grid_w);
 
 /* Batch captioning (captioner_batch.c): many photo files, results delivered in input order.
  * Over many photos, one lane per thread (each a one-thread CNN) reads, squashes, encodes and searches

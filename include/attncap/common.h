@@ -27,6 +27,7 @@ typedef enum ac_err_code {
     AC_ERR_EXISTS,       /* an output exists and replacing it was not asked for */
     AC_ERR_OTHER_ENCODER,/* a feature directory holds another encoder's features */
     AC_ERR_NOT_FEATURES, /* a directory that should hold features does not */
+    AC_ERR_RESUME_OPTIONS, /* resuming training with options other than the checkpoint's */
 } ac_err_code;
 
 /* Formats a message into err (if not NULL), sets err->code = AC_ERR_FAILED and returns -1, so

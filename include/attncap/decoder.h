@@ -152,6 +152,9 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
  * as a beam search that produced these words, so the same numbers bit for bit. */
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
                       double *logprob, ac_err *err);
+/* The same, with word_logp [n + 1] (may be NULL): log p of each word and of <end>. */
+int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
+                            float *beta, float *word_logp, double *logprob, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -56,7 +56,7 @@ typedef struct ac_feature_source {
     void *ctx;
     /* img is already size x size; out receives grid_h*grid_w*dim floats. */
     int (*encode)(void *ctx, const ac_image *img, float *out, ac_err *err);
-    int size;                  /* photos are squashed (ac_image_resize) to size x size */
+    int size;                  /* photos are squashed to size x size as identity_json's resize says (encoder.h) */
     int grid_h, grid_w, dim;
     const char *identity_json; /* stored as the "encoder" metadata; must hold sha256, layer, size */
 } ac_feature_source;

@@ -10,6 +10,8 @@ extern "C" {
 #endif
 
 #define AC_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+/* The smallest pixel height overlays and sheets print text at: smaller is not legible. */
+#define AC_FONT_MIN_PX 12
 
 typedef struct ac_font ac_font;
 int ac_font_load(const char *path, ac_font **f, ac_err *err); /* NULL path = AC_DEFAULT_FONT */

@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-struct ac_encoder_id; /* captioner.h */
+struct ac_encoder_id; /* encoder.h */
 
 /* The shared data directory: $ATTNCAP_DATA if set, else the first of "../shared" relative to the
  * current directory, to the executable's directory and its parents that exists. Returns NULL if

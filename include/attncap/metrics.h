@@ -31,6 +31,9 @@ typedef struct ac_eval_item {
     char **refs;
     char *cand;
     char *path;    /* the photo, when known (for reports); may be NULL */
+    char *cand_raw;   /* the candidate as written, when ac_eval_set_add tokenized it (else NULL) */
+    char **refs_raw;  /* [n_refs] likewise the references as written (else NULL) */
+    char *model;      /* the model that wrote the candidate, when the results say (else NULL) */
 } ac_eval_item;
 
 /* A set of items that owns its strings. */
@@ -39,7 +42,8 @@ typedef struct ac_eval_set {
     ac_eval_item *items;
 } ac_eval_set;
 
-/* Appends an image. Raw captions are tokenized (tokenize = 1) or taken as already tokenized (0).
+/* Appends an image. Raw captions are tokenized (tokenize = 1; the raw text is kept beside them, for
+ * reports) or taken as already tokenized (0).
  * Errors (invalid UTF-8, over-long caption, no references) name the id. */
 int ac_eval_set_add(ac_eval_set *s, const char *id, const char *const *refs, int n_refs, const char *cand,
                     int tokenize, ac_err *err);
@@ -58,7 +62,9 @@ typedef struct ac_scores {
     double rouge_l;
     double cider_d;
     /* Per image (n entries each, malloc'd; freed by ac_scores_free): */
-    double *img_bleu4;     /* bleu_scorer's per-sentence BLEU-4 (with its per-sentence brevity penalty) */
+    double *img_bleu4;     /* bleu_scorer's per-sentence BLEU-4 (with its per-sentence brevity penalty):
+                            * 0 whenever no 4-gram matches, as coco-caption's per-image scores */
+    double *img_bleu4_smooth; /* sentence BLEU-4 smoothed as Lin & Och 2004 (ac_bleu4_smoothed) */
     double *img_rouge_l;
     double *img_cider_d;
     double *img_meteor;    /* NULL if METEOR was not computed */
@@ -77,6 +83,10 @@ void ac_scores_free(ac_scores *sc);
 /* The individual metrics over n items (used by ac_metrics_compute, exposed for tests). */
 /* bleu[4] and counts over the corpus; img_bleu4 (may be NULL) per image. Returns -1 on OOM. */
 int ac_bleu(const ac_eval_item *items, int n, double bleu[4], ac_bleu_counts *counts, double *img_bleu4);
+/* Per image: sentence-level BLEU-4 with add-one smoothing of the 2..4-gram precisions (Lin & Och
+ * 2004, "BLEU+1"; NLTK's smoothing method 2), the same clipping and closest-reference brevity
+ * penalty as ac_bleu; 0 only when no word matches. Returns -1 on OOM. */
+int ac_bleu4_smoothed(const ac_eval_item *items, int n, double *img);
 /* ROUGE-L of one candidate against its references. */
 double ac_rouge_l(const char *cand, char *const *refs, int n_refs);
 /* CIDEr-D: the mean, and per image into img (may be NULL). Returns -1 on OOM. */
@@ -98,6 +108,11 @@ int ac_eval_load_results(const char *refs_spec, const char *results_path, ac_eva
  * An image in two files is refused (naming both); a file may be empty when the others are not. */
 int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, int n_paths, ac_eval_set *s,
                                int *n_refs_images, ac_err *err);
+/* The same, the photos of the references looked up in images_dir (NULL: where the data set's format
+ * says, see dataset.h); a photo not found there is taken from the result's "image" path when that is
+ * a file. A result's "model" string, when present, is kept as the item's model. */
+int ac_eval_load_results_in(const char *refs_spec, const char *images_dir, const char *const *paths, int n_paths,
+                            ac_eval_set *s, int *n_refs_images, ac_err *err);
 /* A JSON list of {"captions": [refs...], "prediction": "..."} (an "image_id" or "image_name" in an
  * entry becomes its id, else its index). */
 int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err);
@@ -114,6 +129,11 @@ char *ac_scores_to_json_flags(const ac_scores *sc, int flags);
  * by "; "), else a JSON list of objects that also holds the references and an "objects" entry
  * {"candidate": [...], "truth": [...], "hallucinated": [...], "missed": [...]}. */
 int ac_scores_write_per_image(const char *path, const ac_eval_set *s, const ac_scores *sc, ac_err *err);
+/* The candidates as scored (tokenized), in COCO results format [{"image_id": ..., "caption": ...}],
+ * one result a line, written atomically; ac_eval_load_results reads it back. model: the model file
+ * that captioned them, or NULL; each result then names it ("model": its file name), so that a report
+ * of these results can. */
+int ac_eval_write_results(const char *path, const ac_eval_set *s, const char *model, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

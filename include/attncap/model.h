@@ -50,6 +50,10 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err);
  * training: ac_model_set_meta records it). */
 int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err);
 void ac_model_free(ac_model *m);
+/* A model for captioning: found as ac_find_model finds it (model_flag, or NULL to search; locate.h),
+ * loaded (m->path is where it was found) and its decoder given its float16 weights for inference
+ * (ac_decoder_use_f16: half the weight traffic, same captions). */
+int ac_model_open(const char *model_flag, ac_model *m, ac_err *err);
 
 /* Rewrites a model file with metadata key = value (added or replaced), everything else kept byte for
  * byte; atomically. The file is not validated as a model (any safetensors file is rewritten). */

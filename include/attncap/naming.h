@@ -37,14 +37,17 @@ typedef struct ac_naming_opts {
     float absent;         /* AUTO: a word of AC_NAMING_WELL_COVERED or more classes (dog: 118, bird: 52,
                              cat...) whose score is below this is never said: the encoder is sure it is
                              not there (0 = off) */
+    float trust;          /* AUTO: a free caption whose calibrated confidence reaches this is kept as it is
+                             unless a tag scores AC_NAMING_SURE or more (0 = tags are always tried) */
 } ac_naming_opts;
+#define AC_NAMING_SURE 0.9f
 #define AC_NAMING_WELL_COVERED 5
 
 /* off; threshold 0.5, max_tags 2, max_drop 0.6, min_confidence 0, absent 0; a model's metadata
  * "naming" (the values chosen on dev photos, models/README.md) overrides them (ac_naming_opts_for_model). */
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
- * min_confidence, absent), and mode AUTO when the model records them. */
+ * min_confidence, absent, trust), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

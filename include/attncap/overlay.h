@@ -2,7 +2,7 @@
  * Xu et al. 2015: alpha_t (grid_h x grid_w) is upsampled smoothly to the photo (each cell a box,
  * blurred by a Gaussian of about half a cell), scaled min..max to 0..1 (as matplotlib does in the
  * paper's figures; a nearly flat map is stretched at most 20x) and laid over the photo.
- * PNGs are written by png.h, text drawn by font.h. */
+ * PNGs are written by png.h, text drawn by font.h (never smaller than AC_FONT_MIN_PX). */
 #ifndef ATTNCAP_OVERLAY_H
 #define ATTNCAP_OVERLAY_H
 #include "attncap/beam.h"
@@ -20,9 +20,18 @@ typedef enum {
     AC_OVERLAY_SPOT = 1, /* the paper's look: the photo darkened away from attention, whitened on it */
 } ac_overlay_style;
 
+typedef enum {
+    AC_OVERLAY_GREY = 0,   /* default: the heat map over the photo in grey, so the map's colours read alone */
+    AC_OVERLAY_COLOUR = 1, /* over the photo in its colours (a "red toy" stays red where attention is low) */
+} ac_overlay_base;
+
 typedef struct ac_overlay_opts {
-    int max_side;         /* long side of every written PNG (overlays and sheet), default 1024 */
+    int max_side;         /* long side of every written photo (per-word PNGs, above their label) and of
+                           * the sheet, default 1024; smaller photos keep their size unless upscale */
+    int upscale;          /* also enlarge photos whose long side is under max_side (default 0) */
+    int sheet_only;       /* write sheet.png only, no per-word PNGs (default 0) */
     ac_overlay_style style;
+    ac_overlay_base base; /* the photo under the heat map (style heat only) */
     float sigma;          /* Gaussian blur in grid cells, default 0.6 */
     int force;            /* overwrite an existing DIR/<stem> (else refuse) */
     const char *font;     /* TrueType file, default AC_DEFAULT_FONT */
@@ -34,10 +43,15 @@ ac_overlay_opts ac_overlay_defaults(void);
 /* Smooth attention map: alpha [grid_h * grid_w] -> out [h * w] in [0, 1]. */
 void ac_attention_map(const float *alpha, int grid_h, int grid_w, float sigma, int w, int h, float *out);
 /* photo and out are the same size (out may be photo): the map [photo->h * photo->w] over the photo. */
-void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_image *out);
+void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_overlay_base base,
+                      ac_image *out);
 
-/* Writes DIR/<stem>/NN_<word>.png (NN = 01.., one per word) and DIR/<stem>/sheet.png (the photo
- * and one panel per word, each word printed under its panel, the caption as the title).
+/* Writes DIR/<stem>/NN_<word>.png (NN = 01.., one per word: the overlay, with a band under it that
+ * names the word and its probability) and DIR/<stem>/sheet.png (the caption as the title, a colour
+ * scale of the attention, the photo and one panel per word, each word and its probability under its
+ * panel; the panels are laid out so the labels fit at a legible size, however tall or narrow the
+ * photo). With opts->sheet_only, the sheet alone. A word's probability is exp(cap->word_logp[k]),
+ * left out when cap->word_logp is NULL.
  * DIR/<stem> must not exist unless opts->force (then earlier NN_*.png and sheet.png in it are
  * replaced; err->code AC_ERR_EXISTS otherwise). The folder is written as a unit: into
  * DIR/<stem>.tmp.<pid>, renamed to DIR/<stem> once complete (removed on failure), so DIR/<stem>
@@ -46,6 +60,11 @@ void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style 
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int grid_h, int grid_w, const ac_overlay_opts *opts,
                       const ac_font *font, char ***paths, int *n_paths, ac_err *err);
+/* stems[i] (malloc'd): a unique folder name DIR/<stem> for photo i of a batch: its file name without
+ * the extension, then "-2", "-3", ... for later photos of the same name. Decided for all photos
+ * before any is captioned, in input order, so a rerun over the same inputs finds the same folders
+ * (resuming). Linear in n (a hash table of the stems taken). On error no stem is left allocated. */
+int ac_overlay_stems(const char *const *paths, int n, char **stems, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -23,13 +23,26 @@ typedef enum ac_train_event_kind {
     AC_TRAIN_EPOCH,      /* an epoch (re)starts: epoch, epochs, steps, pos (> 0 when resumed mid-epoch) */
     AC_TRAIN_PROGRESS,   /* a step is done: epoch, epochs, pos of steps, loss, text_loss, tok_per_s, seconds */
     AC_TRAIN_VALIDATING, /* an evaluation begins (it may take a while) */
-    AC_TRAIN_EVALUATION  /* an evaluation is done: the row below, best, stopping */
+    AC_TRAIN_EVALUATION, /* an evaluation is done: the row below, best, stopping */
+    AC_TRAIN_RESUMED,    /* a checkpoint was loaded: step, epoch, pos of steps; note: the options that
+                          * differ from the checkpoint's and were overridden by it (force), or NULL */
+    AC_TRAIN_FINISHED    /* training is over (or was over before this resume): finish, best_step,
+                          * best_score (NAN if none) of metric, step, epoch (done), epochs; stopping:
+                          * it stopped early (more epochs would not continue it) */
 } ac_train_event_kind;
+
+typedef enum ac_train_finish {
+    AC_TRAIN_ALL_EPOCHS,  /* every epoch ran */
+    AC_TRAIN_EARLY_STOP,  /* no improvement for `patience` evaluations */
+    AC_TRAIN_MAX_STEPS,   /* max_steps reached */
+    AC_TRAIN_WAS_FINISHED /* resumed a run that had already finished: nothing to do */
+} ac_train_finish;
 
 typedef struct ac_train_event {
     ac_train_event_kind kind;
     /* AC_TRAIN_START */
     int captions, flipped, text_captions, text_batch, val_photos, vocab, grouped, mapped_features;
+    int photos, missing_photos; /* training photos, and how many of them have no cached features (left out) */
     size_t params;
     /* AC_TRAIN_EPOCH, AC_TRAIN_PROGRESS: epoch (1-based) of epochs; step pos of steps in the epoch */
     int epoch, epochs, pos, steps;
@@ -43,6 +56,12 @@ typedef struct ac_train_event {
     double window_tok_per_s; /* training tokens per second since the previous evaluation */
     int best;                /* best so far: the model was saved */
     int stopping;            /* no improvement for `patience` evaluations: training stops */
+    /* AC_TRAIN_RESUMED, AC_TRAIN_FINISHED */
+    const char *note;
+    ac_train_finish finish;
+    long best_step;
+    double best_score;
+    const char *metric; /* "cider", "bleu4" or "loss" (best_score is then minus the loss) */
 } ac_train_event;
 
 typedef struct ac_train_opts {
@@ -50,24 +69,33 @@ typedef struct ac_train_opts {
     const char *image_dir;  /* optional */
     const char *features;   /* feature cache dir (features.h) */
     const char *out;        /* best model */
-    int epochs;             /* max epochs (default 30) */
-    int batch;              /* captions per step (default 32) */
+    /* The defaults are the shipped model's recipe (models/README.md, tools/train_flickr8k.sh). */
+    int epochs;             /* max epochs (default 16) */
+    int batch;              /* captions per step (default 64) */
     float lr;               /* Adam step size (default 4e-4) */
-    int embed, hidden, att; /* default 512 each */
+    float lr_min;           /* the plateau decay never takes it below this (default 0: no floor) */
+    int embed, hidden, att; /* default 256, 512, 256 */
     float dropout, lambda;  /* default 0.5, 1.0 */
     int min_count;          /* vocabulary threshold (default 5) */
     float clip;             /* global gradient norm clip, 0 = none (default 5) */
     float weight_decay;     /* L2 added to the gradient (default 0) */
-    float ema;              /* exponential moving average of the weights, decay per step (0 = off, the
-                             * default): validation and the saved model use the averaged weights */
+    float ema;              /* exponential moving average of the weights, decay per step (default 0.999;
+                             * 0 = off): validation and the saved model use the averaged weights */
     int patience;           /* evaluations without improvement before stopping (default 4) */
     float lr_decay;         /* factor on plateau (default 0.5) */
     int lr_patience;        /* decay after this many evaluations without improvement (default 2) */
     int checkpoint_every;   /* steps (default 500); 0 = only after evaluations */
     int eval_every;         /* steps between evaluations (default 0 = once per epoch) */
     int resume;
+    /* On resume, the options that decide the trajectory come from the checkpoint. Those named in
+     * resume_given (option names as the checkpoint records them: "lr", "batch", "hidden", ...; others
+     * are ignored) must equal the checkpoint's, else ac_train fails (AC_ERR_RESUME_OPTIONS) naming
+     * them, unless resume_force: then the checkpoint's values are kept and AC_TRAIN_RESUMED says which. */
+    const char *const *resume_given;
+    int n_resume_given;
+    int resume_force;
     const char *val_metric; /* "cider", "bleu4" or "loss" (default: cider if metrics are built, else loss) */
-    int beam;               /* beam size for the validation captions (default 1 = greedy) */
+    int beam;               /* beam size for the validation captions (default 3; 1 = greedy) */
     int max_val;            /* validation photos (default 0 = all) */
     unsigned long long seed;
     const char *log_csv, *plot_png;

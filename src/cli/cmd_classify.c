@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/locate.h"
 #include "attncap/image.h"
 #include "commands.h"

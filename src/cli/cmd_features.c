@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "attncap/locate.h"
 #include "attncap/features.h"
 #include "attncap/shard.h"
@@ -107,25 +107,6 @@ static int encode_cb(void *ctx, const ac_image *img, float *out, ac_err *err) {
     return ac_encoder_encode(ctx, img, out, err);
 }
 
-/* The encoder's identity as stored in every shard. */
-static char *identity_json(const ac_encoder *enc) {
-    cJSON *o = cJSON_CreateObject();
-    const char *base = strrchr(enc->path, '/');
-    cJSON_AddStringToObject(o, "file", base ? base + 1 : enc->path);
-    cJSON_AddStringToObject(o, "sha256", enc->sha256);
-    cJSON_AddStringToObject(o, "layer", enc->layer);
-    cJSON_AddNumberToObject(o, "size", enc->size);
-    cJSON_AddNumberToObject(o, "grid_h", enc->grid_h);
-    cJSON_AddNumberToObject(o, "grid_w", enc->grid_w);
-    cJSON_AddNumberToObject(o, "dim", enc->dim);
-    cJSON_AddNumberToObject(o, "norm_mean", enc->norm.mean);
-    cJSON_AddNumberToObject(o, "norm_scale", enc->norm.scale);
-    cJSON_AddStringToObject(o, "resize", "squash, antialiased bilinear");
-    char *s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return s;
-}
-
 /* attncap features --merge OUT DIR... */
 static int merge(const char *out, char **dirs, int n, int shard_size, int quiet) {
     ac_err err;
@@ -211,7 +192,7 @@ int cmd_features(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    ident = identity_json(&enc);
+    ident = ac_encoder_id_json(&enc);
     /* This task's share: a copy of the pointers (the strings stay owned as they were). */
     char **todo = paths;
     int n_todo = n;

@@ -5,16 +5,22 @@
 #include <string.h>
 
 #include "attncap/train.h"
+#include "cleanup.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
 #include "progress.h"
+#include "train_view.h"
 
 static void usage(FILE *f) {
     ac_train_opts d;
     ac_train_defaults(&d);
     fprintf(f,
             "usage: attncap train --data SPEC --features CACHE --out MODEL.safetensors [options]\n\n"
+            "First cache the photos' features (the encoder runs once per photo, not once per epoch):\n"
+            "  attncap features --encoder ENC.tflite --size 448 --fp16 --flip --out CACHE PHOTOS...\n"
+            "Photos without features are left out (counted in a warning). The defaults are the shipped\n"
+            "model's recipe (models/README.md).\n\n"
             "  --data SPEC          Flickr8k dir, COCO/Karpathy .json, or .tsv/.csv of image<TAB>caption\n"
             "  --images DIR         photo folder (if not the dataset's default)\n"
             "  --features CACHE     feature cache dir from `attncap features` (\"#flip\" keys = augmentation)\n"
@@ -28,6 +34,7 @@ static void usage(FILE *f) {
             "  --epochs N           max epochs (%d)\n"
             "  --batch B            captions per step (%d)\n"
             "  --lr X               Adam learning rate (%g)\n"
+            "  --lr-min X           the decay on plateaus stops at this learning rate (%g: no floor)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
             "  --dropout P          (%g)\n"
             "  --lambda L           doubly stochastic attention penalty (%g)\n"
@@ -35,13 +42,16 @@ static void usage(FILE *f) {
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
             "  --weight-decay W     L2 (%g)\n"
             "  --ema D              validate and save an exponential moving average of the weights,\n"
-            "                       decay D per step, e.g. 0.999 (off)\n"
+            "                       decay D per step (%g; 0 = off)\n"
             "  --patience N         evaluations without improvement before stopping (%d)\n"
             "  --lr-decay F         learning-rate factor on plateau (%g)\n"
             "  --lr-patience N      evaluations without improvement before each decay (%d)\n"
             "  --eval-every N       steps between evaluations (default: once per epoch)\n"
             "  --checkpoint-every N steps between checkpoints (%d)\n"
-            "  --resume             continue from MODEL.ckpt exactly\n"
+            "  --resume             continue from MODEL.ckpt exactly (with its options: a flag given with\n"
+            "                       another value than the checkpoint's is refused); more --epochs extend\n"
+            "                       a finished run\n"
+            "  --force              with --resume: go on with the checkpoint's options anyway\n"
             "  --val-metric M       cider, bleu4 or loss (cider when the metrics are built)\n"
             "  --beam K             beam size for validation captions (%d)\n"
             "  --max-val N          validation photos (all)\n"
@@ -60,75 +70,18 @@ static void usage(FILE *f) {
             "  --shards N           batch shards computed in parallel (%d; changes the arithmetic)\n"
             "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
             "  --quiet\n",
-            d.epochs, d.batch, d.lr, d.embed, d.hidden, d.att, d.dropout, d.lambda, d.min_count, d.clip,
-            d.weight_decay, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
-}
-
-/* The terminal side of training: a bar per epoch on a terminal (one line a minute on stderr
- * otherwise), the start line on stderr and one line per evaluation on stdout. */
-typedef struct {
-    int quiet, has_text;
-    cli_progress bar; /* erased before the evaluation lines and before an error reaches the terminal */
-    char label[32];
-    int pos0;       /* the step the epoch (re)started at */
-    double t_line;  /* when the last per-minute line was written */
-} train_view;
-
-static void on_train_event(const ac_train_event *ev, void *user) {
-    train_view *v = user;
-    if (v->quiet) return;
-    switch (ev->kind) {
-    case AC_TRAIN_START:
-        v->has_text = ev->text_captions > 0;
-        fprintf(stderr,
-                "train: %d captions (%s flipped copies), %d captions without photos (%d a step), %d val photos, "
-                "vocabulary %d, %zu parameters (model file %.1f MiB as F32, %.1f MiB with --fp16), %d steps per epoch%s%s\n",
-                ev->captions, ev->flipped ? "with" : "no", ev->text_captions, ev->text_batch, ev->val_photos,
-                ev->vocab, ev->params, ev->params * 4.0 / 1048576, ev->params * 2.0 / 1048576, ev->steps,
-                ev->grouped ? " (batches of whole photos)" : "",
-                ev->mapped_features ? "; features read from their mapped shard files" : "");
-        break;
-    case AC_TRAIN_EPOCH:
-        cli_progress_finish(&v->bar);
-        snprintf(v->label, sizeof v->label, "epoch %d/%d", ev->epoch, ev->epochs);
-        cli_progress_start(&v->bar, v->label, (uint64_t)ev->steps, 0);
-        v->pos0 = ev->pos, v->t_line = ac_now();
-        break;
-    case AC_TRAIN_PROGRESS:
-        if (v->has_text)
-            snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f text %.3f %.0f tok/s", ev->loss, ev->text_loss,
-                     ev->tok_per_s);
-        else
-            snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f %.0f tok/s", ev->loss, ev->tok_per_s);
-        cli_progress_update(&v->bar, (uint64_t)ev->pos);
-        if (!v->bar.enabled && ac_now() - v->t_line >= 60) {
-            /* Not a terminal (a log file): one line a minute instead of the bar. */
-            const double rate = ev->seconds > 0 ? (ev->pos - v->pos0) / ev->seconds : 0; /* steps/s this epoch */
-            const double eta = rate > 0 ? (ev->steps - ev->pos) / rate : 0;
-            fprintf(stderr, "epoch %d/%d step %d/%d: %s, epoch ETA %d:%02d\n", ev->epoch, ev->epochs, ev->pos,
-                    ev->steps, v->bar.extra, (int)(eta / 60), (int)eta % 60);
-            v->t_line = ac_now();
-        }
-        break;
-    case AC_TRAIN_VALIDATING:
-        cli_progress_clear(&v->bar);
-        break;
-    case AC_TRAIN_EVALUATION:
-        printf("epoch %.2f step %ld: train loss %.4f, val loss %.4f", ev->epoch_frac, ev->step, ev->train_loss,
-               ev->val_loss);
-        if (isfinite(ev->bleu4)) printf(", val BLEU-4 %.4f, CIDEr-D %.4f", ev->bleu4, ev->cider);
-        printf(", lr %.3g, %.0f tok/s, %.0f min%s\n", ev->lr, ev->window_tok_per_s, ev->minutes,
-               ev->best ? " (best, saved)" : ev->stopping ? " (stopping: no improvement)" : "");
-        fflush(stdout);
-        break;
-    }
+            d.epochs, d.batch, d.lr, d.lr_min, d.embed, d.hidden, d.att, d.dropout, d.lambda, d.min_count, d.clip,
+            d.weight_decay, d.ema, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
 int cmd_train(int argc, char **argv) {
     ac_train_opts o;
     ac_train_defaults(&o);
     train_view view = {0};
-    o.on_event = on_train_event, o.user = &view;
+    o.on_event = train_view_event, o.user = &view;
+    const char *given[64];
+    char given_buf[2048];
+    o.resume_given = given, o.n_resume_given = train_given_options(argc, argv, given, 64, given_buf, sizeof given_buf);
     const cli_opt opts[] = {
         OPT_STR("--data", &o.data),
         OPT_STR("--images", &o.image_dir),
@@ -145,6 +98,7 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--epochs", &o.epochs, 0, 100000),
         OPT_INT("--batch", &o.batch, 1, 4096),
         OPT_FLOAT("--lr", &o.lr, 1e-9, 1),
+        OPT_FLOAT("--lr-min", &o.lr_min, 0, 1),
         OPT_INT("--embed", &o.embed, 1, 8192),
         OPT_INT("--hidden", &o.hidden, 1, 8192),
         OPT_INT("--att", &o.att, 1, 8192),
@@ -168,6 +122,7 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--shards", &o.shards, 1, 64),
         OPT_INT("--threads", &o.threads, 1, 256),
         OPT_FLAG("--resume", NULL, &o.resume),
+        OPT_FLAG("--force", NULL, &o.resume_force),
         OPT_FLAG("--quiet", "-q", &view.quiet),
         OPT_FLAG("--flip", NULL, &o.flip),
         OPT_UNSET("--no-flip", &o.flip),
@@ -183,6 +138,13 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (see --help)\n");
         return 2;
     }
+    if (o.resume_force && !o.resume) {
+        fprintf(stderr, "attncap train: --force goes with --resume (it keeps the checkpoint's options)\n");
+        return 2;
+    }
+    view.features = o.features, view.out = o.out;
+    /* what an interrupted run was writing goes (see cleanup.h) */
+    cli_cleanup_watch(o.out, 0), cli_cleanup_watch(o.log_csv, 0), cli_cleanup_watch(o.plot_png, 0);
     ac_err err;
     const int rc = ac_train(&o, &err);
     cli_progress_finish(&view.bar);

@@ -7,7 +7,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-int strv_push(strv *s, const char *x) {
+int cli_strv_push(cli_strv *s, const char *x) {
     if (s->n == s->cap) {
         int nc = s->cap ? s->cap * 2 : 64;
         char **nv = realloc(s->v, (size_t)nc * sizeof *nv);
@@ -19,7 +19,7 @@ int strv_push(strv *s, const char *x) {
     return 0;
 }
 
-void strv_free(strv *s) {
+void cli_strv_free(cli_strv *s) {
     for (int i = 0; i < s->n; i++) free(s->v[i]);
     free(s->v);
     memset(s, 0, sizeof *s);
@@ -27,7 +27,7 @@ void strv_free(strv *s) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-int is_image_name(const char *n) {
+int cli_is_image_name(const char *n) {
     const char *dot = strrchr(n, '.');
     if (!dot || n[0] == '.') return 0;
     static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif"};
@@ -60,16 +60,16 @@ static int seen_before(seen_dirs *s, const struct stat *st) {
     return 0;
 }
 
-static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, strv *out, ac_err *err) {
+static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, cli_strv *out, ac_err *err) {
     int s = seen_before(seen, dst);
     if (s) return s < 0 ? ac_errf(err, "out of memory") : 0;
     DIR *d = opendir(dir);
     if (!d) return ac_errf(err, "%s: cannot read directory", dir);
-    strv names = {0};
+    cli_strv names = {0};
     struct dirent *e;
     int rc = 0;
     while (!rc && (e = readdir(d)))
-        if (e->d_name[0] != '.' && strv_push(&names, e->d_name)) rc = ac_errf(err, "out of memory");
+        if (e->d_name[0] != '.' && cli_strv_push(&names, e->d_name)) rc = ac_errf(err, "out of memory");
     closedir(d);
     if (names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
     for (int i = 0; i < names.n && !rc; i++) {
@@ -78,14 +78,14 @@ static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, strv *
         if (!p) rc = ac_errf(err, "out of memory");
         else if (stat(p, &st) != 0) { /* a dangling link, or gone since: not a photo */
         } else if (S_ISDIR(st.st_mode)) rc = walk(p, &st, seen, out, err);
-        else if (S_ISREG(st.st_mode) && is_image_name(names.v[i]) && strv_push(out, p)) rc = ac_errf(err, "out of memory");
+        else if (S_ISREG(st.st_mode) && cli_is_image_name(names.v[i]) && cli_strv_push(out, p)) rc = ac_errf(err, "out of memory");
         free(p);
     }
-    strv_free(&names);
+    cli_strv_free(&names);
     return rc;
 }
 
-int cli_walk_photos(const char *dir, strv *out, ac_err *err) {
+int cli_walk_photos(const char *dir, cli_strv *out, ac_err *err) {
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return ac_errf(err, "%s: not a directory", dir);
     seen_dirs seen = {0};
@@ -95,7 +95,7 @@ int cli_walk_photos(const char *dir, strv *out, ac_err *err) {
     return rc ? -1 : out->n - n0;
 }
 
-int cli_read_list(FILE *f, const char *name, const char *root, strv *out, ac_err *err) {
+int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac_err *err) {
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -112,7 +112,7 @@ int cli_read_list(FILE *f, const char *name, const char *root, strv *out, ac_err
         *end = 0;
         if (p == end || *p == '#') continue;
         char *full = root && *p != '/' ? ac_path_join(root, p) : NULL;
-        if ((root && *p != '/' && !full) || strv_push(out, full ? full : p)) rc = ac_errf(err, "out of memory");
+        if ((root && *p != '/' && !full) || cli_strv_push(out, full ? full : p)) rc = ac_errf(err, "out of memory");
         free(full);
         n++;
     }

@@ -11,22 +11,22 @@
 
 #include "attncap/common.h"
 
-typedef struct strv {
+typedef struct cli_strv {
     char **v;
     int n, cap;
-} strv;
-int strv_push(strv *s, const char *x); /* copies x; -1 when out of memory */
-void strv_free(strv *s);
+} cli_strv;
+int cli_strv_push(cli_strv *s, const char *x); /* copies x; -1 when out of memory */
+void cli_strv_free(cli_strv *s);
 
 /* 1 if the name ends in .jpg .jpeg .png .bmp or .gif (any case) and is not hidden. */
-int is_image_name(const char *name);
+int cli_is_image_name(const char *name);
 
 /* Appends the photos under dir. Returns the number added, or -1 (err: a directory that cannot be
  * read, or out of memory). */
-int cli_walk_photos(const char *dir, strv *out, ac_err *err);
+int cli_walk_photos(const char *dir, cli_strv *out, ac_err *err);
 
 /* Appends the paths listed in f (see above); relative ones under root when root is not NULL.
  * Returns the number added, or -1 (err) when out of memory or a line holds a NUL byte. */
-int cli_read_list(FILE *f, const char *name, const char *root, strv *out, ac_err *err);
+int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac_err *err);
 
 #endif

@@ -8,6 +8,7 @@ const char *cli_hint(const ac_err *err) {
     case AC_ERR_EXISTS: return " (use --force to replace it, or choose another output directory)";
     case AC_ERR_OTHER_ENCODER: return " (use another --out directory)";
     case AC_ERR_NOT_FEATURES: return " (make it with attncap features --out DIR)";
+    case AC_ERR_RESUME_OPTIONS: return " (leave those flags out to resume as the run started, or add --force to go on with the checkpoint's)";
     case AC_ERR_FAILED: break;
     }
     return "";

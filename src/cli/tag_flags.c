@@ -13,5 +13,6 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->max_drop >= 0) no.max_drop = f->max_drop;
     if (f->absent >= 0) no.absent = f->absent;
     if (f->min_confidence >= 0) no.min_confidence = f->min_confidence;
+    if (f->trust >= 0) no.trust = f->trust;
     return ac_captioner_set_naming(cap, &no, f->table, err);
 }

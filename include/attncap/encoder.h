@@ -1,0 +1,118 @@
+/* attncap/encoder.h: photo -> annotation vectors (and ImageNet class probabilities) on the engine of
+ * cnn.h; and the encoder's identity, the JSON a feature cache and a model record of the encoder they
+ * were made with (written, parsed and compared only by encoder_id.c). */
+#ifndef ATTNCAP_ENCODER_H
+#define ATTNCAP_ENCODER_H
+#include <stddef.h>
+
+#include "attncap/cnn.h"
+#include "attncap/common.h"
+#include "attncap/image.h"
+#include "attncap/tflite.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How to turn pixels into the encoder's input: real = (pixel - mean) * scale. For uint8 models
+ * taken from the input tensor's quantization (real = (q - zero_point) * scale). */
+typedef struct ac_input_norm {
+    float mean, scale;
+} ac_input_norm;
+ac_input_norm ac_tfl_input_norm(const ac_tfl_model *model);
+
+/* How a photo is squashed (aspect not kept) to the encoder's size x size: the policy the training
+ * photos were prepared with, recorded in the encoder identity ("resize") and applied in one place,
+ * ac_encoder_prepare. */
+typedef enum ac_resize {
+    AC_RESIZE_ANTIALIASED = 0, /* ac_image_resize (Pillow's BILINEAR): what `attncap features` does */
+    AC_RESIZE_BILINEAR,        /* ac_image_resize_bilinear: plain, for references computed that way */
+} ac_resize;
+
+/* Encoder = model + plan + preprocessing. */
+typedef struct ac_encoder {
+    ac_tfl_model *model;
+    ac_cnn *cnn;
+    int size;                 /* input side, e.g. 224 or 448 */
+    char *layer;              /* output tensor name */
+    ac_input_norm norm;
+    int grid_h, grid_w, dim;  /* L = grid_h * grid_w annotation vectors of dim floats */
+    char sha256[65];          /* of the .tflite file: the encoder's identity */
+    char *path;
+    ac_resize resize;         /* AC_RESIZE_ANTIALIASED after opening; a model's record may say otherwise */
+} ac_encoder;
+/* layer NULL = default (the last conv layer before pooling; for MobileNetV2 "MobilenetV2/Conv_1/Relu6").
+ * A layer name matches a tensor's full name or the first ';'-separated part of it (TFLite joins the
+ * names of fused ops). size 0 = the model's native input size. threads 0 = default. */
+int ac_encoder_open(const char *tflite_path, const char *layer, int size, int threads, ac_encoder *enc, ac_err *err);
+/* photo -> size x size by the policy: the one place a policy becomes a resampler (the encoder, and
+ * feature extraction by the policy its identity records, both call it). */
+int ac_resize_squash(const ac_image *photo, int size, ac_resize policy, ac_image *square, ac_err *err);
+/* photo -> the encoder's size x size input, by enc->resize. Thread-safe (reads enc only). */
+int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err);
+/* out: grid_h*grid_w*dim floats (row-major grid, then channels). img: any photo (prepared here unless
+ * it is already size x size, as ac_encoder_prepare left it). */
+int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err);
+void ac_encoder_close(ac_encoder *enc);
+/* The whole classifier: an encoder whose "layer" is the model's output (class probabilities for the
+ * usual softmax models; grid 1 x 1, dim = number of classes), at the model's native input size. */
+int ac_classifier_open(const char *tflite_path, int threads, ac_encoder *enc, ac_err *err);
+
+/* The classifier head that follows the encoder's layer in the same graph (MobileNet: global average
+ * pool -> 1x1 conv "Logits" -> reshape -> softmax), run on the annotation grid ac_encoder_encode
+ * already wrote: ImageNet class probabilities of the whole photo, and of windows of the grid, from
+ * the same CNN pass. The whole-grid row at the model's native size is the graph's own output bit
+ * for bit (same kernels, same order; checked with the AVX-512 product and with OpenBLAS). At 448
+ * (grid 14x14) a 7x7 window sees the photo at the scale the classifier was trained at, while the
+ * whole 14x14 average is a flatter, less confident distribution. Cost at 448: 0.5 ms for the whole
+ * photo, 0.9 ms with 5 windows, 7 ms with all 64 windows of 7x7 (the CNN: ~50 ms on one thread). */
+typedef struct ac_class_head ac_class_head;
+/* Fails (one line) when the graph past enc->layer is not pool -> [reshape] -> 1x1 conv or fully
+ * connected -> [reshape] -> softmax. Keeps pointers into enc->model, which must outlive it. Read-only
+ * after opening: one head serves any number of threads. */
+int ac_class_head_open(const ac_encoder *enc, ac_class_head **head, ac_err *err);
+int ac_class_head_classes(const ac_class_head *head); /* 1001 for the ImageNet MobileNets */
+void ac_class_head_free(ac_class_head *head);
+
+/* A window of the annotation grid: rows y..y+h-1, columns x..x+w-1. */
+typedef struct ac_grid_window {
+    int y, x, h, w;
+} ac_grid_window;
+/* Standard windows: side x side (clipped to the grid), per_axis positions per axis spread evenly from
+ * edge to edge (2 = the four quadrants; 1 = one centred; side 7 and 8 at 14x14 = every position),
+ * plus a centred one if `centre` and not already there. Writes at most cap; returns how many. */
+int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, ac_grid_window *out, int cap);
+/* ann: grid_h*grid_w*dim floats (as ac_encoder_encode wrote them). probs: (1 + n_win) rows of
+ * n_classes: row 0 the whole grid, row 1 + k window k. Allocates its scratch per call. */
+int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_h, int grid_w, int dim,
+                          const ac_grid_window *win, int n_win, float *probs, ac_err *err);
+/* out[c] = the maximum of probs[r][c] over the n_rows rows: each class at its most confident, over
+ * the whole photo and the windows. */
+void ac_class_probs_max(const float *probs, int n_rows, int n_classes, float *out);
+
+/* The encoder identity (metadata "encoder" of a model and of every feature shard): JSON with file,
+ * sha256, layer, size, grid_h, grid_w, dim, norm_mean, norm_scale and resize. */
+typedef struct ac_encoder_id {
+    char file[256];  /* the .tflite file name, e.g. mobilenet_v2_1.0_224_quant.tflite */
+    char sha256[65]; /* "" if absent */
+    char layer[256]; /* "" = default */
+    char resize[32]; /* as recorded: "bilinear" = plain bilinear; anything else = antialiased */
+    ac_resize policy; /* what resize says */
+    int size, grid_h, grid_w, dim;
+    int has_norm;
+    float norm_mean, norm_scale;
+} ac_encoder_id;
+/* Parses and checks (a bare file name, size in 0..4096); missing fields are empty or 0. what names the
+ * identity's owner in errors. */
+int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
+/* The identity of an open encoder as JSON (malloc'd; NULL when out of memory). */
+char *ac_encoder_id_json(const ac_encoder *enc);
+/* 1 if features of a and of b are interchangeable: the same file (by SHA-256 when both record it,
+ * else by name), layer, input size and grid. */
+int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b);
+/* "sha256 1234abcd..., layer L, size N", for messages. */
+void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n);
+#ifdef __cplusplus
+}
+#endif
+#endif

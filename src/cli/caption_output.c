@@ -1,0 +1,123 @@
+/* caption_output.c: see caption_output.h. */
+#include "caption_output.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "messages.h"
+
+static void print_plain(const cli_caption_view *v, const char *path, const ac_caption *c) {
+    const ac_vocab *vocab = v->cap->model.vocab;
+    char *text = ac_caption_text(c, vocab);
+    const char *t = text ? text : "";
+    if (v->nbest > 1) {
+        printf("%s\t%s\t%.4f\n", path, t, c->score);
+        for (int a = 0; a < c->n_alt; a++) {
+            char *alt = ac_caption_text(&c->alt[a], vocab);
+            printf("%s\t%s\t%.4f\n", path, alt ? alt : "", c->alt[a].score);
+            free(alt);
+        }
+    } else if (isfinite(c->confidence) && c->confidence > 0)
+        printf("%s\t%s\t%.2f\n", path, t, c->confidence);
+    else printf("%s\t%s\n", path, t);
+    free(text);
+}
+
+void cli_caption_on_result(void *user, const ac_batch_result *r) {
+    cli_caption_view *v = user;
+    const ac_captioner *cap = v->cap;
+    const char *path = r->path;
+    v->t_dec += r->t_decode, v->t_cnn += r->t_cnn, v->t_bs += r->t_search;
+    cli_progress_clear(&v->prog); /* the result or the error gets the line, then the bar comes back */
+    if (!r->ok) {
+        if (r->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, r->err.msg);
+        else fprintf(stderr, "attncap caption: %s%s\n", r->err.msg, cli_hint(&r->err));
+        v->failures++;
+        cli_progress_update(&v->prog, (uint64_t)r->index + 1);
+        return;
+    }
+    const ac_caption *c = r->caption;
+    char **ov = NULL;
+    int n_ov = 0, ov_failed = 0;
+    if (v->ov_dir) {
+        double t0 = ac_now();
+        ac_err err;
+        if (ac_overlays_write(v->ov_dir, v->stems->v[r->index], r->photo, c, cap->model.vocab, cap->grid_h,
+                              cap->grid_w, v->oo, v->font, &ov, &n_ov, &err)) {
+            fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
+            ov_failed = 1;
+        }
+        v->t_ov += ac_now() - t0;
+    }
+    if (v->json) {
+        char *s = ac_caption_json(path, c, cap->model.vocab, (const char *const *)ov, n_ov, v->attention,
+                                  cap->grid_h, cap->grid_w);
+        if (s) printf("%s\n", s);
+        free(s);
+    } else print_plain(v, path, c);
+    fflush(stdout);
+    v->failures += ov_failed;
+    v->done_ok += !ov_failed;
+    for (int k = 0; k < n_ov; k++) free(ov[k]);
+    free(ov);
+    cli_progress_update(&v->prog, (uint64_t)r->index + 1);
+}
+
+int cli_caption_gather(char **args, int n, cli_strv *paths) {
+    ac_err err;
+    int stdin_used = 0;
+    for (int i = 0; i < n; i++) {
+        const char *a = args[i];
+        if (!strcmp(a, "-")) {
+            if (stdin_used++) continue;
+            if (cli_read_list(stdin, "stdin", NULL, paths, &err) < 0) {
+                fprintf(stderr, "attncap caption: %s\n", err.msg);
+                return -1;
+            }
+        } else if (ac_is_dir(a)) {
+            const int found = cli_walk_photos(a, paths, &err);
+            if (found < 0) {
+                fprintf(stderr, "attncap caption: %s\n", err.msg);
+                return -1;
+            }
+            if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif)\n", a);
+        } else if (cli_strv_push(paths, a)) { /* a missing file is reported when its turn comes */
+            fprintf(stderr, "attncap caption: out of memory\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems) {
+    int kept = 0, skipped = 0;
+    for (int i = 0; i < paths->n; i++) {
+        char *d = ac_path_join(ov_dir, stems->v[i]);
+        if (d && ac_is_dir(d)) {
+            free(paths->v[i]), free(stems->v[i]);
+            skipped++;
+        } else {
+            paths->v[kept] = paths->v[i], stems->v[kept] = stems->v[i];
+            kept++;
+        }
+        free(d);
+    }
+    paths->n = stems->n = kept;
+    return skipped;
+}
+
+void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
+                              double cpu_run) {
+    const double per = 1e3 / (n ? n : 1); /* seconds in total -> ms per photo */
+    fprintf(stderr,
+            "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s; "
+            "%d lane%s x %d CNN thread%s\n"
+            "  per photo: decode+resize %.1f ms, CNN %.1f ms, decoder (beam %d) %.1f ms (%s), overlays %.1f ms; "
+            "main thread waited %.1f ms; CPU %.1f ms per photo (all threads, after loading)\n",
+            n, v->done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, bs->lanes, bs->lanes > 1 ? "s" : "",
+            bs->lane_threads, bs->lane_threads > 1 ? "s" : "", per * v->t_dec, per * v->t_cnn, v->cap->beam.beam,
+            per * v->t_bs, bs->lanes > 1 ? "lanes run concurrently" : "decoding overlapped", per * v->t_ov,
+            per * bs->t_wait, per * cpu_run);
+}

@@ -1,0 +1,198 @@
+/* eval_caption.c: `attncap eval --data`: caption a split, then score it (eval_cli.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/captioner.h"
+#include "attncap/dataset.h"
+#include "attncap/features.h"
+#include "attncap/report.h"
+#include "eval_cli.h"
+#include "progress.h"
+
+/* What the results of a split go into, and the first failure. */
+typedef struct split_run {
+    const cli_eval_opts *o;
+    const ac_dataset *ds;
+    const int *sel; /* result q is photo ds->images[sel[q]] */
+    ac_eval_set *set;
+    char **thumbs, **sheets; /* NULL without a report */
+    const ac_font *font;     /* NULL: no sheets */
+    const ac_model *model;
+    int grid_h, grid_w;
+    cli_progress prog;
+    int rc;
+    ac_err *err;
+} split_run;
+
+/* Result q: scored, and with a report its thumbnail and sheet (photo NULL: none to show). */
+static void add_result(split_run *r, int q, const ac_image *photo, const ac_caption *c) {
+    const ac_ds_image *im = &r->ds->images[r->sel[q]];
+    const cli_eval_opts *o = r->o;
+    char *text = ac_caption_text(c, r->model->vocab);
+    int rc = 0;
+    /* an empty caption (immediate <end>) is still a result: score it as "" */
+    if (!text || ac_eval_set_add(r->set, im->id, (const char *const *)im->caps, im->n_caps, text, 1, r->err)) rc = -1;
+    if (!rc && !(r->set->items[r->set->n - 1].path = strdup(im->path))) rc = ac_errf(r->err, "out of memory");
+    free(text);
+    if (!rc && o->report && photo) {
+        if (!(r->thumbs[q] = ac_report_thumb(o->report, q, photo, r->err))) rc = -1;
+        if (!rc && r->font && c->n > 0 &&
+            !(r->sheets[q] = ac_report_sheet(o->report, q, im->key, photo, c, r->model->vocab, r->grid_h, r->grid_w,
+                                             r->font, o->threads, r->err)))
+            rc = -1;
+    }
+    if (rc) r->rc = ac_err_prefix(r->err, "%s", im->path);
+}
+
+/* The model alone over cached features (the photo only serves the report; a missing one just leaves
+ * its thumbnail out). */
+static void caption_features(split_run *r, const ac_feature_cache *fc, const ac_beam_opts *bo, int n) {
+    float *scratch = malloc(sizeof(float) * (size_t)fc->grid_h * fc->grid_w * fc->dim); /* a row of an F16 cache */
+    if (!scratch) r->rc = ac_errf(r->err, "out of memory");
+    for (int q = 0; q < n && !r->rc; q++) {
+        const ac_ds_image *im = &r->ds->images[r->sel[q]];
+        ac_image photo = {0};
+        ac_caption c = {0};
+        ac_err e2;
+        int k = ac_features_find(fc, im->key);
+        if (k < 0) r->rc = ac_errf(r->err, "%s: no features for '%s'", r->o->features, im->key);
+        else if (ac_beam_search(&r->model->dec, ac_features_row(fc, k, scratch), bo, &c, r->err)) r->rc = -1;
+        else {
+            const int have_photo = r->o->report && ac_is_file(im->path) && ac_image_load(im->path, &photo, &e2) == 0;
+            add_result(r, q, have_photo ? &photo : NULL, &c);
+        }
+        ac_caption_free(&c);
+        ac_image_free(&photo);
+        cli_progress_update(&r->prog, (uint64_t)q + 1);
+    }
+    free(scratch);
+}
+
+static void on_photo(void *user, const ac_batch_result *b) {
+    split_run *r = user;
+    if (r->rc) return; /* the first failure ends the evaluation; the lanes just finish */
+    if (!b->ok) r->rc = -1, *r->err = b->err;
+    else add_result(r, b->index, b->photo, b->caption);
+    cli_progress_update(&r->prog, (uint64_t)b->index + 1);
+}
+
+/* photo -> CNN -> search, in the library's lanes (ac_captioner_batch): the captions of
+ * ac_captioner_run, in order. */
+static void caption_photos(split_run *r, ac_captioner *cap, int n) {
+    const char **paths = malloc((size_t)n * sizeof *paths);
+    if (!paths) {
+        r->rc = ac_errf(r->err, "out of memory");
+        return;
+    }
+    for (int q = 0; q < n; q++) paths[q] = r->ds->images[r->sel[q]].path;
+    if (ac_captioner_batch(cap, paths, n, r->o->threads, r->o->report != NULL, on_photo, r, NULL, r->err)) r->rc = -1;
+    free(paths);
+}
+
+/* Captions the split with the model into set (and thumbs/sheets if a report is wanted). */
+int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
+    ac_dataset ds;
+    if (ac_dataset_load(o->data, o->images, &ds, err)) return -1;
+    ac_split want = AC_SPLIT_NONE;
+    int all = !strcmp(o->split, "all");
+    if (!all && (want = ac_split_parse(o->split)) == AC_SPLIT_NONE) {
+        ac_dataset_free(&ds);
+        return ac_errf(err, "unknown split '%s' (test, val, train or all)", o->split);
+    }
+    int *sel = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *sel), n = 0;
+    for (int i = 0; sel && i < ds.n; i++)
+        if ((all || ds.images[i].split == want) && ds.images[i].n_caps > 0 && (o->limit <= 0 || n < o->limit)) sel[n++] = i;
+    int n_split = n, n_share = 0; /* --limit first, then this task's share of those */
+    for (int i = 0; sel && i < n_split; i++)
+        if (ac_shard_owns(&o->shard, ds.images[sel[i]].key)) sel[n_share++] = sel[i];
+    n = n_share;
+    if (sel && n == 0 && n_split > 0) { /* an empty share of a non-empty split: nothing to do */
+        free(sel);
+        ac_dataset_free(&ds);
+        return 0;
+    }
+    if (!sel || n == 0) {
+        free(sel);
+        int cnt[4] = {0};
+        for (int i = 0; i < ds.n; i++) cnt[ds.images[i].split]++;
+        int rc = ac_errf(err, "%s: no photos with captions in split '%s' (it has train %d, val %d, test %d)", o->data,
+                         o->split, cnt[AC_SPLIT_TRAIN], cnt[AC_SPLIT_VAL], cnt[AC_SPLIT_TEST]);
+        ac_dataset_free(&ds);
+        return rc;
+    }
+    /* Either the whole captioner (photo -> CNN -> beam) or the model alone over cached features. */
+    ac_captioner cap;
+    memset(&cap, 0, sizeof cap);
+    ac_model model_only;
+    memset(&model_only, 0, sizeof model_only);
+    ac_feature_cache fc;
+    memset(&fc, 0, sizeof fc);
+    const ac_model *model = &cap.model;
+    ac_beam_opts bo = ac_beam_defaults();
+    int grid_h = 0, grid_w = 0, rc = 0;
+    char enc_name[512] = "";
+    if (o->features) {
+        if (ac_model_open(o->model, &model_only, err)) rc = -1;
+        else bo = model_only.decode;
+        const char **keys = rc ? NULL : malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
+        for (int i = 0; keys && i < n; i++) keys[i] = ds.images[sel[i]].key;
+        if (!rc && !keys) rc = ac_errf(err, "out of memory");
+        if (!rc && ac_features_load_keys(o->features, keys, n, &fc, err)) rc = -1;
+        free(keys);
+        if (!rc && model_only.encoder_json && fc.encoder_json) {
+            ac_encoder_id a, b;
+            if (ac_encoder_id_parse(model_only.encoder_json, "model", &a, err) ||
+                ac_encoder_id_parse(fc.encoder_json, o->features, &b, err))
+                rc = -1;
+            else if (!ac_encoder_id_same(&a, &b))
+                rc = ac_errf(err, "%s: features of encoder %s (layer '%s', size %d) but the model was trained on %s "
+                                  "(layer '%s', size %d)", o->features, b.file, b.layer, b.size, a.file, a.layer, a.size);
+        }
+        if (!rc && (fc.grid_h * fc.grid_w != model_only.dec.cfg.n_ann || fc.dim != model_only.dec.cfg.dim))
+            rc = ac_errf(err, "%s: features of %dx%dx%d do not fit the model (L %d, D %d)", o->features, fc.grid_h,
+                         fc.grid_w, fc.dim, model_only.dec.cfg.n_ann, model_only.dec.cfg.dim);
+        model = &model_only;
+        grid_h = fc.grid_h, grid_w = fc.grid_w;
+        snprintf(enc_name, sizeof enc_name, "features %s", o->features);
+    } else {
+        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || cli_tag_flags_apply(&cap, &o->tf, 0, err)) rc = -1;
+        else bo = cap.beam, grid_h = cap.grid_h, grid_w = cap.grid_w, snprintf(enc_name, sizeof enc_name, "encoder %s", cap.id.file);
+    }
+    if (o->beam > 0) bo.beam = o->beam;
+    if (o->len_alpha >= 0) bo.len_alpha = o->len_alpha;
+    if (o->max_len > 0) bo.max_len = o->max_len;
+    ac_font *font = NULL;
+    if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
+    if (!rc && o->report) {
+        *thumbs = calloc((size_t)n, sizeof **thumbs);
+        *sheets = calloc((size_t)n, sizeof **sheets);
+        if (!*thumbs || !*sheets) rc = ac_errf(err, "out of memory");
+    }
+    split_run run = {.o = o, .ds = &ds, .sel = sel, .set = set, .thumbs = *thumbs, .sheets = *sheets, .font = font,
+                     .model = model, .grid_h = grid_h, .grid_w = grid_w, .rc = rc, .err = err};
+    cli_progress_start(&run.prog, "captioning", (uint64_t)n, o->quiet);
+    if (!rc && o->features) caption_features(&run, &fc, &bo, n);
+    else if (!rc) {
+        cap.beam = bo;
+        caption_photos(&run, &cap, n);
+    }
+    cli_progress_finish(&run.prog);
+    rc = run.rc;
+    if (!rc && subtitle) {
+        char b[1024];
+        snprintf(b, sizeof b, "%s, data %s, split %s, beam %d", enc_name, o->data, o->split, bo.beam);
+        *subtitle = strdup(b);
+    }
+    ac_font_free(font);
+    if (o->features) {
+        ac_model_free(&model_only);
+        ac_features_free(&fc);
+    } else {
+        ac_captioner_close(&cap);
+    }
+    free(sel);
+    ac_dataset_free(&ds);
+    return rc;
+}
+

@@ -1,0 +1,24 @@
+/* train_view.h: the terminal side of attncap train: its lines, its progress bar, and which of the
+ * options that a checkpoint records were given on the command line. */
+#ifndef ATTNCAP_CLI_TRAIN_VIEW_H
+#define ATTNCAP_CLI_TRAIN_VIEW_H
+#include "attncap/train.h"
+#include "progress.h"
+
+/* A bar per epoch on a terminal (one line a minute on stderr otherwise), the start, resume, warning
+ * and finish lines on stderr and one line per evaluation on stdout. */
+typedef struct {
+    int quiet, has_text;
+    const char *features, *out; /* named in the warning and the finish line */
+    cli_progress bar; /* erased before the evaluation lines and before an error reaches the terminal */
+    char label[32];
+    int pos0;       /* the step the epoch (re)started at */
+    double t_line;  /* when the last per-minute line was written */
+} train_view;
+
+void train_view_event(const ac_train_event *ev, void *user);
+
+/* The options of argv (before parsing) as a checkpoint names them: "--lr-decay=0.5" -> "lr_decay",
+ * "--no-flip" -> "flip". names[] (capacity max) point into buf (capacity buf_n). Returns the count. */
+int train_given_options(int argc, char **argv, const char **names, int max, char *buf, size_t buf_n);
+#endif

@@ -1,0 +1,19 @@
+/* model_open.c: a model for captioning, found where the CLI finds it (model.h). Apart from model.c so
+ * that reading the file format needs no knowledge of where files are. */
+#include <stdlib.h>
+
+#include "attncap/locate.h"
+#include "attncap/model.h"
+
+int ac_model_open(const char *model_flag, ac_model *m, ac_err *err) {
+    char *path = NULL;
+    if (ac_find_model(model_flag, &path, err)) return -1;
+    int rc = ac_model_load(path, m, err);
+    free(path);
+    if (rc) return -1;
+    if (ac_decoder_use_f16(&m->dec) < 0) {
+        ac_model_free(m);
+        return ac_errf(err, "out of memory");
+    }
+    return 0;
+}

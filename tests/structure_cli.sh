@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The layering rules of CONTRIBUTING.md on the built tree (tools/check_structure.py): no include
+# cycle, no circle between library source files, every exported name starts with ac_.
+. "$(dirname "$0")/lib.sh"
+ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+B="$ROOT/${BUILD:-build}"
+py=$(command -v python3)
+
+t_begin layering_and_names
+if [ -z "$py" ]; then t_skip "needs python3"
+elif ! command -v nm >/dev/null; then t_skip "needs nm (binutils)"
+elif [ ! -f "$B/libattncap.a" ]; then t_skip "no $B/libattncap.a (make)"
+elif out=$("$py" "$ROOT/tools/check_structure.py" "$ROOT" "$B" 2>&1); then t_ok
+else t_fail "$(printf '%s\n' "$out" | head -5)"; fi
+
+t_begin checker_finds_a_circle
+# the check itself can fail: two objects calling each other and an exported name without ac_
+if [ -z "$py" ] || ! command -v cc >/dev/null; then t_skip "needs python3 and cc"
+else
+  mkdir -p "$T/fake/include/attncap" "$T/fake/src" "$T/fakeb/src"
+  printf 'int ac_b(void);\nint ac_a(void) { return ac_b(); }\n' >"$T/a.c"
+  printf 'int ac_a(void);\nint helper(void) { return 1; }\nint ac_b(void) { return helper() ? 0 : ac_a(); }\n' >"$T/b.c"
+  cc -c "$T/a.c" -o "$T/fakeb/src/a.o" && cc -c "$T/b.c" -o "$T/fakeb/src/b.o" &&
+    ar rcs "$T/fakeb/libattncap.a" "$T/fakeb/src/a.o" "$T/fakeb/src/b.o"
+  out=$("$py" "$ROOT/tools/check_structure.py" "$T/fake" "$T/fakeb" 2>&1); rc=$?
+  if [ $rc -eq 1 ] && grep -q "circle between files: a b" <<<"$out" && grep -q "without ac_: helper" <<<"$out"; then t_ok
+  else t_fail "rc $rc: $out"; fi
+fi
+t_end

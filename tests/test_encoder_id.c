@@ -1,0 +1,139 @@
+/* test_encoder_id: the encoder identity's one owner (encoder_id.c): the JSON it writes, byte for byte
+ * as feature caches have stored it (hand-written here), read back; what counts as the same encoder;
+ * and the resize policy it records deciding how ac_encoder_prepare, and feature extraction, squash a
+ * photo (against pixels computed by hand). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/encoder.h"
+#include "attncap/features.h"
+#include "attncap/png.h"
+#include "test.h"
+
+static ac_encoder fake_encoder(void) {
+    static char path[] = "/some/dir/mobilenet_v2_1.0_224_quant.tflite", layer[] = "MobilenetV2/Conv_1/Relu6";
+    ac_encoder e;
+    memset(&e, 0, sizeof e);
+    e.path = path, e.layer = layer, e.size = 448, e.grid_h = 14, e.grid_w = 14, e.dim = 1280;
+    e.norm.mean = 128, e.norm.scale = 0.0078125f;
+    strcpy(e.sha256, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+    return e;
+}
+
+static void written_as_caches_store_it(void) {
+    ac_encoder e = fake_encoder();
+    char *j = ac_encoder_id_json(&e);
+    const char *want = "{\"file\":\"mobilenet_v2_1.0_224_quant.tflite\",\"sha256\":\"0123456789abcdef0123456789abcdef"
+                       "0123456789abcdef0123456789abcdef\",\"layer\":\"MobilenetV2/Conv_1/Relu6\",\"size\":448,"
+                       "\"grid_h\":14,\"grid_w\":14,\"dim\":1280,\"norm_mean\":128,\"norm_scale\":0.0078125,"
+                       "\"resize\":\"squash, antialiased bilinear\"}";
+    CHECKF(j && !strcmp(j, want), "%s", j ? j : "(null)");
+    ac_encoder_id id, back;
+    ac_err err;
+    CHECK(ac_encoder_id_parse(j, "x", &id, &err) == 0 && id.policy == AC_RESIZE_ANTIALIASED && id.size == 448 &&
+          id.has_norm && id.norm_mean == 128 && !strcmp(id.layer, e.layer));
+    free(j);
+    e.resize = AC_RESIZE_BILINEAR;
+    j = ac_encoder_id_json(&e);
+    CHECK(j && strstr(j, "\"resize\":\"bilinear\"") && ac_encoder_id_parse(j, "x", &back, &err) == 0 &&
+          back.policy == AC_RESIZE_BILINEAR);
+    free(j);
+    CHECK(ac_encoder_id_same(&id, &back)); /* the policy is how photos are prepared, not what encodes them */
+    char d[256];
+    ac_encoder_id_describe(&id, d, sizeof d);
+    CHECKF(!strcmp(d, "sha256 0123456789ab, layer MobilenetV2/Conv_1/Relu6, size 448"), "%s", d);
+}
+
+static void same_encoder(void) {
+    ac_encoder_id a, b;
+    ac_err err;
+    const char *base = "{\"file\":\"a.tflite\",\"sha256\":\"aa\",\"layer\":\"L\",\"size\":448,\"grid_h\":14,\"grid_w\":14,\"dim\":8}";
+    CHECK(ac_encoder_id_parse(base, "a", &a, &err) == 0);
+    CHECK(ac_encoder_id_parse("{\"file\":\"renamed.tflite\",\"sha256\":\"aa\",\"layer\":\"L\",\"size\":448,\"grid_h\":14,"
+                              "\"grid_w\":14,\"dim\":8}", "b", &b, &err) == 0);
+    CHECK(ac_encoder_id_same(&a, &b)); /* the same bytes under another name */
+    b.sha256[0] = 'b';
+    CHECK(!ac_encoder_id_same(&a, &b));
+    CHECK(ac_encoder_id_parse("{\"file\":\"a.tflite\",\"layer\":\"L\",\"size\":448,\"grid_h\":14,\"grid_w\":14,\"dim\":8}",
+                              "b", &b, &err) == 0);
+    CHECK(ac_encoder_id_same(&a, &b)); /* no hash recorded: by name */
+    b.size = 224;
+    CHECK(!ac_encoder_id_same(&a, &b));
+    b = a, strcpy(b.layer, "M");
+    CHECK(!ac_encoder_id_same(&a, &b));
+    b = a, b.grid_w = 7;
+    CHECK(!ac_encoder_id_same(&a, &b));
+}
+
+/* A 4x1 grey ramp 0, 80, 160, 240 squashed to 2x2. Plain bilinear with half-pixel centres samples at
+ * x = 0.5 and 2.5: (0+80)/2 = 40 and (160+240)/2 = 200. Antialiased (a triangle filter stretched by
+ * the scale 2) weighs pixel centres at distance 0.5 and 1.5 as 3/4 and 1/4: output 0 sees 0, 80
+ * (and 160 at 1.5) -> (0*3 + 80*3 + 160*1) / 7 = 57.1, rounding to 57; output 1 mirrors it:
+ * (80*1 + 160*3 + 240*3) / 7 = 182.9 -> 183. */
+static void policy_decides_the_squash(void) {
+    unsigned char px[4 * 3];
+    for (int x = 0; x < 4; x++) px[3 * x] = px[3 * x + 1] = px[3 * x + 2] = (unsigned char)(80 * x);
+    ac_image ramp = {4, 1, px};
+    ac_encoder e = fake_encoder();
+    e.size = 2;
+    ac_image sq = {0};
+    ac_err err;
+    e.resize = AC_RESIZE_BILINEAR;
+    CHECK(ac_encoder_prepare(&e, &ramp, &sq, &err) == 0 && sq.w == 2 && sq.h == 2);
+    if (sq.px) CHECKF(sq.px[0] == 40 && sq.px[3] == 200 && sq.px[6] == 40, "bilinear %d %d", sq.px[0], sq.px[3]);
+    ac_image_free(&sq);
+    e.resize = AC_RESIZE_ANTIALIASED;
+    CHECK(ac_encoder_prepare(&e, &ramp, &sq, &err) == 0);
+    if (sq.px) CHECKF(sq.px[0] == 57 && sq.px[3] == 183, "antialiased %d %d", sq.px[0], sq.px[3]);
+    ac_image_free(&sq);
+}
+
+/* The squashed photo's two top pixels, as the feature cache stores them. */
+static int ramp_encode(void *ctx, const ac_image *img, float *out, ac_err *err) {
+    (void)ctx, (void)err;
+    out[0] = img->px[0], out[1] = img->px[3];
+    return 0;
+}
+
+/* Extraction squashes by the policy of the identity it records (the ramp above, through a PNG). */
+static void extraction_follows_the_policy(void) {
+    const char *t = getenv("ATTNCAP_TEST_TMP");
+    char dir[4096], photo[4200], out[4200];
+    snprintf(dir, sizeof dir, "%s/encoder_id_XXXXXX", t && *t ? t : "/tmp");
+    CHECK(mkdtemp(dir) != NULL);
+    unsigned char px[4 * 3];
+    for (int x = 0; x < 4; x++) px[3 * x] = px[3 * x + 1] = px[3 * x + 2] = (unsigned char)(80 * x);
+    ac_image ramp = {4, 1, px};
+    ac_err err;
+    snprintf(photo, sizeof photo, "%s/ramp.png", dir);
+    CHECKF(ac_png_write(photo, &ramp, &err) == 0, "%s", err.msg);
+    const char *ids[2] = {"{\"file\":\"f.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":2,\"grid_h\":1,\"grid_w\":1,"
+                          "\"dim\":2,\"resize\":\"bilinear\"}",
+                          "{\"file\":\"f.tflite\",\"sha256\":\"ab\",\"layer\":\"L\",\"size\":2,\"grid_h\":1,\"grid_w\":1,"
+                          "\"dim\":2,\"resize\":\"squash, antialiased bilinear\"}"};
+    const float want[2][2] = {{40, 200}, {57, 183}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/cache%d", dir, k);
+        ac_feature_source src = {NULL, ramp_encode, 2, 1, 1, 2, ids[k]};
+        ac_features_opts o = {out, 0, 0, 0, NULL, NULL, NULL};
+        ac_features_stats st;
+        const char *paths[1] = {photo};
+        ac_feature_cache fc;
+        CHECKF(ac_features_extract(&src, paths, 1, &o, &st, &err) == 0 && st.encoded == 1, "%s", err.msg);
+        CHECKF(ac_features_load(out, &fc, &err) == 0, "%s", err.msg);
+        float scratch[2];
+        const float *row = fc.n == 1 ? ac_features_row(&fc, 0, scratch) : NULL;
+        CHECKF(row && row[0] == want[k][0] && row[1] == want[k][1], "policy %d: %g %g", k, row ? row[0] : -1,
+               row ? row[1] : -1);
+        ac_features_free(&fc);
+    }
+}
+
+int main(void) {
+    RUN(written_as_caches_store_it);
+    RUN(same_encoder);
+    RUN(policy_decides_the_squash);
+    RUN(extraction_follows_the_policy);
+    return TEST_EXIT();
+}

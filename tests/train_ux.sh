@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# attncap train as a user meets it (issue #16 item 8): --resume refuses flags that differ from the
+# checkpoint's (naming them; --force goes on with the checkpoint's) and says where it resumes; a
+# finished run says so, and resuming it says it is already finished; photos without cached features
+# are counted in one warning; --lr-min is a floor for the decay; --help says to run features first;
+# the defaults are the shipped recipe's; Ctrl-C leaves no temporaries.
+. "$(dirname "$0")/lib.sh"
+set -m # job control: a background train gets SIGINT
+FX=$(dirname "$0")/fixtures/train
+base=(--data "$FX/captions.json" --features "$FX/features" --embed 24 --hidden 32 --att 16 --min-count 1
+      --batch 5 --lr 0.005 --dropout 0 --checkpoint-every 0)
+
+t_begin resume_refuses_changed_flags_then_force
+"$A" train "${base[@]}" --epochs 20 --max-steps 3 --out "$T/r.safetensors" >/dev/null 2>"$T/err0"
+if [ ! -f "$T/r.safetensors.ckpt" ]; then t_fail "no checkpoint: $(head -3 "$T/err0")"
+elif expect_error "changed --lr and --hidden" "$A" train "${base[@]}" --epochs 20 --max-steps 6 --lr 0.01 --hidden 40 \
+       --out "$T/r.safetensors" --resume; then
+  if ! grep -q 'lr 0.01 (checkpoint: 0.005' "$T/err" || ! grep -q 'hidden 40 (checkpoint: 32)' "$T/err" ||
+     ! grep -q -- '--force' "$T/err" || grep -q 'batch' "$T/err"; then t_fail "message: $(cat "$T/err")"
+  elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 6 --lr 0.01 --out "$T/r.safetensors" --resume --force \
+         >/dev/null 2>"$T/err2"; then t_fail "--force: $(cat "$T/err2")"
+  elif ! grep -q '^train: resuming from step 3 ' "$T/err2" || ! grep -q "options are kept: lr 0.01" "$T/err2"; then
+    t_fail "no resume line: $(cat "$T/err2")"
+  # the same flags as the checkpoint's: no complaint
+  elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 9 --out "$T/r.safetensors" --resume >/dev/null 2>"$T/err3" ||
+       ! grep -q '^train: resuming from step 6 ' "$T/err3"; then t_fail "plain resume: $(cat "$T/err3")"
+  else t_ok; fi
+fi
+
+t_begin finished_run_says_so_and_resume_is_a_no_op
+if "$A" train "${base[@]}" --epochs 2 --out "$T/f.safetensors" >/dev/null 2>"$T/err"; then
+  cp "$T/f.safetensors" "$T/f_before.safetensors"
+  if ! grep -q '^train: finished: all epochs done at step [0-9]* (2 of 2 epochs).*saved in ' "$T/err"; then
+    t_fail "no finish line: $(cat "$T/err")"
+  elif ! "$A" train "${base[@]}" --epochs 2 --out "$T/f.safetensors" --resume >"$T/out" 2>"$T/err2"; then
+    t_fail "resume of a finished run: $(cat "$T/err2")"
+  elif ! grep -q '^train: already finished at step' "$T/err2" || grep -q 'resuming' "$T/err2" || [ -s "$T/out" ]; then
+    t_fail "resume of a finished run: $(cat "$T/err2")"
+  elif ! cmp -s "$T/f.safetensors" "$T/f_before.safetensors"; then t_fail "the finished model changed"
+  else t_ok; fi
+else t_fail "$(cat "$T/err")"; fi
+
+t_begin photos_without_features_one_warning
+python3 - "$FX/captions.json" "$T/more.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in range(3):
+    d["images"].append({"filepath": "", "filename": "nofeat%d.jpg" % k, "split": "train",
+                        "sentences": [{"raw": "a dog with no features ."}]})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+n_train=$(python3 -c 'import json,sys; print(sum(1 for i in json.load(open(sys.argv[1]))["images"] if i["split"] == "train"))' "$T/more.json")
+if "$A" train "${base[@]}" --data "$T/more.json" --epochs 1 --out "$T/w.safetensors" >/dev/null 2>"$T/err"; then
+  if [ "$(grep -c 'warning' "$T/err")" -ne 1 ] ||
+     ! grep -q "warning: 3 of $n_train training photos have no features in $FX/features" "$T/err"; then
+    t_fail "warning: $(grep -i warn "$T/err")"
+  else t_ok; fi
+else t_fail "$(cat "$T/err")"; fi
+
+t_begin lr_min_is_a_floor
+# a decay of 100x after every evaluation without progress (a learning rate too high for it: the
+# loss rises at first); the floor holds it at 0.001
+if "$A" train "${base[@]}" --lr 0.3 --ema 0 --epochs 10 --eval-every 1 --val-metric loss --lr-decay 0.01 --lr-patience 1 \
+     --patience 1000 --lr-min 0.001 --log "$T/lr.csv" --out "$T/l.safetensors" >/dev/null 2>"$T/err"; then
+  if ! python3 - "$T/lr.csv" <<'PY' 2>"$T/err"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+lrs = [float(r["lr"]) for r in rows]
+assert lrs[0] == 0.3, lrs[:3]
+# the trainer's rule, independently: after each evaluation that is not the best so far, lr = max(lr * 0.01, floor)
+best, lr, want = float("inf"), 0.3, []
+for r in rows:
+    want.append(lr)
+    v = float(r["val_loss"])
+    if v < best: best = v
+    else: lr = max(lr * 0.01, 0.001)
+assert min(lrs) == 0.001, ("never decayed to the floor", lrs)
+assert all(abs(a - b) < 1e-9 for a, b in zip(lrs, want)), (lrs, want)
+PY
+  then t_fail "$(cat "$T/err")"
+  else t_ok; fi
+else t_fail "$(cat "$T/err")"; fi
+
+t_begin help_says_features_first_and_defaults_are_the_recipe
+h=$("$A" train --help)
+# tools/train_flickr8k.sh's flags, the shipped model's recipe
+if ! grep -q 'attncap features' <<<"$h"; then t_fail "train --help does not say to run attncap features first"
+elif ! grep -q -- '--batch B .*(64)' <<<"$h" || ! grep -q -- '--embed E --hidden H --att A .*(256, 512, 256)' <<<"$h" ||
+     ! grep -q -- '--ema D' <<<"$h" || ! grep -q '(0.999; 0 = off)' <<<"$h" || ! grep -q -- '--beam K .*(3)' <<<"$h"; then
+  t_fail "defaults differ from tools/train_flickr8k.sh: $(grep -E -- '--(batch|embed|ema|beam) ' <<<"$h")"
+else t_ok; fi
+
+t_begin sigint_leaves_no_temporaries
+mkdir -p "$T/int"
+"$A" train "${base[@]}" --epochs 100000 --patience 100000 --checkpoint-every 1 --quiet --log "$T/int/log.csv" \
+  --out "$T/int/m.safetensors" >/dev/null 2>"$T/err" &
+pid=$!
+for _ in $(seq 600); do [ -f "$T/int/m.safetensors.ckpt" ] && break; sleep 0.05; done
+# this process's temporaries, planted: the handler must remove them (and leave another process's)
+: >"$T/int/m.safetensors.tmp.$pid"; : >"$T/int/log.csv.tmp.$pid"; : >"$T/int/other.tmp.999999"
+kill -INT $pid; wait $pid; rc=$?
+left=$(find "$T/int" -name "*.tmp.$pid*")
+if [ $rc -ne 130 ]; then t_fail "exit $rc, expected 130: $(head -3 "$T/err")"
+elif [ -n "$left" ]; then t_fail "left behind: $left"
+elif [ ! -e "$T/int/other.tmp.999999" ]; then t_fail "another process's temporary was removed"
+else t_ok; fi
+
+t_end
