@@ -10,7 +10,8 @@ output of each is compared with ours (cosine). The sgemm peak (OpenBLAS, 1536^3,
 measured in the same run, before and after, and the better one kept.
 
 env: BENCH_ROUNDS (10), BENCH_ITERS (5), BENCH_SIZES (224,448), BENCH_THREADS_LIST (1,2),
-     BENCH_PEERS (all: attncap,xnnpack,onnxruntime,torch-jit,torch-eager)
+     BENCH_PEERS (all: attncap,xnnpack,onnxruntime,torch-jit,torch-eager),
+     BENCH_BASELINE (another build's build/bench/peers/attncap_cnn, e.g. main's: a peer "baseline")
 usage: cnn_peers.py [MODEL.tflite [LAYER]]   (/usr/bin/python3; numpy)
 """
 import os
@@ -27,7 +28,7 @@ ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"), "bench", "peers")
 CACHE = os.path.join(HERE, ".cache")
 NAMES = {"attncap": "attncap", "xnnpack": "XNNPACK", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
-         "torch-eager": "PyTorch eager"}
+         "torch-eager": "PyTorch eager", "baseline": "attncap (baseline)"}
 
 
 def env_list(name, default):
@@ -39,6 +40,9 @@ def command(peer, model, onnx_path):
     if peer == "attncap":
         exe = os.path.join(BUILD, "attncap_cnn")
         return ([exe], model) if os.access(exe, os.X_OK) else "not built (make bench)"
+    if peer == "baseline":
+        exe = os.environ.get("BENCH_BASELINE", "")
+        return ([exe], model) if os.access(exe, os.X_OK) else "BENCH_BASELINE is not an executable"
     if peer == "xnnpack":
         exe = os.path.join(BUILD, "xnnpack_cnn")
         return ([exe], model) if os.access(exe, os.X_OK) else "not built (apt-get install libxnnpack-dev libpthreadpool-dev)"
@@ -113,7 +117,9 @@ def main():
     rounds, iters = int(os.environ.get("BENCH_ROUNDS", 10)), int(os.environ.get("BENCH_ITERS", 5))
     sizes = [int(s) for s in env_list("BENCH_SIZES", "224,448")]
     thread_list = [int(t) for t in env_list("BENCH_THREADS_LIST", "1,2")]
-    peers = env_list("BENCH_PEERS", ",".join(NAMES))
+    peers = env_list("BENCH_PEERS", ",".join(n for n in NAMES if n != "baseline"))
+    if os.environ.get("BENCH_BASELINE") and "baseline" not in peers:
+        peers.insert(1, "baseline")
     load0, t_start = os.getloadavg(), time.time()
     print("# %s to %s; %d rounds x %d runs per peer, interleaved; load average %.2f %.2f %.2f at the start"
           % (os.path.basename(model), layer, rounds, iters, *load0))

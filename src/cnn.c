@@ -35,6 +35,7 @@ typedef struct cnn_step {
     conv_geom g;   /* window ops */
     float *packed; /* CONV_2D weights packed for cnn_gemm */
     int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (cnn_pw_dw) */
+    int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
 } cnn_step;
 
 struct ac_cnn {
@@ -344,7 +345,7 @@ static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
     size_t n = o->count, nx = x->count, ny = y->count;
     int mul = s->op->opcode == OP_MUL;
     if (!mul && nx == n && ny == n) { /* the residual connections of MobileNetV2 */
-        cnn_add(xa, ya, o->data, n, s->op->activation);
+        cnn_add(xa, ya, o->data, n, s->op->activation, c->pool);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -444,7 +445,7 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
         const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
         cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
                   pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL, o->data, c->fuse_scratch,
-                  c->pool);
+                  c->pool, pw->fuse_chunks);
         return;
     }
     switch (op->opcode) {
@@ -485,22 +486,32 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
     return i;
 }
 
+/* How many chunks a fused group's output rows are cut into. Each chunk recomputes the kh - sh
+ * expanded rows it shares with its neighbour, so a group gets fewer, longer chunks than the pool's
+ * default: one per thread, more only while each keeps 32 output rows or more per thread (at 448 on
+ * two threads the first group gets 6 chunks, the others 2; one thread: 1, nothing recomputed). */
+static int fuse_chunks(const ac_cnn *c, const conv_geom *dw) {
+    int T = ac_pool_threads(c->pool), per = dw->oh / (32 * T), most = ac_pool_chunks(c->pool) / T;
+    return T * (per < 1 ? 1 : per > most ? most : per);
+}
+
 /* Marks each CONV_2D whose output is large (past L2) and read only by the next step, a
  * depthwise conv, to run fused with it (cnn_pw_dw), and allocates the band buffers. Before buffers
  * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with the
- * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the pool would
- * cut the rows so fine that recomputing the rows chunks share costs more than it saves. */
+ * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the chunks
+ * would recompute more than 1/16 of the expanded rows: past that the round trip through memory
+ * (L3 for the smaller layers) costs less. */
 static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
 #if defined(__AVX512F__)
     size_t need = 0;
-    int chunks = ac_pool_chunks(c->pool);
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
         int x = pw->op->outputs[0];
         if (pw->op->opcode != OP_CONV_2D || dw->op->opcode != OP_DEPTHWISE_CONV_2D) continue;
         if (x == target || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
         if (dw->g.oc != dw->g.c || dw->g.dh != 1 || dw->g.dw != 1 || c->t[x].count < (1u << 18)) continue;
-        if (dw->g.oh < 4 * chunks) continue;
+        int chunks = fuse_chunks(c, &dw->g);
+        if (dw->g.oh < 4 * chunks || (dw->g.kh - dw->g.sh) * (chunks - 1) * 16 > dw->g.h) continue;
         /* and the pointwise projection after it, if it alone reads the depthwise output */
         cnn_step *pj = k + 2 < c->n_steps ? &c->steps[k + 2] : NULL;
         int y = dw->op->outputs[0];
@@ -509,6 +520,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
             pj = NULL;
         /* their outputs get no buffer; the conv's inputs must live until the group has run */
         pw->fused = 1;
+        pw->fuse_chunks = chunks;
         if (pj) dw->fused = 1;
         int last = pj ? k + 2 : k + 1;
         for (int j = 0; j < pw->op->n_in; j++)
@@ -590,7 +602,7 @@ static int cnn_create(const ac_tfl_model *m, const char *output_tensor, int targ
             if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
-    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, 0};
+    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, 0, 0};
     if (m->n_ops == 0 || target == c->in_t) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;

@@ -6,9 +6,9 @@
  * threads. Here the weights are packed once, when the plan is made, into panels of 32 output
  * channels ([K][32] each), and activations are used in place: NHWC rows are already the rows of A.
  * An 8 x 32 register tile (16 AVX-512 accumulators) takes, per k, two loads of weights and eight
- * broadcast activations for sixteen FMAs. Threads split the work by blocks of output rows (or of
- * panels when there are few rows), and each output element is computed the same way whatever the
- * split, so the result does not depend on the thread count. Without AVX-512 this falls back to
+ * broadcast activations for sixteen FMAs. Threads split the work by (row block, panel) units, and
+ * each output element is computed the same way whatever the split, so the result does not depend
+ * on the thread count. Without AVX-512 this falls back to
  * OpenBLAS sgemm on the unpacked weights. */
 #include <cblas.h>
 #include <float.h>
@@ -100,35 +100,35 @@ typedef struct gemm_job {
     const float *a, *packed, *bias;
     float *c;
     float lo, hi;
-    int split_rows; /* 1: threads take row blocks; 0: threads take panels */
+    int mblocks, mc; /* row blocks of mc rows (the last may be shorter) */
 } gemm_job;
 
-#define MC 64 /* rows per cache block: 64 x K activations stay in L2 while the panels stream by */
+#define MC 64 /* at most this many rows per cache block: mc x K activations stay in L2 while the panels stream by */
 
+/* The work is a grid of units, one per (row block, panel), numbered row block first; chunk t of nt
+ * takes the units [U t / nt, U (t + 1) / nt). Every shape gets even chunks this way, the 14 x 14
+ * layers (4 row blocks, 10 panels) as well as the 112 x 112 ones (196 row blocks). */
 static void gemm_part(void *arg, int t, int nt) {
     gemm_job *j = arg;
-    int mblocks = (j->m + MC - 1) / MC, np = (j->n + NR - 1) / NR;
-    int mb0 = 0, mb1 = mblocks, pb0 = 0, pb1 = np;
-    if (j->split_rows) mb0 = mblocks * t / nt, mb1 = mblocks * (t + 1) / nt;
-    else pb0 = np * t / nt, pb1 = np * (t + 1) / nt;
+    const int np = (j->n + NR - 1) / NR, units = j->mblocks * np;
+    const int u0 = (int)((long)units * t / nt), u1 = (int)((long)units * (t + 1) / nt);
     __m512 vlo = _mm512_set1_ps(j->lo), vhi = _mm512_set1_ps(j->hi);
-    for (int mb = mb0; mb < mb1; mb++) {
-        int r0 = mb * MC, r1 = r0 + MC < j->m ? r0 + MC : j->m;
-        for (int pb = pb0; pb < pb1; pb++) {
-            const float *panel = j->packed + (size_t)pb * j->k * NR;
-            int nr = j->n - pb * NR < NR ? j->n - pb * NR : NR;
-            const float *bias = j->bias ? j->bias + pb * NR : NULL;
-            if (nr <= 16) {
-                for (int r = r0; r < r1; r += 16) {
-                    int mr = r1 - r < 16 ? r1 - r : 16;
-                    tile_16x16(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, vlo, vhi, j->c + (size_t)r * j->n + pb * NR, j->n, mr);
-                }
-                continue;
+    for (int u = u0; u < u1; u++) {
+        const int mb = u / np, pb = u % np;
+        const int r0 = mb * j->mc, r1 = r0 + j->mc < j->m ? r0 + j->mc : j->m;
+        const float *panel = j->packed + (size_t)pb * j->k * NR;
+        const int nr = j->n - pb * NR < NR ? j->n - pb * NR : NR;
+        const float *bias = j->bias ? j->bias + pb * NR : NULL;
+        if (nr <= 16) {
+            for (int r = r0; r < r1; r += 16) {
+                int mr = r1 - r < 16 ? r1 - r : 16;
+                tile_16x16(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, vlo, vhi, j->c + (size_t)r * j->n + pb * NR, j->n, mr);
             }
-            for (int r = r0; r < r1; r += MR) {
-                int mr = r1 - r < MR ? r1 - r : MR;
-                tile_8x32(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, vlo, vhi, j->c + (size_t)r * j->n + pb * NR, j->n, mr);
-            }
+            continue;
+        }
+        for (int r = r0; r < r1; r += MR) {
+            int mr = r1 - r < MR ? r1 - r : MR;
+            tile_8x32(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, vlo, vhi, j->c + (size_t)r * j->n + pb * NR, j->n, mr);
         }
     }
 }
@@ -136,11 +136,17 @@ static void gemm_part(void *arg, int t, int nt) {
 void cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
               float *c, ac_pool *pool) {
     (void)w;
-    gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1};
+    gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1, m};
     act_bounds(act, &j.lo, &j.hi);
-    int mblocks = (m + MC - 1) / MC, np = (n + NR - 1) / NR;
-    j.split_rows = mblocks >= 16 || mblocks >= np; /* chunks over the dimension with more blocks */
     if ((double)m * n * k < 2e5) pool = NULL;
+    /* Row blocks of even size, a multiple of the tile's rows (196 rows: 56, 56, 56, 28 rather than
+     * 64, 64, 64, 4), and enough of them for four units per chunk when there are few panels (7 x 7
+     * rows, 5 panels: 7 blocks of 8 rows, not one block that leaves 3 of 8 chunks empty). */
+    const int np = (n + NR - 1) / NR, want = (4 * ac_pool_chunks(pool) + np - 1) / np, most = (m + MR - 1) / MR;
+    j.mblocks = (m + MC - 1) / MC;
+    if (j.mblocks < want) j.mblocks = want < most ? want : most;
+    j.mc = ((m + j.mblocks - 1) / j.mblocks + MR - 1) / MR * MR;
+    j.mblocks = (m + j.mc - 1) / j.mc;
     ac_pool_run(pool, gemm_part, &j);
 }
 #else

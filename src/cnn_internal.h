@@ -40,13 +40,13 @@ void cnn_depthwise(const conv_geom *g, const float *in, const float *wt, const f
  * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation), optionally followed by a pointwise
  * CONV_2D (pj, may be NULL) that alone reads the depthwise output: all at once, band by band,
  * without materialising the intermediate tensors; the same bits as running them in turn. out is the
- * last one's output. scratch: cnn_pw_dw_scratch(pw, dw, pj) floats per chunk of the pool
- * (ac_pool_chunks). */
+ * last one's output, cut into `chunks` chunks of rows. scratch: cnn_pw_dw_scratch(pw, dw, pj) floats
+ * per chunk. */
 int cnn_conv_is_pointwise(const conv_geom *g);
 size_t cnn_pw_dw_scratch(const conv_geom *pw, const conv_geom *dw, const conv_geom *pj);
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool);
+               const float *pj_bias, float *out, float *scratch, ac_pool *pool, int chunks);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void cnn_pool2d(const conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */
@@ -54,7 +54,7 @@ void cnn_fully_connected(int m, int n, int k, const float *in, const float *wt, 
 /* x[i] = act(x[i] + bias[i % n]) over rows of n; bias may be NULL. */
 void cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool);
 /* o = act(a + b), same shapes. */
-void cnn_add(const float *a, const float *b, float *o, size_t n, int act);
+void cnn_add(const float *a, const float *b, float *o, size_t n, int act, ac_pool *pool);
 void cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
 /* A layer name as ac_encoder_open takes it (full tensor name, or its first ';'-separated part) ->
  * tensor index, or -1 (cnn_encoder.c). */

@@ -405,21 +405,37 @@ static void pwdw_rows(void *arg, int t, int nt) {
 
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
+               const float *pj_bias, float *out, float *scratch, ac_pool *pool, int chunks) {
     pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
                   cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
-    ac_pool_run(pool, pwdw_rows, &j);
+    ac_pool_run_n(pool, pwdw_rows, &j, chunks);
 }
 
 /* ---- elementwise ---- */
 
-void cnn_add(const float *a, const float *b, float *o, size_t n, int act) {
+typedef struct add_job {
+    const float *a, *b;
+    float *o;
+    size_t n;
+    int act;
+} add_job;
+
+static void add_part(void *arg, int t, int nt) {
+    const add_job *j = arg;
     float lo, hi;
-    act_bounds(act, &lo, &hi);
+    act_bounds(j->act, &lo, &hi);
     vf vlo = V_SET1(lo), vhi = V_SET1(hi);
-    size_t i = 0;
-    for (; i + VL <= n; i += VL) V_STORE(o + i, V_MIN(V_MAX(V_ADD(V_LOAD(a + i), V_LOAD(b + i)), vlo), vhi));
-    for (; i < n; i++) o[i] = clampf(a[i] + b[i], lo, hi);
+    size_t vecs = j->n / VL, i = vecs * (size_t)t / (size_t)nt * VL, end = vecs * (size_t)(t + 1) / (size_t)nt * VL;
+    if (t == nt - 1) end = j->n;
+    for (; i + VL <= end; i += VL) V_STORE(j->o + i, V_MIN(V_MAX(V_ADD(V_LOAD(j->a + i), V_LOAD(j->b + i)), vlo), vhi));
+    for (; i < end; i++) j->o[i] = clampf(j->a[i] + j->b[i], lo, hi);
+}
+
+/* Over the pool too: at 448 MobileNetV2's residual sums are up to 1.2 MB, and the other thread
+ * would otherwise wait for them. */
+void cnn_add(const float *a, const float *b, float *o, size_t n, int act, ac_pool *pool) {
+    add_job j = {a, b, o, n, act};
+    ac_pool_run(n < 16384 ? NULL : pool, add_part, &j);
 }
 
 /* ---- pooling ---- */

@@ -18,7 +18,8 @@
 #define CHUNKS_PER_THREAD 4
 
 struct ac_pool {
-    int n, chunks;
+    int n, chunks; /* threads; the default number of chunks a job is cut into */
+    atomic_int job_chunks; /* the running job's */
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
@@ -44,11 +45,14 @@ static void do_chunks(ac_pool *p, uint32_t gen) {
     for (;;) {
         uint64_t v = atomic_load(&p->work);
         do {
-            if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= (uint32_t)p->chunks) return;
+            /* job_chunks may already be the next job's: then the generation has moved on too, and
+             * the exchange fails */
+            if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= (uint32_t)atomic_load(&p->job_chunks)) return;
         } while (!atomic_compare_exchange_weak(&p->work, &v, v + 1));
-        /* the job cannot finish before this chunk does, so fn and arg are still its own */
-        p->fn(p->arg, (int)(uint32_t)v, p->chunks);
-        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == p->chunks) {
+        /* the job cannot finish before this chunk does, so fn, arg and job_chunks are still its own */
+        const int n = atomic_load(&p->job_chunks);
+        p->fn(p->arg, (int)(uint32_t)v, n);
+        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == n) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
@@ -84,6 +88,7 @@ ac_pool *ac_pool_create(int n) {
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->work, 0);
     atomic_init(&p->done_chunks, 0);
+    atomic_init(&p->job_chunks, 0);
     atomic_init(&p->quit, 0);
     if (p->n > 1) {
         p->th = calloc((size_t)p->n, sizeof *p->th);
@@ -103,12 +108,17 @@ ac_pool *ac_pool_create(int n) {
 }
 
 void ac_pool_run(ac_pool *p, void (*fn)(void *, int, int), void *arg) {
-    if (!p || p->n == 1) {
+    ac_pool_run_n(p, fn, arg, ac_pool_chunks(p));
+}
+
+void ac_pool_run_n(ac_pool *p, void (*fn)(void *, int, int), void *arg, int chunks) {
+    if (!p || p->n == 1 || chunks <= 1) {
         fn(arg, 0, 1);
         return;
     }
     p->fn = fn;
     p->arg = arg;
+    atomic_store(&p->job_chunks, chunks);
     atomic_store(&p->done_chunks, 0);
     pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
     uint32_t gen = cur_gen(p) + 1;
@@ -116,15 +126,17 @@ void ac_pool_run(ac_pool *p, void (*fn)(void *, int, int), void *arg) {
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     do_chunks(p, gen);
-    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < p->chunks; i++) cpu_relax();
-    if (atomic_load(&p->done_chunks) < p->chunks) {
+    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < chunks; i++) cpu_relax();
+    if (atomic_load(&p->done_chunks) < chunks) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->done_chunks) < p->chunks) pthread_cond_wait(&p->done, &p->mu);
+        while (atomic_load(&p->done_chunks) < chunks) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }
 
 int ac_pool_chunks(const ac_pool *p) { return !p || p->n == 1 ? 1 : p->chunks; }
+
+int ac_pool_threads(const ac_pool *p) { return p ? p->n : 1; }
 
 void ac_pool_free(ac_pool *p) {
     if (!p) return;
