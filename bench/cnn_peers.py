@@ -92,12 +92,23 @@ class Peer:
         self.close()
 
     def ask(self, what):
-        self.p.stdin.write(what + "\n")
-        self.p.stdin.flush()
-        return self.p.stdout.readline().split()
+        """The peer's answer as words; [] if it has died (a crash is reported, not hidden)."""
+        try:
+            self.p.stdin.write(what + "\n")
+            self.p.stdin.flush()
+            return self.p.stdout.readline().split()
+        except BrokenPipeError:
+            return []
 
     def run(self, n):
-        self.times += [float(t) for t in self.ask("run %d" % n)[1:]]
+        """True if the peer answered; else self.error says how it died."""
+        reply = self.ask("run %d" % n)
+        if not reply or reply[0] != "ms":
+            self.p.wait()
+            self.error = "died (exit status %d): %s" % (self.p.returncode, self.p.stderr.read().strip()[-300:])
+            return False
+        self.times += [float(t) for t in reply[1:]]
+        return True
 
     def close(self):
         if self.p.poll() is None:
@@ -150,8 +161,14 @@ def main():
             best_peak = float(ours.ask("peak")[1])
             for r in range(rounds):
                 for p in live[r % len(live):] + live[:r % len(live)]:  # each round starts with another peer
-                    p.run(iters)
+                    if not p.run(iters):
+                        print("# %s at %d, %d threads: %s" % (NAMES[p.name], size, threads, p.error))
+                        skipped[p.name] = p.error
+                        live.remove(p)
                     time.sleep(0.02)  # let the last peer's spinning threads go to sleep
+            if ours not in live:
+                print("cnn_peers: attncap failed")
+                sys.exit(1)
             best_peak = max(best_peak, float(ours.ask("peak")[1]))
             peak[threads] = max(peak.get(threads, 0), best_peak)
             for p in live:

@@ -19,11 +19,12 @@
 
 struct ac_pool {
     int n, chunks; /* threads; the default number of chunks a job is cut into */
-    atomic_int job_chunks; /* the running job's */
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    _Atomic uint64_t work; /* generation << 32 | next chunk */
+    /* generation << 32 | chunks << 16 | next chunk: one word, so a thread that read the last job's
+     * state can never pair its next chunk index with the next job's chunk count */
+    _Atomic uint64_t work;
     atomic_int done_chunks, quit;
     void (*fn)(void *, int, int);
     void *arg;
@@ -40,18 +41,18 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+#define MAX_CHUNKS 0xffff
+
 /* Runs chunks of job `gen` until none is left. */
 static void do_chunks(ac_pool *p, uint32_t gen) {
     for (;;) {
         uint64_t v = atomic_load(&p->work);
         do {
-            /* job_chunks may already be the next job's: then the generation has moved on too, and
-             * the exchange fails */
-            if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= (uint32_t)atomic_load(&p->job_chunks)) return;
+            if ((uint32_t)(v >> 32) != gen || (v & MAX_CHUNKS) >= ((v >> 16) & MAX_CHUNKS)) return;
         } while (!atomic_compare_exchange_weak(&p->work, &v, v + 1));
-        /* the job cannot finish before this chunk does, so fn, arg and job_chunks are still its own */
-        const int n = atomic_load(&p->job_chunks);
-        p->fn(p->arg, (int)(uint32_t)v, n);
+        /* the job cannot finish before this chunk does, so fn and arg are still its own */
+        const int n = (int)((v >> 16) & MAX_CHUNKS);
+        p->fn(p->arg, (int)(v & MAX_CHUNKS), n);
         if (atomic_fetch_add(&p->done_chunks, 1) + 1 == n) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
@@ -88,7 +89,6 @@ ac_pool *ac_pool_create(int n) {
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->work, 0);
     atomic_init(&p->done_chunks, 0);
-    atomic_init(&p->job_chunks, 0);
     atomic_init(&p->quit, 0);
     if (p->n > 1) {
         p->th = calloc((size_t)p->n, sizeof *p->th);
@@ -116,13 +116,13 @@ void ac_pool_run_n(ac_pool *p, void (*fn)(void *, int, int), void *arg, int chun
         fn(arg, 0, 1);
         return;
     }
+    if (chunks > MAX_CHUNKS) chunks = MAX_CHUNKS;
     p->fn = fn;
     p->arg = arg;
-    atomic_store(&p->job_chunks, chunks);
     atomic_store(&p->done_chunks, 0);
     pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
     uint32_t gen = cur_gen(p) + 1;
-    atomic_store(&p->work, (uint64_t)gen << 32);
+    atomic_store(&p->work, (uint64_t)gen << 32 | (uint64_t)chunks << 16);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     do_chunks(p, gen);
