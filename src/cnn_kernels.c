@@ -164,7 +164,7 @@ static void im2col_rows(void *arg, int t, int nt) {
 }
 
 void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, float *scratch, ac_pool *pool) {
+                float *out, const cnn_sum *sum, float *scratch, ac_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
@@ -172,7 +172,7 @@ void cnn_conv2d(const conv_geom *g, const float *in, const float *wt, const floa
         ac_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
         A = scratch;
     }
-    cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, pool);
+    cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, sum, pool);
 }
 
 /* ---- depthwise ---- */
@@ -363,6 +363,7 @@ typedef struct pwdw_job {
     const conv_geom *pw, *dw, *pj;
     const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias, *pj_packed, *pj_bias;
     float *out, *scratch;
+    const cnn_sum *sum;
     size_t per_chunk;
     int band;
 } pwdw_job;
@@ -391,22 +392,26 @@ static void pwdw_rows(void *arg, int t, int nt) {
         if (hi > from) {
             const float *a = j->in + (size_t)from * p->w * p->c;
             if (!pointwise) im2col_range(p, j->in, col, from, hi), a = col;
-            cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row, NULL);
+            cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row,
+                     NULL, NULL);
         }
         have_lo = lo, have_hi = hi;
         dj.row0 = lo;
         if (j->pj) dj.orow0 = b0;
         dw_range(&dj, b0, b1);
-        if (j->pj) /* the projection of the band's rows, from L2 */
-            cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act,
-                     j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
+        if (j->pj) { /* the projection of the band's rows, from L2 */
+            const size_t at = (size_t)b0 * d->ow * j->pj->oc;
+            const cnn_sum band_sum = {j->sum ? j->sum->add + at : NULL, j->sum ? j->sum->act : 0};
+            cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act, j->out + at,
+                     j->sum ? &band_sum : NULL, NULL);
+        }
     }
 }
 
 void cnn_pw_dw(const conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const conv_geom *dw,
                const float *dw_wt, const float *dw_bias, const conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, float *scratch, ac_pool *pool, int chunks) {
-    pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
+               const float *pj_bias, float *out, const cnn_sum *sum, float *scratch, ac_pool *pool, int chunks) {
+    pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch, sum,
                   cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
     ac_pool_run_n(pool, pwdw_rows, &j, chunks);
 }

@@ -280,7 +280,7 @@ static void test_threads_deterministic(void) {
     for (int k = 0; k < 3; k++) {
         int size = sizes[k];
         float *x = malloc((size_t)size * size * 3 * sizeof *x), *y[3];
-        for (int i = 0; i < size * size * 3; i++) x[i] = (float)((i * 7919) % 255) / 127.5f - 1.0f;
+        for (int i = 0; i < size * size * 3; i++) x[i] = (float)(((long)i * 7919) % 255) / 127.5f - 1.0f;
         size_t n = 0;
         for (int t = 0; t < 3; t++) {
             ac_cnn *c;
