@@ -49,7 +49,11 @@ typedef struct epilogue {
     __m512 lo, hi, sum_lo, sum_hi;
 } epilogue;
 
-static inline void store16(float *c, const float *add, __mmask16 m, __m512 v, const epilogue *e) {
+/* always_inline: GCC declined to inline the tiles once they took the sum, and the products with few
+ * columns or a short K (16 -> 96 at 224 x 224) lost 3-7% to the calls. */
+#define TILE_INLINE static inline __attribute__((always_inline))
+
+TILE_INLINE void store16(float *c, const float *add, __mmask16 m, __m512 v, const epilogue *e) {
     v = _mm512_min_ps(_mm512_max_ps(v, e->lo), e->hi);
     if (add) v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add)), e->sum_lo), e->sum_hi);
     _mm512_mask_storeu_ps(c, m, v);
@@ -57,7 +61,7 @@ static inline void store16(float *c, const float *add, __mmask16 m, __m512 v, co
 
 /* c[0..mr)[0..nr) = clamp(a[0..mr)[:] . panel + bias), then the sum with add (laid out as c) if not
  * NULL. Rows past mr repeat the last one (their results are not stored), so a short tail needs no copy. */
-static inline void tile_8x32(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
+TILE_INLINE void tile_8x32(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
                              const epilogue *e, float *c, const float *add, int ldc, int mr) {
     __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
     __mmask16 m1 = nr >= 32 ? 0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
@@ -91,7 +95,7 @@ static inline void tile_8x32(int k, const float *a, int lda, const float *panel,
 }
 
 /* The same for panels of at most 16 columns: 16 rows x 16 columns, so no FMA is spent on padding. */
-static inline void tile_16x16(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
+TILE_INLINE void tile_16x16(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
                               const epilogue *e, float *c, const float *add, int ldc, int mr) {
     __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
     __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
