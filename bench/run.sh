@@ -7,7 +7,7 @@ export ATTNCAP_BIN=$(pwd)/build/attncap
 if [ -z "${ATTNCAP_DATA:-}" ] && [ -d ../shared ]; then export ATTNCAP_DATA=$(cd ../shared && pwd); fi
 filter=${1:-.}
 for b in build/bench/*; do
-  [ -x "$b" ] && [[ $(basename "$b") =~ $filter ]] || continue
+  [ -f "$b" ] && [ -x "$b" ] && [[ $(basename "$b") =~ $filter ]] || continue
   echo "== $(basename "$b")"; "$b"
 done
 for s in bench/*.sh; do

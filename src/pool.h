@@ -38,6 +38,10 @@ typedef struct ac_pool ac_pool;
 ac_pool *ac_pool_create(int n);
 void ac_pool_run(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg);
 void ac_pool_free(ac_pool *p);
-/* How many chunks (the n passed to fn) a job is cut into. */
+/* The same cut into `chunks` chunks (a job whose chunks cost more the more there are: the fused
+ * convolutions recompute the rows neighbouring chunks share). 1 or less runs fn(arg, 0, 1). */
+void ac_pool_run_n(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg, int chunks);
+/* How many chunks (the n passed to fn) ac_pool_run cuts a job into, and how many threads run them. */
 int ac_pool_chunks(const ac_pool *p);
+int ac_pool_threads(const ac_pool *p);
 #endif
