@@ -3,7 +3,7 @@
  * read. It also prints "flops F", the layer's multiply-adds x 2 as our planner counts them. */
 #include <cblas.h>
 
-#include "attncap/cnn.h"
+#include "attncap/encoder.h"
 #include "serve.h"
 
 static double sgemm_peak(int threads) {
