@@ -33,6 +33,8 @@ DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjso
                    wordnet-base fonts-dejavu-core curl ca-certificates
 DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db
 
+
+.PHONY: bench-deps
 .PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared portable test-deps
 all: $(BIN) attncap $(TOOL_BIN)
 
@@ -57,6 +59,16 @@ $(BUILD)/tests/%: tests/%.c tests/test.h $(LIB)
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+# The CNN benchmark's peers (bench/cnn_peers.py): ours, and XNNPACK when Debian's libxnnpack-dev is
+# installed (a dev tool, never linked into attncap).
+PEER_BIN := $(BUILD)/bench/peers/attncap_cnn $(if $(wildcard /usr/include/xnnpack.h),$(BUILD)/bench/peers/xnnpack_cnn)
+$(BUILD)/bench/peers/attncap_cnn: bench/peers/attncap_cnn.c bench/peers/serve.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+$(BUILD)/bench/peers/xnnpack_cnn: bench/peers/xnnpack_cnn.c bench/peers/serve.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) -lXNNPACK -lpthreadpool $(LDLIBS) -o $@
 
 # Development tools built on the library (they may use its internal headers).
 $(BUILD)/tools/%: tools/%.c $(wildcard src/*.h) $(LIB)
@@ -161,7 +173,7 @@ test-asan:
 # photos, the COCO golden metrics) would take hours under valgrind, so they print "skip" instead;
 # `make test-valgrind VALGRIND_NODATA=` runs them too (make test-asan always does). No suppressions:
 # the stb_image inputs that decoded from uninitialised memory are refused or padded by src/image.c.
-VALGRIND_NODATA ?= test_cnn|test_tags|test_tflite|test_metrics|test_meteor|test_overlay
+VALGRIND_NODATA ?= test_cnn|test_tags|test_tflite|test_metrics|test_meteor|test_overlay|test_batch_search
 VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 test-valgrind:
 	$(MAKE) BUILD=build-valgrind ARCH=-march=x86-64-v3 tests
@@ -189,7 +201,7 @@ fuzz:
 	@bad=$$(for t in $(FUZZ_TARGETS); do ls -d build-fuzz/crashes/$$t/* 2>/dev/null; done); \
 	 if [ -n "$$bad" ]; then echo "fuzz: crash inputs:"; echo "$$bad"; exit 1; else echo "fuzz: no findings"; fi
 
-bench: $(BENCH_BIN) $(BIN)
+bench: $(BENCH_BIN) $(PEER_BIN) $(BIN)
 	@bash bench/run.sh
 
 # The default encoder, from ../shared or TensorFlow's official archive (SHA-256 checked).
@@ -224,6 +236,11 @@ deps:
 
 test-deps: deps
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES)
+
+# `make bench-deps`: the CNN benchmark's peers (bench/cnn_peers.py), dev tools only: XNNPACK, python3-onnx
+# to write the ONNX Runtime peer's model (ONNX Runtime itself comes from npm, see bench/cnn.sh).
+bench-deps: test-deps
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxnnpack-dev libpthreadpool-dev python3-onnx nodejs npm
 
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz attncap

@@ -7,11 +7,12 @@ export ATTNCAP_BIN=$(pwd)/build/attncap
 if [ -z "${ATTNCAP_DATA:-}" ] && [ -d ../shared ]; then export ATTNCAP_DATA=$(cd ../shared && pwd); fi
 filter=${1:-.}
 for b in build/bench/*; do
-  [ -x "$b" ] && [[ $(basename "$b") =~ $filter ]] || continue
+  [ -f "$b" ] && [ -x "$b" ] && [[ $(basename "$b") =~ $filter ]] || continue
   echo "== $(basename "$b")"; "$b"
 done
 for s in bench/*.sh; do
   n=$(basename "$s" .sh); [ "$n" = run ] && continue
+  [[ $n == vs_* ]] && continue # comparisons with another build (they build it): run by hand
   [[ $n =~ $filter ]] || continue
   echo "== $n"; bash "$s"
 done

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "beam_internal.h"
 #include "pool.h"
 
 ac_beam_opts ac_beam_defaults(void) {
@@ -194,9 +195,34 @@ static int popcount(int x) {
     return n;
 }
 
-int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_caption *out,
-                   ac_err *err) {
-    memset(out, 0, sizeof *out);
+/* One photo's search, advanced one time step at a time so that the searches of several photos can
+ * share each decoder step (ac_beam_search_photos). */
+typedef struct search {
+    ac_beam_opts o;
+    fsm f;
+    int K, T, V, H, L, S, M, accept, R, n_keep;
+    hyp *hy, *cur, *nxt;
+    cand *top;                            /* [S][K]: each state's best */
+    int *prev, *n_top, *cap, *finished;   /* per state: best so far, room left this step, finished */
+    float *fbuf, *h, *c, *h_next, *c_next; /* live hypotheses' states (R rows each) */
+    int *ibuf;
+    /* Per met mask, the best n_keep finished hypotheses so far, best first: rank[m * n_keep + i]
+     * points into fin. */
+    ended *fin, **rank;
+    int *n_fin, *fin_words;
+    float *fin_hist;
+    int live, t;
+} search;
+
+static void search_close(search *s) {
+    free(s->hy), free(s->top), free(s->prev), free(s->n_top), free(s->fbuf), free(s->ibuf), free(s->fin);
+    free(s->rank), free(s->n_fin), free(s->fin_words), free(s->fin_hist), free(s->f.in_phrase);
+    memset(s, 0, sizeof *s);
+}
+
+static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img, const ac_beam_opts *opts,
+                       ac_err *err) {
+    memset(s, 0, sizeof *s);
     ac_beam_opts o = opts ? *opts : ac_beam_defaults();
     const int K = o.beam, T = o.max_len, V = dec->cfg.vocab, H = dec->cfg.hidden, L = dec->cfg.n_ann;
     if (K < 1 || K > 4096) return ac_errf(err, "beam search: beam size %d out of range 1..4096", K);
@@ -205,174 +231,266 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
     if (!isfinite(o.len_alpha) || o.len_alpha < 0)
         return ac_errf(err, "beam search: length-normalisation exponent %g must be >= 0", o.len_alpha);
     if (check_constraints(&o, V, err)) return -1;
-    fsm f;
-    if (fsm_init(&f, &o, V)) return ac_errf(err, "beam search: out of memory");
-    const int S = f.n_states, M = 1 << f.C, accept = (M - 1) * f.depths; /* states, met masks */
-    const int R = S * K; /* rows: live hypotheses, at most K per state */
+    if (fsm_init(&s->f, &o, V)) return ac_errf(err, "beam search: out of memory");
+    const int S = s->f.n_states, M = 1 << s->f.C, R = S * K; /* rows: live hypotheses, at most K per state */
+    s->o = o, s->K = K, s->T = T, s->V = V, s->H = H, s->L = L, s->S = S, s->M = M, s->R = R;
+    s->accept = (M - 1) * s->f.depths;
     if (R > 4096) {
-        free(f.in_phrase);
+        search_close(s);
         return ac_errf(err, "beam search: beam %d x %d constraint states is over 4096 hypotheses", K, S);
     }
-
-    float *fbuf = NULL;
-    int *ibuf = NULL;
-    hyp *hy = calloc((size_t)2 * R, sizeof *hy);
-    cand *top = malloc((size_t)R * sizeof *top);                      /* [S][K]: each state's best */
-    int *prev = malloc((size_t)R * sizeof *prev), *n_top = malloc((size_t)S * 3 * sizeof *n_top);
+    s->hy = calloc((size_t)2 * R, sizeof *s->hy);
+    s->top = malloc((size_t)R * sizeof *s->top);
+    s->prev = malloc((size_t)R * sizeof *s->prev), s->n_top = malloc((size_t)S * 3 * sizeof *s->n_top);
     const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1); /* a hypothesis' alpha, beta, word log-p */
-    size_t nf = (size_t)2 * R * hist /* histories */
-              + (size_t)4 * R * H + (size_t)2 * R * H         /* h, c, h_out, c_out (2 sets) */
-              + (size_t)R * V + (size_t)R * L + R            /* logp, alpha, beta */
-              + ac_decoder_step_scratch(&dec->cfg, R);         /* the step's own */
-    fbuf = malloc(nf * sizeof *fbuf);
-    ibuf = malloc((size_t)2 * R * T * sizeof *ibuf);
-    ac_dec_image *img = NULL;
-    int rc = -1;
-    /* Per met mask, the best n_keep finished hypotheses so far, best first: rank[m * n_keep + i]
-     * points into fin. */
+    s->fbuf = malloc(((size_t)2 * R * hist + (size_t)4 * R * H) * sizeof *s->fbuf);
+    s->ibuf = malloc((size_t)2 * R * T * sizeof *s->ibuf);
     const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1, n_slots = M * n_keep;
-    ended *fin = calloc((size_t)n_slots, sizeof *fin), **rank = calloc((size_t)n_slots, sizeof *rank);
-    int *n_fin = calloc((size_t)M, sizeof *n_fin);
-    int *fin_words = malloc((size_t)n_slots * T * sizeof *fin_words + 1);
-    float *fin_hist = malloc((size_t)n_slots * hist * sizeof *fin_hist);
-    for (int i = 0; fin && fin_words && fin_hist && i < n_slots; i++) {
-        fin[i].words = fin_words + (size_t)i * T;
-        fin[i].alpha = fin_hist + (size_t)i * hist;
-        fin[i].beta = fin[i].alpha + (size_t)(T + 1) * L;
-        fin[i].wlp = fin[i].beta + T + 1;
+    s->n_keep = n_keep;
+    s->fin = calloc((size_t)n_slots, sizeof *s->fin), s->rank = calloc((size_t)n_slots, sizeof *s->rank);
+    s->n_fin = calloc((size_t)M, sizeof *s->n_fin);
+    s->fin_words = malloc((size_t)n_slots * T * sizeof *s->fin_words + 1);
+    s->fin_hist = malloc((size_t)n_slots * hist * sizeof *s->fin_hist);
+    if (!s->hy || !s->top || !s->prev || !s->n_top || !s->fbuf || !s->ibuf || !s->fin || !s->rank || !s->n_fin ||
+        !s->fin_words || !s->fin_hist) {
+        search_close(s);
+        return ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
     }
-    if (!hy || !top || !prev || !n_top || !fbuf || !ibuf || !fin || !rank || !n_fin || !fin_words || !fin_hist) {
-        ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
-        goto done;
+    for (int i = 0; i < n_slots; i++) {
+        s->fin[i].words = s->fin_words + (size_t)i * T;
+        s->fin[i].alpha = s->fin_hist + (size_t)i * hist;
+        s->fin[i].beta = s->fin[i].alpha + (size_t)(T + 1) * L;
+        s->fin[i].wlp = s->fin[i].beta + T + 1;
     }
-    img = ac_decoder_prepare(dec, ann);
-    if (!img) {
-        ac_errf(err, "beam search: out of memory preparing the photo");
-        goto done;
-    }
-    int *cap = n_top + S, *finished = cap + S; /* per state: room left this step, hypotheses finished */
-    memset(finished, 0, (size_t)S * sizeof *finished);
-    float *p = fbuf;
+    s->cap = s->n_top + S, s->finished = s->cap + S;
+    memset(s->finished, 0, (size_t)S * sizeof *s->finished);
+    float *p = s->fbuf;
     for (int i = 0; i < 2 * R; i++) {
-        hy[i].alpha = p, p += (size_t)(T + 1) * L;
-        hy[i].beta = p, p += T + 1;
-        hy[i].wlp = p, p += T + 1;
-        hy[i].words = ibuf + (size_t)i * T;
+        s->hy[i].alpha = p, p += (size_t)(T + 1) * L;
+        s->hy[i].beta = p, p += T + 1;
+        s->hy[i].wlp = p, p += T + 1;
+        s->hy[i].words = s->ibuf + (size_t)i * T;
     }
-    float *h = p; p += (size_t)R * H;
-    float *c = p; p += (size_t)R * H;
-    float *h_out = p; p += (size_t)R * H;
-    float *c_out = p; p += (size_t)R * H;
-    float *h_next = p; p += (size_t)R * H;
-    float *c_next = p; p += (size_t)R * H;
-    float *logp = p; p += (size_t)R * V;
-    float *alpha = p; p += (size_t)R * L;
-    float *beta = p; p += R;
-    float *step_scratch = p;
-    hyp *cur = hy, *nxt = hy + R;
+    s->h = p, p += (size_t)R * H;
+    s->c = p, p += (size_t)R * H;
+    s->h_next = p, p += (size_t)R * H;
+    s->c_next = p;
+    s->cur = s->hy, s->nxt = s->hy + R;
+    ac_decoder_initial_state(dec, img, s->h, s->c);
+    s->cur[0].logprob = 0, s->cur[0].mask = 0;
+    s->prev[0] = AC_START;
+    s->live = 1;
+    return 0;
+}
 
-    ac_decoder_initial_state(dec, img, h, c);
-    cur[0].logprob = 0, cur[0].mask = 0;
-    prev[0] = AC_START;
-    int live = 1;
-    for (int t = 0; t <= T && live > 0 && finished[accept] < K; t++) {
-        ac_decoder_step(dec, img, live, prev, h, c, h_out, c_out, logp, alpha, beta, step_scratch);
-        for (int s = 0; s < S; s++) n_top[s] = 0, cap[s] = K - finished[s];
-        for (int k = 0; k < live; k++) {
-            const float *lk = logp + (size_t)k * V;
-            const double base = cur[k].logprob;
-            const int stay = cur[k].mask * f.depths; /* (mask, depth 0): <end> and words in no phrase */
-            if (t == T) { /* only <end> may follow max_len words */
-                if (cap[stay])
-                    top_insert(top + (size_t)stay * K, &n_top[stay], cap[stay], (cand){base + lk[AC_END], k, AC_END});
+static int search_running(const search *s) { return s->t <= s->T && s->live > 0 && s->finished[s->accept] < s->K; }
+
+/* Time step t from the decoder's outputs for the live hypotheses (rec[k], ac_memo_row's layout: h_out,
+ * c_out, logp, alpha, beta): the candidates of every state, the hypotheses that finish, the next beams. */
+static void search_advance(search *s, const float *const *rec) {
+    const ac_beam_opts *o = &s->o;
+    const fsm *f = &s->f;
+    const int K = s->K, V = s->V, H = s->H, L = s->L, S = s->S, t = s->t, n_keep = s->n_keep;
+    int *n_top = s->n_top, *cap = s->cap;
+    hyp *cur = s->cur, *nxt = s->nxt;
+    for (int st = 0; st < S; st++) n_top[st] = 0, cap[st] = K - s->finished[st];
+    for (int k = 0; k < s->live; k++) {
+        const float *lk = rec[k] + 2 * H;
+        const double base = cur[k].logprob;
+        const int stay = cur[k].mask * f->depths; /* (mask, depth 0): <end> and words in no phrase */
+        if (t == s->T) { /* only <end> may follow max_len words */
+            if (cap[stay])
+                top_insert(s->top + (size_t)stay * K, &n_top[stay], cap[stay], (cand){base + lk[AC_END], k, AC_END});
+            continue;
+        }
+        for (int w = AC_END; w < V; w++) {
+            if ((w == AC_UNK && !o->allow_unk) || (o->banned && o->banned[w])) continue;
+            double lp = base + lk[w];
+            if (isnan(lp)) continue; /* never rank a NaN */
+            const int st = f->in_phrase && f->in_phrase[w] ? fsm_next(f, cur[k].words, t, cur[k].mask, w) : stay;
+            cand *best = s->top + (size_t)st * K;
+            /* most words rank below the state's worst kept candidate: skip them without the call */
+            if (cap[st] && (n_top[st] < cap[st] || lp >= best[cap[st] - 1].lp)) top_insert(best, &n_top[st], cap[st], (cand){lp, k, w});
+        }
+    }
+    int nlive = 0;
+    for (int st = 0; st < S; st++)
+        for (int j = 0; j < n_top[st]; j++) {
+            const cand *cd = &s->top[(size_t)st * K + j];
+            const hyp *par = &cur[cd->k];
+            const int mask = st / f->depths;
+            if (cd->w == AC_END) {
+                s->finished[st]++;
+                ended *e = keep_finished(s->rank + (size_t)mask * n_keep, &s->n_fin[mask], n_keep,
+                                         s->fin + (size_t)mask * n_keep, norm_score(cd->lp, t, o->len_alpha));
+                if (e) {
+                    e->n = t, e->lp = cd->lp;
+                    memcpy(e->words, par->words, (size_t)t * sizeof *e->words);
+                    memcpy(e->alpha, par->alpha, (size_t)t * L * sizeof *e->alpha);
+                    memcpy(e->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *e->alpha);
+                    memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
+                    e->beta[t] = rec[cd->k][2 * H + V + L];
+                    memcpy(e->wlp, par->wlp, (size_t)t * sizeof *e->wlp);
+                    e->wlp[t] = (float)(cd->lp - par->logprob);
+                }
                 continue;
             }
-            for (int w = AC_END; w < V; w++) {
-                if ((w == AC_UNK && !o.allow_unk) || (o.banned && o.banned[w])) continue;
-                double lp = base + lk[w];
-                if (isnan(lp)) continue; /* never rank a NaN */
-                const int s = f.in_phrase && f.in_phrase[w] ? fsm_next(&f, cur[k].words, t, cur[k].mask, w) : stay;
-                if (cap[s]) top_insert(top + (size_t)s * K, &n_top[s], cap[s], (cand){lp, k, w});
-            }
+            hyp *ch = &nxt[nlive];
+            memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
+            ch->words[t] = cd->w;
+            memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
+            memcpy(ch->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *ch->alpha);
+            memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
+            ch->beta[t] = rec[cd->k][2 * H + V + L];
+            memcpy(ch->wlp, par->wlp, (size_t)t * sizeof *ch->wlp);
+            ch->wlp[t] = (float)(cd->lp - par->logprob);
+            ch->logprob = cd->lp;
+            ch->mask = mask;
+            memcpy(s->h_next + (size_t)nlive * H, rec[cd->k], (size_t)H * sizeof *s->h);
+            memcpy(s->c_next + (size_t)nlive * H, rec[cd->k] + H, (size_t)H * sizeof *s->c);
+            s->prev[nlive] = cd->w;
+            nlive++;
         }
-        int nlive = 0;
-        for (int s = 0; s < S; s++)
-            for (int j = 0; j < n_top[s]; j++) {
-                const cand *cd = &top[(size_t)s * K + j];
-                const hyp *par = &cur[cd->k];
-                const int mask = s / f.depths;
-                if (cd->w == AC_END) {
-                    finished[s]++;
-                    ended *e = keep_finished(rank + (size_t)mask * n_keep, &n_fin[mask], n_keep,
-                                             fin + (size_t)mask * n_keep, norm_score(cd->lp, t, o.len_alpha));
-                    if (e) {
-                        e->n = t, e->lp = cd->lp;
-                        memcpy(e->words, par->words, (size_t)t * sizeof *e->words);
-                        memcpy(e->alpha, par->alpha, (size_t)t * L * sizeof *e->alpha);
-                        memcpy(e->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *e->alpha);
-                        memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
-                        e->beta[t] = beta[cd->k];
-                        memcpy(e->wlp, par->wlp, (size_t)t * sizeof *e->wlp);
-                        e->wlp[t] = (float)(cd->lp - par->logprob);
-                    }
-                    continue;
-                }
-                hyp *ch = &nxt[nlive];
-                memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
-                ch->words[t] = cd->w;
-                memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
-                memcpy(ch->alpha + (size_t)t * L, alpha + (size_t)cd->k * L, (size_t)L * sizeof *ch->alpha);
-                memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
-                ch->beta[t] = beta[cd->k];
-                memcpy(ch->wlp, par->wlp, (size_t)t * sizeof *ch->wlp);
-                ch->wlp[t] = (float)(cd->lp - par->logprob);
-                ch->logprob = cd->lp;
-                ch->mask = mask;
-                memcpy(h_next + (size_t)nlive * H, h_out + (size_t)cd->k * H, (size_t)H * sizeof *h);
-                memcpy(c_next + (size_t)nlive * H, c_out + (size_t)cd->k * H, (size_t)H * sizeof *c);
-                prev[nlive] = cd->w;
-                nlive++;
-            }
-        hyp *ts = cur; cur = nxt; nxt = ts;
-        float *tf = h; h = h_next; h_next = tf;
-        tf = c; c = c_next; c_next = tf;
-        live = nlive;
-    }
-    /* The accepting mask (it meets the most) if a caption finished there, else the fallback: the
-     * mask meeting the most constraints, then with the best score. */
+    s->cur = nxt, s->nxt = cur;
+    float *tf = s->h;
+    s->h = s->h_next, s->h_next = tf;
+    tf = s->c, s->c = s->c_next, s->c_next = tf;
+    s->live = nlive;
+    s->t++;
+}
+
+/* The caption: the accepting mask (it meets the most) if a caption finished there, else the fallback:
+ * the mask meeting the most constraints, then with the best score. */
+static int search_result(const search *s, ac_caption *out, ac_err *err) {
     int best = -1;
-    for (int m = 0; m < M; m++) {
-        if (!n_fin[m]) continue;
+    for (int m = 0; m < s->M; m++) {
+        if (!s->n_fin[m]) continue;
         const int more = best < 0 || popcount(m) > popcount(best);
         const int as_many_better = best >= 0 && popcount(m) == popcount(best) &&
-                                   rank[(size_t)m * n_keep]->score > rank[(size_t)best * n_keep]->score;
+                                   s->rank[(size_t)m * s->n_keep]->score > s->rank[(size_t)best * s->n_keep]->score;
         if (more || as_many_better) best = m;
     }
-    if (best < 0) {
-        ac_errf(err, "beam search: no caption finished (the decoder produced no finite probabilities)");
-        goto done;
-    }
-    ended **chosen = rank + (size_t)best * n_keep;
-    if (n_fin[best] > 1 && !(out->alt = calloc((size_t)n_fin[best] - 1, sizeof *out->alt))) {
-        ac_errf(err, "beam search: out of memory");
-        goto done;
-    }
-    for (int i = 0; i < n_fin[best]; i++) {
+    if (best < 0) return ac_errf(err, "beam search: no caption finished (the decoder produced no finite probabilities)");
+    ended **chosen = s->rank + (size_t)best * s->n_keep;
+    if (s->n_fin[best] > 1 && !(out->alt = calloc((size_t)s->n_fin[best] - 1, sizeof *out->alt)))
+        return ac_errf(err, "beam search: out of memory");
+    for (int i = 0; i < s->n_fin[best]; i++) {
         ac_caption *dst = i ? &out->alt[i - 1] : out;
-        if (copy_finished(chosen[i], L, dst)) {
+        if (copy_finished(chosen[i], s->L, dst)) {
             ac_caption_free(out);
-            ac_errf(err, "beam search: out of memory");
-            goto done;
+            return ac_errf(err, "beam search: out of memory");
         }
         dst->met_mask = best;
         if (i) out->n_alt++;
     }
-    rc = 0;
-done:
-    ac_dec_image_free(img);
-    free(hy), free(top), free(prev), free(n_top), free(fbuf), free(ibuf), free(fin), free(rank), free(n_fin);
-    free(fin_words), free(fin_hist), free(f.in_phrase);
-    return rc;
+    return 0;
+}
+
+/* The engine's buffers for R live hypotheses at most: the decoder's inputs and outputs for those it
+ * computes (compact, photo by photo), each live hypothesis's record (memo'd or computed) and the
+ * records of the computed ones. */
+typedef struct engine {
+    const ac_dec_image **img;
+    int *rows, *first;     /* [n]: computed rows of each photo stepped; each search's first live row */
+    int *src, *own, *prev; /* [R]: each computed row's live row and search, and its previous word */
+    const float **rec;
+    float *h, *c, *h_out, *c_out, *logp, *alpha, *beta, *rowbuf, *scratch;
+    float *fbuf;
+} engine;
+
+static int engine_open(engine *e, const ac_decoder *dec, int n, int R) {
+    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t W = ac_memo_row_size(dec), nn = (size_t)(n > 0 ? n : 1), nr = (size_t)(R > 0 ? R : 1);
+    e->img = malloc(sizeof *e->img * nn), e->rec = malloc(sizeof *e->rec * nr);
+    e->rows = malloc(sizeof *e->rows * (2 * nn + 3 * nr));
+    e->fbuf = malloc(sizeof *e->fbuf * (nr * (4 * H + V + L + 1 + W) + ac_decoder_step_scratch(&dec->cfg, R)));
+    if (!e->img || !e->rec || !e->rows || !e->fbuf) return -1;
+    e->first = e->rows + nn, e->src = e->first + nn, e->own = e->src + nr, e->prev = e->own + nr;
+    e->h = e->fbuf, e->c = e->h + nr * H, e->h_out = e->c + nr * H, e->c_out = e->h_out + nr * H;
+    e->logp = e->c_out + nr * H, e->alpha = e->logp + nr * V, e->beta = e->alpha + nr * L;
+    e->rowbuf = e->beta + nr, e->scratch = e->rowbuf + nr * W;
+    return 0;
+}
+
+static void engine_close(engine *e) { free(e->img), free(e->rec), free(e->rows), free(e->fbuf); }
+
+/* One time step of every running search: the hypotheses a memo knows are looked up, the others go
+ * through one decoder step together (and into their photo's memo). Returns 0 when none is running. */
+static int engine_step(engine *e, const ac_decoder *dec, int n, ac_beam_task *tasks, search *s) {
+    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t W = ac_memo_row_size(dec);
+    int np = 0, q = 0, pos = 0, running = 0;
+    for (int i = 0; i < n; i++) {
+        e->first[i] = pos;
+        if (tasks[i].failed || !search_running(&s[i])) continue;
+        running = 1;
+        int miss = 0;
+        for (int k = 0; k < s[i].live; k++, pos++) {
+            e->rec[pos] = tasks[i].memo ? ac_memo_find(tasks[i].memo, s[i].cur[k].words, s[i].t) : NULL;
+            if (e->rec[pos]) continue;
+            e->src[q] = pos, e->own[q] = i, e->prev[q] = s[i].prev[k];
+            memcpy(e->h + (size_t)q * H, s[i].h + (size_t)k * H, sizeof *e->h * H);
+            memcpy(e->c + (size_t)q * H, s[i].c + (size_t)k * H, sizeof *e->c * H);
+            q++, miss++;
+        }
+        if (miss) e->img[np] = tasks[i].img, e->rows[np++] = miss;
+    }
+    if (!running) return 0;
+    if (q) ac_decoder_step_photos(dec, np, e->img, e->rows, e->prev, e->h, e->c, e->h_out, e->c_out, e->logp, e->alpha,
+                                  e->beta, e->scratch);
+    for (int j = 0; j < q; j++) {
+        const int i = e->own[j], k = e->src[j] - e->first[i];
+        float *r = e->rowbuf + (size_t)e->src[j] * W;
+        memcpy(r, e->h_out + (size_t)j * H, sizeof *r * H);
+        memcpy(r + H, e->c_out + (size_t)j * H, sizeof *r * H);
+        memcpy(r + 2 * H, e->logp + (size_t)j * V, sizeof *r * V);
+        memcpy(r + 2 * H + V, e->alpha + (size_t)j * L, sizeof *r * L);
+        r[2 * H + V + L] = e->beta[j];
+        e->rec[e->src[j]] = r;
+        if (tasks[i].memo) ac_memo_add(tasks[i].memo, s[i].cur[k].words, s[i].t, r); /* full: just not kept */
+    }
+    for (int i = 0; i < n; i++)
+        if (!tasks[i].failed && search_running(&s[i])) search_advance(&s[i], e->rec + e->first[i]);
+    return 1;
+}
+
+int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks) {
+    search *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    int failed = 0, R = 0;
+    for (int i = 0; i < n; i++) {
+        memset(&tasks[i].out, 0, sizeof tasks[i].out);
+        tasks[i].failed = !s ? ac_errf(&tasks[i].err, "beam search: out of memory")
+                             : search_open(&s[i], dec, tasks[i].img, &tasks[i].opts, &tasks[i].err);
+        failed += tasks[i].failed != 0;
+        if (!tasks[i].failed) R += s[i].R;
+    }
+    engine e = {0};
+    if (engine_open(&e, dec, n, R))
+        for (int i = 0; i < n; i++)
+            if (!tasks[i].failed) tasks[i].failed = ac_errf(&tasks[i].err, "beam search: out of memory"), failed++;
+    while (engine_step(&e, dec, n, tasks, s)) {}
+    for (int i = 0; i < n; i++) {
+        if (!tasks[i].failed && search_result(&s[i], &tasks[i].out, &tasks[i].err)) tasks[i].failed = -1, failed++;
+        if (s) search_close(&s[i]);
+    }
+    engine_close(&e);
+    free(s);
+    return failed ? -1 : 0;
+}
+
+int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_caption *out,
+                   ac_err *err) {
+    memset(out, 0, sizeof *out);
+    ac_beam_task task = {.img = ac_decoder_prepare(dec, ann), .opts = opts ? *opts : ac_beam_defaults()};
+    if (!task.img) return ac_errf(err, "beam search: out of memory preparing the photo");
+    int rc = ac_beam_search_photos(dec, 1, &task);
+    ac_dec_image_free((ac_dec_image *)task.img);
+    if (rc) {
+        if (err) *err = task.err;
+        return -1;
+    }
+    *out = task.out;
+    return 0;
 }
 
 /* ---- many photos of a feature cache ---- */

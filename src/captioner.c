@@ -1,6 +1,8 @@
 /* captioner.c: encoder identity check, photo -> caption (the model and encoder are found by locate.c). */
 #include "attncap/captioner.h"
 
+#include "captioner_internal.h"
+
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
 #include "locate_internal.h"
@@ -17,6 +19,8 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
     const char *mpath = c->model.path;
     char *epath = NULL;
     int rc = -1;
+    /* one photo's search on all the threads (lanes search on their own: ac_captioner_search) */
+    ac_decoder_set_threads(&c->model.dec, threads > 0 ? threads : ac_default_threads());
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
     if (ac_locate_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
     if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {
@@ -77,9 +81,9 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
     return ac_encoder_prepare(&c->enc, photo, square, err);
 }
 
-static int given_caption(const ac_captioner *c, const float *ann, ac_caption *out, ac_err *err) {
+static int given_caption(const ac_captioner *c, const ac_decoder *dec, const float *ann, ac_caption *out, ac_err *err) {
     const int n = c->n_given;
-    if (ac_caption_forced(&c->model.dec, ann, c->given, n, out, err)) return -1;
+    if (ac_caption_forced(dec, ann, c->given, n, out, err)) return -1;
     int ok = (out->labels = calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
     if (!ok) {
@@ -128,24 +132,59 @@ int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_
     return 0;
 }
 
+int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img,
+                        ac_err *err) {
+    int rc = ac_encoder_encode(enc, img, ann, err);
+    if (!rc && c->head && probs) /* classes from the same grid, before decoding */
+        rc = ac_class_head_forward(c->head, ann, c->enc.grid_h, c->enc.grid_w, c->D, c->windows, c->n_windows, probs, err);
+    return rc;
+}
+
+/* The plain search of every photo, together. */
+static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac_name_task *tasks) {
+    ac_beam_task *bt = calloc((size_t)n, sizeof *bt);
+    int *idx = malloc(sizeof *idx * (size_t)n), nb = 0;
+    for (int i = 0; i < n; i++) {
+        memset(&tasks[i].out, 0, sizeof tasks[i].out);
+        const ac_dec_image *img = bt && idx ? ac_decoder_prepare(&model->dec, tasks[i].ann) : NULL;
+        tasks[i].failed = img ? 0 : ac_errf(&tasks[i].err, "out of memory");
+        if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
+    }
+    if (nb) ac_beam_search_photos(&model->dec, nb, bt);
+    for (int b = 0; b < nb; b++) {
+        ac_name_task *t = &tasks[idx[b]];
+        t->failed = bt[b].failed, t->err = bt[b].err, t->out = bt[b].out;
+        ac_dec_image_free((ac_dec_image *)bt[b].img);
+    }
+    free(bt), free(idx);
+}
+
+void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent) {
+    ac_model model = c->model; /* a shallow copy: with other lanes searching, without the step's helper threads */
+    if (concurrent) model.dec.step_pool = NULL;
+    if (c->given) {
+        for (int i = 0; i < n; i++) tasks[i].failed = given_caption(c, &model.dec, tasks[i].ann, &tasks[i].out, &tasks[i].err);
+    } else if (c->naming.mode == AC_TAGS_OFF && c->model.confidence.n == 0) { /* nothing to add to the search */
+        plain_search(&model, c, n, tasks);
+    } else {
+        ac_name_captions(&model, c->tags, &c->naming, &c->beam, c->n_windows + 1, c->n_classes, n, tasks);
+    }
+}
+
 static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img, ac_caption *out,
                double *t_cnn, double *t_dec, ac_err *err) {
     memset(out, 0, sizeof *out);
     double t0 = ac_now();
-    int rc = ac_encoder_encode(enc, img, ann, err);
-    if (!rc && c->head && probs) /* classes from the same grid, before decoding */
-        rc = ac_class_head_forward(c->head, ann, c->enc.grid_h, c->enc.grid_w, c->D, c->windows, c->n_windows, probs, err);
+    int rc = ac_captioner_encode(c, enc, ann, probs, img, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    if (c->given) rc = given_caption(c, ann, out, err);
-    else if (c->naming.mode == AC_TAGS_OFF && c->model.confidence.n == 0) /* nothing to add to the search */
-        rc = ac_beam_search(&c->model.dec, ann, &c->beam, out, err);
-    else
-        rc = ac_name_caption(&c->model, c->tags, &c->naming, &c->beam, ann, probs, c->n_windows + 1, c->n_classes,
-                             out, err);
+    ac_name_task task = {.ann = ann, .probs = probs};
+    ac_captioner_search(c, 1, &task, enc != &c->enc); /* a batch of one: the same captions as the lanes' */
+    *out = task.out;
+    if (task.failed && err) *err = task.err;
     if (t_dec) *t_dec += ac_now() - t1;
-    return rc;
+    return task.failed ? -1 : 0;
 }
 
 int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {

@@ -1,21 +1,32 @@
 /* captioner_batch.c: captioning many photo files, in lanes, results in input order (captioner.h).
  *
- * Each lane (a thread with its own CNN plan) takes the next photo, decodes, squashes, encodes and
- * searches it; the caller's thread hands the results out in input order. A photo is taken only when
- * its ring slot has been handed out, which bounds memory. With one lane the CNN gets all the threads
- * and runs on the caller's thread, while a second thread decodes the next photos ahead. */
+ * Each lane (a thread with its own CNN plan) takes the next photo, decodes, squashes and encodes it;
+ * the encoded photos wait, and when SEARCH_BATCH of them are waiting (or no other photo can be taken)
+ * the lane that sees it searches them all together (ac_captioner_search: the decoder's weights are
+ * read once per step for the hypotheses of all of them) while the other lanes go on encoding. The
+ * caller's thread hands the results out in input order. A photo is taken only when its ring slot has
+ * been handed out, which bounds memory. With one lane the CNN gets all the threads and runs on the
+ * caller's thread, while a second thread decodes the next photos ahead. Either way every caption is
+ * ac_captioner_run's, bit for bit: a photo's search does not depend on the photos searched with it. */
 #include "attncap/captioner.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "captioner_internal.h"
 #include "pool.h"
+
+/* Photos searched together: 8 photos of beam 3 make 24 rows per step, past the 6 rows at which the
+ * step's kernel stops being bound by reading the weights; more would only hold more photos in memory. */
+enum { SEARCH_BATCH = 8 };
 
 typedef struct job {
     ac_image photo, square;
     ac_caption cap;
-    int state; /* 0 claimed or free, 1 decoded (one lane: waiting for the CNN), 2 done */
+    float *ann, *probs; /* lanes: the encoded photo, waiting for its search (the slot's own buffers) */
+    enum { FREE, DECODED, ENCODED, DONE } state; /* FREE: or claimed; DECODED: one lane, waiting for the
+                  CNN; ENCODED: lanes, waiting for its search */
     int ok;    /* 1 captioned, 0 failed (err) */
     int run_failed;
     double t_decode, t_cnn, t_bs;
@@ -30,6 +41,7 @@ typedef struct batch {
     job *ring;
     int depth;
     int next_decode; /* next photo a lane (or the decoding thread) takes */
+    int waiting[SEARCH_BATCH], n_waiting; /* encoded photos waiting for their search */
     int delivered;   /* results handed out: [0, delivered) */
     int single;
     pthread_mutex_t mu;
@@ -47,32 +59,81 @@ static void decode_job(batch *b, int i, job *j) {
     j->t_decode = ac_now() - t0;
 }
 
-static void run_job(ac_captioner *cap, ac_captioner_lane *lane, job *j) {
+static void run_job(ac_captioner *cap, job *j) {
     if (!j->ok) return;
-    int rc = lane ? ac_captioner_lane_run(cap, lane, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err)
-                  : ac_captioner_run(cap, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err);
-    if (rc) j->ok = 0, j->run_failed = 1;
+    if (ac_captioner_run(cap, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err)) j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
 }
 
-/* Lane l (tasks 1..): takes photos until none is left. */
-static void lane_loop(batch *b, ac_captioner_lane *lane) {
-    for (;;) {
-        pthread_mutex_lock(&b->mu);
-        while (b->next_decode < b->n && b->next_decode >= b->delivered + b->depth)
-            pthread_cond_wait(&b->cv, &b->mu); /* its ring slot is not handed out yet */
-        int i = b->next_decode < b->n ? b->next_decode++ : -1;
-        pthread_mutex_unlock(&b->mu);
-        if (i < 0) return;
-        job *j = &b->ring[i % b->depth];
-        memset(j, 0, sizeof *j);
-        decode_job(b, i, j);
-        if (lane) run_job(b->cap, lane, j);
-        pthread_mutex_lock(&b->mu);
-        j->state = lane ? 2 : 1;
-        pthread_cond_broadcast(&b->cv);
-        pthread_mutex_unlock(&b->mu);
+static void encode_job(batch *b, ac_captioner_lane *lane, job *j) {
+    if (!j->ok) return;
+    double t0 = ac_now();
+    if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, &j->square, &j->err)) j->ok = 0, j->run_failed = 1;
+    ac_image_free(&j->square);
+    j->t_cnn = ac_now() - t0;
+}
+
+/* The waiting photos' searches, together (called with the lock released). */
+static void search_jobs(batch *b, const int *which, int n) {
+    ac_name_task tasks[SEARCH_BATCH];
+    double t0 = ac_now();
+    for (int k = 0; k < n; k++) {
+        const job *j = &b->ring[which[k] % b->depth];
+        tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs};
     }
+    ac_captioner_search(b->cap, n, tasks, 1);
+    const double each = (ac_now() - t0) / n;
+    for (int k = 0; k < n; k++) {
+        job *j = &b->ring[which[k] % b->depth];
+        j->cap = tasks[k].out, j->t_bs = each;
+        if (tasks[k].failed) j->ok = 0, j->run_failed = 1, j->err = tasks[k].err;
+    }
+}
+
+/* Marks photos done and wakes the deliverer (lock held). */
+static void mark_done(batch *b, const int *which, int n) {
+    for (int k = 0; k < n; k++) b->ring[which[k] % b->depth].state = DONE;
+    pthread_cond_broadcast(&b->cv);
+}
+
+/* A lane: takes photos until none is left, searching the waiting ones when SEARCH_BATCH wait or no
+ * photo can be taken. Without a lane (the decoding thread of one lane), only decodes. */
+static void lane_loop(batch *b, ac_captioner_lane *lane) {
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        const int can_take = b->next_decode < b->n && b->next_decode < b->delivered + b->depth;
+        if (lane && b->n_waiting > 0 && (b->n_waiting == SEARCH_BATCH || !can_take)) {
+            int which[SEARCH_BATCH], n = b->n_waiting;
+            memcpy(which, b->waiting, sizeof *which * (size_t)n);
+            b->n_waiting = 0;
+            pthread_mutex_unlock(&b->mu);
+            search_jobs(b, which, n);
+            pthread_mutex_lock(&b->mu);
+            mark_done(b, which, n);
+        } else if (can_take) {
+            const int i = b->next_decode++;
+            pthread_mutex_unlock(&b->mu);
+            job *j = &b->ring[i % b->depth];
+            float *ann = j->ann, *probs = j->probs;
+            memset(j, 0, sizeof *j);
+            j->ann = ann, j->probs = probs;
+            decode_job(b, i, j);
+            if (lane) encode_job(b, lane, j);
+            pthread_mutex_lock(&b->mu);
+            if (lane && j->ok) {
+                j->state = ENCODED;
+                b->waiting[b->n_waiting++] = i;
+            } else {
+                j->state = lane ? DONE : DECODED;
+                pthread_cond_broadcast(&b->cv);
+            }
+        } else if (b->next_decode >= b->n && !b->n_waiting) {
+            break;
+        } else {
+            pthread_cond_wait(&b->cv, &b->mu); /* the next photo's ring slot is not handed out yet */
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
 }
 
 /* Task 0, the caller's thread: results in input order (and the CNN, with one lane). */
@@ -81,10 +142,10 @@ static void deliver_loop(batch *b) {
         job *j = &b->ring[i % b->depth];
         double tw = ac_now();
         pthread_mutex_lock(&b->mu);
-        while (j->state < (b->single ? 1 : 2)) pthread_cond_wait(&b->cv, &b->mu);
+        while (j->state != (b->single ? DECODED : DONE)) pthread_cond_wait(&b->cv, &b->mu);
         pthread_mutex_unlock(&b->mu);
         b->t_wait += ac_now() - tw;
-        if (b->single) run_job(b->cap, NULL, j);
+        if (b->single) run_job(b->cap, j);
         const ac_batch_result r = {.index = i, .path = b->paths[i], .ok = j->ok, .run_failed = j->run_failed,
                                    .err = j->err, .photo = b->keep_photo && j->ok ? &j->photo : NULL,
                                    .caption = &j->cap, .t_decode = j->t_decode, .t_cnn = j->t_cnn,
@@ -93,7 +154,7 @@ static void deliver_loop(batch *b) {
         ac_caption_free(&j->cap);
         ac_image_free(&j->photo), ac_image_free(&j->square);
         pthread_mutex_lock(&b->mu);
-        j->state = 0;
+        j->state = FREE;
         b->delivered = i + 1;
         pthread_cond_broadcast(&b->cv);
         pthread_mutex_unlock(&b->mu);
@@ -120,11 +181,16 @@ int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int thr
     if (nlanes > MAX_LANES) nlanes = MAX_LANES;
     batch b = {.cap = c, .paths = paths, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
                .on_result = on_result, .user = user};
-    b.depth = nlanes == 1 ? 3 : 2 * nlanes + 2;
+    /* lanes: room for a batch waiting for its search, the next one filling, and a photo per lane */
+    b.depth = nlanes == 1 ? 3 : 2 * SEARCH_BATCH + nlanes + 2;
     b.ring = calloc((size_t)b.depth, sizeof *b.ring);
     b.lanes = nlanes > 1 ? calloc((size_t)nlanes, sizeof *b.lanes) : NULL;
-    int rc = -1, opened = 0;
-    if (!b.ring || (nlanes > 1 && !b.lanes)) {
+    int rc = -1, opened = 0, ok = b.ring && (nlanes == 1 || b.lanes);
+    for (int k = 0; ok && nlanes > 1 && k < b.depth; k++) {
+        ok = (b.ring[k].ann = malloc(sizeof(float) * (size_t)c->L * c->D)) != NULL;
+        if (ok && c->head) ok = (b.ring[k].probs = malloc(sizeof(float) * ((size_t)c->n_windows + 1) * c->n_classes)) != NULL;
+    }
+    if (!ok) {
         ac_errf(err, "out of memory");
         goto done;
     }
@@ -144,6 +210,7 @@ done:
         for (int k = 0; k < b.depth; k++) {
             ac_caption_free(&b.ring[k].cap);
             ac_image_free(&b.ring[k].photo), ac_image_free(&b.ring[k].square);
+            free(b.ring[k].ann), free(b.ring[k].probs);
         }
     free(b.ring);
     return rc;

@@ -35,6 +35,9 @@ typedef struct cnn_step {
     ac_conv_geom g;   /* window ops */
     float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
     int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
+    int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
+    int sum_step;  /* > 0: the ADD (that step) runs inside this CONV_2D's output (plan_sums) */
+    int absorbed;  /* an ADD run by the step before */
 } cnn_step;
 
 struct ac_cnn {
@@ -344,7 +347,7 @@ static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
     size_t n = o->count, nx = x->count, ny = y->count;
     int mul = s->op->opcode == OP_MUL;
     if (!mul && nx == n && ny == n) { /* the residual connections of MobileNetV2 */
-        ac_cnn_add(xa, ya, o->data, n, s->op->activation);
+        ac_cnn_add(xa, ya, o->data, n, s->op->activation, c->pool);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -439,16 +442,25 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     const ac_tfl_op *op = s->op;
     cnn_tensor *o = &c->t[op->outputs[0]];
     const float *x = in_data(c, s, 0);
-    if (s->fused) return; /* runs with the next step */
+    if (s->fused || s->absorbed) return; /* runs with the next step, or ran with the one before */
+    ac_cnn_sum sum = {NULL, 0}; /* a residual ADD run inside this conv: its output is the ADD's */
+    if (s->sum_step) {
+        const cnn_step *add = &c->steps[s->sum_step];
+        int other = add->op->inputs[0] == op->outputs[0];
+        sum = (ac_cnn_sum){in_data(c, add, other), add->op->activation};
+        o = &c->t[add->op->outputs[0]];
+    }
     if (s > c->steps && s[-1].fused) { /* conv, depthwise [, projection]: s is the last */
         const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
-        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1),
-                     in_data(c, dw, 2), pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL,
-                     o->data, c->fuse_scratch, c->pool);
+        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
+                  pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL, o->data,
+                  sum.add ? &sum : NULL, c->fuse_scratch, c->pool, pw->fuse_chunks);
         return;
     }
     switch (op->opcode) {
-    case OP_CONV_2D: ac_cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, c->scratch, c->pool); break;
+    case OP_CONV_2D:
+        ac_cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, sum.add ? &sum : NULL, c->scratch, c->pool);
+        break;
     case OP_DEPTHWISE_CONV_2D: ac_cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
     case OP_AVERAGE_POOL_2D: ac_cnn_pool2d(&s->g, 0, x, o->data); break;
     case OP_MAX_POOL_2D: ac_cnn_pool2d(&s->g, 1, x, o->data); break;
@@ -485,22 +497,34 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
     return i;
 }
 
+#if defined(__AVX512F__)
+/* How many chunks a fused group's output rows are cut into. Each chunk recomputes the kh - sh
+ * expanded rows it shares with its neighbour, so a group gets fewer, longer chunks than the pool's
+ * default: one per thread, more only while each keeps 32 output rows or more per thread (at 448 on
+ * two threads the first group gets 6 chunks, the others 2; one thread: 1, nothing recomputed). */
+static int fuse_chunks(const ac_cnn *c, const ac_conv_geom *dw) {
+    int T = ac_pool_threads(c->pool), per = dw->oh / (32 * T), most = ac_pool_chunks(c->pool) / T;
+    return T * (per < 1 ? 1 : per > most ? most : per);
+}
+#endif
+
 /* Marks each CONV_2D whose output is large (past L2) and read only by the next step, a
  * depthwise conv, to run fused with it (ac_cnn_pw_dw), and allocates the band buffers. Before buffers
  * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with the
- * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the pool would
- * cut the rows so fine that recomputing the rows chunks share costs more than it saves. */
+ * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the chunks
+ * would recompute more than 1/8 of the expanded rows. (At 448 on two threads the 28 x 28 blocks,
+ * fused in two chunks that recompute 2 of 30 rows, took 0.44 ms where unfused they took 0.64.) */
 static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
 #if defined(__AVX512F__)
     size_t need = 0;
-    int chunks = ac_pool_chunks(c->pool);
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
         int x = pw->op->outputs[0];
         if (pw->op->opcode != OP_CONV_2D || dw->op->opcode != OP_DEPTHWISE_CONV_2D) continue;
         if (x == target || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
         if (dw->g.oc != dw->g.c || dw->g.dh != 1 || dw->g.dw != 1 || c->t[x].count < (1u << 18)) continue;
-        if (dw->g.oh < 4 * chunks) continue;
+        int chunks = fuse_chunks(c, &dw->g);
+        if (dw->g.oh < 4 * chunks || (dw->g.kh - dw->g.sh) * (chunks - 1) * 8 > dw->g.h) continue;
         /* and the pointwise projection after it, if it alone reads the depthwise output */
         cnn_step *pj = k + 2 < c->n_steps ? &c->steps[k + 2] : NULL;
         int y = dw->op->outputs[0];
@@ -509,6 +533,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
             pj = NULL;
         /* their outputs get no buffer; the conv's inputs must live until the group has run */
         pw->fused = 1;
+        pw->fuse_chunks = chunks;
         if (pj) dw->fused = 1;
         int last = pj ? k + 2 : k + 1;
         for (int j = 0; j < pw->op->n_in; j++)
@@ -525,6 +550,26 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
     (void)c, (void)target, (void)last_use, (void)err;
 #endif
     return 0;
+}
+
+/* Marks each ADD of two tensors of one shape whose one operand is the output of the CONV_2D just
+ * before it, read by nothing else (MobileNetV2's residual connections), to run inside that conv:
+ * the conv writes act(conv + other operand) straight into the ADD's output, the same operations
+ * without a pass over memory and a pool job of their own. Before buffers are assigned: the conv's
+ * own output needs none, and the ADD's is taken when the conv runs. */
+static void plan_sums(ac_cnn *c, int target, const int *last_use) {
+    for (int k = 1; k < c->n_steps; k++) {
+        cnn_step *conv = &c->steps[k - 1], *add = &c->steps[k];
+        if (add->op->opcode != OP_ADD || add->op->n_in != 2 || conv->op->opcode != OP_CONV_2D || conv->fused ||
+            conv->op->n_out != 1 || add->op->n_out != 1)
+            continue;
+        int x = conv->op->outputs[0], a = add->op->inputs[0], b = add->op->inputs[1], y = add->op->outputs[0];
+        if (x == target || last_use[x] != k || (a == x) == (b == x) || a < 0 || b < 0) continue;
+        const cnn_tensor *other = &c->t[a == x ? b : a];
+        if (other->count != c->t[x].count || c->t[y].count != c->t[x].count) continue;
+        conv->sum_step = k;
+        add->absorbed = 1;
+    }
 }
 
 /* target: the output tensor's index, or -1 to look output_tensor up. */
@@ -590,7 +635,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
             if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
-    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, 0};
+    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, 0, 0, 0, 0};
     if (m->n_ops == 0 || target == c->in_t) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;
@@ -613,6 +658,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     c->threads = threads > 0 ? threads : ac_default_threads();
     c->pool = ac_pool_create(c->threads);
     if (plan_fusion(c, target, last_use, err)) goto fail;
+    plan_sums(c, target, last_use);
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
      * their last reader. The input and the target are never released. */
     int *slot_busy = calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
@@ -627,10 +673,11 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     c->slot_size[0] = c->t[c->in_t].count;
     c->n_slots = 1;
     for (int k = 0; k < c->n_steps; k++) {
-        const ac_tfl_op *op = c->steps[k].op;
+        const cnn_step *st = &c->steps[k];
+        const ac_tfl_op *op = st->op;
         for (int j = 0; j < op->n_out; j++) {
-            int o = op->outputs[j];
-            if (o < 0 || c->t[o].slot >= 0 || !c->t[o].planned || m->tensors[o].data || c->steps[k].fused) continue;
+            int o = st->sum_step ? c->steps[st->sum_step].op->outputs[0] : op->outputs[j];
+            if (o < 0 || c->t[o].slot >= 0 || !c->t[o].planned || m->tensors[o].data || st->fused || st->absorbed) continue;
             /* the smallest free slot that fits, else the largest free one (grown), else a new one */
             int best = -1, grow = -1;
             for (int q = 0; q < c->n_slots; q++) {

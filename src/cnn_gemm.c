@@ -6,9 +6,9 @@
  * threads. Here the weights are packed once, when the plan is made, into panels of 32 output
  * channels ([K][32] each), and activations are used in place: NHWC rows are already the rows of A.
  * An 8 x 32 register tile (16 AVX-512 accumulators) takes, per k, two loads of weights and eight
- * broadcast activations for sixteen FMAs. Threads split the work by blocks of output rows (or of
- * panels when there are few rows), and each output element is computed the same way whatever the
- * split, so the result does not depend on the thread count. Without AVX-512 this falls back to
+ * broadcast activations for sixteen FMAs. Threads split the work by (row block, panel) units, and
+ * each output element is computed the same way whatever the split, so the result does not depend
+ * on the thread count. Without AVX-512 this falls back to
  * OpenBLAS sgemm on the unpacked weights. */
 #include <cblas.h>
 #include <float.h>
@@ -43,10 +43,26 @@ static void act_bounds(int act, float *lo, float *hi) {
 }
 
 
-/* c[0..mr)[0..nr) = clamp(a[0..mr)[:] . panel + bias). Rows past mr repeat the last one (their results
- * are not stored), so a short tail needs no copy. */
-static inline void tile_8x32(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
-                             __m512 vlo, __m512 vhi, float *c, int ldc, int mr) {
+/* What happens to a result on its way out: the conv's activation, then (add not NULL) the fused
+ * residual sum and its activation, as the ADD would have done it. */
+typedef struct epilogue {
+    __m512 lo, hi, sum_lo, sum_hi;
+} epilogue;
+
+/* always_inline: GCC declined to inline the tiles once they took the sum, and the products with few
+ * columns or a short K (16 -> 96 at 224 x 224) lost 3-7% to the calls. */
+#define TILE_INLINE static inline __attribute__((always_inline))
+
+TILE_INLINE void store16(float *c, const float *add, __mmask16 m, __m512 v, const epilogue *e) {
+    v = _mm512_min_ps(_mm512_max_ps(v, e->lo), e->hi);
+    if (add) v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add)), e->sum_lo), e->sum_hi);
+    _mm512_mask_storeu_ps(c, m, v);
+}
+
+/* c[0..mr)[0..nr) = clamp(a[0..mr)[:] . panel + bias), then the sum with add (laid out as c) if not
+ * NULL. Rows past mr repeat the last one (their results are not stored), so a short tail needs no copy. */
+TILE_INLINE void tile_8x32(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
+                             const epilogue *e, float *c, const float *add, int ldc, int mr) {
     __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
     __mmask16 m1 = nr >= 32 ? 0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
     __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
@@ -68,10 +84,10 @@ static inline void tile_8x32(int k, const float *a, int lda, const float *panel,
         x = _mm512_set1_ps(a6[p]), c60 = _mm512_fmadd_ps(x, w0, c60), c61 = _mm512_fmadd_ps(x, w1, c61);
         x = _mm512_set1_ps(a7[p]), c70 = _mm512_fmadd_ps(x, w0, c70), c71 = _mm512_fmadd_ps(x, w1, c71);
     }
-#define STORE_ROW(r, v0, v1)                                                                                 \
-    if (r < mr) {                                                                                            \
-        _mm512_mask_storeu_ps(c + (size_t)r * ldc, m0, _mm512_min_ps(_mm512_max_ps(v0, vlo), vhi));         \
-        if (m1) _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16, m1, _mm512_min_ps(_mm512_max_ps(v1, vlo), vhi)); \
+#define STORE_ROW(r, v0, v1)                                                                         \
+    if (r < mr) {                                                                                    \
+        store16(c + (size_t)r * ldc, add ? add + (size_t)r * ldc : NULL, m0, v0, e);                 \
+        if (m1) store16(c + (size_t)r * ldc + 16, add ? add + (size_t)r * ldc + 16 : NULL, m1, v1, e); \
     }
     STORE_ROW(0, c00, c01) STORE_ROW(1, c10, c11) STORE_ROW(2, c20, c21) STORE_ROW(3, c30, c31)
     STORE_ROW(4, c40, c41) STORE_ROW(5, c50, c51) STORE_ROW(6, c60, c61) STORE_ROW(7, c70, c71)
@@ -79,8 +95,8 @@ static inline void tile_8x32(int k, const float *a, int lda, const float *panel,
 }
 
 /* The same for panels of at most 16 columns: 16 rows x 16 columns, so no FMA is spent on padding. */
-static inline void tile_16x16(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
-                              __m512 vlo, __m512 vhi, float *c, int ldc, int mr) {
+TILE_INLINE void tile_16x16(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
+                              const epilogue *e, float *c, const float *add, int ldc, int mr) {
     __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
     __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
     __m512 acc[16];
@@ -92,55 +108,66 @@ static inline void tile_16x16(int k, const float *a, int lda, const float *panel
 #pragma GCC unroll 16
         for (int r = 0; r < 16; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(row[r][p]), w0, acc[r]);
     }
-    for (int r = 0; r < mr; r++) _mm512_mask_storeu_ps(c + (size_t)r * ldc, m0, _mm512_min_ps(_mm512_max_ps(acc[r], vlo), vhi));
+    for (int r = 0; r < mr; r++) store16(c + (size_t)r * ldc, add ? add + (size_t)r * ldc : NULL, m0, acc[r], e);
 }
 
 typedef struct gemm_job {
     int m, n, k;
     const float *a, *packed, *bias;
     float *c;
-    float lo, hi;
-    int split_rows; /* 1: threads take row blocks; 0: threads take panels */
+    const float *add; /* the fused residual sum's other operand, laid out as c, or NULL */
+    int act, sum_act;
+    int mblocks, mc; /* row blocks of mc rows (the last may be shorter) */
 } gemm_job;
 
-#define MC 64 /* rows per cache block: 64 x K activations stay in L2 while the panels stream by */
+#define MC 64 /* at most this many rows per cache block: mc x K activations stay in L2 while the panels stream by */
 
+/* The work is a grid of units, one per (row block, panel), numbered row block first; chunk t of nt
+ * takes the units [U t / nt, U (t + 1) / nt). Every shape gets even chunks this way, the 14 x 14
+ * layers (4 row blocks, 10 panels) as well as the 112 x 112 ones (196 row blocks). */
 static void gemm_part(void *arg, int t, int nt) {
     gemm_job *j = arg;
-    int mblocks = (j->m + MC - 1) / MC, np = (j->n + NR - 1) / NR;
-    int mb0 = 0, mb1 = mblocks, pb0 = 0, pb1 = np;
-    if (j->split_rows) mb0 = mblocks * t / nt, mb1 = mblocks * (t + 1) / nt;
-    else pb0 = np * t / nt, pb1 = np * (t + 1) / nt;
-    __m512 vlo = _mm512_set1_ps(j->lo), vhi = _mm512_set1_ps(j->hi);
-    for (int mb = mb0; mb < mb1; mb++) {
-        int r0 = mb * MC, r1 = r0 + MC < j->m ? r0 + MC : j->m;
-        for (int pb = pb0; pb < pb1; pb++) {
-            const float *panel = j->packed + (size_t)pb * j->k * NR;
-            int nr = j->n - pb * NR < NR ? j->n - pb * NR : NR;
-            const float *bias = j->bias ? j->bias + pb * NR : NULL;
-            if (nr <= 16) {
-                for (int r = r0; r < r1; r += 16) {
-                    int mr = r1 - r < 16 ? r1 - r : 16;
-                    tile_16x16(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, vlo, vhi, j->c + (size_t)r * j->n + pb * NR, j->n, mr);
-                }
-                continue;
+    const int np = (j->n + NR - 1) / NR, units = j->mblocks * np;
+    const int u0 = (int)((long)units * t / nt), u1 = (int)((long)units * (t + 1) / nt);
+    float lo, hi, sum_lo, sum_hi;
+    act_bounds(j->act, &lo, &hi);
+    act_bounds(j->sum_act, &sum_lo, &sum_hi);
+    const epilogue e = {_mm512_set1_ps(lo), _mm512_set1_ps(hi), _mm512_set1_ps(sum_lo), _mm512_set1_ps(sum_hi)};
+    for (int u = u0; u < u1; u++) {
+        const int mb = u / np, pb = u % np;
+        const int r0 = mb * j->mc, r1 = r0 + j->mc < j->m ? r0 + j->mc : j->m;
+        const float *panel = j->packed + (size_t)pb * j->k * NR;
+        const int nr = j->n - pb * NR < NR ? j->n - pb * NR : NR;
+        const float *bias = j->bias ? j->bias + pb * NR : NULL;
+        if (nr <= 16) {
+            for (int r = r0; r < r1; r += 16) {
+                int mr = r1 - r < 16 ? r1 - r : 16;
+                const size_t at = (size_t)r * j->n + pb * NR;
+                tile_16x16(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, &e, j->c + at, j->add ? j->add + at : NULL, j->n, mr);
             }
-            for (int r = r0; r < r1; r += MR) {
-                int mr = r1 - r < MR ? r1 - r : MR;
-                tile_8x32(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, vlo, vhi, j->c + (size_t)r * j->n + pb * NR, j->n, mr);
-            }
+            continue;
+        }
+        for (int r = r0; r < r1; r += MR) {
+            int mr = r1 - r < MR ? r1 - r : MR;
+            const size_t at = (size_t)r * j->n + pb * NR;
+            tile_8x32(j->k, j->a + (size_t)r * j->k, j->k, panel, bias, nr, &e, j->c + at, j->add ? j->add + at : NULL, j->n, mr);
         }
     }
 }
 
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-                 float *c, ac_pool *pool) {
+              float *c, const ac_cnn_sum *sum, ac_pool *pool) {
     (void)w;
-    gemm_job j = {m, n, k, a, packed, bias, c, 0, 0, 1};
-    act_bounds(act, &j.lo, &j.hi);
-    int mblocks = (m + MC - 1) / MC, np = (n + NR - 1) / NR;
-    j.split_rows = mblocks >= 16 || mblocks >= np; /* chunks over the dimension with more blocks */
+    gemm_job j = {m, n, k, a, packed, bias, c, sum ? sum->add : NULL, act, sum ? sum->act : 0, 1, m};
     if ((double)m * n * k < 2e5) pool = NULL;
+    /* Row blocks of even size, a multiple of the tile's rows (196 rows: 56, 56, 56, 28 rather than
+     * 64, 64, 64, 4), and enough of them for four units per chunk when there are few panels (7 x 7
+     * rows, 5 panels: 7 blocks of 8 rows, not one block that leaves 3 of 8 chunks empty). */
+    const int np = (n + NR - 1) / NR, want = (4 * ac_pool_chunks(pool) + np - 1) / np, most = (m + MR - 1) / MR;
+    j.mblocks = (m + MC - 1) / MC;
+    if (j.mblocks < want) j.mblocks = want < most ? want : most;
+    j.mc = ((m + j.mblocks - 1) / j.mblocks + MR - 1) / MR * MR;
+    j.mblocks = (m + j.mc - 1) / j.mc;
     ac_pool_run(pool, gemm_part, &j);
 }
 #else
@@ -165,10 +192,11 @@ static void blas_part(void *arg, int t, int T) {
 }
 
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-                 float *c, ac_pool *pool) {
+              float *c, const ac_cnn_sum *sum, ac_pool *pool) {
     (void)packed;
     blas_job j = {m, n, k, a, w, c};
     ac_pool_run(pool, blas_part, &j);
     ac_cnn_bias_act(c, (size_t)m, n, bias, act, pool);
+    if (sum) ac_cnn_add(c, sum->add, c, (size_t)m * n, sum->act, pool);
 }
 #endif

@@ -22,17 +22,25 @@ typedef struct ac_conv_geom {
  * ceil(in / stride) with the odd pixel of padding at the end; VALID no padding. 0 if empty. */
 int ac_cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_before);
 
-/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c). w [n][k]; packed = ac_cnn_gemm_pack(w), made
- * once per plan (ac_cnn_gemm_packed_size floats). bias may be NULL. */
+/* A residual sum run inside the conv before it (MobileNetV2's ADD after a projection): each output
+ * element becomes clamp_act(out + add[i]) once the conv's own bias and activation are applied, the
+ * very operations of the ADD run after it, without a pass of its own. add has the output's layout. */
+typedef struct ac_cnn_sum {
+    const float *add;
+    int act;
+} ac_cnn_sum;
+
+/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c), then the sum if any (NULL: none). w [n][k];
+ * packed = ac_cnn_gemm_pack(w), made once per plan (ac_cnn_gemm_packed_size floats). bias may be NULL. */
 size_t ac_cnn_gemm_packed_size(int n, int k);
 void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed);
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-                 float *c, ac_pool *pool);
+              float *c, const ac_cnn_sum *sum, ac_pool *pool);
 
 /* CONV_2D: wt [oc][kh][kw][c] and its ac_cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
  * floats (im2col), unused for a 1x1 stride-1 unpadded conv (the input is the matrix as it lies). */
 void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                   float *out, float *scratch, ac_pool *pool);
+                float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool);
 size_t ac_cnn_conv2d_scratch(const ac_conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool);
@@ -40,13 +48,13 @@ void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, c
  * only feeds a DEPTHWISE_CONV_2D (multiplier 1, no dilation), optionally followed by a pointwise
  * CONV_2D (pj, may be NULL) that alone reads the depthwise output: all at once, band by band,
  * without materialising the intermediate tensors; the same bits as running them in turn. out is the
- * last one's output. scratch: ac_cnn_pw_dw_scratch(pw, dw, pj) floats per chunk of the pool
- * (ac_pool_chunks). */
+ * last one's output (sum: a residual sum after the projection, or NULL), cut into `chunks` chunks of rows. scratch: ac_cnn_pw_dw_scratch(pw, dw, pj) floats
+ * per chunk. */
 int ac_cnn_conv_is_pointwise(const ac_conv_geom *g);
 size_t ac_cnn_pw_dw_scratch(const ac_conv_geom *pw, const ac_conv_geom *dw, const ac_conv_geom *pj);
 void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
-                  const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
-                  const float *pj_bias, float *out, float *scratch, ac_pool *pool);
+               const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
+               const float *pj_bias, float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool, int chunks);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void ac_cnn_pool2d(const ac_conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */
@@ -54,7 +62,7 @@ void ac_cnn_fully_connected(int m, int n, int k, const float *in, const float *w
 /* x[i] = act(x[i] + bias[i % n]) over rows of n; bias may be NULL. */
 void ac_cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool);
 /* o = act(a + b), same shapes. */
-void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act);
+void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act, ac_pool *pool);
 void ac_cnn_softmax(const float *in, float *out, size_t rows, int n, float beta);
 /* A layer name as ac_encoder_open takes it (full tensor name, or its first ';'-separated part) ->
  * tensor index, or -1 (cnn_encoder.c). */

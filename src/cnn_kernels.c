@@ -164,7 +164,7 @@ static void im2col_rows(void *arg, int t, int nt) {
 }
 
 void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                   float *out, float *scratch, ac_pool *pool) {
+                float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
@@ -172,7 +172,7 @@ void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, cons
         ac_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
         A = scratch;
     }
-    ac_cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, pool);
+    ac_cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, sum, pool);
 }
 
 /* ---- depthwise ---- */
@@ -363,6 +363,7 @@ typedef struct pwdw_job {
     const ac_conv_geom *pw, *dw, *pj;
     const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias, *pj_packed, *pj_bias;
     float *out, *scratch;
+    const ac_cnn_sum *sum;
     size_t per_chunk;
     int band;
 } pwdw_job;
@@ -391,35 +392,55 @@ static void pwdw_rows(void *arg, int t, int nt) {
         if (hi > from) {
             const float *a = j->in + (size_t)from * p->w * p->c;
             if (!pointwise) im2col_range(p, j->in, col, from, hi), a = col;
-            ac_cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row, NULL);
+            ac_cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row,
+                     NULL, NULL);
         }
         have_lo = lo, have_hi = hi;
         dj.row0 = lo;
         if (j->pj) dj.orow0 = b0;
         dw_range(&dj, b0, b1);
-        if (j->pj) /* the projection of the band's rows, from L2 */
-            ac_cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act,
-                        j->out + (size_t)b0 * d->ow * j->pj->oc, NULL);
+        if (j->pj) { /* the projection of the band's rows, from L2 */
+            const size_t at = (size_t)b0 * d->ow * j->pj->oc;
+            const ac_cnn_sum band_sum = {j->sum ? j->sum->add + at : NULL, j->sum ? j->sum->act : 0};
+            ac_cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act, j->out + at,
+                     j->sum ? &band_sum : NULL, NULL);
+        }
     }
 }
 
 void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
-                  const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
-                  const float *pj_bias, float *out, float *scratch, ac_pool *pool) {
-    pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch,
+               const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
+               const float *pj_bias, float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool, int chunks) {
+    pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch, sum,
                   ac_cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
-    ac_pool_run(pool, pwdw_rows, &j);
+    ac_pool_run_n(pool, pwdw_rows, &j, chunks);
 }
 
 /* ---- elementwise ---- */
 
-void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act) {
+typedef struct add_job {
+    const float *a, *b;
+    float *o;
+    size_t n;
+    int act;
+} add_job;
+
+static void add_part(void *arg, int t, int nt) {
+    const add_job *j = arg;
     float lo, hi;
-    act_bounds(act, &lo, &hi);
+    act_bounds(j->act, &lo, &hi);
     vf vlo = V_SET1(lo), vhi = V_SET1(hi);
-    size_t i = 0;
-    for (; i + VL <= n; i += VL) V_STORE(o + i, V_MIN(V_MAX(V_ADD(V_LOAD(a + i), V_LOAD(b + i)), vlo), vhi));
-    for (; i < n; i++) o[i] = clampf(a[i] + b[i], lo, hi);
+    size_t vecs = j->n / VL, i = vecs * (size_t)t / (size_t)nt * VL, end = vecs * (size_t)(t + 1) / (size_t)nt * VL;
+    if (t == nt - 1) end = j->n;
+    for (; i + VL <= end; i += VL) V_STORE(j->o + i, V_MIN(V_MAX(V_ADD(V_LOAD(j->a + i), V_LOAD(j->b + i)), vlo), vhi));
+    for (; i < end; i++) j->o[i] = clampf(j->a[i] + j->b[i], lo, hi);
+}
+
+/* Over the pool too: at 448 MobileNetV2's residual sums are up to 1.2 MB, and the other thread
+ * would otherwise wait for them. */
+void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act, ac_pool *pool) {
+    add_job j = {a, b, o, n, act};
+    ac_pool_run(n < 16384 ? NULL : pool, add_part, &j);
 }
 
 /* ---- pooling ---- */

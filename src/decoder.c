@@ -22,6 +22,7 @@
 
 #include "attention_internal.h"
 #include "decoder_internal.h"
+#include "pool.h"
 
 static const char *const attention_names[AC_ATTENTION_COUNT] = {"additive", "dot", "scaled-dot", "general", "cosine"};
 
@@ -158,34 +159,46 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
 void ac_decoder_free(ac_decoder *dec) {
     if (!dec) return;
     free(dec->params);
-    free(dec->lstm_w16), free(dec->out_lo16);
+    free(dec->lstm_w16), free(dec->out_lo16), free(dec->att_wh16), free(dec->out_lh16), free(dec->out_lz16);
+    ac_pool_free(dec->step_pool);
     memset(dec, 0, sizeof *dec);
 }
 
-/* dst = src as float16 if every value converts exactly; else 0 (dst untouched beyond what was read). */
-static int to_f16_exact(const float *src, size_t n, uint16_t *dst) {
-    for (size_t i = 0; i < n; i++) {
-        dst[i] = ac_f32_to_f16(src[i]);
-        if (ac_f16_to_f32(dst[i]) != src[i] && !(src[i] != src[i])) return 0;
+/* dst = src [rows, cols] as float16 in ac_smm_pack_h's panels, if every value converts exactly; else
+ * NULL (also out of memory: *oom set). */
+static uint16_t *pack_f16_exact(const float *src, int rows, int cols, int *oom) {
+    const size_t n = (size_t)rows * cols;
+    uint16_t *h = malloc(n * sizeof *h), *packed = malloc(ac_smm_packed_size(rows, cols) * sizeof *packed);
+    int exact = h && packed;
+    for (size_t i = 0; exact && i < n; i++) {
+        h[i] = ac_f32_to_f16(src[i]);
+        exact = ac_f16_to_f32(h[i]) == src[i] || src[i] != src[i];
     }
-    return 1;
+    if (exact) ac_smm_pack_h(rows, cols, h, cols, packed);
+    else free(packed), packed = NULL;
+    if (!h) *oom = 1;
+    free(h);
+    return packed;
 }
 
 int ac_decoder_use_f16(ac_decoder *dec) {
     const ac_decoder_config *c = &dec->cfg;
     if (dec->lstm_w16 || !ac_smm_has_f16()) return dec->lstm_w16 != NULL;
-    size_t n_lstm = (size_t)(c->embed + c->dim + c->hidden) * 4 * c->hidden, n_lo = (size_t)c->embed * c->vocab;
-    uint16_t *a = malloc(n_lstm * sizeof *a), *b = malloc(n_lo * sizeof *b);
-    if (!a || !b) {
-        free(a), free(b);
-        return -1;
-    }
-    if (!to_f16_exact(dec->lstm_w, n_lstm, a) || !to_f16_exact(dec->out_lo, n_lo, b)) {
-        free(a), free(b);
-        return 0;
-    }
-    dec->lstm_w16 = a, dec->out_lo16 = b;
-    return 1;
+    const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, X = E + D + H;
+    struct { const float *w; int rows, cols; uint16_t **dst; } t[] = {
+        {dec->lstm_w, X, 4 * H, &dec->lstm_w16}, {dec->out_lo, E, c->vocab, &dec->out_lo16},
+        {dec->att_wh, H, A, &dec->att_wh16},     {dec->out_lh, H, E, &dec->out_lh16},
+        {dec->out_lz, D, E, &dec->out_lz16}};
+    const int n = (int)(sizeof t / sizeof *t);
+    uint16_t *made[5];
+    int oom = 0, all = 1;
+    for (int i = 0; i < n; i++) /* (a score without W_h: general) */
+        all &= (made[i] = t[i].w ? pack_f16_exact(t[i].w, t[i].rows, t[i].cols, &oom) : NULL) != NULL || !t[i].w;
+    if (!all)
+        for (int i = 0; i < n; i++) free(made[i]);
+    else
+        for (int i = 0; i < n; i++) *t[i].dst = made[i];
+    return oom ? -1 : all;
 }
 
 /* ---- inference ---- */
@@ -259,44 +272,88 @@ size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
            (heads > 1 ? (size_t)K * heads * cf->n_ann : 0);
 }
 
-/* All products go through ac_smm_nn: with K <= beam rows a general sgemm spends more time packing the
- * weights than multiplying, and its threading can change the rounding; here every weight matrix is
- * streamed once per step, single-threaded, in a fixed order (same result for any thread count). */
-void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
-                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
-                     float *buf) {
+int ac_decoder_set_threads(ac_decoder *dec, int threads) {
+    ac_pool_free(dec->step_pool);
+    dec->step_pool = NULL;
+    if (threads <= 1) return 0;
+    dec->step_pool = ac_pool_create(threads);
+    return dec->step_pool ? 0 : -1;
+}
+
+/* A product of the step, its panels of 64 columns split over the pool's chunks. */
+typedef struct split_mul {
+    int M, N, K, lda, ldc;
+    const float *A;
+    const uint16_t *W16;
+    float *C;
+} split_mul;
+
+static void mul_chunk(void *arg, int t, int n) {
+    const split_mul *m = arg;
+    const int panels = (m->N + 63) / 64, p0 = (int)((long)panels * t / n), p1 = (int)((long)panels * (t + 1) / n);
+    const int n0 = 64 * p0, nc = (64 * p1 < m->N ? 64 * p1 : m->N) - n0;
+    if (nc > 0) ac_smm_nn_hp(m->M, nc, m->K, m->A, m->lda, m->W16 + (size_t)p0 * 64 * m->K, m->C + n0, m->ldc);
+}
+
+/* C[M, N] += A[M, K] W: the packed half-precision copy when there is one (same bits, faster), over
+ * the helper threads when the decoder has them. */
+static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int lda, const float *W, const uint16_t *W16,
+                float *C, int ldc) {
+    if (!W16) ac_smm_nn(M, N, K, A, lda, W, N, C, ldc);
+    else if (!dec->step_pool || N < 128) ac_smm_nn_hp(M, N, K, A, lda, W16, C, ldc);
+    else {
+        split_mul m = {M, N, K, lda, ldc, A, W16, C};
+        ac_pool_run(dec->step_pool, mul_chunk, &m);
+    }
+}
+
+/* All products go through ac_smm_nn / ac_smm_nn_hp: with few rows a general sgemm spends more time
+ * packing the weights than multiplying, and its threading can change the rounding; here every weight
+ * matrix is streamed once per step, single-threaded, with each output summed in a fixed order that
+ * does not depend on the other rows: a row's results are the same bits whichever photos' rows share
+ * the step, and for any thread count. */
+void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                            const int *prev, const float *h, const float *c, float *h_out, float *c_out, float *logp,
+                            float *alpha, float *beta, float *buf) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
     const ac_attention_fn att = ac_attention_fn_of(dec);
-    const int A = att.A;
-    const int nh = att.heads, dv = D / nh;
+    const int A = att.A, nh = att.heads, dv = D / nh;
+    int K = 0;
+    for (int p = 0; p < n_photos; p++) K += rows[p];
+    if (K <= 0) return;
     float *q = buf, *x = q + (size_t)K * A, *g = x + (size_t)K * X, *o = g + (size_t)K * 4 * H;
     float *ah = nh > 1 ? o + (size_t)K * E : alpha; /* [K, heads, L]: each head's attention */
     if (dec->att_wh) { /* the queries: h W_h, or h itself (general) */
         memset(q, 0, sizeof(float) * (size_t)K * A);
-        ac_smm_nn(K, A, H, h, H, dec->att_wh, A, q, A);
+        mul(dec, K, A, H, h, H, dec->att_wh, dec->att_wh16, q, A);
     } else {
         memcpy(q, h, sizeof(float) * (size_t)K * H);
     }
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
-    for (int k = 0; k < K; k++) {
-        float *al = ah + (size_t)k * nh * L;
-        ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
-        for (int j = 0; j < nh; j++) softmax_row(al + (size_t)j * L, L, 0);
-        float bp = dec->beta_b[0];
-        for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];
-        be[k] = 1.0f / (1.0f + expf(-bp));
-        if (beta) beta[k] = be[k];
-        float *xk = x + (size_t)k * X;
-        int w = prev[k] >= 0 && prev[k] < V ? prev[k] : AC_UNK;
-        memcpy(xk, dec->emb + (size_t)w * E, sizeof(float) * E);
-        memset(xk + E, 0, sizeof(float) * D);
-        memcpy(xk + E + D, h + (size_t)k * H, sizeof(float) * H);
+    for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
+        const ac_dec_image *im = img[p];
+        for (int k = k0; k < k0 + rows[p]; k++) {
+            float *al = ah + (size_t)k * nh * L;
+            ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
+            for (int j = 0; j < nh; j++) softmax_row(al + (size_t)j * L, L, 0);
+            float bp = dec->beta_b[0];
+            for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];
+            be[k] = 1.0f / (1.0f + expf(-bp));
+            if (beta) beta[k] = be[k];
+            float *xk = x + (size_t)k * X;
+            int w = prev[k] >= 0 && prev[k] < V ? prev[k] : AC_UNK;
+            memcpy(xk, dec->emb + (size_t)w * E, sizeof(float) * E);
+            memset(xk + E, 0, sizeof(float) * D);
+            memcpy(xk + E + D, h + (size_t)k * H, sizeof(float) * H);
+        }
+        /* z = beta * alpha^T a, the photo's hypotheses in one pass over its annotations (head j: its
+         * channels) */
+        for (int j = 0; j < nh; j++)
+            ac_smm_nn(rows[p], dv, L, ah + (size_t)k0 * nh * L + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D,
+                      x + (size_t)k0 * X + E + (size_t)j * dv, X);
     }
-    /* z = beta * alpha^T a, all hypotheses in one pass over the annotations (head j: its channels) */
-    for (int j = 0; j < nh; j++)
-        ac_smm_nn(K, dv, L, ah + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D, x + E + (size_t)j * dv, X);
     for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean */
         for (int l = 0; l < L; l++) {
             float s = 0;
@@ -308,8 +365,7 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
         for (int j = 0; j < D; j++) zk[j] *= b;
     }
     for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
-    if (dec->lstm_w16) ac_smm_nn_h(K, 4 * H, X, x, X, dec->lstm_w16, 4 * H, g, 4 * H);
-    else ac_smm_nn(K, 4 * H, X, x, X, dec->lstm_w, 4 * H, g, 4 * H);
+    mul(dec, K, 4 * H, X, x, X, dec->lstm_w, dec->lstm_w16, g, 4 * H);
     for (int k = 0; k < K; k++) {
         const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * H;
         float *hk = h_out + (size_t)k * H, *cn = c_out + (size_t)k * H;
@@ -322,13 +378,18 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
         memcpy(o + (size_t)k * E, x + (size_t)k * X, sizeof(float) * E); /* E y */
     }
     /* deep output: tanh(E y + h L_h + z L_z) L_o + b_o */
-    ac_smm_nn(K, E, H, h_out, H, dec->out_lh, E, o, E);
-    ac_smm_nn(K, E, D, x + E, X, dec->out_lz, E, o, E);
+    mul(dec, K, E, H, h_out, H, dec->out_lh, dec->out_lh16, o, E);
+    mul(dec, K, E, D, x + E, X, dec->out_lz, dec->out_lz16, o, E);
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
-    if (dec->out_lo16) ac_smm_nn_h(K, V, E, o, E, dec->out_lo16, V, logp, V);
-    else ac_smm_nn(K, V, E, o, E, dec->out_lo, V, logp, V);
+    mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
+}
+
+void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
+                     const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
+                     float *buf) {
+    ac_decoder_step_photos(dec, 1, &im, &K, prev, h, c, h_out, c_out, logp, alpha, beta, buf);
 }
 
 /* ---- teacher forcing ---- */

@@ -52,10 +52,13 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
  * weight is used once per call. Single-threaded and with a fixed summation order (k ascending per
  * output), so results never depend on the thread count or on OpenBLAS's kernel choice. */
 void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc);
-/* The same with B as float16, widened exactly on load: bit-identical to ac_smm_nn on the widened B.
- * Only where ac_smm_has_f16() (AVX-512 BW/VL builds). */
+/* The same product with B as float16 packed by ac_smm_pack_h into panels of 64 columns
+ * ([ceil(N/64)][K][64], zero-padded: ac_smm_packed_size(K, N) values), widened exactly on load: the
+ * same bits as ac_smm_nn on the widened B, faster for any M (each weight loaded once per 6 rows, from
+ * a sequential stream). Only where ac_smm_has_f16() (AVX-512 BW/VL builds). */
 int ac_smm_has_f16(void);
-void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc);
+void ac_smm_pack_h(int K, int N, const uint16_t *B, int ldb, uint16_t *Bp);
+void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc);
 /* Allocates a zeroed parameter buffer for cfg (checked) without initialising: the model loader's. */
 int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err);
 /* model.c: the config <-> JSON (the model file's and the training checkpoint's "config"). */

@@ -135,16 +135,6 @@ static int says(const ac_caption *cap, const cand *c) {
     return 0;
 }
 
-/* The constrained search for the candidates sel[0..n). */
-static int constrained(const ac_model *m, const ac_beam_opts *bo, const float *ann, cand *cands, const int *sel, int n,
-                       ac_caption *out, ac_err *err) {
-    ac_constraint cons[AC_MAX_CONSTRAINTS];
-    for (int i = 0; i < n; i++) cons[i] = (ac_constraint){cands[sel[i]].n_alt, cands[sel[i]].alt};
-    ac_beam_opts o = *bo;
-    o.n_constraints = n, o.constraints = cons, o.nbest = 1;
-    return ac_beam_search(&m->dec, ann, &o, out, err);
-}
-
 /* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
 static int describe(const ac_model *m, const float *ann, const char *word, ac_caption *out, ac_err *err) {
     char text[160];
@@ -188,104 +178,177 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, 
     return banned_n;
 }
 
-int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo_in,
-                    const float *ann, const float *probs, int n_rows, int n_classes, ac_caption *out, ac_err *err) {
-    memset(out, 0, sizeof *out);
-    ac_beam_opts b2 = *bo_in;
-    const ac_beam_opts *bo = &b2;
-    unsigned char *banned = NULL;
-    if (o->mode == AC_TAGS_AUTO && o->absent > 0 && t && probs && ac_tag_table_classes(t) == n_classes) {
-        if (!(banned = calloc((size_t)m->dec.cfg.vocab, 1))) return ac_errf(err, "out of memory");
-        const int nb = absent_words(m, t, o->absent, probs, n_rows, n_classes, banned, err);
-        if (nb < 0) {
-            free(banned);
-            return -1;
+/* One photo on its way through ac_name_captions. */
+typedef struct naming_job {
+    ac_dec_image *img;
+    ac_beam_memo *memo;    /* the steps of its searches, for the next ones (NULL: tags off) */
+    unsigned char *banned; /* NULL, or [V] (absent_words) */
+    ac_beam_opts bo;       /* the caller's, with banned */
+    cand *cands;           /* [MAX_TAGS] */
+    int n, sel[AC_MAX_CONSTRAINTS], k; /* tags; the selected ones; how many of them the next search requires */
+    ac_constraint cons[AC_MAX_CONSTRAINTS];
+} naming_job;
+
+/* The searches of the tasks whose flag is set, together (ac_beam_search_photos): opts[i] for task i. A
+ * task whose search fails is marked failed. */
+static void search_round(const ac_model *m, int n, ac_name_task *tasks, naming_job *jobs, const int *want,
+                         ac_caption *got) {
+    ac_beam_task *bt = calloc((size_t)n, sizeof *bt);
+    int *idx = malloc(sizeof *idx * (size_t)n), nb = 0;
+    for (int i = 0; i < n; i++) {
+        if (!want[i] || tasks[i].failed) continue;
+        if (!bt || !idx) {
+            tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
+            continue;
         }
-        if (nb) b2.banned = banned;
+        ac_beam_opts o = jobs[i].bo;
+        if (jobs[i].k > 0) o.n_constraints = jobs[i].k, o.constraints = jobs[i].cons, o.nbest = 1;
+        bt[nb] = (ac_beam_task){.img = jobs[i].img, .memo = jobs[i].memo, .opts = o};
+        idx[nb++] = i;
     }
-    if (ac_beam_search(&m->dec, ann, bo, out, err)) {
-        free(banned);
-        return -1;
+    if (nb) ac_beam_search_photos(&m->dec, nb, bt);
+    for (int b = 0; b < nb; b++) {
+        if (bt[b].failed) tasks[idx[b]].failed = 1, tasks[idx[b]].err = bt[b].err;
+        else got[idx[b]] = bt[b].out;
     }
-    cand *cands = NULL;
-    int n = 0;
-    if (o->mode != AC_TAGS_OFF) {
-        if (!(cands = malloc(sizeof *cands * MAX_TAGS))) {
-            free(banned);
-            ac_caption_free(out);
-            return ac_errf(err, "out of memory");
-        }
-        if (o->mode == AC_TAGS_AUTO && t && probs) n = auto_tags(m, t, o, probs, n_rows, n_classes, cands, err);
-        else if (o->mode == AC_TAGS_GIVEN) n = given_tags(m, t, o->words, cands, err);
-        if (n < 0) {
-            free(cands), free(banned);
-            ac_caption_free(out);
-            return -1;
-        }
-    }
+    free(bt), free(idx);
+}
+
+/* The tags of a photo whose free caption is in task->out, and the ones to require. */
+static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs,
+                       int n_rows, int n_classes, ac_name_task *task, naming_job *j) {
+    if (o->mode == AC_TAGS_OFF) return 0;
+    if (!(j->cands = malloc(sizeof *j->cands * MAX_TAGS))) return ac_errf(&task->err, "out of memory");
+    if (o->mode == AC_TAGS_AUTO && t && probs) j->n = auto_tags(m, t, o, probs, n_rows, n_classes, j->cands, &task->err);
+    else if (o->mode == AC_TAGS_GIVEN) j->n = given_tags(m, t, o->words, j->cands, &task->err);
+    if (j->n < 0) return -1;
     /* A free caption the model is sure of keeps its words, except against a tag the encoder is sure of
      * (AC_NAMING_SURE): on photos like its training photos the other tags mostly name a garment or a
      * corner of the scene, and forcing them cost more than they brought on dev photos. */
     const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && m->confidence.n > 0 &&
-                        ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(out)) >= o->trust;
+                        ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(&task->out)) >= o->trust;
     /* The tags the free caption does not name and the model can say, most probable first. */
-    int sel[AC_MAX_CONSTRAINTS], ns = 0;
-    for (int i = 0; i < n; i++) {
-        cands[i].tag.named = says(out, &cands[i]);
-        const int may_force = !trusted || cands[i].tag.prob >= AC_NAMING_SURE;
-        if (may_force && !cands[i].tag.named && cands[i].tag.in_vocab && ns < o->max_tags && ns < AC_MAX_CONSTRAINTS)
-            sel[ns++] = i;
+    for (int i = 0; i < j->n; i++) {
+        cand *c = &j->cands[i];
+        c->tag.named = says(&task->out, c);
+        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE;
+        if (may_force && !c->tag.named && c->tag.in_vocab && j->k < o->max_tags && j->k < AC_MAX_CONSTRAINTS)
+            j->sel[j->k++] = i;
     }
-    /* Try them all, then fewer (dropping the least probable), until the model agrees. */
-    for (int k = ns; k >= 1; k--) {
-        ac_caption c;
-        if (constrained(m, bo, ann, cands, sel, k, &c, err)) {
-            free(cands), free(banned);
-            ac_caption_free(out);
-            return -1;
-        }
-        const int all_met = c.met_mask == (1 << k) - 1;
-        const int agree = o->mode == AC_TAGS_GIVEN ||
-                          ac_caption_mean_logprob(&c) >= ac_caption_mean_logprob(out) - (double)o->max_drop;
-        if (all_met && agree) {
-            for (int i = 0; i < k; i++) cands[sel[i]].tag.forced = 1;
-            for (int i = 0; i < n; i++) cands[i].tag.named = says(&c, &cands[i]);
-            ac_caption_free(out);
-            *out = c;
-            break;
-        }
-        ac_caption_free(&c);
-        if (o->mode == AC_TAGS_GIVEN) break; /* the user's words: all or the free caption */
+    for (int i = 0; i < j->k; i++) j->cons[i] = (ac_constraint){j->cands[j->sel[i]].n_alt, j->cands[j->sel[i]].alt};
+    return 0;
+}
+
+/* After the search with j->k constraints (c): take it if it meets them all and the model agrees; else
+ * try one fewer (AUTO) or keep the free caption (GIVEN: the user's words, all or none). */
+static void judge(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac_caption *c) {
+    const int all_met = c->met_mask == (1 << j->k) - 1;
+    const int agree = o->mode == AC_TAGS_GIVEN ||
+                      ac_caption_mean_logprob(c) >= ac_caption_mean_logprob(&task->out) - (double)o->max_drop;
+    if (all_met && agree) {
+        for (int i = 0; i < j->k; i++) j->cands[j->sel[i]].tag.forced = 1;
+        for (int i = 0; i < j->n; i++) j->cands[i].tag.named = says(c, &j->cands[i]);
+        ac_caption_free(&task->out);
+        task->out = *c;
+        j->k = 0;
+        return;
     }
+    ac_caption_free(c);
+    j->k = o->mode == AC_TAGS_GIVEN ? 0 : j->k - 1;
+}
+
+/* Confidence, the description of an unsure photo, and the tags into the caption. */
+static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task, naming_job *j) {
+    ac_caption *out = &task->out;
     out->confidence = m->confidence.n > 0 ? ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(out)) : NAN;
     /* Unsure: a description from the best tag the model can say, if any. */
     if (o->min_confidence > 0 && isfinite(out->confidence) && out->confidence < o->min_confidence) {
-        for (int i = 0; i < n; i++) {
-            if (!cands[i].tag.in_vocab) continue;
+        for (int i = 0; i < j->n; i++) {
+            if (!j->cands[i].tag.in_vocab) continue;
             ac_caption d;
-            if (describe(m, ann, cands[i].tag.word, &d, err)) {
-                free(cands), free(banned);
-                ac_caption_free(out);
-                return -1;
-            }
+            if (describe(m, task->ann, j->cands[i].tag.word, &d, &task->err)) return -1;
             d.confidence = out->confidence;
             d.described = 1;
-            for (int j = 0; j < n; j++) cands[j].tag.forced = 0, cands[j].tag.named = says(&d, &cands[j]);
+            for (int k = 0; k < j->n; k++) j->cands[k].tag.forced = 0, j->cands[k].tag.named = says(&d, &j->cands[k]);
             ac_caption_free(out);
             *out = d;
             break;
         }
     }
-    if (n > 0) {
-        out->tags = malloc(sizeof *out->tags * (size_t)n);
-        if (!out->tags) {
-            free(cands), free(banned);
-            ac_caption_free(out);
-            return ac_errf(err, "out of memory");
-        }
-        for (int i = 0; i < n; i++) out->tags[i] = cands[i].tag;
-        out->n_tags = n;
+    if (j->n > 0) {
+        if (!(out->tags = malloc(sizeof *out->tags * (size_t)j->n))) return ac_errf(&task->err, "out of memory");
+        for (int i = 0; i < j->n; i++) out->tags[i] = j->cands[i].tag;
+        out->n_tags = j->n;
     }
-    free(cands), free(banned);
     return 0;
+}
+
+int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
+                     int n_rows, int n_classes, int n, ac_name_task *tasks) {
+    naming_job *jobs = calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
+    int *want = calloc((size_t)(n > 0 ? n : 1), sizeof *want);
+    ac_caption *got = calloc((size_t)(n > 0 ? n : 1), sizeof *got);
+    for (int i = 0; i < n; i++) {
+        ac_name_task *task = &tasks[i];
+        memset(&task->out, 0, sizeof task->out);
+        task->failed = 0;
+        if (!jobs || !want || !got) {
+            task->failed = ac_errf(&task->err, "out of memory");
+            continue;
+        }
+        naming_job *j = &jobs[i];
+        j->bo = *bo;
+        /* without a memo the searches are the same, only slower */
+        if (o->mode != AC_TAGS_OFF) j->memo = ac_beam_memo_new(&m->dec);
+        if (!(j->img = ac_decoder_prepare(&m->dec, task->ann))) {
+            task->failed = ac_errf(&task->err, "out of memory");
+            continue;
+        }
+        if (o->mode == AC_TAGS_AUTO && o->absent > 0 && t && task->probs && ac_tag_table_classes(t) == n_classes) {
+            if (!(j->banned = calloc((size_t)m->dec.cfg.vocab, 1))) {
+                task->failed = ac_errf(&task->err, "out of memory");
+                continue;
+            }
+            const int nb = absent_words(m, t, o->absent, task->probs, n_rows, n_classes, j->banned, &task->err);
+            if (nb < 0) {
+                task->failed = 1;
+                continue;
+            }
+            if (nb > 0) j->bo.banned = j->banned;
+        }
+        want[i] = 1;
+    }
+    search_round(m, n, tasks, jobs, want, got); /* the free captions */
+    for (int i = 0; i < n; i++) {
+        if (tasks[i].failed || !want[i]) continue;
+        tasks[i].out = got[i];
+        if (choose_tags(m, t, o, tasks[i].probs, n_rows, n_classes, &tasks[i], &jobs[i])) tasks[i].failed = 1;
+    }
+    /* Try all the selected tags, then fewer (dropping the least probable), until the model agrees:
+     * each round searches every photo still trying. */
+    for (int more = 1; more;) {
+        more = 0;
+        for (int i = 0; i < n; i++) more |= want[i] = !tasks[i].failed && jobs[i].k > 0;
+        if (!more) break;
+        search_round(m, n, tasks, jobs, want, got);
+        for (int i = 0; i < n; i++)
+            if (want[i] && !tasks[i].failed) judge(o, &tasks[i], &jobs[i], &got[i]);
+    }
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        if (!tasks[i].failed && jobs && finish(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
+        if (tasks[i].failed) ac_caption_free(&tasks[i].out), failed++;
+        if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].cands);
+    }
+    free(jobs), free(want), free(got);
+    return failed ? -1 : 0;
+}
+
+int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
+                    const float *ann, const float *probs, int n_rows, int n_classes, ac_caption *out, ac_err *err) {
+    ac_name_task task = {.ann = ann, .probs = probs};
+    const int rc = ac_name_captions(m, t, o, bo, n_rows, n_classes, 1, &task);
+    *out = task.out;
+    if (rc && err) *err = task.err;
+    return rc;
 }

@@ -18,11 +18,13 @@
 #define CHUNKS_PER_THREAD 4
 
 struct ac_pool {
-    int n, chunks;
+    int n, chunks; /* threads; the default number of chunks a job is cut into */
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    _Atomic uint64_t work; /* generation << 32 | next chunk */
+    /* generation << 32 | chunks << 16 | next chunk: one word, so a thread that read the last job's
+     * state can never pair its next chunk index with the next job's chunk count */
+    _Atomic uint64_t work;
     atomic_int done_chunks, quit;
     void (*fn)(void *, int, int);
     void *arg;
@@ -39,16 +41,19 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+#define MAX_CHUNKS 0xffff
+
 /* Runs chunks of job `gen` until none is left. */
 static void do_chunks(ac_pool *p, uint32_t gen) {
     for (;;) {
         uint64_t v = atomic_load(&p->work);
         do {
-            if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= (uint32_t)p->chunks) return;
+            if ((uint32_t)(v >> 32) != gen || (v & MAX_CHUNKS) >= ((v >> 16) & MAX_CHUNKS)) return;
         } while (!atomic_compare_exchange_weak(&p->work, &v, v + 1));
         /* the job cannot finish before this chunk does, so fn and arg are still its own */
-        p->fn(p->arg, (int)(uint32_t)v, p->chunks);
-        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == p->chunks) {
+        const int n = (int)((v >> 16) & MAX_CHUNKS);
+        p->fn(p->arg, (int)(v & MAX_CHUNKS), n);
+        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == n) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
@@ -103,28 +108,35 @@ ac_pool *ac_pool_create(int n) {
 }
 
 void ac_pool_run(ac_pool *p, void (*fn)(void *, int, int), void *arg) {
-    if (!p || p->n == 1) {
+    ac_pool_run_n(p, fn, arg, ac_pool_chunks(p));
+}
+
+void ac_pool_run_n(ac_pool *p, void (*fn)(void *, int, int), void *arg, int chunks) {
+    if (!p || p->n == 1 || chunks <= 1) {
         fn(arg, 0, 1);
         return;
     }
+    if (chunks > MAX_CHUNKS) chunks = MAX_CHUNKS;
     p->fn = fn;
     p->arg = arg;
     atomic_store(&p->done_chunks, 0);
     pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
     uint32_t gen = cur_gen(p) + 1;
-    atomic_store(&p->work, (uint64_t)gen << 32);
+    atomic_store(&p->work, (uint64_t)gen << 32 | (uint64_t)chunks << 16);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     do_chunks(p, gen);
-    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < p->chunks; i++) cpu_relax();
-    if (atomic_load(&p->done_chunks) < p->chunks) {
+    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < chunks; i++) cpu_relax();
+    if (atomic_load(&p->done_chunks) < chunks) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->done_chunks) < p->chunks) pthread_cond_wait(&p->done, &p->mu);
+        while (atomic_load(&p->done_chunks) < chunks) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }
 
 int ac_pool_chunks(const ac_pool *p) { return !p || p->n == 1 ? 1 : p->chunks; }
+
+int ac_pool_threads(const ac_pool *p) { return p ? p->n : 1; }
 
 void ac_pool_free(ac_pool *p) {
     if (!p) return;

@@ -5,8 +5,8 @@
  * feature extraction and batch captioning; nothing else calls pthread_create.
  *
  * The persistent pool below (n-1 worker threads plus the caller) is for the CNN's layers, which are
- * too short to start threads for. (Splitting the decoder step's products over it was measured
- * slower: the step streams its weights over the memory bus both cores share.)
+ * too short to start threads for, and for the decoder step of one photo's search
+ * (ac_decoder_set_threads: its products split by columns; lanes searching side by side do not use it).
  *
  * ac_pool_run(p, fn, arg) calls fn(arg, t, n) once for each chunk t in [0, n), n = a few chunks per
  * thread (ac_pool_chunks), on whichever thread is free, and returns when all are done; so fn must
@@ -38,6 +38,10 @@ typedef struct ac_pool ac_pool;
 ac_pool *ac_pool_create(int n);
 void ac_pool_run(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg);
 void ac_pool_free(ac_pool *p);
-/* How many chunks (the n passed to fn) a job is cut into. */
+/* The same cut into `chunks` chunks (a job whose chunks cost more the more there are: the fused
+ * convolutions recompute the rows neighbouring chunks share). 1 or less runs fn(arg, 0, 1). */
+void ac_pool_run_n(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg, int chunks);
+/* How many chunks (the n passed to fn) ac_pool_run cuts a job into, and how many threads run them. */
 int ac_pool_chunks(const ac_pool *p);
+int ac_pool_threads(const ac_pool *p);
 #endif

@@ -38,6 +38,16 @@ void ac_smm_pack(int K, int N, const float *B, int ldb, int trans, float *Bp) {
     }
 }
 
+/* The same panels of half-precision weights (ac_smm_nn_hp's layout). */
+void ac_smm_pack_h(int K, int N, const uint16_t *B, int ldb, uint16_t *Bp) {
+    for (int p = 0; p < (N + 63) / 64; p++)
+        for (int k = 0; k < K; k++) {
+            const int n0 = 64 * p;
+            uint16_t *d = Bp + ((size_t)p * K + k) * 64;
+            for (int j = 0; j < 64; j++) d[j] = n0 + j < N ? B[(size_t)k * ldb + n0 + j] : 0;
+        }
+}
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
@@ -137,16 +147,11 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
             }                                                                                                \
         }                                                                                                    \
     }
-#define KSTREAMS(NAME, T, LOAD)                                                                              \
-    KSTREAM(NAME, 1, T, LOAD) KSTREAM(NAME, 2, T, LOAD) KSTREAM(NAME, 3, T, LOAD) KSTREAM(NAME, 4, T, LOAD)  \
-    KSTREAM(NAME, 5, T, LOAD) KSTREAM(NAME, 6, T, LOAD)
 #define LOAD_F32(m, p) _mm512_maskz_loadu_ps(m, p)
-KSTREAMS(kstream, float, LOAD_F32)
+KSTREAM(kstream, 1, float, LOAD_F32) KSTREAM(kstream, 2, float, LOAD_F32) KSTREAM(kstream, 3, float, LOAD_F32)
+KSTREAM(kstream, 4, float, LOAD_F32) KSTREAM(kstream, 5, float, LOAD_F32) KSTREAM(kstream, 6, float, LOAD_F32)
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-/* Half-precision weights, widened exactly on load: the same arithmetic on half the memory traffic. */
-#define LOAD_F16(m, p) _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p))
-KSTREAMS(hstream, uint16_t, LOAD_F16)
-#define HAVE_HSTREAM 1
+#define HAVE_HTILE 1
 #endif
 
 /* Many rows (the per-photo attention projection, L = 49..196 rows): weights are reused across row
@@ -211,12 +216,74 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
     }
 }
 
-#ifdef HAVE_HSTREAM
-int ac_smm_has_f16(void) { return 1; }
-void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc) {
+#ifdef HAVE_HTILE
+/* Half-precision weights packed in panels of 64 columns (ac_smm_pack_h), for any number of rows: a
+ * 6 x 64 tile of C stays in registers (24 accumulators) while a panel streams by, so each weight
+ * loaded serves up to 6 rows instead of being reloaded with C every 4 rows of B (kstream). Rows are
+ * taken 6 at a time over a block of 256 rows of the panel (32 KB: it stays in L1 for every row
+ * block), the tile stored back to C between blocks. Each element still goes through the chain
+ * C = fma(a_k, b_k, C) with k ascending: the same bits as ac_smm_nn, for any M and any grouping of
+ * rows (which is what lets the beams of many photos share one product). */
+#define HTILE(MR)                                                                                            \
+    static void htile_##MR(int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc,            \
+                           const __mmask16 *m) {                                                             \
+        __m512 acc[MR][4];                                                                                   \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+            acc[r][q] = _mm512_maskz_loadu_ps(m[q], C + (size_t)r * ldc + 16 * q);                          \
+        for (int k = 0; k < K; k++) {                                                                        \
+            const uint16_t *b = Bp + (size_t)k * 64;                                                         \
+            __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b)),                             \
+                   v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(b + 16))),                      \
+                   v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(b + 32))),                      \
+                   v3 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(b + 48)));                      \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                           \
+                __m512 a = _mm512_set1_ps(A[(size_t)r * lda + k]);                                          \
+                acc[r][0] = _mm512_fmadd_ps(a, v0, acc[r][0]);                                               \
+                acc[r][1] = _mm512_fmadd_ps(a, v1, acc[r][1]);                                               \
+                acc[r][2] = _mm512_fmadd_ps(a, v2, acc[r][2]);                                               \
+                acc[r][3] = _mm512_fmadd_ps(a, v3, acc[r][3]);                                               \
+            }                                                                                                \
+        }                                                                                                    \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+            _mm512_mask_storeu_ps(C + (size_t)r * ldc + 16 * q, m[q], acc[r][q]);                           \
+    }
+HTILE(1)
+HTILE(2)
+HTILE(3)
+HTILE(4)
+HTILE(5)
+HTILE(6)
+
+void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
-    ROW_BLOCKS(hstream)
+    enum { KC = 256 };
+    for (int p = 0; p < (N + 63) / 64; p++) {
+        const int n0 = 64 * p;
+        __mmask16 m[4];
+        for (int q = 0; q < 4; q++) {
+            const int left = N - n0 - 16 * q;
+            m[q] = left >= 16 ? (__mmask16)0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+        }
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            const int kc = K - k0 < KC ? K - k0 : KC;
+            const uint16_t *b = Bp + ((size_t)p * K + k0) * 64;
+            for (int m0 = 0; m0 < M; m0 += 6) {
+                const float *a = A + (size_t)m0 * lda + k0;
+                float *c = C + (size_t)m0 * ldc + n0;
+                switch (M - m0 < 6 ? M - m0 : 6) {
+                case 1: htile_1(kc, a, lda, b, c, ldc, m); break;
+                case 2: htile_2(kc, a, lda, b, c, ldc, m); break;
+                case 3: htile_3(kc, a, lda, b, c, ldc, m); break;
+                case 4: htile_4(kc, a, lda, b, c, ldc, m); break;
+                case 5: htile_5(kc, a, lda, b, c, ldc, m); break;
+                default: htile_6(kc, a, lda, b, c, ldc, m); break;
+                }
+            }
+        }
+    }
 }
+
+int ac_smm_has_f16(void) { return 1; }
 #endif
 #else
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
@@ -251,15 +318,16 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
 }
 #endif
 
-#ifndef HAVE_HSTREAM
+#ifndef HAVE_HTILE
 /* Without AVX-512 (BW, VL) the decoder keeps no half copies and never calls this; should someone
  * else, it still computes the product (portable, slow) rather than fail. */
 int ac_smm_has_f16(void) { return 0; }
-void ac_smm_nn_h(int M, int N, int K, const float *A, int lda, const uint16_t *B, int ldb, float *C, int ldc) {
+void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc) {
     for (int m = 0; m < M; m++)
         for (int k = 0; k < K; k++) {
             const float a = A[(size_t)m * lda + k];
-            for (int j = 0; j < N; j++) C[(size_t)m * ldc + j] += a * ac_f16_to_f32(B[(size_t)k * ldb + j]);
+            for (int j = 0; j < N; j++)
+                C[(size_t)m * ldc + j] += a * ac_f16_to_f32(Bp[((size_t)(j / 64) * K + k) * 64 + j % 64]);
         }
 }
 #endif

@@ -267,33 +267,38 @@ static void test_v1_sizes(void) {
     CHECKF(!bad, "MobileNetV1 0.25 differs from PyTorch (see above)");
 }
 
-/* Same bits with 1 and 2 threads (no reduction order depends on the split). */
+/* Same bits with 1, 2 and 3 threads (no reduction order depends on the split: the pool cuts each
+ * product, depthwise conv, sum and fused group differently for each count), at a size the model was
+ * not built for and at the encoder's sizes, where at 448 the fused groups get their own chunk counts. */
 static void test_threads_deterministic(void) {
     const char *mp = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite");
     if (!mp) SKIP("needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite");
     ac_err err;
     ac_tfl_model *m;
     CHECKF(ac_tfl_load(mp, &m, &err) == 0, "%s", err.msg);
-    int size = 160; /* a size the model was not built for */
-    float *x = malloc((size_t)size * size * 3 * sizeof *x), *y[2];
-    for (int i = 0; i < size * size * 3; i++) x[i] = (float)((i * 7919) % 255) / 127.5f - 1.0f;
-    size_t n = 0;
-    for (int t = 0; t < 2; t++) {
-        ac_cnn *c;
-        CHECKF(ac_cnn_create(m, "MobilenetV2/Conv_1/Relu6;MobilenetV2/Conv_1/add_fold;MobilenetV2/Conv_1/Conv2D_Fold;"
-                                "MobilenetV2/Conv_1/BatchNorm_Fold/bias", size, size, t + 1, &c, &err) == 0, "%s", err.msg);
-        int h, w, ch;
-        ac_cnn_output_shape(c, &h, &w, &ch);
-        CHECK(h == 5 && w == 5 && ch == 1280);
-        n = (size_t)h * w * ch;
-        y[t] = malloc(n * sizeof(float));
-        CHECKF(ac_cnn_run(c, x, y[t], &err) == 0, "%s", err.msg);
-        ac_cnn_free(c);
+    const int sizes[3] = {160, 224, 448};
+    for (int k = 0; k < 3; k++) {
+        int size = sizes[k];
+        float *x = malloc((size_t)size * size * 3 * sizeof *x), *y[3];
+        for (int i = 0; i < size * size * 3; i++) x[i] = (float)(((long)i * 7919) % 255) / 127.5f - 1.0f;
+        size_t n = 0;
+        for (int t = 0; t < 3; t++) {
+            ac_cnn *c;
+            CHECKF(ac_cnn_create(m, "MobilenetV2/Conv_1/Relu6;MobilenetV2/Conv_1/add_fold;MobilenetV2/Conv_1/Conv2D_Fold;"
+                                    "MobilenetV2/Conv_1/BatchNorm_Fold/bias", size, size, t + 1, &c, &err) == 0, "%s", err.msg);
+            int h, w, ch;
+            ac_cnn_output_shape(c, &h, &w, &ch);
+            CHECK(h == (size + 31) / 32 && w == (size + 31) / 32 && ch == 1280);
+            n = (size_t)h * w * ch;
+            y[t] = malloc(n * sizeof(float));
+            CHECKF(ac_cnn_run(c, x, y[t], &err) == 0, "%s", err.msg);
+            ac_cnn_free(c);
+        }
+        CHECKF(memcmp(y[0], y[1], n * sizeof(float)) == 0, "size %d: 1 and 2 threads differ", size);
+        CHECKF(memcmp(y[0], y[2], n * sizeof(float)) == 0, "size %d: 1 and 3 threads differ", size);
+        for (int t = 0; t < 3; t++) free(y[t]);
+        free(x);
     }
-    CHECK(memcmp(y[0], y[1], n * sizeof(float)) == 0);
-    free(y[0]);
-    free(y[1]);
-    free(x);
     ac_tfl_free(m);
 }
 

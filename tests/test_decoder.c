@@ -505,12 +505,9 @@ static void test_torch_parity(void) {
     torch_parity(AC_ATTENTION_ADDITIVE, 2), torch_parity(AC_ATTENTION_SCALED_DOT, 2);
 }
 
-/* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for
- * few hypotheses (streaming kernels on both sides) and many (the float32 side tiles), when the
- * weights are exactly float16; a decoder whose weights are not keeps the float32 path. */
-static void test_step_f16_same_bits(void) {
+static void f16_same_bits(int score, int heads) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
-                             .grid_h = 3, .grid_w = 4};
+                             .grid_h = 3, .grid_w = 4, .attention = score, .heads = heads};
     ac_decoder a, b;
     ac_err err;
     CHECKF(ac_decoder_init(&a, &cfg, 11, &err) == 0, "%s", err.msg);
@@ -518,13 +515,8 @@ static void test_step_f16_same_bits(void) {
     CHECK(ac_decoder_use_f16(&b) == 0); /* random float32 weights are not float16 */
     CHECK(b.lstm_w16 == NULL);
     for (size_t i = 0; i < a.n_params; i++) a.params[i] = b.params[i] = ac_f16_to_f32(ac_f32_to_f16(a.params[i]));
-    int made = ac_decoder_use_f16(&b);
-    if (!ac_smm_has_f16()) {
-        ac_decoder_free(&a), ac_decoder_free(&b);
-        CHECK(made == 0);
-        SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL)");
-    }
-    CHECK(made == 1 && b.lstm_w16 && b.out_lo16);
+    CHECKF(ac_decoder_use_f16(&b) == 1 && b.lstm_w16 && b.out_lo16 && !b.att_wh16 == !b.att_wh, "%s x%d",
+           ac_decoder_attention_name(score), heads);
     float ann[12 * 20];
     for (int i = 0; i < 12 * 20; i++) ann[i] = (float)((i * 29) % 23) / 23.0f;
     ac_dec_image *ia = ac_decoder_prepare(&a, ann), *ib = ac_decoder_prepare(&b, ann);
@@ -545,7 +537,59 @@ static void test_step_f16_same_bits(void) {
     free(scr);
     ac_dec_image_free(ia), ac_dec_image_free(ib);
     ac_decoder_free(&a), ac_decoder_free(&b);
-    CHECK(same);
+    CHECKF(same, "%s x%d", ac_decoder_attention_name(score), heads);
+}
+
+/* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for
+ * few hypotheses (streaming kernels on both sides) and many (the float32 side tiles), when the
+ * weights are exactly float16, for every score function (general has no W_h to copy) and with 2
+ * heads; a decoder whose weights are not keeps the float32 path. */
+static void test_step_f16_same_bits(void) {
+    if (!ac_smm_has_f16()) {
+        ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
+                                 .grid_h = 3, .grid_w = 4};
+        ac_decoder a;
+        ac_err err;
+        CHECKF(ac_decoder_init(&a, &cfg, 11, &err) == 0, "%s", err.msg);
+        for (size_t i = 0; i < a.n_params; i++) a.params[i] = ac_f16_to_f32(ac_f32_to_f16(a.params[i]));
+        CHECK(ac_decoder_use_f16(&a) == 0);
+        ac_decoder_free(&a);
+        SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL)");
+    }
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) f16_same_bits(s, 0), f16_same_bits(s, 2);
+}
+
+/* The joint step of several photos (the batched beam search's) gives every row the same bits as a
+ * step of its photo alone, for every score function and with 2 heads. */
+static void test_step_photos_scores(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++)
+        for (int heads = 0; heads <= 2; heads += 2) {
+            ac_decoder_config c = tiny_cfg();
+            c.attention = s, c.heads = heads, c.dim = 8;
+            ac_decoder dec;
+            ac_err err;
+            CHECKF(ac_decoder_init(&dec, &c, 13, &err) == 0, "%s", err.msg);
+            float ann[2][6 * 8];
+            fill_ann(ann[0], 48, 21), fill_ann(ann[1], 48, 22);
+            const ac_dec_image *im[2] = {ac_decoder_prepare(&dec, ann[0]), ac_decoder_prepare(&dec, ann[1])};
+            enum { K = 3, H = 6, V = 11, L = 6, OUT = 2 * H + V + L + 1 };
+            const int rows[2] = {2, 1}, prev[K] = {AC_START, 7, 5};
+            float h[K * H], cc[K * H], joint[K * OUT], alone[K * OUT], scr[512];
+            CHECK(ac_decoder_step_scratch(&c, K) <= 512);
+            for (int i = 0; i < K * H; i++) h[i] = sinf(0.7f * i), cc[i] = cosf(0.3f * i);
+            float *o = joint;
+            ac_decoder_step_photos(&dec, 2, im, rows, prev, h, cc, o, o + K * H, o + 2 * K * H, o + K * (2 * H + V),
+                                   o + K * (2 * H + V + L), scr);
+            for (int p = 0, k0 = 0; p < 2; k0 += rows[p++]) { /* the same layout, filled photo by photo */
+                const int n = rows[p];
+                o = alone;
+                ac_decoder_step(&dec, im[p], n, prev + k0, h + k0 * H, cc + k0 * H, o + k0 * H, o + K * H + k0 * H,
+                                o + 2 * K * H + k0 * V, o + K * (2 * H + V) + k0 * L, o + K * (2 * H + V + L) + k0, scr);
+            }
+            CHECKF(!memcmp(joint, alone, sizeof joint), "%s x%d", ac_decoder_attention_name(s), heads);
+            ac_dec_image_free((ac_dec_image *)im[0]), ac_dec_image_free((ac_dec_image *)im[1]);
+            ac_decoder_free(&dec);
+        }
 }
 
 int main(void) {
@@ -560,5 +604,6 @@ int main(void) {
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
     RUN(test_step_f16_same_bits);
+    RUN(test_step_photos_scores);
     return TEST_EXIT();
 }

@@ -1,7 +1,7 @@
 """tflite_py.py: a small TFLite flatbuffer reader and writer in pure Python (struct + numpy).
 
 An implementation independent of src/tflite.c, written from the public schema.fbs, used by the
-reference tools (tools/torch_*.py) and the CNN benchmark peer (bench/torch_cnn.py):
+reference tools (tools/torch_*.py) and the CNN benchmark peers (bench/peers/graph.py):
   read_model(bytes) -> dict with 'tensors' (name, type, shape, quant, data as float32 numpy or None),
                        'ops' (opcode, opname, inputs, outputs, options dict), 'inputs', 'outputs'
   write_model(tensors, ops, inputs, outputs) -> bytes (for tiny test models)

@@ -98,6 +98,26 @@ ac_beam_opts ac_beam_defaults(void);
  * times constraint states over 4096 hypotheses. */
 int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
                    ac_caption *out, ac_err *err);
+/* The searches of several photos at once: each task is searched exactly as ac_beam_search would
+ * (same captions, scores and attention, bit for bit), while at every time step the live hypotheses
+ * of all the photos go through one decoder step (ac_decoder_step_photos), which reads the decoder's
+ * weights once for all of them. */
+/* A photo's memo: the decoder's outputs for every hypothesis its searches computed, so that a later
+ * search of the same photo (with other options or constraints) takes them instead of computing them
+ * again; the same bits either way. Belongs to one photo and one decoder. */
+typedef struct ac_beam_memo ac_beam_memo;
+ac_beam_memo *ac_beam_memo_new(const ac_decoder *dec);
+void ac_beam_memo_free(ac_beam_memo *m);
+typedef struct ac_beam_task {
+    const ac_dec_image *img; /* the photo (ac_decoder_prepare), the caller's */
+    ac_beam_memo *memo;      /* NULL, or the photo's memo (the caller's; searches read and add to it) */
+    ac_beam_opts opts;       /* its pointers (constraints, banned) are the caller's */
+    ac_caption out;          /* the caption, when not failed (the caller frees it) */
+    int failed;              /* nonzero: err says why (bad options, out of memory); out is empty */
+    ac_err err;
+} ac_beam_task;
+/* 0 if every task has its caption, else -1 (the others are still searched and filled). */
+int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks);
 void ac_caption_free(ac_caption *c);
 /* No search: the caption of the given words[0..n) (ids), with the attention, gates and log-probability
  * the decoder gives them when fed word by word (teacher forcing, ac_decoder_attend); score = logprob. */

@@ -85,18 +85,26 @@ typedef struct ac_decoder {
     float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
     float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
     float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
-    /* Optional float16 copies of the two weights the inference step streams (ac_decoder_use_f16);
-     * NULL unless made. They must not outlive a change of params: training never makes them. */
-    uint16_t *lstm_w16, *out_lo16;
+    /* Optional float16 copies of the weights the inference step streams (ac_decoder_use_f16), packed
+     * for its kernel (panels of 64 columns); NULL unless made. They must not outlive a change of
+     * params: training never makes them. */
+    uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
+    struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
 void ac_decoder_free(ac_decoder *dec);
-/* For inference: keep float16 copies of lstm_w and out_lo (4/5 of the bytes each step reads) if every
- * value is exactly a float16 (true of a model stored as F16) and the CPU has the kernel (AVX-512).
- * The step then reads half the memory and gives the same bits. Returns 1 if made, 0 if not
- * (the float32 path stays), -1 out of memory. */
+/* For inference: keep float16 copies of the weights each step streams (lstm_w, out_lo, att_wh, out_lh,
+ * out_lz) if every value is exactly a float16 (true of a model stored as F16) and the CPU has the
+ * kernel (AVX-512). The step then reads half the memory, runs a faster kernel and gives the same
+ * bits. Returns 1 if made, 0 if not (the float32 path stays), -1 out of memory. */
 int ac_decoder_use_f16(ac_decoder *dec);
+/* For inference with few hypotheses (one photo): split each product of the step by columns over
+ * `threads` threads (a pool the decoder keeps; 1 = none). The same bits for any count: every output
+ * is computed whole by one thread. Only with the float16 copies (ac_decoder_use_f16). A decoder with
+ * helper threads must not step on two threads at once (a shallow copy with step_pool = NULL may).
+ * Returns 0, or -1 if the threads cannot be started (the step then stays on the caller's thread). */
+int ac_decoder_set_threads(ac_decoder *dec, int threads);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 
@@ -170,6 +178,14 @@ size_t ac_decoder_step_scratch(const ac_decoder_config *cfg, int K);
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *img, int K, const int *prev, const float *h,
                      const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
                      float *scratch /* [ac_decoder_step_scratch(cfg, K)] */);
+
+/* The same step for the hypotheses of several photos at once: photo p has rows[p] consecutive rows
+ * (of K = the sum) and attends over its own img[p]; all buffers are as above with K rows, scratch
+ * ac_decoder_step_scratch(cfg, K). Each weight matrix is read once for all the rows, and every row's
+ * results are the same bits as a step of its photo alone (ac_decoder_step is this with one photo). */
+void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                            const int *prev, const float *h, const float *c, float *h_out, float *c_out, float *logp,
+                            float *alpha, float *beta, float *scratch);
 
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].

@@ -56,6 +56,19 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 int ac_name_caption(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
                     const float *ann, const float *probs, int n_rows, int n_classes, ac_caption *out, ac_err *err);
 
+/* Many photos at once, each named exactly as ac_name_caption would (same captions bit for bit): their
+ * free searches go together (ac_beam_search_photos), then their constrained searches, round by
+ * round. A photo that fails (failed, err) does not stop the others. Returns 0 if none failed. */
+typedef struct ac_name_task {
+    const float *ann;   /* [L, D] */
+    const float *probs; /* as ac_name_caption's */
+    ac_caption out;     /* the caller frees it */
+    int failed;
+    ac_err err;
+} ac_name_task;
+int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
+                     int n_rows, int n_classes, int n, ac_name_task *tasks);
+
 #ifdef __cplusplus
 }
 #endif

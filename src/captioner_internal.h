@@ -1,0 +1,15 @@
+/* captioner_internal.h: the captioner's two halves, for captioner_batch.c (photos encoded one at a
+ * time in lanes, then searched together). Private to src/captioner*.c. */
+#ifndef ATTNCAP_CAPTIONER_INTERNAL_H
+#define ATTNCAP_CAPTIONER_INTERNAL_H
+#include "attncap/captioner.h"
+
+/* The photo (any size: squashed here when needed) -> its annotations ann [L, D] and, when the
+ * captioner wants classes, their probabilities into probs (as ac_captioner.probs). */
+int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img,
+                        ac_err *err);
+/* The captions of n encoded photos (tasks' ann and probs), searched together as the captioner's
+ * settings say (given caption, plain search, or naming): each the caption ac_captioner_run gives.
+ * concurrent: other lanes may search at the same time (the step's helper threads are not used). */
+void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent);
+#endif
