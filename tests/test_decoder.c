@@ -257,24 +257,27 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
 /* dctx_sum: d loss / d x, x added to every annotation vector of every photo (the trainer's learned
  * "no photo" context is this with all vectors equal), against central differences of the reference;
  * then the pool's combination against the single pass. */
-static void gradcheck_context_shift(int score) {
+static void gradcheck_context_shift(int score, int heads) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.3f;
     c.attention = score;
+    c.heads = heads;
+    if (heads > 1) c.dim = 8; /* the heads split the channels */
+    const int D = c.dim, LD = 6 * D;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
     for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.05f * (float)sin(2.0 + 1.3 * i);
-    enum { B = 4, ST = 6, LD = 6 * 7 };
-    static float ann[B][LD], sh[B][LD];
+    enum { B = 4, ST = 6 };
+    static float ann[B][6 * 8], sh[B][6 * 8];
     const float *annp[B], *shp[B];
     for (int i = 0; i < B; i++) fill_ann(ann[i], LD, 31 + i), annp[i] = ann[i], shp[i] = sh[i];
-    for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % 7]; /* one photo: six copies of one vector */
+    for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % D]; /* one photo: six copies of one vector */
     annp[3] = annp[2], shp[3] = shp[2];
     const int len[B] = {6, 5, 3, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
-    float dctx[7], dctx2[7];
+    float dctx[8], dctx2[8];
     ac_dec_batch bt = {B, len, words, ST, annp, dctx};
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -286,18 +289,18 @@ static void gradcheck_context_shift(int score) {
     ref_batch rb = {B, ST, len, words, shp};
     const double eps = 1e-3;
     double gmax = 0;
-    for (int d = 0; d < 7; d++) gmax = fmax(gmax, fabs(dctx[d]));
+    for (int d = 0; d < D; d++) gmax = fmax(gmax, fabs(dctx[d]));
     CHECK(gmax > 0);
-    for (int d = 0; d < 7; d++) {
+    for (int d = 0; d < D; d++) {
         double l[2];
         for (int sgn = 0; sgn < 2; sgn++) {
             for (int i = 0; i < B; i++)
-                for (int k = 0; k < LD; k++) sh[i][k] = ann[i][k] + (k % 7 == d ? (sgn ? -eps : eps) : 0.0f);
+                for (int k = 0; k < LD; k++) sh[i][k] = ann[i][k] + (k % D == d ? (sgn ? -eps : eps) : 0.0f);
             l[sgn] = ref_loss(&c, P, &rb, 1, seed);
         }
         const double num = (l[0] - l[1]) / (2 * eps);
-        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "%s dctx[%d]: analytic %.7g, numeric %.7g",
-               ac_decoder_attention_name(score), d, dctx[d], num);
+        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "%s x%d dctx[%d]: analytic %.7g, numeric %.7g",
+               ac_decoder_attention_name(score), heads, d, dctx[d], num);
     }
     /* Without a gradient the buffer is left alone; through the pool (2 shards) it matches. */
     c.dropout = 0;
@@ -306,14 +309,15 @@ static void gradcheck_context_shift(int score) {
     bt.dctx_sum = dctx2;
     ac_dec_pool *p = ac_dec_pool_new(&c, 2, 2, B, 8);
     CHECK(p && ac_dec_pool_forward_backward(p, &dec, &bt, 0, 0, grad, &st, &err) == 0);
-    for (int d = 0; d < 7; d++) CHECK_NEAR(dctx2[d], dctx[d], 1e-5 * gmax + 1e-7);
+    for (int d = 0; d < D; d++) CHECK_NEAR(dctx2[d], dctx[d], 1e-5 * gmax + 1e-7);
     ac_dec_pool_free(p);
     free(P), free(grad);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
 static void test_gradcheck_context_shift(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s, 0);
+    gradcheck_context_shift(AC_ATTENTION_ADDITIVE, 2), gradcheck_context_shift(AC_ATTENTION_SCALED_DOT, 2);
 }
 static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
 static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
