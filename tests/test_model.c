@@ -192,28 +192,15 @@ static void m_int_dtype(ac_st_writer *w, ac_model *m, float *s) {
     meta_ok(w, m, CFG_OK);
 }
 
-static void m_unknown_score(ac_st_writer *w, ac_model *m, float *s) {
+/* A config of the cases below with the make_model tensors (the score functions' and heads' cases). */
+static const char *case_config;
+static void m_config(ac_st_writer *w, ac_model *m, float *s) {
     (void)s;
     add_all(w, m, NULL, NULL);
-    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1,\"attention\":\"fancy\"}");
+    meta_ok(w, m, case_config);
 }
-/* 3 heads cannot split A = 4 key columns and D = 3 channels; "heads" must be a whole number. */
-static void m_bad_heads(ac_st_writer *w, ac_model *m, float *s) {
-    (void)s;
-    add_all(w, m, NULL, NULL);
-    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1,\"heads\":3}");
-}
-static void m_heads_string(ac_st_writer *w, ac_model *m, float *s) {
-    (void)s;
-    add_all(w, m, NULL, NULL);
-    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1,\"heads\":\"2\"}");
-}
-/* An additive model's tensors under a config saying dot: w_e and b_a are not dot's. */
-static void m_score_tensors(ac_st_writer *w, ac_model *m, float *s) {
-    (void)s;
-    add_all(w, m, NULL, NULL);
-    meta_ok(w, m, "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1,\"attention\":\"dot\"}");
-}
+#define CFG_WITH(extra) \
+    "{\"vocab\":9,\"embed\":6,\"hidden\":5,\"att\":4,\"dim\":3,\"n_ann\":4,\"grid_h\":2,\"grid_w\":2,\"dropout\":0.5,\"lambda\":1," extra "}"
 
 static void m_decode_not_object(ac_st_writer *w, ac_model *m, float *s) {
     (void)s;
@@ -250,10 +237,14 @@ static void test_refuses_bad_models(void) {
     expect_load_error("nan.st", m_nan, "non-finite");
     expect_load_error("extra.st", m_extra, "unexpected tensor 'adam_m'");
     expect_load_error("dtype.st", m_int_dtype, "must be F32 or F16");
-    expect_load_error("score.st", m_unknown_score, "'attention' is not one of additive, dot");
-    expect_load_error("scoretensors.st", m_score_tensors, "unexpected tensor 'att_ba'");
-    expect_load_error("heads.st", m_bad_heads, "3 heads do not divide the attention width 4 and the annotation size 3");
-    expect_load_error("heads2.st", m_heads_string, "'heads' is not an integer");
+    case_config = CFG_WITH("\"attention\":\"fancy\"");
+    expect_load_error("score.st", m_config, "'attention' is not one of additive, dot");
+    case_config = CFG_WITH("\"attention\":\"dot\""); /* an additive model's tensors: w_e and b_a are not dot's */
+    expect_load_error("scoretensors.st", m_config, "unexpected tensor 'att_ba'");
+    case_config = CFG_WITH("\"heads\":3"); /* 3 heads cannot split A = 4 key columns and D = 3 channels */
+    expect_load_error("heads.st", m_config, "3 heads do not divide the attention width 4 and the annotation size 3");
+    case_config = CFG_WITH("\"heads\":\"2\"");
+    expect_load_error("heads2.st", m_config, "'heads' is not an integer");
     expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
