@@ -272,6 +272,14 @@ size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
            (heads > 1 ? (size_t)K * heads * cf->n_ann : 0);
 }
 
+int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err) {
+    const int heads = ac_attention_heads(&dec->cfg);
+    if (head < 0 || head > heads)
+        return ac_errf(err, "attention head %d: the model has %d head%s", head, heads, heads > 1 ? "s" : "");
+    dec->shown_head = head;
+    return 0;
+}
+
 int ac_decoder_set_threads(ac_decoder *dec, int threads) {
     ac_pool_free(dec->step_pool);
     dec->step_pool = NULL;
@@ -354,11 +362,12 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
             ac_smm_nn(rows[p], dv, L, ah + (size_t)k0 * nh * L + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D,
                       x + (size_t)k0 * X + E + (size_t)j * dv, X);
     }
-    for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean */
+    for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean, or the head asked for */
         for (int l = 0; l < L; l++) {
+            const float *a = ah + (size_t)k * nh * L + l;
             float s = 0;
-            for (int j = 0; j < nh; j++) s += ah[((size_t)k * nh + j) * L + l];
-            alpha[(size_t)k * L + l] = s / nh;
+            for (int j = 0; j < nh; j++) s += a[(size_t)j * L];
+            alpha[(size_t)k * L + l] = dec->shown_head > 0 ? a[(size_t)(dec->shown_head - 1) * L] : s / nh;
         }
     for (int k = 0; k < K; k++) {
         float *zk = x + (size_t)k * X + E, b = be[k];

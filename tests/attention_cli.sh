@@ -4,7 +4,7 @@
 # captions so that the beam search (the inference step, not the training forward) reproduces the val
 # captions exactly, in training's validation and in `attncap eval`; on real photos (../shared's COCO
 # photos through the small encoder) each model captions, draws overlays and follows --given. SCORE:N
-# is the score with N attention heads.
+# is the score with N attention heads; --head J shows head J.
 . "$(dirname "$0")/lib.sh"
 FX=$(dirname "$0")/fixtures/train
 SCORES="additive dot scaled-dot general cosine scaled-dot:2 additive:4"
@@ -12,6 +12,7 @@ SCORES="additive dot scaled-dot general cosine scaled-dot:2 additive:4"
 score_flags() { echo "--attention ${1%%:*}"; [[ $1 == *:* ]] && echo "--heads ${1##*:}"; }
 tiny=(--embed 32 --hidden 32 --att 16 --min-count 1 --batch 5 --lr 0.01 --dropout 0 --lambda 0.1 --quiet
       --checkpoint-every 0)
+py=$(command -v python3 || true)
 field() { grep -o "\"$1\":[0-9.e-]*" | head -1 | cut -d: -f2; }
 
 t_begin every_score_overfits_and_captions_its_val_photos
@@ -100,6 +101,42 @@ if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/
       t_fail "$s: --given: $(head -c 200 "$T/given.json")"; ok=0
     fi
   done
+  [ $ok = 1 ] && t_ok
+fi
+
+t_begin heads_shown_one_by_one
+# --head J shows head J's attention: the heads' attentions average to the default one (their mean),
+# differ from each other, and leave the words alone; ground scores a head; a head the model lacks
+# is refused in one line.
+m="$T/coco_additive:4.safetensors"
+if [ -z "$py" ]; then t_skip "needs python3 to read the JSON"
+elif [ ! -s "$m" ]; then t_skip "needs the COCO model of every_score_captions_photos"
+else
+  ok=1
+  g=(--model "$m" --encoder "$ENC" --json --attention --given "a man on a street" "$COCO/images/$photo")
+  for j in 0 1 2 3 4; do
+    hj=(); [ $j = 0 ] || hj=(--head $j)
+    "$A" caption "${g[@]}" "${hj[@]}" >"$T/head$j.json" 2>"$T/err" || { t_fail "--head $j: $(cat "$T/err")"; ok=0; break; }
+  done
+  if [ $ok = 1 ] && ! "$py" - "$T"/head{0,1,2,3,4}.json <<'PY'
+import json, sys
+rows = [json.load(open(p)) for p in sys.argv[1:]]
+mean, heads = rows[0]["attention"], [r["attention"] for r in rows[1:]]
+assert all(r["logprob"] == rows[0]["logprob"] for r in rows), "the words' log-probability changed"
+for t in range(len(mean)):
+    for l in range(len(mean[t])):
+        avg = sum(h[t][l] for h in heads) / len(heads)
+        assert abs(avg - mean[t][l]) < 1e-5, (t, l, avg, mean[t][l])  # the JSON has 4 digits: 5e-6 each
+diff = max(abs(a - b) for t in range(len(mean)) for a, b in zip(heads[0][t], heads[1][t]))
+assert diff > 5e-5, "heads 1 and 2 look the same (%g)" % diff
+PY
+  then t_fail "per-head attention does not average to the mean"; ok=0; fi
+  printf '%s\tman\t0,0,0.5,1\n' "$COCO/images/$photo" >"$T/boxes.tsv"
+  if [ $ok = 1 ] && ! "$A" ground --boxes "$T/boxes.tsv" --model "$m" --encoder "$ENC" --head 3 --quiet >"$T/g" 2>"$T/err"; then
+    t_fail "ground --head 3: $(cat "$T/err")"; ok=0
+  fi
+  [ $ok = 1 ] && { expect_error "head 5 of 4" "$A" caption "${g[@]}" --head 5 || ok=0; }
+  [ $ok = 1 ] && ! grep -q "attention head 5: the model has 4 heads" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
   [ $ok = 1 ] && t_ok
 fi
 t_end

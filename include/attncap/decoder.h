@@ -29,7 +29,8 @@
  * z_t = beta * [sum_i alpha_1i a_i^(1); ...; sum_i alpha_ni a_i^(n)] with a_i^(j) channels
  * j D/n .. (j+1) D/n - 1. The parameters are the single head's, so a model's size does not change;
  * the doubly stochastic penalty sums over the heads; the inference step reports their mean
- * attention (what the overlays show). A file without the field has one head.
+ * attention (what the overlays show), or one head's (ac_decoder_show_head). A file without the field
+ * has one head.
  *
  * The decoder is a set of named float32 tensors (see decoder.c for the list and shapes) plus the
  * config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
@@ -90,6 +91,7 @@ typedef struct ac_decoder {
      * params: training never makes them. */
     uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
     struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
+    int shown_head;            /* the attention the inference step reports (ac_decoder_show_head) */
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
@@ -105,6 +107,10 @@ int ac_decoder_use_f16(ac_decoder *dec);
  * helper threads must not step on two threads at once (a shallow copy with step_pool = NULL may).
  * Returns 0, or -1 if the threads cannot be started (the step then stays on the caller's thread). */
 int ac_decoder_set_threads(ac_decoder *dec, int threads);
+/* For inference with heads: the step reports head `head` (1 .. heads) instead of the heads' mean (0,
+ * the default) as its attention, so overlays, teacher forcing and grounding show that head; the
+ * words do not change. Fails for a head the model does not have. */
+int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 

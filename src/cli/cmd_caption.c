@@ -68,6 +68,7 @@ static void usage(FILE *f) {
             "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
             "                    ranking score: logprob / (words+1)^len-alpha), confidence, tags, overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
+            "  --head J          a model with attention heads: show head J's attention (default: their mean)\n"
             "  --shard I/N       only this task's share of the photos: those whose file name hashes to I mod N\n"
             "                    (0 <= I < N), so N tasks cover each photo once; slurm: I and N from the\n"
             "                    Slurm job array. The shares' outputs concatenated are the whole run's lines\n"
@@ -88,7 +89,7 @@ int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     cli_tag_flags tf = CLI_TAG_FLAGS_INIT;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0;
-    int allow_unk = 0, nbest = 0, skip_existing = 0;
+    int allow_unk = 0, nbest = 0, skip_existing = 0, head = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     cli_overlay_flags of = CLI_OVERLAY_FLAGS_INIT;
     const char *share = NULL;
@@ -105,7 +106,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_INT("--beam", &beam, 1, 100),
         OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--max-len", &max_len, 1, 200),
-        OPT_INT("--threads", &threads, 1, 256),
+        OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64),
         OPT_FLOAT("--len-alpha", &len_alpha, 0, 10),
         OPT_FLAG("--json", NULL, &json),
         OPT_FLAG("--attention", NULL, &attention),
@@ -141,8 +142,7 @@ int cmd_caption(int argc, char **argv) {
         return 2;
     }
     cli_strv paths = {0}, stems = {0};
-    int skipped = 0;
-    int failures = 0, rc = 1;
+    int skipped = 0, failures = 0, rc = 1;
     ac_captioner cap;
     int cap_open = 0;
     ac_font *font = NULL;
@@ -185,11 +185,11 @@ int cmd_caption(int argc, char **argv) {
     }
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
-    if (ac_captioner_open(&cap, model, encoder, threads, &err)) {
+    cap_open = ac_captioner_open(&cap, model, encoder, threads, &err) == 0;
+    if (!cap_open || (head && ac_decoder_show_head(&cap.model.dec, head, &err))) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
-    cap_open = 1;
     if (given && ac_captioner_set_given(&cap, given, &err)) {
         fprintf(stderr, "attncap caption: --given: %s%s\n", err.msg, cli_hint(&err));
         goto out;

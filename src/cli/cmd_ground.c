@@ -34,7 +34,7 @@ static void usage(FILE *f) {
             "  --data SPEC      reference captions (attncap help data), matched by file name\n"
             "  --model FILE     model (default: as attncap caption)\n"
             "  --encoder FILE   the model's TFLite encoder (default: as attncap caption)\n"
-            "  --beam K         beam size for the captions (default: the model's)\n"
+            "  --beam K --head J  the captions' beam (default: the model's); heads: score head J (default: mean)\n"
             "  --verbose        one line per scored word: photo, object, source, word, mass, area, hit\n"
             "  --json           one JSON object per class, then \"all\"\n"
             "  --threads N      threads (default: all cores)\n"
@@ -63,11 +63,10 @@ static void tally_merge(tally *dst, const tally *src) {
 }
 
 static void print_row(const klass *k, int json) {
-    const tally *g = &k->gen, *r = &k->ref;
     if (json) {
         printf("{\"object\": \"%s\", \"photos\": %d, \"named\": %d", k->name, k->photos, k->named);
         for (int s = 0; s < 2; s++) {
-            const tally *t = s ? r : g;
+            const tally *t = s ? &k->ref : &k->gen;
             double n = t->n ? (double)t->n : 1;
             printf(", \"%s\": {\"n\": %ld, \"hit\": %.4f, \"chance\": %.4f, \"mass\": %.4f, \"others\": %.4f, "
                    "\"area\": %.4f}",
@@ -79,7 +78,7 @@ static void print_row(const klass *k, int json) {
     }
     printf("%-10s %6d %5d", k->name, k->photos, k->named);
     for (int s = 0; s < 2; s++) {
-        const tally *t = s ? r : g;
+        const tally *t = s ? &k->ref : &k->gen;
         if (t->n)
             printf(" | %5ld %5.2f %6.2f %5.2f %6.2f %5.2f", t->n, t->hits / (double)t->n, t->chance / t->n,
                    t->mass / t->n, t->other / (t->n_other ? t->n_other : 1), t->area / t->n);
@@ -135,7 +134,7 @@ static const ac_ds_image *find_refs(const ac_dataset *ds, const char *photo) {
 
 int cmd_ground(int argc, char **argv) {
     const char *boxes = NULL, *root = ".", *data = NULL, *model = NULL, *encoder = NULL;
-    int beam = 0, verbose = 0, json = 0, threads = 0, quiet = 0;
+    int beam = 0, verbose = 0, json = 0, threads = 0, quiet = 0, head = 0;
     const cli_opt opts[] = {
         OPT_STR("--boxes", &boxes),
         OPT_STR("--root", &root),
@@ -143,7 +142,7 @@ int cmd_ground(int argc, char **argv) {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
         OPT_INT("--beam", &beam, 1, 100),
-        OPT_INT("--threads", &threads, 1, 256),
+        OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64),
         OPT_FLAG("--verbose", "-v", &verbose),
         OPT_FLAG("--json", NULL, &json),
         OPT_FLAG("--quiet", "-q", &quiet),
@@ -162,7 +161,8 @@ int cmd_ground(int argc, char **argv) {
     klass *cls = NULL;
     int *cls_of = NULL, *named = NULL, n_cls = 0, failed = 0, rc = 1;
     if (ac_ground_load(boxes, &set, &err) || (data && ac_dataset_load(data, NULL, &ds, &err)) ||
-        ac_captioner_open(&cap, model, encoder, threads, &err)) {
+        ac_captioner_open(&cap, model, encoder, threads, &err) ||
+        (head && ac_decoder_show_head(&cap.model.dec, head, &err))) {
         fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
         goto done;
     }
