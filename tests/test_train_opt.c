@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attncap/common.h"
-#include "../src/train_internal.h"
+#include "train_internal.h"
 #include "test.h"
 
 static int floats(const cJSON *j, const char *key, int index, float *out, int n) {
