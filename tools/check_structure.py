@@ -6,10 +6,16 @@
   - no circle between library source files (A calls a function defined in B and B one defined in A,
     from nm over the members of BUILD/libattncap.a, so objects of files since moved or deleted do
     not count);
+  - the families (src/FAMILY/) in layers: a file calls only into its own family and the ones listed
+    before it in FAMILIES (a file still flat in src/ is not checked);
   - every symbol the library exports starts with ac_ (BUILD/libattncap.a): a program linking it may
     use any other name.
 Prints what it finds; exits 1 if any rule is broken."""
 import glob, os, re, subprocess, sys
+
+# The order of README.md's Architecture table: each family may call the ones before it, never after.
+FAMILIES = ['base', 'formats', 'image', 'cnn', 'encoder', 'data', 'decoder', 'search', 'model', 'captioner',
+            'overlay', 'eval', 'train']
 
 def include_cycles(root):
     files = glob.glob(f'{root}/include/attncap/*.h') + glob.glob(f'{root}/src/*.h') + glob.glob(f'{root}/src/*/*.h')
@@ -65,7 +71,21 @@ def file_circles(build):
             if len(comp) > 1: out.append(' '.join(sorted(comp)))
     for v in sorted(g):
         if v not in idx: scc(v)
-    return out, len(g)
+    return out, g
+
+def family_breaches(root, g):
+    family = {os.path.basename(p)[:-2]: p.split(os.sep)[-2] for p in glob.glob(f'{root}/src/*/*.c')}
+    out = []
+    for a in sorted(g):
+        fa = family.get(a)
+        if fa is None or fa == 'cli': continue
+        if fa not in FAMILIES:
+            out.append(f'src/{fa}/ is not in FAMILIES (tools/check_structure.py)'); continue
+        for b in g[a]:
+            fb = family.get(b)
+            if fb in FAMILIES and FAMILIES.index(fb) > FAMILIES.index(fa):
+                out.append(f'{a} ({fa}) calls {b} ({fb}), a family after its own')
+    return sorted(set(out))
 
 def foreign_symbols(build):
     names = set()
@@ -77,10 +97,13 @@ def foreign_symbols(build):
 root, build = sys.argv[1], sys.argv[2]
 bad = 0
 inc = include_cycles(root)
-circles, n_files = file_circles(build)
+circles, calls = file_circles(build)
+layers = family_breaches(root, calls)
 foreign = foreign_symbols(build)
 for c in inc: print('include cycle:', c)
 for c in circles: print('circle between files:', c)
+for c in layers: print('family layering:', c)
 for s in foreign: print('exported without ac_:', s)
-print(f'{len(inc)} include cycles, {len(circles)} circles over {n_files} files, {len(foreign)} exported names without ac_')
-sys.exit(1 if inc or circles or foreign else 0)
+print(f'{len(inc)} include cycles, {len(circles)} circles over {len(calls)} files, {len(layers)} calls against the '
+      f'family layers, {len(foreign)} exported names without ac_')
+sys.exit(1 if inc or circles or layers or foreign else 0)
