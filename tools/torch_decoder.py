@@ -2,7 +2,7 @@
 """The attncap soft-attention decoder re-implemented in PyTorch: the independent reference for
 tests/test_decoder.c (parity of logits, loss and every gradient) and the peer of bench/bench_train.c.
 
-Model and objective exactly as src/decoder_train.c (row-vector convention, y = x W):
+Model and objective exactly as src/decoder/decoder_train.c (row-vector convention, y = x W):
   e_ti  = w_e . tanh(a_i W_a + b_a + h W_h),  alpha = softmax_i e_ti,  beta = sigmoid(h . w_b + b_b)
   z     = beta * sum_i alpha_i a_i
   i,f,g,o = [E y; z; h] W_lstm + b (order i f g o), c' = f c + i g, h' = o tanh(c')
@@ -15,7 +15,7 @@ shrinking batch as the C code); token rows are time-major.
 Usage:
   /usr/bin/python3 tools/torch_decoder.py --fixture tests/fixtures/decoder_parity.safetensors
       regenerates the parity fixture (float64 computation, stored as F32; dropout masks from the same
-      counter hash as src/decoder_internal.h, so the C test reproduces them from the seed)
+      counter hash as src/decoder/decoder_internal.h, so the C test reproduces them from the seed)
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
