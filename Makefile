@@ -168,7 +168,7 @@ test-asan:
 # VALGRIND_NODATA run with ATTNCAP_DATA=none: their ../shared cases (full-size MobileNet on real
 # photos, the COCO golden metrics) would take hours under valgrind, so they print "skip" instead;
 # `make test-valgrind VALGRIND_NODATA=` runs them too (make test-asan always does). No suppressions:
-# the stb_image inputs that decoded from uninitialised memory are refused or padded by src/image/image.c.
+# the stb_image inputs that decoded from uninitialised memory are refused or padded by src/image.c.
 VALGRIND_NODATA ?= test_cnn|test_tags|test_tflite|test_metrics|test_meteor|test_overlay
 VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 test-valgrind:

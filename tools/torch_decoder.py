@@ -15,7 +15,7 @@ shrinking batch as the C code); token rows are time-major.
 Usage:
   /usr/bin/python3 tools/torch_decoder.py --fixture tests/fixtures/decoder_parity.safetensors
       regenerates the parity fixture (float64 computation, stored as F32; dropout masks from the same
-      counter hash as src/decoder/decoder_internal.h, so the C test reproduces them from the seed)
+      counter hash as src/decoder_internal.h, so the C test reproduces them from the seed)
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
