@@ -11,7 +11,15 @@ LDLIBS  += -lopenblas -lpng -lstb -lcjson -lstemmer -lpthread -lm
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build
-LIB_SRC := $(wildcard src/*.c)
+# The library's sources live in family folders (src/base/, src/cnn/, src/search/ ...; README.md,
+# Architecture); src/cli/ is the command-line program. A .c or .h still flat in src/ (a branch merged
+# before its file was moved) builds too. The library's files include each other's private headers by
+# bare name ("pool.h"), so its own sources, and the tools and tests that use private headers, get
+# every family folder on the include path: a file moving between families changes no #include.
+LIB_DIRS := src $(patsubst %/,%,$(filter-out src/cli/,$(sort $(dir $(wildcard src/*/*.c src/*/*.h)))))
+LIB_INC := $(addprefix -I,$(LIB_DIRS))
+LIB_HDR := $(wildcard $(addsuffix /*.h,$(LIB_DIRS)))
+LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC:= $(wildcard tests/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
@@ -41,9 +49,9 @@ all: $(BIN) attncap $(TOOL_BIN)
 attncap: $(BIN)
 	@ln -sf $(BIN) attncap
 
-$(BUILD)/%.o: %.c $(wildcard include/attncap/*.h) $(wildcard src/*.h) $(wildcard src/cli/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/attncap/*.h) $(LIB_HDR) $(wildcard src/cli/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(if $(filter src/cli/%,$<),,$(LIB_INC)) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -52,9 +60,9 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB)
+$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_HDR) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LIB_INC) $< $(LIB) $(LDLIBS) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -71,9 +79,9 @@ $(BUILD)/bench/peers/xnnpack_cnn: bench/peers/xnnpack_cnn.c bench/peers/serve.h 
 	$(CC) $(CFLAGS) $< $(LIB) -lXNNPACK -lpthreadpool $(LDLIBS) -o $@
 
 # Development tools built on the library (they may use its internal headers).
-$(BUILD)/tools/%: tools/%.c $(wildcard src/*.h) $(LIB)
+$(BUILD)/tools/%: tools/%.c $(LIB_HDR) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LIB_INC) $< $(LIB) $(LDLIBS) -o $@
 
 tests: $(TEST_BIN) $(BIN) $(TOOL_BIN)
 
@@ -92,9 +100,9 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 # compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64, and
 # each of their functions is an ifunc that picks the best variant the CPU runs when the program or
 # library is loaded (tools/gen_dispatch.sh); the rest is built for baseline x86-64. `make all` keeps
-# -march=native.
-ISA_SRC   := src/cnn.c src/cnn_gemm.c src/cnn_kernels.c src/image.c src/smm.c src/features.c src/decoder.c \
-             src/attention.c src/beam.c
+# -march=native. They are named by file, found in whichever folder of src/ holds them.
+ISA_FILES := cnn.c cnn_gemm.c cnn_kernels.c image.c smm.c features.c decoder.c attention.c beam.c
+ISA_SRC   := $(filter $(addprefix %/,$(ISA_FILES)),$(LIB_SRC))
 ISAS      := avx512 avx2 generic
 ISA_ARCH_avx512  := -march=x86-64-v4
 ISA_ARCH_avx2    := -march=x86-64-v3
@@ -113,14 +121,14 @@ $(PORT)/rename_%.h: $(PORT)/dispatch.c
 $(PORT)/dispatch.o: $(PORT)/dispatch.c
 	$(CC) $(CFLAGS) $(PORT_ARCH) -fPIC -c $< -o $@
 define isa_objects
-$(PORT)/$(1)/%.o: %.c $(PORT)/rename_$(1).h $(wildcard include/attncap/*.h) $(wildcard src/*.h)
+$(PORT)/$(1)/%.o: %.c $(PORT)/rename_$(1).h $(wildcard include/attncap/*.h) $(LIB_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(CFLAGS) $(ISA_ARCH_$(1)) -mtune=generic -fPIC -include $(PORT)/rename_$(1).h -c $$< -o $$@
+	$(CC) $(CFLAGS) $(LIB_INC) $(ISA_ARCH_$(1)) -mtune=generic -fPIC -include $(PORT)/rename_$(1).h -c $$< -o $$@
 endef
 $(foreach i,$(ISAS),$(eval $(call isa_objects,$(i))))
-$(PORT)/%.o: %.c $(wildcard include/attncap/*.h) $(wildcard src/*.h) $(wildcard src/cli/*.h)
+$(PORT)/%.o: %.c $(wildcard include/attncap/*.h) $(LIB_HDR) $(wildcard src/cli/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PORT_ARCH) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(if $(filter src/cli/%,$<),,$(LIB_INC)) $(PORT_ARCH) -fPIC -c $< -o $@
 $(PORT_LIB): $(PORT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -172,7 +180,7 @@ test-asan:
 # VALGRIND_NODATA run with ATTNCAP_DATA=none: their ../shared cases (full-size MobileNet on real
 # photos, the COCO golden metrics) would take hours under valgrind, so they print "skip" instead;
 # `make test-valgrind VALGRIND_NODATA=` runs them too (make test-asan always does). No suppressions:
-# the stb_image inputs that decoded from uninitialised memory are refused or padded by src/image.c.
+# the stb_image inputs that decoded from uninitialised memory are refused or padded by src/image/image.c.
 VALGRIND_NODATA ?= test_cnn|test_tags|test_tflite|test_metrics|test_meteor|test_overlay|test_batch_search
 VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 test-valgrind:

@@ -5,20 +5,37 @@
 set -eu
 cd "$(dirname "$0")/.."
 CC=${FUZZ_CC:-clang}
-FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -Iinclude -I/usr/include/stb -I/usr/include/x86_64-linux-gnu/openblas-pthread"
+# the library's family folders (and src/ itself, for a file not yet moved) on the include path, as the
+# Makefile does: the library's files include each other's private headers by bare name
+LIB_DIRS=$(ls -d src/*/ | grep -v '^src/cli/$' | sed 's|/$||')
+FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -Iinclude -I/usr/include/stb -I/usr/include/x86_64-linux-gnu/openblas-pthread -Isrc $(printf -- '-I%s ' $LIB_DIRS)"
 LIBS="-lcjson -lopenblas -lstemmer -lpthread -lm"
+# library files by name (globs allowed), found in whichever folder of src/ holds them; a path (with
+# a /) is taken as it is
 declare -A SOURCES=(
-  [safetensors]="src/safetensors.c src/common.c"
-  [image]="src/image.c src/common.c fuzz/stb_image_impl.c"
-  [tflite]="src/tflite.c src/cnn*.c src/pool.c src/image.c src/common.c fuzz/stb_image_impl.c"
-  [features]="src/features.c src/encoder_id.c src/pool.c src/safetensors.c src/image.c src/common.c fuzz/stb_image_impl.c"
-  [tokenize]="src/tokenize.c src/vocab.c src/strmap.c src/common.c src/objects.c"
-  [dataset]="src/dataset.c src/strmap.c src/common.c"
-  [results]="src/eval_io.c src/dataset.c src/metrics*.c src/meteor*.c src/objects*.c src/tokenize.c src/strmap.c src/common.c"
-  [model]="src/model.c src/beam.c src/confidence.c src/features.c src/encoder_id.c src/image.c fuzz/stb_image_impl.c src/decoder.c src/decoder_train.c src/pool.c src/smm.c src/vocab.c src/tokenize.c src/safetensors.c src/strmap.c src/common.c"
-  [boxes]="src/grounding.c src/decoder.c src/smm.c src/common.c"
-  [tags]="src/tags.c src/vocab.c src/tokenize.c src/strmap.c src/common.c"
+  [safetensors]="safetensors common"
+  [image]="image common fuzz/stb_image_impl.c"
+  [tflite]="tflite cnn* pool image common fuzz/stb_image_impl.c"
+  [features]="features encoder_id pool safetensors image common fuzz/stb_image_impl.c"
+  [tokenize]="tokenize vocab strmap common objects"
+  [dataset]="dataset strmap common"
+  [results]="eval_io dataset metrics* meteor* objects* tokenize strmap common"
+  [model]="model beam confidence features encoder_id image fuzz/stb_image_impl.c decoder decoder_train pool smm vocab tokenize safetensors strmap common"
+  [boxes]="grounding decoder smm common"
+  [tags]="tags vocab tokenize strmap common"
 )
+# SOURCES' names -> the paths of their .c files (a file flat in src/ or in a family folder)
+lib_files() {
+  local n d f found
+  for n in $1; do
+    case $n in */*) echo "$n"; continue ;; esac
+    found=0
+    for d in src $LIB_DIRS; do
+      for f in $d/$n.c; do [ -f "$f" ] && { echo "$f"; found=1; }; done
+    done
+    [ $found = 1 ] || { echo "fuzz/build.sh: no library file $n.c" >&2; return 1; }
+  done
+}
 mkdir -p build-fuzz
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || for f in fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
@@ -26,8 +43,9 @@ for t in "${targets[@]}"; do
   src=${SOURCES[$t]:-}
   [ -n "$src" ] || { echo "fuzz/build.sh: no SOURCES entry for $t" >&2; exit 1; }
   echo "building build-fuzz/fuzz_$t"
+  files=$(lib_files "$src") || exit 1
   objs=()
-  for f in "fuzz/fuzz_$t.c" $src; do
+  for f in "fuzz/fuzz_$t.c" $files; do
     o="build-fuzz/obj/$t/$(basename "$f" .c).o"
     mkdir -p "$(dirname "$o")"
     extra=""

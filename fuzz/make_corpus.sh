@@ -12,7 +12,7 @@ h='{"__metadata__":{"k":"v"},"a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,
 for f in rgb.png gray.png rgba.png gray_alpha.png palette.png rgb16.png rgba16.png gray16.png rgb.bmp gray.bmp palette.gif smooth.jpg exif3.jpg exif6.jpg exif8.jpg; do
   cp "tests/fixtures/img/$f" "fuzz/corpus/image/$f"
 done
-# images stb 2.27 decodes from uninitialised memory (src/image.c refuses or pads them) and a valid restart-marker JPEG
+# images stb 2.27 decodes from uninitialised memory (src/image/image.c refuses or pads them) and a valid restart-marker JPEG
 /usr/bin/python3 fuzz/make_stb_cases.py
 # features: small valid shards (F16 with a #flip key, F32), written by hand with python3's json/struct
 mkdir -p fuzz/corpus/features

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Hand-made images that Debian's stb_image 2.27 decodes from uninitialised memory without failing
-(src/image.c: jpeg_frame, pad_palette). usage: /usr/bin/python3 fuzz/make_stb_cases.py
+(src/image/image.c: jpeg_frame, pad_palette). usage: /usr/bin/python3 fuzz/make_stb_cases.py
 (called by fuzz/make_corpus.sh). Every block is flat mid-grey: a one-code DC table (category 0,
 diff 0) and a one-code AC table (EOB), so a block is the two bits '00' and a correct decoder gives
 128 everywhere. Writes the valid restart-marker case to fuzz/corpus/image/ and the corrupt ones

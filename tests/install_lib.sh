@@ -115,8 +115,8 @@ if install_once && need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
 fi
 
 t_begin library_messages_name_no_flags
-# String literals in src/*.c (the library; the CLI is src/cli) must not say "--flag": a program using
-# the library has no such flags.
+# String literals in the library's sources (src/FAMILY/*.c and any flat src/*.c; the CLI is src/cli)
+# must not say "--flag": a program using the library has no such flags.
 SKIP_FILES='^$'
 if [ -z "$py" ]; then t_skip "needs python3 to read C string literals"
 else
@@ -124,7 +124,9 @@ else
 import glob, os, re, sys
 src, skip = sys.argv[1], re.compile(sys.argv[2])
 lit = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-for p in sorted(glob.glob(os.path.join(src, '*.c'))):
+for p in sorted(glob.glob(os.path.join(src, '*.c')) + glob.glob(os.path.join(src, '*', '*.c'))):
+    if os.path.basename(os.path.dirname(p)) == 'cli':
+        continue
     if skip.match(os.path.basename(p)):
         continue
     text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'), open(p, encoding='utf-8').read(), flags=re.S)

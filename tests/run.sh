@@ -49,10 +49,12 @@ for bin in "$BUILD"/tests/test_*; do
   run_one "$name" ${ATTNCAP_TEST_WRAPPER:-} "$bin"
 done
 # ATTNCAP_CLI_WRAPPER (e.g. valgrind) prefixes the CLI the shell tests run: ATTNCAP_BIN becomes a
-# script beside a link to the test binaries (caption_cli finds test_captioner next to the CLI).
+# script beside links to the test binaries and the tools (caption_cli finds test_captioner next to
+# the CLI, imagenet_words tools/imagenet_words).
 if [ -n "${ATTNCAP_CLI_WRAPPER:-}" ]; then
   mkdir -p "$log/cli"
   ln -s "$ROOT/$BUILD/tests" "$log/cli/tests"
+  ln -s "$ROOT/$BUILD/tools" "$log/cli/tools"
   printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$ATTNCAP_CLI_WRAPPER" "$ATTNCAP_BIN" >"$log/cli/attncap"
   chmod +x "$log/cli/attncap"
   export ATTNCAP_BIN="$log/cli/attncap"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layering rules of CONTRIBUTING.md on the built tree (tools/check_structure.py): no include
-# cycle, no circle between library source files, every exported name starts with ac_.
+# cycle, no circle between library source files, families called only downwards, every exported
+# name starts with ac_.
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 B="$ROOT/${BUILD:-build}"
@@ -14,16 +15,26 @@ elif out=$("$py" "$ROOT/tools/check_structure.py" "$ROOT" "$B" 2>&1); then t_ok
 else t_fail "$(printf '%s\n' "$out" | head -5)"; fi
 
 t_begin checker_finds_a_circle
-# the check itself can fail: two objects calling each other and an exported name without ac_
+# the check itself can fail: two objects calling each other, an exported name without ac_, an
+# include cycle across family folders (bare names found on the library's include path) and a call
+# from a family into one after it (base -> train)
 if [ -z "$py" ] || ! command -v cc >/dev/null; then t_skip "needs python3 and cc"
 else
-  mkdir -p "$T/fake/include/attncap" "$T/fake/src" "$T/fakeb/src"
+  mkdir -p "$T/fake/include/attncap" "$T/fake/src/one" "$T/fake/src/two" "$T/fakeb/src"
+  printf '#include "two.h"\n' >"$T/fake/src/one/one.h"
+  printf '#include "one.h"\n' >"$T/fake/src/two/two.h"
   printf 'int ac_b(void);\nint ac_a(void) { return ac_b(); }\n' >"$T/a.c"
   printf 'int ac_a(void);\nint helper(void) { return 1; }\nint ac_b(void) { return helper() ? 0 : ac_a(); }\n' >"$T/b.c"
+  mkdir -p "$T/fake/src/base" "$T/fake/src/train"
+  printf 'int ac_d(void);\nint ac_c(void) { return ac_d(); }\n' >"$T/fake/src/base/c.c"
+  printf 'int ac_d(void) { return 0; }\n' >"$T/fake/src/train/d.c"
   cc -c "$T/a.c" -o "$T/fakeb/src/a.o" && cc -c "$T/b.c" -o "$T/fakeb/src/b.o" &&
-    ar rcs "$T/fakeb/libattncap.a" "$T/fakeb/src/a.o" "$T/fakeb/src/b.o"
+    cc -c "$T/fake/src/base/c.c" -o "$T/fakeb/src/c.o" && cc -c "$T/fake/src/train/d.c" -o "$T/fakeb/src/d.o" &&
+    ar rcs "$T/fakeb/libattncap.a" "$T/fakeb/src/a.o" "$T/fakeb/src/b.o" "$T/fakeb/src/c.o" "$T/fakeb/src/d.o"
   out=$("$py" "$ROOT/tools/check_structure.py" "$T/fake" "$T/fakeb" 2>&1); rc=$?
-  if [ $rc -eq 1 ] && grep -q "circle between files: a b" <<<"$out" && grep -q "without ac_: helper" <<<"$out"; then t_ok
+  if [ $rc -eq 1 ] && grep -q "circle between files: a b" <<<"$out" && grep -q "without ac_: helper" <<<"$out" &&
+     grep -q "include cycle: src/one/one.h -> src/two/two.h -> src/one/one.h" <<<"$out" &&
+     grep -q "family layering: c (base) calls d (train)" <<<"$out" && ! grep -q "layering: a" <<<"$out"; then t_ok
   else t_fail "rc $rc: $out"; fi
 fi
 t_end

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "attncap/captioner.h"
-#include "../src/decoder_internal.h" /* the kernel under test */
+#include "decoder_internal.h" /* the kernel under test */
 #include "test.h"
 
 static float frand(unsigned *s) {

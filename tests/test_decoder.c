@@ -7,7 +7,7 @@
 
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
-#include "../src/decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
+#include "decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
 #include "test.h"
 
 static ac_decoder_config tiny_cfg(void) {

@@ -72,7 +72,7 @@ static void test_replay(void) {
 }
 
 /* Debian's stb_image 2.27 decodes these from uninitialised memory without failing (valgrind saw it in
- * the fuzz corpus), or for the PNG allocates 2 GB before failing (fuzz_image); src/image.c must
+ * the fuzz corpus), or for the PNG allocates 2 GB before failing (fuzz_image); src/image/image.c must
  * refuse them by name, and still decode the valid restart-marker file to flat grey (Pillow agrees:
  * fuzz/make_stb_cases.py). */
 static void test_stb_gaps(void) {

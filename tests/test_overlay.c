@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "attncap/overlay.h"
-#include "../src/overlay_internal.h" /* the sheet's layout */
+#include "overlay_internal.h" /* the sheet's layout */
 #include "test.h"
 
 static char tmp[4096];

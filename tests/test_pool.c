@@ -1,11 +1,11 @@
-/* test_pool: the CNN's thread pool (src/pool.c) runs every chunk of every job exactly once, with the
+/* test_pool: the CNN's thread pool (src/base/pool.c) runs every chunk of every job exactly once, with the
  * chunk count each job asked for, when consecutive jobs ask for different counts (the fused
  * convolutions' ac_pool_run_n between the default jobs). Checked against a count kept by the chunks
  * themselves, over many short jobs, where a worker that read one job's state and claims a chunk as
  * the next one is published is most likely. */
 #include <stdatomic.h>
 
-#include "../src/pool.h"
+#include "pool.h"
 #include "test.h"
 
 enum { MAX_N = 40, JOBS = 100000 };

@@ -1,4 +1,4 @@
-/* The optimizer step of attncap train (src/train_opt.c) against PyTorch: torch.optim.Adam with L2
+/* The optimizer step of attncap train (src/train/train_opt.c) against PyTorch: torch.optim.Adam with L2
  * weight decay, clip_grad_norm_ and the --ema weight average, over 7 steps (some clipped), for 1
  * and 3 threads (fixture: tools/make_adam_fixture.py). */
 #include <cjson/cJSON.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attncap/common.h"
-#include "../src/train_internal.h"
+#include "train_internal.h"
 #include "test.h"
 
 static int floats(const cJSON *j, const char *key, int index, float *out, int n) {

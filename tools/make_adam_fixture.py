@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference for the optimizer step of attncap train (src/train_opt.c): PyTorch's own Adam
+"""Reference for the optimizer step of attncap train (src/train/train_opt.c): PyTorch's own Adam
 (torch.optim.Adam, L2 weight decay), clip_grad_norm_, and the weight average of `--ema`
 (ema = d ema + (1 - d) p after each step, d = min(D, (1 + t) / (10 + t)), t = steps before this one).
 

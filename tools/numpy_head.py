@@ -4,7 +4,7 @@ Regenerate (needs ../shared and Debian's python3-numpy):
     /usr/bin/python3 tools/numpy_head.py ../shared tests/fixtures/cnn/head_ref.bin
 
 The head of mobilenet_v2_1.0_224_quant.tflite (MobilenetV2/Logits: average pool -> 1x1 conv -> softmax)
-read by tools/tflite_py.py (independent of src/tflite.c), weights dequantized there, run in float64 on a
+read by tools/tflite_py.py (independent of src/formats/tflite.c), weights dequantized there, run in float64 on a
 synthetic 6x5x1280 grid that the C test rebuilds bit for bit: value (row-major NHWC index i) =
 float32(((i * 2654435761) mod 2^32) mod 1000) * float32(0.006). Writes float32 probabilities,
 one row of 1001 per window of WINDOWS (y, x, h, w; the first is the whole grid).

@@ -1,6 +1,6 @@
 """tflite_py.py: a small TFLite flatbuffer reader and writer in pure Python (struct + numpy).
 
-An implementation independent of src/tflite.c, written from the public schema.fbs, used by the
+An implementation independent of src/formats/tflite.c, written from the public schema.fbs, used by the
 reference tools (tools/torch_*.py) and the CNN benchmark peers (bench/peers/graph.py):
   read_model(bytes) -> dict with 'tensors' (name, type, shape, quant, data as float32 numpy or None),
                        'ops' (opcode, opname, inputs, outputs, options dict), 'inputs', 'outputs'

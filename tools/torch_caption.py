@@ -5,8 +5,8 @@ Same model file and weights: the decoder is read from the attncap safetensors (F
 the model's TFLite graph run with torch ops (tools/torch_ref.py over tools/tflite_py.py, weights
 dequantized to float32, up to the model's encoder layer). Same pipeline: PIL decode, squash to
 size x size (PIL's antialiased bilinear, as ac_image_resize), (pixel - mean) * scale, CNN, the soft-
-attention LSTM step of src/decoder.c batched over the live hypotheses, and the shrinking beam search of
-src/beam.c (K best of all candidates, finished hypotheses leave the beam, score = logprob / (n+1)^alpha).
+attention LSTM step of src/decoder/decoder.c batched over the live hypotheses, and the shrinking beam search of
+src/search/beam.c (K best of all candidates, finished hypotheses leave the beam, score = logprob / (n+1)^alpha).
 
 usage: /usr/bin/python3 tools/torch_caption.py --model M.safetensors --encoder E.tflite [--beam 3]
            [--max-len 20] [--len-alpha 1] [--threads N (0 = faster of 1, 2)] [--latency N] IMAGE...
@@ -100,7 +100,7 @@ def beam_search(dec, ann, K, T, len_alpha, allow_unk=False):
             cand = keep
         m = K - finished
         flat = cand.reshape(-1)
-        # K best, ties by lower flat index (= hypothesis, then word), as src/beam.c
+        # K best, ties by lower flat index (= hypothesis, then word), as src/search/beam.c
         order = sorted(torch.topk(flat, min(m, flat.numel())).indices.tolist(), key=lambda i: (-flat[i].item(), i))
         V = cand.shape[1]
         nseqs, nlps, rows, words = [], [], [], []

@@ -2,7 +2,7 @@
 """The attncap soft-attention decoder re-implemented in PyTorch: the independent reference for
 tests/test_decoder.c (parity of logits, loss and every gradient) and the peer of bench/bench_train.c.
 
-Model and objective exactly as src/decoder_train.c (row-vector convention, y = x W):
+Model and objective exactly as src/decoder/decoder_train.c (row-vector convention, y = x W):
   e_ti  = w_e . tanh(a_i W_a + b_a + h W_h),  alpha = softmax_i e_ti,  beta = sigmoid(h . w_b + b_b)
           (the additive score; config "attention" picks another, as include/attncap/decoder.h:
            dot (a_i W_a) . (h W_h), scaled-dot the same / sqrt(A), general (a_i W_a) . h with W_a [D, H],
@@ -18,7 +18,7 @@ shrinking batch as the C code); token rows are time-major.
 Usage:
   /usr/bin/python3 tools/torch_decoder.py --fixture tests/fixtures/decoder_parity.safetensors
       regenerates the parity fixture (float64 computation, stored as F32; dropout masks from the same
-      counter hash as src/decoder_internal.h, so the C test reproduces them from the seed)
+      counter hash as src/decoder/decoder_internal.h, so the C test reproduces them from the seed)
   /usr/bin/python3 tools/torch_decoder.py --attention dot --fixture tests/fixtures/decoder_parity_dot.safetensors
       the same for another score function (dot, scaled-dot, general, cosine), at A = 20 and H = 18 so
       that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads

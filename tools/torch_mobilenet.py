@@ -3,7 +3,7 @@
 Regenerate (needs ../shared and Debian's python3-torch):
     /usr/bin/python3 tools/torch_mobilenet.py ../shared tests/fixtures/cnn
 
-The .tflite files are parsed by tools/tflite_py.py (independent of src/tflite.c), weights dequantized,
+The .tflite files are parsed by tools/tflite_py.py (independent of src/formats/tflite.c), weights dequantized,
 and the graph run with torch ops (tools/torch_ref.py). Photos are decoded with PIL (BMPs only: lossless,
 so every decoder agrees) and resized with torch's plain bilinear (align_corners=False, no antialias) in
 float; the C test repeats that resize itself, so only the networks are compared.

@@ -6,7 +6,7 @@
  *
  * Not reproduced: the paraphrase table (not available here; its module never matches) and
  * METEOR's exact function-word list (ours follows the rule METEOR's was made by: words with a
- * relative frequency above 1e-3 in English news). See src/metrics_meteor.c for measured effects.
+ * relative frequency above 1e-3 in English news). See src/eval/metrics_meteor.c for measured effects.
  *
  * Inputs are plain UTF-8 captions (coco-caption passes them PTB-tokenized and lowercased); the
  * -norm normaliser is applied to them as METEOR does.

@@ -24,7 +24,7 @@ static const struct {
 
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
 
-/* attncap help data: the data-set formats that train, eval, tune and ground read (src/dataset.c). */
+/* attncap help data: the data-set formats that train, eval, tune and ground read (src/data/dataset.c). */
 static const char help_data[] =
     "usage: attncap help data\n\n"
     "Data sets: the SPEC of --data (attncap train, eval, tune, ground) is one of\n\n"

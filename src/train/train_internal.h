@@ -1,4 +1,4 @@
-/* train_internal.h: pieces of the trainer shared between src/train*.c and src/plot.c. */
+/* train_internal.h: pieces of the trainer shared between src/train/train*.c and src/train/plot.c. */
 #ifndef ATTNCAP_TRAIN_INTERNAL_H
 #define ATTNCAP_TRAIN_INTERNAL_H
 #include "attncap/common.h"

@@ -32,15 +32,15 @@ void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed) {
             }
 }
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-
 static void act_bounds(int act, float *lo, float *hi) {
     *lo = -FLT_MAX, *hi = FLT_MAX;
     if (act == CNN_ACT_RELU) *lo = 0.0f;
     else if (act == CNN_ACT_RELU6) *lo = 0.0f, *hi = 6.0f;
     else if (act == CNN_ACT_RELU_N1_TO_1) *lo = -1.0f, *hi = 1.0f;
 }
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
 
 
 /* What happens to a result on its way out: the conv's activation, then (add not NULL) the fused
@@ -179,7 +179,25 @@ typedef struct blas_job {
     int m, n, k;
     const float *a, *w;
     float *c;
+    const float *bias;
+    int act;
+    const ac_cnn_sum *sum;
 } blas_job;
+
+static inline float clamp(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* rows [r0, r0 + r) of c: the bias and activation, then the residual sum and its activation, the same
+ * operations in the same order as the conv's and the ADD's own passes (here, so that the product
+ * needs nothing from the other kernels). */
+static void blas_epilogue(const blas_job *j, int r0, int r) {
+    float lo, hi, sum_lo, sum_hi;
+    act_bounds(j->act, &lo, &hi);
+    act_bounds(j->sum ? j->sum->act : CNN_ACT_NONE, &sum_lo, &sum_hi);
+    for (size_t i = (size_t)r0 * j->n; i < (size_t)(r0 + r) * j->n; i++) {
+        float x = clamp(j->bias ? j->c[i] + j->bias[i % (size_t)j->n] : j->c[i], lo, hi);
+        j->c[i] = j->sum ? clamp(x + j->sum->add[i], sum_lo, sum_hi) : x;
+    }
+}
 
 static void blas_part(void *arg, int t, int T) {
     const blas_job *j = arg;
@@ -188,15 +206,14 @@ static void blas_part(void *arg, int t, int T) {
         const int r0 = q * BLAS_ROWS, r = j->m - r0 < BLAS_ROWS ? j->m - r0 : BLAS_ROWS;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, j->n, j->k, 1.0f, j->a + (size_t)r0 * j->k, j->k, j->w,
                     j->k, 0.0f, j->c + (size_t)r0 * j->n, j->n);
+        blas_epilogue(j, r0, r);
     }
 }
 
 void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
               float *c, const ac_cnn_sum *sum, ac_pool *pool) {
     (void)packed;
-    blas_job j = {m, n, k, a, w, c};
+    blas_job j = {m, n, k, a, w, c, bias, act, sum};
     ac_pool_run(pool, blas_part, &j);
-    ac_cnn_bias_act(c, (size_t)m, n, bias, act, pool);
-    if (sum) ac_cnn_add(c, sum->add, c, (size_t)m * n, sum->act, pool);
 }
 #endif

@@ -1,5 +1,5 @@
 /* decoder_internal.h: small kernels shared by the decoder's inference and training paths.
- * Private to src/decoder*.c and src/train.c. */
+ * Private to src/decoder/decoder*.c and src/train/train.c. */
 #ifndef ATTNCAP_DECODER_INTERNAL_H
 #define ATTNCAP_DECODER_INTERNAL_H
 #include <math.h>
