@@ -214,6 +214,12 @@ static void search_round(const ac_model *m, int n, ac_name_task *tasks, naming_j
     free(bt), free(idx);
 }
 
+/* The caption's calibrated confidence (confidence.h), NAN when the model has no calibration (so no
+ * comparison with it holds). */
+static double caption_confidence(const ac_model *m, const ac_caption *c) {
+    return m->confidence.n > 0 ? ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(c)) : NAN;
+}
+
 /* The tags of a photo whose free caption is in task->out, and the ones to require. */
 static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs,
                        int n_rows, int n_classes, ac_name_task *task, naming_job *j) {
@@ -225,8 +231,7 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
     /* A free caption the model is sure of keeps its words, except against a tag the encoder is sure of
      * (AC_NAMING_SURE): on photos like its training photos the other tags mostly name a garment or a
      * corner of the scene, and forcing them cost more than they brought on dev photos. */
-    const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && m->confidence.n > 0 &&
-                        ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(&task->out)) >= o->trust;
+    const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && caption_confidence(m, &task->out) >= o->trust;
     /* The tags the free caption does not name and the model can say, most probable first. */
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
@@ -260,7 +265,7 @@ static void judge(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac
 /* Confidence, the description of an unsure photo, and the tags into the caption. */
 static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task, naming_job *j) {
     ac_caption *out = &task->out;
-    out->confidence = m->confidence.n > 0 ? ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(out)) : NAN;
+    out->confidence = caption_confidence(m, out);
     /* Unsure: a description from the best tag the model can say, if any. */
     if (o->min_confidence > 0 && isfinite(out->confidence) && out->confidence < o->min_confidence) {
         for (int i = 0; i < j->n; i++) {
