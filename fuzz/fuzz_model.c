@@ -37,16 +37,21 @@ static int fuzz_model(const uint8_t *data, size_t size) {
     if (ac_vocab_size(m.vocab) != c->vocab || c->n_ann != c->grid_h * c->grid_w) abort();
     if ((size_t)c->vocab * c->embed + (size_t)c->n_ann * c->dim + (size_t)c->hidden * 8 < (1u << 22)) {
         float *ann = calloc((size_t)c->n_ann * c->dim + 1, sizeof(float));
-        float *h = calloc((size_t)c->hidden * 4 + 1, sizeof(float));
+        const size_t S = ac_decoder_state_size(c), P = ac_decoder_hist_size(c);
+        float *h = calloc(2 * S + 2 * P + 1, sizeof(float)); /* state, state out, two positions' history */
         float *logp = calloc((size_t)c->vocab + 1, sizeof(float)), *alpha = calloc((size_t)c->n_ann + 1, sizeof(float));
-        float *scratch = malloc(sizeof(float) * ac_decoder_step_scratch(c, 1));
+        float *scratch = malloc(sizeof(float) * ac_decoder_advance_scratch(c, 1, 1));
         ac_dec_image *img = ann && h && logp && alpha && scratch ? ac_decoder_prepare(&m.dec, ann) : NULL;
-        if (img) {
+        if (img) { /* two steps: <start>, then a word with the first step's history */
             int prev = AC_START;
             float beta;
-            ac_decoder_initial_state(&m.dec, img, h, h + c->hidden);
-            ac_decoder_step(&m.dec, img, 1, &prev, h, h + c->hidden, h + 2 * c->hidden, h + 3 * c->hidden, logp, alpha, &beta,
-                            scratch);
+            const int one = 1;
+            const ac_dec_image *im = img;
+            const float *hist = h + 2 * S;
+            ac_decoder_start(&m.dec, img, h);
+            ac_decoder_advance(&m.dec, 1, &im, &one, 0, &prev, h, &hist, h + S, h + 2 * S, logp, alpha, &beta, scratch);
+            prev = 4 < c->vocab ? 4 : AC_UNK;
+            ac_decoder_advance(&m.dec, 1, &im, &one, 1, &prev, h + S, &hist, h, h + 2 * S + P, logp, alpha, &beta, scratch);
             ac_dec_image_free(img);
         }
         free(ann), free(h), free(logp), free(alpha), free(scratch);

@@ -1,5 +1,7 @@
-/* attncap/decoder.h: the soft-attention LSTM decoder of Xu et al. 2015.
+/* attncap/decoder.h: the caption decoders: the soft-attention LSTM of Xu et al. 2015 (the default)
+ * and a transformer decoder (Vaswani et al. 2017), chosen by config.decoder.
  *
+ * The LSTM:
  *   e_ti  = score(h_{t-1}, a_i)                          one of the score functions below
  *   alpha = softmax(e_t)                                  over the L annotation vectors
  *   beta  = sigmoid(w_b . h_{t-1} + b_b)                  a scalar gate, as in the paper
@@ -32,8 +34,27 @@
  * attention (what the overlays show), or one head's (ac_decoder_show_head). A file without the field
  * has one head.
  *
- * The decoder is a set of named float32 tensors (see decoder.c for the list and shapes) plus the
- * config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
+ * The transformer (config.decoder = AC_DECODER_TRANSFORMER; d = embed, the model width, also the
+ * attention width att; F = hidden, the feed-forward width; heads; layers), pre-LN:
+ *   x_0 = sqrt(d) E y_{t-1} + PE(t)                     sinusoidal positions, PE(t, 2i) = sin(t / 10000^(2i/d)),
+ *                                                      PE(t, 2i + 1) = cos(the same)
+ *   m   = LN(a W_m + b_m)                               the annotation vectors at the model width [L, d]
+ *   per layer:  x += SelfAttn(LN_1(x))                  masked: position t sees positions 0..t
+ *               x += CrossAttn(LN_2(x), m)             queries from the words, keys and values from m
+ *               x += W_2 relu(W_1 LN_3(x) + b_1) + b_2
+ *   logits = LN_f(x) W_o + b_o
+ * multi-head scaled dot-product attention (heads of d / heads columns, softmax(q k^T / sqrt(d / heads)),
+ * then an output projection). Pre-LN (the layer norm inside each residual branch, a final one before
+ * the output) rather than the paper's post-LN: it trains without a learning-rate warm-up (Xiong et al.
+ * 2020), which the trainer (train.h) does not have. Dropout (training) on x_0 and on each branch's
+ * output before it is added. The attention the step reports is the last layer's cross-attention
+ * (the heads' mean, or one head's: ac_decoder_show_head): the weights that decide what reaches the
+ * output. No gate: beta is 1. The doubly stochastic penalty is the LSTM's (lambda is 0). A photo
+ * "without a photo" (the trainer's text batches) is L copies of one learned vector, as for the LSTM.
+ * A file without the field "decoder" is an LSTM.
+ *
+ * The decoder is a set of named float32 tensors (see decoder.c and transformer.c for the lists and
+ * shapes) plus the config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
 #ifndef ATTNCAP_DECODER_H
 #define ATTNCAP_DECODER_H
 #include <stddef.h>
@@ -57,8 +78,17 @@ typedef struct ac_decoder_config {
     float dropout; /* training only */
     float lambda;  /* doubly stochastic attention penalty */
     int attention; /* score function, an ac_decoder_attention (0 = additive) */
-    int heads;     /* attention heads (0 or 1: one); must divide D and the key width */
+    int heads;     /* attention heads (0 or 1: one); must divide D and the key width (transformer: d) */
+    int decoder;   /* the decoder kind, an ac_decoder_kind (0 = lstm) */
+    int layers;    /* transformer: its layers (0 for the LSTM) */
 } ac_decoder_config;
+
+/* The decoder kinds (config.decoder). */
+typedef enum ac_decoder_kind { AC_DECODER_LSTM = 0, AC_DECODER_TRANSFORMER, AC_DECODER_KIND_COUNT } ac_decoder_kind;
+/* "lstm", "transformer"; NULL for a value out of range. */
+const char *ac_decoder_kind_name(int kind);
+/* The kind of a name above; -1 if it is none of them. */
+int ac_decoder_kind_parse(const char *name);
 
 /* The attention score functions (see above). */
 typedef enum ac_decoder_attention {
@@ -78,7 +108,7 @@ typedef struct ac_decoder {
     ac_decoder_config cfg;
     size_t n_params;
     float *params; /* all parameters, one buffer; the pointers below are views into it */
-    float *emb;                                  /* [V, E] */
+    float *emb;                                  /* [V, E] (transformer: [V, d]) */
     /* Attention: additive [D, A], [A], [H, A], [A]; the tensors a score function lacks are NULL
      * (general's att_wa is [D, H]; att_logtau [1] is cosine's only). */
     float *att_wa, *att_ba, *att_wh, *att_we, *att_logtau;
@@ -86,6 +116,9 @@ typedef struct ac_decoder {
     float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
     float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
     float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
+    /* The transformer has emb, out_lo [d, V] and out_bo [V] under these names (the trainer's output
+     * bias and a warm start's word rows work alike); its other tensors are in transformer.c's list,
+     * and the LSTM's pointers above are NULL. */
     /* Optional float16 copies of the weights the inference step streams (ac_decoder_use_f16), packed
      * for its kernel (panels of 64 columns); NULL unless made. They must not outlive a change of
      * params: training never makes them. */
@@ -96,12 +129,12 @@ typedef struct ac_decoder {
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
 void ac_decoder_free(ac_decoder *dec);
-/* For inference: keep float16 copies of the weights each step streams (lstm_w, out_lo, att_wh, out_lh,
+/* For inference (LSTM): keep float16 copies of the weights each step streams (lstm_w, out_lo, att_wh, out_lh,
  * out_lz) if every value is exactly a float16 (true of a model stored as F16) and the CPU has the
  * kernel (AVX-512). The step then reads half the memory, runs a faster kernel and gives the same
  * bits. Returns 1 if made, 0 if not (the float32 path stays), -1 out of memory. */
 int ac_decoder_use_f16(ac_decoder *dec);
-/* For inference with few hypotheses (one photo): split each product of the step by columns over
+/* For inference with few hypotheses (one photo; the LSTM's step): split each product of the step by columns over
  * `threads` threads (a pool the decoder keeps; 1 = none). The same bits for any count: every output
  * is computed whole by one thread. Only with the float16 copies (ac_decoder_use_f16). A decoder with
  * helper threads must not step on two threads at once (a shallow copy with step_pool = NULL may).
@@ -117,7 +150,7 @@ int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 /* The parameter tensors in buffer order (names as stored in the model file; matrices are
  * [rows, cols] row-major, vectors have rows == 1). Returns the count (at most AC_DEC_MAX_TENSORS:
  * the score function decides which attention tensors there are). */
-#define AC_DEC_MAX_TENSORS 17
+#define AC_DEC_MAX_TENSORS 32
 typedef struct ac_dec_tensor {
     const char *name;
     int rows, cols;
@@ -158,7 +191,8 @@ void ac_dec_work_free(ac_dec_work *w);
 int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train,
                                 unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err);
 /* The last forward's logits [ntok, V], rows time-major (step 0 of every caption, then step 1 of those
- * still running, ...), after a call without grad (with grad they are overwritten by d loss/d logits).
+ * still running, ...; the transformer's are caption-major: caption 0's steps, then caption 1's ...),
+ * after a call without grad (with grad they are overwritten by d loss/d logits).
  * For tests. */
 const float *ac_dec_work_logits(const ac_dec_work *w);
 /* The same objective over `shards` shares of the batch (whole photos per share, balanced by tokens),
@@ -171,10 +205,34 @@ void ac_dec_pool_free(ac_dec_pool *p);
 int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac_dec_batch *b, int train,
                                  unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err);
 
-/* Inference, K hypotheses of one photo at a time (beam search drives this). */
-typedef struct ac_dec_image ac_dec_image; /* per-photo precomputation: annotations, W_a a + b_a, mean */
+/* Inference, any decoder kind: what the beam search drives. */
+typedef struct ac_dec_image ac_dec_image; /* per-photo precomputation: the LSTM's annotations, W_a a + b_a
+                                             and mean; the transformer's keys and values of every layer */
 ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, D] */);
 void ac_dec_image_free(ac_dec_image *img);
+/* A hypothesis's decoder state is two things: `state`, ac_decoder_state_size floats that each step
+ * replaces (the LSTM's [h | c]; none for the transformer), and its history, ac_decoder_hist_size floats
+ * per word fed so far that each step appends one of (the transformer's keys and values of every layer
+ * at that position, [layers][2][d]: its KV cache; none for the LSTM). */
+size_t ac_decoder_state_size(const ac_decoder_config *cfg);
+size_t ac_decoder_hist_size(const ac_decoder_config *cfg);
+/* The state before <start> is fed: state [ac_decoder_state_size]. */
+void ac_decoder_start(const ac_decoder *dec, const ac_dec_image *img, float *state);
+/* One step for K rows, all at position t (t words fed before: <start> is position 0): photo p has rows[p]
+ * consecutive rows (K = their sum) and attends over img[p]; prev[K] word ids; state [K, S] and
+ * hist[k] ([t, P]: row k's history, may be NULL when P = 0 or t = 0) in; state_out [K, S], hist_out
+ * [K, P] (position t's entry), logp [K, V] (log-softmax), alpha [K, L] (with heads: their mean, or the
+ * head shown) and beta [K] (may be NULL) out. In and out buffers must not alias. scratch holds
+ * ac_decoder_advance_scratch(cfg, K, t_max) floats for any t <= t_max, owned by the caller; its contents on
+ * entry do not matter. Each weight matrix is read once for all the rows, and every row's results are the
+ * same bits as a step of its photo alone; the LSTM's are those of ac_decoder_step_photos. */
+size_t ac_decoder_advance_scratch(const ac_decoder_config *cfg, int K, int t_max);
+void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows, int t,
+                        const int *prev, const float *state, const float *const *hist, float *state_out,
+                        float *hist_out, float *logp, float *alpha, float *beta, float *scratch);
+
+/* The LSTM's step in its own terms (h and c apart); a transformer has none (these do nothing for it:
+ * use ac_decoder_start and ac_decoder_advance). */
 void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *img, float *h /* [H] */, float *c /* [H] */);
 /* One step for K rows: prev[K] word ids, h/c [K, H] in; h_out/c_out [K, H], logp [K, V] (log-softmax),
  * alpha [K, L] (with heads: their mean), beta [K] out (beta may be NULL). In and out buffers must not
@@ -196,7 +254,7 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].
  * alpha [n + 1, L]: row k is the attention of the step that predicts word k (row n: <end>);
- * beta [n + 1] and logprob (log p of the words and <end>) may be NULL. The same ac_decoder_step calls
+ * beta [n + 1] and logprob (log p of the words and <end>) may be NULL. The same ac_decoder_advance calls
  * as a beam search that produced these words, so the same numbers bit for bit. */
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
                       double *logprob, ac_err *err);

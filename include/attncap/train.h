@@ -1,4 +1,5 @@
-/* attncap/train.h: training the soft-attention decoder on a captioned-photo set and a feature cache.
+/* attncap/train.h: training a decoder (decoder.h: the soft-attention LSTM, or the transformer) on a
+ * captioned-photo set and a feature cache.
  *
  * Adam (bias-corrected) on the objective of decoder_train.c, gradient clipping by global norm, the
  * learning rate multiplied by lr_decay after every lr_patience evaluations without improvement of
@@ -76,8 +77,12 @@ typedef struct ac_train_opts {
     float lr_min;           /* the plateau decay never takes it below this (default 0: no floor) */
     int embed, hidden, att; /* default 256, 512, 256 */
     float dropout, lambda;  /* default 0.5, 1.0 */
-    const char *attention;  /* score function by name (decoder.h; default NULL = "additive") */
-    int heads;              /* attention heads (decoder.h; default 0 = one) */
+    const char *attention;  /* score function by name (decoder.h; default NULL = "additive"; the
+                             * transformer's is scaled-dot) */
+    int heads;              /* attention heads (decoder.h; default 0 = one, for the transformer 4) */
+    const char *decoder;    /* decoder kind by name (decoder.h; default NULL = "lstm"): "transformer" has
+                             * width embed, feed-forward width hidden and `layers` layers (att unused) */
+    int layers;             /* transformer layers (default 0 = 2) */
     int min_count;          /* vocabulary threshold (default 5) */
     float clip;             /* global gradient norm clip, 0 = none (default 5) */
     float weight_decay;     /* L2 added to the gradient (default 0) */

@@ -1,4 +1,5 @@
-/* attncap train: train a soft-attention decoder on a captioned-photo set and its feature cache. */
+/* attncap train: train a decoder (soft-attention LSTM or transformer) on a captioned-photo set and its
+ * feature cache. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,9 @@ static void usage(FILE *f) {
             "  --lr-min X           the decay on plateaus stops at this learning rate (%g: no floor)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
             "  --attention S --heads N   score (additive, dot, scaled-dot, general, cosine) and heads (1)\n"
+            "  --decoder K          lstm (the default: soft attention) or transformer (Vaswani et al.: --embed\n"
+            "                       is its width, --hidden its feed-forward width, --heads 4, --layers 2)\n"
+            "  --layers N           transformer layers (2)\n"
             "  --dropout P --lambda L   dropout (%g), doubly stochastic attention penalty (%g)\n"
             "  --min-count N        vocabulary threshold (%d)\n"
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
@@ -103,6 +107,7 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--hidden", &o.hidden, 1, 8192),
         OPT_INT("--att", &o.att, 1, 8192),
         OPT_STR("--attention", &o.attention), OPT_INT("--heads", &o.heads, 1, 64),
+        OPT_STR("--decoder", &o.decoder), OPT_INT("--layers", &o.layers, 1, 64),
         OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
         OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
         OPT_INT("--min-count", &o.min_count, 1, 1e9),

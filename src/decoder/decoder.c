@@ -1,6 +1,8 @@
-/* decoder.c: the soft-attention decoder's parameters, initialisation and inference step.
+/* decoder.c: the decoders' parameters, initialisation and inference step, by kind: the soft-attention
+ * LSTM's here, the transformer's in transformer.c (decoder.h's functions dispatch to it).
  * Training (batched forward + backward) lives in decoder_train.c.
  *
+ * The LSTM's
  * Parameter tensors (one float buffer, in this order):
  *   emb      [V, E]          word embeddings E
  *   att_wa   [D, A]  att_ba [A]   W_a, b_a: the keys W_a a_i + b_a (once per photo)
@@ -23,6 +25,17 @@
 #include "attention_internal.h"
 #include "decoder_internal.h"
 #include "pool.h"
+#include "transformer_internal.h"
+
+static const char *const kind_names[AC_DECODER_KIND_COUNT] = {"lstm", "transformer"};
+
+const char *ac_decoder_kind_name(int kind) { return kind >= 0 && kind < AC_DECODER_KIND_COUNT ? kind_names[kind] : NULL; }
+
+int ac_decoder_kind_parse(const char *name) {
+    for (int k = 0; name && k < AC_DECODER_KIND_COUNT; k++)
+        if (!strcmp(name, kind_names[k])) return k;
+    return -1;
+}
 
 static const char *const attention_names[AC_ATTENTION_COUNT] = {"additive", "dot", "scaled-dot", "general", "cosine"};
 
@@ -36,9 +49,9 @@ int ac_decoder_attention_parse(const char *name) {
     return -1;
 }
 
-/* Every tensor a decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the attention
- * tensors that only some score functions have. */
-#define N_SPEC (AC_DEC_MAX_TENSORS + 1)
+/* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
+ * attention tensors that only some score functions have. */
+#define N_SPEC 18
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
@@ -57,6 +70,7 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
 }
 
 int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_params) {
+    if (c->decoder == AC_DECODER_TRANSFORMER) return ac_tf_tensors(c, t, n_params);
     ac_dec_tensor all[N_SPEC];
     unsigned has[N_SPEC];
     const unsigned mine = ac_attention_tensors(c->attention);
@@ -87,10 +101,17 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     if (!(c->dropout >= 0 && c->dropout < 1)) return ac_errf(err, "dropout %g not in [0, 1)", c->dropout);
     if (!(c->lambda >= 0 && c->lambda < 1e6)) return ac_errf(err, "lambda %g out of range", c->lambda);
     if (!ac_decoder_attention_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
+    if (!ac_decoder_kind_name(c->decoder)) return ac_errf(err, "decoder kind %d unknown", c->decoder);
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
-    if (K % heads || c->dim % heads)
+    if (c->decoder == AC_DECODER_TRANSFORMER) {
+        if (ac_tf_check_config(c, err)) return -1;
+        if (c->embed % heads) return ac_errf(err, "%d heads do not divide the transformer's width %d", heads, c->embed);
+    } else if (c->layers) {
+        return ac_errf(err, "an LSTM decoder has no layers (%d given)", c->layers);
+    } else if (K % heads || c->dim % heads) {
         return ac_errf(err, "%d heads do not divide the attention width %d and the annotation size %d", heads, K, c->dim);
+    }
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     size_t n;
     ac_decoder_tensors(c, t, &n);
@@ -102,6 +123,13 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
 
 /* Points the tensor views into params (in tensor_spec's order); a tensor the score lacks stays NULL. */
 static void bind(ac_decoder *dec) {
+    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) { /* the tensors the trainer and a warm start know by name */
+        const ac_tf_view v = ac_tf_view_of(&dec->cfg, dec->params);
+        ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+        ac_tf_tensors(&dec->cfg, t, &dec->n_params);
+        dec->emb = v.emb, dec->out_lo = v.out_w, dec->out_bo = v.out_b;
+        return;
+    }
     ac_dec_tensor all[N_SPEC], t[AC_DEC_MAX_TENSORS];
     unsigned has[N_SPEC];
     tensor_spec(&dec->cfg, all, has);
@@ -128,14 +156,12 @@ int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err)
     return 0;
 }
 
-/* xoshiro-free, tiny: splitmix64 stream for initialisation. */
-static double uniform01(uint64_t *s) {
-    *s += 0x9E3779B97F4A7C15ull;
-    return (double)(ac_mix64(*s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err) {
     if (ac_decoder_alloc(dec, cfg, err)) return -1;
+    if (cfg->decoder == AC_DECODER_TRANSFORMER) {
+        ac_tf_init(dec, seed);
+        return 0;
+    }
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(cfg, t, NULL);
     uint64_t s = seed * 0x2545F4914F6CDD1Dull + 12345;
@@ -148,7 +174,7 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
         else if (!strcmp(t[i].name, "beta_w")) r = sqrt(6.0 / (t[i].cols + 1));
         else if (t[i].rows == 1) r = 0; /* biases */
         else r = sqrt(6.0 / (t[i].rows + t[i].cols)); /* Glorot uniform */
-        for (size_t j = 0; j < n; j++) p[j] = r ? (float)((2 * uniform01(&s) - 1) * r) : 0.0f;
+        for (size_t j = 0; j < n; j++) p[j] = r ? (float)((2 * ac_uniform01(&s) - 1) * r) : 0.0f;
     }
     if (dec->att_logtau) dec->att_logtau[0] = (float)AC_ATTENTION_LOGTAU_INIT;
     /* Forget-gate bias 1: remember by default early in training. */
@@ -183,7 +209,7 @@ static uint16_t *pack_f16_exact(const float *src, int rows, int cols, int *oom) 
 
 int ac_decoder_use_f16(ac_decoder *dec) {
     const ac_decoder_config *c = &dec->cfg;
-    if (dec->lstm_w16 || !ac_smm_has_f16()) return dec->lstm_w16 != NULL;
+    if (dec->lstm_w16 || !ac_smm_has_f16() || c->decoder != AC_DECODER_LSTM) return dec->lstm_w16 != NULL;
     const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, X = E + D + H;
     struct { const float *w; int rows, cols; uint16_t **dst; } t[] = {
         {dec->lstm_w, X, 4 * H, &dec->lstm_w16}, {dec->out_lo, E, c->vocab, &dec->out_lo16},
@@ -203,14 +229,8 @@ int ac_decoder_use_f16(ac_decoder *dec) {
 
 /* ---- inference ---- */
 
-struct ac_dec_image {
-    int L, D, A;
-    float *ann;  /* [L, D] */
-    float *proj; /* [L, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
-    float *mean; /* [D] */
-};
-
 ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
+    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) return ac_tf_prepare(dec, ann);
     const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_attention_key_dim(&dec->cfg);
     ac_dec_image *im = calloc(1, sizeof *im);
     if (!im) return NULL;
@@ -238,10 +258,12 @@ void ac_dec_image_free(ac_dec_image *im) {
     free(im->ann);
     free(im->proj);
     free(im->mean);
+    free(im->kv);
     free(im);
 }
 
 void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *im, float *h, float *c) {
+    if (dec->cfg.decoder != AC_DECODER_LSTM) return;
     const int D = dec->cfg.dim, H = dec->cfg.hidden;
     memcpy(h, dec->init_h_b, sizeof(float) * H);
     memcpy(c, dec->init_c_b, sizeof(float) * H);
@@ -320,9 +342,10 @@ static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int 
  * matrix is streamed once per step, single-threaded, with each output summed in a fixed order that
  * does not depend on the other rows: a row's results are the same bits whichever photos' rows share
  * the step, and for any thread count. */
-void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
-                            const int *prev, const float *h, const float *c, float *h_out, float *c_out, float *logp,
-                            float *alpha, float *beta, float *buf) {
+/* h, c, h_out and c_out have row strides (the beam search keeps a hypothesis's h and c side by side). */
+static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                      const int *prev, const float *h, int ldh, const float *c, int ldc, float *h_out, float *c_out,
+                      int ldo, float *logp, float *alpha, float *beta, float *buf) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
@@ -335,9 +358,9 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
     float *ah = nh > 1 ? o + (size_t)K * E : alpha; /* [K, heads, L]: each head's attention */
     if (dec->att_wh) { /* the queries: h W_h, or h itself (general) */
         memset(q, 0, sizeof(float) * (size_t)K * A);
-        mul(dec, K, A, H, h, H, dec->att_wh, dec->att_wh16, q, A);
+        mul(dec, K, A, H, h, ldh, dec->att_wh, dec->att_wh16, q, A);
     } else {
-        memcpy(q, h, sizeof(float) * (size_t)K * H);
+        for (int k = 0; k < K; k++) memcpy(q + (size_t)k * H, h + (size_t)k * ldh, sizeof(float) * H);
     }
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
@@ -347,14 +370,14 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
             ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
             for (int j = 0; j < nh; j++) softmax_row(al + (size_t)j * L, L, 0);
             float bp = dec->beta_b[0];
-            for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * H + j];
+            for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * ldh + j];
             be[k] = 1.0f / (1.0f + expf(-bp));
             if (beta) beta[k] = be[k];
             float *xk = x + (size_t)k * X;
             int w = prev[k] >= 0 && prev[k] < V ? prev[k] : AC_UNK;
             memcpy(xk, dec->emb + (size_t)w * E, sizeof(float) * E);
             memset(xk + E, 0, sizeof(float) * D);
-            memcpy(xk + E + D, h + (size_t)k * H, sizeof(float) * H);
+            memcpy(xk + E + D, h + (size_t)k * ldh, sizeof(float) * H);
         }
         /* z = beta * alpha^T a, the photo's hypotheses in one pass over its annotations (head j: its
          * channels) */
@@ -376,8 +399,8 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
     for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
     mul(dec, K, 4 * H, X, x, X, dec->lstm_w, dec->lstm_w16, g, 4 * H);
     for (int k = 0; k < K; k++) {
-        const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * H;
-        float *hk = h_out + (size_t)k * H, *cn = c_out + (size_t)k * H;
+        const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * ldc;
+        float *hk = h_out + (size_t)k * ldo, *cn = c_out + (size_t)k * ldo;
         for (int j = 0; j < H; j++) {
             float ig = ac_sigmoidf(gk[j]), fg = ac_sigmoidf(gk[H + j]), gg = ac_tanhf(gk[2 * H + j]),
                   og = ac_sigmoidf(gk[3 * H + j]);
@@ -387,7 +410,7 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
         memcpy(o + (size_t)k * E, x + (size_t)k * X, sizeof(float) * E); /* E y */
     }
     /* deep output: tanh(E y + h L_h + z L_z) L_o + b_o */
-    mul(dec, K, E, H, h_out, H, dec->out_lh, dec->out_lh16, o, E);
+    mul(dec, K, E, H, h_out, ldo, dec->out_lh, dec->out_lh16, o, E);
     mul(dec, K, E, D, x + E, X, dec->out_lz, dec->out_lz16, o, E);
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
@@ -395,10 +418,47 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
     for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
 }
 
+void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                            const int *prev, const float *h, const float *c, float *h_out, float *c_out, float *logp,
+                            float *alpha, float *beta, float *buf) {
+    const int H = dec->cfg.hidden;
+    if (dec->cfg.decoder == AC_DECODER_LSTM)
+        lstm_step(dec, n_photos, img, rows, prev, h, H, c, H, h_out, c_out, H, logp, alpha, beta, buf);
+}
+
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
                      const float *c, float *h_out, float *c_out, float *logp, float *alpha, float *beta,
                      float *buf) {
     ac_decoder_step_photos(dec, 1, &im, &K, prev, h, c, h_out, c_out, logp, alpha, beta, buf);
+}
+
+/* ---- any decoder kind ---- */
+
+size_t ac_decoder_state_size(const ac_decoder_config *c) {
+    return c->decoder == AC_DECODER_TRANSFORMER ? 0 : 2 * (size_t)c->hidden;
+}
+
+size_t ac_decoder_hist_size(const ac_decoder_config *c) {
+    return c->decoder == AC_DECODER_TRANSFORMER ? (size_t)c->layers * 2 * (size_t)c->embed : 0;
+}
+
+void ac_decoder_start(const ac_decoder *dec, const ac_dec_image *img, float *state) {
+    if (dec->cfg.decoder == AC_DECODER_LSTM) ac_decoder_initial_state(dec, img, state, state + dec->cfg.hidden);
+}
+
+size_t ac_decoder_advance_scratch(const ac_decoder_config *c, int K, int t_max) {
+    return c->decoder == AC_DECODER_TRANSFORMER ? ac_tf_step_scratch(c, K, t_max) : ac_decoder_step_scratch(c, K);
+}
+
+void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows, int t,
+                        const int *prev, const float *state, const float *const *hist, float *state_out,
+                        float *hist_out, float *logp, float *alpha, float *beta, float *scratch) {
+    const int H = dec->cfg.hidden;
+    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER)
+        ac_tf_step(dec, n_photos, img, rows, t, prev, hist, hist_out, logp, alpha, beta, scratch);
+    else
+        lstm_step(dec, n_photos, img, rows, prev, state, 2 * H, state + H, 2 * H, state_out, state_out + H, 2 * H,
+                  logp, alpha, beta, scratch);
 }
 
 /* ---- teacher forcing ---- */
@@ -410,27 +470,30 @@ int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words,
 
 int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
                             float *beta, float *word_logp, double *logprob, ac_err *err) {
-    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t S = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
-    float *buf = malloc(((size_t)4 * H + V + ac_decoder_step_scratch(&dec->cfg, 1)) * sizeof *buf);
+    float *buf = malloc((2 * S + ((size_t)n + 1) * P + V + ac_decoder_advance_scratch(&dec->cfg, 1, n)) * sizeof *buf);
     ac_dec_image *img = ac_decoder_prepare(dec, ann);
     if (!buf || !img) {
         free(buf);
         ac_dec_image_free(img);
         return ac_errf(err, "out of memory");
     }
-    float *h = buf, *c = h + H, *h2 = c + H, *c2 = h2 + H, *logp = c2 + H, *scratch = logp + V;
-    ac_decoder_initial_state(dec, img, h, c);
+    float *st = buf, *st2 = st + S, *hist = st2 + S, *logp = hist + ((size_t)n + 1) * P, *scratch = logp + V;
+    ac_decoder_start(dec, img, st);
+    const ac_dec_image *im = img;
+    const int one = 1;
     double lp = 0;
     for (int k = 0; k <= n; k++) {
-        int prev = k ? words[k - 1] : AC_START;
-        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, logp, alpha + (size_t)k * L, beta ? beta + k : NULL,
-                        scratch);
+        const int prev = k ? words[k - 1] : AC_START;
+        const float *h = hist;
+        ac_decoder_advance(dec, 1, &im, &one, k, &prev, st, &h, st2, hist + (size_t)k * P, logp, alpha + (size_t)k * L,
+                           beta ? beta + k : NULL, scratch);
         lp += logp[k < n ? words[k] : AC_END];
         if (word_logp) word_logp[k] = logp[k < n ? words[k] : AC_END];
-        memcpy(h, h2, (size_t)H * sizeof *h);
-        memcpy(c, c2, (size_t)H * sizeof *c);
+        memcpy(st, st2, S * sizeof *st);
     }
     if (logprob) *logprob = lp;
     free(buf);

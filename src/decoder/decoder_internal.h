@@ -1,5 +1,5 @@
-/* decoder_internal.h: small kernels shared by the decoder's inference and training paths.
- * Private to src/decoder/decoder*.c and src/train/train.c. */
+/* decoder_internal.h: small kernels shared by the decoders' inference and training paths.
+ * Private to src/decoder/ and src/train/. */
 #ifndef ATTNCAP_DECODER_INTERNAL_H
 #define ATTNCAP_DECODER_INTERNAL_H
 #include <math.h>
@@ -42,7 +42,21 @@ static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
     return (float)(h >> 40) * (1.0f / 16777216.0f) >= p;
 }
 
+/* A uniform draw in [0, 1) from a splitmix64 stream: the decoders' initialisation. */
+static inline double ac_uniform01(uint64_t *s) {
+    *s += 0x9E3779B97F4A7C15ull;
+    return (double)(ac_mix64(*s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
 #include "attncap/decoder.h"
+/* A photo prepared for the inference step (decoder.h's ac_dec_image), of either decoder kind. */
+struct ac_dec_image {
+    int L, D, A;
+    float *ann;  /* LSTM: [L, D] */
+    float *proj; /* LSTM: [L, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
+    float *mean; /* LSTM: [D] */
+    float *kv;   /* transformer: [layers, L, 2d] each layer's cross-attention keys and values */
+};
 /* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack
  * (trans: B given as [N, K], i.e. pack B^T) into ac_smm_packed_size(K, N) floats. */
 size_t ac_smm_packed_size(int K, int N);

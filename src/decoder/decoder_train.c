@@ -23,9 +23,11 @@
 #include "attncap/decoder.h"
 #include "attention_internal.h"
 #include "decoder_internal.h"
+#include "transformer_internal.h"
 
 struct ac_dec_work {
     ac_decoder_config cfg;
+    ac_tf_work *tf; /* a transformer's work (transformer_train.c); the rest is the LSTM's */
     int capB, capT, capN;
     int B, T, N;
     int *bt, *off; /* [capT], [capT + 1] */
@@ -69,6 +71,10 @@ struct ac_dec_work {
 
 /* Floats needed to pack the four recurrent weights (W_h: not for a score without it). */
 static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
+    if (c->decoder != AC_DECODER_LSTM) {
+        for (int i = 0; i < 5; i++) off[i] = 0;
+        return 1;
+    }
     const int H = c->hidden, A = c->att, DH = c->dim + c->hidden;
     const int wh = (ac_attention_tensors(c->attention) & AC_ATTENTION_HAS_WH) != 0;
     off[0] = 0;
@@ -81,6 +87,7 @@ static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
 
 static void pack_weights(const ac_decoder *dec, float *buf, const float *pk[4]) {
     const ac_decoder_config *c = &dec->cfg;
+    if (c->decoder != AC_DECODER_LSTM) return;
     const int E = c->embed, H = c->hidden, A = c->att, DH = c->dim + c->hidden;
     size_t off[5];
     pack_size(c, off);
@@ -139,7 +146,7 @@ ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T)
     ac_dec_work *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->cfg = *cfg;
-    if (work_reserve(w, max_B, max_T, max_B * max_T)) {
+    if (cfg->decoder == AC_DECODER_TRANSFORMER ? !(w->tf = ac_tf_work_new(cfg)) : work_reserve(w, max_B, max_T, max_B * max_T)) {
         ac_dec_work_free(w);
         return NULL;
     }
@@ -153,10 +160,11 @@ void ac_dec_work_free(ac_dec_work *w) {
                   w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
                   w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
+    ac_tf_work_free(w->tf);
     free(w);
 }
 
-const float *ac_dec_work_logits(const ac_dec_work *w) { return w->logits; }
+const float *ac_dec_work_logits(const ac_dec_work *w) { return w->tf ? ac_tf_work_logits(w->tf) : w->logits; }
 
 /* C = alpha op(A) op(B) + beta C, row-major; skips empty products. */
 static void mm(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta,
@@ -501,6 +509,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         }
         N += b->len[i];
     }
+    if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;
     for (int i = 0; i < b->B; i++) {

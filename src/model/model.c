@@ -30,6 +30,11 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     /* Only when not additive: the additive models (all files before score functions) keep their bytes. */
     if (c->attention != AC_ATTENTION_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_decoder_attention_name(c->attention));
     if (c->heads > 1) cJSON_AddNumberToObject(o, "heads", c->heads);
+    /* Only for a transformer: the LSTMs keep their bytes. */
+    if (c->decoder != AC_DECODER_LSTM) {
+        cJSON_AddStringToObject(o, "decoder", ac_decoder_kind_name(c->decoder));
+        cJSON_AddNumberToObject(o, "layers", c->layers);
+    }
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -75,6 +80,17 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         cJSON_Delete(o);
         return ac_errf(err, "config: 'attention' is not one of additive, dot, scaled-dot, general, cosine");
     }
+    const cJSON *dk = cJSON_GetObjectItemCaseSensitive(o, "decoder"), *ly = cJSON_GetObjectItemCaseSensitive(o, "layers");
+    c->decoder = dk ? ac_decoder_kind_parse(cJSON_GetStringValue(dk)) : AC_DECODER_LSTM; /* absent: the LSTM */
+    if (c->decoder < 0) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'decoder' is not one of lstm, transformer");
+    }
+    if (ly && (!cJSON_IsNumber(ly) || ly->valuedouble != floor(ly->valuedouble) || fabs(ly->valuedouble) > 1e9)) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'layers' is not an integer");
+    }
+    c->layers = ly ? (int)ly->valuedouble : 0;
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }

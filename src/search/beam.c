@@ -42,6 +42,7 @@ ac_beam_opts ac_beam_defaults(void) {
 
 typedef struct hyp {
     int *words;   /* [max_len] */
+    float *kv;    /* [max_len + 1, P]: the decoder's history (ac_decoder_hist_size P; none for the LSTM) */
     float *alpha; /* [(max_len + 1), L] */
     float *beta;  /* [max_len + 1] */
     float *wlp;   /* [max_len + 1]: each word's log-probability given the words before */
@@ -200,11 +201,12 @@ static int popcount(int x) {
 typedef struct search {
     ac_beam_opts o;
     fsm f;
-    int K, T, V, H, L, S, M, accept, R, n_keep;
+    int K, T, V, L, S, M, accept, R, n_keep;
+    size_t SZ, P;                         /* the decoder's state and history sizes */
     hyp *hy, *cur, *nxt;
     cand *top;                            /* [S][K]: each state's best */
     int *prev, *n_top, *cap, *finished;   /* per state: best so far, room left this step, finished */
-    float *fbuf, *h, *c, *h_next, *c_next; /* live hypotheses' states (R rows each) */
+    float *fbuf, *st, *st_next;           /* live hypotheses' states (R rows of SZ each) */
     int *ibuf;
     /* Per met mask, the best n_keep finished hypotheses so far, best first: rank[m * n_keep + i]
      * points into fin. */
@@ -224,7 +226,8 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
                        ac_err *err) {
     memset(s, 0, sizeof *s);
     ac_beam_opts o = opts ? *opts : ac_beam_defaults();
-    const int K = o.beam, T = o.max_len, V = dec->cfg.vocab, H = dec->cfg.hidden, L = dec->cfg.n_ann;
+    const int K = o.beam, T = o.max_len, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t SZ = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
     if (K < 1 || K > 4096) return ac_errf(err, "beam search: beam size %d out of range 1..4096", K);
     if (T < 1 || T > 1000) return ac_errf(err, "beam search: max length %d out of range 1..1000", T);
     if (V <= AC_UNK) return ac_errf(err, "beam search: vocabulary of %d words has no real words", V);
@@ -233,7 +236,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     if (check_constraints(&o, V, err)) return -1;
     if (fsm_init(&s->f, &o, V)) return ac_errf(err, "beam search: out of memory");
     const int S = s->f.n_states, M = 1 << s->f.C, R = S * K; /* rows: live hypotheses, at most K per state */
-    s->o = o, s->K = K, s->T = T, s->V = V, s->H = H, s->L = L, s->S = S, s->M = M, s->R = R;
+    s->o = o, s->K = K, s->T = T, s->V = V, s->L = L, s->S = S, s->M = M, s->R = R, s->SZ = SZ, s->P = P;
     s->accept = (M - 1) * s->f.depths;
     if (R > 4096) {
         search_close(s);
@@ -243,7 +246,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     s->top = malloc((size_t)R * sizeof *s->top);
     s->prev = malloc((size_t)R * sizeof *s->prev), s->n_top = malloc((size_t)S * 3 * sizeof *s->n_top);
     const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1); /* a hypothesis' alpha, beta, word log-p */
-    s->fbuf = malloc(((size_t)2 * R * hist + (size_t)4 * R * H) * sizeof *s->fbuf);
+    s->fbuf = malloc(((size_t)2 * R * (hist + ((size_t)T + 1) * P) + (size_t)2 * R * SZ + 1) * sizeof *s->fbuf);
     s->ibuf = malloc((size_t)2 * R * T * sizeof *s->ibuf);
     const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1, n_slots = M * n_keep;
     s->n_keep = n_keep;
@@ -269,14 +272,13 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
         s->hy[i].alpha = p, p += (size_t)(T + 1) * L;
         s->hy[i].beta = p, p += T + 1;
         s->hy[i].wlp = p, p += T + 1;
+        s->hy[i].kv = p, p += ((size_t)T + 1) * P;
         s->hy[i].words = s->ibuf + (size_t)i * T;
     }
-    s->h = p, p += (size_t)R * H;
-    s->c = p, p += (size_t)R * H;
-    s->h_next = p, p += (size_t)R * H;
-    s->c_next = p;
+    s->st = p, p += (size_t)R * SZ;
+    s->st_next = p;
     s->cur = s->hy, s->nxt = s->hy + R;
-    ac_decoder_initial_state(dec, img, s->h, s->c);
+    ac_decoder_start(dec, img, s->st);
     s->cur[0].logprob = 0, s->cur[0].mask = 0;
     s->prev[0] = AC_START;
     s->live = 1;
@@ -285,17 +287,19 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
 
 static int search_running(const search *s) { return s->t <= s->T && s->live > 0 && s->finished[s->accept] < s->K; }
 
-/* Time step t from the decoder's outputs for the live hypotheses (rec[k], ac_memo_row's layout: h_out,
- * c_out, logp, alpha, beta): the candidates of every state, the hypotheses that finish, the next beams. */
+/* Time step t from the decoder's outputs for the live hypotheses (rec[k], ac_memo_row's layout: state,
+ * history entry, logp, alpha, beta): the candidates of every state, the hypotheses that finish, the
+ * next beams. */
 static void search_advance(search *s, const float *const *rec) {
     const ac_beam_opts *o = &s->o;
     const fsm *f = &s->f;
-    const int K = s->K, V = s->V, H = s->H, L = s->L, S = s->S, t = s->t, n_keep = s->n_keep;
+    const int K = s->K, V = s->V, L = s->L, S = s->S, t = s->t, n_keep = s->n_keep;
+    const size_t SZ = s->SZ, P = s->P, O = SZ + P; /* where logp starts in a record */
     int *n_top = s->n_top, *cap = s->cap;
     hyp *cur = s->cur, *nxt = s->nxt;
     for (int st = 0; st < S; st++) n_top[st] = 0, cap[st] = K - s->finished[st];
     for (int k = 0; k < s->live; k++) {
-        const float *lk = rec[k] + 2 * H;
+        const float *lk = rec[k] + O;
         const double base = cur[k].logprob;
         const int stay = cur[k].mask * f->depths; /* (mask, depth 0): <end> and words in no phrase */
         if (t == s->T) { /* only <end> may follow max_len words */
@@ -327,9 +331,9 @@ static void search_advance(search *s, const float *const *rec) {
                     e->n = t, e->lp = cd->lp;
                     memcpy(e->words, par->words, (size_t)t * sizeof *e->words);
                     memcpy(e->alpha, par->alpha, (size_t)t * L * sizeof *e->alpha);
-                    memcpy(e->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *e->alpha);
+                    memcpy(e->alpha + (size_t)t * L, rec[cd->k] + O + V, (size_t)L * sizeof *e->alpha);
                     memcpy(e->beta, par->beta, (size_t)t * sizeof *e->beta);
-                    e->beta[t] = rec[cd->k][2 * H + V + L];
+                    e->beta[t] = rec[cd->k][O + V + L];
                     memcpy(e->wlp, par->wlp, (size_t)t * sizeof *e->wlp);
                     e->wlp[t] = (float)(cd->lp - par->logprob);
                 }
@@ -339,22 +343,24 @@ static void search_advance(search *s, const float *const *rec) {
             memcpy(ch->words, par->words, (size_t)t * sizeof *ch->words);
             ch->words[t] = cd->w;
             memcpy(ch->alpha, par->alpha, (size_t)t * L * sizeof *ch->alpha);
-            memcpy(ch->alpha + (size_t)t * L, rec[cd->k] + 2 * H + V, (size_t)L * sizeof *ch->alpha);
+            memcpy(ch->alpha + (size_t)t * L, rec[cd->k] + O + V, (size_t)L * sizeof *ch->alpha);
             memcpy(ch->beta, par->beta, (size_t)t * sizeof *ch->beta);
-            ch->beta[t] = rec[cd->k][2 * H + V + L];
+            ch->beta[t] = rec[cd->k][O + V + L];
+            if (P) { /* the parent's history and this step's entry */
+                memcpy(ch->kv, par->kv, (size_t)t * P * sizeof *ch->kv);
+                memcpy(ch->kv + (size_t)t * P, rec[cd->k] + SZ, P * sizeof *ch->kv);
+            }
             memcpy(ch->wlp, par->wlp, (size_t)t * sizeof *ch->wlp);
             ch->wlp[t] = (float)(cd->lp - par->logprob);
             ch->logprob = cd->lp;
             ch->mask = mask;
-            memcpy(s->h_next + (size_t)nlive * H, rec[cd->k], (size_t)H * sizeof *s->h);
-            memcpy(s->c_next + (size_t)nlive * H, rec[cd->k] + H, (size_t)H * sizeof *s->c);
+            memcpy(s->st_next + (size_t)nlive * SZ, rec[cd->k], SZ * sizeof *s->st);
             s->prev[nlive] = cd->w;
             nlive++;
         }
     s->cur = nxt, s->nxt = cur;
-    float *tf = s->h;
-    s->h = s->h_next, s->h_next = tf;
-    tf = s->c, s->c = s->c_next, s->c_next = tf;
+    float *tf = s->st;
+    s->st = s->st_next, s->st_next = tf;
     s->live = nlive;
     s->t++;
 }
@@ -393,79 +399,83 @@ typedef struct engine {
     const ac_dec_image **img;
     int *rows, *first;     /* [n]: computed rows of each photo stepped; each search's first live row */
     int *src, *own, *prev; /* [R]: each computed row's live row and search, and its previous word */
-    const float **rec;
-    float *h, *c, *h_out, *c_out, *logp, *alpha, *beta, *rowbuf, *scratch;
+    const float **rec, **hist;
+    float *st, *st_out, *hist_out, *logp, *alpha, *beta, *rowbuf, *scratch;
     float *fbuf;
 } engine;
 
-static int engine_open(engine *e, const ac_decoder *dec, int n, int R) {
-    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
+static int engine_open(engine *e, const ac_decoder *dec, int n, int R, int T) {
+    const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t SZ = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
     const size_t W = ac_memo_row_size(dec), nn = (size_t)(n > 0 ? n : 1), nr = (size_t)(R > 0 ? R : 1);
-    e->img = malloc(sizeof *e->img * nn), e->rec = malloc(sizeof *e->rec * nr);
+    e->img = malloc(sizeof *e->img * nn), e->rec = malloc(sizeof *e->rec * nr), e->hist = malloc(sizeof *e->hist * nr);
     e->rows = malloc(sizeof *e->rows * (2 * nn + 3 * nr));
-    e->fbuf = malloc(sizeof *e->fbuf * (nr * (4 * H + V + L + 1 + W) + ac_decoder_step_scratch(&dec->cfg, R)));
-    if (!e->img || !e->rec || !e->rows || !e->fbuf) return -1;
+    e->fbuf = malloc(sizeof *e->fbuf * (nr * (2 * SZ + P + V + L + 1 + W) + ac_decoder_advance_scratch(&dec->cfg, R, T)));
+    if (!e->img || !e->rec || !e->hist || !e->rows || !e->fbuf) return -1;
     e->first = e->rows + nn, e->src = e->first + nn, e->own = e->src + nr, e->prev = e->own + nr;
-    e->h = e->fbuf, e->c = e->h + nr * H, e->h_out = e->c + nr * H, e->c_out = e->h_out + nr * H;
-    e->logp = e->c_out + nr * H, e->alpha = e->logp + nr * V, e->beta = e->alpha + nr * L;
+    e->st = e->fbuf, e->st_out = e->st + nr * SZ, e->hist_out = e->st_out + nr * SZ;
+    e->logp = e->hist_out + nr * P, e->alpha = e->logp + nr * V, e->beta = e->alpha + nr * L;
     e->rowbuf = e->beta + nr, e->scratch = e->rowbuf + nr * W;
     return 0;
 }
 
-static void engine_close(engine *e) { free(e->img), free(e->rec), free(e->rows), free(e->fbuf); }
+static void engine_close(engine *e) { free(e->img), free(e->rec), free(e->hist), free(e->rows), free(e->fbuf); }
 
 /* One time step of every running search: the hypotheses a memo knows are looked up, the others go
- * through one decoder step together (and into their photo's memo). Returns 0 when none is running. */
+ * through one decoder step together (and into their photo's memo). A step is at one position, and the
+ * searches are: they all start together and each step advances every running one (a search at another
+ * position would wait for its own step). Returns 0 when none is running. */
 static int engine_step(engine *e, const ac_decoder *dec, int n, ac_beam_task *tasks, search *s) {
-    const int H = dec->cfg.hidden, V = dec->cfg.vocab, L = dec->cfg.n_ann;
-    const size_t W = ac_memo_row_size(dec);
-    int np = 0, q = 0, pos = 0, running = 0;
+    const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
+    const size_t SZ = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg), W = ac_memo_row_size(dec);
+    int np = 0, q = 0, pos = 0, t = -1;
+    for (int i = 0; i < n; i++)
+        if (!tasks[i].failed && search_running(&s[i]) && (t < 0 || s[i].t < t)) t = s[i].t;
+    if (t < 0) return 0;
     for (int i = 0; i < n; i++) {
         e->first[i] = pos;
-        if (tasks[i].failed || !search_running(&s[i])) continue;
-        running = 1;
+        if (tasks[i].failed || !search_running(&s[i]) || s[i].t != t) continue;
         int miss = 0;
         for (int k = 0; k < s[i].live; k++, pos++) {
             e->rec[pos] = tasks[i].memo ? ac_memo_find(tasks[i].memo, s[i].cur[k].words, s[i].t) : NULL;
             if (e->rec[pos]) continue;
-            e->src[q] = pos, e->own[q] = i, e->prev[q] = s[i].prev[k];
-            memcpy(e->h + (size_t)q * H, s[i].h + (size_t)k * H, sizeof *e->h * H);
-            memcpy(e->c + (size_t)q * H, s[i].c + (size_t)k * H, sizeof *e->c * H);
+            e->src[q] = pos, e->own[q] = i, e->prev[q] = s[i].prev[k], e->hist[q] = s[i].cur[k].kv;
+            memcpy(e->st + (size_t)q * SZ, s[i].st + (size_t)k * SZ, sizeof *e->st * SZ);
             q++, miss++;
         }
         if (miss) e->img[np] = tasks[i].img, e->rows[np++] = miss;
     }
-    if (!running) return 0;
-    if (q) ac_decoder_step_photos(dec, np, e->img, e->rows, e->prev, e->h, e->c, e->h_out, e->c_out, e->logp, e->alpha,
-                                  e->beta, e->scratch);
-    for (int j = 0; j < q; j++) {
+    if (q)
+        ac_decoder_advance(dec, np, e->img, e->rows, t, e->prev, e->st, e->hist, e->st_out, e->hist_out, e->logp,
+                           e->alpha, e->beta, e->scratch);
+    for (int j = 0; j < q; j++) { /* the record: [state | history entry | logp | alpha | beta] */
         const int i = e->own[j], k = e->src[j] - e->first[i];
         float *r = e->rowbuf + (size_t)e->src[j] * W;
-        memcpy(r, e->h_out + (size_t)j * H, sizeof *r * H);
-        memcpy(r + H, e->c_out + (size_t)j * H, sizeof *r * H);
-        memcpy(r + 2 * H, e->logp + (size_t)j * V, sizeof *r * V);
-        memcpy(r + 2 * H + V, e->alpha + (size_t)j * L, sizeof *r * L);
-        r[2 * H + V + L] = e->beta[j];
+        memcpy(r, e->st_out + (size_t)j * SZ, sizeof *r * SZ);
+        memcpy(r + SZ, e->hist_out + (size_t)j * P, sizeof *r * P);
+        memcpy(r + SZ + P, e->logp + (size_t)j * V, sizeof *r * V);
+        memcpy(r + SZ + P + V, e->alpha + (size_t)j * L, sizeof *r * L);
+        r[SZ + P + V + L] = e->beta[j];
         e->rec[e->src[j]] = r;
         if (tasks[i].memo) ac_memo_add(tasks[i].memo, s[i].cur[k].words, s[i].t, r); /* full: just not kept */
     }
     for (int i = 0; i < n; i++)
-        if (!tasks[i].failed && search_running(&s[i])) search_advance(&s[i], e->rec + e->first[i]);
+        if (!tasks[i].failed && search_running(&s[i]) && s[i].t == t) search_advance(&s[i], e->rec + e->first[i]);
     return 1;
 }
 
 int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks) {
     search *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    int failed = 0, R = 0;
+    int failed = 0, R = 0, T = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
         tasks[i].failed = !s ? ac_errf(&tasks[i].err, "beam search: out of memory")
                              : search_open(&s[i], dec, tasks[i].img, &tasks[i].opts, &tasks[i].err);
         failed += tasks[i].failed != 0;
-        if (!tasks[i].failed) R += s[i].R;
+        if (!tasks[i].failed) R += s[i].R, T = s[i].T > T ? s[i].T : T;
     }
     engine e = {0};
-    if (engine_open(&e, dec, n, R))
+    if (engine_open(&e, dec, n, R, T))
         for (int i = 0; i < n; i++)
             if (!tasks[i].failed) tasks[i].failed = ac_errf(&tasks[i].err, "beam search: out of memory"), failed++;
     while (engine_step(&e, dec, n, tasks, s)) {}

@@ -4,7 +4,8 @@
 #define ATTNCAP_BEAM_INTERNAL_H
 #include "attncap/beam.h"
 
-/* A row: the decoder's outputs for one hypothesis, [h_out H | c_out H | logp V | alpha L | beta 1]. */
+/* A row: the decoder's outputs for one hypothesis, [state_out | its history entry | logp V | alpha L |
+ * beta 1] (decoder.h's ac_decoder_advance; the LSTM's state is [h_out H | c_out H], its entry empty). */
 size_t ac_memo_row_size(const ac_decoder *dec);
 /* The row of the hypothesis words[0..t) (after <start>), or NULL if not kept. */
 const float *ac_memo_find(const ac_beam_memo *m, const int *words, int t);

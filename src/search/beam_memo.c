@@ -25,7 +25,8 @@ struct ac_beam_memo {
 };
 
 size_t ac_memo_row_size(const ac_decoder *dec) {
-    return 2 * (size_t)dec->cfg.hidden + (size_t)dec->cfg.vocab + (size_t)dec->cfg.n_ann + 1;
+    return ac_decoder_state_size(&dec->cfg) + ac_decoder_hist_size(&dec->cfg) + (size_t)dec->cfg.vocab +
+           (size_t)dec->cfg.n_ann + 1;
 }
 
 ac_beam_memo *ac_beam_memo_new(const ac_decoder *dec) {

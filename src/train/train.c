@@ -540,10 +540,16 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (o.shards < 1 || o.shards > 64) return ac_errf(err, "train: %d batch shards out of range [1, 64]", o.shards);
     if (o.lr_patience < 1) return ac_errf(err, "train: evaluations before a learning-rate decay must be >= 1");
     if (o.epochs < 0 || o.patience < 1) return ac_errf(err, "train: epochs must be >= 0 and the early-stopping patience >= 1");
-    const int score = o.attention ? ac_decoder_attention_parse(o.attention) : AC_ATTENTION_ADDITIVE;
+    const int kind = o.decoder ? ac_decoder_kind_parse(o.decoder) : AC_DECODER_LSTM;
+    if (kind < 0) return ac_errf(err, "train: decoder '%s' is not one of lstm, transformer", o.decoder);
+    const int tf = kind == AC_DECODER_TRANSFORMER;
+    const int score = o.attention ? ac_decoder_attention_parse(o.attention) : tf ? AC_ATTENTION_SCALED_DOT : AC_ATTENTION_ADDITIVE;
     if (score < 0)
         return ac_errf(err, "train: attention score '%s' is not one of additive, dot, scaled-dot, general, cosine",
                        o.attention);
+    if (tf && score != AC_ATTENTION_SCALED_DOT)
+        return ac_errf(err, "train: the transformer's attention is scaled-dot, not %s", o.attention);
+    if (!tf && o.layers > 0) return ac_errf(err, "train: layers are the transformer's (the LSTM has one)");
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
         return ac_errf(err, "train: validation metric must be cider, bleu4 or loss, not '%s'", metric);
@@ -590,7 +596,11 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
                                .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
                                .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda,
-                               .attention = score, .heads = o.heads > 1 ? o.heads : 0};
+                               .attention = score, .heads = o.heads > 1 ? o.heads : 0, .decoder = kind};
+        if (tf) { /* attention width = model width; no doubly stochastic penalty; 4 heads and 2 layers by default */
+            c.att = o.embed, c.lambda = 0, c.layers = o.layers > 0 ? o.layers : 2;
+            c.heads = o.heads > 1 ? o.heads : o.heads == 1 ? 0 : 4;
+        }
         if (ac_decoder_init(&tr.model.dec, &c, o.seed, err)) goto done;
         /* Output bias = log unigram frequency of the targets: the model starts at the unigram
          * distribution instead of uniform, which saves the first few hundred steps. */

@@ -106,11 +106,14 @@ static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac
         differs_str(buf, n, "val_metric", o->val_metric, vm->valuestring);
     if (given(o, "attention") && o->attention && ac_decoder_attention_parse(o->attention) != c->attention)
         differs_str(buf, n, "attention", o->attention, ac_decoder_attention_name(c->attention));
+    if (given(o, "decoder") && o->decoder && ac_decoder_kind_parse(o->decoder) != c->decoder)
+        differs_str(buf, n, "decoder", o->decoder, ac_decoder_kind_name(c->decoder));
     /* the decoder's shape is the checkpoint's */
     const struct { const char *key; int is_float; double here, there; } shape[] = {
         {"embed", 0, o->embed, c->embed},       {"hidden", 0, o->hidden, c->hidden}, {"att", 0, o->att, c->att},
         {"dropout", 1, o->dropout, c->dropout}, {"lambda", 1, o->lambda, c->lambda},
         {"heads", 0, o->heads > 1 ? o->heads : 1, c->heads > 1 ? c->heads : 1},
+        {"layers", 0, o->layers, c->layers},
     };
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
         if (given(o, shape[i].key) && (float)shape[i].here != (float)shape[i].there)

@@ -143,7 +143,10 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
     ac_decoder *d = &tr->model.dec;
     const ac_decoder_config *a = &old.dec.cfg, *b = &d->cfg;
     int rc = 0;
-    if (a->embed != b->embed || a->hidden != b->hidden || a->att != b->att || a->dim != b->dim || a->n_ann != b->n_ann)
+    if (a->decoder != b->decoder || a->layers != b->layers)
+        rc = ac_errf(err, "%s: a %s decoder (%d layers), this run's is a %s (%d layers)", path,
+                     ac_decoder_kind_name(a->decoder), a->layers, ac_decoder_kind_name(b->decoder), b->layers);
+    else if (a->embed != b->embed || a->hidden != b->hidden || a->att != b->att || a->dim != b->dim || a->n_ann != b->n_ann)
         rc = ac_errf(err, "%s: its sizes (E %d, H %d, A %d, grid %dx%d) differ from this run's (E %d, H %d, A %d, grid %dx%d)",
                      path, a->embed, a->hidden, a->att, a->n_ann, a->dim, b->embed, b->hidden, b->att, b->n_ann, b->dim);
     else if (a->attention != b->attention || a->heads != b->heads)
