@@ -3,6 +3,8 @@
  *     float32 path sums), for row counts and sizes with every kind of tail;
  *   - ac_decoder_step_photos against ac_decoder_step photo by photo (float32 and float16 weights);
  *   - a constrained search taking rows from a memo filled by the free search, against one without;
+ *   - a transformer (its step carries a key/value cache per hypothesis): the searches of several photos
+ *     together, free, constrained and with a memo, against each photo's own search;
  *   - the shipped model on samples/, ../shared/images and COCO dev photos: ac_captioner_batch (lanes
  *     that search up to 8 photos together) with 1, 2 and 3 threads, tags on and off, against
  *     ac_captioner_run photo by photo: words, log-probabilities, score, confidence, tags, attention and
@@ -126,6 +128,62 @@ static void memo_same_captions(void) {
     ac_dec_image_free(img);
     ac_decoder_free(&dec);
     CHECK(same);
+}
+
+static int same_caption(const ac_caption *a, const ac_caption *b, int L);
+
+/* A transformer's searches of 4 photos together (its history copied from hypothesis to hypothesis),
+ * free, constrained (with a memo filled by the free ones) and with runners-up, against each alone. */
+static void transformer_photos_as_one(void) {
+    ac_decoder_config cfg = {.vocab = 60, .embed = 16, .hidden = 24, .att = 16, .dim = 10, .n_ann = 6, .grid_h = 2,
+                             .grid_w = 3, .attention = AC_ATTENTION_SCALED_DOT, .heads = 2,
+                             .decoder = AC_DECODER_TRANSFORMER, .layers = 2};
+    ac_decoder dec;
+    ac_err err;
+    CHECKF(ac_decoder_init(&dec, &cfg, 17, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < cfg.embed * cfg.vocab; i++) dec.out_lo[i] *= 4; /* peaked enough for captions to end */
+    dec.out_bo[AC_END] = 1.0f;
+    enum { P = 4 };
+    float ann[P][6 * 10];
+    unsigned seed = 9;
+    for (int p = 0; p < P; p++)
+        for (int i = 0; i < 6 * 10; i++) ann[p][i] = frand(&seed) + 1;
+    const ac_phrase w1 = {1, {9}}, w2[2] = {{2, {12, 13}}, {1, {30}}};
+    const ac_constraint cons[2] = {{1, &w1}, {2, w2}};
+    int same = 1, words = 0;
+    for (int mode = 0; mode < 3 && same; mode++) { /* free, constrained with memos, runners-up */
+        ac_beam_opts o = ac_beam_defaults();
+        o.max_len = 9, o.len_alpha = 0.4f;
+        if (mode == 1) o.n_constraints = 2, o.constraints = cons;
+        if (mode == 2) o.beam = 4, o.nbest = 3;
+        ac_dec_image *img[P];
+        ac_beam_memo *memo[P];
+        ac_beam_task t[P];
+        for (int p = 0; p < P; p++) {
+            img[p] = ac_decoder_prepare(&dec, ann[p]);
+            memo[p] = mode == 1 ? ac_beam_memo_new(&dec) : NULL;
+            if (memo[p]) { /* the free search fills the memo first */
+                ac_beam_task f = {.img = img[p], .memo = memo[p], .opts = ac_beam_defaults()};
+                f.opts.max_len = 9;
+                CHECK(ac_beam_search_photos(&dec, 1, &f) == 0);
+                ac_caption_free(&f.out);
+            }
+            t[p] = (ac_beam_task){.img = img[p], .memo = memo[p], .opts = o};
+        }
+        CHECK(ac_beam_search_photos(&dec, P, t) == 0);
+        for (int p = 0; p < P; p++) {
+            ac_caption one;
+            CHECKF(ac_beam_search(&dec, ann[p], &o, &one, &err) == 0, "%s", err.msg);
+            same &= same_caption(&t[p].out, &one, 6) && t[p].out.n_alt == one.n_alt;
+            for (int a = 0; same && a < one.n_alt; a++) same &= same_caption(&t[p].out.alt[a], &one.alt[a], 6);
+            words += one.n;
+            ac_caption_free(&one), ac_caption_free(&t[p].out);
+            ac_dec_image_free(img[p]), ac_beam_memo_free(memo[p]);
+        }
+        CHECKF(same, "mode %d: a photo's caption differs when searched with the others", mode);
+    }
+    ac_decoder_free(&dec);
+    CHECKF(words > 3 * P, "captions too short to show anything (%d words)", words);
 }
 
 /* ---- the shipped model on real photos ---- */
@@ -267,6 +325,7 @@ int main(void) {
     RUN(kernel_matches_fma_chain);
     RUN(photos_step_as_one);
     RUN(memo_same_captions);
+    RUN(transformer_photos_as_one);
     RUN(shipped_model_batches);
     return TEST_EXIT();
 }
