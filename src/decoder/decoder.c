@@ -106,6 +106,8 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
         if (ac_tf_check_config(c, err)) return -1;
+        if (c->attention != AC_ATTENTION_SCALED_DOT)
+            return ac_errf(err, "transformer attention is scaled-dot, not %s", ac_decoder_attention_name(c->attention));
         if (c->embed % heads) return ac_errf(err, "%d heads do not divide the transformer's width %d", heads, c->embed);
     } else if (c->layers) {
         return ac_errf(err, "an LSTM decoder has no layers (%d given)", c->layers);

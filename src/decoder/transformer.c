@@ -86,8 +86,6 @@ int ac_tf_check_config(const ac_decoder_config *c, ac_err *err) {
     if (c->embed % 2) return ac_errf(err, "transformer width %d must be even (sine and cosine positions)", c->embed);
     if (c->att != c->embed)
         return ac_errf(err, "transformer attention width %d must be its width %d (att = embed)", c->att, c->embed);
-    if (c->attention != AC_ATTENTION_SCALED_DOT)
-        return ac_errf(err, "transformer attention is scaled-dot, not %s", ac_decoder_attention_name(c->attention));
     return 0;
 }
 
@@ -150,7 +148,7 @@ ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann) {
     if (im) im->kv = malloc(sizeof(float) * (size_t)z.Y * L * 2 * d);
     if (!im || !m || !im->kv) {
         free(m);
-        ac_dec_image_free(im);
+        if (im) free(im->kv), free(im);
         return NULL;
     }
     im->L = L, im->D = z.D, im->A = d;

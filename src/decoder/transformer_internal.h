@@ -37,7 +37,7 @@ ac_tf_view ac_tf_view_of(const ac_decoder_config *c, float *base);
 
 /* The tensors in buffer order (decoder.h's ac_decoder_tensors for a transformer). */
 int ac_tf_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_params);
-/* What a transformer's config must also satisfy (d even and a multiple of heads, att == d, ...). */
+/* What a transformer's config must also satisfy (layers, d even, att == d; decoder.c checks the rest). */
 int ac_tf_check_config(const ac_decoder_config *c, ac_err *err);
 /* Initial values for dec (allocated): Glorot-uniform matrices per layer, layer norms at gain 1, zero
  * biases, embeddings of standard deviation 1 / sqrt(d) (so that sqrt(d) E y is about unit size). */
