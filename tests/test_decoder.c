@@ -8,6 +8,7 @@
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
+#include "decoder_parity.h"
 #include "test.h"
 
 static ac_decoder_config tiny_cfg(void) {
@@ -426,7 +427,7 @@ static void test_pool_matches_single(void) {
  * additive one without the config field, as files before score functions) and two with 2 heads;
  * ours (float32) must match to 1e-4. */
 static void torch_parity(int score, int heads) {
-    char path[4096];
+    char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
     if (heads > 1)
         snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_heads%d_%s.safetensors", root ? root : ".", heads,
@@ -434,75 +435,10 @@ static void torch_parity(int score, int heads) {
     else
         snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity%s%s.safetensors", root ? root : ".",
                  score ? "_" : "", score ? ac_decoder_attention_name(score) : "");
-    ac_st_file f;
-    ac_err err;
-    CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
     ac_decoder_config c;
-    CHECKF(ac_decoder_config_from_json(ac_st_meta(&f, "config"), &c, &err) == 0, "%s", err.msg);
-    CHECKF(c.attention == score && c.heads == heads, "%s: config says %s, %d heads", path,
-           ac_decoder_attention_name(c.attention), c.heads);
-    ac_decoder dec;
-    CHECK(ac_decoder_alloc(&dec, &c, &err) == 0);
-    ac_dec_tensor dt[AC_DEC_MAX_TENSORS];
-    const int nt = ac_decoder_tensors(&c, dt, NULL);
-    for (int i = 0; i < nt; i++) { /* the fixture's parameters, under the decoder's names */
-        const ac_st_tensor *t = ac_st_find(&f, dt[i].name);
-        CHECKF(t && ac_st_to_f32(t, dec.params + dt[i].offset, (size_t)dt[i].rows * dt[i].cols, path, &err) == 0,
-               "tensor %s", dt[i].name);
-    }
-    const ac_st_tensor *ta = ac_st_find(&f, "ann"), *tl = ac_st_find(&f, "len"), *tw = ac_st_find(&f, "words");
-    CHECK(ta && tl && tw && tl->dtype == AC_ST_I32 && tw->dtype == AC_ST_I32);
-    const int B = (int)tl->shape[0], stride = (int)tw->shape[1];
-    int len[16], words[16 * 16];
-    const float *annp[16];
-    float *ann = malloc(ta->nbytes);
-    CHECK(B <= 16 && stride <= 16);
-    memcpy(len, tl->data, tl->nbytes);
-    memcpy(words, tw->data, tw->nbytes);
-    CHECK(ac_st_to_f32(ta, ann, (size_t)B * c.n_ann * c.dim, path, &err) == 0);
-    for (int i = 0; i < B; i++) annp[i] = ann + (size_t)i * c.n_ann * c.dim;
-    ac_dec_batch bt = {B, len, words, stride, annp, NULL};
-    ac_dec_work *w = ac_dec_work_new(&c, B, len[0]);
-    float *grad = malloc(sizeof(float) * dec.n_params);
-    ac_dec_stats st;
-    const unsigned long long seed = strtoull(ac_st_meta(&f, "seed"), NULL, 10);
-    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, NULL, &st, &err) == 0, "%s", err.msg);
-    const double want_loss = strtod(ac_st_meta(&f, "loss"), NULL);
-    CHECK_NEAR(st.loss, want_loss, 1e-5 * want_loss);
-    const ac_st_tensor *tg = ac_st_find(&f, "logits");
-    CHECK(tg && tg->shape[0] == st.ntok && tg->shape[1] == c.vocab);
-    float *ref = malloc(sizeof(float) * dec.n_params + tg->nbytes);
-    CHECK(ac_st_to_f32(tg, ref, (size_t)st.ntok * c.vocab, path, &err) == 0);
-    const float *lg = ac_dec_work_logits(w);
-    for (int i = 0; i < st.ntok * c.vocab; i++) CHECK_NEAR(lg[i], ref[i], 1e-4 * (fabs(ref[i]) + 1));
-    ac_dec_stats st2;
-    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st2, &err) == 0, "%s", err.msg);
-    CHECK(st2.loss == st.loss);
-    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    ac_decoder_tensors(&c, t, NULL);
-    for (int k = 0; k < nt; k++) {
-        char name[64];
-        snprintf(name, sizeof name, "grad.%s", t[k].name);
-        const ac_st_tensor *gt = ac_st_find(&f, name);
-        size_t n = (size_t)t[k].rows * t[k].cols;
-        CHECKF(gt && ac_st_to_f32(gt, ref, n, path, &err) == 0, "%s missing", name);
-        double gmax = 0, worst = 0;
-        size_t wi = 0;
-        for (size_t j = 0; j < n; j++) gmax = fmax(gmax, fabs(ref[j]));
-        for (size_t j = 0; j < n; j++) {
-            /* relative error, with entries far below the tensor's scale judged against 1e-2 of it */
-            double e = fabs(grad[t[k].offset + j] - ref[j]) / (fabs(ref[j]) + 1e-2 * gmax + 1e-12);
-            if (e > worst) worst = e, wi = j;
-        }
-        if (getenv("GC_VERBOSE"))
-            printf("# parity %s %-10s worst rel %.2e\n", ac_decoder_attention_name(score), t[k].name, worst);
-        CHECKF(worst < 1e-4, "%s %s[%zu]: ours %.9g, torch %.9g (rel %.3g)", ac_decoder_attention_name(score), t[k].name,
-               wi, grad[t[k].offset + wi], ref[wi], worst);
-    }
-    free(ref), free(grad), free(ann);
-    ac_dec_work_free(w);
-    ac_decoder_free(&dec);
-    ac_st_free(&f);
+    CHECKF(parity_run(path, &c, 1e-4, why, sizeof why) == 0, "%s x%d: %s", ac_decoder_attention_name(score), heads, why);
+    CHECKF(c.attention == score && c.heads == heads && c.decoder == AC_DECODER_LSTM, "%s: config says %s, %d heads",
+           path, ac_decoder_attention_name(c.attention), c.heads);
 }
 static void test_torch_parity(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0);

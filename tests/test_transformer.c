@@ -9,6 +9,7 @@
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
+#include "decoder_parity.h"
 #include "test.h"
 
 static ac_decoder_config tf_cfg(void) {
@@ -411,76 +412,15 @@ static void test_step_rows_same_bits(void) {
 /* ---- PyTorch parity ---- */
 
 /* tools/torch_transformer.py --fixture computed the logits, loss and every gradient in float64 for fixed
- * parameters, inputs and dropout masks (the same counter hash); ours (float32) match to 1e-4. */
+ * parameters, inputs (two captions share a photo) and dropout masks (the same counter hash); ours
+ * (float32) match to 1e-4. */
 static void test_torch_parity(void) {
-    char path[4096];
+    char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
     snprintf(path, sizeof path, "%s/tests/fixtures/transformer_parity.safetensors", root ? root : ".");
-    ac_st_file f;
-    ac_err err;
-    CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
     ac_decoder_config c;
-    CHECKF(ac_decoder_config_from_json(ac_st_meta(&f, "config"), &c, &err) == 0, "%s", err.msg);
-    CHECK(c.decoder == AC_DECODER_TRANSFORMER && c.layers == 2 && c.dropout > 0);
-    ac_decoder dec;
-    CHECK(ac_decoder_alloc(&dec, &c, &err) == 0);
-    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
-    const int nt = ac_decoder_tensors(&c, t, NULL);
-    for (int i = 0; i < nt; i++) {
-        const ac_st_tensor *x = ac_st_find(&f, t[i].name);
-        CHECKF(x && ac_st_to_f32(x, dec.params + t[i].offset, (size_t)t[i].rows * t[i].cols, path, &err) == 0,
-               "tensor %s", t[i].name);
-    }
-    const ac_st_tensor *ta = ac_st_find(&f, "ann"), *tl = ac_st_find(&f, "len"), *tw = ac_st_find(&f, "words");
-    CHECK(ta && tl && tw && tl->dtype == AC_ST_I32 && tw->dtype == AC_ST_I32);
-    const int nb = (int)tl->shape[0], stride = (int)tw->shape[1];
-    int len[16], words[16 * 16];
-    const float *annp[16];
-    CHECK(nb <= 16 && stride <= 16 && ta->shape[0] <= 16);
-    float *ann = malloc(ta->nbytes);
-    memcpy(len, tl->data, tl->nbytes);
-    memcpy(words, tw->data, tw->nbytes);
-    CHECK(ac_st_to_f32(ta, ann, (size_t)ta->shape[0] * c.n_ann * c.dim, path, &err) == 0);
-    const ac_st_tensor *tp = ac_st_find(&f, "photo"); /* caption -> photo (two captions share one) */
-    CHECK(tp && tp->dtype == AC_ST_I32);
-    for (int i = 0; i < nb; i++) annp[i] = ann + (size_t)((const int32_t *)tp->data)[i] * c.n_ann * c.dim;
-    ac_dec_batch bt = {nb, len, words, stride, annp, NULL};
-    ac_dec_work *w = ac_dec_work_new(&c, nb, len[0]);
-    float *grad = malloc(sizeof(float) * dec.n_params);
-    ac_dec_stats st;
-    const unsigned long long seed = strtoull(ac_st_meta(&f, "seed"), NULL, 10);
-    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, NULL, &st, &err) == 0, "%s", err.msg);
-    const double want = strtod(ac_st_meta(&f, "loss"), NULL);
-    CHECK_NEAR(st.loss, want, 1e-5 * want);
-    const ac_st_tensor *tg = ac_st_find(&f, "logits");
-    CHECK(tg && tg->shape[0] == st.ntok && tg->shape[1] == c.vocab);
-    float *ref = malloc(sizeof(float) * dec.n_params + tg->nbytes);
-    CHECK(ac_st_to_f32(tg, ref, (size_t)st.ntok * c.vocab, path, &err) == 0);
-    const float *lg = ac_dec_work_logits(w);
-    for (int i = 0; i < st.ntok * c.vocab; i++) CHECK_NEAR(lg[i], ref[i], 1e-4 * (fabs(ref[i]) + 1));
-    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0, "%s", err.msg);
-    for (int k = 0; k < nt; k++) {
-        char name[64];
-        snprintf(name, sizeof name, "grad.%s", t[k].name);
-        const ac_st_tensor *gt = ac_st_find(&f, name);
-        const size_t n = (size_t)t[k].rows * t[k].cols;
-        CHECKF(gt && ac_st_to_f32(gt, ref, n, path, &err) == 0, "%s missing", name);
-        double gmax = 0, worst = 0;
-        size_t wi = 0;
-        for (size_t j = 0; j < n; j++) gmax = fmax(gmax, fabs(ref[j]));
-        for (size_t j = 0; j < n; j++) {
-            const double e = fabs(grad[t[k].offset + j] - ref[j]) / (fabs(ref[j]) + 1e-2 * gmax + 1e-12);
-            if (e > worst) worst = e, wi = j;
-        }
-        if (getenv("GC_VERBOSE")) printf("# parity %-14s worst rel %.2e\n", t[k].name, worst);
-        CHECKF(gmax > 0, "%s: all-zero gradient in the fixture", t[k].name);
-        CHECKF(worst < 1e-4, "%s[%zu]: ours %.9g, torch %.9g (rel %.3g)", t[k].name, wi, grad[t[k].offset + wi], ref[wi],
-               worst);
-    }
-    free(ref), free(grad), free(ann);
-    ac_dec_work_free(w);
-    ac_decoder_free(&dec);
-    ac_st_free(&f);
+    CHECKF(parity_run(path, &c, 1e-4, why, sizeof why) == 0, "%s", why);
+    CHECK(c.decoder == AC_DECODER_TRANSFORMER && c.layers == 2 && c.heads == 3 && c.dropout > 0);
 }
 
 /* A config the transformer cannot have is refused with a line. */

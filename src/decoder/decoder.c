@@ -274,22 +274,6 @@ void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *im, flo
     for (int j = 0; j < H; j++) h[j] = ac_tanhf(h[j]), c[j] = ac_tanhf(c[j]);
 }
 
-/* Numerically stable in-place softmax (or log-softmax) of one row. */
-static void softmax_row(float *x, int n, int log_out) {
-    float m = x[0];
-    for (int i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
-    double s = 0;
-    if (log_out) {
-        for (int i = 0; i < n; i++) s += expf(x[i] - m);
-        float ls = m + (float)log(s);
-        for (int i = 0; i < n; i++) x[i] -= ls;
-    } else {
-        for (int i = 0; i < n; i++) s += (x[i] = expf(x[i] - m));
-        float inv = (float)(1.0 / s);
-        for (int i = 0; i < n; i++) x[i] *= inv;
-    }
-}
-
 size_t ac_decoder_step_scratch(const ac_decoder_config *cf, int K) {
     const size_t X = (size_t)cf->embed + cf->dim + cf->hidden, heads = (size_t)ac_attention_heads(cf);
     return (size_t)K * ac_attention_key_dim(cf) + (size_t)K * X + (size_t)K * 4 * cf->hidden + (size_t)K * cf->embed +
@@ -370,7 +354,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
         for (int k = k0; k < k0 + rows[p]; k++) {
             float *al = ah + (size_t)k * nh * L;
             ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
-            for (int j = 0; j < nh; j++) softmax_row(al + (size_t)j * L, L, 0);
+            for (int j = 0; j < nh; j++) ac_softmax_row(al + (size_t)j * L, L, 0);
             float bp = dec->beta_b[0];
             for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * ldh + j];
             be[k] = 1.0f / (1.0f + expf(-bp));
@@ -417,7 +401,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
-    for (int k = 0; k < K; k++) softmax_row(logp + (size_t)k * V, V, 1);
+    for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,

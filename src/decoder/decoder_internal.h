@@ -42,6 +42,50 @@ static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
     return (float)(h >> 40) * (1.0f / 16777216.0f) >= p;
 }
 
+/* Numerically stable in-place softmax (or log-softmax) of one row: the inference steps'. */
+static inline void ac_softmax_row(float *x, int n, int log_out) {
+    float m = x[0];
+    for (int i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
+    double s = 0;
+    if (log_out) {
+        for (int i = 0; i < n; i++) s += expf(x[i] - m);
+        float ls = m + (float)log(s);
+        for (int i = 0; i < n; i++) x[i] -= ls;
+    } else {
+        for (int i = 0; i < n; i++) s += (x[i] = expf(x[i] - m));
+        float inv = (float)(1.0 / s);
+        for (int i = 0; i < n; i++) x[i] *= inv;
+    }
+}
+
+/* The training objective's cross-entropy: the sum over the N rows of logits [N, V] of
+ * -log softmax(row)[tgt]. */
+static inline double ac_xent_sum(const float *logits, int N, int V, const int *tgt) {
+    double ce = 0;
+    for (int r = 0; r < N; r++) {
+        const float *z = logits + (size_t)r * V;
+        float mx = z[0];
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        double s = 0;
+        for (int v = 0; v < V; v++) s += expf(z[v] - mx);
+        ce += mx + log(s) - z[tgt[r]];
+    }
+    return ce;
+}
+/* Its gradient times k, in place of the logits: k (softmax(row) - onehot(tgt)). */
+static inline void ac_xent_grad(float *logits, int N, int V, const int *tgt, float k) {
+    for (int r = 0; r < N; r++) {
+        float *z = logits + (size_t)r * V;
+        float mx = z[0];
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        float s = 0;
+        for (int v = 0; v < V; v++) s += (z[v] = expf(z[v] - mx));
+        const float ks = k / s;
+        for (int v = 0; v < V; v++) z[v] *= ks;
+        z[tgt[r]] -= k;
+    }
+}
+
 /* A uniform draw in [0, 1) from a splitmix64 stream: the decoders' initialisation. */
 static inline double ac_uniform01(uint64_t *s) {
     *s += 0x9E3779B97F4A7C15ull;

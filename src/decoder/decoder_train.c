@@ -313,15 +313,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     for (int r = 0; r < N; r++) memcpy(w->logits + (size_t)r * V, dec->out_bo, sizeof(float) * V);
     mm(0, 0, N, V, E, w->od, E, dec->out_lo, V, 1.0f, w->logits, V);
 
-    double ce = 0;
-    for (int r = 0; r < N; r++) {
-        const float *z = w->logits + (size_t)r * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        double s = 0;
-        for (int v = 0; v < V; v++) s += expf(z[v] - mx);
-        ce += mx + log(s) - z[w->tgt[r]];
-    }
+    const double ce = ac_xent_sum(w->logits, N, V, w->tgt);
     memset(w->S, 0, sizeof(float) * (size_t)B * HL);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < w->bt[t]; i++)
@@ -378,17 +370,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     memset(grad, 0, sizeof(float) * dec->n_params);
     grads g = bind_grads(dec, grad);
 
-    /* logits -> dlogits = (softmax - onehot) / N */
-    for (int r = 0; r < N; r++) {
-        float *z = w->logits + (size_t)r * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        float s = 0;
-        for (int v = 0; v < V; v++) s += (z[v] = expf(z[v] - mx));
-        const float k = inv / s;
-        for (int v = 0; v < V; v++) z[v] *= k;
-        z[w->tgt[r]] -= inv;
-    }
+    ac_xent_grad(w->logits, N, V, w->tgt, inv); /* logits -> dlogits = (softmax - onehot) / N */
     colsum_add(w->logits, N, V, g.out_bo);
     mm(1, 0, E, V, N, w->od, E, w->logits, V, 0.0f, g.out_lo, V);
     mm(0, 1, N, E, V, w->logits, V, dec->out_lo, V, 0.0f, w->d2, E);

@@ -176,13 +176,6 @@ static float dot(const float *a, const float *b, int n) {
     return s;
 }
 
-static void softmax(float *x, int n) {
-    float m = x[0], s = 0;
-    for (int i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
-    for (int i = 0; i < n; i++) s += (x[i] = expf(x[i] - m));
-    for (int i = 0; i < n; i++) x[i] /= s;
-}
-
 /* x [K, d] += b + in [K, n] W [n, d]: a residual branch's output projection (tmp [K, d]). */
 static void branch_add(int K, int d, int n, const float *in, const float *W, const float *b, float *tmp, float *x) {
     for (int k = 0; k < K; k++) memcpy(tmp + (size_t)k * d, b, sizeof(float) * d);
@@ -226,7 +219,7 @@ void ac_tf_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *
                     const float *kj = (j < t ? hist[k] + (size_t)j * HP + (size_t)y * 2 * d : mine) + h * dh;
                     sc[j] = dot(q + h * dh, kj, dh) * scale;
                 }
-                softmax(sc, t + 1);
+                ac_softmax_row(sc, t + 1, 0);
                 float *o = att + (size_t)k * d + h * dh;
                 memset(o, 0, sizeof(float) * dh);
                 for (int j = 0; j <= t; j++) {
@@ -247,7 +240,7 @@ void ac_tf_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *
                 for (int h = 0; h < nh; h++) {
                     const float *qh = q + (size_t)k * d + h * dh;
                     for (int l = 0; l < L; l++) sc[l] = dot(qh, kv + (size_t)l * 2 * d + h * dh, dh) * scale;
-                    softmax(sc, L);
+                    ac_softmax_row(sc, L, 0);
                     float *o = att + (size_t)k * d + h * dh;
                     memset(o, 0, sizeof(float) * dh);
                     for (int l = 0; l < L; l++) {
@@ -268,14 +261,7 @@ void ac_tf_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *
     ac_tf_layer_norm(K, d, x, P.lnf_g, P.lnf_b, u, NULL, NULL);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, P.out_b, sizeof(float) * V);
     ac_smm_nn(K, V, d, u, d, P.out_w, V, logp, V);
-    for (int k = 0; k < K; k++) { /* log-softmax */
-        float *lk = logp + (size_t)k * V, m = lk[0];
-        for (int v = 1; v < V; v++) m = lk[v] > m ? lk[v] : m;
-        double s = 0;
-        for (int v = 0; v < V; v++) s += expf(lk[v] - m);
-        const float ls = m + (float)log(s);
-        for (int v = 0; v < V; v++) lk[v] -= ls;
-    }
+    for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
     /* what the overlays show: the last layer's cross-attention, the heads' mean or the head asked for */
     for (int k = 0; k < K; k++) {
         const float *pk = probs + (size_t)k * nh * L;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_internal.h"
 #include "decoder_internal.h"
 #include "transformer_internal.h"
 
@@ -149,14 +150,9 @@ static void softmax_rows(float *p, int n, int cols, int ld, int causal) {
     }
 }
 
-/* dS = P (dP - rowsum(dP P)) * scale, in place of dP; n rows of `cols` (P row stride ldp). */
-static void softmax_back(const float *P, int ldp, float *dP, int n, int cols, float scale) {
-    for (int i = 0; i < n; i++) {
-        const float *pr = P + (size_t)i * ldp;
-        float *dr = dP + (size_t)i * cols, s = 0;
-        for (int j = 0; j < cols; j++) s += dr[j] * pr[j];
-        for (int j = 0; j < cols; j++) dr[j] = pr[j] * (dr[j] - s) * scale;
-    }
+/* d scores / scale = P (dP - rowsum(dP P)) in place of dP [n, cols] (P's rows at stride ldp). */
+static void softmax_back(const float *P, int ldp, float *dP, int n, int cols) {
+    for (int i = 0; i < n; i++) ac_attention_softmax_backward(P + (size_t)i * ldp, dP + (size_t)i * cols, 1, cols, dP + (size_t)i * cols);
 }
 
 /* Layer norm backward over n rows: dx (= or +=) from dy, with the forward's xhat and rstd; dg, db +=. */
@@ -266,15 +262,7 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
     ac_tf_layer_norm(N, d, w->x, P.lnf_g, P.lnf_b, w->y, w->xhf, w->rsf);
     rows_set(w->logits, N, V, P.out_b);
     mm(0, 0, N, V, d, 1.0f, w->y, d, P.out_w, V, 1.0f, w->logits, V);
-    double ce = 0;
-    for (int r = 0; r < N; r++) {
-        const float *lg = w->logits + (size_t)r * V;
-        float mx = lg[0];
-        for (int v = 1; v < V; v++) mx = lg[v] > mx ? lg[v] : mx;
-        double s = 0;
-        for (int v = 0; v < V; v++) s += expf(lg[v] - mx);
-        ce += mx + log(s) - lg[w->tgt[r]];
-    }
+    const double ce = ac_xent_sum(w->logits, N, V, w->tgt);
     st->ce_sum = ce, st->pen_sum = 0, st->ntok = N, st->loss = ce / N;
 }
 
@@ -288,15 +276,7 @@ static void backward(const ac_decoder *dec, ac_tf_work *w, float *grad, float *d
     const int d = z.d, F = z.F, nh = z.nh, dh = z.dh, L = z.L, V = z.V, N = w->N, UL = w->U * L;
     const size_t nd = (size_t)N * d;
     const float scale = 1.0f / sqrtf((float)dh), inv = 1.0f / N, sq = sqrtf((float)d);
-    /* logits -> (softmax - onehot) / N */
-    for (int r = 0; r < N; r++) {
-        float *lg = w->logits + (size_t)r * V, mx = lg[0], s = 0;
-        for (int v = 1; v < V; v++) mx = lg[v] > mx ? lg[v] : mx;
-        for (int v = 0; v < V; v++) s += (lg[v] = expf(lg[v] - mx));
-        const float k = inv / s;
-        for (int v = 0; v < V; v++) lg[v] *= k;
-        lg[w->tgt[r]] -= inv;
-    }
+    ac_xent_grad(w->logits, N, V, w->tgt, inv); /* logits -> (softmax - onehot) / N */
     colsum_add(w->logits, N, V, G.out_b);
     mm(1, 0, d, V, N, 1.0f, w->y, d, w->logits, V, 0.0f, G.out_w, V);
     mm(0, 1, N, d, V, 1.0f, w->logits, V, P.out_w, V, 0.0f, w->du, d);
@@ -329,9 +309,9 @@ static void backward(const ac_decoder *dec, ac_tf_work *w, float *grad, float *d
                 const float *Pc = pc + ((size_t)r0 * nh + h) * L, *dO = w->datt + (size_t)r0 * d + h * dh;
                 mm(0, 1, n, L, dh, 1.0f, dO, d, kv + ko + d, 2 * d, 0.0f, w->dP, L);           /* dP = dO V^T */
                 mm(1, 0, L, dh, n, 1.0f, Pc, nh * L, dO, d, 1.0f, w->dckv + ko + d, 2 * d);     /* dV += P^T dO */
-                softmax_back(Pc, nh * L, w->dP, n, L, scale);
-                mm(0, 0, n, dh, L, 1.0f, w->dP, L, kv + ko, 2 * d, 0.0f, w->dq + (size_t)r0 * d + h * dh, d); /* dQ */
-                mm(1, 0, L, dh, n, 1.0f, w->dP, L, q + (size_t)r0 * d + h * dh, d, 1.0f, w->dckv + ko, 2 * d); /* dK */
+                softmax_back(Pc, nh * L, w->dP, n, L);
+                mm(0, 0, n, dh, L, scale, w->dP, L, kv + ko, 2 * d, 0.0f, w->dq + (size_t)r0 * d + h * dh, d); /* dQ */
+                mm(1, 0, L, dh, n, scale, w->dP, L, q + (size_t)r0 * d + h * dh, d, 1.0f, w->dckv + ko, 2 * d); /* dK */
             }
         colsum_add(w->dq, N, d, AC_TF_LAYER(G.cbq, l, d));
         mm(1, 0, d, d, N, 1.0f, u2, d, w->dq, d, 0.0f, AC_TF_LAYER(G.cwq, l, (size_t)d * d), d);
@@ -352,9 +332,9 @@ static void backward(const ac_decoder *dec, ac_tf_work *w, float *grad, float *d
                 float *dQ = w->dqkv + (size_t)r0 * 3 * d + h * dh;
                 mm(0, 1, n, n, dh, 1.0f, dO, d, Q + 2 * d, 3 * d, 0.0f, w->dP, n); /* dP = dO V^T */
                 mm(1, 0, n, dh, n, 1.0f, Pb, n, dO, d, 0.0f, dQ + 2 * d, 3 * d);    /* dV = P^T dO */
-                softmax_back(Pb, n, w->dP, n, n, scale);
-                mm(0, 0, n, dh, n, 1.0f, w->dP, n, Q + d, 3 * d, 0.0f, dQ, 3 * d);   /* dQ = dS K */
-                mm(1, 0, n, dh, n, 1.0f, w->dP, n, Q, 3 * d, 0.0f, dQ + d, 3 * d);   /* dK = dS^T Q */
+                softmax_back(Pb, n, w->dP, n, n);
+                mm(0, 0, n, dh, n, scale, w->dP, n, Q + d, 3 * d, 0.0f, dQ, 3 * d);   /* dQ = dS K */
+                mm(1, 0, n, dh, n, scale, w->dP, n, Q, 3 * d, 0.0f, dQ + d, 3 * d);   /* dK = dS^T Q */
             }
         colsum_add(w->dqkv, N, 3 * d, AC_TF_LAYER(G.bqkv, l, 3 * d));
         mm(1, 0, d, 3 * d, N, 1.0f, u1, d, w->dqkv, 3 * d, 0.0f, AC_TF_LAYER(G.wqkv, l, (size_t)d * 3 * d), 3 * d);
