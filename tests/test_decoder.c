@@ -8,7 +8,7 @@
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
-#include "decoder_parity.h"
+#include "decoder_checks.h"
 #include "test.h"
 
 static ac_decoder_config tiny_cfg(void) {
@@ -60,11 +60,6 @@ static void test_step_is_a_distribution(void) {
 /* ---- an independent double-precision reference of the training objective ----
  * Written per caption with plain loops straight from the equations in decoder.h / decoder_train.c;
  * it shares nothing with decoder_train.c but the parameter layout and the dropout mask hash. */
-typedef struct {
-    int B, stride;
-    const int *len, *words;
-    const float *const *ann;
-} ref_batch;
 
 static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -264,57 +259,14 @@ static void gradcheck_context_shift(int score, int heads) {
     c.attention = score;
     c.heads = heads;
     if (heads > 1) c.dim = 8; /* the heads split the channels */
-    const int D = c.dim, LD = 6 * D;
     ac_decoder dec;
     ac_err err;
+    char why[512];
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
     for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.05f * (float)sin(2.0 + 1.3 * i);
-    enum { B = 4, ST = 6 };
-    static float ann[B][6 * 8], sh[B][6 * 8];
-    const float *annp[B], *shp[B];
-    for (int i = 0; i < B; i++) fill_ann(ann[i], LD, 31 + i), annp[i] = ann[i], shp[i] = sh[i];
-    for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % D]; /* one photo: six copies of one vector */
-    annp[3] = annp[2], shp[3] = shp[2];
-    const int len[B] = {6, 5, 3, 2};
-    int words[B * ST];
-    for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
-    float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx};
-    ac_dec_work *w = ac_dec_work_new(&c, B, 8);
-    float *grad = malloc(sizeof(float) * dec.n_params);
-    ac_dec_stats st;
-    const uint64_t seed = 99;
-    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0);
-    double *P = malloc(sizeof(double) * dec.n_params);
-    for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {B, ST, len, words, shp};
-    const double eps = 1e-3;
-    double gmax = 0;
-    for (int d = 0; d < D; d++) gmax = fmax(gmax, fabs(dctx[d]));
-    CHECK(gmax > 0);
-    for (int d = 0; d < D; d++) {
-        double l[2];
-        for (int sgn = 0; sgn < 2; sgn++) {
-            for (int i = 0; i < B; i++)
-                for (int k = 0; k < LD; k++) sh[i][k] = ann[i][k] + (k % D == d ? (sgn ? -eps : eps) : 0.0f);
-            l[sgn] = ref_loss(&c, P, &rb, 1, seed);
-        }
-        const double num = (l[0] - l[1]) / (2 * eps);
-        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "%s x%d dctx[%d]: analytic %.7g, numeric %.7g",
-               ac_decoder_attention_name(score), heads, d, dctx[d], num);
-    }
-    /* Without a gradient the buffer is left alone; through the pool (2 shards) it matches. */
-    c.dropout = 0;
-    dec.cfg.dropout = 0;
-    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, grad, &st, &err) == 0);
-    bt.dctx_sum = dctx2;
-    ac_dec_pool *p = ac_dec_pool_new(&c, 2, 2, B, 8);
-    CHECK(p && ac_dec_pool_forward_backward(p, &dec, &bt, 0, 0, grad, &st, &err) == 0);
-    for (int d = 0; d < D; d++) CHECK_NEAR(dctx2[d], dctx[d], 1e-5 * gmax + 1e-7);
-    ac_dec_pool_free(p);
-    free(P), free(grad);
-    ac_dec_work_free(w);
+    const int rc = context_shift_run(&dec, ref_loss, why, sizeof why);
     ac_decoder_free(&dec);
+    CHECKF(rc == 0, "%s x%d: %s", ac_decoder_attention_name(score), heads, why);
 }
 static void test_gradcheck_context_shift(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s, 0);

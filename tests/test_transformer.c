@@ -9,7 +9,7 @@
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h" /* the dropout mask hash: masks are inputs the reference must share */
-#include "decoder_parity.h"
+#include "decoder_checks.h"
 #include "test.h"
 
 static ac_decoder_config tf_cfg(void) {
@@ -24,11 +24,6 @@ static void fill_ann(float *a, int n, unsigned seed) {
 }
 
 /* ---- the reference: plain loops per caption, double precision ---- */
-typedef struct {
-    int B, stride;
-    const int *len, *words;
-    const float *const *ann;
-} ref_batch;
 
 static const double *T_(const ac_decoder_config *c, const double *P, const char *name) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
@@ -237,64 +232,21 @@ static void gradcheck(float dropout, int shared) {
 static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0); }
 static void test_gradcheck_dropout_shared_photos(void) { gradcheck(0.3f, 1); }
 
+static double ref_objective(const ac_decoder_config *c, const double *P, const ref_batch *b, int train, uint64_t seed) {
+    return ref_loss(c, P, b, train, seed, NULL);
+}
+
 /* dctx_sum (the trainer's learned "no photo" context: every annotation vector shifted by x) against
  * central differences of the reference; then the pool's combination of 2 shards against one pass. */
 static void test_context_shift(void) {
     ac_decoder_config c = tf_cfg();
     c.dropout = 0.2f;
-    const int D = c.dim, LD = 6 * D;
     ac_decoder dec;
+    char why[512];
     CHECK(make_decoder(&dec, &c, 5) == 0);
-    static float ann[B][6 * 7], sh[B][6 * 7];
-    const float *annp[B], *shp[B];
-    for (int i = 0; i < B; i++) fill_ann(ann[i], LD, 31 + i), annp[i] = ann[i], shp[i] = sh[i];
-    for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % D]; /* one photo: six copies of one vector */
-    annp[3] = annp[2], shp[3] = shp[2];
-    const int len[B] = {6, 5, 3, 2};
-    int words[B * ST];
-    for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
-    float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx};
-    ac_dec_work *w = ac_dec_work_new(&c, B, 8);
-    float *grad = malloc(sizeof(float) * dec.n_params);
-    ac_dec_stats st;
-    ac_err err;
-    const uint64_t seed = 99;
-    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0, "%s", err.msg);
-    double *P = malloc(sizeof(double) * dec.n_params);
-    for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {B, ST, len, words, shp};
-    const double eps = 1e-4;
-    double gmax = 0;
-    for (int d = 0; d < D; d++) gmax = fmax(gmax, fabs(dctx[d]));
-    CHECK(gmax > 0);
-    for (int d = 0; d < D; d++) {
-        double l[2];
-        for (int sgn = 0; sgn < 2; sgn++) {
-            for (int i = 0; i < B; i++)
-                for (int k = 0; k < LD; k++) sh[i][k] = ann[i][k] + (k % D == d ? (sgn ? -eps : eps) : 0.0f);
-            l[sgn] = ref_loss(&c, P, &rb, 1, seed, NULL);
-        }
-        const double num = (l[0] - l[1]) / (2 * eps);
-        CHECKF(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6, "dctx[%d]: analytic %.7g, numeric %.7g", d, dctx[d], num);
-    }
-    /* through the pool (2 shards, no dropout): the same gradient and dctx_sum as one pass */
-    dec.cfg.dropout = c.dropout = 0;
-    float *g1 = malloc(sizeof(float) * dec.n_params);
-    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, g1, &st, &err) == 0);
-    memcpy(dctx2, dctx, sizeof dctx);
-    ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 8);
-    ac_dec_stats st2;
-    CHECK(pool && ac_dec_pool_forward_backward(pool, &dec, &bt, 0, 0, grad, &st2, &err) == 0);
-    CHECK_NEAR(st2.loss, st.loss, 1e-6 * fabs(st.loss));
-    double worst = 0, big = 0;
-    for (size_t i = 0; i < dec.n_params; i++) worst = fmax(worst, fabs(grad[i] - g1[i])), big = fmax(big, fabs(g1[i]));
-    CHECKF(worst < 1e-5 * big, "pool gradient off by %g (largest %g)", worst, big);
-    for (int d = 0; d < D; d++) CHECK_NEAR(dctx[d], dctx2[d], 1e-5 * gmax + 1e-7);
-    ac_dec_pool_free(pool);
-    free(P), free(grad), free(g1);
-    ac_dec_work_free(w);
+    const int rc = context_shift_run(&dec, ref_objective, why, sizeof why);
     ac_decoder_free(&dec);
+    CHECKF(rc == 0, "%s", why);
 }
 
 /* ---- inference ---- */

@@ -1,9 +1,12 @@
-/* decoder_parity.h: a decoder's PyTorch parity fixture (tools/torch_decoder.py for the LSTM,
- * tools/torch_transformer.py for the transformer: float64 logits, loss and every gradient for fixed
- * parameters, inputs and dropout masks) run through ac_decoder_forward_backward in float32.
- * Included by tests/test_decoder.c and tests/test_transformer.c. */
-#ifndef ATTNCAP_TEST_DECODER_PARITY_H
-#define ATTNCAP_TEST_DECODER_PARITY_H
+/* decoder_checks.h: checks both decoders' tests run (tests/test_decoder.c for the LSTM,
+ * tests/test_transformer.c for the transformer), each against its own independent reference:
+ *   - a PyTorch parity fixture (tools/torch_decoder.py, tools/torch_transformer.py: float64 logits, loss
+ *     and every gradient for fixed parameters, inputs and dropout masks) through
+ *     ac_decoder_forward_backward in float32;
+ *   - dctx_sum (the gradient of a shift of every annotation vector: the trainer's "no photo" context)
+ *     against central differences of the test's double-precision reference. */
+#ifndef ATTNCAP_TEST_DECODER_CHECKS_H
+#define ATTNCAP_TEST_DECODER_CHECKS_H
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +15,15 @@
 
 #include "attncap/decoder.h"
 #include "attncap/safetensors.h"
+
+/* A batch as the references read it, and a reference's objective (the test's own re-implementation). */
+typedef struct {
+    int B, stride;
+    const int *len, *words;
+    const float *const *ann;
+} ref_batch;
+typedef double (*ref_loss_fn)(const ac_decoder_config *c, const double *P, const ref_batch *b, int train,
+                              uint64_t seed);
 
 static int parity_fail(char *why, size_t n, const char *fmt, ...) {
     va_list ap;
@@ -121,6 +133,93 @@ done:
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
     ac_st_free(&f);
+    return rc;
+}
+
+/* dctx_sum of dec (dropout on, 4 captions, one photo six copies of one vector and shared by two
+ * captions; n_ann 6, dim <= 8) against central differences of ref shifting every annotation vector;
+ * then, without dropout, 2 shards through the pool against one pass (gradient and dctx_sum).
+ * 0, or -1 with why[]. */
+static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, char *why, size_t n_why) {
+    enum { B = 4, ST = 6 };
+    ac_decoder_config c = dec->cfg;
+    const int D = c.dim, LD = 6 * D;
+    if (c.n_ann != 6 || D > 8) return parity_fail(why, n_why, "context_shift_run: n_ann 6 and dim <= 8 only");
+    static float ann[B][6 * 8], sh[B][6 * 8];
+    const float *annp[B], *shp[B];
+    for (int i = 0; i < B; i++) {
+        for (int k = 0; k < LD; k++) ann[i][k] = (float)((((k * 2654435761u + (31u + i) * 40503u) >> 8) % 1000) / 500.0);
+        annp[i] = ann[i], shp[i] = sh[i];
+    }
+    for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % D]; /* one photo: six copies of one vector */
+    annp[3] = annp[2], shp[3] = shp[2];
+    const int len[B] = {6, 5, 3, 2};
+    int words[B * ST];
+    for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
+    float dctx[8], dctx2[8];
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx};
+    ac_dec_work *w = ac_dec_work_new(&c, B, 8);
+    ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 8);
+    float *grad = malloc(sizeof(float) * dec->n_params), *g1 = malloc(sizeof(float) * dec->n_params);
+    double *P = malloc(sizeof(double) * dec->n_params);
+    ac_dec_stats st, st2;
+    ac_err err;
+    const uint64_t seed = 99;
+    int rc = -1;
+    if (!w || !pool || !grad || !g1 || !P || ac_decoder_forward_backward(dec, w, &bt, 1, seed, grad, &st, &err)) {
+        parity_fail(why, n_why, "forward: %s", w && pool && grad && g1 && P ? err.msg : "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < dec->n_params; i++) P[i] = dec->params[i];
+    ref_batch rb = {B, ST, len, words, shp};
+    const double eps = 1e-3;
+    double gmax = 0;
+    for (int d = 0; d < D; d++) gmax = fmax(gmax, fabs(dctx[d]));
+    if (!(gmax > 0)) {
+        parity_fail(why, n_why, "dctx_sum is all zero");
+        goto done;
+    }
+    for (int d = 0; d < D; d++) {
+        double l[2];
+        for (int sgn = 0; sgn < 2; sgn++) {
+            for (int i = 0; i < B; i++)
+                for (int k = 0; k < LD; k++) sh[i][k] = ann[i][k] + (k % D == d ? (sgn ? -eps : eps) : 0.0f);
+            l[sgn] = ref(&c, P, &rb, 1, seed);
+        }
+        const double num = (l[0] - l[1]) / (2 * eps);
+        if (!(fabs(num - dctx[d]) < 2e-3 * gmax + 1e-6)) {
+            parity_fail(why, n_why, "dctx[%d]: analytic %.7g, numeric %.7g", d, dctx[d], num);
+            goto done;
+        }
+    }
+    /* without dropout, through the pool (2 shards): the single pass's gradient and dctx_sum */
+    const float dropout = dec->cfg.dropout;
+    dec->cfg.dropout = c.dropout = 0;
+    rc = ac_decoder_forward_backward(dec, w, &bt, 0, 0, g1, &st, &err);
+    bt.dctx_sum = dctx2;
+    if (!rc) rc = ac_dec_pool_forward_backward(pool, dec, &bt, 0, 0, grad, &st2, &err);
+    dec->cfg.dropout = dropout;
+    if (rc) {
+        parity_fail(why, n_why, "%s", err.msg);
+        goto done;
+    }
+    rc = -1;
+    double worst = 0, big = 0;
+    for (size_t i = 0; i < dec->n_params; i++) worst = fmax(worst, fabs(grad[i] - g1[i])), big = fmax(big, fabs(g1[i]));
+    if (!(fabs(st2.loss - st.loss) <= 1e-6 * fabs(st.loss)) || !(worst <= 1e-5 * big)) {
+        parity_fail(why, n_why, "pool: loss %.9g against %.9g, gradient off by %g (largest %g)", st2.loss, st.loss, worst, big);
+        goto done;
+    }
+    for (int d = 0; d < D; d++)
+        if (!(fabs(dctx2[d] - dctx[d]) <= 1e-5 * gmax + 1e-7)) {
+            parity_fail(why, n_why, "pool: dctx[%d] %.9g against %.9g", d, dctx2[d], dctx[d]);
+            goto done;
+        }
+    rc = 0;
+done:
+    ac_dec_pool_free(pool);
+    ac_dec_work_free(w);
+    free(grad), free(g1), free(P);
     return rc;
 }
 #endif
