@@ -95,9 +95,9 @@ VERSION := $(shell sed -n 's/^\#define AC_VERSION "\(.*\)"/\1/p' include/attncap
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 # What `make install` installs is built for any x86-64 CPU, not -march=native: the translation units
-# whose code depends on the instruction set (the CNN, the image resampler, the decoders (the LSTM and its
-# attention scores, the transformer's step), the beam search, the small-matrix kernels, the feature cache's F16 conversion) are
-# compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64, and
+# whose code depends on the instruction set (the CNN, the image resampler, the decoders: the LSTM, its
+# attention scores and the transformer's step; the beam search, the small-matrix kernels, the feature
+# cache's F16 conversion) are compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64, and
 # each of their functions is an ifunc that picks the best variant the CPU runs when the program or
 # library is loaded (tools/gen_dispatch.sh); the rest is built for baseline x86-64. `make all` keeps
 # -march=native. They are named by file, found in whichever folder of src/ holds them.
