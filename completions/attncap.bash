@@ -20,6 +20,7 @@ _attncap() {
         --base) COMPREPLY=($(compgen -W "grey colour" -- "$cur")); return ;;
         --attention) # train's takes a score (caption's is a flag)
             [ "$cmd" = train ] && { COMPREPLY=($(compgen -W "additive dot scaled-dot general cosine" -- "$cur")); return; } ;;
+        --decoder) COMPREPLY=($(compgen -W "lstm transformer" -- "$cur")); return ;;
     esac
     if [[ $cur == -* ]]; then
         local opts
