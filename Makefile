@@ -118,6 +118,9 @@ $(PORT)/dispatch.c: tools/gen_dispatch.sh $(ISA_SRC:%.c=$(BUILD)/%.o)
 	bash tools/gen_dispatch.sh $(PORT) $(ISAS) -- $(ISA_SRC:%.c=$(BUILD)/%.o)
 $(PORT)/rename_%.h: $(PORT)/dispatch.c
 	@test -f $@
+# kept: as intermediates of the pattern rules make would delete them, and a later build that recompiles
+# one ISA object (dispatch.c up to date) would find them gone
+.SECONDARY: $(foreach i,$(ISAS),$(PORT)/rename_$(i).h)
 $(PORT)/dispatch.o: $(PORT)/dispatch.c
 	$(CC) $(CFLAGS) $(PORT_ARCH) -fPIC -c $< -o $@
 define isa_objects
