@@ -152,7 +152,10 @@ static void softmax_rows(float *p, int n, int cols, int ld, int causal) {
 
 /* d scores / scale = P (dP - rowsum(dP P)) in place of dP [n, cols] (P's rows at stride ldp). */
 static void softmax_back(const float *P, int ldp, float *dP, int n, int cols) {
-    for (int i = 0; i < n; i++) ac_attention_softmax_backward(P + (size_t)i * ldp, dP + (size_t)i * cols, 1, cols, dP + (size_t)i * cols);
+    for (int i = 0; i < n; i++) {
+        float *r = dP + (size_t)i * cols;
+        ac_attention_softmax_backward(P + (size_t)i * ldp, r, 1, cols, r);
+    }
 }
 
 /* Layer norm backward over n rows: dx (= or +=) from dy, with the forward's xhat and rstd; dg, db +=. */
@@ -223,9 +226,13 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
         float *u2 = w->u2 + l * nd, *q = w->q + l * nd, *pc = w->pc + (size_t)l * N * nh * L, *catt = w->catt + l * nd;
         float *u3 = w->u3 + l * nd, *f = w->f + (size_t)l * N * F, *kv = w->ckv + (size_t)l * UL * 2 * d;
         float *ms = p > 0 ? w->ms + l * nd : NULL, *mc = p > 0 ? w->mc + l * nd : NULL, *mf = p > 0 ? w->mf + l * nd : NULL;
-        if (p > 0) make_mask(ms, nd, seed, 1 + 3 * l, p), make_mask(mc, nd, seed, 2 + 3 * l, p), make_mask(mf, nd, seed, 3 + 3 * l, p);
+        if (p > 0) {
+            make_mask(ms, nd, seed, 1 + 3 * l, p), make_mask(mc, nd, seed, 2 + 3 * l, p);
+            make_mask(mf, nd, seed, 3 + 3 * l, p);
+        }
         /* masked self-attention */
-        ac_tf_layer_norm(N, d, w->x, AC_TF_LAYER(P.ln1_g, l, d), AC_TF_LAYER(P.ln1_b, l, d), u1, w->xh1 + l * nd, w->rs1 + (size_t)l * N);
+        ac_tf_layer_norm(N, d, w->x, AC_TF_LAYER(P.ln1_g, l, d), AC_TF_LAYER(P.ln1_b, l, d), u1, w->xh1 + l * nd,
+                         w->rs1 + (size_t)l * N);
         rows_set(qkv, N, 3 * d, AC_TF_LAYER(P.bqkv, l, 3 * d));
         mm(0, 0, N, 3 * d, d, 1.0f, u1, d, AC_TF_LAYER(P.wqkv, l, (size_t)d * 3 * d), 3 * d, 1.0f, qkv, 3 * d);
         for (int b = 0; b < w->B; b++)
@@ -239,7 +246,8 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
             }
         branch_fwd(N, d, d, att, AC_TF_LAYER(P.wo, l, (size_t)d * d), AC_TF_LAYER(P.bo, l, d), ms, w->dz, w->x);
         /* cross-attention */
-        ac_tf_layer_norm(N, d, w->x, AC_TF_LAYER(P.ln2_g, l, d), AC_TF_LAYER(P.ln2_b, l, d), u2, w->xh2 + l * nd, w->rs2 + (size_t)l * N);
+        ac_tf_layer_norm(N, d, w->x, AC_TF_LAYER(P.ln2_g, l, d), AC_TF_LAYER(P.ln2_b, l, d), u2, w->xh2 + l * nd,
+                         w->rs2 + (size_t)l * N);
         rows_set(q, N, d, AC_TF_LAYER(P.cbq, l, d));
         mm(0, 0, N, d, d, 1.0f, u2, d, AC_TF_LAYER(P.cwq, l, (size_t)d * d), d, 1.0f, q, d);
         for (int b = 0; b < w->B; b++)
@@ -253,7 +261,8 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
             }
         branch_fwd(N, d, d, catt, AC_TF_LAYER(P.cwo, l, (size_t)d * d), AC_TF_LAYER(P.cbo, l, d), mc, w->dz, w->x);
         /* feed-forward */
-        ac_tf_layer_norm(N, d, w->x, AC_TF_LAYER(P.ln3_g, l, d), AC_TF_LAYER(P.ln3_b, l, d), u3, w->xh3 + l * nd, w->rs3 + (size_t)l * N);
+        ac_tf_layer_norm(N, d, w->x, AC_TF_LAYER(P.ln3_g, l, d), AC_TF_LAYER(P.ln3_b, l, d), u3, w->xh3 + l * nd,
+                         w->rs3 + (size_t)l * N);
         rows_set(f, N, F, AC_TF_LAYER(P.b1, l, F));
         mm(0, 0, N, F, d, 1.0f, u3, d, AC_TF_LAYER(P.w1, l, (size_t)d * F), F, 1.0f, f, F);
         for (size_t i = 0; i < (size_t)N * F; i++) f[i] = f[i] > 0 ? f[i] : 0;
