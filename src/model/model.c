@@ -18,7 +18,7 @@
 /* A float as the shortest decimal that reads back as the same float (0.01, not 0.00999999977648258). */
 static double short_float(float x) {
     char b[32];
-    for (int digits = 6; digits < 9; digits++) {
+    for (int digits = 6; digits <= 9; digits++) {
         snprintf(b, sizeof b, "%.*g", digits, x);
         if ((float)strtod(b, NULL) == x) break;
     }

@@ -252,6 +252,7 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
         bb->ann[i] = bb->stage + (size_t)k * LD;
     }
     b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann, b->dctx_sum = NULL;
+    b->baseline = 0; /* hard attention: the caller sets it */
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
