@@ -500,12 +500,15 @@ static void test_hard_unbiased(void) {
 }
 
 /* The inference step (beam search's) and the batched training forward are separate code: they must
- * agree on the log-probabilities of a caption fed word by word. */
-static void step_matches_training_forward(int score, int heads) {
+ * agree on the log-probabilities of a caption fed word by word. Hard attention: both take the most
+ * likely location, and the step reports it as one lit cell, the most likely one of the expected
+ * context's attention. */
+static void step_matches_training_forward(int score, int heads, int mode) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.5f; /* must be ignored with train = 0 */
     c.attention = score;
     c.heads = heads;
+    c.attention_mode = mode, c.expected = 0.5f; /* with train = 0, no caption is on the expected context */
     if (heads > 1) c.dim = 8;
     ac_decoder dec;
     ac_err err;
@@ -528,6 +531,15 @@ static void step_matches_training_forward(int score, int heads) {
         for (int t = 0; t < len[i]; t++) {
             int prev = t ? words[i * 3 + t - 1] : AC_START;
             ac_decoder_step(&dec, im, 1, &prev, h, cc, h2, c2, lp, al, NULL, scr);
+            if (mode == AC_ATTENTION_HARD && !heads) {
+                float h3[6], c3[6], lp3[11], al3[6];
+                ac_decoder_hard_context(&dec, 1);
+                ac_decoder_step(&dec, im, 1, &prev, h, cc, h3, c3, lp3, al3, NULL, scr);
+                ac_decoder_hard_context(&dec, 0);
+                int best = 0;
+                for (int l = 1; l < 6; l++) best = al3[l] > al3[best] ? l : best;
+                for (int l = 0; l < 6; l++) CHECKF(al[l] == (l == best), "step %d: alpha[%d] = %g, lit %d", t, l, al[l], best);
+            }
             double mx = -1e30, s = 0;
             for (int v = 0; v < 11; v++) mx = fmax(mx, lg[row * 11 + v]);
             for (int v = 0; v < 11; v++) s += exp(lg[row * 11 + v] - mx);
@@ -541,7 +553,9 @@ static void step_matches_training_forward(int score, int heads) {
     ac_decoder_free(&dec);
 }
 static void test_step_matches_training_forward(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) step_matches_training_forward(s, 0), step_matches_training_forward(s, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++)
+        for (int mode = 0; mode < AC_ATTENTION_MODE_COUNT; mode++)
+            step_matches_training_forward(s, 0, mode), step_matches_training_forward(s, 2, mode);
 }
 
 /* Shards: the pool's combined gradient equals the single-pass gradient of the whole batch
