@@ -52,6 +52,13 @@ if [ $ok = 1 ] && [ -f "$T/r.st.ckpt" ]; then
   expect_error "resume as soft" "$A" train "${short[@]}" --out "$T/r.st" --epochs 4 --resume --attention-mode soft || ok=0
   [ $ok = 1 ] && ! grep -q "attention_mode soft (checkpoint: hard)" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
 fi
+# --hard-context: a name it does not know, and a soft model (the shipped one), in one line each
+ev=(eval --data "$FX/captions.json" --split val --features "$FX/features" --no-meteor --quiet)
+[ $ok = 1 ] && { expect_error "context median" "$A" "${ev[@]}" --model "$T/hard.safetensors" --hard-context median || ok=0; }
+[ $ok = 1 ] && ! grep -q "context 'median': argmax or expected" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+[ $ok = 1 ] && { expect_error "soft model" "$A" "${ev[@]}" --model "$ROOT/models/attncap.safetensors" --hard-context argmax || ok=0; }
+[ $ok = 1 ] && ! grep -q "the model has soft attention" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
 if [ $ok = 1 ]; then
   if ls "$T"/x.st* >/dev/null 2>&1; then t_fail "output left behind by a failed run"; else t_ok; fi
 fi
@@ -84,6 +91,14 @@ for r in rows:  # one lit cell per word, the others dark
     assert sorted(r)[-1] == 1 and sum(r) == 1 and all(v in (0, 1) for v in r), r
 PY
   then t_fail "attention rows are not one-hot: $(tail -1 "$T/err")"; ok=0; fi
+  # --hard-context expected: the expected context's attention, spread over the cells
+  if [ $ok = 1 ] && [ -n "$py" ] && ! { "$A" caption --model "$m" --encoder "$ENC" --json --attention --hard-context expected \
+       "$COCO/images/$photo" >"$T/cap_e.json" 2>"$T/err" && "$py" - "$T/cap_e.json" 2>"$T/err" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["caption"] and all(abs(sum(r) - 1) < 1e-3 and max(r) < 1 for r in o["attention"]), o["attention"]
+PY
+  }; then t_fail "--hard-context expected: $(tail -1 "$T/err")"; ok=0; fi
   printf '%s\t%s\t0,0,0.5,1\n' "$COCO/images/$photo" "$(tr -d '\n' <"$T/cap.json" | grep -o '"caption":"[a-z]*' | cut -d'"' -f4)" \
     >"$T/boxes.tsv"
   if [ $ok = 1 ] && ! "$A" ground --boxes "$T/boxes.tsv" --model "$m" --encoder "$ENC" --quiet >"$T/g" 2>"$T/err"; then

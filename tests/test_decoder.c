@@ -533,9 +533,9 @@ static void step_matches_training_forward(int score, int heads, int mode) {
             ac_decoder_step(&dec, im, 1, &prev, h, cc, h2, c2, lp, al, NULL, scr);
             if (mode == AC_ATTENTION_HARD && !heads) {
                 float h3[6], c3[6], lp3[11], al3[6];
-                ac_decoder_hard_context(&dec, 1);
+                CHECK(ac_decoder_hard_context(&dec, "expected", &err) == 0);
                 ac_decoder_step(&dec, im, 1, &prev, h, cc, h3, c3, lp3, al3, NULL, scr);
-                ac_decoder_hard_context(&dec, 0);
+                CHECK(ac_decoder_hard_context(&dec, "argmax", &err) == 0);
                 int best = 0;
                 for (int l = 1; l < 6; l++) best = al3[l] > al3[best] ? l : best;
                 for (int l = 0; l < 6; l++) CHECKF(al[l] == (l == best), "step %d: alpha[%d] = %g, lit %d", t, l, al[l], best);

@@ -132,10 +132,11 @@ int ac_decoder_set_threads(ac_decoder *dec, int threads);
  * the default) as its attention, so overlays, teacher forcing and grounding show that head; the
  * words do not change. Fails for a head the model does not have. */
 int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err);
-/* For inference with a hard-attention model: expected = 0 (the default) takes each head's most likely
- * location at each step, 1 the expected context sum_i alpha_i a_i (the soft step). Also what training's
- * validation loss uses (ac_decoder_forward_backward with train = 0). No effect on a soft model. */
-void ac_decoder_hard_context(ac_decoder *dec, int expected);
+/* For inference with a hard-attention model: context "argmax" (the default) takes each head's most
+ * likely location at each step, "expected" the expected context sum_i alpha_i a_i (the soft step). Also
+ * what training's validation loss uses (ac_decoder_forward_backward with train = 0). Fails for another
+ * name, or for a soft model (it has no choice to make). */
+int ac_decoder_hard_context(ac_decoder *dec, const char *context, ac_err *err);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 

@@ -298,7 +298,15 @@ int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err) {
     return 0;
 }
 
-void ac_decoder_hard_context(ac_decoder *dec, int expected) { dec->hard_expected = expected != 0; }
+int ac_decoder_hard_context(ac_decoder *dec, const char *context, ac_err *err) {
+    const int expected = context && !strcmp(context, "expected");
+    if (!expected && !(context && !strcmp(context, "argmax")))
+        return ac_errf(err, "hard-attention context '%s': argmax or expected", context ? context : "");
+    if (dec->cfg.attention_mode != AC_ATTENTION_HARD)
+        return ac_errf(err, "hard-attention context %s: the model has soft attention", context);
+    dec->hard_expected = expected;
+    return 0;
+}
 
 int ac_decoder_set_threads(ac_decoder *dec, int threads) {
     ac_pool_free(dec->step_pool);
