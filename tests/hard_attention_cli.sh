@@ -44,21 +44,27 @@ if "$A" train "${short[@]}" --threads 1 --out "$T/t1.st" >/dev/null 2>"$T/err" &
 else t_fail "training failed: $(head -2 "$T/err")"; fi
 
 t_begin hard_errors
+# refused WHAT MESSAGE CMD...: CMD fails with one line on stderr, and that line says MESSAGE
+refused() {
+  local what=$1 msg=$2; shift 2
+  expect_error "$what" "$@" || return 1
+  grep -qF "$msg" "$T/err" || { t_fail "$what: message: $(cat "$T/err")"; return 1; }
+}
 ok=1
-expect_error "unknown mode" "$A" train "${tiny[@]}" --out "$T/x.st" --attention-mode stochastic || ok=0
-[ $ok = 1 ] && ! grep -q "attention mode 'stochastic' is not soft or hard" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+refused "unknown mode" "attention mode 'stochastic' is not soft or hard" \
+  "$A" train "${tiny[@]}" --out "$T/x.st" --attention-mode stochastic || ok=0
 [ $ok = 1 ] && { expect_error "chance over 1" "$A" train "${tiny[@]}" --out "$T/x.st" --expected-context 2 || ok=0; }
 if [ $ok = 1 ] && [ -f "$T/r.st.ckpt" ]; then
-  expect_error "resume as soft" "$A" train "${short[@]}" --out "$T/r.st" --epochs 4 --resume --attention-mode soft || ok=0
-  [ $ok = 1 ] && ! grep -q "attention_mode soft (checkpoint: hard)" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+  refused "resume as soft" "attention_mode soft (checkpoint: hard)" \
+    "$A" train "${short[@]}" --out "$T/r.st" --epochs 4 --resume --attention-mode soft || ok=0
 fi
-# --hard-context: a name it does not know, and a soft model (the shipped one), in one line each
+# --hard-context: a name it does not know, and a soft model (the shipped one)
 ev=(eval --data "$FX/captions.json" --split val --features "$FX/features" --no-meteor --quiet)
-[ $ok = 1 ] && { expect_error "context median" "$A" "${ev[@]}" --model "$T/hard.safetensors" --hard-context median || ok=0; }
-[ $ok = 1 ] && ! grep -q "context 'median': argmax or expected" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-[ $ok = 1 ] && { expect_error "soft model" "$A" "${ev[@]}" --model "$ROOT/models/attncap.safetensors" --hard-context argmax || ok=0; }
-[ $ok = 1 ] && ! grep -q "the model has soft attention" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+[ $ok = 1 ] && { refused "context median" "context 'median': argmax or expected" \
+  "$A" "${ev[@]}" --model "$T/hard.safetensors" --hard-context median || ok=0; }
+[ $ok = 1 ] && { refused "soft model" "the model has soft attention" \
+  "$A" "${ev[@]}" --model "$ROOT/models/attncap.safetensors" --hard-context argmax || ok=0; }
 if [ $ok = 1 ]; then
   if ls "$T"/x.st* >/dev/null 2>&1; then t_fail "output left behind by a failed run"; else t_ok; fi
 fi

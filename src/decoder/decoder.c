@@ -27,27 +27,26 @@
 
 static const char *const attention_names[AC_ATTENTION_COUNT] = {"additive", "dot", "scaled-dot", "general", "cosine"};
 
+static const char *const mode_names[AC_ATTENTION_MODE_COUNT] = {"soft", "hard"};
+
+/* The index of name in names [n], or -1. */
+static int name_index(const char *const *names, int n, const char *name) {
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(name, names[i])) return i;
+    return -1;
+}
+
 const char *ac_decoder_attention_name(int score) {
     return score >= 0 && score < AC_ATTENTION_COUNT ? attention_names[score] : NULL;
 }
 
-int ac_decoder_attention_parse(const char *name) {
-    for (int s = 0; name && s < AC_ATTENTION_COUNT; s++)
-        if (!strcmp(name, attention_names[s])) return s;
-    return -1;
-}
-
-static const char *const mode_names[AC_ATTENTION_MODE_COUNT] = {"soft", "hard"};
+int ac_decoder_attention_parse(const char *name) { return name_index(attention_names, AC_ATTENTION_COUNT, name); }
 
 const char *ac_decoder_attention_mode_name(int mode) {
     return mode >= 0 && mode < AC_ATTENTION_MODE_COUNT ? mode_names[mode] : NULL;
 }
 
-int ac_decoder_attention_mode_parse(const char *name) {
-    for (int m = 0; name && m < AC_ATTENTION_MODE_COUNT; m++)
-        if (!strcmp(name, mode_names[m])) return m;
-    return -1;
-}
+int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_names, AC_ATTENTION_MODE_COUNT, name); }
 
 /* Every tensor a decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the attention
  * tensors that only some score functions have. */
