@@ -1,4 +1,5 @@
-/* bench_attention.c: what each attention score function (and heads) costs, side by side in one run:
+/* bench_attention.c: what each attention score function (and heads, and hard attention) costs, side by
+ * side in one run:
  * the inference step (K = 3 hypotheses of one photo, as a beam of 3 decodes) and the training step
  * (forward + backward, batch 32 of 5 captions per photo), at the shipped model's size (E = H = A = 512,
  * V = 8912, 14x14x1280 annotations), random weights. The variants run in interleaved rounds so that
@@ -11,10 +12,11 @@
 
 #include "attncap/decoder.h"
 
-enum { N_VARIANTS = 7, K = 3, B = 32, T = 40 };
-static const struct { int score, heads; } variants[N_VARIANTS] = {
-    {AC_ATTENTION_ADDITIVE, 0}, {AC_ATTENTION_DOT, 0},         {AC_ATTENTION_SCALED_DOT, 0}, {AC_ATTENTION_GENERAL, 0},
-    {AC_ATTENTION_COSINE, 0},   {AC_ATTENTION_SCALED_DOT, 8}, {AC_ATTENTION_ADDITIVE, 8},
+enum { N_VARIANTS = 8, K = 3, B = 32, T = 40 };
+static const struct { int score, heads, mode; } variants[N_VARIANTS] = {
+    {AC_ATTENTION_ADDITIVE, 0, 0}, {AC_ATTENTION_DOT, 0, 0},        {AC_ATTENTION_SCALED_DOT, 0, 0},
+    {AC_ATTENTION_GENERAL, 0, 0},  {AC_ATTENTION_COSINE, 0, 0},     {AC_ATTENTION_SCALED_DOT, 8, 0},
+    {AC_ATTENTION_ADDITIVE, 8, 0}, {AC_ATTENTION_ADDITIVE, 0, AC_ATTENTION_HARD}, /* the trainer's defaults */
 };
 
 static int cmp_double(const void *a, const void *b) {
@@ -69,14 +71,15 @@ int main(int argc, char **argv) {
     int len[B], words[B * T];
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(i / 5) * L * D, len[i] = 1 + 20 - (i * 14) / B;
     for (int i = 0; i < B * T; i++) words[i] = 4 + (i * 7919) % (V - 4);
-    ac_dec_batch bt = {B, len, words, T, annp, NULL};
+    ac_dec_batch bt = {B, len, words, T, annp, NULL, 0};
     ac_set_threads(1);
     variant v[N_VARIANTS];
     double step_us[N_VARIANTS][64], train_tps[N_VARIANTS][64];
     for (int i = 0; i < N_VARIANTS; i++) {
         ac_decoder_config c = {.vocab = V, .embed = 512, .hidden = 512, .att = 512, .dim = D, .n_ann = L, .grid_h = 14,
                                .grid_w = 14, .dropout = 0.5f, .lambda = 1.0f, .attention = variants[i].score,
-                               .heads = variants[i].heads};
+                               .heads = variants[i].heads, .attention_mode = variants[i].mode};
+        if (variants[i].mode == AC_ATTENTION_HARD) c.reinforce = 1, c.entropy = 0.01f, c.expected = 0.5f;
         ac_err err;
         if (ac_decoder_init(&v[i].dec, &c, 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
         v[i].img = ac_decoder_prepare(&v[i].dec, ann);
@@ -98,8 +101,8 @@ int main(int argc, char **argv) {
         const double ms = step_us[i][rounds / 2], mt = train_tps[i][rounds / 2];
         if (i == 0) base_step = ms, base_train = mt;
         char name[32];
-        snprintf(name, sizeof name, "%s x%d", ac_decoder_attention_name(variants[i].score),
-                 variants[i].heads > 1 ? variants[i].heads : 1);
+        snprintf(name, sizeof name, "%s x%d%s", ac_decoder_attention_name(variants[i].score),
+                 variants[i].heads > 1 ? variants[i].heads : 1, variants[i].mode ? " hard" : "");
         printf("%-16s %7.0f (%5.0f-%5.0f) %5.2fx %12.0f (%5.0f-%5.0f) %5.2fx\n", name, ms, step_us[i][0],
                step_us[i][rounds - 1], ms / base_step, mt, train_tps[i][0], train_tps[i][rounds - 1], mt / base_train);
     }

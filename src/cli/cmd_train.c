@@ -37,6 +37,9 @@ static void usage(FILE *f) {
             "  --lr-min X           the decay on plateaus stops at this learning rate (%g: no floor)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
             "  --attention S --heads N   score (additive, dot, scaled-dot, general, cosine) and heads (1)\n"
+            "  --attention-mode M   soft, or hard: one sampled location per word (Xu et al. 4.1, REINFORCE)\n"
+            "  --reinforce R --entropy E --expected-context P   hard: weights of the REINFORCE term (%g) and\n"
+            "                       the entropy bonus (%g), chance a caption trains on the expected context (%g)\n"
             "  --dropout P --lambda L   dropout (%g), doubly stochastic attention penalty (%g)\n"
             "  --min-count N        vocabulary threshold (%d)\n"
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
@@ -70,7 +73,7 @@ static void usage(FILE *f) {
             "  --shards N           batch shards computed in parallel (%d; changes the arithmetic)\n"
             "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
             "  --quiet\n",
-            d.epochs, d.batch, d.lr, d.lr_min, d.embed, d.hidden, d.att, d.dropout, d.lambda, d.min_count, d.clip,
+            d.epochs, d.batch, d.lr, d.lr_min, d.embed, d.hidden, d.att, d.reinforce, d.entropy, d.expected_context, d.dropout, d.lambda, d.min_count, d.clip,
             d.weight_decay, d.ema, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
@@ -103,6 +106,8 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--hidden", &o.hidden, 1, 8192),
         OPT_INT("--att", &o.att, 1, 8192),
         OPT_STR("--attention", &o.attention), OPT_INT("--heads", &o.heads, 1, 64),
+        OPT_STR("--attention-mode", &o.attention_mode), OPT_FLOAT("--reinforce", &o.reinforce, 0, 1e5),
+        OPT_FLOAT("--entropy", &o.entropy, 0, 1e5), OPT_FLOAT("--expected-context", &o.expected_context, 0, 1),
         OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
         OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
         OPT_INT("--min-count", &o.min_count, 1, 1e9),

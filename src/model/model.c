@@ -5,6 +5,7 @@
  * wrong model). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,16 @@
 #include "decoder_internal.h"
 
 #define MODEL_FORMAT "attncap-decoder-1"
+
+/* A float as the shortest decimal that reads back as the same float (0.01, not 0.00999999977648258). */
+static double short_float(float x) {
+    char b[32];
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(b, sizeof b, "%.*g", digits, x);
+        if ((float)strtod(b, NULL) == x) break;
+    }
+    return strtod(b, NULL);
+}
 
 char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     cJSON *o = cJSON_CreateObject();
@@ -30,6 +41,12 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     /* Only when not additive: the additive models (all files before score functions) keep their bytes. */
     if (c->attention != AC_ATTENTION_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_decoder_attention_name(c->attention));
     if (c->heads > 1) cJSON_AddNumberToObject(o, "heads", c->heads);
+    if (c->attention_mode != AC_ATTENTION_SOFT) { /* likewise: soft files keep their bytes */
+        cJSON_AddStringToObject(o, "attention_mode", ac_decoder_attention_mode_name(c->attention_mode));
+        cJSON_AddNumberToObject(o, "reinforce", short_float(c->reinforce));
+        cJSON_AddNumberToObject(o, "entropy", short_float(c->entropy));
+        cJSON_AddNumberToObject(o, "expected_context", short_float(c->expected));
+    }
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -74,6 +91,22 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     if (c->attention < 0) {
         cJSON_Delete(o);
         return ac_errf(err, "config: 'attention' is not one of additive, dot, scaled-dot, general, cosine");
+    }
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "attention_mode"); /* absent: soft */
+    c->attention_mode = md ? ac_decoder_attention_mode_parse(cJSON_GetStringValue(md)) : AC_ATTENTION_SOFT;
+    if (c->attention_mode < 0) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'attention_mode' is not soft or hard");
+    }
+    struct { const char *k; float *v; } hp[] = {{"reinforce", &c->reinforce}, {"entropy", &c->entropy},
+                                              {"expected_context", &c->expected}};
+    for (size_t i = 0; c->attention_mode == AC_ATTENTION_HARD && i < sizeof hp / sizeof *hp; i++) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(o, hp[i].k);
+        if (!cJSON_IsNumber(x)) {
+            cJSON_Delete(o);
+            return ac_errf(err, "config: hard attention's '%s' missing or not a number", hp[i].k);
+        }
+        *hp[i].v = (float)x->valuedouble;
     }
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
