@@ -1,11 +1,11 @@
-/* bench_attention.c: what each attention score function (and heads) costs, and the transformer decoder,
- * side by side in one run: the inference step (K = 3 hypotheses of one photo, as a beam of 3 decodes,
- * at word 10: the transformer attends over its cache of 10 positions) and the training step (forward +
- * backward, batch 32 of 5 captions per photo), at the shipped model's size (E = H = A = 512, V = 8912,
- * 14x14x1280 annotations; the transformers: width 512, feed-forward 2048, 8 heads, 2 layers, and the
- * trainer's default 256, 512, 4 heads, 2 layers), random weights. The variants run in interleaved
- * rounds so that the machine's load falls on all of them alike; prints each one's median, best and
- * worst over the rounds, and its median as a ratio to additive's.
+/* bench_attention.c: what each attention score function (and heads, and hard attention) costs, and the
+ * transformer decoder, side by side in one run: the inference step (K = 3 hypotheses of one photo, as a
+ * beam of 3 decodes, at word 10: the transformer attends over its cache of 10 positions) and the
+ * training step (forward + backward, batch 32 of 5 captions per photo), at the shipped model's size
+ * (E = H = A = 512, V = 8912, 14x14x1280 annotations; the transformers: width 512, feed-forward 2048,
+ * 8 heads, 2 layers, and the trainer's default 256, 512, 4 heads, 2 layers), random weights. The
+ * variants run in interleaved rounds so that the machine's load falls on all of them alike; prints
+ * each one's median, best and worst over the rounds, and its median as a ratio to additive's.
  * Usage: bench_attention [rounds] [seconds per variant and round] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +13,15 @@
 
 #include "attncap/decoder.h"
 
-enum { N_VARIANTS = 9, K = 3, B = 32, T = 40, POS = 10 };
+enum { N_VARIANTS = 10, K = 3, B = 32, T = 40, POS = 10 };
 /* layers > 0: a transformer of width d (= embed), feed-forward width F (= hidden) */
-static const struct { int score, heads, layers, d, F; } variants[N_VARIANTS] = {
-    {AC_ATTENTION_ADDITIVE, 0, 0, 512, 512}, {AC_ATTENTION_DOT, 0, 0, 512, 512},
-    {AC_ATTENTION_SCALED_DOT, 0, 0, 512, 512}, {AC_ATTENTION_GENERAL, 0, 0, 512, 512},
-    {AC_ATTENTION_COSINE, 0, 0, 512, 512}, {AC_ATTENTION_SCALED_DOT, 8, 0, 512, 512},
-    {AC_ATTENTION_ADDITIVE, 8, 0, 512, 512}, {AC_ATTENTION_SCALED_DOT, 8, 2, 512, 2048},
-    {AC_ATTENTION_SCALED_DOT, 4, 2, 256, 512},
+static const struct { int score, heads, layers, d, F, mode; } variants[N_VARIANTS] = {
+    {AC_ATTENTION_ADDITIVE, 0, 0, 512, 512, 0}, {AC_ATTENTION_DOT, 0, 0, 512, 512, 0},
+    {AC_ATTENTION_SCALED_DOT, 0, 0, 512, 512, 0}, {AC_ATTENTION_GENERAL, 0, 0, 512, 512, 0},
+    {AC_ATTENTION_COSINE, 0, 0, 512, 512, 0}, {AC_ATTENTION_SCALED_DOT, 8, 0, 512, 512, 0},
+    {AC_ATTENTION_ADDITIVE, 8, 0, 512, 512, 0},
+    {AC_ATTENTION_ADDITIVE, 0, 0, 512, 512, AC_ATTENTION_HARD}, /* the trainer's hard defaults */
+    {AC_ATTENTION_SCALED_DOT, 8, 2, 512, 2048, 0}, {AC_ATTENTION_SCALED_DOT, 4, 2, 256, 512, 0},
 };
 
 static int cmp_double(const void *a, const void *b) {
@@ -80,7 +81,7 @@ int main(int argc, char **argv) {
     int len[B], words[B * T];
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(i / 5) * L * D, len[i] = 1 + 20 - (i * 14) / B;
     for (int i = 0; i < B * T; i++) words[i] = 4 + (i * 7919) % (V - 4);
-    ac_dec_batch bt = {B, len, words, T, annp, NULL};
+    ac_dec_batch bt = {B, len, words, T, annp, NULL, 0};
     ac_set_threads(1);
     variant v[N_VARIANTS];
     double step_us[N_VARIANTS][64], train_tps[N_VARIANTS][64];
@@ -89,7 +90,9 @@ int main(int argc, char **argv) {
         ac_decoder_config c = {.vocab = V, .embed = variants[i].d, .hidden = variants[i].F, .att = variants[i].d,
                                .dim = D, .n_ann = L, .grid_h = 14, .grid_w = 14, .dropout = tf ? 0.1f : 0.5f,
                                .lambda = tf ? 0.0f : 1.0f, .attention = variants[i].score, .heads = variants[i].heads,
-                               .decoder = tf ? AC_DECODER_TRANSFORMER : AC_DECODER_LSTM, .layers = variants[i].layers};
+                               .decoder = tf ? AC_DECODER_TRANSFORMER : AC_DECODER_LSTM, .layers = variants[i].layers,
+                               .attention_mode = variants[i].mode};
+        if (variants[i].mode == AC_ATTENTION_HARD) c.reinforce = 1, c.entropy = 0.01f, c.expected = 0.5f;
         ac_err err;
         if (ac_decoder_init(&v[i].dec, &c, 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
         v[i].img = ac_decoder_prepare(&v[i].dec, ann);
@@ -114,8 +117,8 @@ int main(int argc, char **argv) {
         if (variants[i].layers)
             snprintf(name, sizeof name, "transformer %d/%d x%d", variants[i].d, variants[i].F, variants[i].heads);
         else
-            snprintf(name, sizeof name, "%s x%d", ac_decoder_attention_name(variants[i].score),
-                     variants[i].heads > 1 ? variants[i].heads : 1);
+            snprintf(name, sizeof name, "%s x%d%s", ac_decoder_attention_name(variants[i].score),
+                     variants[i].heads > 1 ? variants[i].heads : 1, variants[i].mode ? " hard" : "");
         printf("%-24s %7.0f (%5.0f-%5.0f) %5.2fx %12.0f (%5.0f-%5.0f) %5.2fx\n", name, ms, step_us[i][0],
                step_us[i][rounds - 1], ms / base_step, mt, train_tps[i][0], train_tps[i][rounds - 1], mt / base_train);
     }

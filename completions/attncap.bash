@@ -21,6 +21,8 @@ _attncap() {
         --attention) # train's takes a score (caption's is a flag)
             [ "$cmd" = train ] && { COMPREPLY=($(compgen -W "additive dot scaled-dot general cosine" -- "$cur")); return; } ;;
         --decoder) COMPREPLY=($(compgen -W "lstm transformer" -- "$cur")); return ;;
+        --attention-mode) COMPREPLY=($(compgen -W "soft hard" -- "$cur")); return ;;
+        --hard-context) COMPREPLY=($(compgen -W "argmax expected" -- "$cur")); return ;;
     esac
     if [[ $cur == -* ]]; then
         local opts

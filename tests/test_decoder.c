@@ -63,6 +63,17 @@ static void test_step_is_a_distribution(void) {
 
 static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
 
+/* Hard attention (decoder.h) in ref_loss, when set: loc [N, heads] the location each time-major row's
+ * head takes (-1: the caption is on the expected context), held fixed; the loss adds, per caption i with
+ * locations, c.reinforce coef[i] log p(s_i | a) - c.entropy H(s_i). ce, logp [B] (out, may be NULL):
+ * each caption's cross-entropy and log p(s_i | a). */
+typedef struct {
+    const int *loc;
+    const double *coef;
+    double *ce, *logp;
+} ref_hard_t;
+static const ref_hard_t *ref_hard;
+
 /* The tensor `name` of P laid out for c, or NULL if c's score function has none. */
 static const double *ref_tensor(const ac_decoder_config *c, const double *P, const char *name) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
@@ -98,11 +109,15 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
     const uint64_t seed2 = ac_mix64(seed ^ 0x5DEECE66Dull);
     int N = 0;
     for (int i = 0; i < b->B; i++) N += b->len[i];
-    double ce = 0, pen = 0;
+    double ce = 0, pen = 0, sur = 0; /* sur: hard attention's terms */
     double *proj = malloc(sizeof(double) * L * A), *h = malloc(sizeof(double) * H), *cc = malloc(sizeof(double) * H),
            *hw = malloc(sizeof(double) * (A + H)), *al = malloc(sizeof(double) * nh * L), *x = malloc(sizeof(double) * (E + D + H)),
            *g = malloc(sizeof(double) * 4 * H), *o = malloc(sizeof(double) * E), *lg = malloc(sizeof(double) * V),
            *S = malloc(sizeof(double) * nh * L), *mean = malloc(sizeof(double) * D);
+    for (int i = 0; ref_hard && i < b->B; i++) {
+        if (ref_hard->ce) ref_hard->ce[i] = 0;
+        if (ref_hard->logp) ref_hard->logp[i] = 0;
+    }
     for (int i = 0; i < b->B; i++) {
         const float *a = b->ann[i];
         for (int d = 0; d < D; d++) {
@@ -133,6 +148,8 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
                 for (int k = 0; wh && k < H; k++) hw[j] += h[k] * wh[k * A + j];
             }
             double mx, s;
+            const int *loc = ref_hard ? ref_hard->loc + row * nh : NULL; /* NULL or loc[0] < 0: soft */
+            if (loc && loc[0] < 0) loc = NULL;
             for (int j = 0; j < nh; j++) {
                 double *aj = al + j * L;
                 mx = -1e300, s = 0;
@@ -142,6 +159,11 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
                 }
                 for (int l = 0; l < L; l++) s += (aj[l] = exp(aj[l] - mx));
                 for (int l = 0; l < L; l++) aj[l] /= s, S[j * L + l] += aj[l];
+                if (!loc) continue;
+                double ent = 0;
+                for (int l = 0; l < L; l++) ent -= aj[l] * log(aj[l]);
+                sur += c->reinforce * ref_hard->coef[i] * log(aj[loc[j]]) - c->entropy * ent;
+                if (ref_hard->logp) ref_hard->logp[i] += log(aj[loc[j]]);
             }
             double bp = bb[0];
             for (int k = 0; k < H; k++) bp += bw[k] * h[k];
@@ -149,7 +171,7 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int e = 0; e < E; e++) x[e] = emb[y * E + e];
             for (int d = 0; d < D; d++) {
                 x[E + d] = 0;
-                for (int l = 0; l < L; l++) x[E + d] += al[d / dv * L + l] * a[l * D + d];
+                for (int l = 0; l < L; l++) x[E + d] += (loc ? l == loc[d / dv] : al[d / dv * L + l]) * a[l * D + d];
                 x[E + d] *= beta;
             }
             for (int k = 0; k < H; k++) x[E + D + k] = h[k];
@@ -179,20 +201,20 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             }
             for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
             ce += mx + log(s) - lg[tg];
+            if (ref_hard && ref_hard->ce) ref_hard->ce[i] += mx + log(s) - lg[tg];
         }
         for (int l = 0; l < nh * L; l++) pen += (1 - S[l]) * (1 - S[l]);
     }
     free(proj), free(h), free(cc), free(hw), free(al), free(x), free(g), free(o), free(lg), free(S), free(mean);
-    return (ce + c->lambda * pen) / N;
+    return (ce + c->lambda * pen + sur) / N;
 }
 
-static void gradcheck(float dropout, int shared, int score, int width, int heads) {
-    ac_decoder_config c = tiny_cfg();
-    c.dropout = dropout;
-    c.attention = score;
-    c.heads = heads;
-    if (heads > 1) c.dim = 8; /* the heads split the channels */
-    if (width) c.att = c.hidden = width;
+/* Every parameter's gradient against central differences of the reference. A hard-attention config
+ * holds the forward's locations fixed (read back from it) and the REINFORCE factors (ce_i - n_i b) at
+ * their values, as decoder.h's objective says. */
+static void gradcheck_cfg(ac_decoder_config c, int shared) {
+    const int score = c.attention, heads = c.heads;
+    ref_hard = NULL;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 7, &err) == 0);
@@ -206,7 +228,7 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -216,6 +238,19 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
     double *P = malloc(sizeof(double) * dec.n_params);
     for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
     ref_batch rb = {B, ST, len, words, annp};
+    static int loc[B * ST * 2];
+    static double coef[B], ce[B];
+    static ref_hard_t rh = {loc, coef, ce, NULL};
+    int n_sampled = 0;
+    if (c.attention_mode == AC_ATTENTION_HARD) {
+        const int nh = heads > 1 ? heads : 1;
+        memcpy(loc, ac_dec_work_locations(w), sizeof(int) * (size_t)st.ntok * nh);
+        for (int i = 0; i < B; i++) n_sampled += loc[i * nh] >= 0; /* row i: caption i's first step */
+        CHECKF(n_sampled > 0 && n_sampled < B && st.hard_captions == n_sampled, "%d of %d captions sampled", n_sampled, B);
+        ref_hard = &rh;
+        ref_loss(&c, P, &rb, 1, seed); /* the captions' cross-entropy */
+        for (int i = 0; i < B; i++) coef[i] = ce[i] - len[i] * bt.baseline;
+    }
     double l0 = ref_loss(&c, P, &rb, 1, seed);
     CHECK_NEAR(st.loss, l0, 1e-5 * fabs(l0));
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
@@ -245,10 +280,20 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
         CHECKF(worst < 3e-4, "%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_decoder_attention_name(score),
                t[k].name, wi, wa, wn, worst);
     }
+    ref_hard = NULL;
     free(P);
     free(grad);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
+}
+static void gradcheck(float dropout, int shared, int score, int width, int heads) {
+    ac_decoder_config c = tiny_cfg();
+    c.dropout = dropout;
+    c.attention = score;
+    c.heads = heads;
+    if (heads > 1) c.dim = 8; /* the heads split the channels */
+    if (width) c.att = c.hidden = width;
+    gradcheck_cfg(c, shared);
 }
 /* dctx_sum: d loss / d x, x added to every annotation vector of every photo (the trainer's learned
  * "no photo" context is this with all vectors equal), against central differences of the reference;
@@ -291,13 +336,132 @@ static void test_gradcheck_heads(void) {
     gradcheck(0.3f, 1, AC_ATTENTION_COSINE, 32, 2);
 }
 
+/* ---- hard attention ---- */
+
+/* (1) The estimator's every term, the locations held fixed: the forward's samples (2 of the 4 captions
+ * here; the others train on the expected context), with dropout, shared photos and 2 heads. */
+static void test_hard_gradcheck(void) {
+    for (int heads = 0; heads <= 2; heads += 2)
+        for (int score = AC_ATTENTION_ADDITIVE; score <= AC_ATTENTION_SCALED_DOT; score += 2) {
+            ac_decoder_config c = tiny_cfg();
+            c.dropout = 0.3f, c.attention = score, c.heads = heads, c.dim = heads ? 8 : 7;
+            c.attention_mode = AC_ATTENTION_HARD, c.reinforce = 0.7f, c.entropy = 0.3f, c.expected = 0.4f;
+            gradcheck_cfg(c, 1);
+        }
+}
+
+/* The expected objective E_s[-log p(y|s,a)] / N of ref_batch rb, every path s enumerated: the L^n
+ * joint locations of its n rows (one head). */
+static double hard_exact_objective(const ac_decoder_config *c, const double *P, const ref_batch *rb, int n) {
+    int loc[8];
+    double coef[2] = {0}, ce[2], logp[2], f = 0;
+    ref_hard_t rh = {loc, coef, ce, logp};
+    ref_hard = &rh;
+    int paths = 1;
+    for (int r = 0; r < n; r++) paths *= c->n_ann;
+    for (int k = 0; k < paths; k++) {
+        for (int r = 0, x = k; r < n; r++, x /= c->n_ann) loc[r] = x % c->n_ann;
+        const double l = ref_loss(c, P, rb, 0, 0); /* (sum of ce) / N: no penalty, no entropy, coef 0 */
+        f += exp(logp[0] + logp[1]) * l;
+    }
+    ref_hard = NULL;
+    return f;
+}
+
+/* The worst, over the parameters, of |mean of M draws of dec's gradient - exact| / tolerance (see
+ * below), and where (*wi, with that mean). */
+static double hard_estimator_error(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *bt, const double *exact,
+                                   size_t *wi, double *wmean) {
+    enum { M = 20000 };
+    const size_t np = dec->n_params;
+    float *g = malloc(sizeof(float) * np);
+    double *sum = calloc(np, sizeof(double)), *sq = calloc(np, sizeof(double)), gmax = 0, worst = -1;
+    ac_dec_stats st;
+    ac_err err;
+    for (int m = 0; m < M; m++) {
+        if (ac_decoder_forward_backward(dec, w, bt, 1, 1000 + m, g, &st, &err)) break;
+        for (size_t i = 0; i < np; i++) sum[i] += g[i], sq[i] += (double)g[i] * g[i];
+    }
+    for (size_t i = 0; i < np; i++) gmax = fmax(gmax, fabs(exact[i]));
+    for (size_t i = 0; i < np; i++) {
+        const double mean = sum[i] / M, se = sqrt(fmax(sq[i] / M - mean * mean, 0) / M);
+        const double r = fabs(mean - exact[i]) / (5 * se + 1e-5 * gmax);
+        if (r > worst) worst = r, *wi = i, *wmean = mean;
+    }
+    free(g), free(sum), free(sq);
+    return worst;
+}
+
+/* (2) The estimator is unbiased: the mean of M draws of its gradient (lambda_r = 1, lambda_e = 0,
+ * lambda = 0, a baseline b = 2 that is not the mean: unbiased for any b) against the exact gradient of
+ * the expected objective, computed by enumerating the 4^3 joint locations of two captions of 2 and 1
+ * steps on a 2x2 grid and central differences, for every parameter. With a chance e of the expected
+ * context, the exact gradient is e grad(soft objective) + (1 - e) grad(expected objective).
+ * Tolerance: per parameter, 5 standard errors of the mean (from the draws' own variance) + 1e-5 of the
+ * largest gradient (float32 against double). For ~600 parameters with normal errors, the chance of a
+ * false alarm is under 600 x 5.7e-7 = 3.4e-4 (and the draws are fixed by their seeds). The same check
+ * must reject the estimator without its score-function term (lambda_r = 0: only the pathwise gradient). */
+static void test_hard_unbiased(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.n_ann = 4, c.grid_h = c.grid_w = 2, c.lambda = 0;
+    c.attention_mode = AC_ATTENTION_HARD, c.reinforce = 1, c.entropy = 0;
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 17, &err) == 0);
+    for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.3f * (float)sin(0.7 + 2.3 * i);
+    for (int i = 0; i < c.hidden; i++) dec.att_we[i % c.att] *= 4; /* attention far from uniform */
+    float ann[2][4 * 7];
+    fill_ann(ann[0], 28, 41), fill_ann(ann[1], 28, 42);
+    const float *annp[2] = {ann[0], ann[1]};
+    const int len[2] = {2, 1}, words[2] = {6, 0};
+    const size_t np = dec.n_params;
+    double *P = malloc(sizeof(double) * np), *exact = malloc(sizeof(double) * 3 * np), *ghard = exact + np,
+           *gsoft = ghard + np;
+    for (size_t i = 0; i < np; i++) P[i] = dec.params[i];
+    ref_batch rb = {2, 1, len, words, annp};
+    for (size_t i = 0; i < np; i++) {
+        const double keep = P[i], eps = 1e-5;
+        double f[2], soft[2];
+        for (int sg = 0; sg < 2; sg++) {
+            P[i] = keep + (sg ? -eps : eps);
+            f[sg] = hard_exact_objective(&c, P, &rb, 3);
+            soft[sg] = ref_loss(&c, P, &rb, 0, 0); /* ref_hard NULL: the soft objective */
+        }
+        P[i] = keep;
+        ghard[i] = (f[0] - f[1]) / (2 * eps), gsoft[i] = (soft[0] - soft[1]) / (2 * eps);
+    }
+    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0};
+    ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
+    for (int k = 0; k < 2; k++) {
+        const float e = k ? 0.5f : 0.0f;
+        for (size_t i = 0; i < np; i++) exact[i] = (1 - e) * ghard[i] + e * gsoft[i];
+        dec.cfg.expected = e;
+        size_t wi;
+        double mean;
+        const double r = hard_estimator_error(&dec, w, &bt, exact, &wi, &mean);
+        CHECKF(r <= 1, "e = %g: param %zu: mean of the draws %.7g, exact %.7g (%.2f x the tolerance)", e, wi, mean,
+               exact[wi], r);
+        dec.cfg.reinforce = 0;
+        const double r0 = hard_estimator_error(&dec, w, &bt, exact, &wi, &mean);
+        dec.cfg.reinforce = 1;
+        if (getenv("GC_VERBOSE")) printf("# hard e = %g: worst |mean - exact| / tolerance %.3g, without REINFORCE %.3g\n", e, r, r0);
+        CHECKF(r0 > 3, "e = %g: the estimator without REINFORCE passes too (%.2f): the check has no power", e, r0);
+    }
+    free(P), free(exact);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
+
 /* The inference step (beam search's) and the batched training forward are separate code: they must
- * agree on the log-probabilities of a caption fed word by word. */
-static void step_matches_training_forward(int score, int heads) {
+ * agree on the log-probabilities of a caption fed word by word. Hard attention: both take the most
+ * likely location, and the step reports it as one lit cell, the most likely one of the expected
+ * context's attention. */
+static void step_matches_training_forward(int score, int heads, int mode) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.5f; /* must be ignored with train = 0 */
     c.attention = score;
     c.heads = heads;
+    c.attention_mode = mode, c.expected = 0.5f; /* with train = 0, no caption is on the expected context */
     if (heads > 1) c.dim = 8;
     ac_decoder dec;
     ac_err err;
@@ -306,7 +470,7 @@ static void step_matches_training_forward(int score, int heads) {
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp, NULL};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -320,6 +484,15 @@ static void step_matches_training_forward(int score, int heads) {
         for (int t = 0; t < len[i]; t++) {
             int prev = t ? words[i * 3 + t - 1] : AC_START;
             ac_decoder_step(&dec, im, 1, &prev, h, cc, h2, c2, lp, al, NULL, scr);
+            if (mode == AC_ATTENTION_HARD && !heads) {
+                float h3[6], c3[6], lp3[11], al3[6];
+                CHECK(ac_decoder_hard_context(&dec, "expected", &err) == 0);
+                ac_decoder_step(&dec, im, 1, &prev, h, cc, h3, c3, lp3, al3, NULL, scr);
+                CHECK(ac_decoder_hard_context(&dec, "argmax", &err) == 0);
+                int best = 0;
+                for (int l = 1; l < 6; l++) best = al3[l] > al3[best] ? l : best;
+                for (int l = 0; l < 6; l++) CHECKF(al[l] == (l == best), "step %d: alpha[%d] = %g, lit %d", t, l, al[l], best);
+            }
             double mx = -1e30, s = 0;
             for (int v = 0; v < 11; v++) mx = fmax(mx, lg[row * 11 + v]);
             for (int v = 0; v < 11; v++) s += exp(lg[row * 11 + v] - mx);
@@ -333,7 +506,9 @@ static void step_matches_training_forward(int score, int heads) {
     ac_decoder_free(&dec);
 }
 static void test_step_matches_training_forward(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) step_matches_training_forward(s, 0), step_matches_training_forward(s, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++)
+        for (int mode = 0; mode < AC_ATTENTION_MODE_COUNT; mode++)
+            step_matches_training_forward(s, 0, mode), step_matches_training_forward(s, 2, mode);
 }
 
 /* Shards: the pool's combined gradient equals the single-pass gradient of the whole batch
@@ -352,7 +527,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -495,6 +670,8 @@ int main(void) {
     RUN(test_gradcheck_context_shift);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
+    RUN(test_hard_gradcheck);
+    RUN(test_hard_unbiased);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);
     return TEST_EXIT();

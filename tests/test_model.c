@@ -8,6 +8,7 @@
 #include "attncap/model.h"
 #include "attncap/safetensors.h"
 #include "attncap/vocab.h"
+#include "decoder_internal.h" /* the config as JSON */
 #include "test.h"
 
 static ac_model make_scored_model(int score, int heads) {
@@ -86,6 +87,31 @@ static void test_roundtrip_scores(void) {
         ac_model_free(&m);
     }
     CHECK(ac_decoder_attention_parse("Dot") == -1 && ac_decoder_attention_parse(NULL) == -1 && ac_decoder_attention_name(AC_ATTENTION_COUNT) == NULL);
+}
+
+/* Hard attention: recorded in the config (mode and its three training weights, as short decimals),
+ * loaded back the same; a soft model's config does not name a mode (test_old_file_is_additive: the
+ * same bytes as before). */
+static void test_roundtrip_hard(void) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    m.dec.cfg.attention_mode = AC_ATTENTION_HARD, m.dec.cfg.reinforce = 1, m.dec.cfg.entropy = 0.01f,
+    m.dec.cfg.expected = 0.5f;
+    CHECKF(ac_model_save(&m, tmp("hard.st"), 0, NULL, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("hard.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(memcmp(&r.dec.cfg, &m.dec.cfg, sizeof m.dec.cfg) == 0);
+    ac_model_free(&r);
+    ac_st_file f;
+    CHECKF(ac_st_read(tmp("hard.st"), &f, &err) == 0, "%s", err.msg);
+    CHECKF(strstr(ac_st_meta(&f, "config"), "\"attention_mode\":\"hard\",\"reinforce\":1,\"entropy\":0.01,\"expected_context\":0.5"),
+           "%s", ac_st_meta(&f, "config"));
+    ac_st_free(&f);
+    CHECK(ac_decoder_attention_mode_parse("hard") == AC_ATTENTION_HARD && ac_decoder_attention_mode_parse("Hard") == -1);
+    m.dec.cfg.attention_mode = AC_ATTENTION_SOFT;
+    char *j = ac_decoder_config_to_json(&m.dec.cfg);
+    CHECK(j && !strstr(j, "attention_mode") && !strstr(j, "reinforce"));
+    free(j);
+    ac_model_free(&m);
 }
 
 /* A model file from before score functions (fuzz/corpus/model/f32.safetensors, written by
@@ -245,6 +271,12 @@ static void test_refuses_bad_models(void) {
     expect_load_error("heads.st", m_config, "3 heads do not divide the attention width 4 and the annotation size 3");
     case_config = CFG_WITH("\"heads\":\"2\"");
     expect_load_error("heads2.st", m_config, "'heads' is not an integer");
+    case_config = CFG_WITH("\"attention_mode\":\"stochastic\"");
+    expect_load_error("mode.st", m_config, "'attention_mode' is not soft or hard");
+    case_config = CFG_WITH("\"attention_mode\":\"hard\",\"reinforce\":1,\"entropy\":0");
+    expect_load_error("mode2.st", m_config, "hard attention's 'expected_context' missing");
+    case_config = CFG_WITH("\"attention_mode\":\"hard\",\"reinforce\":1,\"entropy\":0,\"expected_context\":1.5");
+    expect_load_error("mode3.st", m_config, "expected 1.5 out of range");
     expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
@@ -314,6 +346,7 @@ static void test_refuses_truncated_and_absurd_header(void) {
 int main(void) {
     RUN(test_roundtrip_f32_and_f16);
     RUN(test_roundtrip_scores);
+    RUN(test_roundtrip_hard);
     RUN(test_old_file_is_additive);
     RUN(test_refuses_bad_models);
     RUN(test_decode_settings_and_notes);

@@ -3,7 +3,7 @@
 # tools/train_flickr8k.sh, then joint training from it on every captioned photo we have (Flickr8k
 # train, 258 of the 408 COCO photos, the 110 Flickr30k photos) and on the 199,014 captions without
 # photos in ../shared/data/text; then, on dev photos, the decoding setting, the naming setting and
-# the confidence's calibration.
+# the confidence's calibration; and the presence head beside it.
 # Every step resumes after an interruption: rerun the same command.
 # Usage: tools/train_model.sh [RUN_DIR (default runs/model)] [extra `attncap train` flags]
 set -euo pipefail
@@ -41,9 +41,15 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
   --beams 3 --alphas 0.4,0.6,0.75,1 --metric bleu4 --write | tee "$run/tune.txt"
 # 4. How tags become constraints, on dev photos (COCO dev + 300 Flickr8k dev): the grid is printed for
 #    the record; the setting chosen from it (models/README.md) is written into the model.
+# 4a. The presence head (presence.h) beside the model, fitted on the training photos' features: Flickr8k
+#     train and the COCO and Flickr30k photos we train on (their captions marked train).
+{ awk -F'\t' '{print $1"\t"$2"\ttrain"}' "$run/coco_train.tsv"; awk -F'\t' '{print $1"\t"$2"\ttrain"}' "$data/flickr30k/captions.tsv"; } \
+  > "$run/presence_train.tsv"
+./attncap presence --features "$run/flickr8k/features" --data "$data/flickr8k" --data "$run/presence_train.tsv" \
+  --out "$run/presence.safetensors" --quiet | tee "$run/presence.txt"
 THRESHOLDS=${THRESHOLDS:-"0.2 0.3 0.4 0.5"} DROPS=${DROPS:-"1.0 1.5 2.5"} bash tools/tune_naming.sh "$run/model.safetensors" "$run" 300 |
   tee "$run/naming.txt"
-./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.3,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust\":0.76}}"
+./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.3,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust\":0.76,\"presence_absent\":0.1}}"
 # 5. The confidence, calibrated on the same dev photos captioned with that setting.
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/coco_dev.txt" > "$run/calib.coco.jsonl"
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/f8k_dev.txt" > "$run/calib.f8k.jsonl"

@@ -41,6 +41,7 @@ typedef struct ac_captioner {
     ac_naming_opts naming;
     char *naming_words;  /* owned copy of naming.words */
     ac_tag_table *tags;  /* the class -> word table, loaded when a mode needs it */
+    ac_presence *presence; /* presence.safetensors beside the model, loaded with the table in AUTO (NULL if none) */
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
@@ -66,7 +67,8 @@ int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
 int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_win, ac_err *err);
 
 /* Tags, constraints and confidence for every photo from now on: o's mode AUTO loads the class ->
- * word table (table_path, or imagenet_words.tsv beside the model file) and runs the
+ * word table (table_path, or imagenet_words.tsv beside the model file) and the presence head
+ * (presence.safetensors beside the model file, when there is one: presence.h) and runs the
  * classifier head on the whole photo and its four 7x7 quadrants and centre window (at a 14x14 grid;
  * scaled to the grid otherwise); GIVEN requires o->words (the table, if found, adds their plural forms);
  * OFF plain search. Open lanes after. */

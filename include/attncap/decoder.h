@@ -34,6 +34,17 @@
  * attention (what the overlays show), or one head's (ac_decoder_show_head). A file without the field
  * has one head.
  *
+ * Attention mode (config.attention_mode, Xu et al. 2015 §4.1 "hard" attention; a file without the
+ * field is soft, all of the above). Hard: the same scores and alpha, but the context is one location
+ * per head, z_t = beta * a_{s_t} (head j: its channels of a_{s_tj}), s_t ~ Multinoulli(alpha_t) in
+ * training. Training follows the variational lower bound L_s = sum_s p(s|a) log p(y|s,a) with the
+ * REINFORCE estimator (ac_decoder_forward_backward says exactly what it differentiates); at inference
+ * the step takes each head's most likely location, s_t = argmax alpha_t, and reports that one-hot
+ * alpha (the overlays light one cell per word), or the expected context, which is the soft step,
+ * when asked (ac_decoder_hard_context). Same tensors as soft attention.
+ * Hard attention is the LSTM's: a transformer with attention_mode hard is refused (ac_decoder_create,
+ * model files, train).
+ *
  * The transformer (config.decoder = AC_DECODER_TRANSFORMER; d = embed, the model width, also the
  * attention width att; F = hidden, the feed-forward width; heads; layers), pre-LN:
  *   x_0 = sqrt(d) E y_{t-1} + PE(t)                     sinusoidal positions, PE(t, 2i) = sin(t / 10000^(2i/d)),
@@ -81,6 +92,10 @@ typedef struct ac_decoder_config {
     int heads;     /* attention heads (0 or 1: one); must divide D and the key width (transformer: d) */
     int decoder;   /* the decoder kind, an ac_decoder_kind (0 = lstm) */
     int layers;    /* transformer: its layers (0 for the LSTM) */
+    int attention_mode; /* AC_ATTENTION_SOFT (0) or AC_ATTENTION_HARD (LSTM only); the three below are hard's, training only: */
+    float reinforce;    /* lambda_r, the weight of the score-function (REINFORCE) term */
+    float entropy;      /* lambda_e, the weight of the entropy bonus */
+    float expected;     /* the chance that a caption trains on the expected context (soft) instead of a sample */
 } ac_decoder_config;
 
 /* The decoder kinds (config.decoder). */
@@ -89,6 +104,13 @@ typedef enum ac_decoder_kind { AC_DECODER_LSTM = 0, AC_DECODER_TRANSFORMER, AC_D
 const char *ac_decoder_kind_name(int kind);
 /* The kind of a name above; -1 if it is none of them. */
 int ac_decoder_kind_parse(const char *name);
+
+/* The attention modes (see above). */
+typedef enum ac_decoder_attention_mode { AC_ATTENTION_SOFT = 0, AC_ATTENTION_HARD, AC_ATTENTION_MODE_COUNT } ac_decoder_attention_mode;
+/* "soft", "hard"; NULL out of range. */
+const char *ac_decoder_attention_mode_name(int mode);
+/* The mode of a name above; -1 if it is none of them. */
+int ac_decoder_attention_mode_parse(const char *name);
 
 /* The attention score functions (see above). */
 typedef enum ac_decoder_attention {
@@ -125,6 +147,7 @@ typedef struct ac_decoder {
     uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
     struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
     int shown_head;            /* the attention the inference step reports (ac_decoder_show_head) */
+    int hard_expected;         /* a hard model decodes with the expected context (ac_decoder_hard_context) */
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
@@ -144,6 +167,11 @@ int ac_decoder_set_threads(ac_decoder *dec, int threads);
  * the default) as its attention, so overlays, teacher forcing and grounding show that head; the
  * words do not change. Fails for a head the model does not have. */
 int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err);
+/* For inference with a hard-attention model: context "argmax" (the default) takes each head's most
+ * likely location at each step, "expected" the expected context sum_i alpha_i a_i (the soft step). Also
+ * what training's validation loss uses (ac_decoder_forward_backward with train = 0). Fails for another
+ * name, or for a soft model (it has no choice to make). */
+int ac_decoder_hard_context(ac_decoder *dec, const char *context, ac_err *err);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 
@@ -176,18 +204,37 @@ typedef struct ac_dec_batch {
      * L copies of one vector (the trainer's learned "no photo" context for captions without a photo),
      * this is the gradient of that vector. Costs O(N D) on top of the backward pass. */
     float *dctx_sum;
+    /* Hard attention: the REINFORCE baseline b per target token (the trainer's moving average of
+     * the sampled captions' cross-entropy per token); a caption of n tokens is measured against n b. */
+    double baseline;
 } ac_dec_batch;
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
     double pen_sum; /* sum over captions and locations of (1 - sum_t alpha_ti)^2 */
     int ntok;       /* target tokens */
-    double loss;    /* (ce_sum + lambda * pen_sum) / ntok: the objective that grad differentiates */
+    double loss;    /* (ce_sum + lambda * pen_sum - entropy * ent_sum + reinforce * score_sum) / ntok: the
+                     * objective that grad differentiates (soft attention: the last two are 0) */
+    /* Hard attention, over the captions that trained on sampled locations (for the trainer's baseline): */
+    int hard_captions, hard_ntok;
+    double hard_ce_sum;
+    double ent_sum;   /* sum over their steps and heads of H(alpha_t) = -sum_i alpha_ti log alpha_ti */
+    double score_sum; /* sum over them of (ce - n b) log p(s | a): ce their cross-entropy, n their tokens, held
+                       * constant in the gradient; log p(s | a) = sum over steps and heads of log alpha_{t, s_t} */
 } ac_dec_stats;
 typedef struct ac_dec_work ac_dec_work; /* activations and scratch for batches up to max_B x max_T */
 ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T);
 void ac_dec_work_free(ac_dec_work *w);
 /* Forward pass; if grad != NULL also the backward pass, grad [n_params] overwritten with d loss.
- * dropout > 0 only when train != 0; masks come from dropout_seed (same seed, same masks). */
+ * dropout > 0 only when train != 0; masks come from dropout_seed (same seed, same masks).
+ * Hard attention (config.attention_mode) with train != 0: each caption, with probability
+ * config.expected, trains on the expected context exactly as soft attention; the others sample s_t per
+ * step and head from alpha_t (both from dropout_seed) and their terms of grad are
+ *   d/dW [ -log p(y|s,a) + lambda sum_i (1 - sum_t alpha_ti)^2 - lambda_e H(s)
+ *          + lambda_r (-log p(y|s,a) - n b) log p(s|a) ]      (the first factor held constant)
+ * i.e. minus Xu et al.'s (eq. 12) estimate of the gradient of the bound L_s, with the moving baseline
+ * n b (see ac_dec_batch) and H(s) = sum_t H(alpha_t) (see ac_dec_stats); all divided by ntok as the
+ * soft objective. With train == 0 every caption takes the inference step's context
+ * (ac_decoder_hard_context: argmax, or expected) and only the first two terms. */
 int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train,
                                 unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err);
 /* The last forward's logits [ntok, V], rows time-major (step 0 of every caption, then step 1 of those
@@ -195,6 +242,10 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
  * after a call without grad (with grad they are overwritten by d loss/d logits).
  * For tests. */
 const float *ac_dec_work_logits(const ac_dec_work *w);
+/* The last forward's attention locations [ntok, heads] (rows as the logits'): the location each head
+ * took at each step of a hard-attention caption, -1 for a caption on the expected context (and for
+ * every row of a soft model). For tests. */
+const int *ac_dec_work_locations(const ac_dec_work *w);
 /* The same objective over `shards` shares of the batch (whole photos per share, balanced by tokens),
  * each forward/backward in its own thread (up to `threads`), gradients combined as the whole batch's.
  * BLAS runs single-threaded inside each shard (held so by the pool's fork/join). Results depend on shards,

@@ -83,6 +83,12 @@ typedef struct ac_train_opts {
     const char *decoder;    /* decoder kind by name (decoder.h; default NULL = "lstm"): "transformer" has
                              * width embed, feed-forward width hidden and `layers` layers (att unused) */
     int layers;             /* transformer layers (default 0 = 2) */
+    const char *attention_mode; /* "soft" or "hard" (decoder.h; default NULL = soft; hard is the LSTM's).
+                             * Hard: the REINFORCE baseline b is a moving average (decay 0.9 per step, as Xu
+                             * et al.) of the sampled captions' cross-entropy per token, starting at the
+                             * targets' unigram entropy, and the captions without photos (text) train soft */
+    float reinforce, entropy, expected_context; /* hard's lambda_r (default 1), lambda_e (default 0.01) and
+                             * chance of a caption on the expected context (default 0.5) */
     int min_count;          /* vocabulary threshold (default 5) */
     float clip;             /* global gradient norm clip, 0 = none (default 5) */
     float weight_decay;     /* L2 added to the gradient (default 0) */

@@ -73,6 +73,8 @@ void ac_captioner_close(ac_captioner *c) {
     ac_class_head_free(c->head);
     free(c->windows), free(c->probs);
     ac_tag_table_free(c->tags);
+    ac_presence_free(c->presence);
+    free(c->presence);
     free(c->naming_words);
     memset(c, 0, sizeof *c);
 }
@@ -217,6 +219,29 @@ int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const 
     return run(c, &lane->enc, lane->ann, lane->probs, img, out, t_cnn, t_dec, err);
 }
 
+/* presence.safetensors beside the model, if there is one; it must have been fitted on the model's encoder. */
+static int load_presence(ac_captioner *c, ac_err *err) {
+    if (c->presence) return 0;
+    char path[4096];
+    const char *mp = c->model.path ? c->model.path : "";
+    const char *slash = strrchr(mp, '/');
+    snprintf(path, sizeof path, "%.*s%spresence.safetensors", slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
+    if (!ac_is_file(path)) return 0;
+    ac_presence *p = calloc(1, sizeof *p);
+    if (!p) return ac_errf(err, "out of memory");
+    ac_encoder_id pid;
+    if (ac_presence_load(path, p, err) || ac_encoder_id_parse(p->encoder_json, path, &pid, err)) {
+        ac_presence_free(p), free(p);
+        return -1;
+    }
+    if (!ac_encoder_id_same(&pid, &c->id) || p->dim != c->D) {
+        ac_presence_free(p), free(p);
+        return ac_errf(err, "%s: fitted on another encoder's features than the model's", path);
+    }
+    c->presence = p;
+    return 0;
+}
+
 int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char *table_path, ac_err *err) {
     if (o->mode == AC_TAGS_GIVEN && (!o->words || !*o->words)) return ac_errf(err, "tags: no words given");
     char *words = o->words ? strdup(o->words) : NULL;
@@ -225,6 +250,7 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     c->naming_words = words;
     c->naming = *o;
     c->naming.words = words;
+    if (!c->naming.presence) c->naming.presence = c->presence;
     if (o->mode == AC_TAGS_OFF || c->tags) return 0;
     /* The table: the caller's, or beside the model. */
     char buf[4096];
@@ -245,5 +271,7 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     if (ac_captioner_want_classes(c, win, nw, err)) return -1;
     if (ac_tag_table_classes(c->tags) != c->n_classes)
         return ac_errf(err, "%s: %d classes, the encoder's head has %d", path, ac_tag_table_classes(c->tags), c->n_classes);
+    if (load_presence(c, err)) return -1;
+    c->naming.presence = c->presence;
     return 0;
 }

@@ -63,12 +63,17 @@ static void usage(FILE *f) {
             "                    the encoder is sure it is not there (default: the model's; 0 = off)\n"
             "  --tag-trust X     keep a free caption whose confidence reaches X as it is (default: the\n"
             "                    model's; 0 = always try the tags)\n"
+            "  --presence-absent X  never say an object (person, table...) that the presence head beside the\n"
+            "                    model (presence.safetensors) scores below X over the whole photo (default:\n"
+            "                    the model's; 0 = off)\n"
             "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
             "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
             "                    ranking score: logprob / (words+1)^len-alpha), confidence, tags, overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
             "  --head J          a model with attention heads: show head J's attention (default: their mean)\n"
+            "  --hard-context C  a hard-attention model: argmax (one location per word, the default) or\n"
+            "                    expected (the expected context, as soft attention)\n"
             "  --shard I/N       only this task's share of the photos: those whose file name hashes to I mod N\n"
             "                    (0 <= I < N), so N tasks cover each photo once; slurm: I and N from the\n"
             "                    Slurm job array. The shares' outputs concatenated are the whole run's lines\n"
@@ -92,7 +97,7 @@ int cmd_caption(int argc, char **argv) {
     int allow_unk = 0, nbest = 0, skip_existing = 0, head = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     cli_overlay_flags of = CLI_OVERLAY_FLAGS_INIT;
-    const char *share = NULL;
+    const char *share = NULL, *hard_context = NULL;
     const cli_opt opts[] = {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
@@ -107,6 +112,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--max-len", &max_len, 1, 200),
         OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64),
+        OPT_STR("--hard-context", &hard_context),
         OPT_FLOAT("--len-alpha", &len_alpha, 0, 10),
         OPT_FLAG("--json", NULL, &json),
         OPT_FLAG("--attention", NULL, &attention),
@@ -186,7 +192,8 @@ int cmd_caption(int argc, char **argv) {
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
     cap_open = ac_captioner_open(&cap, model, encoder, threads, &err) == 0;
-    if (!cap_open || (head && ac_decoder_show_head(&cap.model.dec, head, &err))) {
+    if (!cap_open || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
+        (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err))) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }

@@ -38,9 +38,12 @@ static void usage(FILE *f) {
             "  --lr-min X           the decay on plateaus stops at this learning rate (%g: no floor)\n"
             "  --embed E --hidden H --att A   sizes (%d, %d, %d)\n"
             "  --attention S --heads N   score (additive, dot, scaled-dot, general, cosine) and heads (1)\n"
-            "  --decoder K          lstm (the default: soft attention) or transformer (Vaswani et al.: --embed\n"
-            "                       is its width, --hidden its feed-forward width, --heads 4, --layers 2)\n"
+            "  --decoder K          lstm (the default) or transformer (Vaswani et al., soft attention only:\n"
+            "                       --embed is its width, --hidden its feed-forward width, --heads 4, --layers 2)\n"
             "  --layers N           transformer layers (2)\n"
+            "  --attention-mode M   soft, or hard: one sampled location per word (Xu et al. 4.1, REINFORCE)\n"
+            "  --reinforce R --entropy E --expected-context P   hard: weights of the REINFORCE term (%g) and\n"
+            "                       the entropy bonus (%g), chance a caption trains on the expected context (%g)\n"
             "  --dropout P --lambda L   dropout (%g), doubly stochastic attention penalty (%g)\n"
             "  --min-count N        vocabulary threshold (%d)\n"
             "  --clip G             gradient norm clip, 0 = off (%g)\n"
@@ -74,7 +77,7 @@ static void usage(FILE *f) {
             "  --shards N           batch shards computed in parallel (%d; changes the arithmetic)\n"
             "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
             "  --quiet\n",
-            d.epochs, d.batch, d.lr, d.lr_min, d.embed, d.hidden, d.att, d.dropout, d.lambda, d.min_count, d.clip,
+            d.epochs, d.batch, d.lr, d.lr_min, d.embed, d.hidden, d.att, d.reinforce, d.entropy, d.expected_context, d.dropout, d.lambda, d.min_count, d.clip,
             d.weight_decay, d.ema, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
 }
 
@@ -108,6 +111,8 @@ int cmd_train(int argc, char **argv) {
         OPT_INT("--att", &o.att, 1, 8192),
         OPT_STR("--attention", &o.attention), OPT_INT("--heads", &o.heads, 1, 64),
         OPT_STR("--decoder", &o.decoder), OPT_INT("--layers", &o.layers, 1, 64),
+        OPT_STR("--attention-mode", &o.attention_mode), OPT_FLOAT("--reinforce", &o.reinforce, 0, 1e5),
+        OPT_FLOAT("--entropy", &o.entropy, 0, 1e5), OPT_FLOAT("--expected-context", &o.expected_context, 0, 1),
         OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
         OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
         OPT_INT("--min-count", &o.min_count, 1, 1e9),

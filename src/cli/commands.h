@@ -9,5 +9,6 @@ int cmd_eval(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_presence(int argc, char **argv);
 int cmd_ground(int argc, char **argv);
 #endif

@@ -133,7 +133,9 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
     int grid_h = 0, grid_w = 0, rc = 0;
     char enc_name[512] = "";
     if (o->features) {
-        if (ac_model_open(o->model, &model_only, err)) rc = -1;
+        if (ac_model_open(o->model, &model_only, err) ||
+            (o->hard_context && ac_decoder_hard_context(&model_only.dec, o->hard_context, err)))
+            rc = -1;
         else bo = model_only.decode;
         const char **keys = rc ? NULL : malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
         for (int i = 0; keys && i < n; i++) keys[i] = ds.images[sel[i]].key;
@@ -156,7 +158,9 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         grid_h = fc.grid_h, grid_w = fc.grid_w;
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
-        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || cli_tag_flags_apply(&cap, &o->tf, 0, err)) rc = -1;
+        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || cli_tag_flags_apply(&cap, &o->tf, 0, err) ||
+            (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)))
+            rc = -1;
         else bo = cap.beam, grid_h = cap.grid_h, grid_w = cap.grid_w, snprintf(enc_name, sizeof enc_name, "encoder %s", cap.id.file);
     }
     if (o->beam > 0) bo.beam = o->beam;

@@ -15,6 +15,7 @@ static const struct {
     {"eval", cmd_eval, "score captions with BLEU-1..4, METEOR, ROUGE-L, CIDEr-D (coco-caption)"},
     {"train", cmd_train, "train a soft-attention decoder on captioned photos"},
     {"tune", cmd_tune, "choose beam width and length normalisation on held-out photos"},
+    {"presence", cmd_presence, "fit which objects a photo shows (person, table...) on captioned photos' features"},
     {"calibrate", cmd_calibrate, "fit the confidence of a model's captions on photos with references"},
     {"ground", cmd_ground, "score where the attention for a word falls against hand-drawn boxes"},
     {"features", cmd_features, "extract annotation vectors of many photos into a feature cache"},

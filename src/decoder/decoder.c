@@ -24,30 +24,38 @@
 
 #include "attention_internal.h"
 #include "decoder_internal.h"
+#include "hard_attention_internal.h"
 #include "pool.h"
 #include "transformer_internal.h"
 
 static const char *const kind_names[AC_DECODER_KIND_COUNT] = {"lstm", "transformer"};
 
-const char *ac_decoder_kind_name(int kind) { return kind >= 0 && kind < AC_DECODER_KIND_COUNT ? kind_names[kind] : NULL; }
+static const char *const attention_names[AC_ATTENTION_COUNT] = {"additive", "dot", "scaled-dot", "general", "cosine"};
 
-int ac_decoder_kind_parse(const char *name) {
-    for (int k = 0; name && k < AC_DECODER_KIND_COUNT; k++)
-        if (!strcmp(name, kind_names[k])) return k;
+static const char *const mode_names[AC_ATTENTION_MODE_COUNT] = {"soft", "hard"};
+
+/* The index of name in names [n], or -1. */
+static int name_index(const char *const *names, int n, const char *name) {
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(name, names[i])) return i;
     return -1;
 }
 
-static const char *const attention_names[AC_ATTENTION_COUNT] = {"additive", "dot", "scaled-dot", "general", "cosine"};
+const char *ac_decoder_kind_name(int kind) { return kind >= 0 && kind < AC_DECODER_KIND_COUNT ? kind_names[kind] : NULL; }
+
+int ac_decoder_kind_parse(const char *name) { return name_index(kind_names, AC_DECODER_KIND_COUNT, name); }
 
 const char *ac_decoder_attention_name(int score) {
     return score >= 0 && score < AC_ATTENTION_COUNT ? attention_names[score] : NULL;
 }
 
-int ac_decoder_attention_parse(const char *name) {
-    for (int s = 0; name && s < AC_ATTENTION_COUNT; s++)
-        if (!strcmp(name, attention_names[s])) return s;
-    return -1;
+int ac_decoder_attention_parse(const char *name) { return name_index(attention_names, AC_ATTENTION_COUNT, name); }
+
+const char *ac_decoder_attention_mode_name(int mode) {
+    return mode >= 0 && mode < AC_ATTENTION_MODE_COUNT ? mode_names[mode] : NULL;
 }
+
+int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_names, AC_ATTENTION_MODE_COUNT, name); }
 
 /* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
  * attention tensors that only some score functions have. */
@@ -102,6 +110,13 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     if (!(c->lambda >= 0 && c->lambda < 1e6)) return ac_errf(err, "lambda %g out of range", c->lambda);
     if (!ac_decoder_attention_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
     if (!ac_decoder_kind_name(c->decoder)) return ac_errf(err, "decoder kind %d unknown", c->decoder);
+    if (!ac_decoder_attention_mode_name(c->attention_mode)) return ac_errf(err, "attention mode %d unknown", c->attention_mode);
+    if (!(c->reinforce >= 0 && c->reinforce < 1e6) || !(c->entropy >= 0 && c->entropy < 1e6) ||
+        !(c->expected >= 0 && c->expected <= 1))
+        return ac_errf(err, "hard attention: reinforce %g, entropy %g or expected %g out of range", c->reinforce,
+                       c->entropy, c->expected);
+    if (c->decoder == AC_DECODER_TRANSFORMER && c->attention_mode != AC_ATTENTION_SOFT)
+        return ac_errf(err, "hard attention is the LSTM decoder's: a transformer's attention is soft");
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -288,6 +303,16 @@ int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err) {
     return 0;
 }
 
+int ac_decoder_hard_context(ac_decoder *dec, const char *context, ac_err *err) {
+    const int expected = context && !strcmp(context, "expected");
+    if (!expected && !(context && !strcmp(context, "argmax")))
+        return ac_errf(err, "hard-attention context '%s': argmax or expected", context ? context : "");
+    if (dec->cfg.attention_mode != AC_ATTENTION_HARD)
+        return ac_errf(err, "hard-attention context %s: the model has soft attention", context);
+    dec->hard_expected = expected;
+    return 0;
+}
+
 int ac_decoder_set_threads(ac_decoder *dec, int threads) {
     ac_pool_free(dec->step_pool);
     dec->step_pool = NULL;
@@ -355,6 +380,11 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             float *al = ah + (size_t)k * nh * L;
             ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
             for (int j = 0; j < nh; j++) ac_softmax_row(al + (size_t)j * L, L, 0);
+            if (cf->attention_mode == AC_ATTENTION_HARD && !dec->hard_expected) { /* one location per head */
+                int s[64];
+                ac_hard_attention_argmax(al, nh, L, s);
+                ac_hard_attention_onehot(al, nh, L, s);
+            }
             float bp = dec->beta_b[0];
             for (int j = 0; j < H; j++) bp += dec->beta_w[j] * h[(size_t)k * ldh + j];
             be[k] = 1.0f / (1.0f + expf(-bp));

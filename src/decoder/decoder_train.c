@@ -13,7 +13,8 @@
  * Objective (what grad differentiates; tools/torch_decoder.py uses the same):
  *   loss = ( sum_tokens -log p(target) + lambda * sum_captions sum_heads sum_i (1 - sum_t alpha_ti)^2 ) / N
  * i.e. the per-caption sums of arctic-captions (CE summed over the caption's words, plus lambda times
- * the doubly stochastic penalty), divided by the number of target tokens N of the batch. */
+ * the doubly stochastic penalty), divided by the number of target tokens N of the batch.
+ * Hard attention (decoder.h) adds its terms per caption that samples its locations (hard_attention.c). */
 #pragma GCC optimize("O3")
 #include <cblas.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include "attncap/decoder.h"
 #include "attention_internal.h"
 #include "decoder_internal.h"
+#include "hard_attention_internal.h"
 #include "transformer_internal.h"
 
 struct ac_dec_work {
@@ -67,7 +69,13 @@ struct ac_dec_work {
     const float *pk[4];
     int pk_ext;
     float *dctx_sum; /* the batch's dctx_sum (NULL: not wanted) */
+    /* hard attention */
+    int *loc;      /* [N, heads] the location each head took; -1: the caption is on the expected context */
+    int *cap_mode; /* [B] CAP_EXPECTED, CAP_SAMPLED or CAP_ARGMAX */
+    double *cap_ce; /* [B] the caption's cross-entropy */
+    float *kr;     /* [B] d loss / d log p(s | a) of a sampled caption: lambda_r (ce - n b) / N */
 };
+enum { CAP_EXPECTED, CAP_SAMPLED, CAP_ARGMAX };
 
 /* Floats needed to pack the four recurrent weights (W_h: not for a score without it). */
 static size_t pack_size(const ac_decoder_config *c, size_t off[5]) {
@@ -124,6 +132,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * K); AL(w->dproj, b * L * K);
         AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * HL);
         AL(w->dX, b * (D + H)); AL(w->dal, HL); AL(w->de, HL); AL(w->dshift, K + 2 * H);
+        AL(w->cap_mode, b); AL(w->cap_ce, b); AL(w->kr, b);
         w->capB = B;
     }
     if (N > w->capN) {
@@ -134,7 +143,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         AL(w->hs, n * H); AL(w->cs, n * H); AL(w->tc, n * H); AL(w->m1, n * H); AL(w->hd, n * H);
         AL(w->m2, n * E); AL(w->to, n * E); AL(w->od, n * E); AL(w->logits, n * V);
         AL(w->dG, n * 4 * H); AL(w->dq, n * K); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
-        AL(w->dO, n * E); AL(w->d2, n * E);
+        AL(w->dO, n * E); AL(w->d2, n * E); AL(w->loc, n * (size_t)ac_attention_heads(c));
         w->capN = N;
     }
 #undef AL
@@ -158,13 +167,14 @@ void ac_dec_work_free(ac_dec_work *w) {
     void *ps[] = {w->uimg, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
                   w->dc, w->S, w->dX, w->dal, w->de, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
-                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift};
+                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift, w->loc, w->cap_mode, w->cap_ce, w->kr};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     ac_tf_work_free(w->tf);
     free(w);
 }
 
 const float *ac_dec_work_logits(const ac_dec_work *w) { return w->tf ? ac_tf_work_logits(w->tf) : w->logits; }
+const int *ac_dec_work_locations(const ac_dec_work *w) { return w->loc; }
 
 /* C = alpha op(A) op(B) + beta C, row-major; skips empty products. */
 static void mm(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta,
@@ -217,6 +227,29 @@ static void lstm_row_bwd(int H, const float *restrict gt, const float *restrict 
 
 /* ---- forward ---- */
 
+/* Hard attention's terms of the objective over the sampled captions (decoder.h), and each one's
+ * d loss / d log p(s | a), kr = lambda_r (ce - n b) / N, for the backward. */
+static void hard_terms(ac_dec_work *w, const ac_dec_batch *b, ac_dec_stats *st) {
+    const ac_decoder_config *c = &w->cfg;
+    const int L = c->n_ann, nh = ac_attention_heads(c), HL = nh * L;
+    st->hard_captions = st->hard_ntok = 0;
+    st->hard_ce_sum = st->ent_sum = st->score_sum = 0;
+    for (int i = 0; i < w->B; i++) {
+        w->kr[i] = 0;
+        if (w->cap_mode[i] != CAP_SAMPLED) continue;
+        const double adv = w->cap_ce[i] - b->len[i] * b->baseline;
+        double lp = 0;
+        for (int t = 0; t < b->len[i]; t++) {
+            const int r = w->off[t] + i;
+            lp += ac_hard_attention_logp(w->alpha + (size_t)r * HL, nh, L, w->loc + (size_t)r * nh);
+            st->ent_sum += ac_hard_attention_entropy(w->alpha + (size_t)r * HL, nh, L);
+        }
+        st->hard_captions++, st->hard_ntok += b->len[i], st->hard_ce_sum += w->cap_ce[i];
+        st->score_sum += adv * lp;
+        w->kr[i] = (float)(c->reinforce * adv / w->N);
+    }
+}
+
 static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train, uint64_t seed,
                     ac_dec_stats *st) {
     const ac_decoder_config *c = &dec->cfg;
@@ -226,6 +259,16 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     const ac_attention_fn att = ac_attention_fn_of(dec);
     const int A = att.A, nh = att.heads, HL = nh * L, dv = D / nh;
     const size_t AC = ac_attention_cache_size(c);
+
+    /* Hard attention: which captions sample their locations (see decoder.h). */
+    const uint64_t seed_loc = ac_mix64(seed ^ 0x4C4F434154494F4Eull), seed_coin = ac_mix64(seed ^ 0x434F494E00ull);
+    for (int i = 0; i < B; i++) {
+        const double u = (double)(ac_mix64(seed_coin + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull) >> 11) *
+                         (1.0 / 9007199254740992.0);
+        w->cap_mode[i] = c->attention_mode != AC_ATTENTION_HARD ? CAP_EXPECTED
+                         : !train ? (dec->hard_expected ? CAP_EXPECTED : CAP_ARGMAX)
+                         : u < c->expected ? CAP_EXPECTED : CAP_SAMPLED;
+    }
 
     /* Per photo: annotations and W_a a + b_a; per caption: mean annotation, h_0, c_0. */
     const int U = w->U;
@@ -280,9 +323,17 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             w->beta[r] = be;
             float *cx = w->ctx + (size_t)r * D, *x = w->X + (size_t)r * DH;
             const float *a = w->ann + (size_t)w->uimg[i] * L * D;
-            for (int j = 0; j < nh; j++) /* head j: its channels */
-                cblas_sgemv(CblasRowMajor, CblasTrans, L, dv, 1.0f, a + (size_t)j * dv, D, al + (size_t)j * L, 1, 0.0f,
-                            cx + (size_t)j * dv, 1);
+            int *lc = w->loc + (size_t)r * nh;
+            if (w->cap_mode[i] == CAP_EXPECTED) {
+                for (int j = 0; j < nh; j++) /* head j: its channels */
+                    cblas_sgemv(CblasRowMajor, CblasTrans, L, dv, 1.0f, a + (size_t)j * dv, D, al + (size_t)j * L, 1,
+                                0.0f, cx + (size_t)j * dv, 1);
+                for (int j = 0; j < nh; j++) lc[j] = -1;
+            } else { /* one location per head */
+                if (w->cap_mode[i] == CAP_SAMPLED) ac_hard_attention_sample(al, nh, L, seed_loc, (uint64_t)r, lc);
+                else ac_hard_attention_argmax(al, nh, L, lc);
+                ac_hard_attention_context_forward(a, L, D, nh, lc, cx);
+            }
             for (int d = 0; d < D; d++) x[d] = be * cx[d];
             memcpy(x + D, hp + (size_t)i * H, sizeof(float) * H);
         }
@@ -313,7 +364,14 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     for (int r = 0; r < N; r++) memcpy(w->logits + (size_t)r * V, dec->out_bo, sizeof(float) * V);
     mm(0, 0, N, V, E, w->od, E, dec->out_lo, V, 1.0f, w->logits, V);
 
-    const double ce = ac_xent_sum(w->logits, N, V, w->tgt);
+    double ce = 0;
+    for (int i = 0; i < B; i++) w->cap_ce[i] = 0;
+    for (int t = 0; t < T; t++) /* rows in order, and each caption's share */
+        for (int i = 0; i < w->bt[t]; i++) {
+            const int r = w->off[t] + i;
+            const double l = ac_xent_sum(w->logits + (size_t)r * V, 1, V, w->tgt + r);
+            ce += l, w->cap_ce[i] += l;
+        }
     memset(w->S, 0, sizeof(float) * (size_t)B * HL);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < w->bt[t]; i++)
@@ -323,7 +381,8 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     st->ce_sum = ce;
     st->pen_sum = pen;
     st->ntok = N;
-    st->loss = (ce + c->lambda * pen) / N;
+    hard_terms(w, b, st);
+    st->loss = (ce + c->lambda * pen - c->entropy * st->ent_sum + c->reinforce * st->score_sum) / N;
 }
 
 /* ---- backward ---- */
@@ -418,19 +477,26 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             }
             const float dbp = dbeta * be * (1.0f - be);
             w->dbp[r] = dbp;
+            const int mode = w->cap_mode[i];
             for (int j = 0; w->dctx_sum && j < nh; j++) {
-                /* head j's ctx = sum_l alpha_l a_l: a shift x of every a_l moves it by (sum_l alpha_l) x */
-                float sa = 0;
-                for (int l = 0; l < L; l++) sa += al[(size_t)j * L + l];
+                /* head j's ctx = sum_l alpha_l a_l: a shift x of every a_l moves it by (sum_l alpha_l) x
+                 * (by x for a location: its weights are one-hot) */
+                float sa = mode == CAP_EXPECTED ? 0 : 1;
+                for (int l = 0; mode == CAP_EXPECTED && l < L; l++) sa += al[(size_t)j * L + l];
                 for (int d = j * dv; d < (j + 1) * dv; d++) w->dctx_sum[d] += sa * dz[d];
             }
             for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
             const float *a = w->ann + (size_t)w->uimg[i] * L * D;
-            for (int j = 0; j < nh; j++)
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, L, dv, 1.0f, a + (size_t)j * dv, D, dz + (size_t)j * dv, 1, 0.0f,
-                            w->dal + (size_t)j * L, 1);
+            if (mode == CAP_EXPECTED)
+                for (int j = 0; j < nh; j++)
+                    cblas_sgemv(CblasRowMajor, CblasNoTrans, L, dv, 1.0f, a + (size_t)j * dv, D, dz + (size_t)j * dv, 1,
+                                0.0f, w->dal + (size_t)j * L, 1);
+            else /* a location's context does not depend on alpha */
+                memset(w->dal, 0, sizeof(float) * (size_t)HL);
             for (int l = 0; l < HL; l++) w->dal[l] += w->S[(size_t)i * HL + l];
             ac_attention_softmax_backward(al, w->dal, nh, L, w->de);
+            if (mode == CAP_SAMPLED) /* REINFORCE and the entropy bonus */
+                ac_hard_attention_backward(al, nh, L, w->loc + (size_t)r * nh, w->kr[i], c->entropy * inv, w->de);
             float *dq = w->dq + (size_t)r * A;
             memset(dq, 0, sizeof(float) * A);
             ac_attention_scores_backward(&att, L, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
@@ -476,6 +542,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
     if (memcmp(&w->cfg, c, sizeof *c) != 0) {
         ac_decoder_config a = w->cfg, z = *c;
         a.dropout = z.dropout, a.lambda = z.lambda; /* only sizes must match */
+        a.attention_mode = z.attention_mode, a.reinforce = z.reinforce, a.entropy = z.entropy, a.expected = z.expected;
         if (memcmp(&a, &z, sizeof a)) return ac_errf(err, "decoder batch: workspace built for another config");
         w->cfg = *c;
     }
@@ -693,7 +760,8 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             memcpy(wp, b->words + (size_t)i * b->stride, sizeof(int) * (size_t)b->stride);
             wp += b->stride, n++;
         }
-        j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL};
+        j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL,
+                              b->baseline};
     }
     /* The shards in parallel (single-threaded BLAS inside each: ac_parallel_for holds it so). */
     ac_parallel_for(S, p->threads, shard_task, jobs);
@@ -705,10 +773,15 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             rc = -1;
             break;
         }
-        tot.ce_sum += jobs[s].st.ce_sum, tot.pen_sum += jobs[s].st.pen_sum, tot.ntok += jobs[s].st.ntok;
+        const ac_dec_stats *t = &jobs[s].st;
+        tot.ce_sum += t->ce_sum, tot.pen_sum += t->pen_sum, tot.ntok += t->ntok;
+        tot.hard_captions += t->hard_captions, tot.hard_ntok += t->hard_ntok, tot.hard_ce_sum += t->hard_ce_sum;
+        tot.ent_sum += t->ent_sum, tot.score_sum += t->score_sum;
     }
     if (!rc) {
-        tot.loss = (tot.ce_sum + dec->cfg.lambda * tot.pen_sum) / tot.ntok;
+        const ac_decoder_config *c = &dec->cfg;
+        tot.loss = (tot.ce_sum + c->lambda * tot.pen_sum - c->entropy * tot.ent_sum + c->reinforce * tot.score_sum) /
+                   tot.ntok;
         if (st) *st = tot;
         if (grad && S > 1) {
             const int T2 = p->threads < 64 ? p->threads : 64;

@@ -390,7 +390,7 @@ int ac_tf_forward_backward(const ac_decoder *dec, ac_tf_work *w, const ac_dec_ba
         }
     }
     w->off[b->B] = N;
-    ac_dec_stats s;
+    ac_dec_stats s = {0}; /* soft attention: no hard terms */
     forward(dec, w, train, seed, &s);
     if (st) *st = s;
     if (grad) backward(dec, w, grad, b->dctx_sum);

@@ -5,6 +5,7 @@
  * wrong model). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,16 @@
 #include "decoder_internal.h"
 
 #define MODEL_FORMAT "attncap-decoder-1"
+
+/* A float as the shortest decimal that reads back as the same float (0.01, not 0.00999999977648258). */
+static double short_float(float x) {
+    char b[32];
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(b, sizeof b, "%.*g", digits, x);
+        if ((float)strtod(b, NULL) == x) break;
+    }
+    return strtod(b, NULL);
+}
 
 char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     cJSON *o = cJSON_CreateObject();
@@ -34,6 +45,12 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     if (c->decoder != AC_DECODER_LSTM) {
         cJSON_AddStringToObject(o, "decoder", ac_decoder_kind_name(c->decoder));
         cJSON_AddNumberToObject(o, "layers", c->layers);
+    }
+    if (c->attention_mode != AC_ATTENTION_SOFT) { /* likewise: soft files keep their bytes */
+        cJSON_AddStringToObject(o, "attention_mode", ac_decoder_attention_mode_name(c->attention_mode));
+        cJSON_AddNumberToObject(o, "reinforce", short_float(c->reinforce));
+        cJSON_AddNumberToObject(o, "entropy", short_float(c->entropy));
+        cJSON_AddNumberToObject(o, "expected_context", short_float(c->expected));
     }
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
@@ -91,6 +108,22 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         return ac_errf(err, "config: 'layers' is not an integer");
     }
     c->layers = ly ? (int)ly->valuedouble : 0;
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "attention_mode"); /* absent: soft */
+    c->attention_mode = md ? ac_decoder_attention_mode_parse(cJSON_GetStringValue(md)) : AC_ATTENTION_SOFT;
+    if (c->attention_mode < 0) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'attention_mode' is not soft or hard");
+    }
+    struct { const char *k; float *v; } hp[] = {{"reinforce", &c->reinforce}, {"entropy", &c->entropy},
+                                              {"expected_context", &c->expected}};
+    for (size_t i = 0; c->attention_mode == AC_ATTENTION_HARD && i < sizeof hp / sizeof *hp; i++) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(o, hp[i].k);
+        if (!cJSON_IsNumber(x)) {
+            cJSON_Delete(o);
+            return ac_errf(err, "config: hard attention's '%s' missing or not a number", hp[i].k);
+        }
+        *hp[i].v = (float)x->valuedouble;
+    }
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }

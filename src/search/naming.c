@@ -26,7 +26,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
-        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}};
+        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}, {"presence_absent", &o.presence_absent, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -178,6 +178,29 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, 
     return banned_n;
 }
 
+/* banned[V] also: the one-word forms of the presence head's groups whose probability over the whole
+ * photo is below o->presence_absent. Returns how many words were banned, or -1. */
+static int absent_groups(const ac_model *m, const ac_naming_opts *o, const float *ann, unsigned char *banned,
+                         ac_err *err) {
+    const ac_presence *p = o->presence;
+    const ac_decoder_config *cfg = &m->dec.cfg;
+    if (p->dim != cfg->dim) return ac_errf(err, "presence head: %d-vectors, the model's are %d", p->dim, cfg->dim);
+    float *prob = malloc(sizeof *prob * (size_t)p->k);
+    if (!prob) return ac_errf(err, "out of memory");
+    if (ac_presence_rows(p, ann, cfg->grid_h, cfg->grid_w, NULL, 0, prob, err)) return free(prob), -1;
+    int n = 0;
+    for (int g = 0; g < p->k; g++) {
+        if (prob[g] >= o->presence_absent) continue;
+        for (int f = 0; f < p->groups[g].n_forms; f++) {
+            const char *form = p->groups[g].forms[f];
+            const int id = strchr(form, ' ') ? AC_UNK : ac_vocab_id(m->vocab, form);
+            if (id > AC_UNK && !banned[id]) banned[id] = 1, n++;
+        }
+    }
+    free(prob);
+    return n;
+}
+
 /* One photo on its way through ac_name_captions. */
 typedef struct naming_job {
     ac_dec_image *img;
@@ -309,17 +332,20 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
             task->failed = ac_errf(&task->err, "out of memory");
             continue;
         }
-        if (o->mode == AC_TAGS_AUTO && o->absent > 0 && t && task->probs && ac_tag_table_classes(t) == n_classes) {
+        const int by_classes = o->absent > 0 && t && task->probs && ac_tag_table_classes(t) == n_classes;
+        const int by_groups = o->presence && o->presence_absent > 0;
+        if (o->mode == AC_TAGS_AUTO && (by_classes || by_groups)) {
             if (!(j->banned = calloc((size_t)m->dec.cfg.vocab, 1))) {
                 task->failed = ac_errf(&task->err, "out of memory");
                 continue;
             }
-            const int nb = absent_words(m, t, o->absent, task->probs, n_rows, n_classes, j->banned, &task->err);
-            if (nb < 0) {
+            const int nb = by_classes ? absent_words(m, t, o->absent, task->probs, n_rows, n_classes, j->banned, &task->err) : 0;
+            const int ng = nb >= 0 && by_groups ? absent_groups(m, o, task->ann, j->banned, &task->err) : 0;
+            if (nb < 0 || ng < 0) {
                 task->failed = 1;
                 continue;
             }
-            if (nb > 0) j->bo.banned = j->banned;
+            if (nb + ng > 0) j->bo.banned = j->banned;
         }
         want[i] = 1;
     }

@@ -33,6 +33,7 @@ void ac_train_defaults(ac_train_opts *o) {
     o->patience = 4, o->lr_patience = 2, o->lr_decay = 0.5f, o->checkpoint_every = 500, o->beam = 3;
     o->seed = 1, o->max_words = 32, o->flip = -1, o->shards = 2, o->group = 1, o->map_features = -1;
     o->text_ratio = 1, o->text_weight = 1;
+    o->reinforce = 1, o->entropy = 0.01f, o->expected_context = 0.5f;
 }
 
 /* ---------- data ---------- */
@@ -251,6 +252,7 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
         bb->ann[i] = bb->stage + (size_t)k * LD;
     }
     b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann, b->dctx_sum = NULL;
+    b->baseline = 0; /* hard attention: the caller sets it */
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
@@ -547,9 +549,13 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     if (score < 0)
         return ac_errf(err, "train: attention score '%s' is not one of additive, dot, scaled-dot, general, cosine",
                        o.attention);
+    const int mode = o.attention_mode ? ac_decoder_attention_mode_parse(o.attention_mode) : AC_ATTENTION_SOFT;
+    if (mode < 0) return ac_errf(err, "train: attention mode '%s' is not soft or hard", o.attention_mode);
     if (tf && score != AC_ATTENTION_SCALED_DOT)
         return ac_errf(err, "train: the transformer's attention is scaled-dot, not %s", o.attention);
     if (!tf && o.layers > 0) return ac_errf(err, "train: layers are the transformer's (the LSTM has one)");
+    if (tf && mode == AC_ATTENTION_HARD)
+        return ac_errf(err, "train: hard attention is the LSTM decoder's (the transformer's attention is soft)");
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
         return ac_errf(err, "train: validation metric must be cider, bleu4 or loss, not '%s'", metric);
@@ -596,11 +602,14 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
                                .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
                                .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda,
-                               .attention = score, .heads = o.heads > 1 ? o.heads : 0, .decoder = kind};
+                               .attention = score, .heads = o.heads > 1 ? o.heads : 0, .decoder = kind,
+                               .attention_mode = mode};
         if (tf) { /* attention width = model width; no doubly stochastic penalty; 4 heads and 2 layers by default */
             c.att = o.embed, c.lambda = 0, c.layers = o.layers > 0 ? o.layers : 2;
             c.heads = o.heads > 1 ? o.heads : o.heads == 1 ? 0 : 4;
         }
+        if (mode == AC_ATTENTION_HARD)
+            c.reinforce = o.reinforce, c.entropy = o.entropy, c.expected = o.expected_context;
         if (ac_decoder_init(&tr.model.dec, &c, o.seed, err)) goto done;
         /* Output bias = log unigram frequency of the targets: the model starts at the unigram
          * distribution instead of uniform, which saves the first few hundred steps. */
@@ -612,7 +621,11 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             cnt[AC_END] += 1;
         }
         for (int v = 0; v < c.vocab; v++) tot += cnt[v];
-        for (int v = 0; v < c.vocab; v++) tr.model.dec.out_bo[v] = (float)log((cnt[v] + 0.1) / (tot + 0.1 * c.vocab));
+        tr.st.hard_baseline = 0; /* the initial model's cross-entropy per token: the targets' unigram entropy */
+        for (int v = 0; v < c.vocab; v++) {
+            tr.model.dec.out_bo[v] = (float)log((cnt[v] + 0.1) / (tot + 0.1 * c.vocab));
+            if (cnt[v] > 0) tr.st.hard_baseline -= cnt[v] / tot * log(cnt[v] / tot);
+        }
         free(cnt);
         tr.st.lr = o.lr;
         if (o.init && ac_train_warm_start(&tr, o.init, err)) goto done;
@@ -655,6 +668,9 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     selbuf = malloc(sizeof(int) * (size_t)capb);
     ac_decoder dec_text = tr.model.dec; /* the same weights; no attention penalty for the no-photo context */
     dec_text.cfg.lambda = 0;
+    /* and soft attention: its L vectors are one, so every location gives the same context (a sample's
+     * REINFORCE term would only add noise) */
+    dec_text.cfg.attention_mode = AC_ATTENTION_SOFT;
     if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !perm ||
         !flip || !selbuf)
         goto oom;
@@ -701,6 +717,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             }
             ac_dec_batch b;
             make_batch(&tr, tr.ex, sel, nb, flip, &bb, &b);
+            b.baseline = s->hard_baseline;
             ac_dec_stats ds;
             if (ac_dec_pool_forward_backward(tr.work, &tr.model.dec, &b, 1,
                                              ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)), tr.grad,
@@ -724,6 +741,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                 ac_clip_and_adam(tr.null_ctx, tr.null_g, tr.null_m, tr.null_v, NULL, 0, (size_t)tr.D, o.clip, s->lr,
                                  s->step, 0, 1);
             s->win_ce += ds.ce_sum, s->win_tok += ds.ntok;
+            if (ds.hard_ntok > 0) s->hard_baseline = 0.9 * s->hard_baseline + 0.1 * ds.hard_ce_sum / ds.hard_ntok;
             s->pos++;
             tok_p += ds.ntok;
             if (o.on_event) {

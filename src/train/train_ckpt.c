@@ -108,12 +108,17 @@ static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac
         differs_str(buf, n, "attention", o->attention, ac_decoder_attention_name(c->attention));
     if (given(o, "decoder") && o->decoder && ac_decoder_kind_parse(o->decoder) != c->decoder)
         differs_str(buf, n, "decoder", o->decoder, ac_decoder_kind_name(c->decoder));
+    if (given(o, "attention_mode") && o->attention_mode &&
+        ac_decoder_attention_mode_parse(o->attention_mode) != c->attention_mode)
+        differs_str(buf, n, "attention_mode", o->attention_mode, ac_decoder_attention_mode_name(c->attention_mode));
     /* the decoder's shape is the checkpoint's */
     const struct { const char *key; int is_float; double here, there; } shape[] = {
         {"embed", 0, o->embed, c->embed},       {"hidden", 0, o->hidden, c->hidden}, {"att", 0, o->att, c->att},
         {"dropout", 1, o->dropout, c->dropout}, {"lambda", 1, o->lambda, c->lambda},
         {"heads", 0, o->heads > 1 ? o->heads : 1, c->heads > 1 ? c->heads : 1},
         {"layers", 0, o->layers, c->layers},
+        {"reinforce", 1, o->reinforce, c->reinforce}, {"entropy", 1, o->entropy, c->entropy},
+        {"expected_context", 1, o->expected_context, c->expected},
     };
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
         if (given(o, shape[i].key) && (float)shape[i].here != (float)shape[i].there)
@@ -135,6 +140,7 @@ static char *state_json(const ac_trainer *tr) {
     cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
     cJSON_AddNumberToObject(j, "win_tok", (double)s->win_tok);
     cJSON_AddNumberToObject(j, "evals", (double)s->evals);
+    if (tr->model.dec.cfg.attention_mode == AC_ATTENTION_HARD) cJSON_AddNumberToObject(j, "hard_baseline", s->hard_baseline);
     cJSON_AddItemToObject(j, "opts", opts_json(tr->o));
     cJSON *h = cJSON_AddArrayToObject(j, "history");
     for (int i = 0; i < tr->n_hist; i++) {
@@ -269,6 +275,7 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
     if (s->best_loss >= 1e299) s->best_loss = INFINITY;
     s->bad = (int)jnum(sj, "bad", 0), s->done = (int)jnum(sj, "done", 0);
     s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
+    s->hard_baseline = jnum(sj, "hard_baseline", 0);
     const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
     resume_differences(o, oj, &c, kept, kept_n);
     if (kept[0] && !o->resume_force) {

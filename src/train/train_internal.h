@@ -22,6 +22,7 @@ typedef struct ac_train_state {
     double win_ce;      /* train CE and tokens since the last evaluation */
     long win_tok;
     long evals;
+    double hard_baseline; /* hard attention: the REINFORCE baseline per token (ac_train_opts) */
 } ac_train_state;
 
 /* One evaluation: a row of the CSV log and a point of the plot. */
