@@ -73,7 +73,7 @@ static int parity_run(const char *path, ac_decoder_config *c, double tol, char *
     ann = malloc(ta->nbytes);
     if (!ann || ac_st_to_f32(ta, ann, (size_t)ta->shape[0] * c->n_ann * c->dim, path, &err)) goto done;
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(tp ? ((const int32_t *)tp->data)[i] : i) * c->n_ann * c->dim;
-    ac_dec_batch bt = {B, len, words, stride, annp, NULL};
+    ac_dec_batch bt = {B, len, words, stride, annp, NULL, 0};
     w = ac_dec_work_new(c, B, len[0]);
     grad = malloc(sizeof(float) * dec.n_params);
     ref = malloc(sizeof(float) * dec.n_params + tg->nbytes);
@@ -157,7 +157,7 @@ static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, char *why, size_t
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
     float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx};
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0};
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 8);
     float *grad = malloc(sizeof(float) * dec->n_params), *g1 = malloc(sizeof(float) * dec->n_params);

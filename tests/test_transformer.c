@@ -188,7 +188,7 @@ static void gradcheck(float dropout, int shared) {
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -265,7 +265,7 @@ static void test_kv_cache_equals_full_sequence(void) {
     enum { n = 7 };
     const int words[n] = {5, 9, 4, 4, 10, 6, 7}, len = n + 1;
     const float *annp = ann;
-    ac_dec_batch bt = {1, &len, words, n, &annp, NULL};
+    ac_dec_batch bt = {1, &len, words, n, &annp, NULL, 0};
     ac_dec_work *w = ac_dec_work_new(&c, 1, len);
     ac_dec_stats st;
     ac_err err;
@@ -392,6 +392,8 @@ static void test_config_checks(void) {
     CHECK(ac_decoder_check_config(&c, &err) != 0 && strstr(err.msg, "no layers"));
     c.layers = 0;
     CHECK(ac_decoder_check_config(&c, &err) == 0);
+    c = tf_cfg(), c.attention_mode = AC_ATTENTION_HARD, c.reinforce = 1, c.entropy = 0.01f, c.expected = 0.5f;
+    CHECK(ac_decoder_check_config(&c, &err) != 0 && strstr(err.msg, "hard attention is the LSTM decoder's"));
 }
 
 int main(void) {

@@ -73,6 +73,9 @@ expect_error "unknown kind" "$A" train "${x[@]}" --decoder rnn || ok=0
 [ $ok = 1 ] && ! grep -q "the transformer's attention is scaled-dot, not additive" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
 [ $ok = 1 ] && { expect_error "3 heads of 32" "$A" train "${x[@]}" --decoder transformer --embed 32 --heads 3 || ok=0; }
 [ $ok = 1 ] && ! grep -q "3 heads do not divide the transformer's width 32" "$T/err" && { t_fail "message: $(cat "$T/err")"; ok=0; }
+[ $ok = 1 ] && { expect_error "hard transformer" "$A" train "${x[@]}" --decoder transformer --attention-mode hard || ok=0; }
+[ $ok = 1 ] && ! grep -q "train: hard attention is the LSTM decoder's (the transformer's attention is soft)" "$T/err" &&
+  { t_fail "message: $(cat "$T/err")"; ok=0; }
 if [ $ok = 1 ] && [ -s "$T/lstm.st" ]; then # --init from an LSTM into a transformer run
   expect_error "init from an LSTM" "$A" train "${x[@]}" --decoder transformer --embed 16 --hidden 16 --init "$T/lstm.st" || ok=0
   [ $ok = 1 ] && ! grep -q "a lstm decoder (0 layers), this run's is a transformer (2 layers)" "$T/err" &&
