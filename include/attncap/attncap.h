@@ -30,6 +30,8 @@
 #include "attncap/font.h"
 #include "attncap/overlay.h"
 #include "attncap/png.h"
+#include "attncap/presence.h"
+#include "attncap/presence_data.h"
 #include "attncap/report.h"
 #include "attncap/safetensors.h"
 #include "attncap/shard.h"
