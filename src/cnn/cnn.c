@@ -733,12 +733,14 @@ fail:
 
 int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
+    ac_pool_wake(c->pool); /* the workers wake while the input is copied, and spin from layer to layer */
     if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
     /* OpenBLAS's thread count is process-wide: set it only when needed, so plans running at once
      * in different threads (without BLAS) do not race on it. One thread: our pool spreads the
      * products (ac_cnn_gemm), and OpenBLAS's own splitting would make results depend on the count. */
     if (c->uses_blas) ac_set_threads(1);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
+    ac_pool_rest(c->pool); /* the pass is over: no spinning until the next one */
     for (size_t i = 0; i < o->count; i++)
         if (!isfinite(o->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, tname(c, c->out_t));
     memcpy(output, o->data, o->count * sizeof(float));
