@@ -49,18 +49,19 @@ void ac_smm_pack_h(int K, int N, const uint16_t *B, int ldb, uint16_t *Bp) {
         }
 }
 
-/* C += A B in blocks of up to 6 rows of A, each by FAMILY_<rows>. */
-#define ROW_BLOCKS(FAMILY)                                                                                   \
+/* For each block of up to 6 rows: a = its rows of A from A_BASE, c = its rows of C from C_BASE, and
+ * FAMILY_<rows>(the other arguments, which may name a and c). */
+#define ROW_BLOCKS(FAMILY, A_BASE, C_BASE, ...)                                                              \
     for (int m0 = 0; m0 < M; m0 += 6) {                                                                      \
-        const float *a = A + (size_t)m0 * lda;                                                               \
-        float *c = C + (size_t)m0 * ldc;                                                                     \
+        const float *a = (A_BASE) + (size_t)m0 * lda;                                                        \
+        float *c = (C_BASE) + (size_t)m0 * ldc;                                                              \
         switch (M - m0 < 6 ? M - m0 : 6) {                                                                   \
-        case 1: FAMILY##_1(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 2: FAMILY##_2(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 3: FAMILY##_3(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 4: FAMILY##_4(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 5: FAMILY##_5(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        default: FAMILY##_6(N, K, a, lda, B, ldb, c, ldc); break;                                            \
+        case 1: FAMILY##_1(__VA_ARGS__); break;                                                              \
+        case 2: FAMILY##_2(__VA_ARGS__); break;                                                              \
+        case 3: FAMILY##_3(__VA_ARGS__); break;                                                              \
+        case 4: FAMILY##_4(__VA_ARGS__); break;                                                              \
+        case 5: FAMILY##_5(__VA_ARGS__); break;                                                              \
+        default: FAMILY##_6(__VA_ARGS__); break;                                                             \
         }                                                                                                    \
     }
 
@@ -330,27 +331,11 @@ TILES(kern, float, F32_AT, 0)          /* packed float panels (training): acc fr
 TILES(ktile16, float, F32_AT_MASKED, 1) /* B as stored, C in registers over all of K */
 TILES(htile, uint16_t, F16_AT, 1)      /* packed half panels */
 
-/* C += A B over 16-column slices [n0, n0 + 16) of each 64-column panel, in blocks of up to 6 rows. */
-#define SLICES(FAMILY, K_, A_BASE, B_SLICE, LDB, C_COL, N_LEFT)                                              \
-    for (int m0 = 0; m0 < M; m0 += 6) {                                                                      \
-        const float *a = (A_BASE) + (size_t)m0 * lda;                                                        \
-        float *c = C + (size_t)m0 * ldc + (C_COL);                                                           \
-        const int nc = N_LEFT;                                                                               \
-        switch (M - m0 < 6 ? M - m0 : 6) {                                                                   \
-        case 1: FAMILY##_1(K_, a, lda, B_SLICE, LDB, c, ldc, nc); break;                                     \
-        case 2: FAMILY##_2(K_, a, lda, B_SLICE, LDB, c, ldc, nc); break;                                     \
-        case 3: FAMILY##_3(K_, a, lda, B_SLICE, LDB, c, ldc, nc); break;                                     \
-        case 4: FAMILY##_4(K_, a, lda, B_SLICE, LDB, c, ldc, nc); break;                                     \
-        case 5: FAMILY##_5(K_, a, lda, B_SLICE, LDB, c, ldc, nc); break;                                     \
-        default: FAMILY##_6(K_, a, lda, B_SLICE, LDB, c, ldc, nc); break;                                    \
-        }                                                                                                    \
-    }
-
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
     for (int n0 = 0; n0 < N; n0 += 16) {
         const float *b = Bp + (size_t)(n0 / 64) * 64 * K + n0 % 64;
-        SLICES(kern, K, A, b, 64, n0, N - n0)
+        ROW_BLOCKS(kern, A, C + n0, K, a, lda, b, 64, c, ldc, N - n0)
     }
 }
 
@@ -394,7 +379,7 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
     }
 KSTREAM8(1) KSTREAM8(2) KSTREAM8(3) KSTREAM8(4) KSTREAM8(5) KSTREAM8(6)
 
-/* ktile on 16-column slices of B as stored (the signature ROW_BLOCKS expects). */
+/* ktile on 16-column slices of B as stored (kstream's signature). */
 #define KTILE16(MR)                                                                                          \
     static void ktile_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) { \
         for (int n0 = 0; n0 < N; n0 += 16) ktile16_##MR(K, A, lda, B + n0, ldb, C + n0, ldc, N - n0);        \
@@ -409,7 +394,7 @@ void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *
             const int kc = K - k0 < KC ? K - k0 : KC;
             for (int q = 0; q < 4 && 64 * p + 16 * q < N; q++) {
                 const uint16_t *b = Bp + ((size_t)p * K + k0) * 64 + 16 * q;
-                SLICES(htile, kc, A + k0, b, 64, 64 * p + 16 * q, N - 64 * p - 16 * q)
+                ROW_BLOCKS(htile, A + k0, C + 64 * p + 16 * q, kc, a, lda, b, 64, c, ldc, N - 64 * p - 16 * q)
             }
         }
 }
@@ -421,9 +406,9 @@ int ac_smm_has_f16(void) { return 1; }
 void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
     if (M >= 12 && (size_t)K * N <= 3 * ((size_t)1 << 17)) { /* B well within L2: else kstream streams better */
-        ROW_BLOCKS(ktile)
+        ROW_BLOCKS(ktile, A, C, N, K, a, lda, B, ldb, c, ldc)
     } else {
-        ROW_BLOCKS(kstream)
+        ROW_BLOCKS(kstream, A, C, N, K, a, lda, B, ldb, c, ldc)
     }
 }
 #else
