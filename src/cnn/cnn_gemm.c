@@ -259,7 +259,7 @@ void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const floa
     ac_pool_run(pool, gemm_part, &j);
 }
 #else
-/* Without AVX-512 the products go to OpenBLAS, single-threaded, in chunks of BLAS_ROWS rows spread
+/* Without AVX-512 or AVX2 the products go to OpenBLAS, single-threaded, in chunks of BLAS_ROWS rows spread
  * over our pool: the chunks (and so every call's shape and summation order) are the same for any
  * thread count, which OpenBLAS's own threading does not promise. */
 #define BLAS_ROWS 64
@@ -281,10 +281,11 @@ static void blas_epilogue(const blas_job *j, int r0, int r) {
     float lo, hi, sum_lo, sum_hi;
     act_bounds(j->act, &lo, &hi);
     act_bounds(j->sum ? j->sum->act : CNN_ACT_NONE, &sum_lo, &sum_hi);
-    for (size_t i = (size_t)r0 * j->n; i < (size_t)(r0 + r) * j->n; i++) {
-        float x = clamp(j->bias ? j->c[i] + j->bias[i % (size_t)j->n] : j->c[i], lo, hi);
-        j->c[i] = j->sum ? clamp(x + j->sum->add[i], sum_lo, sum_hi) : x;
-    }
+    for (size_t row = (size_t)r0; row < (size_t)(r0 + r); row++) /* rows, then columns: no division per element */
+        for (size_t col = 0, i = row * j->n; col < (size_t)j->n; col++, i++) {
+            float x = clamp(j->bias ? j->c[i] + j->bias[col] : j->c[i], lo, hi);
+            j->c[i] = j->sum ? clamp(x + j->sum->add[i], sum_lo, sum_hi) : x;
+        }
 }
 
 static void blas_part(void *arg, int t, int T) {
