@@ -11,7 +11,10 @@ measured in the same run, before and after, and the better one kept.
 
 env: BENCH_ROUNDS (10), BENCH_ITERS (5), BENCH_SIZES (224,448), BENCH_THREADS_LIST (1,2),
      BENCH_PEERS (all: attncap,xnnpack,onnxruntime,torch-jit,torch-eager),
-     BENCH_BASELINE (another build's build/bench/peers/attncap_cnn, e.g. main's: a peer "baseline")
+     BENCH_BASELINE (another build's build/bench/peers/attncap_cnn, e.g. main's: a peer "baseline"),
+     BENCH_PAUSE (seconds between two peers' turns, 0.02: time for the last one's spinning threads to
+     sleep; under `chrt -f`, where a spinning thread is never preempted by one of its own priority,
+     0.25: XNNPACK's threads spin for some 25 ms after a run)
 usage: cnn_peers.py [MODEL.tflite [LAYER]]   (/usr/bin/python3; numpy)
 """
 import os
@@ -126,14 +129,15 @@ def main():
         print("cnn_peers: skipped (no model; needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite)")
         return
     rounds, iters = int(os.environ.get("BENCH_ROUNDS", 10)), int(os.environ.get("BENCH_ITERS", 5))
+    pause = float(os.environ.get("BENCH_PAUSE", 0.02))
     sizes = [int(s) for s in env_list("BENCH_SIZES", "224,448")]
     thread_list = [int(t) for t in env_list("BENCH_THREADS_LIST", "1,2")]
     peers = env_list("BENCH_PEERS", ",".join(n for n in NAMES if n != "baseline"))
     if os.environ.get("BENCH_BASELINE") and "baseline" not in peers:
         peers.insert(1, "baseline")
     load0, t_start = os.getloadavg(), time.time()
-    print("# %s to %s; %d rounds x %d runs per peer, interleaved; load average %.2f %.2f %.2f at the start"
-          % (os.path.basename(model), layer, rounds, iters, *load0))
+    print("# %s to %s; %d rounds x %d runs per peer, interleaved, %g s between turns; load average %.2f %.2f %.2f at the start"
+          % (os.path.basename(model), layer, rounds, iters, pause, *load0))
     onnx = {s: make_onnx(model, layer, s) for s in sizes} if "onnxruntime" in peers else {}
     rows, peak, skipped, cosines = [], {}, {}, {}
     tmp = tempfile.mkdtemp(prefix="cnn_peers.")
@@ -165,7 +169,7 @@ def main():
                         print("# %s at %d, %d threads: %s" % (NAMES[p.name], size, threads, p.error))
                         skipped[p.name] = p.error
                         live.remove(p)
-                    time.sleep(0.02)  # let the last peer's spinning threads go to sleep
+                    time.sleep(pause)  # let the last peer's spinning threads go to sleep
             if ours not in live:
                 print("cnn_peers: attncap failed")
                 sys.exit(1)

@@ -24,7 +24,7 @@ static float frand(unsigned *s) {
 }
 
 static void kernel_matches_fma_chain(void) {
-    if (!ac_smm_has_f16()) SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL)");
+    if (!ac_smm_has_f16()) SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL, or AVX2 with FMA and F16C)");
     const int sizes[][3] = {{1, 64, 7}, {3, 130, 300}, {7, 2048, 513}, {13, 89, 256}, {25, 17, 600}};
     unsigned seed = 7;
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
@@ -46,6 +46,41 @@ static void kernel_matches_fma_chain(void) {
     }
 }
 
+/* The float products the same way: ac_smm_nn (few rows: B streamed 4 rows at a time; 12 rows or more
+ * with a small B: a tile over all of K) is the chain C = fma(a_k, b_k, C), k ascending; the training
+ * product on packed panels sums from 0 and adds C once at the end. With the vector kernels only
+ * (they exist where the float16 one does); plain C sums in its own way. */
+static void float_kernels_match_fma_chain(void) {
+    if (!ac_smm_has_f16()) SKIP("no vector kernels on this CPU build (AVX-512, or AVX2 with FMA and F16C)");
+    const int sizes[][3] = {{1, 64, 7}, {3, 130, 300}, {6, 2048, 513}, {13, 89, 256}, {25, 17, 600}, {14, 600, 700}, {196, 40, 33}};
+    unsigned seed = 9;
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        const int M = sizes[t][0], N = sizes[t][1], K = sizes[t][2];
+        float *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N), *Bp = malloc(sizeof *Bp * ac_smm_packed_size(K, N));
+        float *C = malloc(sizeof *C * (size_t)M * N), *C2 = malloc(sizeof *C2 * (size_t)M * N), *ref = malloc(sizeof *ref * (size_t)M * N),
+              *ref2 = malloc(sizeof *ref2 * (size_t)M * N);
+        for (size_t i = 0; i < (size_t)M * K; i++) A[i] = frand(&seed);
+        for (size_t i = 0; i < (size_t)K * N; i++) B[i] = frand(&seed);
+        for (size_t i = 0; i < (size_t)M * N; i++) C[i] = C2[i] = ref[i] = ref2[i] = frand(&seed);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                float acc = 0;
+                for (int k = 0; k < K; k++) {
+                    ref[(size_t)m * N + n] = fmaf(A[(size_t)m * K + k], B[(size_t)k * N + n], ref[(size_t)m * N + n]);
+                    acc = fmaf(A[(size_t)m * K + k], B[(size_t)k * N + n], acc);
+                }
+                ref2[(size_t)m * N + n] += acc;
+            }
+        ac_smm_nn(M, N, K, A, K, B, N, C, N);
+        ac_smm_pack(K, N, B, N, 0, Bp);
+        ac_smm_nn_packed(M, N, K, A, K, Bp, C2, N);
+        const int same = !memcmp(C, ref, sizeof *C * (size_t)M * N), same2 = !memcmp(C2, ref2, sizeof *C2 * (size_t)M * N);
+        free(A), free(B), free(Bp), free(C), free(C2), free(ref), free(ref2);
+        CHECKF(same, "ac_smm_nn, M %d N %d K %d: not the fma chain's bits", M, N, K);
+        CHECKF(same2, "ac_smm_nn_packed, M %d N %d K %d: not the fma chain's bits", M, N, K);
+    }
+}
+
 /* Three photos with 3, 13 and 1 hypotheses in one step, against each photo's own step. */
 static void photos_step_as_one(void) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
@@ -55,7 +90,7 @@ static void photos_step_as_one(void) {
         ac_err err;
         CHECKF(ac_decoder_init(&dec, &cfg, 5, &err) == 0, "%s", err.msg);
         for (size_t i = 0; i < dec.n_params; i++) dec.params[i] = ac_f16_to_f32(ac_f32_to_f16(dec.params[i] * 3));
-        if (half && ac_decoder_use_f16(&dec) != 1) { /* no float16 kernel on this CPU build (AVX-512 BW/VL) */
+        if (half && ac_decoder_use_f16(&dec) != 1) { /* no float16 kernel on this CPU build */
             ac_decoder_free(&dec);
             break;
         }
@@ -323,6 +358,7 @@ static void shipped_model_batches(void) {
 
 int main(void) {
     RUN(kernel_matches_fma_chain);
+    RUN(float_kernels_match_fma_chain);
     RUN(photos_step_as_one);
     RUN(memo_same_captions);
     RUN(transformer_photos_as_one);

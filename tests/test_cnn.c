@@ -6,7 +6,9 @@
  *  - MobileNetV1 0.25 cut at its last conv, at sizes from 256 to 512 (odd ones too), where the engine
  *    fuses a pointwise conv, the depthwise conv after it and the pointwise conv after that (ac_cnn_pw_dw)
  *    into runs of pointwise and depthwise convs back to back (tests/fixtures/cnn/ref_v1_sizes.bin).
- *  - determinism: 1 and 2 threads give the same bits. */
+ *  - determinism: 1 and 2 threads give the same bits.
+ *  - the product behind the convs (ac_cnn_gemm) against a plain loop of fmaf: with our own kernels
+ *    (AVX-512, AVX2) the same bits for every shape, tail and thread count. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "attncap/encoder.h"
 #include "attncap/image.h"
+#include "cnn_internal.h"
 #include "test.h"
 
 #define FIX "tests/fixtures/cnn/"
@@ -109,6 +112,69 @@ static void test_ops(void) {
     closedir(d);
     CHECKF(n >= 10, "only %d op fixtures found", n);
     CHECKF(bad == 0, "%d of %d op cases failed", bad, n);
+}
+
+/* ---- the product ---- */
+
+static float clamp_act(float x, int act) {
+    float lo = act == CNN_ACT_RELU || act == CNN_ACT_RELU6 ? 0.0f : act == CNN_ACT_RELU_N1_TO_1 ? -1.0f : -3e38f;
+    float hi = act == CNN_ACT_RELU6 ? 6.0f : act == CNN_ACT_RELU_N1_TO_1 ? 1.0f : 3e38f;
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* c = act(bias + a . w), then act2(c + add): one fmaf after another, bias first, k in order: the chain
+ * every output element of our kernels is, whatever the tile, panel, row block or thread. Shapes cover
+ * both tiles, column tails (n not a multiple of 8 or 16), row tails, K from 1, with and without a sum. */
+static void test_gemm_chain(void) {
+    const int shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 24, 27}, {100, 40, 17}, {196, 144, 24}, {61, 8, 96},
+                             {50, 33, 160}, {37, 16, 9}, {300, 1280, 20}, {12544, 32, 27}, {49, 320, 960}};
+    unsigned seed = 12345;
+    int bad = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes && !bad; s++) {
+        const int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *a = malloc((size_t)m * k * sizeof *a), *w = malloc((size_t)n * k * sizeof *w), *bias = malloc((size_t)n * sizeof *bias);
+        float *add = malloc((size_t)m * n * sizeof *add), *want = malloc((size_t)m * n * sizeof *want), *got = malloc((size_t)m * n * sizeof *got);
+        float *packed = malloc(ac_cnn_gemm_packed_size(n, k) * sizeof *packed);
+#define RND() ((float)((seed = seed * 1103515245u + 12345u) >> 8 & 0xffff) / 16384.0f - 2.0f)
+        for (size_t i = 0; i < (size_t)m * k; i++) a[i] = RND();
+        for (size_t i = 0; i < (size_t)n * k; i++) w[i] = RND();
+        for (int i = 0; i < n; i++) bias[i] = RND();
+        for (size_t i = 0; i < (size_t)m * n; i++) add[i] = RND();
+#undef RND
+        ac_cnn_gemm_pack(n, k, w, packed);
+        for (int variant = 0; variant < 4 && !bad; variant++) {
+            const int act = variant == 0 ? CNN_ACT_NONE : variant == 1 ? CNN_ACT_RELU6 : variant == 2 ? CNN_ACT_RELU_N1_TO_1 : CNN_ACT_RELU;
+            const int with_sum = variant >= 2, with_bias = variant != 3;
+            const ac_cnn_sum sum = {add, variant == 2 ? CNN_ACT_RELU : CNN_ACT_NONE};
+            for (int r = 0; r < m; r++)
+                for (int c = 0; c < n; c++) {
+                    float acc = with_bias ? bias[c] : 0.0f;
+                    for (int p = 0; p < k; p++) acc = fmaf(a[(size_t)r * k + p], w[(size_t)c * k + p], acc);
+                    acc = clamp_act(acc, act);
+                    want[(size_t)r * n + c] = with_sum ? clamp_act(acc + add[(size_t)r * n + c], sum.act) : acc;
+                }
+            for (int threads = 1; threads <= 3 && !bad; threads++) {
+                ac_pool *pool = ac_pool_create(threads);
+                memset(got, 0, (size_t)m * n * sizeof *got);
+                ac_cnn_gemm(m, n, k, a, w, packed, with_bias ? bias : NULL, act, got, with_sum ? &sum : NULL, pool);
+                ac_pool_free(pool);
+                for (size_t i = 0; i < (size_t)m * n && !bad; i++) {
+#if defined(AC_CNN_OWN_GEMM)
+                    const int same = memcmp(&got[i], &want[i], sizeof *got) == 0;
+#else /* OpenBLAS sums in its own order */
+                    const int same = fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i]));
+#endif
+                    if (!same) {
+                        printf("  %d x %d x %d, variant %d, %d threads: element %zu is %.9g, the fmaf chain gives %.9g\n", m, n,
+                               k, variant, threads, i, got[i], want[i]);
+                        bad = 1;
+                    }
+                }
+            }
+        }
+        free(a), free(w), free(bias), free(add), free(want), free(got), free(packed);
+    }
+    CHECK(!bad);
 }
 
 /* ---- whole networks ---- */
@@ -332,6 +398,7 @@ static void test_encoder_layers(void) {
 
 int main(void) {
     RUN(test_ops);
+    RUN(test_gemm_chain);
     RUN(test_grace_hopper);
     RUN(test_cat);
     RUN(test_v1_sizes);

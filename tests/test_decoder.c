@@ -621,7 +621,7 @@ static void test_step_f16_same_bits(void) {
         for (size_t i = 0; i < a.n_params; i++) a.params[i] = ac_f16_to_f32(ac_f32_to_f16(a.params[i]));
         CHECK(ac_decoder_use_f16(&a) == 0);
         ac_decoder_free(&a);
-        SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL)");
+        SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL, or AVX2 with FMA and F16C)");
     }
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) f16_same_bits(s, 0), f16_same_bits(s, 2);
 }

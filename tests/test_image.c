@@ -180,6 +180,38 @@ static void test_resize_errors_flip_float(void) {
     CHECK_NEAR(f[5], (60 - 127.5) / 127.5, 1e-6);
 }
 
+/* The vectorised loops (AVX-512, AVX2) against their scalar tails: the same operations in the same order,
+ * so the same bits wherever a value falls. The conversion to float against its formula, over every byte
+ * value and a tail; the vertical pass of a resize on rows of one colour each, 37 pixels wide (111
+ * values a row: vectors, then a tail), where every column must come out the same (a lane or a pack
+ * mixed up shows at once; a sum rounded otherwise only where it lands next to a half). */
+static void test_vector_paths_exact(void) {
+    enum { W = 37, H = 23 };
+    ac_image a = {W, H, malloc(W * H * 3)}, out;
+    ac_err err;
+    unsigned seed = 5;
+    float *f = malloc(sizeof *f * W * H * 3);
+    for (int i = 0; i < W * H * 3; i++) a.px[i] = (uint8_t)((i * 7) % 256); /* every byte value */
+    ac_image_to_float(&a, 127.5f, 1 / 127.5f, f);
+    int bad = 0;
+    for (int i = 0; i < W * H * 3; i++) bad += f[i] != ((float)a.px[i] - 127.5f) * (1 / 127.5f);
+    CHECKF(!bad, "%d values differ from (v - mean) * scale", bad);
+    for (int y = 0; y < H; y++) /* rows of one colour */
+        for (int c = 0; c < 3; c++) {
+            seed = seed * 1103515245u + 12345u;
+            for (int x = 0; x < W; x++) a.px[(y * W + x) * 3 + c] = (uint8_t)(seed >> 16);
+        }
+    const int heights[] = {11, 5, 40, 23};
+    for (int k = 0; k < 4; k++)
+        for (int aa = 0; aa < 2; aa++) {
+            CHECK((aa ? ac_image_resize(&a, W, heights[k], &out, &err) : ac_image_resize_bilinear(&a, W, heights[k], &out, &err)) == 0);
+            for (int i = 0; i < W * heights[k] * 3; i++) bad += out.px[i] != out.px[i / (W * 3) * W * 3 + i % 3];
+            ac_image_free(&out);
+            CHECKF(!bad, "%d x %d -> %d x %d: %d values differ from their row's first pixel", W, H, W, heights[k], bad);
+        }
+    free(a.px), free(f);
+}
+
 /* Each load must fail with one line naming the file and containing `want`. */
 static int expect_error(const char *path, const char *want) {
     ac_image img;
@@ -365,6 +397,7 @@ int main(void) {
     RUN(test_exif_hostile);
     RUN(test_resize_vs_torch);
     RUN(test_resize_errors_flip_float);
+    RUN(test_vector_paths_exact);
     RUN(test_hostile_files);
     RUN(test_truncations);
     RUN(test_shared_photos);

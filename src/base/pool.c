@@ -1,11 +1,18 @@
 /* pool.c: the thread pool (see pool.h).
  *
  * A layer's work is cut into CHUNKS_PER_THREAD chunks per thread, which the threads (the caller
- * included) claim one at a time: on a busy machine, where a thread may lose its core for a few
- * milliseconds, the others take over its share instead of waiting at the end of every layer. The
- * chunk counter carries the job's generation, so a thread that wakes late can never claim a chunk of
- * a job that has moved on. A layer takes from tens of microseconds to a few milliseconds, so both
- * sides spin briefly before sleeping on the condition variables. */
+ * included) claim one at a time. Thread t owns the t-th share of them (chunk ranges follow the rows,
+ * so its share is the same rows of every layer, and the next layer finds them in its own cache) and
+ * takes them from the front; when its share is done it takes what is left of the others' from their
+ * back: on a busy machine, where a thread may lose its core for a few milliseconds, the others take
+ * over its share instead of waiting at the end of every layer. Each share's counters carry the job's
+ * generation, so a thread that wakes late can never claim a chunk of a job that has moved on. A layer takes from tens of microseconds to a few milliseconds, so both
+ * sides spin before sleeping on the condition variables: for SPIN_NS of the clock rather than a count
+ * of pauses (a pause takes 10 cycles on some CPUs, 140 on others), long enough that within a CNN pass
+ * a worker is never asleep when the next layer comes (waking a sleeping thread costs tens of
+ * microseconds, more in a virtual machine, where the idle CPU halts). Between passes the CNN tells the
+ * pool: ac_pool_rest lets the workers sleep at once (they would steal the search's CPU while spinning),
+ * ac_pool_wake wakes them at the start of the next pass, while the caller is still copying its input. */
 #include "pool.h"
 
 #include <cblas.h>
@@ -13,8 +20,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
-#define SPIN_ITERS 4000
+#define SPIN_NS 300000 /* 0.3 ms */
 #define CHUNKS_PER_THREAD 4
 
 struct ac_pool {
@@ -22,10 +30,15 @@ struct ac_pool {
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    /* generation << 32 | chunks << 16 | next chunk: one word, so a thread that read the last job's
-     * state can never pair its next chunk index with the next job's chunk count */
+    /* generation << 32 | chunks << 16 of the current job */
     _Atomic uint64_t work;
-    atomic_int done_chunks, quit;
+    /* per thread: generation << 32 | front << 16 | back, the chunks [front, back) of its share still
+     * unclaimed: one word, so a thread that read the last job's state can never claim a chunk of the
+     * next one */
+    struct share {
+        _Alignas(64) _Atomic uint64_t w;
+    } *share;
+    atomic_int done_chunks, quit, resting;
     void (*fn)(void *, int, int);
     void *arg;
 };
@@ -43,40 +56,82 @@ static inline void cpu_relax(void) {
 
 #define MAX_CHUNKS 0xffff
 
-/* Runs chunks of job `gen` until none is left. */
-static void do_chunks(ac_pool *p, uint32_t gen) {
-    for (;;) {
-        uint64_t v = atomic_load(&p->work);
-        do {
-            if ((uint32_t)(v >> 32) != gen || (v & MAX_CHUNKS) >= ((v >> 16) & MAX_CHUNKS)) return;
-        } while (!atomic_compare_exchange_weak(&p->work, &v, v + 1));
-        /* the job cannot finish before this chunk does, so fn and arg are still its own */
-        const int n = (int)((v >> 16) & MAX_CHUNKS);
-        p->fn(p->arg, (int)(v & MAX_CHUNKS), n);
-        if (atomic_fetch_add(&p->done_chunks, 1) + 1 == n) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
+/* A chunk of job `gen` from share s: its front (own = 1) or its back; -1 if the share is empty or
+ * the job has moved on. */
+static int claim(ac_pool *p, int s, uint32_t gen, int own) {
+    uint64_t v = atomic_load(&p->share[s].w), next;
+    int c;
+    do {
+        const int front = (int)((v >> 16) & MAX_CHUNKS), back = (int)(v & MAX_CHUNKS);
+        if ((uint32_t)(v >> 32) != gen || front >= back) return -1;
+        c = own ? front : back - 1;
+        next = own ? v + ((uint64_t)1 << 16) : v - 1;
+    } while (!atomic_compare_exchange_weak(&p->share[s].w, &v, next));
+    return c;
+}
+
+/* Runs chunks of job `gen` until none is left: thread t's own share first, then the others'. */
+static void do_chunks(ac_pool *p, uint32_t gen, int t) {
+    for (int k = 0; k < p->n; k++) {
+        const int s = (t + k) % p->n;
+        for (int c; (c = claim(p, s, gen, k == 0)) >= 0;) {
+            /* the job cannot finish before this chunk does, so fn, arg and the count are still its own */
+            const int n = (int)((atomic_load(&p->work) >> 16) & MAX_CHUNKS);
+            p->fn(p->arg, c, n);
+            if (atomic_fetch_add(&p->done_chunks, 1) + 1 == n) {
+                pthread_mutex_lock(&p->mu);
+                pthread_cond_signal(&p->done);
+                pthread_mutex_unlock(&p->mu);
+            }
         }
     }
 }
 
 static uint32_t cur_gen(ac_pool *p) { return (uint32_t)(atomic_load(&p->work) >> 32); }
 
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spins while busy(p, x) holds, up to SPIN_NS (the clock read every 64 pauses); 1 if it stopped holding. */
+static int spin_while(ac_pool *p, int (*busy)(ac_pool *, uint64_t), uint64_t x) {
+    uint64_t t0 = 0;
+    for (unsigned i = 1; busy(p, x); i++) {
+        cpu_relax();
+        if (i % 64 == 0) {
+            const uint64_t t = now_ns();
+            if (!t0) t0 = t;
+            else if (t - t0 > SPIN_NS) return 0;
+        }
+    }
+    return 1;
+}
+
+/* A worker's wait: no job after generation `seen` yet, and the pool neither resting nor quitting. */
+static int no_job(ac_pool *p, uint64_t seen) {
+    return cur_gen(p) == (uint32_t)seen && !atomic_load_explicit(&p->quit, memory_order_relaxed) &&
+           !atomic_load_explicit(&p->resting, memory_order_relaxed);
+}
+
+/* The caller's wait: chunks of the job still running. */
+static int chunks_running(ac_pool *p, uint64_t chunks) { return atomic_load(&p->done_chunks) < (int)chunks; }
+
 static void *worker(void *a) {
     worker_arg *wa = a;
     ac_pool *p = wa->p;
+    const int t = wa->t;
     free(wa);
     uint32_t seen = 0;
     for (;;) {
-        for (int i = 0; i < SPIN_ITERS && cur_gen(p) == seen && !atomic_load_explicit(&p->quit, memory_order_relaxed); i++)
-            cpu_relax();
+        spin_while(p, no_job, seen);
         pthread_mutex_lock(&p->mu);
         while (cur_gen(p) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->start, &p->mu);
         pthread_mutex_unlock(&p->mu);
         if (atomic_load(&p->quit)) return NULL;
         seen = cur_gen(p);
-        do_chunks(p, seen);
+        do_chunks(p, seen, t);
     }
 }
 
@@ -90,9 +145,12 @@ ac_pool *ac_pool_create(int n) {
     atomic_init(&p->work, 0);
     atomic_init(&p->done_chunks, 0);
     atomic_init(&p->quit, 0);
+    atomic_init(&p->resting, 0);
     if (p->n > 1) {
         p->th = calloc((size_t)p->n, sizeof *p->th);
-        if (!p->th) p->n = 1;
+        p->share = aligned_alloc(64, (size_t)p->n * sizeof *p->share);
+        if (!p->th || !p->share) p->n = 1;
+        for (int t = 0; p->share && t < p->n; t++) atomic_init(&p->share[t].w, 0);
         for (int t = 1; t < p->n; t++) {
             worker_arg *wa = malloc(sizeof *wa);
             if (wa) *wa = (worker_arg){p, t};
@@ -105,6 +163,28 @@ ac_pool *ac_pool_create(int n) {
     }
     p->chunks = p->n * CHUNKS_PER_THREAD;
     return p;
+}
+
+/* Makes job `chunks` (0: none, only a wake-up) the current one and wakes the sleeping workers; its
+ * generation. Under the mutex: a worker about to sleep cannot miss it. */
+static uint32_t publish(ac_pool *p, int chunks) {
+    pthread_mutex_lock(&p->mu);
+    const uint32_t gen = cur_gen(p) + 1;
+    atomic_store(&p->resting, 0);
+    for (int t = 0; t < p->n; t++) /* the shares first: a worker seeing the new generation finds them */
+        atomic_store(&p->share[t].w, (uint64_t)gen << 32 | (uint64_t)(chunks * t / p->n) << 16 | (uint64_t)(chunks * (t + 1) / p->n));
+    atomic_store(&p->work, (uint64_t)gen << 32 | (uint64_t)chunks << 16);
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    return gen;
+}
+
+void ac_pool_wake(ac_pool *p) {
+    if (p && p->n > 1) publish(p, 0);
+}
+
+void ac_pool_rest(ac_pool *p) {
+    if (p && p->n > 1) atomic_store(&p->resting, 1);
 }
 
 void ac_pool_run(ac_pool *p, void (*fn)(void *, int, int), void *arg) {
@@ -120,14 +200,9 @@ void ac_pool_run_n(ac_pool *p, void (*fn)(void *, int, int), void *arg, int chun
     p->fn = fn;
     p->arg = arg;
     atomic_store(&p->done_chunks, 0);
-    pthread_mutex_lock(&p->mu); /* publishing under the mutex: a worker about to sleep cannot miss it */
-    uint32_t gen = cur_gen(p) + 1;
-    atomic_store(&p->work, (uint64_t)gen << 32 | (uint64_t)chunks << 16);
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    do_chunks(p, gen);
-    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done_chunks) < chunks; i++) cpu_relax();
-    if (atomic_load(&p->done_chunks) < chunks) {
+    const uint32_t gen = publish(p, chunks);
+    do_chunks(p, gen, 0);
+    if (!spin_while(p, chunks_running, (uint64_t)chunks)) {
         pthread_mutex_lock(&p->mu);
         while (atomic_load(&p->done_chunks) < chunks) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
@@ -149,6 +224,7 @@ void ac_pool_free(ac_pool *p) {
     pthread_cond_destroy(&p->start);
     pthread_cond_destroy(&p->done);
     free(p->th);
+    free(p->share);
     free(p);
 }
 

@@ -41,6 +41,11 @@ void ac_pool_free(ac_pool *p);
 /* The same cut into `chunks` chunks (a job whose chunks cost more the more there are: the fused
  * convolutions recompute the rows neighbouring chunks share). 1 or less runs fn(arg, 0, 1). */
 void ac_pool_run_n(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg, int chunks);
+/* A run of jobs (a CNN pass) is about to start: wake the workers now, so they spin ready for its first
+ * job. And it has ended: let them sleep without spinning (until the next job or wake). Both only
+ * hints: a job always runs, whatever was said before it. */
+void ac_pool_wake(ac_pool *p);
+void ac_pool_rest(ac_pool *p);
 /* How many chunks (the n passed to fn) ac_pool_run cuts a job into, and how many threads run them. */
 int ac_pool_chunks(const ac_pool *p);
 int ac_pool_threads(const ac_pool *p);

@@ -54,7 +54,7 @@ struct ac_cnn {
     float *fuse_scratch; /* band buffers of fused steps, per pool chunk */
     ac_pool *pool;
     int threads;
-    int uses_blas; /* a step calls OpenBLAS (fully connected; convs without AVX-512) */
+    int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */
     double flops;
 };
 
@@ -171,7 +171,7 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         if (!(s->packed = malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");
         ac_cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
-#if !defined(__AVX512F__)
+#if !defined(AC_CNN_OWN_GEMM)
         c->uses_blas = 1;
 #endif
         return 0;
@@ -497,7 +497,7 @@ static int find_output(const ac_tfl_model *m, const char *name, ac_err *err) {
     return i;
 }
 
-#if defined(__AVX512F__)
+#if defined(AC_CNN_OWN_GEMM)
 /* How many chunks a fused group's output rows are cut into. Each chunk recomputes the kh - sh
  * expanded rows it shares with its neighbour, so a group gets fewer, longer chunks than the pool's
  * default: one per thread, more only while each keeps 32 output rows or more per thread (at 448 on
@@ -510,12 +510,12 @@ static int fuse_chunks(const ac_cnn *c, const ac_conv_geom *dw) {
 
 /* Marks each CONV_2D whose output is large (past L2) and read only by the next step, a
  * depthwise conv, to run fused with it (ac_cnn_pw_dw), and allocates the band buffers. Before buffers
- * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with the
- * AVX-512 product, whose results do not depend on how the rows are blocked. Not when the chunks
+ * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with our
+ * own product (AVX-512 or AVX2), whose results do not depend on how the rows are blocked. Not when the chunks
  * would recompute more than 1/8 of the expanded rows. (At 448 on two threads the 28 x 28 blocks,
  * fused in two chunks that recompute 2 of 30 rows, took 0.44 ms where unfused they took 0.64.) */
 static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
-#if defined(__AVX512F__)
+#if defined(AC_CNN_OWN_GEMM)
     size_t need = 0;
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
@@ -733,12 +733,14 @@ fail:
 
 int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
+    ac_pool_wake(c->pool); /* the workers wake while the input is copied, and spin from layer to layer */
     if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
     /* OpenBLAS's thread count is process-wide: set it only when needed, so plans running at once
      * in different threads (without BLAS) do not race on it. One thread: our pool spreads the
      * products (ac_cnn_gemm), and OpenBLAS's own splitting would make results depend on the count. */
     if (c->uses_blas) ac_set_threads(1);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
+    ac_pool_rest(c->pool); /* the pass is over: no spinning until the next one */
     for (size_t i = 0; i < o->count; i++)
         if (!isfinite(o->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, tname(c, c->out_t));
     memcpy(output, o->data, o->count * sizeof(float));

@@ -30,6 +30,12 @@ typedef struct ac_cnn_sum {
     int act;
 } ac_cnn_sum;
 
+/* ac_cnn_gemm runs our own kernels (AVX-512, or AVX2 with FMA: every output element the same chain of
+ * FMAs, whatever the blocking); else OpenBLAS, whose results depend on the product's shape. */
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#define AC_CNN_OWN_GEMM 1
+#endif
+
 /* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c), then the sum if any (NULL: none). w [n][k];
  * packed = ac_cnn_gemm_pack(w), made once per plan (ac_cnn_gemm_packed_size floats). bias may be NULL. */
 size_t ac_cnn_gemm_packed_size(int n, int k);

@@ -113,7 +113,7 @@ void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int
 /* The same product with B as float16 packed by ac_smm_pack_h into panels of 64 columns
  * ([ceil(N/64)][K][64], zero-padded: ac_smm_packed_size(K, N) values), widened exactly on load: the
  * same bits as ac_smm_nn on the widened B, faster for any M (each weight loaded once per 6 rows, from
- * a sequential stream). Only where ac_smm_has_f16() (AVX-512 BW/VL builds). */
+ * a sequential stream). Only where ac_smm_has_f16() (AVX-512 BW/VL builds, or AVX2 with FMA and F16C). */
 int ac_smm_has_f16(void);
 void ac_smm_pack_h(int K, int N, const uint16_t *B, int ldb, uint16_t *Bp);
 void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc);

@@ -4,7 +4,8 @@
  * per training step (ac_smm_pack, shared by all time steps and both directions of the recurrence),
  * and the kernel streams it: a panel of 64 columns (4 AVX-512 vectors) against 6 rows of A at a time,
  * 24 accumulators in registers, one sequential pass over K. Column tails use masked stores, so any N
- * works. Without AVX-512, plain C loops. */
+ * works. With AVX2, FMA and F16C (no AVX-512) the same kernels run on 16-column tiles, with the same
+ * bits; without either, plain C loops. */
 #pragma GCC optimize("O3")
 #include <cblas.h>
 #include <stddef.h>
@@ -47,6 +48,22 @@ void ac_smm_pack_h(int K, int N, const uint16_t *B, int ldb, uint16_t *Bp) {
             for (int j = 0; j < 64; j++) d[j] = n0 + j < N ? B[(size_t)k * ldb + n0 + j] : 0;
         }
 }
+
+/* For each block of up to 6 rows: a = its rows of A from A_BASE, c = its rows of C from C_BASE, and
+ * FAMILY_<rows>(the other arguments, which may name a and c). */
+#define ROW_BLOCKS(FAMILY, A_BASE, C_BASE, ...)                                                              \
+    for (int m0 = 0; m0 < M; m0 += 6) {                                                                      \
+        const float *a = (A_BASE) + (size_t)m0 * lda;                                                        \
+        float *c = (C_BASE) + (size_t)m0 * ldc;                                                              \
+        switch (M - m0 < 6 ? M - m0 : 6) {                                                                   \
+        case 1: FAMILY##_1(__VA_ARGS__); break;                                                              \
+        case 2: FAMILY##_2(__VA_ARGS__); break;                                                              \
+        case 3: FAMILY##_3(__VA_ARGS__); break;                                                              \
+        case 4: FAMILY##_4(__VA_ARGS__); break;                                                              \
+        case 5: FAMILY##_5(__VA_ARGS__); break;                                                              \
+        default: FAMILY##_6(__VA_ARGS__); break;                                                             \
+        }                                                                                                    \
+    }
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -192,29 +209,6 @@ KTILE(4)
 KTILE(5)
 KTILE(6)
 
-/* C += A B in blocks of up to 6 rows of A, each by FAMILY_<rows>. */
-#define ROW_BLOCKS(FAMILY)                                                                                   \
-    for (int m0 = 0; m0 < M; m0 += 6) {                                                                      \
-        const float *a = A + (size_t)m0 * lda;                                                               \
-        float *c = C + (size_t)m0 * ldc;                                                                     \
-        switch (M - m0 < 6 ? M - m0 : 6) {                                                                   \
-        case 1: FAMILY##_1(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 2: FAMILY##_2(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 3: FAMILY##_3(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 4: FAMILY##_4(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        case 5: FAMILY##_5(N, K, a, lda, B, ldb, c, ldc); break;                                             \
-        default: FAMILY##_6(N, K, a, lda, B, ldb, c, ldc); break;                                            \
-        }                                                                                                    \
-    }
-
-void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
-    if (M <= 0 || N <= 0 || K <= 0) return;
-    if (M >= 12 && (size_t)K * N <= 3 * ((size_t)1 << 17)) { /* B well within L2: else kstream streams better */
-        ROW_BLOCKS(ktile)
-    } else {
-        ROW_BLOCKS(kstream)
-    }
-}
 
 #ifdef HAVE_HTILE
 /* Half-precision weights packed in panels of 64 columns (ac_smm_pack_h), for any number of rows: a
@@ -285,6 +279,138 @@ void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *
 
 int ac_smm_has_f16(void) { return 1; }
 #endif
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define HAVE_HTILE 1
+
+/* AVX2 (8 floats a vector, 16 registers): the kernels above on tiles of 16 columns where AVX-512
+ * takes 64, every element through the same chain of FMAs in the same order, so the same bits as the
+ * AVX-512 build (and the same captions). */
+static inline __m256i lanes8(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+/* The first n (any int; <= 0: none, >= 8: all) of 8 floats. */
+static inline __m256 load8(const float *p, int n) {
+    return n >= 8 ? _mm256_loadu_ps(p) : n > 0 ? _mm256_maskload_ps(p, lanes8(n)) : _mm256_setzero_ps();
+}
+static inline void store8(float *p, int n, __m256 v) {
+    if (n >= 8) _mm256_storeu_ps(p, v);
+    else if (n > 0) _mm256_maskstore_ps(p, lanes8(n), v);
+}
+static inline __m256 half8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+/* A tile of MR rows x 16 columns over K: acc[r] = C (or 0 for the packed kernel, added to C after),
+ * then acc = fma(a_rk, b_k, acc) for k ascending. B_AT(k) gives the tile's row k of B as two vectors. */
+#define TILE16(NAME, MR, BTYPE, B_AT, FROM_C)                                                                \
+    static void NAME##_##MR(int K, const float *A, int lda, const BTYPE *B, int ldb, float *C, int ldc, int nc) { \
+        __m256 acc[MR][2];                                                                                   \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                               \
+            acc[r][0] = FROM_C ? load8(C + (size_t)r * ldc, nc) : _mm256_setzero_ps();                        \
+            acc[r][1] = FROM_C ? load8(C + (size_t)r * ldc + 8, nc - 8) : _mm256_setzero_ps();                \
+        }                                                                                                    \
+        for (int k = 0; k < K; k++) {                                                                        \
+            __m256 v0, v1;                                                                                   \
+            B_AT(B + (size_t)k * ldb, v0, v1);                                                               \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                           \
+                const __m256 a = _mm256_broadcast_ss(A + (size_t)r * lda + k);                               \
+                acc[r][0] = _mm256_fmadd_ps(a, v0, acc[r][0]);                                               \
+                acc[r][1] = _mm256_fmadd_ps(a, v1, acc[r][1]);                                               \
+            }                                                                                                \
+        }                                                                                                    \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                               \
+            float *c = C + (size_t)r * ldc;                                                                  \
+            store8(c, nc, FROM_C ? acc[r][0] : _mm256_add_ps(load8(c, nc), acc[r][0]));                      \
+            store8(c + 8, nc - 8, FROM_C ? acc[r][1] : _mm256_add_ps(load8(c + 8, nc - 8), acc[r][1]));     \
+        }                                                                                                    \
+    }
+#define F32_AT(b, v0, v1) (v0 = _mm256_loadu_ps(b), v1 = _mm256_loadu_ps((b) + 8))
+#define F32_AT_MASKED(b, v0, v1) (v0 = load8(b, nc), v1 = load8((b) + 8, nc - 8))
+#define F16_AT(b, v0, v1) (v0 = half8(b), v1 = half8((b) + 8))
+#define TILES(NAME, BTYPE, B_AT, FROM_C)                                                                     \
+    TILE16(NAME, 1, BTYPE, B_AT, FROM_C) TILE16(NAME, 2, BTYPE, B_AT, FROM_C) TILE16(NAME, 3, BTYPE, B_AT, FROM_C) \
+    TILE16(NAME, 4, BTYPE, B_AT, FROM_C) TILE16(NAME, 5, BTYPE, B_AT, FROM_C) TILE16(NAME, 6, BTYPE, B_AT, FROM_C)
+TILES(kern, float, F32_AT, 0)          /* packed float panels (training): acc from 0, then C += acc */
+TILES(ktile16, float, F32_AT_MASKED, 1) /* B as stored, C in registers over all of K */
+TILES(htile, uint16_t, F16_AT, 1)      /* packed half panels */
+
+void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    for (int n0 = 0; n0 < N; n0 += 16) {
+        const float *b = Bp + (size_t)(n0 / 64) * 64 * K + n0 % 64;
+        ROW_BLOCKS(kern, A, C + n0, K, a, lda, b, 64, c, ldc, N - n0)
+    }
+}
+
+/* Few rows: B streamed row by row, 4 rows of B at a time, C updated in place (see the AVX-512 kstream:
+ * the same order, with the next 4 rows prefetched). A row of A is broadcast from memory at each use. */
+#define KSTREAM8(MR)                                                                                         \
+    static void kstream_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) { \
+        for (int n0 = 0; n0 < N; n0 += 1024) {                                                               \
+            const int nc = N - n0 < 1024 ? N - n0 : 1024;                                                    \
+            for (int k0 = 0; k0 < K; k0 += 4) {                                                              \
+                const int kc = K - k0 < 4 ? K - k0 : 4;                                                      \
+                const float *b = B + (size_t)k0 * ldb + n0;                                                  \
+                const float *b1 = kc > 1 ? b + ldb : b, *b2 = kc > 2 ? b + 2 * (size_t)ldb : b,            \
+                            *b3 = kc > 3 ? b + 3 * (size_t)ldb : b;                                          \
+                const int pf = k0 + 8 <= K;                                                                  \
+                const char *p0 = (const char *)(b + (pf ? 4 * (size_t)ldb : 0));                             \
+                const size_t row = sizeof(float) * (size_t)ldb;                                              \
+                for (int j = 0; j < nc; j += 8) {                                                            \
+                    if (pf && j % 16 == 0) {                                                                 \
+                        _mm_prefetch(p0 + sizeof(float) * j, _MM_HINT_T0);                                   \
+                        _mm_prefetch(p0 + sizeof(float) * j + row, _MM_HINT_T0);                             \
+                        _mm_prefetch(p0 + sizeof(float) * j + 2 * row, _MM_HINT_T0);                         \
+                        _mm_prefetch(p0 + sizeof(float) * j + 3 * row, _MM_HINT_T0);                         \
+                    }                                                                                        \
+                    const int left = nc - j;                                                                 \
+                    const __m256 v0 = load8(b + j, left), v1 = load8(b1 + j, left), v2 = load8(b2 + j, left), \
+                                 v3 = load8(b3 + j, left);                                                   \
+                    _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                   \
+                        const float *a = A + (size_t)r * lda + k0;                                           \
+                        float *c = C + (size_t)r * ldc + n0 + j;                                             \
+                        __m256 acc = load8(c, left);                                                         \
+                        acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a), v0, acc);                              \
+                        if (kc > 1) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), v1, acc);              \
+                        if (kc > 2) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), v2, acc);              \
+                        if (kc > 3) acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), v3, acc);              \
+                        store8(c, left, acc);                                                                \
+                    }                                                                                        \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+KSTREAM8(1) KSTREAM8(2) KSTREAM8(3) KSTREAM8(4) KSTREAM8(5) KSTREAM8(6)
+
+/* ktile on 16-column slices of B as stored (kstream's signature). */
+#define KTILE16(MR)                                                                                          \
+    static void ktile_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) { \
+        for (int n0 = 0; n0 < N; n0 += 16) ktile16_##MR(K, A, lda, B + n0, ldb, C + n0, ldc, N - n0);        \
+    }
+KTILE16(1) KTILE16(2) KTILE16(3) KTILE16(4) KTILE16(5) KTILE16(6)
+
+void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    enum { KC = 256 };
+    for (int p = 0; p < (N + 63) / 64; p++)
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            const int kc = K - k0 < KC ? K - k0 : KC;
+            for (int q = 0; q < 4 && 64 * p + 16 * q < N; q++) {
+                const uint16_t *b = Bp + ((size_t)p * K + k0) * 64 + 16 * q;
+                ROW_BLOCKS(htile, A + k0, C + 64 * p + 16 * q, kc, a, lda, b, 64, c, ldc, N - 64 * p - 16 * q)
+            }
+        }
+}
+
+int ac_smm_has_f16(void) { return 1; }
+#endif
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
+void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    if (M >= 12 && (size_t)K * N <= 3 * ((size_t)1 << 17)) { /* B well within L2: else kstream streams better */
+        ROW_BLOCKS(ktile, A, C, N, K, a, lda, B, ldb, c, ldc)
+    } else {
+        ROW_BLOCKS(kstream, A, C, N, K, a, lda, B, ldb, c, ldc)
+    }
+}
 #else
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;

@@ -14,7 +14,7 @@
 
 #include <math.h>
 #include <stb_image.h>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 #include <stdlib.h>
@@ -601,6 +601,15 @@ static void vertical_row(const float *s, size_t len, const float *k, int n, uint
         v = _mm512_add_ps(_mm512_min_ps(_mm512_max_ps(v, lo), hi), half);
         _mm_storeu_si128((__m128i *)(o + x), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
     }
+#elif defined(__AVX2__)
+    const __m256 lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
+    for (; x + 8 <= len; x += 8) {
+        __m256 v = _mm256_setzero_ps();
+        for (int j = 0; j < n; j++) v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_set1_ps(k[j]), _mm256_loadu_ps(s + j * len + x)));
+        const __m256i i32 = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_min_ps(_mm256_max_ps(v, lo), hi), half));
+        const __m128i i16 = _mm_packus_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
+        _mm_storel_epi64((__m128i *)(o + x), _mm_packus_epi16(i16, i16)); /* 0..255 already: no saturation */
+    }
 #endif
     for (; x < len; x++) {
         float v = 0;
@@ -713,11 +722,17 @@ int ac_image_resize_bilinear(const ac_image *src, int w, int h, ac_image *dst, a
 
 void ac_image_to_float(const ac_image *img, float mean, float scale, float *out) {
     size_t n = (size_t)img->w * img->h * 3, i = 0;
-#if defined(__AVX512F__) /* the same subtract and multiply as the loop below, 16 at a time */
+#if defined(__AVX512F__) /* the same subtract and multiply as the loop below, 16 (AVX2: 8) at a time */
     const __m512 m = _mm512_set1_ps(mean), sc = _mm512_set1_ps(scale);
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(img->px + i))));
         _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_sub_ps(v, m), sc));
+    }
+#elif defined(__AVX2__)
+    const __m256 m = _mm256_set1_ps(mean), sc = _mm256_set1_ps(scale);
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(img->px + i))));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_sub_ps(v, m), sc));
     }
 #endif
     for (; i < n; i++) out[i] = ((float)img->px[i] - mean) * scale;
