@@ -63,6 +63,7 @@ typedef struct {
     int B, stride;
     const int *len, *words;
     const float *const *ann;
+    const int *n_valid; /* NULL, or caption i's photo is its first n_valid[i] cells (the rest never read) */
 } ref_batch;
 
 static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -109,12 +110,13 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
            *S = malloc(sizeof(double) * nh * L), *mean = malloc(sizeof(double) * D);
     for (int i = 0; i < b->B; i++) {
         const float *a = b->ann[i];
+        const int n = b->n_valid ? b->n_valid[i] : L; /* the photo's cells: the softmax runs over them alone */
         for (int d = 0; d < D; d++) {
             mean[d] = 0;
-            for (int l = 0; l < L; l++) mean[d] += a[l * D + d];
-            mean[d] /= L;
+            for (int l = 0; l < n; l++) mean[d] += a[l * D + d];
+            mean[d] /= n;
         }
-        for (int l = 0; l < L; l++)
+        for (int l = 0; l < n; l++)
             for (int j = 0; j < A; j++) {
                 proj[l * A + j] = ba ? ba[j] : 0;
                 for (int d = 0; d < D; d++) proj[l * A + j] += a[l * D + d] * wa[d * A + j];
@@ -140,12 +142,12 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int j = 0; j < nh; j++) {
                 double *aj = al + j * L;
                 mx = -1e300, s = 0;
-                for (int l = 0; l < L; l++) {
+                for (int l = 0; l < n; l++) {
                     aj[l] = ref_score(c->attention, dk, hw + j * dk, proj + l * A + j * dk, we ? we + j * dk : NULL, lt);
                     mx = aj[l] > mx ? aj[l] : mx;
                 }
-                for (int l = 0; l < L; l++) s += (aj[l] = exp(aj[l] - mx));
-                for (int l = 0; l < L; l++) aj[l] /= s, S[j * L + l] += aj[l];
+                for (int l = 0; l < n; l++) s += (aj[l] = exp(aj[l] - mx));
+                for (int l = 0; l < n; l++) aj[l] /= s, S[j * L + l] += aj[l];
             }
             double bp = bb[0];
             for (int k = 0; k < H; k++) bp += bw[k] * h[k];
@@ -153,7 +155,7 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int e = 0; e < E; e++) x[e] = emb[y * E + e];
             for (int d = 0; d < D; d++) {
                 x[E + d] = 0;
-                for (int l = 0; l < L; l++) x[E + d] += al[d / dv * L + l] * a[l * D + d];
+                for (int l = 0; l < n; l++) x[E + d] += al[d / dv * L + l] * a[l * D + d];
                 x[E + d] *= beta;
             }
             for (int k = 0; k < H; k++) x[E + D + k] = h[k];
@@ -184,13 +186,17 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
             ce += mx + log(s) - lg[tg];
         }
-        for (int l = 0; l < nh * L; l++) pen += (1 - S[l]) * (1 - S[l]);
+        for (int j = 0; j < nh; j++)
+            for (int l = 0; l < n; l++) pen += (1 - S[j * L + l]) * (1 - S[j * L + l]);
     }
     free(proj), free(h), free(cc), free(hw), free(al), free(x), free(g), free(o), free(lg), free(S), free(mean);
     return (ce + c->lambda * pen) / N;
 }
 
-static void gradcheck(float dropout, int shared, int score, int width, int heads) {
+/* masked: the photos bring 2, 6, 3 and 1 of the 6 cells (3, 5, 3, 5 when shared), their padding NaN:
+ * the masked softmax must never read it. (A photo of 2 cells under cosine heads of 2 columns is
+ * ill-conditioned in float32 with or without masks: an unmasked 1 x 2 grid misses 3e-4 by as much.) */
+static void gradcheck(float dropout, int shared, int score, int width, int heads, int masked) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = dropout;
     c.attention = score;
@@ -208,9 +214,12 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
     for (int i = 0; i < B; i++) fill_ann(ann[i], 6 * c.dim, 11 + i), annp[i] = ann[i];
     if (shared) annp[2] = annp[0], annp[3] = annp[1]; /* two photos with two captions each */
     const int len[B] = {6, 4, 4, 2};
+    const int nv_own[B] = {2, 6, 3, 1}, nv_shared[B] = {3, 5, 3, 5}, *nv = masked ? shared ? nv_shared : nv_own : NULL;
+    for (int i = 0; nv && i < B; i++)
+        for (int k = nv[i] * c.dim; k < 6 * c.dim; k++) ann[i][k] = NAN;
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, nv};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -219,7 +228,7 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0);
     double *P = malloc(sizeof(double) * dec.n_params);
     for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {B, ST, len, words, annp};
+    ref_batch rb = {B, ST, len, words, annp, nv};
     double l0 = ref_loss(&c, P, &rb, 1, seed);
     CHECK_NEAR(st.loss, l0, 1e-5 * fabs(l0));
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
@@ -244,10 +253,11 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
             if (e > worst) worst = e, wi = j, wa = an, wn = num;
         }
         if (getenv("GC_VERBOSE"))
-            printf("# %s %-10s worst rel %.2e gmax %.2e\n", ac_decoder_attention_name(score), t[k].name, worst, gmax);
+            printf("# %s%s %-10s worst rel %.2e gmax %.2e\n", ac_decoder_attention_name(score), masked ? " masked" : "",
+                   t[k].name, worst, gmax);
         CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s %s: all-zero gradient", ac_decoder_attention_name(score), t[k].name);
-        CHECKF(worst < 3e-4, "%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_decoder_attention_name(score),
-               t[k].name, wi, wa, wn, worst);
+        CHECKF(worst < 3e-4, "%s%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_decoder_attention_name(score),
+               masked ? " masked" : "", t[k].name, wi, wa, wn, worst);
     }
     free(P);
     free(grad);
@@ -257,7 +267,7 @@ static void gradcheck(float dropout, int shared, int score, int width, int heads
 /* dctx_sum: d loss / d x, x added to every annotation vector of every photo (the trainer's learned
  * "no photo" context is this with all vectors equal), against central differences of the reference;
  * then the pool's combination against the single pass. */
-static void gradcheck_context_shift(int score, int heads) {
+static void gradcheck_context_shift(int score, int heads, int masked) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.3f;
     c.attention = score;
@@ -274,11 +284,13 @@ static void gradcheck_context_shift(int score, int heads) {
     for (int i = 0; i < B; i++) fill_ann(ann[i], LD, 31 + i), annp[i] = ann[i], shp[i] = sh[i];
     for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % D]; /* one photo: six copies of one vector */
     annp[3] = annp[2], shp[3] = shp[2];
-    const int len[B] = {6, 5, 3, 2};
+    const int len[B] = {6, 5, 3, 2}, nv_own[B] = {4, 6, 3, 3}, *nv = masked ? nv_own : NULL;
+    for (int i = 0; nv && i < B; i++) /* masked: the padding NaN, never read (the shift moves it too) */
+        for (int k = nv[i] * D; k < LD; k++) ann[i][k] = NAN;
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
     float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx};
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx, nv};
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     float *grad = malloc(sizeof(float) * dec.n_params);
     ac_dec_stats st;
@@ -286,7 +298,7 @@ static void gradcheck_context_shift(int score, int heads) {
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0);
     double *P = malloc(sizeof(double) * dec.n_params);
     for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {B, ST, len, words, shp};
+    ref_batch rb = {B, ST, len, words, shp, nv};
     const double eps = 1e-3;
     double gmax = 0;
     for (int d = 0; d < D; d++) gmax = fmax(gmax, fabs(dctx[d]));
@@ -316,26 +328,37 @@ static void gradcheck_context_shift(int score, int heads) {
     ac_decoder_free(&dec);
 }
 static void test_gradcheck_context_shift(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s, 0);
-    gradcheck_context_shift(AC_ATTENTION_ADDITIVE, 2), gradcheck_context_shift(AC_ATTENTION_SCALED_DOT, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s, 0, 0), gradcheck_context_shift(s, 0, 1);
+    gradcheck_context_shift(AC_ATTENTION_ADDITIVE, 2, 0), gradcheck_context_shift(AC_ATTENTION_SCALED_DOT, 2, 0);
+    gradcheck_context_shift(AC_ATTENTION_COSINE, 2, 1);
 }
-static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
-static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
-static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0, 0); }
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0, 0, 0); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0, 0, 0); }
+static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0, 0, 0); }
 /* Every score function with dropout and shared photos (a shared photo's keys get the gradients of
  * all its captions), at A = H = 4 and at 17, where the score kernels' 16-wide loops run too. */
 static void test_gradcheck_scores(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
-        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0, 0);
-        gradcheck(0.3f, 1, s, 17, 0);
+        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0, 0, 0);
+        gradcheck(0.3f, 1, s, 17, 0, 0);
     }
 }
 /* Multi-head attention: every score with 2 heads (A = 4 and H = 6 key columns and D = 8 channels split
  * in two); 4 heads of 4 columns (additive); 2 heads of 16, where the kernels' 16-wide loops run (cosine). */
 static void test_gradcheck_heads(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck(0.3f, 1, s, 0, 2);
-    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 16, 4);
-    gradcheck(0.3f, 1, AC_ATTENTION_COSINE, 32, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck(0.3f, 1, s, 0, 2, 0);
+    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 16, 4, 0);
+    gradcheck(0.3f, 1, AC_ATTENTION_COSINE, 32, 2, 0);
+}
+/* Masked softmax (photos with fewer cells than the grid, their padding NaN): every score function,
+ * one photo per caption and shared photos, one head and two, and the 16-wide loops at 17. */
+static void test_gradcheck_masked(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
+        gradcheck(0.3f, 0, s, 0, 0, 1);
+        gradcheck(0.3f, 1, s, 0, 2, 1);
+    }
+    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 17, 0, 1);
+    gradcheck(0.3f, 0, AC_ATTENTION_COSINE, 32, 2, 1);
 }
 
 /* The inference step (beam search's) and the batched training forward are separate code: they must
@@ -353,7 +376,7 @@ static void step_matches_training_forward(int score, int heads) {
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp, NULL};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -399,7 +422,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, NULL};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -424,11 +447,14 @@ static void test_pool_matches_single(void) {
 /* PyTorch parity: tools/torch_decoder.py --fixture computed logits, loss and every gradient in
  * float64 for fixed parameters, inputs and dropout masks, one fixture per score function (the
  * additive one without the config field, as files before score functions) and two with 2 heads;
- * ours (float32) must match to 1e-4. */
-static void torch_parity(int score, int heads) {
+ * ours (float32) must match to 1e-4. masked: the fixture's photos own only some cells (n_valid). */
+static void torch_parity(int score, int heads, int masked) {
     char path[4096];
     const char *root = getenv("ATTNCAP_ROOT");
-    if (heads > 1)
+    if (masked)
+        snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_mask_%s%s.safetensors", root ? root : ".",
+                 heads > 1 ? "heads2_" : "", ac_decoder_attention_name(score));
+    else if (heads > 1)
         snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_heads%d_%s.safetensors", root ? root : ".", heads,
                  ac_decoder_attention_name(score));
     else
@@ -461,7 +487,11 @@ static void torch_parity(int score, int heads) {
     memcpy(words, tw->data, tw->nbytes);
     CHECK(ac_st_to_f32(ta, ann, (size_t)B * c.n_ann * c.dim, path, &err) == 0);
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)i * c.n_ann * c.dim;
-    ac_dec_batch bt = {B, len, words, stride, annp, NULL};
+    const ac_st_tensor *tv = ac_st_find(&f, "n_valid");
+    int n_valid[16];
+    CHECKF(!masked == !tv && (!tv || (tv->dtype == AC_ST_I32 && tv->shape[0] == B)), "%s: n_valid", path);
+    if (tv) memcpy(n_valid, tv->data, tv->nbytes);
+    ac_dec_batch bt = {B, len, words, stride, annp, NULL, tv ? n_valid : NULL};
     ac_dec_work *w = ac_dec_work_new(&c, B, len[0]);
     float *grad = malloc(sizeof(float) * dec.n_params);
     ac_dec_stats st;
@@ -505,8 +535,14 @@ static void torch_parity(int score, int heads) {
     ac_st_free(&f);
 }
 static void test_torch_parity(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0);
-    torch_parity(AC_ATTENTION_ADDITIVE, 2), torch_parity(AC_ATTENTION_SCALED_DOT, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0, 0);
+    torch_parity(AC_ATTENTION_ADDITIVE, 2, 0), torch_parity(AC_ATTENTION_SCALED_DOT, 2, 0);
+}
+/* The same with masks (tools/torch_decoder.py --mask: photos of 2, 6, 3, 5 and 1 of the 6 cells, their
+ * padding NaN; PyTorch masks the scores with -inf), every score function and two with 2 heads. */
+static void test_torch_parity_masked(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0, 1);
+    torch_parity(AC_ATTENTION_ADDITIVE, 2, 1), torch_parity(AC_ATTENTION_COSINE, 2, 1);
 }
 
 static void f16_same_bits(int score, int heads) {
@@ -604,9 +640,11 @@ int main(void) {
     RUN(test_gradcheck_shared_photos);
     RUN(test_gradcheck_scores);
     RUN(test_gradcheck_heads);
+    RUN(test_gradcheck_masked);
     RUN(test_gradcheck_context_shift);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
+    RUN(test_torch_parity_masked);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);
     return TEST_EXIT();

@@ -90,8 +90,8 @@ static void policy_decides_the_squash(void) {
 }
 
 /* The squashed photo's two top pixels, as the feature cache stores them. */
-static int ramp_encode(void *ctx, const ac_image *img, float *out, ac_err *err) {
-    (void)ctx, (void)err;
+static int ramp_encode(void *ctx, const ac_image *img, float *out, int *gh, int *gw, ac_err *err) {
+    (void)ctx, (void)err, (void)gh, (void)gw;
     out[0] = img->px[0], out[1] = img->px[3];
     return 0;
 }
