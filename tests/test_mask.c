@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/beam.h"
 #include "attncap/decoder.h"
 #include "decoder_internal.h" /* ac_decoder_alloc */
 #include "test.h"
@@ -119,6 +120,45 @@ static void test_attend_padding_invariance(void) {
     }
     CHECK(same);
     ac_decoder_free(&big), ac_decoder_free(&small);
+}
+
+/* The beam search (with runners-up) and a forced caption on the padded photo: the unpadded model's
+ * words, scores and attention, the attention over the photo's own 2 x 3 cells (ac_caption.grid_h). */
+static void test_search_padding_invariance(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
+        ac_decoder big, small;
+        ac_err err;
+        ac_decoder_config c = cfg_of(3, 4, s, 2);
+        CHECKF(ac_decoder_init(&big, &c, 12, &err) == 0, "%s", err.msg);
+        for (int i = 0; i < E * V; i++) big.out_lo[i] *= 5; /* confident enough to stop early */
+        twin(&big, 2, 3, &small);
+        float own[6 * D], padded[12 * D];
+        fill(own, 6 * D, 31);
+        memcpy(padded, own, sizeof own);
+        for (int k = 6 * D; k < 12 * D; k++) padded[k] = NAN;
+        ac_beam_opts o = ac_beam_defaults();
+        o.nbest = 3, o.max_len = 6, o.allow_unk = 1;
+        ac_caption a, b;
+        CHECKF(ac_beam_search_grid(&big, padded, 2, 3, &o, &a, &err) == 0, "%s", err.msg);
+        CHECKF(ac_beam_search(&small, own, &o, &b, &err) == 0, "%s", err.msg);
+        int same = a.grid_h == 2 && a.grid_w == 3 && b.grid_h == 2 && b.grid_w == 3 && a.n_alt == b.n_alt;
+        for (int k = -1; same && k < a.n_alt; k++) {
+            const ac_caption *x = k < 0 ? &a : &a.alt[k], *y = k < 0 ? &b : &b.alt[k];
+            same = x->n == y->n && x->logprob == y->logprob && !memcmp(x->words, y->words, sizeof(int) * (size_t)x->n) &&
+                   x->grid_h == 2 && x->grid_w == 3 && !memcmp(x->alpha, y->alpha, sizeof(float) * (size_t)(x->n + 1) * 6);
+        }
+        CHECKF(same, "%s: padded and unpadded searches differ", ac_decoder_attention_name(s));
+        ac_caption fa, fb;
+        CHECK(ac_caption_forced_grid(&big, padded, 2, 3, a.words, a.n, &fa, &err) == 0);
+        CHECK(ac_caption_forced(&small, own, a.words, a.n, &fb, &err) == 0);
+        CHECK(fa.grid_h == 2 && fa.grid_w == 3 && fa.logprob == fb.logprob && fa.logprob == a.logprob &&
+              !memcmp(fa.alpha, fb.alpha, sizeof(float) * (size_t)(fa.n + 1) * 6) &&
+              !memcmp(fa.alpha, a.alpha, sizeof(float) * (size_t)(fa.n + 1) * 6));
+        ac_caption_free(&fb);
+        CHECK(ac_beam_search_grid(&big, padded, 4, 4, &o, &fb, &err) == -1 && strstr(err.msg, "grid"));
+        ac_caption_free(&a), ac_caption_free(&b), ac_caption_free(&fa);
+        ac_decoder_free(&big), ac_decoder_free(&small);
+    }
 }
 
 /* Training: a batch of two photos of 2 x 3 cells padded into 3 x 4 (NaN padding) has the loss and
@@ -234,6 +274,7 @@ static void test_bad_grids(void) {
 int main(void) {
     RUN(test_step_padding_invariance);
     RUN(test_attend_padding_invariance);
+    RUN(test_search_padding_invariance);
     RUN(test_train_padding_invariance);
     RUN(test_bad_grids);
     return TEST_EXIT();
