@@ -9,6 +9,7 @@
 
 #include "attncap/beam.h"
 #include "attncap/decoder.h"
+#include "attention_internal.h" /* the masked softmax */
 #include "decoder_internal.h" /* ac_decoder_alloc */
 #include "test.h"
 
@@ -31,6 +32,31 @@ static void twin(const ac_decoder *a, int gh, int gw, ac_decoder *b) {
     ac_err err;
     CHECKF(ac_decoder_alloc(b, &c, &err) == 0 && b->n_params == a->n_params, "%s", err.msg);
     memcpy(b->params, a->params, sizeof(float) * a->n_params);
+}
+
+/* The masked softmax kernels: over the first n of each row (against the formula in double), the rest
+ * exactly 0 whatever it held (NaN, huge), forward and backward. */
+static void test_masked_softmax_kernels(void) {
+    enum { R = 2, LL = 6, N = 4 };
+    float e[R * LL], alpha[R * LL], da[R * LL], de[R * LL];
+    for (int i = 0; i < R * LL; i++) {
+        const int l = i % LL;
+        e[i] = l < N ? 0.7f * (float)(i % 5) - 1.0f : (l == N ? NAN : 1e30f);
+        da[i] = l < N ? 0.3f * (float)(i % 3) - 0.2f : NAN;
+    }
+    memcpy(alpha, e, sizeof e);
+    ac_attention_softmax_forward_masked(alpha, R, LL, N);
+    ac_attention_softmax_backward_masked(alpha, da, R, LL, N, de);
+    int ok = 1;
+    for (int r = 0; r < R; r++) {
+        double z = 0, s = 0, p[N];
+        for (int l = 0; l < N; l++) z += exp(e[r * LL + l]);
+        for (int l = 0; l < N; l++) p[l] = exp(e[r * LL + l]) / z, s += p[l] * da[r * LL + l];
+        for (int l = 0; l < N; l++)
+            ok &= fabs(alpha[r * LL + l] - p[l]) < 1e-6 && fabs(de[r * LL + l] - p[l] * (da[r * LL + l] - s)) < 1e-6;
+        for (int l = N; l < LL; l++) ok &= alpha[r * LL + l] == 0.0f && de[r * LL + l] == 0.0f;
+    }
+    CHECK(ok);
 }
 
 /* One step of K rows on a photo of 2 x 3 cells: padded into a 3 x 4 grid (NaN padding) and unpadded in
@@ -272,6 +298,7 @@ static void test_bad_grids(void) {
 }
 
 int main(void) {
+    RUN(test_masked_softmax_kernels);
     RUN(test_step_padding_invariance);
     RUN(test_attend_padding_invariance);
     RUN(test_search_padding_invariance);
