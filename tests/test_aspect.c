@@ -3,6 +3,7 @@
  * the CNN run by hand at the photo's own shape (cells first, zeros after), for more shapes than it keeps
  * plans of, and in a lane; a model recording the policy captions photos on their own grids, exactly as
  * a model of that grid captions the unpadded cells (padding invariance), photo by photo and in batches. */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -151,6 +152,10 @@ static void captions_on_own_grids(void) {
     ac_captioner c;
     CHECKF(ac_captioner_open(&c, model, enc, 1, &err) == 0, "%s", err.msg);
     CHECK(c.enc.resize == AC_RESIZE_ASPECT && c.id.policy == AC_RESIZE_ASPECT);
+    /* the classifier head's windows (quadrants of the 4 x 4 grid and its centre), fitted into each photo's grid */
+    ac_grid_window win[5];
+    const int nw = ac_grid_windows(4, 4, 2, 2, 1, win, 5);
+    CHECKF(nw == 5 && ac_captioner_want_classes(&c, win, nw, &err) == 0, "%s", err.msg);
     seen one = {0};
     float *ann = malloc(sizeof(float) * (size_t)c.L * c.D);
     for (int i = 0; i < NSHAPES; i++) {
@@ -160,6 +165,13 @@ static void captions_on_own_grids(void) {
         CHECKF(ac_captioner_run(&c, &photo, &cap, NULL, NULL, &err) == 0, "%s", err.msg);
         ac_batch_result r = {.index = i, .ok = 1, .caption = &cap};
         on_result(&one, &r);
+        int probs_ok = 1; /* whole photo and 5 windows, each a distribution */
+        for (int k = 0; k < 6; k++) {
+            double sum = 0;
+            for (int j = 0; j < c.n_classes; j++) sum += c.probs[k * c.n_classes + j];
+            probs_ok &= fabs(sum - 1) < 1e-3;
+        }
+        CHECKF(probs_ok, "photo %d: class probabilities", i);
         /* by hand: the photo's own cells, unpadded, captioned by the same weights on a grid of that shape */
         int gh, gw;
         CHECK(ac_encoder_encode_grid(&c.enc, &photo, ann, &gh, &gw, &err) == 0);

@@ -545,7 +545,7 @@ static void test_torch_parity_masked(void) {
     torch_parity(AC_ATTENTION_ADDITIVE, 2, 1), torch_parity(AC_ATTENTION_COSINE, 2, 1);
 }
 
-static void f16_same_bits(int score, int heads) {
+static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
                              .grid_h = 3, .grid_w = 4, .attention = score, .heads = heads};
     ac_decoder a, b;
@@ -559,7 +559,9 @@ static void f16_same_bits(int score, int heads) {
            ac_decoder_attention_name(score), heads);
     float ann[12 * 20];
     for (int i = 0; i < 12 * 20; i++) ann[i] = (float)((i * 29) % 23) / 23.0f;
-    ac_dec_image *ia = ac_decoder_prepare(&a, ann), *ib = ac_decoder_prepare(&b, ann);
+    /* with masks too: a photo of 2 x 3 of the 3 x 4 cells */
+    ac_dec_image *ia = masked ? ac_decoder_prepare_grid(&a, ann, 2, 3) : ac_decoder_prepare(&a, ann),
+                 *ib = masked ? ac_decoder_prepare_grid(&b, ann, 2, 3) : ac_decoder_prepare(&b, ann);
     int same = 1;
     float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&a.cfg, 16));
     for (int K = 1; K <= 16 && same; K += 14) { /* 1 and 15 hypotheses */
@@ -577,13 +579,14 @@ static void f16_same_bits(int score, int heads) {
     free(scr);
     ac_dec_image_free(ia), ac_dec_image_free(ib);
     ac_decoder_free(&a), ac_decoder_free(&b);
-    CHECKF(same, "%s x%d", ac_decoder_attention_name(score), heads);
+    CHECKF(same, "%s x%d%s", ac_decoder_attention_name(score), heads, masked ? " masked" : "");
 }
 
 /* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for
  * few hypotheses (streaming kernels on both sides) and many (the float32 side tiles), when the
- * weights are exactly float16, for every score function (general has no W_h to copy) and with 2
- * heads; a decoder whose weights are not keeps the float32 path. */
+ * weights are exactly float16, for every score function (general has no W_h to copy), with 2
+ * heads and with masks (a photo of 2 x 3 of the 3 x 4 cells); a decoder whose weights are not keeps the
+ * float32 path. */
 static void test_step_f16_same_bits(void) {
     if (!ac_smm_has_f16()) {
         ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
@@ -596,7 +599,8 @@ static void test_step_f16_same_bits(void) {
         ac_decoder_free(&a);
         SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL)");
     }
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) f16_same_bits(s, 0), f16_same_bits(s, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++)
+        f16_same_bits(s, 0, 0), f16_same_bits(s, 2, 0), f16_same_bits(s, 0, 1), f16_same_bits(s, 2, 1);
 }
 
 /* The joint step of several photos (the batched beam search's) gives every row the same bits as a
