@@ -82,17 +82,11 @@ int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image 
     return ac_encoder_prepare(&c->enc, photo, prepared, err);
 }
 
-/* A task's photo grid: its own, or the model's. */
-static void task_grid(const ac_decoder *dec, const ac_name_task *t, int *gh, int *gw) {
-    *gh = t->grid_h > 0 ? t->grid_h : dec->cfg.grid_h;
-    *gw = t->grid_w > 0 ? t->grid_w : dec->cfg.grid_w;
-}
-
 static int given_caption(const ac_captioner *c, const ac_decoder *dec, const ac_name_task *t, ac_caption *out,
                          ac_err *err) {
     const int n = c->n_given;
     int gh, gw;
-    task_grid(dec, t, &gh, &gw);
+    ac_name_task_grid(&dec->cfg, t, &gh, &gw);
     if (ac_caption_forced_grid(dec, t->ann, gh, gw, c->given, n, out, err)) return -1;
     int ok = (out->labels = calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
@@ -167,7 +161,7 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
         int gh, gw;
-        task_grid(&model->dec, &tasks[i], &gh, &gw);
+        ac_name_task_grid(&model->dec.cfg, &tasks[i], &gh, &gw);
         tasks[i].failed = ac_decoder_check_grid(&model->dec.cfg, gh, gw, &tasks[i].err);
         const ac_dec_image *img = bt && idx && !tasks[i].failed ? ac_decoder_prepare_grid(&model->dec, tasks[i].ann, gh, gw) : NULL;
         if (!tasks[i].failed && !img) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");

@@ -146,7 +146,7 @@ int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *p
 
 /* ---- plans of other shapes (AC_RESIZE_ASPECT) ---- */
 
-enum { SHAPES = 4 }; /* a 4:3, a 3:4, a 3:2 photo ... at a time: about 15 MB each for MobileNetV2 at 448 */
+enum { SHAPES = 4 }; /* a 4:3, a 3:4, a 3:2 photo ... at a time (each plan holds its own packed weights and buffers) */
 struct ac_encoder_shapes {
     ac_cnn *cnn[SHAPES];
     int h[SHAPES], w[SHAPES];

@@ -135,10 +135,9 @@ static int says(const ac_caption *cap, const cand *c) {
     return 0;
 }
 
-/* The task's photo grid: its own, or the model's when not given. */
-static void task_grid(const ac_model *m, const ac_name_task *task, int *gh, int *gw) {
-    *gh = task->grid_h > 0 ? task->grid_h : m->dec.cfg.grid_h;
-    *gw = task->grid_w > 0 ? task->grid_w : m->dec.cfg.grid_w;
+void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, int *gh, int *gw) {
+    *gh = task->grid_h > 0 ? task->grid_h : cfg->grid_h;
+    *gw = task->grid_w > 0 ? task->grid_w : cfg->grid_w;
 }
 
 /* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
@@ -152,7 +151,7 @@ static int describe(const ac_model *m, const ac_name_task *task, const char *wor
     int rc = ids ? 0 : ac_errf(err, "out of memory");
     if (!rc) ac_vocab_encode(m->vocab, &t, ids);
     int gh, gw;
-    task_grid(m, task, &gh, &gw);
+    ac_name_task_grid(&m->dec.cfg, task, &gh, &gw);
     if (!rc) rc = ac_caption_forced_grid(&m->dec, task->ann, gh, gw, ids, t.n, out, err);
     ac_tokens_free(&t);
     free(ids);
@@ -314,7 +313,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         /* without a memo the searches are the same, only slower */
         if (o->mode != AC_TAGS_OFF) j->memo = ac_beam_memo_new(&m->dec);
         int gh, gw;
-        task_grid(m, task, &gh, &gw);
+        ac_name_task_grid(&m->dec.cfg, task, &gh, &gw);
         if (ac_decoder_check_grid(&m->dec.cfg, gh, gw, &task->err)) {
             task->failed = 1;
             continue;
