@@ -21,6 +21,7 @@ typedef struct {
     int B, stride;
     const int *len, *words;
     const float *const *ann;
+    const int *n_valid; /* NULL, or caption i's photo is its first n_valid[i] cells (the rest never read) */
 } ref_batch;
 typedef double (*ref_loss_fn)(const ac_decoder_config *c, const double *P, const ref_batch *b, int train,
                               uint64_t seed);
@@ -36,8 +37,9 @@ static int parity_fail(char *why, size_t n, const char *fmt, ...) {
 /* The fixture at `path` (its config into *c): loss within 1e-5, logits and every gradient within tol
  * (relative, entries far below a tensor's scale judged against 1e-2 of it). Captions' photos: the
  * fixture's "photo" map (caption -> row of "ann") if it has one, else one row of "ann" per caption.
- * 0, or -1 with why[] saying what differs. GC_VERBOSE=1 prints each tensor's worst error. */
-static int parity_run(const char *path, ac_decoder_config *c, double tol, char *why, size_t n_why) {
+ * masked: the fixture must have "n_valid" [B] (each caption's photo owns its first n_valid cells),
+ * else it must not. 0, or -1 with why[] saying what differs. GC_VERBOSE=1 prints each tensor's worst error. */
+static int parity_run(const char *path, ac_decoder_config *c, int masked, double tol, char *why, size_t n_why) {
     ac_st_file f;
     ac_err err;
     if (ac_st_read(path, &f, &err)) return parity_fail(why, n_why, "%s", err.msg);
@@ -59,21 +61,26 @@ static int parity_run(const char *path, ac_decoder_config *c, double tol, char *
         }
     }
     const ac_st_tensor *ta = ac_st_find(&f, "ann"), *tl = ac_st_find(&f, "len"), *tw = ac_st_find(&f, "words"),
-                       *tp = ac_st_find(&f, "photo"), *tg = ac_st_find(&f, "logits");
+                       *tp = ac_st_find(&f, "photo"), *tg = ac_st_find(&f, "logits"), *tv = ac_st_find(&f, "n_valid");
     if (!ta || !tl || !tw || !tg || tl->dtype != AC_ST_I32 || tw->dtype != AC_ST_I32 || (tp && tp->dtype != AC_ST_I32) ||
         tl->shape[0] > 16 || tw->shape[1] > 16 || ta->shape[0] > 16) {
         parity_fail(why, n_why, "%s: ann, len, words, logits (and photo) not as expected", path);
         goto done;
     }
+    if (!masked != !tv || (tv && (tv->dtype != AC_ST_I32 || tv->shape[0] != tl->shape[0]))) {
+        parity_fail(why, n_why, "%s: n_valid %s", path, masked ? "missing or not [B] int32" : "in an unmasked fixture");
+        goto done;
+    }
     const int B = (int)tl->shape[0], stride = (int)tw->shape[1];
-    int len[16], words[16 * 16];
+    int len[16], words[16 * 16], n_valid[16];
     const float *annp[16];
+    if (tv) memcpy(n_valid, tv->data, tv->nbytes);
     memcpy(len, tl->data, tl->nbytes);
     memcpy(words, tw->data, tw->nbytes);
     ann = malloc(ta->nbytes);
     if (!ann || ac_st_to_f32(ta, ann, (size_t)ta->shape[0] * c->n_ann * c->dim, path, &err)) goto done;
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(tp ? ((const int32_t *)tp->data)[i] : i) * c->n_ann * c->dim;
-    ac_dec_batch bt = {B, len, words, stride, annp, NULL, 0};
+    ac_dec_batch bt = {B, len, words, stride, annp, NULL, 0, tv ? n_valid : NULL};
     w = ac_dec_work_new(c, B, len[0]);
     grad = malloc(sizeof(float) * dec.n_params);
     ref = malloc(sizeof(float) * dec.n_params + tg->nbytes);
@@ -139,8 +146,9 @@ done:
 /* dctx_sum of dec (dropout on, 4 captions, one photo six copies of one vector and shared by two
  * captions; n_ann 6, dim <= 8) against central differences of ref shifting every annotation vector;
  * then, without dropout, 2 shards through the pool against one pass (gradient and dctx_sum).
- * 0, or -1 with why[]. */
-static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, char *why, size_t n_why) {
+ * nv: NULL, or [4] the captions' photos' own cells (masks; their padding NaN, which must not be read;
+ * the same for the captions that share a photo). 0, or -1 with why[]. */
+static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, const int *nv, char *why, size_t n_why) {
     enum { B = 4, ST = 6 };
     ac_decoder_config c = dec->cfg;
     const int D = c.dim, LD = 6 * D;
@@ -153,11 +161,13 @@ static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, char *why, size_t
     }
     for (int k = 0; k < LD; k++) ann[2][k] = ann[2][k % D]; /* one photo: six copies of one vector */
     annp[3] = annp[2], shp[3] = shp[2];
+    for (int i = 0; nv && i < B; i++)
+        for (int k = nv[i] * D; k < LD; k++) ann[i][k] = NAN;
     const int len[B] = {6, 5, 3, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
     float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0};
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0, nv};
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 8);
     float *grad = malloc(sizeof(float) * dec->n_params), *g1 = malloc(sizeof(float) * dec->n_params);
@@ -171,7 +181,7 @@ static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, char *why, size_t
         goto done;
     }
     for (size_t i = 0; i < dec->n_params; i++) P[i] = dec->params[i];
-    ref_batch rb = {B, ST, len, words, shp};
+    ref_batch rb = {B, ST, len, words, shp, nv};
     const double eps = 1e-3;
     double gmax = 0;
     for (int d = 0; d < D; d++) gmax = fmax(gmax, fabs(dctx[d]));

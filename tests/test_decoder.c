@@ -120,12 +120,13 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
     }
     for (int i = 0; i < b->B; i++) {
         const float *a = b->ann[i];
+        const int n = b->n_valid ? b->n_valid[i] : L; /* the photo's cells: the softmax runs over them alone */
         for (int d = 0; d < D; d++) {
             mean[d] = 0;
-            for (int l = 0; l < L; l++) mean[d] += a[l * D + d];
-            mean[d] /= L;
+            for (int l = 0; l < n; l++) mean[d] += a[l * D + d];
+            mean[d] /= n;
         }
-        for (int l = 0; l < L; l++)
+        for (int l = 0; l < n; l++)
             for (int j = 0; j < A; j++) {
                 proj[l * A + j] = ba ? ba[j] : 0;
                 for (int d = 0; d < D; d++) proj[l * A + j] += a[l * D + d] * wa[d * A + j];
@@ -153,15 +154,15 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int j = 0; j < nh; j++) {
                 double *aj = al + j * L;
                 mx = -1e300, s = 0;
-                for (int l = 0; l < L; l++) {
+                for (int l = 0; l < n; l++) {
                     aj[l] = ref_score(c->attention, dk, hw + j * dk, proj + l * A + j * dk, we ? we + j * dk : NULL, lt);
                     mx = aj[l] > mx ? aj[l] : mx;
                 }
-                for (int l = 0; l < L; l++) s += (aj[l] = exp(aj[l] - mx));
-                for (int l = 0; l < L; l++) aj[l] /= s, S[j * L + l] += aj[l];
+                for (int l = 0; l < n; l++) s += (aj[l] = exp(aj[l] - mx));
+                for (int l = 0; l < n; l++) aj[l] /= s, S[j * L + l] += aj[l];
                 if (!loc) continue;
                 double ent = 0;
-                for (int l = 0; l < L; l++) ent -= aj[l] * log(aj[l]);
+                for (int l = 0; l < n; l++) ent -= aj[l] * log(aj[l]);
                 sur += c->reinforce * ref_hard->coef[i] * log(aj[loc[j]]) - c->entropy * ent;
                 if (ref_hard->logp) ref_hard->logp[i] += log(aj[loc[j]]);
             }
@@ -171,7 +172,7 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             for (int e = 0; e < E; e++) x[e] = emb[y * E + e];
             for (int d = 0; d < D; d++) {
                 x[E + d] = 0;
-                for (int l = 0; l < L; l++) x[E + d] += (loc ? l == loc[d / dv] : al[d / dv * L + l]) * a[l * D + d];
+                for (int l = 0; l < n; l++) x[E + d] += (loc ? l == loc[d / dv] : al[d / dv * L + l]) * a[l * D + d];
                 x[E + d] *= beta;
             }
             for (int k = 0; k < H; k++) x[E + D + k] = h[k];
@@ -203,7 +204,8 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
             ce += mx + log(s) - lg[tg];
             if (ref_hard && ref_hard->ce) ref_hard->ce[i] += mx + log(s) - lg[tg];
         }
-        for (int l = 0; l < nh * L; l++) pen += (1 - S[l]) * (1 - S[l]);
+        for (int j = 0; j < nh; j++)
+            for (int l = 0; l < n; l++) pen += (1 - S[j * L + l]) * (1 - S[j * L + l]);
     }
     free(proj), free(h), free(cc), free(hw), free(al), free(x), free(g), free(o), free(lg), free(S), free(mean);
     return (ce + c->lambda * pen + sur) / N;
@@ -211,8 +213,11 @@ static double ref_loss(const ac_decoder_config *c, const double *P, const ref_ba
 
 /* Every parameter's gradient against central differences of the reference. A hard-attention config
  * holds the forward's locations fixed (read back from it) and the REINFORCE factors (ce_i - n_i b) at
- * their values, as decoder.h's objective says. */
-static void gradcheck_cfg(ac_decoder_config c, int shared) {
+ * their values, as decoder.h's objective says. masked: the photos bring 2, 6, 3 and 1 of the 6 cells
+ * (3, 5, 3, 5 when shared), their padding NaN: the masked softmax must never read it. (A photo of 2
+ * cells under cosine heads of 2 columns is ill-conditioned in float32 with or without masks: an
+ * unmasked 1 x 2 grid misses 3e-4 by as much.) */
+static void gradcheck_cfg(ac_decoder_config c, int shared, int masked) {
     const int score = c.attention, heads = c.heads;
     ref_hard = NULL;
     ac_decoder dec;
@@ -226,9 +231,12 @@ static void gradcheck_cfg(ac_decoder_config c, int shared) {
     for (int i = 0; i < B; i++) fill_ann(ann[i], 6 * c.dim, 11 + i), annp[i] = ann[i];
     if (shared) annp[2] = annp[0], annp[3] = annp[1]; /* two photos with two captions each */
     const int len[B] = {6, 4, 4, 2};
+    const int nv_own[B] = {2, 6, 3, 1}, nv_shared[B] = {3, 5, 3, 5}, *nv = masked ? shared ? nv_shared : nv_own : NULL;
+    for (int i = 0; nv && i < B; i++)
+        for (int k = nv[i] * c.dim; k < 6 * c.dim; k++) ann[i][k] = NAN;
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -237,7 +245,7 @@ static void gradcheck_cfg(ac_decoder_config c, int shared) {
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0);
     double *P = malloc(sizeof(double) * dec.n_params);
     for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {B, ST, len, words, annp};
+    ref_batch rb = {B, ST, len, words, annp, nv};
     static int loc[B * ST * 2];
     static double coef[B], ce[B];
     static ref_hard_t rh = {loc, coef, ce, NULL};
@@ -275,10 +283,11 @@ static void gradcheck_cfg(ac_decoder_config c, int shared) {
             if (e > worst) worst = e, wi = j, wa = an, wn = num;
         }
         if (getenv("GC_VERBOSE"))
-            printf("# %s %-10s worst rel %.2e gmax %.2e\n", ac_decoder_attention_name(score), t[k].name, worst, gmax);
+            printf("# %s%s %-10s worst rel %.2e gmax %.2e\n", ac_decoder_attention_name(score), masked ? " masked" : "",
+                   t[k].name, worst, gmax);
         CHECKF(gmax > 0 || !strcmp(t[k].name, "emb"), "%s %s: all-zero gradient", ac_decoder_attention_name(score), t[k].name);
-        CHECKF(worst < 3e-4, "%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_decoder_attention_name(score),
-               t[k].name, wi, wa, wn, worst);
+        CHECKF(worst < 3e-4, "%s%s %s[%zu]: analytic %.9g, numeric %.9g (rel %.3g)", ac_decoder_attention_name(score),
+               masked ? " masked" : "", t[k].name, wi, wa, wn, worst);
     }
     ref_hard = NULL;
     free(P);
@@ -286,19 +295,19 @@ static void gradcheck_cfg(ac_decoder_config c, int shared) {
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
-static void gradcheck(float dropout, int shared, int score, int width, int heads) {
+static void gradcheck(float dropout, int shared, int score, int width, int heads, int masked) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = dropout;
     c.attention = score;
     c.heads = heads;
     if (heads > 1) c.dim = 8; /* the heads split the channels */
     if (width) c.att = c.hidden = width;
-    gradcheck_cfg(c, shared);
+    gradcheck_cfg(c, shared, masked);
 }
 /* dctx_sum: d loss / d x, x added to every annotation vector of every photo (the trainer's learned
  * "no photo" context is this with all vectors equal), against central differences of the reference;
  * then the pool's combination against the single pass. */
-static void gradcheck_context_shift(int score, int heads) {
+static void gradcheck_context_shift(int score, int heads, int masked) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.3f;
     c.attention = score;
@@ -309,31 +318,43 @@ static void gradcheck_context_shift(int score, int heads) {
     char why[512];
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
     for (size_t i = 0; i < dec.n_params; i++) dec.params[i] += 0.05f * (float)sin(2.0 + 1.3 * i);
-    const int rc = context_shift_run(&dec, ref_loss, why, sizeof why);
+    static const int nv_own[4] = {4, 6, 3, 3}; /* masked: the padding NaN, never read (the shift moves it too) */
+    const int rc = context_shift_run(&dec, ref_loss, masked ? nv_own : NULL, why, sizeof why);
     ac_decoder_free(&dec);
     CHECKF(rc == 0, "%s x%d: %s", ac_decoder_attention_name(score), heads, why);
 }
 static void test_gradcheck_context_shift(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s, 0);
-    gradcheck_context_shift(AC_ATTENTION_ADDITIVE, 2), gradcheck_context_shift(AC_ATTENTION_SCALED_DOT, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck_context_shift(s, 0, 0), gradcheck_context_shift(s, 0, 1);
+    gradcheck_context_shift(AC_ATTENTION_ADDITIVE, 2, 0), gradcheck_context_shift(AC_ATTENTION_SCALED_DOT, 2, 0);
+    gradcheck_context_shift(AC_ATTENTION_COSINE, 2, 1);
 }
-static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
-static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0, 0); }
-static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0, 0); }
+static void test_gradcheck_no_dropout(void) { gradcheck(0.0f, 0, AC_ATTENTION_ADDITIVE, 0, 0, 0); }
+static void test_gradcheck_dropout(void) { gradcheck(0.4f, 0, AC_ATTENTION_ADDITIVE, 0, 0, 0); }
+static void test_gradcheck_shared_photos(void) { gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 0, 0, 0); }
 /* Every score function with dropout and shared photos (a shared photo's keys get the gradients of
  * all its captions), at A = H = 4 and at 17, where the score kernels' 16-wide loops run too. */
 static void test_gradcheck_scores(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
-        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0, 0);
-        gradcheck(0.3f, 1, s, 17, 0);
+        if (s != AC_ATTENTION_ADDITIVE) gradcheck(0.3f, 1, s, 0, 0, 0);
+        gradcheck(0.3f, 1, s, 17, 0, 0);
     }
 }
 /* Multi-head attention: every score with 2 heads (A = 4 and H = 6 key columns and D = 8 channels split
  * in two); 4 heads of 4 columns (additive); 2 heads of 16, where the kernels' 16-wide loops run (cosine). */
 static void test_gradcheck_heads(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck(0.3f, 1, s, 0, 2);
-    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 16, 4);
-    gradcheck(0.3f, 1, AC_ATTENTION_COSINE, 32, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) gradcheck(0.3f, 1, s, 0, 2, 0);
+    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 16, 4, 0);
+    gradcheck(0.3f, 1, AC_ATTENTION_COSINE, 32, 2, 0);
+}
+/* Masked softmax (photos with fewer cells than the grid, their padding NaN): every score function,
+ * one photo per caption and shared photos, one head and two, and the 16-wide loops at 17. */
+static void test_gradcheck_masked(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) {
+        gradcheck(0.3f, 0, s, 0, 0, 1);
+        gradcheck(0.3f, 1, s, 0, 2, 1);
+    }
+    gradcheck(0.3f, 1, AC_ATTENTION_ADDITIVE, 17, 0, 1);
+    gradcheck(0.3f, 0, AC_ATTENTION_COSINE, 32, 2, 1);
 }
 
 /* ---- hard attention ---- */
@@ -346,7 +367,8 @@ static void test_hard_gradcheck(void) {
             ac_decoder_config c = tiny_cfg();
             c.dropout = 0.3f, c.attention = score, c.heads = heads, c.dim = heads ? 8 : 7;
             c.attention_mode = AC_ATTENTION_HARD, c.reinforce = 0.7f, c.entropy = 0.3f, c.expected = 0.4f;
-            gradcheck_cfg(c, 1);
+            gradcheck_cfg(c, 1, 0);
+            gradcheck_cfg(c, 1, 1); /* masks: a padded cell (alpha 0) is never sampled */
         }
 }
 
@@ -418,7 +440,7 @@ static void test_hard_unbiased(void) {
     double *P = malloc(sizeof(double) * np), *exact = malloc(sizeof(double) * 3 * np), *ghard = exact + np,
            *gsoft = ghard + np;
     for (size_t i = 0; i < np; i++) P[i] = dec.params[i];
-    ref_batch rb = {2, 1, len, words, annp};
+    ref_batch rb = {2, 1, len, words, annp, NULL};
     for (size_t i = 0; i < np; i++) {
         const double keep = P[i], eps = 1e-5;
         double f[2], soft[2];
@@ -430,7 +452,7 @@ static void test_hard_unbiased(void) {
         P[i] = keep;
         ghard[i] = (f[0] - f[1]) / (2 * eps), gsoft[i] = (soft[0] - soft[1]) / (2 * eps);
     }
-    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0};
+    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     for (int k = 0; k < 2; k++) {
         const float e = k ? 0.5f : 0.0f;
@@ -470,7 +492,7 @@ static void step_matches_training_forward(int score, int heads, int mode) {
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -527,7 +549,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -552,27 +574,36 @@ static void test_pool_matches_single(void) {
 /* PyTorch parity: tools/torch_decoder.py --fixture computed logits, loss and every gradient in
  * float64 for fixed parameters, inputs and dropout masks, one fixture per score function (the
  * additive one without the config field, as files before score functions) and two with 2 heads;
- * ours (float32) must match to 1e-4. */
-static void torch_parity(int score, int heads) {
+ * ours (float32) must match to 1e-4. masked: the fixture's photos own only some cells (n_valid). */
+static void torch_parity(int score, int heads, int masked) {
     char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
-    if (heads > 1)
+    if (masked)
+        snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_mask_%s%s.safetensors", root ? root : ".",
+                 heads > 1 ? "heads2_" : "", ac_decoder_attention_name(score));
+    else if (heads > 1)
         snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_heads%d_%s.safetensors", root ? root : ".", heads,
                  ac_decoder_attention_name(score));
     else
         snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity%s%s.safetensors", root ? root : ".",
                  score ? "_" : "", score ? ac_decoder_attention_name(score) : "");
     ac_decoder_config c;
-    CHECKF(parity_run(path, &c, 1e-4, why, sizeof why) == 0, "%s x%d: %s", ac_decoder_attention_name(score), heads, why);
+    CHECKF(parity_run(path, &c, masked, 1e-4, why, sizeof why) == 0, "%s x%d: %s", ac_decoder_attention_name(score), heads, why);
     CHECKF(c.attention == score && c.heads == heads && c.decoder == AC_DECODER_LSTM, "%s: config says %s, %d heads",
            path, ac_decoder_attention_name(c.attention), c.heads);
 }
 static void test_torch_parity(void) {
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0);
-    torch_parity(AC_ATTENTION_ADDITIVE, 2), torch_parity(AC_ATTENTION_SCALED_DOT, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0, 0);
+    torch_parity(AC_ATTENTION_ADDITIVE, 2, 0), torch_parity(AC_ATTENTION_SCALED_DOT, 2, 0);
+}
+/* The same with masks (tools/torch_decoder.py --mask: photos of 2, 6, 3, 5 and 1 of the 6 cells, their
+ * padding NaN; PyTorch masks the scores with -inf), every score function and two with 2 heads. */
+static void test_torch_parity_masked(void) {
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0, 1);
+    torch_parity(AC_ATTENTION_ADDITIVE, 2, 1), torch_parity(AC_ATTENTION_COSINE, 2, 1);
 }
 
-static void f16_same_bits(int score, int heads) {
+static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
                              .grid_h = 3, .grid_w = 4, .attention = score, .heads = heads};
     ac_decoder a, b;
@@ -586,7 +617,9 @@ static void f16_same_bits(int score, int heads) {
            ac_decoder_attention_name(score), heads);
     float ann[12 * 20];
     for (int i = 0; i < 12 * 20; i++) ann[i] = (float)((i * 29) % 23) / 23.0f;
-    ac_dec_image *ia = ac_decoder_prepare(&a, ann), *ib = ac_decoder_prepare(&b, ann);
+    /* with masks too: a photo of 2 x 3 of the 3 x 4 cells */
+    ac_dec_image *ia = masked ? ac_decoder_prepare_grid(&a, ann, 2, 3) : ac_decoder_prepare(&a, ann),
+                 *ib = masked ? ac_decoder_prepare_grid(&b, ann, 2, 3) : ac_decoder_prepare(&b, ann);
     int same = 1;
     float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&a.cfg, 16));
     for (int K = 1; K <= 16 && same; K += 14) { /* 1 and 15 hypotheses */
@@ -604,13 +637,14 @@ static void f16_same_bits(int score, int heads) {
     free(scr);
     ac_dec_image_free(ia), ac_dec_image_free(ib);
     ac_decoder_free(&a), ac_decoder_free(&b);
-    CHECKF(same, "%s x%d", ac_decoder_attention_name(score), heads);
+    CHECKF(same, "%s x%d%s", ac_decoder_attention_name(score), heads, masked ? " masked" : "");
 }
 
 /* The step with float16 copies of the streamed weights gives the same bits as the float32 step, for
  * few hypotheses (streaming kernels on both sides) and many (the float32 side tiles), when the
- * weights are exactly float16, for every score function (general has no W_h to copy) and with 2
- * heads; a decoder whose weights are not keeps the float32 path. */
+ * weights are exactly float16, for every score function (general has no W_h to copy), with 2
+ * heads and with masks (a photo of 2 x 3 of the 3 x 4 cells); a decoder whose weights are not keeps the
+ * float32 path. */
 static void test_step_f16_same_bits(void) {
     if (!ac_smm_has_f16()) {
         ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
@@ -623,7 +657,8 @@ static void test_step_f16_same_bits(void) {
         ac_decoder_free(&a);
         SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL, or AVX2 with FMA and F16C)");
     }
-    for (int s = 0; s < AC_ATTENTION_COUNT; s++) f16_same_bits(s, 0), f16_same_bits(s, 2);
+    for (int s = 0; s < AC_ATTENTION_COUNT; s++)
+        f16_same_bits(s, 0, 0), f16_same_bits(s, 2, 0), f16_same_bits(s, 0, 1), f16_same_bits(s, 2, 1);
 }
 
 /* The joint step of several photos (the batched beam search's) gives every row the same bits as a
@@ -667,11 +702,13 @@ int main(void) {
     RUN(test_gradcheck_shared_photos);
     RUN(test_gradcheck_scores);
     RUN(test_gradcheck_heads);
+    RUN(test_gradcheck_masked);
     RUN(test_gradcheck_context_shift);
     RUN(test_pool_matches_single);
     RUN(test_torch_parity);
     RUN(test_hard_gradcheck);
     RUN(test_hard_unbiased);
+    RUN(test_torch_parity_masked);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);
     return TEST_EXIT();

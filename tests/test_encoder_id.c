@@ -90,8 +90,8 @@ static void policy_decides_the_squash(void) {
 }
 
 /* The squashed photo's two top pixels, as the feature cache stores them. */
-static int ramp_encode(void *ctx, const ac_image *img, float *out, ac_err *err) {
-    (void)ctx, (void)err;
+static int ramp_encode(void *ctx, const ac_image *img, float *out, int *gh, int *gw, ac_err *err) {
+    (void)ctx, (void)err, (void)gh, (void)gw;
     out[0] = img->px[0], out[1] = img->px[3];
     return 0;
 }
@@ -130,8 +130,55 @@ static void extraction_follows_the_policy(void) {
     }
 }
 
+/* AC_RESIZE_ASPECT: recorded and read back as its own policy, not interchangeable with a squashing
+ * one of the same file; the input shapes it makes (by hand: 640x480 at 448, stride 32: 448 x 336 ->
+ * 10.5 strides, rounded to 11: 352); and refused on a grid that is not square or a size that is not
+ * a multiple of it. */
+static void aspect_policy(void) {
+    ac_encoder e = fake_encoder();
+    ac_err err;
+    CHECK(ac_encoder_set_resize(&e, AC_RESIZE_ASPECT, &err) == 0 && e.resize == AC_RESIZE_ASPECT);
+    CHECK(ac_encoder_stride(&e) == 32);
+    char *j = ac_encoder_id_json(&e);
+    ac_encoder_id a, sq;
+    CHECKF(j && strstr(j, "\"resize\":\"" AC_ENCODER_ASPECT_TEXT "\"") && ac_encoder_id_parse(j, "x", &a, &err) == 0 &&
+               a.policy == AC_RESIZE_ASPECT,
+           "%s", j ? j : "(null)");
+    free(j);
+    e.resize = AC_RESIZE_ANTIALIASED;
+    j = ac_encoder_id_json(&e);
+    CHECK(j && ac_encoder_id_parse(j, "x", &sq, &err) == 0);
+    free(j);
+    CHECK(!ac_encoder_id_same(&a, &sq) && ac_encoder_id_same(&a, &a));
+    char d[256];
+    ac_encoder_id_describe(&a, d, sizeof d);
+    CHECKF(strstr(d, "aspect kept"), "%s", d);
+    const struct { int w, h, ow, oh; } cases[] = {
+        {640, 480, 448, 352}, {480, 640, 352, 448}, {640, 427, 448, 288}, {500, 500, 448, 448}, {100, 100, 448, 448},
+        {10000, 1, 448, 32},  {1, 10000, 32, 448},  {896, 447, 448, 224}, {300, 200, 448, 288}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int w, h;
+        ac_resize_dims(cases[k].w, cases[k].h, 448, 32, AC_RESIZE_ASPECT, &w, &h);
+        CHECKF(w == cases[k].ow && h == cases[k].oh, "%dx%d -> %dx%d", cases[k].w, cases[k].h, w, h);
+        ac_resize_dims(cases[k].w, cases[k].h, 448, 32, AC_RESIZE_ANTIALIASED, &w, &h);
+        CHECK(w == 448 && h == 448);
+    }
+    unsigned char px[8 * 2 * 3] = {0};
+    ac_image wide = {8, 2, px}, out = {0};
+    CHECK(ac_resize_photo(&wide, 16, 4, AC_RESIZE_ASPECT, &out, &err) == 0 && out.w == 16 && out.h == 4);
+    ac_image_free(&out);
+    e.size = 300, e.grid_h = e.grid_w = 10; /* 300 = 10 x 30: fine */
+    CHECK(ac_encoder_set_resize(&e, AC_RESIZE_ASPECT, &err) == 0);
+    e.size = 300, e.grid_h = e.grid_w = 7; /* not a multiple */
+    CHECK(ac_encoder_set_resize(&e, AC_RESIZE_ASPECT, &err) == -1 && strstr(err.msg, "multiple") && !strchr(err.msg, '\n'));
+    e.size = 448, e.grid_h = 14, e.grid_w = 7; /* not square */
+    CHECK(ac_encoder_set_resize(&e, AC_RESIZE_ASPECT, &err) == -1 && strstr(err.msg, "square grid"));
+    CHECK(ac_encoder_set_resize(&e, (ac_resize)7, &err) == -1 && e.resize != (ac_resize)7);
+}
+
 int main(void) {
     RUN(written_as_caches_store_it);
+    RUN(aspect_policy);
     RUN(same_encoder);
     RUN(policy_decides_the_squash);
     RUN(extraction_follows_the_policy);

@@ -35,8 +35,8 @@ static void fake_features(const ac_image *img, float *out) {
         }
 }
 
-static int fake_encode(void *ctx, const ac_image *img, float *out, ac_err *err) {
-    (void)ctx;
+static int fake_encode(void *ctx, const ac_image *img, float *out, int *gh, int *gw, ac_err *err) {
+    (void)ctx, (void)gh, (void)gw;
     if (img->w != SIZE || img->h != SIZE) return ac_errf(err, "fake encoder: got %dx%d", img->w, img->h);
     n_calls++;
     fake_features(img, out);

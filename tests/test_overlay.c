@@ -276,6 +276,42 @@ static void word_labels_sheet_only_upscale(void) {
     ac_vocab_free(v);
 }
 
+/* A caption on its photo's own grid (a photo that kept its aspect ratio: 1 x 2 cells of a model's
+ * 2 x 2, the right one attended) is drawn on that grid over the whole photo: the right half hot from
+ * top to bottom, not the top-right quarter of the model's grid. */
+static void own_grid_covers_the_photo(void) {
+    if (!ac_is_file(AC_DEFAULT_FONT)) SKIP("needs %s (fonts-dejavu-core)", AC_DEFAULT_FONT);
+    ac_vocab *v;
+    ac_err err;
+    CHECKF(ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\"]", &v, &err) == 0, "%s", err.msg);
+    int words[1] = {5};
+    float alpha[4] = {0.02f, 0.98f, 0.5f, 0.5f};
+    ac_caption cap = {.n = 1, .words = words, .alpha = alpha, .grid_h = 1, .grid_w = 2};
+    ac_image im = photo(240, 80);
+    char dir[4200], p[4400];
+    snprintf(dir, sizeof dir, "%s/owngrid", tmpdir());
+    ac_overlay_opts o = ac_overlay_defaults();
+    o.max_side = 240, o.style = AC_OVERLAY_SPOT;
+    CHECKF(ac_overlays_write(dir, "wide", &im, &cap, v, 2, 2, &o, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/wide/01_dog.png", dir);
+    int w, h;
+    unsigned char *px = png_read_rgb(p, &w, &h);
+    CHECKF(px && w == 240 && h > 80, "%dx%d", px ? w : 0, px ? h : 0);
+    if (px) { /* mean luminance of the four quarters of the photo (rows 0..79) */
+        double q[2][2] = {{0}};
+        for (int y = 0; y < 80; y++)
+            for (int x = 0; x < 240; x++) {
+                const unsigned char *c = px + ((size_t)y * w + x) * 3;
+                q[y / 40][x / 120] += (0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]) / (40 * 120);
+            }
+        CHECKF(q[0][1] > q[0][0] + 30 && q[1][1] > q[1][0] + 30 && fabs(q[1][1] - q[0][1]) < 25,
+               "quarters: top %.0f %.0f, bottom %.0f %.0f", q[0][0], q[0][1], q[1][0], q[1][1]);
+    }
+    free(px);
+    free(im.px);
+    ac_vocab_free(v);
+}
+
 /* The heat map over the photo in grey (default) or in its own colours: where attention is faint,
  * a red photo stays red under --base colour (hand-computed: 0.9 x the pixel) and turns grey else. */
 static void base_colour_or_grey(void) {
@@ -367,6 +403,7 @@ int main(void) {
     RUN(png_roundtrip);
     RUN(overlays_written);
     RUN(word_labels_sheet_only_upscale);
+    RUN(own_grid_covers_the_photo);
     RUN(base_colour_or_grey);
     RUN(sheet_layout_legible);
     RUN(sheet_scale_and_probabilities);

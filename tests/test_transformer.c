@@ -188,7 +188,7 @@ static void gradcheck(float dropout, int shared) {
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -198,7 +198,7 @@ static void gradcheck(float dropout, int shared) {
     CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 1, seed, grad, &st, &err) == 0, "%s", err.msg);
     double *P = malloc(sizeof(double) * dec.n_params);
     for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {B, ST, len, words, annp};
+    ref_batch rb = {B, ST, len, words, annp, NULL};
     const double l0 = ref_loss(&c, P, &rb, 1, seed, NULL);
     CHECK_NEAR(st.loss, l0, 1e-5 * fabs(l0));
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
@@ -244,7 +244,7 @@ static void test_context_shift(void) {
     ac_decoder dec;
     char why[512];
     CHECK(make_decoder(&dec, &c, 5) == 0);
-    const int rc = context_shift_run(&dec, ref_objective, why, sizeof why);
+    const int rc = context_shift_run(&dec, ref_objective, NULL, why, sizeof why);
     ac_decoder_free(&dec);
     CHECKF(rc == 0, "%s", why);
 }
@@ -265,7 +265,7 @@ static void test_kv_cache_equals_full_sequence(void) {
     enum { n = 7 };
     const int words[n] = {5, 9, 4, 4, 10, 6, 7}, len = n + 1;
     const float *annp = ann;
-    ac_dec_batch bt = {1, &len, words, n, &annp, NULL, 0};
+    ac_dec_batch bt = {1, &len, words, n, &annp, NULL, 0, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 1, len);
     ac_dec_stats st;
     ac_err err;
@@ -273,7 +273,7 @@ static void test_kv_cache_equals_full_sequence(void) {
     const float *full = ac_dec_work_logits(w);
     double *P = malloc(sizeof(double) * dec.n_params), ref[len * 11];
     for (size_t i = 0; i < dec.n_params; i++) P[i] = dec.params[i];
-    ref_batch rb = {1, n, &len, words, &annp};
+    ref_batch rb = {1, n, &len, words, &annp, NULL};
     ref_loss(&c, P, &rb, 0, 0, ref);
     const size_t HP = ac_decoder_hist_size(&c);
     CHECK(ac_decoder_state_size(&c) == 0 && HP == (size_t)3 * 2 * 8);
@@ -371,7 +371,7 @@ static void test_torch_parity(void) {
     const char *root = getenv("ATTNCAP_ROOT");
     snprintf(path, sizeof path, "%s/tests/fixtures/transformer_parity.safetensors", root ? root : ".");
     ac_decoder_config c;
-    CHECKF(parity_run(path, &c, 1e-4, why, sizeof why) == 0, "%s", why);
+    CHECKF(parity_run(path, &c, 0, 1e-4, why, sizeof why) == 0, "%s", why);
     CHECK(c.decoder == AC_DECODER_TRANSFORMER && c.layers == 2 && c.heads == 3 && c.dropout > 0);
 }
 
@@ -396,8 +396,43 @@ static void test_config_checks(void) {
     CHECK(ac_decoder_check_config(&c, &err) != 0 && strstr(err.msg, "hard attention is the LSTM decoder's"));
 }
 
+/* No masked cross-attention: a photo grid smaller than the model's, or a batch with n_valid < L, is
+ * refused in one line (the full grid is still taken). */
+static void test_refuses_partial_grids(void) {
+    ac_decoder_config c = tf_cfg();
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
+    const int L = c.n_ann;
+    float *ann = calloc((size_t)L * c.dim, sizeof(float));
+    fill_ann(ann, L * c.dim, 5);
+    CHECK(ac_decoder_check_grid(&c, c.grid_h, c.grid_w, &err) == 0);
+    CHECK(ac_decoder_check_grid(&c, 1, 1, &err) != 0 && strstr(err.msg, "transformer decoder attends over full"));
+    CHECK(ac_decoder_prepare_grid(&dec, ann, 1, 1) == NULL);
+    ac_dec_image *im = ac_decoder_prepare_grid(&dec, ann, c.grid_h, c.grid_w);
+    CHECK(im != NULL);
+    ac_dec_image_free(im);
+    float al[4 * 64];
+    const int words[2] = {5, 6};
+    CHECK(L <= 64 && ac_decoder_attend_grid(&dec, ann, 1, 1, words, 2, al, NULL, NULL, NULL, &err) != 0 &&
+          strstr(err.msg, "full"));
+    const float *annp[1] = {ann};
+    const int len[1] = {3}, nv_part[1] = {1}, nv_full[1] = {L};
+    ac_dec_work *w = ac_dec_work_new(&c, 1, 4);
+    ac_dec_stats st;
+    ac_dec_batch bt = {1, len, words, 2, annp, NULL, 0, nv_part};
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, NULL, &st, &err) != 0 &&
+          strstr(err.msg, "no masked cross-attention"));
+    bt.n_valid = nv_full;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, NULL, &st, &err) == 0);
+    ac_dec_work_free(w);
+    free(ann);
+    ac_decoder_free(&dec);
+}
+
 int main(void) {
     RUN(test_config_checks);
+    RUN(test_refuses_partial_grids);
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout_shared_photos);
     RUN(test_context_shift);

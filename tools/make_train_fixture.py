@@ -6,6 +6,9 @@
                                                  fake 2x2x16 annotations for every photo and its "#flip"
   tests/fixtures/train/features_f16/...          the same rounded to float16, stored F16
   tests/fixtures/train/features_f16_as_f32/...   ... and stored F32
+  tests/fixtures/train/features_aspect/...       as if the photos kept their aspect ratio: photo i owns
+                                                 the first 2x2, 2x1 or 1x2 (i % 3) cells of its grid,
+                                                 the rest zero padding, each photo's grid in "grids"
 
 Each train photo has one caption, so a decoder can overfit them to near-zero loss; the val photos
 reuse train photos' features and captions. Flipped features swap the grid's columns; captions
@@ -43,14 +46,18 @@ with open(os.path.join(root, "captions.json"), "w") as fp:
 data = np.stack(feats).astype(np.float32)
 enc = {"file": "fake.tflite", "sha256": "0" * 64, "layer": "fake", "size": 64, "grid_h": GH, "grid_w": GW,
        "dim": D, "norm_mean": 0.0, "norm_scale": 1.0, "resize": "bilinear"}
-def write_shard(folder, array, dtype):
+def write_shard(folder, array, dtype, enc=enc, grids=None):
     hdr = {"features": {"dtype": dtype, "shape": list(array.shape), "data_offsets": [0, array.nbytes]},
            "__metadata__": {"images": json.dumps(keys), "encoder": json.dumps(enc)}}
+    blob = array.tobytes()
+    if grids is not None:
+        hdr["grids"] = {"dtype": "I32", "shape": list(grids.shape), "data_offsets": [len(blob), len(blob) + grids.nbytes]}
+        blob += grids.tobytes()
     h = json.dumps(hdr).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
     os.makedirs(os.path.join(root, folder), exist_ok=True)
     with open(os.path.join(root, folder, "shard-00000.safetensors"), "wb") as fp:
-        fp.write(struct.pack("<Q", len(h)) + h + array.tobytes())
+        fp.write(struct.pack("<Q", len(h)) + h + blob)
 
 
 write_shard("features", data, "F32")
@@ -58,4 +65,15 @@ write_shard("features", data, "F32")
 # from both (the trainer keeps an F16 cache as F16 in memory and converts a batch at a time).
 write_shard("features_f16", data.astype(np.float16), "F16")
 write_shard("features_f16_as_f32", data.astype(np.float16).astype(np.float32), "F32")
+# Aspect kept: each photo's own grid (the top-left gh x gw of its 2x2, row-major) first, zeros after.
+shapes = [(2, 2), (2, 1), (1, 2)]
+own, grids = np.zeros_like(data), []
+for k in range(len(keys)):
+    src = k // 2 if k // 2 < 20 else k // 2 - 20
+    gh, gw = shapes[src % 3]
+    cells = data[k].reshape(GH, GW, D)[:gh, :gw, :].reshape(gh * gw, D)
+    own[k, :gh * gw] = cells
+    grids.append((gh, gw))
+aspect = dict(enc, resize="aspect kept, antialiased bilinear, long side at size, grid padded")  # encoder.h
+write_shard("features_aspect", own, "F32", aspect, np.array(grids, dtype=np.int32))
 print("wrote", root)

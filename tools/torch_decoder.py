@@ -14,6 +14,11 @@ Model and objective exactly as src/decoder/decoder_train.c (row-vector conventio
   loss = (sum_tokens CE + lambda * sum_captions sum_i (1 - sum_t alpha_ti)^2) / N_tokens
 Captions are sorted by length descending; at step t the first B_t are still running (the same
 shrinking batch as the C code); token rows are time-major.
+Masks (decoder.h): a photo may own only its first n of the L cells (n_valid per caption); the rest is
+padding. Here the padding is masked the textbook way, independently of the C code's "never read":
+scores of padded cells set to -inf before the softmax (torch.masked_fill), the mean and the penalty
+taken over a boolean mask of the valid cells, and the padding replaced by zeros before anything
+multiplies it (the fixture fills it with NaN, which the C code must never read).
 
 Usage:
   /usr/bin/python3 tools/torch_decoder.py --fixture tests/fixtures/decoder_parity.safetensors
@@ -21,7 +26,8 @@ Usage:
       counter hash as src/decoder/decoder_internal.h, so the C test reproduces them from the seed)
   /usr/bin/python3 tools/torch_decoder.py --attention dot --fixture tests/fixtures/decoder_parity_dot.safetensors
       the same for another score function (dot, scaled-dot, general, cosine), at A = 20 and H = 18 so
-      that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads
+      that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads; --mask gives
+      the photos 2, 6, 3, 5 and 1 of their 6 cells (NaN padding): the masked softmax
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -86,13 +92,18 @@ def scores(P, c, keys, hp, j=0, n=1):
     return e
 
 
-def forward(P, c, ann, lens, words, train, masks=None):
+def forward(P, c, ann, lens, words, train, masks=None, n_valid=None):
     """P: dict of parameter tensors; ann [B, L, D]; lens (descending); words [B, stride] (w_1..w_n).
     masks: None (torch dropout when train) or (m1 [N, H], m2 [N, E]) explicit scaled masks.
+    n_valid: None, or [B] the cells each caption's photo owns (the first n of L; the rest padding).
     Returns loss, logits [N, V] time-major, ce_sum, pen_sum, N."""
     H, p = c["hidden"], c["dropout"] if train else 0.0
     B, T = len(lens), lens[0]
-    mean = ann.mean(1)
+    L = ann.shape[1]
+    valid = torch.ones(B, L, dtype=torch.bool) if n_valid is None else \
+        torch.arange(L)[None, :] < torch.tensor(n_valid)[:, None]  # [B, L]
+    ann = torch.where(valid[:, :, None], ann, torch.zeros((), dtype=ann.dtype))
+    mean = ann.sum(1) / valid.sum(1, keepdim=True).to(ann.dtype)
     proj = ann @ P["att_wa"] + (P["att_ba"] if "att_ba" in P else 0)
     h = torch.tanh(mean @ P["init_h_w"] + P["init_h_b"])
     cc = torch.tanh(mean @ P["init_c_w"] + P["init_c_b"])
@@ -107,7 +118,8 @@ def forward(P, c, ann, lens, words, train, masks=None):
         y = torch.full((bt,), START, dtype=torch.long) if t == 0 else words[:bt, t - 1]
         tgt = torch.where(lens_t[:bt] - 1 > t, words[:bt, min(t, words.shape[1] - 1)], torch.tensor(END))
         # head j attends with its own softmax and reads its own 1/n of the channels
-        alphas = [torch.softmax(scores(P, c, proj[:bt], hp, j, n), dim=1) for j in range(n)]
+        alphas = [torch.softmax(scores(P, c, proj[:bt], hp, j, n).masked_fill(~valid[:bt], float("-inf")), dim=1)
+                  for j in range(n)]
         alpha = torch.cat(alphas, 1)
         beta = torch.sigmoid(hp @ P["beta_w"] + P["beta_b"])
         z = beta[:, None] * torch.cat([(a[:, :, None] * ann[:bt, :, j * dv:(j + 1) * dv]).sum(1)
@@ -130,7 +142,7 @@ def forward(P, c, ann, lens, words, train, masks=None):
         row += bt
     logits = torch.cat(logits)
     ce = F.cross_entropy(logits, torch.cat(tgts), reduction="sum")
-    pen = ((1 - S) ** 2).sum()
+    pen = (((1 - S) ** 2) * valid.repeat(1, n)).sum()  # over each photo's own cells, every head
     N = logits.shape[0]
     return (ce + c["lambda"] * pen) / N, logits, ce, pen, N
 
@@ -151,7 +163,7 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads):
+def make_fixture(path, score, heads, masked=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -169,6 +181,11 @@ def make_fixture(path, score, heads):
     stride = 7
     words = rng.integers(4, c["vocab"], size=(len(lens), stride)).astype(np.int32)
     ann = np.abs(rng.standard_normal((len(lens), c["n_ann"], c["dim"]))).astype(np.float32)
+    n_valid = None
+    if masked:  # photos of 2, 6, 3, 5 and 1 of the 6 cells; their padding NaN (never to be read)
+        n_valid = [2, 6, 3, 5, 1]
+        for b, nv in enumerate(n_valid):
+            ann[b, nv:, :] = np.nan
     N = sum(lens)
     H, E, p = c["hidden"], c["embed"], c["dropout"]
     scale = 1.0 / (1.0 - np.float32(p))
@@ -178,10 +195,15 @@ def make_fixture(path, score, heads):
     Pt = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in P.items()}
     loss, logits, ce, pen, n = forward(Pt, c, torch.tensor(ann, dtype=torch.float64), lens,
                                        torch.tensor(words, dtype=torch.long), True,
-                                       (torch.tensor(m1, dtype=torch.float64), torch.tensor(m2, dtype=torch.float64)))
+                                       (torch.tensor(m1, dtype=torch.float64), torch.tensor(m2, dtype=torch.float64)),
+                                       n_valid)
+    assert math.isfinite(loss.item())
     loss.backward()
     out = [(k, P[k]) for k, _ in tensor_specs(c)]
-    out += [("ann", ann), ("len", np.array(lens, dtype=np.int32)), ("words", words),
+    out += [("ann", ann), ("len", np.array(lens, dtype=np.int32)), ("words", words)]
+    if n_valid is not None:
+        out += [("n_valid", np.array(n_valid, dtype=np.int32))]
+    out += [
             ("logits", logits.detach().numpy().astype(np.float32)),
             ("loss", np.array([loss.item()], dtype=np.float32))]
     out += [("grad." + k, Pt[k].grad.numpy().astype(np.float32)) for k, _ in tensor_specs(c)]
@@ -226,12 +248,13 @@ if __name__ == "__main__":
     ap.add_argument("--fixture")
     ap.add_argument("--attention", default="additive", choices=sorted(SCORE_TENSORS))
     ap.add_argument("--heads", type=int, default=1)
+    ap.add_argument("--mask", action="store_true", help="photos own only some of the cells (masked softmax)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture, a.attention, a.heads)
+        make_fixture(a.fixture, a.attention, a.heads, a.mask)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

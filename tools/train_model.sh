@@ -6,6 +6,8 @@
 # the confidence's calibration; and the presence head beside it.
 # Every step resumes after an interruption: rerun the same command.
 # Usage: tools/train_model.sh [RUN_DIR (default runs/model)] [extra `attncap train` flags]
+# RESIZE=aspect: every photo keeps its aspect ratio (`attncap features --resize aspect`), here and in the
+# Flickr8k step: tools/aspect_vs_squash.sh compares such a model with the squashed recipe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run=${1:-runs/model}; shift || true
@@ -21,7 +23,8 @@ mkdir -p "$run"
 # 2. The COCO split (150 dev photos by file, 258 train) and the features of the COCO and Flickr30k photos.
 python3 tools/coco_split.py "$data" "$run"
 { cat "$run/coco_photos.txt"; ls -d "$data"/flickr30k/images/*; } > "$run/extra_photos.txt"
-./attncap features --encoder "$enc" --size 448 --fp16 --flip --out "$run/flickr8k/features" --list "$run/extra_photos.txt"
+./attncap features --encoder "$enc" --size 448 ${RESIZE:+--resize "$RESIZE"} --fp16 --flip --out "$run/flickr8k/features" \
+  --list "$run/extra_photos.txt"
 # 3. Joint training from the Flickr8k model, in two stages (models/README.md): the caption text next to
 #    the photos (2 epochs, kept by dev loss), then the COCO photos weighted 6x and Flickr30k 2x (2 epochs).
 text="$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv"

@@ -33,7 +33,8 @@ extern "C" {
 typedef struct ac_caption {
     int n;          /* words, without <start>/<end> */
     int *words;     /* [n] */
-    float *alpha;   /* [n + 1, L]: attention for each word and for the final <end> */
+    float *alpha;   /* [n + 1, grid_h * grid_w]: attention for each word and for the final <end>, over the
+                       photo's own grid (below) */
     float *beta;    /* [n + 1] */
     double logprob; /* sum of log p of the words and <end> */
     float *word_logp; /* [n + 1] log p of each word and of <end> given the words before (NULL when
@@ -52,6 +53,9 @@ typedef struct ac_caption {
                                     the model has no calibration; 0 from a plain ac_beam_search */
     int described;               /* 1: the model was unsure and a description from the best tag replaced
                                     its caption */
+    int grid_h, grid_w; /* the grid alpha's rows cover: the photo's own (ac_decoder_prepare_grid), the
+                           model's unless its encoder keeps the aspect ratio (the padding's weights, 0,
+                           are left out); 0 in a caption made otherwise: the model's */
 } ac_caption;
 
 /* A tag of the photo (naming.h): a word for what the encoder's classes see. */
@@ -98,6 +102,10 @@ ac_beam_opts ac_beam_defaults(void);
  * times constraint states over 4096 hypotheses. */
 int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const ac_beam_opts *opts,
                    ac_caption *out, ac_err *err);
+/* The same for a photo whose own grid is grid_h x grid_w (decoder.h, masks); a grid that does not fit
+ * the model is refused. */
+int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const ac_beam_opts *opts,
+                        ac_caption *out, ac_err *err);
 /* The searches of several photos at once: each task is searched exactly as ac_beam_search would
  * (same captions, scores and attention, bit for bit), while at every time step the live hypotheses
  * of all the photos go through one decoder step (ac_decoder_step_photos), which reads the decoder's
@@ -123,9 +131,12 @@ void ac_caption_free(ac_caption *c);
  * the decoder gives them when fed word by word (teacher forcing, ac_decoder_attend); score = logprob. */
 int ac_caption_forced(const ac_decoder *dec, const float *ann /* [L, D] */, const int *words, int n, ac_caption *out,
                       ac_err *err);
+/* The same for a photo whose own grid is grid_h x grid_w. */
+int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
+                           ac_caption *out, ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
 double ac_caption_mean_logprob(const ac_caption *c);
-/* Captions photos rows[0..n) of a feature cache with opts, photo i on thread i % threads (each
+/* Captions photos rows[0..n) of a feature cache (each on its own grid, ac_features_grid) with opts, photo i on thread i % threads (each
  * thread with its own buffers; BLAS is single-threaded meanwhile), so the result does not depend on
  * the thread count. texts[i] (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
 int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,

@@ -1,7 +1,7 @@
 /* attncap/captioner.h: photo -> caption with attention, end to end (what `attncap caption` and the
  * caption benchmark run): find and load the model, find the encoder it was trained with (checked by
- * SHA-256), prepare the photo exactly as the training photos were (squashed to size x size with the
- * recorded resize), encode, beam search. */
+ * SHA-256), prepare the photo exactly as the training photos were (the recorded resize: squashed to
+ * size x size, or at its own aspect ratio on a padded grid), encode, beam search. */
 #ifndef ATTNCAP_CAPTIONER_H
 #define ATTNCAP_CAPTIONER_H
 #include "attncap/beam.h"
@@ -47,8 +47,9 @@ typedef struct ac_captioner {
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
 int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err);
 void ac_captioner_close(ac_captioner *c);
-/* photo -> the encoder's square input (thread-safe: may run in a decoding thread). */
-int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *square, ac_err *err);
+/* photo -> the encoder's input, prepared as the model's training photos were (squashed, or at the
+ * photo's own aspect ratio: encoder.h); thread-safe: may run in a decoding thread. */
+int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *prepared, ac_err *err);
 /* square (or any photo: then resized here) -> caption. t_cnn/t_dec (may be NULL) get seconds added. */
 int ac_captioner_run(ac_captioner *c, const ac_image *square, ac_caption *out, double *t_cnn, double *t_dec,
                      ac_err *err);
@@ -93,7 +94,8 @@ int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const 
  * caption --json` prints it: image, caption, tokens, logprob, score (the ranking score), then what
  * naming added (unknown_words, confidence, described, tags), alternatives (the runners-up, when
  * searched for), overlays (the files written for it), and when `attention` the weights per token
- * ("attention": [[L weights], ...], 4 significant digits) and "grid": [grid_h, grid_w]. */
+ * ("attention": [[L weights], ...], 4 significant digits) and "grid": [grid_h, grid_w] (the caption's
+ * own grid when it has one, ac_caption.grid_h: then L = its cells). */
 char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
                       int n_overlays, int attention, int grid_h, int grid_w);
 

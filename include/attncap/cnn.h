@@ -18,6 +18,9 @@ int ac_cnn_create(const ac_tfl_model *model, const char *output_tensor, int in_h
 /* Another plan of the same graph, output and input size with its own buffers and thread count, so
  * several photos can be encoded at once (the model must outlive it). Same results bit for bit. */
 int ac_cnn_clone(const ac_cnn *cnn, int threads, ac_cnn **out, ac_err *err);
+/* The same at another input size (in_h x in_w): a fully convolutional graph runs at any size, its
+ * output grid following the input's. */
+int ac_cnn_clone_size(const ac_cnn *cnn, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err);
 /* input: in_h*in_w*C floats (NHWC, batch 1), already normalised. output: out_h*out_w*out_c floats. */
 int ac_cnn_run(ac_cnn *cnn, const float *input, float *output, ac_err *err);
 void ac_cnn_output_shape(const ac_cnn *cnn, int *h, int *w, int *c);

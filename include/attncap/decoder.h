@@ -3,7 +3,8 @@
  *
  * The LSTM:
  *   e_ti  = score(h_{t-1}, a_i)                          one of the score functions below
- *   alpha = softmax(e_t)                                  over the L annotation vectors
+ *   alpha = softmax(e_t)                                  over the L annotation vectors (the photo's
+ *                                                         own cells: masks, below)
  *   beta  = sigmoid(w_b . h_{t-1} + b_b)                  a scalar gate, as in the paper
  *   z_t   = beta * sum_i alpha_ti a_i
  *   i,f,o,g = LSTM([E y_{t-1}; z_t], h_{t-1})
@@ -63,6 +64,19 @@
  * output. No gate: beta is 1. The doubly stochastic penalty is the LSTM's (lambda is 0). A photo
  * "without a photo" (the trainer's text batches) is L copies of one learned vector, as for the LSTM.
  * A file without the field "decoder" is an LSTM.
+ *
+ * Grids of any shape (masked softmax; the LSTM's, soft and hard attention). A photo may bring fewer cells than the model's grid_h x
+ * grid_w (an encoder that keeps the aspect ratio, encoder.h): its own gh x gw cells are then the first
+ * n = gh gw of the L annotation vectors (row-major, gh gw <= L), and the rest is padding that is never
+ * read. The attention is a softmax over the n cells only: a padded cell's alpha is exactly 0 (alpha rows
+ * keep L entries), h_0 and c_0 start from the mean of the n cells, z sums over them, and the doubly
+ * stochastic penalty sums (1 - sum_t alpha_ti)^2 over them, target 1 as for a full grid (a padded cell
+ * would add a constant 1; the target does not change the gradient at all, since the softmax's
+ * backward ignores a shift of every d alpha_i by the same amount, so 1 and tau/n train alike). A photo
+ * is thus captioned exactly as a model whose grid is gh x gw would caption it unpadded. A full grid
+ * (n = L) is the same arithmetic as before masks, bit for bit. Hard attention samples and takes the argmax
+ * over the n cells only. The transformer has no masked cross-attention: it takes full grids only, and a
+ * photo grid smaller than the model's (ac_decoder_check_grid) or a batch with n_valid < L is refused in one line.
  *
  * The decoder is a set of named float32 tensors (see decoder.c and transformer.c for the lists and
  * shapes) plus the config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */
@@ -207,6 +221,10 @@ typedef struct ac_dec_batch {
     /* Hard attention: the REINFORCE baseline b per target token (the trainer's moving average of
      * the sampled captions' cross-entropy per token); a caption of n tokens is measured against n b. */
     double baseline;
+    /* Optional [B] (NULL: every photo fills the grid): caption b's photo is its first n_valid[b] of the
+     * L annotation vectors, the rest padding (masked: never read). 1 <= n_valid[b] <= L, the same for
+     * captions that share a photo. */
+    const int *n_valid;
 } ac_dec_batch;
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
@@ -260,6 +278,14 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
 typedef struct ac_dec_image ac_dec_image; /* per-photo precomputation: the LSTM's annotations, W_a a + b_a
                                              and mean; the transformer's keys and values of every layer */
 ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, D] */);
+/* A photo whose own grid is grid_h x grid_w, its cells the first grid_h * grid_w rows of ann (the rest,
+ * padding, is not read); NULL when out of memory or when the grid does not fit (ac_decoder_check_grid).
+ * ac_decoder_prepare is this with the model's grid. */
+ac_dec_image *ac_decoder_prepare_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w);
+/* Refuses (one line) a photo grid that is empty or has more cells than the model's L. */
+int ac_decoder_check_grid(const ac_decoder_config *cfg, int grid_h, int grid_w, ac_err *err);
+/* The photo's own grid (as prepared). */
+void ac_dec_image_grid(const ac_dec_image *img, int *grid_h, int *grid_w);
 void ac_dec_image_free(ac_dec_image *img);
 /* A hypothesis's decoder state is two things: `state`, ac_decoder_state_size floats that each step
  * replaces (the LSTM's [h | c]; none for the transformer), and its history, ac_decoder_hist_size floats
@@ -312,6 +338,10 @@ int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words,
 /* The same, with word_logp [n + 1] (may be NULL): log p of each word and of <end>. */
 int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
                             float *beta, float *word_logp, double *logprob, ac_err *err);
+/* The same for a photo whose own grid is grid_h x grid_w (ac_decoder_prepare_grid); alpha rows keep L
+ * entries, the padded ones 0. */
+int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
+                           float *alpha, float *beta, float *word_logp, double *logprob, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

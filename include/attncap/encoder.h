@@ -21,12 +21,20 @@ typedef struct ac_input_norm {
 } ac_input_norm;
 ac_input_norm ac_tfl_input_norm(const ac_tfl_model *model);
 
-/* How a photo is squashed (aspect not kept) to the encoder's size x size: the policy the training
- * photos were prepared with, recorded in the encoder identity ("resize") and applied in one place,
- * ac_encoder_prepare. */
+/* How a photo becomes the encoder's input: the policy the training photos were prepared with,
+ * recorded in the encoder identity ("resize"), set once on the encoder (ac_encoder_set_resize) and
+ * applied in one place, ac_resize_photo. The first two squash the photo to size x size (aspect not
+ * kept); AC_RESIZE_ASPECT keeps it. */
 typedef enum ac_resize {
     AC_RESIZE_ANTIALIASED = 0, /* ac_image_resize (Pillow's BILINEAR): what `attncap features` does */
     AC_RESIZE_BILINEAR,        /* ac_image_resize_bilinear: plain, for references computed that way */
+    /* Aspect kept: antialiased (as AC_RESIZE_ANTIALIASED) to the long side at size and the short side
+     * at the nearest multiple of the stride (size / grid: 32 for MobileNetV2), at least one stride. The
+     * CNN runs on that shape (it is fully convolutional) and gives the photo its own gh x gw grid (14 x
+     * 10 for a 4:3 photo at 448), which goes first in the grid_h x grid_w annotation vectors, row-major,
+     * the rest zero padding that the decoder masks out (decoder.h: masks). A square photo is the
+     * squashed one. Needs a square grid and size a multiple of it. */
+    AC_RESIZE_ASPECT,
 } ac_resize;
 
 /* Encoder = model + plan + preprocessing. */
@@ -39,20 +47,42 @@ typedef struct ac_encoder {
     int grid_h, grid_w, dim;  /* L = grid_h * grid_w annotation vectors of dim floats */
     char sha256[65];          /* of the .tflite file: the encoder's identity */
     char *path;
-    ac_resize resize;         /* AC_RESIZE_ANTIALIASED after opening; a model's record may say otherwise */
+    ac_resize resize;         /* AC_RESIZE_ANTIALIASED after opening; a model's record may say otherwise
+                                 (set it with ac_encoder_set_resize) */
+    int threads;              /* as opened (0 = default): the plans of other shapes get as many */
+    struct ac_encoder_shapes *shapes; /* AC_RESIZE_ASPECT: plans of the other input shapes, made on first
+                                 use and kept (a few, the least recently used replaced); NULL until then */
 } ac_encoder;
 /* layer NULL = default (the last conv layer before pooling; for MobileNetV2 "MobilenetV2/Conv_1/Relu6").
  * A layer name matches a tensor's full name or the first ';'-separated part of it (TFLite joins the
  * names of fused ops). size 0 = the model's native input size. threads 0 = default. */
 int ac_encoder_open(const char *tflite_path, const char *layer, int size, int threads, ac_encoder *enc, ac_err *err);
-/* photo -> size x size by the policy: the one place a policy becomes a resampler (the encoder, and
- * feature extraction by the policy its identity records, both call it). */
+/* photo -> size x size by a squashing policy (AC_RESIZE_ASPECT: as AC_RESIZE_ANTIALIASED). */
 int ac_resize_squash(const ac_image *photo, int size, ac_resize policy, ac_image *square, ac_err *err);
-/* photo -> the encoder's size x size input, by enc->resize. Thread-safe (reads enc only). */
-int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err);
+/* The w x h of the input a photo of w x h becomes under the policy, at size and stride (AC_RESIZE_ASPECT's
+ * short side: a multiple of it): size x size for the squashing ones. */
+void ac_resize_dims(int w, int h, int size, int stride, ac_resize policy, int *out_w, int *out_h);
+/* photo -> the input by the policy: the one place a policy becomes a resampler (the encoder, and
+ * feature extraction by the policy its identity records, both call it). */
+int ac_resize_photo(const ac_image *photo, int size, int stride, ac_resize policy, ac_image *out, ac_err *err);
+/* Sets the policy, refusing AC_RESIZE_ASPECT (one line) for a grid that is not square or a size that is
+ * not a multiple of it. */
+int ac_encoder_set_resize(ac_encoder *enc, ac_resize policy, ac_err *err);
+/* The input's pixels per grid cell: size / grid_h. */
+int ac_encoder_stride(const ac_encoder *enc);
+/* photo -> the encoder's input, by enc->resize. Thread-safe (reads enc only). */
+int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *prepared, ac_err *err);
 /* out: grid_h*grid_w*dim floats (row-major grid, then channels). img: any photo (prepared here unless
- * it is already size x size, as ac_encoder_prepare left it). */
+ * ac_encoder_prepare left it so). The photo's own grid is *grid_h x *grid_w (may be NULL): the
+ * encoder's whole grid, except under AC_RESIZE_ASPECT, where its cells come first and zeros follow. */
+int ac_encoder_encode_grid(ac_encoder *enc, const ac_image *img, float *out, int *grid_h, int *grid_w, ac_err *err);
+/* The same without the photo's grid: for the squashing policies. */
 int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err);
+/* Another encoder sharing enc's model and settings (a shallow copy) with its own plans and `threads`
+ * threads, so that several photos can be encoded at once; close it with ac_encoder_lane_close (enc
+ * must outlive it). */
+int ac_encoder_lane(const ac_encoder *enc, int threads, ac_encoder *lane, ac_err *err);
+void ac_encoder_lane_close(ac_encoder *lane);
 void ac_encoder_close(ac_encoder *enc);
 /* The whole classifier: an encoder whose "layer" is the model's output (class probabilities for the
  * usual softmax models; grid 1 x 1, dim = number of classes), at the model's native input size. */
@@ -82,6 +112,9 @@ typedef struct ac_grid_window {
  * edge to edge (2 = the four quadrants; 1 = one centred; side 7 and 8 at 14x14 = every position),
  * plus a centred one if `centre` and not already there. Writes at most cap; returns how many. */
 int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, ac_grid_window *out, int cap);
+/* The windows of a grid moved into a smaller grid_h x grid_w one (a photo that kept its aspect ratio):
+ * each cut to fit and moved inside, so that it keeps its scale where it can. */
+void ac_grid_windows_fit(ac_grid_window *win, int n, int grid_h, int grid_w);
 /* ann: grid_h*grid_w*dim floats (as ac_encoder_encode wrote them). probs: (1 + n_win) rows of
  * n_classes: row 0 the whole grid, row 1 + k window k. Allocates its scratch per call. */
 int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_h, int grid_w, int dim,
@@ -91,12 +124,14 @@ int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_
 void ac_class_probs_max(const float *probs, int n_rows, int n_classes, float *out);
 
 /* The encoder identity (metadata "encoder" of a model and of every feature shard): JSON with file,
- * sha256, layer, size, grid_h, grid_w, dim, norm_mean, norm_scale and resize. */
+ * sha256, layer, size, grid_h, grid_w (AC_RESIZE_ASPECT: the padded grid), dim, norm_mean, norm_scale
+ * and resize. */
 typedef struct ac_encoder_id {
     char file[256];  /* the .tflite file name, e.g. mobilenet_v2_1.0_224_quant.tflite */
     char sha256[65]; /* "" if absent */
     char layer[256]; /* "" = default */
-    char resize[32]; /* as recorded: "bilinear" = plain bilinear; anything else = antialiased */
+    char resize[128]; /* as recorded: "bilinear" = plain bilinear, AC_ENCODER_ASPECT_TEXT = aspect kept;
+                         anything else = antialiased squash */
     ac_resize policy; /* what resize says */
     int size, grid_h, grid_w, dim;
     int has_norm;
@@ -107,8 +142,10 @@ typedef struct ac_encoder_id {
 int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
 /* The identity of an open encoder as JSON (malloc'd; NULL when out of memory). */
 char *ac_encoder_id_json(const ac_encoder *enc);
+/* The "resize" recorded for AC_RESIZE_ASPECT. */
+#define AC_ENCODER_ASPECT_TEXT "aspect kept, antialiased bilinear, long side at size, grid padded"
 /* 1 if features of a and of b are interchangeable: the same file (by SHA-256 when both record it,
- * else by name), layer, input size and grid. */
+ * else by name), layer, input size and grid, and both keep the aspect ratio or neither does. */
 int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b);
 /* "sha256 1234abcd..., layer L, size N", for messages. */
 void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n);

@@ -2,7 +2,9 @@
  * On disk: a directory of shards "shard-NNNNN.safetensors", each with tensor "features"
  * [n, grid_h*grid_w, dim] (F16 or F32) and metadata "images" (JSON array of keys, the photos'
  * file names without directory), "encoder" (JSON: file, sha256, layer, size, grid_h, grid_w, dim,
- * norm_mean, norm_scale, resize). Shards are written atomically, so an interrupted extraction loses
+ * norm_mean, norm_scale, resize). A cache of an encoder that keeps the aspect ratio (encoder.h,
+ * AC_RESIZE_ASPECT) also has tensor "grids" I32 [n, 2]: each photo's own grid h x w, its cells the
+ * first h*w of the row, zero padding after (the others have none: every photo fills the grid). Shards are written atomically, so an interrupted extraction loses
  * at most the shard in progress and a rerun skips the keys already present. */
 #ifndef ATTNCAP_FEATURES_H
 #define ATTNCAP_FEATURES_H
@@ -16,6 +18,8 @@ typedef struct ac_feature_cache {
     int n;              /* photos */
     char **keys;        /* n file names, sorted for lookup */
     int grid_h, grid_w, dim;
+    int *grids;         /* NULL: every photo fills grid_h x grid_w; else [n][2], each photo's own grid
+                           (ac_features_grid) */
     float *data;        /* n * L * dim floats, row i belongs to keys[i]; NULL if `half` holds them */
     uint16_t *half;     /* the same as float16, when loaded compact from an all-F16 cache */
     char *encoder_json; /* the encoder identity as stored */
@@ -47,6 +51,9 @@ int ac_features_open(const char *dir, size_t max_bytes, ac_feature_cache *fc, ac
  * float16 row of a compact cache or from a mapped shard. */
 const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch);
 int ac_features_find(const ac_feature_cache *fc, const char *key); /* index or -1 */
+/* Row i's own grid: its cells are the first grid_h * grid_w of the row (the cache's whole grid unless
+ * the photos kept their aspect ratio). Loading checked it: 1 x 1 up to the cache's L cells. */
+void ac_features_grid(const ac_feature_cache *fc, int i, int *grid_h, int *grid_w);
 void ac_features_free(ac_feature_cache *fc);
 
 /* Extraction. The encoder is reached through this small interface (the CLI wraps ac_encoder; tests
@@ -54,9 +61,11 @@ void ac_features_free(ac_feature_cache *fc);
 #include "attncap/image.h"
 typedef struct ac_feature_source {
     void *ctx;
-    /* img is already size x size; out receives grid_h*grid_w*dim floats. */
-    int (*encode)(void *ctx, const ac_image *img, float *out, ac_err *err);
-    int size;                  /* photos are squashed to size x size as identity_json's resize says (encoder.h) */
+    /* img is already prepared (ac_resize_photo by identity_json's resize); out receives grid_h*grid_w*dim
+     * floats, and *gh x *gw the photo's own grid (set to the whole grid on entry; smaller only when the
+     * policy keeps the aspect ratio: its cells first, then zeros). */
+    int (*encode)(void *ctx, const ac_image *img, float *out, int *gh, int *gw, ac_err *err);
+    int size;                  /* photos are prepared at size as identity_json's resize says (encoder.h) */
     int grid_h, grid_w, dim;
     const char *identity_json; /* stored as the "encoder" metadata; must hold sha256, layer, size */
 } ac_feature_source;

@@ -70,9 +70,12 @@ typedef struct ac_name_task {
     ac_caption out;     /* the caller frees it */
     int failed;
     ac_err err;
+    int grid_h, grid_w; /* the photo's own grid (decoder.h, masks); 0: the model's */
 } ac_name_task;
 int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
                      int n_rows, int n_classes, int n, ac_name_task *tasks);
+/* A task's photo grid: its own, or cfg's when it gives none. */
+void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, int *gh, int *gw);
 
 #ifdef __cplusplus
 }

@@ -56,7 +56,9 @@ void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style 
  * replaced; err->code AC_ERR_EXISTS otherwise). The folder is written as a unit: into
  * DIR/<stem>.tmp.<pid>, renamed to DIR/<stem> once complete (removed on failure), so DIR/<stem>
  * is either absent or whole, even when the process is killed. On success *paths (malloc'd array of malloc'd strings, words then sheet) and *n_paths
- * are set if paths is not NULL. font may be NULL (loaded from opts->font). */
+ * are set if paths is not NULL. font may be NULL (loaded from opts->font). grid_h x grid_w is the
+ * model's grid; a caption that carries its own (ac_caption.grid_h, a photo that kept its aspect ratio)
+ * is drawn on that one, its cells covering the whole photo. */
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int grid_h, int grid_w, const ac_overlay_opts *opts,
                       const ac_font *font, char ***paths, int *n_paths, ac_err *err);

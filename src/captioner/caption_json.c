@@ -81,6 +81,7 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
     cJSON *ovs = cJSON_AddArrayToObject(o, "overlays");
     for (int i = 0; i < n_overlays; i++) cJSON_AddItemToArray(ovs, cJSON_CreateString(overlays[i]));
     char *raw = NULL;
+    if (c->grid_h > 0 && c->grid_w > 0) grid_h = c->grid_h, grid_w = c->grid_w; /* the photo's own grid */
     if (attention) {
         if ((raw = attention_text(c, grid_h * grid_w))) cJSON_AddItemToObject(o, "attention", cJSON_CreateRaw(raw));
         int g[2] = {grid_h, grid_w};

@@ -34,7 +34,8 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
         goto done;
     }
     if (c->id.has_norm) c->enc.norm.mean = c->id.norm_mean, c->enc.norm.scale = c->id.norm_scale;
-    c->enc.resize = c->id.policy; /* photos are squashed as the training photos were, from here on */
+    /* photos are prepared as the training photos were, from here on */
+    if (ac_encoder_set_resize(&c->enc, c->id.policy, err)) goto done;
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     c->grid_h = c->enc.grid_h, c->grid_w = c->enc.grid_w, c->D = c->enc.dim, c->L = c->grid_h * c->grid_w;
     if (c->L != cfg->n_ann || c->D != cfg->dim) {
@@ -79,13 +80,16 @@ void ac_captioner_close(ac_captioner *c) {
     memset(c, 0, sizeof *c);
 }
 
-int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *square, ac_err *err) {
-    return ac_encoder_prepare(&c->enc, photo, square, err);
+int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *prepared, ac_err *err) {
+    return ac_encoder_prepare(&c->enc, photo, prepared, err);
 }
 
-static int given_caption(const ac_captioner *c, const ac_decoder *dec, const float *ann, ac_caption *out, ac_err *err) {
+static int given_caption(const ac_captioner *c, const ac_decoder *dec, const ac_name_task *t, ac_caption *out,
+                         ac_err *err) {
     const int n = c->n_given;
-    if (ac_caption_forced(dec, ann, c->given, n, out, err)) return -1;
+    int gh, gw;
+    ac_name_task_grid(&dec->cfg, t, &gh, &gw);
+    if (ac_caption_forced_grid(dec, t->ann, gh, gw, c->given, n, out, err)) return -1;
     int ok = (out->labels = calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
     if (!ok) {
@@ -134,11 +138,21 @@ int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_
     return 0;
 }
 
-int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img,
+int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, int *grid, const ac_image *img,
                         ac_err *err) {
-    int rc = ac_encoder_encode(enc, img, ann, err);
-    if (!rc && c->head && probs) /* classes from the same grid, before decoding */
-        rc = ac_class_head_forward(c->head, ann, c->enc.grid_h, c->enc.grid_w, c->D, c->windows, c->n_windows, probs, err);
+    int gh, gw;
+    int rc = ac_encoder_encode_grid(enc, img, ann, &gh, &gw, err);
+    if (grid) grid[0] = gh, grid[1] = gw;
+    if (!rc && c->head && probs) { /* classes from the same grid, before decoding: the photo's own */
+        ac_grid_window *fit = NULL;
+        if (c->n_windows && (gh != c->enc.grid_h || gw != c->enc.grid_w)) {
+            if (!(fit = malloc(sizeof *fit * (size_t)c->n_windows))) return ac_errf(err, "out of memory");
+            memcpy(fit, c->windows, sizeof *fit * (size_t)c->n_windows);
+            ac_grid_windows_fit(fit, c->n_windows, gh, gw);
+        }
+        rc = ac_class_head_forward(c->head, ann, gh, gw, c->D, fit ? fit : c->windows, c->n_windows, probs, err);
+        free(fit);
+    }
     return rc;
 }
 
@@ -148,8 +162,11 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
     int *idx = malloc(sizeof *idx * (size_t)n), nb = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
-        const ac_dec_image *img = bt && idx ? ac_decoder_prepare(&model->dec, tasks[i].ann) : NULL;
-        tasks[i].failed = img ? 0 : ac_errf(&tasks[i].err, "out of memory");
+        int gh, gw;
+        ac_name_task_grid(&model->dec.cfg, &tasks[i], &gh, &gw);
+        tasks[i].failed = ac_decoder_check_grid(&model->dec.cfg, gh, gw, &tasks[i].err);
+        const ac_dec_image *img = bt && idx && !tasks[i].failed ? ac_decoder_prepare_grid(&model->dec, tasks[i].ann, gh, gw) : NULL;
+        if (!tasks[i].failed && !img) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
     if (nb) ac_beam_search_photos(&model->dec, nb, bt);
@@ -165,7 +182,7 @@ void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int 
     ac_model model = c->model; /* a shallow copy: with other lanes searching, without the step's helper threads */
     if (concurrent) model.dec.step_pool = NULL;
     if (c->given) {
-        for (int i = 0; i < n; i++) tasks[i].failed = given_caption(c, &model.dec, tasks[i].ann, &tasks[i].out, &tasks[i].err);
+        for (int i = 0; i < n; i++) tasks[i].failed = given_caption(c, &model.dec, &tasks[i], &tasks[i].out, &tasks[i].err);
     } else if (c->naming.mode == AC_TAGS_OFF && c->model.confidence.n == 0) { /* nothing to add to the search */
         plain_search(&model, c, n, tasks);
     } else {
@@ -177,11 +194,12 @@ static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs,
                double *t_cnn, double *t_dec, ac_err *err) {
     memset(out, 0, sizeof *out);
     double t0 = ac_now();
-    int rc = ac_captioner_encode(c, enc, ann, probs, img, err);
+    int grid[2];
+    int rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    ac_name_task task = {.ann = ann, .probs = probs};
+    ac_name_task task = {.ann = ann, .probs = probs, .grid_h = grid[0], .grid_w = grid[1]};
     ac_captioner_search(c, 1, &task, enc != &c->enc); /* a batch of one: the same captions as the lanes' */
     *out = task.out;
     if (task.failed && err) *err = task.err;
@@ -195,9 +213,10 @@ int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, doub
 
 int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err) {
     memset(lane, 0, sizeof *lane);
-    lane->enc = c->enc;
-    lane->enc.cnn = NULL;
-    if (ac_cnn_clone(c->enc.cnn, threads, &lane->enc.cnn, err)) return -1;
+    if (ac_encoder_lane(&c->enc, threads, &lane->enc, err)) {
+        ac_encoder_lane_close(&lane->enc);
+        return -1;
+    }
     lane->ann = malloc((size_t)c->L * c->D * sizeof *lane->ann);
     if (c->head) lane->probs = malloc(((size_t)c->n_windows + 1) * c->n_classes * sizeof *lane->probs);
     if (!lane->ann || (c->head && !lane->probs)) {
@@ -209,7 +228,7 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
 
 void ac_captioner_lane_close(ac_captioner_lane *lane) {
     if (!lane) return;
-    ac_cnn_free(lane->enc.cnn); /* the rest of enc belongs to the captioner */
+    ac_encoder_lane_close(&lane->enc); /* the rest of enc belongs to the captioner */
     free(lane->ann), free(lane->probs);
     memset(lane, 0, sizeof *lane);
 }

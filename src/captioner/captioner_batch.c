@@ -25,6 +25,7 @@ typedef struct job {
     ac_image photo, square;
     ac_caption cap;
     float *ann, *probs; /* lanes: the encoded photo, waiting for its search (the slot's own buffers) */
+    int grid[2];        /* its own grid */
     enum { FREE, DECODED, ENCODED, DONE } state; /* FREE: or claimed; DECODED: one lane, waiting for the
                   CNN; ENCODED: lanes, waiting for its search */
     int ok;    /* 1 captioned, 0 failed (err) */
@@ -68,7 +69,8 @@ static void run_job(ac_captioner *cap, job *j) {
 static void encode_job(batch *b, ac_captioner_lane *lane, job *j) {
     if (!j->ok) return;
     double t0 = ac_now();
-    if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, &j->square, &j->err)) j->ok = 0, j->run_failed = 1;
+    if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, j->grid, &j->square, &j->err))
+        j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
     j->t_cnn = ac_now() - t0;
 }
@@ -79,7 +81,7 @@ static void search_jobs(batch *b, const int *which, int n) {
     double t0 = ac_now();
     for (int k = 0; k < n; k++) {
         const job *j = &b->ring[which[k] % b->depth];
-        tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs};
+        tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs, .grid_h = j->grid[0], .grid_w = j->grid[1]};
     }
     ac_captioner_search(b->cap, n, tasks, 1);
     const double each = (ac_now() - t0) / n;

@@ -16,7 +16,8 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: attncap features [--encoder M.tflite] [--size N] [--layer NAME] [--fp16] [--flip] [--shard-size N]\n"
+            "usage: attncap features [--encoder M.tflite] [--size N] [--resize squash|aspect] [--layer NAME] [--fp16] [--flip]\n"
+            "                        [--shard-size N]\n"
             "                        [--shard I/N|slurm] [--threads N] [--quiet] --out DIR (IMAGE... | --list FILE [--root DIR])\n"
             "       attncap features --merge OUT [--shard-size N] DIR...\n\n"
             "Runs the CNN encoder over each photo (squashed to N x N) up to layer NAME and stores the grid of\n"
@@ -25,6 +26,10 @@ static void usage(FILE *f) {
             "Keys are the photos' file names without directory.\n\n"
             "  --encoder M.tflite  the CNN (default: <data>/encoders/mobilenet_v2_1.0_224_quant.tflite)\n"
             "  --size N            input side in pixels (default 448: a 14x14 grid for MobileNetV2's last conv)\n"
+            "  --resize aspect     keep each photo's aspect ratio: the long side at N, the short side at its\n"
+            "                      multiple of 32 (a 4:3 photo: 448x320, a 14x10 grid), the grid padded to\n"
+            "                      N x N and the padding masked out of the attention of a model trained on it\n"
+            "                      (recorded in the cache and the model; default squash: N x N)\n"
             "  --layer NAME        tensor to stop at (default: the last conv layer before pooling; see attncap info)\n"
             "  --fp16              store float16 (half the disk; features are read back as float32)\n"
             "  --flip              also store the mirrored photo's features under \"NAME#flip\" (augmentation)\n"
@@ -103,8 +108,8 @@ static int read_list(const char *file, const char *root, char ***paths, int *n, 
     return 0;
 }
 
-static int encode_cb(void *ctx, const ac_image *img, float *out, ac_err *err) {
-    return ac_encoder_encode(ctx, img, out, err);
+static int encode_cb(void *ctx, const ac_image *img, float *out, int *gh, int *gw, ac_err *err) {
+    return ac_encoder_encode_grid(ctx, img, out, gh, gw, err);
 }
 
 /* attncap features --merge OUT DIR... */
@@ -122,7 +127,8 @@ static int merge(const char *out, char **dirs, int n, int shard_size, int quiet)
 }
 
 int cmd_features(int argc, char **argv) {
-    const char *enc_path = NULL, *layer = NULL, *out = NULL, *list = NULL, *root = NULL, *share = NULL, *merge_out = NULL;
+    const char *enc_path = NULL, *layer = NULL, *out = NULL, *list = NULL, *root = NULL, *share = NULL, *merge_out = NULL,
+               *resize = NULL;
     int size = 448, fp16 = 0, flip = 0, shard = 256, threads = 0, quiet = 0, n = 0, rc = 2;
     char **paths = NULL, *enc_def = NULL, *ident = NULL;
     int owned_from = 0; /* paths[owned_from..n) were malloc'd by read_list */
@@ -134,6 +140,7 @@ int cmd_features(int argc, char **argv) {
         OPT_STR("--list", &list),
         OPT_STR("--root", &root),
         OPT_INT("--size", &size, 16, 4096),
+        OPT_STR("--resize", &resize),
         OPT_INT("--shard-size", &shard, 1, 1e6),
         OPT_STR("--shard", &share),
         OPT_STR("--merge", &merge_out),
@@ -149,6 +156,10 @@ int cmd_features(int argc, char **argv) {
     if (share && ac_shard_parse(share, &sh, &err)) {
         const int number = *share && strspn(share, "0123456789") == strlen(share); /* the old photos-per-file flag */
         fprintf(stderr, "attncap features: --shard: %s%s\n", err.msg, number ? " (photos per file is --shard-size N)" : "");
+        return 2;
+    }
+    if (resize && strcmp(resize, "squash") && strcmp(resize, "aspect")) {
+        fprintf(stderr, "attncap features: --resize: '%s' is not squash or aspect\n", resize);
         return 2;
     }
     if (merge_out) {
@@ -189,6 +200,12 @@ int cmd_features(int argc, char **argv) {
     ac_encoder enc;
     if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0) {
         fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
+        rc = 1;
+        goto done;
+    }
+    if (resize && !strcmp(resize, "aspect") && ac_encoder_set_resize(&enc, AC_RESIZE_ASPECT, &err)) {
+        fprintf(stderr, "attncap features: %s\n", err.msg);
+        ac_encoder_close(&enc);
         rc = 1;
         goto done;
     }

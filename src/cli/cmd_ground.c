@@ -180,7 +180,6 @@ int cmd_ground(int argc, char **argv) {
         if (k == n_cls) cls[n_cls++].name = set.obj[o].words[0];
         cls_of[o] = k;
     }
-    const int gh = cap.grid_h, gw = cap.grid_w, L = cap.L;
     int n_photos = 0;
     for (int o = 0; o < set.n; o++) n_photos += first_of_photo(&set, o);
     cli_progress prog;
@@ -208,6 +207,8 @@ int cmd_ground(int argc, char **argv) {
         const char **toks = malloc(((size_t)c.n + 1) * sizeof *toks);
         for (int k = 0; toks && k < c.n; k++) toks[k] = ac_caption_word(&c, cap.model.vocab, k);
         memset(named, 0, (size_t)set.n * sizeof *named);
+        /* the photo's own grid (the model's unless its encoder keeps the aspect ratio) */
+        const int gh = c.grid_h ? c.grid_h : cap.grid_h, gw = c.grid_w ? c.grid_w : cap.grid_w;
         if (toks) score_words(&set, o, toks, c.n, c.alpha, gh, gw, cls, cls_of, 0, verbose, named);
         for (int p = o; p < set.n; p++)
             if (!strcmp(set.obj[p].photo, photo)) cls[cls_of[p]].photos++, cls[cls_of[p]].named += named[p - o];
@@ -223,13 +224,14 @@ int cmd_ground(int argc, char **argv) {
             ac_tokens t = {0};
             if (ac_tokenize(refs->caps[r], &t, &err)) continue; /* a malformed reference scores nothing */
             int *ids = malloc(((size_t)t.n + 1) * sizeof *ids);
-            float *a = malloc(((size_t)t.n + 1) * L * sizeof *a);
-            if (ids && a) {
+            ac_caption forced = {0};
+            if (ids) {
                 ac_vocab_encode(cap.model.vocab, &t, ids);
-                if (!ac_decoder_attend(&cap.model.dec, cap.ann, ids, t.n, a, NULL, NULL, &err))
-                    score_words(&set, o, (const char *const *)t.tok, t.n, a, gh, gw, cls, cls_of, 1, verbose, NULL);
+                if (!ac_caption_forced_grid(&cap.model.dec, cap.ann, gh, gw, ids, t.n, &forced, &err))
+                    score_words(&set, o, (const char *const *)t.tok, t.n, forced.alpha, gh, gw, cls, cls_of, 1, verbose, NULL);
             }
-            free(ids), free(a);
+            free(ids);
+            ac_caption_free(&forced);
             ac_tokens_free(&t);
         }
         cli_progress_update(&prog, (uint64_t)++done_photos);

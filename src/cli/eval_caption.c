@@ -55,9 +55,10 @@ static void caption_features(split_run *r, const ac_feature_cache *fc, const ac_
         ac_image photo = {0};
         ac_caption c = {0};
         ac_err e2;
-        int k = ac_features_find(fc, im->key);
+        int k = ac_features_find(fc, im->key), gh = 0, gw = 0;
+        if (k >= 0) ac_features_grid(fc, k, &gh, &gw); /* the photo's own (aspect kept) */
         if (k < 0) r->rc = ac_errf(r->err, "%s: no features for '%s'", r->o->features, im->key);
-        else if (ac_beam_search(&r->model->dec, ac_features_row(fc, k, scratch), bo, &c, r->err)) r->rc = -1;
+        else if (ac_beam_search_grid(&r->model->dec, ac_features_row(fc, k, scratch), gh, gw, bo, &c, r->err)) r->rc = -1;
         else {
             const int have_photo = r->o->report && ac_is_file(im->path) && ac_image_load(im->path, &photo, &e2) == 0;
             add_result(r, q, have_photo ? &photo : NULL, &c);

@@ -586,6 +586,11 @@ int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
     return plan_create(c->m, NULL, c->out_t, in->shape[1], in->shape[2], threads, out, err);
 }
 
+int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err) {
+    if (in_h < 1 || in_w < 1) return ac_errf(err, "%s: input size %dx%d out of range", c->m->path, in_h, in_w);
+    return plan_create(c->m, NULL, c->out_t, in_h, in_w, threads, out, err);
+}
+
 static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
                        ac_cnn **out, ac_err *err) {
     *out = NULL;

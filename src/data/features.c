@@ -1,10 +1,12 @@
 /* features.c: the feature cache. A directory of shards "shard-NNNNN.safetensors", each written
- * atomically, with tensor "features" [n, L, dim] and metadata "images" (JSON array of n keys) and
- * "encoder" (JSON identity). Extraction is resumable: keys already in a shard are skipped, so a
+ * atomically, with tensor "features" [n, L, dim] (and "grids" [n, 2] when the encoder keeps the aspect
+ * ratio) and metadata "images" (JSON array of n keys) and "encoder" (JSON identity); one shard file is
+ * features_shard.c's. Extraction is resumable: keys already in a shard are skipped, so a
  * killed run loses at most the shard it was filling. Photos are decoded and resized on a second
  * thread (a small queue) while the encoder runs on the calling thread. */
 #include "attncap/encoder.h"
 #include "attncap/features.h"
+#include "features_internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -44,143 +46,6 @@ const char *ac_features_key(const char *path) {
     return s ? s + 1 : path;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* ---- shards on disk ---- */
-
-typedef struct {
-    char **names; /* sorted file names "shard-NNNNN.safetensors" */
-    int n, next_index;
-} shard_list;
-
-static void shard_list_free(shard_list *l) {
-    for (int i = 0; i < l->n; i++) free(l->names[i]);
-    free(l->names);
-    memset(l, 0, sizeof *l);
-}
-
-/* Lists dir's shards. Temp files of killed runs ("*.tmp.PID" whose process is gone) are removed. */
-static int list_shards(const char *dir, shard_list *l, ac_err *err) {
-    memset(l, 0, sizeof *l);
-    DIR *d = opendir(dir);
-    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, strerror(errno));
-    struct dirent *e;
-    int cap = 0;
-    while ((e = readdir(d))) {
-        int idx, len = 0, pid;
-        if (sscanf(e->d_name, "shard-%5d.safetensors%n", &idx, &len) == 1 && len == 23 && e->d_name[len] == 0) {
-            if (l->n == cap) {
-                cap = cap ? 2 * cap : 64;
-                char **nn = realloc(l->names, (size_t)cap * sizeof *nn);
-                if (!nn) goto oom;
-                l->names = nn;
-            }
-            if (!(l->names[l->n] = strdup(e->d_name))) goto oom;
-            l->n++;
-            if (idx + 1 > l->next_index) l->next_index = idx + 1;
-        } else if (sscanf(e->d_name, "shard-%5d.safetensors.tmp.%d%n", &idx, &pid, &len) == 2 && e->d_name[len] == 0 &&
-                   pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
-            char *p = ac_path_join(dir, e->d_name);
-            if (p) unlink(p);
-            free(p);
-        }
-    }
-    closedir(d);
-    if (l->n) qsort(l->names, (size_t)l->n, sizeof *l->names, cmp_str);
-    return 0;
-oom:
-    closedir(d);
-    shard_list_free(l);
-    return ac_errf(err, "%s: out of memory", dir);
-}
-
-/* What a shard holds, validated: keys, shape, identity. */
-typedef struct {
-    int n, grid_h, grid_w, dim;
-    char **keys;
-    ac_encoder_id identity;
-    const char *identity_str;     /* points into the ac_st_file */
-    const ac_st_tensor *features; /* data NULL after a header-only read */
-} shard_info;
-
-static void shard_info_free(shard_info *s) {
-    for (int i = 0; i < s->n && s->keys; i++) free(s->keys[i]);
-    free(s->keys);
-    memset(s, 0, sizeof *s);
-}
-
-static int shard_parse(const char *path, const ac_st_file *f, shard_info *s, ac_err *err) {
-    memset(s, 0, sizeof *s);
-    const ac_st_tensor *t = ac_st_find(f, "features");
-    const char *imgs = ac_st_meta(f, "images"), *enc = ac_st_meta(f, "encoder");
-    if (!t || !imgs || !enc) return ac_errf(err, "%s: not a feature shard (needs tensor \"features\" and metadata \"images\", \"encoder\")", path);
-    if (t->ndim != 3 || (t->dtype != AC_ST_F32 && t->dtype != AC_ST_F16) || t->shape[0] > 100000000)
-        return ac_errf(err, "%s: \"features\" must be F32 or F16 [n, L, dim]", path);
-    s->features = t;
-    s->identity_str = enc;
-    ac_err why; /* the shape is what does not match, whatever the identity's own flaw */
-    if (ac_encoder_id_parse(enc, path, &s->identity, &why)) goto bad_enc;
-    s->grid_h = s->identity.grid_h, s->grid_w = s->identity.grid_w, s->dim = s->identity.dim;
-    if (s->grid_h <= 0 || s->grid_w <= 0 || s->dim <= 0) goto bad_enc;
-    if ((int64_t)s->grid_h * s->grid_w != t->shape[1] || s->dim != t->shape[2]) goto bad_enc;
-    cJSON *arr = cJSON_Parse(imgs);
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != t->shape[0]) {
-        cJSON_Delete(arr);
-        shard_info_free(s);
-        return ac_errf(err, "%s: metadata \"images\" is not a JSON array of %lld names", path, (long long)t->shape[0]);
-    }
-    s->keys = calloc((size_t)t->shape[0] + 1, sizeof *s->keys);
-    const cJSON *k;
-    int i = 0;
-    cJSON_ArrayForEach(k, arr) {
-        if (!s->keys || !cJSON_IsString(k) || !(s->keys[i] = strdup(k->valuestring))) {
-            s->n = i;
-            cJSON_Delete(arr);
-            shard_info_free(s);
-            return ac_errf(err, "%s: metadata \"images\" holds a non-string", path);
-        }
-        s->n = ++i;
-    }
-    cJSON_Delete(arr);
-    return 0;
-bad_enc:
-    shard_info_free(s);
-    return ac_errf(err, "%s: metadata \"encoder\" does not match the features' shape", path);
-}
-
-/* A shard opened (its header only, or whole) and parsed. The caller owns it: shard_close. */
-typedef struct {
-    char *path;
-    ac_st_file file;
-    shard_info info;
-} open_shard;
-
-static void shard_close(open_shard *o) {
-    shard_info_free(&o->info);
-    ac_st_free(&o->file);
-    free(o->path);
-    o->path = NULL;
-}
-
-static int shard_open(const char *dir, const char *name, int header_only, open_shard *o, ac_err *err) {
-    memset(o, 0, sizeof *o);
-    o->path = ac_path_join(dir, name);
-    if (!o->path) return ac_errf(err, "%s: out of memory", dir);
-    int rc = header_only ? ac_st_read_header(o->path, &o->file, err) : ac_st_read(o->path, &o->file, err);
-    if (rc) {
-        free(o->path);
-        o->path = NULL;
-        return -1;
-    }
-    if (shard_parse(o->path, &o->file, &o->info, err)) {
-        ac_st_free(&o->file);
-        free(o->path);
-        o->path = NULL;
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- extraction ---- */
 
 typedef struct {
@@ -201,11 +66,11 @@ typedef struct {
     prepared slot[QUEUE];
     int head, count, stop;
     const work_item *work;
-    int n_work, size;
+    int n_work, size, stride;
     ac_resize policy; /* what the identity the shards record says */
 } pipeline;
 
-static void prepare(const work_item *w, int size, ac_resize policy, prepared *p) {
+static void prepare(const work_item *w, int size, int stride, ac_resize policy, prepared *p) {
     memset(p, 0, sizeof *p);
     ac_err err;
     ac_image img;
@@ -219,7 +84,7 @@ static void prepare(const work_item *w, int size, ac_resize policy, prepared *p)
         snprintf(p->msg, sizeof p->msg, "%s: duplicate file name '%s' (cache keys are file names without directory)", w->path, w->key);
         return;
     }
-    if (ac_image_load(w->path, &img, &err) || ac_resize_squash(&img, size, policy, &p->plain, &err)) {
+    if (ac_image_load(w->path, &img, &err) || ac_resize_photo(&img, size, stride, policy, &p->plain, &err)) {
         if (img.px) ac_image_free(&img);
         p->failed = 1;
         memcpy(p->msg, err.msg, sizeof p->msg);
@@ -227,7 +92,7 @@ static void prepare(const work_item *w, int size, ac_resize policy, prepared *p)
     }
     ac_image_free(&img);
     if (w->need_flip) {
-        size_t nb = (size_t)size * size * 3;
+        size_t nb = (size_t)p->plain.w * p->plain.h * 3;
         p->flipped.px = malloc(nb);
         if (!p->flipped.px) {
             ac_image_free(&p->plain);
@@ -236,7 +101,7 @@ static void prepare(const work_item *w, int size, ac_resize policy, prepared *p)
             return;
         }
         memcpy(p->flipped.px, p->plain.px, nb);
-        p->flipped.w = p->flipped.h = size;
+        p->flipped.w = p->plain.w, p->flipped.h = p->plain.h;
         ac_image_flip_h(&p->flipped);
     }
 }
@@ -244,7 +109,7 @@ static void prepare(const work_item *w, int size, ac_resize policy, prepared *p)
 static void producer(pipeline *q) {
     for (int i = 0; i < q->n_work; i++) {
         prepared p;
-        prepare(&q->work[i], q->size, q->policy, &p);
+        prepare(&q->work[i], q->size, q->stride, q->policy, &p);
         pthread_mutex_lock(&q->mu);
         while (q->count == QUEUE && !q->stop) pthread_cond_wait(&q->changed, &q->mu);
         if (q->stop) {
@@ -278,35 +143,19 @@ typedef struct {
     int n, cap, next_index;
     char **keys;
     void *data; /* cap rows of F32 or F16 */
+    int *grids; /* [cap][2] the photos' own grids, when the policy keeps the aspect ratio; else NULL */
     float *tmp;
 } shard_buf;
 
 static int shard_flush(shard_buf *b, ac_features_stats *st, ac_err *err) {
     if (!b->n) return 0;
-    cJSON *arr = cJSON_CreateArray();
-    for (int i = 0; arr && i < b->n; i++)
-        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(b->keys[i]))) {
-            cJSON_Delete(arr);
-            arr = NULL;
-        }
-    char *imgs = arr ? cJSON_PrintUnformatted(arr) : NULL;
-    cJSON_Delete(arr);
     char name[64];
     snprintf(name, sizeof name, "shard-%05d.safetensors", b->next_index);
     char *path = ac_path_join(b->o->out_dir, name);
-    int rc = -1;
-    if (!imgs || !path) {
-        ac_errf(err, "%s: out of memory", b->o->out_dir);
-    } else {
-        ac_st_writer w;
-        ac_st_writer_init(&w);
-        int64_t shape[3] = {b->n, (int64_t)b->src->grid_h * b->src->grid_w, b->src->dim};
-        if (!ac_st_writer_add(&w, "features", b->o->fp16 ? AC_ST_F16 : AC_ST_F32, 3, shape, b->data, err) &&
-            !ac_st_writer_meta(&w, "images", imgs, err) && !ac_st_writer_meta(&w, "encoder", b->src->identity_json, err))
-            rc = ac_st_write(&w, path, err);
-        ac_st_writer_free(&w);
-    }
-    free(imgs);
+    int rc = path ? ac_features_shard_write(path, b->keys, b->n, b->data, b->o->fp16,
+                                            (int64_t)b->src->grid_h * b->src->grid_w, b->src->dim, b->grids,
+                                            b->src->identity_json, err)
+                  : ac_errf(err, "%s: out of memory", b->o->out_dir);
     free(path);
     if (rc) return -1;
     for (int i = 0; i < b->n; i++) free(b->keys[i]);
@@ -319,7 +168,10 @@ static int shard_flush(shard_buf *b, ac_features_stats *st, ac_err *err) {
 /* Encodes one image into the shard under key (+ suffix), flushing the shard when full. */
 static int shard_add(shard_buf *b, const ac_image *img, const char *key, const char *suffix, ac_features_stats *st,
                      ac_err *err) {
-    if (b->src->encode(b->src->ctx, img, b->tmp, err)) return -1;
+    int gh = b->src->grid_h, gw = b->src->grid_w;
+    if (b->src->encode(b->src->ctx, img, b->tmp, &gh, &gw, err)) return -1;
+    if (gh < 1 || gw < 1 || gh > b->src->grid_h || gw > b->src->grid_w || (!b->grids && (gh != b->src->grid_h || gw != b->src->grid_w)))
+        return ac_errf(err, "the encoder gave a %dx%d grid for a %dx%d cache", gh, gw, b->src->grid_h, b->src->grid_w);
     size_t kl = strlen(key), sl = strlen(suffix);
     char *k = malloc(kl + sl + 1);
     if (!k) return ac_errf(err, "out of memory");
@@ -331,45 +183,46 @@ static int shard_add(shard_buf *b, const ac_image *img, const char *key, const c
     } else {
         memcpy((float *)b->data + (size_t)b->n * b->row, b->tmp, b->row * sizeof(float));
     }
+    if (b->grids) b->grids[2 * b->n] = gh, b->grids[2 * b->n + 1] = gw;
     b->keys[b->n++] = k;
     st->encoded++;
     return b->n == b->cap ? shard_flush(b, st, err) : 0;
 }
 
 /* Existing keys (sorted) after checking every shard came from this encoder. */
-static int existing_keys(const char *dir, const ac_encoder_id *ours, shard_list *sl, char ***keys, int *nkeys, ac_err *err) {
+static int existing_keys(const char *dir, const ac_encoder_id *ours, ac_features_shards *sl, char ***keys, int *nkeys, ac_err *err) {
     *keys = NULL, *nkeys = 0;
     int cap = 0;
     for (int i = 0; i < sl->n; i++) {
-        open_shard o;
-        if (shard_open(dir, sl->names[i], 1, &o, err)) return -1;
-        shard_info *s = &o.info;
+        ac_features_shard o;
+        if (ac_features_shard_open(dir, sl->names[i], 1, &o, err)) return -1;
+        ac_features_shard_info *s = &o.info;
         if (!ac_encoder_id_same(&s->identity, ours)) {
             char a[256], b[256];
             ac_encoder_id_describe(&s->identity, a, sizeof a);
             ac_encoder_id_describe(ours, b, sizeof b);
             ac_errc(err, AC_ERR_OTHER_ENCODER, "%s: made by a different encoder (%s; now %s)", o.path, a, b);
-            shard_close(&o);
+            ac_features_shard_close(&o);
             return -1;
         }
         if (*nkeys + s->n > cap) {
             cap = 2 * (*nkeys + s->n) + 16;
             char **nk = realloc(*keys, (size_t)cap * sizeof *nk);
             if (!nk) {
-                shard_close(&o);
+                ac_features_shard_close(&o);
                 return ac_errf(err, "%s: out of memory", dir);
             }
             *keys = nk;
         }
         for (int k = 0; k < s->n; k++) (*keys)[(*nkeys)++] = s->keys[k], s->keys[k] = NULL;
-        shard_close(&o);
+        ac_features_shard_close(&o);
     }
-    if (*nkeys) qsort(*keys, (size_t)*nkeys, sizeof **keys, cmp_str);
+    if (*nkeys) qsort(*keys, (size_t)*nkeys, sizeof **keys, ac_features_cmp_str);
     return 0;
 }
 
 static int has_key(char **keys, int n, const char *key) {
-    return n && bsearch(&key, keys, (size_t)n, sizeof *keys, cmp_str) != NULL;
+    return n && bsearch(&key, keys, (size_t)n, sizeof *keys, ac_features_cmp_str) != NULL;
 }
 
 /* One extraction's two stages: task 1 decodes photos ahead (the producer, on a thread of its own);
@@ -447,13 +300,13 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         return busy ? ac_errf(err, "%s: another attncap features run is writing to this directory", o->out_dir)
                     : ac_errf(err, "%s: cannot create a lock file: %s", o->out_dir, strerror(e));
     }
-    shard_list sl;
+    ac_features_shards sl;
     char **have = NULL;
     int n_have = 0, rc = -1;
     work_item *work = calloc((size_t)n + 1, sizeof *work);
     key_idx *ki = calloc((size_t)n + 1, sizeof *ki);
-    shard_buf b = {src, o, (size_t)src->grid_h * src->grid_w * src->dim, 0, shard_size, 0, NULL, NULL, NULL};
-    if (list_shards(o->out_dir, &sl, err)) {
+    shard_buf b = {src, o, (size_t)src->grid_h * src->grid_w * src->dim, 0, shard_size, 0, NULL, NULL, NULL, NULL};
+    if (ac_features_shards_list(o->out_dir, &sl, err)) {
         free(work);
         free(ki);
         close(lock_fd);
@@ -488,7 +341,8 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     b.keys = calloc((size_t)shard_size, sizeof *b.keys);
     b.data = malloc((size_t)shard_size * b.row * (o->fp16 ? 2 : 4));
     b.tmp = malloc(b.row * sizeof *b.tmp);
-    if (!b.keys || !b.data || !b.tmp) {
+    if (ours.policy == AC_RESIZE_ASPECT) b.grids = malloc((size_t)shard_size * 2 * sizeof *b.grids);
+    if (!b.keys || !b.data || !b.tmp || (ours.policy == AC_RESIZE_ASPECT && !b.grids)) {
         ac_errf(err, "features: out of memory for a shard of %d x %zu floats", shard_size, b.row);
         goto done;
     }
@@ -497,6 +351,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     pthread_mutex_init(&q.mu, NULL);
     pthread_cond_init(&q.changed, NULL);
     q.work = work, q.n_work = n_work, q.size = src->size, q.policy = ours.policy;
+    q.stride = src->size / src->grid_h; /* the aspect policy's (a square grid: ac_encoder_set_resize) */
     if (o->on_progress) o->on_progress(o->user, 0, n_work);
     extract_run run = {&q, work, n_work, &b, o, st, err, 0};
     if (ac_parallel_all(2, extract_stage, &run)) {
@@ -521,9 +376,10 @@ done:
     free(b.keys);
     free(b.data);
     free(b.tmp);
+    free(b.grids);
     for (int i = 0; i < n_have; i++) free(have[i]);
     free(have);
-    shard_list_free(&sl);
+    ac_features_shards_free(&sl);
     free(work);
     free(ki);
     close(lock_fd);
@@ -544,7 +400,7 @@ static int cmp_entry(const void *a, const void *b) {
 
 /* Maps the data of shard `o` (whose header says s->n rows) read-only into fc->maps[fc->n_maps++] and
  * points the wanted rows at it. */
-static int shard_map(const open_shard *o, const int64_t *dest, size_t row, ac_feature_cache *fc, ac_err *err) {
+static int shard_map(const ac_features_shard *o, const int64_t *dest, size_t row, ac_feature_cache *fc, ac_err *err) {
     const ac_st_tensor *t = o->info.features;
     int fd = open(o->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ac_errf(err, "%s: %s", o->path, strerror(errno));
@@ -579,10 +435,10 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
                          ac_feature_cache *fc, ac_err *err) {
     memset(fc, 0, sizeof *fc);
     if (!ac_is_dir(dir)) return ac_errc(err, AC_ERR_NOT_FEATURES, "%s: not a feature directory", dir);
-    shard_list sl;
-    if (list_shards(dir, &sl, err)) return -1;
+    ac_features_shards sl;
+    if (ac_features_shards_list(dir, &sl, err)) return -1;
     if (sl.n == 0) {
-        shard_list_free(&sl);
+        ac_features_shards_free(&sl);
         return ac_errf(err, "%s: no feature shards (shard-NNNNN.safetensors) in it", dir);
     }
     /* Pass 1, headers only: keys, shapes, one encoder throughout. */
@@ -590,7 +446,8 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
     int64_t total = 0, cap = 0;
     int64_t *counts = calloc((size_t)sl.n, sizeof *counts);
     ac_encoder_id first;
-    int have_first = 0;
+    int have_first = 0, any_grids = 0;
+    int *grids = NULL; /* one shard's photos' own grids */
     entry *ent = NULL;
     int64_t *dest = NULL;
     const char **want = NULL;
@@ -599,34 +456,35 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
     if (want_keys) {
         if (!(want = malloc(((size_t)n_want + 1) * sizeof *want))) goto oom;
         memcpy(want, want_keys, (size_t)n_want * sizeof *want);
-        qsort(want, (size_t)n_want, sizeof *want, cmp_str);
+        qsort(want, (size_t)n_want, sizeof *want, ac_features_cmp_str);
     }
     for (int i = 0; i < sl.n; i++) {
-        open_shard o;
-        if (shard_open(dir, sl.names[i], 1, &o, err)) goto fail;
-        shard_info *s = &o.info;
+        ac_features_shard o;
+        if (ac_features_shard_open(dir, sl.names[i], 1, &o, err)) goto fail;
+        ac_features_shard_info *s = &o.info;
         if (!have_first) {
             first = s->identity, have_first = 1;
             fc->grid_h = s->grid_h, fc->grid_w = s->grid_w, fc->dim = s->dim;
             fc->encoder_json = strdup(s->identity_str);
         } else if (!ac_encoder_id_same(&s->identity, &first)) {
             ac_errf(err, "%s: made by a different encoder than %s/%s", o.path, dir, sl.names[0]);
-            shard_close(&o);
+            ac_features_shard_close(&o);
             goto fail;
         }
         if (total + s->n > cap) {
             cap = 2 * (total + s->n) + 64;
             char **nk = realloc(keys, (size_t)cap * sizeof *nk);
             if (!nk) {
-                shard_close(&o);
+                ac_features_shard_close(&o);
                 goto oom;
             }
             keys = nk;
         }
         for (int k = 0; k < s->n; k++) keys[total++] = s->keys[k], s->keys[k] = NULL;
         counts[i] = s->n;
+        any_grids |= s->grids != NULL;
         if (s->features->dtype != AC_ST_F16) compact = 0; /* F32 rows stay exact */
-        shard_close(&o);
+        ac_features_shard_close(&o);
     }
     /* Sorted, first occurrence of a key wins (duplicates only arise from overlapping manual runs). */
     ent = malloc((size_t)(total + 1) * sizeof *ent);
@@ -637,7 +495,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
     int64_t n = 0;
     for (int64_t i = 0; i < total; i++)
         if ((i == 0 || strcmp(ent[i].key, ent[i - 1].key)) &&
-            (!want || bsearch(&ent[i].key, want, (size_t)n_want, sizeof *want, cmp_str)))
+            (!want || bsearch(&ent[i].key, want, (size_t)n_want, sizeof *want, ac_features_cmp_str)))
             dest[ent[i].global] = n++;
     if (n > 0x7fffffff) {
         ac_errf(err, "%s: too many photos", dir);
@@ -659,6 +517,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
         else fc->data = rows;
         if (!fc->keys || !rows) goto oom;
     }
+    if (any_grids && !(fc->grids = malloc((size_t)n * 2 * sizeof *fc->grids + 1))) goto oom;
     fc->n = (int)n;
     for (int64_t i = 0; i < total; i++)
         if (dest[i] >= 0) fc->keys[dest[i]] = keys[i], keys[i] = NULL;
@@ -671,18 +530,29 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
             g += counts[i];
             continue;
         }
-        open_shard o;
-        if (shard_open(dir, sl.names[i], map, &o, err)) goto fail;
-        const shard_info *s = &o.info;
+        ac_features_shard o;
+        if (ac_features_shard_open(dir, sl.names[i], map, &o, err)) goto fail;
+        const ac_features_shard_info *s = &o.info;
         if (s->n != counts[i] || (size_t)s->grid_h * s->grid_w * s->dim != row ||
             (compact && !map && s->features->dtype != AC_ST_F16)) {
             ac_errf(err, "%s: changed while being read", o.path);
-            shard_close(&o);
+            ac_features_shard_close(&o);
             goto fail;
+        }
+        if (fc->grids) { /* the wanted photos' own grids (a shard without them: whole grids) */
+            int *ng = realloc(grids, ((size_t)s->n * 2 + 1) * sizeof *ng);
+            if (ng) grids = ng;
+            if (!ng || ac_features_shard_grids(&o, grids, err)) {
+                if (!ng) ac_errf(err, "%s: out of memory", o.path);
+                ac_features_shard_close(&o);
+                goto fail;
+            }
+            for (int r = 0; r < s->n; r++)
+                if (dest[g + r] >= 0) memcpy(fc->grids + 2 * dest[g + r], grids + 2 * r, 2 * sizeof *grids);
         }
         if (map) {
             int mrc = shard_map(&o, dest + g, row, fc, err);
-            shard_close(&o);
+            ac_features_shard_close(&o);
             if (mrc) goto fail;
             g += counts[i];
             continue;
@@ -695,7 +565,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
             else if (t->dtype == AC_ST_F32) memcpy(fc->data + (size_t)dest[g] * row, src, row * sizeof(float));
             else f16_to_f32_row(src, fc->data + (size_t)dest[g] * row, row);
         }
-        shard_close(&o);
+        ac_features_shard_close(&o);
     }
     rc = 0;
     goto fail;
@@ -708,7 +578,8 @@ fail:
     free(ent);
     free(dest);
     free(want);
-    shard_list_free(&sl);
+    free(grids);
+    ac_features_shards_free(&sl);
     if (rc) ac_features_free(fc);
     return rc;
 }
@@ -727,6 +598,11 @@ int ac_features_load_keys(const char *dir, const char *const *keys, int n_keys, 
 
 int ac_features_open(const char *dir, size_t max_bytes, ac_feature_cache *fc, ac_err *err) {
     return features_load(dir, 1, max_bytes, NULL, 0, fc, err);
+}
+
+void ac_features_grid(const ac_feature_cache *fc, int i, int *grid_h, int *grid_w) {
+    *grid_h = fc->grids ? fc->grids[2 * i] : fc->grid_h;
+    *grid_w = fc->grids ? fc->grids[2 * i + 1] : fc->grid_w;
 }
 
 const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch) {
@@ -756,6 +632,7 @@ void ac_features_free(ac_feature_cache *fc) {
     free(fc->data);
     free(fc->half);
     free(fc->encoder_json);
+    free(fc->grids);
     for (int i = 0; i < fc->n_maps; i++) munmap(fc->maps[i], fc->map_len[i]);
     free(fc->maps), free(fc->map_len), free(fc->mapped_row), free(fc->mapped_f16);
     memset(fc, 0, sizeof *fc);

@@ -17,6 +17,7 @@
 
 #include "attncap/features.h"
 #include "attncap/safetensors.h"
+#include "features_internal.h"
 
 /* 1 if dir holds a shard file, 0 if none (an empty share), -1 if it cannot be read. */
 static int has_shards(const char *dir, ac_err *err) {
@@ -61,32 +62,6 @@ static int cmp_entry(const void *a, const void *b) {
     return c ? c : x->cache - y->cache;
 }
 
-/* Writes keys[0..n) with their rows (row_bytes each, contiguous in data) as shard `index` of dir. */
-static int write_shard(const char *dir, int index, char **keys, int n, const void *data, int f16, int64_t L, int64_t dim,
-                       const char *identity, ac_err *err) {
-    cJSON *arr = cJSON_CreateStringArray((const char *const *)keys, n);
-    char *imgs = arr ? cJSON_PrintUnformatted(arr) : NULL;
-    cJSON_Delete(arr);
-    char name[64];
-    snprintf(name, sizeof name, "shard-%05d.safetensors", index);
-    char *path = ac_path_join(dir, name);
-    int rc = -1;
-    if (!imgs || !path) {
-        ac_errf(err, "%s: out of memory", dir);
-    } else {
-        ac_st_writer w;
-        ac_st_writer_init(&w);
-        int64_t shape[3] = {n, L, dim};
-        if (!ac_st_writer_add(&w, "features", f16 ? AC_ST_F16 : AC_ST_F32, 3, shape, data, err) &&
-            !ac_st_writer_meta(&w, "images", imgs, err) && !ac_st_writer_meta(&w, "encoder", identity, err))
-            rc = ac_st_write(&w, path, err);
-        ac_st_writer_free(&w);
-    }
-    free(imgs);
-    free(path);
-    return rc;
-}
-
 /* Removes the temporary directory of a failed merge (only the files a merge writes). */
 static void remove_tmp_dir(const char *dir) {
     DIR *d = opendir(dir);
@@ -125,6 +100,7 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
     char *tmp = NULL;
     void *buf = NULL;
     char **keys = NULL;
+    int *grids = NULL; /* a shard's photos' own grids, when the encoder keeps the aspect ratio */
     if (!fc || !locks) {
         free(fc), free(locks);
         return ac_errf(err, "features merge: out of memory");
@@ -186,7 +162,8 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
     tmp = malloc(tl);
     buf = malloc((size_t)shard_size * row_bytes + 1);
     keys = malloc((size_t)shard_size * sizeof *keys);
-    if (!tmp || !buf || !keys) goto oom;
+    if (first_id.policy == AC_RESIZE_ASPECT) grids = malloc((size_t)shard_size * 2 * sizeof *grids);
+    if (!tmp || !buf || !keys || (first_id.policy == AC_RESIZE_ASPECT && !grids)) goto oom;
     char *trimmed = strdup(out_dir);
     if (!trimmed) goto oom;
     for (size_t l = strlen(trimmed); l > 1 && trimmed[l - 1] == '/'; l--) trimmed[l - 1] = 0;
@@ -200,8 +177,15 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
             const merge_entry *e = &ent[i + j];
             memcpy((unsigned char *)buf + (size_t)j * row_bytes, fc[e->cache].mapped_row[e->row], row_bytes);
             keys[j] = (char *)e->key;
+            if (grids) ac_features_grid(&fc[e->cache], e->row, &grids[2 * j], &grids[2 * j + 1]);
         }
-        if (write_shard(tmp, st->shards, keys, n, buf, f16, L, c0->dim, c0->encoder_json, err)) {
+        char name[64];
+        snprintf(name, sizeof name, "shard-%05d.safetensors", st->shards);
+        char *path = ac_path_join(tmp, name);
+        const int wrc = path ? ac_features_shard_write(path, keys, n, buf, f16, L, c0->dim, grids, c0->encoder_json, err)
+                             : ac_errf(err, "%s: out of memory", tmp);
+        free(path);
+        if (wrc) {
             remove_tmp_dir(tmp);
             goto done;
         }
@@ -229,6 +213,7 @@ done:
     free(ent);
     free(tmp);
     free(buf);
+    free(grids);
     free(keys);
     return rc;
 }

@@ -175,41 +175,60 @@ static ac_attention_fn head_of(const ac_attention_fn *f, int j) {
     return h;
 }
 
-void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e,
-                                 float *cache) {
+void ac_attention_scores_forward_masked(const ac_attention_fn *f, int L, int n, const float *q, const float *keys,
+                                        float *e, float *cache) {
     for (int j = 0; j < f->heads; j++) {
         const ac_attention_fn h = head_of(f, j);
         const size_t c = (size_t)j * h.A;
-        head_forward(&h, L, q + c, keys + c, f->A, e + (size_t)j * L, cache ? cache + c * L : NULL);
+        head_forward(&h, n, q + c, keys + c, f->A, e + (size_t)j * L, cache ? cache + c * L : NULL);
+    }
+}
+
+void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e,
+                                 float *cache) {
+    ac_attention_scores_forward_masked(f, L, L, q, keys, e, cache);
+}
+
+void ac_attention_scores_backward_masked(const ac_attention_fn *f, int L, int n, const float *q, const float *keys,
+                                         const float *cache, const float *de, float *dq, float *dkeys, float *dwe,
+                                         float *dlogtau) {
+    for (int j = 0; j < f->heads; j++) {
+        const ac_attention_fn h = head_of(f, j);
+        const size_t c = (size_t)j * h.A;
+        head_backward(&h, n, q + c, keys + c, f->A, cache ? cache + c * L : NULL, de + (size_t)j * L, dq + c,
+                      dkeys + c, dwe ? dwe + c : NULL, dlogtau);
     }
 }
 
 void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys,
                                   const float *cache, const float *de, float *dq, float *dkeys, float *dwe,
                                   float *dlogtau) {
-    for (int j = 0; j < f->heads; j++) {
-        const ac_attention_fn h = head_of(f, j);
-        const size_t c = (size_t)j * h.A;
-        head_backward(&h, L, q + c, keys + c, f->A, cache ? cache + c * L : NULL, de + (size_t)j * L, dq + c,
-                      dkeys + c, dwe ? dwe + c : NULL, dlogtau);
-    }
+    ac_attention_scores_backward_masked(f, L, L, q, keys, cache, de, dq, dkeys, dwe, dlogtau);
 }
 
 /* ---- softmax ---- */
 
-void ac_attention_softmax_forward(float *e, int n, int L) {
-    for (float *x = e; x < e + (size_t)n * L; x += L) {
+void ac_attention_softmax_forward_masked(float *e, int rows, int L, int n) {
+    for (float *x = e; x < e + (size_t)rows * L; x += L) {
         float mx = x[0], s = 0;
-        for (int l = 1; l < L; l++) mx = x[l] > mx ? x[l] : mx;
-        for (int l = 0; l < L; l++) s += (x[l] = expf(x[l] - mx));
-        for (int l = 0; l < L; l++) x[l] /= s;
+        for (int l = 1; l < n; l++) mx = x[l] > mx ? x[l] : mx;
+        for (int l = 0; l < n; l++) s += (x[l] = expf(x[l] - mx));
+        for (int l = 0; l < n; l++) x[l] /= s;
+        for (int l = n; l < L; l++) x[l] = 0.0f;
     }
 }
 
-void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int n, int L, float *de) {
-    for (size_t r = 0; r < (size_t)n * L; r += L) {
+void ac_attention_softmax_forward(float *e, int rows, int L) { ac_attention_softmax_forward_masked(e, rows, L, L); }
+
+void ac_attention_softmax_backward_masked(const float *alpha, const float *dalpha, int rows, int L, int n, float *de) {
+    for (size_t r = 0; r < (size_t)rows * L; r += L) {
         float s = 0;
-        for (int l = 0; l < L; l++) s += alpha[r + l] * dalpha[r + l];
-        for (int l = 0; l < L; l++) de[r + l] = alpha[r + l] * (dalpha[r + l] - s);
+        for (int l = 0; l < n; l++) s += alpha[r + l] * dalpha[r + l];
+        for (int l = 0; l < n; l++) de[r + l] = alpha[r + l] * (dalpha[r + l] - s);
+        for (int l = n; l < L; l++) de[r + l] = 0.0f;
     }
+}
+
+void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int rows, int L, float *de) {
+    ac_attention_softmax_backward_masked(alpha, dalpha, rows, L, L, de);
 }

@@ -37,19 +37,35 @@ ac_attention_fn ac_attention_fn_of(const ac_decoder *dec);
  * 0 for the others (their backward recomputes the dot products, which costs less than storing them). */
 size_t ac_attention_cache_size(const ac_decoder_config *c);
 
+/* Masks: a photo whose grid is smaller than the model's (an encoder that keeps the aspect ratio,
+ * encoder.h) has its own cells as the first n of the L annotation vectors and padding after them.
+ * The _masked kernels below take n (1..L): they read and write only the first n keys and scores of
+ * each head (head j's scores still start at j L), and the masked softmax gives the other L - n
+ * entries of each row a weight of exactly 0 (as softmax with e = -inf there, and a zero gradient).
+ * The kernels without _masked are the same with n = L. */
+
 /* e [heads, L] = the scores of q [A] against keys [L, A]. cache: [ac_attention_cache_size] or NULL
  * (inference). */
 void ac_attention_scores_forward(const ac_attention_fn *f, int L, const float *q, const float *keys, float *e,
                                  float *cache);
+void ac_attention_scores_forward_masked(const ac_attention_fn *f, int L, int n, const float *q, const float *keys,
+                                        float *e, float *cache);
 /* The backward of the scores: given de [heads, L], ADDS d loss to dq [A], dkeys [L, A] and the score's
  * own parameters: dwe [A] (additive) and *dlogtau (cosine); those of another score may be NULL. */
 void ac_attention_scores_backward(const ac_attention_fn *f, int L, const float *q, const float *keys,
                                   const float *cache, const float *de, float *dq, float *dkeys, float *dwe,
                                   float *dlogtau);
+void ac_attention_scores_backward_masked(const ac_attention_fn *f, int L, int n, const float *q, const float *keys,
+                                         const float *cache, const float *de, float *dq, float *dkeys, float *dwe,
+                                         float *dlogtau);
 
-/* alpha = softmax(e) in place, over L, for each of the n rows of e [n, L]. */
-void ac_attention_softmax_forward(float *e, int n, int L);
-/* de [n, L] = d loss / d e from alpha [n, L] and dalpha [n, L] = d loss / d alpha, row by row:
+/* alpha = softmax(e) in place, over L, for each of the rows of e [rows, L]. */
+void ac_attention_softmax_forward(float *e, int rows, int L);
+/* The masked softmax: over the first n of each row's L entries; the other L - n become exactly 0. */
+void ac_attention_softmax_forward_masked(float *e, int rows, int L, int n);
+/* de [rows, L] = d loss / d e from alpha [rows, L] and dalpha [rows, L] = d loss / d alpha, row by row:
  * alpha (dalpha - alpha . dalpha). */
-void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int n, int L, float *de);
+void ac_attention_softmax_backward(const float *alpha, const float *dalpha, int rows, int L, float *de);
+/* The masked softmax's: over the first n of each row; de of the masked entries is exactly 0. */
+void ac_attention_softmax_backward_masked(const float *alpha, const float *dalpha, int rows, int L, int n, float *de);
 #endif

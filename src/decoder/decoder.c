@@ -246,28 +246,53 @@ int ac_decoder_use_f16(ac_decoder *dec) {
 
 /* ---- inference ---- */
 
-ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
-    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) return ac_tf_prepare(dec, ann);
+int ac_decoder_check_grid(const ac_decoder_config *cfg, int grid_h, int grid_w, ac_err *err) {
+    if (grid_h < 1 || grid_w < 1 || (long)grid_h * grid_w > cfg->n_ann)
+        return ac_errf(err, "a photo's grid of %dx%d cells does not fit the model's %d annotation vectors (%dx%d)",
+                       grid_h, grid_w, cfg->n_ann, cfg->grid_h, cfg->grid_w);
+    if (cfg->decoder == AC_DECODER_TRANSFORMER && (long)grid_h * grid_w != cfg->n_ann)
+        return ac_errf(err, "a photo's grid of %dx%d cells: the transformer decoder attends over full %dx%d grids only "
+                            "(no masked cross-attention; photos at their own aspect ratio need the LSTM)",
+                       grid_h, grid_w, cfg->grid_h, cfg->grid_w);
+    return 0;
+}
+
+ac_dec_image *ac_decoder_prepare_grid(const ac_decoder *dec, const float *ann, int gh, int gw) {
+    if (ac_decoder_check_grid(&dec->cfg, gh, gw, NULL)) return NULL;
+    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) {
+        ac_dec_image *im = ac_tf_prepare(dec, ann);
+        if (im) im->n = im->L, im->gh = gh, im->gw = gw;
+        return im;
+    }
     const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_attention_key_dim(&dec->cfg);
+    const int n = gh * gw;
     ac_dec_image *im = calloc(1, sizeof *im);
     if (!im) return NULL;
-    im->L = L, im->D = D, im->A = A;
-    im->ann = malloc(sizeof(float) * (size_t)L * D);
-    im->proj = malloc(sizeof(float) * (size_t)L * A);
+    im->L = L, im->D = D, im->A = A, im->n = n, im->gh = gh, im->gw = gw;
+    im->ann = malloc(sizeof(float) * (size_t)n * D);
+    im->proj = malloc(sizeof(float) * (size_t)n * A);
     im->mean = calloc((size_t)D, sizeof(float));
     if (!im->ann || !im->proj || !im->mean) {
         ac_dec_image_free(im);
         return NULL;
     }
-    memcpy(im->ann, ann, sizeof(float) * (size_t)L * D);
-    for (int l = 0; l < L; l++)
+    memcpy(im->ann, ann, sizeof(float) * (size_t)n * D);
+    for (int l = 0; l < n; l++)
         if (dec->att_ba) memcpy(im->proj + (size_t)l * A, dec->att_ba, sizeof(float) * A);
         else memset(im->proj + (size_t)l * A, 0, sizeof(float) * A);
-    ac_smm_nn(L, A, D, ann, D, dec->att_wa, A, im->proj, A);
-    for (int l = 0; l < L; l++)
+    ac_smm_nn(n, A, D, ann, D, dec->att_wa, A, im->proj, A);
+    for (int l = 0; l < n; l++)
         for (int d = 0; d < D; d++) im->mean[d] += ann[(size_t)l * D + d];
-    for (int d = 0; d < D; d++) im->mean[d] /= (float)L;
+    for (int d = 0; d < D; d++) im->mean[d] /= (float)n;
     return im;
+}
+
+ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
+    return ac_decoder_prepare_grid(dec, ann, dec->cfg.grid_h, dec->cfg.grid_w);
+}
+
+void ac_dec_image_grid(const ac_dec_image *im, int *grid_h, int *grid_w) {
+    *grid_h = im->gh, *grid_w = im->gw;
 }
 
 void ac_dec_image_free(ac_dec_image *im) {
@@ -376,12 +401,16 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
         const ac_dec_image *im = img[p];
+        const int n = im->n; /* the photo's cells; the masked rest of each head's L get weight 0 */
         for (int k = k0; k < k0 + rows[p]; k++) {
             float *al = ah + (size_t)k * nh * L;
-            ac_attention_scores_forward(&att, L, q + (size_t)k * A, im->proj, al, NULL);
-            for (int j = 0; j < nh; j++) ac_softmax_row(al + (size_t)j * L, L, 0);
-            if (cf->attention_mode == AC_ATTENTION_HARD && !dec->hard_expected) { /* one location per head */
-                int s[64];
+            ac_attention_scores_forward_masked(&att, L, n, q + (size_t)k * A, im->proj, al, NULL);
+            for (int j = 0; j < nh; j++) {
+                ac_softmax_row(al + (size_t)j * L, n, 0);
+                memset(al + (size_t)j * L + n, 0, sizeof(float) * (size_t)(L - n));
+            }
+            if (cf->attention_mode == AC_ATTENTION_HARD && !dec->hard_expected) { /* one location per head, */
+                int s[64];                                                         /* a padded one has alpha 0 */
                 ac_hard_attention_argmax(al, nh, L, s);
                 ac_hard_attention_onehot(al, nh, L, s);
             }
@@ -398,7 +427,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
         /* z = beta * alpha^T a, the photo's hypotheses in one pass over its annotations (head j: its
          * channels) */
         for (int j = 0; j < nh; j++)
-            ac_smm_nn(rows[p], dv, L, ah + (size_t)k0 * nh * L + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D,
+            ac_smm_nn(rows[p], dv, n, ah + (size_t)k0 * nh * L + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D,
                       x + (size_t)k0 * X + E + (size_t)j * dv, X);
     }
     for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean, or the head asked for */
@@ -486,12 +515,19 @@ int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words,
 
 int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
                             float *beta, float *word_logp, double *logprob, ac_err *err) {
+    return ac_decoder_attend_grid(dec, ann, dec->cfg.grid_h, dec->cfg.grid_w, words, n, alpha, beta, word_logp, logprob,
+                                  err);
+}
+
+int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
+                           float *alpha, float *beta, float *word_logp, double *logprob, ac_err *err) {
     const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
     const size_t S = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
+    if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
     float *buf = malloc((2 * S + ((size_t)n + 1) * P + V + ac_decoder_advance_scratch(&dec->cfg, 1, n)) * sizeof *buf);
-    ac_dec_image *img = ac_decoder_prepare(dec, ann);
+    ac_dec_image *img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w);
     if (!buf || !img) {
         free(buf);
         ac_dec_image_free(img);

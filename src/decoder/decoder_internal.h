@@ -96,9 +96,11 @@ static inline double ac_uniform01(uint64_t *s) {
 /* A photo prepared for the inference step (decoder.h's ac_dec_image), of either decoder kind. */
 struct ac_dec_image {
     int L, D, A;
-    float *ann;  /* LSTM: [L, D] */
-    float *proj; /* LSTM: [L, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
-    float *mean; /* LSTM: [D] */
+    int n, gh, gw; /* the photo's own cells: gh x gw = n of the L (the rest is padding, never read; the
+                      transformer's: n = L) */
+    float *ann;  /* LSTM: [n, D] */
+    float *proj; /* LSTM: [n, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
+    float *mean; /* LSTM: [D] over the n cells */
     float *kv;   /* transformer: [layers, L, 2d] each layer's cross-attention keys and values */
 };
 /* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack

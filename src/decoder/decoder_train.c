@@ -13,8 +13,10 @@
  * Objective (what grad differentiates; tools/torch_decoder.py uses the same):
  *   loss = ( sum_tokens -log p(target) + lambda * sum_captions sum_heads sum_i (1 - sum_t alpha_ti)^2 ) / N
  * i.e. the per-caption sums of arctic-captions (CE summed over the caption's words, plus lambda times
- * the doubly stochastic penalty), divided by the number of target tokens N of the batch.
- * Hard attention (decoder.h) adds its terms per caption that samples its locations (hard_attention.c). */
+ * the doubly stochastic penalty), divided by the number of target tokens N of the batch. With masks
+ * (ac_dec_batch.n_valid) i runs over the photo's own cells, and alpha is the masked softmax (decoder.h).
+ * Hard attention (decoder.h) adds its terms per caption that samples its locations (hard_attention.c);
+ * a padded cell's alpha is 0, so it is never sampled nor taken. */
 #pragma GCC optimize("O3")
 #include <cblas.h>
 #include <math.h>
@@ -38,6 +40,7 @@ struct ac_dec_work {
      * its gradient, so a batch of 5 captions per photo computes those once per photo */
     int U, *uimg;                     /* photos in the batch; caption -> photo [B] */
     const float **uptr;               /* [B] */
+    int *uval;                        /* [B] each photo's own cells: the first uval[u] of L (masks) */
     float *ann, *proj, *dproj;        /* [U, L, D], [U, L, K], [U, L, K]: the keys (K = ac_attention_key_dim) */
     /* per caption */
     float *mean;                      /* [B, D] */
@@ -128,7 +131,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
     }
     if (B > w->capB) {
         size_t b = (size_t)B;
-        AL(w->uimg, b); AL(w->uptr, b);
+        AL(w->uimg, b); AL(w->uptr, b); AL(w->uval, b);
         AL(w->ann, b * L * D); AL(w->mean, b * D); AL(w->proj, b * L * K); AL(w->dproj, b * L * K);
         AL(w->h0, b * H); AL(w->c0, b * H); AL(w->dh, b * H); AL(w->dc, b * H); AL(w->S, b * HL);
         AL(w->dX, b * (D + H)); AL(w->dal, HL); AL(w->de, HL); AL(w->dshift, K + 2 * H);
@@ -164,7 +167,7 @@ ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T)
 
 void ac_dec_work_free(ac_dec_work *w) {
     if (!w) return;
-    void *ps[] = {w->uimg, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
+    void *ps[] = {w->uimg, w->uval, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
                   w->dc, w->S, w->dX, w->dal, w->de, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
                   w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift, w->loc, w->cap_mode, w->cap_ce, w->kr};
@@ -270,16 +273,23 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
                          : u < c->expected ? CAP_EXPECTED : CAP_SAMPLED;
     }
 
-    /* Per photo: annotations and W_a a + b_a; per caption: mean annotation, h_0, c_0. */
+    /* Per photo: annotations (its own cells; the padding after them zeroed, so the keys' and W_a's
+     * products over all L rows never see what lay there) and W_a a + b_a; per caption: mean
+     * annotation over the photo's cells, h_0, c_0. */
     const int U = w->U;
-    for (int u = 0; u < U; u++) memcpy(w->ann + (size_t)u * L * D, w->uptr[u], sizeof(float) * L * D);
+    for (int u = 0; u < U; u++) {
+        const size_t nd = (size_t)w->uval[u] * D;
+        memcpy(w->ann + (size_t)u * L * D, w->uptr[u], sizeof(float) * nd);
+        memset(w->ann + (size_t)u * L * D + nd, 0, sizeof(float) * ((size_t)L * D - nd));
+    }
     for (int i = 0; i < B; i++) {
         float *m = w->mean + (size_t)i * D;
         const float *a = w->ann + (size_t)w->uimg[i] * L * D;
+        const int n = w->uval[w->uimg[i]];
         memset(m, 0, sizeof(float) * D);
-        for (int l = 0; l < L; l++)
+        for (int l = 0; l < n; l++)
             for (int d = 0; d < D; d++) m[d] += a[(size_t)l * D + d];
-        for (int d = 0; d < D; d++) m[d] *= 1.0f / L;
+        for (int d = 0; d < D; d++) m[d] *= 1.0f / n;
     }
     for (int r = 0; r < U * L; r++)
         if (dec->att_ba) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
@@ -312,11 +322,11 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             memcpy(qt, hp, sizeof(float) * (size_t)Bt * H);
         }
         for (int i = 0; i < Bt; i++) {
-            const int r = r0 + i;
+            const int r = r0 + i, n = w->uval[w->uimg[i]];
             float *al = w->alpha + (size_t)r * HL;
-            ac_attention_scores_forward(&att, L, qt + (size_t)i * A, w->proj + (size_t)w->uimg[i] * L * A, al,
-                                        w->acache + (size_t)r * AC);
-            ac_attention_softmax_forward(al, nh, L);
+            ac_attention_scores_forward_masked(&att, L, n, qt + (size_t)i * A, w->proj + (size_t)w->uimg[i] * L * A, al,
+                                               w->acache + (size_t)r * AC);
+            ac_attention_softmax_forward_masked(al, nh, L, n);
             float bp = dec->beta_b[0];
             for (int j = 0; j < H; j++) bp += dec->beta_w[j] * hp[(size_t)i * H + j];
             const float be = 1.0f / (1.0f + expf(-bp));
@@ -326,7 +336,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             int *lc = w->loc + (size_t)r * nh;
             if (w->cap_mode[i] == CAP_EXPECTED) {
                 for (int j = 0; j < nh; j++) /* head j: its channels */
-                    cblas_sgemv(CblasRowMajor, CblasTrans, L, dv, 1.0f, a + (size_t)j * dv, D, al + (size_t)j * L, 1,
+                    cblas_sgemv(CblasRowMajor, CblasTrans, n, dv, 1.0f, a + (size_t)j * dv, D, al + (size_t)j * L, 1,
                                 0.0f, cx + (size_t)j * dv, 1);
                 for (int j = 0; j < nh; j++) lc[j] = -1;
             } else { /* one location per head */
@@ -376,8 +386,13 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     for (int t = 0; t < T; t++)
         for (int i = 0; i < w->bt[t]; i++)
             for (int l = 0; l < HL; l++) w->S[(size_t)i * HL + l] += w->alpha[(size_t)(w->off[t] + i) * HL + l];
-    double pen = 0;
-    for (size_t k = 0; k < (size_t)B * HL; k++) pen += (1.0 - w->S[k]) * (1.0 - w->S[k]);
+    double pen = 0; /* over each photo's own cells (a padded cell would add the constant 1) */
+    for (int i = 0; i < B; i++)
+        for (int j = 0, n = w->uval[w->uimg[i]]; j < nh; j++)
+            for (int l = 0; l < n; l++) {
+                const double s = w->S[(size_t)i * HL + (size_t)j * L + l];
+                pen += (1.0 - s) * (1.0 - s);
+            }
     st->ce_sum = ce;
     st->pen_sum = pen;
     st->ntok = N;
@@ -465,7 +480,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
         memset(w->dX, 0, sizeof(float) * (size_t)Bt * DH);
         ac_smm_nn_packed(Bt, DH, 4 * H, w->dG + (size_t)r0 * 4 * H, 4 * H, w->pk[1], w->dX, DH);
         for (int i = 0; i < Bt; i++) {
-            const int r = r0 + i;
+            const int r = r0 + i, n = w->uval[w->uimg[i]];
             float *dz = w->dX + (size_t)i * DH, *dh = w->dh + (size_t)i * H;
             const float *dzo = w->dz_out + (size_t)r * D, *cx = w->ctx + (size_t)r * D, *al = w->alpha + (size_t)r * HL;
             const float be = w->beta[r];
@@ -482,26 +497,26 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
                 /* head j's ctx = sum_l alpha_l a_l: a shift x of every a_l moves it by (sum_l alpha_l) x
                  * (by x for a location: its weights are one-hot) */
                 float sa = mode == CAP_EXPECTED ? 0 : 1;
-                for (int l = 0; mode == CAP_EXPECTED && l < L; l++) sa += al[(size_t)j * L + l];
+                for (int l = 0; mode == CAP_EXPECTED && l < n; l++) sa += al[(size_t)j * L + l];
                 for (int d = j * dv; d < (j + 1) * dv; d++) w->dctx_sum[d] += sa * dz[d];
             }
             for (int j = 0; j < H; j++) dh[j] = dz[D + j] + dbp * dec->beta_w[j];
             const float *a = w->ann + (size_t)w->uimg[i] * L * D;
             if (mode == CAP_EXPECTED)
                 for (int j = 0; j < nh; j++)
-                    cblas_sgemv(CblasRowMajor, CblasNoTrans, L, dv, 1.0f, a + (size_t)j * dv, D, dz + (size_t)j * dv, 1,
+                    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, dv, 1.0f, a + (size_t)j * dv, D, dz + (size_t)j * dv, 1,
                                 0.0f, w->dal + (size_t)j * L, 1);
             else /* a location's context does not depend on alpha */
                 memset(w->dal, 0, sizeof(float) * (size_t)HL);
-            for (int l = 0; l < HL; l++) w->dal[l] += w->S[(size_t)i * HL + l];
-            ac_attention_softmax_backward(al, w->dal, nh, L, w->de);
-            if (mode == CAP_SAMPLED) /* REINFORCE and the entropy bonus */
+            for (int l = 0; l < HL; l++) w->dal[l] += w->S[(size_t)i * HL + l]; /* (beyond n: not read) */
+            ac_attention_softmax_backward_masked(al, w->dal, nh, L, n, w->de);
+            if (mode == CAP_SAMPLED) /* REINFORCE and the entropy bonus (a padded cell: alpha 0, adds 0) */
                 ac_hard_attention_backward(al, nh, L, w->loc + (size_t)r * nh, w->kr[i], c->entropy * inv, w->de);
             float *dq = w->dq + (size_t)r * A;
             memset(dq, 0, sizeof(float) * A);
-            ac_attention_scores_backward(&att, L, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
-                                         w->acache + (size_t)r * AC, w->de, dq,
-                                         w->dproj + (size_t)w->uimg[i] * L * A, g.att_we, g.att_logtau);
+            ac_attention_scores_backward_masked(&att, L, n, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
+                                                w->acache + (size_t)r * AC, w->de, dq,
+                                                w->dproj + (size_t)w->uimg[i] * L * A, g.att_we, g.att_logtau);
         }
         if (dec->att_wh) ac_smm_nn_packed(Bt, H, A, w->dq + (size_t)r0 * A, A, w->pk[3], w->dh, H);
         else /* general: the query is h itself */
@@ -558,13 +573,27 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         }
         N += b->len[i];
     }
+    for (int i = 0; b->n_valid && i < b->B; i++)
+        if (b->n_valid[i] < 1 || b->n_valid[i] > c->n_ann)
+            return ac_errf(err, "decoder batch: caption %d's photo has %d annotation vectors, not 1..%d", i, b->n_valid[i],
+                           c->n_ann);
+    for (int i = 0; w->tf && b->n_valid && i < b->B; i++)
+        if (b->n_valid[i] != c->n_ann)
+            return ac_errf(err,
+                           "decoder batch: caption %d's photo has %d of the %d annotation vectors: the transformer decoder "
+                           "attends over full grids only (no masked cross-attention)",
+                           i, b->n_valid[i], c->n_ann);
     if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;
     for (int i = 0; i < b->B; i++) {
+        const int n = b->n_valid ? b->n_valid[i] : c->n_ann;
         int u = 0;
         while (u < w->U && w->uptr[u] != b->ann[i]) u++;
-        if (u == w->U) w->uptr[w->U++] = b->ann[i];
+        if (u == w->U) w->uptr[w->U] = b->ann[i], w->uval[w->U++] = n;
+        else if (w->uval[u] != n)
+            return ac_errf(err, "decoder batch: captions %d and earlier of one photo give it %d and %d cells", i, n,
+                           w->uval[u]);
         w->uimg[i] = u;
     }
     int r = 0;
@@ -651,7 +680,7 @@ typedef struct shard_job {
     const ac_decoder *dec;
     ac_dec_work *w;
     ac_dec_batch b;
-    int len[4096];
+    int len[4096], nval[4096];
     const float *ann[4096];
     int *words; /* [n, stride] */
     int train;
@@ -756,12 +785,12 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
         int n = 0;
         for (int i = 0; i < b->B; i++) {
             if (shard_of[i] != s) continue;
-            j->len[n] = b->len[i], j->ann[n] = b->ann[i];
+            j->len[n] = b->len[i], j->ann[n] = b->ann[i], j->nval[n] = b->n_valid ? b->n_valid[i] : 0;
             memcpy(wp, b->words + (size_t)i * b->stride, sizeof(int) * (size_t)b->stride);
             wp += b->stride, n++;
         }
         j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL,
-                              b->baseline};
+                              b->baseline, b->n_valid ? j->nval : NULL};
     }
     /* The shards in parallel (single-threaded BLAS inside each: ac_parallel_for holds it so). */
     ac_parallel_for(S, p->threads, shard_task, jobs);

@@ -1,5 +1,8 @@
 /* cnn_encoder.c: photo -> annotation vectors. A TFLite classifier cut at a conv layer, run at a chosen
- * square input size: resize (squash), normalise as the model's input quantization says, run. */
+ * square input size: resize (squash), normalise as the model's input quantization says, run. Keeping
+ * the aspect ratio (AC_RESIZE_ASPECT), the plan runs at the photo's own shape instead: one plan per
+ * shape, kept for the next photos of that shape. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +66,7 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
         goto fail;
     }
     enc->size = size ? size : in->shape[1];
+    enc->threads = threads;
     /* the short name when it identifies the tensor, so caches record "MobilenetV2/Conv_1/Relu6" */
     const char *full = m->tensors[t].name;
     size_t n = first_len(full);
@@ -102,26 +106,133 @@ int ac_resize_squash(const ac_image *photo, int size, ac_resize policy, ac_image
     return ac_image_resize(photo, size, size, square, err);
 }
 
-int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *square, ac_err *err) {
-    return ac_resize_squash(photo, enc->size, enc->resize, square, err);
+/* The short side: size * short / long rounded to a multiple of the stride, within [stride, size]. */
+static int short_side(int size, int stride, int s, int l) {
+    const long k = lround((double)size * s / l / stride);
+    const long v = (k < 1 ? 1 : k) * (long)stride;
+    return v > size ? size : (int)v;
 }
 
-int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err) {
+void ac_resize_dims(int w, int h, int size, int stride, ac_resize policy, int *out_w, int *out_h) {
+    *out_w = *out_h = size;
+    if (policy != AC_RESIZE_ASPECT || w < 1 || h < 1 || w == h) return;
+    if (stride < 1) stride = 1;
+    if (w > h) *out_h = short_side(size, stride, h, w);
+    else *out_w = short_side(size, stride, w, h);
+}
+
+int ac_resize_photo(const ac_image *photo, int size, int stride, ac_resize policy, ac_image *out, ac_err *err) {
+    if (policy != AC_RESIZE_ASPECT) return ac_resize_squash(photo, size, policy, out, err);
+    int w, h;
+    ac_resize_dims(photo->w, photo->h, size, stride, policy, &w, &h);
+    return ac_image_resize(photo, w, h, out, err);
+}
+
+int ac_encoder_stride(const ac_encoder *enc) { return enc->grid_h > 0 && enc->size >= enc->grid_h ? enc->size / enc->grid_h : 1; }
+
+int ac_encoder_set_resize(ac_encoder *enc, ac_resize policy, ac_err *err) {
+    if (policy < AC_RESIZE_ANTIALIASED || policy > AC_RESIZE_ASPECT)
+        return ac_errf(err, "%s: unknown resize policy %d", enc->path ? enc->path : "encoder", (int)policy);
+    if (policy == AC_RESIZE_ASPECT && (enc->grid_h < 1 || enc->grid_h != enc->grid_w || enc->size % enc->grid_h))
+        return ac_errf(err, "%s: keeping the aspect ratio needs a square grid and an input size that is a multiple of it "
+                            "(size %d, grid %dx%d)", enc->path ? enc->path : "encoder", enc->size, enc->grid_h, enc->grid_w);
+    enc->resize = policy;
+    return 0;
+}
+
+int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *prepared, ac_err *err) {
+    return ac_resize_photo(photo, enc->size, ac_encoder_stride(enc), enc->resize, prepared, err);
+}
+
+/* ---- plans of other shapes (AC_RESIZE_ASPECT) ---- */
+
+enum { SHAPES = 4 }; /* a 4:3, a 3:4, a 3:2 photo ... at a time (each plan holds its own packed weights and buffers) */
+struct ac_encoder_shapes {
+    ac_cnn *cnn[SHAPES];
+    int h[SHAPES], w[SHAPES];
+    unsigned long used[SHAPES], clock;
+};
+
+static void shapes_free(struct ac_encoder_shapes *s) {
+    for (int k = 0; s && k < SHAPES; k++) ac_cnn_free(s->cnn[k]);
+    free(s);
+}
+
+/* The plan for an input of w x h: the encoder's own at size x size, else one of the kept shapes (made
+ * now, replacing the least recently used, if new). */
+static ac_cnn *plan_for(ac_encoder *enc, int h, int w, ac_err *err) {
+    if (h == enc->size && w == enc->size) return enc->cnn;
+    if (!enc->shapes && !(enc->shapes = calloc(1, sizeof *enc->shapes))) {
+        ac_errf(err, "out of memory");
+        return NULL;
+    }
+    struct ac_encoder_shapes *s = enc->shapes;
+    int k = 0;
+    for (int i = 0; i < SHAPES; i++) {
+        if (s->cnn[i] && s->h[i] == h && s->w[i] == w) {
+            s->used[i] = ++s->clock;
+            return s->cnn[i];
+        }
+        if (s->cnn[k] && (!s->cnn[i] || s->used[i] < s->used[k])) k = i;
+    }
+    ac_cnn_free(s->cnn[k]);
+    s->cnn[k] = NULL;
+    if (ac_cnn_clone_size(enc->cnn, h, w, enc->threads, &s->cnn[k], err)) return NULL;
+    s->h[k] = h, s->w[k] = w, s->used[k] = ++s->clock;
+    return s->cnn[k];
+}
+
+int ac_encoder_encode_grid(ac_encoder *enc, const ac_image *img, float *out, int *grid_h, int *grid_w, ac_err *err) {
+    int w, h;
+    ac_resize_dims(img->w, img->h, enc->size, ac_encoder_stride(enc), enc->resize, &w, &h);
     ac_image r = {0};
     const ac_image *src = img;
-    if (img->w != enc->size || img->h != enc->size) { /* else prepared already (ac_encoder_prepare) */
+    if (img->w != w || img->h != h) { /* else prepared already (ac_encoder_prepare) */
         if (ac_encoder_prepare(enc, img, &r, err) < 0) return -1;
         src = &r;
     }
-    float *x = ac_cnn_input(enc->cnn); /* normalise straight into the plan's input buffer */
+    ac_cnn *cnn = plan_for(enc, h, w, err);
+    if (!cnn) {
+        ac_image_free(&r);
+        return -1;
+    }
+    float *x = ac_cnn_input(cnn); /* normalise straight into the plan's input buffer */
     ac_image_to_float(src, enc->norm.mean, enc->norm.scale, x);
     ac_image_free(&r);
-    return ac_cnn_run(enc->cnn, x, out, err);
+    int gh, gw, dim;
+    ac_cnn_output_shape(cnn, &gh, &gw, &dim);
+    if (dim != enc->dim || gh > enc->grid_h || gw > enc->grid_w)
+        return ac_errf(err, "%s: a %dx%d input gives a %dx%dx%d grid, outside the encoder's %dx%dx%d", enc->path, w, h,
+                       gh, gw, dim, enc->grid_h, enc->grid_w, enc->dim);
+    if (ac_cnn_run(cnn, x, out, err)) return -1;
+    const size_t own = (size_t)gh * gw * dim; /* the photo's cells first (row-major), then zero padding */
+    memset(out + own, 0, ((size_t)enc->grid_h * enc->grid_w * enc->dim - own) * sizeof *out);
+    if (grid_h) *grid_h = gh;
+    if (grid_w) *grid_w = gw;
+    return 0;
+}
+
+int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err) {
+    return ac_encoder_encode_grid(enc, img, out, NULL, NULL, err);
+}
+
+int ac_encoder_lane(const ac_encoder *enc, int threads, ac_encoder *lane, ac_err *err) {
+    *lane = *enc;
+    lane->cnn = NULL, lane->shapes = NULL, lane->threads = threads;
+    return ac_cnn_clone(enc->cnn, threads, &lane->cnn, err);
+}
+
+void ac_encoder_lane_close(ac_encoder *lane) {
+    if (!lane) return;
+    ac_cnn_free(lane->cnn); /* the rest belongs to the encoder it was made from */
+    shapes_free(lane->shapes);
+    memset(lane, 0, sizeof *lane);
 }
 
 void ac_encoder_close(ac_encoder *enc) {
     if (!enc) return;
     ac_cnn_free(enc->cnn);
+    shapes_free(enc->shapes);
     ac_tfl_free(enc->model);
     free(enc->layer);
     free(enc->path);

@@ -127,6 +127,14 @@ int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, 
     return n;
 }
 
+void ac_grid_windows_fit(ac_grid_window *win, int n, int grid_h, int grid_w) {
+    for (int k = 0; k < n; k++) {
+        ac_grid_window *w = &win[k];
+        w->h = w->h < grid_h ? w->h : grid_h, w->w = w->w < grid_w ? w->w : grid_w;
+        w->y = w->y + w->h <= grid_h ? w->y : grid_h - w->h, w->x = w->x + w->w <= grid_w ? w->x : grid_w - w->w;
+    }
+}
+
 /* out[dim] = clamp(mean of the window's cells): the same order of additions as ac_cnn_pool2d. */
 static void window_mean(const float *ann, int grid_w, int dim, const ac_grid_window *win, int act, float *out) {
     float lo = -3.402823466e38f, hi = 3.402823466e38f;

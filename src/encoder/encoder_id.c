@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The text recorded for each policy; reading, anything but "bilinear" is the antialiased default
- * (identities written before the policy was recorded said nothing or described it in words). */
+/* The text recorded for each policy (AC_RESIZE_ASPECT's: AC_ENCODER_ASPECT_TEXT); reading, anything
+ * else is the antialiased default (identities written before the policy was recorded said nothing or
+ * described it in words). */
 #define RESIZE_ANTIALIASED_TEXT "squash, antialiased bilinear"
 #define RESIZE_BILINEAR_TEXT "bilinear"
 
@@ -35,7 +36,9 @@ int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, a
     copy_str(id->sha256, sizeof id->sha256, o, "sha256");
     copy_str(id->layer, sizeof id->layer, o, "layer");
     copy_str(id->resize, sizeof id->resize, o, "resize");
-    id->policy = strcmp(id->resize, RESIZE_BILINEAR_TEXT) ? AC_RESIZE_ANTIALIASED : AC_RESIZE_BILINEAR;
+    id->policy = !strcmp(id->resize, RESIZE_BILINEAR_TEXT)    ? AC_RESIZE_BILINEAR
+                 : !strcmp(id->resize, AC_ENCODER_ASPECT_TEXT) ? AC_RESIZE_ASPECT
+                                                               : AC_RESIZE_ANTIALIASED;
     id->size = get_int(o, "size", 0);
     id->grid_h = get_int(o, "grid_h", 0), id->grid_w = get_int(o, "grid_w", 0), id->dim = get_int(o, "dim", 0);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "norm_mean"), *s = cJSON_GetObjectItemCaseSensitive(o, "norm_scale");
@@ -61,7 +64,9 @@ char *ac_encoder_id_json(const ac_encoder *enc) {
     cJSON_AddNumberToObject(o, "dim", enc->dim);
     cJSON_AddNumberToObject(o, "norm_mean", enc->norm.mean);
     cJSON_AddNumberToObject(o, "norm_scale", enc->norm.scale);
-    cJSON_AddStringToObject(o, "resize", enc->resize == AC_RESIZE_BILINEAR ? RESIZE_BILINEAR_TEXT : RESIZE_ANTIALIASED_TEXT);
+    cJSON_AddStringToObject(o, "resize", enc->resize == AC_RESIZE_BILINEAR ? RESIZE_BILINEAR_TEXT
+                                         : enc->resize == AC_RESIZE_ASPECT ? AC_ENCODER_ASPECT_TEXT
+                                                                           : RESIZE_ANTIALIASED_TEXT);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -70,10 +75,11 @@ char *ac_encoder_id_json(const ac_encoder *enc) {
 int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b) {
     const int same_file = a->sha256[0] && b->sha256[0] ? !strcmp(a->sha256, b->sha256) : !strcmp(a->file, b->file);
     return same_file && !strcmp(a->layer, b->layer) && a->size == b->size && a->grid_h == b->grid_h &&
-           a->grid_w == b->grid_w && a->dim == b->dim;
+           a->grid_w == b->grid_w && a->dim == b->dim &&
+           (a->policy == AC_RESIZE_ASPECT) == (b->policy == AC_RESIZE_ASPECT);
 }
 
 void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n) {
-    snprintf(buf, n, "sha256 %.12s, layer %s, size %d", id->sha256[0] ? id->sha256 : "?", id->layer[0] ? id->layer : "?",
-             id->size);
+    snprintf(buf, n, "sha256 %.12s, layer %s, size %d%s", id->sha256[0] ? id->sha256 : "?", id->layer[0] ? id->layer : "?",
+             id->size, id->policy == AC_RESIZE_ASPECT ? ", aspect kept" : "");
 }

@@ -137,6 +137,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
                       const ac_vocab *vocab, int gh, int gw, const ac_overlay_opts *opts, const ac_font *font,
                       char ***paths, int *n_paths, ac_err *err) {
     ac_overlay_opts o = opts ? *opts : ac_overlay_defaults();
+    if (cap->grid_h > 0 && cap->grid_w > 0) gh = cap->grid_h, gw = cap->grid_w; /* the photo's own grid */
     if (paths) *paths = NULL;
     if (n_paths) *n_paths = 0;
     if (o.max_side < 16 || o.max_side > 16384) return ac_errf(err, "overlay size %d out of range 16..16384", o.max_side);

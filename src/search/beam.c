@@ -96,8 +96,16 @@ static ended *keep_finished(ended **rank, int *n, int n_keep, ended *slots, doub
     return f;
 }
 
-static int copy_finished(const ended *f, int L, ac_caption *c) {
-    c->n = f->n, c->logprob = f->lp, c->score = f->score;
+/* alpha [rows, L] -> its first gh * gw entries of each row, in place: the photo's own cells (the
+ * padding's weights, exactly 0, are dropped). */
+static void own_cells(float *alpha, int rows, int L, int gh, int gw) {
+    const size_t n = (size_t)gh * gw;
+    if (n != (size_t)L)
+        for (int k = 1; k < rows; k++) memmove(alpha + k * n, alpha + (size_t)k * L, n * sizeof *alpha);
+}
+
+static int copy_finished(const ended *f, int L, int gh, int gw, ac_caption *c) {
+    c->n = f->n, c->logprob = f->lp, c->score = f->score, c->grid_h = gh, c->grid_w = gw;
     c->words = malloc(((size_t)f->n + 1) * sizeof *c->words);
     c->alpha = malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
     c->beta = malloc(((size_t)f->n + 1) * sizeof *c->beta);
@@ -106,6 +114,7 @@ static int copy_finished(const ended *f, int L, ac_caption *c) {
     memcpy(c->word_logp, f->wlp, ((size_t)f->n + 1) * sizeof *c->word_logp);
     memcpy(c->words, f->words, (size_t)f->n * sizeof *c->words);
     memcpy(c->alpha, f->alpha, (size_t)(f->n + 1) * L * sizeof *c->alpha);
+    own_cells(c->alpha, f->n + 1, L, gh, gw);
     memcpy(c->beta, f->beta, ((size_t)f->n + 1) * sizeof *c->beta);
     return 0;
 }
@@ -203,6 +212,7 @@ typedef struct search {
     fsm f;
     int K, T, V, L, S, M, accept, R, n_keep;
     size_t SZ, P;                         /* the decoder's state and history sizes */
+    int gh, gw; /* the photo's own grid */
     hyp *hy, *cur, *nxt;
     cand *top;                            /* [S][K]: each state's best */
     int *prev, *n_top, *cap, *finished;   /* per state: best so far, room left this step, finished */
@@ -237,6 +247,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     if (fsm_init(&s->f, &o, V)) return ac_errf(err, "beam search: out of memory");
     const int S = s->f.n_states, M = 1 << s->f.C, R = S * K; /* rows: live hypotheses, at most K per state */
     s->o = o, s->K = K, s->T = T, s->V = V, s->L = L, s->S = S, s->M = M, s->R = R, s->SZ = SZ, s->P = P;
+    ac_dec_image_grid(img, &s->gh, &s->gw);
     s->accept = (M - 1) * s->f.depths;
     if (R > 4096) {
         search_close(s);
@@ -382,7 +393,7 @@ static int search_result(const search *s, ac_caption *out, ac_err *err) {
         return ac_errf(err, "beam search: out of memory");
     for (int i = 0; i < s->n_fin[best]; i++) {
         ac_caption *dst = i ? &out->alt[i - 1] : out;
-        if (copy_finished(chosen[i], s->L, dst)) {
+        if (copy_finished(chosen[i], s->L, s->gh, s->gw, dst)) {
             ac_caption_free(out);
             return ac_errf(err, "beam search: out of memory");
         }
@@ -490,8 +501,15 @@ int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks) {
 
 int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *opts, ac_caption *out,
                    ac_err *err) {
+    return ac_beam_search_grid(dec, ann, dec->cfg.grid_h, dec->cfg.grid_w, opts, out, err);
+}
+
+int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const ac_beam_opts *opts,
+                        ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
-    ac_beam_task task = {.img = ac_decoder_prepare(dec, ann), .opts = opts ? *opts : ac_beam_defaults()};
+    if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
+    ac_beam_task task = {.img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w),
+                         .opts = opts ? *opts : ac_beam_defaults()};
     if (!task.img) return ac_errf(err, "beam search: out of memory preparing the photo");
     int rc = ac_beam_search_photos(dec, 1, &task);
     ac_dec_image_free((ac_dec_image *)task.img);
@@ -525,8 +543,10 @@ static void decode_row(void *arg, int i, int thread) {
     if (atomic_load(&j->failed)) return;
     ac_caption c;
     ac_err e;
+    int gh, gw;
+    ac_features_grid(j->fc, j->rows[i], &gh, &gw);
     if (!j->fc->data && !j->scratch[thread]) ac_errf(&e, "out of memory");
-    else if (!ac_beam_search(j->dec, ac_features_row(j->fc, j->rows[i], j->scratch[thread]), j->o, &c, &e)) {
+    else if (!ac_beam_search_grid(j->dec, ac_features_row(j->fc, j->rows[i], j->scratch[thread]), gh, gw, j->o, &c, &e)) {
         j->texts[i] = ac_caption_text(&c, j->vocab);
         ac_caption_free(&c);
         if (j->texts[i]) return;
@@ -569,9 +589,14 @@ double ac_caption_mean_logprob(const ac_caption *c) { return c->logprob / (c->n 
 
 int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words, int n, ac_caption *out,
                       ac_err *err) {
+    return ac_caption_forced_grid(dec, ann, dec->cfg.grid_h, dec->cfg.grid_w, words, n, out, err);
+}
+
+int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
+                           ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
     const int L = dec->cfg.n_ann;
-    out->n = n;
+    out->n = n, out->grid_h = grid_h, out->grid_w = grid_w;
     out->words = malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
     out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
@@ -581,10 +606,12 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words,
         return ac_errf(err, "out of memory");
     }
     memcpy(out->words, words, (size_t)n * sizeof *out->words);
-    if (ac_decoder_attend_words(dec, ann, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err)) {
+    if (ac_decoder_attend_grid(dec, ann, grid_h, grid_w, out->words, n, out->alpha, out->beta, out->word_logp,
+                               &out->logprob, err)) {
         ac_caption_free(out);
         return -1;
     }
+    own_cells(out->alpha, n + 1, L, grid_h, grid_w);
     out->score = out->logprob;
     return 0;
 }

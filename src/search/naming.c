@@ -135,8 +135,13 @@ static int says(const ac_caption *cap, const cand *c) {
     return 0;
 }
 
+void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, int *gh, int *gw) {
+    *gh = task->grid_h > 0 ? task->grid_h : cfg->grid_h;
+    *gw = task->grid_w > 0 ? task->grid_w : cfg->grid_w;
+}
+
 /* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
-static int describe(const ac_model *m, const float *ann, const char *word, ac_caption *out, ac_err *err) {
+static int describe(const ac_model *m, const ac_name_task *task, const char *word, ac_caption *out, ac_err *err) {
     char text[160];
     const int vowel = strchr("aeiou", word[0]) != NULL;
     snprintf(text, sizeof text, "a photo of %s %s", vowel ? "an" : "a", word);
@@ -145,7 +150,9 @@ static int describe(const ac_model *m, const float *ann, const char *word, ac_ca
     int *ids = malloc(((size_t)t.n + 1) * sizeof *ids);
     int rc = ids ? 0 : ac_errf(err, "out of memory");
     if (!rc) ac_vocab_encode(m->vocab, &t, ids);
-    if (!rc) rc = ac_caption_forced(&m->dec, ann, ids, t.n, out, err);
+    int gh, gw;
+    ac_name_task_grid(&m->dec.cfg, task, &gh, &gw);
+    if (!rc) rc = ac_caption_forced_grid(&m->dec, task->ann, gh, gw, ids, t.n, out, err);
     ac_tokens_free(&t);
     free(ids);
     return rc;
@@ -294,7 +301,7 @@ static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task
         for (int i = 0; i < j->n; i++) {
             if (!j->cands[i].tag.in_vocab) continue;
             ac_caption d;
-            if (describe(m, task->ann, j->cands[i].tag.word, &d, &task->err)) return -1;
+            if (describe(m, task, j->cands[i].tag.word, &d, &task->err)) return -1;
             d.confidence = out->confidence;
             d.described = 1;
             for (int k = 0; k < j->n; k++) j->cands[k].tag.forced = 0, j->cands[k].tag.named = says(&d, &j->cands[k]);
@@ -328,7 +335,13 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         j->bo = *bo;
         /* without a memo the searches are the same, only slower */
         if (o->mode != AC_TAGS_OFF) j->memo = ac_beam_memo_new(&m->dec);
-        if (!(j->img = ac_decoder_prepare(&m->dec, task->ann))) {
+        int gh, gw;
+        ac_name_task_grid(&m->dec.cfg, task, &gh, &gw);
+        if (ac_decoder_check_grid(&m->dec.cfg, gh, gw, &task->err)) {
+            task->failed = 1;
+            continue;
+        }
+        if (!(j->img = ac_decoder_prepare_grid(&m->dec, task->ann, gh, gw))) {
             task->failed = ac_errf(&task->err, "out of memory");
             continue;
         }

@@ -212,6 +212,7 @@ done:
 /* The captions of one batch, sorted by length descending (stable). */
 typedef struct batch_buf {
     int *idx, *len, *words, *flip;
+    int *nval; /* each caption's photo: its own cells (the first of L; a cache that kept the aspect ratio) */
     const float **ann;
     /* A compact (float16) cache: the batch's photos converted to float32, one slot per distinct
      * feature row, so captions of one photo share one pointer (the decoder relies on that). */
@@ -238,10 +239,14 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
         bb->len[i] = e->n + 1;
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
         const int r = f ? e->feat_flip : e->feat;
+        bb->nval[i] = tr->L;
         if (r < 0) { /* a caption without a photo: the no-photo context, one copy per shard */
             bb->ann[i] = tr->null_ann + (size_t)(i % tr->o->shards) * LD;
             continue;
         }
+        int gh, gw;
+        ac_features_grid(&tr->fc, r, &gh, &gw);
+        bb->nval[i] = gh * gw;
         if (tr->fc.data) {
             bb->ann[i] = tr->fc.data + (size_t)r * LD;
             continue;
@@ -253,6 +258,7 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
     }
     b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann, b->dctx_sum = NULL;
     b->baseline = 0; /* hard attention: the caller sets it */
+    b->n_valid = tr->fc.grids ? bb->nval : NULL;
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
@@ -630,6 +636,11 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         tr.st.lr = o.lr;
         if (o.init && ac_train_warm_start(&tr, o.init, err)) goto done;
     }
+    if (tr.fc.grids && tr.model.dec.cfg.decoder == AC_DECODER_TRANSFORMER) {
+        ac_errf(err, "%s: photos kept at their own aspect ratio (per-photo grids) need the LSTM decoder: the transformer "
+                     "has no masked cross-attention", o.features);
+        goto done;
+    }
     const size_t np = tr.model.dec.n_params;
     tr.grad = malloc(sizeof(float) * np);
     if (!tr.m) tr.m = calloc(np, sizeof(float)), tr.v = calloc(np, sizeof(float));
@@ -658,6 +669,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     bb.flip = malloc(sizeof(int) * (size_t)capb);
     bb.words = calloc((size_t)capb * (size_t)o.max_words, sizeof(int));
     bb.ann = malloc(sizeof(float *) * (size_t)capb);
+    bb.nval = malloc(sizeof(int) * (size_t)capb);
     if (!tr.fc.data) {
         bb.stage = malloc(sizeof(float) * (size_t)capb * tr.L * tr.D);
         bb.stage_row = malloc(sizeof(int) * (size_t)capb);
@@ -671,7 +683,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     /* and soft attention: its L vectors are one, so every location gives the same context (a sample's
      * REINFORCE term would only add noise) */
     dec_text.cfg.attention_mode = AC_ATTENTION_SOFT;
-    if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !perm ||
+    if (!tr.grad || !tr.m || !tr.v || !tr.work || !bb.idx || !bb.len || !bb.flip || !bb.words || !bb.ann || !bb.nval || !perm ||
         !flip || !selbuf)
         goto oom;
     if (o.on_event) {
@@ -777,7 +789,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
 oom:
     ac_errf(err, "train: out of memory");
 done:
-    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.stage), free(bb.stage_row);
+    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.nval), free(bb.stage), free(bb.stage_row);
     free(perm), free(flip), free(selbuf);
     trainer_free(&tr);
     return rc;

@@ -99,12 +99,17 @@ int ac_train_text_init(ac_trainer *tr, ac_err *err) {
             return ac_errf(err, "out of memory");
         }
         const int np = tr->n_img < 256 ? tr->n_img : 256;
+        long cells = 0; /* each photo's own cells (the padding of a cache that kept the aspect ratio is not a photo) */
         for (int k = 0; k < np; k++) {
-            const float *a = ac_features_row(&tr->fc, tr->ex[tr->img_start[k]].feat, row);
-            for (size_t l = 0; l < (size_t)tr->L; l++)
+            const int r = tr->ex[tr->img_start[k]].feat;
+            int gh, gw;
+            ac_features_grid(&tr->fc, r, &gh, &gw);
+            const float *a = ac_features_row(&tr->fc, r, row);
+            for (size_t l = 0; l < (size_t)gh * gw; l++)
                 for (size_t d = 0; d < D; d++) tr->null_ctx[d] += a[l * D + d];
+            cells += (long)gh * gw;
         }
-        for (size_t d = 0; d < D; d++) tr->null_ctx[d] /= (float)(np * tr->L);
+        for (size_t d = 0; d < D; d++) tr->null_ctx[d] /= (float)cells;
     }
     free(row);
     tr->text_batch = (int)lround((double)tr->o->text_ratio * tr->o->batch);

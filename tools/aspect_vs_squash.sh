@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Photos squashed to a square against photos that keep their aspect ratio (issue #19 item 2), on dev
+# photos: the COCO dev photos of tools/coco_split.py (150, of which 105 are not square: mostly 640x480
+# and 640x427 originals) and the first N Flickr8k dev photos (224x224 in ../shared: both recipes see
+# the same pixels there, so those scores show what the change costs where shape cannot help).
+# Each model captions the photos with the plain beam search (--tags off) and as shipped (tags), and
+# `attncap eval` scores them; one line per model and setting.
+# Usage: tools/aspect_vs_squash.sh [RUN_DIR (runs/aspect)] [SQUASH_MODEL (models/attncap.safetensors)] [ASPECT_MODEL]
+#   ASPECT_MODEL absent: trained first, the shipped recipe with aspect-kept photos
+#     (RESIZE=aspect tools/train_model.sh RUN_DIR/model: the Flickr8k model, then the joint stages; the
+#     shipped recipe's recorded times, models/README.md: 28 + 91 min, then 15 + 42 + 34 min on 2 cores);
+#   ASPECT_MODEL "relabel": no training: the squash model's own weights, photos kept at their aspect
+#     ratio at caption time only (its encoder identity rewritten; what a squash-trained model makes of
+#     the masked grids).
+# N_FLICKR8K=300 (environment) sets N; 0 skips Flickr8k.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run=${1:-runs/aspect} squash=${2:-models/attncap.safetensors} aspect=${3:-}
+data=${ATTNCAP_DATA:-../shared}/data
+nf=${N_FLICKR8K:-300}
+mkdir -p "$run"
+if [ -z "$aspect" ]; then
+  RESIZE=aspect bash tools/train_model.sh "$run/model"
+  aspect=$run/model/model.safetensors
+elif [ "$aspect" = relabel ]; then
+  aspect=$run/relabelled.safetensors
+  python3 - "$squash" "$aspect" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+enc = json.loads(h["__metadata__"]["encoder"])
+enc["resize"] = "aspect kept, antialiased bilinear, long side at size, grid padded"  # AC_ENCODER_ASPECT_TEXT
+h["__metadata__"]["encoder"] = json.dumps(enc, separators=(",", ":"))
+hb = json.dumps(h, separators=(",", ":")).encode()
+hb += b" " * ((8 - len(hb) % 8) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+fi
+for m in "$squash" "$aspect"; do # the tags' table, beside each model
+  [ -f "$(dirname "$m")/imagenet_words.tsv" ] || cp models/imagenet_words.tsv "$(dirname "$m")/"
+done
+python3 tools/coco_split.py "$data" "$run" >/dev/null
+python3 -c "import json; d=json.load(open('$run/coco_dev.json')); print('\n'.join(im['file_name'] for im in d['images']))" |
+  while read -r f; do for s in coco coco_extra; do [ -f "$data/$s/images/$f" ] && echo "$data/$s/images/$f"; done; done \
+  > "$run/coco_dev.txt"
+head -n "$nf" "$data/flickr8k/Flickr_8k.devImages.txt" | sed "s|^|$data/flickr8k/images/|" > "$run/f8k_dev.txt"
+for m in squash aspect; do
+  model=$squash; [ $m = aspect ] && model=$aspect
+  for tags in off auto; do
+    p=$run/$m.$tags
+    [ -s "$p.coco.jsonl" ] || ./attncap caption --model "$model" --json --quiet --tags $tags - < "$run/coco_dev.txt" > "$p.coco.jsonl"
+    ./attncap eval --refs "$run/coco_dev.json" --results "$p.coco.jsonl" --json --novel-from "$data/flickr8k" > "$p.coco.json"
+    if [ "$nf" -gt 0 ]; then
+      [ -s "$p.f8k.jsonl" ] || ./attncap caption --model "$model" --json --quiet --tags $tags - < "$run/f8k_dev.txt" > "$p.f8k.jsonl"
+      ./attncap eval --refs "$data/flickr8k" --results "$p.f8k.jsonl" --json > "$p.f8k.json"
+    fi
+    python3 - "$p" "$m" "$tags" "$nf" <<'PY'
+import json, os, sys
+p, m, tags, nf = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+c = json.load(open(p + ".coco.json")); o = c["objects"]
+line = "%-6s tags %-4s COCO dev BLEU-4 %.3f METEOR %.3f CIDEr-D %.3f objects F1 %.3f CHAIR-i %.3f" % (
+    m, tags, c["BLEU-4"], c["METEOR"], c["CIDEr-D"], o["F1"], o["CHAIR-i"])
+if nf > 0:
+    f = json.load(open(p + ".f8k.json"))
+    line += " | Flickr8k dev (%d) BLEU-4 %.3f METEOR %.3f CIDEr-D %.3f" % (nf, f["BLEU-4"], f["METEOR"], f["CIDEr-D"])
+print(line)
+PY
+  done
+done
