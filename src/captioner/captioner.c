@@ -238,13 +238,18 @@ int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const 
     return run(c, &lane->enc, lane->ann, lane->probs, img, out, t_cnn, t_dec, err);
 }
 
+/* buf = the file `name` in the model file's folder. */
+static void beside_model(const ac_captioner *c, const char *name, char *buf, size_t n) {
+    const char *mp = c->model.path ? c->model.path : "";
+    const char *slash = strrchr(mp, '/');
+    snprintf(buf, n, "%.*s%s%s", slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "", name);
+}
+
 /* presence.safetensors beside the model, if there is one; it must have been fitted on the model's encoder. */
 static int load_presence(ac_captioner *c, ac_err *err) {
     if (c->presence) return 0;
     char path[4096];
-    const char *mp = c->model.path ? c->model.path : "";
-    const char *slash = strrchr(mp, '/');
-    snprintf(path, sizeof path, "%.*s%spresence.safetensors", slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
+    beside_model(c, "presence.safetensors", path, sizeof path);
     if (!ac_is_file(path)) return 0;
     ac_presence *p = calloc(1, sizeof *p);
     if (!p) return ac_errf(err, "out of memory");
@@ -275,9 +280,7 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     char buf[4096];
     const char *path = table_path;
     if (!path) {
-        const char *mp = c->model.path ? c->model.path : "";
-        const char *slash = strrchr(mp, '/');
-        snprintf(buf, sizeof buf, "%.*s%simagenet_words.tsv", slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
+        beside_model(c, "imagenet_words.tsv", buf, sizeof buf);
         path = buf;
     }
     if (o->mode == AC_TAGS_GIVEN && !table_path && !ac_is_file(path)) return 0; /* the words as they are */
