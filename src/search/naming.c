@@ -186,15 +186,18 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, 
 }
 
 /* banned[V] also: the one-word forms of the presence head's groups whose probability over the whole
- * photo is below o->presence_absent. Returns how many words were banned, or -1. */
-static int absent_groups(const ac_model *m, const ac_naming_opts *o, const float *ann, unsigned char *banned,
+ * photo (its own cells: the first gh x gw rows of ann) is below o->presence_absent. Returns how many
+ * words were banned, or -1. */
+static int absent_groups(const ac_model *m, const ac_naming_opts *o, const ac_name_task *task, unsigned char *banned,
                          ac_err *err) {
     const ac_presence *p = o->presence;
     const ac_decoder_config *cfg = &m->dec.cfg;
     if (p->dim != cfg->dim) return ac_errf(err, "presence head: %d-vectors, the model's are %d", p->dim, cfg->dim);
+    int gh, gw;
+    ac_name_task_grid(cfg, task, &gh, &gw);
     float *prob = malloc(sizeof *prob * (size_t)p->k);
     if (!prob) return ac_errf(err, "out of memory");
-    if (ac_presence_rows(p, ann, cfg->grid_h, cfg->grid_w, NULL, 0, prob, err)) return free(prob), -1;
+    if (ac_presence_rows(p, task->ann, gh, gw, NULL, 0, prob, err)) return free(prob), -1;
     int n = 0;
     for (int g = 0; g < p->k; g++) {
         if (prob[g] >= o->presence_absent) continue;
@@ -353,7 +356,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
                 continue;
             }
             const int nb = by_classes ? absent_words(m, t, o->absent, task->probs, n_rows, n_classes, j->banned, &task->err) : 0;
-            const int ng = nb >= 0 && by_groups ? absent_groups(m, o, task->ann, j->banned, &task->err) : 0;
+            const int ng = nb >= 0 && by_groups ? absent_groups(m, o, task, j->banned, &task->err) : 0;
             if (nb < 0 || ng < 0) {
                 task->failed = 1;
                 continue;
