@@ -253,6 +253,14 @@ static void m_decode_fractional_len(ac_st_writer *w, ac_model *m, float *s) {
     ac_st_writer_meta(w, "decode", "{\"max_len\":12.5}", NULL);
 }
 
+static const char *case_counts; /* metadata "vocab_counts" of m_counts */
+static void m_counts(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+    ac_st_writer_meta(w, "vocab_counts", case_counts, NULL);
+}
+
 static void test_refuses_bad_models(void) {
     expect_load_error("noformat.st", m_no_format, "not an attncap decoder model");
     expect_load_error("missing.st", m_missing_tensor, "'lstm_w' missing");
@@ -281,6 +289,31 @@ static void test_refuses_bad_models(void) {
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
     expect_load_error("dec4.st", m_decode_fractional_len, "'decode': max_len must be an integer in 1..200");
+    case_counts = "{\"paired\":[1,2,3],\"text\":[]}"; /* 9 words */
+    expect_load_error("counts1.st", m_counts, "'vocab_counts': \"paired\" must be an array of 9 counts");
+    case_counts = "[1,2]";
+    expect_load_error("counts2.st", m_counts, "\"paired\" must be an array of 9 counts");
+    case_counts = "{\"paired\":[0,0,0,4,5,6,7,-8,9]}";
+    expect_load_error("counts3.st", m_counts, "'vocab_counts': count 7 is not an integer >= 0");
+    case_counts = "{\"paired\":[0,0,0,4,5,6,7,\"8\",9]}";
+    expect_load_error("counts4.st", m_counts, "count 7 is not an integer >= 0");
+}
+
+/* The words' counts in the training photos' captions are read at load (naming.h's trust uses them);
+ * a model without them has none. */
+static void test_paired_counts(void) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    const char *meta[] = {"vocab_counts", "{\"paired\":[0,0,0,4,5,6,7,8,9],\"text\":[1,1,1,1,1,1,1,1,1]}", NULL};
+    CHECKF(ac_model_save(&m, tmp("counts.st"), 0, meta, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("counts.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(r.paired_counts && r.paired_counts[3] == 4 && r.paired_counts[8] == 9 && r.paired_counts[0] == 0);
+    ac_model_free(&r);
+    CHECKF(ac_model_save(&m, tmp("nocounts.st"), 0, NULL, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("nocounts.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(r.paired_counts == NULL);
+    ac_model_free(&r);
+    ac_model_free(&m);
 }
 
 /* The decoding settings and the trainer's notes are read once, at load: recorded fields replace the
@@ -349,6 +382,7 @@ int main(void) {
     RUN(test_roundtrip_hard);
     RUN(test_old_file_is_additive);
     RUN(test_refuses_bad_models);
+    RUN(test_paired_counts);
     RUN(test_decode_settings_and_notes);
     RUN(test_refuses_truncated_and_absurd_header);
     return TEST_EXIT();

@@ -253,8 +253,63 @@ static void test_trusted_caption_kept(void) {
     free(ann);
 }
 
+/* trust_seen: against a trusted caption, a tag below AC_NAMING_SURE is still tried when it names an
+ * object (objects.h: cat) whose most said form the training photos' captions said fewer than
+ * trust_seen times (cats: 7, more than cat's 5); never for a word that names no object (photo), nor
+ * for a model that records no counts. */
+static void test_trust_seen(void) {
+    static const char *table = "0\t\tbackground\t\t0\t\n"
+                               "1\tn02124075\tEgyptian cat\tcat\t2994\tcat|cats\n"
+                               "2\tn04370048\tsweatshirt\tphoto\t10\tphoto\n";
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann, 23) == 0);
+    CHECKF(ac_tag_table_parse(table, strlen(table), "table", &t, &err) == 0, "%s", err.msg);
+    m.confidence = (ac_confidence){.a = 0.5, .b = 3, .n = 10};
+    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats"), photo = ac_vocab_id(m.vocab, "photo");
+    ac_caption free_c, c;
+    CHECK(ac_beam_search(&m.dec, ann, &m.decode, &free_c, &err) == 0);
+    if (contains(&free_c, cat) || contains(&free_c, cats) || contains(&free_c, photo)) {
+        ac_caption_free(&free_c);
+        SKIP("the random model already says cat or photo");
+    }
+    const double conf = 1 / (1 + exp(-(0.5 * ac_caption_mean_logprob(&free_c) + 3)));
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust = (float)conf - 1e-4f;
+    float probs[3] = {0.02f, AC_NAMING_SURE - 0.05f, 0.0f};
+    const int V = ac_vocab_size(m.vocab);
+    for (int seen = 6; seen <= 9; seen++) {
+        o.trust_seen = (float)seen;
+        for (int with_counts = 0; with_counts < 2; with_counts++) {
+            m.paired_counts = with_counts ? calloc((size_t)V, sizeof(int)) : NULL;
+            if (with_counts) m.paired_counts[cat] = 5, m.paired_counts[cats] = 7, m.paired_counts[photo] = 1;
+            CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 3, &c, &err) == 0, "%s", err.msg);
+            const int forced = c.n_tags == 1 && c.tags[0].forced;
+            CHECKF(forced == (with_counts && seen > 7), "trust_seen %d, counts %d: forced %d", seen, with_counts, forced);
+            if (forced) CHECK(contains(&c, cat) || contains(&c, cats));
+            else CHECK(c.n == free_c.n && !memcmp(c.words, free_c.words, sizeof(int) * (size_t)c.n));
+            ac_caption_free(&c);
+            free(m.paired_counts), m.paired_counts = NULL;
+        }
+    }
+    /* photo names no object: trusted whatever its count */
+    probs[1] = 0, probs[2] = AC_NAMING_SURE - 0.05f;
+    o.trust_seen = 1000;
+    m.paired_counts = calloc((size_t)V, sizeof(int));
+    CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 3, &c, &err) == 0, "%s", err.msg);
+    CHECK(c.n_tags == 1 && !strcmp(c.tags[0].word, "photo") && !c.tags[0].forced);
+    CHECK(c.n == free_c.n && !memcmp(c.words, free_c.words, sizeof(int) * (size_t)c.n));
+    ac_caption_free(&c), ac_caption_free(&free_c);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
 int main(void) {
     RUN(test_trusted_caption_kept);
+    RUN(test_trust_seen);
     RUN(test_absent_words_banned);
     RUN(test_auto_forces_confident_tag);
     RUN(test_given_words);

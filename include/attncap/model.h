@@ -12,7 +12,8 @@
  *              beam 1..100, max_len 1..200, len_alpha 0..10; other keys are notes)
  *   "naming"   optional: how tags become constraints, chosen on dev photos (naming.h; JSON)
  *   "confidence" optional: the calibration of the captions' confidence (confidence.h; JSON a, b, n)
- *   "vocab_counts" optional: each word's count in captioned photos and in text (notes)
+ *   "vocab_counts" optional: each word's count in captioned photos and in text (JSON: "paired" and
+ *              "text", arrays of vocab counts; "paired" is read, naming.h's trust uses it)
  * Everything is read and checked once, by ac_model_load; the decoder and the beam search never see
  * the file. */
 #ifndef ATTNCAP_MODEL_H
@@ -37,11 +38,14 @@ typedef struct ac_model {
                             records (beam, max_len, len_alpha) in their place */
     char *naming_json;   /* metadata "naming", NULL if absent (naming.h reads it) */
     ac_confidence confidence; /* metadata "confidence"; n = 0 (and a = b = 0) if absent */
+    int *paired_counts;       /* [vocab] each word's count in the captions of the photos it trained on
+                                 (metadata "vocab_counts" "paired"); NULL if absent */
 } ac_model;
 
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,
  * no unknown tensors, "encoder" a JSON object, "decode" (if present) a JSON object whose beam,
- * max_len and len_alpha (each optional) are numbers in range. F16 or F32 storage. Errors name the
+ * max_len and len_alpha (each optional) are numbers in range, "vocab_counts" (if present) an object
+ * whose "paired" is an array of vocab counts (integers >= 0). F16 or F32 storage. Errors name the
  * file and the problem; on error *m is left empty. */
 int ac_model_load(const char *path, ac_model *m, ac_err *err);
 /* Writes format, config, vocab, encoder (m->encoder_json, or "{}") and the optional

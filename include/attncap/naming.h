@@ -40,6 +40,9 @@ typedef struct ac_naming_opts {
                              not there (0 = off) */
     float trust;          /* AUTO: a free caption whose calibrated confidence reaches this is kept as it is
                              unless a tag scores AC_NAMING_SURE or more (0 = tags are always tried) */
+    float trust_seen;     /* AUTO: the trust covers only tag words the captions of the model's training
+                             photos said at least this often (model.h paired_counts; its most said
+                             form); rarer ones are tried whatever the confidence (0 = all covered) */
     const ac_presence *presence; /* AUTO: a presence head over the model's encoder (presence.h), or NULL */
     float presence_absent; /* AUTO, with presence: a group (person, dining table...) whose probability over
                               the whole photo is below this is never said, none of its one-word forms
@@ -52,7 +55,7 @@ typedef struct ac_naming_opts {
  * "naming" (the values chosen on dev photos, models/README.md) overrides them (ac_naming_opts_for_model). */
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
- * min_confidence, absent, trust, presence_absent), and mode AUTO when the model records them. */
+ * min_confidence, absent, trust, presence_absent, trust_seen), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

@@ -63,19 +63,20 @@ static double objective(const ac_scores *s, const char *metric) {
 /* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos. */
 static int write_naming(const char *model_path, const char *json) {
     static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent", "trust",
-                                       "presence_absent"};
+                                       "presence_absent", "trust_seen"};
     cJSON *o = cJSON_Parse(json);
     int ok = cJSON_IsObject(o);
     const cJSON *x, *fields = ok ? o : NULL;
     cJSON_ArrayForEach(x, fields) {
         int known = 0;
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
-        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 100;
+        const double hi = !strcmp(x->string, "trust_seen") ? 1e9 : 100; /* a count of words */
+        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= hi;
     }
     cJSON_Delete(o);
     if (!ok) {
         fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
-                        "min_confidence, absent, trust, presence_absent\n");
+                        "min_confidence, absent, trust, presence_absent, trust_seen\n");
         return 2;
     }
     ac_err err;

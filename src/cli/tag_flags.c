@@ -15,5 +15,6 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->min_confidence >= 0) no.min_confidence = f->min_confidence;
     if (f->trust >= 0) no.trust = f->trust;
     if (f->presence_absent >= 0) no.presence_absent = f->presence_absent;
+    if (f->trust_seen >= 0) no.trust_seen = f->trust_seen;
     return ac_captioner_set_naming(cap, &no, f->table, err);
 }

@@ -183,6 +183,30 @@ static int parse_decode(const char *json, const char *path, ac_beam_opts *o, ac_
     return rc;
 }
 
+/* The words' counts in the captions of the photos the model trained on (metadata "vocab_counts",
+ * written by the trainer): *out = NULL when absent, else V counts. */
+static int parse_paired_counts(const char *json, const char *path, int V, int **out, ac_err *err) {
+    *out = NULL;
+    if (!json) return 0;
+    cJSON *j = cJSON_Parse(json);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "paired");
+    int rc = cJSON_IsArray(p) && cJSON_GetArraySize(p) == V
+                 ? 0
+                 : ac_errf(err, "%s: metadata 'vocab_counts': \"paired\" must be an array of %d counts", path, V);
+    if (!rc && !(*out = malloc(sizeof **out * (size_t)(V > 0 ? V : 1)))) rc = ac_errf(err, "%s: out of memory", path);
+    int i = 0;
+    for (const cJSON *x = rc ? NULL : p->child; x; x = x->next, i++) {
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 2e9) || x->valuedouble != floor(x->valuedouble)) {
+            rc = ac_errf(err, "%s: metadata 'vocab_counts': count %d is not an integer >= 0", path, i);
+            break;
+        }
+        (*out)[i] = (int)x->valuedouble;
+    }
+    cJSON_Delete(j);
+    if (rc) free(*out), *out = NULL;
+    return rc;
+}
+
 int ac_model_load(const char *path, ac_model *m, ac_err *err) {
     memset(m, 0, sizeof *m);
     ac_st_file f;
@@ -232,6 +256,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_errf(err, "%s: vocabulary has %d words but the config says %d", path, ac_vocab_size(m->vocab), cfg.vocab);
         goto done;
     }
+    if (parse_paired_counts(ac_st_meta(&f, "vocab_counts"), path, cfg.vocab, &m->paired_counts, err)) goto done;
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(&cfg, t, NULL);
     if (f.n_tensors != nt) {
@@ -319,6 +344,7 @@ void ac_model_free(ac_model *m) {
     free(m->encoder_json);
     free(m->training_json);
     free(m->naming_json);
+    free(m->paired_counts);
     free(m->path);
     memset(m, 0, sizeof *m);
 }

@@ -2,12 +2,14 @@
 #include "attncap/naming.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attncap/decoder.h"
+#include "attncap/objects.h"
 #include "attncap/tokenize.h"
 
 #define MAX_TAGS 16
@@ -26,7 +28,8 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
-        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}, {"presence_absent", &o.presence_absent, 0, 1}};
+        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}, {"presence_absent", &o.presence_absent, 0, 1},
+        {"trust_seen", &o.trust_seen, 0, 1e9}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -253,6 +256,28 @@ static double caption_confidence(const ac_model *m, const ac_caption *c) {
     return m->confidence.n > 0 ? ac_confidence_apply(&m->confidence, ac_caption_mean_logprob(c)) : NAN;
 }
 
+/* How often the captions of the model's training photos said the candidate: its most said form, a
+ * phrase counted by its rarest word. INT_MAX when the model does not record its counts. */
+static int times_seen(const ac_model *m, const cand *c) {
+    if (!m->paired_counts) return INT_MAX;
+    int best = 0;
+    for (int a = 0; a < c->n_alt; a++) {
+        int least = INT_MAX;
+        for (int k = 0; k < c->alt[a].n; k++)
+            if (m->paired_counts[c->alt[a].words[k]] < least) least = m->paired_counts[c->alt[a].words[k]];
+        if (least > best) best = least;
+    }
+    return best;
+}
+
+/* Whether a tag word names one of COCO's 80 object categories (objects.h): a thing a caption names
+ * (cat, pizza, parking meter), not a garment or a corner of the scene (robe, shore, store). */
+static int names_object(const char *word) {
+    uint8_t present[AC_N_OBJECTS];
+    ac_err e;
+    return ac_objects_in_text(word, present, &e) > 0;
+}
+
 /* The tags of a photo whose free caption is in task->out, and the ones to require. */
 static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs,
                        int n_rows, int n_classes, ac_name_task *task, naming_job *j) {
@@ -263,13 +288,16 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
     if (j->n < 0) return -1;
     /* A free caption the model is sure of keeps its words, except against a tag the encoder is sure of
      * (AC_NAMING_SURE): on photos like its training photos the other tags mostly name a garment or a
-     * corner of the scene, and forcing them cost more than they brought on dev photos. */
+     * corner of the scene, and forcing them cost more than they brought on dev photos. The trust covers
+     * only words the captions of its training photos said often (trust_seen): of an object it has
+     * hardly seen in a photo (a bear, a pizza) the model's confidence says nothing. */
     const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && caption_confidence(m, &task->out) >= o->trust;
     /* The tags the free caption does not name and the model can say, most probable first. */
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
         c->tag.named = says(&task->out, c);
-        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE;
+        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE ||
+                              (times_seen(m, c) < o->trust_seen && names_object(c->tag.word));
         if (may_force && !c->tag.named && c->tag.in_vocab && j->k < o->max_tags && j->k < AC_MAX_CONSTRAINTS)
             j->sel[j->k++] = i;
     }
