@@ -152,6 +152,33 @@ PY
   fi
 fi
 
+t_begin fix_attention_given
+if setup; then
+  if [ -z "$py" ]; then t_skip "needs python3 to check JSON"
+  else
+    g="a dog is running"
+    for f in model uniform peak; do
+      "$A" caption $M --json --attention --given "$g" --fix-attention $f "$S/kite.jpg" >"$T/fx_$f.json" 2>"$T/err" || break
+    done
+    msg=$("$py" - "$T"/fx_model.json "$T"/fx_uniform.json "$T"/fx_peak.json <<'PY'
+import json, sys
+m, u, p = (json.load(open(f)) for f in sys.argv[1:4])
+for r in (m, u, p):
+    assert len(r["token_logprobs"]) == len(r["tokens"]) + 1, r
+    assert abs(sum(r["token_logprobs"]) - r["logprob"]) < 1e-3, (sum(r["token_logprobs"]), r["logprob"])
+L = len(u["attention"][0])
+assert all(abs(a - 1 / L) < 1e-4 for row in u["attention"] for a in row), "uniform rows"
+assert all(sorted(row)[-1] == 1 and sum(row) == 1 for row in p["attention"]), "peak rows"
+assert m["logprob"] != u["logprob"] and m["logprob"] != p["logprob"]
+print("ok")
+PY
+)
+    if [ "$msg" != ok ]; then t_fail "${msg:-$(cat "$T/err")}"
+    elif ! expect_error "model, uniform or peak" "$A" caption $M --fix-attention flat "$S/kite.jpg"; then :
+    else t_ok; fi
+  fi
+fi
+
 t_begin hostile_setup_errors
 if setup; then
   echo x >"$T/afile"

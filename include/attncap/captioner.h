@@ -91,7 +91,8 @@ int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const 
                           double *t_cnn, double *t_dec, ac_err *err);
 
 /* One photo's caption as a JSON object (malloc'd; NULL when out of memory), one line as `attncap
- * caption --json` prints it: image, caption, tokens, logprob, score (the ranking score), then what
+ * caption --json` prints it: image, caption, tokens, logprob, token_logprobs (each token's, then
+ * <end>'s; 4 decimals; when known), score (the ranking score), then what
  * naming added (unknown_words, confidence, described, tags), alternatives (the runners-up, when
  * searched for), overlays (the files written for it), and when `attention` the weights per token
  * ("attention": [[L weights], ...], 4 significant digits) and "grid": [grid_h, grid_w] (the caption's

@@ -162,6 +162,7 @@ typedef struct ac_decoder {
     struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
     int shown_head;            /* the attention the inference step reports (ac_decoder_show_head) */
     int hard_expected;         /* a hard model decodes with the expected context (ac_decoder_hard_context) */
+    int fixed_attention;       /* the inference step's weights replaced (ac_decoder_fix_attention) */
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
@@ -186,6 +187,13 @@ int ac_decoder_show_head(ac_decoder *dec, int head, ac_err *err);
  * what training's validation loss uses (ac_decoder_forward_backward with train = 0). Fails for another
  * name, or for a soft model (it has no choice to make). */
 int ac_decoder_hard_context(ac_decoder *dec, const char *context, ac_err *err);
+/* An experiment on a trained LSTM model's attention at inference (what happens when all weights are
+ * equal, or all but one are 0?): "uniform" gives every cell of the photo the same weight 1/n (the
+ * context is the photo's mean annotation vector at every word), "peak" keeps only each head's most
+ * weighted cell (weight 1, the rest 0: hard attention's argmax step on a soft model), "model" (the
+ * default) the model's own weights. The step reports the weights it used. Training is never affected.
+ * Fails for another name, or for a transformer. */
+int ac_decoder_fix_attention(ac_decoder *dec, const char *how, ac_err *err);
 /* Checks that a config's sizes are positive and sane (also bounds n_params). */
 int ac_decoder_check_config(const ac_decoder_config *cfg, ac_err *err);
 

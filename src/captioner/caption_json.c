@@ -75,6 +75,10 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
     cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
     cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    if (c->word_logp) { /* each token's log p given the ones before, and <end>'s last */
+        cJSON *wl = cJSON_AddArrayToObject(o, "token_logprobs");
+        for (int i = 0; i <= c->n; i++) cJSON_AddItemToArray(wl, cJSON_CreateNumber(round(c->word_logp[i] * 1e4) / 1e4));
+    }
     cJSON_AddNumberToObject(o, "score", c->score); /* the ranking score, as --nbest prints it */
     add_naming(o, c);
     if (c->n_alt) add_alternatives(o, c, v);

@@ -70,10 +70,14 @@ static void usage(FILE *f) {
             "                    the model's; 0 = off)\n"
             "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
-            "  --json            one JSON object per line: image, caption, tokens, logprob, score (the\n"
-            "                    ranking score: logprob / (words+1)^len-alpha), confidence, tags, overlays\n"
+            "  --json            one JSON object per line: image, caption, tokens, logprob, token_logprobs\n"
+            "                    (each token's, then <end>'s), score (the ranking score: logprob /\n"
+            "                    (words+1)^len-alpha), confidence, tags, overlays\n"
             "  --attention       with --json: \"attention\" (per token, L weights) and \"grid\" [h, w]\n"
             "  --head J          a model with attention heads: show head J's attention (default: their mean)\n"
+            "  --fix-attention F an experiment on an LSTM model's attention: uniform (every cell weighs the\n"
+            "                    same: the photo's mean at every word) or peak (only the most weighted cell,\n"
+            "                    the rest 0); with --given, the log-probabilities say what it costs\n"
             "  --hard-context C  a hard-attention model: argmax (one location per word, the default) or\n"
             "                    expected (the expected context, as soft attention)\n"
             "  --shard I/N       only this task's share of the photos: those whose file name hashes to I mod N\n"
@@ -99,7 +103,7 @@ int cmd_caption(int argc, char **argv) {
     int allow_unk = 0, nbest = 0, skip_existing = 0, head = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     cli_overlay_flags of = CLI_OVERLAY_FLAGS_INIT;
-    const char *share = NULL, *hard_context = NULL;
+    const char *share = NULL, *hard_context = NULL, *fix_attention = NULL;
     const cli_opt opts[] = {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
@@ -115,6 +119,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_INT("--max-len", &max_len, 1, 200),
         OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64),
         OPT_STR("--hard-context", &hard_context),
+        OPT_STR("--fix-attention", &fix_attention),
         OPT_FLOAT("--len-alpha", &len_alpha, 0, 10),
         OPT_FLAG("--json", NULL, &json),
         OPT_FLAG("--attention", NULL, &attention),
@@ -195,7 +200,8 @@ int cmd_caption(int argc, char **argv) {
     double t_start = ac_now();
     cap_open = ac_captioner_open(&cap, model, encoder, threads, &err) == 0;
     if (!cap_open || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
-        (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err))) {
+        (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err)) ||
+        (fix_attention && ac_decoder_fix_attention(&cap.model.dec, fix_attention, &err))) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }

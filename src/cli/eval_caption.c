@@ -135,7 +135,8 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
     char enc_name[512] = "";
     if (o->features) {
         if (ac_model_open(o->model, &model_only, err) ||
-            (o->hard_context && ac_decoder_hard_context(&model_only.dec, o->hard_context, err)))
+            (o->hard_context && ac_decoder_hard_context(&model_only.dec, o->hard_context, err)) ||
+            (o->fix_attention && ac_decoder_fix_attention(&model_only.dec, o->fix_attention, err)))
             rc = -1;
         else bo = model_only.decode;
         const char **keys = rc ? NULL : malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
@@ -160,7 +161,8 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
         if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || cli_tag_flags_apply(&cap, &o->tf, 0, err) ||
-            (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)))
+            (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)) ||
+            (o->fix_attention && ac_decoder_fix_attention(&cap.model.dec, o->fix_attention, err)))
             rc = -1;
         else bo = cap.beam, grid_h = cap.grid_h, grid_w = cap.grid_w, snprintf(enc_name, sizeof enc_name, "encoder %s", cap.id.file);
     }

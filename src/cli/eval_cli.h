@@ -9,7 +9,7 @@
 typedef struct cli_eval_opts {
     const char *refs, *results, *pairs, *per_image, *wordnet, *model, *data, *images, *split, *encoder;
     const char *report, *results_out, *features, *shard_spec, *compare;
-    const char *novel_from, *novel_split, *hard_context;
+    const char *novel_from, *novel_split, *hard_context, *fix_attention;
     cli_tag_flags tf;
     ac_shard shard;
     int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category;

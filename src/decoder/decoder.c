@@ -338,6 +338,20 @@ int ac_decoder_hard_context(ac_decoder *dec, const char *context, ac_err *err) {
     return 0;
 }
 
+enum { FIX_MODEL = 0, FIX_UNIFORM = 1, FIX_PEAK = 2 };
+
+int ac_decoder_fix_attention(ac_decoder *dec, const char *how, ac_err *err) {
+    static const char *const names[] = {"model", "uniform", "peak"};
+    for (int i = 0; i < 3; i++)
+        if (how && !strcmp(how, names[i])) {
+            if (i != FIX_MODEL && dec->cfg.decoder == AC_DECODER_TRANSFORMER)
+                return ac_errf(err, "attention %s: the LSTM's only (the model is a transformer)", how);
+            dec->fixed_attention = i;
+            return 0;
+        }
+    return ac_errf(err, "attention '%s': model, uniform or peak", how ? how : "");
+}
+
 int ac_decoder_set_threads(ac_decoder *dec, int threads) {
     ac_pool_free(dec->step_pool);
     dec->step_pool = NULL;
@@ -409,8 +423,12 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
                 ac_softmax_row(al + (size_t)j * L, n, 0);
                 memset(al + (size_t)j * L + n, 0, sizeof(float) * (size_t)(L - n));
             }
-            if (cf->attention_mode == AC_ATTENTION_HARD && !dec->hard_expected) { /* one location per head, */
-                int s[64];                                                         /* a padded one has alpha 0 */
+            if (dec->fixed_attention == FIX_UNIFORM) {
+                for (int j = 0; j < nh; j++)
+                    for (int l = 0; l < n; l++) al[(size_t)j * L + l] = 1.0f / (float)n;
+            } else if ((cf->attention_mode == AC_ATTENTION_HARD && !dec->hard_expected) ||
+                       dec->fixed_attention == FIX_PEAK) { /* one location per head; a padded one has alpha 0 */
+                int s[64];
                 ac_hard_attention_argmax(al, nh, L, s);
                 ac_hard_attention_onehot(al, nh, L, s);
             }
