@@ -64,3 +64,52 @@ print("| %s | `%s` | %.1f | %.1f | %.1f | %s | %s | %s | %s |" % (name, flags, 1
       100 * e["CIDEr-D"], g.get("hit", "-"), g.get("mass", "-"), g.get("others", "-"), t))
 PY
 done
+# The second table: what each model makes of weights forced all equal or all but one 0 (`--fix-attention`;
+# the LSTM's only), and its decoder time per photo at caption time (`attncap caption --verbose` on the
+# samples, beam 3, tags off; rounds interleaved across the variants so load hits them alike: median of
+# ROUNDS (5), best-worst); and one contact sheet per variant of the same photo ($run/sheets/).
+rounds=${ROUNDS:-5}
+mkdir -p "$run/sheets"
+printf '\n| variant | CIDEr-D own | all equal | all but one 0 | decoder ms per photo, median (best-worst) |\n| --- | --- | --- | --- | --- |\n'
+tags=()
+for v in "${variants[@]}"; do
+  tag=$(echo "${v%%=*}" | tr -c 'a-zA-Z0-9\n-' '_')
+  [ -s "$run/$tag/model.safetensors" ] && tags+=("$tag")
+done
+for r in $(seq "$rounds"); do
+  for tag in "${tags[@]}"; do
+    $A caption --model "$run/$tag/model.safetensors" --tags off --verbose --threads 1 samples/*.jpg 2>&1 >/dev/null |
+      sed -n 's/.*decoder (beam [0-9]*) \([0-9.]*\) ms.*/\1/p' >> "$run/$tag/latency.txt.$r"
+  done
+done
+for v in "${variants[@]}"; do
+  name=${v%%=*} tag=$(echo "$name" | tr -c 'a-zA-Z0-9\n-' '_') dir="$run/$(echo "$name" | tr -c 'a-zA-Z0-9\n-' '_')"
+  [ -s "$dir/model.safetensors" ] || continue
+  for f in uniform peak; do
+    [ -s "$dir/eval_$f.json" ] || $A eval --model "$dir/model.safetensors" --data "$run/subset.tsv" --images "$data/images" \
+        --split val --features "$run/features" --beam 3 --json --no-meteor --fix-attention $f > "$dir/eval_$f.json" 2> /dev/null || true
+  done
+  [ -s "$run/sheets/${tag}_dog.png" ] || { $A caption --model "$dir/model.safetensors" --tags off --quiet --sheet-only --size 512 \
+      --overlays "$run/sheets/$tag" samples/dog.jpg > /dev/null && mv "$run/sheets/$tag/dog/sheet.png" "$run/sheets/${tag}_dog.png" &&
+      rm -rf "$run/sheets/$tag"; }
+  python3 - "$dir" "$name" "$rounds" <<'PY'
+import glob, json, os, statistics, sys
+d, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def cider(f):
+    try:
+        return "%.1f" % (100 * json.load(open(os.path.join(d, f)))["CIDEr-D"])
+    except (OSError, ValueError, KeyError):
+        return "-"
+per_round = []
+for r in range(1, rounds + 1):
+    try:
+        xs = [float(x) for x in open(os.path.join(d, "latency.txt.%d" % r))]
+    except OSError:
+        continue
+    if xs:
+        per_round.append(statistics.mean(xs))
+lat = "%.1f (%.1f-%.1f)" % (statistics.median(per_round), min(per_round), max(per_round)) if per_round else "-"
+print("| %s | %s | %s | %s | %s |" % (name, cider("eval.json"), cider("eval_uniform.json"), cider("eval_peak.json"), lat))
+PY
+done
+rm -f "$run"/*/latency.txt.*
