@@ -72,21 +72,13 @@ fi
 
 t_begin every_score_captions_photos
 if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/captions.json; then
-  ENC="$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite"
-  COCO="$DATA/data/coco"
-  photo=$(ls "$COCO/images" | head -1)
   ok=1
-  if ! "$A" features --encoder "$ENC" --size 128 --quiet --out "$T/feat" "$COCO"/images/* >/dev/null 2>"$T/err"; then
-    t_fail "features: $(head -2 "$T/err")"; ok=0
-  fi
+  coco_features || ok=0
   for s in $SCORES; do
     [ $ok = 1 ] || break
     m="$T/coco_$s.safetensors"
-    if ! "$A" train --data "$COCO/captions.json" --features "$T/feat" --out "$m" --embed 16 --hidden 24 --att 16 \
-         --min-count 3 --batch 20 --epochs 6 --lr 0.01 --max-val 4 --val-metric loss $(score_flags "$s") --quiet \
-         --checkpoint-every 0 >/dev/null 2>"$T/err"; then
-      t_fail "$s: train: $(head -2 "$T/err")"; ok=0; break
-    fi
+    # shellcheck disable=SC2046 # score_flags gives several words
+    coco_train "$m" --embed 16 --hidden 24 --att 16 $(score_flags "$s") || { ok=0; break; }
     # one command, two photos: a free caption (with overlays) and a given one (all words fed)
     if ! "$A" caption --model "$m" --encoder "$ENC" --json --overlays "$T/ov_$s" --size 64 \
          "$COCO/images/$photo" >"$T/cap.json" 2>"$T/err" ||

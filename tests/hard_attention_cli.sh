@@ -71,18 +71,9 @@ fi
 
 t_begin hard_captions_photos_one_cell_per_word
 if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/captions.json; then
-  ENC="$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite"
-  COCO="$DATA/data/coco"
-  photo=$(ls "$COCO/images" | head -1)
-  stem=${photo%.*}
   m="$T/coco_hard.safetensors"
   ok=1
-  if ! "$A" features --encoder "$ENC" --size 128 --quiet --out "$T/feat" "$COCO"/images/* >/dev/null 2>"$T/err" ||
-     ! "$A" train --data "$COCO/captions.json" --features "$T/feat" --out "$m" --embed 16 --hidden 24 --att 16 \
-         --min-count 3 --batch 20 --epochs 6 --lr 0.01 --max-val 4 --val-metric loss --attention-mode hard --quiet \
-         --checkpoint-every 0 >/dev/null 2>"$T/err"; then
-    t_fail "features or train: $(head -2 "$T/err")"; ok=0
-  fi
+  { coco_features && coco_train "$m" --embed 16 --hidden 24 --att 16 --attention-mode hard; } || ok=0
   if [ $ok = 1 ] && ! "$A" caption --model "$m" --encoder "$ENC" --json --attention --overlays "$T/ov" --size 64 \
        "$COCO/images/$photo" >"$T/cap.json" 2>"$T/err"; then
     t_fail "caption: $(head -2 "$T/err")"; ok=0

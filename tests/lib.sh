@@ -23,3 +23,19 @@ expect_error() {
   if [ "$n" -ne 1 ]; then t_fail "$what: expected one error line, got $n: $(head -3 "$T/err")"; return 1; fi
   return 0
 }
+# The small encoder over ../shared's 100 COCO photos: coco_features sets ENC, COCO, photo and stem (the
+# first photo) and writes the features to $T/feat (once per script); coco_train OUT [flags...] trains a
+# tiny model on them (6 epochs). Each fails the current test with the tool's first error lines.
+coco_features() {
+  ENC="$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite" COCO="$DATA/data/coco"
+  photo=$(ls "$COCO/images" | head -1) && stem=${photo%.*}
+  [ -d "$T/feat" ] && return 0
+  "$A" features --encoder "$ENC" --size 128 --quiet --out "$T/feat" "$COCO"/images/* >/dev/null 2>"$T/err" ||
+    { t_fail "features: $(head -2 "$T/err")"; return 1; }
+}
+coco_train() {
+  local out=$1; shift
+  "$A" train --data "$COCO/captions.json" --features "$T/feat" --out "$out" --min-count 3 --batch 20 --epochs 6 \
+    --lr 0.01 --max-val 4 --val-metric loss --quiet --checkpoint-every 0 "$@" >/dev/null 2>"$T/err" ||
+    { t_fail "train: $(head -2 "$T/err")"; return 1; }
+}

@@ -216,22 +216,31 @@ static void test_absent_words_banned(void) {
 /* trust: a free caption whose confidence (sigmoid(a x + b) of its mean log-probability, computed here)
  * reaches the bar keeps its words against a tag below AC_NAMING_SURE, not against one above it; just
  * above the caption's confidence, the tag is forced as without trust. */
+/* The trust tests' model (seed 23) with a calibration, its table, its free caption and that caption's
+ * confidence computed here. */
+static int trusted_setup(const char *table, ac_model *m, float **ann, ac_tag_table **t, ac_caption *free_c,
+                         double *conf) {
+    ac_err err;
+    if (make(m, ann, 23) || ac_tag_table_parse(table, strlen(table), "table", t, &err)) return -1;
+    m->confidence = (ac_confidence){.a = 0.5, .b = 3, .n = 10};
+    if (ac_beam_search(&m->dec, *ann, &m->decode, free_c, &err)) return -1;
+    *conf = 1 / (1 + exp(-(0.5 * ac_caption_mean_logprob(free_c) + 3)));
+    return 0;
+}
+
 static void test_trusted_caption_kept(void) {
     ac_model m;
     float *ann;
     ac_tag_table *t;
     ac_err err;
-    CHECK(make(&m, &ann, 23) == 0);
-    CHECKF(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0, "%s", err.msg);
-    m.confidence = (ac_confidence){.a = 0.5, .b = 3, .n = 10};
-    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
     ac_caption free_c, c;
-    CHECK(ac_beam_search(&m.dec, ann, &m.decode, &free_c, &err) == 0);
+    double conf;
+    CHECK(trusted_setup(TABLE, &m, &ann, &t, &free_c, &conf) == 0);
+    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
     if (contains(&free_c, cat) || contains(&free_c, cats)) {
         ac_caption_free(&free_c);
         SKIP("the random model already says cat");
     }
-    const double conf = 1 / (1 + exp(-(0.5 * ac_caption_mean_logprob(&free_c) + 3)));
     ac_naming_opts o = ac_naming_defaults();
     o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust = (float)conf - 1e-4f;
     float probs[4] = {0.02f, AC_NAMING_SURE - 0.05f, 0.0f, 0.0f};
@@ -265,17 +274,14 @@ static void test_trust_seen(void) {
     float *ann;
     ac_tag_table *t;
     ac_err err;
-    CHECK(make(&m, &ann, 23) == 0);
-    CHECKF(ac_tag_table_parse(table, strlen(table), "table", &t, &err) == 0, "%s", err.msg);
-    m.confidence = (ac_confidence){.a = 0.5, .b = 3, .n = 10};
-    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats"), photo = ac_vocab_id(m.vocab, "photo");
     ac_caption free_c, c;
-    CHECK(ac_beam_search(&m.dec, ann, &m.decode, &free_c, &err) == 0);
+    double conf;
+    CHECK(trusted_setup(table, &m, &ann, &t, &free_c, &conf) == 0);
+    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats"), photo = ac_vocab_id(m.vocab, "photo");
     if (contains(&free_c, cat) || contains(&free_c, cats) || contains(&free_c, photo)) {
         ac_caption_free(&free_c);
         SKIP("the random model already says cat or photo");
     }
-    const double conf = 1 / (1 + exp(-(0.5 * ac_caption_mean_logprob(&free_c) + 3)));
     ac_naming_opts o = ac_naming_defaults();
     o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust = (float)conf - 1e-4f;
     float probs[3] = {0.02f, AC_NAMING_SURE - 0.05f, 0.0f};

@@ -91,18 +91,9 @@ fi
 
 t_begin transformer_captions_photos
 if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/captions.json; then
-  ENC="$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite"
-  COCO="$DATA/data/coco"
-  photo=$(ls "$COCO/images" | head -1)
-  stem=${photo%.*}
   m="$T/coco.st"
   ok=1
-  if ! "$A" features --encoder "$ENC" --size 128 --quiet --out "$T/feat" "$COCO"/images/* >/dev/null 2>"$T/err" ||
-     ! "$A" train --data "$COCO/captions.json" --features "$T/feat" --out "$m" --decoder transformer --embed 16 \
-         --hidden 32 --heads 2 --min-count 3 --batch 20 --epochs 6 --lr 0.01 --dropout 0.1 --max-val 4 \
-         --val-metric loss --quiet --checkpoint-every 0 >/dev/null 2>"$T/err"; then
-    t_fail "features or train: $(head -2 "$T/err")"; ok=0
-  fi
+  { coco_features && coco_train "$m" --decoder transformer --embed 16 --hidden 32 --heads 2 --dropout 0.1; } || ok=0
   c=(--model "$m" --encoder "$ENC")
   if [ $ok = 1 ] && { ! "$A" caption "${c[@]}" --json --overlays "$T/ov" --size 64 "$COCO/images/$photo" >"$T/cap.json" 2>"$T/err" ||
        ! "$A" caption "${c[@]}" --json --given "a man on a street" "$COCO/images/$photo" >"$T/given.json" 2>>"$T/err"; }; then
