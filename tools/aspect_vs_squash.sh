@@ -12,6 +12,11 @@
 #   ASPECT_MODEL "relabel": no training: the squash model's own weights, photos kept at their aspect
 #     ratio at caption time only (its encoder identity rewritten; what a squash-trained model makes of
 #     the masked grids).
+#   ASPECT_MODEL "finetune": both arms trained alike from the squash model's weights, one epoch of the
+#     recipe's last stage (tools/train_model.sh: Flickr8k, COCO 6x, Flickr30k 2x, the text; lr 1e-4),
+#     one on squashed photos and one on photos at their aspect ratio (its start relabelled); each gets
+#     the squash model's naming, confidence and presence head (~35 min per arm on 2 cores, 2 x 7,518
+#     photos' features at 448 first). MAX_STEPS (environment) stops each arm early (a smoke run).
 # N_FLICKR8K=300 (environment) sets N; 0 skips Flickr8k.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +24,10 @@ run=${1:-runs/aspect} squash=${2:-models/attncap.safetensors} aspect=${3:-}
 data=${ATTNCAP_DATA:-../shared}/data
 nf=${N_FLICKR8K:-300}
 mkdir -p "$run"
-if [ -z "$aspect" ]; then
-  RESIZE=aspect bash tools/train_model.sh "$run/model"
-  aspect=$run/model/model.safetensors
-elif [ "$aspect" = relabel ]; then
-  aspect=$run/relabelled.safetensors
-  python3 - "$squash" "$aspect" <<'PY'
+# relabel IN OUT: a copy of a model or presence head whose encoder identity says "aspect kept"
+# (AC_ENCODER_ASPECT_TEXT), the weights untouched.
+relabel() {
+  python3 - "$1" "$2" <<'PY'
 import json, struct, sys
 b = open(sys.argv[1], "rb").read()
 n = struct.unpack("<Q", b[:8])[0]
@@ -36,6 +39,48 @@ hb = json.dumps(h, separators=(",", ":")).encode()
 hb += b" " * ((8 - len(hb) % 8) % 8)
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
 PY
+}
+if [ -z "$aspect" ]; then
+  RESIZE=aspect bash tools/train_model.sh "$run/model"
+  aspect=$run/model/model.safetensors
+elif [ "$aspect" = relabel ]; then
+  aspect=$run/relabelled.safetensors
+  relabel "$squash" "$aspect"
+elif [ "$aspect" = finetune ]; then
+  python3 tools/coco_split.py "$data" "$run" >/dev/null
+  { cat "$run/coco_photos.txt"; ls -d "$data"/flickr30k/images/* "$data"/flickr8k/images/*; } > "$run/photos.txt"
+  C=$run/coco_train.tsv F=$data/flickr30k/captions.tsv
+  for r in squash aspect; do
+    ./attncap features --encoder "$(dirname "$squash")/mobilenet_v2_1.0_224_quant.tflite" --size 448 --resize $r --fp16 \
+      --quiet --out "$run/feat_$r" --list "$run/photos.txt"
+    d=$run/ft_$r; mkdir -p "$d"
+    init=$squash; [ $r = aspect ] && { init=$run/relabelled.safetensors; relabel "$squash" "$init"; }
+    if [ ! -f "$d/model.safetensors" ] || [ -f "$d/model.safetensors.ckpt" ]; then
+      resume=; [ -f "$d/model.safetensors.ckpt" ] && resume=--resume
+      ./attncap train --data "$data/flickr8k" --text "$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv" \
+        --text-ratio 1 --features "$run/feat_$r" --batch 64 --embed 256 --hidden 512 --att 256 --dropout 0.5 --lambda 1 \
+        --min-count 5 --ema 0.999 --beam 3 --checkpoint-every 100 --fp16 --patience 5 \
+        --extra-data "$C,$C,$C,$C,$C,$C,$F,$F" --init "$init" --lr 1e-4 --epochs 1 --seed 3 --val-metric cider \
+        ${MAX_STEPS:+--max-steps $MAX_STEPS} --quiet --out "$d/model.safetensors" --log "$d/train.csv" $resume
+      rm -f "$d/model.safetensors.ckpt"
+    fi
+    # the squash model's naming and confidence, its presence head (relabelled for the aspect arm) beside
+    python3 - "$squash" "$d/model.safetensors" "$d/attncap.safetensors" <<'PY'
+import json, struct, sys
+def read(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(b[8:8 + n]), b[8 + n:]
+ship, _ = read(sys.argv[1]); h, body = read(sys.argv[2])
+for k in ("naming", "confidence"):
+    if k in ship["__metadata__"]:
+        h["__metadata__"][k] = ship["__metadata__"][k]
+hb = json.dumps(h, separators=(",", ":")).encode(); hb += b" " * ((8 - len(hb) % 8) % 8)
+open(sys.argv[3], "wb").write(struct.pack("<Q", len(hb)) + hb + body)
+PY
+    head=$(dirname "$squash")/presence.safetensors
+    if [ -f "$head" ]; then if [ $r = aspect ]; then relabel "$head" "$d/presence.safetensors"; else cp "$head" "$d/"; fi; fi
+  done
+  squash=$run/ft_squash/attncap.safetensors aspect=$run/ft_aspect/attncap.safetensors
 fi
 for m in "$squash" "$aspect"; do # the tags' table, beside each model
   [ -f "$(dirname "$m")/imagenet_words.tsv" ] || cp models/imagenet_words.tsv "$(dirname "$m")/"
