@@ -396,43 +396,66 @@ static void test_config_checks(void) {
     CHECK(ac_decoder_check_config(&c, &err) != 0 && strstr(err.msg, "hard attention is the LSTM decoder's"));
 }
 
-/* No masked cross-attention: a photo grid smaller than the model's, or a batch with n_valid < L, is
- * refused in one line (the full grid is still taken). */
-static void test_refuses_partial_grids(void) {
-    ac_decoder_config c = tf_cfg();
-    ac_decoder dec;
+/* Masked cross-attention: a photo of 2x2 cells padded into the model's 2x3 grid (the padding NaN, so a
+ * read of it would show) is captioned, scored and trained exactly as by the same weights with a 2x2
+ * grid (a transformer's tensors do not depend on L): the same log-probabilities, attention on the
+ * photo's own cells only, the same loss and gradient. Two captions of one photo that disagree on its
+ * cells are refused. */
+static void test_masked_cross_attention(void) {
+    ac_decoder_config c6 = tf_cfg(), c4 = tf_cfg();
+    c4.grid_h = 2, c4.grid_w = 2, c4.n_ann = 4;
+    ac_decoder d6, d4;
     ac_err err;
-    CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
-    const int L = c.n_ann;
-    float *ann = calloc((size_t)L * c.dim, sizeof(float));
-    fill_ann(ann, L * c.dim, 5);
-    CHECK(ac_decoder_check_grid(&c, c.grid_h, c.grid_w, &err) == 0);
-    CHECK(ac_decoder_check_grid(&c, 1, 1, &err) != 0 && strstr(err.msg, "transformer decoder attends over full"));
-    CHECK(ac_decoder_prepare_grid(&dec, ann, 1, 1) == NULL);
-    ac_dec_image *im = ac_decoder_prepare_grid(&dec, ann, c.grid_h, c.grid_w);
-    CHECK(im != NULL);
-    ac_dec_image_free(im);
-    float al[4 * 64];
-    const int words[2] = {5, 6};
-    CHECK(L <= 64 && ac_decoder_attend_grid(&dec, ann, 1, 1, words, 2, al, NULL, NULL, NULL, &err) != 0 &&
-          strstr(err.msg, "full"));
-    const float *annp[1] = {ann};
-    const int len[1] = {3}, nv_part[1] = {1}, nv_full[1] = {L};
-    ac_dec_work *w = ac_dec_work_new(&c, 1, 4);
-    ac_dec_stats st;
-    ac_dec_batch bt = {1, len, words, 2, annp, NULL, 0, nv_part};
-    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, NULL, &st, &err) != 0 &&
-          strstr(err.msg, "no masked cross-attention"));
-    bt.n_valid = nv_full;
-    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, NULL, &st, &err) == 0);
-    ac_dec_work_free(w);
-    free(ann);
-    ac_decoder_free(&dec);
+    CHECK(ac_decoder_init(&d6, &c6, 3, &err) == 0 && ac_decoder_init(&d4, &c4, 4, &err) == 0);
+    CHECK(d6.n_params == d4.n_params);
+    memcpy(d4.params, d6.params, sizeof(float) * d6.n_params);
+    const int D = c6.dim;
+    float ann6[6 * 7], ann4[4 * 7];
+    fill_ann(ann4, 4 * D, 5);
+    memcpy(ann6, ann4, sizeof ann4);
+    for (int i = 4 * D; i < 6 * D; i++) ann6[i] = NAN;
+    const int words[3] = {5, 6, 4};
+    float al6[4 * 6], al4[4 * 4], wl6[4], wl4[4];
+    double lp6, lp4;
+    CHECKF(ac_decoder_attend_grid(&d6, ann6, 2, 2, words, 3, al6, NULL, wl6, &lp6, &err) == 0, "%s", err.msg);
+    CHECK(ac_decoder_attend_grid(&d4, ann4, 2, 2, words, 3, al4, NULL, wl4, &lp4, &err) == 0);
+    CHECK(isfinite(lp6));
+    CHECK_NEAR(lp6, lp4, 1e-5);
+    for (int k = 0; k <= 3; k++) {
+        CHECK_NEAR(wl6[k], wl4[k], 1e-5);
+        for (int l = 0; l < 4; l++) CHECK_NEAR(al6[k * 6 + l], al4[k * 4 + l], 1e-6);
+        CHECK(al6[k * 6 + 4] == 0 && al6[k * 6 + 5] == 0);
+    }
+    /* training: the same loss and gradient, with dropout (its masks depend on the tokens, not on L) */
+    d6.cfg.dropout = d4.cfg.dropout = 0.3f;
+    const float *a6[2] = {ann6, ann6}, *a4[2] = {ann4, ann4};
+    const int len[2] = {4, 3}, ws[2 * 3] = {5, 6, 4, 7, 8, 0}, nv[2] = {4, 4};
+    ac_dec_work *w6 = ac_dec_work_new(&c6, 2, 4), *w4 = ac_dec_work_new(&c4, 2, 4);
+    float *g6 = malloc(sizeof(float) * d6.n_params), *g4 = malloc(sizeof(float) * d4.n_params);
+    ac_dec_stats s6, s4;
+    ac_dec_batch b6 = {2, len, ws, 3, a6, NULL, 0, nv}, b4 = {2, len, ws, 3, a4, NULL, 0, NULL};
+    CHECKF(ac_decoder_forward_backward(&d6, w6, &b6, 1, 77, g6, &s6, &err) == 0, "%s", err.msg);
+    CHECK(ac_decoder_forward_backward(&d4, w4, &b4, 1, 77, g4, &s4, &err) == 0);
+    CHECK(isfinite(s6.loss));
+    CHECK_NEAR(s6.loss, s4.loss, 1e-5);
+    double worst = 0, big = 0;
+    for (size_t i = 0; i < d6.n_params; i++) {
+        const double e = fabs((double)g6[i] - g4[i]);
+        worst = e > worst ? e : worst, big = fabs(g4[i]) > big ? fabs(g4[i]) : big;
+    }
+    CHECKF(big > 0 && worst <= 1e-5 * big, "gradient differs by %g (largest %g)", worst, big);
+    const int nv_bad[2] = {4, 3};
+    b6.n_valid = nv_bad;
+    CHECK(ac_decoder_forward_backward(&d6, w6, &b6, 0, 0, NULL, &s6, &err) != 0 &&
+          strstr(err.msg, "give it 3 and 4 cells"));
+    ac_dec_work_free(w6), ac_dec_work_free(w4);
+    free(g6), free(g4);
+    ac_decoder_free(&d6), ac_decoder_free(&d4);
 }
 
 int main(void) {
     RUN(test_config_checks);
-    RUN(test_refuses_partial_grids);
+    RUN(test_masked_cross_attention);
     RUN(test_gradcheck_no_dropout);
     RUN(test_gradcheck_dropout_shared_photos);
     RUN(test_context_shift);

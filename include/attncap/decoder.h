@@ -65,8 +65,8 @@
  * "without a photo" (the trainer's text batches) is L copies of one learned vector, as for the LSTM.
  * A file without the field "decoder" is an LSTM.
  *
- * Grids of any shape (masked softmax; the LSTM's, soft and hard attention). A photo may bring fewer cells than the model's grid_h x
- * grid_w (an encoder that keeps the aspect ratio, encoder.h): its own gh x gw cells are then the first
+ * Grids of any shape (masked softmax: the LSTM's, soft and hard attention, and the transformer's). A
+ * photo may bring fewer cells than the model's grid_h x grid_w (an encoder that keeps the aspect ratio, encoder.h): its own gh x gw cells are then the first
  * n = gh gw of the L annotation vectors (row-major, gh gw <= L), and the rest is padding that is never
  * read. The attention is a softmax over the n cells only: a padded cell's alpha is exactly 0 (alpha rows
  * keep L entries), h_0 and c_0 start from the mean of the n cells, z sums over them, and the doubly
@@ -75,8 +75,10 @@
  * backward ignores a shift of every d alpha_i by the same amount, so 1 and tau/n train alike). A photo
  * is thus captioned exactly as a model whose grid is gh x gw would caption it unpadded. A full grid
  * (n = L) is the same arithmetic as before masks, bit for bit. Hard attention samples and takes the argmax
- * over the n cells only. The transformer has no masked cross-attention: it takes full grids only, and a
- * photo grid smaller than the model's (ac_decoder_check_grid) or a batch with n_valid < L is refused in one line.
+ * over the n cells only. The transformer's cross-attention is masked alike: its keys and values are
+ * those of the n cells, its softmax runs over them (a padded cell's weight is exactly 0, its annotation
+ * never read), in training and at inference; its tensors do not depend on L, so a photo of gh x gw
+ * cells scores as the same weights with a gh x gw grid score it unpadded.
  *
  * The decoder is a set of named float32 tensors (see decoder.c and transformer.c for the lists and
  * shapes) plus the config. It knows no files: the model file (decoder + vocabulary + the encoder's identity) is model.h's. */

@@ -250,18 +250,14 @@ int ac_decoder_check_grid(const ac_decoder_config *cfg, int grid_h, int grid_w, 
     if (grid_h < 1 || grid_w < 1 || (long)grid_h * grid_w > cfg->n_ann)
         return ac_errf(err, "a photo's grid of %dx%d cells does not fit the model's %d annotation vectors (%dx%d)",
                        grid_h, grid_w, cfg->n_ann, cfg->grid_h, cfg->grid_w);
-    if (cfg->decoder == AC_DECODER_TRANSFORMER && (long)grid_h * grid_w != cfg->n_ann)
-        return ac_errf(err, "a photo's grid of %dx%d cells: the transformer decoder attends over full %dx%d grids only "
-                            "(no masked cross-attention; photos at their own aspect ratio need the LSTM)",
-                       grid_h, grid_w, cfg->grid_h, cfg->grid_w);
     return 0;
 }
 
 ac_dec_image *ac_decoder_prepare_grid(const ac_decoder *dec, const float *ann, int gh, int gw) {
     if (ac_decoder_check_grid(&dec->cfg, gh, gw, NULL)) return NULL;
     if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) {
-        ac_dec_image *im = ac_tf_prepare(dec, ann);
-        if (im) im->n = im->L, im->gh = gh, im->gw = gw;
+        ac_dec_image *im = ac_tf_prepare(dec, ann, gh * gw);
+        if (im) im->gh = gh, im->gw = gw;
         return im;
     }
     const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_attention_key_dim(&dec->cfg);

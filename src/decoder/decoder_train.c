@@ -577,12 +577,6 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         if (b->n_valid[i] < 1 || b->n_valid[i] > c->n_ann)
             return ac_errf(err, "decoder batch: caption %d's photo has %d annotation vectors, not 1..%d", i, b->n_valid[i],
                            c->n_ann);
-    for (int i = 0; w->tf && b->n_valid && i < b->B; i++)
-        if (b->n_valid[i] != c->n_ann)
-            return ac_errf(err,
-                           "decoder batch: caption %d's photo has %d of the %d annotation vectors: the transformer decoder "
-                           "attends over full grids only (no masked cross-attention)",
-                           i, b->n_valid[i], c->n_ann);
     if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;

@@ -139,7 +139,7 @@ void ac_tf_layer_norm(int n, int d, const float *x, const float *g, const float 
 
 /* ---- inference ---- */
 
-ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann) {
+ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann, int n) {
     const ac_tf_dims z = ac_tf_dims_of(&dec->cfg);
     const ac_tf_view P = ac_tf_view_of(&dec->cfg, dec->params);
     const int d = z.d, L = z.L;
@@ -151,14 +151,14 @@ ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann) {
         if (im) free(im->kv), free(im);
         return NULL;
     }
-    im->L = L, im->D = z.D, im->A = d;
-    for (int l = 0; l < L; l++) memcpy(m + (size_t)l * d, P.mem_b, sizeof(float) * d);
-    ac_smm_nn(L, d, z.D, ann, z.D, P.mem_w, d, m, d);
-    ac_tf_layer_norm(L, d, m, P.mem_g, P.mem_bn, m, NULL, NULL);
-    for (int y = 0; y < z.Y; y++) {
+    im->L = L, im->D = z.D, im->A = d, im->n = n;
+    for (int l = 0; l < n; l++) memcpy(m + (size_t)l * d, P.mem_b, sizeof(float) * d);
+    ac_smm_nn(n, d, z.D, ann, z.D, P.mem_w, d, m, d);
+    ac_tf_layer_norm(n, d, m, P.mem_g, P.mem_bn, m, NULL, NULL);
+    for (int y = 0; y < z.Y; y++) { /* each layer's keys and values of the photo's own cells */
         float *kv = im->kv + (size_t)y * L * 2 * d;
-        for (int l = 0; l < L; l++) memcpy(kv + (size_t)l * 2 * d, AC_TF_LAYER(P.cbkv, y, 2 * d), sizeof(float) * 2 * d);
-        ac_smm_nn(L, 2 * d, d, m, d, AC_TF_LAYER(P.cwkv, y, (size_t)d * 2 * d), 2 * d, kv, 2 * d);
+        for (int l = 0; l < n; l++) memcpy(kv + (size_t)l * 2 * d, AC_TF_LAYER(P.cbkv, y, 2 * d), sizeof(float) * 2 * d);
+        ac_smm_nn(n, 2 * d, d, m, d, AC_TF_LAYER(P.cwkv, y, (size_t)d * 2 * d), 2 * d, kv, 2 * d);
     }
     free(m);
     return im;
@@ -229,21 +229,23 @@ void ac_tf_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *
             }
         }
         branch_add(K, d, d, att, AC_TF_LAYER(P.wo, y, (size_t)d * d), AC_TF_LAYER(P.bo, y, d), tmp, x);
-        /* cross-attention: each row against its photo's L keys and values */
+        /* cross-attention: each row against its photo's own cells' keys and values (n of the L) */
         ac_tf_layer_norm(K, d, x, AC_TF_LAYER(P.ln2_g, y, d), AC_TF_LAYER(P.ln2_b, y, d), u, NULL, NULL);
         float *q = qkv;
         for (int k = 0; k < K; k++) memcpy(q + (size_t)k * d, AC_TF_LAYER(P.cbq, y, d), sizeof(float) * d);
         ac_smm_nn(K, d, d, u, d, AC_TF_LAYER(P.cwq, y, (size_t)d * d), d, q, d);
         for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
             const float *kv = img[p]->kv + (size_t)y * L * 2 * d;
+            const int n = img[p]->n;
             for (int k = k0; k < k0 + rows[p]; k++)
                 for (int h = 0; h < nh; h++) {
                     const float *qh = q + (size_t)k * d + h * dh;
-                    for (int l = 0; l < L; l++) sc[l] = dot(qh, kv + (size_t)l * 2 * d + h * dh, dh) * scale;
-                    ac_softmax_row(sc, L, 0);
+                    for (int l = 0; l < n; l++) sc[l] = dot(qh, kv + (size_t)l * 2 * d + h * dh, dh) * scale;
+                    ac_softmax_row(sc, n, 0);
+                    for (int l = n; l < L; l++) sc[l] = 0;
                     float *o = att + (size_t)k * d + h * dh;
                     memset(o, 0, sizeof(float) * dh);
-                    for (int l = 0; l < L; l++) {
+                    for (int l = 0; l < n; l++) {
                         const float *vl = kv + (size_t)l * 2 * d + d + h * dh;
                         for (int i = 0; i < dh; i++) o[i] += sc[l] * vl[i];
                     }

@@ -52,7 +52,9 @@ void ac_tf_layer_norm(int n, int d, const float *x, const float *g, const float 
 #define AC_TF_LN_EPS 1e-5f
 
 /* Inference (decoder.h's ac_decoder_prepare / ac_decoder_advance for a transformer). */
-ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann);
+/* ac_tf_prepare: the photo's own cells are the first n of ann's L rows (the rest, padding, is not
+ * read; its keys get no weight in the step's cross-attention). */
+ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann, int n);
 size_t ac_tf_step_scratch(const ac_decoder_config *c, int K, int t_max);
 void ac_tf_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows, int t,
                 const int *prev, const float *const *hist, float *hist_out, float *logp, float *alpha, float *beta,

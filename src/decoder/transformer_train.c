@@ -31,6 +31,8 @@ struct ac_tf_work {
     int dropped;                   /* the last forward drew dropout masks (ms, mc, mf, m0 hold them) */
     int capB, capN, capU, capT, capS2;
     int *len, *off, *soff, *uimg;  /* [B], [B + 1], [B + 1] (offsets of each caption's len^2 block), [B] */
+    int *uval;                     /* [B]: each photo's own cells (the first uval[u] of its L; the rest padding,
+                                      never read, never attended) */
     int *in_tok, *tgt, *pos;       /* [N] */
     const float **uptr;            /* [B]: the photos' annotations */
     float *pe;                     /* [T, d] */
@@ -58,7 +60,7 @@ static int reserve(ac_tf_work *w, int B, int N, int U, int T, int S2) {
 #define AL(p, n) ok &= (((p) = grow((p), sizeof(*(p)) * (n))) != NULL)
     if (B > w->capB) {
         const size_t b = (size_t)B;
-        AL(w->len, b), AL(w->off, b + 1), AL(w->soff, b + 1), AL(w->uimg, b), AL(w->uptr, b);
+        AL(w->len, b), AL(w->off, b + 1), AL(w->soff, b + 1), AL(w->uimg, b), AL(w->uptr, b), AL(w->uval, b);
         w->capB = B;
     }
     if (U > w->capU) {
@@ -101,7 +103,7 @@ ac_tf_work *ac_tf_work_new(const ac_decoder_config *c) {
 
 void ac_tf_work_free(ac_tf_work *w) {
     if (!w) return;
-    void *ps[] = {w->len, w->off, w->soff, w->uimg, (void *)w->uptr, w->in_tok, w->tgt, w->pos, w->pe, w->mxh,
+    void *ps[] = {w->len, w->off, w->soff, w->uimg, w->uval, (void *)w->uptr, w->in_tok, w->tgt, w->pos, w->pe, w->mxh,
                   w->mrs, w->mem, w->ckv, w->dckv, w->dmem, w->xh1, w->rs1, w->u1, w->qkv, w->ps, w->att, w->ms,
                   w->xh2, w->rs2, w->u2, w->q, w->pc, w->catt, w->mc, w->xh3, w->rs3, w->u3, w->f, w->mf, w->m0,
                   w->x, w->xhf, w->rsf, w->y, w->logits, w->dx, w->du, w->dz, w->dqkv, w->datt, w->dq, w->df, w->dP};
@@ -137,12 +139,12 @@ static void make_mask(float *m, size_t n, uint64_t seed, int site, float p) {
     for (size_t i = 0; i < n; i++) m[i] = ac_dropout_keep(s, i, p) ? keep : 0.0f;
 }
 
-/* Softmax of each of n rows (stride ld) over its first `upto(i)` entries; the rest are set to 0
- * (the causal mask when causal, else all L). */
-static void softmax_rows(float *p, int n, int cols, int ld, int causal) {
+/* Softmax of each of n rows (stride ld) over its first k(i) entries, the rest set to 0: k(i) = i + 1
+ * when causal (the self-attention's mask), else `valid` (the photo's own cells of the cols). */
+static void softmax_rows(float *p, int n, int cols, int ld, int causal, int valid) {
     for (int i = 0; i < n; i++) {
         float *r = p + (size_t)i * ld, m = r[0], s = 0;
-        const int k = causal ? i + 1 : cols;
+        const int k = causal ? i + 1 : valid;
         for (int j = 1; j < k; j++) m = r[j] > m ? r[j] : m;
         for (int j = 0; j < k; j++) s += (r[j] = expf(r[j] - m));
         for (int j = 0; j < k; j++) r[j] /= s;
@@ -205,7 +207,8 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
     w->dropped = p > 0;
     /* the photos' memory, and every layer's keys and values of it */
     rows_set(w->mem, UL, d, P.mem_b);
-    for (int u = 0; u < w->U; u++) mm(0, 0, L, d, z.D, 1.0f, w->uptr[u], z.D, P.mem_w, d, 1.0f, w->mem + (size_t)u * L * d, d);
+    for (int u = 0; u < w->U; u++) /* a padded cell's memory is LN(b_m): never attended */
+        mm(0, 0, w->uval[u], d, z.D, 1.0f, w->uptr[u], z.D, P.mem_w, d, 1.0f, w->mem + (size_t)u * L * d, d);
     ac_tf_layer_norm(UL, d, w->mem, P.mem_g, P.mem_bn, w->mem, w->mxh, w->mrs);
     for (int l = 0; l < z.Y; l++) {
         float *kv = w->ckv + (size_t)l * UL * 2 * d;
@@ -241,7 +244,7 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
                 const float *Q = qkv + (size_t)w->off[b] * 3 * d + h * dh;
                 float *Pb = ps + (size_t)w->soff[b] * nh + (size_t)h * n * n;
                 mm(0, 1, n, n, dh, scale, Q, 3 * d, Q + d, 3 * d, 0.0f, Pb, n);
-                softmax_rows(Pb, n, n, n, 1);
+                softmax_rows(Pb, n, n, n, 1, n);
                 mm(0, 0, n, dh, n, 1.0f, Pb, n, Q + 2 * d, 3 * d, 0.0f, att + (size_t)w->off[b] * d + h * dh, d);
             }
         branch_fwd(N, d, d, att, AC_TF_LAYER(P.wo, l, (size_t)d * d), AC_TF_LAYER(P.bo, l, d), ms, w->dz, w->x);
@@ -256,7 +259,7 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
                 const float *Kc = kv + (size_t)w->uimg[b] * L * 2 * d + h * dh;
                 float *Pc = pc + ((size_t)r0 * nh + h) * L;
                 mm(0, 1, n, L, dh, scale, q + (size_t)r0 * d + h * dh, d, Kc, 2 * d, 0.0f, Pc, nh * L);
-                softmax_rows(Pc, n, L, nh * L, 0);
+                softmax_rows(Pc, n, L, nh * L, 0, w->uval[w->uimg[b]]); /* padded cells get 0 */
                 mm(0, 0, n, dh, L, 1.0f, Pc, nh * L, Kc + d, 2 * d, 0.0f, catt + (size_t)r0 * d + h * dh, d);
             }
         branch_fwd(N, d, d, catt, AC_TF_LAYER(P.cwo, l, (size_t)d * d), AC_TF_LAYER(P.cbo, l, d), mc, w->dz, w->x);
@@ -361,7 +364,7 @@ static void backward(const ac_decoder *dec, ac_tf_work *w, float *grad, float *d
     ln_back(UL, d, w->dmem, P.mem_g, w->mxh, w->mrs, w->dmem, 0, G.mem_g, G.mem_bn);
     colsum_add(w->dmem, UL, d, G.mem_b);
     for (int u = 0; u < w->U; u++)
-        mm(1, 0, z.D, d, L, 1.0f, w->uptr[u], z.D, w->dmem + (size_t)u * L * d, d, 1.0f, G.mem_w, d);
+        mm(1, 0, z.D, d, w->uval[u], 1.0f, w->uptr[u], z.D, w->dmem + (size_t)u * L * d, d, 1.0f, G.mem_w, d);
     if (dctx_sum) { /* a shift x of every annotation vector moves every a W_m by x W_m */
         float *cs = w->dz; /* [d] */
         memset(cs, 0, sizeof(float) * d);
@@ -377,9 +380,13 @@ int ac_tf_forward_backward(const ac_decoder *dec, ac_tf_work *w, const ac_dec_ba
     if (reserve(w, b->B, N, b->B, T, S2)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->N = N, w->T = T, w->S2 = S2, w->U = 0;
     for (int i = 0, r = 0; i < b->B; i++) {
+        const int nv = b->n_valid ? b->n_valid[i] : w->z.L;
         int u = 0;
         while (u < w->U && w->uptr[u] != b->ann[i]) u++;
-        if (u == w->U) w->uptr[w->U++] = b->ann[i];
+        if (u == w->U) w->uptr[w->U] = b->ann[i], w->uval[w->U++] = nv;
+        else if (w->uval[u] != nv)
+            return ac_errf(err, "decoder batch: captions %d and earlier of one photo give it %d and %d cells", i, nv,
+                           w->uval[u]);
         w->uimg[i] = u, w->len[i] = b->len[i], w->off[i] = r;
         w->soff[i] = i ? w->soff[i - 1] + b->len[i - 1] * b->len[i - 1] : 0;
         const int *ws = b->words + (size_t)i * b->stride;

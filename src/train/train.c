@@ -636,11 +636,6 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         tr.st.lr = o.lr;
         if (o.init && ac_train_warm_start(&tr, o.init, err)) goto done;
     }
-    if (tr.fc.grids && tr.model.dec.cfg.decoder == AC_DECODER_TRANSFORMER) {
-        ac_errf(err, "%s: photos kept at their own aspect ratio (per-photo grids) need the LSTM decoder: the transformer "
-                     "has no masked cross-attention", o.features);
-        goto done;
-    }
     const size_t np = tr.model.dec.n_params;
     tr.grad = malloc(sizeof(float) * np);
     if (!tr.m) tr.m = calloc(np, sizeof(float)), tr.v = calloc(np, sizeof(float));
