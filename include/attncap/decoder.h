@@ -66,8 +66,8 @@
  * A file without the field "decoder" is an LSTM.
  *
  * Grids of any shape (masked softmax: the LSTM's, soft and hard attention, and the transformer's). A
- * photo may bring fewer cells than the model's grid_h x grid_w (an encoder that keeps the aspect ratio, encoder.h): its own gh x gw cells are then the first
- * n = gh gw of the L annotation vectors (row-major, gh gw <= L), and the rest is padding that is never
+ * photo may bring fewer cells than the model's grid_h x grid_w (an encoder that keeps the aspect
+ * ratio, encoder.h): its own gh x gw cells are then the first n = gh gw of the L annotation vectors (row-major, gh gw <= L), and the rest is padding that is never
  * read. The attention is a softmax over the n cells only: a padded cell's alpha is exactly 0 (alpha rows
  * keep L entries), h_0 and c_0 start from the mean of the n cells, z sums over them, and the doubly
  * stochastic penalty sums (1 - sum_t alpha_ti)^2 over them, target 1 as for a full grid (a padded cell
