@@ -2,7 +2,7 @@
  * generated captions against their references, with the CHAIR metric of Rohrbach et al. 2018
  * ("Object Hallucination in Image Captioning") as the anchor.
  *
- * Matching (objects.c). A caption is tokenized as the metrics tokenize it (tokenize.h: lowercased
+ * Matching (src/data/objects.c). A caption is tokenized as the metrics tokenize it (tokenize.h: lowercased
  * PTB tokens); tokens are further split at hyphens, so "hot-dog" reads "hot dog". Each category has
  * a synonym list of our own: words and multi-word phrases ("person": man, women, skier, ...; "tv":
  * television, monitor; "dining table": table, desk), each also matching the regular plurals of its
@@ -20,7 +20,7 @@
  * Only these English words match: in a Vietnamese caption only English loan words do ("beagle",
  * "jeep"), and any bytes are safe to match.
  *
- * Scores (objects_score.c) over an evaluation set (metrics.h; its captions are already tokenized).
+ * Scores (src/eval/objects_score.c) over an evaluation set (metrics.h; its captions are already tokenized).
  * Per photo: truth = the categories named by at least min(AC_OBJECTS_TRUTH_REFS, n_refs) of its
  * references; named = the categories any reference names; C = the candidate's categories. Pooled
  * over photos and categories: TP = |C and truth|, FP = |C - truth|, FN = |truth - C|; precision,

@@ -1,4 +1,5 @@
-/* objects.c: COCO's 80 categories, our synonym lists, and the caption matcher (see objects.h).
+/* objects.c: COCO's 80 categories, our synonym lists, and the caption matcher (see objects.h). In
+ * data/, below the search: the naming asks which tag words name an object; eval/'s scores count them.
  *
  * The lists are ours, written for caption English (COCO and Flickr captions): singulars, irregular
  * plurals (regular ones are derived), common caption words and misspellings. Where a word is
