@@ -300,6 +300,30 @@ static void test_trust_seen(void) {
             free(m.paired_counts), m.paired_counts = NULL;
         }
     }
+    /* rare_max_drop: the constrained caption's drop d (recomputed here) against max_drop d / 2 refuses
+     * it, unless the tag is a rare object and rare_max_drop 2 d lets it in; a common one (counts of 100,
+     * at trust_seen 8) stays refused */
+    ac_naming_opts r = o;
+    r.trust = 0, r.trust_seen = 8;
+    m.paired_counts = calloc((size_t)V, sizeof(int));
+    m.paired_counts[cat] = 5, m.paired_counts[cats] = 7;
+    CHECK(ac_name_caption(&m, t, &r, &m.decode, ann, probs, 1, 3, &c, &err) == 0);
+    const double d = ac_caption_mean_logprob(&free_c) - ac_caption_mean_logprob(&c);
+    CHECK(c.tags[0].forced && d > 1e-6);
+    ac_caption_free(&c);
+    r.max_drop = (float)(d / 2), r.rare_max_drop = (float)(2 * d);
+    for (int common = 0; common < 2; common++) {
+        if (common) m.paired_counts[cat] = m.paired_counts[cats] = 100;
+        CHECK(ac_name_caption(&m, t, &r, &m.decode, ann, probs, 1, 3, &c, &err) == 0);
+        CHECKF(c.tags[0].forced == !common, "common %d: forced %d", common, c.tags[0].forced);
+        ac_caption_free(&c);
+    }
+    r.rare_max_drop = 0; /* off: max_drop for all */
+    m.paired_counts[cat] = 5, m.paired_counts[cats] = 7;
+    CHECK(ac_name_caption(&m, t, &r, &m.decode, ann, probs, 1, 3, &c, &err) == 0);
+    CHECK(!c.tags[0].forced);
+    ac_caption_free(&c);
+    free(m.paired_counts), m.paired_counts = NULL;
     /* photo names no object: trusted whatever its count */
     probs[1] = 0, probs[2] = AC_NAMING_SURE - 0.05f;
     o.trust_seen = 1000;

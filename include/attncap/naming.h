@@ -43,6 +43,8 @@ typedef struct ac_naming_opts {
     float trust_seen;     /* AUTO: the trust covers only tag words the captions of the model's training
                              photos said at least this often (model.h paired_counts; its most said
                              form); rarer ones are tried whatever the confidence (0 = all covered) */
+    float rare_max_drop;  /* AUTO: max_drop for a constrained caption that must say such a rare object
+                             (0 = max_drop): its language model knows little of it either */
     const ac_presence *presence; /* AUTO: a presence head over the model's encoder (presence.h), or NULL */
     float presence_absent; /* AUTO, with presence: a group (person, dining table...) whose probability over
                               the whole photo is below this is never said, none of its one-word forms
@@ -55,7 +57,7 @@ typedef struct ac_naming_opts {
  * "naming" (the values chosen on dev photos, models/README.md) overrides them (ac_naming_opts_for_model). */
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
- * min_confidence, absent, trust, presence_absent, trust_seen), and mode AUTO when the model records them. */
+ * min_confidence, absent, trust, presence_absent, trust_seen, rare_max_drop), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

@@ -65,6 +65,8 @@ static void usage(FILE *f) {
             "                    model's; 0 = always try the tags)\n"
             "  --tag-trust-seen N  ...except against a tag word the captions of the model's training photos\n"
             "                    said fewer than N times: a bear, a pizza (default: the model's; 0 = off)\n"
+            "  --tag-rare-max-drop X  the max drop for a caption that must say such an object (default: the\n"
+            "                    model's; 0 = --tag-max-drop's)\n"
             "  --presence-absent X  never say an object (person, table...) that the presence head beside the\n"
             "                    model (presence.safetensors) scores below X over the whole photo (default:\n"
             "                    the model's; 0 = off)\n"

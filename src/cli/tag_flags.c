@@ -16,5 +16,6 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->trust >= 0) no.trust = f->trust;
     if (f->presence_absent >= 0) no.presence_absent = f->presence_absent;
     if (f->trust_seen >= 0) no.trust_seen = f->trust_seen;
+    if (f->rare_max_drop >= 0) no.rare_max_drop = f->rare_max_drop;
     return ac_captioner_set_naming(cap, &no, f->table, err);
 }

@@ -29,7 +29,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
         {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}, {"presence_absent", &o.presence_absent, 0, 1},
-        {"trust_seen", &o.trust_seen, 0, 1e9}};
+        {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -44,6 +44,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
 /* A tag on its way to a constraint: its alternatives as phrases of vocabulary ids. */
 typedef struct cand {
     ac_caption_tag tag;
+    int rare; /* AUTO: names an object the training photos' captions hardly said (trust_seen) */
     int n_alt;
     ac_phrase alt[AC_MAX_ALTERNATIVES];
 } cand;
@@ -296,8 +297,8 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
         c->tag.named = says(&task->out, c);
-        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE ||
-                              (times_seen(m, c) < o->trust_seen && names_object(c->tag.word));
+        c->rare = o->mode == AC_TAGS_AUTO && times_seen(m, c) < o->trust_seen && names_object(c->tag.word);
+        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE || c->rare;
         if (may_force && !c->tag.named && c->tag.in_vocab && j->k < o->max_tags && j->k < AC_MAX_CONSTRAINTS)
             j->sel[j->k++] = i;
     }
@@ -309,8 +310,11 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
  * try one fewer (AUTO) or keep the free caption (GIVEN: the user's words, all or none). */
 static void judge(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac_caption *c) {
     const int all_met = c->met_mask == (1 << j->k) - 1;
-    const int agree = o->mode == AC_TAGS_GIVEN ||
-                      ac_caption_mean_logprob(c) >= ac_caption_mean_logprob(&task->out) - (double)o->max_drop;
+    /* of an object it has hardly seen, the model's language says as little as its confidence */
+    double drop = o->max_drop;
+    for (int i = 0; o->rare_max_drop > 0 && i < j->k; i++)
+        if (j->cands[j->sel[i]].rare) drop = o->rare_max_drop;
+    const int agree = o->mode == AC_TAGS_GIVEN || ac_caption_mean_logprob(c) >= ac_caption_mean_logprob(&task->out) - drop;
     if (all_met && agree) {
         for (int i = 0; i < j->k; i++) j->cands[j->sel[i]].tag.forced = 1;
         for (int i = 0; i < j->n; i++) j->cands[i].tag.named = says(c, &j->cands[i]);
