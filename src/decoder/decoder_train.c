@@ -573,10 +573,15 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         }
         N += b->len[i];
     }
-    for (int i = 0; b->n_valid && i < b->B; i++)
+    for (int i = 0; b->n_valid && i < b->B; i++) {
         if (b->n_valid[i] < 1 || b->n_valid[i] > c->n_ann)
             return ac_errf(err, "decoder batch: caption %d's photo has %d annotation vectors, not 1..%d", i, b->n_valid[i],
                            c->n_ann);
+        for (int j = 0; j < i; j++) /* the captions of one photo agree on its cells (both decoders rely on it) */
+            if (b->ann[j] == b->ann[i] && b->n_valid[j] != b->n_valid[i])
+                return ac_errf(err, "decoder batch: captions %d and %d of one photo give it %d and %d cells", i, j,
+                               b->n_valid[i], b->n_valid[j]);
+    }
     if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;
@@ -585,9 +590,6 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
         int u = 0;
         while (u < w->U && w->uptr[u] != b->ann[i]) u++;
         if (u == w->U) w->uptr[w->U] = b->ann[i], w->uval[w->U++] = n;
-        else if (w->uval[u] != n)
-            return ac_errf(err, "decoder batch: captions %d and earlier of one photo give it %d and %d cells", i, n,
-                           w->uval[u]);
         w->uimg[i] = u;
     }
     int r = 0;

