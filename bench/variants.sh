@@ -27,11 +27,13 @@ cut -f1 "$run/subset.tsv" | sort -u | sed "s|^|$data/images/|" > "$run/photos.tx
 $A features --size 224 --fp16 --quiet --threads "$threads" --out "$run/features" --list "$run/photos.txt"
 default_variants="additive=--attention additive;dot=--attention dot;scaled-dot=--attention scaled-dot;general=--attention general;cosine=--attention cosine;additive x4 heads=--heads 4;scaled-dot x4 heads=--attention scaled-dot --heads 4;hard (argmax)=--attention-mode hard;transformer=--decoder transformer"
 train_help=$($A train --help 2>&1)
+# A variant's directory name under RUN_DIR: its name with anything but letters, digits and - as _.
+dir_name() { echo "$1" | tr -c 'a-zA-Z0-9\n-' '_'; }
 IFS=';' read -r -a variants <<< "${VARIANTS:-$default_variants}"
 printf '| variant | flags | BLEU-4 | METEOR | CIDEr-D | ground hit | mass | others | train wall s |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 for v in "${variants[@]}"; do
   name=${v%%=*} flags=${v#*=}
-  tag=$(echo "$name" | tr -c 'a-zA-Z0-9\n-' '_')
+  tag=$(dir_name "$name")
   dir="$run/$tag"; mkdir -p "$dir"
   read -r -a fl <<< "$flags"
   if ! grep -q -- "${fl[0]}" <<< "$train_help"; then echo "| $name | \`$flags\` | this build has no ${fl[0]} | | | | | | |"; continue; fi
@@ -73,7 +75,7 @@ mkdir -p "$run/sheets"
 printf '\n| variant | CIDEr-D own | all equal | all but one 0 | decoder ms per photo, median (best-worst) |\n| --- | --- | --- | --- | --- |\n'
 tags=()
 for v in "${variants[@]}"; do
-  tag=$(echo "${v%%=*}" | tr -c 'a-zA-Z0-9\n-' '_')
+  tag=$(dir_name "${v%%=*}")
   [ -s "$run/$tag/model.safetensors" ] && tags+=("$tag")
 done
 for r in $(seq "$rounds"); do
@@ -83,7 +85,8 @@ for r in $(seq "$rounds"); do
   done
 done
 for v in "${variants[@]}"; do
-  name=${v%%=*} tag=$(echo "$name" | tr -c 'a-zA-Z0-9\n-' '_') dir="$run/$(echo "$name" | tr -c 'a-zA-Z0-9\n-' '_')"
+  name=${v%%=*}
+  tag=$(dir_name "$name") dir="$run/$tag"
   [ -s "$dir/model.safetensors" ] || continue
   for f in uniform peak; do
     [ -s "$dir/eval_$f.json" ] || $A eval --model "$dir/model.safetensors" --data "$run/subset.tsv" --images "$data/images" \
