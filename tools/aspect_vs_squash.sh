@@ -24,20 +24,26 @@ run=${1:-runs/aspect} squash=${2:-models/attncap.safetensors} aspect=${3:-}
 data=${ATTNCAP_DATA:-../shared}/data
 nf=${N_FLICKR8K:-300}
 mkdir -p "$run"
-# relabel IN OUT: a copy of a model or presence head whose encoder identity says "aspect kept"
-# (AC_ENCODER_ASPECT_TEXT), the weights untouched.
-relabel() {
-  python3 - "$1" "$2" <<'PY'
+# rewrite_meta IN OUT [FROM]: a copy of the safetensors file IN (a model or a presence head), the
+# weights untouched: without FROM, its encoder identity says "aspect kept" (AC_ENCODER_ASPECT_TEXT);
+# with FROM, FROM's naming and confidence records replace its own.
+rewrite_meta() {
+  python3 - "$@" <<'PY'
 import json, struct, sys
-b = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", b[:8])[0]
-h = json.loads(b[8:8 + n])
-enc = json.loads(h["__metadata__"]["encoder"])
-enc["resize"] = "aspect kept, antialiased bilinear, long side at size, grid padded"  # AC_ENCODER_ASPECT_TEXT
-h["__metadata__"]["encoder"] = json.dumps(enc, separators=(",", ":"))
+def read(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(b[8:8 + n]), b[8 + n:]
+h, body = read(sys.argv[1]); meta = h["__metadata__"]
+if len(sys.argv) > 3:
+    src = read(sys.argv[3])[0]["__metadata__"]
+    meta.update({k: src[k] for k in ("naming", "confidence") if k in src})
+else:
+    enc = json.loads(meta["encoder"])
+    enc["resize"] = "aspect kept, antialiased bilinear, long side at size, grid padded"  # AC_ENCODER_ASPECT_TEXT
+    meta["encoder"] = json.dumps(enc, separators=(",", ":"))
 hb = json.dumps(h, separators=(",", ":")).encode()
 hb += b" " * ((8 - len(hb) % 8) % 8)
-open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + body)
 PY
 }
 if [ -z "$aspect" ]; then
@@ -45,7 +51,7 @@ if [ -z "$aspect" ]; then
   aspect=$run/model/model.safetensors
 elif [ "$aspect" = relabel ]; then
   aspect=$run/relabelled.safetensors
-  relabel "$squash" "$aspect"
+  rewrite_meta "$squash" "$aspect"
 elif [ "$aspect" = finetune ]; then
   python3 tools/coco_split.py "$data" "$run" >/dev/null
   { cat "$run/coco_photos.txt"; ls -d "$data"/flickr30k/images/* "$data"/flickr8k/images/*; } > "$run/photos.txt"
@@ -54,7 +60,7 @@ elif [ "$aspect" = finetune ]; then
     ./attncap features --encoder "$(dirname "$squash")/mobilenet_v2_1.0_224_quant.tflite" --size 448 --resize $r --fp16 \
       --quiet --out "$run/feat_$r" --list "$run/photos.txt"
     d=$run/ft_$r; mkdir -p "$d"
-    init=$squash; [ $r = aspect ] && { init=$run/relabelled.safetensors; relabel "$squash" "$init"; }
+    init=$squash; [ $r = aspect ] && { init=$run/relabelled.safetensors; rewrite_meta "$squash" "$init"; }
     if [ ! -f "$d/model.safetensors" ] || [ -f "$d/model.safetensors.ckpt" ]; then
       resume=; [ -f "$d/model.safetensors.ckpt" ] && resume=--resume
       ./attncap train --data "$data/flickr8k" --text "$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv" \
@@ -65,20 +71,9 @@ elif [ "$aspect" = finetune ]; then
       rm -f "$d/model.safetensors.ckpt"
     fi
     # the squash model's naming and confidence, its presence head (relabelled for the aspect arm) beside
-    python3 - "$squash" "$d/model.safetensors" "$d/attncap.safetensors" <<'PY'
-import json, struct, sys
-def read(p):
-    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
-    return json.loads(b[8:8 + n]), b[8 + n:]
-ship, _ = read(sys.argv[1]); h, body = read(sys.argv[2])
-for k in ("naming", "confidence"):
-    if k in ship["__metadata__"]:
-        h["__metadata__"][k] = ship["__metadata__"][k]
-hb = json.dumps(h, separators=(",", ":")).encode(); hb += b" " * ((8 - len(hb) % 8) % 8)
-open(sys.argv[3], "wb").write(struct.pack("<Q", len(hb)) + hb + body)
-PY
+    rewrite_meta "$d/model.safetensors" "$d/attncap.safetensors" "$squash"
     head=$(dirname "$squash")/presence.safetensors
-    if [ -f "$head" ]; then if [ $r = aspect ]; then relabel "$head" "$d/presence.safetensors"; else cp "$head" "$d/"; fi; fi
+    if [ -f "$head" ]; then if [ $r = aspect ]; then rewrite_meta "$head" "$d/presence.safetensors"; else cp "$head" "$d/"; fi; fi
   done
   squash=$run/ft_squash/attncap.safetensors aspect=$run/ft_aspect/attncap.safetensors
 fi
