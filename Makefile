@@ -248,10 +248,13 @@ deps:
 test-deps: deps
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TEST_PACKAGES)
 
-# `make bench-deps`: the CNN benchmark's peers (bench/cnn_peers.py), dev tools only: XNNPACK, python3-onnx
+# `make bench-deps`: the CNN benchmark's peers (bench/cnn_peers.py), dev tools only: XNNPACK, PyTorch, python3-onnx
 # to write the ONNX Runtime peer's model (ONNX Runtime itself comes from npm, see bench/cnn.sh).
+# npm only where none is installed: a machine with NodeSource's nodejs (which carries its own npm)
+# refuses Debian's npm package beside it ("held broken packages").
 bench-deps: test-deps
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxnnpack-dev libpthreadpool-dev python3-onnx nodejs npm
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxnnpack-dev libpthreadpool-dev python3-onnx python3-numpy python3-torch \
+	  $(if $(shell command -v npm),,nodejs npm)
 
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz attncap

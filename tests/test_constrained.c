@@ -361,8 +361,68 @@ static void hostile_constraints_refused(void) {
     ac_decoder_free(&dec);
 }
 
+/* Independent of beam.c: no word marked in no_repeat twice, no three words in a row twice. */
+static int repeats_ok(const int *seq, int n, const unsigned char *no_repeat) {
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            if (seq[i] == seq[j] && no_repeat[seq[i]]) return 0;
+            if (j + 2 < n && seq[i] == seq[j] && seq[i + 1] == seq[j + 1] && seq[i + 2] == seq[j + 2]) return 0;
+        }
+    return 1;
+}
+
+/* With no_repeat and a beam so large nothing is pruned, the caption and its runners-up are the
+ * exhaustive ranking's best sequences among those that repeat no marked word and no three words,
+ * with and without a constraint; on these decoders the unrestricted best breaks the rule in some
+ * cases, so the rule is seen to act. */
+static void no_repeat_equals_exhaustive(void) {
+    const int V = 7, T = 6; /* real words 4, 5, 6: 3^0 + ... + 3^6 = 1093 sequences */
+    unsigned char no_repeat[7] = {0, 0, 0, 0, 0, 0, 1};
+    int failed = 0, acted = 0;
+    for (int seed = 0; seed < 6; seed++)
+        for (int constrained = 0; constrained < 2; constrained++) {
+            ac_decoder dec;
+            float *ann;
+            if (make(&dec, &ann, V, 5, 300 + seed)) { failed = 1; continue; }
+            const char *spec[] = {"6"};
+            cset cs;
+            parse(&cs, spec, constrained);
+            scored *all = malloc(1100 * sizeof *all);
+            int seq[8], count = all_rec(&dec, ann, T, 1.0f, &cs, seq, 0, all, 0), n_ok = 0;
+            qsort(all, count, sizeof *all, by_met_then_score);
+            acted += !repeats_ok(all[0].seq, all[0].n, no_repeat);
+            for (int i = 0; i < count; i++) /* the valid ones, in order */
+                if (repeats_ok(all[i].seq, all[i].n, no_repeat)) all[n_ok++] = all[i];
+            ac_beam_opts o = ac_beam_defaults();
+            o.beam = count, o.max_len = T, o.nbest = 4, o.no_repeat = no_repeat;
+            o.n_constraints = cs.n, o.constraints = cs.con;
+            ac_caption cap;
+            ac_err err;
+            if (ac_beam_search(&dec, ann, &o, &cap, &err)) {
+                printf("# %s\n", err.msg);
+                failed = 1;
+            } else {
+                int ok = cap.n_alt == 3 && check_forced(&dec, ann, &cs, &cap);
+                for (int r = 0; ok && r <= cap.n_alt; r++) {
+                    const ac_caption *c = r ? &cap.alt[r - 1] : &cap;
+                    ok = c->n == all[r].n && !memcmp(c->words, all[r].seq, c->n * sizeof(int)) &&
+                         fabs(c->score - all[r].score) < 1e-9;
+                }
+                if (!ok) printf("# seed %d constrained %d: beam %d words score %.6f, exhaustive %d words score %.6f\n",
+                                seed, constrained, cap.n, cap.score, all[0].n, all[0].score);
+                failed |= !ok;
+                ac_caption_free(&cap);
+            }
+            free(all), free(ann);
+            ac_decoder_free(&dec);
+        }
+    CHECK(!failed);
+    CHECKF(acted > 0, "the rule never changed the best sequence (%d cases)", acted);
+}
+
 int main(void) {
     RUN(constrained_equals_exhaustive);
+    RUN(no_repeat_equals_exhaustive);
     RUN(satisfiable_always_met);
     RUN(forced_word_attention_is_teacher_forcing);
     RUN(no_constraints_is_plain_search);

@@ -261,6 +261,14 @@ static void m_counts(ac_st_writer *w, ac_model *m, float *s) {
     ac_st_writer_meta(w, "vocab_counts", case_counts, NULL);
 }
 
+static const char *case_decode; /* metadata "decode" of m_decode */
+static void m_decode(ac_st_writer *w, ac_model *m, float *s) {
+    (void)s;
+    add_all(w, m, NULL, NULL);
+    meta_ok(w, m, CFG_OK);
+    ac_st_writer_meta(w, "decode", case_decode, NULL);
+}
+
 static void test_refuses_bad_models(void) {
     expect_load_error("noformat.st", m_no_format, "not an attncap decoder model");
     expect_load_error("missing.st", m_missing_tensor, "'lstm_w' missing");
@@ -289,6 +297,10 @@ static void test_refuses_bad_models(void) {
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
     expect_load_error("dec4.st", m_decode_fractional_len, "'decode': max_len must be an integer in 1..200");
+    case_decode = "{\"repeatable\":\"a\"}";
+    expect_load_error("dec5.st", m_decode, "'decode': repeatable must be an array of words");
+    case_decode = "{\"beam\":2,\"repeatable\":[\"a\",3]}";
+    expect_load_error("dec6.st", m_decode, "'decode': repeatable[1] is not a word");
     case_counts = "{\"paired\":[1,2,3],\"text\":[]}"; /* 9 words */
     expect_load_error("counts1.st", m_counts, "'vocab_counts': \"paired\" must be an array of 9 counts");
     case_counts = "[1,2]";
@@ -297,6 +309,53 @@ static void test_refuses_bad_models(void) {
     expect_load_error("counts3.st", m_counts, "'vocab_counts': count 7 is not an integer >= 0");
     case_counts = "{\"paired\":[0,0,0,4,5,6,7,\"8\",9]}";
     expect_load_error("counts4.st", m_counts, "count 7 is not an integer >= 0");
+}
+
+/* decode "repeatable" names the only words a caption may say twice: every other real word is marked
+ * no_repeat (words the vocabulary lacks are skipped); ac_model_merge_meta adds fields to the record
+ * and keeps the others (tune's grid choice keeps the list). */
+static void test_repeatable_and_merge(void) {
+    ac_model m = make_model(), r; /* words: 4 a, 5 dog, 6 grass, 7 on, 8 runs */
+    ac_err err;
+    const char *meta[] = {"decode", "{\"beam\":2,\"repeatable\":[\"a\",\"on\",\"zebra\"]}", NULL};
+    CHECKF(ac_model_save(&m, tmp("rep.st"), 0, meta, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("rep.st"), &r, &err) == 0, "%s", err.msg);
+    const unsigned char want[9] = {0, 0, 0, 0, 0, 1, 1, 0, 1};
+    CHECK(r.no_repeat && r.decode.no_repeat == r.no_repeat && !memcmp(r.no_repeat, want, 9) && r.decode.beam == 2);
+    ac_model_free(&r);
+    CHECKF(ac_model_merge_meta(tmp("rep.st"), "decode", "{\"beam\":4,\"len_alpha\":0.5}", &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("rep.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(r.decode.beam == 4 && r.decode.len_alpha == 0.5f && r.no_repeat && !memcmp(r.no_repeat, want, 9));
+    ac_model_free(&r);
+    err.msg[0] = 0;
+    CHECK(ac_model_merge_meta(tmp("rep.st"), "decode", "[1]", &err) == -1 && strstr(err.msg, "not a JSON object"));
+    CHECKF(ac_model_merge_meta(tmp("rep.st"), "fresh", "{\"x\":1}", &err) == 0, "%s", err.msg); /* created */
+    CHECKF(ac_model_load(tmp("rep.st"), &r, &err) == 0, "%s", err.msg);
+    CHECK(r.decode.beam == 4 && r.no_repeat);
+    ac_model_free(&r);
+    ac_model_free(&m);
+
+    /* the rates, counted by hand: "a" is said twice in 2 of its 3 captions, "dog" in 1 of 3, "on"
+     * never twice; "grass" is in 1 caption only, as is "zebra", said twice there: below min_captions */
+    ac_vocab *v;
+    const char *w1[] = {"a", "dog", "on", "a", "dog"}, *w2[] = {"a", "dog", "on", "a"}, *w3[] = {"a", "dog", "on", "grass"};
+    const char *w4[] = {"zebra", "zebra"};
+    const ac_tokens caps[] = {{5, (char **)w1}, {4, (char **)w2}, {4, (char **)w3}, {2, (char **)w4}};
+    if (ac_vocab_build(caps, 4, 1, &v, &err)) abort();
+    const int V = ac_vocab_size(v);
+    unsigned char rep[16];
+    CHECK(ac_vocab_repeatable(v, caps, 4, 0.3, 2, rep, &err) == 0);
+    int ok = 1;
+    for (int id = 0; id < V; id++) {
+        const char *word = ac_vocab_word(v, id);
+        const int expect = id > AC_UNK && (!strcmp(word, "a") || !strcmp(word, "dog")); /* 2/3 and 1/3 >= 0.3 */
+        ok &= rep[id] == expect;
+    }
+    CHECK(ok);
+    CHECK(ac_vocab_repeatable(v, caps, 4, 0.5, 2, rep, &err) == 0 && rep[ac_vocab_id(v, "a")] && !rep[ac_vocab_id(v, "dog")]);
+    CHECK(ac_vocab_repeatable(v, caps, 4, 0.0, 2, rep, &err) == 0 && rep[ac_vocab_id(v, "on")] && !rep[ac_vocab_id(v, "grass")]);
+    CHECK(ac_vocab_repeatable(v, caps, 4, 0.5, 1, rep, &err) == 0 && rep[ac_vocab_id(v, "zebra")] && !rep[ac_vocab_id(v, "grass")]);
+    ac_vocab_free(v);
 }
 
 /* The words' counts in the training photos' captions are read at load (naming.h's trust uses them);
@@ -383,6 +442,7 @@ int main(void) {
     RUN(test_old_file_is_additive);
     RUN(test_refuses_bad_models);
     RUN(test_paired_counts);
+    RUN(test_repeatable_and_merge);
     RUN(test_decode_settings_and_notes);
     RUN(test_refuses_truncated_and_absurd_header);
     return TEST_EXIT();

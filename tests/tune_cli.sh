@@ -50,6 +50,32 @@ if [ -s "$T/m.safetensors" ]; then
   [ -n "$x" ] && [ "$x" = "$y" ] && t_ok || t_fail "scores differ after --write: $x vs $y"
 else t_skip "no model"; fi
 
+# --repeats records the words a caption may say twice: counted by hand here from a TSV of training
+# captions (the val line is not counted); the grid's --write keeps the list, and a bad --repeats set
+# fails in one line with the model untouched.
+t_begin tune_repeats_records_the_hand_counted_words
+if [ -s "$T/m.safetensors" ]; then
+  cp "$T/m.safetensors" "$T/r.safetensors"
+  printf 'p1.jpg\ta red dog and a red cat\ttrain\np2.jpg\ta red dog\ttrain\np3.jpg\tthe grass and the grass\ttrain\n' > "$T/rep.tsv"
+  printf 'p4.jpg\tthe dog runs\ttrain\np5.jpg\ta dog and a dog and a dog\tval\n' >> "$T/rep.tsv"
+  # used in >= 2 captions and said twice in >= half of them: a (1 of 2), red (1 of 2), the (1 of 2);
+  # not dog (0 of 3), nor grass and cat (one caption each)
+  want=$("$A" info "$T/r.safetensors" --vocab 2>/dev/null | tr -s ' \t' '\n' | grep -xE 'a|red|the' | sort | tr '\n' ' ')
+  rec() { "$A" info "$1" | grep '^  decode' | grep -o '"repeatable":\[[^]]*\]' | tr -d '"[]' | cut -d: -f2 | tr ',' '\n' | sort | tr '\n' ' '; }
+  if ! "$A" tune --model "$T/r.safetensors" --repeats "$T/rep.tsv" --repeat-rate 0.5 --repeat-min 2 >"$T/out" 2>"$T/err"; then
+    t_fail "tune --repeats: $(head -2 "$T/err")"
+  elif [ -z "$want" ] || [ "$(rec "$T/r.safetensors")" != "$want" ]; then
+    t_fail "recorded '$(rec "$T/r.safetensors")', counted '$want'"
+  elif ! "$A" tune --model "$T/r.safetensors" --data "$FX/captions.json" --features "$FX/features" --no-meteor \
+         --beams 1 --alphas 1 --write >/dev/null 2>"$T/err" || [ "$(rec "$T/r.safetensors")" != "$want" ]; then
+    t_fail "the grid's --write lost the list: '$(rec "$T/r.safetensors")' $(head -1 "$T/err")"
+  else
+    sum=$(sha256sum < "$T/r.safetensors")
+    expect_error "missing caption set" "$A" tune --model "$T/r.safetensors" --repeats "$T/nope.tsv" &&
+      [ "$(sha256sum < "$T/r.safetensors")" = "$sum" ] && t_ok || t_fail "a bad --repeats changed the model"
+  fi
+else t_skip "no model"; fi
+
 t_begin tune_errors
 ok=1
 expect_error "bad beam list" "$A" tune --model "$T/m.safetensors" --data "$FX/captions.json" --features "$FX/features" --beams 1,x || ok=0

@@ -9,7 +9,8 @@
  *   "encoder"  the identity of the encoder the decoder was trained on (JSON, as in features.h)
  *   "training" optional: the trainer's record (JSON; kept as notes, never interpreted)
  *   "decode"   optional: the decoding settings chosen on dev photos by `attncap tune` (JSON with
- *              beam 1..100, max_len 1..200, len_alpha 0..10; other keys are notes)
+ *              beam 1..100, max_len 1..200, len_alpha 0..10, and "repeatable": the only words a caption
+ *              may say twice, an array of strings (`attncap tune --repeats`); other keys are notes)
  *   "naming"   optional: how tags become constraints, chosen on dev photos (naming.h; JSON)
  *   "confidence" optional: the calibration of the captions' confidence (confidence.h; JSON a, b, n)
  *   "vocab_counts" optional: each word's count in captioned photos and in text (JSON: "paired" and
@@ -40,6 +41,8 @@ typedef struct ac_model {
     ac_confidence confidence; /* metadata "confidence"; n = 0 (and a = b = 0) if absent */
     int *paired_counts;       /* [vocab] each word's count in the captions of the photos it trained on
                                  (metadata "vocab_counts" "paired"); NULL if absent */
+    unsigned char *no_repeat; /* [vocab] the words decode.no_repeat points to: every real word but those
+                                 of "decode" "repeatable"; NULL if absent */
 } ac_model;
 
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,
@@ -62,6 +65,10 @@ int ac_model_open(const char *model_flag, ac_model *m, ac_err *err);
 /* Rewrites a model file with metadata key = value (added or replaced), everything else kept byte for
  * byte; atomically. The file is not validated as a model (any safetensors file is rewritten). */
 int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err);
+/* The same for one member or more of a JSON-object record: the members of `fields` (a JSON object)
+ * are added to metadata key's object (created if absent), replacing their namesakes; the record's
+ * other members are kept (tune's grid choice keeps "decode" "repeatable" and the reverse). */
+int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,8 @@ static void usage(FILE *f) {
             "  --len-alpha X     length normalisation: score = logprob / (words+1)^X (default: the\n"
             "                    model's, else 1)\n"
             "  --allow-unk       let <unk> be emitted\n"
+            "  --allow-repeats   let any word come twice (default: only the words the model's record says\n"
+            "                    people repeat; attncap tune --repeats)\n"
             "  --nbest N         also the runners-up: the N best captions by score (at most the beam size),\n"
             "                    one line each, best first, as PATH<TAB>caption<TAB>score (JSON: \"alternatives\")\n"
             "  --given CAPTION   do not search: show where the model looks for each word of CAPTION (its\n"
@@ -102,7 +104,7 @@ int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     cli_tag_flags tf = CLI_TAG_FLAGS_INIT;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0;
-    int allow_unk = 0, nbest = 0, skip_existing = 0, head = 0;
+    int allow_unk = 0, allow_repeats = 0, nbest = 0, skip_existing = 0, head = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
     cli_overlay_flags of = CLI_OVERLAY_FLAGS_INIT;
     const char *share = NULL, *hard_context = NULL, *fix_attention = NULL;
@@ -126,6 +128,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_FLAG("--json", NULL, &json),
         OPT_FLAG("--attention", NULL, &attention),
         OPT_FLAG("--allow-unk", NULL, &allow_unk),
+        OPT_FLAG("--allow-repeats", NULL, &allow_repeats),
         OPT_FLAG("--force", NULL, &force),
         OPT_FLAG("--skip-existing", NULL, &skip_existing),
         OPT_FLAG("--quiet", "-q", &quiet),
@@ -225,6 +228,7 @@ int cmd_caption(int argc, char **argv) {
     if (max_len > 0) cap.beam.max_len = max_len;
     if (len_alpha >= 0) cap.beam.len_alpha = len_alpha;
     cap.beam.allow_unk = allow_unk;
+    if (allow_repeats) cap.beam.no_repeat = NULL;
     cap.beam.nbest = nbest;
     double t_load = ac_now() - t_start;
     oo.force = force, oo.threads = threads;

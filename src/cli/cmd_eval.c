@@ -40,6 +40,7 @@ static void usage(FILE *f) {
             "  --tag-threshold X, --tag-max-drop X, --tag-absent X, --tag-trust X, --tag-trust-seen N, --tag-rare-max-drop X, --presence-absent X  as for attncap caption (default: the model's)\n"
             "  --len-alpha A      length normalisation: score = logprob / (words + 1)^A (default: the model's, 1)\n"
             "  --max-len N        longest caption in words (default: the model's, 20)\n"
+            "  --allow-repeats    let any word come twice (as attncap caption)\n"
             "  --hard-context C   a hard-attention model: argmax (the default) or expected (as attncap caption)\n"            "  --fix-attention F  uniform or peak: the model's attention replaced (as attncap caption)\n"
             "  --encoder F        the encoder .tflite (default: found as attncap caption does)\n"
             "  --features CACHE   use this feature cache (attncap features) instead of running the encoder\n"
@@ -102,6 +103,7 @@ int cmd_eval(int argc, char **argv) {
         OPT_FLAG("--per-category", NULL, &o.per_category),
         OPT_STR("--shard", &o.shard_spec),
         OPT_FLOAT("--len-alpha", &o.len_alpha, 0, 10),
+        OPT_FLAG("--allow-repeats", NULL, &o.allow_repeats),
         OPT_INT("--beam", &o.beam, 1, 100),
         OPT_INT("--max-len", &o.max_len, 1, 200),
         OPT_STR("--hard-context", &o.hard_context), OPT_STR("--fix-attention", &o.fix_attention),

@@ -34,7 +34,13 @@ static void usage(FILE *f) {
             "  --threads N        threads (default: all cores)\n"
             "  --json             one JSON object per setting, then the choice\n"
             "  --naming JSON      only record in MODEL how tags become constraints, as chosen on dev photos\n"
-            "                     (e.g. '{\"threshold\":0.4,\"max_tags\":2,\"max_drop\":0.6}'); caption then uses it\n");
+            "                     (e.g. '{\"threshold\":0.4,\"max_tags\":2,\"max_drop\":0.6}'); caption then uses it\n"
+            "  --repeats SPECS    only record in MODEL which words a caption may say twice: those that the\n"
+            "                     training captions of SPECS (data sets, comma-separated) say twice in at least\n"
+            "                     --repeat-rate of the captions that use them (default 0.05), among the words\n"
+            "                     used in --repeat-min captions or more (default 30); every other word is said\n"
+            "                     at most once, and no three words twice (\"a laptop and a laptop\" is a loop\n"
+            "                     of the decoder, \"a tennis player with a tennis racket\" is not)\n");
 }
 
 /* "1,3,5" -> values; returns the count or -1. */
@@ -88,13 +94,58 @@ static int write_naming(const char *model_path, const char *json) {
     return 0;
 }
 
+/* --repeats SPECS: records decode "repeatable", the words people say twice in one caption. */
+static int write_repeats(const char *model_path, const char *specs, double rate, int min_captions) {
+    ac_err err;
+    ac_model model = {0};
+    ac_tokens *toks = NULL;
+    int n = 0, cap = 0, rc = 1;
+    unsigned char *ok = NULL;
+    cJSON *rec = NULL, *words = NULL;
+    char *json = NULL;
+    if (ac_model_load(model_path, &model, &err) ||
+        ac_dataset_read_tokens(specs, AC_SPLIT_TRAIN, 200, &toks, &n, &cap, &err))
+        goto done;
+    const int V = ac_vocab_size(model.vocab);
+    if (!(ok = malloc((size_t)V)) || !(rec = cJSON_CreateObject()) || !(words = cJSON_AddArrayToObject(rec, "repeatable"))) {
+        ac_errf(&err, "out of memory");
+        goto done;
+    }
+    if (ac_vocab_repeatable(model.vocab, toks, n, rate, min_captions, ok, &err)) goto done;
+    int n_ok = 0;
+    for (int w = 0; w < V; w++)
+        if (ok[w]) cJSON_AddItemToArray(words, cJSON_CreateString(ac_vocab_word(model.vocab, w))), n_ok++;
+    cJSON_AddNumberToObject(rec, "repeat_rate", round(rate * 1e6) / 1e6); /* as given, not float's 0.0500000007 */
+    cJSON_AddNumberToObject(rec, "repeat_min", min_captions);
+    cJSON_AddNumberToObject(rec, "repeat_captions", n);
+    if (!(json = cJSON_PrintUnformatted(rec))) {
+        ac_errf(&err, "out of memory");
+        goto done;
+    }
+    if (ac_model_merge_meta(model_path, "decode", json, &err)) goto done;
+    printf("%d of %d words may be said twice in a caption (twice in >= %g of the captions that use them, of %d "
+           "training captions); recorded in %s\n", n_ok, V - AC_UNK - 1, rate, n, model_path);
+    rc = 0;
+done:
+    if (rc) fprintf(stderr, "attncap tune: %s%s\n", err.msg, cli_hint(&err));
+    for (int i = 0; i < n; i++) ac_tokens_free(&toks[i]);
+    free(toks), free(ok), cJSON_free(json), cJSON_Delete(rec);
+    ac_model_free(&model);
+    return rc;
+}
+
 int cmd_tune(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *features = NULL, *split = "val", *metric = "cider";
     const char *beams_s = "1,3,5", *alphas_s = "0,0.5,1,1.5";
     int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
-    const char *naming = NULL;
+    const char *naming = NULL, *repeats = NULL;
+    float repeat_rate = 0.05f;
+    int repeat_min = 30;
     const cli_opt opts[] = {
         OPT_STR("--naming", &naming),
+        OPT_STR("--repeats", &repeats),
+        OPT_FLOAT("--repeat-rate", &repeat_rate, 0, 1),
+        OPT_INT("--repeat-min", &repeat_min, 1, 1e9),
         OPT_STR("--model", &model_path),
         OPT_STR("--data", &data),
         OPT_STR("--features", &features),
@@ -113,6 +164,7 @@ int cmd_tune(int argc, char **argv) {
     const int n_args = cli_parse("tune", argc, argv, opts, 0, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (model_path && naming) return write_naming(model_path, naming);
+    if (model_path && repeats) return write_repeats(model_path, repeats, repeat_rate, repeat_min);
     if (!model_path || !data || !features) {
         fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
         return 2;
@@ -220,7 +272,7 @@ int cmd_tune(int argc, char **argv) {
              pts[best].opts.beam, pts[best].opts.len_alpha, max_len, metric, n, split);
     if (json) printf("{\"best\": %s}\n", decode);
     if (write) {
-        if (ac_model_set_meta(model_path, "decode", decode, &err)) goto fail;
+        if (ac_model_merge_meta(model_path, "decode", decode, &err)) goto fail; /* keeps "repeatable" */
         if (!json) printf("recorded in %s: %s\n", model_path, decode);
     }
     rc = 0;

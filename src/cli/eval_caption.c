@@ -169,6 +169,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
     if (o->beam > 0) bo.beam = o->beam;
     if (o->len_alpha >= 0) bo.len_alpha = o->len_alpha;
     if (o->max_len > 0) bo.max_len = o->max_len;
+    if (o->allow_repeats) bo.no_repeat = NULL;
     ac_font *font = NULL;
     if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
     if (!rc && o->report) {

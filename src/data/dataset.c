@@ -1,6 +1,7 @@
 /* dataset.c: readers for captioned-photo sets (see dataset.h). Every reader fills the same
  * ac_dataset: one entry per photo in order of first appearance, its raw captions, its split. */
 #include "attncap/dataset.h"
+#include "attncap/tokenize.h"
 #include "json_internal.h"
 
 #include <cjson/cJSON.h>
@@ -500,4 +501,41 @@ void ac_dataset_free(ac_dataset *ds) {
     free(ds->image_dir);
     free(ds->format);
     memset(ds, 0, sizeof *ds);
+}
+
+int ac_dataset_read_tokens(const char *specs, ac_split split, int max_words, ac_tokens **toks, int *n, int *cap,
+                           ac_err *err) {
+    char *list = strdup(specs), *save = NULL;
+    if (!list) return ac_errf(err, "out of memory");
+    int rc = 0;
+    for (char *spec = strtok_r(list, ",", &save); spec && !rc; spec = strtok_r(NULL, ",", &save)) {
+        ac_dataset ds;
+        if (ac_dataset_load(spec, NULL, &ds, err)) {
+            rc = -1;
+            break;
+        }
+        int more = 0;
+        for (int i = 0; i < ds.n; i++) more += ds.images[i].n_caps;
+        if (*n + more > *cap) {
+            ac_tokens *t = realloc(*toks, sizeof **toks * (size_t)(*n + more + 1));
+            if (!t) rc = ac_errf(err, "out of memory reading %s", spec);
+            else *toks = t, *cap = *n + more + 1;
+        }
+        for (int i = 0; !rc && i < ds.n; i++) {
+            if (split != AC_SPLIT_NONE && ds.images[i].split != split) continue;
+            for (int k = 0; k < ds.images[i].n_caps; k++) {
+                ac_tokens *t = &(*toks)[*n];
+                ac_err e2;
+                if (ac_tokenize(ds.images[i].caps[k], t, &e2)) continue; /* invalid UTF-8: skipped */
+                if (t->n == 0 || t->n > max_words) {
+                    ac_tokens_free(t);
+                    continue;
+                }
+                (*n)++;
+            }
+        }
+        ac_dataset_free(&ds);
+    }
+    free(list);
+    return rc;
 }

@@ -151,6 +151,33 @@ int ac_vocab_id(const ac_vocab *v, const char *word) {
 void ac_vocab_encode(const ac_vocab *v, const ac_tokens *t, int *out) {
     for (int i = 0; i < t->n; i++) out[i] = ac_vocab_id(v, t->tok[i]);
 }
+int ac_vocab_repeatable(const ac_vocab *v, const ac_tokens *caps, int n_caps, double min_rate, int min_captions,
+                        unsigned char *repeatable, ac_err *err) {
+    const int V = v->n;
+    int *used = calloc((size_t)V, sizeof *used), *twice = calloc((size_t)V, sizeof *twice), *ids = NULL, n_ids = 0;
+    for (int c = 0; used && twice && c < n_caps; c++) {
+        if (caps[c].n > n_ids) {
+            free(ids);
+            if (!(ids = malloc(sizeof *ids * (size_t)caps[c].n))) break;
+            n_ids = caps[c].n;
+        }
+        ac_vocab_encode(v, &caps[c], ids);
+        /* a word's first occurrence counts it as used, its second as said twice: the count of ids
+         * before i that equal ids[i] (captions are short) */
+        for (int i = 0; i < caps[c].n; i++) {
+            int before = 0;
+            for (int j = 0; j < i && before < 2; j++) before += ids[j] == ids[i];
+            if (before == 0) used[ids[i]]++;
+            else if (before == 1) twice[ids[i]]++;
+        }
+    }
+    const int ok = used && twice && (n_caps == 0 || ids);
+    for (int w = 0; ok && w < V; w++)
+        repeatable[w] = w > AC_UNK && used[w] >= min_captions && used[w] > 0 && twice[w] >= min_rate * used[w];
+    free(used), free(twice), free(ids);
+    return ok ? 0 : ac_errf(err, "out of memory counting repeated words");
+}
+
 void ac_vocab_free(ac_vocab *v) {
     if (!v) return;
     for (int i = 0; i < v->n; i++) free(v->words[i]);

@@ -160,15 +160,36 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
     return 0;
 }
 
+/* decode's "repeatable": the words people say twice in one caption often enough (`attncap tune
+ * --repeats`); every other real word gets no_repeat[id] = 1. Words the vocabulary lacks are skipped
+ * (a list made from other captions may name them). */
+static int parse_repeatable(const cJSON *r, const ac_vocab *v, const char *path, unsigned char **out, ac_err *err) {
+    const int V = ac_vocab_size(v);
+    if (!cJSON_IsArray(r)) return ac_errf(err, "%s: metadata 'decode': repeatable must be an array of words", path);
+    if (!(*out = malloc((size_t)V))) return ac_errf(err, "%s: out of memory", path);
+    for (int w = 0; w < V; w++) (*out)[w] = w > AC_UNK;
+    int i = 0;
+    for (const cJSON *x = r->child; x; x = x->next, i++) {
+        if (!cJSON_IsString(x)) {
+            free(*out), *out = NULL;
+            return ac_errf(err, "%s: metadata 'decode': repeatable[%d] is not a word", path, i);
+        }
+        const int id = ac_vocab_id(v, x->valuestring);
+        if (id > AC_UNK) (*out)[id] = 0;
+    }
+    return 0;
+}
+
 /* The decoding settings recorded by `attncap tune` over the defaults. Ranges as tune's own. */
-static int parse_decode(const char *json, const char *path, ac_beam_opts *o, ac_err *err) {
+static int parse_decode(const char *json, const char *path, const ac_vocab *v, ac_beam_opts *o,
+                        unsigned char **no_repeat, ac_err *err) {
     *o = ac_beam_defaults();
     if (!json) return 0;
     cJSON *d = cJSON_Parse(json);
     int rc = cJSON_IsObject(d) ? 0 : ac_errf(err, "%s: metadata 'decode' is not a JSON object", path);
     const struct { const char *key; double lo, hi; int integer; } f[] = {
         {"beam", 1, 100, 1}, {"max_len", 1, 200, 1}, {"len_alpha", 0, 10, 0}};
-    double v[3] = {o->beam, o->max_len, o->len_alpha};
+    double val[3] = {o->beam, o->max_len, o->len_alpha};
     for (int i = 0; !rc && i < 3; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(d, f[i].key);
         if (!x) continue;
@@ -176,10 +197,12 @@ static int parse_decode(const char *json, const char *path, ac_beam_opts *o, ac_
             (f[i].integer && x->valuedouble != floor(x->valuedouble)))
             rc = ac_errf(err, "%s: metadata 'decode': %s must be %s in %g..%g", path, f[i].key,
                          f[i].integer ? "an integer" : "a number", f[i].lo, f[i].hi);
-        else v[i] = x->valuedouble;
+        else val[i] = x->valuedouble;
     }
+    const cJSON *r = rc ? NULL : cJSON_GetObjectItemCaseSensitive(d, "repeatable");
+    if (r && !(rc = parse_repeatable(r, v, path, no_repeat, err))) o->no_repeat = *no_repeat;
     cJSON_Delete(d);
-    o->beam = (int)v[0], o->max_len = (int)v[1], o->len_alpha = (float)v[2];
+    o->beam = (int)val[0], o->max_len = (int)val[1], o->len_alpha = (float)val[2];
     return rc;
 }
 
@@ -238,7 +261,6 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_errf(err, "%s: metadata 'encoder' is not a JSON object", path);
         goto done;
     }
-    if (parse_decode(ac_st_meta(&f, "decode"), path, &m->decode, err)) goto done;
     const char *conf = ac_st_meta(&f, "confidence"), *naming = ac_st_meta(&f, "naming");
     if (conf && ac_confidence_from_json(conf, &m->confidence, err)) {
         ac_err_prefix(err, "%s: metadata 'confidence'", path);
@@ -256,6 +278,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_errf(err, "%s: vocabulary has %d words but the config says %d", path, ac_vocab_size(m->vocab), cfg.vocab);
         goto done;
     }
+    if (parse_decode(ac_st_meta(&f, "decode"), path, m->vocab, &m->decode, &m->no_repeat, err)) goto done;
     if (parse_paired_counts(ac_st_meta(&f, "vocab_counts"), path, cfg.vocab, &m->paired_counts, err)) goto done;
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(&cfg, t, NULL);
@@ -345,6 +368,7 @@ void ac_model_free(ac_model *m) {
     free(m->training_json);
     free(m->naming_json);
     free(m->paired_counts);
+    free(m->no_repeat);
     free(m->path);
     memset(m, 0, sizeof *m);
 }
@@ -365,5 +389,27 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
     if (!rc) rc = ac_st_write(&w, path, err);
     ac_st_writer_free(&w);
     ac_st_free(&f);
+    return rc;
+}
+
+int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err) {
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) return -1;
+    const char *old = ac_st_meta(&f, key);
+    cJSON *into = old ? cJSON_Parse(old) : cJSON_CreateObject(), *add = cJSON_Parse(fields);
+    char *merged = NULL;
+    int rc = 0;
+    if (!cJSON_IsObject(into)) rc = ac_errf(err, "%s: metadata '%s' is not a JSON object", path, key);
+    else if (!cJSON_IsObject(add)) rc = ac_errf(err, "metadata '%s': the fields to record are not a JSON object", key);
+    while (!rc && add->child) { /* each member moves, replacing its namesake */
+        cJSON *x = cJSON_DetachItemViaPointer(add, add->child);
+        cJSON_DeleteItemFromObjectCaseSensitive(into, x->string);
+        cJSON_AddItemToObject(into, x->string, x); /* copies the key before freeing x's own */
+    }
+    if (!rc && !(merged = cJSON_PrintUnformatted(into))) rc = ac_errf(err, "out of memory");
+    cJSON_Delete(into), cJSON_Delete(add);
+    ac_st_free(&f);
+    if (!rc) rc = ac_model_set_meta(path, key, merged, err);
+    cJSON_free(merged);
     return rc;
 }

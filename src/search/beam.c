@@ -218,6 +218,7 @@ typedef struct search {
     int *prev, *n_top, *cap, *finished;   /* per state: best so far, room left this step, finished */
     float *fbuf, *st, *st_next;           /* live hypotheses' states (R rows of SZ each) */
     int *ibuf;
+    unsigned char *said; /* [V] with o.no_repeat: the no-repeat words of the hypothesis being expanded */
     /* Per met mask, the best n_keep finished hypotheses so far, best first: rank[m * n_keep + i]
      * points into fin. */
     ended *fin, **rank;
@@ -228,7 +229,7 @@ typedef struct search {
 
 static void search_close(search *s) {
     free(s->hy), free(s->top), free(s->prev), free(s->n_top), free(s->fbuf), free(s->ibuf), free(s->fin);
-    free(s->rank), free(s->n_fin), free(s->fin_words), free(s->fin_hist), free(s->f.in_phrase);
+    free(s->rank), free(s->n_fin), free(s->fin_words), free(s->fin_hist), free(s->f.in_phrase), free(s->said);
     memset(s, 0, sizeof *s);
 }
 
@@ -265,8 +266,9 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     s->n_fin = calloc((size_t)M, sizeof *s->n_fin);
     s->fin_words = malloc((size_t)n_slots * T * sizeof *s->fin_words + 1);
     s->fin_hist = malloc((size_t)n_slots * hist * sizeof *s->fin_hist);
+    if (o.no_repeat) s->said = calloc((size_t)V, 1);
     if (!s->hy || !s->top || !s->prev || !s->n_top || !s->fbuf || !s->ibuf || !s->fin || !s->rank || !s->n_fin ||
-        !s->fin_words || !s->fin_hist) {
+        !s->fin_words || !s->fin_hist || (o.no_repeat && !s->said)) {
         search_close(s);
         return ac_errf(err, "beam search: out of memory (beam %d, vocabulary %d)", K, V);
     }
@@ -318,8 +320,17 @@ static void search_advance(search *s, const float *const *rec) {
                 top_insert(s->top + (size_t)stay * K, &n_top[stay], cap[stay], (cand){base + lk[AC_END], k, AC_END});
             continue;
         }
+        unsigned char *said = s->said;
+        if (said) { /* the words it said that may not come again: marked for the loop, cleared after it */
+            const int *h = cur[k].words;
+            for (int i = 0; i < t; i++) said[h[i]] = o->no_repeat[h[i]];
+            /* and no three words twice: the word that followed its last two before ("white and white
+             * and white" loops through words that may repeat) */
+            for (int i = 0; i + 2 < t; i++)
+                if (h[i] == h[t - 2] && h[i + 1] == h[t - 1]) said[h[i + 2]] = 1;
+        }
         for (int w = AC_END; w < V; w++) {
-            if ((w == AC_UNK && !o->allow_unk) || (o->banned && o->banned[w])) continue;
+            if ((w == AC_UNK && !o->allow_unk) || (o->banned && o->banned[w]) || (said && said[w])) continue;
             double lp = base + lk[w];
             if (isnan(lp)) continue; /* never rank a NaN */
             const int st = f->in_phrase && f->in_phrase[w] ? fsm_next(f, cur[k].words, t, cur[k].mask, w) : stay;
@@ -327,6 +338,8 @@ static void search_advance(search *s, const float *const *rec) {
             /* most words rank below the state's worst kept candidate: skip them without the call */
             if (cap[st] && (n_top[st] < cap[st] || lp >= best[cap[st] - 1].lp)) top_insert(best, &n_top[st], cap[st], (cand){lp, k, w});
         }
+        if (said)
+            for (int i = 0; i < t; i++) said[cur[k].words[i]] = 0;
     }
     int nlive = 0;
     for (int st = 0; st < S; st++)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/dataset.h"
 #include "attncap/decoder.h"
 #include "attncap/model.h"
 #include "attncap/tokenize.h"
@@ -24,37 +25,7 @@
 int ac_train_read_text(ac_trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (!o->text || !*o->text) return 0;
-    char *list = strdup(o->text), *save = NULL;
-    if (!list) return ac_errf(err, "out of memory");
-    int rc = 0;
-    for (char *spec = strtok_r(list, ",", &save); spec && !rc; spec = strtok_r(NULL, ",", &save)) {
-        ac_dataset ds;
-        if (ac_dataset_load(spec, NULL, &ds, err)) {
-            rc = -1;
-            break;
-        }
-        int more = 0;
-        for (int i = 0; i < ds.n; i++) more += ds.images[i].n_caps;
-        if (*n + more > *cap) {
-            ac_tokens *t = realloc(*toks, sizeof **toks * (size_t)(*n + more + 1));
-            if (!t) rc = ac_errf(err, "out of memory reading %s", spec);
-            else *toks = t, *cap = *n + more + 1;
-        }
-        for (int i = 0; !rc && i < ds.n; i++)
-            for (int k = 0; k < ds.images[i].n_caps; k++) {
-                ac_tokens *t = &(*toks)[*n];
-                ac_err e2;
-                if (ac_tokenize(ds.images[i].caps[k], t, &e2)) continue; /* invalid UTF-8: skipped */
-                if (t->n == 0 || t->n > o->max_words) {
-                    ac_tokens_free(t);
-                    continue;
-                }
-                (*n)++;
-            }
-        ac_dataset_free(&ds);
-    }
-    free(list);
-    return rc;
+    return ac_dataset_read_tokens(o->text, AC_SPLIT_NONE, o->max_words, toks, n, cap, err);
 }
 
 static cJSON *count_array(ac_trainer *tr, const ac_train_example *ex, int n, int *cnt) {
