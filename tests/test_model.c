@@ -253,20 +253,12 @@ static void m_decode_fractional_len(ac_st_writer *w, ac_model *m, float *s) {
     ac_st_writer_meta(w, "decode", "{\"max_len\":12.5}", NULL);
 }
 
-static const char *case_counts; /* metadata "vocab_counts" of m_counts */
-static void m_counts(ac_st_writer *w, ac_model *m, float *s) {
+static const char *case_key, *case_value; /* one metadata record of m_meta */
+static void m_meta(ac_st_writer *w, ac_model *m, float *s) {
     (void)s;
     add_all(w, m, NULL, NULL);
     meta_ok(w, m, CFG_OK);
-    ac_st_writer_meta(w, "vocab_counts", case_counts, NULL);
-}
-
-static const char *case_decode; /* metadata "decode" of m_decode */
-static void m_decode(ac_st_writer *w, ac_model *m, float *s) {
-    (void)s;
-    add_all(w, m, NULL, NULL);
-    meta_ok(w, m, CFG_OK);
-    ac_st_writer_meta(w, "decode", case_decode, NULL);
+    ac_st_writer_meta(w, case_key, case_value, NULL);
 }
 
 static void test_refuses_bad_models(void) {
@@ -297,18 +289,18 @@ static void test_refuses_bad_models(void) {
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
     expect_load_error("dec4.st", m_decode_fractional_len, "'decode': max_len must be an integer in 1..200");
-    case_decode = "{\"repeatable\":\"a\"}";
-    expect_load_error("dec5.st", m_decode, "'decode': repeatable must be an array of words");
-    case_decode = "{\"beam\":2,\"repeatable\":[\"a\",3]}";
-    expect_load_error("dec6.st", m_decode, "'decode': repeatable[1] is not a word");
-    case_counts = "{\"paired\":[1,2,3],\"text\":[]}"; /* 9 words */
-    expect_load_error("counts1.st", m_counts, "'vocab_counts': \"paired\" must be an array of 9 counts");
-    case_counts = "[1,2]";
-    expect_load_error("counts2.st", m_counts, "\"paired\" must be an array of 9 counts");
-    case_counts = "{\"paired\":[0,0,0,4,5,6,7,-8,9]}";
-    expect_load_error("counts3.st", m_counts, "'vocab_counts': count 7 is not an integer >= 0");
-    case_counts = "{\"paired\":[0,0,0,4,5,6,7,\"8\",9]}";
-    expect_load_error("counts4.st", m_counts, "count 7 is not an integer >= 0");
+    case_key = "decode", case_value = "{\"repeatable\":\"a\"}";
+    expect_load_error("dec5.st", m_meta, "'decode': repeatable must be an array of words");
+    case_value = "{\"beam\":2,\"repeatable\":[\"a\",3]}";
+    expect_load_error("dec6.st", m_meta, "'decode': repeatable[1] is not a word");
+    case_key = "vocab_counts", case_value = "{\"paired\":[1,2,3],\"text\":[]}"; /* 9 words */
+    expect_load_error("counts1.st", m_meta, "'vocab_counts': \"paired\" must be an array of 9 counts");
+    case_value = "[1,2]";
+    expect_load_error("counts2.st", m_meta, "\"paired\" must be an array of 9 counts");
+    case_value = "{\"paired\":[0,0,0,4,5,6,7,-8,9]}";
+    expect_load_error("counts3.st", m_meta, "'vocab_counts': count 7 is not an integer >= 0");
+    case_value = "{\"paired\":[0,0,0,4,5,6,7,\"8\",9]}";
+    expect_load_error("counts4.st", m_meta, "count 7 is not an integer >= 0");
 }
 
 /* decode "repeatable" names the only words a caption may say twice: every other real word is marked
