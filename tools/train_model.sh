@@ -50,6 +50,7 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
   > "$run/presence_train.tsv"
 ./attncap presence --features "$run/flickr8k/features" --data "$data/flickr8k" --data "$run/presence_train.tsv" \
   --out "$run/presence.safetensors" --quiet | tee "$run/presence.txt"
+cp models/imagenet_words.tsv "$run/" # the tag table beside the model, where caption looks for it
 THRESHOLDS=${THRESHOLDS:-"0.2 0.3 0.4 0.5"} DROPS=${DROPS:-"1.0 1.5 2.5"} bash tools/tune_naming.sh "$run/model.safetensors" "$run" 300 |
   tee "$run/naming.txt"
 ./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust\":0.76,\"presence_absent\":0.1,\"trust_seen\":300,\"rare_max_drop\":1.25}}"
