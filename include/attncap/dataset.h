@@ -36,13 +36,13 @@ typedef struct ac_dataset {
  * val, else test (90/5/5, deterministic; `attncap help data`). image_dir may be NULL. */
 int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_err *err);
 void ac_dataset_free(ac_dataset *ds);
-ac_split ac_split_parse(const char *s);
+ac_split ac_split_parse(const char *s); /* "train", "val"/"dev", "test"; AC_SPLIT_NONE otherwise */
 /* The captions of SPECS (comma-separated data sets, as ac_dataset_load reads them), of the photos of
  * one split (AC_SPLIT_NONE: all), tokenized and appended to toks[0..*n) (capacity *cap, grown with
  * realloc; the caller frees each with ac_tokens_free, then the array). Captions that are not valid
  * UTF-8, empty or longer than max_words are skipped. */
 int ac_dataset_read_tokens(const char *specs, ac_split split, int max_words, ac_tokens **toks, int *n, int *cap,
-                           ac_err *err); /* "train", "val"/"dev", "test"; AC_SPLIT_NONE otherwise */
+                           ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,6 @@
 /* dataset.c: readers for captioned-photo sets (see dataset.h). Every reader fills the same
  * ac_dataset: one entry per photo in order of first appearance, its raw captions, its split. */
 #include "attncap/dataset.h"
-#include "attncap/tokenize.h"
 #include "json_internal.h"
 
 #include <cjson/cJSON.h>
