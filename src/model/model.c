@@ -373,21 +373,27 @@ void ac_model_free(ac_model *m) {
     memset(m, 0, sizeof *m);
 }
 
-int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err) {
-    ac_st_file f;
-    if (ac_st_read(path, &f, err)) return -1;
+/* f, read from path, written back to path with metadata key = value. */
+static int rewrite_meta(const ac_st_file *f, const char *path, const char *key, const char *value, ac_err *err) {
     ac_st_writer w;
     ac_st_writer_init(&w);
     int rc = 0;
-    for (int i = 0; !rc && i < f.n_tensors; i++) {
-        const ac_st_tensor *t = &f.tensors[i];
+    for (int i = 0; !rc && i < f->n_tensors; i++) {
+        const ac_st_tensor *t = &f->tensors[i];
         rc = ac_st_writer_add(&w, t->name, t->dtype, t->ndim, t->shape, t->data, err);
     }
-    for (int i = 0; !rc && i < f.n_meta; i++)
-        if (strcmp(f.meta_keys[i], key)) rc = ac_st_writer_meta(&w, f.meta_keys[i], f.meta_values[i], err);
+    for (int i = 0; !rc && i < f->n_meta; i++)
+        if (strcmp(f->meta_keys[i], key)) rc = ac_st_writer_meta(&w, f->meta_keys[i], f->meta_values[i], err);
     if (!rc) rc = ac_st_writer_meta(&w, key, value, err);
     if (!rc) rc = ac_st_write(&w, path, err);
     ac_st_writer_free(&w);
+    return rc;
+}
+
+int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err) {
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) return -1;
+    const int rc = rewrite_meta(&f, path, key, value, err);
     ac_st_free(&f);
     return rc;
 }
@@ -408,8 +414,8 @@ int ac_model_merge_meta(const char *path, const char *key, const char *fields, a
     }
     if (!rc && !(merged = cJSON_PrintUnformatted(into))) rc = ac_errf(err, "out of memory");
     cJSON_Delete(into), cJSON_Delete(add);
+    if (!rc) rc = rewrite_meta(&f, path, key, merged, err); /* the file read once */
     ac_st_free(&f);
-    if (!rc) rc = ac_model_set_meta(path, key, merged, err);
     cJSON_free(merged);
     return rc;
 }
