@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"), "bench", "peers")
 CACHE = os.path.join(HERE, ".cache")
-NAMES = {"attncap": "attncap", "xnnpack": "XNNPACK", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
+NAMES = {"attncap": "attncap", "attncap-bf16": "attncap bfloat16", "xnnpack": "XNNPACK", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
          "torch-eager": "PyTorch eager", "baseline": "attncap (baseline)"}
 
 
@@ -43,6 +43,9 @@ def command(peer, model, onnx_path):
     if peer == "attncap":
         exe = os.path.join(BUILD, "attncap_cnn")
         return ([exe], model) if os.access(exe, os.X_OK) else "not built (make bench)"
+    if peer == "attncap-bf16":
+        exe = os.path.join(BUILD, "attncap_cnn")
+        return ([exe, "--bf16"], model) if os.access(exe, os.X_OK) else "not built (make bench)"
     if peer == "baseline":
         exe = os.environ.get("BENCH_BASELINE", "")
         return ([exe], model) if os.access(exe, os.X_OK) else "BENCH_BASELINE is not an executable"

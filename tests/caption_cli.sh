@@ -263,4 +263,22 @@ if setup; then
   else t_ok; fi
 fi
 
+# --precision: f32 and bf16x2 (AMX, where the CPU has it) caption alike (the tiny model is sensitive
+# to its features: every word is close to others); a bad name is one line, from the flag or the env.
+t_begin precision_choices
+if setup; then
+  ok=1
+  expect_error "unknown precision" "$A" caption $M --precision fp8 "$S/dog.jpg" || ok=0
+  ATTNCAP_PRECISION=half expect_error "unknown ATTNCAP_PRECISION" "$A" caption $M "$S/dog.jpg" || ok=0
+  f32=$("$A" caption $M --json --precision f32 "$S" 2>"$T/err") || { ok=0; t_fail "f32: $(cat "$T/err")"; }
+  auto=$("$A" caption $M --json "$S" 2>>"$T/err") || { ok=0; t_fail "auto: $(cat "$T/err")"; }
+  if bf=$("$A" caption $M --json --precision bf16x2 "$S" 2>"$T/bferr"); then
+    strip() { sed 's/"logprob":[^,]*,//; s/"token_logprobs":\[[^]]*\],//; s/"score":[^,]*,//; s/"confidence":[^,]*,//'; }
+    if [ "$(strip <<<"$bf")" != "$(strip <<<"$f32")" ]; then ok=0; t_fail "bf16x2 and f32 captions differ"
+    elif [ "$auto" != "$bf" ]; then ok=0; t_fail "auto is not bf16x2 on a CPU that has it"; fi
+  elif ! grep -q "AMX" "$T/bferr" || [ "$(wc -l <"$T/bferr")" -ne 1 ]; then ok=0; t_fail "bf16x2 refused oddly: $(cat "$T/bferr")"
+  elif [ "$auto" != "$f32" ]; then ok=0; t_fail "auto is not f32 on a CPU without AMX"; fi
+  [ $ok = 1 ] && t_ok
+fi
+
 t_end

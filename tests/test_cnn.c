@@ -156,7 +156,8 @@ static void test_gemm_chain(void) {
             for (int threads = 1; threads <= 3 && !bad; threads++) {
                 ac_pool *pool = ac_pool_create(threads);
                 memset(got, 0, (size_t)m * n * sizeof *got);
-                ac_cnn_gemm(m, n, k, a, w, packed, with_bias ? bias : NULL, act, got, with_sum ? &sum : NULL, pool);
+                const ac_cnn_weights wt = {w, packed, NULL, NULL};
+                ac_cnn_gemm(m, n, k, a, &wt, with_bias ? bias : NULL, act, got, with_sum ? &sum : NULL, pool);
                 ac_pool_free(pool);
                 for (size_t i = 0; i < (size_t)m * n && !bad; i++) {
 #if defined(AC_CNN_OWN_GEMM)

@@ -27,6 +27,23 @@ void ac_cnn_output_shape(const ac_cnn *cnn, int *h, int *w, int *c);
 /* The plan's own input buffer (in_h*in_w*C floats): fill it and pass it to ac_cnn_run to skip a copy. */
 float *ac_cnn_input(ac_cnn *cnn);
 double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
+
+/* The arithmetic of the convolutions' matrix products (most of a run's time). F32, the default:
+ * float32 FMAs, the same bits on every x86-64 CPU and for any thread count. BF16X2: on AMX (Intel
+ * Xeon 4th generation on), the products of a quantized model's filters as tile products of bfloat16
+ * into float32: each activation split into two bfloat16 (16 bits of mantissa between them), each
+ * weight the model's own integer (exact) times its scale. Outputs differ from F32's by rounding
+ * alone (MobileNetV2 to Conv_1: 1 - cosine 7e-10; captions of 1,150 dev photos identical) and are
+ * the same for any thread count; float filters, depthwise convs, pools and sums stay float32.
+ * Returns -1 (err) if the CPU has no AMX-BF16. Clones keep the plan's precision. */
+typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2 = 1 } ac_precision;
+/* AUTO: BF16X2 where the CPU has it, else F32 (never fails for want of AMX). */
+int ac_cnn_set_precision(ac_cnn *cnn, ac_precision p, ac_err *err);
+int ac_precision_available(ac_precision p); /* F32 and AUTO always; BF16X2 with AMX-BF16 */
+/* "auto", "f32", "bf16x2" <-> the enum; an unknown name is one line naming it and the choices. */
+int ac_precision_parse(const char *name, ac_precision *p, ac_err *err);
+const char *ac_precision_name(ac_precision p);
+ac_precision ac_cnn_precision(const ac_cnn *cnn);
 void ac_cnn_free(ac_cnn *cnn);
 
 #ifdef __cplusplus

@@ -88,6 +88,7 @@ static void usage(FILE *f) {
             "                    (0 <= I < N), so N tasks cover each photo once; slurm: I and N from the\n"
             "                    Slurm job array. The shares' outputs concatenated are the whole run's lines\n"
             "  --threads N       threads (default: $ATTNCAP_THREADS or all cores)\n"
+            CLI_PRECISION_HELP
             "  --quiet           no progress bar, and no summary line (\"N captioned, N failed, S s\" on\n"
             "                    stderr after more than one photo)\n"
             "  --verbose         report images/s and the time split on stderr\n",
@@ -103,6 +104,7 @@ static double cpu_seconds(void) {
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     cli_tag_flags tf = CLI_TAG_FLAGS_INIT;
+    const char *precision = NULL;
     int beam = -1, max_len = -1, json = 0, attention = 0, quiet = 0, verbose = 0, threads = 0, force = 0;
     int allow_unk = 0, allow_repeats = 0, nbest = 0, skip_existing = 0, head = 0;
     float len_alpha = -1.0f; /* -1: the model's recorded setting, else the default */
@@ -121,7 +123,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_INT("--beam", &beam, 1, 100),
         OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--max-len", &max_len, 1, 200),
-        OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64),
+        OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64), OPT_STR("--precision", &precision),
         OPT_STR("--hard-context", &hard_context),
         OPT_STR("--fix-attention", &fix_attention),
         OPT_FLOAT("--len-alpha", &len_alpha, 0, 10),
@@ -204,7 +206,7 @@ int cmd_caption(int argc, char **argv) {
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
     cap_open = ac_captioner_open(&cap, model, encoder, threads, &err) == 0;
-    if (!cap_open || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
+    if (!cap_open || cli_set_precision(precision, &cap.enc, &err) || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
         (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err)) ||
         (fix_attention && ac_decoder_fix_attention(&cap.model.dec, fix_attention, &err))) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));

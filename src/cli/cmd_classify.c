@@ -19,7 +19,8 @@ static void usage(FILE *f) {
                "  --labels L.txt      one label per line, line i = class i (default: <data>/encoders/imagenet_labels.txt)\n"
                "  --top K             labels per photo (default 5)\n"
                "  --json              one JSON object per line: {\"image\": PATH, \"top\": [{\"index\": I, \"label\": L, \"prob\": P}, ...]}\n"
-               "  --threads N         threads (default: $ATTNCAP_THREADS or all cores)\n\n"
+               "  --threads N         threads (default: $ATTNCAP_THREADS or all cores)\n"
+               CLI_PRECISION_HELP "\n"
                "<data> is $ATTNCAP_DATA or ../shared. A photo that cannot be read gets one error line on stderr;\n"
                "the others are still classified and the exit code is 1.\n");
 }
@@ -58,13 +59,14 @@ static char *data_path(const char *rel) {
 }
 
 int cmd_classify(int argc, char **argv) {
+    const char *precision = NULL;
     const char *enc_path = NULL, *lab_path = NULL;
     int top = 5, json = 0, threads = 0;
     const cli_opt opts[] = {
         OPT_STR("--encoder", &enc_path),
         OPT_STR("--labels", &lab_path),
         {"--top", "-k", CLI_INT, &top, 1, 100000},
-        OPT_INT("--threads", &threads, 1, 256),
+        OPT_INT("--threads", &threads, 1, 256), OPT_STR("--precision", &precision),
         OPT_FLAG("--json", NULL, &json),
         OPT_END,
     };
@@ -94,7 +96,8 @@ int cmd_classify(int argc, char **argv) {
         return 2;
     }
     if (read_labels(lab_path, &labels, &n_labels, &err) < 0 ||
-        ac_classifier_open(enc_path, threads, &enc, &err) < 0) {
+        ac_classifier_open(enc_path, threads, &enc, &err) < 0 ||
+        (cli_set_precision(precision, &enc, &err) < 0 && (ac_encoder_close(&enc), 1))) {
         fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;

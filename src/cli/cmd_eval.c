@@ -50,6 +50,7 @@ static void usage(FILE *f) {
             "                     and score them together: attncap eval --refs SPEC --results share-*.json\n"
             "  --results-out F    also write the generated captions as COCO results JSON\n"
             "  --threads N        threads for the CNN and the report's overlays (default: all cores)\n"
+            CLI_PRECISION_HELP
             "  --json             print the scores as one JSON object\n"
             "  --per-image FILE   per-image BLEU-4, METEOR, ROUGE-L, CIDEr-D and the objects named, true, hallucinated\n"
             "                     and missed (CSV if FILE ends in .csv, else JSON)\n"
@@ -108,7 +109,7 @@ int cmd_eval(int argc, char **argv) {
         OPT_INT("--max-len", &o.max_len, 1, 200),
         OPT_STR("--hard-context", &o.hard_context), OPT_STR("--fix-attention", &o.fix_attention),
         OPT_INT("--limit", &o.limit, 1, 1e9),
-        OPT_INT("--threads", &o.threads, 0, 256),
+        OPT_INT("--threads", &o.threads, 0, 256), OPT_STR("--precision", &o.precision),
         OPT_FLAG("--json", NULL, &o.json),
         OPT_UNSET("--no-meteor", &o.meteor),
         OPT_UNSET("--no-sheets", &o.sheets),

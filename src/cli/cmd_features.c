@@ -43,6 +43,7 @@ static void usage(FILE *f) {
             "  --list FILE         photo paths, one per line (blank lines and lines starting with # ignored)\n"
             "  --root DIR          directory that relative paths in --list are under\n"
             "  --threads N         threads (default: $ATTNCAP_THREADS or all cores)\n"
+            CLI_PRECISION_HELP
             "  --quiet             no progress bar and no summary\n\n"
             "<data> is $ATTNCAP_DATA or ../shared. A photo that cannot be read gets one error line on stderr;\n"
             "the others are still processed and the exit code is 1. A DIR made by another encoder (file,\n"
@@ -129,6 +130,7 @@ static int merge(const char *out, char **dirs, int n, int shard_size, int quiet)
 int cmd_features(int argc, char **argv) {
     const char *enc_path = NULL, *layer = NULL, *out = NULL, *list = NULL, *root = NULL, *share = NULL, *merge_out = NULL,
                *resize = NULL;
+    const char *precision = NULL;
     int size = 448, fp16 = 0, flip = 0, shard = 256, threads = 0, quiet = 0, n = 0, rc = 2;
     char **paths = NULL, *enc_def = NULL, *ident = NULL;
     int owned_from = 0; /* paths[owned_from..n) were malloc'd by read_list */
@@ -144,7 +146,7 @@ int cmd_features(int argc, char **argv) {
         OPT_INT("--shard-size", &shard, 1, 1e6),
         OPT_STR("--shard", &share),
         OPT_STR("--merge", &merge_out),
-        OPT_INT("--threads", &threads, 1, 256),
+        OPT_INT("--threads", &threads, 1, 256), OPT_STR("--precision", &precision),
         OPT_FLAG("--fp16", NULL, &fp16),
         OPT_FLAG("--flip", NULL, &flip),
         OPT_FLAG("--quiet", "-q", &quiet),
@@ -198,7 +200,8 @@ int cmd_features(int argc, char **argv) {
         enc_path = enc_def;
     }
     ac_encoder enc;
-    if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0) {
+    if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0 ||
+        (cli_set_precision(precision, &enc, &err) < 0 && (ac_encoder_close(&enc), 1))) {
         fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;

@@ -38,6 +38,7 @@ static void usage(FILE *f) {
             "  --verbose        one line per scored word: photo, object, source, word, mass, area, hit\n"
             "  --json           one JSON object per class, then \"all\"\n"
             "  --threads N      threads (default: all cores)\n"
+            CLI_PRECISION_HELP
             "  --quiet          no progress bar\n");
 }
 
@@ -134,6 +135,7 @@ static const ac_ds_image *find_refs(const ac_dataset *ds, const char *photo) {
 
 int cmd_ground(int argc, char **argv) {
     const char *boxes = NULL, *root = ".", *data = NULL, *model = NULL, *encoder = NULL;
+    const char *precision = NULL;
     int beam = 0, verbose = 0, json = 0, threads = 0, quiet = 0, head = 0;
     const cli_opt opts[] = {
         OPT_STR("--boxes", &boxes),
@@ -142,7 +144,7 @@ int cmd_ground(int argc, char **argv) {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
         OPT_INT("--beam", &beam, 1, 100),
-        OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64),
+        OPT_INT("--threads", &threads, 1, 256), OPT_INT("--head", &head, 1, 64), OPT_STR("--precision", &precision),
         OPT_FLAG("--verbose", "-v", &verbose),
         OPT_FLAG("--json", NULL, &json),
         OPT_FLAG("--quiet", "-q", &quiet),
@@ -161,7 +163,7 @@ int cmd_ground(int argc, char **argv) {
     klass *cls = NULL;
     int *cls_of = NULL, *named = NULL, n_cls = 0, failed = 0, rc = 1;
     if (ac_ground_load(boxes, &set, &err) || (data && ac_dataset_load(data, NULL, &ds, &err)) ||
-        ac_captioner_open(&cap, model, encoder, threads, &err) ||
+        ac_captioner_open(&cap, model, encoder, threads, &err) || cli_set_precision(precision, &cap.enc, &err) ||
         (head && ac_decoder_show_head(&cap.model.dec, head, &err))) {
         fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
         goto done;

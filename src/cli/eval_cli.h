@@ -12,6 +12,7 @@ typedef struct cli_eval_opts {
     const char *novel_from, *novel_split, *hard_context, *fix_attention;
     cli_tag_flags tf;
     ac_shard shard;
+    const char *precision; /* --precision, or NULL */
     int json, meteor, beam, limit, threads, sheets, quiet, max_len, novel_max, per_category, allow_repeats;
     float len_alpha; /* -1: the model's */
 } cli_eval_opts;

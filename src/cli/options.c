@@ -1,6 +1,8 @@
 /* The subcommands' shared option parser: see options.h. */
 #include "options.h"
 
+#include "attncap/encoder.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -87,4 +89,15 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
         else if (set_number(cmd, o, v)) return CLI_BAD;
     }
     return n_pos;
+}
+
+int cli_set_precision(const char *value, ac_encoder *enc, ac_err *err) {
+    const char *env = getenv("ATTNCAP_PRECISION");
+    const char *name = value ? value : env && *env ? env : "auto";
+    ac_precision p;
+    if (ac_precision_parse(name, &p, err) < 0) {
+        if (!value) ac_errf(err, "ATTNCAP_PRECISION: unknown precision '%.60s' (auto, f32 or bf16x2)", name);
+        return -1;
+    }
+    return ac_encoder_set_precision(enc, p, err);
 }

@@ -53,4 +53,14 @@ enum { CLI_HELP = -1, CLI_BAD = -2 };
  * an unknown option, a missing or malformed value, or a number out of range. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *));
 
+/* --precision (cnn.h): value (NULL: $ATTNCAP_PRECISION, else "auto") applied to enc and the lanes and
+ * plans made from it. -1 with err set for an unknown name, or bf16x2 asked of a CPU without AMX. */
+struct ac_encoder;
+struct ac_err;
+int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *err);
+#define CLI_PRECISION_HELP                                                                             \
+    "  --precision P     the CNN's arithmetic: auto (bf16x2 where the CPU has AMX, else f32), f32\n"     \
+    "                    (float32: the same bits on every CPU) or bf16x2 (AMX; features within 1e-9\n" \
+    "                    cosine of f32's) (default: $ATTNCAP_PRECISION or auto)\n"
+
 #endif

@@ -34,6 +34,8 @@ typedef struct cnn_step {
     int index;     /* operator index in the model */
     ac_conv_geom g;   /* window ops */
     float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
+    uint16_t *bf16; /* the same packed as bfloat16 pairs, once the plan runs in bfloat16 */
+    float *bf16_scale; /* and their column scales */
     int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
     int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
     int sum_step;  /* > 0: the ADD (that step) runs inside this CONV_2D's output (plan_sums) */
@@ -55,6 +57,7 @@ struct ac_cnn {
     ac_pool *pool;
     int threads;
     int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */
+    ac_precision precision;
     double flops;
 };
 
@@ -438,6 +441,11 @@ static void run_unary(const ac_cnn *c, const cnn_step *s) {
     }
 }
 
+static ac_cnn_weights step_weights(const ac_cnn *c, const cnn_step *s) {
+    const int bf16 = c->precision == AC_PRECISION_BF16X2;
+    return (ac_cnn_weights){in_data(c, s, 1), s->packed, bf16 ? s->bf16 : NULL, bf16 ? s->bf16_scale : NULL};
+}
+
 static void run_step(ac_cnn *c, const cnn_step *s) {
     const ac_tfl_op *op = s->op;
     cnn_tensor *o = &c->t[op->outputs[0]];
@@ -452,15 +460,18 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     }
     if (s > c->steps && s[-1].fused) { /* conv, depthwise [, projection]: s is the last */
         const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
-        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), pw->packed, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
-                  pj ? &pj->g : NULL, pj ? pj->packed : NULL, pj ? in_data(c, pj, 2) : NULL, o->data,
-                  sum.add ? &sum : NULL, c->fuse_scratch, c->pool, pw->fuse_chunks);
+        const ac_cnn_weights pw_wt = step_weights(c, pw), pj_wt = pj ? step_weights(c, pj) : pw_wt;
+        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), &pw_wt, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
+                     pj ? &pj->g : NULL, pj ? &pj_wt : NULL, pj ? in_data(c, pj, 2) : NULL, o->data, sum.add ? &sum : NULL,
+                     c->fuse_scratch, c->pool, pw->fuse_chunks);
         return;
     }
     switch (op->opcode) {
-    case OP_CONV_2D:
-        ac_cnn_conv2d(&s->g, x, in_data(c, s, 1), s->packed, in_data(c, s, 2), o->data, sum.add ? &sum : NULL, c->scratch, c->pool);
+    case OP_CONV_2D: {
+        const ac_cnn_weights wt = step_weights(c, s);
+        ac_cnn_conv2d(&s->g, x, &wt, in_data(c, s, 2), o->data, sum.add ? &sum : NULL, c->scratch, c->pool);
         break;
+    }
     case OP_DEPTHWISE_CONV_2D: ac_cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
     case OP_AVERAGE_POOL_2D: ac_cnn_pool2d(&s->g, 0, x, o->data); break;
     case OP_MAX_POOL_2D: ac_cnn_pool2d(&s->g, 1, x, o->data); break;
@@ -583,13 +594,69 @@ int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, in
 
 int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
     const cnn_tensor *in = &c->t[c->in_t];
-    return plan_create(c->m, NULL, c->out_t, in->shape[1], in->shape[2], threads, out, err);
+    return ac_cnn_clone_size(c, in->shape[1], in->shape[2], threads, out, err);
 }
 
 int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err) {
     if (in_h < 1 || in_w < 1) return ac_errf(err, "%s: input size %dx%d out of range", c->m->path, in_h, in_w);
-    return plan_create(c->m, NULL, c->out_t, in_h, in_w, threads, out, err);
+    if (plan_create(c->m, NULL, c->out_t, in_h, in_w, threads, out, err) < 0) return -1;
+    if (ac_cnn_set_precision(*out, c->precision, err) < 0) {
+        ac_cnn_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
 }
+
+int ac_precision_available(ac_precision p) {
+    return p == AC_PRECISION_F32 || p == AC_PRECISION_AUTO || (p == AC_PRECISION_BF16X2 && ac_cnn_bf16_supported());
+}
+
+static const char *const PRECISION_NAMES[] = {"f32", "bf16x2"};
+
+int ac_precision_parse(const char *name, ac_precision *p, ac_err *err) {
+    if (!strcmp(name, "auto")) return *p = AC_PRECISION_AUTO, 0;
+    for (int k = 0; k < 2; k++)
+        if (!strcmp(name, PRECISION_NAMES[k])) return *p = (ac_precision)k, 0;
+    return ac_errf(err, "unknown precision '%.60s' (auto, f32 or bf16x2)", name);
+}
+
+const char *ac_precision_name(ac_precision p) { return p == AC_PRECISION_AUTO ? "auto" : PRECISION_NAMES[p != AC_PRECISION_F32]; }
+
+int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
+    if (p == AC_PRECISION_AUTO) p = ac_cnn_bf16_supported() ? AC_PRECISION_BF16X2 : AC_PRECISION_F32;
+    if (p == AC_PRECISION_F32) {
+        c->precision = p;
+        return 0;
+    }
+    if (p != AC_PRECISION_BF16X2) return ac_errf(err, "%s: unknown precision %d", c->m->path, (int)p);
+    if (!ac_cnn_bf16_supported()) return ac_errf(err, "bf16x2 needs a CPU with AMX-BF16 (this one has none)");
+    for (int k = 0; k < c->n_steps; k++) { /* every product of a quantized filter, once */
+        cnn_step *s = &c->steps[k];
+        const ac_tfl_tensor *w = s->packed ? &c->m->tensors[s->op->inputs[1]] : NULL;
+        const int K = s->g.kh * s->g.kw * s->g.c, n = s->g.oc;
+        if (!w || s->bf16 || K > AC_CNN_BF16_MAX_K || !(w->n_quant == 1 || (w->n_quant == n && w->quant_dim == 0)))
+            continue; /* a float filter stays float32: bfloat16 would round its weights */
+        float *scales = malloc((size_t)n * sizeof *scales);
+        s->bf16 = malloc(ac_cnn_gemm_bf16_packed_size(n, K) * sizeof *s->bf16);
+        s->bf16_scale = malloc((size_t)ac_cnn_gemm_bf16_columns(n) * sizeof *s->bf16_scale);
+        if (!scales || !s->bf16 || !s->bf16_scale) {
+            free(scales), free(s->bf16), free(s->bf16_scale);
+            s->bf16 = NULL, s->bf16_scale = NULL;
+            return ac_errf(err, "%s: out of memory for bfloat16 weights", c->m->path);
+        }
+        for (int o = 0; o < n; o++) scales[o] = w->scale[w->n_quant == 1 ? 0 : o];
+        if (ac_cnn_gemm_bf16_pack(n, K, in_data(c, s, 1), scales, s->bf16, s->bf16_scale) < 0) {
+            free(s->bf16), free(s->bf16_scale); /* not integers times the scale after all: float32 */
+            s->bf16 = NULL, s->bf16_scale = NULL;
+        }
+        free(scales);
+    }
+    c->precision = p;
+    return 0;
+}
+
+ac_precision ac_cnn_precision(const ac_cnn *c) { return c->precision; }
 
 static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
                        ac_cnn **out, ac_err *err) {
@@ -640,7 +707,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
             if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
-    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, 0, 0, 0, 0};
+    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, NULL, NULL, 0, 0, 0, 0};
     if (m->n_ops == 0 || target == c->in_t) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;
@@ -774,7 +841,7 @@ void ac_cnn_free(ac_cnn *c) {
     free(c->scratch);
     free(c->fuse_scratch);
     if (c->steps)
-        for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed);
+        for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed), free(c->steps[k].bf16), free(c->steps[k].bf16_scale);
     free(c->steps);
     free(c->t);
     ac_pool_free(c->pool);

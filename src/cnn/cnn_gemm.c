@@ -243,10 +243,13 @@ static void gemm_part(void *arg, int t, int nt) {
     }
 }
 
-void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, const ac_cnn_sum *sum, ac_pool *pool) {
-    (void)w;
-    gemm_job j = {m, n, k, a, packed, bias, c, sum ? sum->add : NULL, act, sum ? sum->act : 0, 1, m};
+void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
+                 const ac_cnn_sum *sum, ac_pool *pool) {
+    if (wt->bf16 && k <= AC_CNN_BF16_MAX_K) {
+        ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
+        return;
+    }
+    gemm_job j = {m, n, k, a, wt->packed, bias, c, sum ? sum->add : NULL, act, sum ? sum->act : 0, 1, m};
     if ((double)m * n * k < 2e5) pool = NULL;
     /* Row blocks of even size, a multiple of the tile's rows (196 rows: 56, 56, 56, 28 rather than
      * 64, 64, 64, 4), and enough of them for four units per chunk when there are few panels (7 x 7
@@ -299,10 +302,13 @@ static void blas_part(void *arg, int t, int T) {
     }
 }
 
-void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, const ac_cnn_sum *sum, ac_pool *pool) {
-    (void)packed;
-    blas_job j = {m, n, k, a, w, c, bias, act, sum};
+void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
+                 const ac_cnn_sum *sum, ac_pool *pool) {
+    if (wt->bf16 && k <= AC_CNN_BF16_MAX_K) {
+        ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
+        return;
+    }
+    blas_job j = {m, n, k, a, wt->w, c, bias, act, sum};
     ac_pool_run(pool, blas_part, &j);
 }
 #endif

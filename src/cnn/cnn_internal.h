@@ -3,6 +3,7 @@
 #ifndef ATTNCAP_CNN_INTERNAL_H
 #define ATTNCAP_CNN_INTERNAL_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pool.h"
 
@@ -36,17 +37,44 @@ typedef struct ac_cnn_sum {
 #define AC_CNN_OWN_GEMM 1
 #endif
 
-/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c), then the sum if any (NULL: none). w [n][k];
- * packed = ac_cnn_gemm_pack(w), made once per plan (ac_cnn_gemm_packed_size floats). bias may be NULL. */
+/* A product's weights as the kernels read them, made once per plan. */
+typedef struct ac_cnn_weights {
+    const float *w;          /* [n][k] as the model has them (what OpenBLAS reads without our kernels) */
+    const float *packed;     /* ac_cnn_gemm_pack(w) */
+    const uint16_t *bf16;    /* ac_cnn_gemm_bf16_pack(w): the product runs on AMX (AC_PRECISION_BF16X2);
+                                NULL: float32 */
+    const float *bf16_scale; /* its column scales */
+} ac_cnn_weights;
+
+/* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c), then the sum if any (NULL: none), on AMX
+ * when wt->bf16 is set and k <= AC_CNN_BF16_MAX_K (cnn_gemm_bf16.c), else in float32 FMAs.
+ * ac_cnn_gemm_packed_size floats for the packing. bias may be NULL. */
 size_t ac_cnn_gemm_packed_size(int n, int k);
 void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed);
-void ac_cnn_gemm(int m, int n, int k, const float *a, const float *w, const float *packed, const float *bias, int act,
-              float *c, const ac_cnn_sum *sum, ac_pool *pool);
+void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
+                 const ac_cnn_sum *sum, ac_pool *pool);
 
-/* CONV_2D: wt [oc][kh][kw][c] and its ac_cnn_gemm packing, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
+/* AC_PRECISION_BF16X2 (cnn_gemm_bf16.c): AMX tile products of bfloat16 pairs into float32. Each
+ * activation is split into two bfloat16, hi = round(x) and lo = round(x - hi) (16 bits of mantissa
+ * between them), each weight is a quantized model's integer q - zero point (exact in bfloat16) and
+ * its scale multiplies the sum. Supported when the CPU has AMX-BF16 and AVX512-BF16 and Linux grants
+ * the tiles (GCC on x86-64); activation rows of at most AC_CNN_BF16_MAX_K values (on the stack). */
+#define AC_CNN_BF16_MAX_K 1536
+int ac_cnn_bf16_supported(void);
+uint16_t ac_bf16_round(float x); /* to nearest even */
+float ac_bf16_float(uint16_t h);
+size_t ac_cnn_gemm_bf16_packed_size(int n, int k); /* uint16s */
+int ac_cnn_gemm_bf16_columns(int n);               /* floats of col_scale: n rounded up to whole panels */
+/* scales[n]: each column's quantization scale. -1 (nothing usable written) unless every weight of
+ * column j is exactly, as float32, an integer of magnitude <= 256 times scales[j]. */
+int ac_cnn_gemm_bf16_pack(int n, int k, const float *w, const float *scales, uint16_t *packed, float *col_scale);
+void ac_cnn_gemm_bf16(int m, int n, int k, const float *a, const uint16_t *packed, const float *col_scale,
+                      const float *bias, int act, float *c, const ac_cnn_sum *sum, ac_pool *pool);
+
+/* CONV_2D: wt's w [oc][kh][kw][c] and its packings, bias [oc] or NULL. scratch holds oh*ow*kh*kw*c
  * floats (im2col), unused for a 1x1 stride-1 unpadded conv (the input is the matrix as it lies). */
-void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool);
+void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const ac_cnn_weights *wt, const float *bias, float *out,
+                   const ac_cnn_sum *sum, float *scratch, ac_pool *pool);
 size_t ac_cnn_conv2d_scratch(const ac_conv_geom *g);
 /* DEPTHWISE_CONV_2D: wt [kh][kw][oc], oc = c * multiplier, output channel o reads input channel o / mult. */
 void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, const float *bias, float *out, ac_pool *pool);
@@ -58,9 +86,10 @@ void ac_cnn_depthwise(const ac_conv_geom *g, const float *in, const float *wt, c
  * per chunk. */
 int ac_cnn_conv_is_pointwise(const ac_conv_geom *g);
 size_t ac_cnn_pw_dw_scratch(const ac_conv_geom *pw, const ac_conv_geom *dw, const ac_conv_geom *pj);
-void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool, int chunks);
+void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const ac_cnn_weights *pw_wt, const float *pw_bias,
+                  const ac_conv_geom *dw, const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj,
+                  const ac_cnn_weights *pj_wt, const float *pj_bias, float *out, const ac_cnn_sum *sum, float *scratch,
+                  ac_pool *pool, int chunks);
 /* AVERAGE_POOL_2D (average over the window's pixels inside the image, as TFLite) and MAX_POOL_2D. */
 void ac_cnn_pool2d(const ac_conv_geom *g, int is_max, const float *in, float *out);
 /* out[m][n] = act(in[m][:] . wt[n][:] + bias[n]), wt [n][k]. */

@@ -163,8 +163,8 @@ static void im2col_rows(void *arg, int t, int nt) {
     im2col_range(g, j->in, j->col + (size_t)oy0 * g->ow * g->kh * g->kw * g->c, oy0, oy1);
 }
 
-void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, const float *packed, const float *bias,
-                float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool) {
+void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const ac_cnn_weights *wt, const float *bias, float *out,
+                   const ac_cnn_sum *sum, float *scratch, ac_pool *pool) {
     int M = g->oh * g->ow, K = g->kh * g->kw * g->c;
     const float *A = in;
     if (!conv_is_pointwise(g)) {
@@ -172,7 +172,7 @@ void ac_cnn_conv2d(const ac_conv_geom *g, const float *in, const float *wt, cons
         ac_pool_run((size_t)M * K < 16384 ? NULL : pool, im2col_rows, &j);
         A = scratch;
     }
-    ac_cnn_gemm(M, g->oc, K, A, wt, packed, bias, g->act, out, sum, pool);
+    ac_cnn_gemm(M, g->oc, K, A, wt, bias, g->act, out, sum, pool);
 }
 
 /* ---- depthwise ---- */
@@ -361,7 +361,9 @@ size_t ac_cnn_pw_dw_scratch(const ac_conv_geom *pw, const ac_conv_geom *dw, cons
 
 typedef struct pwdw_job {
     const ac_conv_geom *pw, *dw, *pj;
-    const float *in, *pw_packed, *pw_bias, *dw_wt, *dw_bias, *pj_packed, *pj_bias;
+    const float *in;
+    const ac_cnn_weights *pw_wt, *pj_wt;
+    const float *pw_bias, *dw_wt, *dw_bias, *pj_bias;
     float *out, *scratch;
     const ac_cnn_sum *sum;
     size_t per_chunk;
@@ -392,7 +394,7 @@ static void pwdw_rows(void *arg, int t, int nt) {
         if (hi > from) {
             const float *a = j->in + (size_t)from * p->w * p->c;
             if (!pointwise) im2col_range(p, j->in, col, from, hi), a = col;
-            ac_cnn_gemm((hi - from) * p->ow, p->oc, K, a, NULL, j->pw_packed, j->pw_bias, p->act, buf + (size_t)(from - lo) * row,
+            ac_cnn_gemm((hi - from) * p->ow, p->oc, K, a, j->pw_wt, j->pw_bias, p->act, buf + (size_t)(from - lo) * row,
                      NULL, NULL);
         }
         have_lo = lo, have_hi = hi;
@@ -402,16 +404,17 @@ static void pwdw_rows(void *arg, int t, int nt) {
         if (j->pj) { /* the projection of the band's rows, from L2 */
             const size_t at = (size_t)b0 * d->ow * j->pj->oc;
             const ac_cnn_sum band_sum = {j->sum ? j->sum->add + at : NULL, j->sum ? j->sum->act : 0};
-            ac_cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, NULL, j->pj_packed, j->pj_bias, j->pj->act, j->out + at,
+            ac_cnn_gemm((b1 - b0) * d->ow, j->pj->oc, d->oc, dwo, j->pj_wt, j->pj_bias, j->pj->act, j->out + at,
                      j->sum ? &band_sum : NULL, NULL);
         }
     }
 }
 
-void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const float *pw_packed, const float *pw_bias, const ac_conv_geom *dw,
-               const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj, const float *pj_packed,
-               const float *pj_bias, float *out, const ac_cnn_sum *sum, float *scratch, ac_pool *pool, int chunks) {
-    pwdw_job j = {pw, dw, pj, in, pw_packed, pw_bias, dw_wt, dw_bias, pj_packed, pj_bias, out, scratch, sum,
+void ac_cnn_pw_dw(const ac_conv_geom *pw, const float *in, const ac_cnn_weights *pw_wt, const float *pw_bias,
+                  const ac_conv_geom *dw, const float *dw_wt, const float *dw_bias, const ac_conv_geom *pj,
+                  const ac_cnn_weights *pj_wt, const float *pj_bias, float *out, const ac_cnn_sum *sum, float *scratch,
+                  ac_pool *pool, int chunks) {
+    pwdw_job j = {pw, dw, pj, in, pw_wt, pj_wt, pw_bias, dw_wt, dw_bias, pj_bias, out, scratch, sum,
                   ac_cnn_pw_dw_scratch(pw, dw, pj), pwdw_band(dw)};
     ac_pool_run_n(pool, pwdw_rows, &j, chunks);
 }

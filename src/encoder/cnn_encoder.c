@@ -216,6 +216,15 @@ int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *
     return ac_encoder_encode_grid(enc, img, out, NULL, NULL, err);
 }
 
+int ac_encoder_set_precision(ac_encoder *enc, ac_precision p, ac_err *err) {
+    if (ac_cnn_set_precision(enc->cnn, p, err) < 0) return -1;
+    for (int k = 0; enc->shapes && k < SHAPES; k++)
+        if (enc->shapes->cnn[k] && ac_cnn_set_precision(enc->shapes->cnn[k], p, err) < 0) return -1;
+    return 0;
+}
+
+ac_precision ac_encoder_precision(const ac_encoder *enc) { return ac_cnn_precision(enc->cnn); }
+
 int ac_encoder_lane(const ac_encoder *enc, int threads, ac_encoder *lane, ac_err *err) {
     *lane = *enc;
     lane->cnn = NULL, lane->shapes = NULL, lane->threads = threads;

@@ -172,9 +172,9 @@ int ac_class_head_forward(const ac_class_head *h, const float *ann, int grid_h, 
     const ac_grid_window whole = {0, 0, grid_h, grid_w};
     for (int r = 0; r < rows; r++) window_mean(ann, grid_w, dim, r ? &win[r - 1] : &whole, h->pool_act, pooled + (size_t)r * dim);
     /* the whole grid alone, as the graph runs it (one row); the windows together */
-    ac_cnn_gemm(1, n, dim, pooled, h->w, h->packed, h->bias, h->logits_act, logits, NULL, NULL);
-    if (n_win)
-        ac_cnn_gemm(n_win, n, dim, pooled + dim, h->w, h->packed, h->bias, h->logits_act, logits + n, NULL, NULL);
+    const ac_cnn_weights wt = {h->w, h->packed, NULL, NULL}; /* float32 always: the head is a small part of a photo */
+    ac_cnn_gemm(1, n, dim, pooled, &wt, h->bias, h->logits_act, logits, NULL, NULL);
+    if (n_win) ac_cnn_gemm(n_win, n, dim, pooled + dim, &wt, h->bias, h->logits_act, logits + n, NULL, NULL);
     ac_cnn_softmax(logits, probs, (size_t)rows, n, h->beta);
     free(pooled), free(logits);
     for (size_t i = 0; i < (size_t)rows * n; i++)
