@@ -3,7 +3,7 @@
  * and beam), after loading the model once: best, median and worst milliseconds, and the best CNN and
  * search times. Run from the repository (the model is found as the CLI finds it).
  * usage: latency [PHOTO]   (default: the first 640x480 photo of $ATTNCAP_DATA/data/coco/images)
- * env: BENCH_RUNS (20), BENCH_THREADS (2). bench/vs_main.sh builds this against another tree's
+ * env: BENCH_RUNS (20), BENCH_THREADS (2), ATTNCAP_PRECISION (auto, as the CLI). bench/vs_main.sh builds this against another tree's
  * library too, so it uses only the public API that has not changed. */
 #include <dirent.h>
 #include <stdio.h>
@@ -67,6 +67,14 @@ int main(int argc, char **argv) {
         printf("skip latency: %s\n", err.msg);
         return 0;
     }
+#if defined(AC_HAVE_PRECISION) /* as the CLI: bf16x2 where the CPU has AMX (trees before it have no choice) */
+    ac_precision precision = AC_PRECISION_AUTO;
+    const char *env = getenv("ATTNCAP_PRECISION");
+    if ((env && *env && ac_precision_parse(env, &precision, &err)) || ac_encoder_set_precision(&c.enc, precision, &err)) {
+        fprintf(stderr, "latency: %s\n", err.msg);
+        return 1;
+    }
+#endif
     double *t = malloc(sizeof *t * (size_t)runs), best_cnn = 1e30, best_dec = 1e30;
     char *text = NULL;
     for (int r = -2; r < runs; r++) { /* two warm-up runs */

@@ -36,6 +36,7 @@ double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
  * alone (MobileNetV2 to Conv_1: 1 - cosine 7e-10; captions of 1,150 dev photos identical) and are
  * the same for any thread count; float filters, depthwise convs, pools and sums stay float32.
  * Returns -1 (err) if the CPU has no AMX-BF16. Clones keep the plan's precision. */
+#define AC_HAVE_PRECISION 1 /* for code built against older trees too (bench/latency.c) */
 typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2 = 1 } ac_precision;
 /* AUTO: BF16X2 where the CPU has it, else F32 (never fails for want of AMX). */
 int ac_cnn_set_precision(ac_cnn *cnn, ac_precision p, ac_err *err);
