@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"), "bench", "peers")
 CACHE = os.path.join(HERE, ".cache")
-NAMES = {"attncap": "attncap", "attncap-bf16": "attncap bfloat16", "xnnpack": "XNNPACK", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
+NAMES = {"attncap": "attncap", "attncap-bf16": "attncap bf16x2", "xnnpack": "XNNPACK", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
          "torch-eager": "PyTorch eager", "baseline": "attncap (baseline)"}
 
 
