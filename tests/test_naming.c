@@ -337,9 +337,62 @@ static void test_trust_seen(void) {
     free(ann);
 }
 
+/* tag_objects_only: the constrained caption may name no object the free caption and the tags do not.
+ * Recomputed here: the constrained search run directly (beam.h) with the cat constraint and, banned by
+ * hand, the words of this vocabulary naming other objects (dog: dog; couch: sofa) unless the free
+ * caption says them. Over seeds until one where the unruled caption adds such an object (so the rule
+ * has something to change); the naming with the rule must equal the hand search bit for bit, say cat,
+ * and add no object. */
+static void test_tag_objects_only(void) {
+    ac_tag_table *t;
+    ac_err err;
+    CHECKF(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0, "%s", err.msg);
+    float probs[4] = {0.02f, 0.9f, 0.05f, 0.03f};
+    int found = 0;
+    for (unsigned long long seed = 1; seed < 200 && !found; seed++) {
+        ac_model m;
+        float *ann;
+        CHECK(make(&m, &ann, seed) == 0);
+        const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
+        const int others[2] = {ac_vocab_id(m.vocab, "dog"), ac_vocab_id(m.vocab, "sofa")};
+        ac_naming_opts o = ac_naming_defaults();
+        o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100;
+        ac_caption free_c, plain, ruled;
+        CHECK(ac_beam_search(&m.dec, ann, &m.decode, &free_c, &err) == 0);
+        CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &plain, &err) == 0);
+        int adds = 0;
+        for (int k = 0; k < 2; k++) adds |= contains(&plain, others[k]) && !contains(&free_c, others[k]);
+        if (!contains(&free_c, cat) && !contains(&free_c, cats) && adds) {
+            found = 1;
+            o.tag_objects_only = 1;
+            CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &ruled, &err) == 0);
+            unsigned char banned[14] = {0};
+            for (int k = 0; k < 2; k++) banned[others[k]] = !contains(&free_c, others[k]);
+            const ac_phrase alt[2] = {{.n = 1, .words = {cat}}, {.n = 1, .words = {cats}}};
+            const ac_constraint con = {2, alt};
+            ac_beam_opts bo = m.decode;
+            bo.n_constraints = 1, bo.constraints = &con, bo.banned = banned;
+            ac_caption hand;
+            CHECK(ac_beam_search(&m.dec, ann, &bo, &hand, &err) == 0);
+            CHECK(contains(&ruled, cat) || contains(&ruled, cats));
+            for (int k = 0; k < 2; k++) CHECK(!banned[others[k]] || !contains(&ruled, others[k]));
+            CHECKF(ruled.n == hand.n && !memcmp(ruled.words, hand.words, sizeof(int) * (size_t)hand.n),
+                   "seed %llu: the ruled caption is not the hand search's", seed);
+            CHECK(find_tag(&ruled, "cat")->forced);
+            ac_caption_free(&hand), ac_caption_free(&ruled);
+        }
+        ac_caption_free(&free_c), ac_caption_free(&plain);
+        ac_model_free(&m);
+        free(ann);
+    }
+    ac_tag_table_free(t);
+    CHECKF(found, "no seed of 200 adds an object to the constrained caption");
+}
+
 int main(void) {
     RUN(test_trusted_caption_kept);
     RUN(test_trust_seen);
+    RUN(test_tag_objects_only);
     RUN(test_absent_words_banned);
     RUN(test_auto_forces_confident_tag);
     RUN(test_given_words);

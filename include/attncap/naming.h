@@ -49,6 +49,8 @@ typedef struct ac_naming_opts {
     float presence_absent; /* AUTO, with presence: a group (person, dining table...) whose probability over
                               the whole photo is below this is never said, none of its one-word forms
                               (0 = off) */
+    float tag_objects_only; /* AUTO: 1 = a constrained caption names no object (one of COCO's categories,
+                               objects.h) but those of the free caption and of its required tags; 0 = off */
 } ac_naming_opts;
 #define AC_NAMING_SURE 0.9f
 #define AC_NAMING_WELL_COVERED 5
@@ -57,7 +59,7 @@ typedef struct ac_naming_opts {
  * "naming" (the values chosen on dev photos, models/README.md) overrides them (ac_naming_opts_for_model). */
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
- * min_confidence, absent, trust, presence_absent, trust_seen, rare_max_drop), and mode AUTO when the model records them. */
+ * min_confidence, absent, trust, presence_absent, trust_seen, rare_max_drop, tag_objects_only), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

@@ -29,7 +29,8 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
         {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}, {"presence_absent", &o.presence_absent, 0, 1},
-        {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100}};
+        {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100},
+        {"tag_objects_only", &o.tag_objects_only, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -220,6 +221,7 @@ typedef struct naming_job {
     ac_dec_image *img;
     ac_beam_memo *memo;    /* the steps of its searches, for the next ones (NULL: tags off) */
     unsigned char *banned; /* NULL, or [V] (absent_words) */
+    unsigned char *tag_banned; /* NULL, or [V]: banned, and the objects the constrained searches may not add */
     ac_beam_opts bo;       /* the caller's, with banned */
     cand *cands;           /* [MAX_TAGS] */
     int n, sel[AC_MAX_CONSTRAINTS], k; /* tags; the selected ones; how many of them the next search requires */
@@ -240,6 +242,7 @@ static void search_round(const ac_model *m, int n, ac_name_task *tasks, naming_j
         }
         ac_beam_opts o = jobs[i].bo;
         if (jobs[i].k > 0) o.n_constraints = jobs[i].k, o.constraints = jobs[i].cons, o.nbest = 1;
+        if (jobs[i].k > 0 && jobs[i].tag_banned) o.banned = jobs[i].tag_banned;
         bt[nb] = (ac_beam_task){.img = jobs[i].img, .memo = jobs[i].memo, .opts = o};
         idx[nb++] = i;
     }
@@ -277,6 +280,45 @@ static int names_object(const char *word) {
     uint8_t present[AC_N_OBJECTS];
     ac_err e;
     return ac_objects_in_text(word, present, &e) > 0;
+}
+
+/* word_object[w]: the COCO category (objects.h) vocabulary word w names alone, as the object metric
+ * reads it (plurals too), or -1. NULL when out of memory. */
+static signed char *vocab_objects(const ac_model *m) {
+    const int V = m->dec.cfg.vocab;
+    signed char *wo = malloc((size_t)V);
+    for (int w = 0; wo && w < V; w++) {
+        uint8_t present[AC_N_OBJECTS];
+        wo[w] = -1;
+        const char *word = ac_vocab_word(m->vocab, w);
+        if (w <= AC_UNK || !word || !ac_objects_in_tokens(word, present)) continue;
+        for (int k = 0; k < AC_N_OBJECTS && wo[w] < 0; k++)
+            if (present[k]) wo[w] = (signed char)k;
+    }
+    return wo;
+}
+
+/* tag_objects_only: the constrained searches may name the objects of the free caption and of the
+ * required tags, no other: a forced word pulls the caption into the decoder's Flickr8k phrasing
+ * around it ("a man is sitting on a clock", "a comforter on a couch"), and on COCO dev most objects
+ * such a caption added were named by no reference. j->tag_banned = j->banned plus the words naming
+ * any other object. */
+static int ban_new_objects(const ac_model *m, const signed char *word_object, ac_name_task *task, naming_job *j) {
+    const int V = m->dec.cfg.vocab;
+    uint8_t allowed[AC_N_OBJECTS] = {0}, present[AC_N_OBJECTS];
+    for (int i = 0; i < task->out.n; i++) {
+        const int w = task->out.words[i];
+        if (w >= 0 && w < V && word_object[w] >= 0) allowed[word_object[w]] = 1;
+    }
+    for (int i = 0; i < j->k; i++) {
+        ac_err e;
+        if (ac_objects_in_text(j->cands[j->sel[i]].tag.word, present, &e) > 0)
+            for (int k = 0; k < AC_N_OBJECTS; k++) allowed[k] |= present[k];
+    }
+    if (!(j->tag_banned = malloc((size_t)V))) return ac_errf(&task->err, "out of memory");
+    for (int w = 0; w < V; w++)
+        j->tag_banned[w] = (j->banned && j->banned[w]) || (word_object[w] >= 0 && !allowed[word_object[w]]);
+    return 0;
 }
 
 /* The tags of a photo whose free caption is in task->out, and the ones to require. */
@@ -398,11 +440,15 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         want[i] = 1;
     }
     search_round(m, n, tasks, jobs, want, got); /* the free captions */
+    signed char *word_object = o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0 ? vocab_objects(m) : NULL;
     for (int i = 0; i < n; i++) {
         if (tasks[i].failed || !want[i]) continue;
         tasks[i].out = got[i];
-        if (choose_tags(m, t, o, tasks[i].probs, n_rows, n_classes, &tasks[i], &jobs[i])) tasks[i].failed = 1;
+        if (choose_tags(m, t, o, tasks[i].probs, n_rows, n_classes, &tasks[i], &jobs[i]) ||
+            (word_object && jobs[i].k > 0 && ban_new_objects(m, word_object, &tasks[i], &jobs[i])))
+            tasks[i].failed = 1;
     }
+    free(word_object);
     /* Try all the selected tags, then fewer (dropping the least probable), until the model agrees:
      * each round searches every photo still trying. */
     for (int more = 1; more;) {
@@ -417,7 +463,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
     for (int i = 0; i < n; i++) {
         if (!tasks[i].failed && jobs && finish(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
         if (tasks[i].failed) ac_caption_free(&tasks[i].out), failed++;
-        if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].cands);
+        if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].tag_banned), free(jobs[i].cands);
     }
     free(jobs), free(want), free(got);
     return failed ? -1 : 0;
