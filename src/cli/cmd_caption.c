@@ -69,6 +69,8 @@ static void usage(FILE *f) {
             "                    said fewer than N times: a bear, a pizza (default: the model's; 0 = off)\n"
             "  --tag-rare-max-drop X  the max drop for a caption that must say such an object (default: the\n"
             "                    model's; 0 = --tag-max-drop's)\n"
+            "  --tag-objects-only 0|1  1: a caption that must say a tag names no other object the free\n"
+            "                    caption did not name (default: the model's)\n"
             "  --presence-absent X  never say an object (person, table...) that the presence head beside the\n"
             "                    model (presence.safetensors) scores below X over the whole photo (default:\n"
             "                    the model's; 0 = off)\n"
