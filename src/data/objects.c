@@ -328,6 +328,18 @@ static void append(char *buf, size_t n, size_t *at, const char *s, size_t len) {
     *at += len;
 }
 
+void ac_objects_of_vocab(const ac_vocab *v, signed char *word_object) {
+    const int V = ac_vocab_size(v);
+    for (int w = 0; w < V; w++) {
+        uint8_t present[AC_N_OBJECTS];
+        const char *word = ac_vocab_word(v, w);
+        word_object[w] = -1;
+        if (w <= AC_UNK || !word || !ac_objects_in_tokens(word, present)) continue;
+        for (int k = 0; k < AC_N_OBJECTS && word_object[w] < 0; k++)
+            if (present[k]) word_object[w] = (signed char)k;
+    }
+}
+
 size_t ac_objects_join(const uint8_t present[AC_N_OBJECTS], const char *sep, char *buf, size_t n) {
     size_t at = 0;
     if (n) buf[0] = 0;

@@ -282,22 +282,6 @@ static int names_object(const char *word) {
     return ac_objects_in_text(word, present, &e) > 0;
 }
 
-/* word_object[w]: the COCO category (objects.h) vocabulary word w names alone, as the object metric
- * reads it (plurals too), or -1. NULL when out of memory. */
-static signed char *vocab_objects(const ac_model *m) {
-    const int V = m->dec.cfg.vocab;
-    signed char *wo = malloc((size_t)V);
-    for (int w = 0; wo && w < V; w++) {
-        uint8_t present[AC_N_OBJECTS];
-        wo[w] = -1;
-        const char *word = ac_vocab_word(m->vocab, w);
-        if (w <= AC_UNK || !word || !ac_objects_in_tokens(word, present)) continue;
-        for (int k = 0; k < AC_N_OBJECTS && wo[w] < 0; k++)
-            if (present[k]) wo[w] = (signed char)k;
-    }
-    return wo;
-}
-
 /* tag_objects_only: the constrained searches may name the objects of the free caption and of the
  * required tags, no other: a forced word pulls the caption into the decoder's Flickr8k phrasing
  * around it ("a man is sitting on a clock", "a comforter on a couch"), and on COCO dev most objects
@@ -440,7 +424,11 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         want[i] = 1;
     }
     search_round(m, n, tasks, jobs, want, got); /* the free captions */
-    signed char *word_object = o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0 ? vocab_objects(m) : NULL;
+    /* the model's own table (made at load); one made here for a model built in memory */
+    const int by_objects = o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0;
+    signed char *own = by_objects && !m->word_object ? malloc((size_t)m->dec.cfg.vocab) : NULL;
+    if (own) ac_objects_of_vocab(m->vocab, own);
+    const signed char *word_object = by_objects ? (m->word_object ? m->word_object : own) : NULL;
     for (int i = 0; i < n; i++) {
         if (tasks[i].failed || !want[i]) continue;
         tasks[i].out = got[i];
@@ -448,7 +436,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
             (word_object && jobs[i].k > 0 && ban_new_objects(m, word_object, &tasks[i], &jobs[i])))
             tasks[i].failed = 1;
     }
-    free(word_object);
+    free(own);
     /* Try all the selected tags, then fewer (dropping the least probable), until the model agrees:
      * each round searches every photo still trying. */
     for (int more = 1; more;) {
