@@ -97,7 +97,8 @@ int ac_classifier_open(const char *tflite_path, int threads, ac_encoder *enc, ac
  * pool -> 1x1 conv "Logits" -> reshape -> softmax), run on the annotation grid ac_encoder_encode
  * already wrote: ImageNet class probabilities of the whole photo, and of windows of the grid, from
  * the same CNN pass. The whole-grid row at the model's native size is the graph's own output bit
- * for bit (same kernels, same order; checked with the AVX-512 product and with OpenBLAS). At 448
+ * for bit in F32 (same kernels, same order; checked with the AVX-512 product and with OpenBLAS; the
+ * head's product is always float32, so under BF16X2 it differs from the graph's by rounding). At 448
  * (grid 14x14) a 7x7 window sees the photo at the scale the classifier was trained at, while the
  * whole 14x14 average is a flatter, less confident distribution. Cost at 448: 0.5 ms for the whole
  * photo, 0.9 ms with 5 windows, 7 ms with all 64 windows of 7x7 (the CNN: ~50 ms on one thread). */
