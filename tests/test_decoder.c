@@ -598,6 +598,21 @@ static void test_torch_parity(void) {
 }
 /* The same with masks (tools/torch_decoder.py --mask: photos of 2, 6, 3, 5 and 1 of the 6 cells, their
  * padding NaN; PyTorch masks the scores with -inf), every score function and two with 2 heads. */
+/* Hard attention's estimator (tools/torch_decoder.py --hard): the sampled locations, the REINFORCE
+ * surrogate with its baseline and the entropy bonus, differentiated by PyTorch's autograd, against
+ * our hand-written backward (hard_attention.c); one head, and two heads over masked photos. */
+static void test_torch_parity_hard(void) {
+    const char *root = getenv("ATTNCAP_ROOT");
+    const char *names[2] = {"decoder_parity_hard", "decoder_parity_hard_mask_heads2"};
+    for (int k = 0; k < 2; k++) {
+        char path[4096], why[512];
+        ac_decoder_config c;
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s.safetensors", root ? root : ".", names[k]);
+        CHECKF(parity_run(path, &c, k == 1, 1e-4, why, sizeof why) == 0, "%s: %s", names[k], why);
+        CHECK(c.attention_mode == AC_ATTENTION_HARD && c.reinforce > 0 && c.entropy > 0);
+    }
+}
+
 static void test_torch_parity_masked(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0, 1);
     torch_parity(AC_ATTENTION_ADDITIVE, 2, 1), torch_parity(AC_ATTENTION_COSINE, 2, 1);
@@ -709,6 +724,7 @@ int main(void) {
     RUN(test_hard_gradcheck);
     RUN(test_hard_unbiased);
     RUN(test_torch_parity_masked);
+    RUN(test_torch_parity_hard);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);
     return TEST_EXIT();

@@ -12,6 +12,13 @@ Model and objective exactly as src/decoder/decoder_train.c (row-vector conventio
   logits = dropout(tanh(E y + dropout(h') L_h + z L_z)) L_o + b_o
   h_0 = tanh(mean(a) W_init_h + b), c_0 = tanh(mean(a) W_init_c + b)
   loss = (sum_tokens CE + lambda * sum_captions sum_i (1 - sum_t alpha_ti)^2) / N_tokens
+Hard attention (--hard; config attention_mode "hard", Xu et al. 2015 4.1): each caption, by a coin
+from the seed, trains on the expected context (as soft attention) with probability config "expected_context",
+else on locations s_t sampled from alpha_t by the same counter hash as src/decoder/hard_attention.c
+(one per head: z = beta * head j's channels of a_{s_tj}), and the objective gains
+  - entropy * sum_t H(alpha_t) + reinforce * sum_i stop_grad(ce_i - n_i b) * log p(s_i | a)
+over the sampled captions (ce_i their cross-entropy, n_i their tokens, b the baseline): the
+score-function estimator written as a surrogate loss whose autograd gradient is the estimator.
 Captions are sorted by length descending; at step t the first B_t are still running (the same
 shrinking batch as the C code); token rows are time-major.
 Masks (decoder.h): a photo may own only its first n of the L cells (n_valid per caption); the rest is
@@ -27,7 +34,8 @@ Usage:
   /usr/bin/python3 tools/torch_decoder.py --attention dot --fixture tests/fixtures/decoder_parity_dot.safetensors
       the same for another score function (dot, scaled-dot, general, cosine), at A = 20 and H = 18 so
       that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads; --mask gives
-      the photos 2, 6, 3, 5 and 1 of their 6 cells (NaN padding): the masked softmax
+      the photos 2, 6, 3, 5 and 1 of their 6 cells (NaN padding): the masked softmax; --hard: hard
+      attention's estimator (tests/fixtures/decoder_parity_hard*.safetensors)
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -92,10 +100,33 @@ def scores(P, c, keys, hp, j=0, n=1):
     return e
 
 
-def forward(P, c, ann, lens, words, train, masks=None, n_valid=None):
+def uniform53(seed, idx):
+    """The C code's u in [0, 1): the top 53 bits of mix64(seed + (idx + 1) * golden)."""
+    return (mix64((seed + (idx + 1) * 0x9E3779B97F4A7C15) & M64) >> 11) * (1.0 / 9007199254740992.0)
+
+
+def sample_cell(alpha, u):
+    """ac_hard_attention_sample for one head: inverse CDF over the cells with alpha > 0; also the distance
+    of u to the nearest cumulative boundary (the float32 alphas of the C code must fall the same way)."""
+    cum, pick, margin = 0.0, -1, 1.0
+    for l, a in enumerate(alpha):
+        if a <= 0:
+            continue
+        pick = l
+        cum += a
+        margin = min(margin, abs(u - cum))
+        if u < cum:
+            break
+    return max(pick, 0), margin
+
+
+def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None):
     """P: dict of parameter tensors; ann [B, L, D]; lens (descending); words [B, stride] (w_1..w_n).
     masks: None (torch dropout when train) or (m1 [N, H], m2 [N, E]) explicit scaled masks.
     n_valid: None, or [B] the cells each caption's photo owns (the first n of L; the rest padding).
+    hard: None (soft attention), or {"seed": dropout seed, "baseline": b}: hard attention's training
+    objective (module docstring); hard["margin"] receives the smallest distance of a sampling draw to a
+    cell boundary.
     Returns loss, logits [N, V] time-major, ce_sum, pen_sum, N."""
     H, p = c["hidden"], c["dropout"] if train else 0.0
     B, T = len(lens), lens[0]
@@ -112,6 +143,12 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None):
     S = torch.zeros(B, n * ann.shape[1], dtype=ann.dtype)
     lens_t = torch.tensor(lens)
     logits, tgts, row = [], [], 0
+    if hard is not None:
+        seed_loc, seed_coin = mix64(hard["seed"] ^ 0x4C4F434154494F4E), mix64(hard["seed"] ^ 0x434F494E00)
+        sampled = [uniform53(seed_coin, i) >= c["expected_context"] for i in range(B)]
+        logp = [torch.zeros((), dtype=ann.dtype) for _ in range(B)]
+        ent = torch.zeros((), dtype=ann.dtype)
+        hard["margin"] = 1.0
     for t in range(T):
         bt = int((lens_t > t).sum())
         hp, cp = h[:bt], cc[:bt]
@@ -122,8 +159,24 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None):
                   for j in range(n)]
         alpha = torch.cat(alphas, 1)
         beta = torch.sigmoid(hp @ P["beta_w"] + P["beta_b"])
-        z = beta[:, None] * torch.cat([(a[:, :, None] * ann[:bt, :, j * dv:(j + 1) * dv]).sum(1)
-                                       for j, a in enumerate(alphas)], 1)
+        ctx = torch.cat([(a[:, :, None] * ann[:bt, :, j * dv:(j + 1) * dv]).sum(1) for j, a in enumerate(alphas)], 1)
+        if hard is not None:  # the sampled captions read one cell per head instead
+            rows = []
+            for i in range(bt):
+                if not sampled[i]:
+                    rows.append(ctx[i])
+                    continue
+                parts = []
+                for j, a in enumerate(alphas):
+                    s, m = sample_cell(a[i].detach().tolist(), uniform53(seed_loc, (row + i) * n + j))
+                    hard["margin"] = min(hard["margin"], m)
+                    parts.append(ann[i, s, j * dv:(j + 1) * dv])
+                    logp[i] = logp[i] + torch.log(a[i, s])
+                    ai = a[i][valid[i]]
+                    ent = ent - (ai * torch.log(ai)).sum()
+                rows.append(torch.cat(parts))
+            ctx = torch.stack(rows)
+        z = beta[:, None] * ctx
         ey = P["emb"][y]
         g = torch.cat([ey, z, hp], 1) @ P["lstm_w"] + P["lstm_b"]
         i, f = torch.sigmoid(g[:, :H]), torch.sigmoid(g[:, H:2 * H])
@@ -141,10 +194,19 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None):
         S = S + F.pad(alpha, (0, 0, 0, B - bt))
         row += bt
     logits = torch.cat(logits)
-    ce = F.cross_entropy(logits, torch.cat(tgts), reduction="sum")
+    ce_rows = F.cross_entropy(logits, torch.cat(tgts), reduction="none")
+    ce = ce_rows.sum()
     pen = (((1 - S) ** 2) * valid.repeat(1, n)).sum()  # over each photo's own cells, every head
     N = logits.shape[0]
-    return (ce + c["lambda"] * pen) / N, logits, ce, pen, N
+    loss = ce + c["lambda"] * pen
+    if hard is not None:
+        owner = torch.cat([torch.arange(int((lens_t > t).sum())) for t in range(T)])  # the caption of each row
+        for i in range(B):
+            if sampled[i]:
+                adv = ce_rows[owner == i].sum().detach() - lens[i] * hard["baseline"]
+                loss = loss + c["reinforce"] * adv * logp[i]
+        loss = loss - c["entropy"] * ent
+    return loss / N, logits, ce, pen, N
 
 
 def write_safetensors(path, tensors, meta):
@@ -163,9 +225,11 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads, masked=False):
+def make_fixture(path, score, heads, masked=False, hard_mode=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
+    if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
+        c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
         c.update(hidden=18, att=20, attention=score)
     if heads > 1:  # 20 (or general's 18) key columns and 10 channels split in two
@@ -193,11 +257,14 @@ def make_fixture(path, score, heads, masked=False):
     seed2 = mix64((seed ^ 0x5DEECE66D) & M64)
     m2 = keep_mask(seed2, N * E, p).reshape(N, E) * np.float32(scale)
     Pt = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in P.items()}
+    hard = {"seed": seed, "baseline": 2.1} if hard_mode else None
     loss, logits, ce, pen, n = forward(Pt, c, torch.tensor(ann, dtype=torch.float64), lens,
                                        torch.tensor(words, dtype=torch.long), True,
                                        (torch.tensor(m1, dtype=torch.float64), torch.tensor(m2, dtype=torch.float64)),
-                                       n_valid)
+                                       n_valid, hard)
     assert math.isfinite(loss.item())
+    if hard is not None:  # float32 alphas in C: no draw may sit this close to a cell boundary
+        assert hard["margin"] > 1e-5, "a draw is %.2g from a boundary: pick another seed" % hard["margin"]
     loss.backward()
     out = [(k, P[k]) for k, _ in tensor_specs(c)]
     out += [("ann", ann), ("len", np.array(lens, dtype=np.int32)), ("words", words)]
@@ -207,7 +274,8 @@ def make_fixture(path, score, heads, masked=False):
             ("logits", logits.detach().numpy().astype(np.float32)),
             ("loss", np.array([loss.item()], dtype=np.float32))]
     out += [("grad." + k, Pt[k].grad.numpy().astype(np.float32)) for k, _ in tensor_specs(c)]
-    meta = {"config": json.dumps(c), "seed": str(seed), "ce_sum": repr(ce.item()), "pen_sum": repr(pen.item()),
+    meta = {"config": json.dumps(c), "seed": str(seed),
+            **({"baseline": repr(hard["baseline"])} if hard is not None else {}), "ce_sum": repr(ce.item()), "pen_sum": repr(pen.item()),
             "loss": repr(loss.item()), "tool": "tools/torch_decoder.py --fixture (torch %s, float64)" % torch.__version__}
     write_safetensors(path, out, meta)
     print("wrote %s: loss %.9f, %d tokens" % (path, loss.item(), n))
@@ -249,12 +317,13 @@ if __name__ == "__main__":
     ap.add_argument("--attention", default="additive", choices=sorted(SCORE_TENSORS))
     ap.add_argument("--heads", type=int, default=1)
     ap.add_argument("--mask", action="store_true", help="photos own only some of the cells (masked softmax)")
+    ap.add_argument("--hard", action="store_true", help="hard attention's training objective (REINFORCE)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture, a.attention, a.heads, a.mask)
+        make_fixture(a.fixture, a.attention, a.heads, a.mask, a.hard)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:
