@@ -159,6 +159,19 @@ typedef struct gemm_job {
     int act, sum_act;
 } gemm_job;
 
+/* The accumulator tiles 0-3 += the 32 rows of pairs at a (row stride kp pairs), as tiles 4 and 5, times
+ * the B tiles 6 and 7 already loaded (7 only when wide). */
+static inline __attribute__((always_inline)) void tile_products(const uint32_t *a, int kp, int wide) {
+    _tile_loadd(4, a, kp * 4);
+    _tile_loadd(5, a + (size_t)16 * kp, kp * 4);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(2, 5, 6);
+    if (wide) {
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+}
+
 /* Units (32-row block, panel), row block first; chunk t of nt takes an even share. Tiles: 0-3 the
  * accumulators (rows 0-15 / 16-31 x columns 0-15 / 16-31), 4-5 the two A tiles, 6-7 the two B tiles. */
 static void gemm_part(void *arg, int t, int nt) {
@@ -193,22 +206,8 @@ static void gemm_part(void *arg, int t, int nt) {
         for (int p = 0; p < kp; p += 16) { /* hi's products, then lo's with the same weights */
             _tile_loadd(6, panel + (size_t)p * 2 * NR, 4 * NR);
             if (wide) _tile_loadd(7, panel + (size_t)p * 2 * NR + 32, 4 * NR);
-            _tile_loadd(4, a_hi + p, kp * 4);
-            _tile_loadd(5, a_hi + (size_t)16 * kp + p, kp * 4);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(2, 5, 6);
-            if (wide) {
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(3, 5, 7);
-            }
-            _tile_loadd(4, a_lo + p, kp * 4);
-            _tile_loadd(5, a_lo + (size_t)16 * kp + p, kp * 4);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(2, 5, 6);
-            if (wide) {
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(3, 5, 7);
-            }
+            tile_products(a_hi + p, kp, wide);
+            tile_products(a_lo + p, kp, wide);
         }
         _tile_stored(0, acc, 4 * NR);
         _tile_stored(2, acc + 16 * NR, 4 * NR);
