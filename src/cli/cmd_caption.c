@@ -141,6 +141,7 @@ int cmd_caption(int argc, char **argv) {
     };
     const int n_args = cli_parse("caption", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    if (cli_check_precision("caption", precision) < 0) return 2;
     ac_overlay_opts oo = ac_overlay_defaults();
     if (cli_overlay_flags_apply(&of, &oo)) return 2;
     if (!n_args) {

@@ -72,6 +72,7 @@ int cmd_classify(int argc, char **argv) {
     };
     const int n_img = cli_parse("classify", argc, argv, opts, -1, usage);
     if (n_img < 0) return n_img == CLI_HELP ? 0 : 2;
+    if (cli_check_precision("classify", precision) < 0) return 2;
     char **imgs = argv + 1;
     if (n_img == 0) {
         fprintf(stderr, "attncap classify: no image given (try --help)\n");
@@ -95,10 +96,14 @@ int cmd_classify(int argc, char **argv) {
         free(lab_def);
         return 2;
     }
-    if (read_labels(lab_path, &labels, &n_labels, &err) < 0 ||
-        ac_classifier_open(enc_path, threads, &enc, &err) < 0 ||
-        (cli_set_precision(precision, &enc, &err) < 0 && (ac_encoder_close(&enc), 1))) {
+    if (read_labels(lab_path, &labels, &n_labels, &err) < 0 || ac_classifier_open(enc_path, threads, &enc, &err) < 0) {
         fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
+        rc = 1;
+        goto done;
+    }
+    if (cli_set_precision(precision, &enc, &err) < 0) {
+        fprintf(stderr, "attncap classify: %s\n", err.msg);
+        ac_encoder_close(&enc);
         rc = 1;
         goto done;
     }

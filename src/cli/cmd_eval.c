@@ -118,6 +118,7 @@ int cmd_eval(int argc, char **argv) {
     };
     const int n_args = cli_parse("eval", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    if (cli_check_precision("eval", o.precision) < 0) return 2;
     ac_err err;
     if (n_args && !o.results) { /* more results files follow --results; nothing else is positional */
         fprintf(stderr, "attncap eval: unexpected argument '%s' (try --help)\n", argv[1]);

@@ -154,6 +154,7 @@ int cmd_features(int argc, char **argv) {
     };
     const int n_args = cli_parse("features", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    if (cli_check_precision("features", precision) < 0) return 2;
     ac_shard sh = {0, 0};
     if (share && ac_shard_parse(share, &sh, &err)) {
         const int number = *share && strspn(share, "0123456789") == strlen(share); /* the old photos-per-file flag */
@@ -200,13 +201,13 @@ int cmd_features(int argc, char **argv) {
         enc_path = enc_def;
     }
     ac_encoder enc;
-    if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0 ||
-        (cli_set_precision(precision, &enc, &err) < 0 && (ac_encoder_close(&enc), 1))) {
+    if (ac_encoder_open(enc_path, layer, size, threads, &enc, &err) < 0) {
         fprintf(stderr, "attncap features: %s%s\n", err.msg, cli_hint(&err));
         rc = 1;
         goto done;
     }
-    if (resize && !strcmp(resize, "aspect") && ac_encoder_set_resize(&enc, AC_RESIZE_ASPECT, &err)) {
+    if (cli_set_precision(precision, &enc, &err) < 0 ||
+        (resize && !strcmp(resize, "aspect") && ac_encoder_set_resize(&enc, AC_RESIZE_ASPECT, &err))) {
         fprintf(stderr, "attncap features: %s\n", err.msg);
         ac_encoder_close(&enc);
         rc = 1;

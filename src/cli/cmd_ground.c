@@ -152,6 +152,7 @@ int cmd_ground(int argc, char **argv) {
     };
     const int n_args = cli_parse("ground", argc, argv, opts, 0, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
+    if (cli_check_precision("ground", precision) < 0) return 2;
     if (!boxes) {
         fprintf(stderr, "attncap ground: --boxes FILE is required (try --help)\n");
         return 2;

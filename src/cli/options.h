@@ -58,6 +58,9 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
 struct ac_encoder;
 struct ac_err;
 int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *err);
+/* The name --precision (value, or NULL) or $ATTNCAP_PRECISION gives, checked while the command line is
+ * read: -1 after one line "attncap CMD: ..." for an unknown one (a mistake on the command line). */
+int cli_check_precision(const char *cmd, const char *value);
 #define CLI_PRECISION_HELP                                                                             \
     "  --precision P     the CNN's arithmetic: auto (bf16x2 where the CPU has AMX, else f32), f32\n"     \
     "                    (float32: the same bits on every CPU) or bf16x2 (AMX; features within 1e-9\n" \
