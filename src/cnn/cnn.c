@@ -34,7 +34,7 @@ typedef struct cnn_step {
     int index;     /* operator index in the model */
     ac_conv_geom g;   /* window ops */
     float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
-    uint16_t *bf16; /* the same packed as bfloat16 pairs, once the plan runs in bfloat16 */
+    uint16_t *bf16; /* the same packed for AMX (ac_cnn_gemm_bf16_pack), once the plan runs in bf16x2 */
     float *bf16_scale; /* and their column scales */
     int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
     int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
@@ -607,21 +607,6 @@ int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn *
     }
     return 0;
 }
-
-int ac_precision_available(ac_precision p) {
-    return p == AC_PRECISION_F32 || p == AC_PRECISION_AUTO || (p == AC_PRECISION_BF16X2 && ac_cnn_bf16_supported());
-}
-
-static const char *const PRECISION_NAMES[] = {"f32", "bf16x2"};
-
-int ac_precision_parse(const char *name, ac_precision *p, ac_err *err) {
-    if (!strcmp(name, "auto")) return *p = AC_PRECISION_AUTO, 0;
-    for (int k = 0; k < 2; k++)
-        if (!strcmp(name, PRECISION_NAMES[k])) return *p = (ac_precision)k, 0;
-    return ac_errf(err, "unknown precision '%.60s' (auto, f32 or bf16x2)", name);
-}
-
-const char *ac_precision_name(ac_precision p) { return p == AC_PRECISION_AUTO ? "auto" : PRECISION_NAMES[p != AC_PRECISION_F32]; }
 
 int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
     if (p == AC_PRECISION_AUTO) p = ac_cnn_bf16_supported() ? AC_PRECISION_BF16X2 : AC_PRECISION_F32;
