@@ -91,25 +91,22 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
     return n_pos;
 }
 
-/* The name to use and where it came from. */
-static const char *precision_name(const char *value, const char **from) {
+/* The name to use: the flag's value, else the environment's, else auto. */
+static const char *precision_name(const char *value) {
     const char *env = getenv("ATTNCAP_PRECISION");
-    *from = value ? "--precision" : "ATTNCAP_PRECISION";
     return value ? value : env && *env ? env : "auto";
 }
 
 int cli_check_precision(const char *cmd, const char *value) {
-    const char *from, *name = precision_name(value, &from);
     ac_precision p;
     ac_err err;
-    if (ac_precision_parse(name, &p, &err) == 0) return 0;
-    fprintf(stderr, "attncap %s: %s: %s\n", cmd, from, err.msg);
+    if (ac_precision_parse(precision_name(value), &p, &err) == 0) return 0;
+    fprintf(stderr, "attncap %s: %s: %s\n", cmd, value ? "--precision" : "ATTNCAP_PRECISION", err.msg);
     return -1;
 }
 
 int cli_set_precision(const char *value, ac_encoder *enc, ac_err *err) {
-    const char *from, *name = precision_name(value, &from);
     ac_precision p;
-    if (ac_precision_parse(name, &p, err) < 0) return -1;
+    if (ac_precision_parse(precision_name(value), &p, err) < 0) return -1;
     return ac_encoder_set_precision(enc, p, err);
 }

@@ -432,8 +432,9 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
     for (int i = 0; i < n; i++) {
         if (tasks[i].failed || !want[i]) continue;
         tasks[i].out = got[i];
-        if (choose_tags(m, t, o, tasks[i].probs, n_rows, n_classes, &tasks[i], &jobs[i]) ||
-            (word_object && jobs[i].k > 0 && ban_new_objects(m, word_object, &tasks[i], &jobs[i])))
+        if (choose_tags(m, t, o, tasks[i].probs, n_rows, n_classes, &tasks[i], &jobs[i])) tasks[i].failed = 1;
+        else if (by_objects && jobs[i].k > 0 &&
+                 (word_object ? ban_new_objects(m, word_object, &tasks[i], &jobs[i]) : ac_errf(&tasks[i].err, "out of memory")))
             tasks[i].failed = 1;
     }
     free(own);
