@@ -119,6 +119,25 @@ static void test_captions(void) {
     }
 }
 
+/* Each vocabulary word's category as the caption matcher reads the word alone: synonyms and
+ * plurals map, words of a phrase alone ("hot", "parking") and the special tokens do not. */
+static void test_vocab_objects(void) {
+    ac_vocab *v;
+    ac_err err;
+    const char *json = "[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"men\",\"sofa\",\"dogs\",\"hot\",\"parking\","
+                       "\"a\",\"giraffe\",\"tv\"]";
+    CHECKF(ac_vocab_from_json(json, &v, &err) == 0, "%s", err.msg);
+    signed char wo[12];
+    ac_objects_of_vocab(v, wo);
+    const char *want[12] = {NULL, NULL, NULL, NULL, "person", "couch", "dog", NULL, NULL, NULL, "giraffe", "tv"};
+    for (int w = 0; w < 12; w++) {
+        const char *got = wo[w] >= 0 ? ac_object_name(wo[w]) : NULL;
+        CHECKF(want[w] ? got && !strcmp(got, want[w]) : !got, "%s: %s, want %s", ac_vocab_word(v, w), got ? got : "none",
+               want[w] ? want[w] : "none");
+    }
+    ac_vocab_free(v);
+}
+
 static void test_join(void) {
     uint8_t p[AC_N_OBJECTS] = {0};
     char b[64];
@@ -309,6 +328,7 @@ int main(void) {
     RUN(test_names);
     RUN(test_table);
     RUN(test_captions);
+    RUN(test_vocab_objects);
     RUN(test_join);
     RUN(test_scores);
     RUN(test_photo_counts);
