@@ -19,15 +19,15 @@
 
 static void test_bf16_round(void) {
     /* 1 + m/128 are the bfloat16 numbers in [1, 2) */
-    CHECK(ac_bf16_round(1.0f) == 0x3f80);
-    CHECK(ac_bf16_round(1.0f + 1.0f / 256) == 0x3f80);       /* halfway to 1 + 1/128: to the even 1 */
-    CHECK(ac_bf16_round(1.0f + 3.0f / 256) == 0x3f82);       /* halfway between 1/128 and 2/128: to 2/128 */
-    CHECK(ac_bf16_round(1.0f + 1.0f / 256 + 1e-6f) == 0x3f81); /* past halfway: up */
-    CHECK(ac_bf16_round(1.99999f) == 0x4000);                /* carries into the exponent: 2 */
-    CHECK(ac_bf16_round(-255.0f) == 0xc37f);                 /* an 8-bit integer is exact */
-    CHECK(ac_bf16_float(ac_bf16_round(-255.0f)) == -255.0f);
-    CHECK(ac_bf16_float(0xc37f) == -255.0f);
-    CHECK(isnan(ac_bf16_float(ac_bf16_round(NAN))));
+    CHECK(ac_cnn_bf16_round(1.0f) == 0x3f80);
+    CHECK(ac_cnn_bf16_round(1.0f + 1.0f / 256) == 0x3f80);       /* halfway to 1 + 1/128: to the even 1 */
+    CHECK(ac_cnn_bf16_round(1.0f + 3.0f / 256) == 0x3f82);       /* halfway between 1/128 and 2/128: to 2/128 */
+    CHECK(ac_cnn_bf16_round(1.0f + 1.0f / 256 + 1e-6f) == 0x3f81); /* past halfway: up */
+    CHECK(ac_cnn_bf16_round(1.99999f) == 0x4000);                /* carries into the exponent: 2 */
+    CHECK(ac_cnn_bf16_round(-255.0f) == 0xc37f);                 /* an 8-bit integer is exact */
+    CHECK(ac_cnn_bf16_float(ac_cnn_bf16_round(-255.0f)) == -255.0f);
+    CHECK(ac_cnn_bf16_float(0xc37f) == -255.0f);
+    CHECK(isnan(ac_cnn_bf16_float(ac_cnn_bf16_round(NAN))));
 }
 
 #define RND(seed) ((float)((*(seed) = *(seed) * 1103515245u + 12345u) >> 8 & 0xffff) / 16384.0f - 2.0f)

@@ -36,7 +36,7 @@
 #endif
 
 /* Round to nearest even (NaN kept a quiet NaN): what VCVTNE2PS2BF16 does to normal numbers. */
-uint16_t ac_bf16_round(float x) {
+uint16_t ac_cnn_bf16_round(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
@@ -44,7 +44,7 @@ uint16_t ac_bf16_round(float x) {
     return (uint16_t)(u >> 16);
 }
 
-float ac_bf16_float(uint16_t h) {
+float ac_cnn_bf16_float(uint16_t h) {
     uint32_t u = (uint32_t)h << 16;
     float x;
     memcpy(&x, &u, sizeof x);
@@ -82,7 +82,7 @@ int ac_cnn_gemm_bf16_pack(int n, int k, const float *w, const float *scales, uin
                 for (int e = 0; e < 2; e++) {
                     const int col = pb * NR + j, kk = 2 * p + e;
                     const double q = col < n && kk < k ? nearbyint((double)w[(size_t)col * k + kk] / scales[col]) : 0.0;
-                    packed[(((size_t)pb * kp + p) * NR + j) * 2 + e] = ac_bf16_round((float)q);
+                    packed[(((size_t)pb * kp + p) * NR + j) * 2 + e] = ac_cnn_bf16_round((float)q);
                 }
     return 0;
 }

@@ -61,8 +61,8 @@ void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, 
  * the tiles (GCC on x86-64); activation rows of at most AC_CNN_BF16_MAX_K values (on the stack). */
 #define AC_CNN_BF16_MAX_K 1536
 int ac_cnn_bf16_supported(void);
-uint16_t ac_bf16_round(float x); /* to nearest even */
-float ac_bf16_float(uint16_t h);
+uint16_t ac_cnn_bf16_round(float x); /* to nearest even */
+float ac_cnn_bf16_float(uint16_t h);
 size_t ac_cnn_gemm_bf16_packed_size(int n, int k); /* uint16s */
 int ac_cnn_gemm_bf16_columns(int n);               /* floats of col_scale: n rounded up to whole panels */
 /* scales[n]: each column's quantization scale. -1 (nothing usable written) unless every weight of
