@@ -35,7 +35,9 @@ double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
  * weight the model's own integer (exact) times its scale. Outputs differ from F32's by rounding
  * alone (MobileNetV2 to Conv_1: 1 - cosine 7e-10; captions of 1,150 dev photos identical) and are
  * the same for any thread count; float filters, depthwise convs, pools and sums stay float32.
- * Returns -1 (err) if the CPU has no AMX-BF16. Clones keep the plan's precision. */
+ * Returns -1 (err) if the CPU has no AMX-BF16. Clones keep the plan's precision. A BF16X2 run keeps
+ * 192 KB of rounded activations on the stack of each thread that computes a product (glibc's
+ * default thread stack is 8 MB; a caller's own threads need at least that much to spare). */
 #define AC_HAVE_PRECISION 1 /* for code built against older trees too (bench/latency.c) */
 typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2 = 1 } ac_precision;
 /* AUTO: BF16X2 where the CPU has it, else F32 (never fails for want of AMX). */
