@@ -4,7 +4,7 @@
  *    per-column scale that bfloat16 cannot hold (so packing w rounded instead of q would show), checked
  *    against a float64 sum of the exact terms: within 2^-20 of the terms' magnitude, where rounding the
  *    activations once (no lo part) misses by ~2^-9; the same bits for 1, 2 and 3 threads;
- *  - packing refuses a column that is not integers times its scale;
+ *  - packing refuses a column that is not integers times its scale, and rows too long for the kernel;
  *  - MobileNetV2 to Conv_1 on a shared photo at 224 and 448: 1 - cosine <= 1e-8 against float32, the
  *    same bits on 1 and 2 threads, kept by a clone, and AUTO choosing it.
  * Everything but the rounding skips, with a message, on a CPU without AMX-BF16. */
@@ -96,6 +96,14 @@ static void test_bf16_pack_refuses(void) {
     w[4] = -256;
     CHECK(ac_cnn_gemm_bf16_pack(2, 4, w, scales, packed, col_scale) == 0);
     CHECK(col_scale[0] == 1.0f && col_scale[31] == 1.0f);
+    /* rows longer than the kernel's stack buffer: refused whatever the weights */
+    const int k = AC_CNN_BF16_MAX_K + 1;
+    float *wl = calloc((size_t)k, sizeof *wl), one = 1;
+    uint16_t *pl = malloc(ac_cnn_gemm_bf16_packed_size(1, k) * sizeof *pl);
+    CHECK(wl && pl);
+    CHECK(ac_cnn_gemm_bf16_pack(1, k, wl, &one, pl, col_scale) == -1);
+    CHECK(ac_cnn_gemm_bf16_pack(1, k - 1, wl, &one, pl, col_scale) == 0);
+    free(wl), free(pl);
 }
 
 static double cosine(const float *a, const float *b, size_t n) {

@@ -43,9 +43,8 @@ typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2
 /* AUTO: BF16X2 where the CPU has it, else F32 (never fails for want of AMX). */
 int ac_cnn_set_precision(ac_cnn *cnn, ac_precision p, ac_err *err);
 int ac_precision_available(ac_precision p); /* F32 and AUTO always; BF16X2 with AMX-BF16 */
-/* "auto", "f32", "bf16x2" <-> the enum; an unknown name is one line naming it and the choices. */
+/* "auto", "f32", "bf16x2" -> the enum; an unknown name is one line naming it and the choices. */
 int ac_precision_parse(const char *name, ac_precision *p, ac_err *err);
-const char *ac_precision_name(ac_precision p);
 ac_precision ac_cnn_precision(const ac_cnn *cnn);
 void ac_cnn_free(ac_cnn *cnn);
 

@@ -609,18 +609,20 @@ int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn *
 }
 
 int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
-    if (p == AC_PRECISION_AUTO) p = ac_cnn_bf16_supported() ? AC_PRECISION_BF16X2 : AC_PRECISION_F32;
+    if (p != AC_PRECISION_AUTO && p != AC_PRECISION_F32 && p != AC_PRECISION_BF16X2)
+        return ac_errf(err, "%s: unknown precision %d", c->m->path, (int)p);
+    const int amx = p != AC_PRECISION_F32 && ac_cnn_bf16_supported();
+    if (p == AC_PRECISION_AUTO) p = amx ? AC_PRECISION_BF16X2 : AC_PRECISION_F32;
     if (p == AC_PRECISION_F32) {
         c->precision = p;
         return 0;
     }
-    if (p != AC_PRECISION_BF16X2) return ac_errf(err, "%s: unknown precision %d", c->m->path, (int)p);
-    if (!ac_cnn_bf16_supported()) return ac_errf(err, "bf16x2 needs a CPU with AMX-BF16 (this one has none)");
+    if (!amx) return ac_errf(err, "bf16x2 needs a CPU with AMX-BF16 (this one has none)");
     for (int k = 0; k < c->n_steps; k++) { /* every product of a quantized filter, once */
         cnn_step *s = &c->steps[k];
         const ac_tfl_tensor *w = s->packed ? &c->m->tensors[s->op->inputs[1]] : NULL;
         const int K = s->g.kh * s->g.kw * s->g.c, n = s->g.oc;
-        if (!w || s->bf16 || K > AC_CNN_BF16_MAX_K || !(w->n_quant == 1 || (w->n_quant == n && w->quant_dim == 0)))
+        if (!w || s->bf16 || !(w->n_quant == 1 || (w->n_quant == n && w->quant_dim == 0)))
             continue; /* a float filter stays float32: bfloat16 would round its weights */
         float *scales = malloc((size_t)n * sizeof *scales);
         s->bf16 = malloc(ac_cnn_gemm_bf16_packed_size(n, K) * sizeof *s->bf16);
@@ -632,7 +634,7 @@ int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
         }
         for (int o = 0; o < n; o++) scales[o] = w->scale[w->n_quant == 1 ? 0 : o];
         if (ac_cnn_gemm_bf16_pack(n, K, in_data(c, s, 1), scales, s->bf16, s->bf16_scale) < 0) {
-            free(s->bf16), free(s->bf16_scale); /* not integers times the scale after all: float32 */
+            free(s->bf16), free(s->bf16_scale); /* not integers times the scale after all, or too long: float32 */
             s->bf16 = NULL, s->bf16_scale = NULL;
         }
         free(scales);

@@ -41,13 +41,6 @@ void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed) {
             }
 }
 
-static void act_bounds(int act, float *lo, float *hi) {
-    *lo = -FLT_MAX, *hi = FLT_MAX;
-    if (act == CNN_ACT_RELU) *lo = 0.0f;
-    else if (act == CNN_ACT_RELU6) *lo = 0.0f, *hi = 6.0f;
-    else if (act == CNN_ACT_RELU_N1_TO_1) *lo = -1.0f, *hi = 1.0f;
-}
-
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
@@ -218,8 +211,8 @@ static void gemm_part(void *arg, int t, int nt) {
     const int np = (j->n + NR - 1) / NR, units = j->mblocks * np;
     const int u0 = (int)((long)units * t / nt), u1 = (int)((long)units * (t + 1) / nt);
     float lo, hi, sum_lo, sum_hi;
-    act_bounds(j->act, &lo, &hi);
-    act_bounds(j->sum_act, &sum_lo, &sum_hi);
+    ac_cnn_act_bounds(j->act, &lo, &hi);
+    ac_cnn_act_bounds(j->sum_act, &sum_lo, &sum_hi);
     const epilogue e = {SET1(lo), SET1(hi), SET1(sum_lo), SET1(sum_hi)};
     for (int u = u0; u < u1; u++) {
         const int mb = u / np, pb = u % np;
@@ -243,12 +236,8 @@ static void gemm_part(void *arg, int t, int nt) {
     }
 }
 
-void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
-                 const ac_cnn_sum *sum, ac_pool *pool) {
-    if (wt->bf16 && k <= AC_CNN_BF16_MAX_K) {
-        ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
-        return;
-    }
+static void gemm_f32(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
+                     const ac_cnn_sum *sum, ac_pool *pool) {
     gemm_job j = {m, n, k, a, wt->packed, bias, c, sum ? sum->add : NULL, act, sum ? sum->act : 0, 1, m};
     if ((double)m * n * k < 2e5) pool = NULL;
     /* Row blocks of even size, a multiple of the tile's rows (196 rows: 56, 56, 56, 28 rather than
@@ -282,8 +271,8 @@ static inline float clamp(float x, float lo, float hi) { return x < lo ? lo : x 
  * needs nothing from the other kernels). */
 static void blas_epilogue(const blas_job *j, int r0, int r) {
     float lo, hi, sum_lo, sum_hi;
-    act_bounds(j->act, &lo, &hi);
-    act_bounds(j->sum ? j->sum->act : CNN_ACT_NONE, &sum_lo, &sum_hi);
+    ac_cnn_act_bounds(j->act, &lo, &hi);
+    ac_cnn_act_bounds(j->sum ? j->sum->act : CNN_ACT_NONE, &sum_lo, &sum_hi);
     for (size_t row = (size_t)r0; row < (size_t)(r0 + r); row++) /* rows, then columns: no division per element */
         for (size_t col = 0, i = row * j->n; col < (size_t)j->n; col++, i++) {
             float x = clamp(j->bias ? j->c[i] + j->bias[col] : j->c[i], lo, hi);
@@ -302,13 +291,15 @@ static void blas_part(void *arg, int t, int T) {
     }
 }
 
-void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
-                 const ac_cnn_sum *sum, ac_pool *pool) {
-    if (wt->bf16 && k <= AC_CNN_BF16_MAX_K) {
-        ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
-        return;
-    }
+static void gemm_f32(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
+                     const ac_cnn_sum *sum, ac_pool *pool) {
     blas_job j = {m, n, k, a, wt->w, c, bias, act, sum};
     ac_pool_run(pool, blas_part, &j);
 }
 #endif
+
+void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
+                 const ac_cnn_sum *sum, ac_pool *pool) {
+    if (wt->bf16) ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
+    else gemm_f32(m, n, k, a, wt, bias, act, c, sum, pool);
+}

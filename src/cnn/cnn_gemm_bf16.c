@@ -73,6 +73,7 @@ static int column_is_scaled_integers(const float *wc, int k, float scale) {
 
 int ac_cnn_gemm_bf16_pack(int n, int k, const float *w, const float *scales, uint16_t *packed, float *col_scale) {
     const int np = (n + NR - 1) / NR, kp = BF16_PAIRS(k);
+    if (k > AC_CNN_BF16_MAX_K) return -1; /* rows longer than the kernel's buffer */
     for (int col = 0; col < n; col++)
         if (!column_is_scaled_integers(w + (size_t)col * k, k, scales[col])) return -1;
     for (int col = 0; col < np * NR; col++) col_scale[col] = col < n ? scales[col] : 1.0f;
@@ -108,13 +109,6 @@ int ac_cnn_bf16_supported(void) {
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")
 #include <immintrin.h>
-
-static void act_bounds(int act, float *lo, float *hi) {
-    *lo = -FLT_MAX, *hi = FLT_MAX;
-    if (act == CNN_ACT_RELU) *lo = 0.0f;
-    else if (act == CNN_ACT_RELU6) *lo = 0.0f, *hi = 6.0f;
-    else if (act == CNN_ACT_RELU_N1_TO_1) *lo = -1.0f, *hi = 1.0f;
-}
 
 /* hi[r][0..kp) = the pairs of row r of a (k floats) rounded, lo[r] = the pairs of what rounding left
  * (x - hi, rounded again): hi + lo is x to a relative 2^-17. Zero past k; rows past mr are zero. */
@@ -180,8 +174,8 @@ static void gemm_part(void *arg, int t, int nt) {
     const int u0 = (int)((long)units * t / nt), u1 = (int)((long)units * (t + 1) / nt);
     if (u0 >= u1) return;
     float lo, hi, sum_lo, sum_hi;
-    act_bounds(j->act, &lo, &hi);
-    act_bounds(j->sum_act, &sum_lo, &sum_hi);
+    ac_cnn_act_bounds(j->act, &lo, &hi);
+    ac_cnn_act_bounds(j->sum_act, &sum_lo, &sum_hi);
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), slo = _mm512_set1_ps(sum_lo), shi = _mm512_set1_ps(sum_hi);
     tile_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -191,7 +185,7 @@ static void gemm_part(void *arg, int t, int nt) {
     uint32_t a_hi[MB * (AC_CNN_BF16_MAX_K / 2)] __attribute__((aligned(64))); /* 96 KB each */
     uint32_t a_lo[MB * (AC_CNN_BF16_MAX_K / 2)] __attribute__((aligned(64)));
     float acc[MB * NR] __attribute__((aligned(64)));
-    int have = -1; /* the row block rounded into ap */
+    int have = -1; /* the row block split into a_hi and a_lo */
     for (int u = u0; u < u1; u++) {
         const int mb = u / np, pb = u % np, r0 = mb * MB, mr = j->m - r0 < MB ? j->m - r0 : MB;
         if (mb != have) split_rows(j->a + (size_t)r0 * j->k, j->k, mr, a_hi, a_lo, kp), have = mb;

@@ -2,6 +2,7 @@
  * Not a public header: shapes are checked by the planner in cnn.c before any kernel runs. */
 #ifndef ATTNCAP_CNN_INTERNAL_H
 #define ATTNCAP_CNN_INTERNAL_H
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,6 +10,15 @@
 
 /* Fused activations, TFLite numbering. */
 enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3 };
+
+/* The clamp [lo, hi] a fused activation applies (NONE: the whole float range). Inline: the kernels'
+ * files are compiled for several instruction sets each. */
+static inline void ac_cnn_act_bounds(int act, float *lo, float *hi) {
+    *lo = -FLT_MAX, *hi = FLT_MAX;
+    if (act == CNN_ACT_RELU) *lo = 0.0f;
+    else if (act == CNN_ACT_RELU6) *lo = 0.0f, *hi = 6.0f;
+    else if (act == CNN_ACT_RELU_N1_TO_1) *lo = -1.0f, *hi = 1.0f;
+}
 
 /* Geometry of a 2-D window op: input h x w x c, output oh x ow x oc, kernel kh x kw, strides,
  * dilations, and the top/left padding (bottom/right padding is implied by the output size). */
@@ -47,7 +57,7 @@ typedef struct ac_cnn_weights {
 } ac_cnn_weights;
 
 /* c[m][n] = act(a[m][:] . w[n][:] + bias[n]) (cnn_gemm.c), then the sum if any (NULL: none), on AMX
- * when wt->bf16 is set and k <= AC_CNN_BF16_MAX_K (cnn_gemm_bf16.c), else in float32 FMAs.
+ * when wt->bf16 is set (cnn_gemm_bf16.c), else in float32 FMAs.
  * ac_cnn_gemm_packed_size floats for the packing. bias may be NULL. */
 size_t ac_cnn_gemm_packed_size(int n, int k);
 void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed);
@@ -65,8 +75,9 @@ uint16_t ac_cnn_bf16_round(float x); /* to nearest even */
 float ac_cnn_bf16_float(uint16_t h);
 size_t ac_cnn_gemm_bf16_packed_size(int n, int k); /* uint16s */
 int ac_cnn_gemm_bf16_columns(int n);               /* floats of col_scale: n rounded up to whole panels */
-/* scales[n]: each column's quantization scale. -1 (nothing usable written) unless every weight of
- * column j is exactly, as float32, an integer of magnitude <= 256 times scales[j]. */
+/* scales[n]: each column's quantization scale. -1 (nothing usable written) if k > AC_CNN_BF16_MAX_K,
+ * or unless every weight of column j is exactly, as float32, an integer of magnitude <= 256 times
+ * scales[j]. */
 int ac_cnn_gemm_bf16_pack(int n, int k, const float *w, const float *scales, uint16_t *packed, float *col_scale);
 void ac_cnn_gemm_bf16(int m, int n, int k, const float *a, const uint16_t *packed, const float *col_scale,
                       const float *bias, int act, float *c, const ac_cnn_sum *sum, ac_pool *pool);

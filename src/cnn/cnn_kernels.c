@@ -61,14 +61,6 @@ int ac_cnn_out_size(int in, int k, int stride, int dil, int valid, int *pad_befo
     return (int)out;
 }
 
-static void act_bounds(int act, float *lo, float *hi) {
-    *lo = -FLT_MAX;
-    *hi = FLT_MAX;
-    if (act == CNN_ACT_RELU) *lo = 0.0f;
-    else if (act == CNN_ACT_RELU6) *lo = 0.0f, *hi = 6.0f;
-    else if (act == CNN_ACT_RELU_N1_TO_1) *lo = -1.0f, *hi = 1.0f;
-}
-
 static inline float clampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 /* First and one-past-last tap index k with 0 <= base + k * dil < size. */
@@ -109,7 +101,7 @@ static void bias_rows(void *arg, int t, int nt) {
 
 void ac_cnn_bias_act(float *x, size_t rows, int n, const float *bias, int act, ac_pool *pool) {
     bias_job j = {x, rows, n, bias, 0, 0};
-    act_bounds(act, &j.lo, &j.hi);
+    ac_cnn_act_bounds(act, &j.lo, &j.hi);
     if (!bias && act == CNN_ACT_NONE) return;
     if (rows * (size_t)n < 16384) pool = NULL; /* not worth waking a thread */
     ac_pool_run(pool, bias_rows, &j);
@@ -303,7 +295,7 @@ static void dw3x3_row(const dw_job *j, int oy, int ox_a, int ox_b, vf vlo, vf vh
 static void dw_range(const dw_job *j, int oy0, int oy1) {
     const ac_conv_geom *g = j->g;
     float lo, hi;
-    act_bounds(g->act, &lo, &hi);
+    ac_cnn_act_bounds(g->act, &lo, &hi);
     int fast = VL > 1 && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && g->oc == g->c && g->c % VL == 0;
     /* output columns whose 3-wide window is inside the image: ox*sw - pl >= 0 and ox*sw - pl + 2 < w */
     int ox_a = fast ? (g->pl + g->sw - 1) / g->sw : g->ow, ox_b = fast ? (g->w - 3 + g->pl) / g->sw + 1 : g->ow;
@@ -431,7 +423,7 @@ typedef struct add_job {
 static void add_part(void *arg, int t, int nt) {
     const add_job *j = arg;
     float lo, hi;
-    act_bounds(j->act, &lo, &hi);
+    ac_cnn_act_bounds(j->act, &lo, &hi);
     vf vlo = V_SET1(lo), vhi = V_SET1(hi);
     size_t vecs = j->n / VL, i = vecs * (size_t)t / (size_t)nt * VL, end = vecs * (size_t)(t + 1) / (size_t)nt * VL;
     if (t == nt - 1) end = j->n;
@@ -450,7 +442,7 @@ void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act, ac_
 
 void ac_cnn_pool2d(const ac_conv_geom *g, int is_max, const float *in, float *out) {
     float lo, hi;
-    act_bounds(g->act, &lo, &hi);
+    ac_cnn_act_bounds(g->act, &lo, &hi);
     const int C = g->c;
     for (int oy = 0; oy < g->oh; oy++) {
         int iy0 = oy * g->sh - g->pt, ky0, ky1;

@@ -17,4 +17,3 @@ int ac_precision_parse(const char *name, ac_precision *p, ac_err *err) {
     return ac_errf(err, "unknown precision '%.60s' (auto, f32 or bf16x2)", name);
 }
 
-const char *ac_precision_name(ac_precision p) { return p == AC_PRECISION_AUTO ? "auto" : PRECISION_NAMES[p != AC_PRECISION_F32]; }
