@@ -42,6 +42,8 @@ typedef struct ac_captioner {
     char *naming_words;  /* owned copy of naming.words */
     ac_tag_table *tags;  /* the class -> word table, loaded when a mode needs it */
     ac_presence *presence; /* presence.safetensors beside the model, loaded with the table in AUTO (NULL if none) */
+    signed char *word_object; /* the model's words' COCO categories, made when the naming first asks
+                                 (tag_objects_only; naming.word_object points here) */
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */

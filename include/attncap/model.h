@@ -43,8 +43,6 @@ typedef struct ac_model {
                                  (metadata "vocab_counts" "paired"); NULL if absent */
     unsigned char *no_repeat; /* [vocab] the words decode.no_repeat points to: every real word but those
                                  of "decode" "repeatable"; NULL if absent */
-    signed char *word_object; /* [vocab] the COCO category each word names (ac_objects_of_vocab), made at
-                                 load for the naming; NULL for a model built in memory */
 } ac_model;
 
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,

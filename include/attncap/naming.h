@@ -51,6 +51,8 @@ typedef struct ac_naming_opts {
                               (0 = off) */
     float tag_objects_only; /* AUTO: 1 = a constrained caption names no object (one of COCO's categories,
                                objects.h) but those of the free caption and of its required tags; 0 = off */
+    const signed char *word_object; /* with tag_objects_only: [vocab] the category each of the model's
+                               words names (ac_objects_of_vocab), or NULL: made on each call */
 } ac_naming_opts;
 #define AC_NAMING_SURE 0.9f
 #define AC_NAMING_WELL_COVERED 5

@@ -3,6 +3,7 @@
 
 #include "captioner_internal.h"
 
+#include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
 #include "locate_internal.h"
@@ -76,6 +77,7 @@ void ac_captioner_close(ac_captioner *c) {
     ac_tag_table_free(c->tags);
     ac_presence_free(c->presence);
     free(c->presence);
+    free(c->word_object);
     free(c->naming_words);
     memset(c, 0, sizeof *c);
 }
@@ -275,6 +277,12 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     c->naming = *o;
     c->naming.words = words;
     if (!c->naming.presence) c->naming.presence = c->presence;
+    if (o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0 && !o->word_object) { /* once per captioner */
+        const int V = ac_vocab_size(c->model.vocab);
+        if (!c->word_object && !(c->word_object = malloc((size_t)V))) return ac_errf(err, "out of memory");
+        ac_objects_of_vocab(c->model.vocab, c->word_object);
+        c->naming.word_object = c->word_object;
+    }
     if (o->mode == AC_TAGS_OFF || c->tags) return 0;
     /* The table: the caller's, or beside the model. */
     char buf[4096];

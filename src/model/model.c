@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "attncap/model.h"
-#include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
 
@@ -281,11 +280,6 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
     }
     if (parse_decode(ac_st_meta(&f, "decode"), path, m->vocab, &m->decode, &m->no_repeat, err)) goto done;
     if (parse_paired_counts(ac_st_meta(&f, "vocab_counts"), path, cfg.vocab, &m->paired_counts, err)) goto done;
-    if (!(m->word_object = malloc((size_t)cfg.vocab))) {
-        ac_errf(err, "out of memory");
-        goto done;
-    }
-    ac_objects_of_vocab(m->vocab, m->word_object);
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(&cfg, t, NULL);
     if (f.n_tensors != nt) {
@@ -374,7 +368,6 @@ void ac_model_free(ac_model *m) {
     free(m->training_json);
     free(m->naming_json);
     free(m->paired_counts);
-    free(m->word_object);
     free(m->no_repeat);
     free(m->path);
     memset(m, 0, sizeof *m);

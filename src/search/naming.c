@@ -424,11 +424,11 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         want[i] = 1;
     }
     search_round(m, n, tasks, jobs, want, got); /* the free captions */
-    /* the model's own table (made at load); one made here for a model built in memory */
+    /* the caller's table of the words' objects (the captioner's, made once), else one made here */
     const int by_objects = o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0;
-    signed char *own = by_objects && !m->word_object ? malloc((size_t)m->dec.cfg.vocab) : NULL;
+    signed char *own = by_objects && !o->word_object ? malloc((size_t)m->dec.cfg.vocab) : NULL;
     if (own) ac_objects_of_vocab(m->vocab, own);
-    const signed char *word_object = by_objects ? (m->word_object ? m->word_object : own) : NULL;
+    const signed char *word_object = by_objects ? (o->word_object ? o->word_object : own) : NULL;
     for (int i = 0; i < n; i++) {
         if (tasks[i].failed || !want[i]) continue;
         tasks[i].out = got[i];
