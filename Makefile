@@ -200,7 +200,7 @@ test-valgrind:
 
 # The Slurm and GNU parallel recipes of tools/slurm/ on a real one-node Slurm started here (root:
 # installs slurm-wlm, munge and parallel from Debian; stops the daemons after). About 2 minutes.
-test-slurm: all models
+test-slurm: all
 	bash tools/slurm/test_slurm.sh
 
 # libFuzzer targets (fuzz/README.md): each runs FUZZ_SECONDS at nice 19, one after another; fails if

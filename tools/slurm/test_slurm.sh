@@ -30,6 +30,9 @@ export ATTNCAP_DATA=$DATA
 # the shipped model and its encoder, wherever the jobs run from
 export ATTNCAP_MODEL=${ATTNCAP_MODEL:-$ROOT/models/attncap.safetensors}
 export ATTNCAP_ENCODER=${ATTNCAP_ENCODER:-$ROOT/models/mobilenet_v2_1.0_224_quant.tflite}
+# the encoder from ../shared (make models), only once the data is known to be there: without it the
+# recipe skips above instead of failing on an offline download
+[ -f "$ATTNCAP_ENCODER" ] || (cd "$ROOT" && bash tools/get_encoder.sh) || die "cannot get $ATTNCAP_ENCODER (make models)"
 [ -f "$ATTNCAP_MODEL" ] && [ -f "$ATTNCAP_ENCODER" ] || die "needs $ATTNCAP_MODEL and $ATTNCAP_ENCODER (make models)"
 
 # ---- install ----
