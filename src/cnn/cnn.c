@@ -1,4 +1,4 @@
-/* cnn.c: runs a TFLite graph in float32 (NHWC, batch 1) at any input size.
+/* cnn.c: plans a TFLite graph to run in float32 (NHWC, batch 1) at any input size (cnn_exec.c runs it).
  *
  * ac_cnn_create plans once: it keeps only the operators needed for the requested tensor, propagates
  * shapes from the chosen input size, checks every operator's operands, and assigns each activation
@@ -7,64 +7,13 @@
  * DEQUANTIZE become copies, and activations stay in float. */
 #include "attncap/cnn.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cnn_internal.h"
-
-enum {
-    OP_ADD = 0, OP_AVERAGE_POOL_2D = 1, OP_CONCATENATION = 2, OP_CONV_2D = 3, OP_DEPTHWISE_CONV_2D = 4,
-    OP_DEQUANTIZE = 6, OP_FULLY_CONNECTED = 9, OP_LOGISTIC = 14, OP_MAX_POOL_2D = 17, OP_MUL = 18, OP_RELU = 19,
-    OP_RELU_N1_TO_1 = 20, OP_RELU6 = 21, OP_RESHAPE = 22, OP_SOFTMAX = 25, OP_TANH = 28, OP_PAD = 34, OP_MEAN = 40,
-    OP_SQUEEZE = 43, OP_QUANTIZE = 114, OP_HARD_SWISH = 117,
-};
-
-typedef struct cnn_tensor {
-    int ndim;
-    int shape[AC_TFL_MAX_DIMS];
-    size_t count;
-    float *data; /* constant data (from the model) or the assigned activation buffer */
-    int slot;    /* activation buffer index, -1 for constants and unplanned tensors */
-    int planned; /* shape known */
-} cnn_tensor;
-
-typedef struct cnn_step {
-    const ac_tfl_op *op;
-    int index;     /* operator index in the model */
-    ac_conv_geom g;   /* window ops */
-    float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
-    uint16_t *bf16; /* the same packed for AMX (ac_cnn_gemm_bf16_pack), once the plan runs in bf16x2 */
-    float *bf16_scale; /* and their column scales */
-    int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
-    int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
-    int sum_step;  /* > 0: the ADD (that step) runs inside this CONV_2D's output (plan_sums) */
-    int absorbed;  /* an ADD run by the step before */
-} cnn_step;
-
-struct ac_cnn {
-    const ac_tfl_model *m;
-    cnn_tensor *t;
-    cnn_step *steps;
-    int n_steps;
-    int in_t, out_t;
-    float **slots;
-    size_t *slot_size;
-    int n_slots;
-    float *scratch;
-    size_t scratch_size;
-    float *fuse_scratch; /* band buffers of fused steps, per pool chunk */
-    ac_pool *pool;
-    int threads;
-    int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */
-    ac_precision precision;
-    double flops;
-};
-
-static const char *tname(const ac_cnn *c, int i) { return c->m->tensors[i].name; }
+#include "cnn_plan.h"
 
 static int op_err(const ac_cnn *c, const cnn_step *s, ac_err *err, const char *why) {
-    const char *out = s->op->n_out > 0 && s->op->outputs[0] >= 0 ? tname(c, s->op->outputs[0]) : "?";
+    const char *out = s->op->n_out > 0 && s->op->outputs[0] >= 0 ? ac_cnn_tname(c, s->op->outputs[0]) : "?";
     return ac_errf(err, "%s: operator %d (%s, output '%.200s'): %s", c->m->path, s->index, s->op->opname, out, why);
 }
 
@@ -102,7 +51,7 @@ static int operand(const ac_cnn *c, const cnn_step *s, int k, int want_const, ac
     if (want_const && !c->m->tensors[i].data) return op_err(c, s, err, "operand must be a constant tensor"), -1;
     if (!c->t[i].planned) {
         ac_errf(err, "%s: operator %d (%s): input tensor '%.200s' is neither computed by an earlier operator nor a "
-                "numeric constant", c->m->path, s->index, s->op->opname, tname(c, i));
+                "numeric constant", c->m->path, s->index, s->op->opname, ac_cnn_tname(c, i));
         return -1;
     }
     return i;
@@ -336,165 +285,6 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
     }
 }
 
-/* ---- execution ---- */
-
-static const float *in_data(const ac_cnn *c, const cnn_step *s, int k) {
-    int i = s->op->n_in > k ? s->op->inputs[k] : -1;
-    return i >= 0 ? c->t[i].data : NULL;
-}
-
-static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
-    const cnn_tensor *x = &c->t[s->op->inputs[0]], *y = &c->t[s->op->inputs[1]];
-    const float *xa = x->data, *ya = y->data;
-    cnn_tensor *o = &c->t[s->op->outputs[0]];
-    size_t n = o->count, nx = x->count, ny = y->count;
-    int mul = s->op->opcode == OP_MUL;
-    if (!mul && nx == n && ny == n) { /* the residual connections of MobileNetV2 */
-        ac_cnn_add(xa, ya, o->data, n, s->op->activation, c->pool);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        float a = xa[nx == n ? i : i % nx], b = ya[ny == n ? i : i % ny];
-        o->data[i] = mul ? a * b : a + b;
-    }
-    ac_cnn_bias_act(o->data, 1, (int)n, NULL, s->op->activation, NULL);
-}
-
-static void run_mean(const ac_cnn *c, const cnn_step *s) {
-    const cnn_tensor *x = &c->t[s->op->inputs[0]];
-    const ac_tfl_tensor *ax = &c->m->tensors[s->op->inputs[1]];
-    cnn_tensor *o = &c->t[s->op->outputs[0]];
-    int red[AC_TFL_MAX_DIMS] = {0};
-    size_t nax = ax->ndim == 0 ? 1 : (size_t)ax->shape[0];
-    for (size_t k = 0; k < nax; k++) red[((int)ax->data[k] + x->ndim) % x->ndim] = 1;
-    /* output strides over the kept dims, 0 over the reduced ones */
-    size_t ostride[AC_TFL_MAX_DIMS], st = 1, nred = 1;
-    for (int d = x->ndim - 1; d >= 0; d--) {
-        ostride[d] = red[d] ? 0 : st;
-        if (!red[d]) st *= (size_t)x->shape[d];
-        else nred *= (size_t)x->shape[d];
-    }
-    memset(o->data, 0, o->count * sizeof(float));
-    int idx[AC_TFL_MAX_DIMS] = {0};
-    size_t oi = 0;
-    for (size_t i = 0; i < x->count; i++) {
-        o->data[oi] += x->data[i];
-        for (int d = x->ndim - 1; d >= 0; d--) { /* odometer increment */
-            oi += ostride[d];
-            if (++idx[d] < x->shape[d]) break;
-            oi -= ostride[d] * (size_t)x->shape[d];
-            idx[d] = 0;
-        }
-    }
-    float inv = 1.0f / (float)nred;
-    for (size_t i = 0; i < o->count; i++) o->data[i] *= inv;
-}
-
-static void run_pad(const ac_cnn *c, const cnn_step *s) {
-    const cnn_tensor *x = &c->t[s->op->inputs[0]];
-    const float *p = c->m->tensors[s->op->inputs[1]].data;
-    cnn_tensor *o = &c->t[s->op->outputs[0]];
-    int xs[4] = {1, 1, 1, 1}, os[4] = {1, 1, 1, 1}, lo[4] = {0, 0, 0, 0}, off = 4 - x->ndim;
-    for (int d = 0; d < x->ndim; d++) xs[off + d] = x->shape[d], os[off + d] = o->shape[d], lo[off + d] = (int)p[2 * d];
-    memset(o->data, 0, o->count * sizeof(float));
-    for (int i0 = 0; i0 < xs[0]; i0++)
-        for (int i1 = 0; i1 < xs[1]; i1++)
-            for (int i2 = 0; i2 < xs[2]; i2++) {
-                size_t src = (((size_t)i0 * xs[1] + i1) * xs[2] + i2) * xs[3];
-                size_t dst = ((((size_t)(i0 + lo[0]) * os[1] + i1 + lo[1]) * os[2]) + i2 + lo[2]) * os[3] + lo[3];
-                memcpy(o->data + dst, x->data + src, (size_t)xs[3] * sizeof(float));
-            }
-}
-
-static void run_concat(const ac_cnn *c, const cnn_step *s) {
-    cnn_tensor *o = &c->t[s->op->outputs[0]];
-    int nd = o->ndim, axis = s->op->axis < 0 ? s->op->axis + nd : s->op->axis;
-    size_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++) outer *= (size_t)o->shape[d];
-    for (int d = axis + 1; d < nd; d++) inner *= (size_t)o->shape[d];
-    size_t orow = (size_t)o->shape[axis] * inner, at = 0;
-    for (int k = 0; k < s->op->n_in; k++) {
-        const cnn_tensor *x = &c->t[s->op->inputs[k]];
-        size_t row = (size_t)x->shape[axis] * inner;
-        for (size_t r = 0; r < outer; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
-        at += row;
-    }
-    ac_cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
-}
-
-static void run_unary(const ac_cnn *c, const cnn_step *s) {
-    const cnn_tensor *x = &c->t[s->op->inputs[0]];
-    cnn_tensor *o = &c->t[s->op->outputs[0]];
-    int code = s->op->opcode;
-    if (code == OP_RELU || code == OP_RELU6 || code == OP_RELU_N1_TO_1) {
-        memcpy(o->data, x->data, o->count * sizeof(float));
-        ac_cnn_bias_act(o->data, 1, (int)o->count, NULL,
-                        code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
-        return;
-    }
-    for (size_t i = 0; i < o->count; i++) {
-        float v = x->data[i];
-        if (code == OP_LOGISTIC) v = 1.0f / (1.0f + expf(-v));
-        else if (code == OP_TANH) v = tanhf(v);
-        else if (code == OP_HARD_SWISH) v = v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f;
-        o->data[i] = v;
-    }
-}
-
-static ac_cnn_weights step_weights(const ac_cnn *c, const cnn_step *s) {
-    const int bf16 = c->precision == AC_PRECISION_BF16X2;
-    return (ac_cnn_weights){in_data(c, s, 1), s->packed, bf16 ? s->bf16 : NULL, bf16 ? s->bf16_scale : NULL};
-}
-
-static void run_step(ac_cnn *c, const cnn_step *s) {
-    const ac_tfl_op *op = s->op;
-    cnn_tensor *o = &c->t[op->outputs[0]];
-    const float *x = in_data(c, s, 0);
-    if (s->fused || s->absorbed) return; /* runs with the next step, or ran with the one before */
-    ac_cnn_sum sum = {NULL, 0}; /* a residual ADD run inside this conv: its output is the ADD's */
-    if (s->sum_step) {
-        const cnn_step *add = &c->steps[s->sum_step];
-        int other = add->op->inputs[0] == op->outputs[0];
-        sum = (ac_cnn_sum){in_data(c, add, other), add->op->activation};
-        o = &c->t[add->op->outputs[0]];
-    }
-    if (s > c->steps && s[-1].fused) { /* conv, depthwise [, projection]: s is the last */
-        const cnn_step *pj = s->op->opcode == OP_CONV_2D ? s : NULL, *dw = pj ? s - 1 : s, *pw = dw - 1;
-        const ac_cnn_weights pw_wt = step_weights(c, pw), pj_wt = pj ? step_weights(c, pj) : pw_wt;
-        ac_cnn_pw_dw(&pw->g, in_data(c, pw, 0), &pw_wt, in_data(c, pw, 2), &dw->g, in_data(c, dw, 1), in_data(c, dw, 2),
-                     pj ? &pj->g : NULL, pj ? &pj_wt : NULL, pj ? in_data(c, pj, 2) : NULL, o->data, sum.add ? &sum : NULL,
-                     c->fuse_scratch, c->pool, pw->fuse_chunks);
-        return;
-    }
-    switch (op->opcode) {
-    case OP_CONV_2D: {
-        const ac_cnn_weights wt = step_weights(c, s);
-        ac_cnn_conv2d(&s->g, x, &wt, in_data(c, s, 2), o->data, sum.add ? &sum : NULL, c->scratch, c->pool);
-        break;
-    }
-    case OP_DEPTHWISE_CONV_2D: ac_cnn_depthwise(&s->g, x, in_data(c, s, 1), in_data(c, s, 2), o->data, c->pool); break;
-    case OP_AVERAGE_POOL_2D: ac_cnn_pool2d(&s->g, 0, x, o->data); break;
-    case OP_MAX_POOL_2D: ac_cnn_pool2d(&s->g, 1, x, o->data); break;
-    case OP_ADD: case OP_MUL: run_elementwise(c, s); break;
-    case OP_MEAN: run_mean(c, s); break;
-    case OP_PAD: run_pad(c, s); break;
-    case OP_CONCATENATION: run_concat(c, s); break;
-    case OP_SOFTMAX: {
-        int n = o->shape[o->ndim - 1];
-        ac_cnn_softmax(x, o->data, o->count / (size_t)n, n, op->beta);
-        break;
-    }
-    case OP_FULLY_CONNECTED: {
-        const ac_tfl_tensor *w = &c->m->tensors[op->inputs[1]];
-        ac_cnn_fully_connected(o->shape[0], w->shape[0], w->shape[1], x, w->data, in_data(c, s, 2), op->activation, o->data);
-        break;
-    }
-    case OP_RESHAPE: case OP_SQUEEZE: case OP_QUANTIZE: case OP_DEQUANTIZE:
-        if (o->data != x) memcpy(o->data, x, o->count * sizeof(float));
-        break;
-    default: run_unary(c, s); break;
-    }
-}
 
 /* ---- planning ---- */
 
@@ -633,7 +423,7 @@ int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
             return ac_errf(err, "%s: out of memory for bfloat16 weights", c->m->path);
         }
         for (int o = 0; o < n; o++) scales[o] = w->scale[w->n_quant == 1 ? 0 : o];
-        if (ac_cnn_gemm_bf16_pack(n, K, in_data(c, s, 1), scales, s->bf16, s->bf16_scale) < 0) {
+        if (ac_cnn_gemm_bf16_pack(n, K, ac_cnn_in_data(c, s, 1), scales, s->bf16, s->bf16_scale) < 0) {
             free(s->bf16), free(s->bf16_scale); /* not integers times the scale after all, or too long: float32 */
             s->bf16 = NULL, s->bf16_scale = NULL;
         }
@@ -711,7 +501,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
         c->n_steps++;
     }
     if (!c->t[target].planned) {
-        ac_errf(err, "%s: tensor '%.200s' is not computed from the input", m->path, tname(c, target));
+        ac_errf(err, "%s: tensor '%.200s' is not computed from the input", m->path, ac_cnn_tname(c, target));
         goto fail;
     }
     c->threads = threads > 0 ? threads : ac_default_threads();
@@ -789,35 +579,6 @@ fail:
     ac_cnn_free(c);
     return -1;
 }
-
-int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
-    cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
-    ac_pool_wake(c->pool); /* the workers wake while the input is copied, and spin from layer to layer */
-    if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
-    /* OpenBLAS's thread count is process-wide: set it only when needed, so plans running at once
-     * in different threads (without BLAS) do not race on it. One thread: our pool spreads the
-     * products (ac_cnn_gemm), and OpenBLAS's own splitting would make results depend on the count. */
-    if (c->uses_blas) ac_set_threads(1);
-    for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
-    ac_pool_rest(c->pool); /* the pass is over: no spinning until the next one */
-    for (size_t i = 0; i < o->count; i++)
-        if (!isfinite(o->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, tname(c, c->out_t));
-    memcpy(output, o->data, o->count * sizeof(float));
-    return 0;
-}
-
-void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) {
-    const cnn_tensor *o = &c->t[c->out_t];
-    /* NHWC for 4-D (a batch other than 1 folded into h); otherwise rows x last dimension on a
-     * h x 1 grid. Always h * w * ch = the number of output floats. */
-    if (o->ndim == 4) *h = o->shape[0] * o->shape[1], *w = o->shape[2], *ch = o->shape[3];
-    else if (o->ndim == 0) *h = *w = *ch = 1;
-    else *ch = o->shape[o->ndim - 1], *w = 1, *h = (int)(o->count / (size_t)o->shape[o->ndim - 1]);
-}
-
-double ac_cnn_flops(const ac_cnn *c) { return c->flops; }
-
-float *ac_cnn_input(ac_cnn *c) { return c->t[c->in_t].data; }
 
 void ac_cnn_free(ac_cnn *c) {
     if (!c) return;

@@ -1,0 +1,65 @@
+/* cnn_plan.h: the planned graph ac_cnn_create builds (cnn.c) and ac_cnn_run executes (cnn_exec.c). */
+#ifndef ATTNCAP_CNN_PLAN_H
+#define ATTNCAP_CNN_PLAN_H
+
+#include "attncap/cnn.h"
+
+#include "cnn_internal.h"
+
+enum {
+    OP_ADD = 0, OP_AVERAGE_POOL_2D = 1, OP_CONCATENATION = 2, OP_CONV_2D = 3, OP_DEPTHWISE_CONV_2D = 4,
+    OP_DEQUANTIZE = 6, OP_FULLY_CONNECTED = 9, OP_LOGISTIC = 14, OP_MAX_POOL_2D = 17, OP_MUL = 18, OP_RELU = 19,
+    OP_RELU_N1_TO_1 = 20, OP_RELU6 = 21, OP_RESHAPE = 22, OP_SOFTMAX = 25, OP_TANH = 28, OP_PAD = 34, OP_MEAN = 40,
+    OP_SQUEEZE = 43, OP_QUANTIZE = 114, OP_HARD_SWISH = 117,
+};
+
+typedef struct cnn_tensor {
+    int ndim;
+    int shape[AC_TFL_MAX_DIMS];
+    size_t count;
+    float *data; /* constant data (from the model) or the assigned activation buffer */
+    int slot;    /* activation buffer index, -1 for constants and unplanned tensors */
+    int planned; /* shape known */
+} cnn_tensor;
+
+typedef struct cnn_step {
+    const ac_tfl_op *op;
+    int index;     /* operator index in the model */
+    ac_conv_geom g;   /* window ops */
+    float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
+    uint16_t *bf16; /* the same packed for AMX (ac_cnn_gemm_bf16_pack), once the plan runs in bf16x2 */
+    float *bf16_scale; /* and their column scales */
+    int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
+    int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
+    int sum_step;  /* > 0: the ADD (that step) runs inside this CONV_2D's output (plan_sums) */
+    int absorbed;  /* an ADD run by the step before */
+} cnn_step;
+
+struct ac_cnn {
+    const ac_tfl_model *m;
+    cnn_tensor *t;
+    cnn_step *steps;
+    int n_steps;
+    int in_t, out_t;
+    float **slots;
+    size_t *slot_size;
+    int n_slots;
+    float *scratch;
+    size_t scratch_size;
+    float *fuse_scratch; /* band buffers of fused steps, per pool chunk */
+    ac_pool *pool;
+    int threads;
+    int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */
+    ac_precision precision;
+    double flops;
+};
+
+static inline const char *ac_cnn_tname(const ac_cnn *c, int i) { return c->m->tensors[i].name; }
+
+/* Input k of a step (NULL when absent). */
+static inline const float *ac_cnn_in_data(const ac_cnn *c, const cnn_step *s, int k) {
+    int i = s->op->n_in > k ? s->op->inputs[k] : -1;
+    return i >= 0 ? c->t[i].data : NULL;
+}
+
+#endif
