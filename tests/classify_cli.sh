@@ -92,7 +92,8 @@ with open(sys.argv[1], "rb") as f:
 meta = h.pop("__metadata__", {})
 print("vocab %d entries" % len(json.loads(meta["vocab"])))
 for k in ("format", "config", "encoder", "decode"):
-    print("%s %s" % (k, meta[k]))
+    v = meta[k].encode()  # info shortens a value over 400 bytes to its first 400
+    print("%s %s" % (k, meta[k] if len(v) <= 400 else "%s... (%d bytes)" % (v[:400].decode(), len(v))))
 for i, name in enumerate(sorted(h, key=lambda k: h[k]["data_offsets"][0])):
     print("%d %s [%s] %s" % (i, h[name]["dtype"], ",".join(map(str, h[name]["shape"])), name))
 PY

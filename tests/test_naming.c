@@ -213,18 +213,22 @@ static void test_absent_words_banned(void) {
     free(ann);
 }
 
-/* trust: a free caption whose confidence (sigmoid(a x + b) of its mean log-probability, computed here)
+/* trust_logprob: a free caption whose mean log-probability per token (summed here from its tokens)
  * reaches the bar keeps its words against a tag below AC_NAMING_SURE, not against one above it; just
- * above the caption's confidence, the tag is forced as without trust. */
+ * above it, the tag is forced as without trust. The calibration plays no part: refitting it (another a
+ * and b) keeps the decision. */
 /* The trust tests' model (seed 23) with a calibration, its table, its free caption and that caption's
- * confidence computed here. */
+ * mean log-probability and confidence computed here. */
 static int trusted_setup(const char *table, ac_model *m, float **ann, ac_tag_table **t, ac_caption *free_c,
-                         double *conf) {
+                         double *lp, double *conf) {
     ac_err err;
     if (make(m, ann, 23) || ac_tag_table_parse(table, strlen(table), "table", t, &err)) return -1;
     m->confidence = (ac_confidence){.a = 0.5, .b = 3, .n = 10};
     if (ac_beam_search(&m->dec, *ann, &m->decode, free_c, &err)) return -1;
-    *conf = 1 / (1 + exp(-(0.5 * ac_caption_mean_logprob(free_c) + 3)));
+    double sum = 0; /* word_logp is known after a plain search: the words' and <end>'s */
+    for (int k = 0; k <= free_c->n && free_c->word_logp; k++) sum += free_c->word_logp[k];
+    *lp = sum / (free_c->n + 1);
+    *conf = 1 / (1 + exp(-(0.5 * *lp + 3)));
     return 0;
 }
 
@@ -234,26 +238,29 @@ static void test_trusted_caption_kept(void) {
     ac_tag_table *t;
     ac_err err;
     ac_caption free_c, c;
-    double conf;
-    CHECK(trusted_setup(TABLE, &m, &ann, &t, &free_c, &conf) == 0);
+    double lp, conf;
+    CHECK(trusted_setup(TABLE, &m, &ann, &t, &free_c, &lp, &conf) == 0);
     const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
     if (contains(&free_c, cat) || contains(&free_c, cats)) {
         ac_caption_free(&free_c);
         SKIP("the random model already says cat");
     }
     ac_naming_opts o = ac_naming_defaults();
-    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust = (float)conf - 1e-4f;
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust_logprob = (float)lp - 1e-4f;
     float probs[4] = {0.02f, AC_NAMING_SURE - 0.05f, 0.0f, 0.0f};
-    CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0, "%s", err.msg);
-    CHECK(c.n == free_c.n && !memcmp(c.words, free_c.words, sizeof(int) * (size_t)c.n));
-    CHECK(c.n_tags == 1 && !c.tags[0].forced && fabs(c.confidence - conf) < 1e-9);
-    ac_caption_free(&c);
+    for (int refit = 0; refit < 2; refit++) {
+        if (refit) m.confidence = (ac_confidence){.a = 2, .b = -4, .n = 10}, conf = 1 / (1 + exp(-(2 * lp - 4)));
+        CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0, "%s", err.msg);
+        CHECK(c.n == free_c.n && !memcmp(c.words, free_c.words, sizeof(int) * (size_t)c.n));
+        CHECKF(c.n_tags == 1 && !c.tags[0].forced && fabs(c.confidence - conf) < 1e-9, "refit %d", refit);
+        ac_caption_free(&c);
+    }
     probs[1] = AC_NAMING_SURE + 0.05f; /* the encoder is sure: tried even so */
     CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
     CHECK((contains(&c, cat) || contains(&c, cats)) && c.tags[0].forced);
     ac_caption_free(&c);
     probs[1] = AC_NAMING_SURE - 0.05f;
-    o.trust = (float)conf + 1e-4f; /* not sure enough of its caption */
+    o.trust_logprob = (float)lp + 1e-4f; /* not sure enough of its caption */
     CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
     CHECK((contains(&c, cat) || contains(&c, cats)) && c.tags[0].forced);
     ac_caption_free(&c), ac_caption_free(&free_c);
@@ -275,15 +282,15 @@ static void test_trust_seen(void) {
     ac_tag_table *t;
     ac_err err;
     ac_caption free_c, c;
-    double conf;
-    CHECK(trusted_setup(table, &m, &ann, &t, &free_c, &conf) == 0);
+    double lp, conf;
+    CHECK(trusted_setup(table, &m, &ann, &t, &free_c, &lp, &conf) == 0);
     const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats"), photo = ac_vocab_id(m.vocab, "photo");
     if (contains(&free_c, cat) || contains(&free_c, cats) || contains(&free_c, photo)) {
         ac_caption_free(&free_c);
         SKIP("the random model already says cat or photo");
     }
     ac_naming_opts o = ac_naming_defaults();
-    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust = (float)conf - 1e-4f;
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.trust_logprob = (float)lp - 1e-4f;
     float probs[3] = {0.02f, AC_NAMING_SURE - 0.05f, 0.0f};
     const int V = ac_vocab_size(m.vocab);
     for (int seen = 6; seen <= 9; seen++) {
@@ -304,7 +311,7 @@ static void test_trust_seen(void) {
      * it, unless the tag is a rare object and rare_max_drop 2 d lets it in; a common one (counts of 100,
      * at trust_seen 8) stays refused */
     ac_naming_opts r = o;
-    r.trust = 0, r.trust_seen = 8;
+    r.trust_logprob = 0, r.trust_seen = 8;
     m.paired_counts = calloc((size_t)V, sizeof(int));
     m.paired_counts[cat] = 5, m.paired_counts[cats] = 7;
     CHECK(ac_name_caption(&m, t, &r, &m.decode, ann, probs, 1, 3, &c, &err) == 0);

@@ -135,6 +135,13 @@ static void test_vocab_objects(void) {
         CHECKF(want[w] ? got && !strcmp(got, want[w]) : !got, "%s: %s, want %s", ac_vocab_word(v, w), got ? got : "none",
                want[w] ? want[w] : "none");
     }
+    /* Repeatable: the objects' words but a person's; the words already marked stay so, the rest 0. */
+    unsigned char rep[12] = {0};
+    rep[9] = 1; /* "a", marked by the counts */
+    ac_objects_repeatable(v, rep);
+    const unsigned char want_rep[12] = {0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1};
+    for (int w = 0; w < 12; w++)
+        CHECKF(rep[w] == want_rep[w], "%s: repeatable %d, want %d", ac_vocab_word(v, w), rep[w], want_rep[w]);
     ac_vocab_free(v);
 }
 

@@ -40,6 +40,10 @@ C=$run/coco_train.tsv F=$data/flickr30k/captions.tsv
 resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
 ./attncap train "${common[@]}" --extra-data "$C,$C,$C,$C,$C,$C,$F,$F" --init "$run/text.safetensors" --lr 2e-4 \
   --epochs 2 --seed 2 --val-metric cider --out "$run/model.safetensors" --log "$run/train.csv" $resume "$@"
+# The words a caption may say twice: those people repeat (>= 5 % of the captions using them) and the
+# objects' (models/README.md, "Words said twice"); then the beam and length exponent with that rule.
+./attncap tune --model "$run/model.safetensors" \
+  --repeats "$data/flickr8k,$run/coco_train.tsv,$data/flickr30k/captions.tsv,$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv"
 ./attncap tune --model "$run/model.safetensors" --data "$data/flickr8k" --features "$run/flickr8k/features" \
   --beams 3 --alphas 0.4,0.6,0.75,1 --metric bleu4 --write | tee "$run/tune.txt"
 # 4. How tags become constraints, on dev photos (COCO dev + 300 Flickr8k dev): the grid is printed for
@@ -53,7 +57,7 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
 cp models/imagenet_words.tsv "$run/" # the tag table beside the model, where caption looks for it
 THRESHOLDS=${THRESHOLDS:-"0.2 0.3 0.4 0.5"} DROPS=${DROPS:-"1.0 1.5 2.5"} bash tools/tune_naming.sh "$run/model.safetensors" "$run" 300 |
   tee "$run/naming.txt"
-./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust\":0.76,\"presence_absent\":0.1,\"trust_seen\":300,\"rare_max_drop\":1.5,\"tag_objects_only\":1}}"
+./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust_logprob\":-1.035,\"presence_absent\":0.1,\"trust_seen\":300,\"rare_max_drop\":1.5,\"tag_objects_only\":1}}"
 # 5. The confidence, calibrated on the same dev photos captioned with that setting.
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/coco_dev.txt" > "$run/calib.coco.jsonl"
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/f8k_dev.txt" > "$run/calib.f8k.jsonl"

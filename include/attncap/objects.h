@@ -63,6 +63,11 @@ int ac_objects_in_text(const char *caption, uint8_t present[AC_N_OBJECTS], ac_er
 /* word_object[w] = the category vocabulary word w names alone, as the matcher reads it (plurals too:
  * "men" -> person), or -1; the special tokens -1. Computed per word: a few ms for 9,000 words. */
 void ac_objects_of_vocab(const ac_vocab *v, signed char *word_object);
+/* Sets repeatable[w] = 1 for every vocabulary word that names an object other than a person (laptop,
+ * couches, hot dog's "dog"...), leaving the others as they are: what `attncap tune --repeats` adds to
+ * the words people repeat. Forbidding a second "laptop" makes the search fill that slot with another
+ * object, most often a wrong one; a person's words stay out ("a man ... a man" is a loop). */
+void ac_objects_repeatable(const ac_vocab *v, unsigned char *repeatable);
 /* The names of the present categories joined by sep into buf (always NUL-terminated; truncated if
  * n is too small). Returns the length the whole list needs. */
 size_t ac_objects_join(const uint8_t present[AC_N_OBJECTS], const char *sep, char *buf, size_t n);

@@ -25,8 +25,9 @@ int ac_vocab_id(const ac_vocab *v, const char *word); /* AC_UNK if absent */
 void ac_vocab_encode(const ac_vocab *v, const ac_tokens *t, int *out);
 /* repeatable[V]: 1 for the words that people say twice in one caption often enough that a caption
  * may do so: used in at least min_captions of caps and said twice or more in at least min_rate of
- * those ("a", "the", "tennis": a tennis player with a tennis racket), 0 for the others ("laptop":
- * "a desk with a laptop and a laptop" is a decoder's loop, not a description) and the special ids.
+ * those ("a", "the", "tennis": a tennis player with a tennis racket), 0 for the others ("bathroom":
+ * "a bathroom with a bathroom" is a decoder's loop, not a description) and the special ids.
+ * (ac_objects_repeatable adds the objects' words.)
  * Words outside the vocabulary are not counted. */
 int ac_vocab_repeatable(const ac_vocab *v, const ac_tokens *caps, int n_caps, double min_rate, int min_captions,
                         unsigned char *repeatable, ac_err *err);

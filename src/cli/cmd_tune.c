@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attncap/dataset.h"
+#include "attncap/objects.h"
 #include "attncap/tune.h"
 #include "commands.h"
 #include "messages.h"
@@ -39,8 +40,11 @@ static void usage(FILE *f) {
             "                     training captions of SPECS (data sets, comma-separated) say twice in at least\n"
             "                     --repeat-rate of the captions that use them (default 0.05), among the words\n"
             "                     used in --repeat-min captions or more (default 30); every other word is said\n"
-            "                     at most once, and no three words twice (\"a laptop and a laptop\" is a loop\n"
-            "                     of the decoder, \"a tennis player with a tennis racket\" is not)\n");
+            "                     at most once, and no three words twice (\"a bathroom with a bathroom\" is a\n"
+            "                     loop of the decoder, \"a tennis player with a tennis racket\" is not)\n"
+            "  --repeat-objects 0|1  1 (default): the words of objects other than a person may come twice\n"
+            "                     too: forbidding a second \"laptop\" makes the search name another object\n"
+            "                     there, most often a wrong one\n");
 }
 
 /* "1,3,5" -> values; returns the count or -1. */
@@ -68,8 +72,8 @@ static double objective(const ac_scores *s, const char *metric) {
 
 /* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos. */
 static int write_naming(const char *model_path, const char *json) {
-    static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent", "trust",
-                                       "presence_absent", "trust_seen", "rare_max_drop", "tag_objects_only"};
+    static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent",
+                                       "trust_logprob", "presence_absent", "trust_seen", "rare_max_drop", "tag_objects_only"};
     cJSON *o = cJSON_Parse(json);
     int ok = cJSON_IsObject(o);
     const cJSON *x, *fields = ok ? o : NULL;
@@ -77,12 +81,13 @@ static int write_naming(const char *model_path, const char *json) {
         int known = 0;
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
         const double hi = !strcmp(x->string, "trust_seen") ? 1e9 : 100; /* a count of words */
-        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= hi;
+        const double lo = !strcmp(x->string, "trust_logprob") ? -100 : 0; /* a log-probability */
+        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= lo && x->valuedouble <= (lo < 0 ? 0 : hi);
     }
     cJSON_Delete(o);
     if (!ok) {
         fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
-                        "min_confidence, absent, trust, presence_absent, trust_seen, rare_max_drop, tag_objects_only\n");
+                        "min_confidence, absent, trust_logprob (<= 0), presence_absent, trust_seen, rare_max_drop, tag_objects_only\n");
         return 2;
     }
     ac_err err;
@@ -95,7 +100,7 @@ static int write_naming(const char *model_path, const char *json) {
 }
 
 /* --repeats SPECS: records decode "repeatable", the words people say twice in one caption. */
-static int write_repeats(const char *model_path, const char *specs, double rate, int min_captions) {
+static int write_repeats(const char *model_path, const char *specs, double rate, int min_captions, int objects) {
     ac_err err;
     ac_model model = {0};
     ac_tokens *toks = NULL;
@@ -112,12 +117,14 @@ static int write_repeats(const char *model_path, const char *specs, double rate,
         goto done;
     }
     if (ac_vocab_repeatable(model.vocab, toks, n, rate, min_captions, ok, &err)) goto done;
+    if (objects) ac_objects_repeatable(model.vocab, ok);
     int n_ok = 0;
     for (int w = 0; w < V; w++)
         if (ok[w]) cJSON_AddItemToArray(words, cJSON_CreateString(ac_vocab_word(model.vocab, w))), n_ok++;
     cJSON_AddNumberToObject(rec, "repeat_rate", round(rate * 1e6) / 1e6); /* as given, not float's 0.0500000007 */
     cJSON_AddNumberToObject(rec, "repeat_min", min_captions);
     cJSON_AddNumberToObject(rec, "repeat_captions", n);
+    cJSON_AddBoolToObject(rec, "repeat_objects", objects);
     if (!(json = cJSON_PrintUnformatted(rec))) {
         ac_errf(&err, "out of memory");
         goto done;
@@ -140,12 +147,13 @@ int cmd_tune(int argc, char **argv) {
     int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
     const char *naming = NULL, *repeats = NULL;
     float repeat_rate = 0.05f;
-    int repeat_min = 30;
+    int repeat_min = 30, repeat_objects = 1;
     const cli_opt opts[] = {
         OPT_STR("--naming", &naming),
         OPT_STR("--repeats", &repeats),
         OPT_FLOAT("--repeat-rate", &repeat_rate, 0, 1),
         OPT_INT("--repeat-min", &repeat_min, 1, 1e9),
+        OPT_INT("--repeat-objects", &repeat_objects, 0, 1),
         OPT_STR("--model", &model_path),
         OPT_STR("--data", &data),
         OPT_STR("--features", &features),
@@ -164,7 +172,7 @@ int cmd_tune(int argc, char **argv) {
     const int n_args = cli_parse("tune", argc, argv, opts, 0, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (model_path && naming) return write_naming(model_path, naming);
-    if (model_path && repeats) return write_repeats(model_path, repeats, repeat_rate, repeat_min);
+    if (model_path && repeats) return write_repeats(model_path, repeats, repeat_rate, repeat_min, repeat_objects);
     if (!model_path || !data || !features) {
         fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
         return 2;

@@ -340,6 +340,15 @@ void ac_objects_of_vocab(const ac_vocab *v, signed char *word_object) {
     }
 }
 
+void ac_objects_repeatable(const ac_vocab *v, unsigned char *repeatable) {
+    const int V = ac_vocab_size(v), person = ac_object_index("person");
+    for (int w = AC_UNK + 1; w < V; w++) {
+        uint8_t present[AC_N_OBJECTS];
+        const char *word = ac_vocab_word(v, w);
+        if (word && ac_objects_in_tokens(word, present) && !present[person]) repeatable[w] = 1;
+    }
+}
+
 size_t ac_objects_join(const uint8_t present[AC_N_OBJECTS], const char *sep, char *buf, size_t n) {
     size_t at = 0;
     if (n) buf[0] = 0;

@@ -28,7 +28,8 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
-        {"absent", &o.absent, 0, 1}, {"trust", &o.trust, 0, 1}, {"presence_absent", &o.presence_absent, 0, 1},
+        {"absent", &o.absent, 0, 1}, {"trust_logprob", &o.trust_logprob, -100, 0},
+        {"presence_absent", &o.presence_absent, 0, 1},
         {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100},
         {"tag_objects_only", &o.tag_objects_only, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
@@ -318,7 +319,8 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
      * corner of the scene, and forcing them cost more than they brought on dev photos. The trust covers
      * only words the captions of its training photos said often (trust_seen): of an object it has
      * hardly seen in a photo (a bear, a pizza) the model's confidence says nothing. */
-    const int trusted = o->mode == AC_TAGS_AUTO && o->trust > 0 && caption_confidence(m, &task->out) >= o->trust;
+    const int trusted = o->mode == AC_TAGS_AUTO && o->trust_logprob < 0 &&
+                        ac_caption_mean_logprob(&task->out) >= o->trust_logprob;
     /* The tags the free caption does not name and the model can say, most probable first. */
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
