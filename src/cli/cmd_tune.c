@@ -80,9 +80,9 @@ static int write_naming(const char *model_path, const char *json) {
     cJSON_ArrayForEach(x, fields) {
         int known = 0;
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
-        const double hi = !strcmp(x->string, "trust_seen") ? 1e9 : 100; /* a count of words */
-        const double lo = !strcmp(x->string, "trust_logprob") ? -100 : 0; /* a log-probability */
-        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= lo && x->valuedouble <= (lo < 0 ? 0 : hi);
+        const int logprob = !strcmp(x->string, "trust_logprob");
+        const double lo = logprob ? -100 : 0, hi = logprob ? 0 : !strcmp(x->string, "trust_seen") ? 1e9 : 100;
+        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= lo && x->valuedouble <= hi;
     }
     cJSON_Delete(o);
     if (!ok) {
@@ -131,7 +131,8 @@ static int write_repeats(const char *model_path, const char *specs, double rate,
     }
     if (ac_model_merge_meta(model_path, "decode", json, &err)) goto done;
     printf("%d of %d words may be said twice in a caption (twice in >= %g of the captions that use them, of %d "
-           "training captions); recorded in %s\n", n_ok, V - AC_UNK - 1, rate, n, model_path);
+           "training captions%s); recorded in %s\n", n_ok, V - AC_UNK - 1, rate, n,
+           objects ? ", and the objects' words but a person's" : "", model_path);
     rc = 0;
 done:
     if (rc) fprintf(stderr, "attncap tune: %s%s\n", err.msg, cli_hint(&err));
