@@ -8,7 +8,7 @@
 # Prints median / best / worst per build and the ratio of the medians, with the load average.
 # REF is checked out (detached) and built in ../attncap-bench-REF unless BASE_DIR names a built tree.
 # env: ROUNDS (3), BENCH_RUNS (latency runs per round, 10), THIS_FLAGS (caption flags for this tree only:
-# e.g. --tag-trust 0 against a main from before the trust rule, so both do the same work and the captions
+# e.g. --tag-trust-logprob 0 against a main from before the trust rule, so both do the same work and the captions
 # compare). Not run by `make bench` (it builds a tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
