@@ -247,6 +247,7 @@ if setup; then
   expect_error "empty word list" "$A" caption $M --tags "" "$S/dog.jpg" || ok=0
   expect_error "five words" "$A" caption $M --tags a,b,c,d,e "$S/dog.jpg" || ok=0
   expect_error "threshold over 1" "$A" caption $M --tags auto --tag-threshold 2 "$S/dog.jpg" || ok=0
+  expect_error "a positive log-probability" "$A" caption $M --tags auto --tag-trust-logprob 0.5 "$S/dog.jpg" || ok=0
   expect_error "missing table" "$A" caption $M --tags auto --tag-table "$T/none.tsv" "$S/dog.jpg" || ok=0
   [ $ok = 1 ] && t_ok
 fi
