@@ -278,9 +278,10 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     c->naming.words = words;
     if (!c->naming.presence) c->naming.presence = c->presence;
     if (o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0 && !o->word_object) { /* once per captioner */
-        const int V = ac_vocab_size(c->model.vocab);
-        if (!c->word_object && !(c->word_object = malloc((size_t)V))) return ac_errf(err, "out of memory");
-        ac_objects_of_vocab(c->model.vocab, c->word_object);
+        if (!c->word_object) {
+            if (!(c->word_object = malloc((size_t)ac_vocab_size(c->model.vocab)))) return ac_errf(err, "out of memory");
+            ac_objects_of_vocab(c->model.vocab, c->word_object);
+        }
         c->naming.word_object = c->word_object;
     }
     if (o->mode == AC_TAGS_OFF || c->tags) return 0;
