@@ -34,6 +34,33 @@ if need_data $ENC; then
   else t_ok; fi
 fi
 
+# The ratio bar (a group below X times its prior, the share of the training photos showing it, is
+# never said): 0 keeps the caption, 100 bans every group (each prior is above 0.01). --init FILE
+# --steps 0 keeps FILE's weights (the same captions at every bar) and records the priors of --data.
+t_begin ratio_and_init
+if need_data $ENC && [ -s "$T/m/presence.safetensors" ]; then
+  r0=$(run --presence-absent 0 --presence-ratio 0); r100=$(run --presence-absent 0 --presence-ratio 100)
+  mkdir -p "$T/i"; ln -sf "$ROOT/models/attncap.safetensors" "$T/i/attncap.safetensors"
+  ln -sf "$ROOT/models/imagenet_words.tsv" "$T/i/imagenet_words.tsv"
+  "$A" presence --features "$T/f" --data "$ROOT/samples/captions.tsv" --split all --init "$T/m/presence.safetensors" \
+      --steps 0 --quiet --out "$T/i/presence.safetensors" >"$T/init" 2>>"$T/err"; rc=$?
+  again=$("$A" caption --model "$T/i/attncap.safetensors" --encoder "$DATA/$ENC" --tags auto --presence-absent 0.5 \
+      "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2)
+  first=$(run --presence-absent 0.5)
+  if [ "$r0" != "$base" ]; then t_fail "ratio 0 changed the caption: '$base' -> '$r0'"
+  elif [ -z "$r100" ] || echo "$r100" | grep -qwE 'man|men|woman|person|people|boy|girl|dog|dogs'; then t_fail "ratio 100 still says: '$r100'"
+  elif [ $rc -ne 0 ] || ! grep -q '^person .*(prior 0\.[0-9]*[1-9]' "$T/init"; then t_fail "init: $(cat "$T/init") $(head -2 "$T/err")"
+  elif [ -z "$again" ] || [ "$again" != "$first" ]; then t_fail "--init --steps 0 moved the head: '$first' -> '$again'"
+  elif expect_error "steps 0 without init" "$A" presence --features "$T/f" --data "$ROOT/samples/captions.tsv" --split all \
+         --steps 0 --out "$T/x.st" &&
+       expect_error "junk init" "$A" presence --features "$T/f" --data "$ROOT/samples/captions.tsv" --split all \
+         --init "$ROOT/README.md" --out "$T/x.st"; then
+    if [ -e "$T/x.st" ]; then t_fail "wrote output after an error"
+    elif ! grep -q 'README.md' "$T/err"; then t_fail "error does not name the file: $(cat "$T/err")"
+    else t_ok; fi
+  fi
+fi
+
 t_begin hostile_head_beside_model
 if need_data $ENC; then
   mkdir -p "$T/h"; ln -sf "$ROOT/models/attncap.safetensors" "$T/h/attncap.safetensors"

@@ -396,11 +396,78 @@ static void test_tag_objects_only(void) {
     CHECKF(found, "no seed of 200 adds an object to the constrained caption");
 }
 
+/* The presence head's bars (naming.h presence_absent, presence_ratio) on a 4x4-grid model that loves
+ * dogs, with a one-group head p = sigmoid(10 a_0 - 5) over a pooled vector's channel 0 and prior 0.5.
+ * Channel 0 is 1 on the top-left quadrant only: the whole photo scores 0.076, that window 0.993. The
+ * ratio rule reads the largest of the whole photo and its windows, the absent bar the whole photo; a
+ * banned dog gives exactly the search run here with dog banned. */
+static void test_presence_bars(void) {
+    ac_model m;
+    float *ann2;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(make(&m, &ann2, 9) == 0);
+    free(ann2);
+    ac_decoder_free(&m.dec);
+    ac_decoder_config cfg = {.vocab = ac_vocab_size(m.vocab), .embed = 8, .hidden = 16, .att = 12, .dim = 10,
+                             .n_ann = 16, .grid_h = 4, .grid_w = 4};
+    CHECK(ac_decoder_init(&m.dec, &cfg, 9, &err) == 0);
+    for (int i = 0; i < cfg.embed * cfg.vocab; i++) m.dec.out_lo[i] *= 6;
+    const int dog = ac_vocab_id(m.vocab, "dog");
+    m.dec.out_bo[dog] += 4;
+    CHECKF(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0, "%s", err.msg);
+    float ann[16 * 10], probs[4] = {0.97f, 0.01f, 0.01f, 0.01f}; /* no tag reaches the threshold */
+    ac_presence_group g = {"dog", 1, (char *[]){"dog"}, 0.5f};
+    ac_presence head;
+    CHECK(ac_presence_init(&head, 1, 10, &g, "{}", &err) == 0);
+    head.w[0] = 10, head.b[0] = -5;
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.9f, o.presence = &head;
+    struct { int dog_there; float absent, ratio, prior; int banned; } cases[] = {
+        {1, 0, 1, 0.5f, 0},      /* the window is sure: kept, though the whole photo says 0.076 */
+        {1, 0.1f, 0, 0.5f, 1},   /* the absent bar reads the whole photo */
+        {0, 0, 1, 0.5f, 1},      /* nowhere (0.0067 everywhere) < 1 x 0.5 */
+        {0, 0, 0.5f, 0.01f, 0},  /* 0.0067 >= 0.5 x 0.01 */
+        {0, 0, 100, 0, 0},       /* no recorded prior: the ratio has nothing to scale */
+        {0, 0, 0, 0.5f, 0},      /* both off */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        for (int cell = 0; cell < 16; cell++)
+            for (int d = 0; d < 10; d++) {
+                const int top_left = cell / 4 < 2 && cell % 4 < 2;
+                ann[cell * 10 + d] = d == 0 ? (float)(cases[k].dog_there && top_left) : 0.3f * (float)((cell * 7 + d * 3) % 5) - 0.4f;
+            }
+        head.groups[0].prior = cases[k].prior;
+        o.presence_absent = cases[k].absent, o.presence_ratio = cases[k].ratio;
+        ac_caption c, plain, want;
+        CHECK(ac_beam_search(&m.dec, ann, &m.decode, &plain, &err) == 0);
+        CHECKF(contains(&plain, dog), "case %zu: the free caption says no dog", k);
+        CHECKF(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0, "%s", err.msg);
+        if (cases[k].banned) {
+            unsigned char ban[16] = {0};
+            ban[dog] = 1;
+            ac_beam_opts b = m.decode;
+            b.banned = ban;
+            CHECK(ac_beam_search(&m.dec, ann, &b, &want, &err) == 0);
+            CHECKF(!contains(&c, dog) && c.n == want.n && !memcmp(c.words, want.words, sizeof(int) * (size_t)c.n),
+                   "case %zu: not the search with dog banned", k);
+            ac_caption_free(&want);
+        } else {
+            CHECKF(c.n == plain.n && !memcmp(c.words, plain.words, sizeof(int) * (size_t)c.n), "case %zu: changed", k);
+        }
+        ac_caption_free(&c), ac_caption_free(&plain);
+    }
+    ac_presence_free(&head);
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+}
+
 int main(void) {
     RUN(test_trusted_caption_kept);
     RUN(test_trust_seen);
     RUN(test_tag_objects_only);
     RUN(test_absent_words_banned);
+    RUN(test_presence_bars);
     RUN(test_auto_forces_confident_tag);
     RUN(test_given_words);
     RUN(test_confidence_and_description);

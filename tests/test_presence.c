@@ -17,7 +17,7 @@ static double urand(unsigned long long *s) {
 }
 
 static ac_presence_group two_groups[2] = {
-    {"person", 2, (char *[]){"man", "men"}}, {"dog", 1, (char *[]){"dog"}}};
+    {"person", 2, (char *[]){"man", "men"}, 0.75f}, {"dog", 1, (char *[]){"dog"}, 0}};
 
 /* The loss written out in double precision, independently of presence.c. */
 static double ref_loss(const ac_presence *p, const float *x, const uint8_t *y, int n, double l2) {
@@ -85,6 +85,7 @@ static void test_fit_reaches_the_optimum(void) {
     ac_err err;
     double loss;
     CHECKF(ac_presence_fit(&p, x, y, N, &o, &loss, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(loss, ref_loss(&p, x, y, N, o.l2), 1e-5); /* the loss of the head it returns */
     float prob[N * 2], dw[2 * D], db[2];
     ac_presence_forward(&p, x, N, prob);
     ac_presence_backward(&p, x, prob, y, N, o.l2, dw, db);
@@ -103,6 +104,13 @@ static void test_fit_reaches_the_optimum(void) {
         CHECKF(ref_loss(&q, x, y, N, o.l2) >= best - 1e-9, "a perturbed point is lower: %.9f < %.9f",
                ref_loss(&q, x, y, N, o.l2), best);
     }
+    /* no steps: the head as given, and its loss */
+    float w0[2 * D], b0[2];
+    memcpy(w0, p.w, sizeof w0), memcpy(b0, p.b, sizeof b0);
+    o.steps = 0;
+    CHECKF(ac_presence_fit(&p, x, y, N, &o, &loss, &err) == 0, "%s", err.msg);
+    CHECK(!memcmp(w0, p.w, sizeof w0) && !memcmp(b0, p.b, sizeof b0));
+    CHECK_NEAR(loss, best, 1e-5);
     /* the first group separates: its training accuracy is high */
     int right = 0;
     for (int i = 0; i < N; i++) right += (prob[i * 2] >= 0.5f) == y[i * 2];
@@ -145,6 +153,7 @@ static void test_file_round_trip_and_hostile(void) {
     CHECKF(ac_presence_load(path, &q, &err) == 0, "%s", err.msg);
     CHECK(q.k == 2 && q.dim == 3 && !memcmp(p.w, q.w, sizeof(float) * 6) && !memcmp(p.b, q.b, sizeof(float) * 2));
     CHECK(!strcmp(q.groups[0].name, "person") && q.groups[0].n_forms == 2 && !strcmp(q.groups[0].forms[1], "men"));
+    CHECK(q.groups[0].prior == 0.75f && q.groups[1].prior == 0); /* 0: not recorded, and not written */
     CHECK(!strcmp(q.encoder_json, "{\"file\":\"m.tflite\"}"));
     ac_presence_free(&q);
     /* hostile: a NaN weight, too few groups, no format, an extra tensor */
@@ -154,6 +163,8 @@ static void test_file_round_trip_and_hostile(void) {
         {"[{\"name\":\"a\",\"forms\":[]},{\"name\":\"b\",\"forms\":[\"b\"]}]", "attncap-presence-1", 0, 0, "forms"},
         {NULL, "attncap-decoder-1", 0, 0, "not a presence head"},
         {NULL, "attncap-presence-1", 0, 1, "exactly the tensors"},
+        {"[{\"name\":\"a\",\"forms\":[\"a\"],\"prior\":1.5},{\"name\":\"b\",\"forms\":[\"b\"]}]", "attncap-presence-1", 0, 0, "prior"},
+        {"[{\"name\":\"a\",\"forms\":[\"a\"],\"prior\":\"high\"},{\"name\":\"b\",\"forms\":[\"b\"]}]", "attncap-presence-1", 0, 0, "prior"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         ac_st_writer w;
@@ -208,6 +219,13 @@ static void test_set_labels_and_forms(void) {
     const int k = ac_presence_set_groups(&s, 1, &g, cats, &y, &err);
     CHECK(k == 3 && cats[0] == person && cats[1] == cat && cats[2] == dog);
     CHECK(y[0] == 1 && y[1] == 1 && y[2] == 0 && y[3] == 0 && y[4] == 0 && y[5] == 1);
+    CHECK(g[0].prior == 0.5f && g[1].prior == 0.5f && g[2].prior == 0.5f); /* each in 1 of the 2 train photos */
+    uint8_t *y2;
+    float prior[2];
+    const int dog_person[2] = {dog, person};
+    CHECK(ac_presence_set_labels(&s, dog_person, 2, &y2, prior, &err) == 0);
+    CHECK(y2[0] == 0 && y2[1] == 1 && y2[2] == 1 && y2[3] == 0 && prior[0] == 0.5f && prior[1] == 0.5f);
+    free(y2);
     int has_men = 0, has_man = 0;
     for (int f = 0; f < g[0].n_forms; f++) has_men |= !strcmp(g[0].forms[f], "men"), has_man |= !strcmp(g[0].forms[f], "man");
     CHECK(has_man && has_men);

@@ -51,6 +51,11 @@ typedef struct ac_naming_opts {
     float presence_absent; /* AUTO, with presence: a group (person, dining table...) whose probability over
                               the whole photo is below this is never said, none of its one-word forms
                               (0 = off) */
+    float presence_ratio;  /* AUTO, with presence: nor one whose probability is below this times its prior
+                              (the share of the head's training photos that show it; presence.h): at 1,
+                              a photo the head finds less likely to show a man than the average training
+                              photo gets no man, the Flickr8k decoder's favourite subject (0 = off; a
+                              group without a recorded prior is not affected) */
     float tag_objects_only; /* AUTO: 1 = a constrained caption names no object (one of COCO's categories,
                                objects.h) but those of the free caption and of its required tags; 0 = off */
     const signed char *word_object; /* with tag_objects_only: [vocab] the category each of the model's
@@ -63,7 +68,8 @@ typedef struct ac_naming_opts {
  * "naming" (the values chosen on dev photos, models/README.md) overrides them (ac_naming_opts_for_model). */
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
- * min_confidence, absent, trust_logprob, presence_absent, trust_seen, rare_max_drop, tag_objects_only), and mode AUTO when the model records them. */
+ * min_confidence, absent, trust_logprob, presence_absent, presence_ratio, trust_seen, rare_max_drop,
+ * tag_objects_only), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

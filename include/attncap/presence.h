@@ -12,7 +12,9 @@
  * The file (models/presence.safetensors beside the model, `attncap presence` writes it): tensors "w"
  * [K, D] and "b" [K] (F32 or F16), __metadata__ "format" "attncap-presence-1", "encoder" (the
  * identity of the encoder whose features it was fitted on, encoder.h), "groups" (JSON array of K
- * {"name": ..., "forms": [...]} objects, forms tokenized as captions are) and "training" (notes). */
+ * {"name": ..., "forms": [...], "prior": ...} objects, forms tokenized as captions are; "prior", the
+ * share of the training photos showing the group, is optional: heads written before it lack it) and
+ * "training" (notes). */
 #ifndef ATTNCAP_PRESENCE_H
 #define ATTNCAP_PRESENCE_H
 #include <stddef.h>
@@ -31,6 +33,7 @@ typedef struct ac_presence_group {
     char *name;   /* "person" */
     int n_forms;
     char **forms; /* "man", "men", "young man"... */
+    float prior;  /* the share of the head's training photos that show it (0: not recorded) */
 } ac_presence_group;
 
 typedef struct ac_presence {
@@ -69,8 +72,9 @@ typedef struct ac_presence_fit_opts {
     void *ctx;
 } ac_presence_fit_opts;
 ac_presence_fit_opts ac_presence_fit_defaults(void);
-/* Fits w and b to x[n, dim] and y[n, k] from their current values. Deterministic. Returns 0, or -1
- * (out of memory, or stopped by progress: err says which). */
+/* Fits w and b to x[n, dim] and y[n, k] from their current values (steps 0: leaves them);
+ * *final_loss is the loss of the head it leaves. Deterministic. Returns 0, or -1 (out of memory, or
+ * stopped by progress: err says which). */
 int ac_presence_fit(ac_presence *p, const float *x, const uint8_t *y, int n, const ac_presence_fit_opts *o,
                     double *final_loss, ac_err *err);
 

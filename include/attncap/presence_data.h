@@ -33,11 +33,15 @@ int ac_presence_set_build(const ac_feature_cache *fc, const ac_dataset *sets, in
                           ac_presence_set *out, ac_err *err);
 void ac_presence_set_free(ac_presence_set *s);
 
-/* The categories with at least min_photos positives: *groups (k of them, the caller frees each with
- * its forms, or through ac_presence_init + ac_presence_free), cats[k] their category indices, and
- * y_out [n, k] (malloc'd) the set's labels of those. Returns k (0: none qualifies), or -1. */
+/* The categories with at least min_photos positives: *groups (k of them, each with its prior; the
+ * caller frees each with its forms, or through ac_presence_init + ac_presence_free), cats[k] their
+ * category indices, and y_out [n, k] (malloc'd) the set's labels of those. Returns k (0: none
+ * qualifies), or -1. */
 int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence_group **groups,
                            int cats[AC_N_OBJECTS], uint8_t **y_out, ac_err *err);
+/* The set's labels of the k categories cats[k]: y_out [n, k] (malloc'd), and prior[k] (may be NULL)
+ * the share of its photos that show each. Returns 0 or -1. */
+int ac_presence_set_labels(const ac_presence_set *s, const int *cats, int k, uint8_t **y_out, float *prior, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

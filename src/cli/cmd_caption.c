@@ -75,6 +75,8 @@ static void usage(FILE *f) {
             "  --presence-absent X  never say an object (person, table...) that the presence head beside the\n"
             "                    model (presence.safetensors) scores below X over the whole photo (default:\n"
             "                    the model's; 0 = off)\n"
+            "  --presence-ratio X  nor one it scores below X times the share of its training photos that\n"
+            "                    show it (default: the model's; 0 = off)\n"
             "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
             "  --json            one JSON object per line: image, caption, tokens, logprob, token_logprobs\n"

@@ -73,7 +73,8 @@ static double objective(const ac_scores *s, const char *metric) {
 /* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos. */
 static int write_naming(const char *model_path, const char *json) {
     static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent",
-                                       "trust_logprob", "presence_absent", "trust_seen", "rare_max_drop", "tag_objects_only"};
+                                       "trust_logprob", "presence_absent", "presence_ratio", "trust_seen", "rare_max_drop",
+                                       "tag_objects_only"};
     cJSON *o = cJSON_Parse(json);
     int ok = cJSON_IsObject(o);
     const cJSON *x, *fields = ok ? o : NULL;
@@ -87,7 +88,8 @@ static int write_naming(const char *model_path, const char *json) {
     cJSON_Delete(o);
     if (!ok) {
         fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
-                        "min_confidence, absent, trust_logprob (<= 0), presence_absent, trust_seen, rare_max_drop, tag_objects_only\n");
+                        "min_confidence, absent, trust_logprob (<= 0), presence_absent, presence_ratio, trust_seen, rare_max_drop, "
+                        "tag_objects_only\n");
         return 2;
     }
     ac_err err;

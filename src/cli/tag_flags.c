@@ -15,6 +15,7 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->min_confidence >= 0) no.min_confidence = f->min_confidence;
     if (f->trust_logprob <= 0) no.trust_logprob = f->trust_logprob;
     if (f->presence_absent >= 0) no.presence_absent = f->presence_absent;
+    if (f->presence_ratio >= 0) no.presence_ratio = f->presence_ratio;
     if (f->trust_seen >= 0) no.trust_seen = f->trust_seen;
     if (f->rare_max_drop >= 0) no.rare_max_drop = f->rare_max_drop;
     if (f->objects_only >= 0) no.tag_objects_only = f->objects_only;

@@ -35,6 +35,7 @@ static int copy_groups(const ac_presence_group *src, int k, ac_presence_group **
     if (!g) return ac_errf(err, "out of memory");
     for (int i = 0; i < k; i++) {
         g[i].name = strdup(src[i].name);
+        g[i].prior = src[i].prior;
         g[i].forms = calloc((size_t)src[i].n_forms + 1, sizeof *g[i].forms);
         if (!g[i].name || !g[i].forms) return ac_presence_groups_free(g, k), ac_errf(err, "out of memory");
         for (; g[i].n_forms < src[i].n_forms; g[i].n_forms++)
@@ -71,12 +72,18 @@ static int parse_groups(const char *json, int k, ac_presence_group **out, ac_err
     ac_presence_group *g = calloc((size_t)k, sizeof *g);
     int rc = g ? 0 : ac_errf(err, "out of memory"), i = 0;
     for (const cJSON *e = j->child; !rc && e; e = e->next, i++) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *forms = cJSON_GetObjectItemCaseSensitive(e, "forms");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *forms = cJSON_GetObjectItemCaseSensitive(e, "forms"),
+                    *prior = cJSON_GetObjectItemCaseSensitive(e, "prior");
         const int nf = cJSON_GetArraySize(forms);
         if (!cJSON_IsString(name) || !*name->valuestring || !cJSON_IsArray(forms) || nf < 1 || nf > AC_PRESENCE_MAX_FORMS) {
             rc = ac_errf(err, "metadata 'groups': group %d needs a name and 1..%d forms", i, AC_PRESENCE_MAX_FORMS);
             break;
         }
+        if (prior && (!cJSON_IsNumber(prior) || !(prior->valuedouble >= 0 && prior->valuedouble <= 1))) {
+            rc = ac_errf(err, "metadata 'groups': group %d's prior is not a number in [0, 1]", i);
+            break;
+        }
+        g[i].prior = prior ? (float)prior->valuedouble : 0;
         g[i].name = strdup(name->valuestring);
         g[i].forms = calloc((size_t)nf + 1, sizeof *g[i].forms);
         if (!g[i].name || !g[i].forms) rc = ac_errf(err, "out of memory");
@@ -148,6 +155,7 @@ static char *groups_json(const ac_presence *p) {
         cJSON_AddStringToObject(g, "name", p->groups[i].name);
         cJSON_AddItemToObject(g, "forms", forms);
         for (int f = 0; f < p->groups[i].n_forms; f++) cJSON_AddItemToArray(forms, cJSON_CreateString(p->groups[i].forms[f]));
+        if (p->groups[i].prior > 0) cJSON_AddNumberToObject(g, "prior", round(p->groups[i].prior * 1e6) / 1e6);
     }
     char *s = a ? cJSON_PrintUnformatted(a) : NULL;
     cJSON_Delete(a);
@@ -242,6 +250,11 @@ int ac_presence_fit(ac_presence *p, const float *x, const uint8_t *y, int n, con
             *param -= (float)(o->lr * (m[i] / c1) / (sqrt(v[i] / c2) + 1e-8));
         }
         if (o->progress && o->progress(o->ctx, t, o->steps, loss)) rc = ac_errf(err, "stopped");
+    }
+    if (!rc) { /* the loss of the head as returned (steps 0: as given) */
+        ac_presence_forward(p, x, n, prob);
+        loss = ac_presence_backward(p, x, prob, y, n, o->l2, grad, grad + nw);
+        if (isnan(loss)) rc = ac_errf(err, "out of memory");
     }
     if (!rc && final_loss) *final_loss = loss;
     free(prob), free(grad), free(m), free(v);

@@ -29,7 +29,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
         {"absent", &o.absent, 0, 1}, {"trust_logprob", &o.trust_logprob, -100, 0},
-        {"presence_absent", &o.presence_absent, 0, 1},
+        {"presence_absent", &o.presence_absent, 0, 1}, {"presence_ratio", &o.presence_ratio, 0, 100},
         {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100},
         {"tag_objects_only", &o.tag_objects_only, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
@@ -192,8 +192,10 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, 
 }
 
 /* banned[V] also: the one-word forms of the presence head's groups whose probability over the whole
- * photo (its own cells: the first gh x gw rows of ann) is below o->presence_absent. Returns how many
- * words were banned, or -1. */
+ * photo (its own cells: the first gh x gw rows of ann) is below o->presence_absent, or whose largest
+ * probability over the whole photo and its windows (quadrants and centre, as the tags') is below
+ * o->presence_ratio times the group's prior: the windows keep a small man beside his horse, whom the
+ * whole photo's mean dilutes. Returns how many words were banned, or -1. */
 static int absent_groups(const ac_model *m, const ac_naming_opts *o, const ac_name_task *task, unsigned char *banned,
                          ac_err *err) {
     const ac_presence *p = o->presence;
@@ -201,12 +203,18 @@ static int absent_groups(const ac_model *m, const ac_naming_opts *o, const ac_na
     if (p->dim != cfg->dim) return ac_errf(err, "presence head: %d-vectors, the model's are %d", p->dim, cfg->dim);
     int gh, gw;
     ac_name_task_grid(cfg, task, &gh, &gw);
-    float *prob = malloc(sizeof *prob * (size_t)p->k);
+    ac_grid_window win[8];
+    const int side = (gh < gw ? gh : gw) / 2;
+    const int nw = o->presence_ratio > 0 && side >= 2 ? ac_grid_windows(gh, gw, side, 2, 1, win, 8) : 0;
+    float *prob = malloc(sizeof *prob * (size_t)p->k * (size_t)(1 + nw)); /* [1 + nw, k]: row 0 the whole photo */
     if (!prob) return ac_errf(err, "out of memory");
-    if (ac_presence_rows(p, task->ann, gh, gw, NULL, 0, prob, err)) return free(prob), -1;
+    if (ac_presence_rows(p, task->ann, gh, gw, win, nw, prob, err)) return free(prob), -1;
     int n = 0;
     for (int g = 0; g < p->k; g++) {
-        if (prob[g] >= o->presence_absent) continue;
+        float most = prob[g];
+        for (int r = 1; r <= nw; r++)
+            if (prob[(size_t)r * p->k + g] > most) most = prob[(size_t)r * p->k + g];
+        if (prob[g] >= o->presence_absent && most >= o->presence_ratio * p->groups[g].prior) continue;
         for (int f = 0; f < p->groups[g].n_forms; f++) {
             const char *form = p->groups[g].forms[f];
             const int id = strchr(form, ' ') ? AC_UNK : ac_vocab_id(m->vocab, form);
@@ -409,7 +417,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
             continue;
         }
         const int by_classes = o->absent > 0 && t && task->probs && ac_tag_table_classes(t) == n_classes;
-        const int by_groups = o->presence && o->presence_absent > 0;
+        const int by_groups = o->presence && (o->presence_absent > 0 || o->presence_ratio > 0);
         if (o->mode == AC_TAGS_AUTO && (by_classes || by_groups)) {
             if (!(j->banned = calloc((size_t)m->dec.cfg.vocab, 1))) {
                 task->failed = ac_errf(&task->err, "out of memory");

@@ -80,6 +80,16 @@ static int add_form(ac_presence_group *g, char *form) {
     return 0;
 }
 
+int ac_presence_set_labels(const ac_presence_set *s, const int *cats, int k, uint8_t **y_out, float *prior, ac_err *err) {
+    uint8_t *y = malloc((size_t)(s->n > 0 ? s->n : 1) * (size_t)(k > 0 ? k : 1));
+    if (!(*y_out = y)) return ac_errf(err, "out of memory");
+    for (int j = 0; j < k; j++) {
+        for (int i = 0; i < s->n; i++) y[(size_t)i * k + j] = s->y[(size_t)i * AC_N_OBJECTS + cats[j]];
+        if (prior) prior[j] = s->n > 0 ? (float)s->positives[cats[j]] / (float)s->n : 0;
+    }
+    return 0;
+}
+
 int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence_group **groups,
                            int cats[AC_N_OBJECTS], uint8_t **y_out, ac_err *err) {
     int k = 0;
@@ -88,20 +98,21 @@ int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence
     *groups = NULL, *y_out = NULL;
     if (!k) return 0;
     ac_presence_group *g = calloc((size_t)k, sizeof *g);
-    uint8_t *y = malloc((size_t)s->n * k);
-    int rc = !g || !y ? -1 : 0;
+    float prior[AC_N_OBJECTS];
+    if (!g) return ac_errf(err, "out of memory");
+    int rc = ac_presence_set_labels(s, cats, k, y_out, prior, err);
     for (int j = 0; !rc && j < k; j++) {
+        g[j].prior = prior[j];
         g[j].forms = calloc(AC_PRESENCE_MAX_FORMS + 1, sizeof *g[j].forms);
-        if (!(g[j].name = strdup(ac_object_name(cats[j]))) || !g[j].forms) rc = -1;
+        if (!(g[j].name = strdup(ac_object_name(cats[j]))) || !g[j].forms) rc = ac_errf(err, "out of memory");
         for (const char *const *syn = ac_object_synonyms(cats[j]); !rc && *syn; syn++)
-            rc = add_form(&g[j], strdup(*syn)) || add_form(&g[j], plural(*syn));
-        for (int i = 0; !rc && i < s->n; i++) y[(size_t)i * k + j] = s->y[(size_t)i * AC_N_OBJECTS + cats[j]];
+            if (add_form(&g[j], strdup(*syn)) || add_form(&g[j], plural(*syn))) rc = ac_errf(err, "out of memory");
     }
     if (rc) {
         ac_presence_groups_free(g, k);
-        free(y);
-        return ac_errf(err, "out of memory");
+        free(*y_out), *y_out = NULL;
+        return -1;
     }
-    *groups = g, *y_out = y;
+    *groups = g;
     return k;
 }
