@@ -15,7 +15,11 @@
  * maximises ln(count) - lambda * d: the most specific name unless a nearby ancestor is used far more
  * often (Egyptian cat -> cat, golden retriever -> dog, but hot dog stays hot dog, lion stays lion
  * rather than animal). That is Ordonez et al. 2013's "entry-level category" trade-off between
- * naturalness and semantic distance, with caption counts for naturalness. No candidate: no word. */
+ * naturalness and semantic distance, with caption counts for naturalness. One more rule: the walk
+ * keeps an object. Once a candidate's forms (its lemmas captions use) name one of COCO's 80
+ * categories (objects.h: toilet seat -> toilet), the ancestors whose forms do not name it are no
+ * longer candidates, however much more captions use them ("seat" would lose the toilet the photo
+ * shows; "motorcycle, bike" keeps a moped's motorcycle). No candidate: no word. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +28,7 @@
 
 #include "attncap/common.h"
 #include "attncap/dataset.h"
+#include "attncap/objects.h"
 #include "attncap/tokenize.h"
 #include "strmap.h"
 
@@ -499,6 +504,8 @@ int main(int argc, char **argv) {
         char path[8192] = "";
         size_t pl = 0;
         synset chosen = {0};
+        uint8_t kept[AC_N_OBJECTS] = {0}; /* the categories the nearest candidate naming one names */
+        int keeping = 0;
         for (int k = 0; k < c->n_nodes; k++) {
             synset s;
             if (parse_synset(&wn, c->nodes[k].offset, &s, &err)) goto fail;
@@ -511,8 +518,22 @@ int main(int argc, char **argv) {
             if (pl < sizeof path - 256)
                 pl += (size_t)snprintf(path + pl, sizeof path - pl, "%s%d:%s=%ld", k ? " " : "", c->nodes[k].depth,
                                        top >= 0 ? s.lemmas[top] : "?", top_n < 0 ? 0 : top_n);
-            double score = top_n >= min_count ? log((double)top_n) - lambda * c->nodes[k].depth : -1e300;
-            if (top_n >= min_count && score > best_score) {
+            int eligible = top_n >= min_count;
+            if (eligible) { /* the walk keeps an object (the header comment) */
+                uint8_t names[AC_N_OBJECTS] = {0}, one[AC_N_OBJECTS];
+                int n_named = 0;
+                for (int l = 0; l < s.n_lemmas; l++) /* the synset's forms, as the table will list them */
+                    if (l == top || (usable(&s, l, c->nodes[k].depth, max_sense) &&
+                                     lemma_count(&cnt, s.lemmas[l], s.plural[l]) >= min_count)) {
+                        ac_objects_in_tokens(s.lemmas[l], one);
+                        for (int o = 0; o < AC_N_OBJECTS; o++) n_named += one[o] && !names[o], names[o] |= one[o];
+                    }
+                for (int o = 0; keeping && o < AC_N_OBJECTS; o++)
+                    if (kept[o] && !names[o]) eligible = 0;
+                if (!keeping && n_named > 0) memcpy(kept, names, sizeof kept), keeping = 1;
+            }
+            double score = eligible ? log((double)top_n) - lambda * c->nodes[k].depth : -1e300;
+            if (eligible && score > best_score) {
                 synset_free(&chosen);
                 chosen = s;
                 best = k, best_lemma = top, best_score = score, best_count = top_n;

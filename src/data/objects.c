@@ -149,7 +149,7 @@ static const char *const BLOCKERS[] = {
     "chair lift", "super bowl", "rocking horse", "baby stroller", "baby carriage", "baby food", "snow man",
     "zebra crossing", "zebra print", "zebra stripes", "giraffe print", "orange juice", "phone booth", "phone line",
     "telephone booth", "telephone line", "telephone pole", "telephone wire", "wheel chair", "horse trailer", "spider man", "semi formal", "passenger seat",
-    "passenger side", "passenger door", "passenger window", NULL,
+    "passenger side", "passenger door", "passenger window", "cowboy hat", "cowboy boot", NULL,
 };
 
 /* Person words that, before an animal, say its age or role: "baby elephant" names an elephant only;
