@@ -85,6 +85,7 @@ static void test_captions(void) {
         {"people at the bus stop", "person"},
         {"a toilet and toilet paper", "toilet"},
         {"a cowboy hat and cowboy boots on a bench", "bench"}, /* a hat is not a cowboy */
+        {"three young males", "person"},
         {"a skier on skis at the ski slope", "person, skis"},
         {"a pitcher of water", ""},
         {"a pitcher throws the ball", "person, sports ball"},

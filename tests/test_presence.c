@@ -226,9 +226,12 @@ static void test_set_labels_and_forms(void) {
     CHECK(ac_presence_set_labels(&s, dog_person, 2, &y2, prior, &err) == 0);
     CHECK(y2[0] == 0 && y2[1] == 1 && y2[2] == 1 && y2[3] == 0 && prior[0] == 0.5f && prior[1] == 0.5f);
     free(y2);
-    int has_men = 0, has_man = 0;
-    for (int f = 0; f < g[0].n_forms; f++) has_men |= !strcmp(g[0].forms[f], "men"), has_man |= !strcmp(g[0].forms[f], "man");
+    int has_men = 0, has_man = 0, has_surfers = 0, has_individual = 0;
+    for (int f = 0; f < g[0].n_forms; f++)
+        has_men |= !strcmp(g[0].forms[f], "men"), has_man |= !strcmp(g[0].forms[f], "man"),
+            has_surfers |= !strcmp(g[0].forms[f], "surfers"), has_individual |= !strcmp(g[0].forms[f], "individual");
     CHECK(has_man && has_men);
+    CHECK(has_surfers && has_individual); /* every synonym: the last of the list too */
     ac_presence_groups_free(g, k);
     free(y);
     ac_presence_set_free(&s);

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define AC_PRESENCE_MAX_FORMS 64
+#define AC_PRESENCE_MAX_FORMS 512 /* person: ~140 synonyms and their plurals */
 
 typedef struct ac_presence_group {
     char *name;   /* "person" */

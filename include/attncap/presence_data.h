@@ -39,6 +39,10 @@ void ac_presence_set_free(ac_presence_set *s);
  * qualifies), or -1. */
 int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence_group **groups,
                            int cats[AC_N_OBJECTS], uint8_t **y_out, ac_err *err);
+/* The same for the k given categories cats[k] (any number of positives): *groups and y_out [n, k].
+ * Returns 0 or -1. */
+int ac_presence_set_groups_of(const ac_presence_set *s, const int *cats, int k, ac_presence_group **groups,
+                              uint8_t **y_out, ac_err *err);
 /* The set's labels of the k categories cats[k]: y_out [n, k] (malloc'd), and prior[k] (may be NULL)
  * the share of its photos that show each. Returns 0 or -1. */
 int ac_presence_set_labels(const ac_presence_set *s, const int *cats, int k, uint8_t **y_out, float *prior, ac_err *err);

@@ -25,16 +25,17 @@ static void usage(FILE *f) {
             "  --split S          train (default), val, test or all\n"
             "  --min-photos N     a category needs this many photos with it to get a classifier (default 20)\n"
             "  --init FILE        start from this head (its categories and weights; --min-photos unused)\n"
-            "  --steps N          full-batch Adam steps (default 400; 0 with --init: only record, for each\n"
-            "                     category, the share of the photos that show it, the prior the naming's\n"
-            "                     presence_ratio reads)\n"
+            "  --steps N          full-batch Adam steps (default 400; 0 with --init: keep the weights and\n"
+            "                     only record each category's prior, the share of the photos that show it,\n"
+            "                     which the naming's presence_ratio reads, and its words as listed now)\n"
             "  --lr X, --l2 X     learning rate (0.01) and weight decay (0.001)\n"
             "  --out FILE         write the head here (atomic; F16)\n"
             "  --quiet            no progress bar\n");
 }
 
 /* --init: head = the file's (same encoder and vector size as the photos'), cats its groups' categories,
- * y_out the set's labels of them, and each group's prior the share of the set's photos that show it. */
+ * y_out the set's labels of them; its groups made anew (the forms objects.h gives the category now,
+ * the prior the share of the set's photos that show it). */
 static int start_from(const char *path, const ac_presence_set *set, const char *encoder_json, ac_presence *head,
                       int cats[AC_N_OBJECTS], uint8_t **y_out, ac_err *err) {
     if (ac_presence_load(path, head, err)) return -1;
@@ -44,9 +45,10 @@ static int start_from(const char *path, const ac_presence_set *set, const char *
     for (int j = 0; j < head->k; j++)
         if ((cats[j] = ac_object_index(head->groups[j].name)) < 0)
             return ac_errf(err, "%s: group '%s' is not one of COCO's categories", path, head->groups[j].name);
-    float prior[AC_N_OBJECTS];
-    if (ac_presence_set_labels(set, cats, head->k, y_out, prior, err)) return -1;
-    for (int j = 0; j < head->k; j++) head->groups[j].prior = prior[j];
+    ac_presence_group *groups;
+    if (ac_presence_set_groups_of(set, cats, head->k, &groups, y_out, err)) return -1;
+    ac_presence_groups_free(head->groups, head->k);
+    head->groups = groups;
     return 0;
 }
 

@@ -35,7 +35,7 @@ static const category CATEGORIES[AC_N_OBJECTS] = {
                     "farmer", "vendor", "shopper", "customer", "waiter", "waitress", "doctor", "nurse", "teacher",
                     "clown", "performer", "musician", "guitarist", "dancer", "businessman", "businessmen",
                     "businesswoman", "businesswomen", "fireman", "firemen", "firefighter", "photographer", "ball player", "someone",
-                    "somebody", "individual")},
+                    "somebody", "individual", "male", "female")},
     {"bicycle", LIST("bicycle", "bike", "mountain bike", "bmx")},
     {"car", LIST("car", "automobile", "sedan", "taxi", "taxicab", "cab", "suv", "van", "minivan", "jeep", "hatchback",
                  "coupe", "limo", "limousine", "police car", "cop car", "race car", "sports car", "passenger car")},

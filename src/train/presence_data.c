@@ -70,12 +70,14 @@ static char *plural(const char *phrase) {
     return p;
 }
 
-/* Adds form to g unless it is there; takes ownership. */
-static int add_form(ac_presence_group *g, char *form) {
-    if (!form) return -1;
+/* Adds form to g unless it is there; takes ownership. -1: out of memory, or more forms than a group
+ * holds (err says which): never a silently shorter list, whose missing words the ban would let through. */
+static int add_form(ac_presence_group *g, char *form, ac_err *err) {
+    if (!form) return ac_errf(err, "out of memory");
     for (int f = 0; f < g->n_forms; f++)
         if (!strcmp(g->forms[f], form)) return free(form), 0;
-    if (g->n_forms == AC_PRESENCE_MAX_FORMS) return free(form), 0;
+    if (g->n_forms == AC_PRESENCE_MAX_FORMS)
+        return free(form), ac_errf(err, "category '%s' has more than %d forms", g->name, AC_PRESENCE_MAX_FORMS);
     g->forms[g->n_forms++] = form;
     return 0;
 }
@@ -97,6 +99,12 @@ int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence
         if (s->positives[c] >= min_photos) cats[k++] = c;
     *groups = NULL, *y_out = NULL;
     if (!k) return 0;
+    return ac_presence_set_groups_of(s, cats, k, groups, y_out, err) ? -1 : k;
+}
+
+int ac_presence_set_groups_of(const ac_presence_set *s, const int *cats, int k, ac_presence_group **groups,
+                              uint8_t **y_out, ac_err *err) {
+    *groups = NULL, *y_out = NULL;
     ac_presence_group *g = calloc((size_t)k, sizeof *g);
     float prior[AC_N_OBJECTS];
     if (!g) return ac_errf(err, "out of memory");
@@ -106,7 +114,7 @@ int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence
         g[j].forms = calloc(AC_PRESENCE_MAX_FORMS + 1, sizeof *g[j].forms);
         if (!(g[j].name = strdup(ac_object_name(cats[j]))) || !g[j].forms) rc = ac_errf(err, "out of memory");
         for (const char *const *syn = ac_object_synonyms(cats[j]); !rc && *syn; syn++)
-            if (add_form(&g[j], strdup(*syn)) || add_form(&g[j], plural(*syn))) rc = ac_errf(err, "out of memory");
+            rc = add_form(&g[j], strdup(*syn), err) || add_form(&g[j], plural(*syn), err) ? -1 : 0;
     }
     if (rc) {
         ac_presence_groups_free(g, k);
@@ -114,5 +122,5 @@ int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence
         return -1;
     }
     *groups = g;
-    return k;
+    return 0;
 }
