@@ -330,6 +330,11 @@ static long lemma_count(const counts *c, const char *lemma, int plural) {
     return count_of(c, lemma) + (!plural && strcmp(pl, lemma) ? count_of(c, pl) : 0);
 }
 
+/* Whether lemma l of s (top: its most used one, the word) is among the forms the table lists for it. */
+static int listed_form(const synset *s, int l, int top, int depth, int max_sense, const counts *cnt, long min_count) {
+    return l == top || (usable(s, l, depth, max_sense) && lemma_count(cnt, s->lemmas[l], s->plural[l]) >= min_count);
+}
+
 /* Each caption is cut greedily into the longest registered phrases: "traffic light" counts for
  * itself, not for "light" (the head word of a compound is not a use of the word alone). */
 static int count_corpus(counts *c, const char *spec, long *n_caps, ac_err *err) {
@@ -522,9 +527,8 @@ int main(int argc, char **argv) {
             if (eligible) { /* the walk keeps an object (the header comment) */
                 uint8_t names[AC_N_OBJECTS] = {0}, one[AC_N_OBJECTS];
                 int n_named = 0;
-                for (int l = 0; l < s.n_lemmas; l++) /* the synset's forms, as the table will list them */
-                    if (l == top || (usable(&s, l, c->nodes[k].depth, max_sense) &&
-                                     lemma_count(&cnt, s.lemmas[l], s.plural[l]) >= min_count)) {
+                for (int l = 0; l < s.n_lemmas; l++)
+                    if (listed_form(&s, l, top, c->nodes[k].depth, max_sense, &cnt, min_count)) {
                         ac_objects_in_tokens(s.lemmas[l], one);
                         for (int o = 0; o < AC_N_OBJECTS; o++) n_named += one[o] && !names[o], names[o] |= one[o];
                     }
@@ -557,7 +561,7 @@ int main(int argc, char **argv) {
             EMIT("%s\t%ld\t%s", w, best_count, w);
             if (!chosen.plural[best_lemma] && strcmp(plw, w)) EMIT("|%s", plw);
             for (int l = 0; l < chosen.n_lemmas; l++) { /* the synset's other lemmas captions use */
-                if (l == best_lemma || !usable(&chosen, l, c->nodes[best].depth, max_sense) || lemma_count(&cnt, chosen.lemmas[l], chosen.plural[l]) < min_count) continue;
+                if (l == best_lemma || !listed_form(&chosen, l, best_lemma, c->nodes[best].depth, max_sense, &cnt, min_count)) continue;
                 pluralize(chosen.lemmas[l], plw, sizeof plw);
                 EMIT("|%s", chosen.lemmas[l]);
                 if (!chosen.plural[l] && strcmp(plw, chosen.lemmas[l])) EMIT("|%s", plw);

@@ -118,6 +118,11 @@ typedef struct ac_grid_window {
  * edge to edge (2 = the four quadrants; 1 = one centred; side 7 and 8 at 14x14 = every position),
  * plus a centred one if `centre` and not already there. Writes at most cap; returns how many. */
 int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, ac_grid_window *out, int cap);
+/* The naming's windows (the tags' classes, the presence head's ratio bar): the four quadrants and the
+ * centre, of half the grid's shorter side (7x7 at 14x14, the classifier's own scale at 448); none
+ * when that is under 2 cells. out holds AC_NAMING_WINDOWS; returns how many. */
+#define AC_NAMING_WINDOWS 5
+int ac_grid_naming_windows(int grid_h, int grid_w, ac_grid_window out[AC_NAMING_WINDOWS]);
 /* The windows of a grid moved into a smaller grid_h x grid_w one (a photo that kept its aspect ratio):
  * each cut to fit and moved inside, so that it keeps its scale where it can. */
 void ac_grid_windows_fit(ac_grid_window *win, int n, int grid_h, int grid_w);

@@ -295,10 +295,8 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     if (o->mode == AC_TAGS_GIVEN && !table_path && !ac_is_file(path)) return 0; /* the words as they are */
     if (ac_tag_table_load(path, &c->tags, err)) return -1;
     if (o->mode != AC_TAGS_AUTO) return 0;
-    /* windows of 7x7 at a 14x14 grid (the classifier's own scale at 448): quadrants and centre */
-    const int side = (c->grid_h < c->grid_w ? c->grid_h : c->grid_w) / 2;
-    ac_grid_window win[8];
-    const int nw = side >= 2 ? ac_grid_windows(c->grid_h, c->grid_w, side, 2, 1, win, 8) : 0;
+    ac_grid_window win[AC_NAMING_WINDOWS];
+    const int nw = ac_grid_naming_windows(c->grid_h, c->grid_w, win);
     if (ac_captioner_want_classes(c, win, nw, err)) return -1;
     if (ac_tag_table_classes(c->tags) != c->n_classes)
         return ac_errf(err, "%s: %d classes, the encoder's head has %d", path, ac_tag_table_classes(c->tags), c->n_classes);

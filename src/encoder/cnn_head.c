@@ -127,6 +127,11 @@ int ac_grid_windows(int grid_h, int grid_w, int side, int per_axis, int centre, 
     return n;
 }
 
+int ac_grid_naming_windows(int grid_h, int grid_w, ac_grid_window out[AC_NAMING_WINDOWS]) {
+    const int side = (grid_h < grid_w ? grid_h : grid_w) / 2;
+    return side >= 2 ? ac_grid_windows(grid_h, grid_w, side, 2, 1, out, AC_NAMING_WINDOWS) : 0;
+}
+
 void ac_grid_windows_fit(ac_grid_window *win, int n, int grid_h, int grid_w) {
     for (int k = 0; k < n; k++) {
         ac_grid_window *w = &win[k];

@@ -203,9 +203,8 @@ static int absent_groups(const ac_model *m, const ac_naming_opts *o, const ac_na
     if (p->dim != cfg->dim) return ac_errf(err, "presence head: %d-vectors, the model's are %d", p->dim, cfg->dim);
     int gh, gw;
     ac_name_task_grid(cfg, task, &gh, &gw);
-    ac_grid_window win[8];
-    const int side = (gh < gw ? gh : gw) / 2;
-    const int nw = o->presence_ratio > 0 && side >= 2 ? ac_grid_windows(gh, gw, side, 2, 1, win, 8) : 0;
+    ac_grid_window win[AC_NAMING_WINDOWS];
+    const int nw = o->presence_ratio > 0 ? ac_grid_naming_windows(gh, gw, win) : 0;
     float *prob = malloc(sizeof *prob * (size_t)p->k * (size_t)(1 + nw)); /* [1 + nw, k]: row 0 the whole photo */
     if (!prob) return ac_errf(err, "out of memory");
     if (ac_presence_rows(p, task->ann, gh, gw, win, nw, prob, err)) return free(prob), -1;
