@@ -462,6 +462,54 @@ static void test_presence_bars(void) {
     ac_model_free(&m);
 }
 
+/* min_precision: the cat tag that test_auto_forces_confident_tag sees forced is held back when the
+ * model's tag precision (tag_precision.h) says its references seldom named it, with confidence (the
+ * bound sigmoid(a + b logit p + u + z sd) recomputed here below the bar); kept when the fit knows
+ * little of it (a large sd lifts the bound over the bar), when the bar is 0, and for a word the fit
+ * never saw whose shared curve clears the bar. The tag reports its point precision either way. */
+static void test_min_precision(void) {
+    ac_model m;
+    float *ann;
+    ac_tag_table *t;
+    ac_err err;
+    CHECK(ac_tag_table_parse(TABLE, strlen(TABLE), "table", &t, &err) == 0);
+    float probs[4] = {0.02f, 0.9f, 0.05f, 0.03f};
+    ac_naming_opts o = ac_naming_defaults();
+    o.mode = AC_TAGS_AUTO, o.threshold = 0.5f, o.max_drop = 100, o.min_precision = 0.5f;
+    ac_caption c;
+    int found = 0;
+    for (unsigned long long seed = 23; seed < 60 && !found; seed++) { /* a model that says cat only when forced */
+        CHECK(make(&m, &ann, seed) == 0);
+        CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+        found = c.n_tags == 1 && c.tags[0].forced;
+        if (found) CHECK(isnan(c.tags[0].precision)); /* no fit: no precision, no ban */
+        ac_caption_free(&c);
+        if (!found) ac_model_free(&m), free(ann);
+    }
+    CHECK(found);
+    const int cat = ac_vocab_id(m.vocab, "cat"), cats = ac_vocab_id(m.vocab, "cats");
+    ac_tag_precision_word *w = calloc(1, sizeof *w);
+    w->word = strdup("cat"), w->fired = 40, w->named = 1, w->u = -5, w->sd = 0.1;
+    m.tag_precision = (ac_tag_precision){.a = 0, .b = 1, .lambda = 1, .n_obs = 40, .n_words = 1, .words = w};
+    const double x = log(0.9f / (1 - 0.9f)), point = 1 / (1 + exp(-(x - 5)));
+    for (int k = 0; k < 4; k++) {
+        /* 0: sure it is imprecise; 1: unsure (sd 3); 2: bar 0; 3: the fit never saw "cat" */
+        w->sd = k == 1 ? 3 : 0.1;
+        o.min_precision = k == 2 ? 0 : 0.5f;
+        if (k == 3) free(w->word), w->word = strdup("dog");
+        const double bound = 1 / (1 + exp(-(x + (k == 3 ? 0 : -5 + AC_NAMING_PRECISION_Z * w->sd))));
+        const int held = o.min_precision > 0 && bound < o.min_precision;
+        CHECK(held == (k == 0));
+        CHECK(ac_name_caption(&m, t, &o, &m.decode, ann, probs, 1, 4, &c, &err) == 0);
+        CHECKF(c.tags[0].forced == !held && (contains(&c, cat) || contains(&c, cats)) == !held, "case %d", k);
+        CHECK_NEAR(c.tags[0].precision, k == 3 ? 1 / (1 + exp(-x)) : point, 1e-6);
+        ac_caption_free(&c);
+    }
+    ac_tag_table_free(t);
+    ac_model_free(&m);
+    free(ann);
+}
+
 int main(void) {
     RUN(test_trusted_caption_kept);
     RUN(test_trust_seen);
@@ -469,6 +517,7 @@ int main(void) {
     RUN(test_absent_words_banned);
     RUN(test_presence_bars);
     RUN(test_auto_forces_confident_tag);
+    RUN(test_min_precision);
     RUN(test_given_words);
     RUN(test_confidence_and_description);
     return TEST_EXIT();

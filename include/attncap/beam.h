@@ -66,6 +66,8 @@ typedef struct ac_caption_tag {
     int in_vocab;   /* the model can say it (some form of it is in the vocabulary) */
     int forced;     /* the search was constrained to say it (and the caption does) */
     int named;      /* the caption names it (forced or not) */
+    float precision; /* how often the training photos' references named it at this score (tag_precision.h);
+                        NAN when the model records no such fit */
 } ac_caption_tag;
 
 #define AC_MAX_CONSTRAINTS 4

@@ -13,6 +13,7 @@
  *              may say twice, an array of strings (`attncap tune --repeats`); other keys are notes)
  *   "naming"   optional: how tags become constraints, chosen on dev photos (naming.h; JSON)
  *   "confidence" optional: the calibration of the captions' confidence (confidence.h; JSON a, b, n)
+ *   "tag_precision" optional: each tag word's precision on the training photos (tag_precision.h)
  *   "vocab_counts" optional: each word's count in captioned photos and in text (JSON: "paired" and
  *              "text", arrays of vocab counts; "paired" is read, naming.h's trust uses it)
  * Everything is read and checked once, by ac_model_load; the decoder and the beam search never see
@@ -23,6 +24,7 @@
 #include "attncap/common.h"
 #include "attncap/confidence.h"
 #include "attncap/decoder.h"
+#include "attncap/tag_precision.h"
 #include "attncap/vocab.h"
 
 #ifdef __cplusplus
@@ -39,6 +41,7 @@ typedef struct ac_model {
                             records (beam, max_len, len_alpha) in their place */
     char *naming_json;   /* metadata "naming", NULL if absent (naming.h reads it) */
     ac_confidence confidence; /* metadata "confidence"; n = 0 (and a = b = 0) if absent */
+    ac_tag_precision tag_precision; /* metadata "tag_precision"; n_obs = 0 if absent */
     int *paired_counts;       /* [vocab] each word's count in the captions of the photos it trained on
                                  (metadata "vocab_counts" "paired"); NULL if absent */
     unsigned char *no_repeat; /* [vocab] the words decode.no_repeat points to: every real word but those

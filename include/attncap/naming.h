@@ -58,10 +58,16 @@ typedef struct ac_naming_opts {
                               group without a recorded prior is not affected) */
     float tag_objects_only; /* AUTO: 1 = a constrained caption names no object (one of COCO's categories,
                                objects.h) but those of the free caption and of its required tags; 0 = off */
+    float min_precision;  /* AUTO: a tag is not forced when its precision (tag_precision.h: how often the
+                             references of the model's training photos named it at such a score) is below
+                             this even AC_NAMING_PRECISION_Z posterior standard deviations up: only words
+                             the photos show to be imprecise are held back (a model without the fit, or 0:
+                             off) */
     const signed char *word_object; /* with tag_objects_only: [vocab] the category each of the model's
                                words names (ac_objects_of_vocab), or NULL: made on each call */
 } ac_naming_opts;
 #define AC_NAMING_SURE 0.9f
+#define AC_NAMING_PRECISION_Z 1.645 /* one-sided 95 %: held back when 95 % sure it is below the bar */
 #define AC_NAMING_WELL_COVERED 5
 
 /* off; threshold 0.5, max_tags 2, max_drop 0.6, min_confidence 0, absent 0; a model's metadata
@@ -69,7 +75,7 @@ typedef struct ac_naming_opts {
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
  * min_confidence, absent, trust_logprob, presence_absent, presence_ratio, trust_seen, rare_max_drop,
- * tag_objects_only), and mode AUTO when the model records them. */
+ * tag_objects_only, tag_min_precision), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

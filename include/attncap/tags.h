@@ -35,6 +35,11 @@ const char *ac_tag_class_label(const ac_tag_table *t, int cls); /* "Egyptian cat
 const char *ac_tag_word(const ac_tag_table *t, int word); /* "hot dog"; NULL if out of range */
 /* The word's surface forms (the word first; duplicates across classes merged); returns how many. */
 int ac_tag_word_forms(const ac_tag_table *t, int word, const char *const **forms);
+/* The index of a word ("hot dog"), -1 if the table has no such word. */
+int ac_tag_word_index(const ac_tag_table *t, const char *word);
+/* Whether text (a caption, tokenized as captions are) contains one of the word's surface forms as
+ * consecutive tokens: 1 or 0, -1 if text is not valid UTF-8 or too long (message in err). */
+int ac_tag_word_in_text(const ac_tag_table *t, int word, const char *text, ac_err *err);
 
 typedef struct ac_tag {
     int word;   /* index into the table's words */

@@ -27,6 +27,7 @@ static void add_naming(cJSON *o, const ac_caption *c) {
         cJSON_AddNumberToObject(x, "prob", round(t->prob * 1e4) / 1e4);
         cJSON_AddBoolToObject(x, "named", t->named);
         cJSON_AddBoolToObject(x, "forced", t->forced);
+        if (isfinite(t->precision)) cJSON_AddNumberToObject(x, "precision", round(t->precision * 1e4) / 1e4);
         if (!t->in_vocab) cJSON_AddFalseToObject(x, "in_vocab");
         cJSON_AddItemToArray(tags, x);
     }

@@ -74,7 +74,7 @@ static double objective(const ac_scores *s, const char *metric) {
 static int write_naming(const char *model_path, const char *json) {
     static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent",
                                        "trust_logprob", "presence_absent", "presence_ratio", "trust_seen", "rare_max_drop",
-                                       "tag_objects_only"};
+                                       "tag_objects_only", "tag_min_precision"};
     cJSON *o = cJSON_Parse(json);
     int ok = cJSON_IsObject(o);
     const cJSON *x, *fields = ok ? o : NULL;
@@ -89,7 +89,7 @@ static int write_naming(const char *model_path, const char *json) {
     if (!ok) {
         fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
                         "min_confidence, absent, trust_logprob (<= 0), presence_absent, presence_ratio, trust_seen, rare_max_drop, "
-                        "tag_objects_only\n");
+                        "tag_objects_only, tag_min_precision\n");
         return 2;
     }
     ac_err err;

@@ -19,5 +19,6 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->trust_seen >= 0) no.trust_seen = f->trust_seen;
     if (f->rare_max_drop >= 0) no.rare_max_drop = f->rare_max_drop;
     if (f->objects_only >= 0) no.tag_objects_only = f->objects_only;
+    if (f->min_precision >= 0) no.min_precision = f->min_precision;
     return ac_captioner_set_naming(cap, &no, f->table, err);
 }

@@ -266,6 +266,11 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_err_prefix(err, "%s: metadata 'confidence'", path);
         goto done;
     }
+    const char *tag_prec = ac_st_meta(&f, "tag_precision");
+    if (tag_prec && ac_tag_precision_from_json(tag_prec, &m->tag_precision, err)) {
+        ac_err_prefix(err, "%s: metadata 'tag_precision'", path);
+        goto done;
+    }
     if (naming && !(m->naming_json = strdup(naming))) {
         ac_errf(err, "%s: out of memory", path);
         goto done;
@@ -367,6 +372,7 @@ void ac_model_free(ac_model *m) {
     free(m->encoder_json);
     free(m->training_json);
     free(m->naming_json);
+    ac_tag_precision_free(&m->tag_precision);
     free(m->paired_counts);
     free(m->no_repeat);
     free(m->path);

@@ -31,7 +31,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
         {"absent", &o.absent, 0, 1}, {"trust_logprob", &o.trust_logprob, -100, 0},
         {"presence_absent", &o.presence_absent, 0, 1}, {"presence_ratio", &o.presence_ratio, 0, 100},
         {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100},
-        {"tag_objects_only", &o.tag_objects_only, 0, 1}};
+        {"tag_objects_only", &o.tag_objects_only, 0, 1}, {"tag_min_precision", &o.min_precision, 0, 1}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
         if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
@@ -78,6 +78,7 @@ static int auto_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         memset(c, 0, sizeof *c);
         set_word(c, ac_tag_word(t, tags[i].word));
         c->tag.prob = tags[i].prob;
+        c->tag.precision = (float)ac_tag_precision_of(&m->tag_precision, c->tag.word, c->tag.prob);
         float best = -1;
         for (int r = 0; r < n_rows; r++)
             for (int k = 0; k < n_classes; k++)
@@ -115,9 +116,8 @@ static int given_tags(const ac_model *m, const ac_tag_table *t, const char *word
         memset(c, 0, sizeof *c);
         set_word(c, w);
         c->tag.prob = 1;
-        int tw = -1;
-        for (int k = 0; t && k < ac_tag_table_words(t) && tw < 0; k++)
-            if (!strcmp(ac_tag_word(t, k), w)) tw = k;
+        c->tag.precision = NAN;
+        const int tw = ac_tag_word_index(t, w);
         if (tw >= 0) {
             const char *const *forms;
             const int nf = ac_tag_word_forms(t, tw, &forms);
@@ -333,7 +333,12 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
         cand *c = &j->cands[i];
         c->tag.named = says(&task->out, c);
         c->rare = o->mode == AC_TAGS_AUTO && times_seen(m, c) < o->trust_seen && names_object(c->tag.word);
-        const int may_force = !trusted || c->tag.prob >= AC_NAMING_SURE || c->rare;
+        /* A word the training photos' references seldom named at such a score (a swimmer's towel tagged
+         * "robe": 3 of 174) is not forced, whatever the other rules say; a word they say little of is. */
+        const int precise = !(o->mode == AC_TAGS_AUTO && o->min_precision > 0 &&
+                              ac_tag_precision_bound(&m->tag_precision, c->tag.word, c->tag.prob, AC_NAMING_PRECISION_Z) <
+                                  o->min_precision);
+        const int may_force = precise && (!trusted || c->tag.prob >= AC_NAMING_SURE || c->rare);
         if (may_force && !c->tag.named && c->tag.in_vocab && j->k < o->max_tags && j->k < AC_MAX_CONSTRAINTS)
             j->sel[j->k++] = i;
     }

@@ -2,9 +2,11 @@
  * vocabulary ids. */
 #include "attncap/tags.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/tokenize.h"
 #include "strmap.h"
 
 #define MAX_CLASSES 100000
@@ -57,6 +59,36 @@ int ac_tag_word_forms(const ac_tag_table *t, int word, const char *const **forms
     if (!t || word < 0 || word >= t->n_words) return *forms = NULL, 0;
     *forms = (const char *const *)t->words[word].forms;
     return t->words[word].n_forms;
+}
+
+int ac_tag_word_index(const ac_tag_table *t, const char *word) {
+    return t && word ? ac_strmap_get(&t->index, word) : -1;
+}
+
+/* Whether the tokens of form, split at single spaces, occur in order in tok[0..n). */
+static int has_phrase(const ac_tokens *tok, const char *form) {
+    char buf[MAX_FORM];
+    snprintf(buf, sizeof buf, "%s", form);
+    const char *part[AC_TAG_MAX_TOKENS];
+    int np = 0;
+    char *save = NULL;
+    for (char *s = strtok_r(buf, " ", &save); s && np < AC_TAG_MAX_TOKENS; s = strtok_r(NULL, " ", &save)) part[np++] = s;
+    for (int i = 0; np > 0 && i + np <= tok->n; i++) {
+        int k = 0;
+        while (k < np && !strcmp(tok->tok[i + k], part[k])) k++;
+        if (k == np) return 1;
+    }
+    return 0;
+}
+
+int ac_tag_word_in_text(const ac_tag_table *t, int word, const char *text, ac_err *err) {
+    if (!t || word < 0 || word >= t->n_words) return ac_errf(err, "tags: word index %d out of range", word);
+    ac_tokens tok;
+    if (ac_tokenize(text, &tok, err)) return -1;
+    int found = 0;
+    for (int f = 0; f < t->words[word].n_forms && !found; f++) found = has_phrase(&tok, t->words[word].forms[f]);
+    ac_tokens_free(&tok);
+    return found;
 }
 
 /* A phrase as the tokenizer writes them: tokens of printable non-space bytes, single spaces between. */
