@@ -55,9 +55,19 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
 ./attncap presence --features "$run/flickr8k/features" --data "$data/flickr8k" --data "$run/presence_train.tsv" \
   --out "$run/presence.safetensors" --quiet | tee "$run/presence.txt"
 cp models/imagenet_words.tsv "$run/" # the tag table beside the model, where caption looks for it
+# 4b. Each tag word's precision (tag_precision.h), from the tags of the training photos (the encoder
+#     never trained on them): Flickr8k train, the COCO photos we train on, the Flickr30k photos.
+{ sed "s#^#$data/flickr8k/images/#" "$data/flickr8k/Flickr_8k.trainImages.txt"
+  cut -f1 "$run/coco_train.tsv" | sort -u | while read -r name; do ls "$data"/coco*/images/"$name"; done
+  ls -d "$data"/flickr30k/images/*; } > "$run/train_photos.txt"
+[ -f "$run/train_tags.jsonl" ] && [ "$(wc -l < "$run/train_tags.jsonl")" = "$(wc -l < "$run/train_photos.txt")" ] ||
+  ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/train_photos.txt" > "$run/train_tags.jsonl"
+./attncap calibrate --tags --refs "$data/flickr8k" --results "$run/train_tags.jsonl" --refs "$run/coco_train.tsv" \
+  --results "$run/train_tags.jsonl" --refs "$data/flickr30k/captions.tsv" --results "$run/train_tags.jsonl" \
+  --write "$run/model.safetensors" | tee "$run/tag_precision.txt"
 THRESHOLDS=${THRESHOLDS:-"0.2 0.3 0.4 0.5"} DROPS=${DROPS:-"1.0 1.5 2.5"} bash tools/tune_naming.sh "$run/model.safetensors" "$run" 300 |
   tee "$run/naming.txt"
-./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust_logprob\":-1.035,\"presence_absent\":0.1,\"presence_ratio\":1,\"trust_seen\":300,\"rare_max_drop\":1.5,\"tag_objects_only\":1}}"
+./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust_logprob\":-1.035,\"presence_absent\":0.1,\"presence_ratio\":1,\"trust_seen\":300,\"rare_max_drop\":1.5,\"tag_objects_only\":1,\"tag_min_precision\":0.15}}"
 # 5. The confidence, calibrated on the same dev photos captioned with that setting.
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/coco_dev.txt" > "$run/calib.coco.jsonl"
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/f8k_dev.txt" > "$run/calib.f8k.jsonl"

@@ -35,6 +35,7 @@
 #include "attncap/report.h"
 #include "attncap/safetensors.h"
 #include "attncap/shard.h"
+#include "attncap/tag_precision.h"
 #include "attncap/tags.h"
 #include "attncap/tflite.h"
 #include "attncap/tokenize.h"
