@@ -67,7 +67,7 @@ cp models/imagenet_words.tsv "$run/" # the tag table beside the model, where cap
   --write "$run/model.safetensors" | tee "$run/tag_precision.txt"
 THRESHOLDS=${THRESHOLDS:-"0.2 0.3 0.4 0.5"} DROPS=${DROPS:-"1.0 1.5 2.5"} bash tools/tune_naming.sh "$run/model.safetensors" "$run" 300 |
   tee "$run/naming.txt"
-./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"trust_logprob\":-1.035,\"presence_absent\":0.1,\"presence_ratio\":1,\"trust_seen\":300,\"rare_max_drop\":1.5,\"tag_objects_only\":1,\"tag_min_precision\":0.15}}"
+./attncap tune --model "$run/model.safetensors" --naming "${NAMING:-{\"threshold\":0.2,\"max_tags\":2,\"max_drop\":1.0,\"absent\":0.2,\"absent_object\":0.01,\"trust_logprob\":-1.035,\"presence_absent\":0.1,\"presence_ratio\":1,\"trust_seen\":300,\"rare_max_drop\":1.5,\"tag_objects_only\":1,\"tag_min_precision\":0.15}}"
 # 5. The confidence, calibrated on the same dev photos captioned with that setting.
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/coco_dev.txt" > "$run/calib.coco.jsonl"
 ./attncap caption --model "$run/model.safetensors" --json --quiet - < "$run/naming/f8k_dev.txt" > "$run/calib.f8k.jsonl"

@@ -38,6 +38,9 @@ typedef struct ac_naming_opts {
     float absent;         /* AUTO: a word of AC_NAMING_WELL_COVERED or more classes (dog: 118, bird: 52,
                              cat...) whose score is below this is never said: the encoder is sure it is
                              not there (0 = off) */
+    float absent_object;  /* AUTO: nor a word of fewer classes that names one of COCO's objects other than a
+                             person (objects.h: couch, bed, table, duck) scoring below this (0 = off). A
+                             token another word the photo shows needs is never banned (hot dog's "dog") */
     float trust_logprob;  /* AUTO: a free caption whose mean token log-probability (ac_caption_mean_logprob,
                              the confidence's raw score) reaches this is kept as it is unless a tag scores
                              AC_NAMING_SURE or more (0 = tags are always tried). The raw score, not the
@@ -74,8 +77,8 @@ typedef struct ac_naming_opts {
  * "naming" (the values chosen on dev photos, models/README.md) overrides them (ac_naming_opts_for_model). */
 ac_naming_opts ac_naming_defaults(void);
 /* The defaults with the fields recorded in m's metadata "naming" (JSON: threshold, max_tags, max_drop,
- * min_confidence, absent, trust_logprob, presence_absent, presence_ratio, trust_seen, rare_max_drop,
- * tag_objects_only, tag_min_precision), and mode AUTO when the model records them. */
+ * min_confidence, absent, absent_object, trust_logprob, presence_absent, presence_ratio, trust_seen,
+ * rare_max_drop, tag_objects_only, tag_min_precision), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the

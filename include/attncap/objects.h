@@ -41,6 +41,7 @@ extern "C" {
 #endif
 
 #define AC_N_OBJECTS 80
+#define AC_OBJECT_PERSON 0 /* COCO's category 0 */
 #define AC_OBJECTS_TRUTH_REFS 2 /* truth: named by at least this many references (fewer if the photo has fewer) */
 
 /* COCO's name of category k (0..79, in COCO's category order: "person", "bicycle", ..., "toothbrush"),

@@ -63,6 +63,8 @@ static void usage(FILE *f) {
             "                    than the free caption's for the model to agree (default: the model's)\n"
             "  --tag-absent X    never say a word of many classes (dog, bird, cat...) that scores below X:\n"
             "                    the encoder is sure it is not there (default: the model's; 0 = off)\n"
+            "  --tag-absent-object X  nor an object of fewer classes (couch, bed, table; not a person) that\n"
+            "                    scores below X (default: the model's; 0 = off)\n"
             "  --tag-trust-logprob X  keep a free caption whose mean log-probability per word reaches X\n"
             "                    (-1.0: e^-1 per word; the confidence's raw score) as it is (default: the\n"
             "                    model's; 0 = always try the tags)\n"

@@ -37,7 +37,7 @@ static void usage(FILE *f) {
             "  --beam K           beam width (default: the model's default, 3); 1 = greedy\n"
             "  --tags auto|off    name what the encoder sees, as attncap caption does (default: the model's\n"
             "                     setting); with --features the search is plain\n"
-            "  --tag-threshold X, --tag-max-drop X, --tag-absent X, --tag-trust-logprob X, --tag-trust-seen N, --tag-rare-max-drop X, --tag-objects-only 0|1, --tag-min-precision X, --presence-absent X, --presence-ratio X  as for attncap caption (default: the model's)\n"
+            "  --tag-threshold X, --tag-max-drop X, --tag-absent X, --tag-absent-object X, --tag-trust-logprob X, --tag-trust-seen N, --tag-rare-max-drop X, --tag-objects-only 0|1, --tag-min-precision X, --presence-absent X, --presence-ratio X  as for attncap caption (default: the model's)\n"
             "  --len-alpha A      length normalisation: score = logprob / (words + 1)^A (default: the model's, 1)\n"
             "  --max-len N        longest caption in words (default: the model's, 20)\n"
             "  --allow-repeats    let any word come twice (as attncap caption)\n"

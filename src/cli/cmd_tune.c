@@ -72,7 +72,7 @@ static double objective(const ac_scores *s, const char *metric) {
 
 /* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos. */
 static int write_naming(const char *model_path, const char *json) {
-    static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent",
+    static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent", "absent_object",
                                        "trust_logprob", "presence_absent", "presence_ratio", "trust_seen", "rare_max_drop",
                                        "tag_objects_only", "tag_min_precision"};
     cJSON *o = cJSON_Parse(json);
@@ -88,7 +88,7 @@ static int write_naming(const char *model_path, const char *json) {
     cJSON_Delete(o);
     if (!ok) {
         fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
-                        "min_confidence, absent, trust_logprob (<= 0), presence_absent, presence_ratio, trust_seen, rare_max_drop, "
+                        "min_confidence, absent, absent_object, trust_logprob (<= 0), presence_absent, presence_ratio, trust_seen, rare_max_drop, "
                         "tag_objects_only, tag_min_precision\n");
         return 2;
     }

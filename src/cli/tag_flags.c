@@ -20,5 +20,6 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->rare_max_drop >= 0) no.rare_max_drop = f->rare_max_drop;
     if (f->objects_only >= 0) no.tag_objects_only = f->objects_only;
     if (f->min_precision >= 0) no.min_precision = f->min_precision;
+    if (f->absent_object >= 0) no.absent_object = f->absent_object;
     return ac_captioner_set_naming(cap, &no, f->table, err);
 }

@@ -28,7 +28,7 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const struct { const char *k; float *v; double lo, hi; } f[] = {
         {"threshold", &o.threshold, 0, 1}, {"max_drop", &o.max_drop, 0, 100}, {"min_confidence", &o.min_confidence, 0, 1},
-        {"absent", &o.absent, 0, 1}, {"trust_logprob", &o.trust_logprob, -100, 0},
+        {"absent", &o.absent, 0, 1}, {"absent_object", &o.absent_object, 0, 1}, {"trust_logprob", &o.trust_logprob, -100, 0},
         {"presence_absent", &o.presence_absent, 0, 1}, {"presence_ratio", &o.presence_ratio, 0, 100},
         {"trust_seen", &o.trust_seen, 0, 1e9}, {"rare_max_drop", &o.rare_max_drop, 0, 100},
         {"tag_objects_only", &o.tag_objects_only, 0, 1}, {"tag_min_precision", &o.min_precision, 0, 1}};
@@ -164,30 +164,55 @@ static int describe(const ac_model *m, const ac_name_task *task, const char *wor
     return rc;
 }
 
-/* banned[V]: the single-word forms of the well-covered words the encoder is sure are absent. Returns
- * how many words were banned, or -1. */
-static int absent_words(const ac_model *m, const ac_tag_table *t, float absent, const float *probs, int n_rows,
+/* Whether the encoder is sure word w is absent: a word of AC_NAMING_WELL_COVERED classes or more
+ * scoring below o->absent (dog: 118 breeds, none there), or a word of fewer that names one of COCO's
+ * objects other than a person scoring below o->absent_object (couch: its one class, studio couch, under
+ * 1 % everywhere). ImageNet has no person: its divers and grooms say nothing of one's absence. */
+static int sure_absent(const ac_tag_table *t, const ac_naming_opts *o, int w, const int *classes, const float *score) {
+    if (classes[w] >= AC_NAMING_WELL_COVERED) return o->absent > 0 && score[w] < o->absent;
+    if (classes[w] < 1 || !(score[w] < o->absent_object)) return 0;
+    uint8_t present[AC_N_OBJECTS];
+    ac_err e;
+    return ac_objects_in_text(ac_tag_word(t, w), present, &e) > 0 && !present[AC_OBJECT_PERSON];
+}
+
+/* banned[V]: the single-word forms of the words the encoder is sure are absent (sure_absent), except
+ * a token of a tag of the photo (a word scoring o->threshold or more): no dog there, but a hot dog is,
+ * and "hot dog" needs its "dog". Returns how many words were banned, or -1. */
+static int absent_words(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs, int n_rows,
                         int n_classes, unsigned char *banned, ac_err *err) {
-    const int nw = ac_tag_table_words(t);
+    const int nw = ac_tag_table_words(t), V = m->dec.cfg.vocab;
     ac_tag *scored = malloc(((size_t)nw + 1) * sizeof *scored);
     float *score = calloc((size_t)nw + 1, sizeof *score); /* words no class reaches stay at 0 */
     int *classes = calloc((size_t)nw + 1, sizeof *classes);
-    int n = !scored || !score || !classes ? ac_errf(err, "out of memory")
-                                          : ac_tags_from_probs(t, probs, n_rows, n_classes, 0, scored, nw, err);
+    unsigned char *mine = calloc((size_t)V, 1); /* 1: banned here; 2: a present word's token */
+    int n = !scored || !score || !classes || !mine ? ac_errf(err, "out of memory")
+                                                   : ac_tags_from_probs(t, probs, n_rows, n_classes, 0, scored, nw, err);
     for (int i = 0; i < n; i++) score[scored[i].word] = scored[i].prob;
     for (int k = 0; n >= 0 && k < n_classes; k++)
         if (ac_tag_class_word(t, k) >= 0) classes[ac_tag_class_word(t, k)]++;
-    int banned_n = n < 0 ? -1 : 0;
     for (int w = 0; n >= 0 && w < nw; w++) {
-        if (classes[w] < AC_NAMING_WELL_COVERED || score[w] >= absent) continue;
+        const int gone = sure_absent(t, o, w, classes, score);
+        if (!gone && !(score[w] >= o->threshold)) continue; /* neither absent nor a tag */
         const char *const *forms;
         const int nf = ac_tag_word_forms(t, w, &forms);
         for (int f = 0; f < nf; f++) {
-            const int id = strchr(forms[f], ' ') ? AC_UNK : ac_vocab_id(m->vocab, forms[f]);
-            if (id > AC_UNK) banned[id] = 1, banned_n++;
+            ac_tokens tok;
+            ac_err e;
+            if (ac_tokenize(forms[f], &tok, &e)) continue;
+            for (int k = 0; k < tok.n; k++) {
+                const int id = ac_vocab_id(m->vocab, tok.tok[k]);
+                if (id <= AC_UNK) continue;
+                if (!gone) mine[id] = 2;
+                else if (tok.n == 1 && !mine[id]) mine[id] = 1;
+            }
+            ac_tokens_free(&tok);
         }
     }
-    free(scored), free(score), free(classes);
+    int banned_n = n < 0 ? -1 : 0;
+    for (int id = 0; n >= 0 && id < V; id++)
+        if (mine[id] == 1 && !banned[id]) banned[id] = 1, banned_n++;
+    free(scored), free(score), free(classes), free(mine);
     return banned_n;
 }
 
@@ -420,14 +445,14 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
             task->failed = ac_errf(&task->err, "out of memory");
             continue;
         }
-        const int by_classes = o->absent > 0 && t && task->probs && ac_tag_table_classes(t) == n_classes;
+        const int by_classes = (o->absent > 0 || o->absent_object > 0) && t && task->probs && ac_tag_table_classes(t) == n_classes;
         const int by_groups = o->presence && (o->presence_absent > 0 || o->presence_ratio > 0);
         if (o->mode == AC_TAGS_AUTO && (by_classes || by_groups)) {
             if (!(j->banned = calloc((size_t)m->dec.cfg.vocab, 1))) {
                 task->failed = ac_errf(&task->err, "out of memory");
                 continue;
             }
-            const int nb = by_classes ? absent_words(m, t, o->absent, task->probs, n_rows, n_classes, j->banned, &task->err) : 0;
+            const int nb = by_classes ? absent_words(m, t, o, task->probs, n_rows, n_classes, j->banned, &task->err) : 0;
             const int ng = nb >= 0 && by_groups ? absent_groups(m, o, task, j->banned, &task->err) : 0;
             if (nb < 0 || ng < 0) {
                 task->failed = 1;
