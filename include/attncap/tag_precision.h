@@ -47,7 +47,8 @@ typedef struct ac_tag_obs {
  * out is filled (the words with at least one observation); free it with ac_tag_precision_free. */
 int ac_tag_precision_fit(const char *const *words, int n_words, const ac_tag_obs *obs, int n_obs, double lambda,
                          ac_tag_precision *out, ac_err *err);
-/* P(named) of word at score prob; NAN when tp is not fitted. A word it never saw: the shared curve. */
+/* P(named) of word at score prob; NAN when tp is not fitted. A word it never saw (or NULL): the shared
+ * curve. */
 double ac_tag_precision_of(const ac_tag_precision *tp, const char *word, double prob);
 /* The same with u_w raised by z posterior standard deviations (a word never seen: u = 0, sd =
  * 1 / sqrt(lambda)): how precise the word may still be, as far as the training photos can tell. A rule

@@ -65,7 +65,7 @@ typedef struct tag_set {
     int *photo;
 } tag_set;
 
-static int push_tag(tag_set *t, ac_tag_obs o) {
+static int push_tag(tag_set *t, int photo, ac_tag_obs o) {
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 1024;
         ac_tag_obs *no = realloc(t->obs, sizeof *no * (size_t)cap);
@@ -75,7 +75,7 @@ static int push_tag(tag_set *t, ac_tag_obs o) {
         if (!no || !np) return -1;
         t->cap = cap;
     }
-    t->photo[t->n] = t->photos, t->obs[t->n++] = o;
+    t->photo[t->n] = photo, t->obs[t->n++] = o;
     return 0;
 }
 
@@ -117,7 +117,7 @@ static int add_tags(const cJSON *o, const ac_ds_image *im, const ac_tag_table *t
             if (ac_objects_in_text(im->caps[k], in_ref, err) < 0) return -1;
             for (int c = 0; c < AC_N_OBJECTS; c++) named |= objects[c] && in_ref[c];
         }
-        if (push_tag(t, (ac_tag_obs){wi, p->valuedouble, named})) return ac_errf(err, "out of memory");
+        if (push_tag(t, t->photos, (ac_tag_obs){wi, p->valuedouble, named})) return ac_errf(err, "out of memory");
     }
     t->photos++;
     return 0;
@@ -213,7 +213,7 @@ static double tags_nll(const ac_tag_precision *tp, const ac_tag_table *table, co
     int n = 0;
     for (int i = 0; i < t->n; i++) {
         if (t->photo[i] % 2 != odd) continue;
-        const char *w = offsets ? ac_tag_word(table, t->obs[i].word) : "";
+        const char *w = offsets ? ac_tag_word(table, t->obs[i].word) : NULL; /* NULL: the shared curve */
         const double p = ac_tag_precision_of(tp, w, t->obs[i].prob);
         s -= log(t->obs[i].named ? p : 1 - p), n++;
     }
@@ -235,7 +235,7 @@ static int calibrate_tags(const ac_tag_table *table, const tag_set *t, double la
     if (!words) goto out;
     for (int w = 0; w < nw; w++) words[w] = ac_tag_word(table, w);
     for (int i = 0; i < t->n; i++)
-        if (t->photo[i] % 2 == 0 && (even.photos = t->photo[i], push_tag(&even, t->obs[i]))) goto out;
+        if (t->photo[i] % 2 == 0 && push_tag(&even, t->photo[i], t->obs[i])) goto out;
     if (ac_tag_precision_fit(words, nw, even.obs, even.n, lambda, &half, &err) ||
         ac_tag_precision_fit(words, nw, t->obs, t->n, lambda, &all, &err)) {
         fprintf(stderr, "attncap calibrate: %s\n", err.msg);
@@ -248,10 +248,13 @@ static int calibrate_tags(const ac_tag_table *table, const tag_set *t, double la
     printf("fit on half the photos, measured on the other half: log-loss %.4f (the shared curve alone %.4f, a constant %.4f)\n",
            tags_nll(&half, table, t, 1, 1), tags_nll(&half, table, t, 1, 0), -(base * log(base) + (1 - base) * log(1 - base)));
     printf("fit on all (lambda %g): shared curve sigmoid(%.4f + %.4f logit p): p 0.2 -> %.3f, 0.5 -> %.3f, 0.9 -> %.3f\n",
-           lambda, all.a, all.b, ac_tag_precision_of(&all, "", 0.2), ac_tag_precision_of(&all, "", 0.5),
-           ac_tag_precision_of(&all, "", 0.9));
+           lambda, all.a, all.b, ac_tag_precision_of(&all, NULL, 0.2), ac_tag_precision_of(&all, NULL, 0.5),
+           ac_tag_precision_of(&all, NULL, 0.9));
     ac_tag_precision_word *sorted = malloc(sizeof *sorted * (size_t)(all.n_words > 0 ? all.n_words : 1));
-    if (!sorted) goto out;
+    if (!sorted) {
+        fprintf(stderr, "attncap calibrate: out of memory\n");
+        goto out;
+    }
     memcpy(sorted, all.words, sizeof *sorted * (size_t)all.n_words);
     qsort(sorted, (size_t)all.n_words, sizeof *sorted, by_fired);
     printf("%-20s %6s %6s %8s %8s %8s\n", "word", "tags", "named", "at 0.3", "at 0.6", "at 0.9");
