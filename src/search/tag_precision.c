@@ -51,40 +51,25 @@ int ac_tag_precision_fit(const char *const *words, int n_words, const ac_tag_obs
     }
     if (pos == 0 || pos == n_obs)
         return ac_errf(err, "tag precision: needs tags both named and not by the references (%d of %d named)", pos, n_obs);
-    double *x = malloc(sizeof *x * (size_t)n_obs), *u = calloc((size_t)n_words, sizeof *u);
-    int *start = calloc((size_t)n_words + 1, sizeof *start), *order = malloc(sizeof *order * (size_t)n_obs);
+    /* per word: the gradient, the Hessian's diagonal and couplings, the step, the trial point; and at the
+     * end the counts (fired, named) and the curvature that gives the posterior sd */
+    const size_t W = (size_t)n_words;
+    double *x = malloc(sizeof *x * (size_t)n_obs), *u = calloc(W, sizeof *u), *gu = malloc(sizeof *gu * W),
+           *d = malloc(sizeof *d * W), *ba = malloc(sizeof *ba * W), *bb = malloc(sizeof *bb * W),
+           *du = malloc(sizeof *du * W), *u_try = malloc(sizeof *u_try * W);
+    int *fired = calloc(W, sizeof *fired), *named = calloc(W, sizeof *named);
     int rc = 0;
-    if (!x || !u || !start || !order) {
+    if (!x || !u || !gu || !d || !ba || !bb || !du || !u_try || !fired || !named) {
         rc = ac_errf(err, "out of memory");
         goto done;
     }
-    /* the observations grouped by word: order[start[w] .. start[w + 1]) */
-    for (int i = 0; i < n_obs; i++) x[i] = clipped_logit(obs[i].prob), start[obs[i].word + 1]++;
-    for (int w = 0; w < n_words; w++) start[w + 1] += start[w];
-    {
-        int *fill = malloc(sizeof *fill * (size_t)n_words);
-        if (!fill) {
-            rc = ac_errf(err, "out of memory");
-            goto done;
-        }
-        memcpy(fill, start, sizeof *fill * (size_t)n_words);
-        for (int i = 0; i < n_obs; i++) order[fill[obs[i].word]++] = i;
-        free(fill);
-    }
+    for (int i = 0; i < n_obs; i++) x[i] = clipped_logit(obs[i].prob);
     /* Newton's method on all of (a, b, u) at once: the Hessian is an arrow (a dense 2 x 2 block for a,
      * b, a diagonal for the u's, and their couplings), so a step costs a pass over the tags plus a 2 x 2
      * Schur complement. The objective is strictly convex (the prior on u, a tiny one on a, b); halving
      * the step until it decreases makes every step a descent, and Newton converges quadratically. */
     const double l2 = 1e-6 * n_obs;
     double a = log((double)pos / (n_obs - pos)), b = 1;
-    double *gu = malloc(sizeof *gu * (size_t)n_words), *d = malloc(sizeof *d * (size_t)n_words),
-           *ba = malloc(sizeof *ba * (size_t)n_words), *bb = malloc(sizeof *bb * (size_t)n_words),
-           *du = malloc(sizeof *du * (size_t)n_words), *u_try = malloc(sizeof *u_try * (size_t)n_words);
-    if (!gu || !d || !ba || !bb || !du || !u_try) {
-        free(gu), free(d), free(ba), free(bb), free(du), free(u_try);
-        rc = ac_errf(err, "out of memory");
-        goto done;
-    }
     int converged = 0;
     double f = loss(obs, n_obs, x, a, b, u, n_words, lambda, l2);
     for (int it = 0; it < 200 && !converged; it++) {
@@ -125,37 +110,34 @@ int ac_tag_precision_fit(const char *const *words, int n_words, const ac_tag_obs
         f = f_try;
         converged = t * biggest < 1e-10;
     }
-    free(gu), free(d), free(ba), free(bb), free(du), free(u_try);
     if (!converged || !isfinite(a) || !isfinite(b)) {
         rc = ac_errf(err, "tag precision: the fit did not converge");
         goto done;
     }
-    for (int w = 0; w < n_words; w++) out->n_words += start[w + 1] > start[w];
+    for (int w = 0; w < n_words; w++) d[w] = lambda;
+    for (int i = 0; i < n_obs; i++) {
+        const int w = obs[i].word;
+        const double p = sigmoid(a + b * x[i] + u[w]);
+        fired[w]++, named[w] += obs[i].named != 0, d[w] += p * (1 - p);
+    }
+    for (int w = 0; w < n_words; w++) out->n_words += fired[w] > 0;
     if (!(out->words = calloc((size_t)out->n_words, sizeof *out->words))) {
         rc = ac_errf(err, "out of memory");
         goto done;
     }
     out->n_words = 0;
     for (int w = 0; w < n_words && !rc; w++) {
-        if (start[w + 1] == start[w]) continue;
+        if (!fired[w]) continue;
         ac_tag_precision_word *e = &out->words[out->n_words++];
         if (!(e->word = strdup(words[w]))) rc = ac_errf(err, "out of memory");
-        e->fired = start[w + 1] - start[w];
-        for (int k = start[w]; k < start[w + 1]; k++) e->named += obs[order[k]].named != 0;
-        e->u = u[w];
-        double h = lambda;
-        for (int k = start[w]; k < start[w + 1]; k++) {
-            const double p = sigmoid(a + b * x[order[k]] + u[w]);
-            h += p * (1 - p);
-        }
-        e->sd = 1 / sqrt(h);
+        e->fired = fired[w], e->named = named[w], e->u = u[w], e->sd = 1 / sqrt(d[w]);
     }
     if (!rc) qsort(out->words, (size_t)out->n_words, sizeof *out->words, by_word);
     for (int i = 1; i < out->n_words && !rc; i++)
         if (!strcmp(out->words[i - 1].word, out->words[i].word)) rc = ac_errf(err, "tag precision: word '%s' twice", out->words[i].word);
     out->a = a, out->b = b, out->lambda = lambda, out->n_obs = n_obs;
 done:
-    free(x), free(u), free(start), free(order);
+    free(x), free(u), free(gu), free(d), free(ba), free(bb), free(du), free(u_try), free(fired), free(named);
     if (rc) ac_tag_precision_free(out);
     return rc;
 }
