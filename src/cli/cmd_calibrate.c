@@ -79,17 +79,24 @@ static int push_tag(tag_set *t, int photo, ac_tag_obs o) {
     return 0;
 }
 
+/* truth[c] = 1 for the objects any of the photo's references names. */
+static int refs_objects(const ac_ds_image *im, uint8_t truth[AC_N_OBJECTS], ac_err *err) {
+    uint8_t r[AC_N_OBJECTS];
+    memset(truth, 0, AC_N_OBJECTS);
+    for (int k = 0; k < im->n_caps; k++) {
+        if (ac_objects_in_text(im->caps[k], r, err) < 0) return -1;
+        for (int c = 0; c < AC_N_OBJECTS; c++) truth[c] |= r[c];
+    }
+    return 0;
+}
+
 /* Confidence: the caption is right when no object it names is named by none of the references. */
 static int add_caption(const cJSON *o, const ac_ds_image *im, sample_set *s, ac_err *err) {
     const cJSON *lp = cJSON_GetObjectItemCaseSensitive(o, "logprob"), *tok = cJSON_GetObjectItemCaseSensitive(o, "tokens"),
                 *capn = cJSON_GetObjectItemCaseSensitive(o, "caption");
     if (!cJSON_IsNumber(lp) || !cJSON_IsArray(tok) || !cJSON_IsString(capn)) return ac_errf(err, "not a caption --json line");
-    uint8_t cand[AC_N_OBJECTS], truth[AC_N_OBJECTS] = {0}, r[AC_N_OBJECTS];
-    if (ac_objects_in_text(capn->valuestring, cand, err) < 0) return -1;
-    for (int k = 0; k < im->n_caps; k++) {
-        if (ac_objects_in_text(im->caps[k], r, err) < 0) return -1;
-        for (int c = 0; c < AC_N_OBJECTS; c++) truth[c] |= r[c];
-    }
+    uint8_t cand[AC_N_OBJECTS], truth[AC_N_OBJECTS];
+    if (ac_objects_in_text(capn->valuestring, cand, err) < 0 || refs_objects(im, truth, err)) return -1;
     int right = 1;
     for (int c = 0; c < AC_N_OBJECTS; c++) right &= !cand[c] || truth[c];
     return push(s, lp->valuedouble / (cJSON_GetArraySize(tok) + 1), right) ? ac_errf(err, "out of memory") : 0;
@@ -101,21 +108,24 @@ static int add_caption(const cJSON *o, const ac_ds_image *im, sample_set *s, ac_
 static int add_tags(const cJSON *o, const ac_ds_image *im, const ac_tag_table *table, tag_set *t, ac_err *err) {
     const cJSON *tags = cJSON_GetObjectItemCaseSensitive(o, "tags"), *x;
     if (tags && !cJSON_IsArray(tags)) return ac_errf(err, "\"tags\" is not an array");
+    uint8_t truth[AC_N_OBJECTS]; /* the references' objects, found once a tag needs them */
+    int have_truth = 0;
     cJSON_ArrayForEach(x, tags) {
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(x, "word"), *p = cJSON_GetObjectItemCaseSensitive(x, "prob");
         if (!cJSON_IsString(w) || !cJSON_IsNumber(p) || !(p->valuedouble > 0 && p->valuedouble <= 1))
             return ac_errf(err, "a tag needs a word and a prob in (0, 1]");
         const int wi = ac_tag_word_index(table, w->valuestring);
         if (wi < 0) return ac_errf(err, "tag '%.60s' is not a word of the tag table", w->valuestring);
-        uint8_t objects[AC_N_OBJECTS], in_ref[AC_N_OBJECTS];
+        uint8_t objects[AC_N_OBJECTS];
         const int n_objects = ac_objects_in_text(w->valuestring, objects, err);
         if (n_objects < 0) return -1;
         int named = 0;
-        for (int k = 0; k < im->n_caps && !named; k++) {
+        for (int k = 0; k < im->n_caps && !named; k++)
             if ((named = ac_tag_word_in_text(table, wi, im->caps[k], err)) < 0) return -1;
-            if (named || !n_objects) continue;
-            if (ac_objects_in_text(im->caps[k], in_ref, err) < 0) return -1;
-            for (int c = 0; c < AC_N_OBJECTS; c++) named |= objects[c] && in_ref[c];
+        if (!named && n_objects > 0) {
+            if (!have_truth && refs_objects(im, truth, err)) return -1;
+            have_truth = 1;
+            for (int c = 0; c < AC_N_OBJECTS; c++) named |= objects[c] && truth[c];
         }
         if (push_tag(t, t->photos, (ac_tag_obs){wi, p->valuedouble, named})) return ac_errf(err, "out of memory");
     }
