@@ -164,16 +164,22 @@ static int describe(const ac_model *m, const ac_name_task *task, const char *wor
     return rc;
 }
 
+/* Whether a tag word names one of COCO's 80 object categories (objects.h): a thing a caption names
+ * (cat, pizza, parking meter), not a garment or a corner of the scene (robe, shore, store); with
+ * person 0, one other than a person. */
+static int names_object(const char *word, int person) {
+    uint8_t present[AC_N_OBJECTS];
+    ac_err e;
+    return ac_objects_in_text(word, present, &e) > 0 && (person || !present[AC_OBJECT_PERSON]);
+}
+
 /* Whether the encoder is sure word w is absent: a word of AC_NAMING_WELL_COVERED classes or more
  * scoring below o->absent (dog: 118 breeds, none there), or a word of fewer that names one of COCO's
  * objects other than a person scoring below o->absent_object (couch: its one class, studio couch, under
  * 1 % everywhere). ImageNet has no person: its divers and grooms say nothing of one's absence. */
 static int sure_absent(const ac_tag_table *t, const ac_naming_opts *o, int w, const int *classes, const float *score) {
     if (classes[w] >= AC_NAMING_WELL_COVERED) return o->absent > 0 && score[w] < o->absent;
-    if (classes[w] < 1 || !(score[w] < o->absent_object)) return 0;
-    uint8_t present[AC_N_OBJECTS];
-    ac_err e;
-    return ac_objects_in_text(ac_tag_word(t, w), present, &e) > 0 && !present[AC_OBJECT_PERSON];
+    return classes[w] >= 1 && score[w] < o->absent_object && names_object(ac_tag_word(t, w), 0);
 }
 
 /* banned[V]: the single-word forms of the words the encoder is sure are absent (sure_absent), except
@@ -307,14 +313,6 @@ static int times_seen(const ac_model *m, const cand *c) {
     return best;
 }
 
-/* Whether a tag word names one of COCO's 80 object categories (objects.h): a thing a caption names
- * (cat, pizza, parking meter), not a garment or a corner of the scene (robe, shore, store). */
-static int names_object(const char *word) {
-    uint8_t present[AC_N_OBJECTS];
-    ac_err e;
-    return ac_objects_in_text(word, present, &e) > 0;
-}
-
 /* tag_objects_only: the constrained searches may name the objects of the free caption and of the
  * required tags, no other: a forced word pulls the caption into the decoder's Flickr8k phrasing
  * around it ("a man is sitting on a clock", "a comforter on a couch"), and on COCO dev most objects
@@ -357,7 +355,7 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
         c->tag.named = says(&task->out, c);
-        c->rare = o->mode == AC_TAGS_AUTO && times_seen(m, c) < o->trust_seen && names_object(c->tag.word);
+        c->rare = o->mode == AC_TAGS_AUTO && times_seen(m, c) < o->trust_seen && names_object(c->tag.word, 1);
         /* A word the training photos' references seldom named at such a score (a swimmer's towel tagged
          * "robe": 3 of 174) is not forced, whatever the other rules say; a word they say little of is. */
         const int precise = !(o->mode == AC_TAGS_AUTO && o->min_precision > 0 &&
