@@ -137,6 +137,14 @@ def read_model(b):
                 o["opt"] = dict(new_shape=r.vector(t, 0, "i"))
             elif code == 40:
                 o["opt"] = dict(keep_dims=r.scalar(t, 0, "B"))
+            elif code == 41:
+                o["opt"] = dict(act=r.scalar(t, 0, "b"))
+            elif code == 45:
+                o["opt"] = dict(begin_mask=r.scalar(t, 0, "i"), end_mask=r.scalar(t, 1, "i"),
+                                ellipsis_mask=r.scalar(t, 2, "i"), new_axis_mask=r.scalar(t, 3, "i"),
+                                shrink_axis_mask=r.scalar(t, 4, "i"), offset=r.scalar(t, 5, "B"))
+            elif code == 97:
+                o["opt"] = dict(align_corners=r.scalar(t, 0, "B"), half_pixel_centers=r.scalar(t, 1, "B"))
         ops.append(o)
     return dict(tensors=tensors, ops=ops, inputs=r.vector(sg, 1, "i"), outputs=r.vector(sg, 2, "i"))
 

@@ -42,6 +42,9 @@ typedef struct ac_tfl_op {
     float beta;           /* softmax */
     int n_new_shape;      /* reshape (ReshapeOptions.new_shape; else the op's second input) */
     int new_shape[AC_TFL_MAX_DIMS];
+    /* strided slice: bit d of a mask is dimension d (TensorFlow's semantics); offset: end = begin + end */
+    int begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, slice_offset;
+    int align_corners, half_pixel_centers; /* resize */
 } ac_tfl_op;
 
 typedef struct ac_tfl_model {

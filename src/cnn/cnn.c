@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnn_int8_internal.h"
 #include "cnn_plan.h"
 
-static int op_err(const ac_cnn *c, const cnn_step *s, ac_err *err, const char *why) {
+int ac_cnn_plan_err(const ac_cnn *c, const cnn_step *s, ac_err *err, const char *why) {
     const char *out = s->op->n_out > 0 && s->op->outputs[0] >= 0 ? ac_cnn_tname(c, s->op->outputs[0]) : "?";
     return ac_errf(err, "%s: operator %d (%s, output '%.200s'): %s", c->m->path, s->index, s->op->opname, out, why);
 }
@@ -24,16 +25,16 @@ static size_t shape_count(const int *shape, int ndim) {
 }
 
 /* Sets tensor i's shape; refuses sizes over the element limit. */
-static int set_shape(ac_cnn *c, const cnn_step *s, int i, const int *shape, int ndim, ac_err *err) {
+int ac_cnn_plan_shape(ac_cnn *c, const cnn_step *s, int i, const int *shape, int ndim, ac_err *err) {
     uint64_t lim = ac_limits_get().max_tensor_elems, n = 1;
     for (int d = 0; d < ndim; d++) {
-        if (shape[d] <= 0) return op_err(c, s, err, "output would be empty (input too small for this operator)");
+        if (shape[d] <= 0) return ac_cnn_plan_err(c, s, err, "output would be empty (input too small for this operator)");
         n *= (uint64_t)shape[d];
         if (n > lim) {
             char why[160];
             snprintf(why, sizeof why, "output is over the limit of %llu tensor elements (raise ATTNCAP_MAX_TENSOR_ELEMS)",
                      (unsigned long long)lim);
-            return op_err(c, s, err, why);
+            return ac_cnn_plan_err(c, s, err, why);
         }
     }
     cnn_tensor *t = &c->t[i];
@@ -45,10 +46,10 @@ static int set_shape(ac_cnn *c, const cnn_step *s, int i, const int *shape, int 
 }
 
 /* Operand k of step s: must exist and have a known shape (an activation already computed, or a constant). */
-static int operand(const ac_cnn *c, const cnn_step *s, int k, int want_const, ac_err *err) {
-    if (k >= s->op->n_in || s->op->inputs[k] < 0) return op_err(c, s, err, "missing operand"), -1;
+int ac_cnn_plan_operand(const ac_cnn *c, const cnn_step *s, int k, int want_const, ac_err *err) {
+    if (k >= s->op->n_in || s->op->inputs[k] < 0) return ac_cnn_plan_err(c, s, err, "missing operand"), -1;
     int i = s->op->inputs[k];
-    if (want_const && !c->m->tensors[i].data) return op_err(c, s, err, "operand must be a constant tensor"), -1;
+    if (want_const && !c->m->tensors[i].data) return ac_cnn_plan_err(c, s, err, "operand must be a constant tensor"), -1;
     if (!c->t[i].planned) {
         ac_errf(err, "%s: operator %d (%s): input tensor '%.200s' is neither computed by an earlier operator nor a "
                 "numeric constant", c->m->path, s->index, s->op->opname, ac_cnn_tname(c, i));
@@ -62,13 +63,13 @@ static int act_ok(const cnn_step *s) { return s->op->activation >= 0 && s->op->a
 /* Window geometry for CONV_2D / DEPTHWISE_CONV_2D / pools. */
 static int plan_window(ac_cnn *c, cnn_step *s, const cnn_tensor *in, int kh, int kw, int oc, ac_err *err) {
     const ac_tfl_op *op = s->op;
-    if (in->ndim != 4 || in->shape[0] != 1) return op_err(c, s, err, "input must be 1 x H x W x C");
+    if (in->ndim != 4 || in->shape[0] != 1) return ac_cnn_plan_err(c, s, err, "input must be 1 x H x W x C");
     if (op->stride_h < 1 || op->stride_w < 1 || op->dilation_h < 1 || op->dilation_w < 1 || op->stride_h > 1024 ||
         op->stride_w > 1024 || op->dilation_h > 1024 || op->dilation_w > 1024)
-        return op_err(c, s, err, "stride or dilation out of range");
-    if (kh < 1 || kw < 1 || kh > 4096 || kw > 4096) return op_err(c, s, err, "kernel size out of range");
-    if (op->padding != 0 && op->padding != 1) return op_err(c, s, err, "unknown padding type");
-    if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation (only NONE, RELU, RELU_N1_TO_1, RELU6)");
+        return ac_cnn_plan_err(c, s, err, "stride or dilation out of range");
+    if (kh < 1 || kw < 1 || kh > 4096 || kw > 4096) return ac_cnn_plan_err(c, s, err, "kernel size out of range");
+    if (op->padding != 0 && op->padding != 1) return ac_cnn_plan_err(c, s, err, "unknown padding type");
+    if (!act_ok(s)) return ac_cnn_plan_err(c, s, err, "unsupported fused activation (only NONE, RELU, RELU_N1_TO_1, RELU6)");
     ac_conv_geom *g = &s->g;
     g->h = in->shape[1], g->w = in->shape[2], g->c = in->shape[3];
     g->kh = kh, g->kw = kw, g->sh = op->stride_h, g->sw = op->stride_w, g->dh = op->dilation_h, g->dw = op->dilation_w;
@@ -77,7 +78,7 @@ static int plan_window(ac_cnn *c, cnn_step *s, const cnn_tensor *in, int kh, int
     g->oc = oc;
     g->act = op->activation;
     int shape[4] = {1, g->oh, g->ow, oc};
-    return set_shape(c, s, op->outputs[0], shape, 4, err);
+    return ac_cnn_plan_shape(c, s, op->outputs[0], shape, 4, err);
 }
 
 /* Checks a weight/bias constant's shape. */
@@ -88,7 +89,7 @@ static int check_const(const ac_cnn *c, const cnn_step *s, int i, int ndim, cons
     if (!ok) {
         char msg[256];
         snprintf(msg, sizeof msg, "constant '%.120s' has an unexpected shape", t->name);
-        return op_err(c, s, err, msg);
+        return ac_cnn_plan_err(c, s, err, msg);
     }
     return 0;
 }
@@ -96,18 +97,19 @@ static int check_const(const ac_cnn *c, const cnn_step *s, int i, int ndim, cons
 static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
     const ac_tfl_op *op = s->op;
     const ac_tfl_model *m = c->m;
-    if (op->n_out < 1 || op->outputs[0] < 0) return op_err(c, s, err, "operator has no output");
-    if (m->tensors[op->outputs[0]].data) return op_err(c, s, err, "operator writes a constant tensor");
-    if (c->t[op->outputs[0]].planned) return op_err(c, s, err, "output tensor is already computed (graph not in order)");
-    int out = op->outputs[0], a, b;
+    if (op->n_out < 1 || op->outputs[0] < 0) return ac_cnn_plan_err(c, s, err, "operator has no output");
+    if (m->tensors[op->outputs[0]].data) return ac_cnn_plan_err(c, s, err, "operator writes a constant tensor");
+    if (c->t[op->outputs[0]].planned) return ac_cnn_plan_err(c, s, err, "output tensor is already computed (graph not in order)");
+    int out = op->outputs[0], a, b, r = ac_cnn_plan_tensor_op(c, s, err);
+    if (r <= 0) return r;
     switch (op->opcode) {
     case OP_CONV_2D: {
-        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0 || (b = ac_cnn_plan_operand(c, s, 1, 1, err)) < 0) return -1;
         const ac_tfl_tensor *w = &m->tensors[b];
-        if (w->ndim != 4) return op_err(c, s, err, "filter must be 4-D [out][kh][kw][in]");
-        if (c->t[a].ndim != 4 || w->shape[3] != c->t[a].shape[3]) return op_err(c, s, err, "filter depth differs from the input's channels");
+        if (w->ndim != 4) return ac_cnn_plan_err(c, s, err, "filter must be 4-D [out][kh][kw][in]");
+        if (c->t[a].ndim != 4 || w->shape[3] != c->t[a].shape[3]) return ac_cnn_plan_err(c, s, err, "filter depth differs from the input's channels");
         if (op->n_in > 2 && op->inputs[2] >= 0) {
-            int bi = operand(c, s, 2, 1, err);
+            int bi = ac_cnn_plan_operand(c, s, 2, 1, err);
             if (bi < 0 || check_const(c, s, bi, 1, &w->shape[0], err) < 0) return -1;
         }
         if (plan_window(c, s, &c->t[a], w->shape[1], w->shape[2], w->shape[0], err) < 0) return -1;
@@ -116,11 +118,11 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
             char why[160];
             snprintf(why, sizeof why, "im2col buffer of %zu floats is over the limit of %llu tensor elements (raise ATTNCAP_MAX_TENSOR_ELEMS)",
                      need, (unsigned long long)ac_limits_get().max_tensor_elems);
-            return op_err(c, s, err, why);
+            return ac_cnn_plan_err(c, s, err, why);
         }
         if (need > c->scratch_size) c->scratch_size = need;
         int K = s->g.kh * s->g.kw * s->g.c;
-        if (!(s->packed = malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return op_err(c, s, err, "out of memory");
+        if (!(s->packed = malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return ac_cnn_plan_err(c, s, err, "out of memory");
         ac_cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
 #if !defined(AC_CNN_OWN_GEMM)
@@ -129,14 +131,14 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         return 0;
     }
     case OP_DEPTHWISE_CONV_2D: {
-        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0 || (b = ac_cnn_plan_operand(c, s, 1, 1, err)) < 0) return -1;
         const ac_tfl_tensor *w = &m->tensors[b];
-        if (w->ndim != 4 || w->shape[0] != 1) return op_err(c, s, err, "filter must be [1][kh][kw][out]");
-        if (c->t[a].ndim != 4) return op_err(c, s, err, "input must be 1 x H x W x C");
+        if (w->ndim != 4 || w->shape[0] != 1) return ac_cnn_plan_err(c, s, err, "filter must be [1][kh][kw][out]");
+        if (c->t[a].ndim != 4) return ac_cnn_plan_err(c, s, err, "input must be 1 x H x W x C");
         int cin = c->t[a].shape[3], oc = w->shape[3];
-        if (cin <= 0 || oc % cin != 0) return op_err(c, s, err, "filter channels are not a multiple of the input's");
+        if (cin <= 0 || oc % cin != 0) return ac_cnn_plan_err(c, s, err, "filter channels are not a multiple of the input's");
         if (op->n_in > 2 && op->inputs[2] >= 0) {
-            int bi = operand(c, s, 2, 1, err);
+            int bi = ac_cnn_plan_operand(c, s, 2, 1, err);
             if (bi < 0 || check_const(c, s, bi, 1, &oc, err) < 0) return -1;
         }
         if (plan_window(c, s, &c->t[a], w->shape[1], w->shape[2], oc, err) < 0) return -1;
@@ -145,26 +147,9 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
     }
     case OP_AVERAGE_POOL_2D:
     case OP_MAX_POOL_2D:
-        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
-        if (c->t[a].ndim != 4) return op_err(c, s, err, "input must be 1 x H x W x C");
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0) return -1;
+        if (c->t[a].ndim != 4) return ac_cnn_plan_err(c, s, err, "input must be 1 x H x W x C");
         return plan_window(c, s, &c->t[a], op->filter_h, op->filter_w, c->t[a].shape[3], err);
-    case OP_ADD:
-    case OP_MUL: {
-        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 0, err)) < 0) return -1;
-        if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation");
-        const cnn_tensor *x = &c->t[a], *y = &c->t[b];
-        /* Same shapes, or one operand broadcast along leading dimensions (e.g. a per-channel constant). */
-        const cnn_tensor *big = x->count >= y->count ? x : y, *small = big == x ? y : x;
-        if (small->count == 0 || big->count % small->count != 0) return op_err(c, s, err, "operand shapes do not broadcast");
-        size_t tail = 1;
-        for (int d = small->ndim - 1, e = big->ndim - 1; d >= 0; d--, e--) {
-            if (small->shape[d] == 1) continue;
-            if (e < 0 || small->shape[d] != big->shape[e]) return op_err(c, s, err, "operand shapes do not broadcast (only trailing dimensions)");
-            tail *= (size_t)small->shape[d];
-        }
-        if (tail != small->count) return op_err(c, s, err, "operand shapes do not broadcast (only trailing dimensions)");
-        return set_shape(c, s, out, big->shape, big->ndim, err);
-    }
     case OP_QUANTIZE:
     case OP_DEQUANTIZE:
     case OP_RELU:
@@ -173,22 +158,22 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
     case OP_LOGISTIC:
     case OP_TANH:
     case OP_HARD_SWISH:
-        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
-        return set_shape(c, s, out, c->t[a].shape, c->t[a].ndim, err);
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0) return -1;
+        return ac_cnn_plan_shape(c, s, out, c->t[a].shape, c->t[a].ndim, err);
     case OP_SOFTMAX:
-        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
-        if (c->t[a].ndim < 1) return op_err(c, s, err, "softmax of a scalar");
-        return set_shape(c, s, out, c->t[a].shape, c->t[a].ndim, err);
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0) return -1;
+        if (c->t[a].ndim < 1) return ac_cnn_plan_err(c, s, err, "softmax of a scalar");
+        return ac_cnn_plan_shape(c, s, out, c->t[a].shape, c->t[a].ndim, err);
     case OP_RESHAPE:
     case OP_SQUEEZE: {
-        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0) return -1;
         int shape[AC_TFL_MAX_DIMS], nd = 0, infer = -1;
         const ac_tfl_tensor *st = op->opcode == OP_RESHAPE && op->n_in > 1 && op->inputs[1] >= 0 ? &m->tensors[op->inputs[1]] : NULL;
         if (st && st->data && st->ndim == 1 && st->shape[0] <= AC_TFL_MAX_DIMS) {
             nd = st->shape[0];
             for (int d = 0; d < nd; d++) {
                 float v = st->data[d];
-                if (!(v >= -1 && v <= 1e9)) return op_err(c, s, err, "bad target shape");
+                if (!(v >= -1 && v <= 1e9)) return ac_cnn_plan_err(c, s, err, "bad target shape");
                 shape[d] = (int)v;
             }
         } else if (op->opcode == OP_RESHAPE && op->n_new_shape > 0) {
@@ -201,86 +186,86 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         size_t known = 1;
         for (int d = 0; d < nd; d++) {
             if (shape[d] == -1 && infer < 0) infer = d;
-            else if (shape[d] <= 0) return op_err(c, s, err, "bad target shape");
+            else if (shape[d] <= 0) return ac_cnn_plan_err(c, s, err, "bad target shape");
             else known *= (size_t)shape[d];
         }
         if (infer >= 0) {
-            if (c->t[a].count % known) return op_err(c, s, err, "cannot infer the -1 dimension");
+            if (c->t[a].count % known) return ac_cnn_plan_err(c, s, err, "cannot infer the -1 dimension");
             shape[infer] = (int)(c->t[a].count / known);
         } else if (known != c->t[a].count) {
-            return op_err(c, s, err, "element count differs from the target shape (is the input size the one this part "
+            return ac_cnn_plan_err(c, s, err, "element count differs from the target shape (is the input size the one this part "
                           "of the model was built for?)");
         }
-        return set_shape(c, s, out, shape, nd, err);
+        return ac_cnn_plan_shape(c, s, out, shape, nd, err);
     }
     case OP_MEAN: {
-        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0 || (b = ac_cnn_plan_operand(c, s, 1, 1, err)) < 0) return -1;
         const cnn_tensor *x = &c->t[a];
         const ac_tfl_tensor *ax = &m->tensors[b];
         size_t nax = ax->ndim == 0 ? 1 : (size_t)ax->shape[0];
-        if (ax->ndim > 1 || nax > AC_TFL_MAX_DIMS) return op_err(c, s, err, "bad axes operand");
+        if (ax->ndim > 1 || nax > AC_TFL_MAX_DIMS) return ac_cnn_plan_err(c, s, err, "bad axes operand");
         int red[AC_TFL_MAX_DIMS] = {0}, shape[AC_TFL_MAX_DIMS], nd = 0;
         for (size_t k = 0; k < nax; k++) {
-            if (!(ax->data[k] >= -AC_TFL_MAX_DIMS && ax->data[k] <= AC_TFL_MAX_DIMS)) return op_err(c, s, err, "axis out of range");
+            if (!(ax->data[k] >= -AC_TFL_MAX_DIMS && ax->data[k] <= AC_TFL_MAX_DIMS)) return ac_cnn_plan_err(c, s, err, "axis out of range");
             int d = (int)ax->data[k];
             if (d < 0) d += x->ndim;
-            if (d < 0 || d >= x->ndim) return op_err(c, s, err, "axis out of range");
+            if (d < 0 || d >= x->ndim) return ac_cnn_plan_err(c, s, err, "axis out of range");
             red[d] = 1;
         }
         for (int d = 0; d < x->ndim; d++)
             if (!red[d]) shape[nd++] = x->shape[d];
             else if (op->keep_dims) shape[nd++] = 1;
         if (nd == 0) shape[nd++] = 1;
-        return set_shape(c, s, out, shape, nd, err);
+        return ac_cnn_plan_shape(c, s, out, shape, nd, err);
     }
     case OP_PAD: {
-        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0 || (b = ac_cnn_plan_operand(c, s, 1, 1, err)) < 0) return -1;
         const cnn_tensor *x = &c->t[a];
         const ac_tfl_tensor *p = &m->tensors[b];
-        if (p->ndim != 2 || p->shape[0] != x->ndim || p->shape[1] != 2 || x->ndim > 4) return op_err(c, s, err, "paddings must be [rank][2], rank <= 4");
+        if (p->ndim != 2 || p->shape[0] != x->ndim || p->shape[1] != 2 || x->ndim > 4) return ac_cnn_plan_err(c, s, err, "paddings must be [rank][2], rank <= 4");
         int shape[AC_TFL_MAX_DIMS];
         for (int d = 0; d < x->ndim; d++) {
             float lo = p->data[2 * d], hi = p->data[2 * d + 1];
-            if (lo < 0 || hi < 0 || lo > 1e6 || hi > 1e6) return op_err(c, s, err, "padding out of range");
+            if (lo < 0 || hi < 0 || lo > 1e6 || hi > 1e6) return ac_cnn_plan_err(c, s, err, "padding out of range");
             shape[d] = x->shape[d] + (int)lo + (int)hi;
         }
-        return set_shape(c, s, out, shape, x->ndim, err);
+        return ac_cnn_plan_shape(c, s, out, shape, x->ndim, err);
     }
     case OP_CONCATENATION: {
-        if (op->n_in < 1) return op_err(c, s, err, "no inputs");
-        if ((a = operand(c, s, 0, 0, err)) < 0) return -1;
-        if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation");
+        if (op->n_in < 1) return ac_cnn_plan_err(c, s, err, "no inputs");
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0) return -1;
+        if (!act_ok(s)) return ac_cnn_plan_err(c, s, err, "unsupported fused activation");
         int nd = c->t[a].ndim, axis = op->axis < 0 ? op->axis + nd : op->axis, shape[AC_TFL_MAX_DIMS];
-        if (axis < 0 || axis >= nd) return op_err(c, s, err, "axis out of range");
+        if (axis < 0 || axis >= nd) return ac_cnn_plan_err(c, s, err, "axis out of range");
         memcpy(shape, c->t[a].shape, sizeof shape);
         for (int k = 1; k < op->n_in; k++) {
-            if ((b = operand(c, s, k, 0, err)) < 0) return -1;
-            if (c->t[b].ndim != nd) return op_err(c, s, err, "inputs differ in rank");
+            if ((b = ac_cnn_plan_operand(c, s, k, 0, err)) < 0) return -1;
+            if (c->t[b].ndim != nd) return ac_cnn_plan_err(c, s, err, "inputs differ in rank");
             for (int d = 0; d < nd; d++)
-                if (d != axis && c->t[b].shape[d] != shape[d]) return op_err(c, s, err, "inputs differ off the axis");
+                if (d != axis && c->t[b].shape[d] != shape[d]) return ac_cnn_plan_err(c, s, err, "inputs differ off the axis");
             shape[axis] += c->t[b].shape[axis];
         }
-        return set_shape(c, s, out, shape, nd, err);
+        return ac_cnn_plan_shape(c, s, out, shape, nd, err);
     }
     case OP_FULLY_CONNECTED: {
-        if ((a = operand(c, s, 0, 0, err)) < 0 || (b = operand(c, s, 1, 1, err)) < 0) return -1;
-        if (!act_ok(s)) return op_err(c, s, err, "unsupported fused activation");
+        if ((a = ac_cnn_plan_operand(c, s, 0, 0, err)) < 0 || (b = ac_cnn_plan_operand(c, s, 1, 1, err)) < 0) return -1;
+        if (!act_ok(s)) return ac_cnn_plan_err(c, s, err, "unsupported fused activation");
         const ac_tfl_tensor *w = &m->tensors[b];
-        if (w->ndim != 2 || w->shape[1] <= 0) return op_err(c, s, err, "weights must be [out][in]");
-        if (c->t[a].count % (size_t)w->shape[1]) return op_err(c, s, err, "input size is not a multiple of the weights' depth");
+        if (w->ndim != 2 || w->shape[1] <= 0) return ac_cnn_plan_err(c, s, err, "weights must be [out][in]");
+        if (c->t[a].count % (size_t)w->shape[1]) return ac_cnn_plan_err(c, s, err, "input size is not a multiple of the weights' depth");
         if (op->n_in > 2 && op->inputs[2] >= 0) {
-            int bi = operand(c, s, 2, 1, err);
+            int bi = ac_cnn_plan_operand(c, s, 2, 1, err);
             if (bi < 0 || check_const(c, s, bi, 1, &w->shape[0], err) < 0) return -1;
         }
         int shape[2] = {(int)(c->t[a].count / (size_t)w->shape[1]), w->shape[0]};
         c->flops += 2.0 * shape[0] * (double)w->shape[0] * w->shape[1];
         c->uses_blas = 1;
-        return set_shape(c, s, out, shape, 2, err);
+        return ac_cnn_plan_shape(c, s, out, shape, 2, err);
     }
     default: {
         char msg[128];
         snprintf(msg, sizeof msg, "unsupported operator %s", op->opname);
-        return op_err(c, s, err, msg);
+        return ac_cnn_plan_err(c, s, err, msg);
     }
     }
 }
@@ -399,6 +384,13 @@ int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn *
 }
 
 int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
+    if (p == AC_PRECISION_INT8 || c->int8) { /* cnn_int8.c: its own plan, made or dropped */
+        cnn_int8 *q = p == AC_PRECISION_INT8 ? (c->int8 ? c->int8 : ac_cnn_int8_create(c, err)) : NULL;
+        if (p == AC_PRECISION_INT8 && !q) return -1;
+        if (q != c->int8) ac_cnn_int8_free(c->int8);
+        c->int8 = q;
+        if (q) return c->precision = p, 0;
+    }
     if (p != AC_PRECISION_AUTO && p != AC_PRECISION_F32 && p != AC_PRECISION_BF16X2)
         return ac_errf(err, "%s: unknown precision %d", c->m->path, (int)p);
     const int amx = p != AC_PRECISION_F32 && ac_cnn_bf16_supported();
@@ -484,12 +476,12 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
             if (op->inputs[j] >= 0 && !m->tensors[op->inputs[j]].data) needed[op->inputs[j]] = 1;
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
-    cnn_step pseudo = {&m->ops[0], -1, {0}, NULL, NULL, NULL, 0, 0, 0, 0};
+    cnn_step pseudo = {.op = &m->ops[0], .index = -1};
     if (m->n_ops == 0 || target == c->in_t) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;
     }
-    if (set_shape(c, &pseudo, c->in_t, shape, 4, err) < 0) goto fail;
+    if (ac_cnn_plan_shape(c, &pseudo, c->in_t, shape, 4, err) < 0) goto fail;
     for (int k = 0; k < m->n_ops; k++) {
         if (!opneeded[k]) continue;
         cnn_step *s = &c->steps[c->n_steps];
@@ -588,6 +580,7 @@ void ac_cnn_free(ac_cnn *c) {
     free(c->slot_size);
     free(c->scratch);
     free(c->fuse_scratch);
+    ac_cnn_int8_free(c->int8);
     if (c->steps)
         for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed), free(c->steps[k].bf16), free(c->steps[k].bf16_scale);
     free(c->steps);

@@ -3,24 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnn_int8_internal.h"
 #include "cnn_plan.h"
-
-static void run_elementwise(const ac_cnn *c, const cnn_step *s) {
-    const cnn_tensor *x = &c->t[s->op->inputs[0]], *y = &c->t[s->op->inputs[1]];
-    const float *xa = x->data, *ya = y->data;
-    cnn_tensor *o = &c->t[s->op->outputs[0]];
-    size_t n = o->count, nx = x->count, ny = y->count;
-    int mul = s->op->opcode == OP_MUL;
-    if (!mul && nx == n && ny == n) { /* the residual connections of MobileNetV2 */
-        ac_cnn_add(xa, ya, o->data, n, s->op->activation, c->pool);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        float a = xa[nx == n ? i : i % nx], b = ya[ny == n ? i : i % ny];
-        o->data[i] = mul ? a * b : a + b;
-    }
-    ac_cnn_bias_act(o->data, 1, (int)n, NULL, s->op->activation, NULL);
-}
 
 static void run_mean(const ac_cnn *c, const cnn_step *s) {
     const cnn_tensor *x = &c->t[s->op->inputs[0]];
@@ -137,7 +121,6 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     case OP_DEPTHWISE_CONV_2D: ac_cnn_depthwise(&s->g, x, ac_cnn_in_data(c, s, 1), ac_cnn_in_data(c, s, 2), o->data, c->pool); break;
     case OP_AVERAGE_POOL_2D: ac_cnn_pool2d(&s->g, 0, x, o->data); break;
     case OP_MAX_POOL_2D: ac_cnn_pool2d(&s->g, 1, x, o->data); break;
-    case OP_ADD: case OP_MUL: run_elementwise(c, s); break;
     case OP_MEAN: run_mean(c, s); break;
     case OP_PAD: run_pad(c, s); break;
     case OP_CONCATENATION: run_concat(c, s); break;
@@ -154,10 +137,13 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     case OP_RESHAPE: case OP_SQUEEZE: case OP_QUANTIZE: case OP_DEQUANTIZE:
         if (o->data != x) memcpy(o->data, x, o->count * sizeof(float));
         break;
-    default: run_unary(c, s); break;
+    default:
+        if (ac_cnn_run_tensor_op(c, s)) run_unary(c, s);
+        break;
     }
 }
 int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
+    if (c->int8) return ac_cnn_int8_run(c, input, output, err);
     cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
     ac_pool_wake(c->pool); /* the workers wake while the input is copied, and spin from layer to layer */
     if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));

@@ -11,6 +11,8 @@ enum {
     OP_DEQUANTIZE = 6, OP_FULLY_CONNECTED = 9, OP_LOGISTIC = 14, OP_MAX_POOL_2D = 17, OP_MUL = 18, OP_RELU = 19,
     OP_RELU_N1_TO_1 = 20, OP_RELU6 = 21, OP_RESHAPE = 22, OP_SOFTMAX = 25, OP_TANH = 28, OP_PAD = 34, OP_MEAN = 40,
     OP_SQUEEZE = 43, OP_QUANTIZE = 114, OP_HARD_SWISH = 117,
+    OP_TRANSPOSE = 39, OP_SUB = 41, OP_STRIDED_SLICE = 45, OP_EXP = 47, OP_RESIZE_NEAREST_NEIGHBOR = 97,
+    OP_SCATTER_ND = 122, OP_BROADCAST_TO = 130,
 };
 
 typedef struct cnn_tensor {
@@ -33,6 +35,8 @@ typedef struct cnn_step {
     int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
     int sum_step;  /* > 0: the ADD (that step) runs inside this CONV_2D's output (plan_sums) */
     int absorbed;  /* an ADD run by the step before */
+    int slice_first[AC_TFL_MAX_DIMS], slice_step[AC_TFL_MAX_DIMS]; /* STRIDED_SLICE: first index, step per input dim */
+    int perm[AC_TFL_MAX_DIMS];                                     /* TRANSPOSE: output dim d reads input dim perm[d] */
 } cnn_step;
 
 struct ac_cnn {
@@ -51,8 +55,22 @@ struct ac_cnn {
     int threads;
     int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */
     ac_precision precision;
+    struct cnn_int8 *int8; /* the integer plan (cnn_int8.c) while precision is AC_PRECISION_INT8 */
     double flops;
 };
+
+/* Planning helpers (cnn.c) the operator files share: an error naming the operator; an output's
+ * shape (checked against the element limit); operand k's tensor index once its shape is known
+ * (want_const: it must be a constant). Each returns -1 with err set on failure. */
+int ac_cnn_plan_err(const ac_cnn *c, const cnn_step *s, ac_err *err, const char *why);
+int ac_cnn_plan_shape(ac_cnn *c, const cnn_step *s, int i, const int *shape, int ndim, ac_err *err);
+int ac_cnn_plan_operand(const ac_cnn *c, const cnn_step *s, int k, int want_const, ac_err *err);
+
+/* The N-D tensor operators (cnn_tensor_ops.c): ADD, SUB and MUL with NumPy broadcasting, EXP,
+ * STRIDED_SLICE, TRANSPOSE, BROADCAST_TO, SCATTER_ND, RESIZE_NEAREST_NEIGHBOR. Each returns 1 for an
+ * operator it does not handle; planning returns 0 or -1 (err set), running cannot fail once planned. */
+int ac_cnn_plan_tensor_op(ac_cnn *c, cnn_step *s, ac_err *err);
+int ac_cnn_run_tensor_op(const ac_cnn *c, const cnn_step *s);
 
 static inline const char *ac_cnn_tname(const ac_cnn *c, int i) { return c->m->tensors[i].name; }
 

@@ -164,7 +164,7 @@ static const char *const op_names[] = {
     "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS", "WHERE", "RANK", "ELU",
     "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG", "ROUND", "HARD_SWISH", "IF", "WHILE",
     "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM",
-    "BATCH_MATMUL",
+    "BATCH_MATMUL", "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE", "BROADCAST_TO",
 };
 
 const char *ac_tfl_opname(int code) {
@@ -418,6 +418,23 @@ static int read_op(fb *f, const fb_vec *ops, uint32_t k, const int *codes, char 
         break;
     case 18: /* MUL: MulOptions = 21 */
         if (otype == 21) op->activation = (int)fb_int(f, &o, 0, 1, 1, 0);
+        break;
+    case 41: /* SUB: SubOptions = 28 */
+        if (otype == 28) op->activation = (int)fb_int(f, &o, 0, 1, 1, 0);
+        break;
+    case 45: /* STRIDED_SLICE: StridedSliceOptions = 32 (begin, end, ellipsis, new_axis, shrink_axis masks; offset) */
+        if (otype != 32) break;
+        op->begin_mask = (int)fb_int(f, &o, 0, 4, 1, 0);
+        op->end_mask = (int)fb_int(f, &o, 1, 4, 1, 0);
+        op->ellipsis_mask = (int)fb_int(f, &o, 2, 4, 1, 0);
+        op->new_axis_mask = (int)fb_int(f, &o, 3, 4, 1, 0);
+        op->shrink_axis_mask = (int)fb_int(f, &o, 4, 4, 1, 0);
+        op->slice_offset = (int)fb_int(f, &o, 5, 1, 0, 0);
+        break;
+    case 97: /* RESIZE_NEAREST_NEIGHBOR: ResizeNearestNeighborOptions = 74 */
+        if (otype != 74) break;
+        op->align_corners = (int)fb_int(f, &o, 0, 1, 0, 0);
+        op->half_pixel_centers = (int)fb_int(f, &o, 1, 1, 0, 0);
         break;
     case 22: { /* RESHAPE: ReshapeOptions = 17, new_shape kept in the op's inputs when absent */
         if (otype != 17) break;

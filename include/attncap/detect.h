@@ -1,0 +1,78 @@
+/* attncap/detect.h: a COCO object detector (YOLOX-nano as a TFLite graph, run by our engine, cnn.h)
+ * that finds boxes in a photo: what the captioner attends to beside the grid cells, and the objects
+ * whose names it may copy.
+ *
+ * The graph takes a 1 x S x S x 3 float input (S = 416 for YOLOX-nano): the photo letterboxed
+ * (scaled by r = min(S / w, S / h) to round(w r) x round(h r) with plain bilinear resampling, placed
+ * at the top-left, the rest filled with 114), channels in BGR order, values 0..255. Its output is
+ * N x (5 + K) already decoded: per anchor the box centre x, y, width, height in input pixels, the
+ * objectness, then K class probabilities. A detection's score is objectness x class probability;
+ * boxes of one class whose IoU with a higher-scored box of that class exceeds the NMS threshold are
+ * dropped (greedy non-maximum suppression per class, as YOLOX's own demo). Boxes come back in the
+ * photo's pixels (divided by r, clipped to the photo), highest score first. */
+#ifndef ATTNCAP_DETECT_H
+#define ATTNCAP_DETECT_H
+#include "attncap/common.h"
+#include "attncap/image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ac_detector ac_detector;
+
+typedef struct ac_detection {
+    float x0, y0, x1, y1; /* the box in the photo's pixels, x0 <= x1, y0 <= y1 */
+    float score;          /* objectness x class probability, 0..1 */
+    int label;            /* class index, 0 .. ac_detector_n_labels() - 1 */
+} ac_detection;
+
+typedef struct ac_detections {
+    int n;
+    ac_detection *items; /* n detections, highest score first; owned, ac_detections_free */
+    int width, height;   /* the photo the boxes are in */
+} ac_detections;
+
+/* What ac_detector_detect keeps: detections scored at least min_score after NMS at nms_iou, at most
+ * max_detections of them. ac_detect_options_default(): min_score 0.3, nms_iou 0.45, 100. */
+typedef struct ac_detect_options {
+    float min_score;
+    float nms_iou;
+    int max_detections;
+} ac_detect_options;
+ac_detect_options ac_detect_options_default(void);
+
+/* Opens the graph at model_path and its class names (one a line) at labels_path, or NULL for
+ * "coco_labels.txt" beside the model. threads: 0 = default. The graph's output must be N x (5 + K)
+ * with K the number of labels. */
+int ac_detector_open(const char *model_path, const char *labels_path, int threads, ac_detector **out, ac_err *err);
+void ac_detector_close(ac_detector *det);
+int ac_detector_n_labels(const ac_detector *det);
+const char *ac_detector_label(const ac_detector *det, int label); /* NULL out of range */
+int ac_detector_input_size(const ac_detector *det);                /* S */
+/* The label's index, or -1. */
+int ac_detector_find_label(const ac_detector *det, const char *name);
+
+/* Detects objects in img (NULL opts: the defaults). out is filled (free it with ac_detections_free). */
+int ac_detector_detect(ac_detector *det, const ac_image *img, const ac_detect_options *opts, ac_detections *out,
+                       ac_err *err);
+void ac_detections_free(ac_detections *d);
+
+/* The steps of ac_detector_detect, for tests and tools. ac_detector_letterbox writes the graph's
+ * input (S*S*3 floats) and returns r through *scale. ac_detector_run_raw runs the graph on such an
+ * input and returns its output (ac_detector_raw_count floats, owned by the detector, valid until the
+ * next call). ac_detector_decode turns raw output into detections for a photo of w x h letterboxed
+ * with scale r. */
+int ac_detector_letterbox(const ac_detector *det, const ac_image *img, float *input, float *scale, ac_err *err);
+int ac_detector_run_raw(ac_detector *det, const float *input, const float **raw, ac_err *err);
+size_t ac_detector_raw_count(const ac_detector *det);
+int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float scale, int w, int h,
+                       const ac_detect_options *opts, ac_detections *out, ac_err *err);
+
+/* Intersection over union of two boxes (0 when either is empty). */
+float ac_box_iou(const ac_detection *a, const ac_detection *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
