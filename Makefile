@@ -151,6 +151,14 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# The model and its companions (tools/install_models.sh lists them); the installed attncap looks here
+# (src/base/locate.c, AC_DATADIR: compiled into the portable build, rebuilt when DATADIR changes).
+DATADIR ?= $(PREFIX)/share/attncap
+$(PORT)/src/base/locate.o: override CFLAGS += -DAC_DATADIR='"$(DATADIR)"'
+$(PORT)/src/base/locate.o: $(PORT)/datadir.txt
+$(PORT)/datadir.txt: FORCE
+	@mkdir -p $(dir $@); echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' >$@
+.PHONY: FORCE
 PC_LIBS := $(filter-out -lattncap,$(LDLIBS))
 install: $(PORT_BIN) $(PORT_LIB) $(PORT_SHLIB) $(MAN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/attncap \
@@ -167,6 +175,7 @@ install: $(PORT_BIN) $(PORT_LIB) $(PORT_SHLIB) $(MAN)
 	  >$(DESTDIR)$(LIBDIR)/pkgconfig/attncap.pc
 	install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/attncap.1
 	install -m 644 completions/attncap.bash $(DESTDIR)$(COMPDIR)/attncap
+	bash tools/install_models.sh $(DESTDIR)$(DATADIR)
 
 # The README's test command. Runs every test binary and tests/*.sh, prints "N passed, N failed".
 test: tests

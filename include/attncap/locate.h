@@ -2,7 +2,7 @@
  *
  * The only module that reads the environment (ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_DATA) or the
  * executable's path (/proc/self/exe) to find files; every other function takes paths. The CLI (and
- * ac_captioner_open, when given NULL paths) call it. */
+ * ac_captioner_init, when given NULL paths) call it. */
 #ifndef ATTNCAP_LOCATE_H
 #define ATTNCAP_LOCATE_H
 #include "attncap/common.h"
@@ -19,10 +19,12 @@ struct ac_encoder_id; /* encoder.h */
 char *ac_find_data_dir(void);
 /* The model path: flag if not NULL, else $ATTNCAP_MODEL, else models/AC_DEFAULT_MODEL_NAME in the
  * current directory or beside the executable (its directory and up to three parents), else the only
- * models/ *.safetensors there. malloc'd. */
+ * models/ *.safetensors there, else AC_DEFAULT_MODEL_NAME in the installed data directories: the
+ * user's ($XDG_DATA_HOME/attncap, else ~/.local/share/attncap), then the install prefix's
+ * (PREFIX/share/attncap, compiled in by `make install`). malloc'd. */
 int ac_find_model(const char *flag, char **path, ac_err *err);
-/* The encoder: flag, $ATTNCAP_ENCODER, else id->file in models/ (as above, and beside the model
- * file), then in ac_find_data_dir()/encoders/. Its SHA-256 must equal id->sha256 (when recorded):
+/* The encoder: flag, $ATTNCAP_ENCODER, else id->file beside the model file, in models/ (as above),
+ * in the installed data directories, then in ac_find_data_dir()/encoders/. Its SHA-256 must equal id->sha256 (when recorded):
  * a different file is refused. */
 int ac_find_encoder(const char *flag, const char *model_path, const struct ac_encoder_id *id, char **path, ac_err *err);
 

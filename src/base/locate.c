@@ -1,6 +1,6 @@
 /* locate.c: where models, encoders and the shared data are. The one module that reads the
- * environment (ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_DATA) or the executable's path to find files:
- * everything else takes paths. */
+ * environment (ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_DATA, XDG_DATA_HOME, HOME) or the executable's
+ * path to find files: everything else takes paths. */
 #include "attncap/locate.h"
 
 #include <dirent.h>
@@ -12,6 +12,23 @@
 
 #include "attncap/captioner.h"
 #include "locate_internal.h"
+
+/* Where `make install` puts the model and its companions: the Makefile compiles in its
+ * $(PREFIX)/share/attncap. */
+#ifndef AC_DATADIR
+#define AC_DATADIR "/usr/local/share/attncap"
+#endif
+
+/* The installed data directories, in search order: the user's ($XDG_DATA_HOME/attncap, else
+ * ~/.local/share/attncap), then the install prefix's. Returns how many (at most 2). */
+static int data_homes(char dirs[2][PATH_MAX]) {
+    int n = 0;
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg == '/') snprintf(dirs[n++], PATH_MAX, "%.4000s/attncap", xdg);
+    else if (home && *home) snprintf(dirs[n++], PATH_MAX, "%.4000s/.local/share/attncap", home);
+    snprintf(dirs[n++], PATH_MAX, "%s", AC_DATADIR);
+    return n;
+}
 
 char *ac_find_data_dir(void) {
     const char *env = getenv("ATTNCAP_DATA");
@@ -94,8 +111,16 @@ int ac_find_model(const char *flag, char **path, ac_err *err) {
             if (count == 1 && found && ac_is_file(found)) return *path = found, 0;
             free(found);
         }
+    char homes[2][PATH_MAX];
+    int nh = data_homes(homes);
+    for (int i = 0; i < nh; i++) {
+        char *p = ac_path_join(homes[i], AC_DEFAULT_MODEL_NAME);
+        if (p && ac_is_file(p)) return *path = p, 0;
+        free(p);
+    }
     return ac_errc(err, AC_ERR_NO_MODEL, "no model found: give its path or set ATTNCAP_MODEL (looked for models/%s "
-                        "in the current directory and beside the executable)", AC_DEFAULT_MODEL_NAME);
+                        "in the current directory and beside the executable, then in %s and %s)", AC_DEFAULT_MODEL_NAME,
+                   homes[0], nh > 1 ? homes[1] : AC_DATADIR);
 }
 
 int ac_encoder_sha_check(const char *path, const ac_encoder_id *id, ac_err *err) {
@@ -123,7 +148,7 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     if (!id->file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
-    char cand[8][PATH_MAX + 300];
+    char cand[10][PATH_MAX + 300];
     int nc = 0;
     if (model_path) { /* beside the model */
         snprintf(cand[nc], sizeof cand[nc], "%s", model_path);
@@ -135,9 +160,12 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
     }
     char dirs[5][PATH_MAX];
     int nd = search_dirs(dirs);
-    for (int i = 0; i < nd && nc < 7; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], id->file);
+    for (int i = 0; i < nd && nc < 6; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], id->file);
+    char homes[2][PATH_MAX];
+    int nh = data_homes(homes);
+    for (int i = 0; i < nh && nc < 9; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/%.255s", homes[i], id->file);
     char *data = ac_find_data_dir();
-    if (data && nc < 8) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, id->file);
+    if (data && nc < 10) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, id->file);
     free(data);
     for (int i = 0; i < nc; i++) {
         if (!ac_is_file(cand[i])) continue;
@@ -145,7 +173,8 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
         *path = strdup(cand[i]);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
-    return ac_errc(err, AC_ERR_NO_ENCODER, "encoder %s not found (looked in models/ and ../shared/encoders): run `make models`, "
+    return ac_errc(err, AC_ERR_NO_ENCODER, "encoder %s not found (looked beside the model, in models/, the installed data directories and "
+                        "../shared/encoders): run `make models`, "
                         "give its path or set ATTNCAP_ENCODER", id->file);
 }
 

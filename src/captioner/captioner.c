@@ -252,7 +252,14 @@ static int load_presence(ac_captioner *c, ac_err *err) {
     if (c->presence) return 0;
     char path[4096];
     beside_model(c, "presence.safetensors", path, sizeof path);
-    if (!ac_is_file(path)) return 0;
+    /* naming settings that use the head (the model's metadata, or the caller's) need the file: without
+     * it the captions would change silently */
+    if (!ac_is_file(path))
+        return c->naming.presence_absent > 0 || c->naming.presence_ratio > 0
+                   ? ac_errf(err, "%s: missing: the naming settings use this presence head (presence_absent %g, "
+                                  "presence_ratio %g); put it beside the model or turn naming off", path,
+                             c->naming.presence_absent, c->naming.presence_ratio)
+                   : 0;
     ac_presence *p = calloc(1, sizeof *p);
     if (!p) return ac_errf(err, "out of memory");
     ac_encoder_id pid;
