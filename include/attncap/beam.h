@@ -147,9 +147,15 @@ double ac_caption_mean_logprob(const ac_caption *c);
 int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
                    const ac_beam_opts *o, int threads, char **texts, ac_err *err);
 
-/* The caption's words joined by spaces (malloc'd). */
+/* The caption's words (as ac_caption_word shows them) joined by spaces (malloc'd). */
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v);
-/* Word k as shown: its label if the caption has labels, else the vocabulary's word (or "<unk>"). */
+/* The indefinite article ("a" or "an", static) the word next takes by its sound: "an orange", "an
+ * hour", "an honest", "an 8"; "a one", "a user", "a unicorn", "a european". Lowercase words, as
+ * captions are; "a" for NULL or "". */
+const char *ac_article_for(const char *next);
+/* Word k as shown: its label if the caption has labels, else the vocabulary's word (or "<unk>"); an
+ * indefinite article ("a", "an") agrees with word k + 1 (ac_article_for), whichever the model said or
+ * the given caption had. */
 const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k);
 #ifdef __cplusplus
 }

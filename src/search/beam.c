@@ -639,10 +639,16 @@ void ac_caption_free(ac_caption *c) {
     memset(c, 0, sizeof *c);
 }
 
-const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k) {
+static const char *word_as_said(const ac_caption *c, const ac_vocab *v, int k) {
     if (c->labels && c->labels[k]) return c->labels[k];
     const char *w = ac_vocab_word(v, c->words[k]);
     return w ? w : "<unk>";
+}
+
+const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k) {
+    const char *w = word_as_said(c, v, k);
+    if (k + 1 < c->n && (!strcmp(w, "a") || !strcmp(w, "an"))) return ac_article_for(word_as_said(c, v, k + 1));
+    return w;
 }
 
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v) {
