@@ -27,6 +27,11 @@ int ac_find_model(const char *flag, char **path, ac_err *err);
  * in the installed data directories, then in ac_find_data_dir()/encoders/. Its SHA-256 must equal id->sha256 (when recorded):
  * a different file is refused. */
 int ac_find_encoder(const char *flag, const char *model_path, const struct ac_encoder_id *id, char **path, ac_err *err);
+/* A file a model works with (the detector "yolox_nano.tflite", its "coco_labels.txt"): flag, else
+ * $env_name (when not NULL and set), else `file` beside the model, in models/, in the installed data
+ * directories, then in ac_find_data_dir()/encoders/. malloc'd. */
+int ac_find_companion(const char *flag, const char *env_name, const char *model_path, const char *file, char **path,
+                      ac_err *err);
 
 #ifdef __cplusplus
 }

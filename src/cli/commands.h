@@ -2,6 +2,7 @@
 #ifndef ATTNCAP_CLI_COMMANDS_H
 #define ATTNCAP_CLI_COMMANDS_H
 int cmd_classify(int argc, char **argv);
+int cmd_detect(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_caption(int argc, char **argv);

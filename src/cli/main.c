@@ -5,6 +5,7 @@
 #include "attncap/version.h"
 #include "cleanup.h"
 #include "commands.h"
+#include "options.h"
 
 static const struct {
     const char *name;
@@ -19,6 +20,7 @@ static const struct {
     {"calibrate", cmd_calibrate, "fit the confidence of a model's captions on photos with references"},
     {"ground", cmd_ground, "score where the attention for a word falls against hand-drawn boxes"},
     {"features", cmd_features, "extract annotation vectors of many photos into a feature cache"},
+    {"detect", cmd_detect, "find COCO objects in photos (boxes, labels, scores; drawn with --draw)"},
     {"classify", cmd_classify, "run a TFLite ImageNet classifier on photos"},
     {"info", cmd_info, "list a TFLite model's ops, tensors, shapes and quantization"},
 };
@@ -66,6 +68,16 @@ static int find_command(const char *name) {
     return -1;
 }
 
+/* "unknown command 'X' (did you mean Y? try attncap --help)" after the prefix */
+static void unknown_command(const char *prefix, const char *name) {
+    const char *names[N_COMMANDS + 1];
+    for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+    names[N_COMMANDS] = "help";
+    const char *near = cli_closest(name, names, N_COMMANDS + 1);
+    fprintf(stderr, "%s: unknown command '%s' (%s%s%stry attncap --help)\n", prefix, name, near ? "did you mean " : "",
+            near ? near : "", near ? "? " : "");
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2)) {
         usage(argc < 2 ? stderr : stdout);
@@ -81,17 +93,15 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "help")) { /* attncap help CMD: CMD's --help */
         const int c = find_command(argv[2]);
-        if (c < 0 || argc > 3) {
-            fprintf(stderr, "attncap help: %s '%s' (try attncap --help)\n", c < 0 ? "unknown command" : "unexpected argument",
-                    c < 0 ? argv[2] : argv[3]);
-            return 2;
-        }
+        if (c < 0 && strcmp(argv[2], "data")) unknown_command("attncap help", argv[2]);
+        else if (c < 0 || argc > 3) fprintf(stderr, "attncap help: unexpected argument '%s' (try attncap --help)\n", argv[3]);
+        if (c < 0 || argc > 3) return 2;
         char *help_argv[] = {argv[2], "--help", NULL};
         return commands[c].run(2, help_argv);
     }
     const int c = find_command(argv[1]);
     cli_cleanup_install();
     if (c >= 0) return commands[c].run(argc - 1, argv + 1);
-    fprintf(stderr, "attncap: unknown command '%s' (try attncap --help)\n", argv[1]);
+    unknown_command("attncap", argv[1]);
     return 2;
 }
