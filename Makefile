@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) $(ARCH) -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -I/usr/include/stb \
            -I/usr/include/x86_64-linux-gnu/openblas-pthread -fno-strict-aliasing
-LDLIBS  += -lopenblas -lpng -lstb -lcjson -lstemmer -lpthread -lm
+LDLIBS  += -lopenblas -lpng -lstb -lturbojpeg -lwebp -ltiff -lcjson -lstemmer -lpthread -lm
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build
@@ -37,7 +37,8 @@ BIN     := $(BUILD)/attncap
 # is no ../shared). `make test-deps`: what only the test suite uses (a browser to render the eval
 # report, python3 for checks and the pseudo-terminal, pkg-config and man for the installed files);
 # tests whose tool is missing say so and skip.
-DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libcjson-dev libstemmer-dev \
+DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturbojpeg0-dev libwebp-dev libtiff-dev \
+                   libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core curl ca-certificates
 DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db
 

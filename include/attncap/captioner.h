@@ -44,6 +44,10 @@ typedef struct ac_captioner {
     ac_presence *presence; /* presence.safetensors beside the model, loaded with the table in AUTO (NULL if none) */
     signed char *word_object; /* the model's words' COCO categories, made when the naming first asks
                                  (tag_objects_only; naming.word_object points here) */
+    int keep_min_side; /* ac_captioner_batch reads each photo only as large as the encoder needs
+                          (ac_encoder_min_photo, ac_image_load_min); a photo kept for the callback
+                          (keep_photos) is at least this large on each side as well (0, the default:
+                          kept photos are read whole). Overlays: their long side (ac_overlay_opts.max_side). */
 } ac_captioner;
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */

@@ -181,3 +181,42 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
 int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
     return ac_locate_encoder(flag, model_path, id, 1, path, err);
 }
+
+int ac_find_companion(const char *flag, const char *env_name, const char *model_path, const char *file, char **path,
+                      ac_err *err) {
+    *path = NULL;
+    const char *env = env_name ? getenv(env_name) : NULL;
+    const char *given = flag ? flag : env && *env ? env : NULL;
+    if (given) {
+        if (!ac_is_file(given)) return ac_errf(err, "%s: not found%s%s%s", given, flag ? "" : " (from ", flag ? "" : env_name, flag ? "" : ")");
+        *path = strdup(given);
+        return *path ? 0 : ac_errf(err, "out of memory");
+    }
+    char cand[10][PATH_MAX + 300];
+    int nc = 0;
+    if (model_path) {
+        snprintf(cand[nc], sizeof cand[nc], "%s", model_path);
+        char *sl = strrchr(cand[nc], '/');
+        if (sl) sl[1] = 0;
+        else strcpy(cand[nc], "./");
+        strncat(cand[nc], file, sizeof cand[nc] - strlen(cand[nc]) - 1);
+        nc++;
+    }
+    char dirs[5][PATH_MAX];
+    int nd = search_dirs(dirs);
+    for (int i = 0; i < nd && nc < 6; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], file);
+    char homes[2][PATH_MAX];
+    int nh = data_homes(homes);
+    for (int i = 0; i < nh && nc < 9; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/%.255s", homes[i], file);
+    char *data = ac_find_data_dir();
+    if (data && nc < 10) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, file);
+    free(data);
+    for (int i = 0; i < nc; i++)
+        if (ac_is_file(cand[i])) {
+            *path = strdup(cand[i]);
+            return *path ? 0 : ac_errf(err, "out of memory");
+        }
+    return ac_errf(err, "%s not found (looked beside the model, in models/, the installed data directories and "
+                        "../shared/encoders): run `make models`, give its path%s%s", file, env_name ? " or set " : "",
+                   env_name ? env_name : "");
+}

@@ -54,7 +54,13 @@ typedef struct batch {
 
 static void decode_job(batch *b, int i, job *j) {
     double t0 = ac_now();
-    j->ok = ac_image_load(b->paths[i], &j->photo, &j->err) == 0 &&
+    int mw, mh; /* the encoder's need, and a kept photo's (captioner.h: keep_min_side) */
+    ac_encoder_min_photo(&b->cap->enc, &mw, &mh);
+    if (b->keep_photo) {
+        const int k = b->cap->keep_min_side;
+        mw = k > 0 && mw > 0 ? (k > mw ? k : mw) : 0, mh = k > 0 && mh > 0 ? (k > mh ? k : mh) : 0;
+    }
+    j->ok = ac_image_load_min(b->paths[i], mw, mh, &j->photo, &j->err) == 0 &&
             ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
     if (!b->keep_photo) ac_image_free(&j->photo);
     j->t_decode = ac_now() - t0;

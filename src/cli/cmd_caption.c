@@ -251,6 +251,7 @@ int cmd_caption(int argc, char **argv) {
                          .oo = &oo, .font = font, .stems = &stems};
     ac_batch_stats bs;
     cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);
+    cap.keep_min_side = oo.max_side; /* the overlays' long side: a kept photo is read at least this large */
     const int batch_rc = ac_captioner_batch(&cap, (const char *const *)paths.v, paths.n, threads, ov_dir != NULL,
                                             cli_caption_on_result, &view, &bs, &err);
     cli_progress_finish(&view.prog);
