@@ -70,6 +70,11 @@ int ac_resize_photo(const ac_image *photo, int size, int stride, ac_resize polic
 int ac_encoder_set_resize(ac_encoder *enc, ac_resize policy, ac_err *err);
 /* The input's pixels per grid cell: size / grid_h. */
 int ac_encoder_stride(const ac_encoder *enc);
+/* The smallest photo (upright) the encoder's input can be made from as well as from the whole one:
+ * what to ask ac_image_load_min for. size x size for the antialiased policies (AC_RESIZE_ASPECT's input
+ * is at most that); 0 x 0 (the whole photo) for AC_RESIZE_BILINEAR, whose references sampled the full
+ * photo without averaging, which a reduced decode would not reproduce. */
+void ac_encoder_min_photo(const ac_encoder *enc, int *min_w, int *min_h);
 /* photo -> the encoder's input, by enc->resize. Thread-safe (reads enc only). */
 int ac_encoder_prepare(const ac_encoder *enc, const ac_image *photo, ac_image *prepared, ac_err *err);
 /* out: grid_h*grid_w*dim floats (row-major grid, then channels). img: any photo (prepared here unless

@@ -128,6 +128,11 @@ int ac_resize_photo(const ac_image *photo, int size, int stride, ac_resize polic
     return ac_image_resize(photo, w, h, out, err);
 }
 
+void ac_encoder_min_photo(const ac_encoder *enc, int *min_w, int *min_h) {
+    const int side = enc->resize == AC_RESIZE_BILINEAR ? 0 : enc->size;
+    *min_w = *min_h = side;
+}
+
 int ac_encoder_stride(const ac_encoder *enc) { return enc->grid_h > 0 && enc->size >= enc->grid_h ? enc->size / enc->grid_h : 1; }
 
 int ac_encoder_set_resize(ac_encoder *enc, ac_resize policy, ac_err *err) {

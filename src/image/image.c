@@ -1,5 +1,6 @@
-/* image.c: decode photos with stb_image (JPEG, PNG, BMP, GIF), make them upright by EXIF orientation,
- * resize them.
+/* image.c: decode photos with stb_image (JPEG, PNG, BMP, GIF), WebP and TIFF (image_formats.c), a
+ * JPEG asked for at a smaller size through libjpeg-turbo's DCT scaling (image_jpeg.c), make them
+ * upright by EXIF orientation, resize them.
  *
  * Decoding is guarded: the format is recognised by its magic bytes (stb would otherwise happily read
  * random bytes as TGA), the size comes from the header via stbi_info_from_memory and is checked
@@ -20,13 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FMT_UNKNOWN, FMT_JPEG, FMT_PNG, FMT_BMP, FMT_GIF };
+#include "image_internal.h"
+
+enum { FMT_UNKNOWN, FMT_JPEG, FMT_PNG, FMT_BMP, FMT_GIF, FMT_WEBP, FMT_TIFF };
 
 static int sniff(const uint8_t *p, size_t n) {
     if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return FMT_JPEG;
     if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8)) return FMT_PNG;
     if (n >= 2 && p[0] == 'B' && p[1] == 'M') return FMT_BMP;
     if (n >= 6 && (!memcmp(p, "GIF87a", 6) || !memcmp(p, "GIF89a", 6))) return FMT_GIF;
+    if (n >= 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4)) return FMT_WEBP;
+    if (n >= 4 && (!memcmp(p, "II*\0", 4) || !memcmp(p, "MM\0*", 4))) return FMT_TIFF;
     return FMT_UNKNOWN;
 }
 
@@ -414,16 +419,19 @@ static int apply_orientation(ac_image *img, int o, const char *name, ac_err *err
     return 0;
 }
 
-int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *img, ac_err *err) {
+int ac_image_load_mem_min(const void *data, size_t len, const char *name, int min_w, int min_h, ac_image *img,
+                          ac_err *err) {
     memset(img, 0, sizeof *img);
     const uint8_t *p = data;
     char why[64];
     if (!name) name = "image";
     if (len == 0) return ac_errf(err, "%s: empty file, not an image", name);
     int fmt = sniff(p, len);
-    if (fmt == FMT_UNKNOWN) return ac_errf(err, "%s: not an image (JPEG, PNG, BMP or GIF expected)", name);
+    if (fmt == FMT_UNKNOWN) return ac_errf(err, "%s: not an image (JPEG, PNG, BMP, GIF, WebP or TIFF expected)", name);
     if (len > INT32_MAX) return ac_errf(err, "%s: file too large to decode", name);
     uint64_t maxpx = ac_limits_get().max_image_pixels, hw, hh;
+    if (fmt == FMT_WEBP) return ac_image_webp_decode(p, len, name, maxpx, img, err);
+    if (fmt == FMT_TIFF) return ac_image_tiff_decode(p, len, name, maxpx, img, err);
     if (header_size(p, len, fmt, &hw, &hh) == 0 && hw * hh > maxpx)
         return ac_errf(err, "%s: image too large: %llux%llu = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
                        name, (unsigned long long)hw, (unsigned long long)hh, (unsigned long long)(hw * hh),
@@ -452,6 +460,18 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
         return ac_errf(err, "%s: corrupt PNG: its data inflates to more than its %dx%d header allows (decompression bomb)", name, w, h);
     if (fmt == FMT_BMP && !bmp_complete(p, len, w, h)) return ac_errf(err, "%s: truncated BMP (pixel rows missing)", name);
     if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
+    if (fmt == FMT_JPEG && min_w > 0 && min_h > 0) { /* asked for less: perhaps a reduced decode */
+        int rc = orientation >= 5 ? ac_image_jpeg_reduced(p, len, name, min_h, min_w, img, err) /* stored sideways */
+                                  : ac_image_jpeg_reduced(p, len, name, min_w, min_h, img, err);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            if (apply_orientation(img, orientation, name, err)) {
+                ac_image_free(img);
+                return -1;
+            }
+            return 0;
+        }
+    }
     int alpha = comp == 2 || comp == 4, want = alpha ? 4 : 3;
     size_t npx = (size_t)w * (size_t)h;
     size_t qlen = len;
@@ -510,15 +530,21 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
     return 0;
 }
 
-int ac_image_load(const char *path, ac_image *img, ac_err *err) {
+int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *img, ac_err *err) {
+    return ac_image_load_mem_min(data, len, name, 0, 0, img, err);
+}
+
+int ac_image_load_min(const char *path, int min_w, int min_h, ac_image *img, ac_err *err) {
     memset(img, 0, sizeof *img);
     char *data;
     size_t len;
     if (ac_read_file(path, ac_limits_get().max_file_bytes, &data, &len, err)) return -1;
-    int rc = ac_image_load_mem(data, len, path, img, err);
+    int rc = ac_image_load_mem_min(data, len, path, min_w, min_h, img, err);
     free(data);
     return rc;
 }
+
+int ac_image_load(const char *path, ac_image *img, ac_err *err) { return ac_image_load_min(path, 0, 0, img, err); }
 
 void ac_image_free(ac_image *img) {
     if (!img) return;

@@ -1,0 +1,58 @@
+/* image_jpeg.c: reduced JPEG decoding through libjpeg-turbo's TurboJPEG API (image_internal.h).
+ *
+ * A 4032x3024 phone photo squashed to 448x448 needs a ninth of its pixels: libjpeg-turbo's scaled
+ * inverse DCTs (an 8x8 block's coefficients -> 4x4, 2x2 or 1x1 pixels) skip most of the IDCT and
+ * colour-conversion work and all the memory of the full image. The factor is the smallest whose
+ * output covers what the caller asked for, so the resize that follows still only shrinks. Only
+ * 1- and 3-component (grey, YCbCr) files come here: turbo cannot turn CMYK/YCCK into RGB. Full-size
+ * decodes stay with stb_image (image.c), so a photo that needs no scaling decodes as it always has. */
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+#include "image_internal.h"
+
+/* TurboJPEG's message, fit for one line (it may end in a newline). */
+static void one_line(const char *in, char *out, size_t cap) {
+    size_t k = 0;
+    for (; in && in[k] && k + 1 < cap; k++) out[k] = in[k] == '\n' || in[k] == '\r' ? ' ' : in[k];
+    while (k > 0 && out[k - 1] == ' ') k--;
+    out[k] = 0;
+}
+
+int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_w, int min_h, ac_image *img,
+                          ac_err *err) {
+    memset(img, 0, sizeof *img);
+    if (min_w < 1 || min_h < 1 || n > (size_t)0x7fffffff) return 1;
+    tjhandle tj = tjInitDecompress();
+    if (!tj) return ac_errf(err, "%s: out of memory (JPEG decoder)", name);
+    int w, h, subsamp, cs, rc = 1;
+    if (tjDecompressHeader3(tj, p, (unsigned long)n, &w, &h, &subsamp, &cs) || w < 1 || h < 1 ||
+        (cs != TJCS_YCbCr && cs != TJCS_GRAY && cs != TJCS_RGB))
+        goto done;
+    int denom = 0;
+    for (int d = 8; d >= 2 && !denom; d /= 2) {
+        tjscalingfactor f = {1, d};
+        if (TJSCALED(w, f) >= min_w && TJSCALED(h, f) >= min_h) denom = d;
+    }
+    if (!denom) goto done;
+    tjscalingfactor f = {1, denom};
+    const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
+    img->px = malloc((size_t)sw * sh * 3);
+    if (!img->px) {
+        rc = ac_errf(err, "%s: out of memory for %dx%d pixels", name, sw, sh);
+        goto done;
+    }
+    if (tjDecompress2(tj, p, (unsigned long)n, img->px, sw, 0, sh, TJPF_RGB, TJFLAG_ACCURATEDCT | TJFLAG_STOPONWARNING)) {
+        char why[160];
+        one_line(tjGetErrorStr2(tj), why, sizeof why);
+        free(img->px);
+        img->px = NULL;
+        rc = ac_errf(err, "%s: corrupt JPEG (%s)", name, why);
+        goto done;
+    }
+    img->w = sw, img->h = sh, rc = 0;
+done:
+    tjDestroy(tj);
+    return rc;
+}
