@@ -1,8 +1,10 @@
 /* common.c: errors, limits, files, progress, paths, SHA-256, fp16. */
 #include "attncap/common.h"
 #include "attncap/version.h"
+#include "common_internal.h"
 
 #include <cblas.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +14,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+const char *ac_strerror(int e) {
+    static _Thread_local char buf[128];
+    snprintf(buf, sizeof buf, "%s", strerror(e));
+    if (isupper((unsigned char)buf[0]) && !isupper((unsigned char)buf[1])) buf[0] = (char)tolower((unsigned char)buf[0]);
+    return buf;
+}
 
 /* Messages often quote text from the file (names, ids, splits); a control byte there (a newline
  * above all) would break the one-line error contract, so it becomes '?'. */
@@ -85,12 +94,12 @@ static const char *file_kind(mode_t m) {
 int ac_open_regular(const char *path, ac_err *err) {
     /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return ac_errf(err, "%s: %s", path, strerror(errno));
+    if (fd < 0) return ac_errf(err, "%s: %s", path, ac_strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return ac_errf(err, "%s: %s", path, strerror(e));
+        return ac_errf(err, "%s: %s", path, ac_strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
@@ -109,7 +118,7 @@ int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, a
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);
-        return ac_errf(err, "%s: %s", path, strerror(errno));
+        return ac_errf(err, "%s: %s", path, ac_strerror(errno));
     }
     if ((uint64_t)st.st_size > max_bytes) {
         close(fd);
@@ -129,7 +138,7 @@ int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, a
             if (errno == EINTR) continue;
             free(buf);
             close(fd);
-            return ac_errf(err, "%s: read error: %s", path, strerror(errno));
+            return ac_errf(err, "%s: read error: %s", path, ac_strerror(errno));
         }
         if (r == 0) break;
         got += (size_t)r;
@@ -158,7 +167,7 @@ int ac_atomic_open(ac_atomic_file *af, const char *path, ac_err *err) {
         free(af->final_path);
         free(af->tmp_path);
         af->final_path = af->tmp_path = NULL;
-        return ac_errf(err, "%s: cannot write: %s", path, strerror(e));
+        return ac_errf(err, "%s: cannot write: %s", path, ac_strerror(e));
     }
     return 0;
 }
@@ -167,7 +176,7 @@ int ac_atomic_write(ac_atomic_file *af, const void *data, size_t len, ac_err *er
     if (af->failed) return -1;
     if (len && fwrite(data, 1, len, af->fp) != len) {
         af->failed = 1;
-        return ac_errf(err, "%s: write failed: %s", af->final_path, strerror(errno));
+        return ac_errf(err, "%s: write failed: %s", af->final_path, ac_strerror(errno));
     }
     return 0;
 }
@@ -189,14 +198,14 @@ int ac_atomic_commit(ac_atomic_file *af, ac_err *err) {
     af->fp = NULL;
     if (bad) {
         unlink(af->tmp_path);
-        ac_errf(err, "%s: write failed: %s", af->final_path, strerror(e));
+        ac_errf(err, "%s: write failed: %s", af->final_path, ac_strerror(e));
         atomic_free(af);
         return -1;
     }
     if (rename(af->tmp_path, af->final_path) != 0) {
         e = errno;
         unlink(af->tmp_path);
-        ac_errf(err, "%s: cannot rename into place: %s", af->final_path, strerror(e));
+        ac_errf(err, "%s: cannot rename into place: %s", af->final_path, ac_strerror(e));
         atomic_free(af);
         return -1;
     }
@@ -245,7 +254,7 @@ int ac_mkdirs(const char *path, ac_err *err) {
             char c = *p;
             *p = 0;
             if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return ac_errf(err, "%s: cannot create directory: %s", buf, strerror(errno));
+                return ac_errf(err, "%s: cannot create directory: %s", buf, ac_strerror(errno));
             if (!ac_is_dir(buf)) return ac_errf(err, "%s: exists and is not a directory", buf);
             *p = c;
             if (!c) break;
@@ -265,6 +274,8 @@ double ac_now(void) {
 int ac_is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+void ac_free(void *p) { free(p); }
+
 }
 
 int ac_is_dir(const char *path) {
@@ -373,7 +384,7 @@ int ac_sha256_file(const char *path, char hex[65], ac_err *err) {
     FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
         if (fd >= 0) close(fd);
-        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, strerror(errno));
+        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, ac_strerror(errno));
     }
     sha256_ctx c;
     sha256_init(&c);
@@ -441,4 +452,9 @@ int ac_default_threads(void) {
 
 void ac_set_threads(int n) {
     openblas_set_num_threads(n > 0 ? n : 1);
+const char *ac_default_precision(void) {
+    const char *s = getenv("ATTNCAP_PRECISION");
+    return s && *s ? s : "auto";
+}
+
 }

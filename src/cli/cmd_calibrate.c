@@ -13,6 +13,7 @@
 #include "attncap/tag_precision.h"
 #include "attncap/tags.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -294,7 +295,13 @@ int cmd_calibrate(int argc, char **argv) {
         }
         if (i + 1 >= argc || (strcmp(a, "--refs") && strcmp(a, "--results") && strcmp(a, "--write") &&
                               strcmp(a, "--tag-table") && strcmp(a, "--lambda"))) {
-            fprintf(stderr, "attncap calibrate: unexpected '%s' (see --help)\n", a);
+            static const char *const known[] = {"--refs", "--results", "--write", "--tag-table", "--lambda", "--tags", "--help"};
+            const int is_opt = a[0] == '-' && a[1];
+            const char *near = is_opt ? cli_closest(a, known, (int)(sizeof known / sizeof *known)) : NULL;
+            if (near && !strcmp(near, a)) fprintf(stderr, "attncap calibrate: %s needs a value\n", a);
+            else
+                fprintf(stderr, "attncap calibrate: %s '%s' (%s%s%stry --help)\n", is_opt ? "unknown option" : "unexpected argument",
+                        a, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
             return 2;
         }
         if (!strcmp(a, "--write")) write = argv[++i];
@@ -313,7 +320,7 @@ int cmd_calibrate(int argc, char **argv) {
         else results[nres++] = argv[++i];
     }
     if (nr == 0 || nr != nres) {
-        fprintf(stderr, "attncap calibrate: give --refs SPEC --results FILE pairs (see --help)\n");
+        fprintf(stderr, "attncap calibrate: give --refs SPEC --results FILE pairs (try --help)\n");
         return 2;
     }
     if (!tags && table_path) {

@@ -135,7 +135,7 @@ int cmd_eval(int argc, char **argv) {
     int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
     if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data)) {
         fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --data (with --model, "
-                        "or the default model) (try attncap eval --help)\n");
+                        "or the default model) (try --help)\n");
         return 2;
     }
     /* what an interrupted run was writing goes (see cleanup.h) */

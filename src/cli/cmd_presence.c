@@ -81,7 +81,7 @@ int cmd_presence(int argc, char **argv) {
     if (np < 0) return np == CLI_HELP ? 0 : 2;
     const ac_split split = !strcmp(split_s, "all") ? AC_SPLIT_NONE : ac_split_parse(split_s);
     if (!features || !out || !n_data || (split == AC_SPLIT_NONE && strcmp(split_s, "all"))) {
-        fprintf(stderr, "attncap presence: needs --features, --data and --out, and --split train|val|test|all (see --help)\n");
+        fprintf(stderr, "attncap presence: needs --features, --data and --out, and --split train|val|test|all (try --help)\n");
         return 2;
     }
     if (fo.steps == 0 && !init) {

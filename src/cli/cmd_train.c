@@ -144,7 +144,7 @@ int cmd_train(int argc, char **argv) {
     const int n_args = cli_parse("train", argc, argv, opts, 0, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (!o.data || !o.features || !o.out) {
-        fprintf(stderr, "attncap train: --data, --features and --out are required (see --help)\n");
+        fprintf(stderr, "attncap train: --data, --features and --out are required (try --help)\n");
         return 2;
     }
     if (o.resume_force && !o.resume) {

@@ -177,7 +177,7 @@ int cmd_tune(int argc, char **argv) {
     if (model_path && naming) return write_naming(model_path, naming);
     if (model_path && repeats) return write_repeats(model_path, repeats, repeat_rate, repeat_min, repeat_objects);
     if (!model_path || !data || !features) {
-        fprintf(stderr, "attncap tune: --model, --data and --features are required (try attncap tune --help)\n");
+        fprintf(stderr, "attncap tune: --model, --data and --features are required (try --help)\n");
         return 2;
     }
     if (strcmp(metric, "cider") && strcmp(metric, "bleu4") && strcmp(metric, "meteor") && strcmp(metric, "bleu4+meteor")) {

@@ -9,6 +9,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The optimal string alignment distance (Levenshtein with adjacent transpositions) of a and b, or
+ * 99 when either is longer than 63 bytes. */
+static int edit_distance(const char *a, const char *b) {
+    const int n = (int)strlen(a), m = (int)strlen(b);
+    if (n > 63 || m > 63) return 99;
+    int d[64][64];
+    for (int i = 0; i <= n; i++) d[i][0] = i;
+    for (int j = 0; j <= m; j++) d[0][j] = j;
+    for (int i = 1; i <= n; i++)
+        for (int j = 1; j <= m; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *cli_closest(const char *word, const char *const *names, int n) {
+    const char *best = NULL;
+    int best_d = 99;
+    const int len = (int)strlen(word), bar = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    for (int i = 0; i < n; i++) {
+        const int d = names[i] ? edit_distance(word, names[i]) : 99;
+        if (d < best_d) best_d = d, best = names[i];
+    }
+    return best_d <= bar ? best : NULL;
+}
+
+/* " (did you mean --x? try --help)", or " (try --help)". */
+static void unknown_option(const char *cmd, const cli_opt *opts, const char *given) {
+    const char *names[256];
+    int n = 0;
+    for (const cli_opt *o = opts; o->name && n < 256; o++) names[n++] = o->name;
+    const char *near = given[1] == '-' ? cli_closest(given, names, n) : NULL;
+    fprintf(stderr, "attncap %s: unknown option '%s' (%s%s%stry --help)\n", cmd, given, near ? "did you mean " : "",
+            near ? near : "", near ? "? " : "");
+}
+
 static const cli_opt *find_opt(const cli_opt *opts, const char *arg) {
     for (const cli_opt *o = opts; o->name; o++)
         if (!strcmp(arg, o->name) || (o->alias && !strcmp(arg, o->alias))) return o;
@@ -69,7 +110,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
         }
         const cli_opt *o = find_opt(opts, eq ? name : a);
         if (!o) {
-            fprintf(stderr, "attncap %s: unknown option '%s' (try --help)\n", cmd, eq ? name : a);
+            unknown_option(cmd, opts, eq ? name : a);
             return CLI_BAD;
         }
         if (o->kind == CLI_FLAG || o->kind == CLI_UNSET) {

@@ -53,6 +53,11 @@ enum { CLI_HELP = -1, CLI_BAD = -2 };
  * an unknown option, a missing or malformed value, or a number out of range. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *));
 
+/* The one of names[0..n) closest to word by edit distance (typos: a letter wrong, missing, extra or
+ * two swapped), if within 1 edit for words of up to 4 bytes, 2 up to 8, else 3; NULL when none is
+ * (the "did you mean" of an unknown command or option). */
+const char *cli_closest(const char *word, const char *const *names, int n);
+
 /* --precision (cnn.h): value (NULL: $ATTNCAP_PRECISION, else "auto") applied to enc and the lanes and
  * plans made from it. -1 with err set for an unknown name, or bf16x2 asked of a CPU without AMX. */
 struct ac_encoder;

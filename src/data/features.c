@@ -23,6 +23,7 @@
 
 #include "attncap/safetensors.h"
 #include "pool.h"
+#include "common_internal.h"
 
 #ifdef __F16C__
 #include <immintrin.h>
@@ -298,7 +299,7 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         int e = errno, busy = lock_fd >= 0 && e == EWOULDBLOCK;
         if (lock_fd >= 0) close(lock_fd);
         return busy ? ac_errf(err, "%s: another attncap features run is writing to this directory", o->out_dir)
-                    : ac_errf(err, "%s: cannot create a lock file: %s", o->out_dir, strerror(e));
+                    : ac_errf(err, "%s: cannot create a lock file: %s", o->out_dir, ac_strerror(e));
     }
     ac_features_shards sl;
     char **have = NULL;
@@ -403,7 +404,7 @@ static int cmp_entry(const void *a, const void *b) {
 static int shard_map(const ac_features_shard *o, const int64_t *dest, size_t row, ac_feature_cache *fc, ac_err *err) {
     const ac_st_tensor *t = o->info.features;
     int fd = open(o->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ac_errf(err, "%s: %s", o->path, strerror(errno));
+    if (fd < 0) return ac_errf(err, "%s: %s", o->path, ac_strerror(errno));
     struct stat st;
     const size_t end = (size_t)t->offset + t->nbytes;
     if (fstat(fd, &st) || (uint64_t)st.st_size < end) {
@@ -416,7 +417,7 @@ static int shard_map(const ac_features_shard *o, const int64_t *dest, size_t row
     }
     void *m = mmap(NULL, end, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
-    if (m == MAP_FAILED) return ac_errf(err, "%s: cannot map: %s", o->path, strerror(errno));
+    if (m == MAP_FAILED) return ac_errf(err, "%s: cannot map: %s", o->path, ac_strerror(errno));
     fc->maps[fc->n_maps] = m, fc->map_len[fc->n_maps++] = end;
     const int f16 = t->dtype == AC_ST_F16;
     const unsigned char *base = (const unsigned char *)m + t->offset;

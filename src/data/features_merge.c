@@ -18,11 +18,12 @@
 #include "attncap/features.h"
 #include "attncap/safetensors.h"
 #include "features_internal.h"
+#include "common_internal.h"
 
 /* 1 if dir holds a shard file, 0 if none (an empty share), -1 if it cannot be read. */
 static int has_shards(const char *dir, ac_err *err) {
     DIR *d = opendir(dir);
-    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, strerror(errno));
+    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, ac_strerror(errno));
     struct dirent *e;
     int found = 0;
     while (!found && (e = readdir(d))) {
@@ -46,7 +47,7 @@ static int lock_input(const char *dir, ac_err *err) {
         int e = errno;
         close(fd);
         return e == EWOULDBLOCK ? ac_errf(err, "%s: an attncap features run is still writing to it", dir)
-                                : ac_errf(err, "%s: cannot lock: %s", dir, strerror(e));
+                                : ac_errf(err, "%s: cannot lock: %s", dir, ac_strerror(e));
     }
     return fd;
 }
@@ -195,7 +196,7 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
     if (rename(tmp, out_dir) != 0) {
         int e = errno;
         remove_tmp_dir(tmp);
-        ac_errf(err, "%s: cannot rename %s to it: %s", out_dir, tmp, strerror(e));
+        ac_errf(err, "%s: cannot rename %s to it: %s", out_dir, tmp, ac_strerror(e));
         goto done;
     }
     for (int d = 0; d < n_dirs; d++) st->inputs += fc[d].n > 0;

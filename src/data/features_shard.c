@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "features_internal.h"
+#include "common_internal.h"
 
 int ac_features_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -25,7 +26,7 @@ void ac_features_shards_free(ac_features_shards *l) {
 int ac_features_shards_list(const char *dir, ac_features_shards *l, ac_err *err) {
     memset(l, 0, sizeof *l);
     DIR *d = opendir(dir);
-    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, strerror(errno));
+    if (!d) return ac_errf(err, "%s: cannot open feature directory: %s", dir, ac_strerror(errno));
     struct dirent *e;
     int cap = 0;
     while ((e = readdir(d))) {
@@ -150,7 +151,7 @@ int ac_features_shard_grids(const ac_features_shard *o, int *out, ac_err *err) {
         if (fd >= 0) close(fd);
         if (!ok) {
             free(v);
-            return ac_errf(err, "%s: cannot read \"grids\": %s", o->path, strerror(errno));
+            return ac_errf(err, "%s: cannot read \"grids\": %s", o->path, ac_strerror(errno));
         }
     }
     const long L = (long)s->grid_h * s->grid_w;

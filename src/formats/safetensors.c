@@ -12,6 +12,7 @@
  * foreign file may leave it unaligned, so consumers should copy (ac_st_to_f32 does) rather than cast.
  * Byte order: little-endian on disk and in memory (x86-64, aarch64). */
 #include "attncap/safetensors.h"
+#include "common_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -235,7 +236,7 @@ int ac_st_read_header(const char *path, ac_st_file *f, ac_err *err) {
     FILE *fp = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!fp) {
         if (fd >= 0) close(fd);
-        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, strerror(errno));
+        return fd < 0 ? -1 : ac_errf(err, "%s: %s", path, ac_strerror(errno));
     }
     struct stat st;
     char lenb[8];

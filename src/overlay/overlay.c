@@ -13,6 +13,7 @@
 
 #include "overlay_internal.h"
 #include "pool.h"
+#include "common_internal.h"
 
 ac_overlay_opts ac_overlay_defaults(void) {
     ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .base = AC_OVERLAY_GREY, .sigma = 0.6f};
@@ -76,7 +77,7 @@ static int commit_dir(const char *tmp, const char *out_dir, int replace, char **
                 if (!dst || rename(list[i], dst) != 0) {
                     int e = errno;
                     free(dst);
-                    return ac_errf(err, "%s: cannot move %s into place: %s", out_dir, name, strerror(e));
+                    return ac_errf(err, "%s: cannot move %s into place: %s", out_dir, name, ac_strerror(e));
                 }
                 free(dst);
             }
@@ -84,7 +85,7 @@ static int commit_dir(const char *tmp, const char *out_dir, int replace, char **
             return 0;
         }
     }
-    if (rename(tmp, out_dir) != 0) return ac_errf(err, "%s: cannot rename into place: %s", out_dir, strerror(errno));
+    if (rename(tmp, out_dir) != 0) return ac_errf(err, "%s: cannot rename into place: %s", out_dir, ac_strerror(errno));
     return 0;
 }
 
@@ -172,7 +173,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
     }
     if (ac_mkdirs(dir, err)) goto done;
     if (mkdir(tmp_dir, 0777) != 0) {
-        ac_errf(err, "%s: cannot create directory: %s", tmp_dir, strerror(errno));
+        ac_errf(err, "%s: cannot create directory: %s", tmp_dir, ac_strerror(errno));
         goto done;
     }
     made_tmp = 1;

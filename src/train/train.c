@@ -23,6 +23,7 @@
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
+#include "common_internal.h"
 
 void ac_train_defaults(ac_train_opts *o) {
     memset(o, 0, sizeof *o);
@@ -478,7 +479,7 @@ static int out_dir_ready(const char *out, ac_err *err) {
     } else {
         strcpy(dir, ".");
     }
-    if (!rc && access(dir, W_OK | X_OK)) rc = ac_errf(err, "%s: cannot write the model there (%s)", dir, strerror(errno));
+    if (!rc && access(dir, W_OK | X_OK)) rc = ac_errf(err, "%s: cannot write the model there (%s)", dir, ac_strerror(errno));
     free(dir);
     return rc;
 }
