@@ -40,7 +40,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturbojpeg0-dev libwebp-dev libtiff-dev \
                    libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core curl ca-certificates
-DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db
+DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db abigail-tools
 
 
 .PHONY: bench-deps
@@ -84,7 +84,23 @@ $(BUILD)/tools/%: tools/%.c $(LIB_HDR) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_INC) $< $(LIB) $(LDLIBS) -o $@
 
-tests: $(TEST_BIN) $(BIN) $(TOOL_BIN)
+tests: $(TEST_BIN) $(BIN) $(TOOL_BIN) $(SHLIB)
+
+# The shared library exports the core API alone (include/attncap/attncap.h's AC_API names; issue #31):
+# the library's sources compiled again, position-independent with -fvisibility=hidden, linked with the
+# version script src/libattncap.map (tests/core_api.sh checks both against the header; tests/abi.sh
+# the ABI against abi/libattncap.abi). The static library exports everything, as static libraries do.
+SHLIB_FLAGS := -fPIC -fvisibility=hidden
+SHLIB_MAP   := src/libattncap.map
+SHLIB       := $(BUILD)/libattncap.so
+$(BUILD)/pic/%.o: %.c $(wildcard include/attncap/*.h) $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_INC) $(SHLIB_FLAGS) -c $< -o $@
+$(SHLIB): $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(SHLIB_MAP)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) \
+	    $(filter %.o,$^) $(LDLIBS) -o $@
+	@ln -sf libattncap.so $(BUILD)/libattncap.so.$(SOMAJOR) # what programs linked to it look for
+shared: $(SHLIB)
 
 # The man page: doc/attncap.1.in with every command's --help filled in by the binary itself.
 MAN := $(BUILD)/attncap.1
@@ -92,7 +108,7 @@ man: $(MAN)
 $(MAN): doc/attncap.1.in tools/gen_man.sh $(BIN)
 	bash tools/gen_man.sh $(BIN) doc/attncap.1.in >$@.tmp && mv $@.tmp $@
 
-VERSION := $(shell sed -n 's/^\#define AC_VERSION "\(.*\)"/\1/p' include/attncap/version.h)
+VERSION := $(shell sed -n 's/^\#define AC_VERSION "\(.*\)"/\1/p' include/attncap/attncap.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 # What `make install` installs is built for any x86-64 CPU, not -march=native: the translation units
@@ -123,21 +139,22 @@ $(PORT)/rename_%.h: $(PORT)/dispatch.c
 # one ISA object (dispatch.c up to date) would find them gone
 .SECONDARY: $(foreach i,$(ISAS),$(PORT)/rename_$(i).h)
 $(PORT)/dispatch.o: $(PORT)/dispatch.c
-	$(CC) $(CFLAGS) $(PORT_ARCH) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(PORT_ARCH) $(SHLIB_FLAGS) -c $< -o $@
 define isa_objects
 $(PORT)/$(1)/%.o: %.c $(PORT)/rename_$(1).h $(wildcard include/attncap/*.h) $(LIB_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(CFLAGS) $(LIB_INC) $(ISA_ARCH_$(1)) -mtune=generic -fPIC -include $(PORT)/rename_$(1).h -c $$< -o $$@
+	$(CC) $(CFLAGS) $(LIB_INC) $(ISA_ARCH_$(1)) -mtune=generic $(SHLIB_FLAGS) -include $(PORT)/rename_$(1).h -c $$< -o $$@
 endef
 $(foreach i,$(ISAS),$(eval $(call isa_objects,$(i))))
 $(PORT)/%.o: %.c $(wildcard include/attncap/*.h) $(LIB_HDR) $(wildcard src/cli/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(if $(filter src/cli/%,$<),,$(LIB_INC)) $(PORT_ARCH) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(if $(filter src/cli/%,$<),,$(LIB_INC)) $(PORT_ARCH) $(SHLIB_FLAGS) -c $< -o $@
 $(PORT_LIB): $(PORT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(PORT_SHLIB): $(PORT_OBJ)
-	$(CC) $(CFLAGS) $(PORT_ARCH) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) $^ $(LDLIBS) -o $@
+$(PORT_SHLIB): $(PORT_OBJ) $(SHLIB_MAP)
+	$(CC) $(CFLAGS) $(PORT_ARCH) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) \
+	    $(filter %.o,$^) $(LDLIBS) -o $@
 $(PORT_BIN): $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB)
 	$(CC) $(CFLAGS) $(PORT_ARCH) $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB) $(LDLIBS) -o $@
 # The shared library's SONAME is libattncap.so.MAJOR.

@@ -115,7 +115,7 @@ static int throughput(const char *model, const char *enc, const char *const *nam
                       double *cpu) {
     ac_err err;
     ac_captioner c;
-    if (ac_captioner_open(&c, model, enc, 2, &err)) {
+    if (ac_captioner_init(&c, model, enc, 2, &err)) {
         fprintf(stderr, "bench caption: %s\n", err.msg);
         return -1;
     }
@@ -134,7 +134,7 @@ static int throughput(const char *model, const char *enc, const char *const *nam
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     if (rc) fprintf(stderr, "bench caption: %s\n", o.f ? err.msg : "cannot write ours.txt");
     if (o.f) fclose(o.f);
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
     *tp = n / (t > 0 ? t : 1e-9);
     *cpu = ((double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec)) / n;
     return rc || o.failed ? -1 : 0;
@@ -192,7 +192,7 @@ int main(void) {
     /* ours: latency in process */
     ac_set_threads(2);
     ac_captioner c;
-    if (ac_captioner_open(&c, model, enc, 2, &err)) {
+    if (ac_captioner_init(&c, model, enc, 2, &err)) {
         fprintf(stderr, "bench caption: %s\n", err.msg);
         return 1;
     }
@@ -236,7 +236,7 @@ int main(void) {
     }
     if (f) fclose(f);
     if (latency_runs(&c, one, RUNS - RUNS / 2, lat, &nlat, split)) return 1;
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
     qsort(lat, RUNS, sizeof *lat, cmp_d);
     double our_min = lat[0], our_med = lat[RUNS / 2];
     char load1[64];

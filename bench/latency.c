@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     }
     ac_captioner c;
     ac_err err = {{0}, 0};
-    if (ac_captioner_open(&c, NULL, NULL, threads, &err)) {
+    if (ac_captioner_init(&c, NULL, NULL, threads, &err)) {
         if (argc > 1) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
@@ -100,6 +100,6 @@ int main(int argc, char **argv) {
            photo, c.enc.size, c.beam.beam, threads, runs, t[0], t[runs / 2], t[runs - 1], best_cnn * 1e3,
            best_dec * 1e3, text ? text : "");
     free(text), free(t);
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
     return 0;
 }

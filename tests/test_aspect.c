@@ -150,7 +150,7 @@ static void captions_on_own_grids(void) {
     ac_err err;
     CHECKF(make_model(model, enc, &err) == 0, "%s", err.msg);
     ac_captioner c;
-    CHECKF(ac_captioner_open(&c, model, enc, 1, &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_init(&c, model, enc, 1, &err) == 0, "%s", err.msg);
     CHECK(c.enc.resize == AC_RESIZE_ASPECT && c.id.policy == AC_RESIZE_ASPECT);
     /* the classifier head's windows (quadrants of the 4 x 4 grid and its centre), fitted into each photo's grid */
     ac_grid_window win[5];
@@ -207,7 +207,7 @@ static void captions_on_own_grids(void) {
                    !memcmp(got.alpha0[i], one.alpha0[i], sizeof(float) * (size_t)(one.gh[i] * one.gw[i]));
         CHECKF(same, "threads %d: the batch differs", threads);
     }
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
 }
 
 int main(void) {

@@ -309,7 +309,7 @@ static void shipped_model_batches(void) {
     if (!test_data_dir() || !test_shared("images/cat.bmp")) SKIP("needs ../shared/images (and its encoder)");
     ac_captioner c;
     ac_err err = {{0}, 0};
-    if (ac_captioner_open(&c, model, NULL, 2, &err)) SKIP("the shipped model or its encoder is missing");
+    if (ac_captioner_init(&c, model, NULL, 2, &err)) SKIP("the shipped model or its encoder is missing");
     char *paths[MAX_PHOTOS];
     snprintf(dir, sizeof dir, "%s/samples", root);
     int n = add_dir(paths, 0, dir, NULL, 0);
@@ -352,7 +352,7 @@ static void shipped_model_batches(void) {
         free_seen(&ref);
     }
     for (int i = 0; i < n; i++) free(paths[i]);
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
     CHECKF(!failures && n >= 5, "%d of %d photos differ (or too few photos)", failures, n);
 }
 

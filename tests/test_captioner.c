@@ -74,7 +74,7 @@ static void end_to_end(void) {
     snprintf(model, sizeof model, "%s", tpath("tiny.safetensors"));
     CHECKF(make_model(model, enc_path, NULL, &err) == 0, "%s", err.msg);
     ac_captioner c;
-    CHECKF(ac_captioner_open(&c, model, enc_path, 1, &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_init(&c, model, enc_path, 1, &err) == 0, "%s", err.msg);
     ac_image photo;
     CHECKF(ac_image_load(img_path, &photo, &err) == 0, "%s", err.msg);
     ac_caption cap;
@@ -92,16 +92,16 @@ static void end_to_end(void) {
     free(ann);
     ac_image_free(&sq), ac_image_free(&photo);
     CHECK(c.beam.beam == 3 && c.beam.max_len == 20); /* defaults */
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
 
     /* decoding settings recorded in the model are its defaults */
     const char *meta[] = {"decode", "{\"beam\":1,\"max_len\":4,\"len_alpha\":0.5}", NULL};
     char model2[4200];
     snprintf(model2, sizeof model2, "%s", tpath("tiny2.safetensors"));
     CHECKF(make_model(model2, enc_path, meta, &err) == 0, "%s", err.msg);
-    CHECKF(ac_captioner_open(&c, model2, enc_path, 1, &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_init(&c, model2, enc_path, 1, &err) == 0, "%s", err.msg);
     CHECK(c.beam.beam == 1 && c.beam.max_len == 4 && c.beam.len_alpha == 0.5f);
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
 
     /* the encoder found by name beside the model */
     char beside[4200];
@@ -112,9 +112,9 @@ static void end_to_end(void) {
     CHECK(ac_write_file_atomic(beside, data, len, &err) == 0);
     char *found;
     ac_encoder_id id;
-    CHECK(ac_captioner_open(&c, model, NULL, 1, &err) == 0);
+    CHECK(ac_captioner_init(&c, model, NULL, 1, &err) == 0);
     id = c.id;
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
     CHECKF(ac_find_encoder(NULL, model, &id, &found, &err) == 0, "%s", err.msg);
     CHECKF(!strcmp(found, beside), "found %s", found);
     free(found);
@@ -123,7 +123,7 @@ static void end_to_end(void) {
     CHECK(ac_write_file_atomic(beside, data, len, &err) == 0);
     CHECK(ac_find_encoder(NULL, model, &id, &found, &err) == -1);
     CHECKF(strstr(err.msg, "SHA-256") && strstr(err.msg, "refusing"), "%s", err.msg);
-    CHECK(ac_captioner_open(&c, model, beside, 1, &err) == -1 && strstr(err.msg, "SHA-256"));
+    CHECK(ac_captioner_init(&c, model, beside, 1, &err) == -1 && strstr(err.msg, "SHA-256"));
     free(data);
 }
 
@@ -171,7 +171,7 @@ static void batch_in_order(void) {
     snprintf(model, sizeof model, "%s", tpath("tiny_batch.safetensors"));
     CHECKF(make_model(model, enc, NULL, &err) == 0, "%s", err.msg);
     ac_captioner c;
-    CHECKF(ac_captioner_open(&c, model, enc, 1, &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_init(&c, model, enc, 1, &err) == 0, "%s", err.msg);
     batch_seen ref = {.order_ok = 1};
     for (int i = 0; i < 6; i++) { /* one by one, no lanes, no threads */
         ac_image photo;
@@ -202,7 +202,7 @@ static void batch_in_order(void) {
                    "threads %d photo %d: a different caption", threads, i);
         }
     }
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
 }
 
 int main(int argc, char **argv) {

@@ -133,7 +133,7 @@ static void captioner_classes(void) {
     ac_image img;
     ac_caption a, b;
     CHECKF(ac_image_load(photo, &img, &err) == 0, "%s", err.msg);
-    CHECKF(ac_captioner_open(&c, "models/attncap.safetensors", encoder, 1, &err) == 0, "%s", err.msg);
+    CHECKF(ac_captioner_init(&c, "models/attncap.safetensors", encoder, 1, &err) == 0, "%s", err.msg);
     CHECKF(ac_captioner_run(&c, &img, &a, NULL, NULL, &err) == 0, "%s", err.msg);
     size_t n_ann = (size_t)c.L * c.D;
     float *ann = malloc(n_ann * sizeof *ann);
@@ -172,7 +172,7 @@ static void captioner_classes(void) {
     ac_captioner_lane_close(&lane);
     ac_class_head_free(h);
     ac_caption_free(&a), ac_caption_free(&b);
-    ac_captioner_close(&c);
+    ac_captioner_free(&c);
     ac_image_free(&img);
     free(ann), free(want);
 }

@@ -15,7 +15,7 @@ import glob, os, re, subprocess, sys
 
 # The order of README.md's Architecture table: each family may call the ones before it, never after.
 FAMILIES = ['base', 'formats', 'image', 'cnn', 'encoder', 'detect', 'data', 'decoder', 'search', 'model', 'captioner',
-            'overlay', 'eval', 'train']
+            'overlay', 'eval', 'train', 'api']
 
 def include_cycles(root):
     files = glob.glob(f'{root}/include/attncap/*.h') + glob.glob(f'{root}/src/*.h') + glob.glob(f'{root}/src/*/*.h')

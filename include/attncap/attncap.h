@@ -1,47 +1,222 @@
-/* attncap/attncap.h: the whole library in one include.
+/* attncap/attncap.h: libattncap's stable core API, whole in this one header.
  *
- *     #include <attncap/attncap.h>      (cc prog.c $(pkg-config --cflags --libs attncap))
+ *     #include <attncap/attncap.h>          cc prog.c $(pkg-config --cflags --libs attncap)
  *
- * Start with captioner.h (photo -> caption with attention, end to end); metrics.h scores captions
- * as coco-caption does; overlay.h draws the attention. Every fallible call returns 0, or -1 with a
- * one-line message in an ac_err (common.h). Each header is usable on its own, from C or C++.
- * Every name the library exports starts with ac_ (macros and enum values AC_), private ones too:
- * CONTRIBUTING.md has the naming rules. */
+ * Photo -> caption with visual attention (Xu et al. 2015, "Show, Attend and Tell"): open a captioner
+ * (the model file and the encoder it was trained with), caption photos (a file, an encoded photo in
+ * memory, RGB pixels, or many at once), read each result (the caption, its confidence, its words, where
+ * the model looked for each word, the runners-up, the tags), draw its overlays or print it as JSON, and
+ * score captions against references as coco-caption does.
+ *
+ * Conventions
+ *  - Handles are opaque: ac_model, ac_captioner, ac_detector. Each is made by <handle>_open and
+ *    destroyed by <handle>_close (close(NULL) does nothing). Results are freed by ac_result_free,
+ *    strings the library returns by ac_free.
+ *  - Every fallible call returns 0, or -1 with a one-line message in *err that names the file and the
+ *    problem (err may be NULL). The library never prints and never exits.
+ *  - Options: pass NULL for the defaults, or fill a struct with <name>_init and change what you need.
+ *  - Threads: a handle is used by one thread at a time; different handles are independent. A call
+ *    uses the threads its captioner was opened with.
+ *  - C99 and C++ (extern "C"). Only the names declared here (AC_API) are exported by libattncap.so;
+ *    the other headers of include/attncap/ are unstable (they may change in any release) and are
+ *    reached through the static library only. A change that breaks this header's ABI bumps the
+ *    SONAME (libattncap.so.N); structs the library allocates (ac_result) may grow at their end.
+ *  - Environment: ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_THREADS and the ATTNCAP_MAX_* limits
+ *    (README.md) are read as `attncap` reads them. */
 #ifndef ATTNCAP_ATTNCAP_H
 #define ATTNCAP_ATTNCAP_H
 
-#include "attncap/beam.h"
-#include "attncap/captioner.h"
-#include "attncap/cnn.h"
-#include "attncap/encoder.h"
-#include "attncap/common.h"
-#include "attncap/confidence.h"
-#include "attncap/dataset.h"
-#include "attncap/decoder.h"
-#include "attncap/features.h"
-#include "attncap/grounding.h"
-#include "attncap/image.h"
-#include "attncap/locate.h"
-#include "attncap/meteor.h"
-#include "attncap/metrics.h"
-#include "attncap/model.h"
-#include "attncap/naming.h"
-#include "attncap/objects.h"
-#include "attncap/font.h"
-#include "attncap/overlay.h"
-#include "attncap/png.h"
-#include "attncap/presence.h"
-#include "attncap/presence_data.h"
-#include "attncap/report.h"
-#include "attncap/safetensors.h"
-#include "attncap/shard.h"
-#include "attncap/tag_precision.h"
-#include "attncap/tags.h"
-#include "attncap/tflite.h"
-#include "attncap/tokenize.h"
-#include "attncap/train.h"
-#include "attncap/tune.h"
-#include "attncap/version.h"
-#include "attncap/vocab.h"
+#include <stddef.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define AC_API __attribute__((visibility("default")))
+#else
+#define AC_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Version ---------------------------------------------------------------------------------- */
+
+#define AC_VERSION_MAJOR 0
+#define AC_VERSION_MINOR 1
+#define AC_VERSION_PATCH 0
+/* AC_VERSION: of the header compiled against; ac_version(): of the library running */
+#define AC_VERSION "0.1.0"
+
+AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
+
+/* ---- Errors and memory ------------------------------------------------------------------------ */
+
+typedef struct ac_err {
+    char msg[1024]; /* one line naming the file and the problem; never names a command-line flag */
+    int code;       /* an ac_err_code: what a caller can do about it */
+} ac_err;
+
+typedef enum ac_err_code {
+    AC_ERR_FAILED = 0,      /* anything else */
+    AC_ERR_NO_MODEL,        /* no model path given and none found where the search looks */
+    AC_ERR_NO_ENCODER,      /* the model's encoder is not found (or the model does not name it) */
+    AC_ERR_EXISTS,          /* an output exists and replacing it was not asked for */
+    AC_ERR_OTHER_ENCODER,   /* a feature directory holds another encoder's features */
+    AC_ERR_NOT_FEATURES,    /* a directory that should hold features does not */
+    AC_ERR_RESUME_OPTIONS,  /* resuming training with options other than the checkpoint's */
+    AC_ERR_BAD_IMAGE,       /* the photo cannot be read or decoded (the caller's input, not the model) */
+} ac_err_code;
+
+AC_API void ac_free(void *p); /* frees a string the library returned (ac_result_json); NULL is fine */
+
+/* ---- Handles ---------------------------------------------------------------------------------- */
+
+typedef struct ac_model ac_model;         /* a model file: decoder, vocabulary, recorded settings */
+typedef struct ac_captioner ac_captioner; /* a model with its encoder, ready to caption photos */
+typedef struct ac_detector ac_detector;   /* an object detector (its functions: see the end) */
+
+/* ---- Models ----------------------------------------------------------------------------------- */
+
+/* path NULL: $ATTNCAP_MODEL, else models/attncap.safetensors beside the program or here (err->code
+ * AC_ERR_NO_MODEL when none is found). Loaded and checked whole. */
+AC_API int ac_model_open(const char *path, ac_model **out, ac_err *err);
+AC_API void ac_model_close(ac_model *m);
+AC_API const char *ac_model_path(const ac_model *m); /* where it was found */
+AC_API int ac_model_words(const ac_model *m);        /* vocabulary size, the special tokens included */
+AC_API const char *ac_model_word(const ac_model *m, int id); /* NULL outside 0..words-1 */
+
+/* ---- Captioners ------------------------------------------------------------------------------- */
+
+typedef struct ac_captioner_opts {
+    const char *encoder;   /* the TFLite encoder; NULL: found by the model's record ($ATTNCAP_ENCODER,
+                              models/, ../shared/encoders). Its SHA-256 must match the model's */
+    int threads;           /* 0: $ATTNCAP_THREADS, else every core */
+    int beam;              /* beam size, 1 = greedy; 0: the model's setting */
+    int max_len;           /* most words; 0: the model's */
+    float len_alpha;       /* length normalisation, score = logprob / (words+1)^len_alpha; < 0: the model's */
+    int nbest;             /* > 1: each result also holds up to nbest - 1 runners-up (at most beam - 1) */
+    const char *tags;      /* naming what the encoder sees: NULL the model's setting (as `attncap
+                              caption`), "auto", "off", or "word,word,...": words the caption must say */
+    const char *tag_table; /* ImageNet class -> word table; NULL: imagenet_words.tsv beside the model */
+} ac_captioner_opts;
+AC_API void ac_captioner_opts_init(ac_captioner_opts *o); /* the defaults: len_alpha -1, the rest 0/NULL */
+
+/* model: a path, or NULL to search (ac_model_open). opts NULL: the defaults, with which a caption is
+ * exactly the one `attncap caption` prints. */
+AC_API int ac_captioner_open(const char *model, const ac_captioner_opts *opts, ac_captioner **out, ac_err *err);
+AC_API void ac_captioner_close(ac_captioner *c);
+AC_API const ac_model *ac_captioner_model(const ac_captioner *c); /* borrowed: lives as long as c */
+/* From now on every caption is this one (NULL: search again): instead of searching, the results show
+ * where the model looks for each word of a caption it did not choose, and its log-probabilities. A
+ * word outside the vocabulary is fed as <unk> and keeps its own spelling in the result. */
+AC_API int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
+
+/* ---- Captioning ------------------------------------------------------------------------------- */
+
+typedef struct ac_alternative {
+    const char *text;      /* a runner-up caption */
+    double logprob, score; /* as ac_result's */
+} ac_alternative;
+
+typedef struct ac_result_tag { /* a word for what the encoder's ImageNet classes see */
+    const char *word;   /* "cat" */
+    const char *cls;    /* the class it comes from, "Egyptian cat" ("" when none) */
+    float prob;         /* its score */
+    float precision;    /* how often the training photos' references named it at this score; NaN: unknown */
+    int in_vocab;       /* the model can say it */
+    int forced;         /* the search was constrained to say it (and the caption does) */
+    int named;          /* the caption names it */
+} ac_result_tag;
+
+typedef struct ac_result {
+    const char *error;       /* ac_caption_batch only: NULL, or why this photo has no caption */
+    int error_code;          /* an ac_err_code, with error */
+    const char *image;       /* the photo's path; NULL for a photo in memory */
+    const char *text;        /* the caption, its words joined by single spaces ("" with error) */
+    int n_words;
+    const char *const *words;   /* [n_words] */
+    const float *word_logprobs; /* [n_words + 1] each word's log-probability given the words before it,
+                                   then <end>'s; NULL when not known */
+    double logprob;          /* their sum */
+    double score;            /* the ranking score: logprob / (n_words + 1)^len_alpha */
+    double confidence;       /* the calibrated probability that the caption is right; NaN when the model
+                                has no calibration */
+    int described;           /* 1: the model was unsure, and a description of its best tag replaced it */
+    int grid_h, grid_w;      /* the attention grid (the photo's own when the encoder keeps its aspect) */
+    const float *attention;  /* [n_words][grid_h][grid_w], row-major: where the model looked for each
+                                word; each word's weights sum to 1 */
+    int n_alternatives;      /* runners-up (ac_captioner_opts.nbest), best first */
+    const ac_alternative *alternatives;
+    int n_tags;              /* the photo's tags, best first (when the captioner names what it sees) */
+    const ac_result_tag *tags;
+    int n_overlays;          /* the files ac_result_write_overlays wrote, words then the sheet */
+    const char *const *overlays;
+} ac_result;
+
+/* Flags of the caption calls. */
+#define AC_KEEP_PHOTO 1u /* the result keeps the photo as read, for ac_result_write_overlays */
+
+/* One photo: a file, an encoded photo in memory (JPEG, PNG, ...), or pixels (height x width x 3 RGB
+ * bytes, row by row). On success *out is a result to free with ac_result_free; on failure -1, *out
+ * NULL, and err->code AC_ERR_BAD_IMAGE when the photo itself is the problem. */
+AC_API int ac_caption_file(ac_captioner *c, const char *path, unsigned flags, ac_result **out, ac_err *err);
+AC_API int ac_caption_bytes(ac_captioner *c, const void *data, size_t size, unsigned flags, ac_result **out,
+                            ac_err *err);
+AC_API int ac_caption_rgb(ac_captioner *c, const unsigned char *rgb, int height, int width, unsigned flags,
+                          ac_result **out, ac_err *err);
+
+/* Many photos at once: each input sets one source (the first of path, data, rgb that is not NULL). */
+typedef struct ac_input {
+    const char *path;
+    const void *data;
+    size_t size;
+    const unsigned char *rgb;
+    int height, width;
+} ac_input;
+/* Captions in[0..n) with the captioner's threads (photos read, encoded and searched together: the
+ * captions are those of the one-photo calls, bit for bit) into out[0..n), each a result to free with
+ * ac_result_free; a photo that fails is a result whose error says why. -1 (every out[i] NULL) only
+ * when the batch cannot run at all (out of memory, no threads). */
+AC_API int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned flags, ac_result **out,
+                            ac_err *err);
+
+AC_API void ac_result_free(ac_result *r);
+
+/* ---- Showing results -------------------------------------------------------------------------- */
+
+#define AC_OVERLAY_FORCE 1u      /* replace an existing DIR/STEM */
+#define AC_OVERLAY_SHEET_ONLY 2u /* only the contact sheet */
+/* Writes DIR/STEM/NN_<word>.png per word and DIR/STEM/sheet.png, as `attncap caption --overlays DIR`
+ * does (a result captioned with AC_KEEP_PHOTO). stem NULL: the photo's file name without extension
+ * ("photo" for one in memory). DIR/STEM appears whole or not at all; an existing one is refused
+ * (err->code AC_ERR_EXISTS) without AC_OVERLAY_FORCE. The files go into r->overlays. */
+AC_API int ac_result_write_overlays(ac_captioner *c, ac_result *r, const char *dir, const char *stem,
+                                    unsigned flags, ac_err *err);
+
+#define AC_JSON_ATTENTION 1u /* also "attention" (per word, grid_h * grid_w weights) and "grid" */
+/* The result as one line of `attncap caption --json` (image: the name to print, NULL the result's
+ * path or ""); free with ac_free. NULL when out of memory or when r has an error. */
+AC_API char *ac_result_json(const ac_captioner *c, const ac_result *r, const char *image, unsigned flags);
+
+/* ---- Evaluation ------------------------------------------------------------------------------- */
+
+typedef struct ac_metrics {
+    int n;            /* images scored */
+    double bleu[4];   /* BLEU-1..4 */
+    double meteor;    /* NaN without METEOR */
+    double rouge_l;   /* ROUGE-L */
+    double cider_d;   /* CIDEr-D */
+} ac_metrics;
+#define AC_EVAL_NO_METEOR 1u /* skip METEOR (the slowest; needs WordNet) */
+/* The coco-caption metrics of candidates[i] against references[i][0..n_references[i]) for i < n, raw
+ * text (tokenized here as coco-caption does), as `attncap eval` computes them. */
+AC_API int ac_evaluate(int n, const char *const *candidates, const char *const *const *references,
+                       const int *n_references, unsigned flags, ac_metrics *out, ac_err *err);
+
+/* ---- Detectors -------------------------------------------------------------------------------- */
+/* Reserved: ac_detector_open / ac_detector_close and detecting in a photo join the core here when the
+ * detector's API settles (today in the unstable attncap/detect.h). */
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,3 +1,4 @@
+/* attncap/beam.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/beam.h: greedy and beam-search decoding with length normalisation, optionally
  * constrained to contain given words. Every hypothesis carries its own attention history, so the
  * returned alphas belong to the returned caption.

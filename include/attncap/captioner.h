@@ -1,4 +1,5 @@
-/* attncap/captioner.h: photo -> caption with attention, end to end (what `attncap caption` and the
+/* attncap/captioner.h: not part of the stable API; may change in any release (the core: attncap.h,
+ * whose ac_captioner is this struct). Photo -> caption with attention, end to end (what `attncap caption` and the
  * caption benchmark run): find and load the model, find the encoder it was trained with (checked by
  * SHA-256), prepare the photo exactly as the training photos were (the recorded resize: squashed to
  * size x size, or at its own aspect ratio on a padded grid), encode, beam search. */
@@ -21,7 +22,7 @@ extern "C" {
 
 /* Finding the model and the encoder when not given: locate.h. */
 
-typedef struct ac_captioner {
+struct ac_captioner { /* typedef: attncap.h */
     ac_model model;
     ac_encoder enc;
     ac_encoder_id id;
@@ -48,11 +49,14 @@ typedef struct ac_captioner {
                           (ac_encoder_min_photo, ac_image_load_min); a photo kept for the callback
                           (keep_photos) is at least this large on each side as well (0, the default:
                           kept photos are read whole). Overlays: their long side (ac_overlay_opts.max_side). */
-} ac_captioner;
+    /* The core API's (attncap.h): */
+    int threads;         /* as opened (0: the default) */
+    struct ac_font *font; /* loaded when overlays are first written */
+};
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
-int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err);
-void ac_captioner_close(ac_captioner *c);
+int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err);
+void ac_captioner_free(ac_captioner *c);
 /* photo -> the encoder's input, prepared as the model's training photos were (squashed, or at the
  * photo's own aspect ratio: encoder.h); thread-safe: may run in a decoding thread. */
 int ac_captioner_prepare(const ac_captioner *c, const ac_image *photo, ac_image *prepared, ac_err *err);
@@ -113,7 +117,7 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
  * photos are in flight, and the captions are those of ac_captioner_run, bit for bit. */
 typedef struct ac_batch_result {
     int index;             /* into paths */
-    const char *path;
+    const char *path;      /* NULL for a photo in memory (ac_captioner_batch_inputs) */
     int ok;                /* 1 captioned; 0 failed, err says why */
     int run_failed;        /* it failed in the encoder or the search (err names no file), not reading */
     ac_err err;
@@ -126,12 +130,18 @@ typedef struct ac_batch_stats {
     double t_wait;           /* seconds the caller's thread waited for results */
 } ac_batch_stats;
 /* Captions paths[0..n) with `threads` threads (0: default), calling on_result(user, r) on the
- * caller's thread once per photo, in input order (r and what it points to live until it returns).
+ * caller's thread once per photo, in input order (r and what it points to live until it returns; it may
+ * move r->caption and r->photo out, leaving them zeroed: the batch frees what they hold after).
  * A photo that fails is a result with ok = 0, not an error. Returns -1 only when the lanes or the
  * threads cannot be set up. The captioner must not be used otherwise while this runs. */
 int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int threads, int keep_photos,
                        void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_batch_stats *stats,
                        ac_err *err);
+/* The same over photos given as files, encoded bytes or pixels (ac_input, attncap.h; r->path is the
+ * input's path, NULL for a photo in memory). */
+int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int threads, int keep_photos,
+                              void (*on_result)(void *user, const ac_batch_result *r), void *user,
+                              ac_batch_stats *stats, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -1,3 +1,4 @@
+/* attncap/cnn.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/cnn.h: the engine: the float32 NHWC plan that runs a TFLite graph (up to a chosen tensor)
  * at any input size on floats. It knows no photos: the encoder built on it (encoder.h) turns a photo
  * into its input and its output into annotation vectors and class probabilities. */

@@ -1,4 +1,5 @@
-/* attncap/common.h: errors, limits, atomic files, data search path.
+/* attncap/common.h: not part of the stable API; may change in any release.
+ * Errors, limits, atomic files, data search path.
  *
  * Errors: every fallible library call takes an `ac_err *` (may be NULL) and returns 0 on success,
  * -1 on failure with a one-line message in err->msg that names the file and the problem.
@@ -10,25 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "attncap/attncap.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct ac_err {
-    char msg[1024];
-    int code; /* an ac_err_code: what a caller can do about it (messages never name CLI flags) */
-} ac_err;
-
-/* Kinds of failure a caller may want to act on or explain in its own terms (a CLI names its flag). */
-typedef enum ac_err_code {
-    AC_ERR_FAILED = 0,   /* anything else */
-    AC_ERR_NO_MODEL,     /* no model path given and none found where the search looks */
-    AC_ERR_NO_ENCODER,   /* the model's encoder is not found (or the model does not name it) */
-    AC_ERR_EXISTS,       /* an output exists and replacing it was not asked for */
-    AC_ERR_OTHER_ENCODER,/* a feature directory holds another encoder's features */
-    AC_ERR_NOT_FEATURES, /* a directory that should hold features does not */
-    AC_ERR_RESUME_OPTIONS, /* resuming training with options other than the checkpoint's */
-} ac_err_code;
+/* ac_err and ac_err_code: attncap.h. */
 
 /* Formats a message into err (if not NULL), sets err->code = AC_ERR_FAILED and returns -1, so
  * `return ac_errf(err, ...)` works. ac_errc sets the given code. */
@@ -92,6 +81,9 @@ void ac_sha256(const void *data, size_t len, uint8_t out[32]);
 /* Float16 conversion (IEEE half, round to nearest even). */
 uint16_t ac_f32_to_f16(float f);
 float ac_f16_to_f32(uint16_t h);
+
+/* The encoder's precision when none is asked for: $ATTNCAP_PRECISION, else "auto" (cnn.h). */
+const char *ac_default_precision(void);
 
 /* Thread count for OpenBLAS and our own kernels: $ATTNCAP_THREADS, else the number of cores. */
 int ac_default_threads(void);

@@ -1,3 +1,4 @@
+/* attncap/confidence.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/confidence.h: how sure a caption is, as a calibrated probability.
  *
  * The raw score is the caption's mean log-probability per predicted token (ac_caption_mean_logprob);

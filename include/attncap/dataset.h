@@ -1,3 +1,4 @@
+/* attncap/dataset.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/dataset.h: captioned-photo sets. Readers for COCO captions JSON, Karpathy dataset_*.json,
  * Flickr8k (Flickr8k.token.txt + split files) and TSV/CSV of image<TAB>caption lines. Malformed
  * files give an error naming the file and line (or JSON path), never a crash. */

@@ -1,3 +1,4 @@
+/* attncap/decoder.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/decoder.h: the caption decoders: the soft-attention LSTM of Xu et al. 2015 (the default)
  * and a transformer decoder (Vaswani et al. 2017), chosen by config.decoder.
  *

@@ -1,3 +1,4 @@
+/* attncap/detect.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/detect.h: a COCO object detector (YOLOX-nano as a TFLite graph, run by our engine, cnn.h)
  * that finds boxes in a photo: what the captioner attends to beside the grid cells, and the objects
  * whose names it may copy.

@@ -1,3 +1,4 @@
+/* attncap/detect_draw.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/detect_draw.h: a photo with its detections drawn: each box outlined in its class's colour,
  * its label and score on a filled tab above it (inside the photo when the box touches the top). */
 #ifndef ATTNCAP_DETECT_DRAW_H

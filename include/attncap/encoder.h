@@ -1,3 +1,4 @@
+/* attncap/encoder.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/encoder.h: photo -> annotation vectors (and ImageNet class probabilities) on the engine of
  * cnn.h; and the encoder's identity, the JSON a feature cache and a model record of the encoder they
  * were made with (written, parsed and compared only by encoder_id.c). */

@@ -1,3 +1,4 @@
+/* attncap/features.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/features.h: a feature cache of many photos' annotation vectors.
  * On disk: a directory of shards "shard-NNNNN.safetensors", each with tensor "features"
  * [n, grid_h*grid_w, dim] (F16 or F32) and metadata "images" (JSON array of keys, the photos'

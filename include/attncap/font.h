@@ -1,3 +1,4 @@
+/* attncap/font.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/font.h: text with a TrueType font (stb_truetype): UTF-8, kerning, subpixel positioning,
  * alpha-blended into an RGB image. Used by overlays, contact sheets and plots. */
 #ifndef ATTNCAP_FONT_H

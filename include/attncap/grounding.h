@@ -1,3 +1,4 @@
+/* attncap/grounding.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/grounding.h: does the attention for a word sit on the object it names?
  *
  * A box file lists objects drawn by hand on photos: one object per line,

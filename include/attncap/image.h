@@ -1,3 +1,4 @@
+/* attncap/image.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/image.h: decode photos (JPEG/PNG/BMP/GIF via stb_image, WebP via libwebp, TIFF via
  * libtiff; a JPEG wanted smaller via libjpeg-turbo's DCT scaling), upright by EXIF orientation,
  * refuse absurd sizes before decoding, resize with a proper filter. */

@@ -1,3 +1,4 @@
+/* attncap/locate.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/locate.h: where the model, its encoder and the shared data are, when not given.
  *
  * The only module that reads the environment (ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_DATA) or the

@@ -1,3 +1,4 @@
+/* attncap/meteor.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/meteor.h: METEOR 1.5 as coco-caption runs it (`meteor-1.5.jar - - -stdio -l en -norm`),
  * reproduced in C: the -norm normaliser, exact / stem (Snowball English) / synonym (WordNet 3.0)
  * matching, the aligner's beam search (with its quirks), content/function word weighting and the

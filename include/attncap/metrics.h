@@ -1,3 +1,4 @@
+/* attncap/metrics.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/metrics.h: the coco-caption metrics, reproduced in C.
  *
  * Inputs are already tokenized the coco-caption way (ac_tokenize + ac_tokens_join: lowercased PTB

@@ -1,4 +1,5 @@
-/* attncap/model.h: the model file, the one thing `attncap caption` needs besides the encoder.
+/* attncap/model.h: not part of the stable API; may change in any release (the core: attncap.h).
+ * The model file, the one thing `attncap caption` needs besides the encoder.
  *
  * One safetensors file (safetensors.h) holds the decoder's tensors (F32 or F16, names and shapes as
  * ac_decoder_tensors lists them) and __metadata__:
@@ -31,7 +32,7 @@
 extern "C" {
 #endif
 
-typedef struct ac_model {
+struct ac_model { /* typedef: attncap.h */
     ac_decoder dec;
     ac_vocab *vocab;
     char *encoder_json;  /* metadata "encoder" */
@@ -46,7 +47,7 @@ typedef struct ac_model {
                                  (metadata "vocab_counts" "paired"); NULL if absent */
     unsigned char *no_repeat; /* [vocab] the words decode.no_repeat points to: every real word but those
                                  of "decode" "repeatable"; NULL if absent */
-} ac_model;
+};
 
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,
  * no unknown tensors, "encoder" a JSON object, "decode" (if present) a JSON object whose beam,
@@ -63,7 +64,7 @@ void ac_model_free(ac_model *m);
 /* A model for captioning: found as ac_find_model finds it (model_flag, or NULL to search; locate.h),
  * loaded (m->path is where it was found) and its decoder given its float16 weights for inference
  * (ac_decoder_use_f16: half the weight traffic, same captions). */
-int ac_model_open(const char *model_flag, ac_model *m, ac_err *err);
+int ac_model_init(const char *model_flag, ac_model *m, ac_err *err);
 
 /* Rewrites a model file with metadata key = value (added or replaced), everything else kept byte for
  * byte; atomically. The file is not validated as a model (any safetensors file is rewritten). */

@@ -1,3 +1,4 @@
+/* attncap/naming.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/naming.h: name what the encoder sees.
  *
  * The decoder learned its nouns from a few thousand captioned photos; the encoder's ImageNet head knows

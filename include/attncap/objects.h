@@ -1,3 +1,4 @@
+/* attncap/objects.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/objects.h: which of COCO's 80 object categories a caption names, and object scores of
  * generated captions against their references, with the CHAIR metric of Rohrbach et al. 2018
  * ("Object Hallucination in Image Captioning") as the anchor.

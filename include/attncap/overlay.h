@@ -1,3 +1,4 @@
+/* attncap/overlay.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/overlay.h: per-word attention overlays and contact sheets, as in the figures of
  * Xu et al. 2015: alpha_t (grid_h x grid_w) is upsampled smoothly to the photo (each cell a box,
  * blurred by a Gaussian of about half a cell), scaled min..max to 0..1 (as matplotlib does in the

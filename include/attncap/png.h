@@ -1,3 +1,4 @@
+/* attncap/png.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/png.h: writing 8-bit RGB PNGs (libpng), atomically: a temp file renamed into place, so a
  * reader never sees half a file; any write error is reported. Used by overlays and plots. */
 #ifndef ATTNCAP_PNG_H

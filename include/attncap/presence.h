@@ -1,3 +1,4 @@
+/* attncap/presence.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/presence.h: which objects a photo shows, learned from captioned photos.
  *
  * ImageNet's head (encoder.h) knows a thousand classes but no person, table or giraffe; a photo's

@@ -1,3 +1,4 @@
+/* attncap/presence_data.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/presence_data.h: the presence head's training set (presence.h) from captioned photos and
  * their feature cache.
  *

@@ -1,3 +1,4 @@
+/* attncap/report.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/report.h: the evaluation report, a static self-contained index.html (inline CSS and
  * JavaScript, no network): the model's name, the scores, a histogram of the per-image CIDEr-D, a
  * search box that filters the rows, then one row per image (thumbnail, generated caption and

@@ -1,3 +1,4 @@
+/* attncap/safetensors.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/safetensors.h: read and write the safetensors format (8-byte little-endian header length,
  * JSON header {name: {dtype, shape, data_offsets}, "__metadata__": {str: str}}, then raw data).
  * Used for models, checkpoints and feature caches. Readers validate every offset, shape and length

@@ -1,3 +1,4 @@
+/* attncap/shard.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/shard.h: one task's share of a list of photos, so that N machines (a Slurm job array, GNU
  * parallel over ssh) together do what one process does, each photo exactly once.
  *

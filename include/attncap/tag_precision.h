@@ -1,3 +1,4 @@
+/* attncap/tag_precision.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/tag_precision.h: how often a tag word is right, learned from the training photos.
  *
  * A tag's score (tags.h) says how sure the encoder's ImageNet head is, not how often people looking at

@@ -1,3 +1,4 @@
+/* attncap/tags.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/tags.h: ImageNet class probabilities -> the words captions use for them, and those words
  * -> ids of a caption vocabulary.
  *

@@ -1,3 +1,4 @@
+/* attncap/tflite.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/tflite.h: a TFLite flatbuffer reader written from the public schema. Every offset, vector
  * length and buffer range is checked against the file size; weights are dequantized to float32
  * (uint8 per-tensor, int8 per-channel, int32 bias, float16, float32). */

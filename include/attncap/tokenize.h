@@ -1,3 +1,4 @@
+/* attncap/tokenize.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/tokenize.h: the one tokenizer of training and evaluation. It reproduces coco-caption's
  * Stanford PTBTokenizer 3.4.1 with -lowerCase, followed by removal of the punctuation tokens
  * '' ' `` ` -LRB- -RRB- -LCB- -RCB- . ? ! , : - -- ... ; . UTF-8 safe: non-ASCII letters are

@@ -1,3 +1,4 @@
+/* attncap/train.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/train.h: training a decoder (decoder.h: the soft-attention LSTM, or the transformer) on a
  * captioned-photo set and a feature cache.
  *

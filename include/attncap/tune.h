@@ -1,3 +1,4 @@
+/* attncap/tune.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/tune.h: choosing a model's decoding settings (beam width, length normalisation) on
  * held-out photos. The choice is recorded in the model file as metadata "decode" (JSON, with
  * ac_model_set_meta), which ac_model_load reads into ac_model.decode, so attncap caption and eval use

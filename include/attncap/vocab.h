@@ -1,3 +1,4 @@
+/* attncap/vocab.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/vocab.h: word <-> id. Ids 0..3 are <pad> <start> <end> <unk>; the rest are the training
  * captions' words seen at least min_count times, most frequent first (ties alphabetical). */
 #ifndef ATTNCAP_VOCAB_H

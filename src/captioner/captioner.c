@@ -3,6 +3,7 @@
 
 #include "captioner_internal.h"
 
+#include "attncap/font.h"
 #include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
@@ -14,9 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
+int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
     memset(c, 0, sizeof *c);
-    if (ac_model_open(model_flag, &c->model, err)) return -1;
+    c->threads = threads;
+    if (ac_model_init(model_flag, &c->model, err)) return -1;
     const char *mpath = c->model.path;
     char *epath = NULL;
     int rc = -1;
@@ -56,7 +58,7 @@ int ac_captioner_open(ac_captioner *c, const char *model_flag, const char *encod
     rc = 0;
 done:
     free(epath);
-    if (rc) ac_captioner_close(c);
+    if (rc) ac_captioner_free(c);
     return rc;
 }
 
@@ -66,7 +68,7 @@ static void clear_given(ac_captioner *c) {
     c->given_words = NULL, c->given = NULL, c->n_given = 0;
 }
 
-void ac_captioner_close(ac_captioner *c) {
+void ac_captioner_free(ac_captioner *c) {
     if (!c) return;
     if (c->enc.cnn || c->enc.model) ac_encoder_close(&c->enc);
     ac_model_free(&c->model);
@@ -79,6 +81,7 @@ void ac_captioner_close(ac_captioner *c) {
     free(c->presence);
     free(c->word_object);
     free(c->naming_words);
+    ac_font_free(c->font);
     memset(c, 0, sizeof *c);
 }
 

@@ -11,6 +11,7 @@
 #include "attncap/captioner.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,7 @@ typedef struct job {
 
 typedef struct batch {
     ac_captioner *cap;
-    const char *const *paths;
+    const ac_input *in; /* the photos: files, encoded bytes, pixels (attncap.h) */
     int n, keep_photo;
     ac_captioner_lane *lanes; /* NULL: one lane, decoding only (single) */
     job *ring;
@@ -52,6 +53,28 @@ typedef struct batch {
     double t_wait;
 } batch;
 
+/* An input's photo, read as ac_image_load_min reads a file (a file, encoded bytes, or pixels copied). */
+static int load_input(const ac_input *in, int min_w, int min_h, ac_image *img, ac_err *err) {
+    memset(img, 0, sizeof *img);
+    if (in->path) return ac_image_load_min(in->path, min_w, min_h, img, err);
+    if (in->data) {
+        char name[64];
+        snprintf(name, sizeof name, "photo of %zu bytes", in->size);
+        return ac_image_load_mem_min(in->data, in->size, name, min_w, min_h, img, err);
+    }
+    if (!in->rgb) return ac_errf(err, "no photo given (path, data and rgb are all NULL)");
+    const uint64_t max = ac_limits_get().max_image_pixels;
+    if (in->width <= 0 || in->height <= 0) return ac_errf(err, "pixels: bad size %d x %d", in->width, in->height);
+    if ((uint64_t)in->width * (uint64_t)in->height > max)
+        return ac_errf(err, "pixels: %d x %d is over the limit of %llu pixels (ATTNCAP_MAX_IMAGE_PIXELS)", in->width,
+                       in->height, (unsigned long long)max);
+    const size_t bytes = (size_t)in->width * (size_t)in->height * 3;
+    if (!(img->px = malloc(bytes))) return ac_errf(err, "out of memory");
+    memcpy(img->px, in->rgb, bytes);
+    img->w = in->width, img->h = in->height;
+    return 0;
+}
+
 static void decode_job(batch *b, int i, job *j) {
     double t0 = ac_now();
     int mw, mh; /* the encoder's need, and a kept photo's (captioner.h: keep_min_side) */
@@ -60,7 +83,7 @@ static void decode_job(batch *b, int i, job *j) {
         const int k = b->cap->keep_min_side;
         mw = k > 0 && mw > 0 ? (k > mw ? k : mw) : 0, mh = k > 0 && mh > 0 ? (k > mh ? k : mh) : 0;
     }
-    j->ok = ac_image_load_min(b->paths[i], mw, mh, &j->photo, &j->err) == 0 &&
+    j->ok = load_input(&b->in[i], mw, mh, &j->photo, &j->err) == 0 &&
             ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
     if (!b->keep_photo) ac_image_free(&j->photo);
     j->t_decode = ac_now() - t0;
@@ -154,7 +177,7 @@ static void deliver_loop(batch *b) {
         pthread_mutex_unlock(&b->mu);
         b->t_wait += ac_now() - tw;
         if (b->single) run_job(b->cap, j);
-        const ac_batch_result r = {.index = i, .path = b->paths[i], .ok = j->ok, .run_failed = j->run_failed,
+        const ac_batch_result r = {.index = i, .path = b->in[i].path, .ok = j->ok, .run_failed = j->run_failed,
                                    .err = j->err, .photo = b->keep_photo && j->ok ? &j->photo : NULL,
                                    .caption = &j->cap, .t_decode = j->t_decode, .t_cnn = j->t_cnn,
                                    .t_search = j->t_bs};
@@ -181,13 +204,26 @@ int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int thr
                        ac_err *err) {
     if (stats) memset(stats, 0, sizeof *stats);
     if (n <= 0) return 0;
+    ac_input *in = calloc((size_t)n, sizeof *in);
+    if (!in) return ac_errf(err, "out of memory");
+    for (int i = 0; i < n; i++) in[i].path = paths[i];
+    const int rc = ac_captioner_batch_inputs(c, in, n, threads, keep_photos, on_result, user, stats, err);
+    free(in);
+    return rc;
+}
+
+int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int threads, int keep_photos,
+                       void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_batch_stats *stats,
+                       ac_err *err) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (n <= 0) return 0;
     /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
     enum { MAX_LANES = 63 }; /* + the delivering task: ac_parallel_all's 64 */
     const int nthreads = threads > 0 ? threads : ac_default_threads();
     int nlanes = nthreads < n ? nthreads : n;
     if (nlanes < 2) nlanes = 1;
     if (nlanes > MAX_LANES) nlanes = MAX_LANES;
-    batch b = {.cap = c, .paths = paths, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
+    batch b = {.cap = c, .in = in, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
                .on_result = on_result, .user = user};
     /* lanes: room for a batch waiting for its search, the next one filling, and a photo per lane */
     b.depth = nlanes == 1 ? 3 : 2 * SEARCH_BATCH + nlanes + 2;

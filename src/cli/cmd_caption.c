@@ -216,7 +216,7 @@ int cmd_caption(int argc, char **argv) {
     }
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
-    cap_open = ac_captioner_open(&cap, model, encoder, threads, &err) == 0;
+    cap_open = ac_captioner_init(&cap, model, encoder, threads, &err) == 0;
     if (!cap_open || cli_set_precision(precision, &cap.enc, &err) || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
         (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err)) ||
         (fix_attention && ac_decoder_fix_attention(&cap.model.dec, fix_attention, &err))) {
@@ -271,7 +271,7 @@ int cmd_caption(int argc, char **argv) {
     if (verbose) cli_caption_print_timing(&view, paths.n, &bs, t_run, t_load, cpu_run);
     rc = failures ? 1 : 0;
 out:
-    if (cap_open) ac_captioner_close(&cap);
+    if (cap_open) ac_captioner_free(&cap);
     ac_font_free(font);
     cli_strv_free(&paths), cli_strv_free(&stems);
     return rc;

@@ -164,7 +164,7 @@ int cmd_ground(int argc, char **argv) {
     klass *cls = NULL;
     int *cls_of = NULL, *named = NULL, n_cls = 0, failed = 0, rc = 1;
     if (ac_ground_load(boxes, &set, &err) || (data && ac_dataset_load(data, NULL, &ds, &err)) ||
-        ac_captioner_open(&cap, model, encoder, threads, &err) || cli_set_precision(precision, &cap.enc, &err) ||
+        ac_captioner_init(&cap, model, encoder, threads, &err) || cli_set_precision(precision, &cap.enc, &err) ||
         (head && ac_decoder_show_head(&cap.model.dec, head, &err))) {
         fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
         goto done;
@@ -255,7 +255,7 @@ int cmd_ground(int argc, char **argv) {
     rc = failed ? 1 : 0;
 done:
     free(cls), free(cls_of), free(named);
-    ac_captioner_close(&cap);
+    ac_captioner_free(&cap);
     ac_dataset_free(&ds);
     ac_ground_free(&set);
     return rc;

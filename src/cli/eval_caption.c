@@ -135,7 +135,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
     int grid_h = 0, grid_w = 0, rc = 0;
     char enc_name[512] = "";
     if (o->features) {
-        if (ac_model_open(o->model, &model_only, err) ||
+        if (ac_model_init(o->model, &model_only, err) ||
             (o->hard_context && ac_decoder_hard_context(&model_only.dec, o->hard_context, err)) ||
             (o->fix_attention && ac_decoder_fix_attention(&model_only.dec, o->fix_attention, err)))
             rc = -1;
@@ -161,7 +161,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         grid_h = fc.grid_h, grid_w = fc.grid_w;
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
-        if (ac_captioner_open(&cap, o->model, o->encoder, o->threads, err) || cli_set_precision(o->precision, &cap.enc, err) ||
+        if (ac_captioner_init(&cap, o->model, o->encoder, o->threads, err) || cli_set_precision(o->precision, &cap.enc, err) ||
             cli_tag_flags_apply(&cap, &o->tf, 0, err) ||
             (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)) ||
             (o->fix_attention && ac_decoder_fix_attention(&cap.model.dec, o->fix_attention, err)))
@@ -199,7 +199,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         ac_model_free(&model_only);
         ac_features_free(&fc);
     } else {
-        ac_captioner_close(&cap);
+        ac_captioner_free(&cap);
     }
     free(sel);
     ac_dataset_free(&ds);

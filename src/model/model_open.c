@@ -5,7 +5,7 @@
 #include "attncap/locate.h"
 #include "attncap/model.h"
 
-int ac_model_open(const char *model_flag, ac_model *m, ac_err *err) {
+int ac_model_init(const char *model_flag, ac_model *m, ac_err *err) {
     char *path = NULL;
     if (ac_find_model(model_flag, &path, err)) return -1;
     int rc = ac_model_load(path, m, err);

@@ -1,0 +1,90 @@
+/* api.c: the core API's handles (attncap.h): models and captioners, opened as `attncap caption`
+ * opens them, over the unstable modules (model.h, captioner.h). */
+#include "attncap/attncap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/captioner.h"
+#include "attncap/cnn.h"
+
+int ac_model_open(const char *path, ac_model **out, ac_err *err) {
+    *out = NULL;
+    ac_model *m = calloc(1, sizeof *m);
+    if (!m) return ac_errf(err, "out of memory");
+    if (ac_model_init(path, m, err)) {
+        free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
+void ac_model_close(ac_model *m) {
+    if (!m) return;
+    ac_model_free(m);
+    free(m);
+}
+
+const char *ac_model_path(const ac_model *m) { return m->path; }
+
+int ac_model_words(const ac_model *m) { return ac_vocab_size(m->vocab); }
+
+const char *ac_model_word(const ac_model *m, int id) {
+    return id >= 0 && id < ac_vocab_size(m->vocab) ? ac_vocab_word(m->vocab, id) : NULL;
+}
+
+void ac_captioner_opts_init(ac_captioner_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->len_alpha = -1.0f;
+}
+
+/* The naming `attncap caption --tags T` sets (cli_tag_flags_apply with the other flags unset): the
+ * model's setting, with mode and words from tags when given. */
+static int set_naming(ac_captioner *c, const char *tags, const char *table, ac_err *err) {
+    ac_naming_opts no = ac_naming_opts_for_model(&c->model);
+    if (tags && !strcmp(tags, "auto")) no.mode = AC_TAGS_AUTO;
+    else if (tags && !strcmp(tags, "off")) no.mode = AC_TAGS_OFF;
+    else if (tags) no.mode = AC_TAGS_GIVEN, no.words = tags;
+    return ac_captioner_set_naming(c, &no, table, err);
+}
+
+int ac_captioner_open(const char *model, const ac_captioner_opts *opts, ac_captioner **out, ac_err *err) {
+    *out = NULL;
+    ac_captioner_opts o;
+    if (opts) o = *opts;
+    else ac_captioner_opts_init(&o);
+    if (o.threads < 0 || o.beam < 0 || o.max_len < 0 || o.nbest < 0)
+        return ac_errf(err, "captioner options: negative threads, beam, max_len or nbest");
+    if (o.beam > 100 || o.max_len > 200 || o.nbest > 100 || o.len_alpha > 10)
+        return ac_errf(err, "captioner options: beam (1..100), max_len (1..200), nbest (1..100) or len_alpha "
+                            "(0..10) out of range");
+    ac_captioner *c = calloc(1, sizeof *c);
+    if (!c) return ac_errf(err, "out of memory");
+    if (o.threads) ac_set_threads(o.threads);
+    if (ac_captioner_init(c, model, o.encoder, o.threads, err)) {
+        free(c);
+        return -1;
+    }
+    ac_precision p;
+    if (ac_precision_parse(ac_default_precision(), &p, err) || ac_encoder_set_precision(&c->enc, p, err) ||
+        set_naming(c, o.tags, o.tag_table, err)) {
+        ac_captioner_close(c);
+        return -1;
+    }
+    if (o.beam > 0) c->beam.beam = o.beam;
+    if (o.max_len > 0) c->beam.max_len = o.max_len;
+    if (o.len_alpha >= 0) c->beam.len_alpha = o.len_alpha;
+    c->beam.allow_unk = 0;
+    c->beam.nbest = o.nbest;
+    *out = c;
+    return 0;
+}
+
+void ac_captioner_close(ac_captioner *c) {
+    if (!c) return;
+    ac_captioner_free(c);
+    free(c);
+}
+
+const ac_model *ac_captioner_model(const ac_captioner *c) { return &c->model; }

@@ -1,0 +1,207 @@
+/* result.c: the core API's captioning calls and results (attncap.h). Every call, one photo or many,
+ * goes through ac_captioner_batch_inputs, the path `attncap caption` takes, so a result's caption is
+ * the CLI's bit for bit. A result is the public ac_result followed by what it points into: the
+ * caption (beam.h) and, with AC_KEEP_PHOTO, the photo as read. */
+#include "attncap/attncap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/captioner.h"
+#include "attncap/font.h"
+#include "attncap/overlay.h"
+
+typedef struct result {
+    ac_result pub; /* first: the caller's pointer is this */
+    ac_caption cap;
+    ac_image photo; /* with AC_KEEP_PHOTO */
+    char *image, *text, *error;
+    char **words, **alt_text, **overlays;
+    ac_alternative *alts;
+    ac_result_tag *tags;
+} result;
+
+void ac_result_free(ac_result *pub) {
+    result *r = (result *)pub;
+    if (!r) return;
+    for (int k = 0; r->words && k < r->pub.n_words; k++) free(r->words[k]);
+    for (int k = 0; r->alt_text && k < r->pub.n_alternatives; k++) free(r->alt_text[k]);
+    for (int k = 0; r->overlays && k < r->pub.n_overlays; k++) free(r->overlays[k]);
+    free(r->words), free(r->alt_text), free(r->overlays), free(r->alts), free(r->tags);
+    free(r->image), free(r->text), free(r->error);
+    ac_caption_free(&r->cap);
+    ac_image_free(&r->photo);
+    free(r);
+}
+
+/* The public view of r->cap (moved in by the caller). 0, or -1 when out of memory. */
+static int fill(result *r, const ac_captioner *c) {
+    const ac_caption *cap = &r->cap;
+    const ac_vocab *v = c->model.vocab;
+    ac_result *p = &r->pub;
+    const int n = cap->n;
+    if (!(r->text = ac_caption_text(cap, v))) return -1;
+    if (n && !(r->words = calloc((size_t)n, sizeof *r->words))) return -1;
+    for (int k = 0; k < n; k++, p->n_words = k)
+        if (!(r->words[k] = strdup(ac_caption_word(cap, v, k)))) return -1;
+    p->n_words = n;
+    p->text = r->text, p->words = (const char *const *)r->words;
+    p->word_logprobs = cap->word_logp;
+    p->logprob = cap->logprob, p->score = cap->score;
+    p->confidence = isfinite(cap->confidence) && cap->confidence > 0 ? cap->confidence : NAN;
+    p->described = cap->described;
+    p->grid_h = cap->grid_h > 0 ? cap->grid_h : c->grid_h, p->grid_w = cap->grid_w > 0 ? cap->grid_w : c->grid_w;
+    p->attention = cap->alpha; /* [n + 1][grid]: the words' rows first, then <end>'s, not shown */
+    if (cap->n_alt > 0) {
+        if (!(r->alts = calloc((size_t)cap->n_alt, sizeof *r->alts)) ||
+            !(r->alt_text = calloc((size_t)cap->n_alt, sizeof *r->alt_text)))
+            return -1;
+        for (int a = 0; a < cap->n_alt; a++, p->n_alternatives = a) {
+            if (!(r->alt_text[a] = ac_caption_text(&cap->alt[a], v))) return -1;
+            r->alts[a] = (ac_alternative){r->alt_text[a], cap->alt[a].logprob, cap->alt[a].score};
+        }
+        p->n_alternatives = cap->n_alt, p->alternatives = r->alts;
+    }
+    if (cap->n_tags > 0) {
+        if (!(r->tags = calloc((size_t)cap->n_tags, sizeof *r->tags))) return -1;
+        for (int i = 0; i < cap->n_tags; i++) {
+            const ac_caption_tag *t = &cap->tags[i];
+            r->tags[i] = (ac_result_tag){t->word, t->cls, t->prob, t->precision, t->in_vocab, t->forced, t->named};
+        }
+        p->n_tags = cap->n_tags, p->tags = r->tags;
+    }
+    return 0;
+}
+
+typedef struct gather {
+    const ac_captioner *cap;
+    unsigned flags;
+    result **out;
+    int oom;
+} gather;
+
+/* ac_captioner_batch's callback: the photo's result, its caption and photo moved out of r. */
+static void on_result(void *user, const ac_batch_result *br) {
+    gather *g = user;
+    result *r = calloc(1, sizeof *r);
+    g->out[br->index] = r;
+    if (!r) {
+        g->oom = 1;
+        return;
+    }
+    if (br->path && !(r->image = strdup(br->path))) g->oom = 1;
+    r->pub.image = r->image;
+    r->pub.text = "";
+    if (!br->ok) {
+        if (!(r->error = strdup(br->err.msg))) g->oom = 1;
+        r->pub.error = r->error ? r->error : "out of memory";
+        r->pub.error_code = br->run_failed || br->err.code ? br->err.code : AC_ERR_BAD_IMAGE;
+        return;
+    }
+    r->cap = *br->caption; /* moved: the batch frees what it still points to, emptied here */
+    memset((ac_caption *)br->caption, 0, sizeof *br->caption);
+    if ((g->flags & AC_KEEP_PHOTO) && br->photo) {
+        r->photo = *br->photo;
+        memset((ac_image *)br->photo, 0, sizeof *br->photo);
+    }
+    if (fill(r, g->cap)) g->oom = 1;
+}
+
+int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned flags, ac_result **out, ac_err *err) {
+    if (n < 0 || (n && (!in || !out))) return ac_errf(err, "batch: bad input list (%d photos)", n);
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    if (!n) return 0;
+    gather g = {.cap = c, .flags = flags, .out = (result **)out};
+    const int keep_min_side = c->keep_min_side;
+    /* a kept photo is read at least as large as the overlays draw it, as `attncap caption --overlays` */
+    if (flags & AC_KEEP_PHOTO) c->keep_min_side = ac_overlay_defaults().max_side;
+    const int rc = ac_captioner_batch_inputs(c, in, n, c->threads, (flags & AC_KEEP_PHOTO) != 0, on_result, &g, NULL, err);
+    c->keep_min_side = keep_min_side;
+    if (rc || g.oom) {
+        for (int i = 0; i < n; i++) ac_result_free(out[i]), out[i] = NULL;
+        return rc ? -1 : ac_errf(err, "out of memory");
+    }
+    return 0;
+}
+
+/* One photo: a batch of one; its failure is the call's. */
+static int caption_one(ac_captioner *c, const ac_input *in, unsigned flags, ac_result **out, ac_err *err) {
+    *out = NULL;
+    ac_result *r;
+    if (ac_caption_batch(c, in, 1, flags, &r, err)) return -1;
+    if (r->error) {
+        const int code = r->error_code;
+        ac_errc(err, (ac_err_code)code, "%s", r->error);
+        ac_result_free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int ac_caption_file(ac_captioner *c, const char *path, unsigned flags, ac_result **out, ac_err *err) {
+    if (!path) {
+        *out = NULL;
+        return ac_errc(err, AC_ERR_BAD_IMAGE, "no photo path given");
+    }
+    const ac_input in = {.path = path};
+    return caption_one(c, &in, flags, out, err);
+}
+
+int ac_caption_bytes(ac_captioner *c, const void *data, size_t size, unsigned flags, ac_result **out, ac_err *err) {
+    if (!data || !size) {
+        *out = NULL;
+        return ac_errc(err, AC_ERR_BAD_IMAGE, "photo in memory: no bytes given");
+    }
+    const ac_input in = {.data = data, .size = size};
+    return caption_one(c, &in, flags, out, err);
+}
+
+int ac_caption_rgb(ac_captioner *c, const unsigned char *rgb, int height, int width, unsigned flags, ac_result **out,
+                   ac_err *err) {
+    if (!rgb) {
+        *out = NULL;
+        return ac_errc(err, AC_ERR_BAD_IMAGE, "pixels: none given");
+    }
+    const ac_input in = {.rgb = rgb, .height = height, .width = width};
+    return caption_one(c, &in, flags, out, err);
+}
+
+int ac_result_write_overlays(ac_captioner *c, ac_result *pub, const char *dir, const char *stem, unsigned flags,
+                             ac_err *err) {
+    result *r = (result *)pub;
+    if (r->error) return ac_errf(err, "overlays: the photo has no caption (%s)", r->error);
+    if (!r->photo.px) return ac_errf(err, "overlays: the result keeps no photo (caption it with AC_KEEP_PHOTO)");
+    if (!dir) return ac_errf(err, "overlays: no folder given");
+    ac_overlay_opts oo = ac_overlay_defaults();
+    oo.force = (flags & AC_OVERLAY_FORCE) != 0, oo.sheet_only = (flags & AC_OVERLAY_SHEET_ONLY) != 0;
+    oo.threads = c->threads;
+    char *own_stem = NULL;
+    if (!stem && r->image) {
+        const char *paths[1] = {r->image};
+        if (ac_overlay_stems(paths, 1, &own_stem, err)) return -1;
+    }
+    int rc = -1;
+    if (ac_mkdirs(dir, err) || (!c->font && ac_font_load(NULL, &c->font, err))) goto done;
+    char **files = NULL;
+    int n_files = 0;
+    if (ac_overlays_write(dir, stem ? stem : own_stem ? own_stem : "photo", &r->photo, &r->cap, c->model.vocab,
+                          c->grid_h, c->grid_w, &oo, c->font, &files, &n_files, err))
+        goto done;
+    for (int k = 0; r->overlays && k < r->pub.n_overlays; k++) free(r->overlays[k]);
+    free(r->overlays);
+    r->overlays = files, r->pub.overlays = (const char *const *)files, r->pub.n_overlays = n_files;
+    rc = 0;
+done:
+    free(own_stem);
+    return rc;
+}
+
+char *ac_result_json(const ac_captioner *c, const ac_result *pub, const char *image, unsigned flags) {
+    const result *r = (const result *)pub;
+    if (r->error) return NULL;
+    return ac_caption_json(image ? image : r->image ? r->image : "", &r->cap, c->model.vocab,
+                           (const char *const *)r->overlays, r->pub.n_overlays, (flags & AC_JSON_ATTENTION) != 0,
+                           c->grid_h, c->grid_w);
+}
