@@ -15,7 +15,19 @@ _attncap() {
         return
     fi
     case $prev in
-        --overlays|--out|--root|--report|--features|--images) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --out) # a model or head file for train and presence, a directory for the others
+            case $cmd in
+                train|presence) COMPREPLY=($(compgen -f -- "$cur")) ;;
+                *) COMPREPLY=($(compgen -d -- "$cur")) ;;
+            esac
+            return ;;
+        --overlays|--root|--report|--features|--images) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --tags) [ "$cmd" = calibrate ] || { COMPREPLY=($(compgen -W "auto off" -- "$cur")); return; } ;;
+        --precision) # the names the binary accepts, from its message for one it does not
+            COMPREPLY=($(compgen -W "$("$bin" caption --precision . 2>&1 |
+                sed -n "s/.*unknown precision '.' (\(.*\))\$/\1/p" | sed 's/, / /g; s/ or / /g')" -- "$cur"))
+            return ;;
+        --split) COMPREPLY=($(compgen -W "train val test all" -- "$cur")); return ;;
         --style) COMPREPLY=($(compgen -W "heat spot" -- "$cur")); return ;;
         --base) COMPREPLY=($(compgen -W "grey colour" -- "$cur")); return ;;
         --attention) # train's takes a score (caption's is a flag)

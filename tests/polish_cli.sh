@@ -42,4 +42,19 @@ if [ $ok = 1 ] && grep -rn "see --help\|try attncap [a-z]* --help" "$ROOT"/src/c
 fi
 [ $ok = 1 ] && t_ok
 
+t_begin completion_offers_values
+# the repository's completion script over this binary: --tags, --precision and --split offer their
+# values, train --out offers files (a model), features --out directories
+mkdir -p "$T/c/dir1" && touch "$T/c/model.safetensors"
+got=$(cd "$T/c" && bash -c '. "$1"
+  c() { COMP_WORDS=("$2" "${@:3}"); COMP_CWORD=$(( $# - 2 )); _attncap; echo "${COMPREPLY[*]}"; }
+  c x "$2" caption --tags ""; c x "$2" eval --precision ""; c x "$2" eval --split ""; c x "$2" tune --split v
+  c x "$2" train --out mo; c x "$2" features --out ""' _ "$ROOT/completions/attncap.bash" "$A" 2>&1)
+want=$(printf '%s\n' "auto off" "PREC" "train val test all" "val" "model.safetensors" "dir1")
+precs=$("$A" caption --precision . 2>&1 | grep -oE "\(auto, .*\)" | tr -d '(),' | sed 's/ or / /')
+want=${want/PREC/$precs}
+if [ -z "$precs" ]; then t_fail "the binary names no precisions: $("$A" caption --precision . 2>&1)"
+elif [ "$got" != "$want" ]; then t_fail "completion gave '$got', want '$want'"
+else t_ok; fi
+
 t_end
