@@ -40,11 +40,19 @@ double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
  * 192 KB of rounded activations on the stack of each thread that computes a product (glibc's
  * default thread stack is 8 MB; a caller's own threads need at least that much to spare). */
 #define AC_HAVE_PRECISION 1 /* for code built against older trees too (bench/latency.c) */
-typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2 = 1 } ac_precision;
+/* INT8: a quantized graph (uint8 per-tensor or int8 per-channel) run on its own integers with
+ * TFLite's reference integer semantics, bit for bit (zero points, int32 sums, requantization by
+ * TFLite's fixed-point multipliers and rounding, fused activations as integer clamps, ADD with its
+ * own rescaling): the input is quantized as the graph's input tensor says, the output dequantized.
+ * Products on AVX512-VNNI or AVX-VNNI where the CPU has them, else plain C: the same integers on
+ * every CPU and for any thread count. Runs CONV_2D, DEPTHWISE_CONV_2D, ADD, AVERAGE_POOL_2D,
+ * MAX_POOL_2D, RESHAPE and QUANTIZE (MobileNetV2 up to Conv_1); -1 (err naming the operator or the
+ * tensor) for a float graph or another operator. Never chosen by AUTO. */
+typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2 = 1, AC_PRECISION_INT8 = 2 } ac_precision;
 /* AUTO: BF16X2 where the CPU has it, else F32 (never fails for want of AMX). */
 int ac_cnn_set_precision(ac_cnn *cnn, ac_precision p, ac_err *err);
-int ac_precision_available(ac_precision p); /* F32 and AUTO always; BF16X2 with AMX-BF16 */
-/* "auto", "f32", "bf16x2" -> the enum; an unknown name is one line naming it and the choices. */
+int ac_precision_available(ac_precision p); /* F32, AUTO and INT8 always (the graph decides); BF16X2 with AMX-BF16 */
+/* "auto", "f32", "bf16x2", "int8" -> the enum; an unknown name is one line naming it and the choices. */
 int ac_precision_parse(const char *name, ac_precision *p, ac_err *err);
 ac_precision ac_cnn_precision(const ac_cnn *cnn);
 void ac_cnn_free(ac_cnn *cnn);

@@ -25,6 +25,7 @@ typedef struct ac_tfl_tensor {
     int64_t *zero_point;
     int quant_dim;
     float *data; /* dequantized constant data (weights/biases), NULL for activations */
+    int32_t *ints; /* an INT32 constant's own integers (float32 does not hold every bias), else NULL */
 } ac_tfl_tensor;
 
 typedef struct ac_tfl_op {

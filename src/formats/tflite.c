@@ -304,6 +304,10 @@ static int dequantize(fb *f, ac_tfl_tensor *t, const uint8_t *p, uint64_t len, u
         }
         t->data[i] = (float)q;
     }
+    if (t->type == 2) {
+        if (!(t->ints = malloc((count ? count : 1) * sizeof *t->ints))) return fb_fail(f, "out of memory for tensor data", 0);
+        for (uint64_t i = 0; i < count; i++) t->ints[i] = (int32_t)rd32(p + 4 * i);
+    }
     return 0;
 }
 
@@ -554,6 +558,7 @@ void ac_tfl_free(ac_tfl_model *m) {
             free(m->tensors[i].scale);
             free(m->tensors[i].zero_point);
             free(m->tensors[i].data);
+            free(m->tensors[i].ints);
         }
     if (m->ops)
         for (int i = 0; i < m->n_ops; i++) {

@@ -1,0 +1,391 @@
+/* cnn_int8_kernels.c: the integer kernels of AC_PRECISION_INT8 (cnn_int8_internal.h). Every kernel
+ * computes TFLite's reference integers exactly; the vector paths only change how fast. The product
+ * kernels are chosen at run time: AVX512-VNNI (`vpdpbusd` on 512 bits), AVX-VNNI (the same on 256
+ * bits), else plain C. */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "cnn_int8_internal.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define I8_X86 1
+#endif
+
+void ac_i8_quantize_multiplier(double real, int32_t *m, int *shift) {
+    *m = 0, *shift = 0;
+    if (real == 0.0) return;
+    const double q = frexp(real, shift);
+    int64_t qf = (int64_t)round(q * (double)(1LL << 31)); /* TfLiteRound: half away from zero */
+    if (qf == (1LL << 31)) qf /= 2, ++*shift;
+    if (*shift < -31) *shift = 0, qf = 0;
+    *m = (int32_t)qf;
+}
+
+/* ---- which kernels ---- */
+
+static int isa_cap = -1; /* ac_i8_set_isa's limit, -1 none */
+
+int ac_i8_isa_best(void) {
+#if defined(I8_X86)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return AC_I8_ISA_AVX512VNNI;
+    unsigned a, b, c, d; /* AVX-VNNI: CPUID.(7,1):EAX bit 4 (GCC's __builtin_cpu_supports may not know it) */
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
+    if ((a >> 4 & 1) && __builtin_cpu_supports("avx2")) return AC_I8_ISA_AVXVNNI;
+    if (__builtin_cpu_supports("avx2")) return AC_I8_ISA_AVX2;
+#endif
+    return AC_I8_ISA_C;
+}
+
+void ac_i8_set_isa(int isa) { isa_cap = isa; }
+
+int ac_i8_isa(void) {
+    const int best = ac_i8_isa_best();
+    return isa_cap >= 0 && isa_cap < best ? isa_cap : best;
+}
+
+const char *ac_i8_isa_name(int isa) {
+    static const char *const names[] = {"c", "avx2", "avx-vnni", "avx512-vnni"};
+    return isa >= 0 && isa <= 3 ? names[isa] : "?";
+}
+
+/* ---- requantization ---- */
+
+static void requant_c(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uint8_t *out) {
+    for (int j = 0; j < n; j++) {
+        int32_t v = ac_i8_mbqm(acc[j], rq->mult[c0 + j], rq->shift[c0 + j]) + rq->zp;
+        out[j] = (uint8_t)(v < rq->lo ? rq->lo : v > rq->hi ? rq->hi : v);
+    }
+}
+
+#if defined(I8_X86)
+/* 16 lanes of ac_i8_mbqm + zp + clamp. SaturatingRoundingDoublingHighMul is floor((x*m + 2^30) / 2^31)
+ * for every x and m >= 0 (the nudge 1 - 2^30 with truncation toward zero of a negative product is the
+ * same floor); its value fits 32 bits, whose low half a logical 64-bit shift gives as well. */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i rq16(__m512i x, __m512i m, __m512i ls, __m512i rs,
+                                                                       __m512i zp, __m512i lo, __m512i hi) {
+    x = _mm512_sllv_epi32(x, ls);
+    const __m512i half = _mm512_set1_epi64(1LL << 30);
+    __m512i ev = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
+    __m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), half);
+    od = _mm512_slli_epi64(_mm512_srli_epi64(od, 31), 32);
+    __m512i h = _mm512_mask_blend_epi32(0xAAAA, ev, od);
+    const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), rs), _mm512_set1_epi32(1));
+    const __m512i rem = _mm512_and_si512(h, mask);
+    const __m512i thr = _mm512_sub_epi32(_mm512_srli_epi32(mask, 1), _mm512_srai_epi32(h, 31));
+    h = _mm512_srav_epi32(h, rs);
+    h = _mm512_mask_sub_epi32(h, _mm512_cmpgt_epi32_mask(rem, thr), h, _mm512_set1_epi32(-1));
+    h = _mm512_add_epi32(h, zp);
+    return _mm512_min_epi32(_mm512_max_epi32(h, lo), hi);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static void requant_512(int32_t *acc, int n, const ac_i8_requant *rq, int c0,
+                                                                    uint8_t *out) {
+    const __m512i zp = _mm512_set1_epi32(rq->zp), lo = _mm512_set1_epi32(rq->lo), hi = _mm512_set1_epi32(rq->hi);
+    const __m512i zero = _mm512_setzero_si512();
+    for (int j = 0; j < n; j += 16) {
+        const __mmask16 k = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+        const __m512i sh = _mm512_maskz_loadu_epi32(k, rq->shift + c0 + j);
+        const __m512i v = rq16(_mm512_maskz_loadu_epi32(k, acc + j), _mm512_maskz_loadu_epi32(k, rq->mult + c0 + j),
+                               _mm512_max_epi32(sh, zero), _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero), zp, lo, hi);
+        _mm_mask_storeu_epi8(out + j, k, _mm512_cvtepi32_epi8(v));
+    }
+}
+#endif
+
+void ac_i8_requant_row(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uint8_t *out) {
+#if defined(I8_X86)
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI) {
+        requant_512(acc, n, rq, c0, out);
+        return;
+    }
+#endif
+    requant_c(acc, n, rq, c0, out);
+}
+
+/* ---- the product ---- */
+
+typedef struct gemm_job {
+    int m, lda, ldc, isa;
+    const uint8_t *a;
+    const ac_i8_gemm_w *w;
+    const ac_i8_requant *rq;
+    uint8_t *c;
+} gemm_job;
+
+enum { MR = 8 };
+
+static int32_t row_sum(const uint8_t *a, int k) {
+    int32_t s = 0;
+    for (int i = 0; i < k; i++) s += a[i];
+    return s;
+}
+
+/* Rows [r0, r1) in plain C: the reference the vector kernels must equal. */
+static void gemm_rows_c(const gemm_job *j, int r0, int r1) {
+    const ac_i8_gemm_w *w = j->w;
+    int32_t acc[16];
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *a = j->a + (size_t)r * j->lda;
+        const int32_t rs = w->d ? -w->d * row_sum(a, w->k) : 0;
+        for (int p = 0; p < w->np / 16; p++) {
+            const int8_t *b = w->packed + (size_t)p * w->kp * 16;
+            for (int q = 0; q < 16; q++) acc[q] = w->col[p * 16 + q] + rs;
+            for (int k = 0; k < w->k; k++)
+                for (int q = 0; q < 16; q++) acc[q] += (int32_t)a[k] * b[(k >> 2) * 64 + q * 4 + (k & 3)];
+            const int n = w->n - p * 16 < 16 ? w->n - p * 16 : 16;
+            requant_c(acc, n, j->rq, p * 16, j->c + (size_t)r * j->ldc + p * 16);
+        }
+    }
+}
+
+#if defined(I8_X86)
+/* Four bytes of row a at k (k + 4 may pass the row's end k_end: the missing bytes read as 0). */
+static inline int32_t quad(const uint8_t *a, int k, int k_end) {
+    int32_t v = 0;
+    memcpy(&v, a + k, k + 4 <= k_end ? 4 : (size_t)(k_end - k));
+    return v;
+}
+
+/* MR rows x NB panels of 16 columns on AVX512-VNNI; rows past the block's end repeat its last row
+ * (computed, not stored). */
+#define I8_KERNEL_512(NB)                                                                                                  \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void kern512_##NB(                            \
+        const gemm_job *j, int r0, int nr, int p0) {                                                                     \
+        const ac_i8_gemm_w *w = j->w;                                                                                     \
+        const uint8_t *ar[MR];                                                                                            \
+        int32_t rs[MR];                                                                                                   \
+        for (int i = 0; i < MR; i++) {                                                                                    \
+            ar[i] = j->a + (size_t)(r0 + (i < nr ? i : nr - 1)) * j->lda;                                                 \
+            rs[i] = w->d ? -w->d * row_sum(ar[i], w->k) : 0;                                                              \
+        }                                                                                                                 \
+        __m512i acc[MR][NB];                                                                                              \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                              \
+            _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_setzero_si512();                      \
+        const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;                                                           \
+        const size_t pstride = (size_t)w->kp * 16;                                                                        \
+        const int kfull = w->k & ~3;                                                                                      \
+        int k = 0;                                                                                                        \
+        for (; k < kfull; k += 4, b += 64) {                                                                              \
+            __m512i bv[NB];                                                                                               \
+            _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) bv[p] = _mm512_loadu_si512(b + p * pstride);            \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {                                                        \
+                int32_t q;                                                                                                \
+                memcpy(&q, ar[i] + k, 4);                                                                                 \
+                const __m512i av = _mm512_set1_epi32(q);                                                                  \
+                _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]);                      \
+            }                                                                                                             \
+        }                                                                                                                 \
+        if (k < w->k) {                                                                                                   \
+            __m512i bv[NB];                                                                                               \
+            for (int p = 0; p < NB; p++) bv[p] = _mm512_loadu_si512(b + p * pstride);                                    \
+            for (int i = 0; i < MR; i++) {                                                                                \
+                const __m512i av = _mm512_set1_epi32(quad(ar[i], k, w->k));                                               \
+                for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]);                      \
+            }                                                                                                             \
+        }                                                                                                                 \
+        const ac_i8_requant *rq = j->rq;                                                                                  \
+        const __m512i zp = _mm512_set1_epi32(rq->zp), lo = _mm512_set1_epi32(rq->lo), hi = _mm512_set1_epi32(rq->hi);    \
+        const __m512i zero = _mm512_setzero_si512();                                                                      \
+        for (int p = 0; p < NB; p++) {                                                                                    \
+            const int c0 = (p0 + p) * 16, n = w->n - c0 < 16 ? w->n - c0 : 16;                                            \
+            const __mmask16 km = n == 16 ? 0xffff : (__mmask16)((1u << n) - 1);                                           \
+            const __m512i col = _mm512_loadu_si512(w->col + c0), m = _mm512_loadu_si512(rq->mult + c0);                   \
+            const __m512i sh = _mm512_loadu_si512(rq->shift + c0);                                                        \
+            const __m512i ls = _mm512_max_epi32(sh, zero), rsh = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);      \
+            for (int i = 0; i < nr; i++) {                                                                                \
+                const __m512i v = _mm512_add_epi32(_mm512_add_epi32(acc[i][p], col), _mm512_set1_epi32(rs[i]));           \
+                _mm_mask_storeu_epi8(j->c + (size_t)(r0 + i) * j->ldc + c0, km,                                           \
+                                     _mm512_cvtepi32_epi8(rq16(v, m, ls, rsh, zp, lo, hi)));                              \
+            }                                                                                                             \
+        }                                                                                                                 \
+    }
+I8_KERNEL_512(1)
+I8_KERNEL_512(2)
+I8_KERNEL_512(3)
+
+/* The same on 256 bits (AVX-VNNI, `{vex} vpdpbusd`): a panel is two vectors; MR rows x 1 panel. The
+ * requantization runs in C on the stored sums (the AVX-512 epilogue is not available here). */
+__attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, int r0, int nr, int p0) {
+    const ac_i8_gemm_w *w = j->w;
+    const uint8_t *ar[MR];
+    int32_t rs[MR];
+    for (int i = 0; i < MR; i++) {
+        ar[i] = j->a + (size_t)(r0 + (i < nr ? i : nr - 1)) * j->lda;
+        rs[i] = w->d ? -w->d * row_sum(ar[i], w->k) : 0;
+    }
+    __m256i acc[MR][2];
+    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+    const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;
+    for (int k = 0; k < w->k; k += 4, b += 64) {
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)b), b1 = _mm256_loadu_si256((const __m256i *)(b + 32));
+        for (int i = 0; i < MR; i++) {
+            const __m256i av = _mm256_set1_epi32(quad(ar[i], k, w->k));
+            acc[i][0] = _mm256_dpbusd_avx_epi32(acc[i][0], av, b0);
+            acc[i][1] = _mm256_dpbusd_avx_epi32(acc[i][1], av, b1);
+        }
+    }
+    const int c0 = p0 * 16, n = w->n - c0 < 16 ? w->n - c0 : 16;
+    int32_t v[16];
+    for (int i = 0; i < nr; i++) {
+        _mm256_storeu_si256((__m256i *)v, acc[i][0]);
+        _mm256_storeu_si256((__m256i *)(v + 8), acc[i][1]);
+        for (int q = 0; q < n; q++) v[q] += w->col[c0 + q] + rs[i];
+        requant_c(v, n, j->rq, c0, j->c + (size_t)(r0 + i) * j->ldc + c0);
+    }
+}
+#endif
+
+static void gemm_task(void *arg, int t, int n) {
+    const gemm_job *j = arg;
+    const int blocks = (j->m + MR - 1) / MR, b0 = (int)((long)blocks * t / n), b1 = (int)((long)blocks * (t + 1) / n);
+    const int r0 = b0 * MR, r1 = b1 * MR < j->m ? b1 * MR : j->m;
+    if (r0 >= r1) return;
+#if defined(I8_X86)
+    const int panels = j->w->np / 16;
+    if (j->isa == AC_I8_ISA_AVX512VNNI) {
+        for (int r = r0; r < r1; r += MR) {
+            const int nr = r1 - r < MR ? r1 - r : MR;
+            int p = 0;
+            for (; p + 3 <= panels; p += 3) kern512_3(j, r, nr, p);
+            if (panels - p == 2) kern512_2(j, r, nr, p);
+            else if (panels - p == 1) kern512_1(j, r, nr, p);
+        }
+        return;
+    }
+    if (j->isa == AC_I8_ISA_AVXVNNI) {
+        for (int r = r0; r < r1; r += MR)
+            for (int p = 0; p < panels; p++) kern256(j, r, r1 - r < MR ? r1 - r : MR, p);
+        return;
+    }
+#endif
+    gemm_rows_c(j, r0, r1);
+}
+
+void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
+                ac_pool *pool) {
+    gemm_job j = {m, lda, ldc, ac_i8_isa(), a, w, rq, c};
+    if (j.isa == AC_I8_ISA_AVX2) j.isa = AC_I8_ISA_C; /* no 16-bit-product kernel yet: C */
+    if (m < 4 * MR || !pool) gemm_task(&j, 0, 1);
+    else ac_pool_run(pool, gemm_task, &j);
+}
+
+/* ---- im2col, depthwise, add, pools ---- */
+
+void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, int r0, int r1, uint8_t *cols) {
+    const int k = g->kh * g->kw * g->c;
+    for (int r = r0; r < r1; r++) {
+        const int oy = r / g->ow, ox = r % g->ow;
+        uint8_t *d = cols + (size_t)(r - r0) * kp;
+        for (int ky = 0; ky < g->kh; ky++) {
+            const int y = oy * g->sh - g->pt + ky * g->dh;
+            for (int kx = 0; kx < g->kw; kx++, d += g->c) {
+                const int x = ox * g->sw - g->pl + kx * g->dw;
+                if (y < 0 || y >= g->h || x < 0 || x >= g->w) memset(d, zx, (size_t)g->c);
+                else memcpy(d, in + ((size_t)y * g->w + x) * g->c, (size_t)g->c);
+            }
+        }
+        memset(cols + (size_t)(r - r0) * kp + k, 0, (size_t)(kp - k));
+    }
+}
+
+typedef struct dw_job {
+    const ac_i8_geom *g;
+    const uint8_t *in;
+    int32_t zx;
+    const int16_t *wq;
+    const int32_t *bias;
+    const ac_i8_requant *rq;
+    uint8_t *out;
+} dw_job;
+
+enum { DW_MAX_C = 4096 };
+
+static void dw_task(void *arg, int t, int n) {
+    const dw_job *j = arg;
+    const ac_i8_geom *g = j->g;
+    const int y0 = (int)((long)g->oh * t / n), y1 = (int)((long)g->oh * (t + 1) / n), oc = g->oc, mult = oc / g->c;
+    int32_t acc[DW_MAX_C];
+    for (int oy = y0; oy < y1; oy++)
+        for (int ox = 0; ox < g->ow; ox++) {
+            memcpy(acc, j->bias, (size_t)oc * sizeof *acc);
+            for (int ky = 0; ky < g->kh; ky++) {
+                const int y = oy * g->sh - g->pt + ky * g->dh;
+                if (y < 0 || y >= g->h) continue;
+                for (int kx = 0; kx < g->kw; kx++) {
+                    const int x = ox * g->sw - g->pl + kx * g->dw;
+                    if (x < 0 || x >= g->w) continue;
+                    const uint8_t *src = j->in + ((size_t)y * g->w + x) * g->c;
+                    const int16_t *wt = j->wq + (size_t)(ky * g->kw + kx) * oc;
+                    const int32_t zx = j->zx;
+                    if (mult == 1)
+                        for (int c = 0; c < oc; c++) acc[c] += ((int32_t)src[c] - zx) * wt[c];
+                    else
+                        for (int c = 0; c < oc; c++) acc[c] += ((int32_t)src[c / mult] - zx) * wt[c];
+                }
+            }
+            ac_i8_requant_row(acc, oc, j->rq, 0, j->out + ((size_t)oy * g->ow + ox) * oc);
+        }
+}
+
+void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int16_t *wq, const int32_t *bias,
+                     const ac_i8_requant *rq, uint8_t *out, ac_pool *pool) {
+    dw_job j = {g, in, zx, wq, bias, rq, out};
+    if (!pool) dw_task(&j, 0, 1);
+    else ac_pool_run(pool, dw_task, &j);
+}
+
+typedef struct add_job {
+    const ac_i8_add *p;
+    const uint8_t *a, *b;
+    uint8_t *o;
+    size_t n;
+} add_job;
+
+/* MultiplyByQuantizedMultiplierSmallerThanOneExp: shift <= 0. */
+static inline int32_t mbqm_small(int32_t x, int32_t m, int shift) { return ac_i8_mbqm(x, m, shift); }
+
+static void add_task(void *arg, int t, int nt) {
+    const add_job *j = arg;
+    const ac_i8_add *p = j->p;
+    const size_t i0 = j->n * (size_t)t / (size_t)nt, i1 = j->n * (size_t)(t + 1) / (size_t)nt;
+    for (size_t i = i0; i < i1; i++) {
+        const int32_t x1 = ((int32_t)j->a[i] - p->zx1) * (1 << p->left_shift);
+        const int32_t x2 = ((int32_t)j->b[i] - p->zx2) * (1 << p->left_shift);
+        const int32_t s = mbqm_small(x1, p->m1, p->s1) + mbqm_small(x2, p->m2, p->s2);
+        const int32_t v = mbqm_small(s, p->mo, p->so) + p->zo;
+        j->o[i] = (uint8_t)(v < p->lo ? p->lo : v > p->hi ? p->hi : v);
+    }
+}
+
+void ac_i8_add_run(const ac_i8_add *p, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n, ac_pool *pool) {
+    add_job j = {p, a, b, o, n};
+    if (!pool || n < 4096) add_task(&j, 0, 1);
+    else ac_pool_run(pool, add_task, &j);
+}
+
+void ac_i8_pool(const ac_i8_geom *g, int is_max, int off, int32_t lo, int32_t hi, const uint8_t *in, uint8_t *out) {
+    for (int oy = 0; oy < g->oh; oy++)
+        for (int ox = 0; ox < g->ow; ox++)
+            for (int c = 0; c < g->c; c++) {
+                int32_t acc = is_max ? INT32_MIN : 0, cnt = 0;
+                for (int ky = 0; ky < g->kh; ky++) {
+                    const int y = oy * g->sh - g->pt + ky;
+                    if (y < 0 || y >= g->h) continue;
+                    for (int kx = 0; kx < g->kw; kx++) {
+                        const int x = ox * g->sw - g->pl + kx;
+                        if (x < 0 || x >= g->w) continue;
+                        const int32_t v = (int32_t)in[((size_t)y * g->w + x) * g->c + c] - off; /* q */
+                        acc = is_max ? (v > acc ? v : acc) : acc + v;
+                        cnt++;
+                    }
+                }
+                if (!is_max && cnt) /* uint8: (acc + n/2) / n; int8: half away from zero */
+                    acc = acc >= 0 || !off ? (acc + cnt / 2) / cnt : (acc - cnt / 2) / cnt;
+                acc += off;
+                out[((size_t)oy * g->ow + ox) * g->c + c] = (uint8_t)(acc < lo ? lo : acc > hi ? hi : acc);
+            }
+}

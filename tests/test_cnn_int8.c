@@ -1,0 +1,229 @@
+/* test_cnn_int8.c: AC_PRECISION_INT8 against independent integer arithmetic.
+ *  - ac_i8_mbqm against TFLite's SaturatingRoundingDoublingHighMul + RoundingDivideByPOT written out
+ *    in 128-bit arithmetic on hand values and random ones; QuantizeMultiplier on hand-worked values;
+ *  - the product: every kernel this CPU runs (AVX512-VNNI, AVX-VNNI, C) against the double sum
+ *    of (w - zw)(x - zx) + bias requantized by the formula above, on shapes with every kind of tail,
+ *    uint8-style filters (zero point 131) and int8 ones (zero point 0);
+ *  - both shipped MobileNetV2 encoders (uint8 per-tensor, int8 per-channel) to Conv_1 on two shared
+ *    photos at 224 and 448: every output integer equal to TFLite's reference kernels re-implemented
+ *    in NumPy (tools/tflite_int8_ref.py, /usr/bin/python3), on every kernel and on 1 and 2 threads;
+ *  - a float graph refused with a message naming it.
+ * The models skip without ../shared, the reference without /usr/bin/python3 and numpy. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attncap/encoder.h"
+#include "attncap/image.h"
+#include "cnn_int8_internal.h"
+#include "cnn_plan.h"
+#include "test.h"
+
+/* TFLite's MultiplyByQuantizedMultiplier as written, in wide arithmetic. */
+static int32_t mbqm_ref(int32_t x, int32_t m, int shift) {
+    const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    const int64_t a = (int64_t)x * ((int64_t)1 << left);
+    if (a > INT32_MAX || a < INT32_MIN) return 0; /* not asked */
+    __int128 ab = (__int128)a * m, nudge = ab >= 0 ? (1 << 30) : 1 - (1 << 30), v = ab + nudge;
+    __int128 h = v / ((__int128)1 << 31); /* truncation toward zero */
+    if (a == INT32_MIN && m == INT32_MIN) h = INT32_MAX;
+    const int64_t hh = (int64_t)h, mask = ((int64_t)1 << right) - 1, rem = hh & mask, thr = (mask >> 1) + (hh < 0);
+    return (int32_t)((hh >> right) + (rem > thr)); /* >> of a negative: arithmetic (GCC) */
+}
+
+static void test_fixed_point(void) {
+    int32_t m;
+    int sh;
+    ac_i8_quantize_multiplier(0.5, &m, &sh);
+    CHECK(m == (1 << 30) && sh == 0);
+    ac_i8_quantize_multiplier(1.0, &m, &sh);
+    CHECK(m == (1 << 30) && sh == 1);
+    ac_i8_quantize_multiplier(0.75, &m, &sh);
+    CHECK(m == 3 << 29 && sh == 0);
+    ac_i8_quantize_multiplier(1.0 - 1e-12, &m, &sh); /* rounds to 2^31: carried into the exponent */
+    CHECK(m == (1 << 30) && sh == 1);
+    ac_i8_quantize_multiplier(0.0, &m, &sh);
+    CHECK(m == 0 && sh == 0);
+    ac_i8_quantize_multiplier(1e-12, &m, &sh); /* under 2^-31 of a quantum: 0 */
+    CHECK(m == 0 && sh == 0);
+    /* SaturatingRoundingDoublingHighMul rounds x * 2^30 / 2^31 half up (its nudge), not away from zero */
+    CHECK(ac_i8_mbqm(5, 1 << 30, 0) == 3 && ac_i8_mbqm(-5, 1 << 30, 0) == -2);
+    CHECK(ac_i8_mbqm(-3, 1 << 30, -1) == -1); /* -1.5 -> -1, then RoundingDivideByPOT's -0.5 -> away from zero: -1 */
+    CHECK(ac_i8_mbqm(7, 1 << 30, -2) == 1);   /* 3.5 (SRDHM 4) / 4 = 1 */
+    CHECK(ac_i8_mbqm(INT32_MIN, INT32_MIN, 0) == INT32_MAX);
+    unsigned s = 1;
+    for (int i = 0; i < 200000; i++) {
+        s = s * 1103515245u + 12345u;
+        const int32_t x = (int32_t)(s ^ (s >> 7)) >> (s % 13);
+        s = s * 1103515245u + 12345u;
+        const int32_t mm = (int32_t)((1u << 30) | (s >> 2));
+        const int e = -(int)(s % 12);
+        CHECKF(ac_i8_mbqm(x, mm, e) == mbqm_ref(x, mm, e), "mbqm(%d, %d, %d) = %d, reference %d", x, mm, e,
+               ac_i8_mbqm(x, mm, e), mbqm_ref(x, mm, e));
+    }
+}
+
+static void test_gemm_kernels(void) {
+    static const int shapes[][3] = {{1, 1, 1}, {9, 16, 4}, {50, 33, 160}, {37, 96, 27}, {300, 1280, 20}, {64, 24, 96}, {17, 49, 7}};
+    const int best = ac_i8_isa_best();
+    unsigned s = 11;
+#define R8() (s = s * 1103515245u + 12345u, (int)(s >> 16 & 0xff))
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+        for (int style = 0; style < 2; style++) {
+            const int m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2], cw = style ? 128 : 0;
+            const int32_t zw = style ? 131 : 0, zx = style ? 3 : 128 + 17;
+            ac_i8_gemm_w w = {n, k, (k + 3) & ~3, (n + 15) & ~15, NULL, NULL, zw - cw};
+            uint8_t *a = malloc((size_t)m * k), *got = malloc((size_t)m * n), *want = malloc((size_t)m * n);
+            int32_t *q = malloc((size_t)n * k * sizeof *q), *bias = malloc((size_t)w.np * sizeof *bias);
+            int32_t *mult = calloc((size_t)w.np, sizeof *mult), *shf = calloc((size_t)w.np, sizeof *shf);
+            w.packed = calloc((size_t)w.np * w.kp, 1), w.col = calloc((size_t)w.np, sizeof *w.col);
+            for (int i = 0; i < m * k; i++) a[i] = (uint8_t)R8();
+            for (int o = 0; o < n; o++) {
+                int64_t sum = 0;
+                bias[o] = (R8() - 128) * 97;
+                ac_i8_quantize_multiplier(0.0004 + 0.00003 * o, &mult[o], &shf[o]);
+                for (int j = 0; j < k; j++) {
+                    q[o * k + j] = style ? R8() : R8() - 128; /* the filter's own integers */
+                    const int wp = q[o * k + j] - cw;
+                    w.packed[((size_t)(o / 16) * (w.kp / 4) + j / 4) * 64 + (o % 16) * 4 + j % 4] = (int8_t)wp;
+                    sum += wp;
+                }
+                w.col[o] = (int32_t)(bias[o] - (int64_t)zx * sum + (int64_t)k * zx * w.d);
+            }
+            const ac_i8_requant rq = {mult, shf, 100, 5, 250};
+            for (int r = 0; r < m; r++)
+                for (int o = 0; o < n; o++) {
+                    int64_t acc = bias[o];
+                    for (int j = 0; j < k; j++) acc += (int64_t)(q[o * k + j] - zw) * (a[r * k + j] - zx);
+                    int32_t v = mbqm_ref((int32_t)acc, mult[o], shf[o]) + 100;
+                    want[r * n + o] = (uint8_t)(v < 5 ? 5 : v > 250 ? 250 : v);
+                }
+            for (int isa = AC_I8_ISA_C; isa <= best; isa++)
+                for (int threads = 1; threads <= 2; threads++) {
+                    ac_i8_set_isa(isa);
+                    ac_pool *pool = ac_pool_create(threads);
+                    memset(got, 0xee, (size_t)m * n);
+                    ac_i8_gemm(m, a, k, &w, &rq, got, n, pool);
+                    ac_pool_free(pool);
+                    int bad = 0;
+                    for (int i = 0; i < m * n; i++) bad += got[i] != want[i];
+                    CHECKF(!bad, "%d x %d x %d style %d on %s, %d threads: %d of %d outputs differ", m, n, k, style,
+                           ac_i8_isa_name(isa), threads, bad, m * n);
+                }
+            ac_i8_set_isa(-1);
+            free(a), free(got), free(want), free(q), free(bias), free(mult), free(shf), free(w.packed), free(w.col);
+        }
+    printf("  kernels checked: c .. %s\n", ac_i8_isa_name(best));
+}
+
+/* Our Conv_1 integers against tools/tflite_int8_ref.py's for one model, photo and size. */
+static int check_model(const char *model, const char *photo_path, const char *photo, int size, int isa, int threads) {
+    ac_err err = {0};
+    ac_encoder enc;
+    ac_image img = {0};
+    if (ac_encoder_open(model, NULL, size, threads, &enc, &err) < 0) {
+        printf("FAIL %s: %s\n", t_cur_name, err.msg);
+        return -1;
+    }
+    int rc = -1;
+    ac_i8_set_isa(isa);
+    float *out = malloc((size_t)enc.grid_h * enc.grid_w * enc.dim * sizeof *out);
+    if (ac_image_load(photo_path, &img, &err) < 0 || ac_encoder_set_precision(&enc, AC_PRECISION_INT8, &err) < 0 ||
+        ac_encoder_encode(&enc, &img, out, &err) < 0) {
+        printf("FAIL %s: %s\n", t_cur_name, err.msg);
+        goto done;
+    }
+    int off_in, off_out;
+    const uint8_t *xin = ac_cnn_int8_stored(enc.cnn, 1, &off_in), *y = ac_cnn_int8_stored(enc.cnn, 0, &off_out);
+    const size_t n_in = (size_t)size * size * 3, n_out = (size_t)enc.grid_h * enc.grid_w * enc.dim;
+    char fin[] = "/tmp/attncap_i8_inXXXXXX", fout[] = "/tmp/attncap_i8_outXXXXXX";
+    int fdi = mkstemp(fin), fdo = mkstemp(fout);
+    uint8_t *qin = malloc(n_in);
+    for (size_t i = 0; i < n_in; i++) qin[i] = (uint8_t)(xin[i] - off_in); /* int8 bytes are two's complement */
+    const int wrote = fdi >= 0 && write(fdi, qin, n_in) == (ssize_t)n_in;
+    free(qin);
+    if (fdi >= 0) close(fdi);
+    if (fdo >= 0) close(fdo);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s %d %d '%s' %s %s", test_fixture("../../tools/tflite_int8_ref.py"), model, size,
+             size, enc.cnn->m->tensors[enc.cnn->out_t].name, fin, fout);
+    if (!wrote || system(cmd) != 0) {
+        printf("FAIL %s: %s\n", t_cur_name, cmd);
+        goto cleanup;
+    }
+    FILE *f = fopen(fout, "rb");
+    int32_t *ref = malloc(n_out * sizeof *ref);
+    const size_t got = f ? fread(ref, sizeof *ref, n_out, f) : 0;
+    if (f) fclose(f);
+    size_t bad = 0;
+    int worst = 0;
+    for (size_t i = 0; i < got; i++) {
+        const int d = abs((int)y[i] - off_out - ref[i]);
+        bad += d != 0;
+        if (d > worst) worst = d;
+    }
+    printf("  %s %s %d (%s, %d threads): %zu of %zu Conv_1 integers differ from the reference (max %d)\n",
+           strrchr(model, '/') + 1, photo, size, ac_i8_isa_name(ac_i8_isa()), threads, bad, n_out, worst);
+    if (got != n_out || bad) printf("FAIL %s: %s at %d differs from the reference\n", t_cur_name, photo, size);
+    else rc = 0;
+    free(ref);
+cleanup:
+    unlink(fin), unlink(fout);
+done:
+    ac_i8_set_isa(-1);
+    free(out);
+    ac_image_free(&img);
+    ac_encoder_close(&enc);
+    return rc;
+}
+
+static void test_models_vs_reference(void) {
+    static const char *const models[] = {"encoders/mobilenet_v2_1.0_224_quant.tflite", "encoders/tf2_mobilenet_v2_1.0_224_ptq.tflite"};
+    static const char *const photos[] = {"grace_hopper", "cat"};
+    if (access("/usr/bin/python3", X_OK) || system("/usr/bin/python3 -c 'import numpy' 2>/dev/null"))
+        SKIP("needs /usr/bin/python3 with numpy (the reference)");
+    int ran = 0;
+    for (int mi = 0; mi < 2; mi++) {
+        const char *model = test_shared(models[mi]);
+        if (!model) continue;
+        char mp[4096];
+        snprintf(mp, sizeof mp, "%s", model);
+        for (int pi = 0; pi < 2; pi++) {
+            char rel[64], pp[4096];
+            snprintf(rel, sizeof rel, "images/%s.bmp", photos[pi]);
+            const char *photo = test_shared(rel);
+            if (!photo) continue;
+            snprintf(pp, sizeof pp, "%s", photo);
+            for (int size = 224; size <= 448; size += 224) {
+                /* the best kernel on 2 threads everywhere; C and 1 thread on the first photo at 224 */
+                if (check_model(mp, pp, photos[pi], size, -1, 2) < 0) return (void)(t_cur_failed = 1);
+                if (pi == 0 && size == 224 && check_model(mp, pp, photos[pi], size, AC_I8_ISA_C, 1) < 0) return (void)(t_cur_failed = 1);
+                ran++;
+            }
+        }
+    }
+    if (!ran) SKIP("needs ../shared/encoders and ../shared/images");
+}
+
+static void test_float_graph_refused(void) {
+    ac_err err = {0};
+    ac_tfl_model *m = NULL;
+    ac_cnn *c = NULL;
+    CHECK(ac_tfl_load(test_fixture("cnn/op_conv1x1.tflite"), &m, &err) == 0);
+    CHECK(ac_cnn_create(m, NULL, 0, 0, 1, &c, &err) == 0);
+    CHECK(ac_cnn_set_precision(c, AC_PRECISION_INT8, &err) < 0);
+    printf("  %s\n", err.msg);
+    CHECK(strstr(err.msg, "int8 runs quantized graphs only") && strstr(err.msg, "op_conv1x1.tflite"));
+    CHECK(ac_cnn_precision(c) == AC_PRECISION_F32); /* unchanged */
+    ac_cnn_free(c);
+    ac_tfl_free(m);
+}
+
+int main(void) {
+    RUN(test_fixed_point);
+    RUN(test_gemm_kernels);
+    RUN(test_float_graph_refused);
+    RUN(test_models_vs_reference);
+    return TEST_EXIT();
+}
