@@ -9,18 +9,18 @@ CC=${FUZZ_CC:-clang}
 # Makefile does: the library's files include each other's private headers by bare name
 LIB_DIRS=$(ls -d src/*/ | grep -v '^src/cli/$' | sed 's|/$||')
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -Iinclude -I/usr/include/stb -I/usr/include/x86_64-linux-gnu/openblas-pthread -Isrc $(printf -- '-I%s ' $LIB_DIRS)"
-LIBS="-lcjson -lopenblas -lstemmer -lpthread -lm"
+LIBS="-lcjson -lopenblas -lstemmer -lturbojpeg -lwebp -ltiff -lpthread -lm"
 # library files by name (globs allowed), found in whichever folder of src/ holds them; a path (with
 # a /) is taken as it is
 declare -A SOURCES=(
   [safetensors]="safetensors common"
-  [image]="image common fuzz/stb_image_impl.c"
-  [tflite]="tflite cnn* pool image common fuzz/stb_image_impl.c"
-  [features]="features encoder_id pool safetensors image common fuzz/stb_image_impl.c"
+  [image]="image image_jpeg image_formats common fuzz/stb_image_impl.c"
+  [tflite]="tflite cnn* pool image image_jpeg image_formats common fuzz/stb_image_impl.c"
+  [features]="features encoder_id pool safetensors image image_jpeg image_formats common fuzz/stb_image_impl.c"
   [tokenize]="tokenize vocab strmap common objects"
   [dataset]="dataset strmap common"
   [results]="eval_io dataset metrics* meteor* objects* tokenize strmap common"
-  [model]="model beam confidence features encoder_id image fuzz/stb_image_impl.c decoder decoder_train pool smm vocab tokenize safetensors strmap common"
+  [model]="model beam confidence features encoder_id image image_jpeg image_formats fuzz/stb_image_impl.c decoder decoder_train pool smm vocab tokenize safetensors strmap common"
   [boxes]="grounding decoder smm common"
   [tags]="tags vocab tokenize strmap common"
 )

@@ -14,6 +14,26 @@ for f in rgb.png gray.png rgba.png gray_alpha.png palette.png rgb16.png rgba16.p
 done
 # images stb 2.27 decodes from uninitialised memory (src/image/image.c refuses or pads them) and a valid restart-marker JPEG
 /usr/bin/python3 fuzz/make_stb_cases.py
+# WebP and TIFF (libwebp, libtiff), whole and truncated, and a JPEG large enough for every reduced-decode
+# factor (fuzz_image.c's hint comes from the last byte)
+/usr/bin/python3 - <<'PY'
+import io
+from PIL import Image
+im = Image.radial_gradient("L").resize((24, 16)).convert("RGB")
+im.putpixel((3, 3), (255, 0, 0))
+def save(name, img, **kw):
+    b = io.BytesIO(); img.save(b, **kw); open("fuzz/corpus/image/" + name, "wb").write(b.getvalue()); return b.getvalue()
+save("webp-lossy.webp", im, format="WEBP", quality=70)
+w = save("webp-lossless.webp", im, format="WEBP", lossless=True)
+save("webp-alpha.webp", im.convert("RGBA"), format="WEBP", lossless=True)
+open("fuzz/corpus/image/webp-truncated.webp", "wb").write(w[: len(w) // 2])
+save("tiff-raw.tif", im, format="TIFF")
+t = save("tiff-lzw.tif", im, format="TIFF", compression="tiff_lzw")
+save("tiff-gray-deflate.tif", im.convert("L"), format="TIFF", compression="tiff_adobe_deflate")
+save("tiff-rgba.tif", im.convert("RGBA"), format="TIFF")
+open("fuzz/corpus/image/tiff-truncated.tif", "wb").write(t[: len(t) * 2 // 3])
+save("jpeg-64x48-reduced.jpg", im.resize((64, 48)), format="JPEG", quality=80)
+PY
 # features: small valid shards (F16 with a #flip key, F32), written by hand with python3's json/struct
 mkdir -p fuzz/corpus/features
 /usr/bin/python3 - <<'PY'
