@@ -265,6 +265,8 @@ int ac_mkdirs(const char *path, ac_err *err) {
 
 const char *ac_version(void) { return AC_VERSION; }
 
+void ac_free(void *p) { free(p); }
+
 double ac_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -274,8 +276,6 @@ double ac_now(void) {
 int ac_is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-void ac_free(void *p) { free(p); }
-
 }
 
 int ac_is_dir(const char *path) {
@@ -443,6 +443,11 @@ float ac_f16_to_f32(uint16_t h) {
     return f;
 }
 
+const char *ac_default_precision(void) {
+    const char *s = getenv("ATTNCAP_PRECISION");
+    return s && *s ? s : "auto";
+}
+
 int ac_default_threads(void) {
     const char *s = getenv("ATTNCAP_THREADS");
     if (s && atoi(s) > 0) return atoi(s);
@@ -452,9 +457,4 @@ int ac_default_threads(void) {
 
 void ac_set_threads(int n) {
     openblas_set_num_threads(n > 0 ? n : 1);
-const char *ac_default_precision(void) {
-    const char *s = getenv("ATTNCAP_PRECISION");
-    return s && *s ? s : "auto";
-}
-
 }
