@@ -210,7 +210,7 @@ if setup; then
   elif [ "$n" -lt 2 ] || [ "$n" -gt 4 ]; then t_fail "$n lines for beam 4: $(cat "$T/nb")"
   elif [ "$(head -1 "$T/nb" | cut -f2)" != "$plain" ]; then t_fail "first is not the caption: $(head -1 "$T/nb") vs $plain"
   elif [ "$(cut -f2 "$T/nb" | sort -u | wc -l)" -ne "$n" ]; then t_fail "repeated captions: $(cat "$T/nb")"
-  elif ! cut -f3 "$T/nb" | awk 'NR > 1 && $1 > prev + 1e-9 {bad = 1} {prev = $1} END {exit bad}'; then
+  elif ! cut -f4 "$T/nb" | awk 'NR > 1 && $1 > prev + 1e-9 {bad = 1} {prev = $1} END {exit bad}'; then
     t_fail "scores not in order: $(cat "$T/nb")"
   elif [ "$(grep -o '"score":' <<<"$js" | wc -l)" -ne "$n" ]; then t_fail "JSON alternatives: $js"
   else t_ok; fi

@@ -71,7 +71,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 nb = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
 best = {}
-for path, cap, score in nb:
+for path, cap, conf, score in nb:
     best.setdefault(path, (cap, float(score)))
 for o in rows:
     assert "score" in o, "no score in %s" % sorted(o)

@@ -57,4 +57,53 @@ if [ -z "$precs" ]; then t_fail "the binary names no precisions: $("$A" caption 
 elif [ "$got" != "$want" ]; then t_fail "completion gave '$got', want '$want'"
 else t_ok; fi
 
+t_begin nbest_given_and_fallback_columns
+# with the shipped model (calibrated): --nbest's lines put the confidence third as the plain line does
+# (each runner-up its own: the model's Platt fit of its mean log-probability, recomputed here from the
+# JSON), the score fourth; --given's plain line carries the log-probability (the sum of the JSON's
+# token log-probabilities); --min-confidence's description gets its own confidence, not the one of
+# the caption it replaced
+ENCNAME=mobilenet_v2_1.0_224_quant.tflite
+py=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || true)
+if [ -z "$py" ]; then t_skip "needs python3"
+elif [ ! -f "$ROOT/models/$ENCNAME" ] && { [ -z "$DATA" ] || [ ! -f "$DATA/encoders/$ENCNAME" ]; }; then t_skip "needs the encoder $ENCNAME"
+else
+  cd "$ROOT"
+  plain=$("$A" caption samples/dog.jpg 2>"$T/err")
+  "$A" caption --nbest 3 samples/dog.jpg >"$T/nb" 2>>"$T/err"
+  "$A" caption --nbest 3 --json samples/dog.jpg >"$T/nb.json" 2>>"$T/err"
+  "$A" caption --given "a dog with a orange toy" samples/dog.jpg >"$T/g" 2>>"$T/err"
+  "$A" caption --given "a dog with a orange toy" --json samples/dog.jpg >"$T/g.json" 2>>"$T/err"
+  "$A" caption --min-confidence 0.999 --json samples/kite.jpg samples/eagle.jpg samples/dog.jpg >"$T/mc.json" 2>>"$T/err"
+  cd - >/dev/null
+  msg=$("$py" - "$ROOT/models/attncap.safetensors" "$plain" "$T/nb" "$T/nb.json" "$T/g" "$T/g.json" "$T/mc.json" <<'PY' 2>&1
+import json, math, struct, sys
+model, plain, nb, nbj, g, gj, mc = sys.argv[1:]
+f = open(model, 'rb'); n = struct.unpack('<Q', f.read(8))[0]
+conf = json.loads(json.loads(f.read(n))['__metadata__']['confidence'])
+def platt(logprob, words): return 1 / (1 + math.exp(-(conf['a'] * logprob / (words + 1) + conf['b'])))
+p = plain.split('\t'); assert len(p) == 3, plain
+lines = [l.rstrip('\n').split('\t') for l in open(nb)]
+assert all(len(l) == 4 for l in lines), lines
+assert lines[0][:3] == p, (lines[0], p)
+j = json.loads(open(nbj).read())
+alts = j['alternatives']; assert len(alts) == len(lines) - 1 >= 1, (alts, lines)
+for l, a in zip(lines[1:], alts):
+    assert l[1] == a['caption'] and abs(float(l[3]) - a['score']) < 1e-3, (l, a)
+    want = platt(a['logprob'], len(a['tokens']))
+    assert abs(float(l[2]) - want) < 0.006, ('runner-up confidence', l, want)
+gl = open(g).read().rstrip('\n').split('\t'); go = json.loads(open(gj).read())
+assert len(gl) == 3 and gl[1] == go['caption'] == 'a dog with an orange toy', (gl, go['caption'])
+assert abs(float(gl[2]) - sum(go['token_logprobs'])) < 1e-2, (gl, sum(go['token_logprobs']))
+described = [json.loads(l) for l in open(mc) if json.loads(l).get('described')]
+assert described, 'no photo described at --min-confidence 0.999'
+for o in described:
+    want = platt(o['logprob'], len(o['tokens']))
+    assert abs(o['confidence'] - want) < 1e-3, ('description confidence', o['caption'], o['confidence'], want)
+print('ok')
+PY
+)
+  if [ "$msg" = ok ]; then t_ok; else t_fail "$(echo "$msg" | tail -1) ($(head -2 "$T/err"))"; fi
+fi
+
 t_end

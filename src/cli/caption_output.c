@@ -8,15 +8,26 @@
 
 #include "messages.h"
 
+/* The confidence column: "0.90", or "-" when the model has no calibration. */
+static const char *confidence_text(const ac_caption *c, char buf[16]) {
+    if (isfinite(c->confidence) && c->confidence > 0) snprintf(buf, 16, "%.2f", c->confidence);
+    else snprintf(buf, 16, "-");
+    return buf;
+}
+
+/* PATH, caption, confidence (when the model has one): the plain line. --nbest: every line with the
+ * confidence third ("-" without) and the score fourth. --given: the log-probability third. */
 static void print_plain(const cli_caption_view *v, const char *path, const ac_caption *c) {
     const ac_vocab *vocab = v->cap->model.vocab;
     char *text = ac_caption_text(c, vocab);
     const char *t = text ? text : "";
-    if (v->nbest > 1) {
-        printf("%s\t%s\t%.4f\n", path, t, c->score);
+    char conf[16];
+    if (v->given) printf("%s\t%s\t%.4f\n", path, t, c->logprob);
+    else if (v->nbest > 1) {
+        printf("%s\t%s\t%s\t%.4f\n", path, t, confidence_text(c, conf), c->score);
         for (int a = 0; a < c->n_alt; a++) {
             char *alt = ac_caption_text(&c->alt[a], vocab);
-            printf("%s\t%s\t%.4f\n", path, alt ? alt : "", c->alt[a].score);
+            printf("%s\t%s\t%s\t%.4f\n", path, alt ? alt : "", confidence_text(&c->alt[a], conf), c->alt[a].score);
             free(alt);
         }
     } else if (isfinite(c->confidence) && c->confidence > 0)

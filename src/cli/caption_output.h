@@ -11,6 +11,7 @@
 typedef struct cli_caption_view {
     const ac_captioner *cap;
     int json, attention, nbest;
+    int given; /* --given: the plain line carries the caption's log-probability */
     const char *ov_dir;
     const ac_overlay_opts *oo;
     const ac_font *font;

@@ -41,9 +41,11 @@ static void usage(FILE *f) {
             "  --allow-repeats   let any word come twice (default: only the words the model's record says\n"
             "                    people repeat; attncap tune --repeats)\n"
             "  --nbest N         also the runners-up: the N best captions by score (at most the beam size),\n"
-            "                    one line each, best first, as PATH<TAB>caption<TAB>score (JSON: \"alternatives\")\n"
+            "                    one line each, best first, as PATH<TAB>caption<TAB>confidence<TAB>score (the\n"
+            "                    confidence '-' when the model has no calibration; JSON: \"alternatives\")\n"
             "  --given CAPTION   do not search: show where the model looks for each word of CAPTION (its\n"
-            "                    attention and log-probability; overlays as usual). A word outside the\n"
+            "                    attention and log-probability; overlays as usual), printed as\n"
+            "                    PATH<TAB>caption<TAB>log-probability. A word outside the\n"
             "                    vocabulary is fed to the model as <unk> (its own attention is still\n"
             "                    meaningful: it depends only on the words before it)\n"
             "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
@@ -247,7 +249,8 @@ int cmd_caption(int argc, char **argv) {
     oo.force = force, oo.threads = threads;
 
     double t_run = ac_now(), cpu_run = cpu_seconds();
-    cli_caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .ov_dir = ov_dir,
+    cli_caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .given = given != NULL,
+                             .ov_dir = ov_dir,
                          .oo = &oo, .font = font, .stems = &stems};
     ac_batch_stats bs;
     cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);

@@ -149,8 +149,7 @@ void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, i
 /* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
 static int describe(const ac_model *m, const ac_name_task *task, const char *word, ac_caption *out, ac_err *err) {
     char text[160];
-    const int vowel = strchr("aeiou", word[0]) != NULL;
-    snprintf(text, sizeof text, "a photo of %s %s", vowel ? "an" : "a", word);
+    snprintf(text, sizeof text, "a photo of %s %s", ac_article_for(word), word);
     ac_tokens t;
     if (ac_tokenize(text, &t, err)) return -1;
     int *ids = malloc(((size_t)t.n + 1) * sizeof *ids);
@@ -394,13 +393,14 @@ static void judge(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac
 static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task, naming_job *j) {
     ac_caption *out = &task->out;
     out->confidence = caption_confidence(m, out);
+    for (int a = 0; a < out->n_alt; a++) out->alt[a].confidence = caption_confidence(m, &out->alt[a]);
     /* Unsure: a description from the best tag the model can say, if any. */
     if (o->min_confidence > 0 && isfinite(out->confidence) && out->confidence < o->min_confidence) {
         for (int i = 0; i < j->n; i++) {
             if (!j->cands[i].tag.in_vocab) continue;
             ac_caption d;
             if (describe(m, task, j->cands[i].tag.word, &d, &task->err)) return -1;
-            d.confidence = out->confidence;
+            d.confidence = caption_confidence(m, &d); /* its own, not the caption's it replaces */
             d.described = 1;
             for (int k = 0; k < j->n; k++) j->cands[k].tag.forced = 0, j->cands[k].tag.named = says(&d, &j->cands[k]);
             ac_caption_free(out);
