@@ -72,6 +72,11 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 # The CNN benchmark's peers (bench/cnn_peers.py): ours, and XNNPACK when Debian's libxnnpack-dev is
 # installed (a dev tool, never linked into attncap).
 PEER_BIN := $(BUILD)/bench/peers/attncap_cnn $(if $(wildcard /usr/include/xnnpack.h),$(BUILD)/bench/peers/xnnpack_cnn)
+# The decode benchmark's (bench/decode_peers.py): ours, reduced and whole; its peers are Python's.
+PEER_BIN += $(BUILD)/bench/peers/attncap_decode
+$(BUILD)/bench/peers/attncap_decode: bench/peers/attncap_decode.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 $(BUILD)/bench/peers/attncap_cnn: bench/peers/attncap_cnn.c bench/peers/serve.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
@@ -97,7 +102,7 @@ $(BUILD)/pic/%.o: %.c $(wildcard include/attncap/*.h) $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_INC) $(SHLIB_FLAGS) -c $< -o $@
 $(SHLIB): $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(SHLIB_MAP)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) -Wl,--no-undefined \
 	    $(filter %.o,$^) $(LDLIBS) -o $@
 	@ln -sf libattncap.so $(BUILD)/libattncap.so.$(SOMAJOR) # what programs linked to it look for
 shared: $(SHLIB)
@@ -153,7 +158,7 @@ $(PORT_LIB): $(PORT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(PORT_SHLIB): $(PORT_OBJ) $(SHLIB_MAP)
-	$(CC) $(CFLAGS) $(PORT_ARCH) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) \
+	$(CC) $(CFLAGS) $(PORT_ARCH) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) -Wl,--no-undefined \
 	    $(filter %.o,$^) $(LDLIBS) -o $@
 $(PORT_BIN): $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB)
 	$(CC) $(CFLAGS) $(PORT_ARCH) $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB) $(LDLIBS) -o $@
