@@ -106,4 +106,29 @@ PY
   if [ "$msg" = ok ]; then t_ok; else t_fail "$(echo "$msg" | tail -1) ($(head -2 "$T/err"))"; fi
 fi
 
+t_begin help_and_man_page_true_and_80_columns
+# the man page as `make man` writes it (tools/gen_man.sh over this binary) renders within 80 columns;
+# the top-level summaries of info and train say what their own --help says they do; the FILES
+# section names the model files that exist
+ok=1
+bash "$ROOT/tools/gen_man.sh" "$A" "$ROOT/doc/attncap.1.in" >"$T/attncap.1" 2>"$T/err" || { t_fail "gen_man: $(head -2 "$T/err")"; ok=0; }
+if [ $ok = 1 ] && command -v man >/dev/null; then
+  MANWIDTH=80 man -l "$T/attncap.1" 2>/dev/null >"$T/man.txt"
+  wide=$(wc -L <"$T/man.txt")
+  [ "$wide" -le 80 ] || { t_fail "man page $wide columns wide: $(awk 'length > 80' "$T/man.txt" | head -1)"; ok=0; }
+fi
+if [ $ok = 1 ]; then
+  info=$("$A" --help | awk '$1 == "info"') train=$("$A" --help | awk '$1 == "train"')
+  if "$A" help info | grep -q safetensors && ! grep -q safetensors <<<"$info"; then t_fail "info's summary: $info"; ok=0
+  elif "$A" help train | grep -q transformer && ! grep -q transformer <<<"$train"; then t_fail "train's summary: $train"; ok=0
+  elif "$A" help train | grep -q -- "--init" && ! grep -q -- "--init" <<<"$train"; then t_fail "train's summary: $train"; ok=0; fi
+fi
+if [ $ok = 1 ]; then
+  for f in $(sed -n '/^\.SH FILES/,/^\.SH/p' "$ROOT/doc/attncap.1.in" | sed -n 's/^\.I \(models\/[^ ]*[^/ ]\)$/\1/p' | sed 's/\\-/-/g'); do
+    case $f in *.tflite) continue;; esac # fetched by make models, not committed
+    [ -f "$ROOT/$f" ] || { t_fail "the man page's FILES names $f, which does not exist"; ok=0; break; }
+  done
+fi
+[ $ok = 1 ] && t_ok
+
 t_end

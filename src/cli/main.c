@@ -14,7 +14,7 @@ static const struct {
 } commands[] = {
     {"caption", cmd_caption, "caption photos; per-word attention overlays and contact sheets"},
     {"eval", cmd_eval, "score captions with BLEU-1..4, METEOR, ROUGE-L, CIDEr-D (coco-caption)"},
-    {"train", cmd_train, "train a soft-attention decoder on captioned photos"},
+    {"train", cmd_train, "train or fine-tune (--init) a decoder, LSTM or transformer, on captioned photos"},
     {"tune", cmd_tune, "choose beam width and length normalisation on held-out photos"},
     {"presence", cmd_presence, "fit which objects a photo shows (person, table...) on captioned photos' features"},
     {"calibrate", cmd_calibrate, "fit the confidence of a model's captions on photos with references"},
@@ -22,7 +22,7 @@ static const struct {
     {"features", cmd_features, "extract annotation vectors of many photos into a feature cache"},
     {"detect", cmd_detect, "find COCO objects in photos (boxes, labels, scores; drawn with --draw)"},
     {"classify", cmd_classify, "run a TFLite ImageNet classifier on photos"},
-    {"info", cmd_info, "list a TFLite model's ops, tensors, shapes and quantization"},
+    {"info", cmd_info, "describe a TFLite model (ops, tensors) or a .safetensors file (metadata, vocabulary)"},
 };
 
 enum { N_COMMANDS = sizeof commands / sizeof *commands };
