@@ -1,6 +1,7 @@
 /* plot.c: training curves as a PNG, drawn by hand: axes with ticks, up to 4 line series (left
- * axis for losses, right axis for scores), a legend, text in the default font (font.h; text is
- * skipped if the font is missing). Written by png.h. */
+ * axis for losses, right axis for scores), a legend in one row between the title and the plot area
+ * (never over a curve), text in the default font (font.h; text is skipped if the font is missing).
+ * Written by png.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #define PH 520
 #define ML 70
 #define MR 70
-#define MT 40
+#define MT 64 /* the title, then the legend's row */
 #define MB 50
 
 typedef struct canvas {
@@ -118,10 +119,14 @@ int ac_plot_png(const char *path, const char *title, const char *xlabel, int n, 
                 line(&c, PX(x[i]), PY(s[k].y[i], a), PX(x[i + 1]), PY(s[k].y[i + 1], a), 2.2, s[k].rgb);
         for (int i = 0; i < n; i++)
             if (isfinite(s[k].y[i])) line(&c, PX(x[i]), PY(s[k].y[i], a), PX(x[i]), PY(s[k].y[i], a), 5, s[k].rgb);
-        /* legend */
-        double lx = x0 + 14, ly = y1 + 16 + 18 * k;
+    }
+    /* the legend: one row above the plot area, left to right */
+    double lx = x0;
+    const double ly = MT - 16;
+    for (int k = 0; k < n_series; k++) {
         line(&c, lx, ly - 4, lx + 22, ly - 4, 3, s[k].rgb);
         text(&c, lx + 28, ly, s[k].name, 13, 0x000000, 0);
+        lx += 28 + (c.font ? ac_font_width(c.font, 13, s[k].name) : 60) + 24;
     }
 #undef PX
 #undef PY
