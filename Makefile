@@ -43,7 +43,7 @@ DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturb
 DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db abigail-tools
 
 
-.PHONY: bench-deps
+.PHONY: bench-deps shared abi-baseline
 .PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared portable test-deps
 all: $(BIN) attncap $(TOOL_BIN)
 
@@ -106,6 +106,10 @@ $(SHLIB): $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(SHLIB_MAP)
 	    $(filter %.o,$^) $(LDLIBS) -o $@
 	@ln -sf libattncap.so $(BUILD)/libattncap.so.$(SOMAJOR) # what programs linked to it look for
 shared: $(SHLIB)
+# The ABI baseline tests/abi.sh compares against: run after a deliberate, compatible change to
+# attncap.h, or with a SONAME bump (commit the new abi/libattncap.abi).
+abi-baseline: $(SHLIB)
+	abidw --no-show-locs --no-corpus-path --out-file abi/libattncap.abi $(SHLIB)
 
 # The man page: doc/attncap.1.in with every command's --help filled in by the binary itself.
 MAN := $(BUILD)/attncap.1

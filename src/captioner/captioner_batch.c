@@ -64,7 +64,7 @@ static int load_input(const ac_input *in, int min_w, int min_h, ac_image *img, a
     }
     if (!in->rgb) return ac_errf(err, "no photo given (path, data and rgb are all NULL)");
     const uint64_t max = ac_limits_get().max_image_pixels;
-    if (in->width <= 0 || in->height <= 0) return ac_errf(err, "pixels: bad size %d x %d", in->width, in->height);
+    if (in->width <= 0 || in->height <= 0) return ac_errf(err, "pixels: bad size %d x %d (width x height)", in->width, in->height);
     if ((uint64_t)in->width * (uint64_t)in->height > max)
         return ac_errf(err, "pixels: %d x %d is over the limit of %llu pixels (ATTNCAP_MAX_IMAGE_PIXELS)", in->width,
                        in->height, (unsigned long long)max);

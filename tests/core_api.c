@@ -1,0 +1,299 @@
+/* core_api.c: a program that knows only the stable core header, for tests/core_api.sh (issue #31).
+ * It must compile as C99 and C++17 with -pedantic -Werror and link against libattncap.so.
+ *   core_api caption PHOTO...      "PATH<TAB>caption[<TAB>confidence]" as `attncap caption` prints;
+ *                                  the results' JSON lines (with attention) to JSON_OUT ($CORE_JSON);
+ *                                  exit 3 if an attention row does not sum to 1 within 1e-5
+ *   core_api bytes PHOTO...        the same photos read into memory, one ac_caption_batch call
+ *   core_api rgb FILE H W          FILE holds H x W x 3 bytes: its caption, as above
+ *   core_api overlays DIR PHOTO... overlays as `attncap caption --overlays DIR` writes them
+ *   core_api eval                  stdin: "cand<TAB>text" starts an image, "ref<TAB>text" adds a reference;
+ *                                  prints BLEU-1..4, ROUGE-L, CIDEr-D (%.12g)
+ *   core_api errors DIR            every error path; prints "ok WHAT" or "bad WHAT: why" */
+#include <attncap/attncap.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ac_captioner *open_or_die(void) {
+    ac_err err;
+    ac_captioner *c = NULL;
+    ac_captioner_opts o;
+    ac_captioner_opts_init(&o); /* the defaults, as NULL would give */
+    if (ac_captioner_open(NULL, &o, &c, &err)) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        exit(2);
+    }
+    return c;
+}
+
+/* Prints r as the CLI's plain line, its JSON line to json; 0, or 3 when its attention is not a
+ * distribution per word. */
+static int show(const ac_captioner *c, const ac_result *r, const char *name, FILE *json) {
+    if (!isnan(r->confidence)) printf("%s\t%s\t%.2f\n", name, r->text, r->confidence);
+    else printf("%s\t%s\n", name, r->text);
+    const int cells = r->grid_h * r->grid_w;
+    int bad = cells <= 0 || r->n_words <= 0 || !r->attention;
+    for (int w = 0; !bad && w < r->n_words; w++) {
+        double sum = 0;
+        for (int k = 0; k < cells; k++) sum += r->attention[(size_t)w * cells + k];
+        if (fabs(sum - 1) > 1e-5) {
+            fprintf(stderr, "%s: word %d (%s): attention sums to %.8f\n", name, w, r->words[w], sum);
+            bad = 1;
+        }
+    }
+    if (json) {
+        char *s = ac_result_json(c, r, name, AC_JSON_ATTENTION);
+        if (!s) return 4;
+        fprintf(json, "%s\n", s);
+        ac_free(s);
+    }
+    return bad ? 3 : 0;
+}
+
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (;;) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1 << 16;
+            unsigned char *b = (unsigned char *)realloc(buf, cap);
+            if (!b) break;
+            buf = b;
+        }
+        size_t got = fread(buf + *n, 1, cap - *n, f);
+        if (!got) break;
+        *n += got;
+    }
+    fclose(f);
+    return buf;
+}
+
+static int cmd_caption(int argc, char **argv, int bytes) {
+    ac_captioner *c = open_or_die();
+    const char *jp = getenv("CORE_JSON");
+    FILE *json = jp ? fopen(jp, "w") : NULL;
+    int rc = 0;
+    if (!bytes) {
+        for (int i = 0; i < argc; i++) {
+            ac_result *r;
+            ac_err err;
+            if (ac_caption_file(c, argv[i], 0, &r, &err)) {
+                fprintf(stderr, "%s\n", err.msg);
+                rc = 1;
+                continue;
+            }
+            int s = show(c, r, argv[i], json);
+            if (s) rc = s;
+            ac_result_free(r);
+        }
+    } else { /* every photo in memory, one batch */
+        ac_input *in = (ac_input *)calloc((size_t)argc, sizeof *in);
+        unsigned char **data = (unsigned char **)calloc((size_t)argc, sizeof *data);
+        ac_result **out = (ac_result **)calloc((size_t)argc, sizeof *out);
+        ac_err err;
+        for (int i = 0; i < argc; i++) {
+            data[i] = slurp(argv[i], &in[i].size);
+            in[i].data = data[i];
+        }
+        if (ac_caption_batch(c, in, argc, 0, out, &err)) {
+            fprintf(stderr, "batch: %s\n", err.msg);
+            rc = 1;
+        }
+        for (int i = 0; !rc && i < argc; i++) {
+            if (out[i]->error) fprintf(stderr, "%s: %s\n", argv[i], out[i]->error), rc = 1;
+            else if (out[i]->image) fprintf(stderr, "%s: a photo in memory has a path\n", argv[i]), rc = 1;
+            else {
+                int s = show(c, out[i], argv[i], json);
+                if (s) rc = s;
+            }
+        }
+        for (int i = 0; i < argc; i++) ac_result_free(out[i]), free(data[i]);
+        free(in), free(data), free(out);
+    }
+    if (json) fclose(json);
+    ac_captioner_close(c);
+    return rc;
+}
+
+static int cmd_rgb(const char *path, int h, int w) {
+    size_t n;
+    unsigned char *px = slurp(path, &n);
+    if (!px || n != (size_t)h * w * 3) {
+        fprintf(stderr, "%s: not %d x %d x 3 bytes\n", path, h, w);
+        return 2;
+    }
+    ac_captioner *c = open_or_die();
+    ac_result *r;
+    ac_err err;
+    int rc = 1;
+    if (ac_caption_rgb(c, px, h, w, 0, &r, &err) == 0) {
+        rc = show(c, r, path, NULL);
+        ac_result_free(r);
+    } else fprintf(stderr, "%s\n", err.msg);
+    ac_captioner_close(c);
+    free(px);
+    return rc;
+}
+
+static int cmd_overlays(const char *dir, int argc, char **argv) {
+    ac_captioner *c = open_or_die();
+    int rc = 0;
+    for (int i = 0; i < argc; i++) {
+        ac_result *r;
+        ac_err err;
+        if (ac_caption_file(c, argv[i], AC_KEEP_PHOTO, &r, &err) ||
+            (ac_result_write_overlays(c, r, dir, NULL, 0, &err) ? (ac_result_free(r), 1) : 0)) {
+            fprintf(stderr, "%s\n", err.msg);
+            rc = 1;
+            continue;
+        }
+        printf("%s\t%d files\n", argv[i], r->n_overlays);
+        ac_result_free(r);
+    }
+    ac_captioner_close(c);
+    return rc;
+}
+
+static int cmd_eval(void) {
+    enum { MAX_IMG = 256, MAX_REF = 16, LINE = 4096 };
+    static char cand[MAX_IMG][LINE], refs[MAX_IMG][MAX_REF][LINE];
+    static const char *cp[MAX_IMG], *rp[MAX_IMG][MAX_REF];
+    static const char *const *rpp[MAX_IMG];
+    static int nr[MAX_IMG];
+    char line[LINE + 8];
+    int n = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!strncmp(line, "cand\t", 5) && n < MAX_IMG) snprintf(cand[n++], LINE, "%s", line + 5);
+        else if (!strncmp(line, "ref\t", 4) && n > 0 && nr[n - 1] < MAX_REF)
+            snprintf(refs[n - 1][nr[n - 1]++], LINE, "%s", line + 4);
+    }
+    for (int i = 0; i < n; i++) {
+        cp[i] = cand[i];
+        for (int j = 0; j < nr[i]; j++) rp[i][j] = refs[i][j];
+        rpp[i] = rp[i];
+    }
+    ac_metrics m;
+    ac_err err;
+    if (ac_evaluate(n, cp, rpp, nr, AC_EVAL_NO_METEOR, &m, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    printf("%.12g %.12g %.12g %.12g %.12g %.12g %d %d\n", m.bleu[0], m.bleu[1], m.bleu[2], m.bleu[3], m.rouge_l,
+           m.cider_d, m.n, isnan(m.meteor));
+    return 0;
+}
+
+/* One error case: rc must be -1, *out NULL, the message non-empty and containing `want`. */
+static void expect(const char *what, int rc, const void *out, const ac_err *err, const char *want, int code) {
+    if (rc != -1) printf("bad %s: returned %d\n", what, rc);
+    else if (out) printf("bad %s: a result on failure\n", what);
+    else if (!err->msg[0] || strchr(err->msg, '\n')) printf("bad %s: message '%s'\n", what, err->msg);
+    else if (want && !strstr(err->msg, want)) printf("bad %s: '%s' does not say '%s'\n", what, err->msg, want);
+    else if (code >= 0 && err->code != code) printf("bad %s: code %d, not %d ('%s')\n", what, err->code, code, err->msg);
+    else printf("ok %s: %s\n", what, err->msg);
+}
+
+static int cmd_errors(const char *dir) {
+    char missing[4096], text[4096], trunc[4096];
+    snprintf(missing, sizeof missing, "%s/missing.jpg", dir);
+    snprintf(text, sizeof text, "%s/notes.jpg", dir);   /* made by the script: text named .jpg */
+    snprintf(trunc, sizeof trunc, "%s/trunc.jpg", dir); /* a JPEG cut short */
+    ac_err err;
+    ac_model *m = NULL;
+    expect("model_missing", ac_model_open("/nonexistent/attncap.safetensors", &m, &err), m, &err,
+           "/nonexistent/attncap.safetensors", -1);
+    ac_captioner *bad = NULL;
+    expect("captioner_model_missing", ac_captioner_open("/nonexistent/m.safetensors", NULL, &bad, &err), bad, &err,
+           "/nonexistent/m.safetensors", -1);
+    ac_captioner_opts o;
+    ac_captioner_opts_init(&o);
+    o.encoder = "/nonexistent/enc.tflite";
+    expect("encoder_missing", ac_captioner_open(NULL, &o, &bad, &err), bad, &err, "/nonexistent/enc.tflite", -1);
+    ac_captioner_opts_init(&o);
+    o.beam = -3;
+    expect("bad_options", ac_captioner_open(NULL, &o, &bad, &err), bad, &err, "beam", -1);
+    ac_captioner_opts_init(&o);
+    o.tags = "auto", o.tag_table = "/nonexistent/words.tsv";
+    expect("tag_table_missing", ac_captioner_open(NULL, &o, &bad, &err), bad, &err, "/nonexistent/words.tsv", -1);
+
+    ac_captioner *c = open_or_die();
+    if (ac_model_open(NULL, &m, &err)) printf("bad model_open: %s\n", err.msg);
+    else {
+        const ac_model *cm = ac_captioner_model(c);
+        if (strcmp(ac_model_path(m), ac_model_path(cm)) || ac_model_words(m) != ac_model_words(cm) ||
+            ac_model_words(m) < 4 || !ac_model_word(m, 3) || ac_model_word(m, -1) || ac_model_word(m, ac_model_words(m)))
+            printf("bad model_queries\n");
+        else printf("ok model_queries: %s, %d words\n", ac_model_path(m), ac_model_words(m));
+        ac_model_close(m);
+    }
+    ac_result *r = NULL;
+    expect("file_missing", ac_caption_file(c, missing, 0, &r, &err), r, &err, missing, AC_ERR_BAD_IMAGE);
+    expect("file_not_an_image", ac_caption_file(c, text, 0, &r, &err), r, &err, text, AC_ERR_BAD_IMAGE);
+    expect("file_truncated", ac_caption_file(c, trunc, 0, &r, &err), r, &err, trunc, AC_ERR_BAD_IMAGE);
+    expect("file_null", ac_caption_file(c, NULL, 0, &r, &err), r, &err, NULL, AC_ERR_BAD_IMAGE);
+    const char junk[] = "this is not a photo at all, just some bytes";
+    expect("bytes_junk", ac_caption_bytes(c, junk, sizeof junk, 0, &r, &err), r, &err, "bytes", AC_ERR_BAD_IMAGE);
+    const unsigned char jpeg_head[] = {0xff, 0xd8, 0xff, 0xe0, 0, 16, 'J', 'F', 'I', 'F', 0};
+    expect("bytes_truncated_jpeg", ac_caption_bytes(c, jpeg_head, sizeof jpeg_head, 0, &r, &err), r, &err, "bytes",
+           AC_ERR_BAD_IMAGE);
+    expect("bytes_empty", ac_caption_bytes(c, junk, 0, 0, &r, &err), r, &err, NULL, AC_ERR_BAD_IMAGE);
+    unsigned char px[12] = {0};
+    expect("rgb_bad_size", ac_caption_rgb(c, px, 0, 4, 0, &r, &err), r, &err, "bad size", AC_ERR_BAD_IMAGE);
+    expect("rgb_too_many_pixels", ac_caption_rgb(c, px, 1 << 20, 1 << 20, 0, &r, &err), r, &err, "limit",
+           AC_ERR_BAD_IMAGE);
+    expect("set_given_empty", ac_captioner_set_given(c, "   ", &err), NULL, &err, "no words", -1);
+
+    /* a batch with good and bad photos: results for all, errors on the bad ones only */
+    ac_input in[3];
+    memset(in, 0, sizeof in);
+    in[0].path = missing;
+    in[1].rgb = px, in[1].height = 2, in[1].width = 2;
+    in[2].data = junk, in[2].size = sizeof junk;
+    ac_result *out[3];
+    if (ac_caption_batch(c, in, 3, 0, out, &err)) printf("bad batch_mixed: %s\n", err.msg);
+    else {
+        if (!out[0]->error || !strstr(out[0]->error, missing) || out[0]->error_code != AC_ERR_BAD_IMAGE ||
+            strcmp(out[0]->image, missing))
+            printf("bad batch_mixed: missing file: '%s'\n", out[0]->error ? out[0]->error : "(no error)");
+        else if (out[1]->error || !out[1]->text[0] || out[1]->image)
+            printf("bad batch_mixed: pixels: '%s'\n", out[1]->error ? out[1]->error : out[1]->text);
+        else if (!out[2]->error || out[2]->error_code != AC_ERR_BAD_IMAGE)
+            printf("bad batch_mixed: junk bytes got no error\n");
+        else if (ac_result_json(c, out[0], NULL, 0)) printf("bad batch_mixed: JSON of a failed photo\n");
+        else printf("ok batch_mixed: %s | %s | %s\n", out[0]->error, out[1]->text, out[2]->error);
+        /* overlays of a result that kept no photo, and of a failed one */
+        int rc1 = ac_result_write_overlays(c, out[1], dir, NULL, 0, &err);
+        expect("overlays_no_photo", rc1, NULL, &err, "AC_KEEP_PHOTO", -1);
+        int rc2 = ac_result_write_overlays(c, out[0], dir, NULL, 0, &err);
+        expect("overlays_failed_photo", rc2, NULL, &err, "no caption", -1);
+        for (int i = 0; i < 3; i++) ac_result_free(out[i]);
+    }
+    expect("batch_null_inputs", ac_caption_batch(c, NULL, 2, 0, out, &err), NULL, &err, "batch", -1);
+    ac_metrics mt;
+    expect("eval_empty", ac_evaluate(0, NULL, NULL, NULL, 0, &mt, &err), NULL, &err, "no captions", -1);
+    const char *cands[1] = {"a dog"};
+    const char *const *refs[1] = {NULL};
+    const int nref[1] = {1};
+    expect("eval_null_reference", ac_evaluate(1, cands, refs, nref, 0, &mt, &err), NULL, &err, "image 0", -1);
+    ac_result_free(NULL), ac_captioner_close(NULL), ac_model_close(NULL), ac_free(NULL); /* no-ops */
+    ac_captioner_close(c);
+    printf("version %s %s\n", AC_VERSION, ac_version());
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && !strcmp(argv[1], "caption")) return cmd_caption(argc - 2, argv + 2, 0);
+    if (argc >= 3 && !strcmp(argv[1], "bytes")) return cmd_caption(argc - 2, argv + 2, 1);
+    if (argc == 5 && !strcmp(argv[1], "rgb")) return cmd_rgb(argv[2], atoi(argv[3]), atoi(argv[4]));
+    if (argc >= 4 && !strcmp(argv[1], "overlays")) return cmd_overlays(argv[2], argc - 3, argv + 3);
+    if (argc == 2 && !strcmp(argv[1], "eval")) return cmd_eval();
+    if (argc == 3 && !strcmp(argv[1], "errors")) return cmd_errors(argv[2]);
+    fprintf(stderr, "usage: core_api caption|bytes|rgb|overlays|eval|errors ...\n");
+    return 2;
+}

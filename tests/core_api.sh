@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The stable core API (include/attncap/attncap.h, issue #31) as a program that knows nothing else
+# uses it: tests/core_api.c compiles as C99 and C++17 (-pedantic -Werror) against that header alone,
+# links against $BUILD/libattncap.so, and captions as `attncap caption` does (plain lines, JSON with
+# attention, overlays byte for byte; photos as files, bytes in memory, pixels); attention rows are
+# distributions; ac_evaluate matches coco-caption's published numbers (tests/fixtures/metrics_ref.json);
+# every error path answers with one line naming the problem (and nothing leaks under ASan).
+. "$(dirname "$0")/lib.sh"
+ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+B=$(dirname "$A")
+SO="$B/libattncap.so"
+PY=/usr/bin/python3
+P="$T/core_c"
+
+# a sanitizer build's library needs the program built the same way
+san=()
+readelf -d "$SO" 2>/dev/null | grep -q 'libasan' && san=(-fsanitize=address,undefined)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+t_begin compiles_as_c99_and_cxx17_against_the_header_alone
+built=0
+if [ ! -f "$SO" ]; then t_fail "no $SO (make BUILD=... tests builds it)"
+elif grep -E '^#include' "$ROOT/tests/core_api.c" | grep -v -E '<attncap/attncap.h>|<(math|stdio|stdlib|string)\.h>' | grep -q .; then
+  t_fail "core_api.c includes more than attncap.h and the C library: $(grep '^#include' "$ROOT/tests/core_api.c" | paste -sd' ')"
+else
+  mkdir -p "$T/inc/attncap" && cp "$ROOT/include/attncap/attncap.h" "$T/inc/attncap/" # the header alone
+  if ! cc -std=c99 -pedantic -Wall -Wextra -Werror "${san[@]}" -I"$T/inc" "$ROOT/tests/core_api.c" "$SO" -lm \
+       -Wl,-rpath,"$(cd "$B" && pwd)" -o "$P" 2>"$T/cc.err"; then t_fail "C99: $(head -5 "$T/cc.err")"
+  elif ! c++ -std=c++17 -pedantic -Wall -Wextra -Werror "${san[@]}" -I"$T/inc" -x c++ "$ROOT/tests/core_api.c" -x none "$SO" \
+       -Wl,-rpath,"$(cd "$B" && pwd)" -o "$T/core_cxx" 2>"$T/cc.err"; then t_fail "C++17: $(head -5 "$T/cc.err")"
+  elif ! ldd "$P" | grep -q "libattncap.so.[0-9]* => .*$(basename "$(cd "$B" && pwd)")/libattncap.so"; then
+    t_fail "not linked to $SO: $(ldd "$P" | grep attncap)"
+  else built=1; t_ok; fi
+fi
+
+# The shipped model needs its encoder (make models, or ../shared); without it the caption tests skip.
+have_model() {
+  [ $built = 1 ] || { t_skip "core_api did not build"; return 1; }
+  (cd "$ROOT" && "$A" caption samples/dog.jpg >/dev/null 2>"$T/model.err") && return 0
+  t_skip "the shipped model cannot caption here ($(head -1 "$T/model.err")): make models, or ../shared"; return 1
+}
+
+t_begin captions_json_and_attention_as_the_cli
+if have_model; then
+  (cd "$ROOT" && "$A" caption samples/*.jpg >"$T/cli.txt" 2>/dev/null && "$A" caption --json --attention samples/*.jpg >"$T/cli.json" 2>/dev/null)
+  (cd "$ROOT" && CORE_JSON="$T/core.json" "$P" caption samples/*.jpg >"$T/core.txt" 2>"$T/core.err"); rc=$?
+  (cd "$ROOT" && "$T/core_cxx" caption samples/*.jpg >"$T/cxx.txt" 2>>"$T/core.err"); rcx=$?
+  n=$(wc -l <"$T/cli.txt")
+  if [ $rc -eq 3 ] || [ $rcx -eq 3 ]; then t_fail "an attention row does not sum to 1: $(head -2 "$T/core.err")"
+  elif [ $rc -ne 0 ] || [ $rcx -ne 0 ]; then t_fail "exit $rc/$rcx: $(head -3 "$T/core.err")"
+  elif [ "$n" -lt 6 ] || ! cmp -s "$T/cli.txt" "$T/core.txt" || ! cmp -s "$T/cli.txt" "$T/cxx.txt"; then
+    t_fail "captions differ from attncap caption's ($n lines): $(diff "$T/cli.txt" "$T/core.txt" | head -4 | paste -sd' ')"
+  elif ! cmp -s "$T/cli.json" "$T/core.json"; then t_fail "JSON differs: $(diff "$T/cli.json" "$T/core.json" | head -2 | cut -c1-200)"
+  elif ! "$PY" - "$T/core.json" <<'PY' 2>"$T/py.err"; then t_fail "$(cat "$T/py.err")"; else t_ok; fi
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    h, w = o['grid']
+    a = o['attention']
+    assert len(a) == len(o['tokens']) > 0, (o['image'], len(a), len(o['tokens']))
+    for row in a:  # printed with 4 significant digits: each of h * w cells rounds by at most 5e-5 relative
+        assert len(row) == h * w, (o['image'], len(row), h, w)
+        assert abs(sum(row) - 1) < 1e-3 and min(row) >= 0, (o['image'], sum(row))
+PY
+fi
+
+t_begin bytes_in_memory_batched_as_the_cli
+if have_model; then
+  (cd "$ROOT" && "$P" bytes samples/*.jpg >"$T/bytes.txt" 2>"$T/err"); rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif ! cmp -s "$T/bytes.txt" "$T/cli.txt"; then t_fail "$(diff "$T/cli.txt" "$T/bytes.txt" | head -4 | paste -sd' ')"
+  else t_ok; fi
+fi
+
+t_begin rgb_pixels_as_the_cli_on_the_same_pixels
+# PIL (not our decoder) turns a photo into pixels, written once raw and once as a BMP, which the CLI reads
+if ! have_model; then :
+elif ! "$PY" -c 'import PIL' 2>/dev/null; then t_skip "needs /usr/bin/python3 with PIL (python3-pil)"
+else
+  "$PY" - "$ROOT/samples/giraffe.jpg" "$T/px" <<'PY'
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert('RGB')
+im = im.resize((im.width * 2 // 3, im.height * 2 // 3))
+open(sys.argv[2] + '.rgb', 'wb').write(im.tobytes())
+im.save(sys.argv[2] + '.bmp')
+open(sys.argv[2] + '.size', 'w').write('%d %d' % (im.height, im.width))
+PY
+  read -r H W <"$T/px.size"
+  want=$(cd "$ROOT" && "$A" caption "$T/px.bmp" 2>/dev/null | cut -f2-)
+  got=$(cd "$ROOT" && "$P" rgb "$T/px.rgb" "$H" "$W" 2>"$T/err" | cut -f2-)
+  if [ -z "$want" ] || [ "$got" != "$want" ]; then t_fail "pixels: '$got' ($(head -1 "$T/err")), the CLI on the BMP: '$want'"; else t_ok; fi
+fi
+
+t_begin overlays_as_the_cli_byte_for_byte
+if have_model; then
+  (cd "$ROOT" && "$A" caption --quiet --overlays "$T/ov_cli" samples/dog.jpg samples/eagle.jpg >/dev/null 2>"$T/err") &&
+    (cd "$ROOT" && "$P" overlays "$T/ov_core" samples/dog.jpg samples/eagle.jpg >"$T/ov.txt" 2>>"$T/err"); rc=$?
+  a=$(cd "$T/ov_cli" 2>/dev/null && find . -type f | sort); b=$(cd "$T/ov_core" 2>/dev/null && find . -type f | sort)
+  bad=""
+  for f in $a; do cmp -s "$T/ov_cli/$f" "$T/ov_core/$f" || bad="$bad $f"; done
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif [ -z "$a" ] || [ "$a" != "$b" ]; then t_fail "files differ: CLI $(echo $a | wc -w), core $(echo $b | wc -w)"
+  elif [ -n "$bad" ]; then t_fail "differ:$bad"
+  else t_ok; fi
+fi
+
+t_begin evaluate_as_coco_caption
+# coco-caption's own numbers for 24 small cases (BLEU-1..4, per-image ROUGE-L, CIDEr-D)
+if [ $built = 1 ] && [ -x "$PY" ]; then
+  if "$PY" - "$ROOT/tests/fixtures/metrics_ref.json" "$P" >"$T/ev.out" 2>&1 <<'PY'; then t_ok; else t_fail "$(tail -3 "$T/ev.out")"; fi
+import json, subprocess, sys
+cases = json.load(open(sys.argv[1]))
+done = 0
+for k, c in enumerate(cases):
+    if any(not it['cand'].strip() for it in c['items']):
+        continue  # an empty candidate: refused by the evaluator as by `attncap eval`
+    lines = ''.join('cand\t%s\n' % it['cand'] + ''.join('ref\t%s\n' % r for r in it['refs']) for it in c['items'])
+    out = subprocess.run([sys.argv[2], 'eval'], input=lines, capture_output=True, text=True)
+    assert out.returncode == 0, (k, out.stderr)
+    v = out.stdout.split()
+    got = [float(x) for x in v[:6]]
+    want = c['bleu'] + [sum(c['rouge_img']) / len(c['rouge_img']), c['cider']]
+    for g, w, name in zip(got, want, ['BLEU-1', 'BLEU-2', 'BLEU-3', 'BLEU-4', 'ROUGE-L', 'CIDEr-D']):
+        assert abs(g - w) <= 1e-9 * max(1, abs(w)), (k, name, g, w)
+    assert int(v[6]) == len(c['items']) and v[7] == '1', (k, v)
+    done += 1
+assert done >= 10, done
+print('%d cases' % done)
+PY
+else t_skip "needs the program and /usr/bin/python3"; fi
+
+t_begin error_paths_one_line_each_no_leak
+if have_model; then
+  printf 'just some text\n' >"$T/notes.jpg"
+  head -c 3000 "$ROOT/samples/dog.jpg" >"$T/trunc.jpg"
+  (cd "$ROOT" && "$P" errors "$T" >"$T/errors.txt" 2>"$T/err"); rc=$?
+  n_ok=$(grep -c '^ok ' "$T/errors.txt")
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(grep -v '^ok' "$T/errors.txt" | head -2) $(head -5 "$T/err")"
+  elif grep -q '^bad ' "$T/errors.txt"; then t_fail "$(grep '^bad ' "$T/errors.txt" | head -3 | paste -sd' ')"
+  elif grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' "$T/err"; then t_fail "sanitizer: $(head -3 "$T/err")"
+  elif [ "$n_ok" -lt 20 ]; then t_fail "only $n_ok error cases ran"
+  else echo "# $n_ok error cases${san:+ under ASan/UBSan}"; t_ok; fi
+fi
+t_end
