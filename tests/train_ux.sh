@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # attncap train as a user meets it (issue #16 item 8): --resume refuses flags that differ from the
-# checkpoint's (naming them; --force goes on with the checkpoint's) and says where it resumes; a
+# checkpoint's (naming them; --force goes on with the checkpoint's, but a --lr given wins and it says
+# so: issue #32, 4) and says where it resumes; a
 # finished run says so, and resuming it says it is already finished; photos without cached features
 # are counted in one warning; --lr-min is a floor for the decay; --help says to run features first;
 # the defaults are the shipped recipe's; Ctrl-C leaves no temporaries.
@@ -17,12 +18,16 @@ elif expect_error "changed --lr and --hidden" "$A" train "${base[@]}" --epochs 2
        --out "$T/r.safetensors" --resume; then
   if ! grep -q 'lr 0.01 (checkpoint: 0.005' "$T/err" || ! grep -q 'hidden 40 (checkpoint: 32)' "$T/err" ||
      ! grep -q -- '--force' "$T/err" || grep -q 'batch' "$T/err"; then t_fail "message: $(cat "$T/err")"
-  elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 6 --lr 0.01 --out "$T/r.safetensors" --resume --force \
-         >/dev/null 2>"$T/err2"; then t_fail "--force: $(cat "$T/err2")"
-  elif ! grep -q '^train: resuming from step 3 ' "$T/err2" || ! grep -q "options are kept: lr 0.01" "$T/err2"; then
+  elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 6 --lr 0.01 --batch 7 --out "$T/r.safetensors" --resume --force \
+         --log "$T/r.csv" --eval-every 1 >/dev/null 2>"$T/err2"; then t_fail "--force: $(cat "$T/err2")"
+  elif ! grep -q '^train: resuming from step 3 ' "$T/err2" || ! grep -q "options are kept: batch 7 (checkpoint: 5)" "$T/err2" ||
+       ! grep -q "the learning rate given, 0.01, replaces the checkpoint's 0.005 (at step 3)" "$T/err2"; then
     t_fail "no resume line: $(cat "$T/err2")"
-  # the same flags as the checkpoint's: no complaint
-  elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 9 --out "$T/r.safetensors" --resume >/dev/null 2>"$T/err3" ||
+  # the run's own log: every step after the resume at the learning rate given
+  elif ! awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "lr") c = i; next} $1 > 3 {n++; if ($c + 0 != 0.01) bad = 1}
+                  END {exit !(c && n > 0 && !bad)}' "$T/r.csv"; then t_fail "--lr 0.01 not used after the resume: $(cat "$T/r.csv")"
+  # the same flags as the checkpoint's (which now records the learning rate given): no complaint
+  elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 9 --lr 0.01 --out "$T/r.safetensors" --resume >/dev/null 2>"$T/err3" ||
        ! grep -q '^train: resuming from step 6 ' "$T/err3"; then t_fail "plain resume: $(cat "$T/err3")"
   else t_ok; fi
 fi

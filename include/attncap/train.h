@@ -26,8 +26,10 @@ typedef enum ac_train_event_kind {
     AC_TRAIN_PROGRESS,   /* a step is done: epoch, epochs, pos of steps, loss, text_loss, tok_per_s, seconds */
     AC_TRAIN_VALIDATING, /* an evaluation begins (it may take a while) */
     AC_TRAIN_EVALUATION, /* an evaluation is done: the row below, best, stopping */
-    AC_TRAIN_RESUMED,    /* a checkpoint was loaded: step, epoch, pos of steps; note: the options that
-                          * differ from the checkpoint's and were overridden by it (force), or NULL */
+    AC_TRAIN_RESUMED,    /* a checkpoint was loaded: step, epoch, pos of steps; note: what force did
+                          * with the options given that differ from the checkpoint's (the learning
+                          * rate given replaces the checkpoint's; the others are the checkpoint's), or
+                          * NULL */
     AC_TRAIN_FINISHED    /* training is over (or was over before this resume): finish, best_step,
                           * best_score (NAN if none) of metric, step, epoch (done), epochs; stopping:
                           * it stopped early (more epochs would not continue it) */

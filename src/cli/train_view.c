@@ -26,7 +26,7 @@ void train_view_event(const ac_train_event *ev, void *user) {
     case AC_TRAIN_RESUMED:
         fprintf(stderr, "train: resuming from step %ld (epoch %d/%d, batch %d)\n", ev->step, ev->epoch, ev->epochs,
                 ev->pos);
-        if (ev->note) fprintf(stderr, "train: --force: the checkpoint's options are kept: %s\n", ev->note);
+        if (ev->note) fprintf(stderr, "train: --force: %s\n", ev->note);
         break;
     case AC_TRAIN_FINISHED: {
         static const char *why[] = {"all epochs done", "stopped early: no improvement", "the step limit reached",

@@ -87,14 +87,15 @@ static void differs_str(char *buf, size_t n, const char *key, const char *here, 
     if (l + 1 < n) snprintf(buf + l, n - l, "%s%s %s (checkpoint: %s)", l ? ", " : "", key, here, there);
 }
 
-/* The given options whose values differ from the checkpoint's: its options oj and decoder config c. */
-static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac_decoder_config *c, char *buf,
-                               size_t n) {
+/* The given options whose values differ from the checkpoint's: its options oj and decoder config c;
+ * but key skip (NULL: none). */
+static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac_decoder_config *c, const char *skip,
+                               char *buf, size_t n) {
     buf[0] = 0;
     for (int i = 0; i < N_TRAJ; i++) {
         const traj_opt *t = &TRAJ_OPTS[i];
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(oj, t->key);
-        if (!given(o, t->key)) continue;
+        if (!given(o, t->key) || (skip && !strcmp(skip, t->key))) continue;
         double there = cJSON_IsNumber(x) ? x->valuedouble : t->absent, here = traj_get(o, t);
         if (isnan(there)) continue;
         /* compared as stored: a float option as a float */
@@ -277,10 +278,25 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
     s->win_ce = jnum(sj, "win_ce", 0), s->win_tok = (long)jnum(sj, "win_tok", 0), s->evals = (long)jnum(sj, "evals", 0);
     s->hard_baseline = jnum(sj, "hard_baseline", 0);
     const cJSON *oj = cJSON_GetObjectItemCaseSensitive(sj, "opts");
-    resume_differences(o, oj, &c, kept, kept_n);
+    resume_differences(o, oj, &c, NULL, kept, kept_n);
     if (kept[0] && !o->resume_force) {
         ac_errc(err, AC_ERR_RESUME_OPTIONS, "%s: the run was started with other options: %s", path, kept);
         goto done;
+    }
+    /* forced: a learning rate given wins (from here on, decaying as before); the other options are the
+     * checkpoint's. kept says both. */
+    const float lr_given = o->lr;
+    const int lr_wins = kept[0] && given(o, "lr") && (float)jnum(oj, "lr", lr_given) != lr_given;
+    if (kept[0]) {
+        char others[768];
+        resume_differences(o, oj, &c, "lr", others, sizeof others);
+        snprintf(kept, kept_n, "%s%s%s", others[0] ? "the checkpoint's options are kept: " : "", others,
+                 others[0] && lr_wins ? "; " : "");
+        if (lr_wins) {
+            const size_t l = strlen(kept);
+            snprintf(kept + l, kept_n - l, "the learning rate given, %.7g, replaces the checkpoint's %.7g (at step %ld)",
+                     lr_given, s->lr, s->step);
+        }
     }
     for (int i = 0; i < N_TRAJ; i++) {
         const traj_opt *t = &TRAJ_OPTS[i];
@@ -288,6 +304,7 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
         double v = cJSON_IsNumber(x) ? x->valuedouble : t->absent;
         if (!isnan(v)) traj_set(o, t, v);
     }
+    if (lr_wins) o->lr = lr_given, s->lr = lr_given;
     if ((o->ema > 0) != (tr->ema != NULL)) {
         ac_errf(err, "%s: the checkpoint's weight average does not match its options", path);
         goto done;

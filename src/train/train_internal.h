@@ -111,7 +111,9 @@ int ac_train_save_ckpt(ac_trainer *tr, ac_err *err);
 /* Loads the checkpoint of o->out into tr (model, Adam moments, average, state, history) and the
  * options that decide the trajectory into *o. */
 /* kept[kept_n] receives the options given (o->resume_given) that differ from the checkpoint's ("" if
- * none); they are an error unless o->resume_force. */
+ * none); they are an error unless o->resume_force, when kept says what was done: a learning rate
+ * given replaces the checkpoint's (o->lr and the current rate), the other options are the
+ * checkpoint's. */
 int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept_n, ac_err *err);
 
 /* train_opt.c: clips g to global norm `clip` (0 = no clipping), then one Adam step t (1-based) with
