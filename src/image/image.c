@@ -143,9 +143,13 @@ static int jpeg_scan(const uint8_t *p, size_t n, int *orientation, int *has_eoi)
     int in_scan = 0, scans = 0;
     jpeg_frame f = {0};
     while (i + 1 < n) {
-        if (in_scan) { /* skip entropy-coded data up to the next real marker */
-            if (p[i] != 0xFF || p[i + 1] == 0x00 || (p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) || p[i + 1] == 0xFF) {
-                if (p[i] == 0xFF && p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) f.rst++;
+        if (in_scan) { /* skip entropy-coded data up to the next real marker (memchr: the next 0xFF) */
+            const uint8_t *ff = memchr(p + i, 0xFF, n - i);
+            if (!ff) break;
+            i = (size_t)(ff - p);
+            if (i + 1 >= n) break;
+            if (p[i + 1] == 0x00 || (p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) || p[i + 1] == 0xFF) {
+                if (p[i + 1] >= 0xD0 && p[i + 1] <= 0xD7) f.rst++;
                 i++;
                 continue;
             }
