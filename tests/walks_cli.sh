@@ -60,7 +60,7 @@ if setup; then
   if [ $rc -ne 1 ] || [ -s "$T/out" ]; then t_fail "nothing to caption: exit $rc, $(cat "$T/out")"
   elif ! grep -q "warning: $T/empty: no photos" "$T/err" || ! grep -q "warning: $T/notes: no photos" "$T/err"; then
     t_fail "no warning: $(cat "$T/err")"
-  elif [ $rc2 -ne 0 ] || [ "$(wc -l <"$T/out2")" -ne 1 ] || [ "$(cat "$T/err2")" != "attncap caption: warning: $T/empty: no photos in it (.jpg .jpeg .png .bmp .gif)" ]; then
+  elif [ $rc2 -ne 0 ] || [ "$(wc -l <"$T/out2")" -ne 1 ] || [ "$(cat "$T/err2")" != "attncap caption: warning: $T/empty: no photos in it (.jpg .jpeg .png .bmp .gif .webp .tif .tiff)" ]; then
     t_fail "with a photo too: exit $rc2, $(cat "$T/err2")"
   else t_ok; fi
 fi

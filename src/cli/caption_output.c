@@ -93,7 +93,7 @@ int cli_caption_gather(char **args, int n, cli_strv *paths) {
                 fprintf(stderr, "attncap caption: %s\n", err.msg);
                 return -1;
             }
-            if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif)\n", a);
+            if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif .webp .tif .tiff)\n", a);
         } else if (cli_strv_push(paths, a)) { /* a missing file is reported when its turn comes */
             fprintf(stderr, "attncap caption: out of memory\n");
             return -1;

@@ -30,7 +30,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 int cli_is_image_name(const char *n) {
     const char *dot = strrchr(n, '.');
     if (!dot || n[0] == '.') return 0;
-    static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif"};
+    static const char *ext[] = {"jpg", "jpeg", "png", "bmp", "gif", "webp", "tif", "tiff"};
     for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
         if (!strcasecmp(dot + 1, ext[i])) return 1;
     return 0;
