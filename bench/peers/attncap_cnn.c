@@ -1,7 +1,8 @@
 /* attncap_cnn: our CNN engine as a peer of bench/cnn_peers.py (protocol: serve.h), and the machine's
  * sgemm peak (a large OpenBLAS sgemm on the same threads), against which every peer's GFLOP/s is
  * read. It also prints "flops F", the layer's multiply-adds x 2 as our planner counts them.
- * `attncap_cnn --bf16 ARGS...`: the products in bfloat16 (cnn.h), skipped where the CPU cannot. */
+ * `attncap_cnn --bf16 ARGS...`: the products in bfloat16 (cnn.h), skipped where the CPU cannot;
+ * `attncap_cnn --int8 ARGS...`: the quantized graph on its integers (AC_PRECISION_INT8). */
 #include <string.h>
 
 #include <cblas.h>
@@ -43,13 +44,14 @@ static int run_ours(void *p) {
 }
 
 int main(int argc, char **argv) {
-    const int bf16 = argc > 1 && strcmp(argv[1], "--bf16") == 0;
-    if (bf16) argv[1] = argv[0], argv++, argc--;
+    const int bf16 = argc > 1 && strcmp(argv[1], "--bf16") == 0, int8 = argc > 1 && strcmp(argv[1], "--int8") == 0;
+    if (bf16 || int8) argv[1] = argv[0], argv++, argc--;
     peer_args a = peer_parse(argc, argv);
     ours o;
     ac_err err = {{0}, 0};
     if (ac_encoder_open(a.model, a.layer, a.size, a.threads, &o.enc, &err) < 0) peer_skip(err.msg);
     if (bf16 && ac_encoder_set_precision(&o.enc, AC_PRECISION_BF16X2, &err) < 0) peer_skip(err.msg);
+    if (int8 && ac_encoder_set_precision(&o.enc, AC_PRECISION_INT8, &err) < 0) peer_skip(err.msg);
     size_t n_out = (size_t)o.enc.grid_h * o.enc.grid_w * o.enc.dim;
     o.x = peer_read_input(&a);
     if (!(o.y = malloc(n_out * sizeof *o.y))) peer_skip("out of memory");

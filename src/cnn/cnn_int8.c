@@ -24,7 +24,7 @@ typedef struct i8_step {
     ac_i8_geom g;
     int pointwise;
     ac_i8_gemm_w w;
-    int16_t *dwq;
+    int32_t *dwq, *inner; /* depthwise: the filter's q - zw, and bias less zx times each channel's sum */
     int32_t *bias, *mult, *shift;
     ac_i8_requant rq;
     int32_t zx;
@@ -175,13 +175,16 @@ static int plan_dw(const ac_cnn *c, const cnn_step *s, i8_step *d, const tq *in,
     if (!filter_ok(w, 3, oc)) return serr(c, s, err, "filter is not UINT8/INT8 quantized per tensor or per channel");
     if (oc > 4096) return serr(c, s, err, "over 4096 channels");
     if (conv_common(c, s, d, in, out, oc, err) < 0) return -1;
-    if (!(d->dwq = malloc((size_t)taps * oc * sizeof *d->dwq))) return serr(c, s, err, "out of memory");
+    d->dwq = malloc((size_t)taps * oc * sizeof *d->dwq);
+    if (!d->dwq || !(d->inner = malloc((size_t)oc * sizeof *d->inner))) return serr(c, s, err, "out of memory");
+    memcpy(d->inner, d->bias, (size_t)oc * sizeof *d->inner);
     for (int t = 0; t < taps; t++)
         for (int o = 0; o < oc; o++) {
             int64_t r;
             if (recover(w, (size_t)t * oc + o, o, &r) < 0 || r < -255 || r > 255)
                 return serr(c, s, err, "filter integers cannot be recovered exactly");
-            d->dwq[(size_t)t * oc + o] = (int16_t)r;
+            d->dwq[(size_t)t * oc + o] = (int32_t)r;
+            d->inner[o] -= d->zx * (int32_t)r;
         }
     d->g = (ac_i8_geom){s->g.h, s->g.w, s->g.c, s->g.oh, s->g.ow, s->g.oc, s->g.kh, s->g.kw, s->g.sh, s->g.sw, s->g.dh, s->g.dw, s->g.pt, s->g.pl};
     return 0;
@@ -247,7 +250,7 @@ void ac_cnn_int8_free(cnn_int8 *p) {
     if (!p) return;
     for (int k = 0; k < p->n_steps; k++) {
         i8_step *d = &p->st[k];
-        free(d->w.packed), free(d->w.col), free(d->dwq), free(d->bias), free(d->mult), free(d->shift);
+        free(d->w.packed), free(d->w.col), free(d->dwq), free(d->inner), free(d->bias), free(d->mult), free(d->shift);
     }
     if (p->slots)
         for (int q = 0; q < p->n_slots; q++) free(p->slots[q]);
@@ -363,7 +366,7 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
                 ac_i8_gemm(m, p->cols, d->w.kp, &d->w, &d->rq, o, d->g.oc, c->pool);
             }
             break;
-        case K_DW: ac_i8_depthwise(&d->g, a, d->zx, d->dwq, d->bias, &d->rq, o, c->pool); break;
+        case K_DW: ac_i8_depthwise(&d->g, a, d->zx, d->dwq, d->bias, d->inner, &d->rq, o, c->pool); break;
         case K_ADD: ac_i8_add_run(&d->add, a, buf(p, d->in1), o, c->t[d->out].count, c->pool); break;
         case K_POOL: ac_i8_pool(&d->g, d->is_max, d->off, d->rq.lo, d->rq.hi, a, o); break;
         case K_COPY: if (o != a) memcpy(o, a, c->t[d->out].count); break;

@@ -71,10 +71,10 @@ typedef struct ac_i8_geom {
 /* im2col of a u8 NHWC image into rows of kp bytes (taps in [kh][kw][c] order, zx outside the image, 0
  * in the k padding); rows [r0, r1) of the output. */
 void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, int r0, int r1, uint8_t *cols);
-/* DEPTHWISE_CONV_2D (multiplier oc / c): wq [kh*kw][oc] int16 (q - zw), bias [oc]; taps outside the
- * image skipped, as TFLite's reference. */
-void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int16_t *wq, const int32_t *bias,
-                     const ac_i8_requant *rq, uint8_t *out, ac_pool *pool);
+/* DEPTHWISE_CONV_2D (multiplier oc / c): wq [kh*kw][oc] (q - zw), bias [oc], inner [oc] = bias - zx *
+ * the sum of the channel's taps; taps outside the image skipped, as TFLite's reference. */
+void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int32_t *wq, const int32_t *bias,
+                     const int32_t *inner, const ac_i8_requant *rq, uint8_t *out, ac_pool *pool);
 /* ADD of two same-shaped tensors (add.cc / reference AddElementwise). */
 typedef struct ac_i8_add {
     int32_t zx1, zx2, m1, m2, mo; /* stored zero points of the inputs and the three multipliers */

@@ -65,8 +65,7 @@ static void requant_c(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uint
 /* 16 lanes of ac_i8_mbqm + zp + clamp. SaturatingRoundingDoublingHighMul is floor((x*m + 2^30) / 2^31)
  * for every x and m >= 0 (the nudge 1 - 2^30 with truncation toward zero of a negative product is the
  * same floor); its value fits 32 bits, whose low half a logical 64-bit shift gives as well. */
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i rq16(__m512i x, __m512i m, __m512i ls, __m512i rs,
-                                                                       __m512i zp, __m512i lo, __m512i hi) {
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i mbqm16(__m512i x, __m512i m, __m512i ls, __m512i rs) {
     x = _mm512_sllv_epi32(x, ls);
     const __m512i half = _mm512_set1_epi64(1LL << 30);
     __m512i ev = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
@@ -77,8 +76,12 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i rq16(__m512i x
     const __m512i rem = _mm512_and_si512(h, mask);
     const __m512i thr = _mm512_sub_epi32(_mm512_srli_epi32(mask, 1), _mm512_srai_epi32(h, 31));
     h = _mm512_srav_epi32(h, rs);
-    h = _mm512_mask_sub_epi32(h, _mm512_cmpgt_epi32_mask(rem, thr), h, _mm512_set1_epi32(-1));
-    h = _mm512_add_epi32(h, zp);
+    return _mm512_mask_sub_epi32(h, _mm512_cmpgt_epi32_mask(rem, thr), h, _mm512_set1_epi32(-1));
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i rq16(__m512i x, __m512i m, __m512i ls, __m512i rs,
+                                                                       __m512i zp, __m512i lo, __m512i hi) {
+    const __m512i h = _mm512_add_epi32(mbqm16(x, m, ls, rs), zp);
     return _mm512_min_epi32(_mm512_max_epi32(h, lo), hi);
 }
 
@@ -150,18 +153,29 @@ static inline int32_t quad(const uint8_t *a, int k, int k_end) {
     return v;
 }
 
-/* MR rows x NB panels of 16 columns on AVX512-VNNI; rows past the block's end repeat its last row
- * (computed, not stored). */
+/* Each row's sum times -d (rows of a block, once for all its panels). */
+__attribute__((target("avx512f,avx512bw"))) static void row_sums_512(const uint8_t *const *ar, int k, int32_t d, int32_t *rs) {
+    for (int i = 0; i < MR; i++) {
+        if (!d) {
+            rs[i] = 0;
+            continue;
+        }
+        __m512i acc = _mm512_setzero_si512();
+        for (int p = 0; p < k; p += 64) {
+            const __mmask64 km = k - p >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (k - p)) - 1);
+            acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(km, ar[i] + p), _mm512_setzero_si512()));
+        }
+        rs[i] = -d * (int32_t)_mm512_reduce_add_epi64(acc);
+    }
+}
+
+/* MR rows (ar: row pointers; rows past nr repeat a valid one, computed, not stored) x NB panels of 16
+ * columns from panel p0, on AVX512-VNNI. The sums go through memory before the requantization, so the
+ * product loop keeps its MR x NB accumulators in registers. */
 #define I8_KERNEL_512(NB)                                                                                                  \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void kern512_##NB(                            \
-        const gemm_job *j, int r0, int nr, int p0) {                                                                     \
+        const gemm_job *j, const uint8_t *const *ar, const int32_t *rs, int r0, int nr, int p0) {                       \
         const ac_i8_gemm_w *w = j->w;                                                                                     \
-        const uint8_t *ar[MR];                                                                                            \
-        int32_t rs[MR];                                                                                                   \
-        for (int i = 0; i < MR; i++) {                                                                                    \
-            ar[i] = j->a + (size_t)(r0 + (i < nr ? i : nr - 1)) * j->lda;                                                 \
-            rs[i] = w->d ? -w->d * row_sum(ar[i], w->k) : 0;                                                              \
-        }                                                                                                                 \
         __m512i acc[MR][NB];                                                                                              \
         _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                              \
             _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_setzero_si512();                      \
@@ -176,7 +190,7 @@ static inline int32_t quad(const uint8_t *a, int k, int k_end) {
                 int32_t q;                                                                                                \
                 memcpy(&q, ar[i] + k, 4);                                                                                 \
                 const __m512i av = _mm512_set1_epi32(q);                                                                  \
-                _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]);                      \
+                _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]); \
             }                                                                                                             \
         }                                                                                                                 \
         if (k < w->k) {                                                                                                   \
@@ -187,6 +201,9 @@ static inline int32_t quad(const uint8_t *a, int k, int k_end) {
                 for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]);                      \
             }                                                                                                             \
         }                                                                                                                 \
+        int32_t sums[MR][NB * 16] __attribute__((aligned(64)));                                                           \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                              \
+            _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) _mm512_store_si512(sums[i] + p * 16, acc[i][p]);         \
         const ac_i8_requant *rq = j->rq;                                                                                  \
         const __m512i zp = _mm512_set1_epi32(rq->zp), lo = _mm512_set1_epi32(rq->lo), hi = _mm512_set1_epi32(rq->hi);    \
         const __m512i zero = _mm512_setzero_si512();                                                                      \
@@ -197,7 +214,8 @@ static inline int32_t quad(const uint8_t *a, int k, int k_end) {
             const __m512i sh = _mm512_loadu_si512(rq->shift + c0);                                                        \
             const __m512i ls = _mm512_max_epi32(sh, zero), rsh = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);      \
             for (int i = 0; i < nr; i++) {                                                                                \
-                const __m512i v = _mm512_add_epi32(_mm512_add_epi32(acc[i][p], col), _mm512_set1_epi32(rs[i]));           \
+                const __m512i v = _mm512_add_epi32(_mm512_add_epi32(_mm512_load_si512(sums[i] + p * 16), col),            \
+                                                   _mm512_set1_epi32(rs[i]));                                             \
                 _mm_mask_storeu_epi8(j->c + (size_t)(r0 + i) * j->ldc + c0, km,                                           \
                                      _mm512_cvtepi32_epi8(rq16(v, m, ls, rsh, zp, lo, hi)));                              \
             }                                                                                                             \
@@ -205,18 +223,12 @@ static inline int32_t quad(const uint8_t *a, int k, int k_end) {
     }
 I8_KERNEL_512(1)
 I8_KERNEL_512(2)
-I8_KERNEL_512(3)
 
 /* The same on 256 bits (AVX-VNNI, `{vex} vpdpbusd`): a panel is two vectors; MR rows x 1 panel. The
  * requantization runs in C on the stored sums (the AVX-512 epilogue is not available here). */
-__attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, int r0, int nr, int p0) {
+__attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, const uint8_t *const *ar, const int32_t *rs,
+                                                         int r0, int nr, int p0) {
     const ac_i8_gemm_w *w = j->w;
-    const uint8_t *ar[MR];
-    int32_t rs[MR];
-    for (int i = 0; i < MR; i++) {
-        ar[i] = j->a + (size_t)(r0 + (i < nr ? i : nr - 1)) * j->lda;
-        rs[i] = w->d ? -w->d * row_sum(ar[i], w->k) : 0;
-    }
     __m256i acc[MR][2];
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;
@@ -246,19 +258,22 @@ static void gemm_task(void *arg, int t, int n) {
     if (r0 >= r1) return;
 #if defined(I8_X86)
     const int panels = j->w->np / 16;
-    if (j->isa == AC_I8_ISA_AVX512VNNI) {
+    if (j->isa >= AC_I8_ISA_AVXVNNI) {
         for (int r = r0; r < r1; r += MR) {
             const int nr = r1 - r < MR ? r1 - r : MR;
-            int p = 0;
-            for (; p + 3 <= panels; p += 3) kern512_3(j, r, nr, p);
-            if (panels - p == 2) kern512_2(j, r, nr, p);
-            else if (panels - p == 1) kern512_1(j, r, nr, p);
+            const uint8_t *ar[MR];
+            int32_t rs[MR];
+            for (int i = 0; i < MR; i++) ar[i] = j->a + (size_t)(r + (i < nr ? i : nr - 1)) * j->lda;
+            if (j->isa == AC_I8_ISA_AVX512VNNI) {
+                row_sums_512(ar, j->w->k, j->w->d, rs);
+                int p = 0;
+                for (; p + 2 <= panels; p += 2) kern512_2(j, ar, rs, r, nr, p);
+                if (p < panels) kern512_1(j, ar, rs, r, nr, p);
+            } else {
+                for (int i = 0; i < MR; i++) rs[i] = j->w->d ? -j->w->d * row_sum(ar[i], j->w->k) : 0;
+                for (int p = 0; p < panels; p++) kern256(j, ar, rs, r, nr, p);
+            }
         }
-        return;
-    }
-    if (j->isa == AC_I8_ISA_AVXVNNI) {
-        for (int r = r0; r < r1; r += MR)
-            for (int p = 0; p < panels; p++) kern256(j, r, r1 - r < MR ? r1 - r : MR, p);
         return;
     }
 #endif
@@ -296,8 +311,7 @@ typedef struct dw_job {
     const ac_i8_geom *g;
     const uint8_t *in;
     int32_t zx;
-    const int16_t *wq;
-    const int32_t *bias;
+    const int32_t *wq, *bias, *inner;
     const ac_i8_requant *rq;
     uint8_t *out;
 } dw_job;
@@ -319,7 +333,7 @@ static void dw_task(void *arg, int t, int n) {
                     const int x = ox * g->sw - g->pl + kx * g->dw;
                     if (x < 0 || x >= g->w) continue;
                     const uint8_t *src = j->in + ((size_t)y * g->w + x) * g->c;
-                    const int16_t *wt = j->wq + (size_t)(ky * g->kw + kx) * oc;
+                    const int32_t *wt = j->wq + (size_t)(ky * g->kw + kx) * oc;
                     const int32_t zx = j->zx;
                     if (mult == 1)
                         for (int c = 0; c < oc; c++) acc[c] += ((int32_t)src[c] - zx) * wt[c];
@@ -331,11 +345,73 @@ static void dw_task(void *arg, int t, int n) {
         }
 }
 
-void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int16_t *wq, const int32_t *bias,
-                     const ac_i8_requant *rq, uint8_t *out, ac_pool *pool) {
-    dw_job j = {g, in, zx, wq, bias, rq, out};
-    if (!pool) dw_task(&j, 0, 1);
-    else ac_pool_run(pool, dw_task, &j);
+#if defined(I8_X86)
+/* 3 x 3, multiplier 1, no dilation, on AVX-512: for each output row and block of 16 channels, the 9
+ * taps' weights stay in registers while the row is swept (its 3 input rows stay in cache). Inside the
+ * image the zero point's share is in `inner` (bias - zx * the sum of the taps), so a tap is x * w; at
+ * the borders (x - zx) * w over the taps inside, as dw_task. */
+__attribute__((target("avx512f,avx512bw"))) static void dw3x3_task_512(void *arg, int t, int n) {
+    const dw_job *j = arg;
+    const ac_i8_geom *g = j->g;
+    const int y0 = (int)((long)g->oh * t / n), y1 = (int)((long)g->oh * (t + 1) / n), C = g->c;
+    const size_t row = (size_t)g->w * C;
+    const __m512i zero = _mm512_setzero_si512(), zx = _mm512_set1_epi32(j->zx), zp = _mm512_set1_epi32(j->rq->zp);
+    const __m512i lo = _mm512_set1_epi32(j->rq->lo), hi = _mm512_set1_epi32(j->rq->hi);
+    /* output columns whose 3 taps are all inside: [xa, xb) */
+    int xa = 0, xb = g->ow;
+    while (xa < g->ow && xa * g->sw - g->pl < 0) xa++;
+    while (xb > xa && (xb - 1) * g->sw - g->pl + 2 >= g->w) xb--;
+    for (int oy = y0; oy < y1; oy++) {
+        const int ybase = oy * g->sh - g->pt, yin = ybase >= 0 && ybase + 2 < g->h;
+        for (int c0 = 0; c0 < C; c0 += 16) {
+            const __mmask16 km = C - c0 >= 16 ? 0xffff : (__mmask16)((1u << (C - c0)) - 1);
+            __m512i w[9];
+            for (int q = 0; q < 9; q++) w[q] = _mm512_maskz_loadu_epi32(km, j->wq + (size_t)q * C + c0);
+            const __m512i inner = _mm512_maskz_loadu_epi32(km, j->inner + c0), bias = _mm512_maskz_loadu_epi32(km, j->bias + c0);
+            const __m512i m = _mm512_maskz_loadu_epi32(km, j->rq->mult + c0), sh = _mm512_maskz_loadu_epi32(km, j->rq->shift + c0);
+            const __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+            uint8_t *dst = j->out + (size_t)oy * g->ow * C + c0;
+            for (int ox = 0; ox < g->ow; ox++) {
+                const int xbase = ox * g->sw - g->pl;
+                __m512i acc;
+                if (yin && ox >= xa && ox < xb) {
+                    const uint8_t *src = j->in + (size_t)ybase * row + (size_t)xbase * C + c0;
+#define TAP(q, off) acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(km, src + (off))), w[q]))
+                    acc = inner;
+                    TAP(0, 0); TAP(1, C); TAP(2, 2 * C);
+                    TAP(3, row); TAP(4, row + C); TAP(5, row + 2 * C);
+                    TAP(6, 2 * row); TAP(7, 2 * row + C); TAP(8, 2 * row + 2 * C);
+#undef TAP
+                } else {
+                    acc = bias;
+                    for (int ky = 0; ky < 3; ky++) {
+                        const int y = ybase + ky;
+                        if (y < 0 || y >= g->h) continue;
+                        for (int kx = 0; kx < 3; kx++) {
+                            const int x = xbase + kx;
+                            if (x < 0 || x >= g->w) continue;
+                            const __m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(km, j->in + (size_t)y * row + (size_t)x * C + c0));
+                            acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_sub_epi32(v, zx), w[ky * 3 + kx]));
+                        }
+                    }
+                }
+                _mm_mask_storeu_epi8(dst + (size_t)ox * C, km, _mm512_cvtepi32_epi8(rq16(acc, m, ls, rs, zp, lo, hi)));
+            }
+        }
+    }
+}
+#endif
+
+void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int32_t *wq, const int32_t *bias,
+                     const int32_t *inner, const ac_i8_requant *rq, uint8_t *out, ac_pool *pool) {
+    dw_job j = {g, in, zx, wq, bias, inner, rq, out};
+    void (*fn)(void *, int, int) = dw_task;
+#if defined(I8_X86)
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && g->oc == g->c && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1)
+        fn = dw3x3_task_512;
+#endif
+    if (!pool) fn(&j, 0, 1);
+    else ac_pool_run(pool, fn, &j);
 }
 
 typedef struct add_job {
@@ -361,10 +437,34 @@ static void add_task(void *arg, int t, int nt) {
     }
 }
 
+#if defined(I8_X86)
+__attribute__((target("avx512f,avx512bw"))) static void add_task_512(void *arg, int t, int nt) {
+    const add_job *j = arg;
+    const ac_i8_add *p = j->p;
+    const size_t i0 = j->n * (size_t)t / (size_t)nt, i1 = j->n * (size_t)(t + 1) / (size_t)nt;
+    const __m512i zero = _mm512_setzero_si512(), z1 = _mm512_set1_epi32(p->zx1), z2 = _mm512_set1_epi32(p->zx2);
+    const __m512i m1 = _mm512_set1_epi32(p->m1), m2 = _mm512_set1_epi32(p->m2), mo = _mm512_set1_epi32(p->mo);
+    const __m512i r1 = _mm512_set1_epi32(-p->s1), r2 = _mm512_set1_epi32(-p->s2), ro = _mm512_set1_epi32(-p->so);
+    const __m512i zo = _mm512_set1_epi32(p->zo), lo = _mm512_set1_epi32(p->lo), hi = _mm512_set1_epi32(p->hi);
+    for (size_t i = i0; i < i1; i += 16) {
+        const __mmask16 km = i1 - i >= 16 ? 0xffff : (__mmask16)((1u << (i1 - i)) - 1);
+        const __m512i a = _mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(km, j->a + i)), z1), 20);
+        const __m512i b = _mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(km, j->b + i)), z2), 20);
+        const __m512i s = _mm512_add_epi32(mbqm16(a, m1, zero, r1), mbqm16(b, m2, zero, r2));
+        const __m512i v = _mm512_add_epi32(mbqm16(s, mo, zero, ro), zo);
+        _mm_mask_storeu_epi8(j->o + i, km, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
+    }
+}
+#endif
+
 void ac_i8_add_run(const ac_i8_add *p, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n, ac_pool *pool) {
     add_job j = {p, a, b, o, n};
-    if (!pool || n < 4096) add_task(&j, 0, 1);
-    else ac_pool_run(pool, add_task, &j);
+    void (*fn)(void *, int, int) = add_task;
+#if defined(I8_X86)
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && p->left_shift == 20 && p->s1 <= 0 && p->s2 <= 0 && p->so <= 0) fn = add_task_512;
+#endif
+    if (!pool || n < 4096) fn(&j, 0, 1);
+    else ac_pool_run(pool, fn, &j);
 }
 
 void ac_i8_pool(const ac_i8_geom *g, int is_max, int off, int32_t lo, int32_t hi, const uint8_t *in, uint8_t *out) {
