@@ -57,7 +57,17 @@ typedef struct ac_caption {
     int grid_h, grid_w; /* the grid alpha's rows cover: the photo's own (ac_decoder_prepare_grid), the
                            model's unless its encoder keeps the aspect ratio (the padding's weights, 0,
                            are left out); 0 in a caption made otherwise: the model's */
+    int n_regions;      /* the detected objects the decoder attended to beside the grid (regions.h): each
+                           alpha row is grid_h * grid_w cells, then n_regions regions */
+    struct ac_region *regions; /* [n_regions] (owned; NULL when the captioner did not fill them in) */
 } ac_caption;
+
+/* Entries per row of c->alpha: the grid's cells and the regions. */
+static inline int ac_caption_alpha_stride(const ac_caption *c) { return c->grid_h * c->grid_w + c->n_regions; }
+/* Row k of c->alpha as weights over the grid's cells alone: each region's weight spread evenly over the
+ * cells whose centres lie in its box (the cell under its centre when none does), so a picture of the
+ * grid shows an attended box lit. out [grid_h * grid_w]; sums to what the row sums to. */
+void ac_caption_cell_attention(const ac_caption *c, int k, float *out);
 
 /* A tag of the photo (naming.h): a word for what the encoder's classes see. */
 typedef struct ac_caption_tag {

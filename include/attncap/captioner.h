@@ -52,6 +52,10 @@ struct ac_captioner { /* typedef: attncap.h */
     /* The core API's (attncap.h): */
     int threads;         /* as opened (0: the default) */
     struct ac_font *font; /* loaded when overlays are first written */
+    /* A model with regions (regions.h): its detector (NULL otherwise), its path and label names. */
+    struct ac_detector *det;
+    char *det_path;
+    const char **det_names;
 };
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */
@@ -94,6 +98,7 @@ typedef struct ac_captioner_lane {
     ac_encoder enc; /* shallow copy of the captioner's, with the lane's own plan */
     float *ann;     /* [L, D] scratch */
     float *probs;   /* as ac_captioner.probs, of the lane's last photo (when the captioner wants classes) */
+    struct ac_detector *det; /* the lane's own detector (a model with regions) */
 } ac_captioner_lane;
 int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err);
 void ac_captioner_lane_close(ac_captioner_lane *lane);

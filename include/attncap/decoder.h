@@ -113,6 +113,12 @@ typedef struct ac_decoder_config {
     float reinforce;    /* lambda_r, the weight of the score-function (REINFORCE) term */
     float entropy;      /* lambda_e, the weight of the entropy bonus */
     float expected;     /* the chance that a caption trains on the expected context (soft) instead of a sample */
+    /* Regions (regions.h): up to `regions` detected objects per photo as annotation vectors after the
+     * grid's cells (n_ann = grid_h grid_w + regions; 0: none, the grid alone). A region's vector adds
+     * score * region_scale * code(category) to its pooled cells; detections scored below
+     * region_min_score are not regions. Fixed when the model is trained; recorded in the model file. */
+    int regions;
+    float region_scale, region_min_score;
 } ac_decoder_config;
 
 /* The decoder kinds (config.decoder). */
@@ -293,10 +299,15 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann /* [L, 
  * padding, is not read); NULL when out of memory or when the grid does not fit (ac_decoder_check_grid).
  * ac_decoder_prepare is this with the model's grid. */
 ac_dec_image *ac_decoder_prepare_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w);
+/* A photo's grid_h x grid_w cells followed by `regions` region vectors (regions.h; at most
+ * config.regions): rows 0 .. grid_h grid_w + regions - 1 of ann; the attention ranges over all of them. */
+ac_dec_image *ac_decoder_prepare_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int regions);
 /* Refuses (one line) a photo grid that is empty or has more cells than the model's L. */
 int ac_decoder_check_grid(const ac_decoder_config *cfg, int grid_h, int grid_w, ac_err *err);
 /* The photo's own grid (as prepared). */
 void ac_dec_image_grid(const ac_dec_image *img, int *grid_h, int *grid_w);
+/* The regions it was prepared with (ac_decoder_prepare_regions; 0 otherwise). */
+int ac_dec_image_regions(const ac_dec_image *img);
 void ac_dec_image_free(ac_dec_image *img);
 /* A hypothesis's decoder state is two things: `state`, ac_decoder_state_size floats that each step
  * replaces (the LSTM's [h | c]; none for the transformer), and its history, ac_decoder_hist_size floats

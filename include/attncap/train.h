@@ -47,6 +47,8 @@ typedef struct ac_train_event {
     /* AC_TRAIN_START */
     int captions, flipped, text_captions, text_batch, val_photos, vocab, grouped, mapped_features;
     int photos, missing_photos; /* training photos, and how many of them have no cached features (left out) */
+    int held_out; /* the data set has no val photo: this many of its training photos (a tenth, at least
+                   * one) were held out as val photos for the run (photos does not count them) */
     size_t params;
     /* AC_TRAIN_EPOCH, AC_TRAIN_PROGRESS: epoch (1-based) of epochs; step pos of steps in the epoch */
     int epoch, epochs, pos, steps;
@@ -135,6 +137,10 @@ typedef struct ac_train_opts {
                              * so every word of the text gets an embedding and an output row */
     float text_ratio;       /* text captions per step = text_ratio * batch (default 1 when text is set) */
     float text_weight;      /* weight of the text batch's loss against the photo batch's (default 1) */
+    const char *detections; /* comma-separated `attncap detect` outputs for the photos (regions.h): the
+                               decoder attends over each photo's detected objects beside its grid, and
+                               captions without photos get their object words as pseudo-regions */
+    int regions;            /* regions per photo (default 10 with detections; 0: none) */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

@@ -41,13 +41,14 @@ int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encod
     if (ac_encoder_set_resize(&c->enc, c->id.policy, err)) goto done;
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     c->grid_h = c->enc.grid_h, c->grid_w = c->enc.grid_w, c->D = c->enc.dim, c->L = c->grid_h * c->grid_w;
-    if (c->L != cfg->n_ann || c->D != cfg->dim) {
+    if (c->L != cfg->n_ann - cfg->regions || c->D != cfg->dim) {
         ac_errf(err, "%s: the encoder gives %dx%d x %d annotations but the model expects %d x %d", epath, c->grid_h,
                 c->grid_w, c->D, cfg->n_ann, cfg->dim);
         goto done;
     }
     if (cfg->grid_h * cfg->grid_w == c->L) c->grid_h = cfg->grid_h, c->grid_w = cfg->grid_w;
-    c->ann = malloc((size_t)c->L * c->D * sizeof *c->ann);
+    if (ac_captioner_open_detector(c, threads, err)) goto done;
+    c->ann = malloc((size_t)cfg->n_ann * c->D * sizeof *c->ann);
     if (!c->ann) {
         ac_errf(err, "out of memory");
         goto done;
@@ -82,6 +83,7 @@ void ac_captioner_free(ac_captioner *c) {
     free(c->word_object);
     free(c->naming_words);
     ac_font_free(c->font);
+    ac_captioner_close_detector(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -170,7 +172,9 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
         int gh, gw;
         ac_name_task_grid(&model->dec.cfg, &tasks[i], &gh, &gw);
         tasks[i].failed = ac_decoder_check_grid(&model->dec.cfg, gh, gw, &tasks[i].err);
-        const ac_dec_image *img = bt && idx && !tasks[i].failed ? ac_decoder_prepare_grid(&model->dec, tasks[i].ann, gh, gw) : NULL;
+        const ac_dec_image *img = bt && idx && !tasks[i].failed
+                                      ? ac_decoder_prepare_regions(&model->dec, tasks[i].ann, gh, gw, tasks[i].n_regions)
+                                      : NULL;
         if (!tasks[i].failed && !img) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
@@ -195,25 +199,34 @@ void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int 
     }
 }
 
-static int run(const ac_captioner *c, ac_encoder *enc, float *ann, float *probs, const ac_image *img, ac_caption *out,
-               double *t_cnn, double *t_dec, ac_err *err) {
+/* photo: the photo as read, for the detector (a model with regions); img may be it, or its square. */
+static int run(const ac_captioner *c, ac_encoder *enc, ac_detector *det, float *ann, float *probs, const ac_image *img,
+               const ac_image *photo, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
     memset(out, 0, sizeof *out);
     double t0 = ac_now();
-    int grid[2];
+    int grid[2], nr = 0;
+    ac_region regions[AC_REGIONS_MAX];
     int rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
+    if (!rc) rc = ac_captioner_detect(c, det, photo, ann, grid, regions, &nr, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    ac_name_task task = {.ann = ann, .probs = probs, .grid_h = grid[0], .grid_w = grid[1]};
+    ac_name_task task = {.ann = ann, .probs = probs, .grid_h = grid[0], .grid_w = grid[1], .n_regions = nr};
     ac_captioner_search(c, 1, &task, enc != &c->enc); /* a batch of one: the same captions as the lanes' */
     *out = task.out;
+    if (!task.failed && ac_caption_set_regions(out, regions, nr)) task.failed = ac_errf(&task.err, "out of memory");
     if (task.failed && err) *err = task.err;
     if (t_dec) *t_dec += ac_now() - t1;
     return task.failed ? -1 : 0;
 }
 
 int ac_captioner_run(ac_captioner *c, const ac_image *img, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
-    return run(c, &c->enc, c->ann, c->probs, img, out, t_cnn, t_dec, err);
+    return run(c, &c->enc, c->det, c->ann, c->probs, img, img, out, t_cnn, t_dec, err);
+}
+
+int ac_captioner_run_photo(ac_captioner *c, const ac_image *square, const ac_image *photo, ac_caption *out,
+                           double *t_cnn, double *t_dec, ac_err *err) {
+    return run(c, &c->enc, c->det, c->ann, c->probs, square, photo, out, t_cnn, t_dec, err);
 }
 
 int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane *lane, ac_err *err) {
@@ -222,7 +235,11 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
         ac_encoder_lane_close(&lane->enc);
         return -1;
     }
-    lane->ann = malloc((size_t)c->L * c->D * sizeof *lane->ann);
+    if (c->det_path && ac_detector_open(c->det_path, NULL, threads, &lane->det, err)) {
+        ac_captioner_lane_close(lane);
+        return -1;
+    }
+    lane->ann = malloc((size_t)c->model.dec.cfg.n_ann * c->D * sizeof *lane->ann);
     if (c->head) lane->probs = malloc(((size_t)c->n_windows + 1) * c->n_classes * sizeof *lane->probs);
     if (!lane->ann || (c->head && !lane->probs)) {
         ac_captioner_lane_close(lane);
@@ -234,13 +251,14 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
 void ac_captioner_lane_close(ac_captioner_lane *lane) {
     if (!lane) return;
     ac_encoder_lane_close(&lane->enc); /* the rest of enc belongs to the captioner */
+    ac_detector_close(lane->det);
     free(lane->ann), free(lane->probs);
     memset(lane, 0, sizeof *lane);
 }
 
 int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const ac_image *img, ac_caption *out,
                           double *t_cnn, double *t_dec, ac_err *err) {
-    return run(c, &lane->enc, lane->ann, lane->probs, img, out, t_cnn, t_dec, err);
+    return run(c, &lane->enc, lane->det, lane->ann, lane->probs, img, img, out, t_cnn, t_dec, err);
 }
 
 /* buf = the file `name` in the model file's folder. */

@@ -27,6 +27,8 @@ typedef struct job {
     ac_caption cap;
     float *ann, *probs; /* lanes: the encoded photo, waiting for its search (the slot's own buffers) */
     int grid[2];        /* its own grid */
+    ac_region regions[AC_REGIONS_MAX]; /* lanes: its regions (a model with regions), appended to ann */
+    int n_regions;
     enum { FREE, DECODED, ENCODED, DONE } state; /* FREE: or claimed; DECODED: one lane, waiting for the
                   CNN; ENCODED: lanes, waiting for its search */
     int ok;    /* 1 captioned, 0 failed (err) */
@@ -85,22 +87,25 @@ static void decode_job(batch *b, int i, job *j) {
     }
     j->ok = load_input(&b->in[i], mw, mh, &j->photo, &j->err) == 0 &&
             ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
-    if (!b->keep_photo) ac_image_free(&j->photo);
+    if (!b->keep_photo && !b->cap->det) ac_image_free(&j->photo); /* the detector still needs it */
     j->t_decode = ac_now() - t0;
 }
 
 static void run_job(ac_captioner *cap, job *j) {
     if (!j->ok) return;
-    if (ac_captioner_run(cap, &j->square, &j->cap, &j->t_cnn, &j->t_bs, &j->err)) j->ok = 0, j->run_failed = 1;
+    if (ac_captioner_run_photo(cap, &j->square, &j->photo, &j->cap, &j->t_cnn, &j->t_bs, &j->err))
+        j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
 }
 
 static void encode_job(batch *b, ac_captioner_lane *lane, job *j) {
     if (!j->ok) return;
     double t0 = ac_now();
-    if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, j->grid, &j->square, &j->err))
+    if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, j->grid, &j->square, &j->err) ||
+        ac_captioner_detect(b->cap, lane->det, &j->photo, j->ann, j->grid, j->regions, &j->n_regions, &j->err))
         j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
+    if (!b->keep_photo) ac_image_free(&j->photo);
     j->t_cnn = ac_now() - t0;
 }
 
@@ -110,13 +115,16 @@ static void search_jobs(batch *b, const int *which, int n) {
     double t0 = ac_now();
     for (int k = 0; k < n; k++) {
         const job *j = &b->ring[which[k] % b->depth];
-        tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs, .grid_h = j->grid[0], .grid_w = j->grid[1]};
+        tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs, .grid_h = j->grid[0], .grid_w = j->grid[1],
+                                  .n_regions = j->n_regions};
     }
     ac_captioner_search(b->cap, n, tasks, 1);
     const double each = (ac_now() - t0) / n;
     for (int k = 0; k < n; k++) {
         job *j = &b->ring[which[k] % b->depth];
         j->cap = tasks[k].out, j->t_bs = each;
+        if (!tasks[k].failed && ac_caption_set_regions(&j->cap, j->regions, j->n_regions))
+            tasks[k].failed = ac_errf(&tasks[k].err, "out of memory");
         if (tasks[k].failed) j->ok = 0, j->run_failed = 1, j->err = tasks[k].err;
     }
 }
@@ -231,7 +239,7 @@ int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int th
     b.lanes = nlanes > 1 ? calloc((size_t)nlanes, sizeof *b.lanes) : NULL;
     int rc = -1, opened = 0, ok = b.ring && (nlanes == 1 || b.lanes);
     for (int k = 0; ok && nlanes > 1 && k < b.depth; k++) {
-        ok = (b.ring[k].ann = malloc(sizeof(float) * (size_t)c->L * c->D)) != NULL;
+        ok = (b.ring[k].ann = malloc(sizeof(float) * (size_t)c->model.dec.cfg.n_ann * c->D)) != NULL;
         if (ok && c->head) ok = (b.ring[k].probs = malloc(sizeof(float) * ((size_t)c->n_windows + 1) * c->n_classes)) != NULL;
     }
     if (!ok) {

@@ -3,6 +3,8 @@
 #ifndef ATTNCAP_CAPTIONER_INTERNAL_H
 #define ATTNCAP_CAPTIONER_INTERNAL_H
 #include "attncap/captioner.h"
+#include "attncap/detect.h"
+#include "attncap/regions.h"
 
 /* The photo (any size: prepared here when needed) -> its annotations ann [L, D], its own grid into
  * grid[2] (h, w; may be NULL: the model's unless the encoder keeps the aspect ratio) and, when the
@@ -14,4 +16,19 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
  * settings say (given caption, plain search, or naming): each the caption ac_captioner_run gives.
  * concurrent: other lanes may search at the same time (the step's helper threads are not used). */
 void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent);
+
+/* captioner_regions.c. A model with regions: its detector (found beside the model, in models/, the
+ * installed data or ../shared/encoders; missing is an error naming the file), opened once. */
+int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err);
+void ac_captioner_close_detector(ac_captioner *c);
+/* The photo's (as read, its own aspect ratio) detections as regions: written to regions (at most the
+ * model's config.regions) and their vectors appended to ann after the grid[0] x grid[1] cells.
+ * *n_regions = 0 when det is NULL (a model without regions). */
+int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image *photo, float *ann, const int *grid,
+                        ac_region *regions, int *n_regions, ac_err *err);
+/* ac_captioner_run with the photo as read beside its square (the detector sees the photo). */
+int ac_captioner_run_photo(ac_captioner *c, const ac_image *square, const ac_image *photo, ac_caption *out,
+                           double *t_cnn, double *t_dec, ac_err *err);
+/* A copy of the regions into the caption and its runners-up (when the search saw n of them). */
+int ac_caption_set_regions(ac_caption *out, const ac_region *regions, int n);
 #endif

@@ -17,6 +17,7 @@
  * Row-vector convention: y = x W with x [rows] and W [rows, cols]. */
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
+#include "attncap/regions.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -104,8 +105,12 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     };
     for (size_t i = 0; i < sizeof d / sizeof *d; i++)
         if (d[i].v < 1 || d[i].v > d[i].max) return ac_errf(err, "%s = %d out of range [1, %d]", d[i].n, d[i].v, d[i].max);
-    if (c->n_ann != c->grid_h * c->grid_w)
-        return ac_errf(err, "n_ann = %d but grid is %dx%d", c->n_ann, c->grid_h, c->grid_w);
+    if (c->regions < 0 || c->regions > AC_REGIONS_MAX || !(c->region_scale >= 0 && c->region_scale < 1e6) ||
+        !(c->region_min_score >= 0 && c->region_min_score <= 1))
+        return ac_errf(err, "regions %d (at most %d), region_scale %g or region_min_score %g out of range", c->regions,
+                       AC_REGIONS_MAX, c->region_scale, c->region_min_score);
+    if (c->n_ann != c->grid_h * c->grid_w + c->regions)
+        return ac_errf(err, "n_ann = %d but grid is %dx%d with %d regions", c->n_ann, c->grid_h, c->grid_w, c->regions);
     if (!(c->dropout >= 0 && c->dropout < 1)) return ac_errf(err, "dropout %g not in [0, 1)", c->dropout);
     if (!(c->lambda >= 0 && c->lambda < 1e6)) return ac_errf(err, "lambda %g out of range", c->lambda);
     if (!ac_decoder_attention_name(c->attention)) return ac_errf(err, "attention score %d unknown", c->attention);
@@ -254,17 +259,21 @@ int ac_decoder_check_grid(const ac_decoder_config *cfg, int grid_h, int grid_w, 
 }
 
 ac_dec_image *ac_decoder_prepare_grid(const ac_decoder *dec, const float *ann, int gh, int gw) {
-    if (ac_decoder_check_grid(&dec->cfg, gh, gw, NULL)) return NULL;
+    return ac_decoder_prepare_regions(dec, ann, gh, gw, 0);
+}
+
+ac_dec_image *ac_decoder_prepare_regions(const ac_decoder *dec, const float *ann, int gh, int gw, int regions) {
+    if (ac_decoder_check_grid(&dec->cfg, gh, gw, NULL) || regions < 0 || regions > dec->cfg.regions) return NULL;
     if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) {
-        ac_dec_image *im = ac_tf_prepare(dec, ann, gh * gw);
-        if (im) im->gh = gh, im->gw = gw;
+        ac_dec_image *im = ac_tf_prepare(dec, ann, gh * gw + regions);
+        if (im) im->gh = gh, im->gw = gw, im->regions = regions;
         return im;
     }
     const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_attention_key_dim(&dec->cfg);
-    const int n = gh * gw;
+    const int n = gh * gw + regions;
     ac_dec_image *im = calloc(1, sizeof *im);
     if (!im) return NULL;
-    im->L = L, im->D = D, im->A = A, im->n = n, im->gh = gh, im->gw = gw;
+    im->L = L, im->D = D, im->A = A, im->n = n, im->gh = gh, im->gw = gw, im->regions = regions;
     im->ann = malloc(sizeof(float) * (size_t)n * D);
     im->proj = malloc(sizeof(float) * (size_t)n * A);
     im->mean = calloc((size_t)D, sizeof(float));
@@ -290,6 +299,8 @@ ac_dec_image *ac_decoder_prepare(const ac_decoder *dec, const float *ann) {
 void ac_dec_image_grid(const ac_dec_image *im, int *grid_h, int *grid_w) {
     *grid_h = im->gh, *grid_w = im->gw;
 }
+
+int ac_dec_image_regions(const ac_dec_image *im) { return im->regions; }
 
 void ac_dec_image_free(ac_dec_image *im) {
     if (!im) return;

@@ -96,7 +96,9 @@ static inline double ac_uniform01(uint64_t *s) {
 /* A photo prepared for the inference step (decoder.h's ac_dec_image), of either decoder kind. */
 struct ac_dec_image {
     int L, D, A;
-    int n, gh, gw; /* the photo's own cells: gh x gw = n of the L (the rest is padding, never read) */
+    int n, gh, gw; /* the photo's own rows: gh x gw cells then `regions` regions = n of the L (the rest is
+                    * padding, never read) */
+    int regions;
     float *ann;  /* LSTM: [n, D] */
     float *proj; /* LSTM: [n, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
     float *mean; /* LSTM: [D] over the n cells */

@@ -253,6 +253,15 @@ static void hard_terms(ac_dec_work *w, const ac_dec_batch *b, ac_dec_stats *st) 
     }
 }
 
+/* Whether most photos of the batch use few of the L rows (captions without photos given regions:
+ * the no-photo context and a few pseudo-regions): the products with W_a then run per photo over its
+ * own rows only. A batch of whole grids keeps the one product over all U L rows (and its bits). */
+static int few_rows(const ac_dec_work *w) {
+    long used = 0;
+    for (int u = 0; u < w->U; u++) used += w->uval[u];
+    return used * 2 < (long)w->U * w->cfg.n_ann;
+}
+
 static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train, uint64_t seed,
                     ac_dec_stats *st) {
     const ac_decoder_config *c = &dec->cfg;
@@ -294,7 +303,11 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     for (int r = 0; r < U * L; r++)
         if (dec->att_ba) memcpy(w->proj + (size_t)r * A, dec->att_ba, sizeof(float) * A);
         else memset(w->proj + (size_t)r * A, 0, sizeof(float) * A);
-    mm(0, 0, U * L, A, D, w->ann, D, dec->att_wa, A, 1.0f, w->proj, A);
+    if (few_rows(w))
+        for (int u = 0; u < U; u++) /* only each photo's own rows (the rest stay b_a: their annotation is 0) */
+            mm(0, 0, w->uval[u], A, D, w->ann + (size_t)u * L * D, D, dec->att_wa, A, 1.0f, w->proj + (size_t)u * L * A, A);
+    else
+        mm(0, 0, U * L, A, D, w->ann, D, dec->att_wa, A, 1.0f, w->proj, A);
     for (int i = 0; i < B; i++) {
         memcpy(w->h0 + (size_t)i * H, dec->init_h_b, sizeof(float) * H);
         memcpy(w->c0 + (size_t)i * H, dec->init_c_b, sizeof(float) * H);
@@ -534,7 +547,11 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     colsum_add(w->dh, B, H, g.init_h_b);
     colsum_add(w->dc, B, H, g.init_c_b);
     /* attention projection */
-    mm(1, 0, D, A, w->U * L, w->ann, D, w->dproj, A, 0.0f, g.att_wa, A);
+    if (few_rows(w))
+        for (int u = 0; u < w->U; u++)
+            mm(1, 0, D, A, w->uval[u], w->ann + (size_t)u * L * D, D, w->dproj + (size_t)u * L * A, A, u ? 1.0f : 0.0f, g.att_wa, A);
+    else
+        mm(1, 0, D, A, w->U * L, w->ann, D, w->dproj, A, 0.0f, g.att_wa, A);
     if (g.att_ba) colsum_add(w->dproj, w->U * L, A, g.att_ba);
     if (g.att_wh) mm(1, 0, H, A, N, w->X + D, DH, w->dq, A, 0.0f, g.att_wh, A);
     cblas_sgemv(CblasRowMajor, CblasTrans, N, H, 1.0f, w->X + D, DH, w->dbp, 1, 0.0f, g.beta_w, 1);

@@ -52,6 +52,11 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
         cJSON_AddNumberToObject(o, "entropy", short_float(c->entropy));
         cJSON_AddNumberToObject(o, "expected_context", short_float(c->expected));
     }
+    if (c->regions > 0) { /* likewise: models without regions keep their bytes */
+        cJSON_AddNumberToObject(o, "regions", c->regions);
+        cJSON_AddNumberToObject(o, "region_scale", short_float(c->region_scale));
+        cJSON_AddNumberToObject(o, "region_min_score", short_float(c->region_min_score));
+    }
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -123,6 +128,17 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
             return ac_errf(err, "config: hard attention's '%s' missing or not a number", hp[i].k);
         }
         *hp[i].v = (float)x->valuedouble;
+    }
+    const cJSON *rg = cJSON_GetObjectItemCaseSensitive(o, "regions"); /* absent: none */
+    if (rg) {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "region_scale"),
+                    *ms = cJSON_GetObjectItemCaseSensitive(o, "region_min_score");
+        if (!cJSON_IsNumber(rg) || rg->valuedouble != floor(rg->valuedouble) || fabs(rg->valuedouble) > 1e9 ||
+            !cJSON_IsNumber(sc) || !cJSON_IsNumber(ms)) {
+            cJSON_Delete(o);
+            return ac_errf(err, "config: 'regions' needs integer regions and numbers region_scale, region_min_score");
+        }
+        c->regions = (int)rg->valuedouble, c->region_scale = (float)sc->valuedouble, c->region_min_score = (float)ms->valuedouble;
     }
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/regions.h"
 #include "beam_internal.h"
 #include "pool.h"
 
@@ -96,16 +97,16 @@ static ended *keep_finished(ended **rank, int *n, int n_keep, ended *slots, doub
     return f;
 }
 
-/* alpha [rows, L] -> its first gh * gw entries of each row, in place: the photo's own cells (the
- * padding's weights, exactly 0, are dropped). */
-static void own_cells(float *alpha, int rows, int L, int gh, int gw) {
-    const size_t n = (size_t)gh * gw;
+/* alpha [rows, L] -> its first gh * gw + nr entries of each row, in place: the photo's own cells and
+ * regions (the padding's weights, exactly 0, are dropped). */
+static void own_cells(float *alpha, int rows, int L, int gh, int gw, int nr) {
+    const size_t n = (size_t)gh * gw + (size_t)nr;
     if (n != (size_t)L)
         for (int k = 1; k < rows; k++) memmove(alpha + k * n, alpha + (size_t)k * L, n * sizeof *alpha);
 }
 
-static int copy_finished(const ended *f, int L, int gh, int gw, ac_caption *c) {
-    c->n = f->n, c->logprob = f->lp, c->score = f->score, c->grid_h = gh, c->grid_w = gw;
+static int copy_finished(const ended *f, int L, int gh, int gw, int nr, ac_caption *c) {
+    c->n = f->n, c->logprob = f->lp, c->score = f->score, c->grid_h = gh, c->grid_w = gw, c->n_regions = nr;
     c->words = malloc(((size_t)f->n + 1) * sizeof *c->words);
     c->alpha = malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
     c->beta = malloc(((size_t)f->n + 1) * sizeof *c->beta);
@@ -114,7 +115,7 @@ static int copy_finished(const ended *f, int L, int gh, int gw, ac_caption *c) {
     memcpy(c->word_logp, f->wlp, ((size_t)f->n + 1) * sizeof *c->word_logp);
     memcpy(c->words, f->words, (size_t)f->n * sizeof *c->words);
     memcpy(c->alpha, f->alpha, (size_t)(f->n + 1) * L * sizeof *c->alpha);
-    own_cells(c->alpha, f->n + 1, L, gh, gw);
+    own_cells(c->alpha, f->n + 1, L, gh, gw, nr);
     memcpy(c->beta, f->beta, ((size_t)f->n + 1) * sizeof *c->beta);
     return 0;
 }
@@ -213,6 +214,7 @@ typedef struct search {
     int K, T, V, L, S, M, accept, R, n_keep;
     size_t SZ, P;                         /* the decoder's state and history sizes */
     int gh, gw; /* the photo's own grid */
+    int nr;     /* and its regions (regions.h) */
     hyp *hy, *cur, *nxt;
     cand *top;                            /* [S][K]: each state's best */
     int *prev, *n_top, *cap, *finished;   /* per state: best so far, room left this step, finished */
@@ -249,6 +251,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     const int S = s->f.n_states, M = 1 << s->f.C, R = S * K; /* rows: live hypotheses, at most K per state */
     s->o = o, s->K = K, s->T = T, s->V = V, s->L = L, s->S = S, s->M = M, s->R = R, s->SZ = SZ, s->P = P;
     ac_dec_image_grid(img, &s->gh, &s->gw);
+    s->nr = ac_dec_image_regions(img);
     s->accept = (M - 1) * s->f.depths;
     if (R > 4096) {
         search_close(s);
@@ -406,7 +409,7 @@ static int search_result(const search *s, ac_caption *out, ac_err *err) {
         return ac_errf(err, "beam search: out of memory");
     for (int i = 0; i < s->n_fin[best]; i++) {
         ac_caption *dst = i ? &out->alt[i - 1] : out;
-        if (copy_finished(chosen[i], s->L, s->gh, s->gw, dst)) {
+        if (copy_finished(chosen[i], s->L, s->gh, s->gw, s->nr, dst)) {
             ac_caption_free(out);
             return ac_errf(err, "beam search: out of memory");
         }
@@ -624,7 +627,7 @@ int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, 
         ac_caption_free(out);
         return -1;
     }
-    own_cells(out->alpha, n + 1, L, grid_h, grid_w);
+    own_cells(out->alpha, n + 1, L, grid_h, grid_w, 0);
     out->score = out->logprob;
     return 0;
 }
@@ -635,7 +638,7 @@ void ac_caption_free(ac_caption *c) {
     free(c->alt);
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
-    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags);
+    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags), free(c->regions);
     memset(c, 0, sizeof *c);
 }
 
@@ -665,4 +668,29 @@ char *ac_caption_text(const ac_caption *c, const ac_vocab *v) {
     }
     *q = 0;
     return s;
+}
+
+void ac_caption_cell_attention(const ac_caption *c, int k, float *out) {
+    const int gh = c->grid_h, gw = c->grid_w, G = gh * gw, stride = ac_caption_alpha_stride(c);
+    const float *a = c->alpha + (size_t)k * stride;
+    memcpy(out, a, sizeof(float) * (size_t)G);
+    for (int r = 0; c->regions && r < c->n_regions; r++) {
+        const ac_region *b = &c->regions[r];
+        int i0 = gh, i1 = -1, j0 = gw, j1 = -1;
+        for (int i = 0; i < gh; i++) {
+            const float cy = ((float)i + 0.5f) / (float)gh;
+            if (cy >= b->y0 && cy <= b->y1) i0 = i < i0 ? i : i0, i1 = i;
+        }
+        for (int j = 0; j < gw; j++) {
+            const float cx = ((float)j + 0.5f) / (float)gw;
+            if (cx >= b->x0 && cx <= b->x1) j0 = j < j0 ? j : j0, j1 = j;
+        }
+        if (i1 < 0 || j1 < 0) { /* smaller than a cell */
+            i0 = i1 = (int)fminf((b->y0 + b->y1) / 2 * (float)gh, (float)gh - 1);
+            j0 = j1 = (int)fminf((b->x0 + b->x1) / 2 * (float)gw, (float)gw - 1);
+        }
+        const float share = a[G + r] / (float)((i1 - i0 + 1) * (j1 - j0 + 1));
+        for (int i = i0; i <= i1; i++)
+            for (int j = j0; j <= j1; j++) out[i * gw + j] += share;
+    }
 }

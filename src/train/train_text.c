@@ -122,9 +122,10 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
     if (a->decoder != b->decoder || a->layers != b->layers)
         rc = ac_errf(err, "%s: a %s decoder (%d layers), this run's is a %s (%d layers)", path,
                      ac_decoder_kind_name(a->decoder), a->layers, ac_decoder_kind_name(b->decoder), b->layers);
-    else if (a->embed != b->embed || a->hidden != b->hidden || a->att != b->att || a->dim != b->dim || a->n_ann != b->n_ann)
+    else if (a->embed != b->embed || a->hidden != b->hidden || a->att != b->att || a->dim != b->dim ||
+             a->n_ann - a->regions != b->n_ann - b->regions)
         rc = ac_errf(err, "%s: its sizes (E %d, H %d, A %d, grid %dx%d) differ from this run's (E %d, H %d, A %d, grid %dx%d)",
-                     path, a->embed, a->hidden, a->att, a->n_ann, a->dim, b->embed, b->hidden, b->att, b->n_ann, b->dim);
+                     path, a->embed, a->hidden, a->att, a->grid_h, a->grid_w, b->embed, b->hidden, b->att, b->grid_h, b->grid_w);
     else if (a->attention != b->attention || a->heads != b->heads)
         rc = ac_errf(err, "%s: its attention (%s, heads %d) differs from this run's (%s, heads %d)", path,
                      ac_decoder_attention_name(a->attention), a->heads > 1 ? a->heads : 1,

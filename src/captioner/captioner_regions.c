@@ -1,0 +1,52 @@
+/* captioner_regions.c: a model with regions (regions.h) sees the photo's detected objects: the
+ * detector beside the model, and the photo's regions appended to its annotation vectors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/regions.h"
+#include "captioner_internal.h"
+
+int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err) {
+    const ac_decoder_config *cfg = &c->model.dec.cfg;
+    if (cfg->regions <= 0) return 0;
+    if (ac_find_companion(NULL, "ATTNCAP_DETECTOR", c->model.path, "yolox_nano.tflite", &c->det_path, err) ||
+        ac_detector_open(c->det_path, NULL, threads, &c->det, err))
+        return ac_err_prefix(err, "the model attends to detected objects and needs its detector");
+    const int n = ac_detector_n_labels(c->det);
+    if (!(c->det_names = malloc(sizeof *c->det_names * (size_t)n))) return ac_errf(err, "out of memory");
+    for (int i = 0; i < n; i++) c->det_names[i] = ac_detector_label(c->det, i);
+    return 0;
+}
+
+void ac_captioner_close_detector(ac_captioner *c) {
+    ac_detector_close(c->det);
+    free(c->det_path), free(c->det_names);
+    c->det = NULL, c->det_path = NULL, c->det_names = NULL;
+}
+
+int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image *photo, float *ann, const int *grid,
+                        ac_region *regions, int *n_regions, ac_err *err) {
+    *n_regions = 0;
+    if (!det) return 0;
+    const ac_decoder_config *cfg = &c->model.dec.cfg;
+    const ac_detect_options o = {cfg->region_min_score, 0.45f, 100};
+    ac_detections d;
+    if (ac_detector_detect(det, photo, &o, &d, err)) return -1;
+    const int n = ac_regions_from_detections(&d, c->det_names, ac_detector_n_labels(det), cfg->region_min_score,
+                                             cfg->regions, regions);
+    ac_detections_free(&d);
+    const int gh = grid[0], gw = grid[1];
+    for (int k = 0; k < n; k++)
+        ac_region_vector(ann, gh, gw, c->D, &regions[k], cfg->region_scale, ann + (size_t)(gh * gw + k) * c->D);
+    *n_regions = n;
+    return 0;
+}
+
+int ac_caption_set_regions(ac_caption *out, const ac_region *regions, int n) {
+    if (n <= 0 || out->n_regions != n) return 0;
+    if (!(out->regions = malloc(sizeof *out->regions * (size_t)n))) return -1;
+    memcpy(out->regions, regions, sizeof *out->regions * (size_t)n);
+    for (int i = 0; i < out->n_alt; i++)
+        if (ac_caption_set_regions(&out->alt[i], regions, n)) return -1;
+    return 0;
+}
