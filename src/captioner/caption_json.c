@@ -1,5 +1,7 @@
 /* caption_json.c: one photo's caption as the JSON object `attncap caption --json` prints (captioner.h). */
 #include "attncap/captioner.h"
+#include "attncap/objects.h"
+#include "attncap/regions.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -49,21 +51,43 @@ static void add_alternatives(cJSON *o, const ac_caption *c, const ac_vocab *v) {
     }
 }
 
-/* [[a, b, ...], ...] with 4 significant digits, written by hand: cJSON would print 17. */
-static char *attention_text(const ac_caption *c, int L) {
-    size_t cap = (size_t)c->n * L * 12 + 16, n = 0;
+/* [[a, b, ...], ...] with 4 significant digits, written by hand: cJSON would print 17. Each word's
+ * weights over the grid's L cells (a region's weight spread over its box: ac_caption_cell_attention),
+ * or with regions_only its weights over the regions. */
+static char *attention_text(const ac_caption *c, int L, int regions_only) {
+    const int stride = ac_caption_alpha_stride(c), cols = regions_only ? c->n_regions : L;
+    size_t cap = (size_t)c->n * (cols + 1) * 12 + 16, n = 0;
     char *raw = malloc(cap);
-    if (!raw) return NULL;
+    float *cells = malloc(sizeof(float) * ((size_t)L + 1));
+    if (!raw || !cells) return free(raw), free(cells), NULL;
     raw[n++] = '[';
     for (int t = 0; t < c->n; t++) {
+        const float *row = c->alpha + (size_t)t * stride + (regions_only ? L : 0);
+        if (!regions_only && c->n_regions && c->regions && L == c->grid_h * c->grid_w) ac_caption_cell_attention(c, t, cells), row = cells;
         n += (size_t)snprintf(raw + n, cap - n, "%s[", t ? "," : "");
-        for (int i = 0; i < L; i++)
-            n += (size_t)snprintf(raw + n, cap - n, "%s%.4g", i ? "," : "", c->alpha[(size_t)t * L + i]);
+        for (int i = 0; i < cols; i++) n += (size_t)snprintf(raw + n, cap - n, "%s%.4g", i ? "," : "", row[i]);
         raw[n++] = ']';
     }
     raw[n++] = ']';
     raw[n] = 0;
+    free(cells);
     return raw;
+}
+
+/* "regions": the detected objects the decoder attended to, boxes as fractions of the photo. */
+static void add_regions(cJSON *o, const ac_caption *c) {
+    if (!c->n_regions || !c->regions) return;
+    cJSON *rs = cJSON_AddArrayToObject(o, "regions");
+    for (int r = 0; r < c->n_regions; r++) {
+        const ac_region *g = &c->regions[r];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "label", ac_object_name(g->category));
+        cJSON_AddNumberToObject(x, "score", round(g->score * 1e4) / 1e4);
+        const double b[4] = {g->x0, g->y0, g->x1, g->y1};
+        cJSON *bx = cJSON_AddArrayToObject(x, "box");
+        for (int k = 0; k < 4; k++) cJSON_AddItemToArray(bx, cJSON_CreateNumber(round(b[k] * 1e4) / 1e4));
+        cJSON_AddItemToArray(rs, x);
+    }
 }
 
 char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
@@ -83,14 +107,18 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
     cJSON_AddNumberToObject(o, "score", c->score); /* the ranking score, as --nbest prints it */
     add_naming(o, c);
     if (c->n_alt) add_alternatives(o, c, v);
+    add_regions(o, c);
     cJSON *ovs = cJSON_AddArrayToObject(o, "overlays");
     for (int i = 0; i < n_overlays; i++) cJSON_AddItemToArray(ovs, cJSON_CreateString(overlays[i]));
     char *raw = NULL;
     if (c->grid_h > 0 && c->grid_w > 0) grid_h = c->grid_h, grid_w = c->grid_w; /* the photo's own grid */
     if (attention) {
-        if ((raw = attention_text(c, grid_h * grid_w))) cJSON_AddItemToObject(o, "attention", cJSON_CreateRaw(raw));
+        if ((raw = attention_text(c, grid_h * grid_w, 0))) cJSON_AddItemToObject(o, "attention", cJSON_CreateRaw(raw));
         int g[2] = {grid_h, grid_w};
         cJSON_AddItemToObject(o, "grid", cJSON_CreateIntArray(g, 2));
+        char *rr = c->n_regions && c->regions ? attention_text(c, grid_h * grid_w, 1) : NULL;
+        if (rr) cJSON_AddItemToObject(o, "region_attention", cJSON_CreateRaw(rr));
+        free(rr);
     }
     char *s = cJSON_PrintUnformatted(o);
     free(raw);

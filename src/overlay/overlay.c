@@ -134,9 +134,30 @@ static void ov_task(void *arg, int t, int thread) {
     if (rc && (j->failed_at[thread] < 0 || t < j->failed_at[thread])) j->failed_at[thread] = t, j->err[thread] = e;
 }
 
+static int write_overlays(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
+                          const ac_vocab *vocab, int gh, int gw, const ac_overlay_opts *opts, const ac_font *font,
+                          char ***paths, int *n_paths, ac_err *err);
+
+/* A caption that attended to regions is drawn from its weights over the grid's cells, each region's
+ * weight spread over the cells of its box (ac_caption_cell_attention): an attended box shows lit. */
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int gh, int gw, const ac_overlay_opts *opts, const ac_font *font,
                       char ***paths, int *n_paths, ac_err *err) {
+    if (!cap->n_regions || !cap->regions || cap->grid_h < 1 || cap->grid_w < 1)
+        return write_overlays(dir, stem, photo, cap, vocab, gh, gw, opts, font, paths, n_paths, err);
+    ac_caption cells = *cap;
+    const size_t G = (size_t)cap->grid_h * cap->grid_w;
+    if (!(cells.alpha = malloc(sizeof(float) * G * ((size_t)cap->n + 1)))) return ac_errf(err, "out of memory");
+    for (int k = 0; k <= cap->n; k++) ac_caption_cell_attention(cap, k, cells.alpha + (size_t)k * G);
+    cells.n_regions = 0, cells.regions = NULL;
+    const int rc = write_overlays(dir, stem, photo, &cells, vocab, gh, gw, opts, font, paths, n_paths, err);
+    free(cells.alpha);
+    return rc;
+}
+
+static int write_overlays(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
+                          const ac_vocab *vocab, int gh, int gw, const ac_overlay_opts *opts, const ac_font *font,
+                          char ***paths, int *n_paths, ac_err *err) {
     ac_overlay_opts o = opts ? *opts : ac_overlay_defaults();
     if (cap->grid_h > 0 && cap->grid_w > 0) gh = cap->grid_h, gw = cap->grid_w; /* the photo's own grid */
     if (paths) *paths = NULL;
