@@ -110,4 +110,37 @@ elif [ -n "$left" ]; then t_fail "left behind: $left"
 elif [ ! -e "$T/int/other.tmp.999999" ]; then t_fail "another process's temporary was removed"
 else t_ok; fi
 
+t_begin tiny_set_holds_out_val
+# 6 captioned photos in a TSV without a split column, all of whose names the documented hash puts in
+# train (attncap help data): training holds one out for validation and says how to choose them; the
+# model records 1 val photo
+python3 - "$FX/captions.json" "$T/tiny.tsv" <<'PY'
+import json, sys
+def split(name):  # attncap help data: FNV-1a 64 of the name, h ^= h >> 29, mod 100: < 90 train (the
+    h = 1469598103934665603  # offset basis as src/base/strmap.c has it, a digit short of FNV's)
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    h ^= h >> 29
+    return 'train' if h % 100 < 90 else 'val' if h % 100 < 95 else 'test'
+d = json.load(open(sys.argv[1]))
+rows = [(i['filename'], s['raw']) for i in d['images'] if split(i['filename']) == 'train' for s in i['sentences']]
+names = sorted({n for n, _ in rows})[:6]
+with open(sys.argv[2], 'w') as f:
+    for n, c in rows:
+        if n in names: f.write('%s\t%s\n' % (n, c))
+PY
+if [ "$(cut -f1 "$T/tiny.tsv" | sort -u | wc -l)" -ne 6 ]; then t_fail "fixture: $(cut -f1 "$T/tiny.tsv" | sort -u | wc -l) photos"
+elif ! "$A" train "${base[@]}" --data "$T/tiny.tsv" --epochs 1 --out "$T/tiny.safetensors" >/dev/null 2>"$T/err"; then
+  t_fail "$(grep -v '^epoch' "$T/err" | head -3)"
+elif ! grep -q "train: note: the data set has no val photos: 1 of its 6 training photos with features are held out" "$T/err" ||
+     ! grep -q 'image<TAB>caption<TAB>train|val' "$T/err"; then t_fail "no note: $(grep -v '^epoch' "$T/err" | head -3)"
+elif ! python3 - "$T/tiny.safetensors" <<'PY'
+import json, struct, sys
+f = open(sys.argv[1], 'rb'); n = struct.unpack('<Q', f.read(8))[0]
+t = json.loads(json.loads(f.read(n))['__metadata__']['training'])
+sys.exit(0 if t.get('val_photos') == 1 else 1)
+PY
+then t_fail "the model does not record 1 val photo"
+else t_ok; fi
+
 t_end

@@ -18,6 +18,11 @@ void train_view_event(const ac_train_event *ev, void *user) {
                 ev->vocab, ev->params, ev->params * 4.0 / 1048576, ev->params * 2.0 / 1048576, ev->steps,
                 ev->grouped ? " (batches of whole photos)" : "",
                 ev->mapped_features ? "; features read from their mapped shard files" : "");
+        if (ev->held_out > 0)
+            fprintf(stderr, "train: note: the data set has no val photos: %d of its %d training photos with features "
+                            "are held out for validation (to choose them, give a split column: "
+                            "image<TAB>caption<TAB>train|val; attncap help data)\n",
+                    ev->held_out, ev->photos - ev->missing_photos + ev->held_out);
         if (ev->missing_photos > 0)
             fprintf(stderr, "train: warning: %d of %d training photos have no features in %s and are left out "
                             "(attncap features --out %s PHOTOS... adds them)\n",
