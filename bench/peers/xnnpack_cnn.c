@@ -2,7 +2,11 @@
  * (protocol: serve.h). The graph is read with our TFLite reader, so XNNPACK gets the very float32
  * weights our engine dequantizes; TensorFlow's SAME padding is given as explicit (possibly
  * asymmetric) padding. Supports what MobileNets use up to their last conv: CONV_2D,
- * DEPTHWISE_CONV_2D, ADD, and (DE)QUANTIZE as identities. Built only when XNNPACK is installed. */
+ * DEPTHWISE_CONV_2D, ADD, and (DE)QUANTIZE as identities. Built only when XNNPACK is installed.
+ * `xnnpack_cnn --quant ARGS...`: the quantized graph on XNNPACK's integer operators instead (QU8 for a
+ * uint8 graph, QS8 with per-channel filters for an int8 one): the file's own integers, the float
+ * photo converted to the input's quantization and the layer converted back to float32 (Convert nodes),
+ * as our AC_PRECISION_INT8 does. XNNPACK rounds its own way, so its integers are not TFLite's bit for bit. */
 #include <math.h>
 #include <pthreadpool.h>
 #include <xnnpack.h>
@@ -33,7 +37,65 @@ static int same_name(const char *tensor, const char *layer) {
     return !strcmp(tensor, layer) || (!strncmp(tensor, layer, n) && tensor[n] == ';');
 }
 
+static int quant = 0; /* --quant */
+
+/* A tensor's value: float32, or (quant) as the TFLite file quantizes it, with its integers when
+ * constant (recovered from the reader's dequantized floats; an INT32 bias from its own ints). */
+static void define_value(xnn_subgraph_t sg, const ac_tfl_tensor *t, size_t nd, const size_t *dims, int channel_dim,
+                         uint32_t ext, uint32_t flags, uint32_t *id) {
+    const int q = quant && (t->type == 3 || t->type == 9 || t->type == 2) && t->n_quant >= 1;
+    if (!q) {
+        if (xnn_define_tensor_value(sg, xnn_datatype_fp32, nd, dims, t->data, ext, flags, id) != xnn_status_success)
+            peer_skip("XNNPACK refused a value");
+        return;
+    }
+    const void *data = NULL;
+    size_t n = 1;
+    for (size_t d = 0; d < nd; d++) n *= dims[d];
+    if (t->data && t->type == 2) data = t->ints;
+    else if (t->data) { /* 8-bit filters: q = round(value / scale) + zero point, per channel */
+        uint8_t *b = malloc(n);
+        size_t inner = 1;
+        for (size_t d = (size_t)channel_dim + 1; d < nd; d++) inner *= dims[d];
+        for (size_t i = 0; i < n; i++) {
+            const int ch = t->n_quant > 1 ? (int)((i / inner) % (size_t)t->n_quant) : 0;
+            const long v = lrint((double)t->data[i] / t->scale[ch]) + (long)t->zero_point[ch];
+            b[i] = (uint8_t)(t->type == 9 ? (uint8_t)(int8_t)v : (uint8_t)v);
+        }
+        data = b;
+    }
+    enum xnn_status st;
+    if (t->n_quant > 1)
+        st = xnn_define_channelwise_quantized_tensor_value(sg, t->type == 2 ? xnn_datatype_qcint32 : xnn_datatype_qcint8, t->scale,
+                                                          nd, (size_t)channel_dim, dims, data, ext, flags, id);
+    else
+        st = xnn_define_quantized_tensor_value(sg, t->type == 2 ? xnn_datatype_qint32 : t->type == 3 ? xnn_datatype_quint8 : xnn_datatype_qint8,
+                                               (int32_t)t->zero_point[0], t->scale[0], nd, dims, data, ext, flags, id);
+    if (st != xnn_status_success) peer_skip("XNNPACK refused a quantized value");
+}
+
+/* An operator's output; the layer asked for is the external output 1, in float32: a quantized one
+ * through a Convert node, which finish_output adds once the operator's node is defined (XNNPACK runs
+ * the nodes in the order they are defined). */
+static uint32_t f32_out = XNN_INVALID_VALUE_ID;
+
+static void define_output(xnn_subgraph_t sg, const ac_tfl_tensor *t, const size_t *od, int is_target, uint32_t *id) {
+    if (!is_target || !quant || t->type == 0) {
+        define_value(sg, t, 4, od, 0, is_target ? 1 : XNN_INVALID_VALUE_ID, is_target ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0, id);
+        return;
+    }
+    define_value(sg, t, 4, od, 0, XNN_INVALID_VALUE_ID, 0, id);
+    if (xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, od, NULL, 1, XNN_VALUE_FLAG_EXTERNAL_OUTPUT, &f32_out) != xnn_status_success)
+        peer_skip("XNNPACK refused the output value");
+}
+
+static void finish_output(xnn_subgraph_t sg, uint32_t id) {
+    if (f32_out != XNN_INVALID_VALUE_ID && xnn_define_convert(sg, id, f32_out, 0) != xnn_status_success)
+        peer_skip("XNNPACK refused the output's Convert");
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--quant")) quant = 1, argv[1] = argv[0], argv++, argc--;
     peer_args a = peer_parse(argc, argv);
     ac_tfl_model *m;
     ac_err err = {{0}, 0};
@@ -48,10 +110,23 @@ int main(int argc, char **argv) {
     int in = m->inputs[0], target = -1;
     shape[in][0] = shape[in][1] = a.size, shape[in][2] = m->tensors[in].shape[3];
     size_t dims[4] = {1, (size_t)a.size, (size_t)a.size, (size_t)shape[in][2]};
-    xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, dims, NULL, 0, XNN_VALUE_FLAG_EXTERNAL_INPUT, &id[in]);
+    uint32_t f32_in;
+    xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, dims, NULL, 0, XNN_VALUE_FLAG_EXTERNAL_INPUT, &f32_in);
+    const int q_in = quant && m->tensors[in].n_quant >= 1 && m->tensors[in].type != 0;
+    if (!q_in) id[in] = f32_in;
     for (int k = 0; k < m->n_ops && target < 0; k++) {
         const ac_tfl_op *op = &m->ops[k];
         int x = op->inputs[0], y = op->outputs[0], is_target = same_name(m->tensors[y].name, a.layer);
+        if (quant && !strcmp(op->opname, "QUANTIZE") && x == in && q_in) { /* the float photo straight to y's quantization */
+            memcpy(shape[y], shape[x], sizeof shape[x]);
+            define_value(sg, &m->tensors[y], 4, dims, 0, XNN_INVALID_VALUE_ID, 0, &id[y]);
+            if (xnn_define_convert(sg, f32_in, id[y], 0) != xnn_status_success) peer_skip("XNNPACK refused a Convert");
+            continue;
+        }
+        if (q_in && x == in && id[in] == XNN_INVALID_VALUE_ID) {
+            define_value(sg, &m->tensors[in], 4, dims, 0, XNN_INVALID_VALUE_ID, 0, &id[in]);
+            if (xnn_define_convert(sg, f32_in, id[in], 0) != xnn_status_success) peer_skip("XNNPACK refused a Convert");
+        }
         if (id[x] == XNN_INVALID_VALUE_ID) peer_skip("an operator reads a tensor that is not computed");
         float lo = -INFINITY, hi = INFINITY;
         if (op->activation == 1) lo = 0;
@@ -76,28 +151,25 @@ int main(int argc, char **argv) {
             shape[y][2] = oc;
             uint32_t wid, bid = XNN_INVALID_VALUE_ID;
             size_t wd[4] = {(size_t)w->shape[0], (size_t)kh, (size_t)kw, (size_t)w->shape[3]}, bd[1] = {(size_t)oc};
-            xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, wd, w->data, XNN_INVALID_VALUE_ID, 0, &wid);
-            if (op->n_in > 2 && op->inputs[2] >= 0)
-                xnn_define_tensor_value(sg, xnn_datatype_fp32, 1, bd, m->tensors[op->inputs[2]].data, XNN_INVALID_VALUE_ID, 0, &bid);
+            define_value(sg, w, 4, wd, dw ? 3 : 0, XNN_INVALID_VALUE_ID, 0, &wid);
+            if (op->n_in > 2 && op->inputs[2] >= 0) define_value(sg, &m->tensors[op->inputs[2]], 1, bd, 0, XNN_INVALID_VALUE_ID, 0, &bid);
             size_t od[4] = {1, (size_t)shape[y][0], (size_t)shape[y][1], (size_t)oc};
-            xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, od, NULL, is_target ? 1 : XNN_INVALID_VALUE_ID,
-                                    is_target ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0, &id[y]);
+            define_output(sg, &m->tensors[y], od, is_target, &id[y]);
             enum xnn_status st =
                 dw ? xnn_define_depthwise_convolution_2d(sg, pt, pr, pb, pl, kh, kw, op->stride_h, op->stride_w, 1, 1, 1,
                                                          oc, lo, hi, id[x], wid, bid, id[y], 0)
                    : xnn_define_convolution_2d(sg, pt, pr, pb, pl, kh, kw, op->stride_h, op->stride_w, 1, 1, 1,
                                                shape[x][2], oc, lo, hi, id[x], wid, bid, id[y], 0);
             if (st != xnn_status_success) peer_skip("XNNPACK refused a convolution");
-            if (is_target) target = y;
+            if (is_target) target = y, finish_output(sg, id[y]);
             continue;
         } else {
             peer_skip("unsupported operator before the layer");
         }
         size_t od[4] = {1, (size_t)shape[y][0], (size_t)shape[y][1], (size_t)shape[y][2]};
-        xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, od, NULL, is_target ? 1 : XNN_INVALID_VALUE_ID,
-                                is_target ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0, &id[y]);
+        define_output(sg, &m->tensors[y], od, is_target, &id[y]);
         if (xnn_define_add2(sg, lo, hi, id[x], id[op->inputs[1]], id[y], 0) != xnn_status_success) peer_skip("XNNPACK refused an ADD");
-        if (is_target) target = y;
+        if (is_target) target = y, finish_output(sg, id[y]);
     }
     if (target < 0) peer_skip("no such layer");
     /* one thread: no pool at all, as XNNPACK's own benchmarks do */
