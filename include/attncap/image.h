@@ -28,8 +28,9 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
  * by the smallest of 1/8, 1/4, 1/2 that still gives w >= min_w and h >= min_h (each side
  * ceil(side * factor)), then made upright; the caller's resize does the rest. Everything else (other
  * formats, CMYK JPEGs, a photo no factor below 1 fits, min_w or min_h <= 0) decodes whole, exactly as
- * ac_image_load, so a photo smaller than 2 * min on a side gets the same pixels as before. Which files
- * load and the errors they give do not depend on min_w/min_h; the pixel limit is the full size's.
+ * ac_image_load, so a photo with a side under 2 * min - 1 gets the same pixels as before. Which files
+ * load and the errors they give do not depend on min_w/min_h (a JPEG libjpeg-turbo finds corrupt is
+ * decoded whole by stb_image, as without a hint); the pixel limit is the full size's.
  * Reduced + ac_image_resize vs whole + ac_image_resize (tests/test_image_reduced.c, per channel of
  * 0..255): real photos at 12 MP to 448x448, mean absolute difference <= 0.5, largest <= 8; synthetic
  * noise, edges and 1-pixel lines (the worst case) <= 2.5 and <= 24. Callers: the encoder

@@ -12,14 +12,6 @@
 
 #include "image_internal.h"
 
-/* TurboJPEG's message, fit for one line (it may end in a newline). */
-static void one_line(const char *in, char *out, size_t cap) {
-    size_t k = 0;
-    for (; in && in[k] && k + 1 < cap; k++) out[k] = in[k] == '\n' || in[k] == '\r' ? ' ' : in[k];
-    while (k > 0 && out[k - 1] == ' ') k--;
-    out[k] = 0;
-}
-
 int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_w, int min_h, ac_image *img,
                           ac_err *err) {
     memset(img, 0, sizeof *img);
@@ -43,12 +35,11 @@ int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_
         rc = ac_errf(err, "%s: out of memory for %dx%d pixels", name, sw, sh);
         goto done;
     }
+    /* A warning (corrupt data turbo would pad with grey) stops it; the file then goes to stb as a
+     * whole, so that it loads, or fails with the same message, as without a hint. */
     if (tjDecompress2(tj, p, (unsigned long)n, img->px, sw, 0, sh, TJPF_RGB, TJFLAG_ACCURATEDCT | TJFLAG_STOPONWARNING)) {
-        char why[160];
-        one_line(tjGetErrorStr2(tj), why, sizeof why);
         free(img->px);
         img->px = NULL;
-        rc = ac_errf(err, "%s: corrupt JPEG (%s)", name, why);
         goto done;
     }
     img->w = sw, img->h = sh, rc = 0;
