@@ -137,6 +137,10 @@ typedef struct ac_train_opts {
                              * so every word of the text gets an embedding and an output row */
     float text_ratio;       /* text captions per step = text_ratio * batch (default 1 when text is set) */
     float text_weight;      /* weight of the text batch's loss against the photo batch's (default 1) */
+    const char *detections; /* comma-separated `attncap detect` outputs for the photos (regions.h): the
+                               decoder attends over each photo's detected objects beside its grid, and
+                               captions without photos get their object words as pseudo-regions */
+    int regions;            /* regions per photo (default 10 with detections; 0: none) */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

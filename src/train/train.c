@@ -93,7 +93,13 @@ static int load_data(ac_trainer *tr, ac_err *err) {
         if (pages > 0 && page > 0) budget = (size_t)pages / 2 * (size_t)page;
     }
     if (ac_features_open(o->features, budget, &tr->fc, err)) return -1;
-    tr->L = tr->fc.grid_h * tr->fc.grid_w, tr->D = tr->fc.dim;
+    tr->Lg = tr->fc.grid_h * tr->fc.grid_w, tr->D = tr->fc.dim;
+    tr->R = o->detections && *o->detections ? (o->regions > 0 ? o->regions : AC_REGIONS_DEFAULT) : 0;
+    tr->L = tr->Lg + tr->R;
+    tr->region_scale = AC_REGION_SCALE, tr->region_min = AC_REGION_MIN_SCORE;
+    if (tr->R > AC_REGIONS_MAX) return ac_errf(err, "train: --regions %d is over %d", tr->R, AC_REGIONS_MAX);
+    if (tr->R && tr->D > AC_REGION_MAX_DIM) return ac_errf(err, "train: regions need annotation vectors of at most %d", AC_REGION_MAX_DIM);
+    if (tr->R && ac_train_regions_load(tr, err)) return -1;
     tr->n_held_out = hold_out_val(tr);
     /* Tokenize the training captions of photos that have features. */
     int cap = 0, n = 0, missing = 0, has_flip = 0;
@@ -150,6 +156,7 @@ static int load_data(ac_trainer *tr, ac_err *err) {
         for (int i = 0; i < n_text; i++) {
             ac_train_example *e = &tr->tex[i];
             e->feat = e->feat_flip = -1, e->n = toks[n + i].n;
+            if (tr->R) e->n_obj = (unsigned char)ac_train_text_objects(&toks[n + i], e->obj);
             if (!(e->w = malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
             tr->n_tex++;
@@ -241,7 +248,9 @@ typedef struct batch_buf {
     /* A compact (float16) cache: the batch's photos converted to float32, one slot per distinct
      * feature row, so captions of one photo share one pointer (the decoder relies on that). */
     float *stage;   /* [capacity, L * D] */
-    int *stage_row; /* [capacity] feature row held by each slot */
+    int *stage_row; /* [capacity] feature row held by each slot (-1: a caption without a photo's regions) */
+    int *stage_nval; /* [capacity] the slot's own rows (grid cells and regions) */
+    uint64_t seed;  /* the draws of the pseudo-regions of captions without photos (train_regions.c) */
 } batch_buf;
 
 static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const int *sel, int B, const int *flip, batch_buf *bb,
@@ -264,6 +273,13 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
         const int r = f ? e->feat_flip : e->feat;
         bb->nval[i] = tr->L;
+        if (r < 0 && tr->R) { /* a caption without a photo, with its pseudo-regions: a slot of its own */
+            float *slot = bb->stage + (size_t)n_stage * LD;
+            bb->stage_row[n_stage++] = -1;
+            ac_train_text_regions(tr, e, ac_mix64(bb->seed * 0x9E3779B97F4A7C15ull + (uint64_t)sel[s]), slot, &bb->nval[i]);
+            bb->ann[i] = slot;
+            continue;
+        }
         if (r < 0) { /* a caption without a photo: the no-photo context, one copy per shard */
             bb->ann[i] = tr->null_ann + (size_t)(i % tr->o->shards) * LD;
             continue;
@@ -271,18 +287,26 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
         int gh, gw;
         ac_features_grid(&tr->fc, r, &gh, &gw);
         bb->nval[i] = gh * gw;
-        if (tr->fc.data) {
+        if (tr->fc.data && !tr->R) {
             bb->ann[i] = tr->fc.data + (size_t)r * LD;
             continue;
         }
         int k = 0;
         while (k < n_stage && bb->stage_row[k] != r) k++;
-        if (k == n_stage) bb->stage_row[n_stage++] = r, ac_features_row(&tr->fc, r, bb->stage + (size_t)k * LD);
-        bb->ann[i] = bb->stage + (size_t)k * LD;
+        float *slot = bb->stage + (size_t)k * LD;
+        if (k == n_stage) {
+            bb->stage_row[n_stage++] = r;
+            const float *row = ac_features_row(&tr->fc, r, slot);
+            if (row != slot) memcpy(slot, row, sizeof(float) * (size_t)tr->Lg * tr->D);
+            bb->stage_nval[k] = gh * gw;
+            if (tr->R) ac_train_photo_regions(tr, r, gh, gw, slot, &bb->stage_nval[k]);
+        }
+        bb->nval[i] = bb->stage_nval[k];
+        bb->ann[i] = slot;
     }
     b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann, b->dctx_sum = NULL;
     b->baseline = 0; /* hard attention: the caller sets it */
-    b->n_valid = tr->fc.grids ? bb->nval : NULL;
+    b->n_valid = tr->fc.grids || tr->R ? bb->nval : NULL;
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
@@ -518,6 +542,7 @@ static void trainer_free(ac_trainer *tr) {
     free(tr->grad), free(tr->m), free(tr->v), free(tr->ema);
     for (int i = 0; i < tr->n_tex; i++) free(tr->tex[i].w);
     free(tr->tex), free(tr->null_ctx), free(tr->null_m), free(tr->null_v), free(tr->null_g), free(tr->null_ann);
+    free(tr->reg), free(tr->n_reg);
     free(tr->grad_text), free(tr->text_perm), free(tr->cnt_paired), free(tr->cnt_text);
     for (int i = 0; i < tr->n_xds; i++) ac_dataset_free(&tr->xds[i]);
     ac_dec_pool_free(tr->work);
@@ -539,6 +564,7 @@ static int text_step(ac_trainer *tr, const ac_decoder *dec_text, batch_buf *bb, 
             memcpy(tr->null_ann + s * LD + l * tr->D, tr->null_ctx, sizeof(float) * (size_t)tr->D);
     if (ac_train_text_select(tr, tr->st.step, sel, err)) return -1;
     ac_dec_batch b;
+    bb->seed = (uint64_t)tr->st.step;
     make_batch(tr, tr->tex, sel, tr->text_batch, NULL, bb, &b);
     b.dctx_sum = tr->null_g;
     if (ac_dec_pool_forward_backward(tr->work, dec_text, &b, 1,
@@ -633,7 +659,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                .att = o.att, .dim = tr.D, .n_ann = tr.L, .grid_h = tr.fc.grid_h,
                                .grid_w = tr.fc.grid_w, .dropout = o.dropout, .lambda = o.lambda,
                                .attention = score, .heads = o.heads > 1 ? o.heads : 0, .decoder = kind,
-                               .attention_mode = mode};
+                               .attention_mode = mode, .regions = tr.R, .region_scale = tr.region_scale,
+                               .region_min_score = tr.region_min};
         if (tf) { /* attention width = model width; no doubly stochastic penalty; 4 heads and 2 layers by default */
             c.att = o.embed, c.lambda = 0, c.layers = o.layers > 0 ? o.layers : 2;
             c.heads = o.heads > 1 ? o.heads : o.heads == 1 ? 0 : 4;
@@ -689,10 +716,11 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     bb.words = calloc((size_t)capb * (size_t)o.max_words, sizeof(int));
     bb.ann = malloc(sizeof(float *) * (size_t)capb);
     bb.nval = malloc(sizeof(int) * (size_t)capb);
-    if (!tr.fc.data) {
+    if (!tr.fc.data || tr.R) {
         bb.stage = malloc(sizeof(float) * (size_t)capb * tr.L * tr.D);
         bb.stage_row = malloc(sizeof(int) * (size_t)capb);
-        if (!bb.stage || !bb.stage_row) goto oom;
+        bb.stage_nval = malloc(sizeof(int) * (size_t)capb);
+        if (!bb.stage || !bb.stage_row || !bb.stage_nval) goto oom;
     }
     const int n_perm = o.group ? tr.n_img : tr.n_ex;
     perm = malloc(sizeof(int) * (size_t)n_perm), flip = malloc(sizeof(int) * (size_t)capb);
@@ -808,7 +836,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
 oom:
     ac_errf(err, "train: out of memory");
 done:
-    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.nval), free(bb.stage), free(bb.stage_row);
+    free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.nval), free(bb.stage), free(bb.stage_row), free(bb.stage_nval);
     free(perm), free(flip), free(selbuf);
     trainer_free(&tr);
     return rc;

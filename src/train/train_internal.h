@@ -7,6 +7,7 @@
 #include "attncap/model.h"
 #include "attncap/features.h"
 #include "attncap/train.h"
+#include "attncap/regions.h"
 
 /* Where training stands; saved in checkpoints. */
 typedef struct ac_train_state {
@@ -33,10 +34,12 @@ typedef struct ac_hist {
 } ac_hist;
 
 /* The training run (train.c): data, model, optimizer buffers, state. */
+#define AC_TEXT_OBJECTS 8
 typedef struct ac_train_example {
     int feat, feat_flip; /* feature rows; feat_flip -1 if none */
     int n;               /* words */
     int *w, *wf;         /* [n] ids; wf: with left/right swapped (NULL if no flip) */
+    unsigned char n_obj, obj[AC_TEXT_OBJECTS]; /* a caption without a photo: the COCO objects it names */
 } ac_train_example;
 
 typedef struct ac_val_image {
@@ -51,7 +54,12 @@ typedef struct ac_trainer {
     ac_dataset ds;
     ac_feature_cache fc;
     ac_model model;
-    int L, D;
+    int L, D;   /* annotation vectors per photo (grid cells + R) and their size */
+    int Lg, R;  /* grid cells, region slots (0: no regions) */
+    ac_region *reg;          /* [feature rows, R] each photo's regions (train_regions.c) */
+    unsigned char *n_reg;    /* [feature rows] how many */
+    int n_reg_photos;        /* photos with detections */
+    float region_scale, region_min;
     ac_train_example *ex, *vex;
     int n_ex, n_vex;
     ac_val_image *vi;
@@ -85,6 +93,16 @@ typedef struct ac_trainer {
     ac_hist *hist;
     int n_hist, cap_hist;
 } ac_trainer;
+
+/* train_regions.c */
+/* Reads o->detections into tr->reg / tr->n_reg (tr->R, region_min set). */
+int ac_train_regions_load(ac_trainer *tr, ac_err *err);
+/* ann holds feature row `row`'s gh x gw cells: appends its regions, sets *n_valid. */
+void ac_train_photo_regions(const ac_trainer *tr, int row, int gh, int gw, float *ann, int *n_valid);
+/* The COCO objects a tokenized caption names (at most AC_TEXT_OBJECTS) into obj; returns how many. */
+int ac_train_text_objects(const ac_tokens *t, unsigned char *obj);
+/* A caption without a photo's pseudo-photo: the no-photo context, then its pseudo-regions. */
+void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint64_t seed, float *ann, int *n_valid);
 
 /* train_text.c */
 /* Tokenizes the captions of o->text's datasets, appending them to *toks (grown as needed; *cap is its
