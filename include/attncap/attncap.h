@@ -21,7 +21,7 @@
  *    the other headers of include/attncap/ are unstable (they may change in any release) and are
  *    reached through the static library only. A change that breaks this header's ABI bumps the
  *    SONAME (libattncap.so.N); structs the library allocates (ac_result) may grow at their end.
- *  - Environment: ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_THREADS and the ATTNCAP_MAX_* limits
+ *  - Environment: ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_THREADS, ATTNCAP_PRECISION, the ATTNCAP_MAX_* limits
  *    (README.md) are read as `attncap` reads them. */
 #ifndef ATTNCAP_ATTNCAP_H
 #define ATTNCAP_ATTNCAP_H
