@@ -119,7 +119,9 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
  * Over many photos, one lane per thread (each a one-thread CNN) reads, squashes, encodes and searches
  * a photo at a time; with one thread, or one photo, a second thread reads and squashes the next
  * photos while the caller's thread runs the CNN with all the threads. Either way at most a few
- * photos are in flight, and the captions are those of ac_captioner_run, bit for bit. */
+ * photos are in flight, and the captions are those of ac_captioner_run, bit for bit, on the photo as
+ * the batch reads it: ac_image_load_min at ac_encoder_min_photo's size (a JPEG of 2 x 448 - 1 pixels or
+ * more on each side comes reduced by libjpeg-turbo's DCT scaling: image.h). */
 typedef struct ac_batch_result {
     int index;             /* into paths */
     const char *path;      /* NULL for a photo in memory (ac_captioner_batch_inputs) */

@@ -116,9 +116,11 @@ int cmd_classify(int argc, char **argv) {
         rc = 1;
         goto done_enc;
     }
+    int min_w, min_h; /* each photo read only as large as the classifier's input needs */
+    ac_encoder_min_photo(&enc, &min_w, &min_h);
     for (int k = 0; k < n_img; k++) {
         ac_image img;
-        if (ac_image_load(imgs[k], &img, &err) < 0 || ac_encoder_encode(&enc, &img, probs, &err) < 0) {
+        if (ac_image_load_min(imgs[k], min_w, min_h, &img, &err) < 0 || ac_encoder_encode(&enc, &img, probs, &err) < 0) {
             if (img.px) ac_image_free(&img);
             fflush(stdout);
             fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
