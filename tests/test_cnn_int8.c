@@ -1,6 +1,7 @@
 /* test_cnn_int8.c: AC_PRECISION_INT8 against independent integer arithmetic.
  *  - ac_i8_mbqm against TFLite's SaturatingRoundingDoublingHighMul + RoundingDivideByPOT written out
  *    in 128-bit arithmetic on hand values and random ones; QuantizeMultiplier on hand-worked values;
+ *  - the float input's quantization on every kernel against roundf (ties both ways, the clamp, NaN);
  *  - the product: every kernel this CPU runs (AVX512-VNNI, AVX-VNNI, C) against the double sum
  *    of (w - zw)(x - zx) + bias requantized by the formula above, on shapes with every kind of tail,
  *    uint8-style filters (zero point 131) and int8 ones (zero point 0);
@@ -62,6 +63,34 @@ static void test_fixed_point(void) {
         CHECKF(ac_i8_mbqm(x, mm, e) == mbqm_ref(x, mm, e), "mbqm(%d, %d, %d) = %d, reference %d", x, mm, e,
                ac_i8_mbqm(x, mm, e), mbqm_ref(x, mm, e));
     }
+}
+
+/* The float input's quantization against roundf on every kernel: ties both ways, the clamp, a NaN. */
+static void test_quantize_input(void) {
+    enum { N = 1000 };
+    float x[N];
+    uint8_t got[N];
+    const float scale = 0.0078125f; /* ties: x / scale = k + 0.5 exactly */
+    unsigned s = 5;
+    for (int i = 0; i < N; i++) {
+        s = s * 1103515245u + 12345u;
+        x[i] = i < 200 ? ((float)(i - 100) + 0.5f) * scale : ((float)(s >> 8 & 0xffff) / 65536.0f - 0.5f) * 5.0f;
+    }
+    x[N - 1] = 1e30f, x[N - 2] = -1e30f;
+    for (int isa = AC_I8_ISA_C; isa <= ac_i8_isa_best(); isa++) {
+        ac_i8_set_isa(isa);
+        CHECK(ac_i8_quantize(x, N - 3, scale, 131, got) == 0); /* a tail of 13 past the last 16 */
+        CHECK(ac_i8_quantize(x + N - 3, 3, scale, 131, got + N - 3) == 0);
+        for (int i = 0; i < N; i++) {
+            const float r = roundf(x[i] / scale);
+            const int want = r < -1000 ? 0 : r > 1000 ? 255 : (int)r + 131 < 0 ? 0 : (int)r + 131 > 255 ? 255 : (int)r + 131;
+            CHECKF(got[i] == want, "%s: x[%d] = %.9g -> %d, want %d", ac_i8_isa_name(isa), i, x[i], got[i], want);
+        }
+        x[17] = NAN;
+        CHECK(ac_i8_quantize(x, N, scale, 131, got) < 0);
+        x[17] = 0;
+    }
+    ac_i8_set_isa(-1);
 }
 
 static void test_gemm_kernels(void) {
@@ -222,6 +251,7 @@ static void test_float_graph_refused(void) {
 
 int main(void) {
     RUN(test_fixed_point);
+    RUN(test_quantize_input);
     RUN(test_gemm_kernels);
     RUN(test_float_graph_refused);
     RUN(test_models_vs_reference);

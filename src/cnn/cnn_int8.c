@@ -41,7 +41,7 @@ struct cnn_int8 {
     int n_slots;
     uint8_t *cols;
     float in_scale, out_scale;
-    int32_t in_zp, in_lo, in_hi, in_off, out_zp; /* stored zero points, the input's clamp */
+    int32_t in_zp, out_zp; /* stored zero points */
 };
 
 typedef struct tq {
@@ -318,7 +318,7 @@ cnn_int8 *ac_cnn_int8_create(const ac_cnn *c, ac_err *err) {
         goto fail;
     }
     if (tensor_q(c, &pseudo, c->in_t, &in, err) || tensor_q(c, &pseudo, c->out_t, &out, err)) goto fail;
-    p->in_scale = in.scale, p->in_zp = in.zp, p->in_off = in.off, p->in_lo = 0, p->in_hi = 255;
+    p->in_scale = in.scale, p->in_zp = in.zp;
     p->out_scale = out.scale, p->out_zp = out.zp;
     for (int k = 0; k < c->n_steps; k++, p->n_steps++)
         if (plan_one(c, &c->steps[k], &p->st[k], err) < 0) {
@@ -343,15 +343,7 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     cnn_int8 *p = c->int8;
     const size_t n_in = c->t[c->in_t].count;
     uint8_t *x = buf(p, c->in_t);
-    const int32_t zq = p->in_zp - p->in_off;
-    for (size_t i = 0; i < n_in; i++) { /* AffineQuantize: round(x / scale) + zero point, clamped */
-        const float v = input[i] / p->in_scale;
-        if (!isfinite(v)) return ac_errf(err, "%s: non-finite input value", c->m->path);
-        const float r = roundf(v);
-        int32_t q = r > 1e6f ? 1000000 : r < -1e6f ? -1000000 : (int32_t)r;
-        q += zq + p->in_off;
-        x[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-    }
+    if (ac_i8_quantize(input, n_in, p->in_scale, p->in_zp, x) < 0) return ac_errf(err, "%s: non-finite input value", c->m->path);
     ac_pool_wake(c->pool);
     for (int k = 0; k < p->n_steps; k++) {
         i8_step *d = &p->st[k];

@@ -33,6 +33,10 @@ static inline int32_t ac_i8_mbqm(int32_t x, int32_t m, int shift) {
     return (h >> right) + (rem > thr);
 }
 
+/* AffineQuantize of the float input: out = clamp(round(x / scale) + zs, 0, 255) (zs: the stored zero
+ * point; round half away from zero, x / scale in float32, as TFLite). -1 at a non-finite value. */
+int ac_i8_quantize(const float *x, size_t n, float scale, int32_t zs, uint8_t *out);
+
 /* Requantization of one output column set: out = clamp(mbqm(acc + bias, m, shift) + zp, lo, hi). */
 typedef struct ac_i8_requant {
     const int32_t *mult;  /* per output channel */

@@ -109,6 +109,50 @@ void ac_i8_requant_row(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uin
     requant_c(acc, n, rq, c0, out);
 }
 
+/* ---- input quantization ---- */
+
+static int quantize_c(const float *x, size_t n, float scale, int32_t zs, uint8_t *out) {
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i] / scale;
+        if (!isfinite(v)) return -1;
+        const float r = roundf(v);
+        const int32_t q = (r > 1e6f ? 1000000 : r < -1e6f ? -1000000 : (int32_t)r) + zs;
+        out[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+    }
+    return 0;
+}
+
+#if defined(I8_X86)
+/* roundf (half away from zero) of x / scale: t = trunc(v), then one more away from zero where
+ * |v - t| >= 0.5 (v - t is exact). */
+__attribute__((target("avx512f,avx512bw"))) static int quantize_512(const float *x, size_t n, float scale, int32_t zs, uint8_t *out) {
+    const __m512 sc = _mm512_set1_ps(scale), half = _mm512_set1_ps(0.5f), inf = _mm512_set1_ps(INFINITY);
+    const __m512 big = _mm512_set1_ps(1e6f), one = _mm512_set1_ps(1.0f);
+    const __m512i z = _mm512_set1_epi32(zs), lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 km = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(km, x + i), sc);
+        if (_mm512_cmp_ps_mask(_mm512_abs_ps(v), inf, _CMP_LT_OQ) != 0xffff) return -1; /* masked lanes are 0 */
+        __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(v, t)), half, _CMP_GE_OQ);
+        const __m512 away = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(one),
+                                                                _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000))));
+        t = _mm512_mask_add_ps(t, up, t, away);
+        t = _mm512_min_ps(_mm512_max_ps(t, _mm512_sub_ps(_mm512_setzero_ps(), big)), big);
+        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), z);
+        _mm_mask_storeu_epi8(out + i, km, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(q, lo), hi)));
+    }
+    return 0;
+}
+#endif
+
+int ac_i8_quantize(const float *x, size_t n, float scale, int32_t zs, uint8_t *out) {
+#if defined(I8_X86)
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI) return quantize_512(x, n, scale, zs, out);
+#endif
+    return quantize_c(x, n, scale, zs, out);
+}
+
 /* ---- the product ---- */
 
 typedef struct gemm_job {
@@ -169,41 +213,39 @@ __attribute__((target("avx512f,avx512bw"))) static void row_sums_512(const uint8
     }
 }
 
-/* MR rows (ar: row pointers; rows past nr repeat a valid one, computed, not stored) x NB panels of 16
- * columns from panel p0, on AVX512-VNNI. The sums go through memory before the requantization, so the
- * product loop keeps its MR x NB accumulators in registers. */
+/* MR = 8 rows (ar: row pointers; rows past nr repeat a valid one, computed, not stored) x NB (1 or 2)
+ * panels of 16 columns from panel p0, on AVX512-VNNI: 16 named accumulators (GCC spills an array of
+ * them), each broadcast of 4 bytes of a row feeding NB `vpdpbusd`. The sums go through memory to the
+ * requantization. */
+#define I8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define I8_DECL(i) __m512i c##i##0 = _mm512_setzero_si512(), c##i##1 = _mm512_setzero_si512(); const uint8_t *a##i = ar[i];
+#define I8_STEP(i)                                                                                                        \
+    {                                                                                                                     \
+        const __m512i v = _mm512_set1_epi32(QUAD(a##i));                                                                  \
+        c##i##0 = _mm512_dpbusd_epi32(c##i##0, v, b0);                                                                    \
+        if (nb > 1) c##i##1 = _mm512_dpbusd_epi32(c##i##1, v, b1);                                                        \
+    }
+#define I8_STORE(i) _mm512_store_si512(sums[i], c##i##0), _mm512_store_si512(sums[i] + 16, c##i##1);
 #define I8_KERNEL_512(NB)                                                                                                  \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void kern512_##NB(                            \
         const gemm_job *j, const uint8_t *const *ar, const int32_t *rs, int r0, int nr, int p0) {                       \
         const ac_i8_gemm_w *w = j->w;                                                                                     \
-        __m512i acc[MR][NB];                                                                                              \
-        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                              \
-            _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_setzero_si512();                      \
+        const int nb = NB;                                                                                                \
+        I8_ROWS(I8_DECL)                                                                                                  \
         const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;                                                           \
         const size_t pstride = (size_t)w->kp * 16;                                                                        \
         const int kfull = w->k & ~3;                                                                                      \
         int k = 0;                                                                                                        \
         for (; k < kfull; k += 4, b += 64) {                                                                              \
-            __m512i bv[NB];                                                                                               \
-            _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) bv[p] = _mm512_loadu_si512(b + p * pstride);            \
-            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {                                                        \
-                int32_t q;                                                                                                \
-                memcpy(&q, ar[i] + k, 4);                                                                                 \
-                const __m512i av = _mm512_set1_epi32(q);                                                                  \
-                _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]); \
-            }                                                                                                             \
+            const __m512i b0 = _mm512_loadu_si512(b), b1 = NB > 1 ? _mm512_loadu_si512(b + pstride) : b0;                 \
+            I8_ROWS(I8_STEP)                                                                                              \
         }                                                                                                                 \
         if (k < w->k) {                                                                                                   \
-            __m512i bv[NB];                                                                                               \
-            for (int p = 0; p < NB; p++) bv[p] = _mm512_loadu_si512(b + p * pstride);                                    \
-            for (int i = 0; i < MR; i++) {                                                                                \
-                const __m512i av = _mm512_set1_epi32(quad(ar[i], k, w->k));                                               \
-                for (int p = 0; p < NB; p++) acc[i][p] = _mm512_dpbusd_epi32(acc[i][p], av, bv[p]);                      \
-            }                                                                                                             \
+            const __m512i b0 = _mm512_loadu_si512(b), b1 = NB > 1 ? _mm512_loadu_si512(b + pstride) : b0;                 \
+            I8_ROWS(I8_STEP_TAIL)                                                                                         \
         }                                                                                                                 \
-        int32_t sums[MR][NB * 16] __attribute__((aligned(64)));                                                           \
-        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                                              \
-            _Pragma("GCC unroll 3") for (int p = 0; p < NB; p++) _mm512_store_si512(sums[i] + p * 16, acc[i][p]);         \
+        int32_t sums[MR][32] __attribute__((aligned(64)));                                                                \
+        I8_ROWS(I8_STORE)                                                                                                 \
         const ac_i8_requant *rq = j->rq;                                                                                  \
         const __m512i zp = _mm512_set1_epi32(rq->zp), lo = _mm512_set1_epi32(rq->lo), hi = _mm512_set1_epi32(rq->hi);    \
         const __m512i zero = _mm512_setzero_si512();                                                                      \
@@ -220,6 +262,19 @@ __attribute__((target("avx512f,avx512bw"))) static void row_sums_512(const uint8
                                      _mm512_cvtepi32_epi8(rq16(v, m, ls, rsh, zp, lo, hi)));                              \
             }                                                                                                             \
         }                                                                                                                 \
+    }
+/* four bytes of a row at k: the main loop's whole quads; the tail's (past the row's end: 0) */
+static inline int32_t quad4(const uint8_t *a) {
+    int32_t v;
+    memcpy(&v, a, 4);
+    return v;
+}
+#define QUAD(p) quad4((p) + k)
+#define I8_STEP_TAIL(i)                                                                                                   \
+    {                                                                                                                     \
+        const __m512i v = _mm512_set1_epi32(quad(a##i, k, w->k));                                                         \
+        c##i##0 = _mm512_dpbusd_epi32(c##i##0, v, b0);                                                                    \
+        if (nb > 1) c##i##1 = _mm512_dpbusd_epi32(c##i##1, v, b1);                                                        \
     }
 I8_KERNEL_512(1)
 I8_KERNEL_512(2)
