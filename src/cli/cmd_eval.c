@@ -11,6 +11,7 @@
 #include "eval_report.h"
 #include "commands.h"
 #include "eval_cli.h"
+#include "inputs.h"
 #include "messages.h"
 #include "options.h"
 
@@ -152,6 +153,10 @@ int cmd_eval(int argc, char **argv) {
     if (o.compare && (!o.report || o.pairs)) {
         fprintf(stderr, "attncap eval: --compare needs --report, and --refs or --data (the references to score it)\n");
         return 2;
+    }
+    if (o.report && cli_check_writable_dir(o.report, &err)) { /* before any captioning */
+        fprintf(stderr, "attncap eval: --report: %s\n", err.msg);
+        return 1;
     }
     const int no_model = o.data && ac_find_model(o.model, &model_path, &err);
     if (model_path) o.model = model_path;

@@ -2,10 +2,13 @@
 #include "inputs.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int cli_strv_push(cli_strv *s, const char *x) {
     if (s->n == s->cap) {
@@ -23,6 +26,48 @@ void cli_strv_free(cli_strv *s) {
     for (int i = 0; i < s->n; i++) free(s->v[i]);
     free(s->v);
     memset(s, 0, sizeof *s);
+}
+
+/* strerror(e) with its first letter lowercase, as the messages are */
+static const char *sys_err(int e) {
+    static char buf[128];
+    snprintf(buf, sizeof buf, "%s", strerror(e));
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z')) buf[0] = (char)(buf[0] - 'A' + 'a');
+    return buf;
+}
+
+int cli_check_writable_dir(const char *dir, ac_err *err) {
+    char *at = strdup(dir && *dir ? dir : ".");
+    if (!at) return ac_errf(err, "out of memory");
+    struct stat st;
+    int made_of = 0; /* at is an ancestor of dir */
+    while (stat(at, &st) != 0) {
+        if (errno != ENOENT) {
+            free(at);
+            return ac_errf(err, "%s: cannot be written (%s)", dir, sys_err(errno));
+        }
+        char *slash = strrchr(at, '/');
+        while (slash && slash > at && slash[1] == 0) *slash = 0, slash = strrchr(at, '/'); /* "a/b/" */
+        if (!slash) strcpy(at, ".");
+        else if (slash == at) at[1] = 0;
+        else *slash = 0;
+        made_of = 1;
+    }
+    int rc = 0;
+    if (!S_ISDIR(st.st_mode))
+        rc = ac_errf(err, "%s: cannot be written (%s%s is not a directory)", dir, made_of ? "" : "it", made_of ? at : "");
+    else {
+        const size_t n = strlen(at) + 32;
+        char *probe = malloc(n);
+        int fd = -1;
+        if (probe) snprintf(probe, n, "%s/.attncap-probe-XXXXXX", at), fd = mkstemp(probe);
+        if (!probe) rc = ac_errf(err, "out of memory");
+        else if (fd < 0) rc = ac_errf(err, "%s: cannot be written (%s: %s)", dir, at, sys_err(errno));
+        else close(fd), unlink(probe);
+        free(probe);
+    }
+    free(at);
+    return rc;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

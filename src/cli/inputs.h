@@ -25,6 +25,11 @@ int cli_is_image_name(const char *name);
  * read, or out of memory). */
 int cli_walk_photos(const char *dir, cli_strv *out, ac_err *err);
 
+/* 0 if files can be written in dir: dir itself when it exists (it must be a directory), else the
+ * nearest ancestor that exists, where it would be made; checked by making and removing a file, so a
+ * read-only file system is caught even for root. -1 with err naming dir otherwise. */
+int cli_check_writable_dir(const char *dir, ac_err *err);
+
 /* Appends the paths listed in f (see above); relative ones under root when root is not NULL.
  * Returns the number added, or -1 (err) when out of memory or a line holds a NUL byte. */
 int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac_err *err);
