@@ -40,7 +40,7 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturbojpeg0-dev libwebp-dev libtiff-dev \
                    libcjson-dev libstemmer-dev \
                    wordnet-base fonts-dejavu-core curl ca-certificates
-DEBIAN_TEST_PACKAGES := chromium python3 pkg-config man-db abigail-tools
+DEBIAN_TEST_PACKAGES := chromium python3 python3-pil python3-numpy pkg-config man-db abigail-tools
 
 
 .PHONY: bench-deps shared abi-baseline
