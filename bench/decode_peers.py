@@ -57,6 +57,12 @@ def make_photos(data, n):
     return out
 
 
+def size_of(data):
+    """A JPEG's width and height, from its header (Pillow)."""
+    from PIL import Image
+    return Image.open(io.BytesIO(data)).size
+
+
 def factor(w, h, side):
     """The smallest of 1/8, 1/4, 1/2 keeping both sides >= side (as ours, Pillow's draft and this
     bench's OpenCV call choose it), as its denominator; 1 if none."""
@@ -129,7 +135,7 @@ class OpenCv:
     def once(self, data, side):
         cv2 = self.cv2
         buf = self.np.frombuffer(data, self.np.uint8)
-        w, h = Pil.size_of(data)
+        w, h = size_of(data)
         flag = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
                 8: cv2.IMREAD_REDUCED_COLOR_8}[factor(w, h, side)]
         return cv2.resize(cv2.imdecode(buf, flag), (side, side), interpolation=cv2.INTER_AREA)
@@ -144,14 +150,6 @@ class OpenCv:
 
     def pixels(self, path, data, side):
         return self.once(data, side)[:, :, ::-1]  # BGR -> RGB
-
-
-def _size_of(data):
-    from PIL import Image
-    return Image.open(io.BytesIO(data)).size  # the header only
-
-
-Pil.size_of = staticmethod(_size_of)
 
 
 def caption_times(exe, photo, rounds):
@@ -196,7 +194,7 @@ def main():
             missing.append("%s: %s" % (name, e))
     load0 = os.getloadavg()
     print("decode+resize of %d JPEGs of 12 MP (%s) to %dx%d, one thread, %d rounds x %d passes; load %.2f %.2f %.2f"
-          % (len(photos), ", ".join("%dx%d" % Pil.size_of(b) for b in blobs), side, side, rounds, iters, *load0))
+          % (len(photos), ", ".join("%dx%d" % size_of(b) for b in blobs), side, side, rounds, iters, *load0))
     for m in missing:
         print("# skipped %s" % m)
     times = {name: [] for name, _ in peers}
