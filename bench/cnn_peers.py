@@ -2,7 +2,7 @@
 against the strongest CPU peers, side by side in one run with the same weights (`make bench`).
 
 Peers (bench/peers/, each skipped with a message when missing): XNNPACK (Debian libxnnpack-dev,
-subgraph API), ONNX Runtime (npm onnxruntime-node, installed by `bench/cnn.sh` into bench/.cache),
+subgraph API; and its QU8 / QS8 integer operators on the quantized graph, beside our int8 path), ONNX Runtime (npm onnxruntime-node, installed by `bench/cnn.sh` into bench/.cache),
 PyTorch frozen TorchScript + optimize_for_inference, and eager PyTorch (/usr/bin/python3). Each
 peer is a process that builds its network once and then runs it when asked (serve.h); every round
 asks each peer in turn for ITERS runs, so a change of load hits all of them alike. The first
@@ -30,7 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"), "bench", "peers")
 CACHE = os.path.join(HERE, ".cache")
-NAMES = {"attncap": "attncap", "attncap-bf16": "attncap bf16x2", "xnnpack": "XNNPACK", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
+NAMES = {"attncap": "attncap", "attncap-bf16": "attncap bf16x2", "attncap-int8": "attncap int8", "xnnpack": "XNNPACK",
+         "xnnpack-int8": "XNNPACK int8", "onnxruntime": "ONNX Runtime", "torch-jit": "PyTorch TorchScript",
          "torch-eager": "PyTorch eager", "baseline": "attncap (baseline)"}
 
 
@@ -46,6 +47,12 @@ def command(peer, model, onnx_path):
     if peer == "attncap-bf16":
         exe = os.path.join(BUILD, "attncap_cnn")
         return ([exe, "--bf16"], model) if os.access(exe, os.X_OK) else "not built (make bench)"
+    if peer == "attncap-int8":
+        exe = os.path.join(BUILD, "attncap_cnn")
+        return ([exe, "--int8"], model) if os.access(exe, os.X_OK) else "not built (make bench)"
+    if peer == "xnnpack-int8":
+        exe = os.path.join(BUILD, "xnnpack_cnn")
+        return ([exe, "--quant"], model) if os.access(exe, os.X_OK) else "not built (apt-get install libxnnpack-dev libpthreadpool-dev)"
     if peer == "baseline":
         exe = os.environ.get("BENCH_BASELINE", "")
         return ([exe], model) if os.access(exe, os.X_OK) else "BENCH_BASELINE is not an executable"
@@ -181,27 +188,28 @@ def main():
             for p in live:
                 a, b = ours.out, p.out
                 cosines[(p.name, size, threads)] = float(a @ b / np.sqrt((a @ a) * (b @ b))) if a.shape == b.shape else float("nan")
-                rows.append((size, threads, p.name, min(p.times), statistics.median(p.times), ours.flops))
+                rows.append((size, threads, p.name, min(p.times), statistics.median(p.times), ours.flops, max(p.times)))
                 p.close()
     load1 = os.getloadavg()
     for name, why in skipped.items():
         print("# %s skipped: %s" % (NAMES.get(name, name), why))
     print("# sgemm peak (OpenBLAS 1536^3, best of before/after each size): "
           + ", ".join("%d thread%s %.1f GFLOP/s" % (t, "s" * (t > 1), peak[t]) for t in sorted(peak)))
-    print("%-5s %3s  %-20s %8s %9s %8s %6s %10s" % ("size", "thr", "peer", "best ms", "median ms", "GFLOP/s", "%peak", "1 - cosine"))
-    for size, threads, name, best, med, flops in rows:
+    print("%-5s %3s  %-20s %8s %9s %8s %8s %6s %10s" % ("size", "thr", "peer", "best ms", "median ms", "worst ms", "GFLOP/s",
+                                                      "%peak", "1 - cosine"))
+    for size, threads, name, best, med, flops, worst in rows:
         gf = flops / best / 1e6
-        print("%-5d %3d  %-20s %8.2f %9.2f %8.1f %5.0f%% %10.1e" % (size, threads, NAMES[name], best, med, gf,
-                                                                    100 * gf / peak[threads], 1 - cosines[(name, size, threads)]))
+        print("%-5d %3d  %-20s %8.2f %9.2f %8.2f %8.1f %5.0f%% %10.1e" % (size, threads, NAMES[name], best, med, worst, gf,
+                                                                          100 * gf / peak[threads], 1 - cosines[(name, size, threads)]))
     shown = [n for n in peers if any(r[2] == n for r in rows)]
-    print("\n| best / median ms | " + " | ".join(NAMES[n] for n in shown) + " |")
+    print("\n| best / median / worst ms | " + " | ".join(NAMES[n] for n in shown) + " |")
     print("| --- |" + " --- |" * len(shown))
     for threads in thread_list:
         for size in sizes:
             cells = []
             for n in shown:
                 r = [x for x in rows if x[:3] == (size, threads, n)]
-                cells.append("%.2f / %.2f" % (r[0][3], r[0][4]) if r else "")
+                cells.append("%.2f / %.2f / %.2f" % (r[0][3], r[0][4], r[0][6]) if r else "")
             lead = min((x for x in rows if x[:2] == (size, threads)), key=lambda x: x[3], default=None)
             cells = ["**%s**" % c if lead and n == lead[2] else c for c, n in zip(cells, shown)]
             print("| %d, %d thread%s | %s |" % (size, threads, "s" * (threads > 1), " | ".join(cells)))

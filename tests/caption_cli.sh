@@ -264,7 +264,7 @@ if setup; then
   else t_ok; fi
 fi
 
-# --precision: f32 and bf16x2 (AMX, where the CPU has it) caption alike (the tiny model is sensitive
+# --precision: f32 and bf16x2 (AMX, where the CPU has it) caption alike, int8 captions every photo (the tiny model is sensitive
 # to its features: every word is close to others); a bad name is one line, from the flag or the env.
 t_begin precision_choices
 if setup; then
@@ -279,6 +279,10 @@ if setup; then
     elif [ "$auto" != "$bf" ]; then ok=0; t_fail "auto is not bf16x2 on a CPU that has it"; fi
   elif ! grep -q "AMX" "$T/bferr" || [ "$(wc -l <"$T/bferr")" -ne 1 ]; then ok=0; t_fail "bf16x2 refused oddly: $(cat "$T/bferr")"
   elif [ "$auto" != "$f32" ]; then ok=0; t_fail "auto is not f32 on a CPU without AMX"; fi
+  # int8: the quantized encoder on its integers (tests/test_cnn_int8.c checks them): every photo captioned
+  if i8=$("$A" caption $M --json --precision int8 "$S" 2>"$T/i8err"); then
+    [ "$(wc -l <<<"$i8")" = "$(wc -l <<<"$f32")" ] || { ok=0; t_fail "int8 captioned $(wc -l <<<"$i8") photos, f32 $(wc -l <<<"$f32")"; }
+  else ok=0; t_fail "int8: $(cat "$T/i8err")"; fi
   [ $ok = 1 ] && t_ok
 fi
 

@@ -6,7 +6,7 @@
  *    of (w - zw)(x - zx) + bias requantized by the formula above, on shapes with every kind of tail,
  *    uint8-style filters (zero point 131) and int8 ones (zero point 0);
  *  - both shipped MobileNetV2 encoders (uint8 per-tensor, int8 per-channel) to Conv_1 on two shared
- *    photos at 224 and 448: every output integer equal to TFLite's reference kernels re-implemented
+ *    photos at 224 and 448 (and the uint8 one on to its AVERAGE_POOL_2D): every output integer equal to TFLite's reference kernels re-implemented
  *    in NumPy (tools/tflite_int8_ref.py, /usr/bin/python3), on every kernel and on 1 and 2 threads;
  *  - a float graph refused with a message naming it.
  * The models skip without ../shared, the reference without /usr/bin/python3 and numpy. */
@@ -147,11 +147,12 @@ static void test_gemm_kernels(void) {
 }
 
 /* Our Conv_1 integers against tools/tflite_int8_ref.py's for one model, photo and size. */
-static int check_model(const char *model, const char *photo_path, const char *photo, int size, int isa, int threads) {
+static int check_model(const char *model, const char *layer, const char *photo_path, const char *photo, int size, int isa,
+                       int threads) {
     ac_err err = {0};
     ac_encoder enc;
     ac_image img = {0};
-    if (ac_encoder_open(model, NULL, size, threads, &enc, &err) < 0) {
+    if (ac_encoder_open(model, layer, size, threads, &enc, &err) < 0) {
         printf("FAIL %s: %s\n", t_cur_name, err.msg);
         return -1;
     }
@@ -192,8 +193,8 @@ static int check_model(const char *model, const char *photo_path, const char *ph
         bad += d != 0;
         if (d > worst) worst = d;
     }
-    printf("  %s %s %d (%s, %d threads): %zu of %zu Conv_1 integers differ from the reference (max %d)\n",
-           strrchr(model, '/') + 1, photo, size, ac_i8_isa_name(ac_i8_isa()), threads, bad, n_out, worst);
+    printf("  %s %s %d (%s, %d threads): %zu of %zu integers of %s differ from the reference (max %d)\n",
+           strrchr(model, '/') + 1, photo, size, ac_i8_isa_name(ac_i8_isa()), threads, bad, n_out, enc.layer, worst);
     if (got != n_out || bad) printf("FAIL %s: %s at %d differs from the reference\n", t_cur_name, photo, size);
     else rc = 0;
     free(ref);
@@ -226,13 +227,20 @@ static void test_models_vs_reference(void) {
             snprintf(pp, sizeof pp, "%s", photo);
             for (int size = 224; size <= 448; size += 224) {
                 /* the best kernel on 2 threads everywhere; C and 1 thread on the first photo at 224 */
-                if (check_model(mp, pp, photos[pi], size, -1, 2) < 0) return (void)(t_cur_failed = 1);
-                if (pi == 0 && size == 224 && check_model(mp, pp, photos[pi], size, AC_I8_ISA_C, 1) < 0) return (void)(t_cur_failed = 1);
+                if (check_model(mp, NULL, pp, photos[pi], size, -1, 2) < 0) return (void)(t_cur_failed = 1);
+                if (pi == 0 && size == 224 && check_model(mp, NULL, pp, photos[pi], size, AC_I8_ISA_C, 1) < 0) return (void)(t_cur_failed = 1);
                 ran++;
             }
         }
     }
     if (!ran) SKIP("needs ../shared/encoders and ../shared/images");
+    /* and on through the uint8 graph's AVERAGE_POOL_2D */
+    const char *model = test_shared(models[0]), *photo = test_shared("images/cat.bmp");
+    if (model && photo) {
+        char mp[4096], pp[4096];
+        snprintf(mp, sizeof mp, "%s", model), snprintf(pp, sizeof pp, "%s", photo);
+        if (check_model(mp, "MobilenetV2/Logits/AvgPool", pp, "cat", 224, -1, 1) < 0) t_cur_failed = 1;
+    }
 }
 
 static void test_float_graph_refused(void) {

@@ -85,8 +85,9 @@ int ac_encoder_encode_grid(ac_encoder *enc, const ac_image *img, float *out, int
 /* The same without the photo's grid: for the squashing policies. */
 int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *err);
 /* The arithmetic of the CNN's products (cnn.h: AC_PRECISION_F32, the default, AC_PRECISION_BF16X2,
- * faster on CPUs with AMX, features within rounding of F32's, or AC_PRECISION_AUTO). Lanes and plans of other shapes
- * made from enc keep it. One line (err) if the CPU cannot. */
+ * faster on CPUs with AMX, features within rounding of F32's, AC_PRECISION_INT8, a quantized encoder
+ * on its own integers as TFLite runs it, or AC_PRECISION_AUTO). Lanes and plans of other shapes
+ * made from enc keep it. One line (err) if the CPU or the encoder cannot. */
 int ac_encoder_set_precision(ac_encoder *enc, ac_precision p, ac_err *err);
 ac_precision ac_encoder_precision(const ac_encoder *enc);
 /* Another encoder sharing enc's model and settings (a shallow copy) with its own plans and `threads`

@@ -59,7 +59,8 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
 const char *cli_closest(const char *word, const char *const *names, int n);
 
 /* --precision (cnn.h): value (NULL: $ATTNCAP_PRECISION, else "auto") applied to enc and the lanes and
- * plans made from it. -1 with err set for an unknown name, or bf16x2 asked of a CPU without AMX. */
+ * plans made from it. -1 with err set for an unknown name, bf16x2 asked of a CPU without AMX, or int8 of
+ * an encoder that is not quantized. */
 struct ac_encoder;
 struct ac_err;
 int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *err);
@@ -68,7 +69,9 @@ int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *
 int cli_check_precision(const char *cmd, const char *value);
 #define CLI_PRECISION_HELP                                                                             \
     "  --precision P     the CNN's arithmetic: auto (bf16x2 where the CPU has AMX, else f32), f32\n"     \
-    "                    (float32: the same bits on every CPU) or bf16x2 (AMX; features within 1e-9\n" \
-    "                    cosine of f32's) (default: $ATTNCAP_PRECISION or auto)\n"
+    "                    (float32: the same bits on every CPU), bf16x2 (AMX; features within 1e-9\n"   \
+    "                    cosine of f32's) or int8 (a quantized encoder on its own integers, as\n"      \
+    "                    TFLite's reference kernels; features ~1e-2 cosine from f32's, captions\n"     \
+    "                    slightly worse) (default: $ATTNCAP_PRECISION or auto)\n"
 
 #endif

@@ -354,7 +354,7 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
             if (d->pointwise) ac_i8_gemm(d->g.oh * d->g.ow, a, d->g.c, &d->w, &d->rq, o, d->g.oc, c->pool);
             else {
                 const int m = d->g.oh * d->g.ow;
-                ac_i8_im2col(&d->g, a, (uint8_t)d->zx, d->w.kp, 0, m, p->cols);
+                ac_i8_im2col_all(&d->g, a, (uint8_t)d->zx, d->w.kp, p->cols, c->pool);
                 ac_i8_gemm(m, p->cols, d->w.kp, &d->w, &d->rq, o, d->g.oc, c->pool);
             }
             break;

@@ -75,6 +75,7 @@ typedef struct ac_i8_geom {
 /* im2col of a u8 NHWC image into rows of kp bytes (taps in [kh][kw][c] order, zx outside the image, 0
  * in the k padding); rows [r0, r1) of the output. */
 void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, int r0, int r1, uint8_t *cols);
+void ac_i8_im2col_all(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, uint8_t *cols, ac_pool *pool); /* every row, on the pool */
 /* DEPTHWISE_CONV_2D (multiplier oc / c): wq [kh*kw][oc] (q - zw), bias [oc], inner [oc] = bias - zx *
  * the sum of the channel's taps; taps outside the image skipped, as TFLite's reference. */
 void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int32_t *wq, const int32_t *bias,

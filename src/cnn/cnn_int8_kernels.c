@@ -157,6 +157,7 @@ int ac_i8_quantize(const float *x, size_t n, float scale, int32_t zs, uint8_t *o
 
 typedef struct gemm_job {
     int m, lda, ldc, isa;
+    int col_groups; /* tasks t cover row part t / col_groups and panel part t % col_groups */
     const uint8_t *a;
     const ac_i8_gemm_w *w;
     const ac_i8_requant *rq;
@@ -172,13 +173,13 @@ static int32_t row_sum(const uint8_t *a, int k) {
 }
 
 /* Rows [r0, r1) in plain C: the reference the vector kernels must equal. */
-static void gemm_rows_c(const gemm_job *j, int r0, int r1) {
+static void gemm_rows_c(const gemm_job *j, int r0, int r1, int p0, int p1) {
     const ac_i8_gemm_w *w = j->w;
     int32_t acc[16];
     for (int r = r0; r < r1; r++) {
         const uint8_t *a = j->a + (size_t)r * j->lda;
         const int32_t rs = w->d ? -w->d * row_sum(a, w->k) : 0;
-        for (int p = 0; p < w->np / 16; p++) {
+        for (int p = p0; p < p1; p++) {
             const int8_t *b = w->packed + (size_t)p * w->kp * 16;
             for (int q = 0; q < 16; q++) acc[q] = w->col[p * 16 + q] + rs;
             for (int k = 0; k < w->k; k++)
@@ -308,11 +309,13 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
 
 static void gemm_task(void *arg, int t, int n) {
     const gemm_job *j = arg;
-    const int blocks = (j->m + MR - 1) / MR, b0 = (int)((long)blocks * t / n), b1 = (int)((long)blocks * (t + 1) / n);
+    const int cg = j->col_groups, rn = n / cg, rt = t / cg, ct = t % cg, pairs = (j->w->np / 16 + 1) / 2;
+    const int blocks = (j->m + MR - 1) / MR, b0 = (int)((long)blocks * rt / rn), b1 = (int)((long)blocks * (rt + 1) / rn);
     const int r0 = b0 * MR, r1 = b1 * MR < j->m ? b1 * MR : j->m;
-    if (r0 >= r1) return;
+    const int panels = j->w->np / 16, pa = 2 * (pairs * ct / cg), pb = 2 * (pairs * (ct + 1) / cg);
+    const int p0 = pa, p1 = pb < panels ? pb : panels;
+    if (r0 >= r1 || p0 >= p1) return;
 #if defined(I8_X86)
-    const int panels = j->w->np / 16;
     if (j->isa >= AC_I8_ISA_AVXVNNI) {
         for (int r = r0; r < r1; r += MR) {
             const int nr = r1 - r < MR ? r1 - r : MR;
@@ -321,26 +324,33 @@ static void gemm_task(void *arg, int t, int n) {
             for (int i = 0; i < MR; i++) ar[i] = j->a + (size_t)(r + (i < nr ? i : nr - 1)) * j->lda;
             if (j->isa == AC_I8_ISA_AVX512VNNI) {
                 row_sums_512(ar, j->w->k, j->w->d, rs);
-                int p = 0;
-                for (; p + 2 <= panels; p += 2) kern512_2(j, ar, rs, r, nr, p);
-                if (p < panels) kern512_1(j, ar, rs, r, nr, p);
+                int p = p0;
+                for (; p + 2 <= p1; p += 2) kern512_2(j, ar, rs, r, nr, p);
+                if (p < p1) kern512_1(j, ar, rs, r, nr, p);
             } else {
                 for (int i = 0; i < MR; i++) rs[i] = j->w->d ? -j->w->d * row_sum(ar[i], j->w->k) : 0;
-                for (int p = 0; p < panels; p++) kern256(j, ar, rs, r, nr, p);
+                for (int p = p0; p < p1; p++) kern256(j, ar, rs, r, nr, p);
             }
         }
         return;
     }
 #endif
-    gemm_rows_c(j, r0, r1);
+    gemm_rows_c(j, r0, r1, p0, p1);
 }
 
 void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                 ac_pool *pool) {
-    gemm_job j = {m, lda, ldc, ac_i8_isa(), a, w, rq, c};
+    gemm_job j = {m, lda, ldc, ac_i8_isa(), 1, a, w, rq, c};
     if (j.isa == AC_I8_ISA_AVX2) j.isa = AC_I8_ISA_C; /* no 16-bit-product kernel yet: C */
-    if (m < 4 * MR || !pool) gemm_task(&j, 0, 1);
-    else ac_pool_run(pool, gemm_task, &j);
+    const int chunks = ac_pool_chunks(pool), blocks = (m + MR - 1) / MR, pairs = (w->np / 16 + 1) / 2;
+    if (chunks <= 1 || (blocks < 2 && pairs < 2)) {
+        gemm_task(&j, 0, 1);
+        return;
+    }
+    /* few row blocks (the last layers: 7 x 7 pixels, 1280 columns): split the columns too */
+    if (blocks < 4 * chunks) j.col_groups = pairs < 4 * chunks / blocks + 1 ? pairs : 4 * chunks / blocks + 1;
+    const int rparts = blocks < chunks ? blocks : chunks;
+    ac_pool_run_n(pool, gemm_task, &j, rparts * j.col_groups);
 }
 
 /* ---- im2col, depthwise, add, pools ---- */
@@ -360,6 +370,26 @@ void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, in
         }
         memset(cols + (size_t)(r - r0) * kp + k, 0, (size_t)(kp - k));
     }
+}
+
+typedef struct im2col_job {
+    const ac_i8_geom *g;
+    const uint8_t *in;
+    uint8_t zx;
+    int kp, m;
+    uint8_t *cols;
+} im2col_job;
+
+static void im2col_task(void *arg, int t, int n) {
+    const im2col_job *j = arg;
+    const int r0 = (int)((long)j->m * t / n), r1 = (int)((long)j->m * (t + 1) / n);
+    ac_i8_im2col(j->g, j->in, j->zx, j->kp, r0, r1, j->cols + (size_t)r0 * j->kp);
+}
+
+void ac_i8_im2col_all(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, uint8_t *cols, ac_pool *pool) {
+    im2col_job j = {g, in, zx, kp, g->oh * g->ow, cols};
+    if (!pool) im2col_task(&j, 0, 1);
+    else ac_pool_run(pool, im2col_task, &j);
 }
 
 typedef struct dw_job {
