@@ -32,7 +32,7 @@ on_small_fs() {
 t_begin caption_overlays_full_disk
 if setup; then
   export T
-  on_small_fs 600 "$A" caption --model "$T/tiny.safetensors" --quiet --threads 1 --size 400 --overlays "$T/mnt/ov" "$T/many" \
+  on_small_fs 600 "$A" caption --model "$T/tiny.safetensors" --json --threads 1 --size 400 --overlays "$T/mnt/ov" "$T/many" \
     >"$T/out" 2>"$T/err"; rc=$?
   n_err=$(grep -ci 'no space left on device' "$T/err")
   tmps=$(grep '\.tmp\.' "$T/left")
@@ -43,6 +43,25 @@ if setup; then
   elif [ -n "$tmps" ]; then t_fail "left behind: $(echo $tmps | head -c 300)"
   elif [ "$dirs" -ne "$sheets" ]; then t_fail "$dirs folders but $sheets sheets: a folder is half-written"
   elif [ "$(grep -vc 'captioned, ' "$T/err")" -ne "$n_err" ]; then t_fail "other errors: $(grep -vi 'no space' "$T/err" | head -3)"
+  # issue #32, 3: a photo whose files failed is failed: its JSON line says what in "error" (a line
+  # without one has its folder, sheet and caption.json), and the summary counts them apart
+  elif ! msg=$(python3 - "$T/out" "$T/left" "$n_err" <<'PY'
+import json, sys
+out, left, n_err = sys.argv[1], open(sys.argv[2]).read().split(), int(sys.argv[3])
+rows = [json.loads(l) for l in open(out)]
+bad = [r for r in rows if 'error' in r]
+assert len(rows) == 18, len(rows)
+assert len(bad) == n_err, (len(bad), n_err)
+assert all(r['error'].startswith(('overlays: ', 'caption.json: ')) and 'no space' in r['error'].lower() for r in bad), bad[0]['error']
+for r in rows:
+    if 'error' in r: continue
+    stem = r['overlays'][-1].split('/')[-2]
+    assert './ov/%s/caption.json' % stem in left and './ov/%s/sheet.png' % stem in left, stem
+print('ok')
+PY
+); then t_fail "JSON lines: $msg"
+  elif ! grep -qE "^attncap caption: [0-9]+ captioned, $n_err failed \($n_err writing overlays\), " "$T/err"; then
+    t_fail "summary: $(grep 'captioned, ' "$T/err")"
   else t_ok; fi
 fi
 

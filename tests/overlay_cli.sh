@@ -19,7 +19,7 @@ t_begin sheet_only
 if setup; then
   "$A" caption $M --quiet --sheet-only --overlays "$T/so" "$S/dog.jpg" >/dev/null 2>"$T/err"; rc=$?
   if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
-  elif [ "$(ls "$T/so/dog")" != "sheet.png" ]; then t_fail "wrote: $(ls "$T/so/dog" | head -3 | tr '\n' ' ')"
+  elif [ "$(ls "$T/so/dog" | tr '\n' ' ')" != "caption.json sheet.png " ]; then t_fail "wrote: $(ls "$T/so/dog" | head -3 | tr '\n' ' ')"
   else t_ok; fi
 fi
 

@@ -1,6 +1,8 @@
 /* caption_output.c: see caption_output.h. */
 #include "caption_output.h"
 
+#include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +38,35 @@ static void print_plain(const cli_caption_view *v, const char *path, const ac_ca
     free(text);
 }
 
+/* DIR/<stem>/caption.json: the photo's JSON line, beside its overlays (atomic). */
+static int write_caption_json(const char *dir, const char *stem, const char *line, ac_err *err) {
+    char *d = ac_path_join(dir, stem), *p = d ? ac_path_join(d, "caption.json") : NULL;
+    ac_atomic_file af;
+    int rc = !p ? ac_errf(err, "out of memory") : ac_atomic_open(&af, p, err);
+    if (!rc && (ac_atomic_write(&af, line, strlen(line), err) || ac_atomic_write(&af, "\n", 1, err))) {
+        ac_atomic_abort(&af);
+        rc = -1;
+    } else if (!rc) rc = ac_atomic_commit(&af, err);
+    free(d), free(p);
+    return rc;
+}
+
+/* line with "error": what failed (a JSON line whose caption is there but not all its files) */
+static char *with_error(const char *line, const char *what) {
+    cJSON *o = cJSON_Parse(line);
+    char *s = NULL;
+    if (o && cJSON_AddStringToObject(o, "error", what)) s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
 void cli_caption_on_result(void *user, const ac_batch_result *r) {
     cli_caption_view *v = user;
     const ac_captioner *cap = v->cap;
     const char *path = r->path;
     v->t_dec += r->t_decode, v->t_cnn += r->t_cnn, v->t_bs += r->t_search;
     cli_progress_clear(&v->prog); /* the result or the error gets the line, then the bar comes back */
+    if (v->done) cli_caption_print_done(v->ov_dir, v->json, v->done, v->done->left_pos[r->index]);
     if (!r->ok) {
         if (r->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, r->err.msg);
         else fprintf(stderr, "attncap caption: %s%s\n", r->err.msg, cli_hint(&r->err));
@@ -50,26 +75,36 @@ void cli_caption_on_result(void *user, const ac_batch_result *r) {
         return;
     }
     const ac_caption *c = r->caption;
-    char **ov = NULL;
+    char **ov = NULL, *line = NULL, failed_what[1200] = "";
     int n_ov = 0, ov_failed = 0;
+    ac_err err;
     if (v->ov_dir) {
         double t0 = ac_now();
-        ac_err err;
         if (ac_overlays_write(v->ov_dir, v->stems->v[r->index], r->photo, c, cap->model.vocab, cap->grid_h,
                               cap->grid_w, v->oo, v->font, &ov, &n_ov, &err)) {
             fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
+            snprintf(failed_what, sizeof failed_what, "overlays: %s", err.msg);
             ov_failed = 1;
         }
         v->t_ov += ac_now() - t0;
     }
+    if (v->json || v->ov_dir)
+        line = ac_caption_json(path, c, cap->model.vocab, (const char *const *)ov, n_ov, v->attention, cap->grid_h,
+                               cap->grid_w);
+    if (v->ov_dir && !ov_failed && line && write_caption_json(v->ov_dir, v->stems->v[r->index], line, &err)) {
+        fprintf(stderr, "attncap caption: %s: caption.json: %s%s\n", path, err.msg, cli_hint(&err));
+        snprintf(failed_what, sizeof failed_what, "caption.json: %s", err.msg);
+        ov_failed = 1;
+    }
     if (v->json) {
-        char *s = ac_caption_json(path, c, cap->model.vocab, (const char *const *)ov, n_ov, v->attention,
-                                  cap->grid_h, cap->grid_w);
-        if (s) printf("%s\n", s);
-        free(s);
+        char *marked = ov_failed && line ? with_error(line, failed_what) : NULL;
+        if (marked || line) printf("%s\n", marked ? marked : line);
+        free(marked);
     } else print_plain(v, path, c);
+    free(line);
     fflush(stdout);
     v->failures += ov_failed;
+    v->ov_failures += ov_failed;
     v->done_ok += !ov_failed;
     for (int k = 0; k < n_ov; k++) free(ov[k]);
     free(ov);
@@ -102,21 +137,78 @@ int cli_caption_gather(char **args, int n, cli_strv *paths) {
     return 0;
 }
 
-int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems) {
-    int kept = 0, skipped = 0;
-    for (int i = 0; i < paths->n; i++) {
+int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems, cli_caption_done *done) {
+    memset(done, 0, sizeof *done);
+    done->pos = malloc(sizeof *done->pos * ((size_t)paths->n + 1));
+    done->left_pos = malloc(sizeof *done->left_pos * ((size_t)paths->n + 1));
+    int kept = 0, oom = !done->pos || !done->left_pos;
+    for (int i = 0; i < paths->n && !oom; i++) {
         char *d = ac_path_join(ov_dir, stems->v[i]);
         if (d && ac_is_dir(d)) {
+            done->pos[done->paths.n] = i;
+            oom = cli_strv_push(&done->paths, paths->v[i]) || cli_strv_push(&done->stems, stems->v[i]);
             free(paths->v[i]), free(stems->v[i]);
-            skipped++;
         } else {
+            done->left_pos[kept] = i;
             paths->v[kept] = paths->v[i], stems->v[kept] = stems->v[i];
             kept++;
         }
         free(d);
     }
+    if (oom) {
+        fprintf(stderr, "attncap caption: out of memory\n");
+        return -1;
+    }
     paths->n = stems->n = kept;
-    return skipped;
+    return done->paths.n;
+}
+
+void cli_caption_print_done(const char *ov_dir, int json, cli_caption_done *d, int upto) {
+    for (; d->next < d->paths.n && d->pos[d->next] < upto; d->next++) {
+        const char *path = d->paths.v[d->next];
+        char *dir = ac_path_join(ov_dir, d->stems.v[d->next]), *p = dir ? ac_path_join(dir, "caption.json") : NULL;
+        char *text = NULL;
+        size_t len;
+        ac_err err;
+        cJSON *o = p && ac_read_file(p, 1 << 26, &text, &len, &err) == 0 ? cJSON_Parse(text) : NULL;
+        const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "caption"),
+                    *conf = cJSON_GetObjectItemCaseSensitive(o, "confidence");
+        if (!cJSON_IsString(cap))
+            fprintf(stderr, "attncap caption: %s: done before, but %s is missing or unreadable: its caption is not "
+                            "printed (--force redoes the photo)\n", path, p ? p : "caption.json");
+        else if (json) {
+            cJSON_ReplaceItemInObjectCaseSensitive(o, "image", cJSON_CreateString(path));
+            char *s = cJSON_PrintUnformatted(o);
+            if (s) printf("%s\n", s);
+            free(s);
+        } else if (cJSON_IsNumber(conf) && conf->valuedouble > 0) printf("%s\t%s\t%.2f\n", path, cap->valuestring, conf->valuedouble);
+        else printf("%s\t%s\n", path, cap->valuestring);
+        cJSON_Delete(o);
+        free(text), free(p), free(dir);
+    }
+    fflush(stdout);
+}
+
+void cli_caption_done_free(cli_caption_done *d) {
+    cli_strv_free(&d->paths), cli_strv_free(&d->stems);
+    free(d->pos), free(d->left_pos);
+    memset(d, 0, sizeof *d);
+}
+
+int cli_caption_check_existing(const char *ov_dir, const cli_strv *paths, const cli_strv *stems) {
+    int n = 0;
+    char *first = NULL;
+    for (int i = 0; i < paths->n; i++) {
+        char *d = ac_path_join(ov_dir, stems->v[i]);
+        if (d && ac_is_dir(d) && n++ == 0) first = d, d = NULL;
+        free(d);
+    }
+    if (n)
+        fprintf(stderr, "attncap caption: %s%s already exist%s (%d of %d photos' overlay folders): add --skip-existing "
+                        "to caption the others only, or --force to redo them\n", first ? first : "", n > 1 ? " and more" : "",
+                n > 1 ? "" : "s", n, paths->n);
+    free(first);
+    return n ? -1 : 0;
 }
 
 void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,

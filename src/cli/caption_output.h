@@ -7,6 +7,15 @@
 #include "inputs.h"
 #include "progress.h"
 
+/* --skip-existing: the photos done before (their DIR/<stem> exists), kept to print their saved
+ * lines (DIR/<stem>/caption.json) in input order among the new ones. */
+typedef struct cli_caption_done {
+    cli_strv paths, stems;
+    int *pos;      /* [paths.n] each done photo's position among all the photos given */
+    int *left_pos; /* [photos left] each photo left to caption's position among all */
+    int next;      /* done photos printed so far */
+} cli_caption_done;
+
 /* The results' settings and running totals (the user pointer of ac_captioner_batch). */
 typedef struct cli_caption_view {
     const ac_captioner *cap;
@@ -16,8 +25,10 @@ typedef struct cli_caption_view {
     const ac_overlay_opts *oo;
     const ac_font *font;
     const cli_strv *stems; /* photo i's overlay folder name (ac_overlay_stems) */
+    cli_caption_done *done; /* --skip-existing: printed in order among the results; NULL without */
     cli_progress prog;
     int failures, done_ok;
+    int ov_failures; /* photos whose caption is there but whose overlays or caption.json failed */
     double t_dec, t_cnn, t_bs, t_ov;
 } cli_caption_view;
 
@@ -28,9 +39,17 @@ void cli_caption_on_result(void *view, const ac_batch_result *r);
  * Prints its errors; -1 on a fatal one. */
 int cli_caption_gather(char **args, int n, cli_strv *paths);
 
-/* --skip-existing: drops the photos whose DIR/<stem> exists (folders are written whole, so those were
- * done). Returns how many were dropped. */
-int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems);
+/* --skip-existing: moves the photos whose DIR/<stem> exists (folders are written whole, so those were
+ * done) from paths/stems to done. Returns how many were moved, or -1 (out of memory, said). */
+int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems, cli_caption_done *done);
+/* Prints the done photos at positions before upto (INT_MAX: all the rest) as their saved lines: the
+ * JSON line of DIR/<stem>/caption.json (its image the path given now), or its plain line; a folder
+ * without one is said on stderr. */
+void cli_caption_print_done(const char *ov_dir, int json, cli_caption_done *d, int upto);
+void cli_caption_done_free(cli_caption_done *d);
+/* Without --force or --skip-existing: 0 if no photo's DIR/<stem> exists yet, else says how many do
+ * (naming the first) and what to add, and returns -1, before any work. */
+int cli_caption_check_existing(const char *ov_dir, const cli_strv *paths, const cli_strv *stems);
 
 /* --verbose: images/s and the time split per photo on stderr. */
 void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,

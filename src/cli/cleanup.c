@@ -18,6 +18,7 @@ enum { MAX_WATCHED = 16 };
 static char watched[MAX_WATCHED][PATH_MAX];
 static volatile sig_atomic_t n_watched;
 static char suffix[32]; /* ".tmp.<pid>" */
+static const char *volatile hint; /* written after the cleanup */
 static size_t suffix_len;
 static int stderr_tty;
 
@@ -114,6 +115,9 @@ static void on_signal(int sig) {
         remove_entries(dfd, is_ours, 0);
         close(dfd);
     }
+    const char *h = hint;
+    if (h && write(STDERR_FILENO, h, strlen(h)) < 0) { /* nothing to do */
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -163,3 +167,5 @@ void cli_cleanup_watch(const char *path, int is_dir) {
     memcpy(watched[n_watched], dir, strlen(dir) + 1);
     n_watched = n_watched + 1; /* the path is complete before the handler can see it */
 }
+
+void cli_cleanup_hint(const char *line) { hint = line; }

@@ -15,5 +15,7 @@ void cli_cleanup_install(void);
 /* Registers the directory that holds path's temporaries: path itself if is_dir, else its parent.
  * The directory need not exist yet. At most 16 are kept (more are ignored). */
 void cli_cleanup_watch(const char *path, int is_dir);
+/* A line the handler writes on stderr after the cleanup (what to run next; NULL: none). Kept as given. */
+void cli_cleanup_hint(const char *line);
 
 #endif

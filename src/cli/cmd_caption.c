@@ -1,6 +1,7 @@
 /* attncap caption: caption photos, optionally with per-word attention overlays and contact sheets.
  * The library captions them in lanes (ac_captioner_batch) and hands the results back in input order;
  * this file prints them and writes the overlays. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,14 @@ static void usage(FILE *f) {
             "                    vocabulary is fed to the model as <unk> (its own attention is still\n"
             "                    meaningful: it depends only on the words before it)\n"
             "  --overlays DIR    write DIR/<stem>/NN_<word>.png per word and DIR/<stem>/sheet.png;\n"
-            "                    an existing DIR/<stem> is refused (that photo fails) unless --force\n"
+            "                    DIR/<stem>/caption.json holds the photo's JSON line; if a photo's DIR/<stem>\n"
+            "                    exists already, nothing is done unless --force or --skip-existing\n"
             "                    (written whole: DIR/<stem>.tmp.PID renamed when complete, removed when\n"
             "                    interrupted)\n"
             "  --force           replace earlier overlays in DIR/<stem>\n"
             "  --skip-existing   skip photos whose DIR/<stem> exists: rerun the same command to resume an\n"
-            "                    interrupted batch (the stems are the same for the same inputs)\n"
+            "                    interrupted batch (the stems are the same for the same inputs); a skipped\n"
+            "                    photo's line is printed again from its caption.json, in order\n"
             CLI_OVERLAY_HELP
             "  --tags auto|off|WORD,...  name what the encoder sees: auto turns its confident ImageNet tags\n"
             "                    (through WordNet: Egyptian cat -> cat) into words the caption must contain\n"
@@ -175,6 +178,7 @@ int cmd_caption(int argc, char **argv) {
         return 2;
     }
     cli_strv paths = {0}, stems = {0};
+    cli_caption_done done = {0};
     int skipped = 0, failures = 0, rc = 1;
     ac_captioner cap;
     int cap_open = 0;
@@ -193,10 +197,13 @@ int cmd_caption(int argc, char **argv) {
             goto out;
         }
         stems.n = stems.cap = paths.n;
+        if (!force && !skip_existing && cli_caption_check_existing(ov_dir, &paths, &stems)) goto out;
+        cli_cleanup_hint("attncap caption: interrupted: the same command with --skip-existing goes on where it stopped\n");
     }
     if (skip_existing) { /* resuming: a photo whose folder is there was done (folders are written whole) */
-        skipped = cli_caption_skip_done(ov_dir, &paths, &stems);
+        if ((skipped = cli_caption_skip_done(ov_dir, &paths, &stems, &done)) < 0) goto out;
         if (!paths.n) {
+            cli_caption_print_done(ov_dir, json, &done, INT_MAX);
             if (!quiet) fprintf(stderr, "attncap caption: all %d photos were done already (%s)\n", skipped, ov_dir);
             rc = 0;
             goto out;
@@ -250,7 +257,7 @@ int cmd_caption(int argc, char **argv) {
 
     double t_run = ac_now(), cpu_run = cpu_seconds();
     cli_caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .given = given != NULL,
-                             .ov_dir = ov_dir,
+                             .ov_dir = ov_dir, .done = skip_existing ? &done : NULL,
                          .oo = &oo, .font = font, .stems = &stems};
     ac_batch_stats bs;
     cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);
@@ -262,13 +269,15 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
+    if (skip_existing) cli_caption_print_done(ov_dir, json, &done, INT_MAX);
     failures += view.failures;
     const int done_ok = view.done_ok;
-    char skipped_note[64] = "";
+    char skipped_note[64] = "", ov_note[64] = "";
     if (skipped) snprintf(skipped_note, sizeof skipped_note, ", %d skipped (done before)", skipped);
-    if (!quiet && (paths.n > 1 || skipped))
-        fprintf(stderr, "attncap caption: %d captioned, %d failed%s, %.1f s\n", done_ok, failures, skipped_note,
-                ac_now() - t_start);
+    if (view.ov_failures) snprintf(ov_note, sizeof ov_note, " (%d writing overlays)", view.ov_failures);
+    if (!quiet && (paths.n > 1 || skipped || view.ov_failures))
+        fprintf(stderr, "attncap caption: %d captioned, %d failed%s%s, %.1f s\n", done_ok, failures, ov_note,
+                skipped_note, ac_now() - t_start);
     t_run = ac_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
     if (verbose) cli_caption_print_timing(&view, paths.n, &bs, t_run, t_load, cpu_run);
@@ -276,6 +285,6 @@ int cmd_caption(int argc, char **argv) {
 out:
     if (cap_open) ac_captioner_free(&cap);
     ac_font_free(font);
-    cli_strv_free(&paths), cli_strv_free(&stems);
+    cli_strv_free(&paths), cli_strv_free(&stems), cli_caption_done_free(&done);
     return rc;
 }
