@@ -358,6 +358,55 @@ static void plan_sums(ac_cnn *c, int target, const int *last_use) {
     }
 }
 
+/* Marks each CONV_2D / DEPTHWISE_CONV_2D without a fused activation whose output x only the next two
+ * steps read, LOGISTIC(x) -> s then MUL(x, s), to apply SiLU x * sigmoid(x) on its way out
+ * (CNN_ACT_SILU) straight into the MUL's output: YOLOX's activation after every conv, without the
+ * sigmoid tensor and two passes over memory. Not for a conv inside a fused group (plan_fusion). */
+static void plan_silu(ac_cnn *c, int target, const int *last_use) {
+    for (int k = 0; k + 2 < c->n_steps; k++) {
+        cnn_step *conv = &c->steps[k], *lg = &c->steps[k + 1], *mul = &c->steps[k + 2];
+        const int code = conv->op->opcode;
+        if ((code != OP_CONV_2D && code != OP_DEPTHWISE_CONV_2D) || conv->g.act != CNN_ACT_NONE || conv->fused ||
+            conv->sum_step || (k > 0 && c->steps[k - 1].fused) || conv->op->n_out != 1)
+            continue;
+        if (lg->op->opcode != OP_LOGISTIC || mul->op->opcode != OP_MUL || mul->op->n_in != 2 || mul->op->activation != 0 ||
+            lg->op->n_out != 1 || mul->op->n_out != 1)
+            continue;
+        const int x = conv->op->outputs[0], s = lg->op->outputs[0], a = mul->op->inputs[0], b = mul->op->inputs[1];
+        if (x == target || s == target || lg->op->inputs[0] != x || !((a == x && b == s) || (a == s && b == x)) ||
+            last_use[x] != k + 2 || last_use[s] != k + 2)
+            continue;
+        conv->g.act = CNN_ACT_SILU;
+        conv->silu_step = k + 2;
+        lg->absorbed = mul->absorbed = 1;
+        k += 2;
+    }
+}
+
+/* Folds each PAD of zeros along height and width only whose output only the next step reads, a
+ * CONV_2D or DEPTHWISE_CONV_2D with VALID padding (YOLOX's before its stride-2 depthwise convs), into
+ * that conv's padding: the conv reads the PAD's input, its windows clipped to the image as SAME's
+ * are, so the padded tensor is never written. The output size stays the padded input's. */
+static void plan_pads(ac_cnn *c, int target, int *last_use) {
+    for (int k = 0; k + 1 < c->n_steps; k++) {
+        cnn_step *pad = &c->steps[k], *conv = &c->steps[k + 1];
+        const int code = conv->op->opcode;
+        if (pad->op->opcode != OP_PAD || (code != OP_CONV_2D && code != OP_DEPTHWISE_CONV_2D) || conv->op->padding != 1 ||
+            conv->fused || pad->op->n_out != 1)
+            continue;
+        const int x = pad->op->inputs[0], y = pad->op->outputs[0];
+        const float *p = c->m->tensors[pad->op->inputs[1]].data;
+        if (y == target || conv->op->inputs[0] != y || last_use[y] != k + 1 || c->t[x].ndim != 4 || p[0] || p[1] || p[6] ||
+            p[7] || conv->g.pt || conv->g.pl)
+            continue;
+        conv->g.h = c->t[x].shape[1], conv->g.w = c->t[x].shape[2];
+        conv->g.pt = (int)p[2], conv->g.pl = (int)p[4];
+        conv->padded = 1;
+        pad->absorbed = 1;
+        if (last_use[x] < k + 1) last_use[x] = k + 1;
+    }
+}
+
 /* target: the output tensor's index, or -1 to look output_tensor up. */
 static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
                        ac_cnn **out, ac_err *err);
@@ -500,6 +549,8 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     c->pool = ac_pool_create(c->threads);
     if (plan_fusion(c, target, last_use, err)) goto fail;
     plan_sums(c, target, last_use);
+    plan_silu(c, target, last_use);
+    plan_pads(c, target, last_use);
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
      * their last reader. The input and the target are never released. */
     int *slot_busy = calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
@@ -517,7 +568,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
         const cnn_step *st = &c->steps[k];
         const ac_tfl_op *op = st->op;
         for (int j = 0; j < op->n_out; j++) {
-            int o = st->sum_step ? c->steps[st->sum_step].op->outputs[0] : op->outputs[j];
+            int o = st->sum_step ? c->steps[st->sum_step].op->outputs[0] : st->silu_step ? c->steps[st->silu_step].op->outputs[0] : op->outputs[j];
             if (o < 0 || c->t[o].slot >= 0 || !c->t[o].planned || m->tensors[o].data || st->fused || st->absorbed) continue;
             /* the smallest free slot that fits, else the largest free one (grown), else a new one */
             int best = -1, grow = -1;

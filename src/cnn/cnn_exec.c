@@ -5,6 +5,7 @@
 
 #include "cnn_int8_internal.h"
 #include "cnn_plan.h"
+#include "cnn_silu.h"
 
 static void run_mean(const ac_cnn *c, const cnn_step *s) {
     const cnn_tensor *x = &c->t[s->op->inputs[0]];
@@ -52,19 +53,35 @@ static void run_pad(const ac_cnn *c, const cnn_step *s) {
             }
 }
 
+typedef struct concat_job {
+    const ac_cnn *c;
+    const cnn_step *s;
+    size_t outer, inner;
+    int axis;
+} concat_job;
+
+/* Output rows (the dimensions before the axis) [outer t / nt, outer (t + 1) / nt): each input's part in turn. */
+static void concat_rows(void *arg, int t, int nt) {
+    const concat_job *j = arg;
+    const cnn_tensor *o = &j->c->t[j->s->op->outputs[0]];
+    const size_t orow = (size_t)o->shape[j->axis] * j->inner, r0 = j->outer * (size_t)t / (size_t)nt,
+                 r1 = j->outer * (size_t)(t + 1) / (size_t)nt;
+    size_t at = 0;
+    for (int k = 0; k < j->s->op->n_in; k++) {
+        const cnn_tensor *x = &j->c->t[j->s->op->inputs[k]];
+        const size_t row = (size_t)x->shape[j->axis] * j->inner;
+        for (size_t r = r0; r < r1; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
+        at += row;
+    }
+}
+
 static void run_concat(const ac_cnn *c, const cnn_step *s) {
     cnn_tensor *o = &c->t[s->op->outputs[0]];
     int nd = o->ndim, axis = s->op->axis < 0 ? s->op->axis + nd : s->op->axis;
-    size_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++) outer *= (size_t)o->shape[d];
-    for (int d = axis + 1; d < nd; d++) inner *= (size_t)o->shape[d];
-    size_t orow = (size_t)o->shape[axis] * inner, at = 0;
-    for (int k = 0; k < s->op->n_in; k++) {
-        const cnn_tensor *x = &c->t[s->op->inputs[k]];
-        size_t row = (size_t)x->shape[axis] * inner;
-        for (size_t r = 0; r < outer; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
-        at += row;
-    }
+    concat_job j = {c, s, 1, 1, axis};
+    for (int d = 0; d < axis; d++) j.outer *= (size_t)o->shape[d];
+    for (int d = axis + 1; d < nd; d++) j.inner *= (size_t)o->shape[d];
+    ac_pool_run(o->count >= (1u << 15) && j.outer > 1 ? c->pool : NULL, concat_rows, &j);
     ac_cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
 }
 
@@ -76,6 +93,10 @@ static void run_unary(const ac_cnn *c, const cnn_step *s) {
         memcpy(o->data, x->data, o->count * sizeof(float));
         ac_cnn_bias_act(o->data, 1, (int)o->count, NULL,
                         code == OP_RELU ? CNN_ACT_RELU : code == OP_RELU6 ? CNN_ACT_RELU6 : CNN_ACT_RELU_N1_TO_1, NULL);
+        return;
+    }
+    if (code == OP_LOGISTIC) {
+        ac_cnn_sigmoid(x->data, o->data, o->count);
         return;
     }
     for (size_t i = 0; i < o->count; i++) {
@@ -95,8 +116,9 @@ static ac_cnn_weights step_weights(const ac_cnn *c, const cnn_step *s) {
 static void run_step(ac_cnn *c, const cnn_step *s) {
     const ac_tfl_op *op = s->op;
     cnn_tensor *o = &c->t[op->outputs[0]];
-    const float *x = ac_cnn_in_data(c, s, 0);
+    const float *x = s->padded ? ac_cnn_in_data(c, s - 1, 0) : ac_cnn_in_data(c, s, 0); /* a folded PAD's input */
     if (s->fused || s->absorbed) return; /* runs with the next step, or ran with the one before */
+    if (s->silu_step) o = &c->t[c->steps[s->silu_step].op->outputs[0]]; /* its activation is the MUL's SiLU */
     ac_cnn_sum sum = {NULL, 0}; /* a residual ADD run inside this conv: its output is the ADD's */
     if (s->sum_step) {
         const cnn_step *add = &c->steps[s->sum_step];

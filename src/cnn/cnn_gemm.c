@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cnn_internal.h"
+#include "cnn_silu.h"
 
 #if defined(__AVX512F__)
 #define NR 32 /* columns per packed panel */
@@ -45,10 +46,11 @@ void ac_cnn_gemm_pack(int n, int k, const float *w, float *packed) {
 #include <immintrin.h>
 
 
-/* What happens to a result on its way out: the conv's activation, then (add not NULL) the fused
- * residual sum and its activation, as the ADD would have done it. */
+/* What happens to a result on its way out: the conv's activation (a clamp, or SiLU), then (add not
+ * NULL) the fused residual sum and its activation, as the ADD would have done it. */
 typedef struct epilogue {
     __m512 lo, hi, sum_lo, sum_hi;
+    int silu;
 } epilogue;
 
 /* always_inline: GCC declined to inline the tiles once they took the sum, and the products with few
@@ -57,6 +59,7 @@ typedef struct epilogue {
 
 TILE_INLINE void store16(float *c, const float *add, __mmask16 m, __m512 v, const epilogue *e) {
     v = _mm512_min_ps(_mm512_max_ps(v, e->lo), e->hi);
+    if (e->silu) v = ac_cnn_silu16(v);
     if (add) v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add)), e->sum_lo), e->sum_hi);
     _mm512_mask_storeu_ps(c, m, v);
 }
@@ -119,6 +122,7 @@ TILE_INLINE void tile_narrow(int k, const float *a, int lda, const float *panel,
 
 typedef struct epilogue {
     __m256 lo, hi, sum_lo, sum_hi;
+    int silu;
 } epilogue;
 
 #define TILE_INLINE static inline __attribute__((always_inline))
@@ -129,6 +133,7 @@ TILE_INLINE __m256i lanes(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n
 /* n: how many of the 8 columns are real (8: plain loads and stores, the usual case). */
 TILE_INLINE void store8(float *c, const float *add, int n, __m256 v, const epilogue *e) {
     v = _mm256_min_ps(_mm256_max_ps(v, e->lo), e->hi);
+    if (e->silu) v = ac_cnn_silu8(v);
     if (add) {
         __m256 s = n >= 8 ? _mm256_loadu_ps(add) : _mm256_maskload_ps(add, lanes(n));
         v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, s), e->sum_lo), e->sum_hi);
@@ -213,7 +218,7 @@ static void gemm_part(void *arg, int t, int nt) {
     float lo, hi, sum_lo, sum_hi;
     ac_cnn_act_bounds(j->act, &lo, &hi);
     ac_cnn_act_bounds(j->sum_act, &sum_lo, &sum_hi);
-    const epilogue e = {SET1(lo), SET1(hi), SET1(sum_lo), SET1(sum_hi)};
+    const epilogue e = {SET1(lo), SET1(hi), SET1(sum_lo), SET1(sum_hi), j->act == CNN_ACT_SILU};
     for (int u = u0; u < u1; u++) {
         const int mb = u / np, pb = u % np;
         const int r0 = mb * j->mc, r1 = r0 + j->mc < j->m ? r0 + j->mc : j->m;
@@ -276,6 +281,7 @@ static void blas_epilogue(const blas_job *j, int r0, int r) {
     for (size_t row = (size_t)r0; row < (size_t)(r0 + r); row++) /* rows, then columns: no division per element */
         for (size_t col = 0, i = row * j->n; col < (size_t)j->n; col++, i++) {
             float x = clamp(j->bias ? j->c[i] + j->bias[col] : j->c[i], lo, hi);
+            if (j->act == CNN_ACT_SILU) x = ac_cnn_silu1(x);
             j->c[i] = j->sum ? clamp(x + j->sum->add[i], sum_lo, sum_hi) : x;
         }
 }
@@ -300,6 +306,9 @@ static void gemm_f32(int m, int n, int k, const float *a, const ac_cnn_weights *
 
 void ac_cnn_gemm(int m, int n, int k, const float *a, const ac_cnn_weights *wt, const float *bias, int act, float *c,
                  const ac_cnn_sum *sum, ac_pool *pool) {
-    if (wt->bf16) ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
+    if (wt->bf16 && act == CNN_ACT_SILU && !sum) { /* the AMX kernels clamp only: SiLU as a pass of its own */
+        ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, CNN_ACT_NONE, c, NULL, pool);
+        ac_cnn_silu_inplace(c, (size_t)m * n);
+    } else if (wt->bf16) ac_cnn_gemm_bf16(m, n, k, a, wt->bf16, wt->bf16_scale, bias, act, c, sum, pool);
     else gemm_f32(m, n, k, a, wt, bias, act, c, sum, pool);
 }

@@ -8,8 +8,9 @@
 
 #include "pool.h"
 
-/* Fused activations, TFLite numbering. */
-enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3 };
+/* Fused activations, TFLite numbering; CNN_ACT_SILU (x * sigmoid(x), cnn_silu.h) is ours: the planner
+ * sets it on a conv followed by LOGISTIC and MUL (plan_silu in cnn.c). Its clamp bounds are NONE's. */
+enum { CNN_ACT_NONE = 0, CNN_ACT_RELU = 1, CNN_ACT_RELU_N1_TO_1 = 2, CNN_ACT_RELU6 = 3, CNN_ACT_SILU = 16 };
 
 /* The clamp [lo, hi] a fused activation applies (NONE: the whole float range). Inline: the kernels'
  * files are compiled for several instruction sets each. */

@@ -34,7 +34,9 @@ typedef struct cnn_step {
     int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
     int fuse_chunks; /* the head of a fused group: how many chunks the pool cuts it into */
     int sum_step;  /* > 0: the ADD (that step) runs inside this CONV_2D's output (plan_sums) */
-    int absorbed;  /* an ADD run by the step before */
+    int absorbed;  /* an ADD run by the step before; a LOGISTIC or MUL run by a conv's SiLU; a PAD folded into the next conv */
+    int silu_step; /* > 0: this conv's activation is the SiLU of LOGISTIC + MUL (that step), into the MUL's output (plan_silu) */
+    int padded;    /* the step before is a PAD folded into this conv's padding: the conv reads the PAD's input (plan_pads) */
     int slice_first[AC_TFL_MAX_DIMS], slice_step[AC_TFL_MAX_DIMS]; /* STRIDED_SLICE: first index, step per input dim */
     int perm[AC_TFL_MAX_DIMS];                                     /* TRANSPOSE: output dim d reads input dim perm[d] */
 } cnn_step;

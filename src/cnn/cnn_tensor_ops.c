@@ -55,6 +55,33 @@ static void walk_next(walk *w) {
     }
 }
 
+/* The walk over all but the last two of nd dimensions, each step a block of the last two (n[0] rows
+ * of n[1] elements; the output's elements in order), given the two inputs' strides st[0], st[1] along
+ * all nd: in[i][0], in[i][1] are input i's strides along the block's two dimensions (a tensor of rank
+ * 1 or 0 is one block of one row). Returns the number of blocks: the per-element odometer of a plain
+ * walk costs more than the copying itself when the rows are short (Focus's slices: 3 channels). */
+static size_t walk_blocks(walk *w, const int *shape, int nd, size_t st[2][MAXD], int n[2], size_t in[2][2]) {
+    const int outer = nd > 2 ? nd - 2 : 0;
+    walk_init(w, shape, outer);
+    size_t blocks = 1;
+    for (int d = 0; d < outer; d++) w->st[0][d] = st[0][d], w->st[1][d] = st[1][d], blocks *= (size_t)shape[d];
+    for (int b = 0; b < 2; b++) { /* block dimension b is nd - 2 + b, absent below rank 2 */
+        const int d = nd - 2 + b;
+        n[b] = d >= 0 ? shape[d] : 1;
+        in[0][b] = d >= 0 ? st[0][d] : 0, in[1][b] = d >= 0 ? st[1][d] : 0;
+    }
+    return blocks;
+}
+
+/* out (n[0] x n[1], in order) = x[at + i s[0] + j s[1]]: one block of a walk. Offsets in size_t,
+ * where a negative step wraps around to the right element. Returns the end of what it wrote. */
+static float *gather_block(float *out, const float *x, size_t at, const int n[2], const size_t s[2]) {
+    for (int i = 0; i < n[0]; i++, at += s[0], out += n[1])
+        if (s[1] == 1) memcpy(out, x + at, (size_t)n[1] * sizeof *out);
+        else for (int j = 0; j < n[1]; j++) out[j] = x[at + (size_t)j * s[1]];
+    return out;
+}
+
 /* Strides of input x (rank xd) read by an output of rank nd under NumPy broadcasting: x is aligned
  * to the output's last dimensions and a dimension of size 1 is repeated (stride 0). */
 static void broadcast_strides(const cnn_tensor *x, int nd, size_t *st) {
@@ -237,13 +264,19 @@ static void run_binary(const ac_cnn *c, const cnn_step *s) {
         else for (size_t i = 0; i < n; i++) r[i] = a[i] + b[i];
     } else {
         walk w;
-        walk_init(&w, o->shape, o->ndim);
-        broadcast_strides(x, o->ndim, w.st[0]);
-        broadcast_strides(y, o->ndim, w.st[1]);
-        for (size_t i = 0; i < o->count; i++, walk_next(&w)) {
-            float a = x->data[w.off[0]], b = y->data[w.off[1]];
-            o->data[i] = code == OP_MUL ? a * b : code == OP_SUB ? a - b : a + b;
-        }
+        size_t st[2][MAXD], in[2][2];
+        int n[2];
+        broadcast_strides(x, o->ndim, st[0]);
+        broadcast_strides(y, o->ndim, st[1]);
+        float *r = o->data;
+        for (size_t blocks = walk_blocks(&w, o->shape, o->ndim, st, n, in); blocks--; walk_next(&w))
+            for (int i = 0; i < n[0]; i++, r += n[1]) {
+                const float *a = x->data + w.off[0] + i * in[0][0], *b = y->data + w.off[1] + i * in[1][0];
+                const size_t sa = in[0][1], sb = in[1][1];
+                if (code == OP_MUL) for (int k = 0; k < n[1]; k++) r[k] = a[k * sa] * b[k * sb];
+                else if (code == OP_SUB) for (int k = 0; k < n[1]; k++) r[k] = a[k * sa] - b[k * sb];
+                else for (int k = 0; k < n[1]; k++) r[k] = a[k * sa] + b[k * sb];
+            }
     }
     if (s->op->activation) ac_cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
 }
@@ -257,13 +290,15 @@ static void run_strided_slice(const ac_cnn *c, const cnn_step *s) {
     int shape[MAXD], od = 0;
     for (int d = 0; d < x->ndim; d++) shape[d] = s->op->shrink_axis_mask >> d & 1 ? 1 : o->shape[od++];
     walk w;
-    walk_init(&w, shape, x->ndim);
-    size_t base = 0;
+    size_t base = 0, st[2][MAXD] = {{0}}, in[2][2];
     for (int d = 0; d < x->ndim; d++) {
         base += (size_t)s->slice_first[d] * xs[d];
-        w.st[0][d] = (size_t)((ptrdiff_t)s->slice_step[d] * (ptrdiff_t)xs[d]); /* wraps for negative steps */
+        st[0][d] = (size_t)((ptrdiff_t)s->slice_step[d] * (ptrdiff_t)xs[d]); /* wraps for negative steps */
     }
-    for (size_t i = 0; i < o->count; i++, walk_next(&w)) o->data[i] = x->data[base + w.off[0]];
+    int n[2];
+    float *r = o->data;
+    for (size_t blocks = walk_blocks(&w, shape, x->ndim, st, n, in); blocks--; walk_next(&w))
+        r = gather_block(r, x->data, base + w.off[0], n, in[0]);
 }
 
 static void run_transpose(const ac_cnn *c, const cnn_step *s) {
@@ -272,18 +307,24 @@ static void run_transpose(const ac_cnn *c, const cnn_step *s) {
     size_t xs[MAXD];
     strides_of(x->shape, x->ndim, xs);
     walk w;
-    walk_init(&w, o->shape, o->ndim);
-    for (int d = 0; d < o->ndim; d++) w.st[0][d] = xs[s->perm[d]];
-    for (size_t i = 0; i < o->count; i++, walk_next(&w)) o->data[i] = x->data[w.off[0]];
+    size_t st[2][MAXD] = {{0}}, in[2][2];
+    for (int d = 0; d < o->ndim; d++) st[0][d] = xs[s->perm[d]];
+    int n[2];
+    float *r = o->data;
+    for (size_t blocks = walk_blocks(&w, o->shape, o->ndim, st, n, in); blocks--; walk_next(&w))
+        r = gather_block(r, x->data, w.off[0], n, in[0]);
 }
 
 static void run_broadcast_to(const ac_cnn *c, const cnn_step *s) {
     const cnn_tensor *x = &c->t[s->op->inputs[0]];
     cnn_tensor *o = &c->t[s->op->outputs[0]];
     walk w;
-    walk_init(&w, o->shape, o->ndim);
-    broadcast_strides(x, o->ndim, w.st[0]);
-    for (size_t i = 0; i < o->count; i++, walk_next(&w)) o->data[i] = x->data[w.off[0]];
+    size_t st[2][MAXD] = {{0}}, in[2][2];
+    broadcast_strides(x, o->ndim, st[0]);
+    int n[2];
+    float *r = o->data;
+    for (size_t blocks = walk_blocks(&w, o->shape, o->ndim, st, n, in); blocks--; walk_next(&w))
+        r = gather_block(r, x->data, w.off[0], n, in[0]);
 }
 
 static void run_scatter_nd(const ac_cnn *c, const cnn_step *s) {
