@@ -58,7 +58,8 @@ typedef struct ac_i8_gemm_w {
 
 /* c[m][n] = requant(sum_k a[m][k] * w'[n][k] + col[n] - d * sum_k a[m][k]). a: rows of lda bytes (k
  * used); c: rows of ldc bytes. The kernel: AVX512-VNNI where the CPU has it, else AVX-VNNI, else AVX2
- * (16-bit products), else plain C (also forced by ac_i8_set_isa, for tests); the same integers. */
+ * (16-bit products), else plain C (also forced by ac_i8_set_isa, for tests); the same integers.
+ * Depthwise, ADD and the requantization of depthwise rows run on AVX-512 with VNNI's CPUs, else in C. */
 void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                 ac_pool *pool);
 enum { AC_I8_ISA_C = 0, AC_I8_ISA_AVX2 = 1, AC_I8_ISA_AVXVNNI = 2, AC_I8_ISA_AVX512VNNI = 3 };

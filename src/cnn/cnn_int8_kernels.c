@@ -1,7 +1,7 @@
 /* cnn_int8_kernels.c: the integer kernels of AC_PRECISION_INT8 (cnn_int8_internal.h). Every kernel
  * computes TFLite's reference integers exactly; the vector paths only change how fast. The product
  * kernels are chosen at run time: AVX512-VNNI (`vpdpbusd` on 512 bits), AVX-VNNI (the same on 256
- * bits), else plain C. */
+ * bits), AVX2 (16-bit products), else plain C. */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -307,6 +307,37 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
 }
 #endif
 
+/* AVX2 without VNNI: u8 x s8 as 16-bit products (`vpmaddwd`: `vpmaddubsw` would saturate), two
+ * rows at a time over one panel; each 32-bit lane holds half a column's sum until the end. */
+__attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const uint8_t *const *ar, const int32_t *rs, int r0,
+                                                      int nr, int p0) {
+    const ac_i8_gemm_w *w = j->w;
+    const int c0 = p0 * 16, n = w->n - c0 < 16 ? w->n - c0 : 16;
+    for (int i = 0; i < nr; i += 2) {
+        const uint8_t *a0 = ar[i], *a1 = ar[i + 1 < MR ? i + 1 : i];
+        __m256i acc0[4], acc1[4];
+        for (int q = 0; q < 4; q++) acc0[q] = acc1[q] = _mm256_setzero_si256();
+        const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;
+        for (int k = 0; k < w->k; k += 4, b += 64) {
+            const __m256i x0 = _mm256_cvtepu8_epi16(_mm_set1_epi32(quad(a0, k, w->k)));
+            const __m256i x1 = _mm256_cvtepu8_epi16(_mm_set1_epi32(quad(a1, k, w->k)));
+            for (int q = 0; q < 4; q++) {
+                const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 16 * q)));
+                acc0[q] = _mm256_add_epi32(acc0[q], _mm256_madd_epi16(x0, bw));
+                acc1[q] = _mm256_add_epi32(acc1[q], _mm256_madd_epi16(x1, bw));
+            }
+        }
+        for (int h = 0; h < 2 && i + h < nr; h++) {
+            const __m256i *acc = h ? acc1 : acc0;
+            int32_t v[16];
+            _mm256_storeu_si256((__m256i *)v, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xd8));
+            _mm256_storeu_si256((__m256i *)(v + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xd8));
+            for (int q = 0; q < n; q++) v[q] += w->col[c0 + q] + rs[i + h];
+            requant_c(v, n, j->rq, c0, j->c + (size_t)(r0 + i + h) * j->ldc + c0);
+        }
+    }
+}
+
 static void gemm_task(void *arg, int t, int n) {
     const gemm_job *j = arg;
     const int cg = j->col_groups, rn = n / cg, rt = t / cg, ct = t % cg, pairs = (j->w->np / 16 + 1) / 2;
@@ -316,7 +347,7 @@ static void gemm_task(void *arg, int t, int n) {
     const int p0 = pa, p1 = pb < panels ? pb : panels;
     if (r0 >= r1 || p0 >= p1) return;
 #if defined(I8_X86)
-    if (j->isa >= AC_I8_ISA_AVXVNNI) {
+    if (j->isa >= AC_I8_ISA_AVX2) {
         for (int r = r0; r < r1; r += MR) {
             const int nr = r1 - r < MR ? r1 - r : MR;
             const uint8_t *ar[MR];
@@ -329,7 +360,9 @@ static void gemm_task(void *arg, int t, int n) {
                 if (p < p1) kern512_1(j, ar, rs, r, nr, p);
             } else {
                 for (int i = 0; i < MR; i++) rs[i] = j->w->d ? -j->w->d * row_sum(ar[i], j->w->k) : 0;
-                for (int p = p0; p < p1; p++) kern256(j, ar, rs, r, nr, p);
+                for (int p = p0; p < p1; p++)
+                    if (j->isa == AC_I8_ISA_AVXVNNI) kern256(j, ar, rs, r, nr, p);
+                    else kern_avx2(j, ar, rs, r, nr, p);
             }
         }
         return;
@@ -341,7 +374,6 @@ static void gemm_task(void *arg, int t, int n) {
 void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                 ac_pool *pool) {
     gemm_job j = {m, lda, ldc, ac_i8_isa(), 1, a, w, rq, c};
-    if (j.isa == AC_I8_ISA_AVX2) j.isa = AC_I8_ISA_C; /* no 16-bit-product kernel yet: C */
     const int chunks = ac_pool_chunks(pool), blocks = (m + MR - 1) / MR, pairs = (w->np / 16 + 1) / 2;
     if (chunks <= 1 || (blocks < 2 && pairs < 2)) {
         gemm_task(&j, 0, 1);
