@@ -74,4 +74,24 @@ if setup; then
   else t_ok; fi
 fi
 
+t_begin walk_says_what_it_skipped
+# issue #32, 3: a walk names what it left out, by type (extensions, hidden names, FIFOs, dangling
+# links, a directory reached again); --quiet keeps it quiet; a folder with no photo lists them in its warning
+if setup; then
+  mkdir -p "$T/mix/sub" && cp "$S/dog.jpg" "$T/mix/a.jpg" && cp "$S/kite.jpg" "$T/mix/sub/b.JPG"
+  echo x >"$T/mix/notes.txt" && echo y >"$T/mix/sub/more.TXT" && echo z >"$T/mix/clip.mp4" && echo h >"$T/mix/.hidden.jpg"
+  mkfifo "$T/mix/pipe.jpg" && ln -s nowhere.jpg "$T/mix/dead.jpg" && ln -s .. "$T/mix/sub/up"
+  mkdir -p "$T/onlytxt" && echo t >"$T/onlytxt/r.txt"
+  timeout 30 "$A" caption $M "$T/mix" >"$T/out" 2>"$T/err"; rc=$?
+  timeout 30 "$A" caption $M --quiet "$T/mix" >/dev/null 2>"$T/errq"
+  timeout 30 "$A" caption $M "$T/onlytxt" >/dev/null 2>"$T/err2"
+  want="attncap caption: note: $T/mix: 2 photos; skipped: 1 .mp4, 2 .txt, 1 hidden, 1 FIFO, 1 dangling link, 1 directory already walked"
+  if [ $rc -ne 0 ] || [ "$(wc -l <"$T/out")" -ne 2 ]; then t_fail "exit $rc: $(cat "$T/out" "$T/err")"
+  elif ! grep -qxF "$want" "$T/err"; then t_fail "note: $(grep -v captioned "$T/err")"
+  elif [ -s "$T/errq" ]; then t_fail "--quiet: $(cat "$T/errq")"
+  elif ! grep -qF "warning: $T/onlytxt: no photos in it (.jpg .jpeg .png .bmp .gif .webp .tif .tiff); skipped: 1 .txt" "$T/err2"; then
+    t_fail "no-photo warning: $(cat "$T/err2")"
+  else t_ok; fi
+fi
+
 t_end

@@ -111,7 +111,7 @@ void cli_caption_on_result(void *user, const ac_batch_result *r) {
     cli_progress_update(&v->prog, (uint64_t)r->index + 1);
 }
 
-int cli_caption_gather(char **args, int n, cli_strv *paths) {
+int cli_caption_gather(char **args, int n, cli_strv *paths, int quiet) {
     ac_err err;
     int stdin_used = 0;
     for (int i = 0; i < n; i++) {
@@ -123,12 +123,19 @@ int cli_caption_gather(char **args, int n, cli_strv *paths) {
                 return -1;
             }
         } else if (ac_is_dir(a)) {
-            const int found = cli_walk_photos(a, paths, &err);
+            cli_walk_skips sk = {0};
+            const int found = cli_walk_photos_counted(a, paths, &sk, &err);
             if (found < 0) {
                 fprintf(stderr, "attncap caption: %s\n", err.msg);
                 return -1;
             }
-            if (!found) fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif .webp .tif .tiff)\n", a);
+            char skipped[512];
+            const int n_skipped = cli_walk_skips_text(&sk, skipped, sizeof skipped);
+            if (!found)
+                fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif .webp .tif .tiff)%s%s\n",
+                        a, n_skipped ? "; skipped: " : "", skipped);
+            else if (n_skipped && !quiet)
+                fprintf(stderr, "attncap caption: note: %s: %d photo%s; skipped: %s\n", a, found, found > 1 ? "s" : "", skipped);
         } else if (cli_strv_push(paths, a)) { /* a missing file is reported when its turn comes */
             fprintf(stderr, "attncap caption: out of memory\n");
             return -1;

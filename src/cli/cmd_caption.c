@@ -183,7 +183,7 @@ int cmd_caption(int argc, char **argv) {
     ac_captioner cap;
     int cap_open = 0;
     ac_font *font = NULL;
-    if (cli_caption_gather(argv + 1, n_args, &paths)) goto out;
+    if (cli_caption_gather(argv + 1, n_args, &paths, quiet)) goto out;
     if (!paths.n) {
         fprintf(stderr, "attncap caption: no photos to caption\n");
         goto out;

@@ -105,39 +105,88 @@ static int seen_before(seen_dirs *s, const struct stat *st) {
     return 0;
 }
 
-static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, cli_strv *out, ac_err *err) {
+/* A regular file that is not a photo: counted by its extension ("(none)" without one). */
+static void skip_file(cli_walk_skips *sk, const char *name) {
+    const char *dot = strrchr(name, '.');
+    char ext[16];
+    snprintf(ext, sizeof ext, "%s", dot && dot[1] ? dot : "(no extension)");
+    for (char *c = ext; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    for (int k = 0; k < sk->kinds; k++)
+        if (!strcmp(sk->ext[k], ext)) {
+            sk->n_ext[k]++;
+            return;
+        }
+    if (sk->kinds == 8) sk->other++;
+    else snprintf(sk->ext[sk->kinds], sizeof sk->ext[0], "%s", ext), sk->n_ext[sk->kinds++] = 1;
+}
+
+static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, cli_strv *out, cli_walk_skips *sk, ac_err *err) {
     int s = seen_before(seen, dst);
-    if (s) return s < 0 ? ac_errf(err, "out of memory") : 0;
+    if (s) return s < 0 ? ac_errf(err, "out of memory") : (sk->again++, 0);
     DIR *d = opendir(dir);
     if (!d) return ac_errf(err, "%s: cannot read directory", dir);
     cli_strv names = {0};
     struct dirent *e;
     int rc = 0;
-    while (!rc && (e = readdir(d)))
-        if (e->d_name[0] != '.' && cli_strv_push(&names, e->d_name)) rc = ac_errf(err, "out of memory");
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] != '.') rc = cli_strv_push(&names, e->d_name) ? ac_errf(err, "out of memory") : 0;
+        else sk->hidden += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    }
     closedir(d);
     if (names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
     for (int i = 0; i < names.n && !rc; i++) {
         char *p = ac_path_join(dir, names.v[i]);
         struct stat st;
         if (!p) rc = ac_errf(err, "out of memory");
-        else if (stat(p, &st) != 0) { /* a dangling link, or gone since: not a photo */
-        } else if (S_ISDIR(st.st_mode)) rc = walk(p, &st, seen, out, err);
-        else if (S_ISREG(st.st_mode) && cli_is_image_name(names.v[i]) && cli_strv_push(out, p)) rc = ac_errf(err, "out of memory");
+        else if (stat(p, &st) != 0) sk->dangling++; /* a dangling link, or gone since: not a photo */
+        else if (S_ISDIR(st.st_mode)) rc = walk(p, &st, seen, out, sk, err);
+        else if (S_ISFIFO(st.st_mode)) sk->fifos++;
+        else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) sk->devices++;
+        else if (S_ISSOCK(st.st_mode)) sk->sockets++;
+        else if (!cli_is_image_name(names.v[i])) skip_file(sk, names.v[i]);
+        else if (cli_strv_push(out, p)) rc = ac_errf(err, "out of memory");
         free(p);
     }
     cli_strv_free(&names);
     return rc;
 }
 
-int cli_walk_photos(const char *dir, cli_strv *out, ac_err *err) {
+int cli_walk_photos_counted(const char *dir, cli_strv *out, cli_walk_skips *sk, ac_err *err) {
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return ac_errf(err, "%s: not a directory", dir);
     seen_dirs seen = {0};
     const int n0 = out->n;
-    const int rc = walk(dir, &st, &seen, out, err);
+    const int rc = walk(dir, &st, &seen, out, sk, err);
     free(seen.v);
     return rc ? -1 : out->n - n0;
+}
+
+int cli_walk_photos(const char *dir, cli_strv *out, ac_err *err) {
+    cli_walk_skips sk = {0};
+    return cli_walk_photos_counted(dir, out, &sk, err);
+}
+
+int cli_walk_skips_text(const cli_walk_skips *sk, char *buf, size_t n) {
+    size_t l = 0;
+    int total = 0;
+    buf[0] = 0;
+#define ADD(count, ...)                                                                      \
+    if ((count) > 0 && l + 1 < n) {                                                          \
+        l += (size_t)snprintf(buf + l, n - l, "%s", l ? ", " : "");                          \
+        if (l + 1 < n) l += (size_t)snprintf(buf + l, n - l, __VA_ARGS__);                   \
+        total += (count);                                                                    \
+    }
+    for (int k = 0; k < sk->kinds; k++) ADD(sk->n_ext[k], "%d %s", sk->n_ext[k], sk->ext[k]);
+    ADD(sk->other, "%d other file%s", sk->other, sk->other > 1 ? "s" : "");
+    ADD(sk->hidden, "%d hidden", sk->hidden);
+    ADD(sk->fifos, "%d FIFO%s", sk->fifos, sk->fifos > 1 ? "s" : "");
+    ADD(sk->devices, "%d device%s", sk->devices, sk->devices > 1 ? "s" : "");
+    ADD(sk->sockets, "%d socket%s", sk->sockets, sk->sockets > 1 ? "s" : "");
+    ADD(sk->dangling, "%d dangling link%s", sk->dangling, sk->dangling > 1 ? "s" : "");
+    ADD(sk->again, "%d director%s already walked", sk->again, sk->again > 1 ? "ies" : "y");
+#undef ADD
+    if (l >= n) buf[n - 1] = 0;
+    return total;
 }
 
 int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac_err *err) {

@@ -25,6 +25,17 @@ int cli_is_image_name(const char *name);
  * read, or out of memory). */
 int cli_walk_photos(const char *dir, cli_strv *out, ac_err *err);
 
+/* What a walk left out, by type: files by extension (the first 8 seen; the rest in other), hidden
+ * names, FIFOs, devices, sockets, dangling links and directories reached again through a link. */
+typedef struct cli_walk_skips {
+    char ext[8][16];
+    int n_ext[8], kinds, other, hidden, fifos, devices, sockets, dangling, again;
+} cli_walk_skips;
+/* cli_walk_photos, counting what it skips into *sk (added to it). */
+int cli_walk_photos_counted(const char *dir, cli_strv *out, cli_walk_skips *sk, ac_err *err);
+/* "2 .txt, 1 hidden, 1 FIFO" into buf (empty when nothing was skipped); returns how many were. */
+int cli_walk_skips_text(const cli_walk_skips *sk, char *buf, size_t n);
+
 /* 0 if files can be written in dir: dir itself when it exists (it must be a directory), else the
  * nearest ancestor that exists, where it would be made; checked by making and removing a file, so a
  * read-only file system is caught even for root. -1 with err naming dir otherwise. */
