@@ -3,14 +3,23 @@
  * and beam), after loading the model once: best, median and worst milliseconds, and the best CNN and
  * search times. Run from the repository (the model is found as the CLI finds it).
  * usage: latency [PHOTO]   (default: the first 640x480 photo of $ATTNCAP_DATA/data/coco/images)
+ * The COCO detector is part of every run: the model's own when it has regions (the captioner runs it),
+ * else $ATTNCAP_DATA/encoders/yolox_nano.tflite run beside the caption on the same decoded photo, as
+ * `attncap detect` would (its best time is printed apart; absent: skipped, and said).
  * env: BENCH_RUNS (20), BENCH_THREADS (2), ATTNCAP_PRECISION (auto, as the CLI). bench/vs_main.sh builds this against another tree's
- * library too, so it uses only the public API that has not changed. */
+ * library too, so it uses only the public API that has not changed (the detector where the tree has it). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attncap/captioner.h"
+#if defined(__has_include)
+#if __has_include("attncap/detect.h") && __has_include("attncap/regions.h")
+#include "attncap/detect.h"
+#define HAVE_DETECTOR 1
+#endif
+#endif
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -75,7 +84,16 @@ int main(int argc, char **argv) {
         return 1;
     }
 #endif
-    double *t = malloc(sizeof *t * (size_t)runs), best_cnn = 1e30, best_dec = 1e30;
+    const char *det_note = "no detector in this tree";
+#if defined(HAVE_DETECTOR)
+    ac_detector *det = NULL; /* the one run beside the caption, when the model has none */
+    char det_path[4096];
+    snprintf(det_path, sizeof det_path, "%s/encoders/yolox_nano.tflite", data);
+    if (c.det) det_note = "detector: the model's own (regions)";
+    else if (ac_detector_open(det_path, NULL, threads, &det, &err) == 0) det_note = "detector: run beside (the model has no regions)";
+    else det_note = "detector: none (no yolox_nano.tflite)";
+#endif
+    double *t = malloc(sizeof *t * (size_t)runs), best_cnn = 1e30, best_dec = 1e30, best_det = 1e30;
     char *text = NULL;
     for (int r = -2; r < runs; r++) { /* two warm-up runs */
         ac_image im;
@@ -85,6 +103,19 @@ int main(int argc, char **argv) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
         }
+#if defined(HAVE_DETECTOR)
+        if (det) {
+            ac_detections d;
+            const double t1 = ac_now();
+            if (ac_detector_detect(det, &im, NULL, &d, &err)) {
+                fprintf(stderr, "latency: %s\n", err.msg);
+                return 1;
+            }
+            const double td1 = ac_now() - t1;
+            if (r >= 0 && td1 < best_det) best_det = td1;
+            ac_detections_free(&d);
+        }
+#endif
         if (r >= 0) {
             t[r] = (ac_now() - t0) * 1e3;
             best_cnn = tc < best_cnn ? tc : best_cnn, best_dec = td < best_dec ? td : best_dec;
@@ -96,9 +127,13 @@ int main(int argc, char **argv) {
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_d);
     printf("latency: %s at %d, beam %d, %d threads, %d runs: best %.1f median %.1f worst %.1f ms "
-           "(best CNN %.1f, best search %.1f ms): %s\n",
-           photo, c.enc.size, c.beam.beam, threads, runs, t[0], t[runs / 2], t[runs - 1], best_cnn * 1e3,
-           best_dec * 1e3, text ? text : "");
+           "(best CNN %.1f, best search %.1f ms", photo, c.enc.size, c.beam.beam, threads, runs, t[0], t[runs / 2],
+           t[runs - 1], best_cnn * 1e3, best_dec * 1e3);
+    if (best_det < 1e30) printf(", best detector beside %.1f ms", best_det * 1e3);
+    printf("; %s): %s\n", det_note, text ? text : "");
+#if defined(HAVE_DETECTOR)
+    ac_detector_close(det);
+#endif
     free(text), free(t);
     ac_captioner_free(&c);
     return 0;
