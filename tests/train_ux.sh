@@ -143,4 +143,34 @@ PY
 then t_fail "the model does not record 1 val photo"
 else t_ok; fi
 
+t_begin eval_warns_on_training_photos
+# issue #32, 4: the model records its training photos (metadata "training_photos": hashed file
+# names); eval on photos it trained on warns, naming how many; on its val photos it does not
+if "$A" train "${base[@]}" --epochs 1 --out "$T/e.safetensors" >/dev/null 2>"$T/err"; then
+  counts=$(python3 - "$FX/captions.json" "$T/e.safetensors" <<'PY'
+import json, struct, sys
+d = json.load(open(sys.argv[1]))
+n_train = sum(1 for i in d['images'] if i['split'] == 'train')
+f = open(sys.argv[2], 'rb'); n = struct.unpack('<Q', f.read(8))[0]
+rec = json.loads(json.loads(f.read(n))['__metadata__']['training_photos'])
+def h(name):  # FNV-1a 64 as src/base/strmap.c has it, low 32 bits
+    x = 1469598103934665603
+    for b in name.encode(): x = ((x ^ b) * 1099511628211) & 0xffffffffffffffff
+    return '%08x' % (x & 0xffffffff)
+want = ''.join(sorted({h(i['filename']) for i in d['images'] if i['split'] == 'train'}))
+print(n_train, 'ok' if rec['hashes'] == want and rec['n'] == len(want) // 8 else 'bad record: %s' % rec)
+PY
+)
+  ev() { "$A" eval --model "$T/e.safetensors" --data "$FX/captions.json" --features "$FX/features" --quiet "$@"; }
+  ev --split train >/dev/null 2>"$T/err1"; rc1=$?
+  ev --split val >/dev/null 2>"$T/err2"; rc2=$?
+  n_train=${counts%% *}
+  if [ "${counts#* }" != ok ]; then t_fail "${counts#* }"
+  elif [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then t_fail "eval: exit $rc1 $rc2: $(cat "$T/err1" "$T/err2" | head -3)"
+  elif ! grep -qF "attncap eval: warning: $n_train of the $n_train photos scored are among the $n_train $T/e.safetensors was trained on" "$T/err1"; then
+    t_fail "no warning on the training photos: $(cat "$T/err1")"
+  elif grep -q warning "$T/err2"; then t_fail "warned on the val photos: $(cat "$T/err2")"
+  else t_ok; fi
+else t_fail "$(cat "$T/err")"; fi
+
 t_end

@@ -73,6 +73,17 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
  * are added to metadata key's object (created if absent), replacing their namesakes; the record's
  * other members are kept (tune's grid choice keeps "decode" "repeatable" and the reverse). */
 int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err);
+
+/* The photos a model was trained on, as its metadata "training_photos" records them (training.c):
+ * {"hash": "...", "n": N, "hashes": "..."}: each photo's file name (any directory left out) hashed
+ * (the low 32 bits of ac_hash_bytes, FNV-1a 64), as 8 hex digits, sorted, without repeats.
+ * ac_training_photos_json: that record for names[0..n) (malloc'd; NULL when out of memory). */
+char *ac_training_photos_json(const char *const *names, int n);
+/* How many of names[0..n) (paths or file names) the model file at path records as training photos
+ * (*hits), and how many it records (*n_trained); both -1 when it records none. Only the header is
+ * read. -1 with err for an unreadable file or a malformed record. */
+int ac_model_training_photos_hits(const char *path, const char *const *names, int n, int *hits, int *n_trained,
+                                  ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -182,6 +182,7 @@ int cmd_eval(int argc, char **argv) {
         rc = ac_metrics_compute(&set, o.meteor ? AC_METRICS_METEOR : 0, o.wordnet, &sc, &err);
         have_scores = !rc;
     }
+    if (!rc) cli_eval_warn_trained(&set, o.data ? o.model : NULL);
     if (!rc && o.novel_from) ac_object_scores_set_novel(&sc.objects, novel, o.novel_max);
     if (!rc && o.per_image && ac_scores_write_per_image(o.per_image, &set, &sc, &err)) rc = -1;
     if (!rc && o.report) {

@@ -29,4 +29,8 @@ int cli_eval_novel_counts(const cli_eval_opts *o, int counts[AC_N_OBJECTS], ac_e
 
 /* The scores as text (the default output). n_ref_images: the references' images (--refs), else 0. */
 void cli_eval_print_scores(const cli_eval_opts *o, const ac_scores *sc, int n_ref_images);
+/* A warning on stderr for each model (model: the one --data was captioned with, else each item's
+ * own, when the results name it) that records training photos among the photos scored: their
+ * scores overstate it. */
+void cli_eval_warn_trained(const ac_eval_set *set, const char *model);
 #endif

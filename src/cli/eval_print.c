@@ -1,9 +1,11 @@
 /* eval_print.c: the scores of `attncap eval` as text, and the novel categories' source (eval_cli.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attncap/dataset.h"
+#include "attncap/model.h"
 #include "attncap/objects.h"
 #include "eval_cli.h"
 
@@ -66,4 +68,27 @@ void cli_eval_print_scores(const cli_eval_opts *o, const ac_scores *sc, int n_re
     printf("ROUGE-L  %.4f\nCIDEr-D  %.4f\n", sc->rouge_l, sc->cider_d);
     print_objects(o, &sc->objects);
     if (o->report) printf("report   %s/index.html\n", o->report);
+}
+
+void cli_eval_warn_trained(const ac_eval_set *set, const char *model) {
+    const char **names = malloc(sizeof *names * ((size_t)set->n + 1));
+    if (!names) return;
+    for (int first = 0; first < set->n; first++) { /* each model once, at its first item */
+        const char *m = model ? model : set->items[first].model;
+        int seen = !m;
+        for (int k = 0; !seen && k < first; k++) seen = !model && set->items[k].model && !strcmp(set->items[k].model, m);
+        if (seen || (model && first > 0)) continue;
+        int n = 0, hits, n_trained;
+        for (int i = 0; i < set->n; i++) {
+            const ac_eval_item *it = &set->items[i];
+            const char *name = it->path ? it->path : it->id;
+            if (name && (model || (it->model && !strcmp(it->model, m)))) names[n++] = name;
+        }
+        ac_err err;
+        if (ac_model_training_photos_hits(m, names, n, &hits, &n_trained, &err)) continue; /* scoring goes on */
+        if (hits > 0)
+            fprintf(stderr, "attncap eval: warning: %d of the %d photos scored are among the %d %s was trained on (by "
+                            "file name): these scores overstate how it captions new photos\n", hits, n, n_trained, m);
+    }
+    free(names);
 }

@@ -410,6 +410,24 @@ static int write_log(const ac_trainer *tr, ac_err *err) {
 
 /* ---------- the loop ---------- */
 
+/* The photos the model trained on (the data set's training photos with features, and every photo of
+ * the extra data sets with features), as metadata "training_photos" records them (model.h). */
+static char *training_photos(const ac_trainer *tr) {
+    int n = 0, cap = 0;
+    for (int d = 0; d <= tr->n_xds; d++) cap += d ? tr->xds[d - 1].n : tr->ds.n;
+    const char **names = malloc(sizeof *names * ((size_t)cap + 1));
+    if (!names) return NULL;
+    for (int d = 0; d <= tr->n_xds; d++) {
+        const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
+        for (int i = 0; i < ds->n; i++)
+            if ((d || ds->images[i].split == AC_SPLIT_TRAIN) && ac_features_find(&tr->fc, ds->images[i].key) >= 0)
+                names[n++] = ds->images[i].key;
+    }
+    char *s = ac_training_photos_json(names, n);
+    free(names);
+    return s;
+}
+
 static int save_best(ac_trainer *tr, const ac_hist *h, ac_err *err) {
     const ac_train_opts *o = tr->o;
     char notes[1024];
@@ -421,11 +439,11 @@ static int save_best(ac_trainer *tr, const ac_hist *h, ac_err *err) {
              h->step, h->epoch, h->val_loss, isfinite(h->bleu4) ? h->bleu4 : -1, isfinite(h->cider) ? h->cider : -1,
              o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->ema,
              o->seed, tr->n_tex, tr->n_tex ? tr->text_batch : 0, o->text_weight, tr->n_xds);
-    char *counts = ac_train_vocab_counts_json(tr);
-    if (!counts) return ac_errf(err, "out of memory");
-    const char *extra[] = {"training", notes, "vocab_counts", counts, NULL};
+    char *counts = ac_train_vocab_counts_json(tr), *photos = counts ? training_photos(tr) : NULL;
+    if (!photos) return free(counts), ac_errf(err, "out of memory");
+    const char *extra[] = {"training", notes, "vocab_counts", counts, "training_photos", photos, NULL};
     int rc = ac_model_save(&tr->model, o->out, o->fp16, extra, err);
-    free(counts);
+    free(counts), free(photos);
     return rc;
 }
 
