@@ -6,8 +6,9 @@
  * degree-6 polynomial for e^r on |r| <= ln 2 / 2, times 2^n; within 2 ulp of the exact value on
  * [-87, 88]. sigmoid is then 1 / (1 + e^-x) by a true division (no reciprocal estimate), and the
  * product rounds once more: the result is within a few ulp of x * sigmoid(x) computed exactly.
- * Beyond the range e^-x saturates (to 0 or a value that makes x * sigmoid(x) a zero of the right
- * sign or below 1e-35 in magnitude). Inline: compiled into each kernel file for its instruction set. */
+ * Beyond the range e^-x saturates to 0 or infinity (SiLU a zero of the right sign there, or below
+ * 1e-35 in magnitude). tests/test_cnn_silu.c holds them to 4 ulp of libm's double precision.
+ * Inline: compiled into each kernel file for its instruction set. */
 #ifndef ATTNCAP_CNN_SILU_H
 #define ATTNCAP_CNN_SILU_H
 #include <math.h>
@@ -63,7 +64,9 @@ static inline __attribute__((always_inline)) __m256 ac_cnn_expneg8(__m256 x) {
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(SILU_P4));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(SILU_P5));
     const __m256 pow2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
-    return _mm256_mul_ps(_mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f)), pow2);
+    const __m256 e = _mm256_mul_ps(_mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f)), pow2);
+    /* past the clamp above e^-x is infinite: x / (1 + e^-x) a zero, not x / e^88.3 */
+    return _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, _mm256_set1_ps(-88.3f), _CMP_LT_OQ));
 }
 
 static inline __attribute__((always_inline)) __m256 ac_cnn_silu8(__m256 x) {
