@@ -81,6 +81,9 @@ ac_naming_opts ac_naming_defaults(void);
  * min_confidence, absent, absent_object, trust_logprob, presence_absent, presence_ratio, trust_seen,
  * rare_max_drop, tag_objects_only, tag_min_precision), and mode AUTO when the model records them. */
 ac_naming_opts ac_naming_opts_for_model(const ac_model *m);
+/* A model's "naming" metadata checked: every key known, every value in its range (one line naming
+ * the first that is not). ac_model_load refuses a file that fails it. */
+int ac_naming_check_json(const char *json, ac_err *err);
 
 /* One photo: the free beam search, then the tags and the constrained search as above, then the
  * confidence. probs: n_rows rows of n_classes (ac_class_head_forward's layout), NULL when the mode is

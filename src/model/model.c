@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attncap/model.h"
+#include "attncap/naming.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
 
@@ -68,6 +69,20 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
         return ac_errf(err, "config is not a JSON object");
+    }
+    static const char *const known[] = {"vocab", "embed", "hidden", "att", "dim", "n_ann", "grid_h", "grid_w",
+                                        "dropout", "lambda", "attention", "heads", "decoder", "layers",
+                                        "attention_mode", "reinforce", "entropy", "expected_context", "regions",
+                                        "region_scale", "region_min_score"};
+    const cJSON *item;
+    cJSON_ArrayForEach(item, o) {
+        size_t i = 0;
+        while (i < sizeof known / sizeof *known && strcmp(known[i], item->string)) i++;
+        if (i == sizeof known / sizeof *known) {
+            const int rc = ac_errf(err, "config: unknown key '%.80s'", item->string);
+            cJSON_Delete(o);
+            return rc;
+        }
     }
     struct { const char *k; int *v; } ints[] = {
         {"vocab", &c->vocab}, {"embed", &c->embed},   {"hidden", &c->hidden}, {"att", &c->att},
@@ -246,6 +261,15 @@ static int parse_paired_counts(const char *json, const char *path, int V, int **
     return rc;
 }
 
+/* The metadata keys a model file may hold (models/README.md): any other is refused, not ignored. */
+static int known_meta(const char *key) {
+    static const char *const keys[] = {"format", "config", "vocab", "encoder", "training", "vocab_counts", "decode",
+                                       "tag_precision", "naming", "confidence", "training_photos"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (!strcmp(keys[i], key)) return 1;
+    return 0;
+}
+
 int ac_model_load(const char *path, ac_model *m, ac_err *err) {
     memset(m, 0, sizeof *m);
     ac_st_file f;
@@ -287,6 +311,15 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_err_prefix(err, "%s: metadata 'tag_precision'", path);
         goto done;
     }
+    if (naming && ac_naming_check_json(naming, err)) {
+        ac_err_prefix(err, "%s: metadata 'naming'", path);
+        goto done;
+    }
+    for (int i = 0; i < f.n_meta; i++)
+        if (!known_meta(f.meta_keys[i])) {
+            ac_errf(err, "%s: unknown metadata '%.80s' (a newer attncap's model, or a damaged file)", path, f.meta_keys[i]);
+            goto done;
+        }
     if (naming && !(m->naming_json = strdup(naming))) {
         ac_errf(err, "%s: out of memory", path);
         goto done;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The dev protocol (models/README.md): one model (and caption flags) scored on every dev set we have,
+# none of which chose a setting it reports:
+#   Flickr8k dev (1,000 photos), the 110 Flickr30k photos, the 27 everyday photos of
+#   ../shared/data/everyday_dev (main object named; named objects absent), and the 408 COCO photos
+#   (the detector trained on COCO 2017 train, which holds most of them: they flatter it).
+# Usage: tools/dev_eval.sh OUT_DIR MODEL [caption flags...]   (prints one summary block; JSONL kept in OUT_DIR)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$1 model=$2; shift 2
+data=${ATTNCAP_DATA:-../shared}/data
+mkdir -p "$out"
+cap() { # NAME [flags] < photo list
+  local name=$1; shift
+  [ -s "$out/$name.jsonl" ] && return 0
+  ./attncap caption --model "$model" --json --quiet "$@" - > "$out/$name.jsonl.tmp"
+  mv "$out/$name.jsonl.tmp" "$out/$name.jsonl"
+}
+sed "s#^#$data/flickr8k/images/#" "$data/flickr8k/Flickr_8k.devImages.txt" | cap f8k_dev "$@"
+ls -d "$data"/flickr30k/images/* | cap f30k "$@"
+ls -d "$data"/everyday_dev/images/* | cap everyday "$@"
+ls -d "$data"/coco/images/* "$data"/coco_extra/images/* | cap coco "$@"
+[ -s "$out/coco408.tsv" ] || python3 - "$data" > "$out/coco408.tsv" <<'PY'
+import json, sys
+for sub in ("coco", "coco_extra"):
+    d = json.load(open("%s/%s/captions.json" % (sys.argv[1], sub)))
+    names = {i["id"]: i["file_name"] for i in d["images"]}
+    for a in d["annotations"]:
+        print("%s\t%s" % (names[a["image_id"]], " ".join(a["caption"].split())))
+PY
+pick() { grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';' ; }
+echo "model $model ${*:-}"
+echo "flickr8k dev:  $(./attncap eval --refs "$data/flickr8k" --results "$out/f8k_dev.jsonl" | pick)"
+echo "flickr30k 110: $(./attncap eval --refs "$data/flickr30k/captions.tsv" --results "$out/f30k.jsonl" | pick)"
+echo "coco 408:      $(./attncap eval --refs "$out/coco408.tsv" --results "$out/coco.jsonl" --novel-from "$data/flickr8k" | grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i|novel)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';')"
+echo "everyday 27:   $(build/tools/everyday_eval "$data/everyday_dev/labels.tsv" "$out/everyday.jsonl" | tail -1)"
