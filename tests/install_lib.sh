@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The installable library (issue #16 item 10): `make install PREFIX=tmp` puts libattncap.a, the
 # shared library, the headers and attncap.pc in place; the README's program compiles from the
-# installed files alone, as C and as C++, linked shared and static, and runs, with each of the
+# installed files alone, as C99 and as C++17 (-pedantic), linked shared and static, and runs, with each of the
 # kernel variants chosen at run time (AVX-512, AVX2, baseline); every public header
 # stands alone in C and C++; AC_VERSION = ac_version() = pkg-config's version; the library's error
 # messages never name a command-line flag.
@@ -73,8 +73,8 @@ if install_once && need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
   fi
   if [ $ok = 1 ]; then
     cp "$T/readme.c" "$T/prog.c"
-    cc -std=c11 -Wall -Wextra -Werror "$T/prog.c" $(pkg-config --cflags --libs attncap) -Wl,-rpath,"$P/lib" -o "$T/prog_c" 2>"$T/cc.err" &&
-      c++ -Wall -Wextra -Werror -x c++ "$T/prog.c" -x none $(pkg-config --cflags --libs attncap) -Wl,-rpath,"$P/lib" -o "$T/prog_cxx" 2>>"$T/cc.err" &&
+    cc -std=c99 -pedantic -Wall -Wextra -Werror "$T/prog.c" $(pkg-config --cflags --libs attncap) -Wl,-rpath,"$P/lib" -o "$T/prog_c" 2>"$T/cc.err" &&
+      c++ -std=c++17 -pedantic -Wall -Wextra -Werror -x c++ "$T/prog.c" -x none $(pkg-config --cflags --libs attncap) -Wl,-rpath,"$P/lib" -o "$T/prog_cxx" 2>>"$T/cc.err" &&
       cc -std=c11 "$T/prog.c" $(pkg-config --cflags attncap) "$P/lib/libattncap.a" $(pkg-config --static --libs attncap | sed 's/-lattncap//') -o "$T/prog_static" 2>>"$T/cc.err" ||
       { t_fail "compile: $(head -5 "$T/cc.err")"; ok=0; }
   fi
