@@ -27,7 +27,7 @@ void ac_i8_quantize_multiplier(double real, int32_t *m, int *shift) {
 
 static int isa_cap = -1; /* ac_i8_set_isa's limit, -1 none */
 
-int ac_i8_isa_best(void) {
+static int cpu_isa(void) {
 #if defined(I8_X86)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
@@ -38,6 +38,13 @@ int ac_i8_isa_best(void) {
     if (__builtin_cpu_supports("avx2")) return AC_I8_ISA_AVX2;
 #endif
     return AC_I8_ISA_C;
+}
+
+int ac_i8_isa_best(void) { /* asked once: CPUID traps to the hypervisor in a VM (microseconds) */
+    static _Atomic int best = -1;
+    int b = best;
+    if (b < 0) best = b = cpu_isa();
+    return b;
 }
 
 void ac_i8_set_isa(int isa) { isa_cap = isa; }
@@ -65,7 +72,7 @@ static void requant_c(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uint
 /* 16 lanes of ac_i8_mbqm + zp + clamp. SaturatingRoundingDoublingHighMul is floor((x*m + 2^30) / 2^31)
  * for every x and m >= 0 (the nudge 1 - 2^30 with truncation toward zero of a negative product is the
  * same floor); its value fits 32 bits, whose low half a logical 64-bit shift gives as well. */
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i mbqm16(__m512i x, __m512i m, __m512i ls, __m512i rs) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __m512i mbqm16(__m512i x, __m512i m, __m512i ls, __m512i rs) {
     x = _mm512_sllv_epi32(x, ls);
     const __m512i half = _mm512_set1_epi64(1LL << 30);
     __m512i ev = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
@@ -79,13 +86,13 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i mbqm16(__m512i
     return _mm512_mask_sub_epi32(h, _mm512_cmpgt_epi32_mask(rem, thr), h, _mm512_set1_epi32(-1));
 }
 
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i rq16(__m512i x, __m512i m, __m512i ls, __m512i rs,
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __m512i rq16(__m512i x, __m512i m, __m512i ls, __m512i rs,
                                                                        __m512i zp, __m512i lo, __m512i hi) {
     const __m512i h = _mm512_add_epi32(mbqm16(x, m, ls, rs), zp);
     return _mm512_min_epi32(_mm512_max_epi32(h, lo), hi);
 }
 
-__attribute__((target("avx512f,avx512bw"))) static void requant_512(int32_t *acc, int n, const ac_i8_requant *rq, int c0,
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_512(int32_t *acc, int n, const ac_i8_requant *rq, int c0,
                                                                     uint8_t *out) {
     const __m512i zp = _mm512_set1_epi32(rq->zp), lo = _mm512_set1_epi32(rq->lo), hi = _mm512_set1_epi32(rq->hi);
     const __m512i zero = _mm512_setzero_si512();
@@ -125,7 +132,7 @@ static int quantize_c(const float *x, size_t n, float scale, int32_t zs, uint8_t
 #if defined(I8_X86)
 /* roundf (half away from zero) of x / scale: t = trunc(v), then one more away from zero where
  * |v - t| >= 0.5 (v - t is exact). */
-__attribute__((target("avx512f,avx512bw"))) static int quantize_512(const float *x, size_t n, float scale, int32_t zs, uint8_t *out) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static int quantize_512(const float *x, size_t n, float scale, int32_t zs, uint8_t *out) {
     const __m512 sc = _mm512_set1_ps(scale), half = _mm512_set1_ps(0.5f), inf = _mm512_set1_ps(INFINITY);
     const __m512 big = _mm512_set1_ps(1e6f), one = _mm512_set1_ps(1.0f);
     const __m512i z = _mm512_set1_epi32(zs), lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
@@ -199,7 +206,7 @@ static inline int32_t quad(const uint8_t *a, int k, int k_end) {
 }
 
 /* Each row's sum times -d (rows of a block, once for all its panels). */
-__attribute__((target("avx512f,avx512bw"))) static void row_sums_512(const uint8_t *const *ar, int k, int32_t d, int32_t *rs) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void row_sums_512(const uint8_t *const *ar, int k, int32_t d, int32_t *rs) {
     for (int i = 0; i < MR; i++) {
         if (!d) {
             rs[i] = 0;
@@ -467,7 +474,7 @@ static void dw_task(void *arg, int t, int n) {
  * taps' weights stay in registers while the row is swept (its 3 input rows stay in cache). Inside the
  * image the zero point's share is in `inner` (bias - zx * the sum of the taps), so a tap is x * w; at
  * the borders (x - zx) * w over the taps inside, as dw_task. */
-__attribute__((target("avx512f,avx512bw"))) static void dw3x3_task_512(void *arg, int t, int n) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw3x3_task_512(void *arg, int t, int n) {
     const dw_job *j = arg;
     const ac_i8_geom *g = j->g;
     const int y0 = (int)((long)g->oh * t / n), y1 = (int)((long)g->oh * (t + 1) / n), C = g->c;
@@ -555,7 +562,7 @@ static void add_task(void *arg, int t, int nt) {
 }
 
 #if defined(I8_X86)
-__attribute__((target("avx512f,avx512bw"))) static void add_task_512(void *arg, int t, int nt) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void add_task_512(void *arg, int t, int nt) {
     const add_job *j = arg;
     const ac_i8_add *p = j->p;
     const size_t i0 = j->n * (size_t)t / (size_t)nt, i1 = j->n * (size_t)(t + 1) / (size_t)nt;
