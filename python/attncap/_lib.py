@@ -1,0 +1,193 @@
+"""libattncap.so found, loaded and declared for ctypes: the core API of include/attncap/attncap.h and
+nothing else (the only names the shared library exports).
+
+The library is loaded with ctypes.CDLL, which releases the GIL for the duration of every foreign call:
+other Python threads run while a photo is captioned."""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_size_t, c_uint,
+                    c_ubyte, c_void_p)
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from . import _where
+from .errors import Error, LibraryNotFoundError, from_code
+
+# The layouts below are attncap.h's at this major version (its ABI: the SONAME libattncap.so.0).
+ABI_MAJOR = 0
+
+AC_KEEP_PHOTO = 1
+AC_OVERLAY_FORCE = 1
+AC_OVERLAY_SHEET_ONLY = 2
+AC_JSON_ATTENTION = 1
+AC_EVAL_NO_METEOR = 1
+
+
+class ac_err(Structure):
+    _fields_ = [("msg", c_char * 1024), ("code", c_int)]
+
+    def raise_(self) -> None:
+        raise from_code(self.msg.decode("utf-8", "replace") or "attncap: unknown error", self.code)
+
+
+class ac_captioner_opts(Structure):
+    _fields_ = [("encoder", c_char_p), ("threads", c_int), ("beam", c_int), ("max_len", c_int),
+                ("len_alpha", c_float), ("nbest", c_int), ("tags", c_char_p), ("tag_table", c_char_p)]
+
+
+class ac_alternative(Structure):
+    _fields_ = [("text", c_char_p), ("logprob", c_double), ("score", c_double)]
+
+
+class ac_result_tag(Structure):
+    _fields_ = [("word", c_char_p), ("cls", c_char_p), ("prob", c_float), ("precision", c_float),
+                ("in_vocab", c_int), ("forced", c_int), ("named", c_int)]
+
+
+class ac_result(Structure):
+    _fields_ = [("error", c_char_p), ("error_code", c_int), ("image", c_char_p), ("text", c_char_p),
+                ("n_words", c_int), ("words", POINTER(c_char_p)), ("word_logprobs", POINTER(c_float)),
+                ("logprob", c_double), ("score", c_double), ("confidence", c_double), ("described", c_int),
+                ("grid_h", c_int), ("grid_w", c_int), ("attention", POINTER(c_float)),
+                ("n_alternatives", c_int), ("alternatives", POINTER(ac_alternative)),
+                ("n_tags", c_int), ("tags", POINTER(ac_result_tag)),
+                ("n_overlays", c_int), ("overlays", POINTER(c_char_p))]
+
+
+class ac_input(Structure):
+    _fields_ = [("path", c_char_p), ("data", c_void_p), ("size", c_size_t), ("rgb", POINTER(c_ubyte)),
+                ("height", c_int), ("width", c_int)]
+
+
+class ac_metrics(Structure):
+    _fields_ = [("n", c_int), ("bleu", c_double * 4), ("meteor", c_double), ("rouge_l", c_double),
+                ("cider_d", c_double)]
+
+
+_RESULT_P = POINTER(ac_result)
+_ERR_P = POINTER(ac_err)
+
+# name: (restype, argtypes)
+_PROTOTYPES = {
+    "ac_version": (c_char_p, []),
+    "ac_free": (None, [c_void_p]),
+    "ac_captioner_opts_init": (None, [POINTER(ac_captioner_opts)]),
+    "ac_captioner_open": (c_int, [c_char_p, POINTER(ac_captioner_opts), POINTER(c_void_p), _ERR_P]),
+    "ac_captioner_close": (None, [c_void_p]),
+    "ac_captioner_model": (c_void_p, [c_void_p]),
+    "ac_captioner_set_given": (c_int, [c_void_p, c_char_p, _ERR_P]),
+    "ac_model_path": (c_char_p, [c_void_p]),
+    "ac_model_words": (c_int, [c_void_p]),
+    "ac_model_word": (c_char_p, [c_void_p, c_int]),
+    "ac_caption_file": (c_int, [c_void_p, c_char_p, c_uint, POINTER(_RESULT_P), _ERR_P]),
+    "ac_caption_bytes": (c_int, [c_void_p, c_char_p, c_size_t, c_uint, POINTER(_RESULT_P), _ERR_P]),
+    "ac_caption_rgb": (c_int, [c_void_p, c_void_p, c_int, c_int, c_uint, POINTER(_RESULT_P), _ERR_P]),
+    "ac_caption_batch": (c_int, [c_void_p, POINTER(ac_input), c_int, c_uint, POINTER(_RESULT_P), _ERR_P]),
+    "ac_result_free": (None, [_RESULT_P]),
+    "ac_result_write_overlays": (c_int, [c_void_p, _RESULT_P, c_char_p, c_char_p, c_uint, _ERR_P]),
+    "ac_result_json": (c_void_p, [c_void_p, _RESULT_P, c_char_p, c_uint]),
+    "ac_evaluate": (c_int, [c_int, POINTER(c_char_p), POINTER(POINTER(c_char_p)), POINTER(c_int), c_uint,
+                            POINTER(ac_metrics), _ERR_P]),
+}
+
+
+def _checkout_of_package() -> Optional[Path]:
+    """The repository this package's source sits in (python/attncap/ of a checkout), if it does."""
+    root = Path(__file__).resolve().parent.parent.parent
+    return root if (root / "include" / "attncap" / "attncap.h").is_file() else None
+
+
+def library_candidates() -> List[Tuple[str, str]]:
+    """Where libattncap is looked for, in order, as (why, path or name) pairs:
+    $ATTNCAP_LIB alone when it is set; else the library `make install` recorded beside this package;
+    ctypes.util.find_library("attncap") (the system's library path); the build/ folder of the checkout
+    this package runs from (or was built from by pip)."""
+    env = os.environ.get("ATTNCAP_LIB")
+    if env:
+        return [("$ATTNCAP_LIB", env)]
+    out: List[Tuple[str, str]] = []
+    if _where.LIBRARY:
+        out.append(("recorded by make install", _where.LIBRARY))
+    found = ctypes.util.find_library("attncap")
+    if found:
+        out.append(("the system's library path", found))
+    for why, root in (("this checkout", _checkout_of_package()),
+                      ("the checkout pip built from", Path(_where.CHECKOUT) if _where.CHECKOUT else None)):
+        if root is not None:
+            out.append((why + "'s build/", str(root / "build" / "libattncap.so")))
+    return out
+
+
+class _Library:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._dll: Optional[ctypes.CDLL] = None
+        self.path: Optional[str] = None
+
+    def get(self) -> ctypes.CDLL:
+        dll = self._dll
+        if dll is not None:
+            return dll
+        with self._lock:
+            if self._dll is None:
+                self._dll, self.path = _load()
+            return self._dll
+
+
+def _load() -> Tuple[ctypes.CDLL, str]:
+    tried = []
+    for why, path in library_candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(f"{path} ({why}): no such file")
+            continue
+        try:
+            dll = ctypes.CDLL(path)  # CDLL: the GIL is released during each call
+        except OSError as e:
+            tried.append(f"{path} ({why}): {e}")
+            continue
+        missing = [n for n in _PROTOTYPES if not hasattr(dll, n)]
+        if missing:
+            tried.append(f"{path} ({why}): not attncap's core library (no {missing[0]})")
+            continue
+        for name, (res, args) in _PROTOTYPES.items():
+            f = getattr(dll, name)
+            f.restype, f.argtypes = res, args
+        version = dll.ac_version().decode()
+        if int(version.split(".")[0]) != ABI_MAJOR:
+            raise LibraryNotFoundError(
+                f"{path}: libattncap {version}, this package speaks the ABI of {ABI_MAJOR}.x "
+                "(install the package of the same release)")
+        return dll, path
+    if not tried:
+        tried.append("no candidate: set ATTNCAP_LIB, run `make install`, or `make shared` in a checkout")
+    raise LibraryNotFoundError("libattncap.so not found; tried: " + "; ".join(tried))
+
+
+LIB = _Library()
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library (loaded on first use; :class:`LibraryNotFoundError` when it cannot be)."""
+    return LIB.get()
+
+
+def check(rc: int, err: ac_err) -> None:
+    """Raises the error an ``ac_*`` call reported by returning non-zero."""
+    if rc != 0:
+        err.raise_()
+
+
+def fs(path: "os.PathLike[str] | str | bytes") -> bytes:
+    """A path as the C library takes it (the file system's bytes)."""
+    return os.fsencode(path)
+
+
+def text(b: Optional[bytes]) -> str:
+    return b.decode("utf-8", "replace") if b is not None else ""
+
+
+__all__ = ["lib", "library_candidates", "check", "Error"]
