@@ -551,6 +551,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     plan_sums(c, target, last_use);
     plan_silu(c, target, last_use);
     plan_pads(c, target, last_use);
+    ac_cnn_plan_slices_into_concat(c, target, last_use);
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
      * their last reader. The input and the target are never released. */
     int *slot_busy = calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);

@@ -70,7 +70,8 @@ static void concat_rows(void *arg, int t, int nt) {
     for (int k = 0; k < j->s->op->n_in; k++) {
         const cnn_tensor *x = &j->c->t[j->s->op->inputs[k]];
         const size_t row = (size_t)x->shape[j->axis] * j->inner;
-        for (size_t r = r0; r < r1; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
+        if (!(j->s->slice_in >> k & 1)) /* a slice's part is gathered apart */
+            for (size_t r = r0; r < r1; r++) memcpy(o->data + r * orow + at, x->data + r * row, row * sizeof(float));
         at += row;
     }
 }
@@ -81,7 +82,19 @@ static void run_concat(const ac_cnn *c, const cnn_step *s) {
     concat_job j = {c, s, 1, 1, axis};
     for (int d = 0; d < axis; d++) j.outer *= (size_t)o->shape[d];
     for (int d = axis + 1; d < nd; d++) j.inner *= (size_t)o->shape[d];
-    ac_pool_run(o->count >= (1u << 15) && j.outer > 1 ? c->pool : NULL, concat_rows, &j);
+    const size_t orow = (size_t)o->shape[axis] * j.inner;
+    for (size_t k = 0, at = 0; k < (size_t)s->op->n_in; k++) { /* absorbed slices: from their own input */
+        const int x = s->op->inputs[k];
+        const size_t row = (size_t)c->t[x].shape[axis] * j.inner;
+        if (s->slice_in >> k & 1) {
+            const cnn_step *sl = s - 1;
+            while (sl->op->outputs[0] != x) sl--; /* planned: an earlier step writes it */
+            ac_cnn_run_slice_into(c, sl, o->data + at, row, orow);
+        }
+        at += row;
+    }
+    if (s->slice_in != (s->op->n_in < 64 ? (1ull << s->op->n_in) - 1 : ~0ull))
+        ac_pool_run(o->count >= (1u << 15) && j.outer > 1 ? c->pool : NULL, concat_rows, &j);
     ac_cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
 }
 

@@ -37,6 +37,7 @@ typedef struct cnn_step {
     int absorbed;  /* an ADD run by the step before; a LOGISTIC or MUL run by a conv's SiLU; a PAD folded into the next conv */
     int silu_step; /* > 0: this conv's activation is the SiLU of LOGISTIC + MUL (that step), into the MUL's output (plan_silu) */
     int padded;    /* the step before is a PAD folded into this conv's padding: the conv reads the PAD's input (plan_pads) */
+    unsigned long long slice_in; /* CONCATENATION: bit k set, input k is an absorbed STRIDED_SLICE's, gathered in place */
     int slice_first[AC_TFL_MAX_DIMS], slice_step[AC_TFL_MAX_DIMS]; /* STRIDED_SLICE: first index, step per input dim */
     int perm[AC_TFL_MAX_DIMS];                                     /* TRANSPOSE: output dim d reads input dim perm[d] */
 } cnn_step;
@@ -73,6 +74,11 @@ int ac_cnn_plan_operand(const ac_cnn *c, const cnn_step *s, int k, int want_cons
  * operator it does not handle; planning returns 0 or -1 (err set), running cannot fail once planned. */
 int ac_cnn_plan_tensor_op(ac_cnn *c, cnn_step *s, ac_err *err);
 int ac_cnn_run_tensor_op(const ac_cnn *c, const cnn_step *s);
+/* STRIDED_SLICEs run inside the CONCATENATION that alone reads them (planned after every step, before
+ * buffers: marks them absorbed and sets the concatenation's slice_in); the concatenation runs such a
+ * slice (step s) into its output: element i of it at out[(i / row) * orow + i % row]. */
+void ac_cnn_plan_slices_into_concat(ac_cnn *c, int target, int *last_use);
+void ac_cnn_run_slice_into(const ac_cnn *c, const cnn_step *s, float *out, size_t row, size_t orow);
 
 static inline const char *ac_cnn_tname(const ac_cnn *c, int i) { return c->m->tensors[i].name; }
 

@@ -281,6 +281,60 @@ static void run_binary(const ac_cnn *c, const cnn_step *s) {
     if (s->op->activation) ac_cnn_bias_act(o->data, 1, (int)o->count, NULL, s->op->activation, NULL);
 }
 
+/* Marks each STRIDED_SLICE whose output only a CONCATENATION reads (YOLOX's Focus: four pixel
+ * phases of the photo side by side in channels) to run inside it (ac_cnn_run_slice_into): the
+ * concatenation gathers the slice's elements straight into its output, without the slice's tensor and
+ * its copy. Before buffers are assigned: the slice's output gets none, its input lives until the
+ * concatenation has run. */
+void ac_cnn_plan_slices_into_concat(ac_cnn *c, int target, int *last_use) {
+    for (int k = 0; k < c->n_steps; k++) {
+        cnn_step *cat = &c->steps[k];
+        if (cat->op->opcode != OP_CONCATENATION || cat->op->n_in > 64) continue;
+        for (int i = 0; i < cat->op->n_in; i++) {
+            const int y = cat->op->inputs[i];
+            int once = y >= 0 && y != target && last_use[y] == k, j = k - 1;
+            for (int q = 0; q < cat->op->n_in; q++) once &= q == i || cat->op->inputs[q] != y;
+            while (once && j >= 0 && c->steps[j].op->outputs[0] != y) j--;
+            if (!once || j < 0) continue;
+            cnn_step *sl = &c->steps[j];
+            if (sl->op->opcode != OP_STRIDED_SLICE || sl->op->n_out != 1 || sl->absorbed) continue;
+            sl->absorbed = 1;
+            cat->slice_in |= 1ull << i;
+            const int x = sl->op->inputs[0];
+            if (last_use[x] < k) last_use[x] = k;
+        }
+    }
+}
+
+/* The STRIDED_SLICE of step s, its element i (in order) written to out[(i / row) * orow + i % row]. */
+static void slice_into(const ac_cnn *c, const cnn_step *s, float *out, size_t row, size_t orow) {
+    const cnn_tensor *x = &c->t[s->op->inputs[0]];
+    const cnn_tensor *o = &c->t[s->op->outputs[0]];
+    size_t xs[MAXD];
+    strides_of(x->shape, x->ndim, xs);
+    int shape[MAXD], od = 0;
+    for (int d = 0; d < x->ndim; d++) shape[d] = s->op->shrink_axis_mask >> d & 1 ? 1 : o->shape[od++];
+    walk w;
+    size_t base = 0, st[2][MAXD] = {{0}}, in[2][2], q = 0, rem = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        base += (size_t)s->slice_first[d] * xs[d];
+        st[0][d] = (size_t)((ptrdiff_t)s->slice_step[d] * (ptrdiff_t)xs[d]); /* wraps for negative steps */
+    }
+    int n[2];
+    for (size_t blocks = walk_blocks(&w, shape, x->ndim, st, n, in); blocks--; walk_next(&w))
+        for (int i = 0; i < n[0]; i++) {
+            const size_t at = base + w.off[0] + (size_t)i * in[0][0];
+            for (int j = 0; j < n[1]; j++) {
+                out[q * orow + rem] = x->data[at + (size_t)j * in[0][1]];
+                if (++rem == row) rem = 0, q++;
+            }
+        }
+}
+
+void ac_cnn_run_slice_into(const ac_cnn *c, const cnn_step *s, float *out, size_t row, size_t orow) {
+    slice_into(c, s, out, row, orow);
+}
+
 static void run_strided_slice(const ac_cnn *c, const cnn_step *s) {
     const cnn_tensor *x = &c->t[s->op->inputs[0]];
     cnn_tensor *o = &c->t[s->op->outputs[0]];
