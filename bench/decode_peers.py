@@ -16,11 +16,13 @@ Peers, each given the file's bytes in memory (reading the file is not timed):
   OpenCV reduced   cv2.imdecode(IMREAD_REDUCED_COLOR_k), k the same factor, then cv2.resize
                    INTER_AREA (its antialiased shrink); cv2.setNumThreads(1)
 All on one thread. Every round asks each peer in turn for BENCH_ITERS (2) passes over each photo, so a
-change of load hits all alike. Besides the times: each result's mean absolute difference (per
+change of load hits all alike; each pass is timed by the wall clock and by the decoding thread's CPU
+time (steadier on a shared machine: time spent waiting for a core is not counted). Besides the times: each result's mean absolute difference (per
 channel value, 0..255) from "attncap before", the full decode.
 
 With BENCH_BASELINE_ATTNCAP=PATH (another build's attncap, e.g. one built before this change) it
-also times `attncap caption --verbose` on the first photo, the two binaries in turn.
+also times `attncap caption --verbose` on the first photo against this build's (BUILD/attncap, or
+BENCH_ATTNCAP=PATH), the two binaries in turn.
 
 env: BENCH_ROUNDS (5), BENCH_ITERS (2), BENCH_PHOTOS (4), BENCH_SIDE (448), BUILD (build)
 usage: /usr/bin/python3 bench/decode_peers.py
@@ -55,6 +57,16 @@ def make_photos(data, n):
             os.replace(p + ".tmp", p)
         out.append(p)
     return out
+
+
+def timed(fn, n):
+    """n calls of fn, each as (wall-clock ms, this thread's CPU ms)."""
+    t = []
+    for _ in range(n):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        fn()
+        t.append(((time.perf_counter() - t0) * 1e3, (time.thread_time() - c0) * 1e3))
+    return t
 
 
 def size_of(data):
@@ -93,7 +105,7 @@ class Ours:
         return reply
 
     def run(self, path, data, side, n):
-        return [float(t) for t in self.ask("run %d %d %s %s" % (n, side, self.mode, path))[1:]]
+        return [tuple(float(x) for x in t.split("/")) for t in self.ask("run %d %d %s %s" % (n, side, self.mode, path))[1:]]
 
     def pixels(self, path, data, side):
         import numpy as np
@@ -113,12 +125,7 @@ class Pil:
         return im.convert("RGB").resize((side, side), self.Image.BILINEAR)
 
     def run(self, path, data, side, n):
-        t = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            self.once(data, side)
-            t.append((time.perf_counter() - t0) * 1e3)
-        return t
+        return timed(lambda: self.once(data, side), n)
 
     def pixels(self, path, data, side):
         import numpy as np
@@ -141,12 +148,7 @@ class OpenCv:
         return cv2.resize(cv2.imdecode(buf, flag), (side, side), interpolation=cv2.INTER_AREA)
 
     def run(self, path, data, side, n):
-        t = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            self.once(data, side)
-            t.append((time.perf_counter() - t0) * 1e3)
-        return t
+        return timed(lambda: self.once(data, side), n)
 
     def pixels(self, path, data, side):
         return self.once(data, side)[:, :, ::-1]  # BGR -> RGB
@@ -210,20 +212,23 @@ def main():
             r = ref.pixels(path, blob, side).astype(np.int16)
             for name, peer in peers:
                 diffs[name].append(float(np.abs(peer.pixels(path, blob, side).astype(np.int16) - r).mean()))
-    print("| ms per photo | median | best | worst | vs full decode (mean abs diff, 0..255) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| ms per photo, median / best / worst | wall clock | CPU (the decoding thread) | vs full decode (mean abs diff, 0..255) |")
+    print("| --- | --- | --- | --- |")
     for name, _ in peers:
-        md, b, w = stats(times[name])
+        cols = ["%.1f / %.1f / %.1f" % stats([t[k] for t in times[name]]) for k in (0, 1)]
         d = "%.3f" % statistics.mean(diffs[name]) if diffs[name] else "-"
-        print("| %s | %.1f | %.1f | %.1f | %s |" % (name, md, b, w, d))
+        print("| %s | %s | %s | %s |" % (name, *cols, d))
     ours = times.get("attncap")
     for other in ("PIL draft", "OpenCV reduced", "attncap before"):
         if ours and times.get(other):
-            print("attncap / %s: %.2f (median), %.2f (best)" % (other, statistics.median(ours) / statistics.median(times[other]),
-                                                               min(ours) / min(times[other])))
+            r = []
+            for k in (0, 1):
+                a, b = [t[k] for t in ours], [t[k] for t in times[other]]
+                r += [statistics.median(a) / statistics.median(b), min(a) / min(b)]
+            print("attncap / %s: wall %.2f (median), %.2f (best); CPU %.2f (median), %.2f (best)" % (other, *r))
     print("load at the end: %.2f %.2f %.2f" % load1)
     base = os.environ.get("BENCH_BASELINE_ATTNCAP")
-    exe = os.path.join(ROOT, BUILD, "attncap")
+    exe = os.environ.get("BENCH_ATTNCAP") or os.path.join(ROOT, BUILD, "attncap")
     if base and os.access(base, os.X_OK) and os.access(exe, os.X_OK):
         n = max(3, rounds)
         res = {"this build": [], "baseline": []}

@@ -1,8 +1,9 @@
 /* attncap_decode.c: our decode + resize of a photo file, for bench/decode_peers.py.
  *
  * Started without arguments, prints "ready"; then for each line on stdin:
- *   run N SIDE MODE PATH   -> "ms T1 ... TN": N timed decode + resize to SIDE x SIDE of PATH's bytes
- *                             (read once, before timing, as the peers do)
+ *   run N SIDE MODE PATH   -> "ms W1/C1 ... WN/CN": N timed decode + resize to SIDE x SIDE of PATH's
+ *                             bytes (read once, before timing, as the peers do), each as wall-clock
+ *                             and CPU (this thread's) milliseconds
  *   save SIDE MODE PATH OUT -> "ok": the SIDE x SIDE RGB result written raw to OUT
  * MODE: "reduced" (ac_image_load_mem_min at SIDE x SIDE, what the captioner does now), "full"
  * (ac_image_load_mem, stb_image's whole photo: the captioner before), "decode" (the reduced decode
@@ -14,9 +15,9 @@
 
 #include "attncap/image.h"
 
-static double now_ms(void) {
+static double now_ms(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -70,12 +71,13 @@ int main(void) {
         } else {
             printf("ms");
             for (int i = 0; i < n; i++) {
-                double t0 = now_ms();
+                double t0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
                 if (once(data, len, path, side, mode, &out, &err)) {
                     printf("\nerror: %s", err.msg);
                     break;
                 }
-                printf(" %.3f", now_ms() - t0);
+                const double c1 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+                printf(" %.3f/%.3f", now_ms(CLOCK_MONOTONIC) - t0, c1 - c0);
                 ac_image_free(&out);
             }
             printf("\n");
