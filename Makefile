@@ -8,6 +8,8 @@ CFLAGS  ?= $(OPT) $(ARCH) -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -I/usr/include/stb \
            -I/usr/include/x86_64-linux-gnu/openblas-pthread -fno-strict-aliasing
 LDLIBS  += -lopenblas -lpng -lstb -lturbojpeg -lwebp -ltiff -lcjson -lstemmer -lpthread -lm
+# The program alone links libmicrohttpd (attncap serve, src/cli/serve_*.c); the library does not.
+CLI_LDLIBS := -lmicrohttpd
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build
@@ -38,7 +40,7 @@ BIN     := $(BUILD)/attncap
 # report, python3 for checks and the pseudo-terminal, pkg-config and man for the installed files);
 # tests whose tool is missing say so and skip.
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturbojpeg0-dev libwebp-dev libtiff-dev \
-                   libcjson-dev libstemmer-dev \
+                   libcjson-dev libstemmer-dev libmicrohttpd-dev \
                    wordnet-base fonts-dejavu-core curl ca-certificates
 DEBIAN_TEST_PACKAGES := chromium python3 python3-pil python3-numpy pkg-config man-db abigail-tools
 
@@ -59,7 +61,10 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(CLI_OBJ) $(LIB) $(CLI_LDLIBS) $(LDLIBS) -o $@
+
+# attncap serve's page, embedded by .incbin: its object follows the file.
+$(BUILD)/src/cli/serve_page.o $(BUILD)/portable/src/cli/serve_page.o: web/index.html
 
 $(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_HDR) $(LIB)
 	@mkdir -p $(dir $@)
@@ -165,7 +170,7 @@ $(PORT_SHLIB): $(PORT_OBJ) $(SHLIB_MAP)
 	$(CC) $(CFLAGS) $(PORT_ARCH) $(LDFLAGS) -shared -Wl,-soname,libattncap.so.$(SOMAJOR) -Wl,--version-script,$(SHLIB_MAP) -Wl,--no-undefined \
 	    $(filter %.o,$^) $(LDLIBS) -o $@
 $(PORT_BIN): $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB)
-	$(CC) $(CFLAGS) $(PORT_ARCH) $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(PORT_ARCH) $(CLI_SRC:%.c=$(PORT)/%.o) $(PORT_LIB) $(CLI_LDLIBS) $(LDLIBS) -o $@
 # The shared library's SONAME is libattncap.so.MAJOR.
 portable: $(PORT_BIN) $(PORT_LIB) $(PORT_SHLIB)
 

@@ -19,6 +19,7 @@ static const struct {
     {"presence", cmd_presence, "fit which objects a photo shows (person, table...) on captioned photos' features"},
     {"calibrate", cmd_calibrate, "fit the confidence of a model's captions on photos with references"},
     {"ground", cmd_ground, "score where the attention for a word falls against hand-drawn boxes"},
+    {"serve", cmd_serve, "an HTTP server and page: caption photos sent to it, show where each word looked"},
     {"features", cmd_features, "extract annotation vectors of many photos into a feature cache"},
     {"detect", cmd_detect, "find COCO objects in photos (boxes, labels, scores; drawn with --draw)"},
     {"classify", cmd_classify, "run a TFLite ImageNet classifier on photos"},

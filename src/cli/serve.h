@@ -1,0 +1,81 @@
+/* attncap serve's pieces (src/cli/serve_*.c): the HTTP front (libmicrohttpd), the batching queue in
+ * front of one captioner, the Prometheus counters and the embedded page. Built on the core API
+ * (attncap/attncap.h) alone. */
+#ifndef ATTNCAP_CLI_SERVE_H
+#define ATTNCAP_CLI_SERVE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attncap/attncap.h"
+
+struct MHD_Connection;
+
+/* ---- The batching queue (serve_queue.c) --------------------------------------------------------- */
+
+/* One photo to caption. The HTTP side fills data..nbest, submits, and suspends its connection; the
+ * worker fills status..json, sets done and resumes the connection. */
+typedef struct cli_job {
+    unsigned char *data; /* the encoded photo (owned by the HTTP side) */
+    size_t size;
+    int attention;       /* add the attention grids (AC_JSON_ATTENTION) */
+    int nbest;           /* captions to return: the best and nbest - 1 runners-up */
+    struct MHD_Connection *conn;
+    int done;
+    int status;          /* HTTP status: 200, 400 (unreadable photo), 413 (too many pixels), 500 */
+    char *json;          /* the answer's body (malloc'ed): the caption's JSON line or {"error": ...} */
+    int batch;           /* the size of the batch it was captioned in */
+} cli_job;
+
+typedef struct cli_queue cli_queue;
+
+/* A queue of at most cap photos and one worker thread that captions whatever is queued, up to
+ * max_batch photos at a time, with ac_caption_batch (requests that arrive together are captioned
+ * together). The worker owns c from here until cli_queue_stop. NULL when out of memory or threads. */
+cli_queue *cli_queue_start(ac_captioner *c, int cap, int max_batch);
+/* 0: queued (the worker resumes j->conn when j->done); -1: the queue is full (answer 503). The
+ * caller suspends j->conn before the worker can resume it: cli_queue_submit does both under the
+ * queue's lock. */
+int cli_queue_submit(cli_queue *q, cli_job *j);
+int cli_queue_length(cli_queue *q);
+/* Captions what is queued and stops the worker; later submissions are refused. */
+void cli_queue_stop(cli_queue *q);
+/* Frees the queue once nothing can reach it any more (the captioner is the caller's). NULL is fine. */
+void cli_queue_free(cli_queue *q);
+
+/* ---- Metrics (serve_metrics.c) ------------------------------------------------------------------ */
+
+void cli_metrics_request(const char *path, int status, double seconds);
+void cli_metrics_batch(int size);
+/* The Prometheus text exposition of every counter, malloc'ed; queue_length is reported as a gauge. */
+char *cli_metrics_text(int queue_length, int queue_cap);
+
+/* ---- The HTTP front (serve_http.c) -------------------------------------------------------------- */
+
+typedef struct cli_server_opts {
+    const char *host;       /* the address to bind, "127.0.0.1" by default */
+    int port;               /* 0: any free port */
+    size_t max_body;        /* bytes of a request body */
+    unsigned body_timeout;  /* seconds to receive a whole request (headers and body) */
+    unsigned idle_timeout;  /* seconds a connection may stay silent (libmicrohttpd's timeout) */
+    int http_threads;       /* libmicrohttpd's polling threads */
+    int max_nbest;          /* the captioner's nbest: the most a request may ask for */
+    int queue_cap;          /* the queue's bound, reported by /v1/health and /metrics */
+} cli_server_opts;
+
+typedef struct cli_server cli_server;
+
+/* Listens on opts->host:opts->port and answers with q's captions. NULL after printing nothing:
+ * *why says what failed (an address that cannot be bound). */
+cli_server *cli_server_start(const cli_server_opts *opts, ac_captioner *c, cli_queue *q, const char **why);
+int cli_server_port(const cli_server *s); /* the bound port (for --port 0) */
+/* Stops accepting connections and waits up to grace_seconds for the requests in flight to be
+ * answered. Returns the requests still in flight when it gave up (0: drained). */
+int cli_server_drain(cli_server *s, double grace_seconds);
+void cli_server_free(cli_server *s);
+
+/* ---- The page (serve_page.c): web/index.html, embedded at build time ---------------------------- */
+
+extern const unsigned char cli_page_html[];
+extern const unsigned int cli_page_html_len;
+
+#endif

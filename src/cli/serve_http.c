@@ -1,0 +1,377 @@
+/* attncap serve's HTTP front on libmicrohttpd: routes, request bodies (raw or multipart, through
+ * libmicrohttpd's post processor), limits, answers. Captions go through the batching queue; the
+ * connection waits suspended meanwhile, so no HTTP thread is held by a photo being captioned, and none
+ * by a slow sender (libmicrohttpd polls; a body not received within body_timeout is answered 408).
+ * The only files served are the page embedded in the binary; no request names a path we open. */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve.h"
+
+struct cli_server {
+    struct MHD_Daemon *d;
+    cli_server_opts o;
+    ac_captioner *c;
+    cli_queue *q;
+    int queue_cap;
+    pthread_mutex_t mu;
+    int in_flight; /* requests begun and not yet completed */
+};
+
+enum route { R_PAGE, R_CAPTION, R_EVALUATE, R_HEALTH, R_METRICS, R_OTHER };
+static const char *const route_path[] = {"/", "/v1/caption", "/v1/evaluate", "/v1/health", "/metrics", "other"};
+
+typedef struct req {
+    enum route route;
+    double t0;
+    int status;         /* of the answer queued, 0 before */
+    int has_body;       /* a POST whose body is read into body */
+    unsigned char *body;
+    size_t n, cap;
+    struct MHD_PostProcessor *pp; /* multipart/form-data: field "photo" goes into body */
+    int too_big;
+    int refuse;         /* the status to answer when the body ends (too big, malformed): the rest is dropped */
+    int submitted;
+    cli_job job;
+} req;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, req *r, int status, const char *type, const void *body,
+                             size_t len, enum MHD_ResponseMemoryMode mode) {
+    struct MHD_Response *res = MHD_create_response_from_buffer(len, (void *)body, mode);
+    if (!res) return MHD_NO;
+    MHD_add_response_header(res, "Content-Type", type);
+    MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
+    if (r->route != R_PAGE) MHD_add_response_header(res, "Cache-Control", "no-store");
+    if (status == 503) MHD_add_response_header(res, "Retry-After", "1");
+    if (status == 408 || status == 413) MHD_add_response_header(res, "Connection", "close");
+    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, res);
+    MHD_destroy_response(res);
+    r->status = status;
+    return ok;
+}
+
+/* {"error": "..."} with status. */
+static enum MHD_Result reply_error(struct MHD_Connection *conn, req *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static enum MHD_Result reply_error(struct MHD_Connection *conn, req *r, int status, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "error", msg);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) return MHD_NO;
+    return reply(conn, r, status, "application/json", s, strlen(s), MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *conn, req *r, int status, cJSON *o) {
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) return reply_error(conn, r, 500, "out of memory");
+    return reply(conn, r, status, "application/json", s, strlen(s), MHD_RESPMEM_MUST_FREE);
+}
+
+/* The media type of a Content-Type value without its parameters, lower-cased, into out. */
+static void media_type(const char *v, char *out, size_t cap) {
+    size_t k = 0;
+    while (v && *v == ' ') v++;
+    for (; v && *v && *v != ';' && *v != ' ' && k + 1 < cap; v++) out[k++] = (char)(*v >= 'A' && *v <= 'Z' ? *v + 32 : *v);
+    out[k] = 0;
+}
+
+static int photo_type(const char *t) {
+    static const char *const ok[] = {"image/jpeg", "image/jpg", "image/png", "image/webp", "image/tiff",
+                                     "image/bmp", "image/gif", "application/octet-stream"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!strcmp(t, ok[i])) return 1;
+    return 0;
+}
+
+static int append(req *r, const char *data, size_t size, size_t max) {
+    if (r->n + size > max) {
+        r->too_big = 1;
+        return -1;
+    }
+    if (r->n + size > r->cap) {
+        size_t cap = r->cap ? r->cap : 65536;
+        while (cap < r->n + size) cap *= 2;
+        if (cap > max) cap = max;
+        unsigned char *b = realloc(r->body, cap);
+        if (!b) return -1;
+        r->body = b, r->cap = cap;
+    }
+    memcpy(r->body + r->n, data, size);
+    r->n += size;
+    return 0;
+}
+
+static cli_server *server_of; /* the one server of this process (the post processor's iterator has no room for it) */
+
+static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                                  const char *content_type, const char *transfer_encoding, const char *data,
+                                  uint64_t off, size_t size) {
+    req *r = cls;
+    if (strcmp(key, "photo") != 0 || !size) return MHD_YES;
+    return append(r, data, size, server_of->o.max_body) == 0 ? MHD_YES : MHD_NO;
+}
+
+/* The first call for a request: the route, the method, the headers. Returns 1 after queueing an answer
+ * that needs no body (or refuses it), 0 to go on reading the body. */
+static int begin(cli_server *s, struct MHD_Connection *conn, req *r, const char *method, enum MHD_Result *ret) {
+    const int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+    const int want_post = r->route == R_CAPTION || r->route == R_EVALUATE;
+    if (r->route == R_OTHER) return *ret = reply_error(conn, r, 404, "no such resource"), 1;
+    if (want_post ? !post : !get) {
+        *ret = reply_error(conn, r, 405, "use %s", want_post ? "POST" : "GET");
+        return 1;
+    }
+    if (!want_post) return 0;
+    const char *len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (len && strtoull(len, NULL, 10) > s->o.max_body)
+        return *ret = reply_error(conn, r, 413, "request body of %s bytes is over the limit of %zu", len, s->o.max_body), 1;
+    char t[128];
+    media_type(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), t, sizeof t);
+    if (r->route == R_EVALUATE) {
+        if (t[0] && strcmp(t, "application/json") != 0)
+            return *ret = reply_error(conn, r, 415, "content type '%s': send application/json", t), 1;
+    } else if (!strcmp(t, "multipart/form-data")) {
+        r->pp = MHD_create_post_processor(conn, 65536, post_field, r);
+        if (!r->pp) return *ret = reply_error(conn, r, 400, "multipart/form-data without a boundary"), 1;
+    } else if (!photo_type(t))
+        return *ret = reply_error(conn, r, 415, "content type '%s': send a photo (image/jpeg, image/png, image/webp, "
+                                               "image/tiff, image/bmp) or multipart/form-data with a field 'photo'", t), 1;
+    r->has_body = 1;
+    return 0;
+}
+
+static enum MHD_Result caption(cli_server *s, struct MHD_Connection *conn, req *r) {
+    if (r->submitted) { /* resumed: the worker's answer */
+        if (!r->job.json) return reply_error(conn, r, 500, "out of memory");
+        char *j = r->job.json;
+        r->job.json = NULL;
+        return reply(conn, r, r->job.status, "application/json", j, strlen(j), MHD_RESPMEM_MUST_FREE);
+    }
+    if (!r->n) return reply_error(conn, r, 400, r->pp ? "no field 'photo' in the form" : "empty request body: send the photo");
+    const char *a = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "attention");
+    const char *nb = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "nbest");
+    int nbest = 1;
+    if (nb) {
+        char *end;
+        long v = strtol(nb, &end, 10);
+        if (*end || v < 1 || v > s->o.max_nbest)
+            return reply_error(conn, r, 400, "nbest '%s': a whole number from 1 to %d", nb, s->o.max_nbest);
+        nbest = (int)v;
+    }
+    r->job = (cli_job){r->body, r->n, a && strcmp(a, "0") && strcmp(a, "false"), nbest, conn, 0, 0, NULL, 0};
+    if (cli_queue_submit(s->q, &r->job) < 0) return reply_error(conn, r, 503, "busy: the queue is full, retry later");
+    r->submitted = 1;
+    return MHD_YES;
+}
+
+/* POST /v1/evaluate {"references": [["ref", ...], ...], "candidates": ["caption", ...], "meteor": bool}. */
+static enum MHD_Result evaluate(struct MHD_Connection *conn, req *r) {
+    cJSON *o = cJSON_ParseWithLength((const char *)r->body, r->n);
+    if (!o) return reply_error(conn, r, 400, "the body is not JSON");
+    const cJSON *refs = cJSON_GetObjectItem(o, "references"), *cands = cJSON_GetObjectItem(o, "candidates");
+    const cJSON *met = cJSON_GetObjectItem(o, "meteor");
+    const int n = cJSON_GetArraySize(cands);
+    const char *bad = !cJSON_IsObject(o)       ? "the body is not a JSON object"
+                      : !cJSON_IsArray(cands)  ? "\"candidates\": an array of captions is needed"
+                      : !cJSON_IsArray(refs)   ? "\"references\": an array of arrays of captions is needed"
+                      : n < 1                  ? "\"candidates\": empty"
+                      : cJSON_GetArraySize(refs) != n ? "\"references\" and \"candidates\" differ in length"
+                                                      : NULL;
+    const char **cand = calloc((size_t)(n > 0 ? n : 1), sizeof *cand);
+    const char ***ref = calloc((size_t)(n > 0 ? n : 1), sizeof *ref);
+    int *nref = calloc((size_t)(n > 0 ? n : 1), sizeof *nref);
+    if (!bad && (!cand || !ref || !nref)) bad = "out of memory";
+    for (int i = 0; !bad && i < n; i++) {
+        const cJSON *c = cJSON_GetArrayItem(cands, i), *rl = cJSON_GetArrayItem(refs, i);
+        if (!cJSON_IsString(c)) bad = "\"candidates\": each must be a string";
+        else if (!cJSON_IsArray(rl) || cJSON_GetArraySize(rl) < 1) bad = "\"references\": each must be a non-empty array";
+        else if (!(ref[i] = calloc((size_t)cJSON_GetArraySize(rl), sizeof **ref))) bad = "out of memory";
+        cand[i] = bad ? NULL : c->valuestring;
+        for (int k = 0; !bad && k < cJSON_GetArraySize(rl); k++) {
+            const cJSON *x = cJSON_GetArrayItem(rl, k);
+            if (!cJSON_IsString(x)) bad = "\"references\": each reference must be a string";
+            else ref[i][nref[i]++] = x->valuestring;
+        }
+    }
+    ac_metrics m;
+    ac_err err = {{0}, 0};
+    int rc = bad ? 0 : ac_evaluate(n, cand, (const char *const *const *)ref, nref, cJSON_IsFalse(met) ? AC_EVAL_NO_METEOR : 0,
+                                   &m, &err);
+    for (int i = 0; ref && i < n; i++) free(ref[i]);
+    free(ref), free(cand), free(nref);
+    cJSON_Delete(o);
+    if (bad) return reply_error(conn, r, strcmp(bad, "out of memory") ? 400 : 500, "%s", bad);
+    if (rc < 0) return reply_error(conn, r, 400, "%s", err.msg);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddNumberToObject(out, "n", m.n);
+    cJSON_AddItemToObject(out, "bleu", cJSON_CreateDoubleArray(m.bleu, 4));
+    if (isnan(m.meteor)) cJSON_AddNullToObject(out, "meteor");
+    else cJSON_AddNumberToObject(out, "meteor", m.meteor);
+    cJSON_AddNumberToObject(out, "rouge_l", m.rouge_l);
+    cJSON_AddNumberToObject(out, "cider_d", m.cider_d);
+    return reply_json(conn, r, 200, out);
+}
+
+static enum MHD_Result get(cli_server *s, struct MHD_Connection *conn, req *r) {
+    if (r->route == R_PAGE)
+        return reply(conn, r, 200, "text/html; charset=utf-8", cli_page_html, cli_page_html_len, MHD_RESPMEM_PERSISTENT);
+    if (r->route == R_HEALTH) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "status", "ok");
+        cJSON_AddStringToObject(o, "version", ac_version());
+        cJSON_AddStringToObject(o, "model", ac_model_path(ac_captioner_model(s->c)));
+        cJSON_AddNumberToObject(o, "queue", cli_queue_length(s->q));
+        cJSON_AddNumberToObject(o, "queue_capacity", s->queue_cap);
+        cJSON_AddNumberToObject(o, "max_body", (double)s->o.max_body);
+        cJSON_AddNumberToObject(o, "max_nbest", s->o.max_nbest);
+        return reply_json(conn, r, 200, o);
+    }
+    char *t = cli_metrics_text(cli_queue_length(s->q), s->queue_cap);
+    if (!t) return reply_error(conn, r, 500, "out of memory");
+    return reply(conn, r, 200, "text/plain; version=0.0.4; charset=utf-8", t, strlen(t), MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                              const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
+    cli_server *s = cls;
+    req *r = *con_cls;
+    if (!r) {
+        if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+        *con_cls = r;
+        r->t0 = now();
+        r->route = R_OTHER;
+        const char *u = !strcmp(url, "/index.html") ? "/" : url;
+        for (int i = 0; i < R_OTHER; i++)
+            if (!strcmp(u, route_path[i])) r->route = (enum route)i;
+        pthread_mutex_lock(&s->mu);
+        s->in_flight++;
+        pthread_mutex_unlock(&s->mu);
+        enum MHD_Result ret = MHD_YES;
+        return begin(s, conn, r, method, &ret) ? ret : MHD_YES;
+    }
+    if (r->status) { /* answered already (a refusal on the first call): drop what else comes */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        const size_t size = *upload_data_size;
+        *upload_data_size = 0;
+        if (!r->has_body) return MHD_YES;
+        if (now() - r->t0 > s->o.body_timeout) {
+            /* libmicrohttpd (0.9.75) cannot answer before the body has ended: the connection is closed,
+             * counted as a 408 */
+            r->status = 408;
+            return MHD_NO;
+        }
+        if (r->refuse) return MHD_YES; /* the rest of a refused body, dropped; answered at its end */
+        if (r->pp ? MHD_post_process(r->pp, upload_data, size) != MHD_YES : append(r, upload_data, size, s->o.max_body) < 0)
+            r->refuse = r->too_big ? 413 : r->pp ? 400 : 500;
+        if (r->refuse) free(r->body), r->body = NULL, r->n = r->cap = 0;
+        return MHD_YES;
+    }
+    if (r->refuse == 413) return reply_error(conn, r, 413, "request body over the limit of %zu bytes", s->o.max_body);
+    if (r->refuse) return reply_error(conn, r, r->refuse, r->refuse == 400 ? "malformed multipart/form-data body" : "out of memory");
+    if (r->route == R_CAPTION) return caption(s, conn, r);
+    if (r->route == R_EVALUATE) return evaluate(conn, r);
+    return get(s, conn, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode why) {
+    cli_server *s = cls;
+    req *r = *con_cls;
+    if (!r) return;
+    /* a client gone before its answer counts as 499, nginx's "client closed request" */
+    cli_metrics_request(route_path[r->route], r->status ? r->status : 499, now() - r->t0);
+    if (r->pp) MHD_destroy_post_processor(r->pp);
+    free(r->job.json);
+    free(r->body);
+    free(r);
+    *con_cls = NULL;
+    pthread_mutex_lock(&s->mu);
+    s->in_flight--;
+    pthread_mutex_unlock(&s->mu);
+}
+
+cli_server *cli_server_start(const cli_server_opts *opts, ac_captioner *c, cli_queue *q, const char **why) {
+    cli_server *s = calloc(1, sizeof *s);
+    if (!s) return *why = "out of memory", NULL;
+    s->o = *opts, s->c = c, s->q = q;
+    s->queue_cap = opts->queue_cap;
+    pthread_mutex_init(&s->mu, NULL);
+    server_of = s;
+    char port[16];
+    snprintf(port, sizeof port, "%d", opts->port);
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC, hints.ai_socktype = SOCK_STREAM, hints.ai_flags = AI_PASSIVE;
+    int g = getaddrinfo(opts->host, port, &hints, &ai);
+    if (g != 0) {
+        *why = gai_strerror(g);
+        free(s);
+        return NULL;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
+                            opts->idle_timeout, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)opts->http_threads,
+                            MHD_OPTION_CONNECTION_LIMIT, 1000u, MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!s->d) {
+        *why = "cannot listen there (in use, or not an address of this machine)";
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int cli_server_port(const cli_server *s) {
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    return i ? i->port : 0;
+}
+
+int cli_server_drain(cli_server *s, double grace_seconds) {
+    MHD_socket fd = MHD_quiesce_daemon(s->d); /* no new connections; those open finish */
+    const double t0 = now();
+    int left;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        left = s->in_flight;
+        pthread_mutex_unlock(&s->mu);
+        if (!left || now() - t0 > grace_seconds) break;
+        usleep(10000);
+    }
+    if (fd != MHD_INVALID_SOCKET) close(fd);
+    return left;
+}
+
+void cli_server_free(cli_server *s) {
+    if (!s) return;
+    if (s->d) MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
