@@ -8,7 +8,8 @@ ONNX model bench/peers/detector_onnx.py writes from the flatbuffer, operator for
 (bench/peers/xnnpack_cnn.c, Debian's libxnnpack-dev) is asked too and says which operator it lacks.
 Every round asks each live peer in turn for ITERS runs, each round starting with another peer. Input:
 uniform random pixel values in [0, 255) (fixed seed), the detector's range; each peer's output is
-compared with ours (largest absolute difference, over the largest absolute value).
+compared with ours (largest absolute difference, over the largest absolute value). Beside wall-clock
+milliseconds, each peer's CPU time per run (its process's, from /proc), steadier on a loaded machine.
 
 env: BENCH_ROUNDS (10), BENCH_ITERS (5), BENCH_THREADS_LIST (1,2), BENCH_PEERS (attncap,onnxruntime,xnnpack),
      BENCH_BASELINE (another build's attncap_cnn: a peer "baseline"), BENCH_PAUSE (0.02)
@@ -29,6 +30,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 from cnn_peers import CACHE, NAMES, Peer, command, env_list  # noqa: E402
 
 SIZE = 416
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (/proc, Linux), in seconds; 0 where unreadable."""
+    try:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def make_onnx(model):
@@ -82,23 +92,27 @@ def main():
         if not ours:
             print("detector_peers: attncap's peer did not start: %s" % skipped.get("attncap"))
             return
+        cpu = {p.name: 0.0 for p in live}
         for r in range(rounds):
             for p in live[r % len(live):] + live[:r % len(live)]:
+                c0 = cpu_seconds(p.p.pid)
                 if not p.run(iters):
                     skipped[p.name] = p.error
                     live.remove(p)
+                cpu[p.name] += cpu_seconds(p.p.pid) - c0
                 time.sleep(pause)
         for p in live:
             a, b = ours.out, p.out
             diff = float(np.abs(a - b).max() / np.abs(a).max()) if a.shape == b.shape else float("nan")
-            rows.append((threads, p.name, statistics.median(p.times), min(p.times), max(p.times), diff))
+            rows.append((threads, p.name, statistics.median(p.times), min(p.times), max(p.times), diff,
+                         1e3 * cpu[p.name] / len(p.times)))
             p.close()
     load1 = os.getloadavg()
     for name, why in skipped.items():
         print("# %s skipped: %s" % (NAMES.get(name, name), why))
-    print("%3s  %-20s %9s %8s %9s %12s" % ("thr", "peer", "median ms", "best ms", "worst ms", "max |diff|"))
-    for threads, name, med, best, worst, diff in rows:
-        print("%3d  %-20s %9.2f %8.2f %9.2f %12.1e" % (threads, NAMES[name], med, best, worst, diff))
+    print("%3s  %-20s %9s %8s %9s %11s %12s" % ("thr", "peer", "median ms", "best ms", "worst ms", "CPU ms/run", "max |diff|"))
+    for threads, name, med, best, worst, diff, cpu_ms in rows:
+        print("%3d  %-20s %9.2f %8.2f %9.2f %11.2f %12.1e" % (threads, NAMES[name], med, best, worst, cpu_ms, diff))
     shown = [n for n in peers if any(r[1] == n for r in rows)]
     print("\n| %dx%d, median / best / worst ms | " % (SIZE, SIZE) + " | ".join(NAMES[n] for n in shown) + " |")
     print("| --- |" + " --- |" * len(shown))
@@ -109,6 +123,8 @@ def main():
             cells.append("%.2f / %.2f / %.2f" % r[0][2:5] if r else "")
         print("| %d thread%s | %s |" % (threads, "s" * (threads > 1), " | ".join(cells)))
     print("\n# max |diff|: the largest absolute difference from our output over our largest absolute value")
+    print("# CPU ms/run: the peer process's user + system time over its timed runs (/proc; 10 ms ticks summed over")
+    print("# all rounds), which a loaded machine inflates less than wall time; with 2 threads it counts spinning too")
     print("# %.0f s; load average %.2f %.2f %.2f at the end" % (time.time() - t0, *load1))
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
