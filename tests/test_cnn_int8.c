@@ -8,7 +8,8 @@
  *  - both shipped MobileNetV2 encoders (uint8 per-tensor, int8 per-channel) to Conv_1 on two shared
  *    photos at 224 and 448 (and the uint8 one on to its AVERAGE_POOL_2D): every output integer equal to TFLite's reference kernels re-implemented
  *    in NumPy (tools/tflite_int8_ref.py, /usr/bin/python3), on every kernel this CPU runs, 1 and 2 threads;
- *  - a float graph refused with a message naming it.
+ *  - a clone keeps int8 and its bits, f32 again gives float32's; a float graph, and an operator without
+ *    an integer kernel, refused with a message naming it.
  * The models skip without ../shared, the reference without /usr/bin/python3 and numpy. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -244,6 +245,44 @@ static void test_models_vs_reference(void) {
     }
 }
 
+/* A clone keeps int8 and its bits; back to f32 gives float32's bits; an operator without an integer
+ * kernel (the TF2 classifier's MEAN) is refused naming it, leaving the plan as it was. */
+static void test_clone_switch_refuse(void) {
+    const char *u8 = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite"), *photo = test_shared("images/grace_hopper.bmp");
+    if (!u8 || !photo) SKIP("needs ../shared/encoders and ../shared/images");
+    char mp[4096], pp[4096];
+    snprintf(mp, sizeof mp, "%s", u8), snprintf(pp, sizeof pp, "%s", photo);
+    ac_err err = {0};
+    ac_encoder enc, ref;
+    ac_image img = {0};
+    CHECK(ac_image_load(pp, &img, &err) == 0);
+    CHECK(ac_encoder_open(mp, NULL, 224, 2, &enc, &err) == 0 && ac_encoder_open(mp, NULL, 224, 1, &ref, &err) == 0);
+    const size_t n = (size_t)enc.grid_h * enc.grid_w * enc.dim;
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *f = malloc(n * sizeof *f);
+    CHECK(ac_encoder_encode(&ref, &img, f, &err) == 0);
+    CHECK(ac_encoder_set_precision(&enc, AC_PRECISION_INT8, &err) == 0 && ac_encoder_precision(&enc) == AC_PRECISION_INT8);
+    CHECK(ac_encoder_encode(&enc, &img, a, &err) == 0);
+    ac_cnn *clone = NULL;
+    CHECK(ac_cnn_clone(enc.cnn, 1, &clone, &err) == 0 && ac_cnn_precision(clone) == AC_PRECISION_INT8);
+    const float *x = ac_cnn_input(enc.cnn); /* the last photo's normalised input */
+    CHECK(ac_cnn_run(clone, x, b, &err) == 0);
+    CHECK(memcmp(a, b, n * sizeof *a) == 0);
+    ac_cnn_free(clone);
+    CHECK(memcmp(a, f, n * sizeof *a) != 0); /* int8 is not float32 */
+    CHECK(ac_encoder_set_precision(&enc, AC_PRECISION_F32, &err) == 0 && ac_encoder_encode(&enc, &img, b, &err) == 0);
+    CHECK(memcmp(b, f, n * sizeof *b) == 0);
+    free(a), free(b), free(f);
+    ac_encoder_close(&enc), ac_encoder_close(&ref), ac_image_free(&img);
+    const char *tf2 = test_shared("encoders/tf2_mobilenet_v2_1.0_224_ptq.tflite");
+    if (!tf2) return;
+    ac_encoder cls;
+    CHECK(ac_classifier_open(tf2, 1, &cls, &err) == 0);
+    CHECK(ac_encoder_set_precision(&cls, AC_PRECISION_INT8, &err) < 0 && ac_encoder_precision(&cls) == AC_PRECISION_F32);
+    printf("  %s\n", err.msg);
+    CHECK(strstr(err.msg, "MEAN") && strstr(err.msg, "no int8 kernel"));
+    ac_encoder_close(&cls);
+}
+
 static void test_float_graph_refused(void) {
     ac_err err = {0};
     ac_tfl_model *m = NULL;
@@ -263,6 +302,7 @@ int main(void) {
     RUN(test_quantize_input);
     RUN(test_gemm_kernels);
     RUN(test_float_graph_refused);
+    RUN(test_clone_switch_refuse);
     RUN(test_models_vs_reference);
     return TEST_EXIT();
 }
