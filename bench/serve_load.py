@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Load on `attncap serve` over loopback, bounded in requests and time (issue 34, section 3).
+
+C clients (threads, one keep-alive connection each) send N requests over the given photos; a fraction
+are hostile, in turn: a truncated JPEG (400), a 50 MB body announced by Content-Length (413), a wrong
+content type (415), a sender of one byte a second (cut off after the server's --timeout), a client that
+disconnects mid-body. Checked: the server never dies, every good answer's caption equals the one
+`attncap caption --json` gives for that photo (run first, over the same photos, which also times the
+CLI), every hostile request gets its status, and the server's RSS after the last requests is within
+--rss-growth of its RSS after the first 1000 (or the first half, for fewer than 2000). Reports p50/p99 latency and
+throughput beside the CLI's. Exit 0 when every check passes.
+
+usage: serve_load.py --bin build/attncap [--model M] [--requests 5000] [--clients 32] [--hostile 0.02]
+                     PHOTO...
+"""
+import argparse, http.client, json, os, random, re, socket, statistics, subprocess, sys, threading, time
+
+HOSTILE = ["truncated", "huge", "wrong_type", "slow", "disconnect"]
+WANT = {"truncated": {400}, "huge": {413}, "wrong_type": {415}, "slow": {"closed"}, "disconnect": {None}}
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def raw(port, head, body=b"", read=True, timeout=10):
+    """Sends head (+ body) on a new socket; returns the status code answered, or None."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(head + body)
+        if not read:
+            return None
+        data = s.recv(4096)
+        m = re.match(rb"HTTP/1\.[01] (\d+)", data)
+        return int(m.group(1)) if m else None
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def hostile(kind, port, photo_bytes, server_timeout):
+    if kind == "truncated":
+        body = photo_bytes[: len(photo_bytes) // 3]
+        return raw(port, b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n"
+                   b"Connection: close\r\n\r\n" % len(body), body)
+    if kind == "huge":  # the answer comes before the body is sent (Expect: 100-continue)
+        return raw(port, b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: image/jpeg\r\nContent-Length: 50000000\r\n"
+                   b"Expect: 100-continue\r\n\r\n")
+    if kind == "wrong_type":
+        return raw(port, b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+                   b"Connection: close\r\n\r\n" % len(photo_bytes), photo_bytes)
+    if kind == "slow":  # one byte a second: must be cut off soon after the server's --timeout
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        t0 = time.time()
+        try:
+            s.sendall(b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: image/jpeg\r\nContent-Length: 1000\r\n\r\n")
+            while time.time() - t0 < server_timeout + 10:
+                s.sendall(b"x")
+                try:
+                    if not s.recv(100):
+                        break
+                except socket.timeout:
+                    pass
+        except OSError:
+            pass
+        finally:
+            s.close()
+        return "closed" if time.time() - t0 < server_timeout + 5 else "held"
+    if kind == "disconnect":
+        half = photo_bytes[: len(photo_bytes) // 2]
+        return raw(port, b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n"
+                   % len(photo_bytes), half, read=False)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--model")
+    ap.add_argument("--requests", type=int, default=5000)
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--hostile", type=float, default=0.02)
+    ap.add_argument("--timeout", type=int, default=3, help="the server's --timeout")
+    ap.add_argument("--rss-growth", type=float, default=0.05)
+    ap.add_argument("--max-seconds", type=float, default=3600)
+    ap.add_argument("--json", help="write the numbers here")
+    ap.add_argument("photos", nargs="+")
+    a = ap.parse_args()
+    model = ["--model", a.model] if a.model else []
+    photos = sorted(a.photos)
+    data = {p: open(p, "rb").read() for p in photos}
+
+    # the CLI over the same photos: the reference captions and its throughput
+    t0 = time.time()
+    out = subprocess.run([a.bin, "caption", "--json", "--quiet", *model, *photos], capture_output=True, text=True)
+    cli_s = time.time() - t0
+    if out.returncode != 0:
+        sys.exit("serve_load: attncap caption failed: " + out.stderr.strip()[:300])
+    want = {}
+    for line in out.stdout.splitlines():
+        j = json.loads(line)
+        want[j["image"]] = j["caption"]
+
+    srv = subprocess.Popen([a.bin, "serve", "--port", "0", "--queue", "256", "--timeout", str(a.timeout), *model],
+                           stderr=subprocess.PIPE, text=True)
+    port = None
+    for _ in range(600):
+        line = srv.stderr.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            port = int(m.group(1))
+            break
+        if not line and srv.poll() is not None:
+            break
+    if not port:
+        srv.kill()
+        sys.exit("serve_load: the server did not start")
+    threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()  # drain its stderr
+
+    rng = random.Random(34)
+    n_hostile = int(round(a.requests * a.hostile))
+    plan = [("good", photos[i % len(photos)]) for i in range(a.requests)]
+    for k, i in enumerate(rng.sample(range(a.requests), n_hostile)):
+        plan[i] = (HOSTILE[k % len(HOSTILE)], photos[i % len(photos)])
+    lock = threading.Lock()
+    nxt = [0]
+    done = [0]
+    lat, bad, hostile_bad = [], [], []
+    first_k = min(1000, max(1, a.requests // 2))  # the RSS after the first thousand (or half), compared with the end
+    rss = {}
+    deadline = time.time() + a.max_seconds
+
+    def client():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while True:
+            with lock:
+                i = nxt[0]
+                nxt[0] += 1
+            if i >= len(plan) or time.time() > deadline:
+                break
+            kind, p = plan[i]
+            if kind == "good":
+                t = time.time()
+                for attempt in range(2):
+                    try:
+                        conn.request("POST", "/v1/caption", data[p], {"Content-Type": "image/jpeg"})
+                        r = conn.getresponse()
+                        body = r.read()
+                        break
+                    except (OSError, http.client.HTTPException) as e:
+                        conn.close()
+                        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                        r, body = None, str(e).encode()
+                dt = time.time() - t
+                with lock:
+                    if r is None or r.status != 200:
+                        bad.append((p, r.status if r else None, body[:200]))
+                    elif json.loads(body)["caption"] != want[p]:
+                        bad.append((p, 200, "caption %r != cli %r" % (json.loads(body)["caption"], want[p])))
+                    else:
+                        lat.append(dt)
+            else:
+                got = hostile(kind, port, data[p], a.timeout)
+                if got not in WANT[kind]:
+                    with lock:
+                        hostile_bad.append((kind, got))
+            with lock:
+                done[0] += 1
+                if done[0] == first_k:
+                    rss["first"] = rss_kb(srv.pid)
+                    rss["fds_first"] = fds(srv.pid)
+
+    t0 = time.time()
+    threads = [threading.Thread(target=client) for _ in range(a.clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.time() - t0
+    alive = srv.poll() is None
+    rss["last"] = rss_kb(srv.pid) if alive else 0
+    rss["fds_last"] = fds(srv.pid) if alive else 0
+    if alive:
+        srv.terminate()
+    try:
+        rc = srv.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        rc = "hung"
+
+    lat.sort()
+    q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1000 if lat else float("nan")
+    growth = (rss["last"] - rss.get("first", 0)) / max(1, rss.get("first", 1))
+    res = {
+        "requests": done[0], "good_ok": len(lat), "good_bad": len(bad), "hostile": n_hostile, "hostile_bad": len(hostile_bad),
+        "clients": a.clients, "photos": len(photos), "wall_s": round(wall, 2),
+        "serve_photos_per_s": round(len(lat) / wall, 2) if wall else 0,
+        "cli_photos_per_s": round(len(photos) / cli_s, 2), "p50_ms": round(q(0.50), 1), "p99_ms": round(q(0.99), 1),
+        "rss_first_kb": rss.get("first"), "rss_last_kb": rss["last"], "rss_growth": round(growth, 4),
+        "fds_first": rss.get("fds_first"), "fds_last": rss["fds_last"], "exit": rc, "load": os.getloadavg()[0],
+    }
+    print(json.dumps(res))
+    for b in bad[:5]:
+        print("bad answer:", b, file=sys.stderr)
+    for b in hostile_bad[:5]:
+        print("hostile not refused as expected:", b, file=sys.stderr)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f)
+    ok = alive and rc == 0 and not bad and not hostile_bad and growth < a.rss_growth and done[0] == a.requests
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
