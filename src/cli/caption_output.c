@@ -111,7 +111,7 @@ void cli_caption_on_result(void *user, const ac_batch_result *r) {
     cli_progress_update(&v->prog, (uint64_t)r->index + 1);
 }
 
-int cli_caption_gather(char **args, int n, cli_strv *paths, int quiet) {
+int cli_caption_gather(char **args, int n, cli_strv *paths, cli_strv *notes) {
     ac_err err;
     int stdin_used = 0;
     for (int i = 0; i < n; i++) {
@@ -134,8 +134,15 @@ int cli_caption_gather(char **args, int n, cli_strv *paths, int quiet) {
             if (!found)
                 fprintf(stderr, "attncap caption: warning: %s: no photos in it (.jpg .jpeg .png .bmp .gif .webp .tif .tiff)%s%s\n",
                         a, n_skipped ? "; skipped: " : "", skipped);
-            else if (n_skipped && !quiet)
-                fprintf(stderr, "attncap caption: note: %s: %d photo%s; skipped: %s\n", a, found, found > 1 ? "s" : "", skipped);
+            else if (n_skipped) {
+                char note[1200];
+                snprintf(note, sizeof note, "attncap caption: note: %s: %d photo%s; skipped: %s\n", a, found,
+                         found > 1 ? "s" : "", skipped);
+                if (cli_strv_push(notes, note)) {
+                    fprintf(stderr, "attncap caption: out of memory\n");
+                    return -1;
+                }
+            }
         } else if (cli_strv_push(paths, a)) { /* a missing file is reported when its turn comes */
             fprintf(stderr, "attncap caption: out of memory\n");
             return -1;

@@ -36,8 +36,9 @@ typedef struct cli_caption_view {
 void cli_caption_on_result(void *view, const ac_batch_result *r);
 
 /* The photos of the arguments: files, directories walked, "-" for a list on stdin (read once).
- * Prints its errors, and (unless quiet) what a walk skipped, by type; -1 on a fatal one. */
-int cli_caption_gather(char **args, int n, cli_strv *paths, int quiet);
+ * Prints its errors; -1 on a fatal one. What a walk skipped, by type, goes to notes (lines to print
+ * once the work starts, so that a command refused later says one line). */
+int cli_caption_gather(char **args, int n, cli_strv *paths, cli_strv *notes);
 
 /* --skip-existing: moves the photos whose DIR/<stem> exists (folders are written whole, so those were
  * done) from paths/stems to done. Returns how many were moved, or -1 (out of memory, said). */

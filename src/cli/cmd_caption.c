@@ -177,13 +177,13 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: --shard: %s\n", err.msg);
         return 2;
     }
-    cli_strv paths = {0}, stems = {0};
+    cli_strv paths = {0}, stems = {0}, notes = {0};
     cli_caption_done done = {0};
     int skipped = 0, failures = 0, rc = 1;
     ac_captioner cap;
     int cap_open = 0;
     ac_font *font = NULL;
-    if (cli_caption_gather(argv + 1, n_args, &paths, quiet)) goto out;
+    if (cli_caption_gather(argv + 1, n_args, &paths, &notes)) goto out;
     if (!paths.n) {
         fprintf(stderr, "attncap caption: no photos to caption\n");
         goto out;
@@ -260,6 +260,7 @@ int cmd_caption(int argc, char **argv) {
                              .ov_dir = ov_dir, .done = skip_existing ? &done : NULL,
                          .oo = &oo, .font = font, .stems = &stems};
     ac_batch_stats bs;
+    for (int i = 0; i < notes.n && !quiet; i++) fputs(notes.v[i], stderr); /* the walks' skips, once working */
     cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);
     cap.keep_min_side = oo.max_side; /* the overlays' long side: a kept photo is read at least this large */
     const int batch_rc = ac_captioner_batch(&cap, (const char *const *)paths.v, paths.n, threads, ov_dir != NULL,
@@ -285,6 +286,6 @@ int cmd_caption(int argc, char **argv) {
 out:
     if (cap_open) ac_captioner_free(&cap);
     ac_font_free(font);
-    cli_strv_free(&paths), cli_strv_free(&stems), cli_caption_done_free(&done);
+    cli_strv_free(&paths), cli_strv_free(&stems), cli_strv_free(&notes), cli_caption_done_free(&done);
     return rc;
 }
