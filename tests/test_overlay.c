@@ -260,7 +260,8 @@ static void word_labels_sheet_only_upscale(void) {
         }
         free(px);
     }
-    CHECKF(ink[0] > 30 && ink[1] > ink[0] * 3 / 2, "label ink %d, with the probability %d", ink[0], ink[1]);
+    /* both say the attention's peak and entropy; the probability adds "p 0.83" */
+    CHECKF(ink[0] > 30 && ink[1] > ink[0] + 15, "label ink %d, with the probability %d", ink[0], ink[1]);
     ac_caption cap = dog_caption(words, alpha, logp);
     ac_overlay_opts o = ac_overlay_defaults();
     o.sheet_only = 1;
@@ -363,7 +364,7 @@ static void sheet_scale_and_probabilities(void) {
     ac_image im = photo(400, 300);
     char dir[4200], p[4400];
     snprintf(dir, sizeof dir, "%s/sheets", tmpdir());
-    int prob_ink[2] = {0, 0};
+    int slot_ink[2][2] = {{0, 0}, {0, 0}};
     for (int with_p = 0; with_p < 2; with_p++) {
         ac_caption cap = dog_caption(words, alpha, with_p ? logp : NULL);
         ac_overlay_opts o = ac_overlay_defaults();
@@ -386,15 +387,58 @@ static void sheet_scale_and_probabilities(void) {
         CHECKF(grey > 3 && yellow > 3, "scale: %d grey and %d yellow pixels", grey, yellow);
         /* the probability line: under the word line of panel 1 (the second cell) */
         int x0 = l.pad + (1 % l.cols) * (l.cell_w + l.pad), y0 = l.title_h + l.scale_h + (1 / l.cols) * (l.ph + l.lab + l.pad);
-        int y_prob = y0 + l.ph + l.pad / 4 + (int)ceilf(l.word_px * 1.3f);
-        for (int y = y_prob; y < y0 + l.ph + l.lab && y < h; y++)
-            for (int x = x0; x < x0 + l.cell_w; x++) prob_ink[with_p] += px[((size_t)y * w + x) * 3] < 180;
+        int y_prob = y0 + l.ph + l.pad / 4 + (int)ceilf(l.word_px * 1.3f), lh = (int)ceilf(l.prob_px * 1.3f);
+        CHECKF(l.stats, "no line for the attention's peak and entropy on a roomy sheet");
+        for (int y = y_prob; y < y_prob + 2 * lh && y < h; y++) /* the line slot under the word, and the next */
+            for (int x = x0; x < x0 + l.cell_w; x++) slot_ink[with_p][(y - y_prob) / lh] += px[((size_t)y * w + x) * 3] < 180;
         free(px);
     }
-    CHECKF(prob_ink[0] == 0 && prob_ink[1] > 20, "probability line ink: %d without, %d with", prob_ink[0], prob_ink[1]);
+    /* without the probability: the stats line right under the word, nothing below it; with it: the
+     * probability there, the stats under it */
+    CHECKF(slot_ink[0][0] > 20 && slot_ink[0][1] == 0 && slot_ink[1][0] > 20 && slot_ink[1][1] > 20,
+           "label lines' ink: %d %d without the probability, %d %d with", slot_ink[0][0], slot_ink[0][1],
+           slot_ink[1][0], slot_ink[1][1]);
     free(im.px);
     ac_font_free(f);
     ac_vocab_free(v);
+}
+
+/* --scale absolute (issue #32, 3): the map is the blurred weights as they are: uniform attention is
+ * 1/cells everywhere (faint), a one-hot cell is 1 inside it (no blur), half the weights give half
+ * the map; the per-panel map stretches both alike. The stats: peak and normalised entropy of known
+ * weights (uniform: 1/n and 1; one-hot: 1 and 0; two equal cells of four: 0.5 and ln 2 / ln 4). */
+static void absolute_scale_and_stats(void) {
+    enum { GH = 4, GW = 4, L = GH * GW, W = 64, H = 48 };
+    float uni[L], one[L], half[L], map[W * H], map2[W * H];
+    for (int i = 0; i < L; i++) uni[i] = 1.0f / L, one[i] = i == 5, half[i] = i == 5 ? 0.5f : 0.5f / (L - 1);
+    ac_attention_map_scaled(uni, GH, GW, 0.6f, W, H, 1, map);
+    for (int k = 0; k < W * H; k++) CHECKF(fabsf(map[k] - 1.0f / L) < 1e-5f, "uniform: map[%d] = %g", k, map[k]);
+    ac_attention_map_scaled(one, GH, GW, 0.0f, W, H, 1, map);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            const int in = y * GH / H == 1 && x * GW / W == 1; /* cell 5: row 1, column 1 */
+            CHECKF(fabsf(map[y * W + x] - (float)in) < 1e-5f, "one-hot: (%d, %d) = %g", x, y, map[y * W + x]);
+        }
+    /* scaling the weights scales the absolute map; the per-panel map does not change */
+    float scaled[L];
+    for (int i = 0; i < L; i++) scaled[i] = 0.5f * half[i];
+    ac_attention_map_scaled(half, GH, GW, 0.6f, W, H, 1, map);
+    ac_attention_map_scaled(scaled, GH, GW, 0.6f, W, H, 1, map2);
+    for (int k = 0; k < W * H; k++) CHECKF(fabsf(map2[k] - 0.5f * map[k]) < 1e-6f, "absolute not linear at %d", k);
+    ac_attention_map_scaled(half, GH, GW, 0.6f, W, H, 0, map);
+    ac_attention_map_scaled(scaled, GH, GW, 0.6f, W, H, 0, map2);
+    for (int k = 0; k < W * H; k++) CHECKF(fabsf(map2[k] - map[k]) < 1e-5f, "per panel changed at %d", k);
+    float peak, ent;
+    ac_attention_stats(uni, L, &peak, &ent);
+    CHECK_NEAR(peak, 1.0 / L, 1e-7);
+    CHECK_NEAR(ent, 1.0, 1e-6);
+    ac_attention_stats(one, L, &peak, &ent);
+    CHECK_NEAR(peak, 1.0, 0);
+    CHECK_NEAR(ent, 0.0, 0);
+    const float two[4] = {0.5f, 0, 0.5f, 0};
+    ac_attention_stats(two, 4, &peak, &ent);
+    CHECK_NEAR(peak, 0.5, 0);
+    CHECK_NEAR(ent, log(2.0) / log(4.0), 1e-6);
 }
 
 int main(void) {
@@ -407,5 +451,6 @@ int main(void) {
     RUN(base_colour_or_grey);
     RUN(sheet_layout_legible);
     RUN(sheet_scale_and_probabilities);
+    RUN(absolute_scale_and_stats);
     return TEST_EXIT();
 }

@@ -2,7 +2,9 @@
 /* attncap/overlay.h: per-word attention overlays and contact sheets, as in the figures of
  * Xu et al. 2015: alpha_t (grid_h x grid_w) is upsampled smoothly to the photo (each cell a box,
  * blurred by a Gaussian of about half a cell), scaled min..max to 0..1 (as matplotlib does in the
- * paper's figures; a nearly flat map is stretched at most 20x) and laid over the photo.
+ * paper's figures; a nearly flat map is stretched at most 20x), or with scale_absolute taken as it
+ * is (a cell's weight: 1 = all of the word's attention on it), and laid over the photo. Every panel
+ * says its word's peak weight and the entropy of its attention (ac_attention_stats).
  * PNGs are written by png.h, text drawn by font.h (never smaller than AC_FONT_MIN_PX). */
 #ifndef ATTNCAP_OVERLAY_H
 #define ATTNCAP_OVERLAY_H
@@ -38,11 +40,20 @@ typedef struct ac_overlay_opts {
     const char *font;     /* TrueType file, default AC_DEFAULT_FONT */
     int threads;          /* a photo's files are written by this many threads (0 = 4: more than the
                            * cores pays, since the threads mostly wait for fsync); same files for any */
+    int scale_absolute;   /* 0 (default): each map scaled min..max; 1: the weights as they are (0..1),
+                           * so near-uniform attention stays faint and panels compare */
 } ac_overlay_opts;
 ac_overlay_opts ac_overlay_defaults(void);
 
-/* Smooth attention map: alpha [grid_h * grid_w] -> out [h * w] in [0, 1]. */
+/* Smooth attention map: alpha [grid_h * grid_w] -> out [h * w] in [0, 1], scaled min..max. */
 void ac_attention_map(const float *alpha, int grid_h, int grid_w, float sigma, int w, int h, float *out);
+/* The same, or with absolute the blurred weights as they are (a pixel: the weighted mean of the
+ * cells' weights around it; uniform attention is 1 / cells everywhere). */
+void ac_attention_map_scaled(const float *alpha, int grid_h, int grid_w, float sigma, int w, int h, int absolute,
+                             float *out);
+/* alpha[n] (weights summing to 1): *peak its largest weight, *entropy -sum a ln a / ln n in [0, 1]
+ * (1: spread evenly over the n cells, 0: on one cell; 0 when n < 2). */
+void ac_attention_stats(const float *alpha, int n, float *peak, float *entropy);
 /* photo and out are the same size (out may be photo): the map [photo->h * photo->w] over the photo. */
 void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_overlay_base base,
                       ac_image *out);

@@ -19,5 +19,11 @@ int cli_overlay_flags_apply(const cli_overlay_flags *f, ac_overlay_opts *oo) {
     }
     if (f->size > 0) oo->max_side = f->size, oo->upscale = 1; /* asked for: that size, small photos too */
     oo->sheet_only = f->sheet_only;
+    if (!strcmp(f->scale, "panel")) oo->scale_absolute = 0;
+    else if (!strcmp(f->scale, "absolute")) oo->scale_absolute = 1;
+    else {
+        fprintf(stderr, "attncap caption: --scale is panel or absolute, got '%s'\n", f->scale);
+        return -1;
+    }
     return 0;
 }

@@ -120,10 +120,11 @@ static void ov_task(void *arg, int t, int thread) {
     if (!ov.px || !map) rc = ac_errf(&e, "out of memory (%dx%d overlay)", w, h);
     else if (t + j->first < j->n) {
         const int k = t + j->first;
-        ac_attention_map(j->cap->alpha + (size_t)k * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h, map);
+        ac_attention_map_scaled(j->cap->alpha + (size_t)k * j->gh * j->gw, j->gh, j->gw, j->o->sigma, w, h,
+                                j->o->scale_absolute, map);
         ac_overlay_blend(j->disp, map, j->o->style, j->o->base, &ov);
         ac_image labelled = {w, h + j->band, ov.px}; /* the band's rows follow the photo's */
-        ac_ov_draw_band(&labelled, h, j->band_px, j->font, j->cap, j->vocab, k);
+        ac_ov_draw_band(&labelled, h, j->band_px, j->font, j->cap, j->vocab, k, j->gh * j->gw);
         rc = ac_png_write(j->paths[t], &labelled, &e);
     } else {
         ac_image sheet = {0};

@@ -30,7 +30,22 @@ static void axis_weights(int cells, int n_px, float sigma, float *wt) {
     }
 }
 
+void ac_attention_stats(const float *alpha, int n, float *peak, float *entropy) {
+    double pk = 0, hsum = 0;
+    for (int i = 0; i < n; i++) {
+        const double a = alpha[i];
+        if (a > pk) pk = a;
+        if (a > 0) hsum -= a * log(a);
+    }
+    *peak = (float)pk;
+    *entropy = n > 1 ? (float)fmin(1, fmax(0, hsum / log((double)n))) : 0;
+}
+
 void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, int h, float *out) {
+    ac_attention_map_scaled(alpha, gh, gw, sigma, w, h, 0, out);
+}
+
+void ac_attention_map_scaled(const float *alpha, int gh, int gw, float sigma, int w, int h, int absolute, float *out) {
     float *wx = malloc((size_t)w * gw * sizeof *wx), *wy = malloc((size_t)h * gh * sizeof *wy);
     float *rows = malloc((size_t)gh * w * sizeof *rows); /* [gh, w]: alpha blurred along x */
     if (!wx || !wy || !rows) {
@@ -59,9 +74,12 @@ void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, in
         for (int x = 0; x < w; x++) mx = o[x] > mx ? o[x] : mx, mn = o[x] < mn ? o[x] : mn;
     }
     /* min..max -> 0..1, as matplotlib's imshow in the paper's figures; a (nearly) flat map is not
-     * stretched beyond 20x, so float noise on uniform attention is not shown as a hot spot */
+     * stretched beyond 20x, so float noise on uniform attention is not shown as a hot spot.
+     * Absolute: the weights as they are (the blur keeps them in 0..1). */
     float range = fmaxf(mx - mn, 0.05f * fabsf(mx));
-    if (range > 0)
+    if (absolute)
+        for (size_t k = 0; k < (size_t)w * h; k++) out[k] = fminf(1, fmaxf(0, out[k]));
+    else if (range > 0)
         for (size_t k = 0; k < (size_t)w * h; k++) out[k] = (out[k] - mn) / range;
     else
         memset(out, 0, (size_t)w * h * sizeof *out);

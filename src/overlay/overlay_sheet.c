@@ -65,14 +65,26 @@ static void prob_text(const ac_caption *cap, int k, char *buf, size_t n) {
     else buf[0] = 0;
 }
 
+/* Word k's attention over its row of cells weights: its peak weight and entropy ("peak 0.12  H 0.85",
+ * or compact "0.12 / 0.85"). */
+static void stats_text(const ac_caption *cap, int k, int cells, int compact, char *buf, size_t n) {
+    float peak, ent;
+    ac_attention_stats(cap->alpha + (size_t)k * cells, cells, &peak, &ent);
+    snprintf(buf, n, compact ? "%.2f / %.2f" : "peak %.2f  H %.2f", peak, ent);
+}
+
 float ac_ov_band_px(int w) { return fmaxf((float)AC_FONT_MIN_PX, (float)w / 40.0f); }
 /* Two lines: the word, then its probability (on one line when they fit side by side). */
 int ac_ov_band_h(float px) { return 2 * line_h(px) + (int)(px * 0.5f); }
 
-void ac_ov_draw_band(ac_image *img, int y, float px, const ac_font *f, const ac_caption *cap, const ac_vocab *v, int k) {
-    char word[200], prob[32], both[240];
+void ac_ov_draw_band(ac_image *img, int y, float px, const ac_font *f, const ac_caption *cap, const ac_vocab *v, int k,
+                     int cells) {
+    char word[200], prob[64], stats[48], both[280];
     snprintf(word, sizeof word, "%02d  %s", k + 1, ac_caption_word(cap, v, k));
     prob_text(cap, k, prob, sizeof prob);
+    stats_text(cap, k, cells, 0, stats, sizeof stats);
+    const size_t pl = strlen(prob);
+    snprintf(prob + pl, sizeof prob - pl, "%s%s", pl ? "  " : "", stats);
     snprintf(both, sizeof both, "%s%s%s", word, prob[0] ? "    " : "", prob);
     memset(img->px + (size_t)y * img->w * 3, 255, (size_t)(img->h - y) * img->w * 3);
     int band = img->h - y, one = ac_font_width(f, px, both);
@@ -97,8 +109,9 @@ static void size_for(const ac_font *f, double aw, double ah, int s, int cols, in
     l->h = l->title_h + l->scale_h + rows * (l->ph + l->lab + l->pad) + l->pad;
 }
 
-void ac_sheet_plan(const ac_font *font, int photo_w, int photo_h, const char *const *labels, int n_panels, int probs,
-                   const char *title, int max_side, int upscale, ac_sheet_layout *lay) {
+/* ac_sheet_plan with or without the attention's stats line under each label. */
+static void plan(const ac_font *font, int photo_w, int photo_h, const char *const *labels, int n_panels, int probs,
+                 int stats, const char *title, int max_side, int upscale, ac_sheet_layout *lay) {
     const double aw = photo_w >= photo_h ? 1.0 : (double)photo_w / photo_h;
     const double ah = photo_h >= photo_w ? 1.0 : (double)photo_h / photo_w;
     ac_sheet_layout l = {0};
@@ -117,7 +130,10 @@ void ac_sheet_plan(const ac_font *font, int photo_w, int photo_h, const char *co
         label_w = wd > label_w ? wd : label_w;
     }
     label_w += 4;
-    l.lab = line_h(l.word_px) + (probs ? line_h(l.prob_px) : 0) + l.pad / 2;
+    /* the word, its probability, its attention's peak and entropy (stats_text: compact, or left out,
+     * in a cell too narrow) */
+    l.stats = stats;
+    l.lab = line_h(l.word_px) + (probs ? line_h(l.prob_px) : 0) + (stats ? line_h(l.prob_px) : 0) + l.pad / 2;
     l.scale_h = line_h(l.prob_px) + l.pad;
     /* a photo's panels are at most 320 pixels on their long side unless the photo may be enlarged */
     const int s_max = upscale ? max_side : (max_side < 320 ? max_side : 320);
@@ -146,15 +162,27 @@ void ac_sheet_plan(const ac_font *font, int photo_w, int photo_h, const char *co
     *lay = best;
 }
 
+void ac_sheet_plan(const ac_font *font, int photo_w, int photo_h, const char *const *labels, int n_panels, int probs,
+                   const char *title, int max_side, int upscale, ac_sheet_layout *lay) {
+    /* the stats line unless it costs the panels more than a quarter of their size (a small sheet of
+     * many words: the per-word files say them anyway) */
+    ac_sheet_layout without;
+    plan(font, photo_w, photo_h, labels, n_panels, probs, 1, title, max_side, upscale, lay);
+    plan(font, photo_w, photo_h, labels, n_panels, probs, 0, title, max_side, upscale, &without);
+    const int fits = lay->w <= max_side && lay->h <= max_side;
+    if (!fits || (double)lay->pw * lay->ph < 0.5625 * without.pw * without.ph) *lay = without;
+}
+
 /* The colour scale under the title: what each attention level looks like over a plain grey photo. */
 static int draw_scale(ac_image *sheet, const ac_sheet_layout *l, const ac_overlay_opts *o, const ac_font *f, ac_err *err) {
-    const char *lo_txt = "attention (scaled per panel): least", *hi_txt = "most";
+    const char *lo_txt = o->scale_absolute ? "attention weight of a cell: 0" : "attention (scaled per panel): least",
+               *hi_txt = o->scale_absolute ? "1" : "most";
     int y = l->title_h, bh = line_h(l->prob_px) - 2;
     const int hi_w = ac_font_width(f, l->prob_px, hi_txt);
     int x0 = l->pad + ac_font_width(f, l->prob_px, lo_txt) + 8;
     int bw = sheet->w - x0 - 8 - hi_w - l->pad;
     if (bw < 4 * (int)l->word_px) { /* a narrow sheet: the short label */
-        lo_txt = "least";
+        lo_txt = o->scale_absolute ? "0" : "least";
         x0 = l->pad + ac_font_width(f, l->prob_px, lo_txt) + 8;
         bw = sheet->w - x0 - 8 - hi_w - l->pad;
     }
@@ -216,7 +244,7 @@ int ac_ov_build_sheet(const ac_image *disp, const ac_caption *cap, const ac_voca
         if (k == 0) {
             blit(sheet, &thumb, x + (l.cell_w - l.pw) / 2, y);
         } else {
-            ac_attention_map(cap->alpha + (size_t)(k - 1) * gh * gw, gh, gw, o->sigma, l.pw, l.ph, map);
+            ac_attention_map_scaled(cap->alpha + (size_t)(k - 1) * gh * gw, gh, gw, o->sigma, l.pw, l.ph, o->scale_absolute, map);
             ac_overlay_blend(&thumb, map, o->style, o->base, &ov);
             blit(sheet, &ov, x + (l.cell_w - l.pw) / 2, y);
         }
@@ -224,9 +252,19 @@ int ac_ov_build_sheet(const ac_image *disp, const ac_caption *cap, const ac_voca
         ac_font_draw(font, sheet, x + (l.cell_w - tw) / 2, y + l.ph + l.pad / 4, l.word_px, labels[k], INK);
         char prob[32];
         prob_text(cap, k - 1, prob, sizeof prob);
+        int ty = y + l.ph + l.pad / 4 + line_h(l.word_px);
         if (prob[0]) {
             int pw = ac_font_width(font, l.prob_px, prob);
-            ac_font_draw(font, sheet, x + (l.cell_w - pw) / 2, y + l.ph + l.pad / 4 + line_h(l.word_px), l.prob_px, prob, GREY);
+            ac_font_draw(font, sheet, x + (l.cell_w - pw) / 2, ty, l.prob_px, prob, GREY);
+            ty += line_h(l.prob_px);
+        }
+        for (int compact = 0; l.stats && k > 0 && compact < 2; compact++) {
+            char st[48];
+            stats_text(cap, k - 1, gh * gw, compact, st, sizeof st);
+            const int sw = ac_font_width(font, l.prob_px, st);
+            if (sw > l.cell_w) continue;
+            ac_font_draw(font, sheet, x + (l.cell_w - sw) / 2, ty, l.prob_px, st, GREY);
+            break;
         }
     }
     rc = 0;
