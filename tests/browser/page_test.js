@@ -10,6 +10,41 @@ let failed = 0;
 const ok = (name) => console.log("ok " + name);
 const fail = (name, why) => { console.log("FAIL " + name + ": " + why); failed++; };
 
+// A model with detected regions (the repo's has none): the caption's answer is replaced by one with two
+// boxes and a region_attention whose largest weight is box 0 for "dog", box 1 for "grass"; the box a
+// word attended most is drawn lit (#ffd43b), the other not.
+async function regions(browser) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 800, height: 900, deviceScaleFactor: 1 });
+  const answer = { image: "", caption: "a dog on grass", tokens: ["a", "dog", "on", "grass"], logprob: -3, score: -1,
+    confidence: 0.5, tags: [], overlays: [], grid: [2, 2],
+    attention: [[0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1], [0.25, 0.25, 0.25, 0.25], [0.1, 0.1, 0.1, 0.7]],
+    regions: [{ label: "dog", score: 0.9, box: [0.1, 0.1, 0.45, 0.45] }, { label: "person", score: 0.8, box: [0.55, 0.55, 0.9, 0.9] }],
+    region_attention: [[0.5, 0.5], [0.9, 0.1], [0.5, 0.5], [0.2, 0.8]] };
+  await page.setRequestInterception(true);
+  page.on("request", (r) => {
+    if (r.url().includes("/v1/caption")) r.respond({ status: 200, contentType: "application/json", body: JSON.stringify(answer) });
+    else r.continue();
+  });
+  await page.goto(url, { waitUntil: "load" });
+  await (await page.$("#file")).uploadFile(photo);
+  await page.waitForFunction(() => document.querySelectorAll("#caption .word").length === 4, { timeout: 30000 });
+  const lit = (x, y) => page.$eval("#attn", (c, x, y) => {
+    const d = c.getContext("2d").getImageData(Math.round(x * c.width), Math.round(y * c.height), 1, 1).data;
+    return d[0] > 200 && d[1] > 170 && d[2] < 120 && d[3] > 200;
+  }, x, y);
+  const words = await page.$$("#caption .word");
+  await words[1].hover();
+  const a0 = await lit(0.27, 0.1), a1 = await lit(0.72, 0.55);
+  await words[3].hover();
+  const b0 = await lit(0.27, 0.1), b1 = await lit(0.72, 0.55);
+  const listed = await page.$eval("#regions", (e) => e.textContent);
+  if (!(a0 && !a1 && !b0 && b1)) fail("page_regions_lit", "dog: box0 " + a0 + " box1 " + a1 + "; grass: box0 " + b0 + " box1 " + b1);
+  else if (!/dog \(90%\)/.test(listed)) fail("page_regions_lit", "regions list: " + listed);
+  else ok("page_regions_lit");
+  await page.close();
+}
+
 (async () => {
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -62,6 +97,8 @@ const fail = (name, why) => { console.log("FAIL " + name + ": " + why); failed++
     await page.screenshot({ path: shot, fullPage: true });
     if (offsite.length || errors.length) fail("page_offline_no_errors", "off-site: " + offsite.join(" ") + " errors: " + errors.join("; "));
     else ok("page_offline_no_errors");
+    await page.close();
+    await regions(browser);
   } finally {
     await browser.close();
   }
