@@ -482,6 +482,13 @@ void ac_cnn_add(const float *a, const float *b, float *o, size_t n, int act, ac_
  * of the same values, so the same result. */
 enum { POOL_VROW_FLOATS = 1 << 12 }; /* 16 KB on the stack */
 
+/* m[i] = x[i] > m[i] ? x[i] : m[i] for i < n (V_MAX is that very selection). */
+static inline void max_into(float *restrict m, const float *restrict x, int n) {
+    int i = 0;
+    for (; i + VL <= n; i += VL) V_STORE(m + i, V_MAX(V_LOAD(x + i), V_LOAD(m + i)));
+    for (; i < n; i++) m[i] = x[i] > m[i] ? x[i] : m[i];
+}
+
 static void max_pool_rows(const ac_conv_geom *g, const float *in, float *out, float lo, float hi) {
     float vrow[POOL_VROW_FLOATS];
     const int C = g->c;
@@ -489,19 +496,13 @@ static void max_pool_rows(const ac_conv_geom *g, const float *in, float *out, fl
         int iy0 = oy * g->sh - g->pt, ky0, ky1;
         tap_range(iy0, 1, g->kh, g->h, &ky0, &ky1);
         for (int i = 0; i < g->w * C; i++) vrow[i] = -FLT_MAX;
-        for (int ky = ky0; ky < ky1; ky++) {
-            const float *ip = in + (size_t)(iy0 + ky) * g->w * C;
-            for (int i = 0; i < g->w * C; i++) vrow[i] = ip[i] > vrow[i] ? ip[i] : vrow[i];
-        }
+        for (int ky = ky0; ky < ky1; ky++) max_into(vrow, in + (size_t)(iy0 + ky) * g->w * C, g->w * C);
         for (int ox = 0; ox < g->ow; ox++) {
             int ix0 = ox * g->sw - g->pl, kx0, kx1;
             tap_range(ix0, 1, g->kw, g->w, &kx0, &kx1);
             float *o = out + ((size_t)oy * g->ow + ox) * C;
             for (int c = 0; c < C; c++) o[c] = -FLT_MAX;
-            for (int kx = kx0; kx < kx1; kx++) {
-                const float *vp = vrow + (size_t)(ix0 + kx) * C;
-                for (int c = 0; c < C; c++) o[c] = vp[c] > o[c] ? vp[c] : o[c];
-            }
+            for (int kx = kx0; kx < kx1; kx++) max_into(o, vrow + (size_t)(ix0 + kx) * C, C);
             for (int c = 0; c < C; c++) o[c] = clampf(o[c], lo, hi);
         }
     }

@@ -324,6 +324,10 @@ static void slice_into(const ac_cnn *c, const cnn_step *s, float *out, size_t ro
     for (size_t blocks = walk_blocks(&w, shape, x->ndim, st, n, in); blocks--; walk_next(&w))
         for (int i = 0; i < n[0]; i++) {
             const size_t at = base + w.off[0] + (size_t)i * in[0][0];
+            if ((size_t)n[1] == row && in[0][1] == 1 && rem == 0) { /* a row of the slice is one of the output (Focus) */
+                memcpy(out + q++ * orow, x->data + at, row * sizeof *out);
+                continue;
+            }
             for (int j = 0; j < n[1]; j++) {
                 out[q * orow + rem] = x->data[at + (size_t)j * in[0][1]];
                 if (++rem == row) rem = 0, q++;
