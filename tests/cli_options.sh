@@ -12,6 +12,7 @@ cases=(
   "features --size 224 8"
   "ground --threads 2 0"
   "info - -"
+  "serve --queue 8 0"
   "train --batch 8 0"
   "tune --max-len 20 0"
 )

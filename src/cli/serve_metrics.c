@@ -98,7 +98,7 @@ char *cli_metrics_text(int queue_length, int queue_cap) {
                 counts[p][k].n);
     put(&b, "# HELP attncap_errors_total HTTP requests answered with a status of 400 or more.\n"
             "# TYPE attncap_errors_total counter\nattncap_errors_total %llu\n", errors);
-    put(&b, "# HELP attncap_request_seconds Time from a request's first byte to its answer.\n"
+    put(&b, "# HELP attncap_request_seconds Time from a request's headers to its answer.\n"
             "# TYPE attncap_request_seconds histogram\n");
     unsigned long long acc = 0;
     for (int i = 0; i < N_LAT; i++)
