@@ -118,7 +118,7 @@ def library_candidates() -> List[Tuple[str, str]]:
     for why, root in (("this checkout", _checkout_of_package()),
                       ("the checkout pip built from", Path(_where.CHECKOUT) if _where.CHECKOUT else None)):
         if root is not None:
-            out.append((why + "'s build/", str(root / "build" / "libattncap.so")))
+            out.append(("build/ of " + why, str(root / "build" / "libattncap.so")))
     return out
 
 

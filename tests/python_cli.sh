@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The Python package (python/, issue #34 section 2): python/tests/test_attncap.py under Debian's pytest
+# against this build's libattncap.so and CLI (each pytest test one ok/FAIL/skip line, test_NAME as py_NAME),
+# then the two ways it installs: `pip install --no-build-isolation` from the checkout, offline, and
+# `make install-python PREFIX=...` (what `make install` runs), each finding the library and captioning
+# samples/dog.jpg as the CLI does. Skips with a message without pytest, numpy or the shared encoder.
+. "$(dirname "$0")/lib.sh"
+ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+LIBSO="$(dirname "$A")/libattncap.so"
+py=/usr/bin/python3
+MODEL="$ROOT/models/attncap.safetensors"
+ENC=${DATA:+$DATA/encoders/mobilenet_v2_1.0_224_quant.tflite}
+export PYTHONDONTWRITEBYTECODE=1
+
+why=""
+if [ ! -x "$py" ]; then why="needs Debian's /usr/bin/python3"
+elif ! "$py" -c 'import numpy' 2>/dev/null; then why="needs numpy for /usr/bin/python3 (python3-numpy)"
+elif [ ! -e "$LIBSO" ]; then why="needs $LIBSO (make tests builds it)"
+elif ldd "$LIBSO" | grep -q libasan; then why="the sanitizer build's library does not load into python3"
+fi
+
+t_begin pytest
+if [ -n "$why" ]; then t_skip "$why"
+elif ! "$py" -c 'import pytest' 2>/dev/null; then t_skip "needs pytest for /usr/bin/python3 (python3-pytest)"
+else
+  (cd "$T" && ATTNCAP_LIB="$LIBSO" PYTHONPATH="$ROOT/python" ATTNCAP_ROOT="$ROOT" ATTNCAP_DATA="$DATA" \
+    "$py" -m pytest -p no:cacheprovider -q --junitxml="$T/junit.xml" "$ROOT/python/tests/test_attncap.py" \
+    >"$T/pytest.log" 2>&1)
+  rc=$?
+  if [ ! -s "$T/junit.xml" ]; then t_fail "pytest exit $rc, no report: $(tail -5 "$T/pytest.log")"
+  else
+    # one protocol line per pytest test
+    "$py" - "$T/junit.xml" <<'PY' >"$T/lines"
+import sys, xml.etree.ElementTree as ET
+for tc in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    name = "py_" + tc.get("name").removeprefix("test_")
+    bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+    skip = tc.find("skipped")
+    if bad is not None:
+        msg = (bad.get("message") or bad.text or "").strip().splitlines()
+        print(f"FAIL {name}: {msg[0] if msg else 'failed'}")
+    elif skip is not None:
+        print(f"skip {name}: {skip.get('message', '').strip()}")
+    else:
+        print(f"ok {name}")
+PY
+    while IFS= read -r line; do
+      case $line in
+        ok\ *) _name=${line#ok }; t_ok ;;
+        FAIL\ *) rest=${line#FAIL }; _name=${rest%%:*}; t_fail "${rest#*: }" ;;
+        skip\ *) rest=${line#skip }; _name=${rest%%:*}; t_skip "${rest#*: }" ;;
+      esac
+    done <"$T/lines"
+    [ "$rc" -ne 0 ] && ! grep -q '^FAIL' "$T/lines" && { _name=pytest; t_fail "pytest exit $rc: $(tail -3 "$T/pytest.log")"; }
+  fi
+fi
+
+# caption_like_cli DIR LIB: samples/dog.jpg captioned by the package installed in DIR (ATTNCAP_LIB=LIB,
+# or unset when LIB is ""), compared with the CLI's caption; prints the library it loaded.
+caption_like_cli() {
+  local want got
+  want=$("$A" caption --model "$MODEL" "$ROOT/samples/dog.jpg" 2>"$T/err" | cut -f2)
+  got=$(cd "$T" && env -u ATTNCAP_LIB ${2:+ATTNCAP_LIB="$2"} PYTHONPATH="$1" ATTNCAP_ENCODER="$ENC" "$py" -c '
+import sys, attncap
+print(attncap.Captioner(sys.argv[1]).caption(sys.argv[2]).text)
+print(attncap.library_path())' "$MODEL" "$ROOT/samples/dog.jpg" 2>&1)
+  if [ -z "$want" ] || [ "$(printf '%s\n' "$got" | head -1)" != "$want" ]; then
+    t_fail "the package says '$(printf '%s' "$got" | head -3)', the CLI '$want' $(head -1 "$T/err")"; return 1
+  fi
+  loaded=$(printf '%s\n' "$got" | tail -1)
+}
+
+t_begin pip_install_offline
+if [ -n "$why" ]; then t_skip "$why"
+elif ! "$py" -c 'import setuptools, pip' 2>/dev/null; then t_skip "needs python3-setuptools and python3-pip"
+elif [ ! -f "$ENC" ]; then t_skip "needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite"
+else
+  # --no-index: no network; --no-build-isolation: Debian's setuptools; --no-deps: numpy is Debian's
+  if ! "$py" -m pip install -q --no-index --no-build-isolation --no-deps --target "$T/site" "$ROOT/python" \
+       >"$T/pip.log" 2>&1; then t_fail "pip: $(grep -v WARNING "$T/pip.log" | tail -3)"
+  elif ! grep -qx "CHECKOUT = '$ROOT'" "$T/site/attncap/_where.py"; then
+    t_fail "the installed package does not record the checkout: $(cat "$T/site/attncap/_where.py" | tail -2)"
+  elif caption_like_cli "$T/site" "$LIBSO"; then t_ok
+  fi
+fi
+
+t_begin make_install_python
+if [ -n "$why" ]; then t_skip "$why"
+elif [ ! -f "$ENC" ]; then t_skip "needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite"
+else
+  P="$T/prefix"
+  if ! make -s -C "$ROOT" install-python PREFIX="$P" >"$T/make.log" 2>&1; then t_fail "make install-python: $(tail -3 "$T/make.log")"
+  else
+    site=$(ls -d "$P"/lib/python3*/dist-packages 2>/dev/null | head -1)
+    # the library as `make install` puts it (its portable build is tests/install_lib.sh's): found
+    # through the path recorded in the package, with no ATTNCAP_LIB
+    mkdir -p "$P/lib" && cp "$LIBSO" "$P/lib/libattncap.so.0"
+    if [ -z "$site" ]; then t_fail "nothing installed under $P/lib/python3*/dist-packages: $(cat "$T/make.log")"
+    elif caption_like_cli "$site" ""; then
+      [ "$loaded" = "$P/lib/libattncap.so.0" ] && t_ok || t_fail "loaded $loaded, not the recorded $P/lib/libattncap.so.0"
+    fi
+  fi
+fi
+
+t_end
