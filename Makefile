@@ -42,7 +42,8 @@ BIN     := $(BUILD)/attncap
 DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturbojpeg0-dev libwebp-dev libtiff-dev \
                    libcjson-dev libstemmer-dev libmicrohttpd-dev \
                    wordnet-base fonts-dejavu-core curl ca-certificates
-DEBIAN_TEST_PACKAGES := chromium python3 python3-pil python3-numpy pkg-config man-db abigail-tools
+DEBIAN_TEST_PACKAGES := chromium python3 python3-pil python3-numpy pkg-config man-db abigail-tools \
+                        python3-setuptools python3-pip python3-pytest
 
 
 .PHONY: bench-deps shared abi-baseline
@@ -208,6 +209,22 @@ install: $(PORT_BIN) $(PORT_LIB) $(PORT_SHLIB) $(MAN)
 	install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/attncap.1
 	install -m 644 completions/attncap.bash $(DESTDIR)$(COMPDIR)/attncap
 	bash tools/install_models.sh $(DESTDIR)$(DATADIR)
+	$(MAKE) --no-print-directory install-python
+
+# The Python package (python/, pure Python over libattncap.so) for Debian's system python3: copied into
+# PYDIR, its attncap/_where.py recording where the library went. PREFIX /usr: /usr/lib/python3/dist-packages;
+# any other: PREFIX/lib/pythonX.Y/dist-packages (on sys.path for /usr/local). Skipped without python3.
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYVER   = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
+.PHONY: install-python
+install-python:
+	@if [ -z "$(PYVER)" ]; then echo "install-python: no $(PYTHON): the Python package is not installed"; exit 0; fi; \
+	 set -e; install -d $(DESTDIR)$(PYDIR)/attncap; \
+	 install -m 644 python/attncap/*.py python/attncap/py.typed $(DESTDIR)$(PYDIR)/attncap/; \
+	 printf '%s\n' '# written by make install: where libattncap went' \
+	   'LIBRARY = "$(LIBDIR)/libattncap.so.$(SOMAJOR)"' 'CHECKOUT = None' >$(DESTDIR)$(PYDIR)/attncap/_where.py; \
+	 echo "install-python: the attncap package in $(DESTDIR)$(PYDIR)"
 
 # The README's test command. Runs every test binary and tests/*.sh, prints "N passed, N failed".
 test: tests
