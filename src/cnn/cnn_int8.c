@@ -17,7 +17,7 @@
 #include "cnn_int8_internal.h"
 #include "cnn_plan.h"
 
-enum { K_CONV, K_DW, K_ADD, K_POOL, K_COPY, K_REQ };
+enum { K_CONV, K_DW, K_ADD, K_POOL, K_COPY, K_REQ, K_DONE /* an ADD its CONV_2D ran (plan_sums) */ };
 
 typedef struct i8_step {
     int kind, in0, in1, out;
@@ -28,7 +28,8 @@ typedef struct i8_step {
     int32_t *bias, *mult, *shift;
     ac_i8_requant rq;
     int32_t zx;
-    ac_i8_add add;
+    ac_i8_add add; /* K_ADD; K_CONV with sum: the residual ADD it runs, its own output the first operand */
+    int sum, other; /* K_CONV: runs the next step's ADD of tensor `other`; d->out is then the ADD's */
     int is_max, off;
     uint8_t lut[256]; /* K_REQ: stored in -> stored out */
 } i8_step;
@@ -257,6 +258,29 @@ void ac_cnn_int8_free(cnn_int8 *p) {
     free(p->slots), free(p->slot), free(p->st), free(p->cols), free(p);
 }
 
+/* Each CONV_2D whose output only the next step reads, an ADD of it and another tensor of its shape
+ * (MobileNetV2's residual connections), runs that ADD on its requantized outputs as they are made
+ * (ac_i8_gemm_add): the ADD's operands swapped if need be so the conv's output is the first (the sum
+ * is symmetric), the conv writing the ADD's output; the conv's own output is never stored. */
+static void plan_sums(const ac_cnn *c, cnn_int8 *p) {
+    for (int k = 0; k + 1 < p->n_steps; k++) {
+        i8_step *d = &p->st[k], *a = &p->st[k + 1];
+        if (d->kind != K_CONV || a->kind != K_ADD || d->out == c->out_t || (a->in0 == d->out) == (a->in1 == d->out)) continue;
+        int readers = 0;
+        for (int q = 0; q < p->n_steps; q++)
+            readers += p->st[q].in0 == d->out || (p->st[q].kind == K_ADD && p->st[q].in1 == d->out);
+        if (readers != 1 || c->t[a->out].count != c->t[d->out].count) continue;
+        ac_i8_add x = a->add;
+        if (a->in1 == d->out) /* the conv is the second operand: swap */
+            x.zx1 = a->add.zx2, x.zx2 = a->add.zx1, x.m1 = a->add.m2, x.m2 = a->add.m1, x.s1 = a->add.s2, x.s2 = a->add.s1;
+        d->add = x;
+        d->sum = 1, d->other = a->in0 == d->out ? a->in1 : a->in0;
+        d->out = a->out;
+        a->kind = K_DONE;
+        k++;
+    }
+}
+
 /* Buffers: each tensor a slot, freed after its last reader (the input and the output never). */
 static int plan_buffers(const ac_cnn *c, cnn_int8 *p, size_t *cols, ac_err *err) {
     const int nt = c->m->n_tensors;
@@ -269,12 +293,16 @@ static int plan_buffers(const ac_cnn *c, cnn_int8 *p, size_t *cols, ac_err *err)
     }
     for (int i = 0; i < nt; i++) last[i] = -1, p->slot[i] = -1;
     for (int k = 0; k < p->n_steps; k++) {
-        last[p->st[k].in0] = k;
-        if (p->st[k].in1 >= 0 && p->st[k].kind == K_ADD) last[p->st[k].in1] = k;
+        const i8_step *d = &p->st[k];
+        if (d->kind == K_DONE) continue;
+        last[d->in0] = k;
+        if (d->kind == K_ADD) last[d->in1] = k;
+        if (d->kind == K_CONV && d->sum) last[d->other] = k;
     }
     p->slot[c->in_t] = 0, busy[0] = 1, size[0] = c->t[c->in_t].count, p->n_slots = 1;
     for (int k = 0; k < p->n_steps; k++) {
         const i8_step *d = &p->st[k];
+        if (d->kind == K_DONE) continue;
         const size_t need = c->t[d->out].count;
         int best = -1;
         for (int q = 0; q < p->n_slots; q++)
@@ -288,7 +316,7 @@ static int plan_buffers(const ac_cnn *c, cnn_int8 *p, size_t *cols, ac_err *err)
             const size_t n = (size_t)d->g.oh * d->g.ow * d->w.kp;
             if (n > *cols) *cols = n;
         }
-        const int ins[2] = {d->in0, d->kind == K_ADD ? d->in1 : -1};
+        const int ins[2] = {d->in0, d->kind == K_ADD ? d->in1 : d->kind == K_CONV && d->sum ? d->other : -1};
         for (int j = 0; j < 2; j++)
             if (ins[j] >= 0 && ins[j] != c->in_t && ins[j] != c->out_t && last[ins[j]] == k && p->slot[ins[j]] >= 0 &&
                 (j == 0 || ins[1] != ins[0]))
@@ -325,6 +353,7 @@ cnn_int8 *ac_cnn_int8_create(const ac_cnn *c, ac_err *err) {
             p->n_steps++;
             goto fail;
         }
+    plan_sums(c, p);
     size_t cols = 0;
     if (plan_buffers(c, p, &cols, err) < 0) goto fail;
     if (cols && !(p->cols = malloc(cols))) {
@@ -350,14 +379,14 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
         const uint8_t *a = buf(p, d->in0);
         uint8_t *o = buf(p, d->out);
         switch (d->kind) {
-        case K_CONV:
-            if (d->pointwise) ac_i8_gemm(d->g.oh * d->g.ow, a, d->g.c, &d->w, &d->rq, o, d->g.oc, c->pool);
-            else {
-                const int m = d->g.oh * d->g.ow;
-                ac_i8_im2col_all(&d->g, a, (uint8_t)d->zx, d->w.kp, p->cols, c->pool);
-                ac_i8_gemm(m, p->cols, d->w.kp, &d->w, &d->rq, o, d->g.oc, c->pool);
-            }
+        case K_CONV: {
+            const int m = d->g.oh * d->g.ow;
+            if (!d->pointwise) ac_i8_im2col_all(&d->g, a, (uint8_t)d->zx, d->w.kp, p->cols, c->pool);
+            ac_i8_gemm_add(m, d->pointwise ? a : p->cols, d->pointwise ? d->g.c : d->w.kp, &d->w, &d->rq, o, d->g.oc,
+                           d->sum ? &d->add : NULL, d->sum ? buf(p, d->other) : NULL, c->pool);
             break;
+        }
+        case K_DONE: break;
         case K_DW: ac_i8_depthwise(&d->g, a, d->zx, d->dwq, d->bias, d->inner, &d->rq, o, c->pool); break;
         case K_ADD: ac_i8_add_run(&d->add, a, buf(p, d->in1), o, c->t[d->out].count, c->pool); break;
         case K_POOL: ac_i8_pool(&d->g, d->is_max, d->off, d->rq.lo, d->rq.hi, a, o); break;

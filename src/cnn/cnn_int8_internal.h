@@ -62,6 +62,11 @@ typedef struct ac_i8_gemm_w {
  * Depthwise, ADD and the requantization of depthwise rows run on AVX-512 with VNNI's CPUs, else in C. */
 void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                 ac_pool *pool);
+struct ac_i8_add;
+/* The same, then each requantized output x becomes ADD(x, other) (p: x the first operand), other
+ * laid out as c: a residual ADD run in the product's output, the same integers as after it. */
+void ac_i8_gemm_add(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
+                    const struct ac_i8_add *p, const uint8_t *other, ac_pool *pool);
 enum { AC_I8_ISA_C = 0, AC_I8_ISA_AVX2 = 1, AC_I8_ISA_AVXVNNI = 2, AC_I8_ISA_AVX512VNNI = 3 };
 int ac_i8_isa_best(void);     /* the best this CPU runs */
 void ac_i8_set_isa(int isa);  /* at most this one from now on (-1: the best); for tests and benches */

@@ -92,6 +92,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __m512i rq16(
     return _mm512_min_epi32(_mm512_max_epi32(h, lo), hi);
 }
 
+/* 16 lanes of add1 (shifts <= 0, left shift 20: ac_i8_add_run checks before it calls). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __m512i add16(const ac_i8_add *p, __m512i a, __m512i b) {
+    const __m512i zero = _mm512_setzero_si512();
+    a = _mm512_slli_epi32(_mm512_sub_epi32(a, _mm512_set1_epi32(p->zx1)), 20);
+    b = _mm512_slli_epi32(_mm512_sub_epi32(b, _mm512_set1_epi32(p->zx2)), 20);
+    const __m512i s = _mm512_add_epi32(mbqm16(a, _mm512_set1_epi32(p->m1), zero, _mm512_set1_epi32(-p->s1)),
+                                       mbqm16(b, _mm512_set1_epi32(p->m2), zero, _mm512_set1_epi32(-p->s2)));
+    const __m512i v = _mm512_add_epi32(mbqm16(s, _mm512_set1_epi32(p->mo), zero, _mm512_set1_epi32(-p->so)), _mm512_set1_epi32(p->zo));
+    return _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(p->lo)), _mm512_set1_epi32(p->hi));
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_512(int32_t *acc, int n, const ac_i8_requant *rq, int c0,
                                                                     uint8_t *out) {
     const __m512i zp = _mm512_set1_epi32(rq->zp), lo = _mm512_set1_epi32(rq->lo), hi = _mm512_set1_epi32(rq->hi);
@@ -169,7 +180,25 @@ typedef struct gemm_job {
     const ac_i8_gemm_w *w;
     const ac_i8_requant *rq;
     uint8_t *c;
+    const ac_i8_add *sum; /* a residual ADD of other (laid out as c), or NULL */
+    const uint8_t *other;
 } gemm_job;
+
+/* One element of ADD (add.cc's reference AddElementwise), stored values in and out. */
+static inline uint8_t add1(const ac_i8_add *p, int32_t a, int32_t b) {
+    const int32_t x1 = (a - p->zx1) * (1 << p->left_shift), x2 = (b - p->zx2) * (1 << p->left_shift);
+    const int32_t s = ac_i8_mbqm(x1, p->m1, p->s1) + ac_i8_mbqm(x2, p->m2, p->s2);
+    const int32_t v = ac_i8_mbqm(s, p->mo, p->so) + p->zo;
+    return (uint8_t)(v < p->lo ? p->lo : v > p->hi ? p->hi : v);
+}
+
+/* requant_c into out (row r, columns c0..c0+n), then the residual ADD if any. */
+static void requant_store(const gemm_job *j, int32_t *v, int n, int r, int c0) {
+    uint8_t *out = j->c + (size_t)r * j->ldc + c0;
+    requant_c(v, n, j->rq, c0, out);
+    if (j->sum)
+        for (int q = 0; q < n; q++) out[q] = add1(j->sum, out[q], j->other[(size_t)r * j->ldc + c0 + q]);
+}
 
 enum { MR = 8 };
 
@@ -192,7 +221,7 @@ static void gemm_rows_c(const gemm_job *j, int r0, int r1, int p0, int p1) {
             for (int k = 0; k < w->k; k++)
                 for (int q = 0; q < 16; q++) acc[q] += (int32_t)a[k] * b[(k >> 2) * 64 + q * 4 + (k & 3)];
             const int n = w->n - p * 16 < 16 ? w->n - p * 16 : 16;
-            requant_c(acc, n, j->rq, p * 16, j->c + (size_t)r * j->ldc + p * 16);
+            requant_store(j, acc, n, r, p * 16);
         }
     }
 }
@@ -266,8 +295,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void row_sums_512(co
             for (int i = 0; i < nr; i++) {                                                                                \
                 const __m512i v = _mm512_add_epi32(_mm512_add_epi32(_mm512_load_si512(sums[i] + p * 16), col),            \
                                                    _mm512_set1_epi32(rs[i]));                                             \
-                _mm_mask_storeu_epi8(j->c + (size_t)(r0 + i) * j->ldc + c0, km,                                           \
-                                     _mm512_cvtepi32_epi8(rq16(v, m, ls, rsh, zp, lo, hi)));                              \
+                __m512i y = rq16(v, m, ls, rsh, zp, lo, hi);                                                              \
+                if (j->sum)                                                                                               \
+                    y = add16(j->sum, y, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(km, j->other + (size_t)(r0 + i) * j->ldc + c0))); \
+                _mm_mask_storeu_epi8(j->c + (size_t)(r0 + i) * j->ldc + c0, km, _mm512_cvtepi32_epi8(y));                 \
             }                                                                                                             \
         }                                                                                                                 \
     }
@@ -309,7 +340,7 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
         _mm256_storeu_si256((__m256i *)v, acc[i][0]);
         _mm256_storeu_si256((__m256i *)(v + 8), acc[i][1]);
         for (int q = 0; q < n; q++) v[q] += w->col[c0 + q] + rs[i];
-        requant_c(v, n, j->rq, c0, j->c + (size_t)(r0 + i) * j->ldc + c0);
+        requant_store(j, v, n, r0 + i, c0);
     }
 }
 #endif
@@ -340,7 +371,7 @@ __attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const u
             _mm256_storeu_si256((__m256i *)v, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xd8));
             _mm256_storeu_si256((__m256i *)(v + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xd8));
             for (int q = 0; q < n; q++) v[q] += w->col[c0 + q] + rs[i + h];
-            requant_c(v, n, j->rq, c0, j->c + (size_t)(r0 + i + h) * j->ldc + c0);
+            requant_store(j, v, n, r0 + i + h, c0);
         }
     }
 }
@@ -378,9 +409,17 @@ static void gemm_task(void *arg, int t, int n) {
     gemm_rows_c(j, r0, r1, p0, p1);
 }
 
+static int add_vector_ok(const ac_i8_add *p) { return p->left_shift == 20 && p->s1 <= 0 && p->s2 <= 0 && p->so <= 0; }
+
 void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                 ac_pool *pool) {
-    gemm_job j = {m, lda, ldc, ac_i8_isa(), 1, a, w, rq, c};
+    ac_i8_gemm_add(m, a, lda, w, rq, c, ldc, NULL, NULL, pool);
+}
+
+void ac_i8_gemm_add(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
+                    const ac_i8_add *sum, const uint8_t *other, ac_pool *pool) {
+    gemm_job j = {m, lda, ldc, ac_i8_isa(), 1, a, w, rq, c, sum, other};
+    if (sum && j.isa == AC_I8_ISA_AVX512VNNI && !add_vector_ok(sum)) j.isa = AC_I8_ISA_AVX2; /* its ADD in C */
     const int chunks = ac_pool_chunks(pool), blocks = (m + MR - 1) / MR, pairs = (w->np / 16 + 1) / 2;
     if (chunks <= 1 || (blocks < 2 && pairs < 2)) {
         gemm_task(&j, 0, 1);
@@ -585,7 +624,7 @@ void ac_i8_add_run(const ac_i8_add *p, const uint8_t *a, const uint8_t *b, uint8
     add_job j = {p, a, b, o, n};
     void (*fn)(void *, int, int) = add_task;
 #if defined(I8_X86)
-    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && p->left_shift == 20 && p->s1 <= 0 && p->s2 <= 0 && p->so <= 0) fn = add_task_512;
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && add_vector_ok(p)) fn = add_task_512;
 #endif
     if (!pool || n < 4096) fn(&j, 0, 1);
     else ac_pool_run(pool, fn, &j);
