@@ -31,6 +31,7 @@ _attncap() {
         --style) COMPREPLY=($(compgen -W "heat spot" -- "$cur")); return ;;
         --base) COMPREPLY=($(compgen -W "grey colour" -- "$cur")); return ;;
         --scale) COMPREPLY=($(compgen -W "panel absolute" -- "$cur")); return ;;
+        --format) [ "$cmd" = caption ] && { COMPREPLY=($(compgen -W "png jpg" -- "$cur")); return; } ;;
         --attention) # train's takes a score (caption's is a flag)
             [ "$cmd" = train ] && { COMPREPLY=($(compgen -W "additive dot scaled-dot general cosine" -- "$cur")); return; } ;;
         --decoder) COMPREPLY=($(compgen -W "lstm transformer" -- "$cur")); return ;;

@@ -2,6 +2,7 @@
  * size, the hottest region of each written overlay lies in the attended cell, text leaves ink,
  * existing output directories are refused unless forced. */
 #include <png.h>
+#include <turbojpeg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -441,6 +442,59 @@ static void absolute_scale_and_stats(void) {
     CHECK_NEAR(ent, log(2.0) / log(4.0), 1e-6);
 }
 
+/* --format jpg (issue #32, 3): the same overlays and sheet as the PNGs, as .jpg files that
+ * libturbojpeg's decoder reads back at the PNG's size and within a JPEG's error of its pixels (mean
+ * absolute difference under 3 levels, read with libpng). */
+static void jpeg_overlays(void) {
+    if (!ac_is_file(AC_DEFAULT_FONT)) SKIP("needs %s (fonts-dejavu-core)", AC_DEFAULT_FONT);
+    ac_vocab *v;
+    ac_err err;
+    CHECKF(ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\"]", &v, &err) == 0, "%s", err.msg);
+    int words[1];
+    float alpha[4], logp[2] = {logf(0.83f), logf(0.9f)};
+    ac_caption cap = dog_caption(words, alpha, logp);
+    ac_image im = photo(400, 300);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/jpeg", tmpdir());
+    char **paths[2] = {NULL, NULL};
+    int n[2] = {0, 0};
+    for (int jpeg = 0; jpeg < 2; jpeg++) {
+        ac_overlay_opts o = ac_overlay_defaults();
+        o.force = 1, o.max_side = 400, o.jpeg = jpeg;
+        CHECKF(ac_overlays_write(dir, jpeg ? "j" : "p", &im, &cap, v, 1, 2, &o, NULL, &paths[jpeg], &n[jpeg], &err) == 0,
+               "%s", err.msg);
+    }
+    CHECK(n[0] == 2 && n[1] == 2);
+    for (int i = 0; i < 2; i++) {
+        const char *jp = paths[1][i];
+        CHECKF(strlen(jp) > 4 && !strcmp(jp + strlen(jp) - 4, ".jpg"), "%s", jp);
+        int pw, ph;
+        unsigned char *ppx = png_read_rgb(paths[0][i], &pw, &ph);
+        char *data = NULL;
+        size_t len = 0;
+        CHECK(ppx && ac_read_file(jp, 1 << 26, &data, &len, &err) == 0);
+        tjhandle tj = tjInitDecompress();
+        int jw = 0, jh = 0, sub, cs;
+        const int hdr = tjDecompressHeader3(tj, (unsigned char *)data, len, &jw, &jh, &sub, &cs);
+        unsigned char *jpx = malloc((size_t)(jw > 0 ? jw : 1) * (jh > 0 ? jh : 1) * 3);
+        const int dec = hdr == 0 && jpx ? tjDecompress2(tj, (unsigned char *)data, len, jpx, jw, 0, jh, TJPF_RGB, 0) : -1;
+        tjDestroy(tj);
+        double diff = 0;
+        if (dec == 0 && jw == pw && jh == ph)
+            for (size_t k = 0; k < (size_t)pw * ph * 3; k++) diff += abs((int)jpx[k] - (int)ppx[k]);
+        diff /= (double)pw * ph * 3;
+        free(jpx), free(ppx), free(data);
+        CHECKF(dec == 0 && jw == pw && jh == ph, "%s: %dx%d, the PNG %dx%d", jp, jw, jh, pw, ph);
+        CHECKF(diff < 3, "%s: mean difference %.2f from the PNG", jp, diff);
+    }
+    for (int f = 0; f < 2; f++) {
+        for (int i = 0; i < n[f]; i++) free(paths[f][i]);
+        free(paths[f]);
+    }
+    free(im.px);
+    ac_vocab_free(v);
+}
+
 int main(void) {
     RUN(map_peaks_in_cell);
     RUN(font_ink);
@@ -452,5 +506,6 @@ int main(void) {
     RUN(sheet_layout_legible);
     RUN(sheet_scale_and_probabilities);
     RUN(absolute_scale_and_stats);
+    RUN(jpeg_overlays);
     return TEST_EXIT();
 }

@@ -42,6 +42,7 @@ typedef struct ac_overlay_opts {
                            * cores pays, since the threads mostly wait for fsync); same files for any */
     int scale_absolute;   /* 0 (default): each map scaled min..max; 1: the weights as they are (0..1),
                            * so near-uniform attention stays faint and panels compare */
+    int jpeg;             /* 0 (default): PNG files; 1: JPEG (quality 90, .jpg): about a fifth the bytes */
 } ac_overlay_opts;
 ac_overlay_opts ac_overlay_defaults(void);
 
@@ -58,7 +59,7 @@ void ac_attention_stats(const float *alpha, int n, float *peak, float *entropy);
 void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style style, ac_overlay_base base,
                       ac_image *out);
 
-/* Writes DIR/<stem>/NN_<word>.png (NN = 01.., one per word: the overlay, with a band under it that
+/* Writes DIR/<stem>/NN_<word>.png (.jpg with opts->jpeg; NN = 01.., one per word: the overlay, with a band under it that
  * names the word and its probability) and DIR/<stem>/sheet.png (the caption as the title, a colour
  * scale of the attention, the photo and one panel per word, each word and its probability under its
  * panel; the panels are laid out so the labels fit at a legible size, however tall or narrow the

@@ -19,6 +19,12 @@ int cli_overlay_flags_apply(const cli_overlay_flags *f, ac_overlay_opts *oo) {
     }
     if (f->size > 0) oo->max_side = f->size, oo->upscale = 1; /* asked for: that size, small photos too */
     oo->sheet_only = f->sheet_only;
+    if (!strcmp(f->format, "png")) oo->jpeg = 0;
+    else if (!strcmp(f->format, "jpg") || !strcmp(f->format, "jpeg")) oo->jpeg = 1;
+    else {
+        fprintf(stderr, "attncap caption: --format is png or jpg, got '%s'\n", f->format);
+        return -1;
+    }
     if (!strcmp(f->scale, "panel")) oo->scale_absolute = 0;
     else if (!strcmp(f->scale, "absolute")) oo->scale_absolute = 1;
     else {

@@ -7,13 +7,13 @@ typedef struct cli_overlay_flags {
     int size; /* 0: the default, and a smaller photo is not enlarged */
     const char *style, *base;
     int sheet_only;
-    const char *scale;
+    const char *scale, *format;
 } cli_overlay_flags;
-#define CLI_OVERLAY_FLAGS_INIT {0, "heat", "grey", 0, "panel"}
+#define CLI_OVERLAY_FLAGS_INIT {0, "heat", "grey", 0, "panel", "png"}
 
 #define CLI_OVERLAY_OPTS(f)                                                                                         \
     OPT_INT("--size", &(f).size, 64, 8192), OPT_STR("--style", &(f).style), OPT_STR("--base", &(f).base),           \
-        OPT_FLAG("--sheet-only", NULL, &(f).sheet_only), OPT_STR("--scale", &(f).scale)
+        OPT_FLAG("--sheet-only", NULL, &(f).sheet_only), OPT_STR("--scale", &(f).scale), OPT_STR("--format", &(f).format)
 
 #define CLI_OVERLAY_HELP                                                                                            \
     "  --size N          long side of overlays and sheets in pixels (default 1024; a smaller photo keeps\n"             \
@@ -24,7 +24,8 @@ typedef struct cli_overlay_flags {
     "  --sheet-only      write DIR/<stem>/sheet.png only, not the per-word PNGs\n"                                   \
     "  --scale S         panel (default: each map from its least to its most weight) or absolute (a cell's\n"       \
     "                    weight as it is, 0..1: near-uniform attention stays faint); every panel shows\n"          \
-    "                    the word's peak weight and the entropy H of its attention (1: spread evenly)\n"
+    "                    the word's peak weight and the entropy H of its attention (1: spread evenly)\n"        \
+    "  --format F        png (default) or jpg (quality 90: about a fifth of the bytes)\n"
 
 /* Sets oo from the flags; prints the problem and returns -1 on a bad value. */
 int cli_overlay_flags_apply(const cli_overlay_flags *f, ac_overlay_opts *oo);

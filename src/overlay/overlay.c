@@ -125,11 +125,11 @@ static void ov_task(void *arg, int t, int thread) {
         ac_overlay_blend(j->disp, map, j->o->style, j->o->base, &ov);
         ac_image labelled = {w, h + j->band, ov.px}; /* the band's rows follow the photo's */
         ac_ov_draw_band(&labelled, h, j->band_px, j->font, j->cap, j->vocab, k, j->gh * j->gw);
-        rc = ac_png_write(j->paths[t], &labelled, &e);
+        rc = j->o->jpeg ? ac_jpeg_write(j->paths[t], &labelled, 90, &e) : ac_png_write(j->paths[t], &labelled, &e);
     } else {
         ac_image sheet = {0};
         rc = ac_ov_build_sheet(j->disp, j->cap, j->vocab, j->gh, j->gw, j->o, j->font, &sheet, &e);
-        if (!rc) rc = ac_png_write(j->paths[t], &sheet, &e);
+        if (!rc) rc = j->o->jpeg ? ac_jpeg_write(j->paths[t], &sheet, 90, &e) : ac_png_write(j->paths[t], &sheet, &e);
         ac_image_free(&sheet);
     }
     if (rc && (j->failed_at[thread] < 0 || t < j->failed_at[thread])) j->failed_at[thread] = t, j->err[thread] = e;
@@ -217,9 +217,9 @@ static int write_overlays(const char *dir, const char *stem, const ac_image *pho
         char name[96], safe[80];
         if (t < cap->n) {
             safe_name(ac_caption_word(cap, vocab, t), safe, sizeof safe);
-            snprintf(name, sizeof name, "%02d_%s.png", t + 1, safe);
+            snprintf(name, sizeof name, "%02d_%s.%s", t + 1, safe, o.jpeg ? "jpg" : "png");
         } else {
-            snprintf(name, sizeof name, "sheet.png");
+            snprintf(name, sizeof name, "sheet.%s", o.jpeg ? "jpg" : "png");
         }
         if (!(list[n_list] = ac_path_join(tmp_dir, name))) { ac_errf(err, "out of memory"); goto done; }
         n_list++;
