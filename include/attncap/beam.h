@@ -68,6 +68,9 @@ static inline int ac_caption_alpha_stride(const ac_caption *c) { return c->grid_
  * cells whose centres lie in its box (the cell under its centre when none does), so a picture of the
  * grid shows an attended box lit. out [grid_h * grid_w]; sums to what the row sums to. */
 void ac_caption_cell_attention(const ac_caption *c, int k, float *out);
+/* Every row of c->alpha (and its runners-up's) replaced by ac_caption_cell_attention's, in place:
+ * afterwards n_regions is 0 (regions stays, for the record). -1 when out of memory (c unchanged). */
+int ac_caption_fold_regions(ac_caption *c);
 
 /* A tag of the photo (naming.h): a word for what the encoder's classes see. */
 typedef struct ac_caption_tag {

@@ -195,7 +195,9 @@ int cmd_ground(int argc, char **argv) {
         ac_image img = {0};
         ac_caption c = {0};
         int loaded = path && ac_image_load(path, &img, &err) == 0; /* its errors name the file */
-        if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err)) {
+        /* a model with regions: a region's weight counts where its box is (ac_caption_fold_regions) */
+        if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err) ||
+            (ac_caption_fold_regions(&c) && ac_errf(&err, "out of memory"))) {
             cli_progress_clear(&prog);
             if (!path) fprintf(stderr, "attncap ground: out of memory\n");
             else if (!loaded) fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));

@@ -694,3 +694,16 @@ void ac_caption_cell_attention(const ac_caption *c, int k, float *out) {
             for (int j = j0; j <= j1; j++) out[i * gw + j] += share;
     }
 }
+
+int ac_caption_fold_regions(ac_caption *c) {
+    if (!c->n_regions) return 0;
+    const size_t G = (size_t)c->grid_h * c->grid_w;
+    float *a = malloc(sizeof(float) * G * ((size_t)c->n + 1));
+    if (!a) return -1;
+    for (int k = 0; k <= c->n; k++) ac_caption_cell_attention(c, k, a + (size_t)k * G);
+    free(c->alpha);
+    c->alpha = a, c->n_regions = 0;
+    for (int i = 0; i < c->n_alt; i++)
+        if (ac_caption_fold_regions(&c->alt[i])) return -1;
+    return 0;
+}
