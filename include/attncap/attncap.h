@@ -89,7 +89,7 @@ AC_API const char *ac_model_word(const ac_model *m, int id); /* NULL outside 0..
 typedef struct ac_captioner_opts {
     const char *encoder;   /* the TFLite encoder; NULL: found by the model's record ($ATTNCAP_ENCODER,
                               models/, ../shared/encoders). Its SHA-256 must match the model's */
-    int threads;           /* 0: $ATTNCAP_THREADS, else every core */
+    int threads;           /* 0: $ATTNCAP_THREADS, else every core (> 0 also sets OpenBLAS's, process-wide) */
     int beam;              /* beam size, 1 = greedy; 0: the model's setting */
     int max_len;           /* most words; 0: the model's */
     float len_alpha;       /* length normalisation, score = logprob / (words+1)^len_alpha; < 0: the model's */
