@@ -2,7 +2,8 @@
  * It must compile as C99 and C++17 with -pedantic -Werror and link against libattncap.so.
  *   core_api caption PHOTO...      "PATH<TAB>caption[<TAB>confidence]" as `attncap caption` prints;
  *                                  the results' JSON lines (with attention) to JSON_OUT ($CORE_JSON);
- *                                  exit 3 if an attention row does not sum to 1 within 1e-5
+ *                                  exit 3 if an attention row does not sum to 1 within 1e-5;
+ *                                  $CORE_GIVEN: not searched, that caption's attention (set_given)
  *   core_api bytes PHOTO...        the same photos read into memory, one ac_caption_batch call
  *   core_api rgb FILE H W          FILE holds H x W x 3 bytes: its caption, as above
  *   core_api overlays DIR PHOTO... overlays as `attncap caption --overlays DIR` writes them
@@ -75,6 +76,12 @@ static unsigned char *slurp(const char *path, size_t *n) {
 
 static int cmd_caption(int argc, char **argv, int bytes) {
     ac_captioner *c = open_or_die();
+    const char *given = getenv("CORE_GIVEN");
+    ac_err gerr;
+    if (given && ac_captioner_set_given(c, given, &gerr)) {
+        fprintf(stderr, "given: %s\n", gerr.msg);
+        return 1;
+    }
     const char *jp = getenv("CORE_JSON");
     FILE *json = jp ? fopen(jp, "w") : NULL;
     int rc = 0;
