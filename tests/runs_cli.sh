@@ -79,4 +79,49 @@ PY
   else t_ok; fi
 fi
 
+t_begin report_gallery_of_a_caption_run
+# attncap report over caption --json lines: DIR/index.html has one row per line, in order, with the
+# photo's thumbnail (a PNG of at most 200 pixels a side), its caption (escaped) and confidence, and a
+# link to a copy of its sheet; a line that is not caption's JSON is refused naming the file and line
+if tiny; then
+  "$A" caption $M --quiet --json --overlays "$T/gov" "$S/dog.jpg" "$S/kite.jpg" "$S/eagle.jpg" >"$T/run.jsonl" 2>"$T/err0"
+  "$A" report "$T/run.jsonl" --out "$T/gal" >/dev/null 2>"$T/err"; rc=$?
+  msg=$(python3 - "$T/run.jsonl" "$T/gal" <<'PY'
+import html.parser, json, os, struct, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+d = sys.argv[2]
+class P(html.parser.HTMLParser):
+    def __init__(s): super().__init__(); s.rows = []; s.td = None
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == 'tr' and 'data-n' in a: s.rows.append({'caption': a['data-s'], 'img': None, 'sheet': None, 'cells': []})
+        elif s.rows and tag == 'img': s.rows[-1]['img'] = a['src']
+        elif s.rows and tag == 'a': s.rows[-1]['sheet'] = a['href']
+        elif s.rows and tag == 'td': s.td = ''
+    def handle_data(s, t):
+        if s.td is not None: s.td += t
+    def handle_endtag(s, tag):
+        if tag == 'td' and s.rows and s.td is not None: s.rows[-1]['cells'].append(s.td.strip()); s.td = None
+p = P(); p.feed(open(os.path.join(d, 'index.html')).read())
+assert len(p.rows) == len(rows), (len(p.rows), len(rows))
+for r, o in zip(p.rows, rows):
+    assert r['caption'] == o['caption'] and o['caption'] in r['cells'][2], (r, o['caption'])
+    conf = o.get('confidence')
+    assert r['cells'][3] == ('%.3f' % conf if conf else '\u2013'), (r['cells'][3], conf)
+    png = open(os.path.join(d, r['img']), 'rb').read()
+    w, h = struct.unpack('>II', png[16:24])
+    assert png[:8] == b'\x89PNG\r\n\x1a\n' and max(w, h) <= 200, (r['img'], w, h)
+    sheet = [x for x in o['overlays'] if x.endswith('/sheet.png')][0]
+    assert open(os.path.join(d, r['sheet']), 'rb').read() == open(sheet, 'rb').read(), r['sheet']
+print('ok')
+PY
+)
+  echo '{"x": 1}' >"$T/bad.jsonl"
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
+  elif [ "$msg" != ok ]; then t_fail "$msg"
+  elif ! expect_error "bad line" "$A" report "$T/bad.jsonl" --out "$T/gal2"; then :
+  elif ! grep -q "bad.jsonl:1: not a line of attncap caption --json" "$T/err"; then t_fail "bad line: $(cat "$T/err")"
+  else t_ok; fi
+fi
+
 t_end

@@ -36,6 +36,20 @@ typedef struct ac_report {
 /* Writes DIR/index.html atomically (DIR is created). */
 int ac_report_write(const char *dir, const ac_report *r, ac_err *err);
 
+/* A caption run without references, as a page: each photo's thumbnail, caption, confidence and
+ * attention sheet, sortable by confidence and searchable, as the report's table is. */
+typedef struct ac_gallery {
+    const char *title;           /* e.g. "attncap caption: photos/" */
+    const char *subtitle;        /* may be NULL */
+    int n;
+    const char *const *photos;   /* [n] the photos as captioned */
+    const char *const *captions; /* [n] */
+    const double *confidence;    /* [n] NAN where unknown; NULL: none */
+    char **thumbs, **sheets;     /* [n] paths relative to DIR (ac_report_thumb), NULL entries / NULL */
+} ac_gallery;
+/* Writes DIR/index.html atomically (DIR is created). */
+int ac_gallery_write(const char *dir, const ac_gallery *g, ac_err *err);
+
 /* The files a report row links to (report_files.c), for image i (0-based) of the set:
  * DIR/thumbs/NNNNN.png, the photo with its long side at most 200 pixels, and
  * DIR/sheets/NNNNN_KEY/sheet.png, the attention sheet of its caption (long side 768; KEY is the

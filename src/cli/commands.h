@@ -12,5 +12,6 @@ int cmd_tune(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_presence(int argc, char **argv);
 int cmd_ground(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 #endif

@@ -13,6 +13,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"caption", cmd_caption, "caption photos; per-word attention overlays and contact sheets"},
+    {"report", cmd_report, "an HTML gallery of a caption run: thumbnails, captions, confidences, sheets"},
     {"eval", cmd_eval, "score captions with BLEU-1..4, METEOR, ROUGE-L, CIDEr-D (coco-caption)"},
     {"train", cmd_train, "train or fine-tune (--init) a decoder, LSTM or transformer, on captioned photos"},
     {"tune", cmd_tune, "choose beam width and length normalisation on held-out photos"},

@@ -1,4 +1,4 @@
-/* report.c: the HTML evaluation report (see report.h). */
+/* report.c: the HTML evaluation report, and the gallery of a caption run (see report.h). */
 #include "attncap/report.h"
 
 #include <math.h>
@@ -323,6 +323,47 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
     puts_(&b, "</tbody></table>\n<script>"), puts_(&b, JS), puts_(&b, "</script>\n</body></html>\n");
     free(order);
     free(other_of);
+    if (b.oom) {
+        free(b.p);
+        return ac_errf(err, "%s: out of memory", dir);
+    }
+    char *path = ac_path_join(dir, "index.html");
+    int rc = path ? ac_write_file_atomic(path, b.p, b.n, err) : ac_errf(err, "%s: out of memory", dir);
+    free(path);
+    free(b.p);
+    return rc;
+}
+
+int ac_gallery_write(const char *dir, const ac_gallery *g, ac_err *err) {
+    if (ac_mkdirs(dir, err)) return -1;
+    const char *title = g->title ? g->title : "attncap caption";
+    buf b = {0};
+    puts_(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+    esc(&b, title);
+    puts_(&b, "</title>\n<style>"), puts_(&b, CSS), puts_(&b, "</style></head>\n<body>\n<h1>");
+    esc(&b, title);
+    puts_(&b, "</h1>\n<p class=\"sub\">");
+    if (g->subtitle) esc(&b, g->subtitle), puts_(&b, " &middot; ");
+    printf_(&b, "%d photos. Click a column header to sort.</p>\n", g->n);
+    puts_(&b, "<input id=\"q\" type=\"search\" placeholder=\"search captions and photos\" aria-label=\"search\">"
+              "<span id=\"qn\"></span>\n<table id=\"t\"><thead><tr><th class=\"num asc\" data-k=\"n\">#</th>"
+              "<th>photo</th><th data-k=\"s\">caption</th><th class=\"num\" data-k=\"c\">confidence</th>"
+              "<th>attention</th></tr></thead>\n<tbody>\n");
+    for (int i = 0; i < g->n; i++) {
+        const double c = g->confidence ? g->confidence[i] : NAN;
+        printf_(&b, "<tr data-n=\"%d\" data-c=\"%.6f\" data-s=\"", i + 1, isnan(c) ? -1.0 : c);
+        esc(&b, g->captions[i]);
+        printf_(&b, "\"><td class=\"num\">%d</td><td>", i + 1);
+        const char *th = g->thumbs ? g->thumbs[i] : NULL;
+        if (th) puts_(&b, "<img loading=\"lazy\" alt=\"\" src=\""), url(&b, th), puts_(&b, "\">");
+        puts_(&b, "<div class=\"id\">"), esc(&b, g->photos[i]), puts_(&b, "</div></td><td class=\"cap\">");
+        esc(&b, g->captions[i]);
+        puts_(&b, "</td><td class=\"num\">"), score(&b, c), puts_(&b, "</td><td>");
+        const char *sh = g->sheets ? g->sheets[i] : NULL;
+        if (sh) puts_(&b, "<a href=\""), url(&b, sh), puts_(&b, "\">sheet</a>");
+        puts_(&b, "</td></tr>\n");
+    }
+    puts_(&b, "</tbody></table>\n<script>"), puts_(&b, JS), puts_(&b, "</script>\n</body></html>\n");
     if (b.oom) {
         free(b.p);
         return ac_errf(err, "%s: out of memory", dir);
