@@ -376,6 +376,7 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     ac_pool_wake(c->pool);
     for (int k = 0; k < p->n_steps; k++) {
         i8_step *d = &p->st[k];
+        if (d->kind == K_DONE) continue; /* its conv ran it (its first operand has no buffer) */
         const uint8_t *a = buf(p, d->in0);
         uint8_t *o = buf(p, d->out);
         switch (d->kind) {
@@ -386,7 +387,6 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
                            d->sum ? &d->add : NULL, d->sum ? buf(p, d->other) : NULL, c->pool);
             break;
         }
-        case K_DONE: break;
         case K_DW: ac_i8_depthwise(&d->g, a, d->zx, d->dwq, d->bias, d->inner, &d->rq, o, c->pool); break;
         case K_ADD: ac_i8_add_run(&d->add, a, buf(p, d->in1), o, c->t[d->out].count, c->pool); break;
         case K_POOL: ac_i8_pool(&d->g, d->is_max, d->off, d->rq.lo, d->rq.hi, a, o); break;
