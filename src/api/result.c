@@ -16,6 +16,7 @@ typedef struct result {
     ac_result pub; /* first: the caller's pointer is this */
     ac_caption cap;
     ac_image photo; /* with AC_KEEP_PHOTO */
+    float *cells;   /* with regions: the attention over the grid's cells alone (pub.attention) */
     char *image, *text, *error;
     char **words, **alt_text, **overlays;
     ac_alternative *alts;
@@ -29,7 +30,7 @@ void ac_result_free(ac_result *pub) {
     for (int k = 0; r->alt_text && k < r->pub.n_alternatives; k++) free(r->alt_text[k]);
     for (int k = 0; r->overlays && k < r->pub.n_overlays; k++) free(r->overlays[k]);
     free(r->words), free(r->alt_text), free(r->overlays), free(r->alts), free(r->tags);
-    free(r->image), free(r->text), free(r->error);
+    free(r->image), free(r->text), free(r->error), free(r->cells);
     ac_caption_free(&r->cap);
     ac_image_free(&r->photo);
     free(r);
@@ -53,6 +54,14 @@ static int fill(result *r, const ac_captioner *c) {
     p->described = cap->described;
     p->grid_h = cap->grid_h > 0 ? cap->grid_h : c->grid_h, p->grid_w = cap->grid_w > 0 ? cap->grid_w : c->grid_w;
     p->attention = cap->alpha; /* [n + 1][grid]: the words' rows first, then <end>'s, not shown */
+    if (cap->n_regions > 0 && cap->regions && cap->grid_h > 0 && cap->grid_w > 0) {
+        /* alpha's rows are [cells | regions]: the promise is [grid_h][grid_w] summing to 1, each
+         * region's weight spread over its box's cells as the overlays and the JSON line show it */
+        const size_t G = (size_t)cap->grid_h * cap->grid_w;
+        if (!(r->cells = malloc(sizeof(float) * G * ((size_t)n + 1)))) return -1;
+        for (int k = 0; k <= n; k++) ac_caption_cell_attention(cap, k, r->cells + (size_t)k * G);
+        p->attention = r->cells;
+    }
     if (cap->n_alt > 0) {
         if (!(r->alts = calloc((size_t)cap->n_alt, sizeof *r->alts)) ||
             !(r->alt_text = calloc((size_t)cap->n_alt, sizeof *r->alt_text)))
