@@ -68,8 +68,8 @@ class Result:
         token_logprobs: float32 ``[len(tokens) + 1]``: each word's log-probability given the words
             before it, then <end>'s (None when not known).
         attention: float32 ``[len(tokens), h, w]``: each word's weights over the encoder's grid (each
-            sums to 1). With regions, a region's weight is spread over its box as the overlays draw it
-            (then read from the JSON line: 4 significant digits).
+            sums to 1); with regions, each region's weight spread over the cells of its box, as the
+            overlays draw it.
         regions: the detected objects the model attended to ([] for a model without detections).
         tags, alternatives, described: the photo's tags, the runners-up, whether a description of
             the best tag replaced an unsure caption.
@@ -113,13 +113,10 @@ class Result:
                          None if math.isnan(t.precision) else float(t.precision),
                          bool(t.in_vocab), bool(t.forced), bool(t.named)) for t in r.tags[:r.n_tags]]
         self.overlays = []
+        # the regions are in the JSON line only (attncap.h has no struct for them yet)
         line = _json.loads(self.json())
         self.regions = [Region(x["label"], float(x["score"]), tuple(x["box"])) for x in line.get("regions", [])]
-        if self.regions:
-            # the C result's rows are [grid cells | regions]; the JSON spreads each region over its box
-            att = _json.loads(self.json(attention=True))["attention"]
-            self.attention = np.asarray(att, dtype=np.float32).reshape(n, gh, gw)
-        elif n and r.attention:
+        if n and r.attention:
             self.attention = np.ctypeslib.as_array(r.attention, shape=(n * gh * gw,)).copy().reshape(n, gh, gw)
         else:
             self.attention = np.zeros((n, gh, gw), np.float32)
