@@ -23,7 +23,7 @@
 #if defined(__AVX512F__)
 #define NR 32 /* columns per packed panel */
 #define MR 8  /* rows of the wide tile (NR columns) */
-#define MR_NARROW 16 /* rows of the narrow tile (NR / 2 columns or fewer) */
+#define MR_NARROW 8 /* rows of the narrow tile (NR / 2 columns or fewer): 16 spilled row pointers (YOLOX's first conv, N = 16) */
 #else
 #define NR 16
 #define MR 6
@@ -99,19 +99,19 @@ TILE_INLINE void tile_wide(int k, const float *a, int lda, const float *panel, c
 #undef STORE_ROW
 }
 
-/* The same for panels of at most 16 columns: 16 rows x 16 columns, so no FMA is spent on padding. */
+/* The same for panels of at most 16 columns: MR_NARROW rows x 16 columns, so no FMA is spent on padding. */
 TILE_INLINE void tile_narrow(int k, const float *a, int lda, const float *panel, const float *bias, int nr,
                              const epilogue *e, float *c, const float *add, int ldc, int mr) {
     __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
     __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
-    __m512 acc[16];
-    const float *row[16];
+    __m512 acc[MR_NARROW];
+    const float *row[MR_NARROW];
 #pragma GCC unroll 16
-    for (int r = 0; r < 16; r++) acc[r] = b0, row[r] = a + (size_t)(r < mr ? r : mr - 1) * lda;
+    for (int r = 0; r < MR_NARROW; r++) acc[r] = b0, row[r] = a + (size_t)(r < mr ? r : mr - 1) * lda;
     for (int p = 0; p < k; p++) {
         __m512 w0 = _mm512_loadu_ps(panel + (size_t)p * NR);
 #pragma GCC unroll 16
-        for (int r = 0; r < 16; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(row[r][p]), w0, acc[r]);
+        for (int r = 0; r < MR_NARROW; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(row[r][p]), w0, acc[r]);
     }
     for (int r = 0; r < mr; r++) store16(c + (size_t)r * ldc, add ? add + (size_t)r * ldc : NULL, m0, acc[r], e);
 }
