@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import AC_JSON_ATTENTION, AC_KEEP_PHOTO, AC_OVERLAY_FORCE, AC_OVERLAY_SHEET_ONLY, ac_err
-from .errors import Error, from_code
+from .errors import BadImageError, Error, from_code
 
 __all__ = ["Captioner", "Result", "Region", "Tag", "Alternative", "Photo"]
 
@@ -154,7 +154,7 @@ def _as_input(x: Photo) -> Tuple[_lib.ac_input, Any, Any]:
     if isinstance(x, (bytes, bytearray, memoryview)):
         b = bytes(x)
         if not b:
-            raise ValueError("photo in memory: no bytes given")
+            raise BadImageError("photo in memory: no bytes given", 7)  # the library's words for it
         return _lib.ac_input(data=ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p), size=len(b)), b, b
     if isinstance(x, np.ndarray) or hasattr(x, "__array_interface__") or hasattr(x, "__array__"):
         a = np.ascontiguousarray(np.asarray(x))

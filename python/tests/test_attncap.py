@@ -297,6 +297,8 @@ def test_errors_are_exceptions_with_the_librarys_message(cap, tmp_path):
         assert str(path) in str(e.value) and e.value.code == 7
     with pytest.raises(attncap.BadImageError, match="not an image"):
         cap.caption(b"plain text, not a photo")
+    with pytest.raises(attncap.BadImageError, match="no bytes given"):
+        cap.caption(b"")
     bad_model = tmp_path / "no.safetensors"
     with pytest.raises(attncap.Error) as e:
         attncap.Captioner(bad_model)
@@ -376,6 +378,23 @@ def test_two_threads_caption_at_once():
     overlap = sum(max(0.0, min(a1, b1) - max(a0, b0)) for a0, a1 in a for b0, b1 in b)
     busy = min(sum(y - x for x, y in s) for s in (a, b))
     assert overlap > 0.5 * busy, f"the threads' library calls overlapped {overlap:.3f} s of {busy:.3f} s"
+
+
+@needs_encoder
+def test_one_captioner_shared_by_threads(cap):
+    # its calls take turns (a handle serves one thread at a time); each thread gets its photos' captions
+    want = {p: cap.caption(p).text for p in SAMPLES[:3]}
+    got: dict = {}
+
+    def work(i: int) -> None:
+        got[i] = [cap.caption(p).text for p in SAMPLES[:3]]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(got[i] == [want[p] for p in SAMPLES[:3]] for i in range(3))
 
 
 @needs_encoder
