@@ -617,6 +617,16 @@ static void test_torch_parity_masked(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++) torch_parity(s, 0, 1);
     torch_parity(AC_ATTENTION_ADDITIVE, 2, 1), torch_parity(AC_ATTENTION_COSINE, 2, 1);
 }
+/* Photos of 1, 2, 1, 3 and 1 of the 6 cells (tools/torch_decoder.py --sparse): fewer than half the
+ * batch's rows are used, so the products with W_a run photo by photo over their own rows (the path of
+ * captions without photos given pseudo-regions, train_regions.c). */
+static void test_torch_parity_sparse(void) {
+    char path[4096], why[512];
+    const char *root = getenv("ATTNCAP_ROOT");
+    ac_decoder_config c;
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_sparse_additive.safetensors", root ? root : ".");
+    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "sparse: %s", why);
+}
 
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
@@ -724,6 +734,7 @@ int main(void) {
     RUN(test_hard_gradcheck);
     RUN(test_hard_unbiased);
     RUN(test_torch_parity_masked);
+    RUN(test_torch_parity_sparse);
     RUN(test_torch_parity_hard);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);

@@ -225,7 +225,7 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads, masked=False, hard_mode=False):
+def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
@@ -247,7 +247,7 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False):
     ann = np.abs(rng.standard_normal((len(lens), c["n_ann"], c["dim"]))).astype(np.float32)
     n_valid = None
     if masked:  # photos of 2, 6, 3, 5 and 1 of the 6 cells; their padding NaN (never to be read)
-        n_valid = [2, 6, 3, 5, 1]
+        n_valid = [1, 2, 1, 3, 1] if sparse else [2, 6, 3, 5, 1]
         for b, nv in enumerate(n_valid):
             ann[b, nv:, :] = np.nan
     N = sum(lens)
@@ -318,12 +318,15 @@ if __name__ == "__main__":
     ap.add_argument("--heads", type=int, default=1)
     ap.add_argument("--mask", action="store_true", help="photos own only some of the cells (masked softmax)")
     ap.add_argument("--hard", action="store_true", help="hard attention's training objective (REINFORCE)")
+    ap.add_argument("--sparse", action="store_true", help="with --mask: photos of 1, 2, 1, 3 and 1 of the 6 cells "
+                    "(fewer than half the rows: the C code's per-photo products with W_a, captions without photos "
+                    "given regions)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture, a.attention, a.heads, a.mask, a.hard)
+        make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:
