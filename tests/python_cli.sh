@@ -88,12 +88,26 @@ if [ -n "$why" ]; then t_skip "$why"
 elif ! "$py" -c 'import setuptools, pip' 2>/dev/null; then t_skip "needs python3-setuptools and python3-pip"
 elif [ ! -f "$ENC224" ]; then t_skip "needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite"
 else
-  # --no-index: no network; --no-build-isolation: Debian's setuptools; --no-deps: numpy is Debian's
-  if ! "$py" -m pip install -q --no-index --no-build-isolation --no-deps --target "$T/site" "$ROOT/python" \
+  # --no-index: no network; --no-build-isolation: Debian's setuptools; --no-deps: numpy is Debian's.
+  # From a copy of the package in a checkout's shape (pip builds in the tree: python/build/, *.egg-info),
+  # so that runs beside each other do not share those folders.
+  co="$T/checkout"
+  mkdir -p "$co/include/attncap" && cp "$ROOT/include/attncap/attncap.h" "$co/include/attncap/" &&
+    mkdir -p "$co/python" && cp -r "$ROOT/python/attncap" "$ROOT/python/pyproject.toml" "$ROOT/python/setup.py" \
+      "$ROOT/python/README.md" "$co/python/"
+  if ! "$py" -m pip install -q --no-index --no-build-isolation --no-deps --target "$T/site" "$co/python" \
        >"$T/pip.log" 2>&1; then t_fail "pip: $(grep -v WARNING "$T/pip.log" | tail -3)"
-  elif ! grep -qx "CHECKOUT = '$ROOT'" "$T/site/attncap/_where.py"; then
+  elif ! grep -qx "CHECKOUT = '$co'" "$T/site/attncap/_where.py"; then
     t_fail "the installed package does not record the checkout: $(cat "$T/site/attncap/_where.py" | tail -2)"
-  elif caption_like_cli "$T/site" "$LIBSO"; then t_ok
+  else
+    # no ATTNCAP_LIB: the library found in the build/ of the checkout pip built from (unless the
+    # system's library path has one, which comes first)
+    mkdir -p "$co/build" && ln -sf "$LIBSO" "$co/build/libattncap.so"
+    sys_lib=$("$py" -c 'import ctypes.util; print(ctypes.util.find_library("attncap") or "")')
+    if caption_like_cli "$T/site" ""; then
+      if [ -z "$sys_lib" ] && [ "$loaded" != "$co/build/libattncap.so" ]; then t_fail "loaded $loaded, not $co/build/libattncap.so"
+      else t_ok; fi
+    fi
   fi
 fi
 
