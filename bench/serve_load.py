@@ -8,7 +8,8 @@ disconnects mid-body. Checked: the server never dies, every good answer's captio
 `attncap caption --json` gives for that photo (run first, over the same photos, which also times the
 CLI), every hostile request gets its status, and the server's RSS after the last requests is within
 --rss-growth of its RSS after the first 1000 (or the first half, for fewer than 2000). Reports p50/p99 latency and
-throughput beside the CLI's. Exit 0 when every check passes.
+throughput beside the CLI's, timed before and after the server's run (serve_vs_cli: the server's
+photos/s over the CLI's over both runs). Exit 0 when every check passes.
 
 usage: serve_load.py --bin build/attncap [--model M] [--requests 5000] [--clients 32] [--hostile 0.02]
                      PHOTO...
@@ -186,6 +187,17 @@ def main():
         t.join()
     wall = time.time() - t0
     alive = srv.poll() is None
+    batch_mean = float("nan")
+    if alive:  # the mean batch size, from the server's own counters
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("GET", "/metrics")
+            m = c.getresponse().read().decode()
+            tot = float(re.search(r"^attncap_batch_size_sum (\S+)$", m, re.M).group(1))
+            cnt = float(re.search(r"^attncap_batch_size_count (\S+)$", m, re.M).group(1))
+            batch_mean = tot / cnt if cnt else float("nan")
+        except (OSError, AttributeError, http.client.HTTPException):
+            pass
     rss["last"] = rss_kb(srv.pid) if alive else 0
     rss["fds_last"] = fds(srv.pid) if alive else 0
     if alive:
@@ -196,6 +208,11 @@ def main():
         srv.kill()
         rc = "hung"
 
+    # the CLI again, after: the load of a shared machine drifts, so the server is set beside both
+    t1 = time.time()
+    subprocess.run([a.bin, "caption", "--json", "--quiet", *model, *photos], capture_output=True, text=True)
+    cli_after_s = time.time() - t1
+
     lat.sort()
     q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1000 if lat else float("nan")
     growth = (rss["last"] - rss.get("first", 0)) / max(1, rss.get("first", 1))
@@ -203,7 +220,8 @@ def main():
         "requests": done[0], "good_ok": len(lat), "good_bad": len(bad), "hostile": n_hostile, "hostile_bad": len(hostile_bad),
         "clients": a.clients, "photos": len(photos), "wall_s": round(wall, 2),
         "serve_photos_per_s": round(len(lat) / wall, 2) if wall else 0,
-        "cli_photos_per_s": round(len(photos) / cli_s, 2), "p50_ms": round(q(0.50), 1), "p99_ms": round(q(0.99), 1),
+        "cli_photos_per_s": round(len(photos) / cli_s, 2), "cli_after_photos_per_s": round(len(photos) / cli_after_s, 2),
+        "serve_vs_cli": round((len(lat) / wall) / (2 * len(photos) / (cli_s + cli_after_s)), 3) if wall else 0, "p50_ms": round(q(0.50), 1), "p99_ms": round(q(0.99), 1), "mean_batch": round(batch_mean, 2),
         "rss_first_kb": rss.get("first"), "rss_last_kb": rss["last"], "rss_growth": round(growth, 4),
         "fds_first": rss.get("fds_first"), "fds_last": rss["fds_last"], "exit": rc, "load": os.getloadavg()[0],
     }

@@ -38,6 +38,7 @@ typedef struct req {
     double t0;
     int status;         /* of the answer queued, 0 before */
     int has_body;       /* a POST whose body is read into body */
+    size_t max;         /* the server's max_body */
     unsigned char *body;
     size_t n, cap;
     struct MHD_PostProcessor *pp; /* multipart/form-data: field "photo" goes into body */
@@ -126,14 +127,12 @@ static int append(req *r, const char *data, size_t size, size_t max) {
     return 0;
 }
 
-static cli_server *server_of; /* the one server of this process (the post processor's iterator has no room for it) */
-
 static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
                                   const char *content_type, const char *transfer_encoding, const char *data,
                                   uint64_t off, size_t size) {
     req *r = cls;
     if (strcmp(key, "photo") != 0 || !size) return MHD_YES;
-    return append(r, data, size, server_of->o.max_body) == 0 ? MHD_YES : MHD_NO;
+    return append(r, data, size, r->max) == 0 ? MHD_YES : MHD_NO;
 }
 
 /* The first call for a request: the route, the method, the headers. Returns 1 after queueing an answer
@@ -264,6 +263,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *con_cls = r;
         r->t0 = now();
+        r->max = s->o.max_body;
         r->route = R_OTHER;
         const char *u = !strcmp(url, "/index.html") ? "/" : url;
         for (int i = 0; i < R_OTHER; i++)
@@ -323,7 +323,6 @@ cli_server *cli_server_start(const cli_server_opts *opts, ac_captioner *c, cli_q
     s->o = *opts, s->c = c, s->q = q;
     s->queue_cap = opts->queue_cap;
     pthread_mutex_init(&s->mu, NULL);
-    server_of = s;
     char port[16];
     snprintf(port, sizeof port, "%d", opts->port);
     struct addrinfo hints = {0}, *ai = NULL;
