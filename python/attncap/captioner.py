@@ -106,7 +106,7 @@ class Result:
         self.logprob, self.score, self.described = float(r.logprob), float(r.score), bool(r.described)
         self.token_logprobs = (np.ctypeslib.as_array(r.word_logprobs, shape=(n + 1,)).copy()
                                if r.word_logprobs else None)
-        self.image = _lib.text(r.image) if r.image else None
+        self.image = os.fsdecode(r.image) if r.image else None
         self.alternatives = [Alternative(_lib.text(a.text), a.logprob, a.score)
                              for a in r.alternatives[:r.n_alternatives]]
         self.tags = [Tag(_lib.text(t.word), _lib.text(t.cls), float(t.prob),

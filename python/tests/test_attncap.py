@@ -141,6 +141,20 @@ def test_attention_equals_the_clis_json(cap):
 
 
 @needs_encoder
+def test_runners_up_equal_the_clis():
+    lines = cli("caption", "--model", str(MODEL), "--nbest", "3", "--json", *map(str, SAMPLES[:3])).stdout.splitlines()
+    with attncap.Captioner(MODEL, threads=2, nbest=3) as c:
+        for path, line in zip(SAMPLES, lines):
+            want, r = json.loads(line), c.caption(path)
+            assert r.text == want["caption"]
+            alts = want.get("alternatives", [])
+            assert [a.text for a in r.alternatives] == [a["caption"] for a in alts]
+            got = [v for a in r.alternatives for v in (a.logprob, a.score)]
+            assert got == pytest.approx([v for a in alts for v in (a["logprob"], a["score"])], abs=1e-12)
+            assert len(r.alternatives) >= 1
+
+
+@needs_encoder
 def test_given_caption_scores_as_the_search_did(cap):
     # forcing the caption the search chose gives back its words and its log-probabilities
     r = cap.caption(SAMPLES[0])
