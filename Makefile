@@ -95,7 +95,7 @@ $(BUILD)/tools/%: tools/%.c $(LIB_HDR) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_INC) $< $(LIB) $(LDLIBS) -o $@
 
-tests: $(TEST_BIN) $(BIN) $(TOOL_BIN) $(SHLIB)
+tests: $(TEST_BIN) $(BIN) $(TOOL_BIN) $(BUILD)/libattncap.so
 
 # The shared library exports the core API alone (include/attncap/attncap.h's AC_API names; issue #31):
 # the library's sources compiled again, position-independent with -fvisibility=hidden, linked with the

@@ -1,3 +1,4 @@
+/* attncap/regions.h: not part of the stable API; may change in any release (the stable core: attncap.h). */
 /* attncap/regions.h: detected objects as annotation vectors (Anderson et al. 2018, "Bottom-Up and
  * Top-Down Attention"), so the decoder attends over the photo's grid cells and its objects together,
  * and names what it attends to.
