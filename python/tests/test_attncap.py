@@ -143,6 +143,7 @@ def test_attention_equals_the_clis_json(cap):
 @needs_encoder
 def test_runners_up_equal_the_clis():
     lines = cli("caption", "--model", str(MODEL), "--nbest", "3", "--json", *map(str, SAMPLES[:3])).stdout.splitlines()
+    seen = 0
     with attncap.Captioner(MODEL, threads=2, nbest=3) as c:
         for path, line in zip(SAMPLES, lines):
             want, r = json.loads(line), c.caption(path)
@@ -151,7 +152,8 @@ def test_runners_up_equal_the_clis():
             assert [a.text for a in r.alternatives] == [a["caption"] for a in alts]
             got = [v for a in r.alternatives for v in (a.logprob, a.score)]
             assert got == pytest.approx([v for a in alts for v in (a["logprob"], a["score"])], abs=1e-12)
-            assert len(r.alternatives) >= 1
+            seen += len(r.alternatives)
+    assert seen >= 2  # dog.jpg's runners-up at least (the search may find none for a photo)
 
 
 @needs_encoder
