@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 out=$1 model=$2; shift 2
 data=${ATTNCAP_DATA:-../shared}/data
 mkdir -p "$out"
+A=${ATTNCAP:-./attncap}
 cap() { # NAME [flags] < photo list
   local name=$1; shift
   [ -s "$out/$name.jsonl" ] && return 0
-  ./attncap caption --model "$model" --json --quiet "$@" - > "$out/$name.jsonl.tmp"
+  "$A" caption --model "$model" --json --quiet "$@" - > "$out/$name.jsonl.tmp"
   mv "$out/$name.jsonl.tmp" "$out/$name.jsonl"
 }
 sed "s#^#$data/flickr8k/images/#" "$data/flickr8k/Flickr_8k.devImages.txt" | cap f8k_dev "$@"
@@ -30,7 +31,7 @@ for sub in ("coco", "coco_extra"):
 PY
 pick() { grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';' ; }
 echo "model $model ${*:-}"
-echo "flickr8k dev:  $(./attncap eval --refs "$data/flickr8k" --results "$out/f8k_dev.jsonl" | pick)"
-echo "flickr30k 110: $(./attncap eval --refs "$data/flickr30k/captions.tsv" --results "$out/f30k.jsonl" | pick)"
-echo "coco 408:      $(./attncap eval --refs "$out/coco408.tsv" --results "$out/coco.jsonl" --novel-from "$data/flickr8k" | grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i|novel)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';')"
-echo "everyday 27:   $(build/tools/everyday_eval "$data/everyday_dev/labels.tsv" "$out/everyday.jsonl" | tail -1)"
+echo "flickr8k dev:  $("$A" eval --refs "$data/flickr8k" --results "$out/f8k_dev.jsonl" | pick)"
+echo "flickr30k 110: $("$A" eval --refs "$data/flickr30k/captions.tsv" --results "$out/f30k.jsonl" | pick)"
+echo "coco 408:      $("$A" eval --refs "$out/coco408.tsv" --results "$out/coco.jsonl" --novel-from "$data/flickr8k" | grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i|novel)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';')"
+echo "everyday 27:   $("${EVERYDAY_EVAL:-build/tools/everyday_eval}" "$data/everyday_dev/labels.tsv" "$out/everyday.jsonl" | tail -1)"

@@ -12,10 +12,12 @@ run=${1:-runs/m}; shift || true
 shared=${ATTNCAP_DATA:-../shared}
 data=$shared/data
 init=${INIT:-models/attncap.safetensors}
+name=${NAME:-regions}     # the model: RUN_DIR/NAME.safetensors
+A=${ATTNCAP:-./attncap}
 mkdir -p "$run/det"
 detect() { # NAME: the detections of the photos listed in $run/det/NAME_photos.txt, min score 0.1
   [ -f "$run/det/$1.jsonl" ] && return 0
-  ./attncap detect --min-score 0.1 - < "$run/det/$1_photos.txt" > "$run/det/$1.jsonl.tmp"
+  "$A" detect --min-score 0.1 - < "$run/det/$1_photos.txt" > "$run/det/$1.jsonl.tmp"
   mv "$run/det/$1.jsonl.tmp" "$run/det/$1.jsonl"
 }
 sed "s#^#$data/flickr8k/images/#" "$data/flickr8k/Flickr_8k.trainImages.txt" "$data/flickr8k/Flickr_8k.devImages.txt" \
@@ -25,9 +27,9 @@ ls -d "$data"/flickr30k/images/* > "$run/det/f30k_photos.txt"
 for s in f8k coco f30k; do detect $s; done
 text="$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv"
 C=$run/coco_train.tsv F=$data/flickr30k/captions.tsv
-resume=; [ -f "$run/regions.safetensors.ckpt" ] && resume=--resume
-./attncap train --data "$data/flickr8k" --extra-data "$C,$C,$C,$C,$C,$C,$F,$F" --text "$text" --text-ratio 1 \
+resume=; [ -f "$run/$name.safetensors.ckpt" ] && resume=--resume
+"$A" train --data "$data/flickr8k" --extra-data "$C,$C,$C,$C,$C,$C,$F,$F" --text "$text" --text-ratio 1 \
   --features "$run/flickr8k/features" --detections "$run/det/f8k.jsonl,$run/det/coco.jsonl,$run/det/f30k.jsonl" \
   --batch 64 --embed 256 --hidden 512 --att 256 --dropout 0.5 --lambda 1 --min-count 5 --ema 0.999 --beam 3 \
-  --checkpoint-every 100 --fp16 --patience 5 --init "$init" --lr 2e-4 --epochs ${EPOCHS:-2} --seed 3 \
-  --val-metric loss --out "$run/regions.safetensors" --log "$run/regions.csv" $resume "$@"
+  --checkpoint-every 100 --fp16 --patience 5 --init "$init" --lr ${LR:-2e-4} --epochs ${EPOCHS:-2} --seed 3 \
+  --val-metric loss --out "$run/$name.safetensors" --log "$run/$name.csv" $resume "$@"

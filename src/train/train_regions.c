@@ -5,7 +5,10 @@
  * as the captioner chooses them (ac_regions_from_detections with the model's region_min_score and
  * regions), so training and captioning see the same vectors.
  * Captions without photos: the COCO objects the caption names (objects.h) become pseudo-regions over
- * the no-photo context x: x + s * region_scale * code(k), s drawn uniformly from [0.3, 1]; each is
+ * the no-photo context x: x + s * region_scale * code(k), s drawn uniformly from [0.3, 1], after
+ * TEXT_CONTEXT_ROWS copies of x (so a region competes for the attention as a photo's region competes
+ * with the photo's cells, instead of taking it for want of anything else: with one copy of x the
+ * model trained on text attended to regions and on photos hardly looked at them); each is
  * dropped with probability 1/6 and a wrong category at s in [0.1, 0.4] is added with probability
  * 1/4, so the decoder learns to name what the regions say, and to doubt a weak one. The draws are a
  * hash of (seed, caption): the same batch gets the same regions on a resumed run. */
@@ -19,6 +22,7 @@
 #include "train_internal.h"
 
 #define DETECTIONS_MAX_BYTES (1u << 30)
+#define TEXT_CONTEXT_ROWS 32
 
 static const char *base_name(const char *path) {
     const char *s = strrchr(path, '/');
@@ -144,11 +148,11 @@ static float unit(uint64_t *s) {
 }
 
 void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint64_t seed, float *ann, int *n_valid) {
-    const int D = tr->D;
+    const int D = tr->D, M = tr->Lg < TEXT_CONTEXT_ROWS ? tr->Lg : TEXT_CONTEXT_ROWS;
     uint64_t s = seed;
     int n = 0;
     float code[AC_REGION_MAX_DIM];
-    memcpy(ann, tr->null_ctx, sizeof(float) * (size_t)D); /* row 0: the no-photo context itself */
+    for (int m = 0; m < M; m++) memcpy(ann + (size_t)m * D, tr->null_ctx, sizeof(float) * (size_t)D);
     for (int k = 0; k <= e->n_obj && n < tr->R; k++) {
         int cat;
         float score;
@@ -162,10 +166,10 @@ void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint
             for (int j = 0; j < e->n_obj; j++) named |= e->obj[j] == cat;
             if (named) continue;
         }
-        float *row = ann + (size_t)(1 + n) * D;
+        float *row = ann + (size_t)(M + n) * D;
         ac_region_code(cat, D, code);
         for (int d = 0; d < D; d++) row[d] = tr->null_ctx[d] + score * tr->region_scale * code[d];
         n++;
     }
-    *n_valid = 1 + n;
+    *n_valid = M + n;
 }
