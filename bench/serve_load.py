@@ -32,7 +32,7 @@ def fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
-def raw(port, head, body=b"", read=True, timeout=10):
+def raw(port, head, body=b"", read=True, timeout=120):
     """Sends head (+ body) on a new socket; returns the status code answered, or None."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     try:
