@@ -7,10 +7,11 @@
 
 #include "attncap/captioner.h"
 #include "attncap/cnn.h"
+#include "alloc_internal.h"
 
 int ac_model_open(const char *path, ac_model **out, ac_err *err) {
     *out = NULL;
-    ac_model *m = calloc(1, sizeof *m);
+    ac_model *m = ac_calloc(1, sizeof *m);
     if (!m) return ac_errf(err, "out of memory");
     if (ac_model_init(path, m, err)) {
         free(m);
@@ -59,7 +60,7 @@ int ac_captioner_open(const char *model, const ac_captioner_opts *opts, ac_capti
     if (o.beam > 100 || o.max_len > 200 || o.nbest > 100 || o.len_alpha > 10)
         return ac_errf(err, "captioner options: beam (1..100), max_len (1..200), nbest (1..100) or len_alpha "
                             "(0..10) out of range");
-    ac_captioner *c = calloc(1, sizeof *c);
+    ac_captioner *c = ac_calloc(1, sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     if (o.threads) ac_set_threads(o.threads);
     if (ac_captioner_init(c, model, o.encoder, o.threads, err)) {

@@ -11,6 +11,7 @@
 #include "attncap/captioner.h"
 #include "attncap/font.h"
 #include "attncap/overlay.h"
+#include "alloc_internal.h"
 
 typedef struct result {
     ac_result pub; /* first: the caller's pointer is this */
@@ -43,9 +44,9 @@ static int fill(result *r, const ac_captioner *c) {
     ac_result *p = &r->pub;
     const int n = cap->n;
     if (!(r->text = ac_caption_text(cap, v))) return -1;
-    if (n && !(r->words = calloc((size_t)n, sizeof *r->words))) return -1;
+    if (n && !(r->words = ac_calloc((size_t)n, sizeof *r->words))) return -1;
     for (int k = 0; k < n; k++, p->n_words = k)
-        if (!(r->words[k] = strdup(ac_caption_word(cap, v, k)))) return -1;
+        if (!(r->words[k] = ac_strdup(ac_caption_word(cap, v, k)))) return -1;
     p->n_words = n;
     p->text = r->text, p->words = (const char *const *)r->words;
     p->word_logprobs = cap->word_logp;
@@ -58,13 +59,13 @@ static int fill(result *r, const ac_captioner *c) {
         /* alpha's rows are [cells | regions]: the promise is [grid_h][grid_w] summing to 1, each
          * region's weight spread over its box's cells as the overlays and the JSON line show it */
         const size_t G = (size_t)cap->grid_h * cap->grid_w;
-        if (!(r->cells = malloc(sizeof(float) * G * ((size_t)n + 1)))) return -1;
+        if (!(r->cells = ac_malloc(sizeof(float) * G * ((size_t)n + 1)))) return -1;
         for (int k = 0; k <= n; k++) ac_caption_cell_attention(cap, k, r->cells + (size_t)k * G);
         p->attention = r->cells;
     }
     if (cap->n_alt > 0) {
-        if (!(r->alts = calloc((size_t)cap->n_alt, sizeof *r->alts)) ||
-            !(r->alt_text = calloc((size_t)cap->n_alt, sizeof *r->alt_text)))
+        if (!(r->alts = ac_calloc((size_t)cap->n_alt, sizeof *r->alts)) ||
+            !(r->alt_text = ac_calloc((size_t)cap->n_alt, sizeof *r->alt_text)))
             return -1;
         for (int a = 0; a < cap->n_alt; a++, p->n_alternatives = a) {
             if (!(r->alt_text[a] = ac_caption_text(&cap->alt[a], v))) return -1;
@@ -73,7 +74,7 @@ static int fill(result *r, const ac_captioner *c) {
         p->n_alternatives = cap->n_alt, p->alternatives = r->alts;
     }
     if (cap->n_tags > 0) {
-        if (!(r->tags = calloc((size_t)cap->n_tags, sizeof *r->tags))) return -1;
+        if (!(r->tags = ac_calloc((size_t)cap->n_tags, sizeof *r->tags))) return -1;
         for (int i = 0; i < cap->n_tags; i++) {
             const ac_caption_tag *t = &cap->tags[i];
             r->tags[i] = (ac_result_tag){t->word, t->cls, t->prob, t->precision, t->in_vocab, t->forced, t->named};
@@ -93,17 +94,17 @@ typedef struct gather {
 /* ac_captioner_batch's callback: the photo's result, its caption and photo moved out of r. */
 static void on_result(void *user, const ac_batch_result *br) {
     gather *g = user;
-    result *r = calloc(1, sizeof *r);
+    result *r = ac_calloc(1, sizeof *r);
     g->out[br->index] = r;
     if (!r) {
         g->oom = 1;
         return;
     }
-    if (br->path && !(r->image = strdup(br->path))) g->oom = 1;
+    if (br->path && !(r->image = ac_strdup(br->path))) g->oom = 1;
     r->pub.image = r->image;
     r->pub.text = "";
     if (!br->ok) {
-        if (!(r->error = strdup(br->err.msg))) g->oom = 1;
+        if (!(r->error = ac_strdup(br->err.msg))) g->oom = 1;
         r->pub.error = r->error ? r->error : "out of memory";
         r->pub.error_code = br->run_failed || br->err.code ? br->err.code : AC_ERR_BAD_IMAGE;
         return;

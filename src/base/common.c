@@ -2,6 +2,7 @@
 #include "attncap/common.h"
 #include "attncap/version.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 #include <cblas.h>
 #include <ctype.h>
@@ -126,7 +127,7 @@ int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, a
                        path, (long long)st.st_size, max_bytes);
     }
     size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
+    char *buf = ac_malloc(n + 1);
     if (!buf) {
         close(fd);
         return ac_errf(err, "%s: out of memory reading %zu bytes", path, n);
@@ -153,8 +154,8 @@ int ac_read_file(const char *path, size_t max_bytes, char **data, size_t *len, a
 int ac_atomic_open(ac_atomic_file *af, const char *path, ac_err *err) {
     memset(af, 0, sizeof *af);
     size_t n = strlen(path) + 32;
-    af->final_path = strdup(path);
-    af->tmp_path = malloc(n);
+    af->final_path = ac_strdup(path);
+    af->tmp_path = ac_malloc(n);
     if (!af->final_path || !af->tmp_path) {
         free(af->final_path);
         free(af->tmp_path);
@@ -210,7 +211,7 @@ int ac_atomic_commit(ac_atomic_file *af, ac_err *err) {
         return -1;
     }
     /* Make the rename itself durable. */
-    char *dir = strdup(af->final_path);
+    char *dir = ac_strdup(af->final_path);
     if (dir) {
         char *slash = strrchr(dir, '/');
         const char *d = ".";
@@ -285,7 +286,7 @@ int ac_is_dir(const char *path) {
 
 char *ac_path_join(const char *a, const char *b) {
     size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
+    char *s = ac_malloc(n);
     if (!s) return NULL;
     if (!*a || a[strlen(a) - 1] == '/')
         snprintf(s, n, "%s%s", a, b);

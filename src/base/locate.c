@@ -12,6 +12,7 @@
 
 #include "attncap/captioner.h"
 #include "locate_internal.h"
+#include "alloc_internal.h"
 
 /* Where `make install` puts the model and its companions: the Makefile compiles in its
  * $(PREFIX)/share/attncap. */
@@ -32,7 +33,7 @@ static int data_homes(char dirs[2][PATH_MAX]) {
 
 char *ac_find_data_dir(void) {
     const char *env = getenv("ATTNCAP_DATA");
-    if (env && *env) return ac_is_dir(env) ? strdup(env) : NULL;
+    if (env && *env) return ac_is_dir(env) ? ac_strdup(env) : NULL;
     if (ac_is_dir("../shared")) return realpath("../shared", NULL);
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -78,7 +79,7 @@ int ac_find_model(const char *flag, char **path, ac_err *err) {
     if (given) {
         if (!ac_is_file(given))
             return ac_errf(err, "%s: model not found%s", given, flag ? "" : " (from ATTNCAP_MODEL)");
-        *path = strdup(given);
+        *path = ac_strdup(given);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     char dirs[5][PATH_MAX];
@@ -144,7 +145,7 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
         if (!ac_is_file(given))
             return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
         if (check && ac_encoder_sha_check(given, id, err)) return -1;
-        *path = strdup(given);
+        *path = ac_strdup(given);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     if (!id->file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
@@ -170,7 +171,7 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
     for (int i = 0; i < nc; i++) {
         if (!ac_is_file(cand[i])) continue;
         if (check && ac_encoder_sha_check(cand[i], id, err)) return -1;
-        *path = strdup(cand[i]);
+        *path = ac_strdup(cand[i]);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     return ac_errc(err, AC_ERR_NO_ENCODER, "encoder %s not found (looked beside the model, in models/, the installed data directories and "
@@ -189,7 +190,7 @@ int ac_find_companion(const char *flag, const char *env_name, const char *model_
     const char *given = flag ? flag : env && *env ? env : NULL;
     if (given) {
         if (!ac_is_file(given)) return ac_errf(err, "%s: not found%s%s%s", given, flag ? "" : " (from ", flag ? "" : env_name, flag ? "" : ")");
-        *path = strdup(given);
+        *path = ac_strdup(given);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     char cand[10][PATH_MAX + 300];
@@ -213,7 +214,7 @@ int ac_find_companion(const char *flag, const char *env_name, const char *model_
     free(data);
     for (int i = 0; i < nc; i++)
         if (ac_is_file(cand[i])) {
-            *path = strdup(cand[i]);
+            *path = ac_strdup(cand[i]);
             return *path ? 0 : ac_errf(err, "out of memory");
         }
     return ac_errf(err, "%s not found (looked beside the model, in models/, the installed data directories and "

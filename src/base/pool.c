@@ -14,6 +14,7 @@
  * pool: ac_pool_rest lets the workers sleep at once (they would steal the search's CPU while spinning),
  * ac_pool_wake wakes them at the start of the next pass, while the caller is still copying its input. */
 #include "pool.h"
+#include "alloc_internal.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -136,7 +137,7 @@ static void *worker(void *a) {
 }
 
 ac_pool *ac_pool_create(int n) {
-    ac_pool *p = calloc(1, sizeof *p);
+    ac_pool *p = ac_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->n = n < 1 ? 1 : n;
     pthread_mutex_init(&p->mu, NULL);
@@ -147,12 +148,12 @@ ac_pool *ac_pool_create(int n) {
     atomic_init(&p->quit, 0);
     atomic_init(&p->resting, 0);
     if (p->n > 1) {
-        p->th = calloc((size_t)p->n, sizeof *p->th);
-        p->share = aligned_alloc(64, (size_t)p->n * sizeof *p->share);
+        p->th = ac_calloc((size_t)p->n, sizeof *p->th);
+        p->share = ac_aligned_alloc(64, (size_t)p->n * sizeof *p->share);
         if (!p->th || !p->share) p->n = 1;
         for (int t = 0; p->share && t < p->n; t++) atomic_init(&p->share[t].w, 0);
         for (int t = 1; t < p->n; t++) {
-            worker_arg *wa = malloc(sizeof *wa);
+            worker_arg *wa = ac_malloc(sizeof *wa);
             if (wa) *wa = (worker_arg){p, t};
             if (!wa || pthread_create(&p->th[t], NULL, worker, wa) != 0) {
                 free(wa);

@@ -1,5 +1,6 @@
 /* strmap.c: string -> int hash map (see strmap.h). */
 #include "strmap.h"
+#include "alloc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,8 @@ static int grow(ac_strmap *m) {
     char **ok = m->keys;
     int *ov = m->vals;
     size_t ocap = m->cap;
-    m->keys = calloc(ncap, sizeof *m->keys);
-    m->vals = malloc(ncap * sizeof *m->vals);
+    m->keys = ac_calloc(ncap, sizeof *m->keys);
+    m->vals = ac_malloc(ncap * sizeof *m->vals);
     if (!m->keys || !m->vals) {
         free(m->keys);
         free(m->vals);
@@ -52,7 +53,7 @@ int ac_strmap_put(ac_strmap *m, const char *key, int val) {
     if ((m->n + 1) * 2 > m->cap && grow(m)) return -2;
     size_t i = slot(m, key);
     if (m->keys[i]) return m->vals[i];
-    m->keys[i] = strdup(key);
+    m->keys[i] = ac_strdup(key);
     if (!m->keys[i]) return -2;
     m->vals[i] = val;
     m->n++;

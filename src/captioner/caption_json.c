@@ -2,6 +2,7 @@
 #include "attncap/captioner.h"
 #include "attncap/objects.h"
 #include "attncap/regions.h"
+#include "alloc_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -57,8 +58,8 @@ static void add_alternatives(cJSON *o, const ac_caption *c, const ac_vocab *v) {
 static char *attention_text(const ac_caption *c, int L, int regions_only) {
     const int stride = ac_caption_alpha_stride(c), cols = regions_only ? c->n_regions : L;
     size_t cap = (size_t)c->n * (cols + 1) * 12 + 16, n = 0;
-    char *raw = malloc(cap);
-    float *cells = malloc(sizeof(float) * ((size_t)L + 1));
+    char *raw = ac_malloc(cap);
+    float *cells = ac_malloc(sizeof(float) * ((size_t)L + 1));
     if (!raw || !cells) return free(raw), free(cells), NULL;
     raw[n++] = '[';
     for (int t = 0; t < c->n; t++) {

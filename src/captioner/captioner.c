@@ -8,6 +8,7 @@
 #include "attncap/safetensors.h"
 #include "attncap/tokenize.h"
 #include "locate_internal.h"
+#include "alloc_internal.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -48,7 +49,7 @@ int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encod
     }
     if (cfg->grid_h * cfg->grid_w == c->L) c->grid_h = cfg->grid_h, c->grid_w = cfg->grid_w;
     if (ac_captioner_open_detector(c, threads, err)) goto done;
-    c->ann = malloc((size_t)cfg->n_ann * c->D * sizeof *c->ann);
+    c->ann = ac_malloc((size_t)cfg->n_ann * c->D * sizeof *c->ann);
     if (!c->ann) {
         ac_errf(err, "out of memory");
         goto done;
@@ -97,8 +98,8 @@ static int given_caption(const ac_captioner *c, const ac_decoder *dec, const ac_
     int gh, gw;
     ac_name_task_grid(&dec->cfg, t, &gh, &gw);
     if (ac_caption_forced_grid(dec, t->ann, gh, gw, c->given, n, out, err)) return -1;
-    int ok = (out->labels = calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
-    for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = strdup(c->given_words[k])) != NULL;
+    int ok = (out->labels = ac_calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
+    for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = ac_strdup(c->given_words[k])) != NULL;
     if (!ok) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
@@ -115,7 +116,7 @@ int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err) {
         ac_tokens_free(&t);
         return ac_errf(err, "the given caption has no words");
     }
-    int *ids = malloc((size_t)t.n * sizeof *ids);
+    int *ids = ac_malloc((size_t)t.n * sizeof *ids);
     if (!ids) {
         ac_tokens_free(&t);
         return ac_errf(err, "out of memory");
@@ -132,8 +133,8 @@ int ac_captioner_want_classes(ac_captioner *c, const ac_grid_window *win, int n_
     if (n_win < 0 || n_win > 4096 || (n_win && !win)) return ac_errf(err, "classes: bad window list (%d windows)", n_win);
     if (ac_class_head_open(&c->enc, &c->head, err)) return -1;
     c->n_classes = ac_class_head_classes(c->head);
-    c->windows = malloc(((size_t)n_win + 1) * sizeof *c->windows);
-    c->probs = malloc(((size_t)n_win + 1) * c->n_classes * sizeof *c->probs);
+    c->windows = ac_malloc(((size_t)n_win + 1) * sizeof *c->windows);
+    c->probs = ac_malloc(((size_t)n_win + 1) * c->n_classes * sizeof *c->probs);
     if (!c->windows || !c->probs) {
         ac_class_head_free(c->head);
         free(c->windows), free(c->probs);
@@ -153,7 +154,7 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
     if (!rc && c->head && probs) { /* classes from the same grid, before decoding: the photo's own */
         ac_grid_window *fit = NULL;
         if (c->n_windows && (gh != c->enc.grid_h || gw != c->enc.grid_w)) {
-            if (!(fit = malloc(sizeof *fit * (size_t)c->n_windows))) return ac_errf(err, "out of memory");
+            if (!(fit = ac_malloc(sizeof *fit * (size_t)c->n_windows))) return ac_errf(err, "out of memory");
             memcpy(fit, c->windows, sizeof *fit * (size_t)c->n_windows);
             ac_grid_windows_fit(fit, c->n_windows, gh, gw);
         }
@@ -165,8 +166,8 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
 
 /* The plain search of every photo, together. */
 static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac_name_task *tasks) {
-    ac_beam_task *bt = calloc((size_t)n, sizeof *bt);
-    int *idx = malloc(sizeof *idx * (size_t)n), nb = 0;
+    ac_beam_task *bt = ac_calloc((size_t)n, sizeof *bt);
+    int *idx = ac_malloc(sizeof *idx * (size_t)n), nb = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
         int gh, gw;
@@ -239,8 +240,8 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
         ac_captioner_lane_close(lane);
         return -1;
     }
-    lane->ann = malloc((size_t)c->model.dec.cfg.n_ann * c->D * sizeof *lane->ann);
-    if (c->head) lane->probs = malloc(((size_t)c->n_windows + 1) * c->n_classes * sizeof *lane->probs);
+    lane->ann = ac_malloc((size_t)c->model.dec.cfg.n_ann * c->D * sizeof *lane->ann);
+    if (c->head) lane->probs = ac_malloc(((size_t)c->n_windows + 1) * c->n_classes * sizeof *lane->probs);
     if (!lane->ann || (c->head && !lane->probs)) {
         ac_captioner_lane_close(lane);
         return ac_errf(err, "out of memory");
@@ -281,7 +282,7 @@ static int load_presence(ac_captioner *c, ac_err *err) {
                                   "presence_ratio %g); put it beside the model or turn naming off", path,
                              c->naming.presence_absent, c->naming.presence_ratio)
                    : 0;
-    ac_presence *p = calloc(1, sizeof *p);
+    ac_presence *p = ac_calloc(1, sizeof *p);
     if (!p) return ac_errf(err, "out of memory");
     ac_encoder_id pid;
     if (ac_presence_load(path, p, err) || ac_encoder_id_parse(p->encoder_json, path, &pid, err)) {
@@ -298,7 +299,7 @@ static int load_presence(ac_captioner *c, ac_err *err) {
 
 int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char *table_path, ac_err *err) {
     if (o->mode == AC_TAGS_GIVEN && (!o->words || !*o->words)) return ac_errf(err, "tags: no words given");
-    char *words = o->words ? strdup(o->words) : NULL;
+    char *words = o->words ? ac_strdup(o->words) : NULL;
     if (o->words && !words) return ac_errf(err, "out of memory");
     free(c->naming_words);
     c->naming_words = words;
@@ -307,7 +308,7 @@ int ac_captioner_set_naming(ac_captioner *c, const ac_naming_opts *o, const char
     if (!c->naming.presence) c->naming.presence = c->presence;
     if (o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0 && !o->word_object) { /* once per captioner */
         if (!c->word_object) {
-            if (!(c->word_object = malloc((size_t)ac_vocab_size(c->model.vocab)))) return ac_errf(err, "out of memory");
+            if (!(c->word_object = ac_malloc((size_t)ac_vocab_size(c->model.vocab)))) return ac_errf(err, "out of memory");
             ac_objects_of_vocab(c->model.vocab, c->word_object);
         }
         c->naming.word_object = c->word_object;

@@ -17,6 +17,7 @@
 
 #include "captioner_internal.h"
 #include "pool.h"
+#include "alloc_internal.h"
 
 /* Photos searched together: 8 photos of beam 3 make 24 rows per step, past the 6 rows at which the
  * step's kernel stops being bound by reading the weights; more would only hold more photos in memory. */
@@ -71,7 +72,7 @@ static int load_input(const ac_input *in, int min_w, int min_h, ac_image *img, a
         return ac_errf(err, "pixels: %d x %d is over the limit of %llu pixels (ATTNCAP_MAX_IMAGE_PIXELS)", in->width,
                        in->height, (unsigned long long)max);
     const size_t bytes = (size_t)in->width * (size_t)in->height * 3;
-    if (!(img->px = malloc(bytes))) return ac_errf(err, "out of memory");
+    if (!(img->px = ac_malloc(bytes))) return ac_errf(err, "out of memory");
     memcpy(img->px, in->rgb, bytes);
     img->w = in->width, img->h = in->height;
     return 0;
@@ -212,7 +213,7 @@ int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int thr
                        ac_err *err) {
     if (stats) memset(stats, 0, sizeof *stats);
     if (n <= 0) return 0;
-    ac_input *in = calloc((size_t)n, sizeof *in);
+    ac_input *in = ac_calloc((size_t)n, sizeof *in);
     if (!in) return ac_errf(err, "out of memory");
     for (int i = 0; i < n; i++) in[i].path = paths[i];
     const int rc = ac_captioner_batch_inputs(c, in, n, threads, keep_photos, on_result, user, stats, err);
@@ -235,12 +236,12 @@ int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int th
                .on_result = on_result, .user = user};
     /* lanes: room for a batch waiting for its search, the next one filling, and a photo per lane */
     b.depth = nlanes == 1 ? 3 : 2 * SEARCH_BATCH + nlanes + 2;
-    b.ring = calloc((size_t)b.depth, sizeof *b.ring);
-    b.lanes = nlanes > 1 ? calloc((size_t)nlanes, sizeof *b.lanes) : NULL;
+    b.ring = ac_calloc((size_t)b.depth, sizeof *b.ring);
+    b.lanes = nlanes > 1 ? ac_calloc((size_t)nlanes, sizeof *b.lanes) : NULL;
     int rc = -1, opened = 0, ok = b.ring && (nlanes == 1 || b.lanes);
     for (int k = 0; ok && nlanes > 1 && k < b.depth; k++) {
-        ok = (b.ring[k].ann = malloc(sizeof(float) * (size_t)c->model.dec.cfg.n_ann * c->D)) != NULL;
-        if (ok && c->head) ok = (b.ring[k].probs = malloc(sizeof(float) * ((size_t)c->n_windows + 1) * c->n_classes)) != NULL;
+        ok = (b.ring[k].ann = ac_malloc(sizeof(float) * (size_t)c->model.dec.cfg.n_ann * c->D)) != NULL;
+        if (ok && c->head) ok = (b.ring[k].probs = ac_malloc(sizeof(float) * ((size_t)c->n_windows + 1) * c->n_classes)) != NULL;
     }
     if (!ok) {
         ac_errf(err, "out of memory");

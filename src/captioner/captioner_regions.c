@@ -5,6 +5,7 @@
 
 #include "attncap/regions.h"
 #include "captioner_internal.h"
+#include "alloc_internal.h"
 
 int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err) {
     const ac_decoder_config *cfg = &c->model.dec.cfg;
@@ -13,7 +14,7 @@ int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err) {
         ac_detector_open(c->det_path, NULL, threads, &c->det, err))
         return ac_err_prefix(err, "the model attends to detected objects and needs its detector");
     const int n = ac_detector_n_labels(c->det);
-    if (!(c->det_names = malloc(sizeof *c->det_names * (size_t)n))) return ac_errf(err, "out of memory");
+    if (!(c->det_names = ac_malloc(sizeof *c->det_names * (size_t)n))) return ac_errf(err, "out of memory");
     for (int i = 0; i < n; i++) c->det_names[i] = ac_detector_label(c->det, i);
     return 0;
 }
@@ -44,7 +45,7 @@ int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image 
 
 int ac_caption_set_regions(ac_caption *out, const ac_region *regions, int n) {
     if (n <= 0 || out->n_regions != n) return 0;
-    if (!(out->regions = malloc(sizeof *out->regions * (size_t)n))) return -1;
+    if (!(out->regions = ac_malloc(sizeof *out->regions * (size_t)n))) return -1;
     memcpy(out->regions, regions, sizeof *out->regions * (size_t)n);
     for (int i = 0; i < out->n_alt; i++)
         if (ac_caption_set_regions(&out->alt[i], regions, n)) return -1;

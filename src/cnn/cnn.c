@@ -12,6 +12,7 @@
 
 #include "cnn_int8_internal.h"
 #include "cnn_plan.h"
+#include "alloc_internal.h"
 
 static size_t shape_count(const int *shape, int ndim) {
     size_t n = 1;
@@ -83,7 +84,7 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         }
         if (need > c->scratch_size) c->scratch_size = need;
         int K = s->g.kh * s->g.kw * s->g.c;
-        if (!(s->packed = malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return ac_cnn_plan_err(c, s, err, "out of memory");
+        if (!(s->packed = ac_malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return ac_cnn_plan_err(c, s, err, "out of memory");
         ac_cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
 #if !defined(AC_CNN_OWN_GEMM)
@@ -292,7 +293,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
          * fused, it would be skipped as a group's head and its group, whose last step it is, never run */
         k = last;
     }
-    if (need && !(c->fuse_scratch = malloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
+    if (need && !(c->fuse_scratch = ac_malloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
 #else
     (void)c, (void)target, (void)last_use, (void)err;
 #endif
@@ -416,9 +417,9 @@ int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
         const int K = s->g.kh * s->g.kw * s->g.c, n = s->g.oc;
         if (!w || s->bf16 || !(w->n_quant == 1 || (w->n_quant == n && w->quant_dim == 0)))
             continue; /* a float filter stays float32: bfloat16 would round its weights */
-        float *scales = malloc((size_t)n * sizeof *scales);
-        s->bf16 = malloc(ac_cnn_gemm_bf16_packed_size(n, K) * sizeof *s->bf16);
-        s->bf16_scale = malloc((size_t)ac_cnn_gemm_bf16_columns(n) * sizeof *s->bf16_scale);
+        float *scales = ac_malloc((size_t)n * sizeof *scales);
+        s->bf16 = ac_malloc(ac_cnn_gemm_bf16_packed_size(n, K) * sizeof *s->bf16);
+        s->bf16_scale = ac_malloc((size_t)ac_cnn_gemm_bf16_columns(n) * sizeof *s->bf16_scale);
         if (!scales || !s->bf16 || !s->bf16_scale) {
             free(scales), free(s->bf16), free(s->bf16_scale);
             s->bf16 = NULL, s->bf16_scale = NULL;
@@ -449,15 +450,15 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     if (in_h < 1 || in_w < 1 || in_h > 16384 || in_w > 16384)
         return ac_errf(err, "%s: input size %dx%d out of range", m->path, in_h, in_w);
     if (target < 0 && (target = find_output(m, output_tensor, err)) < 0) return -1;
-    ac_cnn *c = calloc(1, sizeof *c);
+    ac_cnn *c = ac_calloc(1, sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     c->m = m;
     c->in_t = m->inputs[0];
     c->out_t = target;
-    c->t = calloc((size_t)m->n_tensors, sizeof *c->t);
-    c->steps = calloc((size_t)m->n_ops + 1, sizeof *c->steps);
-    int *last_use = malloc(((size_t)m->n_tensors + 1) * sizeof *last_use);
-    char *needed = calloc((size_t)m->n_tensors + 1, 1), *opneeded = calloc((size_t)m->n_ops + 1, 1);
+    c->t = ac_calloc((size_t)m->n_tensors, sizeof *c->t);
+    c->steps = ac_calloc((size_t)m->n_ops + 1, sizeof *c->steps);
+    int *last_use = ac_malloc(((size_t)m->n_tensors + 1) * sizeof *last_use);
+    char *needed = ac_calloc((size_t)m->n_tensors + 1, 1), *opneeded = ac_calloc((size_t)m->n_ops + 1, 1);
     if (!c->t || !c->steps || !last_use || !needed || !opneeded) {
         ac_errf(err, "out of memory");
         goto fail;
@@ -515,8 +516,8 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     ac_cnn_plan_slices_into_concat(c, target, last_use);
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
      * their last reader. The input and the target are never released. */
-    int *slot_busy = calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
-    c->slot_size = calloc((size_t)c->n_steps * 2 + 4, sizeof *c->slot_size);
+    int *slot_busy = ac_calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
+    c->slot_size = ac_calloc((size_t)c->n_steps * 2 + 4, sizeof *c->slot_size);
     if (!slot_busy || !c->slot_size) {
         free(slot_busy);
         ac_errf(err, "out of memory");
@@ -556,19 +557,19 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
         }
     }
     free(slot_busy);
-    c->slots = calloc((size_t)c->n_slots, sizeof *c->slots);
+    c->slots = ac_calloc((size_t)c->n_slots, sizeof *c->slots);
     if (!c->slots) {
         ac_errf(err, "out of memory");
         goto fail;
     }
     for (int q = 0; q < c->n_slots; q++)
-        if (!(c->slots[q] = malloc((c->slot_size[q] ? c->slot_size[q] : 1) * sizeof(float)))) {
+        if (!(c->slots[q] = ac_malloc((c->slot_size[q] ? c->slot_size[q] : 1) * sizeof(float)))) {
             ac_errf(err, "out of memory for activations (%zu floats)", c->slot_size[q]);
             goto fail;
         }
     for (int i = 0; i < m->n_tensors; i++)
         if (c->t[i].slot >= 0) c->t[i].data = c->slots[c->t[i].slot];
-    if (c->scratch_size && !(c->scratch = malloc(c->scratch_size * sizeof(float)))) {
+    if (c->scratch_size && !(c->scratch = ac_malloc(c->scratch_size * sizeof(float)))) {
         ac_errf(err, "out of memory for im2col (%zu floats)", c->scratch_size);
         goto fail;
     }

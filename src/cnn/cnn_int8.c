@@ -16,6 +16,7 @@
 
 #include "cnn_int8_internal.h"
 #include "cnn_plan.h"
+#include "alloc_internal.h"
 
 enum { K_CONV, K_DW, K_ADD, K_POOL, K_COPY, K_REQ, K_DONE /* an ADD its CONV_2D ran (plan_sums) */ };
 
@@ -114,9 +115,9 @@ static int filter_ok(const ac_tfl_tensor *w, int qdim, int nch) {
 static int conv_common(const ac_cnn *c, const cnn_step *s, i8_step *d, const tq *in, const tq *out, int nalloc, ac_err *err) {
     const ac_tfl_tensor *w = &c->m->tensors[s->op->inputs[1]];
     const int oc = s->g.oc;
-    d->bias = calloc((size_t)nalloc, sizeof *d->bias);
-    d->mult = calloc((size_t)nalloc, sizeof *d->mult);
-    d->shift = calloc((size_t)nalloc, sizeof *d->shift);
+    d->bias = ac_calloc((size_t)nalloc, sizeof *d->bias);
+    d->mult = ac_calloc((size_t)nalloc, sizeof *d->mult);
+    d->shift = ac_calloc((size_t)nalloc, sizeof *d->shift);
     if (!d->bias || !d->mult || !d->shift) return serr(c, s, err, "out of memory");
     if (s->op->n_in > 2 && s->op->inputs[2] >= 0) {
         const ac_tfl_tensor *b = &c->m->tensors[s->op->inputs[2]];
@@ -146,8 +147,8 @@ static int plan_conv(const ac_cnn *c, const cnn_step *s, i8_step *d, const tq *i
     ac_i8_gemm_w *g = &d->w;
     g->n = n, g->k = k, g->kp = (k + 3) & ~3, g->np = (n + 15) & ~15;
     if (conv_common(c, s, d, in, out, g->np, err) < 0) return -1;
-    g->packed = calloc((size_t)g->np * g->kp, 1);
-    g->col = calloc((size_t)g->np, sizeof *g->col);
+    g->packed = ac_calloc((size_t)g->np * g->kp, 1);
+    g->col = ac_calloc((size_t)g->np, sizeof *g->col);
     if (!g->packed || !g->col) return serr(c, s, err, "out of memory");
     const int cw = w->type == 3 ? 128 : 0;
     for (int o = 0; o < n; o++) {
@@ -176,8 +177,8 @@ static int plan_dw(const ac_cnn *c, const cnn_step *s, i8_step *d, const tq *in,
     if (!filter_ok(w, 3, oc)) return serr(c, s, err, "filter is not UINT8/INT8 quantized per tensor or per channel");
     if (oc > 4096) return serr(c, s, err, "over 4096 channels");
     if (conv_common(c, s, d, in, out, oc, err) < 0) return -1;
-    d->dwq = malloc((size_t)taps * oc * sizeof *d->dwq);
-    if (!d->dwq || !(d->inner = malloc((size_t)oc * sizeof *d->inner))) return serr(c, s, err, "out of memory");
+    d->dwq = ac_malloc((size_t)taps * oc * sizeof *d->dwq);
+    if (!d->dwq || !(d->inner = ac_malloc((size_t)oc * sizeof *d->inner))) return serr(c, s, err, "out of memory");
     memcpy(d->inner, d->bias, (size_t)oc * sizeof *d->inner);
     for (int t = 0; t < taps; t++)
         for (int o = 0; o < oc; o++) {
@@ -284,9 +285,9 @@ static void plan_sums(const ac_cnn *c, cnn_int8 *p) {
 /* Buffers: each tensor a slot, freed after its last reader (the input and the output never). */
 static int plan_buffers(const ac_cnn *c, cnn_int8 *p, size_t *cols, ac_err *err) {
     const int nt = c->m->n_tensors;
-    int *last = malloc((size_t)nt * sizeof *last), *busy = calloc((size_t)p->n_steps + 2, sizeof *busy);
-    size_t *size = calloc((size_t)p->n_steps + 2, sizeof *size);
-    p->slot = malloc((size_t)nt * sizeof *p->slot);
+    int *last = ac_malloc((size_t)nt * sizeof *last), *busy = ac_calloc((size_t)p->n_steps + 2, sizeof *busy);
+    size_t *size = ac_calloc((size_t)p->n_steps + 2, sizeof *size);
+    p->slot = ac_malloc((size_t)nt * sizeof *p->slot);
     if (!last || !busy || !size || !p->slot) {
         free(last), free(busy), free(size);
         return ac_errf(err, "out of memory");
@@ -323,16 +324,16 @@ static int plan_buffers(const ac_cnn *c, cnn_int8 *p, size_t *cols, ac_err *err)
                 busy[p->slot[ins[j]]] = 0;
     }
     int rc = 0;
-    if (!(p->slots = calloc((size_t)p->n_slots, sizeof *p->slots))) rc = ac_errf(err, "out of memory");
+    if (!(p->slots = ac_calloc((size_t)p->n_slots, sizeof *p->slots))) rc = ac_errf(err, "out of memory");
     for (int q = 0; !rc && q < p->n_slots; q++)
-        if (!(p->slots[q] = malloc(size[q] ? size[q] : 1))) rc = ac_errf(err, "out of memory for int8 activations");
+        if (!(p->slots[q] = ac_malloc(size[q] ? size[q] : 1))) rc = ac_errf(err, "out of memory for int8 activations");
     free(last), free(busy), free(size);
     return rc;
 }
 
 cnn_int8 *ac_cnn_int8_create(const ac_cnn *c, ac_err *err) {
-    cnn_int8 *p = calloc(1, sizeof *p);
-    if (!p || !(p->st = calloc((size_t)c->n_steps + 1, sizeof *p->st))) {
+    cnn_int8 *p = ac_calloc(1, sizeof *p);
+    if (!p || !(p->st = ac_calloc((size_t)c->n_steps + 1, sizeof *p->st))) {
         free(p);
         ac_errf(err, "out of memory");
         return NULL;
@@ -356,7 +357,7 @@ cnn_int8 *ac_cnn_int8_create(const ac_cnn *c, ac_err *err) {
     plan_sums(c, p);
     size_t cols = 0;
     if (plan_buffers(c, p, &cols, err) < 0) goto fail;
-    if (cols && !(p->cols = malloc(cols))) {
+    if (cols && !(p->cols = ac_malloc(cols))) {
         ac_errf(err, "out of memory for im2col");
         goto fail;
     }

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "strmap.h"
+#include "alloc_internal.h"
 
 ac_split ac_split_parse(const char *s) {
     if (!s) return AC_SPLIT_NONE;
@@ -67,15 +68,15 @@ static int get_image(builder *b, const char *index_key, const char *key, const c
     ac_dataset *ds = b->ds;
     if (ds->n == b->cap) {
         int nc = b->cap ? b->cap * 2 : 256;
-        ac_ds_image *ni = realloc(ds->images, (size_t)nc * sizeof *ni);
+        ac_ds_image *ni = ac_realloc(ds->images, (size_t)nc * sizeof *ni);
         if (!ni) return ac_errf(err, "dataset: out of memory");
         ds->images = ni;
         b->cap = nc;
     }
     ac_ds_image *im = &ds->images[ds->n];
     memset(im, 0, sizeof *im);
-    im->key = strdup(key);
-    im->id = strdup(id);
+    im->key = ac_strdup(key);
+    im->id = ac_strdup(id);
     im->split = AC_SPLIT_NONE;
     if (!im->key || !im->id || ac_strmap_put(&b->index, index_key, ds->n) < 0) {
         free(im->key);
@@ -86,10 +87,10 @@ static int get_image(builder *b, const char *index_key, const char *key, const c
 }
 
 static int add_caption(ac_ds_image *im, const char *cap, ac_err *err) {
-    char **nc = realloc(im->caps, (size_t)(im->n_caps + 1) * sizeof *nc);
+    char **nc = ac_realloc(im->caps, (size_t)(im->n_caps + 1) * sizeof *nc);
     if (!nc) return ac_errf(err, "dataset: out of memory");
     im->caps = nc;
-    if (!(im->caps[im->n_caps] = strdup(cap))) return ac_errf(err, "dataset: out of memory");
+    if (!(im->caps[im->n_caps] = ac_strdup(cap))) return ac_errf(err, "dataset: out of memory");
     im->n_caps++;
     return 0;
 }
@@ -101,9 +102,9 @@ static const char *base_name(const char *p) {
 
 static char *dir_of(const char *path) {
     const char *s = strrchr(path, '/');
-    if (!s) return strdup(".");
-    if (s == path) return strdup("/");
-    return strndup(path, (size_t)(s - path));
+    if (!s) return ac_strdup(".");
+    if (s == path) return ac_strdup("/");
+    return ac_strndup(path, (size_t)(s - path));
 }
 
 /* Line number of byte offset off in text. */
@@ -164,7 +165,7 @@ static int read_coco(const char *path, cJSON *root, builder *b, ac_err *err) {
         if (ac_strmap_get(&b->index, idb) >= 0) return ac_errf(err, "%s: images[%d]: id %s appears twice", path, i, idb);
         int k = get_image(b, idb, base_name(fn->valuestring), idb, err);
         if (k < 0) return -1;
-        b->ds->images[k].path = strdup(fn->valuestring); /* relative for now */
+        b->ds->images[k].path = ac_strdup(fn->valuestring); /* relative for now */
         i++;
     }
     i = 0;
@@ -204,7 +205,7 @@ static int read_karpathy(const char *path, cJSON *root, builder *b, ac_err *err)
         if (k < 0) return -1;
         ac_ds_image *im = &b->ds->images[k];
         if (cJSON_IsString(fp) && fp->valuestring[0]) im->path = ac_path_join(fp->valuestring, fn->valuestring);
-        else im->path = strdup(fn->valuestring);
+        else im->path = ac_strdup(fn->valuestring);
         if (cJSON_IsString(sp)) {
             im->split = ac_split_parse(sp->valuestring);
             if (im->split == AC_SPLIT_NONE)
@@ -229,7 +230,7 @@ static int read_karpathy(const char *path, cJSON *root, builder *b, ac_err *err)
 /* Parses one CSV field (RFC 4180 quotes) starting at *p; returns a malloc'd string. */
 static char *csv_field(char **p, int *bad) {
     char *s = *p;
-    char *out = malloc(strlen(s) + 1), *o = out;
+    char *out = ac_malloc(strlen(s) + 1), *o = out;
     if (!out) return NULL;
     if (*s == '"') {
         s++;
@@ -295,9 +296,9 @@ static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
             if (!tab) rc = ac_errf(err, "%s: expected \"image<TAB>caption\" or \"image<TAB>caption<TAB>split\"", where);
             else {
                 char *tab2 = strchr(tab + 1, '\t');
-                img = strndup(p, (size_t)(tab - p));
-                cap = tab2 ? strndup(tab + 1, (size_t)(tab2 - tab - 1)) : strdup(tab + 1);
-                if (tab2) split = strdup(tab2 + 1);
+                img = ac_strndup(p, (size_t)(tab - p));
+                cap = tab2 ? ac_strndup(tab + 1, (size_t)(tab2 - tab - 1)) : ac_strdup(tab + 1);
+                if (tab2) split = ac_strdup(tab2 + 1);
                 if (!img || !cap || (tab2 && !split)) rc = ac_errf(err, "dataset: out of memory");
             }
         }
@@ -318,7 +319,7 @@ static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
             if (sp == AC_SPLIT_NONE && (csv || split_column)) {
                 rc = ac_errf(err, "%s: third field '%.32s' is not a split (train, val or test)", where, split);
             } else if (sp == AC_SPLIT_NONE) { /* no split column declared: the tab was the caption's own */
-                char *whole = strdup(strchr(p, '\t') + 1);
+                char *whole = ac_strdup(strchr(p, '\t') + 1);
                 if (!whole) rc = ac_errf(err, "dataset: out of memory");
                 else free(cap), cap = whole;
             }
@@ -341,7 +342,7 @@ static int read_lines(const char *path, int csv, builder *b, ac_err *err) {
                     rc = ac_errf(err, "%s: %s is in split %s here but %s on an earlier line", where, im->key,
                                  names[sp], names[im->split]);
                 else if (sp != AC_SPLIT_NONE) im->split = sp;
-                if (!rc && !im->path && !(im->path = strdup(img))) rc = ac_errf(err, "dataset: out of memory");
+                if (!rc && !im->path && !(im->path = ac_strdup(img))) rc = ac_errf(err, "dataset: out of memory");
                 if (!rc) rc = add_caption(im, cap, err);
             }
         }
@@ -419,7 +420,7 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
     int rc;
     char *default_dir = NULL;
     if (ac_is_dir(spec)) {
-        ds->format = strdup("flickr8k");
+        ds->format = ac_strdup("flickr8k");
         rc = read_flickr8k_dir(spec, &b, err);
         char *a = ac_path_join(spec, "images"), *c = ac_path_join(spec, "Flicker8k_Dataset");
         if (ac_is_dir(a) || !ac_is_dir(c)) default_dir = a, free(c);
@@ -433,10 +434,10 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
             cJSON *images = cJSON_GetObjectItemCaseSensitive(root, "images");
             cJSON *first = cJSON_IsArray(images) ? cJSON_GetArrayItem(images, 0) : NULL;
             if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "annotations")) {
-                ds->format = strdup("coco");
+                ds->format = ac_strdup("coco");
                 rc = read_coco(spec, root, &b, err);
             } else if (cJSON_IsArray(images) && (!first || cJSON_GetObjectItemCaseSensitive(first, "sentences"))) {
-                ds->format = strdup("karpathy");
+                ds->format = ac_strdup("karpathy");
                 rc = read_karpathy(spec, root, &b, err);
             } else {
                 rc = ac_errf(err, "%s: neither COCO captions JSON (\"images\" + \"annotations\") nor Karpathy "
@@ -451,7 +452,7 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
         /* A text file: the Flickr8k token file itself, CSV, or TSV. */
         int is_token = !strcmp(base_name(spec), "Flickr8k.token.txt");
         int csv = ends_with(spec, ".csv");
-        ds->format = strdup(is_token ? "flickr8k" : "tsv");
+        ds->format = ac_strdup(is_token ? "flickr8k" : "tsv");
         if (is_token) {
             char *d = dir_of(spec);
             rc = read_flickr8k_dir(d, &b, err);
@@ -472,11 +473,11 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
     ac_strmap_free(&b.index);
     if (!rc && !ds->format) rc = ac_errf(err, "dataset: out of memory");
     if (!rc) {
-        ds->image_dir = strdup(image_dir ? image_dir : default_dir);
+        ds->image_dir = ac_strdup(image_dir ? image_dir : default_dir);
         for (int k = 0; !rc && k < ds->n; k++) {
             ac_ds_image *im = &ds->images[k];
-            char *rel = im->path ? im->path : strdup(im->key);
-            im->path = rel[0] == '/' ? strdup(rel) : ac_path_join(ds->image_dir, rel);
+            char *rel = im->path ? im->path : ac_strdup(im->key);
+            im->path = rel[0] == '/' ? ac_strdup(rel) : ac_path_join(ds->image_dir, rel);
             free(rel);
             if (!im->path) rc = ac_errf(err, "dataset: out of memory");
         }
@@ -504,7 +505,7 @@ void ac_dataset_free(ac_dataset *ds) {
 
 int ac_dataset_read_tokens(const char *specs, ac_split split, int max_words, ac_tokens **toks, int *n, int *cap,
                            ac_err *err) {
-    char *list = strdup(specs), *save = NULL;
+    char *list = ac_strdup(specs), *save = NULL;
     if (!list) return ac_errf(err, "out of memory");
     int rc = 0;
     for (char *spec = strtok_r(list, ",", &save); spec && !rc; spec = strtok_r(NULL, ",", &save)) {
@@ -516,7 +517,7 @@ int ac_dataset_read_tokens(const char *specs, ac_split split, int max_words, ac_
         int more = 0;
         for (int i = 0; i < ds.n; i++) more += ds.images[i].n_caps;
         if (*n + more > *cap) {
-            ac_tokens *t = realloc(*toks, sizeof **toks * (size_t)(*n + more + 1));
+            ac_tokens *t = ac_realloc(*toks, sizeof **toks * (size_t)(*n + more + 1));
             if (!t) rc = ac_errf(err, "out of memory reading %s", spec);
             else *toks = t, *cap = *n + more + 1;
         }

@@ -24,6 +24,7 @@
 #include "attncap/safetensors.h"
 #include "pool.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 #ifdef __F16C__
 #include <immintrin.h>
@@ -94,7 +95,7 @@ static void prepare(const work_item *w, int size, int stride, ac_resize policy, 
     ac_image_free(&img);
     if (w->need_flip) {
         size_t nb = (size_t)p->plain.w * p->plain.h * 3;
-        p->flipped.px = malloc(nb);
+        p->flipped.px = ac_malloc(nb);
         if (!p->flipped.px) {
             ac_image_free(&p->plain);
             p->failed = 1;
@@ -174,7 +175,7 @@ static int shard_add(shard_buf *b, const ac_image *img, const char *key, const c
     if (gh < 1 || gw < 1 || gh > b->src->grid_h || gw > b->src->grid_w || (!b->grids && (gh != b->src->grid_h || gw != b->src->grid_w)))
         return ac_errf(err, "the encoder gave a %dx%d grid for a %dx%d cache", gh, gw, b->src->grid_h, b->src->grid_w);
     size_t kl = strlen(key), sl = strlen(suffix);
-    char *k = malloc(kl + sl + 1);
+    char *k = ac_malloc(kl + sl + 1);
     if (!k) return ac_errf(err, "out of memory");
     memcpy(k, key, kl);
     memcpy(k + kl, suffix, sl + 1);
@@ -208,7 +209,7 @@ static int existing_keys(const char *dir, const ac_encoder_id *ours, ac_features
         }
         if (*nkeys + s->n > cap) {
             cap = 2 * (*nkeys + s->n) + 16;
-            char **nk = realloc(*keys, (size_t)cap * sizeof *nk);
+            char **nk = ac_realloc(*keys, (size_t)cap * sizeof *nk);
             if (!nk) {
                 ac_features_shard_close(&o);
                 return ac_errf(err, "%s: out of memory", dir);
@@ -304,8 +305,8 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
     ac_features_shards sl;
     char **have = NULL;
     int n_have = 0, rc = -1;
-    work_item *work = calloc((size_t)n + 1, sizeof *work);
-    key_idx *ki = calloc((size_t)n + 1, sizeof *ki);
+    work_item *work = ac_calloc((size_t)n + 1, sizeof *work);
+    key_idx *ki = ac_calloc((size_t)n + 1, sizeof *ki);
     shard_buf b = {src, o, (size_t)src->grid_h * src->grid_w * src->dim, 0, shard_size, 0, NULL, NULL, NULL, NULL};
     if (ac_features_shards_list(o->out_dir, &sl, err)) {
         free(work);
@@ -339,10 +340,10 @@ int ac_features_extract(const ac_feature_source *src, const char *const *paths, 
         work[n_work++] = w;
     }
     b.next_index = sl.next_index;
-    b.keys = calloc((size_t)shard_size, sizeof *b.keys);
-    b.data = malloc((size_t)shard_size * b.row * (o->fp16 ? 2 : 4));
-    b.tmp = malloc(b.row * sizeof *b.tmp);
-    if (ours.policy == AC_RESIZE_ASPECT) b.grids = malloc((size_t)shard_size * 2 * sizeof *b.grids);
+    b.keys = ac_calloc((size_t)shard_size, sizeof *b.keys);
+    b.data = ac_malloc((size_t)shard_size * b.row * (o->fp16 ? 2 : 4));
+    b.tmp = ac_malloc(b.row * sizeof *b.tmp);
+    if (ours.policy == AC_RESIZE_ASPECT) b.grids = ac_malloc((size_t)shard_size * 2 * sizeof *b.grids);
     if (!b.keys || !b.data || !b.tmp || (ours.policy == AC_RESIZE_ASPECT && !b.grids)) {
         ac_errf(err, "features: out of memory for a shard of %d x %zu floats", shard_size, b.row);
         goto done;
@@ -445,7 +446,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
     /* Pass 1, headers only: keys, shapes, one encoder throughout. */
     char **keys = NULL;
     int64_t total = 0, cap = 0;
-    int64_t *counts = calloc((size_t)sl.n, sizeof *counts);
+    int64_t *counts = ac_calloc((size_t)sl.n, sizeof *counts);
     ac_encoder_id first;
     int have_first = 0, any_grids = 0;
     int *grids = NULL; /* one shard's photos' own grids */
@@ -455,7 +456,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
     int rc = -1;
     if (!counts) goto oom;
     if (want_keys) {
-        if (!(want = malloc(((size_t)n_want + 1) * sizeof *want))) goto oom;
+        if (!(want = ac_malloc(((size_t)n_want + 1) * sizeof *want))) goto oom;
         memcpy(want, want_keys, (size_t)n_want * sizeof *want);
         qsort(want, (size_t)n_want, sizeof *want, ac_features_cmp_str);
     }
@@ -466,7 +467,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
         if (!have_first) {
             first = s->identity, have_first = 1;
             fc->grid_h = s->grid_h, fc->grid_w = s->grid_w, fc->dim = s->dim;
-            fc->encoder_json = strdup(s->identity_str);
+            fc->encoder_json = ac_strdup(s->identity_str);
         } else if (!ac_encoder_id_same(&s->identity, &first)) {
             ac_errf(err, "%s: made by a different encoder than %s/%s", o.path, dir, sl.names[0]);
             ac_features_shard_close(&o);
@@ -474,7 +475,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
         }
         if (total + s->n > cap) {
             cap = 2 * (total + s->n) + 64;
-            char **nk = realloc(keys, (size_t)cap * sizeof *nk);
+            char **nk = ac_realloc(keys, (size_t)cap * sizeof *nk);
             if (!nk) {
                 ac_features_shard_close(&o);
                 goto oom;
@@ -488,8 +489,8 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
         ac_features_shard_close(&o);
     }
     /* Sorted, first occurrence of a key wins (duplicates only arise from overlapping manual runs). */
-    ent = malloc((size_t)(total + 1) * sizeof *ent);
-    dest = malloc((size_t)(total + 1) * sizeof *dest);
+    ent = ac_malloc((size_t)(total + 1) * sizeof *ent);
+    dest = ac_malloc((size_t)(total + 1) * sizeof *dest);
     if (!ent || !dest || !fc->encoder_json) goto oom;
     for (int64_t i = 0; i < total; i++) ent[i].key = keys[i], ent[i].global = i, dest[i] = -1;
     if (total) qsort(ent, (size_t)total, sizeof *ent, cmp_entry);
@@ -503,22 +504,22 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
         goto fail;
     }
     size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
-    fc->keys = calloc((size_t)n + 1, sizeof *fc->keys);
+    fc->keys = ac_calloc((size_t)n + 1, sizeof *fc->keys);
     const size_t elem = compact ? sizeof(uint16_t) : sizeof(float);
     const int map = row && ((uint64_t)n > SIZE_MAX / row / elem || (size_t)n * row * elem > map_over);
     if (map) {
-        fc->mapped_row = calloc((size_t)n + 1, sizeof *fc->mapped_row);
-        fc->mapped_f16 = calloc((size_t)n + 1, 1);
-        fc->maps = calloc((size_t)sl.n, sizeof *fc->maps);
-        fc->map_len = calloc((size_t)sl.n, sizeof *fc->map_len);
+        fc->mapped_row = ac_calloc((size_t)n + 1, sizeof *fc->mapped_row);
+        fc->mapped_f16 = ac_calloc((size_t)n + 1, 1);
+        fc->maps = ac_calloc((size_t)sl.n, sizeof *fc->maps);
+        fc->map_len = ac_calloc((size_t)sl.n, sizeof *fc->map_len);
         if (!fc->keys || !fc->mapped_row || !fc->mapped_f16 || !fc->maps || !fc->map_len) goto oom;
     } else {
-        void *rows = row && (uint64_t)n <= SIZE_MAX / row / elem ? malloc((size_t)n * row * elem + 1) : NULL;
+        void *rows = row && (uint64_t)n <= SIZE_MAX / row / elem ? ac_malloc((size_t)n * row * elem + 1) : NULL;
         if (compact) fc->half = rows;
         else fc->data = rows;
         if (!fc->keys || !rows) goto oom;
     }
-    if (any_grids && !(fc->grids = malloc((size_t)n * 2 * sizeof *fc->grids + 1))) goto oom;
+    if (any_grids && !(fc->grids = ac_malloc((size_t)n * 2 * sizeof *fc->grids + 1))) goto oom;
     fc->n = (int)n;
     for (int64_t i = 0; i < total; i++)
         if (dest[i] >= 0) fc->keys[dest[i]] = keys[i], keys[i] = NULL;
@@ -541,7 +542,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
             goto fail;
         }
         if (fc->grids) { /* the wanted photos' own grids (a shard without them: whole grids) */
-            int *ng = realloc(grids, ((size_t)s->n * 2 + 1) * sizeof *ng);
+            int *ng = ac_realloc(grids, ((size_t)s->n * 2 + 1) * sizeof *ng);
             if (ng) grids = ng;
             if (!ng || ac_features_shard_grids(&o, grids, err)) {
                 if (!ng) ac_errf(err, "%s: out of memory", o.path);

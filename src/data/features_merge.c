@@ -19,6 +19,7 @@
 #include "attncap/safetensors.h"
 #include "features_internal.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 /* 1 if dir holds a shard file, 0 if none (an empty share), -1 if it cannot be read. */
 static int has_shards(const char *dir, ac_err *err) {
@@ -93,8 +94,8 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
     } else if (ac_is_file(out_dir)) {
         return ac_errf(err, "%s: exists and is not a directory", out_dir);
     }
-    ac_feature_cache *fc = calloc((size_t)n_dirs, sizeof *fc);
-    int *locks = malloc((size_t)n_dirs * sizeof *locks);
+    ac_feature_cache *fc = ac_calloc((size_t)n_dirs, sizeof *fc);
+    int *locks = ac_malloc((size_t)n_dirs * sizeof *locks);
     ac_encoder_id first_id;
     int first = -1, f16 = -1, rc = -1, n_entries = 0, f16_from = -1;
     merge_entry *ent = NULL;
@@ -142,7 +143,7 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
         ac_errf(err, "%s: none of the %d directories holds feature shards", dirs[0], n_dirs);
         goto done;
     }
-    ent = malloc(((size_t)n_entries + 1) * sizeof *ent);
+    ent = ac_malloc(((size_t)n_entries + 1) * sizeof *ent);
     if (!ent) goto oom;
     int k = 0;
     for (int d = 0; d < n_dirs; d++)
@@ -160,12 +161,12 @@ int ac_features_merge(const char *out_dir, const char *const *dirs, int n_dirs, 
     const size_t row_bytes = (size_t)L * c0->dim * (f16 ? 2 : 4);
     /* Written next to out_dir and renamed at the end: a killed merge leaves no half cache behind. */
     size_t tl = strlen(out_dir) + 32;
-    tmp = malloc(tl);
-    buf = malloc((size_t)shard_size * row_bytes + 1);
-    keys = malloc((size_t)shard_size * sizeof *keys);
-    if (first_id.policy == AC_RESIZE_ASPECT) grids = malloc((size_t)shard_size * 2 * sizeof *grids);
+    tmp = ac_malloc(tl);
+    buf = ac_malloc((size_t)shard_size * row_bytes + 1);
+    keys = ac_malloc((size_t)shard_size * sizeof *keys);
+    if (first_id.policy == AC_RESIZE_ASPECT) grids = ac_malloc((size_t)shard_size * 2 * sizeof *grids);
     if (!tmp || !buf || !keys || (first_id.policy == AC_RESIZE_ASPECT && !grids)) goto oom;
-    char *trimmed = strdup(out_dir);
+    char *trimmed = ac_strdup(out_dir);
     if (!trimmed) goto oom;
     for (size_t l = strlen(trimmed); l > 1 && trimmed[l - 1] == '/'; l--) trimmed[l - 1] = 0;
     snprintf(tmp, tl, "%s.tmp.%ld", trimmed, (long)getpid());

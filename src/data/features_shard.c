@@ -13,6 +13,7 @@
 
 #include "features_internal.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 int ac_features_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -34,11 +35,11 @@ int ac_features_shards_list(const char *dir, ac_features_shards *l, ac_err *err)
         if (sscanf(e->d_name, "shard-%5d.safetensors%n", &idx, &len) == 1 && len == 23 && e->d_name[len] == 0) {
             if (l->n == cap) {
                 cap = cap ? 2 * cap : 64;
-                char **nn = realloc(l->names, (size_t)cap * sizeof *nn);
+                char **nn = ac_realloc(l->names, (size_t)cap * sizeof *nn);
                 if (!nn) goto oom;
                 l->names = nn;
             }
-            if (!(l->names[l->n] = strdup(e->d_name))) goto oom;
+            if (!(l->names[l->n] = ac_strdup(e->d_name))) goto oom;
             l->n++;
             if (idx + 1 > l->next_index) l->next_index = idx + 1;
         } else if (sscanf(e->d_name, "shard-%5d.safetensors.tmp.%d%n", &idx, &pid, &len) == 2 && e->d_name[len] == 0 &&
@@ -88,11 +89,11 @@ static int shard_parse(const char *path, const ac_st_file *f, ac_features_shard_
         info_free(s);
         return ac_errf(err, "%s: metadata \"images\" is not a JSON array of %lld names", path, (long long)t->shape[0]);
     }
-    s->keys = calloc((size_t)t->shape[0] + 1, sizeof *s->keys);
+    s->keys = ac_calloc((size_t)t->shape[0] + 1, sizeof *s->keys);
     const cJSON *k;
     int i = 0;
     cJSON_ArrayForEach(k, arr) {
-        if (!s->keys || !cJSON_IsString(k) || !(s->keys[i] = strdup(k->valuestring))) {
+        if (!s->keys || !cJSON_IsString(k) || !(s->keys[i] = ac_strdup(k->valuestring))) {
             s->n = i;
             cJSON_Delete(arr);
             info_free(s);
@@ -140,7 +141,7 @@ int ac_features_shard_grids(const ac_features_shard *o, int *out, ac_err *err) {
     for (int r = 0; !g && r < s->n; r++) out[2 * r] = s->grid_h, out[2 * r + 1] = s->grid_w;
     if (!g) return 0;
     const size_t nb = (size_t)s->n * 2 * sizeof(int32_t);
-    int32_t *v = malloc(nb + 1);
+    int32_t *v = ac_malloc(nb + 1);
     if (!v) return ac_errf(err, "%s: out of memory", o->path);
     int ok = g->nbytes == nb;
     if (ok && g->data) {
@@ -174,7 +175,7 @@ int ac_features_shard_write(const char *path, char *const *keys, int n, const vo
     cJSON *arr = cJSON_CreateStringArray((const char *const *)keys, n);
     char *imgs = arr ? cJSON_PrintUnformatted(arr) : NULL;
     cJSON_Delete(arr);
-    int32_t *g = grids ? malloc((size_t)n * 2 * sizeof *g + 1) : NULL;
+    int32_t *g = grids ? ac_malloc((size_t)n * 2 * sizeof *g + 1) : NULL;
     int rc = -1;
     if (!imgs || (grids && !g)) {
         ac_errf(err, "%s: out of memory", path);

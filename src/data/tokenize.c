@@ -21,6 +21,7 @@
  * Not reproduced (rare in captions): URLs, e-mail addresses, SGML tags, smileys, phone numbers,
  * the deletion of characters PTBLexer cannot tokenize (we keep each as a one-character token). */
 #include "attncap/tokenize.h"
+#include "alloc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static void sb_put(sbuf *b, uint32_t cp) {
     if (b->failed) return;
     if (b->n + 5 > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 32;
-        char *p = realloc(b->p, cap);
+        char *p = ac_realloc(b->p, cap);
         if (!p) {
             b->failed = 1;
             return;
@@ -428,13 +429,13 @@ static int punct_removed(const char *t) {
 static int push_token(ac_tokens *out, int *cap, const sbuf *t) {
     /* -lowerCase: the whole token, as Java's toLowerCase(Locale.ENGLISH) */
     uint32_t buf[64];
-    uint32_t *cps = t->n < 64 ? buf : malloc((t->n + 1) * sizeof *cps);
+    uint32_t *cps = t->n < 64 ? buf : ac_malloc((t->n + 1) * sizeof *cps);
     if (!cps) return -1;
     size_t bad;
     int n = utf8_decode((const unsigned char *)t->p, t->n, cps, &bad);
     sbuf low = {0};
     low.cap = t->n + 8; /* lowercasing keeps the length in UTF-8 bytes or close to it */
-    low.p = malloc(low.cap);
+    low.p = ac_malloc(low.cap);
     if (!low.p) { if (cps != buf) free(cps); return -1; }
     for (int k = 0; k < n; k++) sb_put(&low, to_lower(cps[k]));
     if (cps != buf) free(cps);
@@ -442,7 +443,7 @@ static int push_token(ac_tokens *out, int *cap, const sbuf *t) {
     if (punct_removed(low.p)) { free(low.p); return 0; }
     if (out->n == *cap) {
         *cap = *cap ? *cap * 2 : 16;
-        char **nt = realloc(out->tok, (size_t)*cap * sizeof *nt);
+        char **nt = ac_realloc(out->tok, (size_t)*cap * sizeof *nt);
         if (!nt) { free(low.p); return -1; }
         out->tok = nt;
     }
@@ -631,7 +632,7 @@ int ac_tokenize(const char *text, ac_tokens *out, ac_err *err) {
     if (nb > lim.max_caption_bytes)
         return ac_errf(err, "caption of %zu bytes is over the limit of %llu (raise ATTNCAP_MAX_CAPTION_BYTES)",
                        nb, (unsigned long long)lim.max_caption_bytes);
-    uint32_t *cps = malloc((nb + 1) * sizeof *cps);
+    uint32_t *cps = ac_malloc((nb + 1) * sizeof *cps);
     if (!cps) return ac_errf(err, "caption: out of memory");
     size_t bad = 0;
     int n = utf8_decode((const unsigned char *)text, nb, cps, &bad);
@@ -673,7 +674,7 @@ void ac_tokens_free(ac_tokens *t) {
 char *ac_tokens_join(const ac_tokens *t) {
     size_t n = 1;
     for (int i = 0; i < t->n; i++) n += strlen(t->tok[i]) + 1;
-    char *s = malloc(n), *p = s;
+    char *s = ac_malloc(n), *p = s;
     if (!s) return NULL;
     for (int i = 0; i < t->n; i++) {
         size_t l = strlen(t->tok[i]);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "strmap.h"
+#include "alloc_internal.h"
 
 static const char *const SPECIALS[4] = {"<pad>", "<start>", "<end>", "<unk>"};
 
@@ -24,7 +25,7 @@ static int by_count(const void *a, const void *b) {
 }
 
 static int vocab_add(ac_vocab *v, const char *w, ac_err *err) {
-    char *d = strdup(w);
+    char *d = ac_strdup(w);
     if (!d || ac_strmap_put(&v->index, w, v->n) == -2) { free(d); return ac_errf(err, "vocabulary: out of memory"); }
     v->words[v->n++] = d;
     return 0;
@@ -43,9 +44,9 @@ int ac_vocab_build(const ac_tokens *caps, int n_caps, int min_count, ac_vocab **
             if (id < 0) {
                 if (n_words == cap) {
                     cap = cap ? cap * 2 : 1024;
-                    int *nc = realloc(cnt, (size_t)cap * sizeof *nc);
+                    int *nc = ac_realloc(cnt, (size_t)cap * sizeof *nc);
                     if (nc) cnt = nc;
-                    char **nw = realloc(wl, (size_t)cap * sizeof *nw);
+                    char **nw = ac_realloc(wl, (size_t)cap * sizeof *nw);
                     if (nw) wl = nw;
                     if (!nc || !nw) goto oom;
                 }
@@ -56,7 +57,7 @@ int ac_vocab_build(const ac_tokens *caps, int n_caps, int min_count, ac_vocab **
             }
             cnt[id]++;
         }
-    wc *arr = malloc((size_t)(n_words ? n_words : 1) * sizeof *arr);
+    wc *arr = ac_malloc((size_t)(n_words ? n_words : 1) * sizeof *arr);
     if (!arr) goto oom;
     int m = 0;
     for (int i = 0; i < n_words; i++) {
@@ -74,8 +75,8 @@ int ac_vocab_build(const ac_tokens *caps, int n_caps, int min_count, ac_vocab **
         return ac_errf(err, "vocabulary of %d words is over the limit of %llu (raise ATTNCAP_MAX_VOCAB or min_count)",
                        m + 4, (unsigned long long)lim.max_vocab);
     }
-    ac_vocab *v = calloc(1, sizeof *v);
-    if (v) v->words = malloc((size_t)(m + 4) * sizeof *v->words);
+    ac_vocab *v = ac_calloc(1, sizeof *v);
+    if (v) v->words = ac_malloc((size_t)(m + 4) * sizeof *v->words);
     int rc = 0;
     if (!v || !v->words) rc = ac_errf(err, "vocabulary: out of memory");
     for (int k = 0; !rc && k < 4; k++) rc = vocab_add(v, SPECIALS[k], err);
@@ -118,8 +119,8 @@ int ac_vocab_from_json(const char *json, ac_vocab **out, ac_err *err) {
         cJSON_Delete(a);
         return ac_errf(err, "vocabulary: %d words (need 4..%llu; limit ATTNCAP_MAX_VOCAB)", n, (unsigned long long)lim.max_vocab);
     }
-    ac_vocab *v = calloc(1, sizeof *v);
-    if (v) v->words = malloc((size_t)n * sizeof *v->words);
+    ac_vocab *v = ac_calloc(1, sizeof *v);
+    if (v) v->words = ac_malloc((size_t)n * sizeof *v->words);
     if (!v || !v->words) { free(v); cJSON_Delete(a); return ac_errf(err, "vocabulary: out of memory"); }
     int i = 0, rc = 0;
     cJSON *it;
@@ -154,11 +155,11 @@ void ac_vocab_encode(const ac_vocab *v, const ac_tokens *t, int *out) {
 int ac_vocab_repeatable(const ac_vocab *v, const ac_tokens *caps, int n_caps, double min_rate, int min_captions,
                         unsigned char *repeatable, ac_err *err) {
     const int V = v->n;
-    int *used = calloc((size_t)V, sizeof *used), *twice = calloc((size_t)V, sizeof *twice), *ids = NULL, n_ids = 0;
+    int *used = ac_calloc((size_t)V, sizeof *used), *twice = ac_calloc((size_t)V, sizeof *twice), *ids = NULL, n_ids = 0;
     for (int c = 0; used && twice && c < n_caps; c++) {
         if (caps[c].n > n_ids) {
             free(ids);
-            if (!(ids = malloc(sizeof *ids * (size_t)caps[c].n))) break;
+            if (!(ids = ac_malloc(sizeof *ids * (size_t)caps[c].n))) break;
             n_ids = caps[c].n;
         }
         ac_vocab_encode(v, &caps[c], ids);

@@ -28,6 +28,7 @@
 #include "hard_attention_internal.h"
 #include "pool.h"
 #include "transformer_internal.h"
+#include "alloc_internal.h"
 
 static const char *const kind_names[AC_DECODER_KIND_COUNT] = {"lstm", "transformer"};
 
@@ -172,7 +173,7 @@ int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err)
     dec->cfg = *cfg;
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     ac_decoder_tensors(cfg, t, &dec->n_params);
-    dec->params = calloc(dec->n_params, sizeof(float));
+    dec->params = ac_calloc(dec->n_params, sizeof(float));
     if (!dec->params) return ac_errf(err, "out of memory for %zu decoder parameters", dec->n_params);
     bind(dec);
     return 0;
@@ -216,7 +217,7 @@ void ac_decoder_free(ac_decoder *dec) {
  * NULL (also out of memory: *oom set). */
 static uint16_t *pack_f16_exact(const float *src, int rows, int cols, int *oom) {
     const size_t n = (size_t)rows * cols;
-    uint16_t *h = malloc(n * sizeof *h), *packed = malloc(ac_smm_packed_size(rows, cols) * sizeof *packed);
+    uint16_t *h = ac_malloc(n * sizeof *h), *packed = ac_malloc(ac_smm_packed_size(rows, cols) * sizeof *packed);
     int exact = h && packed;
     for (size_t i = 0; exact && i < n; i++) {
         h[i] = ac_f32_to_f16(src[i]);
@@ -271,12 +272,12 @@ ac_dec_image *ac_decoder_prepare_regions(const ac_decoder *dec, const float *ann
     }
     const int L = dec->cfg.n_ann, D = dec->cfg.dim, A = ac_attention_key_dim(&dec->cfg);
     const int n = gh * gw + regions;
-    ac_dec_image *im = calloc(1, sizeof *im);
+    ac_dec_image *im = ac_calloc(1, sizeof *im);
     if (!im) return NULL;
     im->L = L, im->D = D, im->A = A, im->n = n, im->gh = gh, im->gw = gw, im->regions = regions;
-    im->ann = malloc(sizeof(float) * (size_t)n * D);
-    im->proj = malloc(sizeof(float) * (size_t)n * A);
-    im->mean = calloc((size_t)D, sizeof(float));
+    im->ann = ac_malloc(sizeof(float) * (size_t)n * D);
+    im->proj = ac_malloc(sizeof(float) * (size_t)n * A);
+    im->mean = ac_calloc((size_t)D, sizeof(float));
     if (!im->ann || !im->proj || !im->mean) {
         ac_dec_image_free(im);
         return NULL;
@@ -551,7 +552,7 @@ int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, 
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
     if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
-    float *buf = malloc((2 * S + ((size_t)n + 1) * P + V + ac_decoder_advance_scratch(&dec->cfg, 1, n)) * sizeof *buf);
+    float *buf = ac_malloc((2 * S + ((size_t)n + 1) * P + V + ac_decoder_advance_scratch(&dec->cfg, 1, n)) * sizeof *buf);
     ac_dec_image *img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w);
     if (!buf || !img) {
         free(buf);

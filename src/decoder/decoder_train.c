@@ -28,6 +28,7 @@
 #include "decoder_internal.h"
 #include "hard_attention_internal.h"
 #include "transformer_internal.h"
+#include "alloc_internal.h"
 
 struct ac_dec_work {
     ac_decoder_config cfg;
@@ -114,7 +115,7 @@ static void pack_weights(const ac_decoder *dec, float *buf, const float *pk[4]) 
 
 static void *xrealloc(void *p, size_t n) {
     free(p);
-    return malloc(n ? n : 1);
+    return ac_malloc(n ? n : 1);
 }
 
 /* (Re)allocates for B captions and N tokens, T steps. Returns -1 on out of memory. */
@@ -155,7 +156,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
 }
 
 ac_dec_work *ac_dec_work_new(const ac_decoder_config *cfg, int max_B, int max_T) {
-    ac_dec_work *w = calloc(1, sizeof *w);
+    ac_dec_work *w = ac_calloc(1, sizeof *w);
     if (!w) return NULL;
     w->cfg = *cfg;
     if (cfg->decoder == AC_DECODER_TRANSFORMER ? !(w->tf = ac_tf_work_new(cfg)) : work_reserve(w, max_B, max_T, max_B * max_T)) {
@@ -624,7 +625,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
     w->off[T] = r;
     if (!w->pk_ext) {
         size_t off[5];
-        if (!w->pack_own && !(w->pack_own = malloc(sizeof(float) * pack_size(c, off))))
+        if (!w->pack_own && !(w->pack_own = ac_malloc(sizeof(float) * pack_size(c, off))))
             return ac_errf(err, "decoder batch: out of memory");
         pack_weights(dec, w->pack_own, w->pk);
     }
@@ -658,21 +659,21 @@ struct ac_dec_pool {
 
 ac_dec_pool *ac_dec_pool_new(const ac_decoder_config *cfg, int shards, int threads, int max_B, int max_T) {
     if (shards < 1) shards = 1;
-    ac_dec_pool *p = calloc(1, sizeof *p);
+    ac_dec_pool *p = ac_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->shards = shards, p->threads = threads < 1 ? 1 : threads;
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     ac_decoder_tensors(cfg, t, &p->n_params);
-    p->w = calloc((size_t)shards, sizeof *p->w);
-    p->g = calloc((size_t)shards, sizeof *p->g);
+    p->w = ac_calloc((size_t)shards, sizeof *p->w);
+    p->g = ac_calloc((size_t)shards, sizeof *p->g);
     size_t off[5];
-    p->pack = malloc(sizeof(float) * pack_size(cfg, off));
+    p->pack = ac_malloc(sizeof(float) * pack_size(cfg, off));
     p->dim = cfg->dim;
-    p->dctx = malloc(sizeof(float) * (size_t)shards * (size_t)cfg->dim);
+    p->dctx = ac_malloc(sizeof(float) * (size_t)shards * (size_t)cfg->dim);
     if (!p->w || !p->g || !p->pack || !p->dctx) goto fail;
     for (int s = 0; s < shards; s++) {
         if (!(p->w[s] = ac_dec_work_new(cfg, (max_B + shards - 1) / shards, max_T))) goto fail;
-        if (s && !(p->g[s] = malloc(sizeof(float) * p->n_params))) goto fail;
+        if (s && !(p->g[s] = ac_malloc(sizeof(float) * p->n_params))) goto fail;
     }
     return p;
 fail:
@@ -742,7 +743,7 @@ static void combine_task(void *arg, int t, int thread) {
  * shard with the fewest tokens so far (ties: lower shard). Within a shard the batch order is kept, so
  * each shard is still sorted by length. Deterministic. */
 static void assign_shards(const ac_dec_batch *b, int S, int *shard_of) {
-    int *img = malloc(sizeof(int) * (size_t)b->B * 3);
+    int *img = ac_malloc(sizeof(int) * (size_t)b->B * 3);
     if (!img) { /* fall back to interleaving */
         for (int i = 0; i < b->B; i++) shard_of[i] = i % S;
         return;
@@ -776,8 +777,8 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
                                  unsigned long long seed, float *grad, ac_dec_stats *st, ac_err *err) {
     if (b->B > 4096) return ac_errf(err, "decoder batch: over 4096 captions");
     const int S = p->shards < b->B ? p->shards : b->B;
-    shard_job *jobs = calloc((size_t)S, sizeof *jobs);
-    int *shard_of = malloc(sizeof(int) * (size_t)b->B), *words = malloc(sizeof(int) * (size_t)b->B * b->stride + 1);
+    shard_job *jobs = ac_calloc((size_t)S, sizeof *jobs);
+    int *shard_of = ac_malloc(sizeof(int) * (size_t)b->B), *words = ac_malloc(sizeof(int) * (size_t)b->B * b->stride + 1);
     if (!jobs || !shard_of || !words) {
         free(jobs), free(shard_of), free(words);
         return ac_errf(err, "out of memory");

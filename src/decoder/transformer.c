@@ -27,6 +27,7 @@
 #include "attention_internal.h"
 #include "decoder_internal.h"
 #include "transformer_internal.h"
+#include "alloc_internal.h"
 
 ac_tf_dims ac_tf_dims_of(const ac_decoder_config *c) {
     const int nh = ac_attention_heads(c);
@@ -143,9 +144,9 @@ ac_dec_image *ac_tf_prepare(const ac_decoder *dec, const float *ann, int n) {
     const ac_tf_dims z = ac_tf_dims_of(&dec->cfg);
     const ac_tf_view P = ac_tf_view_of(&dec->cfg, dec->params);
     const int d = z.d, L = z.L;
-    ac_dec_image *im = calloc(1, sizeof *im);
-    float *m = malloc(sizeof(float) * (size_t)L * d);
-    if (im) im->kv = malloc(sizeof(float) * (size_t)z.Y * L * 2 * d);
+    ac_dec_image *im = ac_calloc(1, sizeof *im);
+    float *m = ac_malloc(sizeof(float) * (size_t)L * d);
+    if (im) im->kv = ac_malloc(sizeof(float) * (size_t)z.Y * L * 2 * d);
     if (!im || !m || !im->kv) {
         free(m);
         if (im) free(im->kv), free(im);

@@ -23,6 +23,7 @@
 #include "attention_internal.h"
 #include "decoder_internal.h"
 #include "transformer_internal.h"
+#include "alloc_internal.h"
 
 struct ac_tf_work {
     ac_decoder_config cfg;
@@ -49,7 +50,7 @@ struct ac_tf_work {
 
 static void *grow(void *p, size_t n) {
     free(p);
-    return malloc(n ? n : 1);
+    return ac_malloc(n ? n : 1);
 }
 
 /* Buffers for B captions, N tokens, U photos, T steps, S2 = sum len^2. -1: out of memory. */
@@ -95,7 +96,7 @@ static int reserve(ac_tf_work *w, int B, int N, int U, int T, int S2) {
 }
 
 ac_tf_work *ac_tf_work_new(const ac_decoder_config *c) {
-    ac_tf_work *w = calloc(1, sizeof *w);
+    ac_tf_work *w = ac_calloc(1, sizeof *w);
     if (!w) return NULL;
     w->cfg = *c, w->z = ac_tf_dims_of(c);
     return w;

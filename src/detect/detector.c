@@ -8,6 +8,7 @@
 
 #include "attncap/cnn.h"
 #include "attncap/tflite.h"
+#include "alloc_internal.h"
 
 #define MAX_LABELS 1000
 #define LABEL_BYTES (1 << 20)
@@ -29,7 +30,7 @@ static int load_labels(ac_detector *d, const char *model_path, const char *label
     if (!labels_path) { /* coco_labels.txt beside the model */
         const char *slash = strrchr(model_path, '/');
         size_t dir = slash ? (size_t)(slash - model_path + 1) : 0;
-        if (!(path = malloc(dir + 16))) return ac_errf(err, "out of memory");
+        if (!(path = ac_malloc(dir + 16))) return ac_errf(err, "out of memory");
         memcpy(path, model_path, dir);
         strcpy(path + dir, "coco_labels.txt");
         labels_path = path;
@@ -39,7 +40,7 @@ static int load_labels(ac_detector *d, const char *model_path, const char *label
         free(path);
         return -1;
     }
-    if (!(d->labels = calloc(MAX_LABELS, sizeof *d->labels))) rc = ac_errf(err, "out of memory");
+    if (!(d->labels = ac_calloc(MAX_LABELS, sizeof *d->labels))) rc = ac_errf(err, "out of memory");
     for (char *line = text, *next; rc == 0 && line < text + len && *line; line = next) {
         next = strchr(line, '\n');
         next = next ? next + 1 : text + len;
@@ -50,7 +51,7 @@ static int load_labels(ac_detector *d, const char *model_path, const char *label
             rc = ac_errf(err, "%s: more than %d labels", labels_path, MAX_LABELS);
             break;
         }
-        if (!(d->labels[d->n_labels] = malloc(n + 1))) {
+        if (!(d->labels[d->n_labels] = ac_malloc(n + 1))) {
             rc = ac_errf(err, "out of memory");
             break;
         }
@@ -65,7 +66,7 @@ static int load_labels(ac_detector *d, const char *model_path, const char *label
 
 int ac_detector_open(const char *model_path, const char *labels_path, int threads, ac_detector **out, ac_err *err) {
     *out = NULL;
-    ac_detector *d = calloc(1, sizeof *d);
+    ac_detector *d = ac_calloc(1, sizeof *d);
     if (!d) return ac_errf(err, "out of memory");
     if (ac_tfl_load(model_path, &d->model, err) < 0 || load_labels(d, model_path, labels_path, err) < 0) goto fail;
     const ac_tfl_model *m = d->model;
@@ -84,8 +85,8 @@ int ac_detector_open(const char *model_path, const char *labels_path, int thread
         goto fail;
     }
     d->n_anchors = h;
-    d->input = malloc((size_t)d->size * d->size * 3 * sizeof(float));
-    d->raw = malloc((size_t)h * c * sizeof(float));
+    d->input = ac_malloc((size_t)d->size * d->size * 3 * sizeof(float));
+    d->raw = ac_malloc((size_t)h * c * sizeof(float));
     if (!d->input || !d->raw) {
         ac_errf(err, "out of memory");
         goto fail;
@@ -174,7 +175,7 @@ int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float r, i
     const int stride = 5 + n_labels;
     /* every (anchor, class) over the bar, in the photo's pixels */
     size_t n = 0, cap = 64;
-    ac_detection *c = malloc(cap * sizeof *c);
+    ac_detection *c = ac_malloc(cap * sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     for (int a = 0; a < n_anchors; a++) {
         const float *p = raw + (size_t)a * stride;
@@ -182,7 +183,7 @@ int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float r, i
             float s = p[4] * p[5 + k];
             if (!(s >= o.min_score)) continue;
             if (n == cap) {
-                ac_detection *g = realloc(c, 2 * cap * sizeof *c);
+                ac_detection *g = ac_realloc(c, 2 * cap * sizeof *c);
                 if (!g) {
                     free(c);
                     return ac_errf(err, "out of memory");

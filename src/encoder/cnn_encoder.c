@@ -8,6 +8,7 @@
 
 #include "attncap/encoder.h"
 #include "cnn_internal.h"
+#include "alloc_internal.h"
 
 ac_input_norm ac_tfl_input_norm(const ac_tfl_model *m) {
     ac_input_norm n = {127.5f, 1.0f / 127.5f}; /* float models: the usual [-1, 1] */
@@ -70,10 +71,10 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
     /* the short name when it identifies the tensor, so caches record "MobilenetV2/Conv_1/Relu6" */
     const char *full = m->tensors[t].name;
     size_t n = first_len(full);
-    enc->layer = strndup(full, n);
+    enc->layer = ac_strndup(full, n);
     if (!enc->layer || ac_cnn_find_layer(m, enc->layer) != t) {
         free(enc->layer);
-        enc->layer = strdup(full);
+        enc->layer = ac_strdup(full);
     }
     if (!enc->layer) {
         ac_errf(err, "out of memory");
@@ -83,7 +84,7 @@ static int encoder_open(const char *path, const char *layer, int use_output, int
     ac_cnn_output_shape(enc->cnn, &enc->grid_h, &enc->grid_w, &enc->dim);
     enc->norm = ac_tfl_input_norm(m);
     if (ac_sha256_file(path, enc->sha256, err) < 0) goto fail;
-    if (!(enc->path = strdup(path))) {
+    if (!(enc->path = ac_strdup(path))) {
         ac_errf(err, "out of memory");
         goto fail;
     }
@@ -167,7 +168,7 @@ static void shapes_free(struct ac_encoder_shapes *s) {
  * now, replacing the least recently used, if new). */
 static ac_cnn *plan_for(ac_encoder *enc, int h, int w, ac_err *err) {
     if (h == enc->size && w == enc->size) return enc->cnn;
-    if (!enc->shapes && !(enc->shapes = calloc(1, sizeof *enc->shapes))) {
+    if (!enc->shapes && !(enc->shapes = ac_calloc(1, sizeof *enc->shapes))) {
         ac_errf(err, "out of memory");
         return NULL;
     }

@@ -11,6 +11,7 @@
 
 #include "attncap/encoder.h"
 #include "cnn_internal.h"
+#include "alloc_internal.h"
 
 enum { OP_AVERAGE_POOL_2D = 1, OP_CONV_2D = 3, OP_DEQUANTIZE = 6, OP_FULLY_CONNECTED = 9, OP_RESHAPE = 22,
        OP_SOFTMAX = 25, OP_MEAN = 40, OP_SQUEEZE = 43, OP_QUANTIZE = 114 };
@@ -81,7 +82,7 @@ int ac_class_head_open(const ac_encoder *enc, ac_class_head **out, ac_err *err) 
     const ac_tfl_op *sm = next_op(m, lg->outputs[0]);
     if (!sm || sm->opcode != OP_SOFTMAX)
         return ac_errf(err, "%s: the classifier head after '%s' does not end in a softmax", path, enc->layer);
-    ac_class_head *h = calloc(1, sizeof *h);
+    ac_class_head *h = ac_calloc(1, sizeof *h);
     if (!h) return ac_errf(err, "out of memory");
     h->dim = d, h->n_classes = n;
     h->pool_act = pool->opcode == OP_AVERAGE_POOL_2D ? pool->activation : CNN_ACT_NONE;
@@ -89,7 +90,7 @@ int ac_class_head_open(const ac_encoder *enc, ac_class_head **out, ac_err *err) 
     h->beta = sm->beta;
     h->w = w->data;
     h->bias = b ? b->data : NULL;
-    if (!(h->packed = malloc(ac_cnn_gemm_packed_size(n, d) * sizeof(float)))) {
+    if (!(h->packed = ac_malloc(ac_cnn_gemm_packed_size(n, d) * sizeof(float)))) {
         free(h);
         return ac_errf(err, "out of memory");
     }
@@ -169,7 +170,7 @@ int ac_class_head_forward(const ac_class_head *h, const float *ann, int grid_h, 
             return ac_errf(err, "classifier head: window %d (%d,%d %dx%d) outside the %dx%d grid", k, win[k].y, win[k].x,
                            win[k].h, win[k].w, grid_h, grid_w);
     const int rows = 1 + n_win, n = h->n_classes;
-    float *pooled = malloc((size_t)rows * dim * sizeof *pooled), *logits = malloc((size_t)rows * n * sizeof *logits);
+    float *pooled = ac_malloc((size_t)rows * dim * sizeof *pooled), *logits = ac_malloc((size_t)rows * n * sizeof *logits);
     if (!pooled || !logits) {
         free(pooled), free(logits);
         return ac_errf(err, "out of memory");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attncap/safetensors.h"
+#include "alloc_internal.h"
 
 #define PRESENCE_FORMAT "attncap-presence-1"
 #define MAX_GROUPS 1024
@@ -31,15 +32,15 @@ void ac_presence_free(ac_presence *p) {
 
 /* dst = a deep copy of src's k groups. */
 static int copy_groups(const ac_presence_group *src, int k, ac_presence_group **dst, ac_err *err) {
-    ac_presence_group *g = calloc((size_t)k, sizeof *g);
+    ac_presence_group *g = ac_calloc((size_t)k, sizeof *g);
     if (!g) return ac_errf(err, "out of memory");
     for (int i = 0; i < k; i++) {
-        g[i].name = strdup(src[i].name);
+        g[i].name = ac_strdup(src[i].name);
         g[i].prior = src[i].prior;
-        g[i].forms = calloc((size_t)src[i].n_forms + 1, sizeof *g[i].forms);
+        g[i].forms = ac_calloc((size_t)src[i].n_forms + 1, sizeof *g[i].forms);
         if (!g[i].name || !g[i].forms) return ac_presence_groups_free(g, k), ac_errf(err, "out of memory");
         for (; g[i].n_forms < src[i].n_forms; g[i].n_forms++)
-            if (!(g[i].forms[g[i].n_forms] = strdup(src[i].forms[g[i].n_forms])))
+            if (!(g[i].forms[g[i].n_forms] = ac_strdup(src[i].forms[g[i].n_forms])))
                 return ac_presence_groups_free(g, k), ac_errf(err, "out of memory");
     }
     *dst = g;
@@ -50,9 +51,9 @@ int ac_presence_init(ac_presence *p, int k, int dim, const ac_presence_group *gr
                      ac_err *err) {
     memset(p, 0, sizeof *p);
     if (k < 1 || k > MAX_GROUPS || dim < 1 || dim > MAX_DIM) return ac_errf(err, "presence: bad size %d x %d", k, dim);
-    p->w = calloc((size_t)k * dim, sizeof *p->w);
-    p->b = calloc((size_t)k, sizeof *p->b);
-    p->encoder_json = strdup(encoder_json ? encoder_json : "{}");
+    p->w = ac_calloc((size_t)k * dim, sizeof *p->w);
+    p->b = ac_calloc((size_t)k, sizeof *p->b);
+    p->encoder_json = ac_strdup(encoder_json ? encoder_json : "{}");
     if (!p->w || !p->b || !p->encoder_json || copy_groups(groups, k, &p->groups, err)) {
         free(p->w), free(p->b), free(p->encoder_json);
         memset(p, 0, sizeof *p);
@@ -69,7 +70,7 @@ static int parse_groups(const char *json, int k, ac_presence_group **out, ac_err
         cJSON_Delete(j);
         return ac_errf(err, "metadata 'groups' is not an array of %d groups", k);
     }
-    ac_presence_group *g = calloc((size_t)k, sizeof *g);
+    ac_presence_group *g = ac_calloc((size_t)k, sizeof *g);
     int rc = g ? 0 : ac_errf(err, "out of memory"), i = 0;
     for (const cJSON *e = j->child; !rc && e; e = e->next, i++) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *forms = cJSON_GetObjectItemCaseSensitive(e, "forms"),
@@ -84,12 +85,12 @@ static int parse_groups(const char *json, int k, ac_presence_group **out, ac_err
             break;
         }
         g[i].prior = prior ? (float)prior->valuedouble : 0;
-        g[i].name = strdup(name->valuestring);
-        g[i].forms = calloc((size_t)nf + 1, sizeof *g[i].forms);
+        g[i].name = ac_strdup(name->valuestring);
+        g[i].forms = ac_calloc((size_t)nf + 1, sizeof *g[i].forms);
         if (!g[i].name || !g[i].forms) rc = ac_errf(err, "out of memory");
         for (const cJSON *f = forms->child; !rc && f; f = f->next) {
             if (!cJSON_IsString(f) || !*f->valuestring) rc = ac_errf(err, "metadata 'groups': group '%s' has an empty form", g[i].name);
-            else if (!(g[i].forms[g[i].n_forms++] = strdup(f->valuestring))) rc = ac_errf(err, "out of memory");
+            else if (!(g[i].forms[g[i].n_forms++] = ac_strdup(f->valuestring))) rc = ac_errf(err, "out of memory");
         }
     }
     cJSON_Delete(j);
@@ -108,9 +109,9 @@ static int from_file(const ac_st_file *f, ac_presence *p, ac_err *err) {
     const int k = (int)w->shape[0], dim = (int)w->shape[1];
     memset(p, 0, sizeof *p);
     const char *enc = ac_st_meta(f, "encoder");
-    p->w = malloc(sizeof *p->w * (size_t)k * dim);
-    p->b = malloc(sizeof *p->b * (size_t)k);
-    p->encoder_json = strdup(enc ? enc : "{}");
+    p->w = ac_malloc(sizeof *p->w * (size_t)k * dim);
+    p->b = ac_malloc(sizeof *p->b * (size_t)k);
+    p->encoder_json = ac_strdup(enc ? enc : "{}");
     int rc = !p->w || !p->b || !p->encoder_json ? ac_errf(err, "out of memory") : 0;
     if (!rc) rc = ac_st_to_f32(w, p->w, (size_t)k * dim, "w", err) || ac_st_to_f32(b, p->b, (size_t)k, "b", err) ? -1 : 0;
     for (size_t i = 0; !rc && i < (size_t)k * dim; i++)
@@ -164,7 +165,7 @@ static char *groups_json(const ac_presence *p) {
 
 int ac_presence_save(const ac_presence *p, const char *path, int fp16, const char *training_json, ac_err *err) {
     const size_t nw = (size_t)p->k * p->dim;
-    uint16_t *h = fp16 ? malloc(sizeof *h * (nw + (size_t)p->k)) : NULL;
+    uint16_t *h = fp16 ? ac_malloc(sizeof *h * (nw + (size_t)p->k)) : NULL;
     char *groups = groups_json(p);
     ac_st_writer w;
     ac_st_writer_init(&w);
@@ -201,7 +202,7 @@ double ac_presence_backward(const ac_presence *p, const float *x, const float *p
                             float l2, float *dw, float *db) {
     const size_t nk = (size_t)n * p->k;
     const double scale = 1.0 / (double)nk;
-    float *g = malloc(sizeof *g * (nk ? nk : 1)); /* d loss / d logit = (p - y) / (n k) */
+    float *g = ac_malloc(sizeof *g * (nk ? nk : 1)); /* d loss / d logit = (p - y) / (n k) */
     double loss = 0;
     for (size_t i = 0; i < nk; i++) {
         const double q = prob[i] < 1e-7f ? 1e-7 : prob[i] > 1 - 1e-7f ? 1 - 1e-7 : prob[i];
@@ -230,8 +231,8 @@ ac_presence_fit_opts ac_presence_fit_defaults(void) {
 int ac_presence_fit(ac_presence *p, const float *x, const uint8_t *y, int n, const ac_presence_fit_opts *o,
                     double *final_loss, ac_err *err) {
     const size_t nw = (size_t)p->k * p->dim, np = nw + (size_t)p->k;
-    float *prob = malloc(sizeof *prob * (size_t)n * p->k), *grad = malloc(sizeof *grad * np);
-    double *m = calloc(np, sizeof *m), *v = calloc(np, sizeof *v);
+    float *prob = ac_malloc(sizeof *prob * (size_t)n * p->k), *grad = ac_malloc(sizeof *grad * np);
+    double *m = ac_calloc(np, sizeof *m), *v = ac_calloc(np, sizeof *v);
     int rc = !prob || !grad || !m || !v ? ac_errf(err, "out of memory") : 0;
     double loss = NAN;
     const double b1 = 0.9, b2 = 0.999;
@@ -275,7 +276,7 @@ void ac_presence_pool(const float *ann, int grid_w, int dim, const ac_grid_windo
 int ac_presence_rows(const ac_presence *p, const float *ann, int grid_h, int grid_w, const ac_grid_window *win,
                      int n_win, float *prob, ac_err *err) {
     if (grid_h < 1 || grid_w < 1 || n_win < 0 || (n_win && !win)) return ac_errf(err, "presence: bad grid or windows");
-    float *x = malloc(sizeof *x * (size_t)(1 + n_win) * p->dim);
+    float *x = ac_malloc(sizeof *x * (size_t)(1 + n_win) * p->dim);
     if (!x) return ac_errf(err, "out of memory");
     const ac_grid_window whole = {0, 0, grid_h, grid_w};
     for (int r = 0; r <= n_win; r++) {

@@ -10,6 +10,7 @@
 #include "attncap/metrics.h"
 #include "json_internal.h"
 #include "strmap.h"
+#include "alloc_internal.h"
 
 static int nonblank(const char *s) {
     for (; *s; s++)
@@ -76,7 +77,7 @@ int ac_eval_load_results_files(const char *refs_spec, const char *const *paths, 
 /* Where result `it` says its photo is: the "image" path attncap caption --json prints, when it is a file. */
 static char *result_photo(const cJSON *it) {
     const cJSON *img = cJSON_GetObjectItemCaseSensitive(it, "image");
-    return cJSON_IsString(img) && ac_is_file(img->valuestring) ? strdup(img->valuestring) : NULL;
+    return cJSON_IsString(img) && ac_is_file(img->valuestring) ? ac_strdup(img->valuestring) : NULL;
 }
 
 int ac_eval_load_results_in(const char *refs_spec, const char *images_dir, const char *const *paths, int n_paths,
@@ -93,7 +94,7 @@ int ac_eval_load_results_in(const char *refs_spec, const char *images_dir, const
         if (ac_strmap_put(&idx, im->id, k) == -2 || ac_strmap_put(&idx, im->key, k) == -2) rc = -1;
         char *dot = strrchr(im->key, '.');
         if (!rc && dot) {
-            char *stem = strndup(im->key, (size_t)(dot - im->key));
+            char *stem = ac_strndup(im->key, (size_t)(dot - im->key));
             if (!stem || ac_strmap_put(&idx, stem, k) == -2) rc = -1;
             free(stem);
         }
@@ -152,9 +153,9 @@ int ac_eval_load_results_in(const char *refs_spec, const char *images_dir, const
                 break;
             }
             ac_eval_item *added = &s->items[s->n - 1];
-            added->path = im->path && ac_is_file(im->path) ? strdup(im->path) : result_photo(it);
+            added->path = im->path && ac_is_file(im->path) ? ac_strdup(im->path) : result_photo(it);
             const cJSON *model = cJSON_GetObjectItemCaseSensitive(it, "model");
-            if (cJSON_IsString(model) && model->valuestring[0]) added->model = strdup(model->valuestring);
+            if (cJSON_IsString(model) && model->valuestring[0]) added->model = ac_strdup(model->valuestring);
             i++;
         }
         cJSON_Delete(res);
@@ -191,7 +192,7 @@ int ac_eval_load_pairs(const char *path, ac_eval_set *s, ac_err *err) {
             break;
         }
         int n = cJSON_GetArraySize(caps), k = 0;
-        const char **refs = malloc((size_t)n * sizeof *refs);
+        const char **refs = ac_malloc((size_t)n * sizeof *refs);
         if (!refs) { rc = ac_errf(err, "out of memory"); break; }
         cJSON *c;
         cJSON_ArrayForEach(c, caps) {

@@ -1,5 +1,6 @@
 /* Grounding: attention mass inside hand-drawn boxes, the pointing game. */
 #include "attncap/grounding.h"
+#include "alloc_internal.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -37,10 +38,10 @@ static int parse_words(char *s, ac_ground_object *o) {
         size_t len = strlen(tok);
         while (len && tok[len - 1] == ' ') tok[--len] = 0;
         if (!len) continue;
-        char **w = realloc(o->words, (size_t)(o->n_words + 1) * sizeof *w);
+        char **w = ac_realloc(o->words, (size_t)(o->n_words + 1) * sizeof *w);
         if (!w) return -1;
         o->words = w;
-        if (!(o->words[o->n_words] = strdup(tok))) return -1;
+        if (!(o->words[o->n_words] = ac_strdup(tok))) return -1;
         o->n_words++;
     }
     return 0;
@@ -62,7 +63,7 @@ static int parse_boxes(const char *s, ac_ground_object *o) {
         }
         if (*p && *p != ' ') return -2;
         if (!(v[2] > v[0] && v[3] > v[1]) || o->n_boxes == MAX_BOXES) return -2;
-        ac_box *b = realloc(o->boxes, (size_t)(o->n_boxes + 1) * sizeof *b);
+        ac_box *b = ac_realloc(o->boxes, (size_t)(o->n_boxes + 1) * sizeof *b);
         if (!b) return -1;
         o->boxes = b;
         o->boxes[o->n_boxes++] = (ac_box){v[0], v[1], v[2], v[3]};
@@ -82,7 +83,7 @@ int ac_ground_load(const char *path, ac_ground_set *set, ac_err *err) {
 int ac_ground_parse(const char *data, size_t len, const char *path, ac_ground_set *set, ac_err *err) {
     memset(set, 0, sizeof *set);
     if (memchr(data, 0, len)) return ac_errf(err, "%s: not a text file (NUL byte)", path);
-    char *text = malloc(len + 1);
+    char *text = ac_malloc(len + 1);
     if (!text) return ac_errf(err, "out of memory");
     memcpy(text, data, len);
     text[len] = 0;
@@ -99,7 +100,7 @@ int ac_ground_parse(const char *data, size_t len, const char *path, ac_ground_se
             break;
         }
         *tab1 = *tab2 = 0;
-        ac_ground_object *grown = realloc(set->obj, (size_t)(set->n + 1) * sizeof *grown);
+        ac_ground_object *grown = ac_realloc(set->obj, (size_t)(set->n + 1) * sizeof *grown);
         if (!grown) {
             rc = ac_errf(err, "out of memory");
             break;
@@ -112,7 +113,7 @@ int ac_ground_parse(const char *data, size_t len, const char *path, ac_ground_se
             break;
         }
         int b;
-        if (!(o->photo = strdup(line)) || parse_words(tab1 + 1, o) || (b = parse_boxes(tab2 + 1, o)) == -1) {
+        if (!(o->photo = ac_strdup(line)) || parse_words(tab1 + 1, o) || (b = parse_boxes(tab2 + 1, o)) == -1) {
             rc = ac_errf(err, "out of memory");
             break;
         }

@@ -11,6 +11,7 @@
 
 #include "attncap/meteor.h"
 #include "meteor_internal.h"
+#include "alloc_internal.h"
 
 typedef struct {
     uint32_t *v;
@@ -20,7 +21,7 @@ typedef struct {
 static int cp_push(cpbuf *b, uint32_t c) {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 256;
-        uint32_t *v = realloc(b->v, cap * sizeof *v);
+        uint32_t *v = ac_realloc(b->v, cap * sizeof *v);
         if (!v) return -1;
         b->v = v;
         b->cap = cap;
@@ -160,7 +161,7 @@ static char *normalize_line(const char *line) {
     const char *c = line;
     while ((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == ' ') c++;
     if (!*c) {
-        char *r = malloc(strlen(line) + 1);
+        char *r = ac_malloc(strlen(line) + 1);
         if (!r) return NULL;
         size_t o = 0;
         for (c = line; *c; c++)
@@ -269,7 +270,7 @@ static char *normalize_line(const char *line) {
         bad = bad || cp_push(&b, ' ');
     }
     /* Whitespace runs -> one space, trimmed; lowercase; back to UTF-8. */
-    if (!bad && (res = malloc(b.n * 4 + 1))) {
+    if (!bad && (res = ac_malloc(b.n * 4 + 1))) {
         size_t o = 0;
         int pending = 0;
         for (size_t k = 0; k < b.n; k++) {

@@ -6,6 +6,7 @@
  * synset with the same byte offset do collide; Debian's data.verb offsets differ slightly from
  * Princeton's, so the rare collisions differ too). */
 #include "meteor_internal.h"
+#include "alloc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ int64_t ac_strtab_find(const ac_strtab *t, const char *s, size_t n) {
 
 static int str_grow_slots(ac_strtab *t) {
     uint32_t n = t->n_slots ? t->n_slots * 2 : 1u << 10;
-    uint32_t *s = calloc(n, sizeof *s);
+    uint32_t *s = ac_calloc(n, sizeof *s);
     if (!s) return -1;
     for (uint32_t id = 0; id < t->n; id++) {
         const char *u = ac_strtab_str(t, id);
@@ -67,14 +68,14 @@ int64_t ac_strtab_intern(ac_strtab *t, const char *s, size_t n) {
     if (t->chars_len + n + 1 > t->chars_cap) {
         size_t cap = t->chars_cap ? t->chars_cap * 2 : 1 << 12;
         while (cap < t->chars_len + n + 1) cap *= 2;
-        char *c = realloc(t->chars, cap);
+        char *c = ac_realloc(t->chars, cap);
         if (!c) return -1;
         t->chars = c;
         t->chars_cap = cap;
     }
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 1 << 10;
-        uint32_t *o = realloc(t->off, cap * sizeof *o);
+        uint32_t *o = ac_realloc(t->off, cap * sizeof *o);
         if (!o) return -1;
         t->off = o;
         t->cap = cap;
@@ -99,7 +100,7 @@ void ac_strtab_free(ac_strtab *t) {
 static int pv_push(pairvec *pv, uint32_t a, uint32_t b) {
     if (pv->n == pv->cap) {
         size_t cap = pv->cap ? pv->cap * 2 : 1 << 16;
-        pair32 *v = realloc(pv->v, cap * sizeof *v);
+        pair32 *v = ac_realloc(pv->v, cap * sizeof *v);
         if (!v) return -1;
         pv->v = v;
         pv->cap = cap;
@@ -117,9 +118,9 @@ static int cmp_u32(const void *a, const void *b) {
  * values are sorted and made unique. */
 static int build_csr(const pairvec *pv, uint32_t n_str, int dedupe, uint32_t **start_out,
                      uint32_t **vals_out) {
-    uint32_t *start = calloc((size_t)n_str + 1, sizeof *start);
-    uint32_t *vals = malloc((pv->n ? pv->n : 1) * sizeof *vals);
-    uint32_t *fill = calloc((size_t)n_str + 1, sizeof *fill);
+    uint32_t *start = ac_calloc((size_t)n_str + 1, sizeof *start);
+    uint32_t *vals = ac_malloc((pv->n ? pv->n : 1) * sizeof *vals);
+    uint32_t *fill = ac_calloc((size_t)n_str + 1, sizeof *fill);
     if (!start || !vals || !fill) {
         free(start), free(vals), free(fill);
         return -1;
@@ -255,7 +256,7 @@ static int load_exc(ac_wordnet *wn, const char *path, pairvec *pv, ac_err *err) 
 int ac_wordnet_load(const char *dir, ac_wordnet **out, ac_err *err) {
     static const char *const pos[4] = {"noun", "verb", "adj", "adv"};
     *out = NULL;
-    ac_wordnet *wn = calloc(1, sizeof *wn);
+    ac_wordnet *wn = ac_calloc(1, sizeof *wn);
     pairvec syn = {0}, exc = {0};
     char path[4096];
     int rc = wn ? 0 : ac_errf(err, "WordNet: out of memory");
@@ -352,7 +353,7 @@ static int append(uint32_t **buf, int *cap, int n, const uint32_t *v, uint32_t k
     if ((size_t)n + k > (size_t)*cap) {
         int c = *cap ? *cap : 64;
         while ((size_t)c < (size_t)n + k) c *= 2;
-        uint32_t *b = realloc(*buf, (size_t)c * sizeof *b);
+        uint32_t *b = ac_realloc(*buf, (size_t)c * sizeof *b);
         if (!b) return -1;
         *buf = b;
         *cap = c;

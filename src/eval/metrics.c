@@ -9,10 +9,11 @@
 #include "attncap/meteor.h"
 #include "attncap/tokenize.h"
 #include "metrics_internal.h"
+#include "alloc_internal.h"
 
 static char *norm_caption(const char *raw, int tokenize, const char *id, ac_err *err) {
     if (!tokenize) {
-        char *d = strdup(raw);
+        char *d = ac_strdup(raw);
         if (!d) ac_errf(err, "out of memory");
         return d;
     }
@@ -33,24 +34,24 @@ int ac_eval_set_add(ac_eval_set *s, const char *id, const char *const *refs, int
     if (!cand) return ac_errf(err, "image %s: no candidate caption", id ? id : "?");
     if (s->n == s->cap) {
         int nc = s->cap ? s->cap * 2 : 256;
-        ac_eval_item *ni = realloc(s->items, (size_t)nc * sizeof *ni);
+        ac_eval_item *ni = ac_realloc(s->items, (size_t)nc * sizeof *ni);
         if (!ni) return ac_errf(err, "out of memory");
         s->items = ni;
         s->cap = nc;
     }
     ac_eval_item it = {0};
     it.n_refs = n_refs;
-    it.id = id ? strdup(id) : NULL;
-    it.refs = calloc((size_t)n_refs, sizeof *it.refs);
+    it.id = id ? ac_strdup(id) : NULL;
+    it.refs = ac_calloc((size_t)n_refs, sizeof *it.refs);
     int rc = (!it.refs || (id && !it.id)) ? ac_errf(err, "out of memory") : 0;
     for (int j = 0; !rc && j < n_refs; j++)
         if (!(it.refs[j] = norm_caption(refs[j], tokenize, id, err))) rc = -1;
     if (!rc && !(it.cand = norm_caption(cand, tokenize, id, err))) rc = -1;
     if (!rc && tokenize) { /* as written, for reports */
-        it.cand_raw = strdup(cand);
-        it.refs_raw = calloc((size_t)n_refs, sizeof *it.refs_raw);
+        it.cand_raw = ac_strdup(cand);
+        it.refs_raw = ac_calloc((size_t)n_refs, sizeof *it.refs_raw);
         for (int j = 0; it.refs_raw && j < n_refs; j++)
-            if (!(it.refs_raw[j] = strdup(refs[j]))) rc = -1;
+            if (!(it.refs_raw[j] = ac_strdup(refs[j]))) rc = -1;
         if (rc || !it.cand_raw || !it.refs_raw) rc = ac_errf(err, "out of memory");
     }
     if (rc) {
@@ -81,10 +82,10 @@ static int run_meteor(const ac_eval_set *s, const char *wordnet, ac_scores *out,
     ac_meteor *m;
     if (ac_meteor_open(wordnet, &m, err)) return ac_err_prefix(err, "METEOR");
     int n = s->n;
-    const char **cands = malloc((size_t)n * sizeof *cands);
-    const char *const **refs = malloc((size_t)n * sizeof *refs);
-    int *nr = malloc((size_t)n * sizeof *nr);
-    out->img_meteor = malloc((size_t)n * sizeof *out->img_meteor);
+    const char **cands = ac_malloc((size_t)n * sizeof *cands);
+    const char *const **refs = ac_malloc((size_t)n * sizeof *refs);
+    int *nr = ac_malloc((size_t)n * sizeof *nr);
+    out->img_meteor = ac_malloc((size_t)n * sizeof *out->img_meteor);
     int rc = 0;
     if (!cands || !refs || !nr || !out->img_meteor) rc = ac_errf(err, "METEOR: out of memory");
     if (!rc) {
@@ -109,10 +110,10 @@ int ac_metrics_compute(const ac_eval_set *s, int flags, const char *meteor_wordn
     if (s->n <= 0) return ac_errf(err, "nothing to score: no images");
     int n = s->n;
     out->n = n;
-    out->img_bleu4 = malloc((size_t)n * sizeof(double));
-    out->img_rouge_l = malloc((size_t)n * sizeof(double));
-    out->img_cider_d = malloc((size_t)n * sizeof(double));
-    out->img_bleu4_smooth = malloc((size_t)n * sizeof(double));
+    out->img_bleu4 = ac_malloc((size_t)n * sizeof(double));
+    out->img_rouge_l = ac_malloc((size_t)n * sizeof(double));
+    out->img_cider_d = ac_malloc((size_t)n * sizeof(double));
+    out->img_bleu4_smooth = ac_malloc((size_t)n * sizeof(double));
     if (!out->img_bleu4 || !out->img_rouge_l || !out->img_cider_d || !out->img_bleu4_smooth ||
         ac_bleu(s->items, n, out->bleu, &out->counts, out->img_bleu4) ||
         ac_bleu4_smoothed(s->items, n, out->img_bleu4_smooth) ||

@@ -9,6 +9,7 @@
 
 #include "attncap/metrics.h"
 #include "metrics_internal.h"
+#include "alloc_internal.h"
 
 static const double TINY = 1e-15, SMALL = 1e-9;
 
@@ -48,8 +49,8 @@ static int image_counts(ac_strmap *words, const ac_eval_item *it, long long gues
                         int *reflen) {
     int tl, nr = it->n_refs, rc = 0;
     int *c = ac_metric_words(words, it->cand, &tl);
-    int **r = calloc((size_t)(nr ? nr : 1), sizeof *r);
-    int *rl = calloc((size_t)(nr ? nr : 1), sizeof *rl);
+    int **r = ac_calloc((size_t)(nr ? nr : 1), sizeof *r);
+    int *rl = ac_calloc((size_t)(nr ? nr : 1), sizeof *rl);
     if (!c || !r || !rl) rc = -1;
     for (int j = 0; j < nr && !rc; j++)
         if (!(r[j] = ac_metric_words(words, it->refs[j], &rl[j]))) rc = -1;

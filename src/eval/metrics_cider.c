@@ -12,6 +12,7 @@
 
 #include "attncap/metrics.h"
 #include "metrics_internal.h"
+#include "alloc_internal.h"
 
 static const double SIGMA = 6.0;
 
@@ -41,7 +42,7 @@ static int gram_eq(const gram *a, const gram *b) {
 }
 static int gm_grow(gram_map *m) {
     size_t nc = m->cap ? m->cap * 2 : 1u << 16;
-    gm_slot *ns = malloc(nc * sizeof *ns);
+    gm_slot *ns = ac_malloc(nc * sizeof *ns);
     if (!ns) return -1;
     for (size_t i = 0; i < nc; i++) ns[i].id = -1;
     for (size_t i = 0; i < m->cap; i++)
@@ -89,7 +90,7 @@ static int make_vec(gram_map *gm, const int *w, int len, vec *v) {
     memset(v, 0, sizeof *v);
     int total = 0;
     for (int k = 1; k <= 4; k++) total += len - k + 1 > 0 ? len - k + 1 : 0;
-    int *pairs = malloc((size_t)(total ? total : 1) * 2 * sizeof *pairs);
+    int *pairs = ac_malloc((size_t)(total ? total : 1) * 2 * sizeof *pairs);
     if (!pairs) return -1;
     int m = 0;
     for (int k = 1; k <= 4; k++)
@@ -109,9 +110,9 @@ static int make_vec(gram_map *gm, const int *w, int len, vec *v) {
             while (j >= 0 && pairs[2 * j] > a) pairs[2 * j + 2] = pairs[2 * j], pairs[2 * j + 3] = pairs[2 * j + 1], j--;
             pairs[2 * j + 2] = a, pairs[2 * j + 3] = b;
         }
-    v->id = malloc((size_t)(m ? m : 1) * sizeof *v->id);
-    v->order = malloc((size_t)(m ? m : 1) * sizeof *v->order);
-    v->w = malloc((size_t)(m ? m : 1) * sizeof *v->w);
+    v->id = ac_malloc((size_t)(m ? m : 1) * sizeof *v->id);
+    v->order = ac_malloc((size_t)(m ? m : 1) * sizeof *v->order);
+    v->w = ac_malloc((size_t)(m ? m : 1) * sizeof *v->w);
     if (!v->id || !v->order || !v->w) { free(pairs); return -1; }
     for (int i = 0; i < m; i++) {
         if (v->n && v->id[v->n - 1] == pairs[2 * i]) { v->w[v->n - 1] += 1; continue; }
@@ -162,7 +163,7 @@ int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
     int rc = 0;
     int n_caps = 0;
     for (int i = 0; i < n; i++) n_caps += 1 + items[i].n_refs;
-    vec *vs = calloc((size_t)(n_caps ? n_caps : 1), sizeof *vs);
+    vec *vs = ac_calloc((size_t)(n_caps ? n_caps : 1), sizeof *vs);
     int *df = NULL;
     if (!vs) return -1;
     int c = 0;
@@ -174,8 +175,8 @@ int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
             free(w);
             c++;
         }
-    if (!rc) df = calloc(gm.n ? gm.n : 1, sizeof *df);
-    int *seen = rc ? NULL : malloc((gm.n ? gm.n : 1) * sizeof *seen);
+    if (!rc) df = ac_calloc(gm.n ? gm.n : 1, sizeof *df);
+    int *seen = rc ? NULL : ac_malloc((gm.n ? gm.n : 1) * sizeof *seen);
     if (!rc && (!df || !seen)) rc = -1;
     if (!rc) {
         /* df: per image, each distinct n-gram of its references once */
@@ -188,7 +189,7 @@ int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
                     if (seen[vs[c].id[q]] != i) seen[vs[c].id[q]] = i, df[vs[c].id[q]]++;
         }
         double ref_len = log((double)n);
-        double *idf = malloc((gm.n ? gm.n : 1) * sizeof *idf);
+        double *idf = ac_malloc((gm.n ? gm.n : 1) * sizeof *idf);
         if (!idf) { rc = -1; goto done; }
         for (size_t g = 0; g < gm.n; g++) idf[g] = ref_len - log(df[g] > 1 ? (double)df[g] : 1.0);
         for (int k = 0; k < c; k++) weigh(&vs[k], idf);

@@ -36,6 +36,7 @@
 
 #include "attncap/meteor.h"
 #include "meteor_internal.h"
+#include "alloc_internal.h"
 
 static const double ALPHA = 0.85, BETA = 0.20, GAMMA = 0.60, DELTA = 0.75;
 static const double MODULE_WEIGHT[AC_METEOR_MODULES] = {1.0, 0.6, 0.8, 0.6};
@@ -91,7 +92,7 @@ static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
     if (id < 0) return -1;
     if ((uint32_t)id >= m->info_cap) {
         uint32_t cap = m->info_cap ? m->info_cap * 2 : 1024;
-        word_info *p = realloc(m->info, cap * sizeof *p);
+        word_info *p = ac_realloc(m->info, cap * sizeof *p);
         if (!p) return -1;
         m->info = p;
         m->info_cap = cap;
@@ -112,7 +113,7 @@ static int64_t word_id(ac_meteor *m, const char *w, size_t len) {
         if (m->syn_len + (size_t)n > m->syn_cap) {
             size_t cap = m->syn_cap ? m->syn_cap * 2 : 4096;
             while (cap < m->syn_len + (size_t)n) cap *= 2;
-            uint32_t *p = realloc(m->syn, cap * sizeof *p);
+            uint32_t *p = ac_realloc(m->syn, cap * sizeof *p);
             if (!p) return -1;
             m->syn = p;
             m->syn_cap = cap;
@@ -138,7 +139,7 @@ static int line_words(ac_meteor *m, const char *line, int64_t **ids, int *cap) {
         while (*q && *q != ' ') q++;
         if (n == *cap) {
             int c = *cap ? *cap * 2 : 64;
-            int64_t *v = realloc(*ids, (size_t)c * sizeof *v);
+            int64_t *v = ac_realloc(*ids, (size_t)c * sizeof *v);
             if (!v) {
                 free(norm);
                 return -1;
@@ -298,7 +299,7 @@ static void *scratch(ac_meteor *m, size_t bytes) {
     if (bytes > m->scratch_cap) {
         size_t cap = m->scratch_cap ? m->scratch_cap : 1 << 16;
         while (cap < bytes) cap *= 2;
-        void *p = realloc(m->scratch, cap);
+        void *p = ac_realloc(m->scratch, cap);
         if (!p) return NULL;
         m->scratch = p;
         m->scratch_cap = cap;
@@ -335,8 +336,8 @@ static int syn_share(ac_meteor *m, int64_t a, int64_t b) {
     int r = syn_share_sets(m, wa, wb);
     if ((m->memo_n + 1) * 2 > m->memo_cap) {
         size_t cap = m->memo_cap ? m->memo_cap * 2 : 1 << 14;
-        uint64_t *k = calloc(cap, sizeof *k);
-        uint8_t *v = malloc(cap);
+        uint64_t *k = ac_calloc(cap, sizeof *k);
+        uint8_t *v = ac_malloc(cap);
         if (!k || !v) {
             free(k), free(v);
             return r;
@@ -568,7 +569,7 @@ double ac_meteor_corpus(ac_meteor *m, int n, const char *const *cands, const cha
 
 int ac_meteor_open(const char *wordnet_dir, ac_meteor **out, ac_err *err) {
     *out = NULL;
-    ac_meteor *m = calloc(1, sizeof *m);
+    ac_meteor *m = ac_calloc(1, sizeof *m);
     if (!m) return ac_errf(err, "METEOR: out of memory");
     m->stemmer = sb_stemmer_new("english", NULL);
     if (!m->stemmer) {

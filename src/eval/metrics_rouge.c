@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attncap/metrics.h"
+#include "alloc_internal.h"
 
 static const double BETA = 1.2;
 
@@ -13,8 +14,8 @@ static const double BETA = 1.2;
 static int split_spaces(const char *s, const char ***w, int **len) {
     int n = 1;
     for (const char *p = s; *p; p++) n += *p == ' ';
-    *w = malloc((size_t)n * sizeof **w);
-    *len = malloc((size_t)n * sizeof **len);
+    *w = ac_malloc((size_t)n * sizeof **w);
+    *len = ac_malloc((size_t)n * sizeof **len);
     if (!*w || !*len) { free(*w); free(*len); return -1; }
     int k = 0;
     const char *st = s;
@@ -56,7 +57,7 @@ double ac_rouge_l(const char *cand, char *const *refs, int n_refs) {
         int *rlen;
         int nr = split_spaces(refs[r], &rw, &rlen);
         if (nr < 0) continue;
-        int *row = malloc((size_t)(nc + 1) * sizeof *row);
+        int *row = ac_malloc((size_t)(nc + 1) * sizeof *row);
         if (row) {
             int l = lcs(rw, rlen, nr, cw, cl, nc, row);
             double p = (double)l / nc, rc = (double)l / nr;

@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "metrics_internal.h"
+#include "alloc_internal.h"
 
 int *ac_metric_words(ac_strmap *m, const char *s, int *len) {
     int n = 0, cap = 16;
-    int *out = malloc((size_t)cap * sizeof *out);
+    int *out = ac_malloc((size_t)cap * sizeof *out);
     if (!out) return NULL;
     char buf[256];
     const char *p = s;
@@ -17,7 +18,7 @@ int *ac_metric_words(ac_strmap *m, const char *s, int *len) {
         const char *st = p;
         while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\v' || *p == '\f')) p++;
         size_t l = (size_t)(p - st);
-        char *w = l < sizeof buf ? buf : malloc(l + 1);
+        char *w = l < sizeof buf ? buf : ac_malloc(l + 1);
         if (!w) { free(out); return NULL; }
         memcpy(w, st, l);
         w[l] = 0;
@@ -26,7 +27,7 @@ int *ac_metric_words(ac_strmap *m, const char *s, int *len) {
         if (id < 0) { free(out); return NULL; }
         if (n == cap) {
             cap *= 2;
-            int *no = realloc(out, (size_t)cap * sizeof *no);
+            int *no = ac_realloc(out, (size_t)cap * sizeof *no);
             if (!no) { free(out); return NULL; }
             out = no;
         }

@@ -8,6 +8,7 @@
 #include "attncap/objects.h"
 #include "attncap/tokenize.h"
 #include "json_internal.h"
+#include "alloc_internal.h"
 
 static double ratio(long long a, long long b) { return b > 0 ? (double)a / (double)b : NAN; }
 
@@ -16,7 +17,7 @@ int ac_objects_score(const ac_eval_set *s, ac_object_scores *out, ac_err *err) {
     out->novel_recall = NAN;
     int n = s->n > 0 ? s->n : 0;
     size_t cells = (size_t)(n ? n : 1) * AC_N_OBJECTS;
-    out->cand = calloc(cells, 1), out->truth = calloc(cells, 1), out->named = calloc(cells, 1);
+    out->cand = ac_calloc(cells, 1), out->truth = ac_calloc(cells, 1), out->named = ac_calloc(cells, 1);
     uint8_t ref[AC_N_OBJECTS];
     int votes[AC_N_OBJECTS]; /* references naming each category */
     if (!out->cand || !out->truth || !out->named) {

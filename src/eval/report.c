@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "strmap.h"
+#include "alloc_internal.h"
 
 typedef struct {
     char *p;
@@ -19,7 +20,7 @@ static void put(buf *b, const char *s, size_t l) {
     if (b->n + l + 1 > b->cap) {
         size_t nc = b->cap ? b->cap : 1 << 16;
         while (nc < b->n + l + 1) nc *= 2;
-        char *np = realloc(b->p, nc);
+        char *np = ac_realloc(b->p, nc);
         if (!np) { b->oom = 1; return; }
         b->p = np, b->cap = nc;
     }
@@ -196,7 +197,7 @@ static void histogram(buf *b, const ac_scores *sc, const ac_scores *other) {
 
 /* other_of[i]: the other run's item for image i (matched by id), or -1. NULL when out of memory. */
 static int *match_other(const ac_eval_set *s, const ac_eval_set *o) {
-    int *m = malloc((size_t)(s->n ? s->n : 1) * sizeof *m);
+    int *m = ac_malloc((size_t)(s->n ? s->n : 1) * sizeof *m);
     ac_strmap ids = {0};
     int oom = !m;
     for (int j = 0; !oom && j < o->n; j++)
@@ -232,7 +233,7 @@ int ac_report_write(const char *dir, const ac_report *r, ac_err *err) {
         return ac_errf(err, "%s: the compared run needs per-image scores for every image", dir);
     if (ac_mkdirs(dir, err)) return -1;
     int n = s->n;
-    keyed *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    keyed *order = ac_malloc((size_t)(n ? n : 1) * sizeof *order);
     int *other_of = os ? match_other(s, os) : NULL;
     if (!order || (os && !other_of)) {
         free(order), free(other_of);

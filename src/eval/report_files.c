@@ -1,5 +1,6 @@
 /* report_files.c: the thumbnails and attention sheets an evaluation report links to (report.h). */
 #include "attncap/report.h"
+#include "alloc_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@ char *ac_report_thumb(const char *dir, int i, const ac_image *photo, ac_err *err
     ac_image_free(&t);
     free(tdir);
     free(full);
-    return ok ? strdup(rel) : NULL;
+    return ok ? ac_strdup(rel) : NULL;
 }
 
 /* A file-name-safe stem for the sheet directory of image i. */
@@ -49,7 +50,7 @@ char *ac_report_sheet(const char *dir, int i, const char *key, const ac_image *p
     free(paths), free(sheet_dir);
     if (rc) return NULL;
     snprintf(rel, sizeof rel, "sheets/%s/sheet.png", stem);
-    char *r = strdup(rel);
+    char *r = ac_strdup(rel);
     if (!r) ac_errf(err, "out of memory");
     return r;
 }

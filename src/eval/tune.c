@@ -1,5 +1,6 @@
 /* tune.c: the decoding-settings grid (see tune.h). */
 #include "attncap/tune.h"
+#include "alloc_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,8 +10,8 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
                  const ac_beam_opts *base, const int *beams, int nb, const float *alphas, int na, int meteor,
                  const char *wordnet, int threads, ac_tune_point *out, ac_err *err) {
     if (n < 1 || nb < 1 || na < 1) return ac_errf(err, "tune: nothing to do (%d photos, %d beams, %d alphas)", n, nb, na);
-    int *rows = malloc(sizeof(int) * (size_t)n);
-    char **texts = calloc((size_t)n, sizeof(char *));
+    int *rows = ac_malloc(sizeof(int) * (size_t)n);
+    char **texts = ac_calloc((size_t)n, sizeof(char *));
     int rc = rows && texts ? 0 : ac_errf(err, "out of memory");
     for (int i = 0; !rc && i < n; i++) rows[i] = photos[i].row;
     for (int b = 0; !rc && b < nb; b++)

@@ -13,6 +13,7 @@
  * Byte order: little-endian on disk and in memory (x86-64, aarch64). */
 #include "attncap/safetensors.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -119,8 +120,8 @@ static int parse_tensor(const char *path, const cJSON *item, const char *data, s
 static int parse_meta(const char *path, const cJSON *item, ac_st_file *f, ac_err *err) {
     if (!cJSON_IsObject(item)) return ac_errf(err, "%s: \"__metadata__\" is not an object", path);
     int n = cJSON_GetArraySize(item);
-    f->meta_keys = calloc((size_t)n + 1, sizeof *f->meta_keys);
-    f->meta_values = calloc((size_t)n + 1, sizeof *f->meta_values);
+    f->meta_keys = ac_calloc((size_t)n + 1, sizeof *f->meta_keys);
+    f->meta_values = ac_calloc((size_t)n + 1, sizeof *f->meta_values);
     if (!f->meta_keys || !f->meta_values) return ac_errf(err, "%s: out of memory", path);
     const cJSON *m;
     char kbuf[64];
@@ -129,8 +130,8 @@ static int parse_meta(const char *path, const cJSON *item, ac_st_file *f, ac_err
         for (int i = 0; i < f->n_meta; i++)
             if (!strcmp(f->meta_keys[i], m->string))
                 return ac_errf(err, "%s: duplicate __metadata__ key '%s'", path, clean(m->string, kbuf));
-        f->meta_keys[f->n_meta] = strdup(m->string);
-        f->meta_values[f->n_meta] = strdup(m->valuestring);
+        f->meta_keys[f->n_meta] = ac_strdup(m->string);
+        f->meta_values[f->n_meta] = ac_strdup(m->valuestring);
         f->n_meta++;
         if (!f->meta_keys[f->n_meta - 1] || !f->meta_values[f->n_meta - 1]) return ac_errf(err, "%s: out of memory", path);
     }
@@ -172,7 +173,7 @@ static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *er
     const char *data = f->buf_len == file_len ? h + hlen : NULL;
     size_t data_len = file_len - 8 - (size_t)hlen;
     int n = cJSON_GetArraySize(root);
-    f->tensors = calloc((size_t)n + 1, sizeof *f->tensors);
+    f->tensors = ac_calloc((size_t)n + 1, sizeof *f->tensors);
     if (!f->tensors) {
         cJSON_Delete(root);
         return ac_errf(err, "%s: out of memory", path);
@@ -185,7 +186,7 @@ static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *er
             else rc = parse_meta(path, item, f, err);
         } else {
             ac_st_tensor *t = &f->tensors[f->n_tensors];
-            t->name = strdup(item->string);
+            t->name = ac_strdup(item->string);
             if (!t->name) rc = ac_errf(err, "%s: out of memory", path);
             else {
                 f->n_tensors++;
@@ -218,7 +219,7 @@ int ac_st_read(const char *path, ac_st_file *f, ac_err *err) {
 int ac_st_read_mem(const void *data, size_t len, const char *name, ac_st_file *f, ac_err *err) {
     memset(f, 0, sizeof *f);
     if (!name) name = "safetensors";
-    f->buf = malloc(len + 1);
+    f->buf = ac_malloc(len + 1);
     if (!f->buf) return ac_errf(err, "%s: out of memory", name);
     if (len) memcpy(f->buf, data, len);
     f->buf[len] = 0;
@@ -250,7 +251,7 @@ int ac_st_read_header(const char *path, ac_st_file *f, ac_err *err) {
     } else if (st.st_size < 8 || fread(lenb, 1, 8, fp) != 8) {
         ac_errf(err, "%s: not a safetensors file (truncated)", path);
     } else if (st_header_len(path, lenb, (size_t)st.st_size, &hlen, err) == 0) {
-        f->buf = malloc(8 + hlen + 1);
+        f->buf = ac_malloc(8 + hlen + 1);
         if (!f->buf) {
             ac_errf(err, "%s: out of memory", path);
         } else {
@@ -348,18 +349,18 @@ int ac_st_writer_add(ac_st_writer *w, const char *name, ac_st_dtype dtype, int n
     t.data = data;
     if (w->n_tensors == w->cap_tensors) {
         int cap = w->cap_tensors ? 2 * w->cap_tensors : 16;
-        ac_st_tensor *nt = realloc(w->tensors, (size_t)cap * sizeof *nt);
+        ac_st_tensor *nt = ac_realloc(w->tensors, (size_t)cap * sizeof *nt);
         if (!nt) return ac_errf(err, "safetensors: out of memory");
         w->tensors = nt, w->cap_tensors = cap;
     }
-    t.name = strdup(name);
+    t.name = ac_strdup(name);
     if (!t.name) return ac_errf(err, "safetensors: out of memory");
     w->tensors[w->n_tensors++] = t;
     return 0;
 }
 
 int ac_st_writer_meta(ac_st_writer *w, const char *key, const char *value, ac_err *err) {
-    char *v = strdup(value);
+    char *v = ac_strdup(value);
     if (!v) return ac_errf(err, "safetensors: out of memory");
     for (int i = 0; i < w->n_meta; i++)
         if (!strcmp(w->meta_keys[i], key)) { /* last value wins */
@@ -369,9 +370,9 @@ int ac_st_writer_meta(ac_st_writer *w, const char *key, const char *value, ac_er
         }
     if (w->n_meta == w->cap_meta) {
         int cap = w->cap_meta ? 2 * w->cap_meta : 8;
-        char **nk = realloc(w->meta_keys, (size_t)cap * sizeof *nk);
+        char **nk = ac_realloc(w->meta_keys, (size_t)cap * sizeof *nk);
         if (nk) w->meta_keys = nk;
-        char **nv = nk ? realloc(w->meta_values, (size_t)cap * sizeof *nv) : NULL;
+        char **nv = nk ? ac_realloc(w->meta_values, (size_t)cap * sizeof *nv) : NULL;
         if (nv) w->meta_values = nv;
         if (!nk || !nv) {
             free(v);
@@ -379,7 +380,7 @@ int ac_st_writer_meta(ac_st_writer *w, const char *key, const char *value, ac_er
         }
         w->cap_meta = cap;
     }
-    char *k = strdup(key);
+    char *k = ac_strdup(key);
     if (!k) {
         free(v);
         return ac_errf(err, "safetensors: out of memory");
@@ -393,7 +394,7 @@ int ac_st_writer_meta(ac_st_writer *w, const char *key, const char *value, ac_er
 /* Data layout order: larger element sizes first (stable), so that every tensor starts at a multiple
  * of its own element size (the header is padded to 8) and readers may use the data in place. */
 static int *layout_order(const ac_st_writer *w) {
-    int *ord = malloc(((size_t)w->n_tensors + 1) * sizeof *ord), k = 0;
+    int *ord = ac_malloc(((size_t)w->n_tensors + 1) * sizeof *ord), k = 0;
     if (!ord) return NULL;
     for (size_t sz = 8; sz >= 1; sz /= 2)
         for (int i = 0; i < w->n_tensors; i++)

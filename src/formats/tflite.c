@@ -17,6 +17,7 @@
  *   Buffer:      0 data [ubyte], 1 offset (ulong), 2 size (ulong) (data outside the flatbuffer)
  */
 #include "attncap/tflite.h"
+#include "alloc_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -137,7 +138,7 @@ static int fb_vec_table(fb *f, const fb_vec *v, uint32_t k, fb_table *t) {
 static char *fb_string(fb *f, const fb_table *t, int i) {
     fb_vec v;
     if (fb_vector(f, t, i, 1, &v) < 0) return NULL;
-    char *s = malloc((size_t)v.len + 1);
+    char *s = ac_malloc((size_t)v.len + 1);
     if (!s) {
         fb_fail(f, "out of memory", 0);
         return NULL;
@@ -197,7 +198,7 @@ static int read_indices(fb *f, const fb_table *t, int field, int n_tensors, int 
     *n = 0;
     if (fb_vector(f, t, field, 4, &v) < 0) return -1;
     if (v.len > 1u << 20) return fb_fail(f, "absurd number of operands", v.pos);
-    *out = malloc(((size_t)v.len + 1) * sizeof **out);
+    *out = ac_malloc(((size_t)v.len + 1) * sizeof **out);
     if (!*out) return fb_fail(f, "out of memory", 0);
     for (uint32_t k = 0; k < v.len; k++) {
         int32_t idx = (int32_t)rd32(f->b + v.pos + 4 * (size_t)k);
@@ -250,8 +251,8 @@ static int read_quant(fb *f, const fb_table *tt, ac_tfl_tensor *t) {
     if (sc.len > 1u << 24) return fb_fail(f, "absurd number of quantization scales", sc.pos);
     if (zp.len != 0 && zp.len != sc.len) return fb_fail(f, "zero_point and scale counts differ", zp.pos);
     t->n_quant = (int)sc.len;
-    t->scale = malloc(sc.len * sizeof *t->scale);
-    t->zero_point = calloc(sc.len, sizeof *t->zero_point);
+    t->scale = ac_malloc(sc.len * sizeof *t->scale);
+    t->zero_point = ac_calloc(sc.len, sizeof *t->zero_point);
     if (!t->scale || !t->zero_point) return fb_fail(f, "out of memory", 0);
     for (uint32_t k = 0; k < sc.len; k++) {
         uint32_t u = rd32(f->b + sc.pos + 4 * (size_t)k);
@@ -273,7 +274,7 @@ static int dequantize(fb *f, ac_tfl_tensor *t, const uint8_t *p, uint64_t len, u
         f->failed = 1;
         return -1;
     }
-    t->data = malloc((count ? count : 1) * sizeof(float));
+    t->data = ac_malloc((count ? count : 1) * sizeof(float));
     if (!t->data) return fb_fail(f, "out of memory for tensor data", 0);
     /* per-channel: element i belongs to channel (i / inner) % nch */
     uint64_t inner = 1, nch = 1;
@@ -305,7 +306,7 @@ static int dequantize(fb *f, ac_tfl_tensor *t, const uint8_t *p, uint64_t len, u
         t->data[i] = (float)q;
     }
     if (t->type == 2) {
-        if (!(t->ints = malloc((count ? count : 1) * sizeof *t->ints))) return fb_fail(f, "out of memory for tensor data", 0);
+        if (!(t->ints = ac_malloc((count ? count : 1) * sizeof *t->ints))) return fb_fail(f, "out of memory for tensor data", 0);
         for (uint64_t i = 0; i < count; i++) t->ints[i] = (int32_t)rd32(p + 4 * i);
     }
     return 0;
@@ -462,12 +463,12 @@ int ac_tfl_load_mem(const void *data, size_t len, const char *name, ac_tfl_model
     fb F = {data, len, name ? name : "<memory>", err, 0}, *f = &F;
     if (len < 8) return ac_errf(err, "%s: not a TFLite file (only %zu bytes)", f->name, len);
     if (memcmp(f->b + 4, "TFL3", 4) != 0) return ac_errf(err, "%s: not a TFLite file (no TFL3 identifier)", f->name);
-    ac_tfl_model *m = calloc(1, sizeof *m);
+    ac_tfl_model *m = ac_calloc(1, sizeof *m);
     int *codes = NULL;
     char **custom = NULL;
     uint32_t n_codes = 0;
     if (!m) return ac_errf(err, "%s: out of memory", f->name);
-    m->path = strdup(f->name);
+    m->path = ac_strdup(f->name);
     fb_table root, sg;
     fb_vec vcodes, vsubs, vbufs, vtens, vops;
     if (fb_table_at(f, rd32(f->b), &root) < 0) goto fail;
@@ -479,8 +480,8 @@ int ac_tfl_load_mem(const void *data, size_t len, const char *name, ac_tfl_model
         goto fail;
     }
     n_codes = vcodes.len;
-    codes = calloc(n_codes + 1, sizeof *codes);
-    custom = calloc(n_codes + 1, sizeof *custom);
+    codes = ac_calloc(n_codes + 1, sizeof *codes);
+    custom = ac_calloc(n_codes + 1, sizeof *custom);
     if (!codes || !custom) {
         fb_fail(f, "out of memory", 0);
         goto fail;
@@ -501,8 +502,8 @@ int ac_tfl_load_mem(const void *data, size_t len, const char *name, ac_tfl_model
         fb_fail(f, "absurd number of tensors or operators", sg.pos);
         goto fail;
     }
-    m->tensors = calloc((size_t)vtens.len + 1, sizeof *m->tensors);
-    m->ops = calloc((size_t)vops.len + 1, sizeof *m->ops);
+    m->tensors = ac_calloc((size_t)vtens.len + 1, sizeof *m->tensors);
+    m->ops = ac_calloc((size_t)vops.len + 1, sizeof *m->ops);
     if (!m->tensors || !m->ops) {
         fb_fail(f, "out of memory", 0);
         goto fail;

@@ -1,6 +1,7 @@
 /* font.c: text with a TrueType font through stb_truetype (font.h): UTF-8, kerning, subpixel
  * positioning, alpha-blended into an RGB image. */
 #include "attncap/font.h"
+#include "alloc_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ int ac_font_load(const char *path, ac_font **out, ac_err *err) {
     if (!path) path = AC_DEFAULT_FONT;
     if (!ac_is_file(path))
         return ac_errf(err, "%s: font not found (install the Debian package fonts-dejavu-core)", path);
-    ac_font *f = calloc(1, sizeof *f);
+    ac_font *f = ac_calloc(1, sizeof *f);
     size_t len;
     if (!f) return ac_errf(err, "%s: out of memory", path);
     if (ac_read_file(path, 64u << 20, &f->data, &len, err)) {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "image_internal.h"
+#include "alloc_internal.h"
 
 enum { FMT_UNKNOWN, FMT_JPEG, FMT_PNG, FMT_BMP, FMT_GIF, FMT_WEBP, FMT_TIFF };
 
@@ -248,7 +249,7 @@ static int pad_palette(const uint8_t *p, size_t n, int fmt, uint8_t **out, size_
         at = (size_t)(14 + hsz + k * esz), ins = (size_t)(hsz == 12 ? 780 - d : 1024 - 4 * k);
     }
     if (!ins || n > INT32_MAX - ins) return 0;
-    uint8_t *q = malloc(n + ins);
+    uint8_t *q = ac_malloc(n + ins);
     if (!q) return -1;
     memcpy(q, p, at);
     memset(q + at, 0, ins);
@@ -330,7 +331,7 @@ static int png_inflate_bounded(const uint8_t *p, size_t n, uint64_t w, uint64_t 
         i += 12 + (size_t)len;
     }
     if (!idat_len) return -1;
-    char *idat = malloc(idat_len), *out = malloc((size_t)limit);
+    char *idat = ac_malloc(idat_len), *out = ac_malloc((size_t)limit);
     int rc = -1;
     if (idat && out) {
         size_t k = 0;
@@ -401,7 +402,7 @@ static int apply_orientation(ac_image *img, int o, const char *name, ac_err *err
     if (o <= 1 || o > 8) return 0;
     int w = img->w, h = img->h, swap = o >= 5;
     int ow = swap ? h : w, oh = swap ? w : h;
-    uint8_t *out = malloc((size_t)w * h * 3);
+    uint8_t *out = ac_malloc((size_t)w * h * 3);
     if (!out) return ac_errf(err, "%s: out of memory", name);
     for (int oy = 0; oy < oh; oy++)
         for (int ox = 0; ox < ow; ox++) {
@@ -482,7 +483,7 @@ int ac_image_load_mem_min(const void *data, size_t len, const char *name, int mi
     uint8_t *padded, *rgb = NULL;
     int pal = pad_palette(p, len, fmt, &padded, &qlen);
     if (pal == -2) return ac_errf(err, "%s: corrupt BMP (its pixel data offset leaves no room for its palette)", name);
-    if (pal == 0) rgb = malloc(npx * 3);
+    if (pal == 0) rgb = ac_malloc(npx * 3);
     if (!rgb) {
         free(padded);
         return ac_errf(err, "%s: out of memory for %dx%d pixels", name, w, h);
@@ -579,6 +580,7 @@ static void coeffs_free(coeffs *c) {
     free(c->start);
     free(c->n);
     free(c->w);
+    c->start = c->n = NULL, c->w = NULL; /* a second free (coeffs_make's failure, then its caller's) is none */
 }
 
 /* Pillow's precompute_coeffs with the triangle filter (also torch's antialias=True path); with
@@ -586,10 +588,10 @@ static void coeffs_free(coeffs *c) {
 static int coeffs_make(int in, int out, int stretch, coeffs *c) {
     double scale = (double)in / out, fs = stretch && scale > 1 ? scale : 1, support = fs;
     c->stride = (int)ceil(support) * 2 + 1;
-    c->start = malloc((size_t)out * sizeof *c->start);
-    c->n = malloc((size_t)out * sizeof *c->n);
-    c->w = malloc((size_t)out * c->stride * sizeof *c->w);
-    double *tmp = malloc((size_t)c->stride * sizeof *tmp);
+    c->start = ac_malloc((size_t)out * sizeof *c->start);
+    c->n = ac_malloc((size_t)out * sizeof *c->n);
+    c->w = ac_malloc((size_t)out * c->stride * sizeof *c->w);
+    double *tmp = ac_malloc((size_t)c->stride * sizeof *tmp);
     if (!c->start || !c->n || !c->w || !tmp) {
         coeffs_free(c);
         free(tmp);
@@ -658,8 +660,8 @@ static int horizontal_rows_avx512(const ac_image *src, int w, const coeffs *cx, 
 #if defined(__AVX512F__)
     int maxn = 1, wb = (w + 15) / 16 * 16;
     for (int x = 0; x < w; x++) maxn = cx->n[x] > maxn ? cx->n[x] : maxn;
-    int32_t *idx = malloc((size_t)maxn * wb * sizeof *idx);
-    float *wk = malloc((size_t)maxn * wb * sizeof *wk), *f = malloc(((size_t)src->w * 3 + 16) * sizeof *f);
+    int32_t *idx = ac_malloc((size_t)maxn * wb * sizeof *idx);
+    float *wk = ac_malloc((size_t)maxn * wb * sizeof *wk), *f = ac_malloc(((size_t)src->w * 3 + 16) * sizeof *f);
     if (!idx || !wk || !f) {
         free(idx), free(wk), free(f);
         return 0;
@@ -709,8 +711,8 @@ static int resize_impl(const ac_image *src, int w, int h, int stretch, ac_image 
         return ac_errf(err, "resize: %dx%d is over the limit of %llu pixels (raise ATTNCAP_MAX_IMAGE_PIXELS)", w, h,
                        (unsigned long long)maxpx);
     coeffs cx = {0}, cy = {0};
-    float *tmp = malloc((size_t)w * src->h * 3 * sizeof *tmp);
-    dst->px = malloc((size_t)w * h * 3);
+    float *tmp = ac_malloc((size_t)w * src->h * 3 * sizeof *tmp);
+    dst->px = ac_malloc((size_t)w * h * 3);
     if (!tmp || !dst->px || coeffs_make(src->w, w, stretch, &cx) || coeffs_make(src->h, h, stretch, &cy)) {
         free(tmp);
         free(dst->px);

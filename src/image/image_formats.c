@@ -12,6 +12,7 @@
 #include <webp/decode.h>
 
 #include "image_internal.h"
+#include "alloc_internal.h"
 
 int ac_image_webp_decode(const uint8_t *p, size_t n, const char *name, uint64_t max_pixels, ac_image *img, ac_err *err) {
     memset(img, 0, sizeof *img);
@@ -25,7 +26,7 @@ int ac_image_webp_decode(const uint8_t *p, size_t n, const char *name, uint64_t 
     if (npx > max_pixels)
         return ac_errf(err, "%s: image too large: %dx%d = %llu pixels, over the limit of %llu (raise ATTNCAP_MAX_IMAGE_PIXELS)",
                        name, f.width, f.height, (unsigned long long)npx, (unsigned long long)max_pixels);
-    uint8_t *rgb = malloc((size_t)npx * 3);
+    uint8_t *rgb = ac_malloc((size_t)npx * 3);
     if (!rgb) return ac_errf(err, "%s: out of memory for %dx%d pixels", name, f.width, f.height);
     int ok;
     if (!f.has_alpha) {
@@ -135,7 +136,7 @@ int ac_image_tiff_decode(const uint8_t *p, size_t n, const char *name, uint64_t 
         for (char *c = why; *c; c++)
             if (*c == '\n' || *c == '\r') *c = ' ';
         ac_errf(err, "%s: unsupported TIFF (%s)", name, why);
-    } else if (!(raster = malloc((size_t)w * h * sizeof *raster)) || !(img->px = malloc((size_t)w * h * 3))) {
+    } else if (!(raster = ac_malloc((size_t)w * h * sizeof *raster)) || !(img->px = ac_malloc((size_t)w * h * 3))) {
         ac_errf(err, "%s: out of memory for %ux%u pixels", name, w, h);
     } else if (!TIFFReadRGBAImageOriented(t, w, h, raster, ORIENTATION_TOPLEFT, 1) || m.msg[0]) {
         ac_errf(err, "%s: corrupt or truncated TIFF (%s)", name, m.msg[0] ? m.msg : "pixel data unreadable");

@@ -11,6 +11,7 @@
 #include <turbojpeg.h>
 
 #include "image_internal.h"
+#include "alloc_internal.h"
 
 int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_w, int min_h, ac_image *img,
                           ac_err *err) {
@@ -30,7 +31,7 @@ int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_
     if (!denom) goto done;
     tjscalingfactor f = {1, denom};
     const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
-    img->px = malloc((size_t)sw * sh * 3);
+    img->px = ac_malloc((size_t)sw * sh * 3);
     if (!img->px) {
         rc = ac_errf(err, "%s: out of memory for %dx%d pixels", name, sw, sh);
         goto done;

@@ -1,5 +1,6 @@
 /* png.c: 8-bit RGB PNGs through libpng into an atomic file (png.h). */
 #include "attncap/png.h"
+#include "alloc_internal.h"
 
 #include <png.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ int ac_png_write(const char *path, const ac_image *img, ac_err *err) {
     if (ac_atomic_open(&s.af, path, err)) return -1;
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
-    png_bytep *rows = malloc((size_t)img->h * sizeof *rows);
+    png_bytep *rows = ac_malloc((size_t)img->h * sizeof *rows);
     if (!png || !info || !rows) {
         png_destroy_write_struct(&png, &info);
         free(rows);

@@ -13,6 +13,7 @@
 #include "attncap/naming.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
+#include "alloc_internal.h"
 
 #define MODEL_FORMAT "attncap-decoder-1"
 
@@ -197,7 +198,7 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
 static int parse_repeatable(const cJSON *r, const ac_vocab *v, const char *path, unsigned char **out, ac_err *err) {
     const int V = ac_vocab_size(v);
     if (!cJSON_IsArray(r)) return ac_errf(err, "%s: metadata 'decode': repeatable must be an array of words", path);
-    if (!(*out = malloc((size_t)V))) return ac_errf(err, "%s: out of memory", path);
+    if (!(*out = ac_malloc((size_t)V))) return ac_errf(err, "%s: out of memory", path);
     for (int w = 0; w < V; w++) (*out)[w] = w > AC_UNK;
     int i = 0;
     for (const cJSON *x = r->child; x; x = x->next, i++) {
@@ -247,7 +248,7 @@ static int parse_paired_counts(const char *json, const char *path, int V, int **
     int rc = cJSON_IsArray(p) && cJSON_GetArraySize(p) == V
                  ? 0
                  : ac_errf(err, "%s: metadata 'vocab_counts': \"paired\" must be an array of %d counts", path, V);
-    if (!rc && !(*out = malloc(sizeof **out * (size_t)(V > 0 ? V : 1)))) rc = ac_errf(err, "%s: out of memory", path);
+    if (!rc && !(*out = ac_malloc(sizeof **out * (size_t)(V > 0 ? V : 1)))) rc = ac_errf(err, "%s: out of memory", path);
     int i = 0;
     for (const cJSON *x = rc ? NULL : p->child; x; x = x->next, i++) {
         if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 2e9) || x->valuedouble != floor(x->valuedouble)) {
@@ -320,7 +321,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
             ac_errf(err, "%s: unknown metadata '%.80s' (a newer attncap's model, or a damaged file)", path, f.meta_keys[i]);
             goto done;
         }
-    if (naming && !(m->naming_json = strdup(naming))) {
+    if (naming && !(m->naming_json = ac_strdup(naming))) {
         ac_errf(err, "%s: out of memory", path);
         goto done;
     }
@@ -351,9 +352,9 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         goto done;
     }
     if (read_tensors(&f, path, &cfg, &m->dec, err)) goto done;
-    m->encoder_json = strdup(enc);
-    m->path = strdup(path);
-    m->training_json = training ? strdup(training) : NULL;
+    m->encoder_json = ac_strdup(enc);
+    m->path = ac_strdup(path);
+    m->training_json = training ? ac_strdup(training) : NULL;
     if (!m->encoder_json || !m->path || (training && !m->training_json)) {
         ac_errf(err, "%s: out of memory", path);
         goto done;
@@ -371,7 +372,7 @@ static int add_tensors(const ac_decoder *dec, ac_st_writer *w, int fp16, uint16_
     const int nt = ac_decoder_tensors(&dec->cfg, t, NULL);
     *f16buf = NULL;
     if (fp16) {
-        *f16buf = malloc(sizeof(uint16_t) * dec->n_params);
+        *f16buf = ac_malloc(sizeof(uint16_t) * dec->n_params);
         if (!*f16buf) return ac_errf(err, "out of memory");
         for (size_t i = 0; i < dec->n_params; i++) (*f16buf)[i] = ac_f32_to_f16(dec->params[i]);
     }

@@ -9,6 +9,7 @@
 #include "attncap/model.h"
 #include "attncap/safetensors.h"
 #include "strmap.h"
+#include "alloc_internal.h"
 
 #define HASH_NAME "fnv1a64-low32 of the file name"
 
@@ -24,8 +25,8 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 char *ac_training_photos_json(const char *const *names, int n) {
-    uint32_t *h = malloc(sizeof *h * ((size_t)n + 1));
-    char *hex = h ? malloc((size_t)n * 8 + 1) : NULL;
+    uint32_t *h = ac_malloc(sizeof *h * ((size_t)n + 1));
+    char *hex = h ? ac_malloc((size_t)n * 8 + 1) : NULL;
     if (!hex) return free(h), NULL;
     for (int i = 0; i < n; i++) h[i] = name_hash(names[i]);
     qsort(h, (size_t)n, sizeof *h, cmp_u32);
@@ -35,7 +36,7 @@ char *ac_training_photos_json(const char *const *names, int n) {
     for (int i = 0; i < u; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)h[i]);
     hex[8 * u] = 0;
     const size_t len = 8 * (size_t)u + 128;
-    char *s = malloc(len);
+    char *s = ac_malloc(len);
     if (s) snprintf(s, len, "{\"hash\":\"" HASH_NAME "\",\"n\":%d,\"hashes\":\"%s\"}", u, hex);
     free(h), free(hex);
     return s;
@@ -55,7 +56,7 @@ int ac_model_training_photos_hits(const char *path, const char *const *names, in
         if (!cJSON_IsString(hn) || strcmp(hn->valuestring, HASH_NAME) || !cJSON_IsString(hs) || len % 8)
             rc = ac_errf(err, "%s: metadata 'training_photos' is not a record of hashed file names", path);
         const int m = (int)(len / 8);
-        uint32_t *h = rc ? NULL : malloc(sizeof *h * ((size_t)m + 1));
+        uint32_t *h = rc ? NULL : ac_malloc(sizeof *h * ((size_t)m + 1));
         if (!rc && !h) rc = ac_errf(err, "out of memory");
         for (int i = 0; !rc && i < m; i++) {
             char digits[9], *end;

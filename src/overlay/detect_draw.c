@@ -1,5 +1,6 @@
 /* detect_draw.c: detections drawn over a photo (detect_draw.h). */
 #include "attncap/detect_draw.h"
+#include "alloc_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ int ac_detections_draw(const ac_image *photo, const ac_detections *d, const char
                        const ac_font *font, ac_image *out, ac_err *err) {
     size_t n = (size_t)photo->w * photo->h * 3;
     out->w = photo->w, out->h = photo->h;
-    if (!(out->px = malloc(n))) return ac_errf(err, "out of memory");
+    if (!(out->px = ac_malloc(n))) return ac_errf(err, "out of memory");
     memcpy(out->px, photo->px, n);
     int short_side = photo->w < photo->h ? photo->w : photo->h;
     int line = short_side / 200 + 2;

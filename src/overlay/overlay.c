@@ -14,6 +14,7 @@
 #include "overlay_internal.h"
 #include "pool.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 ac_overlay_opts ac_overlay_defaults(void) {
     ac_overlay_opts o = {.max_side = 1024, .style = AC_OVERLAY_HEAT, .base = AC_OVERLAY_GREY, .sigma = 0.6f};
@@ -148,7 +149,7 @@ int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, 
         return write_overlays(dir, stem, photo, cap, vocab, gh, gw, opts, font, paths, n_paths, err);
     ac_caption cells = *cap;
     const size_t G = (size_t)cap->grid_h * cap->grid_w;
-    if (!(cells.alpha = malloc(sizeof(float) * G * ((size_t)cap->n + 1)))) return ac_errf(err, "out of memory");
+    if (!(cells.alpha = ac_malloc(sizeof(float) * G * ((size_t)cap->n + 1)))) return ac_errf(err, "out of memory");
     for (int k = 0; k <= cap->n; k++) ac_caption_cell_attention(cap, k, cells.alpha + (size_t)k * G);
     cells.n_regions = 0, cells.regions = NULL;
     const int rc = write_overlays(dir, stem, photo, &cells, vocab, gh, gw, opts, font, paths, n_paths, err);
@@ -177,7 +178,7 @@ static int write_overlays(const char *dir, const char *stem, const ac_image *pho
     }
     ac_font *own_font = NULL;
     ac_image disp = {0};
-    char **list = calloc((size_t)cap->n + 2, sizeof *list);
+    char **list = ac_calloc((size_t)cap->n + 2, sizeof *list), **final = NULL;
     int n_list = 0, rc = -1;
     if (!list) { ac_errf(err, "out of memory"); goto done; }
     if (!font) {
@@ -206,7 +207,7 @@ static int write_overlays(const char *dir, const char *stem, const ac_image *pho
         w = (int)fmax(1, lround(w * s)), h = (int)fmax(1, lround(h * s));
     }
     if (w == photo->w && h == photo->h) {
-        disp.w = w, disp.h = h, disp.px = malloc((size_t)w * h * 3);
+        disp.w = w, disp.h = h, disp.px = ac_malloc((size_t)w * h * 3);
         if (!disp.px) { ac_errf(err, "out of memory (%dx%d overlay)", w, h); goto done; }
         memcpy(disp.px, photo->px, (size_t)w * h * 3);
     } else if (ac_image_resize(photo, w, h, &disp, err)) {
@@ -233,8 +234,8 @@ static int write_overlays(const char *dir, const char *stem, const ac_image *pho
     if (T > n_tasks) T = n_tasks;
     for (int t = 0; t < T; t++) {
         job.failed_at[t] = -1;
-        job.map[t] = malloc((size_t)w * h * sizeof *job.map[t]); /* NULL: that thread's tasks report it */
-        job.px[t] = malloc((size_t)w * (h + job.band) * 3);
+        job.map[t] = ac_malloc((size_t)w * h * sizeof *job.map[t]); /* NULL: that thread's tasks report it */
+        job.px[t] = ac_malloc((size_t)w * (h + job.band) * 3);
     }
     ac_parallel_for(n_tasks, T, ov_task, &job);
     int bad = -1;
@@ -246,17 +247,23 @@ static int write_overlays(const char *dir, const char *stem, const ac_image *pho
         if (err) *err = job.err[bad];
         goto done;
     }
+    /* the paths as they will be, made before the commit: once DIR/STEM is in place nothing fails */
+    final = ac_calloc((size_t)n_list + 1, sizeof *final);
+    for (int i = 0; final && i < n_list; i++)
+        if (!(final[i] = ac_path_join(out_dir, strrchr(list[i], '/') + 1))) { ac_errf(err, "out of memory"); goto done; }
+    if (!final) { ac_errf(err, "out of memory"); goto done; }
     if (commit_dir(tmp_dir, out_dir, replace, list, n_list, err)) goto done;
     made_tmp = 0;
-    for (int i = 0; i < n_list; i++) { /* the paths as they are now */
-        char *p = ac_path_join(out_dir, strrchr(list[i], '/') + 1);
-        if (!p) { ac_errf(err, "out of memory"); goto done; }
+    for (int i = 0; i < n_list; i++) {
         free(list[i]);
-        list[i] = p;
+        list[i] = final[i];
     }
+    free(final), final = NULL;
     rc = 0;
 done:
     if (made_tmp) remove_tmp_dir(tmp_dir);
+    for (int i = 0; final && i < n_list; i++) free(final[i]);
+    free(final);
     if (rc == 0 && paths) {
         *paths = list, *n_paths = n_list;
     } else {

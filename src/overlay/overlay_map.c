@@ -8,6 +8,7 @@
  * Its own file so that the sheet (overlay_sheet.c) and the per-word files (overlay.c) both draw with it
  * without calling each other. */
 #include "attncap/overlay.h"
+#include "alloc_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,8 +47,8 @@ void ac_attention_map(const float *alpha, int gh, int gw, float sigma, int w, in
 }
 
 void ac_attention_map_scaled(const float *alpha, int gh, int gw, float sigma, int w, int h, int absolute, float *out) {
-    float *wx = malloc((size_t)w * gw * sizeof *wx), *wy = malloc((size_t)h * gh * sizeof *wy);
-    float *rows = malloc((size_t)gh * w * sizeof *rows); /* [gh, w]: alpha blurred along x */
+    float *wx = ac_malloc((size_t)w * gw * sizeof *wx), *wy = ac_malloc((size_t)h * gh * sizeof *wy);
+    float *rows = ac_malloc((size_t)gh * w * sizeof *rows); /* [gh, w]: alpha blurred along x */
     if (!wx || !wy || !rows) {
         memset(out, 0, (size_t)w * h * sizeof *out);
         free(wx), free(wy), free(rows);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "overlay_internal.h"
+#include "alloc_internal.h"
 
 static const uint8_t INK[3] = {20, 20, 20}, GREY[3] = {110, 110, 110};
 
@@ -51,7 +52,7 @@ static int wrap(const ac_font *f, float px, const char *text, int width, char *b
 enum { MAX_TITLE_LINES = 8 };
 
 static int title_lines(const ac_font *f, float px, const char *title, int width) {
-    char *buf = malloc(strlen(title) + 1), *lines[MAX_TITLE_LINES];
+    char *buf = ac_malloc(strlen(title) + 1), *lines[MAX_TITLE_LINES];
     int n = buf ? wrap(f, px, title, width, buf, lines, MAX_TITLE_LINES) : 1;
     free(buf);
     return n;
@@ -188,8 +189,8 @@ static int draw_scale(ac_image *sheet, const ac_sheet_layout *l, const ac_overla
     }
     if (bw > 16 * (int)l->word_px) bw = 16 * (int)l->word_px;
     if (bw < 16) bw = 16; /* clipped at the sheet's edge */
-    ac_image bar = {bw, bh, malloc((size_t)bw * bh * 3)};
-    float *ramp = malloc((size_t)bw * bh * sizeof *ramp);
+    ac_image bar = {bw, bh, ac_malloc((size_t)bw * bh * 3)};
+    float *ramp = ac_malloc((size_t)bw * bh * sizeof *ramp);
     if (!bar.px || !ramp) {
         free(bar.px), free(ramp);
         return ac_errf(err, "out of memory");
@@ -208,7 +209,7 @@ static int draw_scale(ac_image *sheet, const ac_sheet_layout *l, const ac_overla
 int ac_ov_build_sheet(const ac_image *disp, const ac_caption *cap, const ac_vocab *v, int gh, int gw,
                       const ac_overlay_opts *o, const ac_font *font, ac_image *sheet, ac_err *err) {
     const int n_panels = cap->n + 1;
-    const char **labels = malloc((size_t)n_panels * sizeof *labels);
+    const char **labels = ac_malloc((size_t)n_panels * sizeof *labels);
     char *text = ac_caption_text(cap, v);
     ac_image thumb = {0}, ov = {0};
     float *map = NULL;
@@ -223,9 +224,9 @@ int ac_ov_build_sheet(const ac_image *disp, const ac_caption *cap, const ac_voca
     ac_sheet_layout l;
     ac_sheet_plan(font, disp->w, disp->h, labels, n_panels, cap->word_logp != NULL, text, o->max_side, o->upscale, &l);
     sheet->w = l.w, sheet->h = l.h;
-    sheet->px = malloc((size_t)sheet->w * sheet->h * 3);
-    map = malloc((size_t)l.pw * l.ph * sizeof *map);
-    buf = malloc(strlen(text) + 1);
+    sheet->px = ac_malloc((size_t)sheet->w * sheet->h * 3);
+    map = ac_malloc((size_t)l.pw * l.ph * sizeof *map);
+    buf = ac_malloc(strlen(text) + 1);
     if (!sheet->px || !map || !buf) {
         ac_errf(err, "out of memory building the contact sheet");
         goto done;
@@ -234,7 +235,7 @@ int ac_ov_build_sheet(const ac_image *disp, const ac_caption *cap, const ac_voca
     int nl = wrap(font, l.title_px, text, l.w - 2 * l.pad, buf, lines, MAX_TITLE_LINES);
     for (int i = 0; i < nl; i++) ac_font_draw(font, sheet, l.pad, l.pad + i * line_h(l.title_px), l.title_px, lines[i], INK);
     if (draw_scale(sheet, &l, o, font, err) || ac_image_resize(disp, l.pw, l.ph, &thumb, err)) goto done;
-    ov.w = l.pw, ov.h = l.ph, ov.px = malloc((size_t)l.pw * l.ph * 3);
+    ov.w = l.pw, ov.h = l.ph, ov.px = ac_malloc((size_t)l.pw * l.ph * 3);
     if (!ov.px) {
         ac_errf(err, "out of memory");
         goto done;

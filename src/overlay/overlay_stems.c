@@ -1,5 +1,6 @@
 /* overlay_stems.c: the overlay folder names of a batch of photos (overlay.h). */
 #include "attncap/overlay.h"
+#include "alloc_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@ static uint64_t hash_str(const char *s) {
 int ac_overlay_stems(const char *const *paths, int n, char **stems, ac_err *err) {
     size_t cap = 64;
     while (cap < 2 * (size_t)n + 2) cap *= 2;
-    int *table = malloc(cap * sizeof *table); /* index into stems, or -1 */
+    int *table = ac_malloc(cap * sizeof *table); /* index into stems, or -1 */
     if (!table) return ac_errf(err, "out of memory");
     for (size_t k = 0; k < cap; k++) table[k] = -1;
     int done = 0;
@@ -35,7 +36,7 @@ int ac_overlay_stems(const char *const *paths, int n, char **stems, ac_err *err)
             if (table[slot] < 0) break;
             snprintf(buf, sizeof buf, "%s-%d", stem, k);
         }
-        if (!(stems[done] = strdup(buf))) break;
+        if (!(stems[done] = ac_strdup(buf))) break;
         table[slot] = done;
     }
     free(table);

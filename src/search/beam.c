@@ -35,6 +35,7 @@
 #include "attncap/regions.h"
 #include "beam_internal.h"
 #include "pool.h"
+#include "alloc_internal.h"
 
 ac_beam_opts ac_beam_defaults(void) {
     ac_beam_opts o = {.beam = 3, .max_len = 20, .len_alpha = 1.0f, .allow_unk = 0};
@@ -107,10 +108,10 @@ static void own_cells(float *alpha, int rows, int L, int gh, int gw, int nr) {
 
 static int copy_finished(const ended *f, int L, int gh, int gw, int nr, ac_caption *c) {
     c->n = f->n, c->logprob = f->lp, c->score = f->score, c->grid_h = gh, c->grid_w = gw, c->n_regions = nr;
-    c->words = malloc(((size_t)f->n + 1) * sizeof *c->words);
-    c->alpha = malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
-    c->beta = malloc(((size_t)f->n + 1) * sizeof *c->beta);
-    c->word_logp = malloc(((size_t)f->n + 1) * sizeof *c->word_logp);
+    c->words = ac_malloc(((size_t)f->n + 1) * sizeof *c->words);
+    c->alpha = ac_malloc((size_t)(f->n + 1) * L * sizeof *c->alpha);
+    c->beta = ac_malloc(((size_t)f->n + 1) * sizeof *c->beta);
+    c->word_logp = ac_malloc(((size_t)f->n + 1) * sizeof *c->word_logp);
     if (!c->words || !c->alpha || !c->beta || !c->word_logp) return -1;
     memcpy(c->word_logp, f->wlp, ((size_t)f->n + 1) * sizeof *c->word_logp);
     memcpy(c->words, f->words, (size_t)f->n * sizeof *c->words);
@@ -168,7 +169,7 @@ static int fsm_init(fsm *f, const ac_beam_opts *o, int V) {
             if (f->con[c].alt[a].n > f->depths) f->depths = f->con[c].alt[a].n;
     f->n_states = (1 << f->C) * f->depths;
     if (!f->C) return 0;
-    if (!(f->in_phrase = calloc((size_t)V, 1))) return -1;
+    if (!(f->in_phrase = ac_calloc((size_t)V, 1))) return -1;
     for (int c = 0; c < f->C; c++)
         for (int a = 0; a < f->con[c].n_alt; a++)
             for (int i = 0; i < f->con[c].alt[a].n; i++) f->in_phrase[f->con[c].alt[a].words[i]] = 1;
@@ -257,19 +258,19 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
         search_close(s);
         return ac_errf(err, "beam search: beam %d x %d constraint states is over 4096 hypotheses", K, S);
     }
-    s->hy = calloc((size_t)2 * R, sizeof *s->hy);
-    s->top = malloc((size_t)R * sizeof *s->top);
-    s->prev = malloc((size_t)R * sizeof *s->prev), s->n_top = malloc((size_t)S * 3 * sizeof *s->n_top);
+    s->hy = ac_calloc((size_t)2 * R, sizeof *s->hy);
+    s->top = ac_malloc((size_t)R * sizeof *s->top);
+    s->prev = ac_malloc((size_t)R * sizeof *s->prev), s->n_top = ac_malloc((size_t)S * 3 * sizeof *s->n_top);
     const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1); /* a hypothesis' alpha, beta, word log-p */
-    s->fbuf = malloc(((size_t)2 * R * (hist + ((size_t)T + 1) * P) + (size_t)2 * R * SZ + 1) * sizeof *s->fbuf);
-    s->ibuf = malloc((size_t)2 * R * T * sizeof *s->ibuf);
+    s->fbuf = ac_malloc(((size_t)2 * R * (hist + ((size_t)T + 1) * P) + (size_t)2 * R * SZ + 1) * sizeof *s->fbuf);
+    s->ibuf = ac_malloc((size_t)2 * R * T * sizeof *s->ibuf);
     const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1, n_slots = M * n_keep;
     s->n_keep = n_keep;
-    s->fin = calloc((size_t)n_slots, sizeof *s->fin), s->rank = calloc((size_t)n_slots, sizeof *s->rank);
-    s->n_fin = calloc((size_t)M, sizeof *s->n_fin);
-    s->fin_words = malloc((size_t)n_slots * T * sizeof *s->fin_words + 1);
-    s->fin_hist = malloc((size_t)n_slots * hist * sizeof *s->fin_hist);
-    if (o.no_repeat) s->said = calloc((size_t)V, 1);
+    s->fin = ac_calloc((size_t)n_slots, sizeof *s->fin), s->rank = ac_calloc((size_t)n_slots, sizeof *s->rank);
+    s->n_fin = ac_calloc((size_t)M, sizeof *s->n_fin);
+    s->fin_words = ac_malloc((size_t)n_slots * T * sizeof *s->fin_words + 1);
+    s->fin_hist = ac_malloc((size_t)n_slots * hist * sizeof *s->fin_hist);
+    if (o.no_repeat) s->said = ac_calloc((size_t)V, 1);
     if (!s->hy || !s->top || !s->prev || !s->n_top || !s->fbuf || !s->ibuf || !s->fin || !s->rank || !s->n_fin ||
         !s->fin_words || !s->fin_hist || (o.no_repeat && !s->said)) {
         search_close(s);
@@ -405,7 +406,7 @@ static int search_result(const search *s, ac_caption *out, ac_err *err) {
     }
     if (best < 0) return ac_errf(err, "beam search: no caption finished (the decoder produced no finite probabilities)");
     ended **chosen = s->rank + (size_t)best * s->n_keep;
-    if (s->n_fin[best] > 1 && !(out->alt = calloc((size_t)s->n_fin[best] - 1, sizeof *out->alt)))
+    if (s->n_fin[best] > 1 && !(out->alt = ac_calloc((size_t)s->n_fin[best] - 1, sizeof *out->alt)))
         return ac_errf(err, "beam search: out of memory");
     for (int i = 0; i < s->n_fin[best]; i++) {
         ac_caption *dst = i ? &out->alt[i - 1] : out;
@@ -435,9 +436,9 @@ static int engine_open(engine *e, const ac_decoder *dec, int n, int R, int T) {
     const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
     const size_t SZ = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
     const size_t W = ac_memo_row_size(dec), nn = (size_t)(n > 0 ? n : 1), nr = (size_t)(R > 0 ? R : 1);
-    e->img = malloc(sizeof *e->img * nn), e->rec = malloc(sizeof *e->rec * nr), e->hist = malloc(sizeof *e->hist * nr);
-    e->rows = malloc(sizeof *e->rows * (2 * nn + 3 * nr));
-    e->fbuf = malloc(sizeof *e->fbuf * (nr * (2 * SZ + P + V + L + 1 + W) + ac_decoder_advance_scratch(&dec->cfg, R, T)));
+    e->img = ac_malloc(sizeof *e->img * nn), e->rec = ac_malloc(sizeof *e->rec * nr), e->hist = ac_malloc(sizeof *e->hist * nr);
+    e->rows = ac_malloc(sizeof *e->rows * (2 * nn + 3 * nr));
+    e->fbuf = ac_malloc(sizeof *e->fbuf * (nr * (2 * SZ + P + V + L + 1 + W) + ac_decoder_advance_scratch(&dec->cfg, R, T)));
     if (!e->img || !e->rec || !e->hist || !e->rows || !e->fbuf) return -1;
     e->first = e->rows + nn, e->src = e->first + nn, e->own = e->src + nr, e->prev = e->own + nr;
     e->st = e->fbuf, e->st_out = e->st + nr * SZ, e->hist_out = e->st_out + nr * SZ;
@@ -492,7 +493,7 @@ static int engine_step(engine *e, const ac_decoder *dec, int n, ac_beam_task *ta
 }
 
 int ac_beam_search_photos(const ac_decoder *dec, int n, ac_beam_task *tasks) {
-    search *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    search *s = ac_calloc((size_t)(n > 0 ? n : 1), sizeof *s);
     int failed = 0, R = 0, T = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
@@ -578,14 +579,14 @@ int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_featur
     if (T > MAX_THREADS) T = MAX_THREADS;
     if (T > n) T = n > 0 ? n : 1;
     for (int i = 0; i < n; i++) texts[i] = NULL;
-    decode_job *j = calloc(1, sizeof *j);
+    decode_job *j = ac_calloc(1, sizeof *j);
     if (!j) return ac_errf(err, "out of memory");
     j->dec = dec, j->vocab = vocab, j->fc = fc, j->rows = rows, j->o = o, j->texts = texts;
     atomic_init(&j->failed, 0);
     const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
     for (int t = 0; t < T; t++) {
         j->first_bad[t] = -1;
-        if (!fc->data) j->scratch[t] = malloc(sizeof(float) * row); /* NULL: that thread reports it */
+        if (!fc->data) j->scratch[t] = ac_malloc(sizeof(float) * row); /* NULL: that thread reports it */
     }
     ac_parallel_for(n, T, decode_row, j);
     int bad = -1;
@@ -613,10 +614,10 @@ int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, 
     memset(out, 0, sizeof *out);
     const int L = dec->cfg.n_ann;
     out->n = n, out->grid_h = grid_h, out->grid_w = grid_w;
-    out->words = malloc(((size_t)n + 1) * sizeof *out->words);
-    out->alpha = malloc(((size_t)n + 1) * L * sizeof *out->alpha);
-    out->beta = malloc(((size_t)n + 1) * sizeof *out->beta);
-    out->word_logp = malloc(((size_t)n + 1) * sizeof *out->word_logp);
+    out->words = ac_malloc(((size_t)n + 1) * sizeof *out->words);
+    out->alpha = ac_malloc(((size_t)n + 1) * L * sizeof *out->alpha);
+    out->beta = ac_malloc(((size_t)n + 1) * sizeof *out->beta);
+    out->word_logp = ac_malloc(((size_t)n + 1) * sizeof *out->word_logp);
     if (!out->words || !out->alpha || !out->beta || !out->word_logp) {
         ac_caption_free(out);
         return ac_errf(err, "out of memory");
@@ -657,7 +658,7 @@ const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k) {
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v) {
     size_t n = 1;
     for (int i = 0; i < c->n; i++) n += strlen(ac_caption_word(c, v, i)) + 1;
-    char *s = malloc(n), *q = s;
+    char *s = ac_malloc(n), *q = s;
     if (!s) return NULL;
     for (int i = 0; i < c->n; i++) {
         const char *w = ac_caption_word(c, v, i);
@@ -698,7 +699,7 @@ void ac_caption_cell_attention(const ac_caption *c, int k, float *out) {
 int ac_caption_fold_regions(ac_caption *c) {
     if (!c->n_regions) return 0;
     const size_t G = (size_t)c->grid_h * c->grid_w;
-    float *a = malloc(sizeof(float) * G * ((size_t)c->n + 1));
+    float *a = ac_malloc(sizeof(float) * G * ((size_t)c->n + 1));
     if (!a) return -1;
     for (int k = 0; k <= c->n; k++) ac_caption_cell_attention(c, k, a + (size_t)k * G);
     free(c->alpha);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "beam_internal.h"
+#include "alloc_internal.h"
 
 typedef struct memo_entry {
     uint64_t hash;
@@ -30,7 +31,7 @@ size_t ac_memo_row_size(const ac_decoder *dec) {
 }
 
 ac_beam_memo *ac_beam_memo_new(const ac_decoder *dec) {
-    ac_beam_memo *m = calloc(1, sizeof *m);
+    ac_beam_memo *m = ac_calloc(1, sizeof *m);
     if (!m) return NULL;
     m->row = ac_memo_row_size(dec);
     return m;
@@ -65,7 +66,7 @@ const float *ac_memo_find(const ac_beam_memo *m, const int *words, int t) {
 void ac_memo_add(ac_beam_memo *m, const int *words, int t, const float *row) {
     if (2 * (m->n + 1) > m->cap) { /* at most half full */
         const size_t cap = m->cap ? 2 * m->cap : 64;
-        memo_entry *slot = calloc(cap, sizeof *slot);
+        memo_entry *slot = ac_calloc(cap, sizeof *slot);
         if (!slot) return;
         for (size_t i = 0; i < m->cap; i++)
             if (m->slot[i].words) *probe(slot, cap, m->slot[i].hash, m->slot[i].words, m->slot[i].t) = m->slot[i];
@@ -77,7 +78,7 @@ void ac_memo_add(ac_beam_memo *m, const int *words, int t, const float *row) {
     if (e->words) return; /* kept already */
     /* words first, then the row at a float boundary */
     const size_t nw = ((size_t)t + 1) & ~(size_t)1;
-    int *blob = malloc(sizeof(int) * nw + sizeof(float) * m->row);
+    int *blob = ac_malloc(sizeof(int) * nw + sizeof(float) * m->row);
     if (!blob) return;
     memcpy(blob, words, sizeof *words * (size_t)t);
     e->hash = h, e->t = t, e->words = blob, e->row = (float *)(blob + nw);

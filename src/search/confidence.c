@@ -1,5 +1,6 @@
 /* confidence.c: Platt scaling of a caption's mean token log-probability (confidence.h). */
 #include "attncap/confidence.h"
+#include "alloc_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -69,7 +70,7 @@ double ac_confidence_ece(const ac_confidence *c, const double *x, const int *y, 
 char *ac_confidence_to_json(const ac_confidence *c) {
     char buf[160];
     snprintf(buf, sizeof buf, "{\"a\":%.17g,\"b\":%.17g,\"n\":%d}", c->a, c->b, c->n);
-    char *s = malloc(sizeof buf);
+    char *s = ac_malloc(sizeof buf);
     if (s) snprintf(s, sizeof buf, "%s", buf);
     return s;
 }

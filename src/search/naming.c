@@ -11,6 +11,7 @@
 #include "attncap/decoder.h"
 #include "attncap/objects.h"
 #include "attncap/tokenize.h"
+#include "alloc_internal.h"
 
 #define MAX_TAGS 16
 
@@ -125,7 +126,7 @@ static int auto_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_o
 /* GIVEN: the user's words; a word the table knows brings its forms (cat -> cats), another its own
  * plural made the simple way. */
 static int given_tags(const ac_model *m, const ac_tag_table *t, const char *words, cand *out, ac_err *err) {
-    char *list = strdup(words ? words : ""), *save = NULL;
+    char *list = ac_strdup(words ? words : ""), *save = NULL;
     if (!list) return ac_errf(err, "out of memory");
     int n = 0;
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
@@ -180,7 +181,7 @@ static int describe(const ac_model *m, const ac_name_task *task, const char *wor
     snprintf(text, sizeof text, "a photo of %s %s", ac_article_for(word), word);
     ac_tokens t;
     if (ac_tokenize(text, &t, err)) return -1;
-    int *ids = malloc(((size_t)t.n + 1) * sizeof *ids);
+    int *ids = ac_malloc(((size_t)t.n + 1) * sizeof *ids);
     int rc = ids ? 0 : ac_errf(err, "out of memory");
     if (!rc) ac_vocab_encode(m->vocab, &t, ids);
     int gh, gw;
@@ -215,10 +216,10 @@ static int sure_absent(const ac_tag_table *t, const ac_naming_opts *o, int w, co
 static int absent_words(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs, int n_rows,
                         int n_classes, unsigned char *banned, ac_err *err) {
     const int nw = ac_tag_table_words(t), V = m->dec.cfg.vocab;
-    ac_tag *scored = malloc(((size_t)nw + 1) * sizeof *scored);
-    float *score = calloc((size_t)nw + 1, sizeof *score); /* words no class reaches stay at 0 */
-    int *classes = calloc((size_t)nw + 1, sizeof *classes);
-    unsigned char *mine = calloc((size_t)V, 1); /* 1: banned here; 2: a present word's token */
+    ac_tag *scored = ac_malloc(((size_t)nw + 1) * sizeof *scored);
+    float *score = ac_calloc((size_t)nw + 1, sizeof *score); /* words no class reaches stay at 0 */
+    int *classes = ac_calloc((size_t)nw + 1, sizeof *classes);
+    unsigned char *mine = ac_calloc((size_t)V, 1); /* 1: banned here; 2: a present word's token */
     int n = !scored || !score || !classes || !mine ? ac_errf(err, "out of memory")
                                                    : ac_tags_from_probs(t, probs, n_rows, n_classes, 0, scored, nw, err);
     for (int i = 0; i < n; i++) score[scored[i].word] = scored[i].prob;
@@ -263,7 +264,7 @@ static int absent_groups(const ac_model *m, const ac_naming_opts *o, const ac_na
     ac_name_task_grid(cfg, task, &gh, &gw);
     ac_grid_window win[AC_NAMING_WINDOWS];
     const int nw = o->presence_ratio > 0 ? ac_grid_naming_windows(gh, gw, win) : 0;
-    float *prob = malloc(sizeof *prob * (size_t)p->k * (size_t)(1 + nw)); /* [1 + nw, k]: row 0 the whole photo */
+    float *prob = ac_malloc(sizeof *prob * (size_t)p->k * (size_t)(1 + nw)); /* [1 + nw, k]: row 0 the whole photo */
     if (!prob) return ac_errf(err, "out of memory");
     if (ac_presence_rows(p, task->ann, gh, gw, win, nw, prob, err)) return free(prob), -1;
     int n = 0;
@@ -298,8 +299,8 @@ typedef struct naming_job {
  * task whose search fails is marked failed. */
 static void search_round(const ac_model *m, int n, ac_name_task *tasks, naming_job *jobs, const int *want,
                          ac_caption *got) {
-    ac_beam_task *bt = calloc((size_t)n, sizeof *bt);
-    int *idx = malloc(sizeof *idx * (size_t)n), nb = 0;
+    ac_beam_task *bt = ac_calloc((size_t)n, sizeof *bt);
+    int *idx = ac_malloc(sizeof *idx * (size_t)n), nb = 0;
     for (int i = 0; i < n; i++) {
         if (!want[i] || tasks[i].failed) continue;
         if (!bt || !idx) {
@@ -357,7 +358,7 @@ static int ban_new_objects(const ac_model *m, const signed char *word_object, ac
         if (ac_objects_in_text(j->cands[j->sel[i]].tag.word, present, &e) > 0)
             for (int k = 0; k < AC_N_OBJECTS; k++) allowed[k] |= present[k];
     }
-    if (!(j->tag_banned = malloc((size_t)V))) return ac_errf(&task->err, "out of memory");
+    if (!(j->tag_banned = ac_malloc((size_t)V))) return ac_errf(&task->err, "out of memory");
     for (int w = 0; w < V; w++)
         j->tag_banned[w] = (j->banned && j->banned[w]) || (word_object[w] >= 0 && !allowed[word_object[w]]);
     return 0;
@@ -367,7 +368,7 @@ static int ban_new_objects(const ac_model *m, const signed char *word_object, ac
 static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const float *probs,
                        int n_rows, int n_classes, ac_name_task *task, naming_job *j) {
     if (o->mode == AC_TAGS_OFF) return 0;
-    if (!(j->cands = malloc(sizeof *j->cands * MAX_TAGS))) return ac_errf(&task->err, "out of memory");
+    if (!(j->cands = ac_malloc(sizeof *j->cands * MAX_TAGS))) return ac_errf(&task->err, "out of memory");
     if (o->mode == AC_TAGS_AUTO && t && probs) j->n = auto_tags(m, t, o, probs, n_rows, n_classes, j->cands, &task->err);
     else if (o->mode == AC_TAGS_GIVEN) j->n = given_tags(m, t, o->words, j->cands, &task->err);
     if (j->n < 0) return -1;
@@ -437,7 +438,7 @@ static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task
         }
     }
     if (j->n > 0) {
-        if (!(out->tags = malloc(sizeof *out->tags * (size_t)j->n))) return ac_errf(&task->err, "out of memory");
+        if (!(out->tags = ac_malloc(sizeof *out->tags * (size_t)j->n))) return ac_errf(&task->err, "out of memory");
         for (int i = 0; i < j->n; i++) out->tags[i] = j->cands[i].tag;
         out->n_tags = j->n;
     }
@@ -446,9 +447,9 @@ static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task
 
 int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
                      int n_rows, int n_classes, int n, ac_name_task *tasks) {
-    naming_job *jobs = calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
-    int *want = calloc((size_t)(n > 0 ? n : 1), sizeof *want);
-    ac_caption *got = calloc((size_t)(n > 0 ? n : 1), sizeof *got);
+    naming_job *jobs = ac_calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
+    int *want = ac_calloc((size_t)(n > 0 ? n : 1), sizeof *want);
+    ac_caption *got = ac_calloc((size_t)(n > 0 ? n : 1), sizeof *got);
     for (int i = 0; i < n; i++) {
         ac_name_task *task = &tasks[i];
         memset(&task->out, 0, sizeof task->out);
@@ -474,7 +475,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         const int by_classes = (o->absent > 0 || o->absent_object > 0) && t && task->probs && ac_tag_table_classes(t) == n_classes;
         const int by_groups = o->presence && (o->presence_absent > 0 || o->presence_ratio > 0);
         if (o->mode == AC_TAGS_AUTO && (by_classes || by_groups)) {
-            if (!(j->banned = calloc((size_t)m->dec.cfg.vocab, 1))) {
+            if (!(j->banned = ac_calloc((size_t)m->dec.cfg.vocab, 1))) {
                 task->failed = ac_errf(&task->err, "out of memory");
                 continue;
             }
@@ -491,7 +492,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
     search_round(m, n, tasks, jobs, want, got); /* the free captions */
     /* the caller's table of the words' objects (the captioner's, made once), else one made here */
     const int by_objects = o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0;
-    signed char *own = by_objects && !o->word_object ? malloc((size_t)m->dec.cfg.vocab) : NULL;
+    signed char *own = by_objects && !o->word_object ? ac_malloc((size_t)m->dec.cfg.vocab) : NULL;
     if (own) ac_objects_of_vocab(m->vocab, own);
     const signed char *word_object = by_objects ? (o->word_object ? o->word_object : own) : NULL;
     for (int i = 0; i < n; i++) {

@@ -1,5 +1,6 @@
 /* tag_precision.c: each tag word's precision curve, fitted on the training photos (tag_precision.h). */
 #include "attncap/tag_precision.h"
+#include "alloc_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -54,10 +55,10 @@ int ac_tag_precision_fit(const char *const *words, int n_words, const ac_tag_obs
     /* per word: the gradient, the Hessian's diagonal and couplings, the step, the trial point; and at the
      * end the counts (fired, named) and the curvature that gives the posterior sd */
     const size_t W = (size_t)n_words;
-    double *x = malloc(sizeof *x * (size_t)n_obs), *u = calloc(W, sizeof *u), *gu = malloc(sizeof *gu * W),
-           *d = malloc(sizeof *d * W), *ba = malloc(sizeof *ba * W), *bb = malloc(sizeof *bb * W),
-           *du = malloc(sizeof *du * W), *u_try = malloc(sizeof *u_try * W);
-    int *fired = calloc(W, sizeof *fired), *named = calloc(W, sizeof *named);
+    double *x = ac_malloc(sizeof *x * (size_t)n_obs), *u = ac_calloc(W, sizeof *u), *gu = ac_malloc(sizeof *gu * W),
+           *d = ac_malloc(sizeof *d * W), *ba = ac_malloc(sizeof *ba * W), *bb = ac_malloc(sizeof *bb * W),
+           *du = ac_malloc(sizeof *du * W), *u_try = ac_malloc(sizeof *u_try * W);
+    int *fired = ac_calloc(W, sizeof *fired), *named = ac_calloc(W, sizeof *named);
     int rc = 0;
     if (!x || !u || !gu || !d || !ba || !bb || !du || !u_try || !fired || !named) {
         rc = ac_errf(err, "out of memory");
@@ -121,7 +122,7 @@ int ac_tag_precision_fit(const char *const *words, int n_words, const ac_tag_obs
         fired[w]++, named[w] += obs[i].named != 0, d[w] += p * (1 - p);
     }
     for (int w = 0; w < n_words; w++) out->n_words += fired[w] > 0;
-    if (!(out->words = calloc((size_t)out->n_words, sizeof *out->words))) {
+    if (!(out->words = ac_calloc((size_t)out->n_words, sizeof *out->words))) {
         rc = ac_errf(err, "out of memory");
         goto done;
     }
@@ -129,7 +130,7 @@ int ac_tag_precision_fit(const char *const *words, int n_words, const ac_tag_obs
     for (int w = 0; w < n_words && !rc; w++) {
         if (!fired[w]) continue;
         ac_tag_precision_word *e = &out->words[out->n_words++];
-        if (!(e->word = strdup(words[w]))) rc = ac_errf(err, "out of memory");
+        if (!(e->word = ac_strdup(words[w]))) rc = ac_errf(err, "out of memory");
         e->fired = fired[w], e->named = named[w], e->u = u[w], e->sd = 1 / sqrt(d[w]);
     }
     if (!rc) qsort(out->words, (size_t)out->n_words, sizeof *out->words, by_word);
@@ -208,7 +209,7 @@ int ac_tag_precision_from_json(const char *json, ac_tag_precision *tp, ac_err *e
     }
     tp->a = a->valuedouble, tp->b = b->valuedouble, tp->lambda = l->valuedouble, tp->n_obs = (int)n->valuedouble;
     const int nw = cJSON_GetArraySize(w);
-    if (nw > 0 && !(tp->words = calloc((size_t)nw, sizeof *tp->words))) {
+    if (nw > 0 && !(tp->words = ac_calloc((size_t)nw, sizeof *tp->words))) {
         rc = ac_errf(err, "out of memory");
         goto done;
     }
@@ -223,7 +224,7 @@ int ac_tag_precision_from_json(const char *json, ac_tag_precision *tp, ac_err *e
         }
         ac_tag_precision_word *t = &tp->words[tp->n_words++];
         t->fired = (int)f->valuedouble, t->named = (int)k->valuedouble, t->u = u->valuedouble, t->sd = sd->valuedouble;
-        if (!(t->word = strdup(e->string))) rc = ac_errf(err, "out of memory");
+        if (!(t->word = ac_strdup(e->string))) rc = ac_errf(err, "out of memory");
     }
     if (!rc) qsort(tp->words, (size_t)tp->n_words, sizeof *tp->words, by_word);
     for (int i = 1; i < tp->n_words && !rc; i++)

@@ -8,6 +8,7 @@
 
 #include "attncap/tokenize.h"
 #include "strmap.h"
+#include "alloc_internal.h"
 
 #define MAX_CLASSES 100000
 #define MAX_FIELD 4096 /* bytes of a label, word or forms field */
@@ -107,11 +108,11 @@ static int phrase_ok(const char *s, size_t n, int *tokens) {
 static int add_word(ac_tag_table *t, const char *word, size_t wl, const char *forms, size_t fl, char *why, size_t whylen) {
     int toks;
     if (!phrase_ok(word, wl, &toks)) return snprintf(why, whylen, "word is not a phrase of at most %d tokens", AC_TAG_MAX_TOKENS), -1;
-    char *w = strndup(word, wl);
+    char *w = ac_strndup(word, wl);
     if (!w) return snprintf(why, whylen, "out of memory"), -1;
     int idx = ac_strmap_get(&t->index, w);
     if (idx < 0) {
-        tag_word *nw = realloc(t->words, ((size_t)t->n_words + 1) * sizeof *nw);
+        tag_word *nw = ac_realloc(t->words, ((size_t)t->n_words + 1) * sizeof *nw);
         if (!nw || ac_strmap_put(&t->index, w, t->n_words) < 0) {
             if (nw) t->words = nw;
             free(w);
@@ -139,7 +140,7 @@ static int add_word(ac_tag_table *t, const char *word, size_t wl, const char *fo
         for (int f = 0; f < tw->n_forms && !dup; f++) dup = strlen(tw->forms[f]) == n && !memcmp(tw->forms[f], p, n);
         if (!dup) {
             if (tw->n_forms == AC_TAG_MAX_FORMS) return snprintf(why, whylen, "more than %d forms", AC_TAG_MAX_FORMS), -1;
-            if (!(tw->forms[tw->n_forms] = strndup(p, n))) return snprintf(why, whylen, "out of memory"), -1;
+            if (!(tw->forms[tw->n_forms] = ac_strndup(p, n))) return snprintf(why, whylen, "out of memory"), -1;
             tw->n_forms++;
         }
         p = bar + 1;
@@ -179,11 +180,11 @@ static int parse_line(ac_tag_table *t, const char *p, size_t n, char *why, size_
     if ((fl[3] == 0) != (fl[5] == 0)) return snprintf(why, whylen, "a word needs forms and forms need a word"), -1;
     int w = -1;
     if (fl[3] && (w = add_word(t, f[3], fl[3], f[5], fl[5], why, whylen)) < 0) return -1;
-    int *cw = realloc(t->class_word, ((size_t)t->n_classes + 1) * sizeof *cw);
+    int *cw = ac_realloc(t->class_word, ((size_t)t->n_classes + 1) * sizeof *cw);
     if (cw) t->class_word = cw;
-    char **lb = realloc(t->labels, ((size_t)t->n_classes + 1) * sizeof *lb);
+    char **lb = ac_realloc(t->labels, ((size_t)t->n_classes + 1) * sizeof *lb);
     if (lb) t->labels = lb;
-    char *label = cw && lb ? strndup(f[2], fl[2]) : NULL;
+    char *label = cw && lb ? ac_strndup(f[2], fl[2]) : NULL;
     if (!label) return snprintf(why, whylen, "out of memory"), -1;
     lb[t->n_classes] = label;
     cw[t->n_classes++] = w;
@@ -192,7 +193,7 @@ static int parse_line(ac_tag_table *t, const char *p, size_t n, char *why, size_
 
 int ac_tag_table_parse(const char *data, size_t len, const char *name, ac_tag_table **out, ac_err *err) {
     *out = NULL;
-    ac_tag_table *t = calloc(1, sizeof *t);
+    ac_tag_table *t = ac_calloc(1, sizeof *t);
     if (!t) return ac_errf(err, "out of memory");
     int line = 0;
     char why[200];
@@ -240,8 +241,8 @@ int ac_tags_from_probs(const ac_tag_table *t, const float *probs, int n_rows, in
     if (n_classes != t->n_classes)
         return ac_errf(err, "tags: %d class probabilities, the table has %d classes", n_classes, t->n_classes);
     if (n_rows < 1) return ac_errf(err, "tags: no rows of probabilities");
-    float *best = calloc((size_t)t->n_words + 1, sizeof *best), *row = calloc((size_t)t->n_words + 1, sizeof *row);
-    ac_tag *all = malloc(((size_t)t->n_words + 1) * sizeof *all);
+    float *best = ac_calloc((size_t)t->n_words + 1, sizeof *best), *row = ac_calloc((size_t)t->n_words + 1, sizeof *row);
+    ac_tag *all = ac_malloc(((size_t)t->n_words + 1) * sizeof *all);
     if (!best || !row || !all) {
         free(best), free(row), free(all);
         return ac_errf(err, "out of memory");

@@ -9,6 +9,7 @@
 #include "attncap/font.h"
 #include "attncap/png.h"
 #include "train_internal.h"
+#include "alloc_internal.h"
 
 #define PW 900
 #define PH 520
@@ -65,7 +66,7 @@ int ac_plot_png(const char *path, const char *title, const char *xlabel, int n, 
                 const ac_plot_series *s, int n_series, ac_err *err) {
     canvas c;
     memset(&c, 0, sizeof c);
-    c.px = malloc((size_t)PW * PH * 3);
+    c.px = ac_malloc((size_t)PW * PH * 3);
     if (!c.px) return ac_errf(err, "%s: out of memory", path);
     memset(c.px, 255, (size_t)PW * PH * 3);
     ac_err no_font;

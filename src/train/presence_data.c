@@ -1,5 +1,6 @@
 /* presence_data.c: the presence head's training set (presence_data.h). */
 #include "attncap/presence_data.h"
+#include "alloc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,10 @@ int ac_presence_set_build(const ac_feature_cache *fc, const ac_dataset *sets, in
     const int L = fc->grid_h * fc->grid_w, dim = fc->dim;
     int cap = 0;
     for (int s = 0; s < n_sets; s++) cap += sets[s].n;
-    uint8_t *used = calloc((size_t)(fc->n > 0 ? fc->n : 1), 1);
-    float *scratch = malloc(sizeof *scratch * (size_t)L * dim);
-    out->x = malloc(sizeof *out->x * (size_t)(cap > 0 ? cap : 1) * dim);
-    out->y = calloc((size_t)(cap > 0 ? cap : 1), AC_N_OBJECTS);
+    uint8_t *used = ac_calloc((size_t)(fc->n > 0 ? fc->n : 1), 1);
+    float *scratch = ac_malloc(sizeof *scratch * (size_t)L * dim);
+    out->x = ac_malloc(sizeof *out->x * (size_t)(cap > 0 ? cap : 1) * dim);
+    out->y = ac_calloc((size_t)(cap > 0 ? cap : 1), AC_N_OBJECTS);
     out->dim = dim;
     int rc = !used || !scratch || !out->x || !out->y ? ac_errf(err, "out of memory") : 0;
     const ac_grid_window whole = {0, 0, fc->grid_h, fc->grid_w};
@@ -60,7 +61,7 @@ int ac_presence_set_build(const ac_feature_cache *fc, const ac_dataset *sets, in
  * consonant + y -> ies). malloc'd. */
 static char *plural(const char *phrase) {
     const size_t n = strlen(phrase);
-    char *p = malloc(n + 3);
+    char *p = ac_malloc(n + 3);
     if (!p) return NULL;
     memcpy(p, phrase, n + 1);
     const char last = n ? phrase[n - 1] : 0, before = n > 1 ? phrase[n - 2] : 0;
@@ -83,7 +84,7 @@ static int add_form(ac_presence_group *g, char *form, ac_err *err) {
 }
 
 int ac_presence_set_labels(const ac_presence_set *s, const int *cats, int k, uint8_t **y_out, float *prior, ac_err *err) {
-    uint8_t *y = malloc((size_t)(s->n > 0 ? s->n : 1) * (size_t)(k > 0 ? k : 1));
+    uint8_t *y = ac_malloc((size_t)(s->n > 0 ? s->n : 1) * (size_t)(k > 0 ? k : 1));
     if (!(*y_out = y)) return ac_errf(err, "out of memory");
     for (int j = 0; j < k; j++) {
         for (int i = 0; i < s->n; i++) y[(size_t)i * k + j] = s->y[(size_t)i * AC_N_OBJECTS + cats[j]];
@@ -105,16 +106,16 @@ int ac_presence_set_groups(const ac_presence_set *s, int min_photos, ac_presence
 int ac_presence_set_groups_of(const ac_presence_set *s, const int *cats, int k, ac_presence_group **groups,
                               uint8_t **y_out, ac_err *err) {
     *groups = NULL, *y_out = NULL;
-    ac_presence_group *g = calloc((size_t)k, sizeof *g);
+    ac_presence_group *g = ac_calloc((size_t)k, sizeof *g);
     float prior[AC_N_OBJECTS];
     if (!g) return ac_errf(err, "out of memory");
     int rc = ac_presence_set_labels(s, cats, k, y_out, prior, err);
     for (int j = 0; !rc && j < k; j++) {
         g[j].prior = prior[j];
-        g[j].forms = calloc(AC_PRESENCE_MAX_FORMS + 1, sizeof *g[j].forms);
-        if (!(g[j].name = strdup(ac_object_name(cats[j]))) || !g[j].forms) rc = ac_errf(err, "out of memory");
+        g[j].forms = ac_calloc(AC_PRESENCE_MAX_FORMS + 1, sizeof *g[j].forms);
+        if (!(g[j].name = ac_strdup(ac_object_name(cats[j]))) || !g[j].forms) rc = ac_errf(err, "out of memory");
         for (const char *const *syn = ac_object_synonyms(cats[j]); !rc && *syn; syn++)
-            rc = add_form(&g[j], strdup(*syn), err) || add_form(&g[j], plural(*syn), err) ? -1 : 0;
+            rc = add_form(&g[j], ac_strdup(*syn), err) || add_form(&g[j], plural(*syn), err) ? -1 : 0;
     }
     if (rc) {
         ac_presence_groups_free(g, k);

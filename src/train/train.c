@@ -24,6 +24,7 @@
 #include "decoder_internal.h"
 #include "train_internal.h"
 #include "common_internal.h"
+#include "alloc_internal.h"
 
 void ac_train_defaults(ac_train_opts *o) {
     memset(o, 0, sizeof *o);
@@ -50,7 +51,7 @@ static int swap_lr(const ac_vocab *v, int id) {
 static int load_extra_data(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (!o->extra_data || !*o->extra_data) return 0;
-    char *list = strdup(o->extra_data), *save = NULL;
+    char *list = ac_strdup(o->extra_data), *save = NULL;
     if (!list) return ac_errf(err, "out of memory");
     int rc = 0;
     for (char *spec = strtok_r(list, ",", &save); spec && !rc; spec = strtok_r(NULL, ",", &save)) {
@@ -107,8 +108,8 @@ static int load_data(ac_trainer *tr, ac_err *err) {
         const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
         for (int i = 0; i < ds->n; i++) cap += ds->images[i].n_caps;
     }
-    ac_tokens *toks = calloc((size_t)cap + 1, sizeof *toks);
-    int *feat = calloc((size_t)cap + 1, sizeof *feat), *featf = calloc((size_t)cap + 1, sizeof *featf);
+    ac_tokens *toks = ac_calloc((size_t)cap + 1, sizeof *toks);
+    int *feat = ac_calloc((size_t)cap + 1, sizeof *feat), *featf = ac_calloc((size_t)cap + 1, sizeof *featf);
     if (!toks || !feat || !featf) return ac_errf(err, "out of memory");
     int rc = -1, n_text = 0, n_all = 0, cap_text = cap + 1;
     for (int d = 0; d <= tr->n_xds; d++) {
@@ -152,32 +153,32 @@ static int load_data(ac_trainer *tr, ac_err *err) {
     tr->use_flip = o->flip < 0 ? has_flip : o->flip && has_flip;
     if (!tr->model.vocab && ac_vocab_build(toks, n + n_text, o->min_count, &tr->model.vocab, err)) goto done;
     if (n_text > 0) {
-        if (!(tr->tex = calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
+        if (!(tr->tex = ac_calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
         for (int i = 0; i < n_text; i++) {
             ac_train_example *e = &tr->tex[i];
             e->feat = e->feat_flip = -1, e->n = toks[n + i].n;
             if (tr->R) e->n_obj = (unsigned char)ac_train_text_objects(&toks[n + i], e->obj);
-            if (!(e->w = malloc(sizeof(int) * (size_t)e->n))) goto oom;
+            if (!(e->w = ac_malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
             tr->n_tex++;
         }
     }
-    tr->ex = calloc((size_t)n, sizeof *tr->ex);
+    tr->ex = ac_calloc((size_t)n, sizeof *tr->ex);
     if (!tr->ex) goto oom;
     for (int i = 0; i < n; i++) {
         ac_train_example *e = &tr->ex[i];
         e->feat = feat[i], e->feat_flip = tr->use_flip ? featf[i] : -1, e->n = toks[i].n;
-        e->w = malloc(sizeof(int) * (size_t)e->n);
+        e->w = ac_malloc(sizeof(int) * (size_t)e->n);
         if (!e->w) goto oom;
         ac_vocab_encode(tr->model.vocab, &toks[i], e->w);
         if (e->feat_flip >= 0) {
-            e->wf = malloc(sizeof(int) * (size_t)e->n);
+            e->wf = ac_malloc(sizeof(int) * (size_t)e->n);
             if (!e->wf) goto oom;
             for (int k = 0; k < e->n; k++) e->wf[k] = swap_lr(tr->model.vocab, e->w[k]);
         }
     }
     tr->n_ex = n;
-    tr->img_start = malloc(sizeof(int) * (size_t)n), tr->img_n = malloc(sizeof(int) * (size_t)n);
+    tr->img_start = ac_malloc(sizeof(int) * (size_t)n), tr->img_n = ac_malloc(sizeof(int) * (size_t)n);
     if (!tr->img_start || !tr->img_n) goto oom;
     for (int i = 0; i < n; i++) {
         if (i == 0 || tr->ex[i].feat != tr->ex[i - 1].feat) tr->img_start[tr->n_img] = i, tr->img_n[tr->n_img++] = 0;
@@ -191,15 +192,15 @@ static int load_data(ac_trainer *tr, ac_err *err) {
         int f = ac_features_find(&tr->fc, im->key);
         if (f < 0) continue;
         if (o->max_val > 0 && tr->n_vi >= o->max_val) break;
-        ac_val_image *vi = realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
+        ac_val_image *vi = ac_realloc(tr->vi, sizeof *vi * (size_t)(tr->n_vi + 1));
         if (!vi) goto oom;
         tr->vi = vi;
         vi = &tr->vi[tr->n_vi++];
         memset(vi, 0, sizeof *vi);
         vi->feat = f;
         vi->id = im->key;
-        vi->refs = calloc((size_t)im->n_caps + 1, sizeof(char *));
-        ac_train_example *ve = realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
+        vi->refs = ac_calloc((size_t)im->n_caps + 1, sizeof(char *));
+        ac_train_example *ve = ac_realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
         if (!vi->refs || !ve) goto oom;
         tr->vex = ve;
         for (int k = 0; k < im->n_caps; k++) {
@@ -211,7 +212,7 @@ static int load_data(ac_trainer *tr, ac_err *err) {
                 ac_train_example *e = &tr->vex[tr->n_vex];
                 memset(e, 0, sizeof *e);
                 e->feat = f, e->feat_flip = -1, e->n = t.n;
-                e->w = malloc(sizeof(int) * (size_t)t.n);
+                e->w = ac_malloc(sizeof(int) * (size_t)t.n);
                 if (!e->w) {
                     ac_tokens_free(&t);
                     goto oom;
@@ -324,7 +325,7 @@ static void shuffle(int *perm, int n, uint64_t seed) {
 
 static int val_loss(ac_trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
     const int B = tr->o->batch;
-    int *sel = malloc(sizeof(int) * (size_t)tr->n_vex);
+    int *sel = ac_malloc(sizeof(int) * (size_t)tr->n_vex);
     if (!sel) return ac_errf(err, "out of memory");
     for (int i = 0; i < tr->n_vex; i++) sel[i] = i;
     double ce = 0;
@@ -349,15 +350,15 @@ static int val_loss(ac_trainer *tr, batch_buf *bb, double *loss, ac_err *err) {
 static int val_scores(ac_trainer *tr, double *bleu4, double *cider, ac_err *err) {
     *bleu4 = *cider = NAN;
     if (!ac_train_metrics_available()) return 0;
-    char **cands = calloc((size_t)tr->n_vi, sizeof(char *));
-    int *nref = calloc((size_t)tr->n_vi, sizeof(int));
-    char ***refs = calloc((size_t)tr->n_vi, sizeof(char **));
+    char **cands = ac_calloc((size_t)tr->n_vi, sizeof(char *));
+    int *nref = ac_calloc((size_t)tr->n_vi, sizeof(int));
+    char ***refs = ac_calloc((size_t)tr->n_vi, sizeof(char **));
     if (!cands || !nref || !refs) {
         free(cands), free(nref), free(refs);
         return ac_errf(err, "out of memory");
     }
     /* Greedy/beam captions of the validation photos, in parallel threads. */
-    int *rows = malloc(sizeof(int) * (size_t)(tr->n_vi + 1));
+    int *rows = ac_malloc(sizeof(int) * (size_t)(tr->n_vi + 1));
     int rc = rows ? 0 : ac_errf(err, "out of memory");
     for (int i = 0; !rc && i < tr->n_vi; i++) rows[i] = tr->vi[i].feat;
     if (!rc)
@@ -377,7 +378,7 @@ static int write_log(const ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (o->log_csv) {
         size_t cap = 256 + (size_t)tr->n_hist * 160, n = 0;
-        char *buf = malloc(cap);
+        char *buf = ac_malloc(cap);
         if (!buf) return ac_errf(err, "out of memory");
         n += (size_t)snprintf(buf + n, cap - n, "step,epoch,train_loss,val_loss,bleu4,cider,lr,seconds\n");
         for (int i = 0; i < tr->n_hist; i++) {
@@ -391,7 +392,7 @@ static int write_log(const ac_trainer *tr, ac_err *err) {
     }
     if (o->plot_png && tr->n_hist > 0) {
         int n = tr->n_hist;
-        double *x = malloc(sizeof(double) * 5 * (size_t)n);
+        double *x = ac_malloc(sizeof(double) * 5 * (size_t)n);
         if (!x) return ac_errf(err, "out of memory");
         double *tl = x + n, *vl = tl + n, *b4 = vl + n, *ci = b4 + n;
         for (int i = 0; i < n; i++) {
@@ -415,7 +416,7 @@ static int write_log(const ac_trainer *tr, ac_err *err) {
 static char *training_photos(const ac_trainer *tr) {
     int n = 0, cap = 0;
     for (int d = 0; d <= tr->n_xds; d++) cap += d ? tr->xds[d - 1].n : tr->ds.n;
-    const char **names = malloc(sizeof *names * ((size_t)cap + 1));
+    const char **names = ac_malloc(sizeof *names * ((size_t)cap + 1));
     if (!names) return NULL;
     for (int d = 0; d <= tr->n_xds; d++) {
         const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
@@ -532,7 +533,7 @@ static int finished_before(const ac_trainer *tr, const char *metric) {
 /* The model's directory is created (and checked writable) up front: finding out at the first
  * checkpoint, minutes into a run, would waste them. */
 static int out_dir_ready(const char *out, ac_err *err) {
-    char *dir = strdup(out);
+    char *dir = ac_strdup(out);
     if (!dir) return ac_errf(err, "out of memory");
     char *slash = strrchr(dir, '/');
     int rc = 0;
@@ -651,7 +652,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (ac_train_load_ckpt(&tr, &o, kept, sizeof kept, err)) goto done;
     }
     if (load_data(&tr, err)) goto done;
-    if (!tr.model.encoder_json) tr.model.encoder_json = strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
+    if (!tr.model.encoder_json) tr.model.encoder_json = ac_strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
     else if (tr.fc.encoder_json && strcmp(tr.model.encoder_json, tr.fc.encoder_json)) {
         ac_errf(err, "%s: features come from a different encoder than the checkpoint's", o.features);
         goto done;
@@ -688,7 +689,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (ac_decoder_init(&tr.model.dec, &c, o.seed, err)) goto done;
         /* Output bias = log unigram frequency of the targets: the model starts at the unigram
          * distribution instead of uniform, which saves the first few hundred steps. */
-        double *cnt = calloc((size_t)c.vocab, sizeof(double)), tot = 0;
+        double *cnt = ac_calloc((size_t)c.vocab, sizeof(double)), tot = 0;
         if (!cnt) goto oom;
         for (int i = 0; i < tr.n_ex + tr.n_tex; i++) {
             const ac_train_example *e = i < tr.n_ex ? &tr.ex[i] : &tr.tex[i - tr.n_ex];
@@ -706,10 +707,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (o.init && ac_train_warm_start(&tr, o.init, err)) goto done;
     }
     const size_t np = tr.model.dec.n_params;
-    tr.grad = malloc(sizeof(float) * np);
-    if (!tr.m) tr.m = calloc(np, sizeof(float)), tr.v = calloc(np, sizeof(float));
+    tr.grad = ac_malloc(sizeof(float) * np);
+    if (!tr.m) tr.m = ac_calloc(np, sizeof(float)), tr.v = ac_calloc(np, sizeof(float));
     if (o.ema > 0 && !tr.ema) {
-        if (!(tr.ema = malloc(sizeof(float) * np))) goto oom;
+        if (!(tr.ema = ac_malloc(sizeof(float) * np))) goto oom;
         memcpy(tr.ema, tr.model.dec.params, sizeof(float) * np);
     }
     /* Shards in parallel threads, each with single-threaded BLAS (see ac_dec_pool). */
@@ -729,20 +730,20 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         goto done;
     }
     tr.work = ac_dec_pool_new(&tr.model.dec.cfg, o.shards, threads, capb, o.max_words + 1);
-    bb.idx = malloc(sizeof(int) * (size_t)capb), bb.len = malloc(sizeof(int) * (size_t)capb);
-    bb.flip = malloc(sizeof(int) * (size_t)capb);
-    bb.words = calloc((size_t)capb * (size_t)o.max_words, sizeof(int));
-    bb.ann = malloc(sizeof(float *) * (size_t)capb);
-    bb.nval = malloc(sizeof(int) * (size_t)capb);
+    bb.idx = ac_malloc(sizeof(int) * (size_t)capb), bb.len = ac_malloc(sizeof(int) * (size_t)capb);
+    bb.flip = ac_malloc(sizeof(int) * (size_t)capb);
+    bb.words = ac_calloc((size_t)capb * (size_t)o.max_words, sizeof(int));
+    bb.ann = ac_malloc(sizeof(float *) * (size_t)capb);
+    bb.nval = ac_malloc(sizeof(int) * (size_t)capb);
     if (!tr.fc.data || tr.R) {
-        bb.stage = malloc(sizeof(float) * (size_t)capb * tr.L * tr.D);
-        bb.stage_row = malloc(sizeof(int) * (size_t)capb);
-        bb.stage_nval = malloc(sizeof(int) * (size_t)capb);
+        bb.stage = ac_malloc(sizeof(float) * (size_t)capb * tr.L * tr.D);
+        bb.stage_row = ac_malloc(sizeof(int) * (size_t)capb);
+        bb.stage_nval = ac_malloc(sizeof(int) * (size_t)capb);
         if (!bb.stage || !bb.stage_row || !bb.stage_nval) goto oom;
     }
     const int n_perm = o.group ? tr.n_img : tr.n_ex;
-    perm = malloc(sizeof(int) * (size_t)n_perm), flip = malloc(sizeof(int) * (size_t)capb);
-    selbuf = malloc(sizeof(int) * (size_t)capb);
+    perm = ac_malloc(sizeof(int) * (size_t)n_perm), flip = ac_malloc(sizeof(int) * (size_t)capb);
+    selbuf = ac_malloc(sizeof(int) * (size_t)capb);
     ac_decoder dec_text = tr.model.dec; /* the same weights; no attention penalty for the no-photo context */
     dec_text.cfg.lambda = 0;
     /* and soft attention: its L vectors are one, so every location gives the same context (a sample's

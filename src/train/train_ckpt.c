@@ -12,6 +12,7 @@
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
+#include "alloc_internal.h"
 
 #define CKPT_FORMAT "attncap-checkpoint-1"
 
@@ -19,7 +20,7 @@
 
 char *ac_train_ckpt_path(const char *out) {
     size_t n = strlen(out) + 8;
-    char *p = malloc(n);
+    char *p = ac_malloc(n);
     if (p) snprintf(p, n, "%s.ckpt", out);
     return p;
 }
@@ -221,7 +222,7 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
     }
     if (ac_decoder_alloc(&tr->model.dec, &c, err)) goto done;
     size_t n = tr->model.dec.n_params;
-    tr->m = malloc(sizeof(float) * n), tr->v = malloc(sizeof(float) * n);
+    tr->m = ac_malloc(sizeof(float) * n), tr->v = ac_malloc(sizeof(float) * n);
     if (!tr->m || !tr->v) {
         ac_errf(err, "out of memory");
         goto done;
@@ -238,7 +239,7 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
     }
     const ac_st_tensor *te = ac_st_find(&f, "ema");
     if (te) {
-        if (!(tr->ema = malloc(sizeof(float) * n))) {
+        if (!(tr->ema = ac_malloc(sizeof(float) * n))) {
             ac_errf(err, "out of memory");
             goto done;
         }
@@ -255,14 +256,14 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
                 ac_errf(err, "%s: tensor '%s' missing", path, nn[i]);
                 goto done;
             }
-            if (!(*nv[i] = malloc(sizeof(float) * D))) {
+            if (!(*nv[i] = ac_malloc(sizeof(float) * D))) {
                 ac_errf(err, "out of memory");
                 goto done;
             }
             if (ac_st_to_f32(t, *nv[i], D, path, err)) goto done;
         }
     }
-    tr->model.encoder_json = strdup(enc);
+    tr->model.encoder_json = ac_strdup(enc);
     sj = cJSON_Parse(state);
     if (!sj || !cJSON_IsObject(sj)) {
         ac_errf(err, "%s: state is not JSON", path);
@@ -335,7 +336,7 @@ done:
 int ac_train_hist_add(ac_trainer *tr, const ac_hist *h) {
     if (tr->n_hist == tr->cap_hist) {
         int cap = tr->cap_hist ? 2 * tr->cap_hist : 64;
-        ac_hist *n = realloc(tr->hist, sizeof *n * (size_t)cap);
+        ac_hist *n = ac_realloc(tr->hist, sizeof *n * (size_t)cap);
         if (!n) return -1;
         tr->hist = n, tr->cap_hist = cap;
     }

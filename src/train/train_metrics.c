@@ -5,13 +5,14 @@
 
 #include "attncap/metrics.h"
 #include "train_internal.h"
+#include "alloc_internal.h"
 
 int ac_train_metrics_available(void) { return 1; }
 
 int ac_train_score(int n, const char *const *cands, const int *n_refs, char *const *const *refs, double *bleu4,
                    double *cider, ac_err *err) {
     *bleu4 = *cider = NAN;
-    ac_eval_item *it = calloc((size_t)n + 1, sizeof *it);
+    ac_eval_item *it = ac_calloc((size_t)n + 1, sizeof *it);
     if (!it) return ac_errf(err, "out of memory");
     int m = 0;
     for (int i = 0; i < n; i++) {

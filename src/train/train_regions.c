@@ -20,6 +20,7 @@
 #include "decoder_internal.h"
 #include "strmap.h"
 #include "train_internal.h"
+#include "alloc_internal.h"
 
 #define DETECTIONS_MAX_BYTES (1u << 30)
 #define TEXT_CONTEXT_ROWS 32
@@ -40,7 +41,7 @@ static int parse_line(const char *line, ac_detections *d, ac_detection *items, i
         cJSON_Delete(o);
         return -1;
     }
-    *image = strdup(im->valuestring);
+    *image = ac_strdup(im->valuestring);
     d->width = (int)w->valuedouble, d->height = (int)h->valuedouble, d->n = 0, d->items = items;
     const cJSON *e;
     cJSON_ArrayForEach(e, ds) {
@@ -50,10 +51,10 @@ static int parse_line(const char *line, ac_detections *d, ac_detection *items, i
         int k = 0;
         while (k < *n_names && strcmp((*names)[k], lb->valuestring)) k++;
         if (k == *n_names) {
-            char **g = realloc(*names, sizeof *g * (size_t)(*n_names + 1));
+            char **g = ac_realloc(*names, sizeof *g * (size_t)(*n_names + 1));
             if (!g) continue;
             *names = g;
-            if (!(g[k] = strdup(lb->valuestring))) continue;
+            if (!(g[k] = ac_strdup(lb->valuestring))) continue;
             (*n_names)++;
         }
         float b[4];
@@ -67,8 +68,8 @@ static int parse_line(const char *line, ac_detections *d, ac_detection *items, i
 int ac_train_regions_load(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     const int R = tr->R, rows = tr->fc.n;
-    tr->reg = calloc((size_t)rows * R + 1, sizeof *tr->reg);
-    tr->n_reg = calloc((size_t)rows + 1, 1);
+    tr->reg = ac_calloc((size_t)rows * R + 1, sizeof *tr->reg);
+    tr->n_reg = ac_calloc((size_t)rows + 1, 1);
     if (!tr->reg || !tr->n_reg) return ac_errf(err, "out of memory");
     ac_strmap map = {0}, *by_name = &map;
     for (int r = 0; r < rows; r++)
@@ -76,7 +77,7 @@ int ac_train_regions_load(ac_trainer *tr, ac_err *err) {
             ac_strmap_free(by_name);
             return ac_errf(err, "out of memory");
         }
-    char *list = strdup(o->detections), *save = NULL, **names = NULL;
+    char *list = ac_strdup(o->detections), *save = NULL, **names = NULL;
     int n_names = 0, rc = 0, matched = 0;
     ac_detection items[256];
     for (char *path = list ? strtok_r(list, ",", &save) : NULL; path && rc == 0; path = strtok_r(NULL, ",", &save)) {

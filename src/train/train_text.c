@@ -21,6 +21,7 @@
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
+#include "alloc_internal.h"
 
 int ac_train_read_text(ac_trainer *tr, ac_tokens **toks, int *n, int *cap, ac_err *err) {
     const ac_train_opts *o = tr->o;
@@ -38,8 +39,8 @@ static cJSON *count_array(ac_trainer *tr, const ac_train_example *ex, int n, int
 
 char *ac_train_vocab_counts_json(ac_trainer *tr) {
     const int V = ac_vocab_size(tr->model.vocab);
-    if (!tr->cnt_paired) tr->cnt_paired = calloc((size_t)V, sizeof(int));
-    if (!tr->cnt_text) tr->cnt_text = calloc((size_t)V, sizeof(int));
+    if (!tr->cnt_paired) tr->cnt_paired = ac_calloc((size_t)V, sizeof(int));
+    if (!tr->cnt_text) tr->cnt_text = ac_calloc((size_t)V, sizeof(int));
     cJSON *j = cJSON_CreateObject();
     if (!j || !tr->cnt_paired || !tr->cnt_text) {
         cJSON_Delete(j);
@@ -54,17 +55,17 @@ char *ac_train_vocab_counts_json(ac_trainer *tr) {
 
 int ac_train_text_init(ac_trainer *tr, ac_err *err) {
     const size_t D = (size_t)tr->D, LD = (size_t)tr->L * D, S = (size_t)tr->o->shards;
-    tr->null_ann = malloc(sizeof(float) * LD * S);
-    tr->null_g = calloc(D, sizeof(float));
-    tr->grad_text = malloc(sizeof(float) * tr->model.dec.n_params);
-    float *row = malloc(sizeof(float) * LD);
+    tr->null_ann = ac_malloc(sizeof(float) * LD * S);
+    tr->null_g = ac_calloc(D, sizeof(float));
+    tr->grad_text = ac_malloc(sizeof(float) * tr->model.dec.n_params);
+    float *row = ac_malloc(sizeof(float) * LD);
     if (!tr->null_ann || !tr->null_g || !tr->grad_text || !row) {
         free(row);
         return ac_errf(err, "out of memory");
     }
     if (!tr->null_ctx) { /* not resumed: the mean annotation vector of (up to) 256 training photos */
-        tr->null_ctx = calloc(D, sizeof(float));
-        tr->null_m = calloc(D, sizeof(float)), tr->null_v = calloc(D, sizeof(float));
+        tr->null_ctx = ac_calloc(D, sizeof(float));
+        tr->null_m = ac_calloc(D, sizeof(float)), tr->null_v = ac_calloc(D, sizeof(float));
         if (!tr->null_ctx || !tr->null_m || !tr->null_v) {
             free(row);
             return ac_errf(err, "out of memory");
@@ -92,7 +93,7 @@ int ac_train_text_init(ac_trainer *tr, ac_err *err) {
 /* Caption j of the endless text stream: the stream is the text captions in a fresh shuffle per round. */
 int ac_train_text_select(ac_trainer *tr, long step, int *idx, ac_err *err) {
     const long n = tr->n_tex, k0 = step * tr->text_batch;
-    if (!tr->text_perm && !(tr->text_perm = malloc(sizeof(int) * (size_t)n))) return ac_errf(err, "out of memory");
+    if (!tr->text_perm && !(tr->text_perm = ac_malloc(sizeof(int) * (size_t)n))) return ac_errf(err, "out of memory");
     for (int i = 0; i < tr->text_batch; i++) {
         const long j = k0 + i;
         const int round = (int)(j / n);
@@ -140,7 +141,7 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
     const int nt = ac_decoder_tensors(a, ta, NULL);
     ac_decoder_tensors(b, tb, NULL);
     const int E = b->embed, Va = a->vocab, Vb = b->vocab;
-    int *map = malloc(sizeof(int) * (size_t)Vb); /* new id -> old id, -1 if new */
+    int *map = ac_malloc(sizeof(int) * (size_t)Vb); /* new id -> old id, -1 if new */
     if (!map) {
         ac_model_free(&old);
         return ac_errf(err, "out of memory");
