@@ -13,8 +13,8 @@ CLI_LDLIBS := -lmicrohttpd
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build
-# The library's sources live in family folders (src/base/, src/cnn/, src/search/ ...; README.md,
-# Architecture); src/cli/ is the command-line program. A .c or .h still flat in src/ (a branch merged
+# The library's sources live in family folders (src/base/, src/cnn/, src/search/ ...;
+# docs/architecture.md); src/cli/ is the command-line program. A .c or .h still flat in src/ (a branch merged
 # before its file was moved) builds too. The library's files include each other's private headers by
 # bare name ("pool.h"), so its own sources, and the tools and tests that use private headers, get
 # every family folder on the include path: a file moving between families changes no #include.

@@ -13,7 +13,7 @@
 Prints what it finds; exits 1 if any rule is broken."""
 import glob, os, re, subprocess, sys
 
-# The order of README.md's Architecture table: each family may call the ones before it, never after.
+# The order of docs/architecture.md's table: each family may call the ones before it, never after.
 FAMILIES = ['base', 'formats', 'image', 'cnn', 'encoder', 'detect', 'data', 'decoder', 'search', 'model', 'captioner',
             'overlay', 'eval', 'train', 'api']
 

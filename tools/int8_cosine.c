@@ -2,7 +2,7 @@
  * (paths on stdin) the annotation grid of both precisions, and 1 - cosine between them over the whole
  * grid and per cell (the decoder attends to cells). Prints the mean, median and worst over photos.
  *   int8_cosine ENCODER.tflite [SIZE (448)] < photos.txt
- * Dev tool (reported in README's int8 notes); not part of attncap. */
+ * Dev tool (reported in docs/speed.md's int8 notes); not part of attncap. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
