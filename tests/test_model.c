@@ -321,7 +321,9 @@ static void test_repeatable_and_merge(void) {
     ac_model_free(&r);
     err.msg[0] = 0;
     CHECK(ac_model_merge_meta(tmp("rep.st"), "decode", "[1]", &err) == -1 && strstr(err.msg, "not a JSON object"));
-    CHECKF(ac_model_merge_meta(tmp("rep.st"), "fresh", "{\"x\":1}", &err) == 0, "%s", err.msg); /* created */
+    CHECKF(ac_model_merge_meta(tmp("rep.st"), "naming", "{\"threshold\":0.3}", &err) == 0, "%s", err.msg); /* created */
+    err.msg[0] = 0; /* a key no model file holds is refused, as ac_model_load would refuse the file */
+    CHECK(ac_model_merge_meta(tmp("rep.st"), "fresh", "{\"x\":1}", &err) == -1 && strstr(err.msg, "unknown metadata 'fresh'"));
     CHECKF(ac_model_load(tmp("rep.st"), &r, &err) == 0, "%s", err.msg);
     CHECK(r.decode.beam == 4 && r.no_repeat);
     ac_model_free(&r);

@@ -447,6 +447,7 @@ static int rewrite_meta(const ac_st_file *f, const char *path, const char *key, 
 }
 
 int ac_model_set_meta(const char *path, const char *key, const char *value, ac_err *err) {
+    if (!known_meta(key)) return ac_errf(err, "%s: unknown metadata '%.80s' (a model file holds only the keys models/README.md lists)", path, key);
     ac_st_file f;
     if (ac_st_read(path, &f, err)) return -1;
     const int rc = rewrite_meta(&f, path, key, value, err);
@@ -455,6 +456,7 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
 }
 
 int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err) {
+    if (!known_meta(key)) return ac_errf(err, "%s: unknown metadata '%.80s' (a model file holds only the keys models/README.md lists)", path, key);
     ac_st_file f;
     if (ac_st_read(path, &f, err)) return -1;
     const char *old = ac_st_meta(&f, key);
