@@ -7,7 +7,8 @@
 #    `attncap detect` needs ../shared's detector; the fine-tuning block (features, train --init,
 #    caption --model) runs as written, the README's own small setting (at most 10 epochs over 45
 #    photos; about 20 s here), on 50 of ../shared's COCO photos staged as photos/images/ with a
-#    captions.tsv of image<TAB>caption<TAB>split lines (45 train, 5 val). Without ../shared these skip.
+#    captions.tsv of image<TAB>caption<TAB>split lines (45 train, 5 val). Without ../shared these skip,
+#    and under ATTNCAP_CLI_WRAPPER (make test-valgrind) the fine-tuning block does (too slow there).
 #  - The sample captions the README lists are what `attncap caption samples/` prints.
 #  - Each `make TARGET` line names a Makefile target; `make test` is what .ci/run runs, `make demo`
 #    captions samples/ with overlays into out/.
@@ -127,6 +128,8 @@ while IFS= read -r line; do
   t_begin "readme_command_$i"
   case $line in
     *photos/*) [ -n "$DATA" ] && [ -f "$DATA/data/coco/captions.json" ] || { t_skip "$line: needs ../shared/data/coco (photos/)"; continue; }
+               [ -z "${ATTNCAP_CLI_WRAPPER:-}" ] || { t_skip "$line: not under $ATTNCAP_CLI_WRAPPER (make test and make test-asan run it)"; continue; }
+               command -v python3 >/dev/null || { t_skip "$line: needs python3 to stage photos/"; continue; }
                stage_photos || { t_fail "could not stage photos/"; continue; } ;;
   esac
   case $line in attncap\ detect*) need_data encoders/yolox_nano.tflite || continue ;; esac
