@@ -18,8 +18,6 @@
 extern "C" {
 #endif
 
-#define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
-
 /* Finding the model and the encoder when not given: locate.h. */
 
 struct ac_captioner { /* typedef: attncap.h */

@@ -167,6 +167,10 @@ char *ac_encoder_id_json(const ac_encoder *enc);
 int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b);
 /* "sha256 1234abcd..., layer L, size N", for messages. */
 void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n);
+/* The encoder id names: flag, $ATTNCAP_ENCODER, else id->file beside the model file, in models/ (as
+ * ac_find_model in locate.h), in the installed data directories, then in ac_find_data_dir()/encoders/.
+ * Its SHA-256 must equal id->sha256 (when recorded): a different file is refused. malloc'd. */
+int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -12,22 +12,23 @@
 extern "C" {
 #endif
 
-struct ac_encoder_id; /* encoder.h */
+/* The model file's name where ac_find_model looks when no path is given. */
+#define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
 
 /* The shared data directory: $ATTNCAP_DATA if set, else the first of "../shared" relative to the
  * current directory, to the executable's directory and its parents that exists. Returns NULL if
  * none. The returned string is owned by the caller (free). */
 char *ac_find_data_dir(void);
+/* $name's value, or NULL when it is unset or empty: how the library outside base reads a variable of the
+ * environment (the Slurm array of ac_shard_parse). The string belongs to the environment. */
+const char *ac_env(const char *name);
 /* The model path: flag if not NULL, else $ATTNCAP_MODEL, else models/AC_DEFAULT_MODEL_NAME in the
  * current directory or beside the executable (its directory and up to three parents), else the only
  * models/ *.safetensors there, else AC_DEFAULT_MODEL_NAME in the installed data directories: the
  * user's ($XDG_DATA_HOME/attncap, else ~/.local/share/attncap), then the install prefix's
  * (PREFIX/share/attncap, compiled in by `make install`). malloc'd. */
 int ac_find_model(const char *flag, char **path, ac_err *err);
-/* The encoder: flag, $ATTNCAP_ENCODER, else id->file beside the model file, in models/ (as above),
- * in the installed data directories, then in ac_find_data_dir()/encoders/. Its SHA-256 must equal id->sha256 (when recorded):
- * a different file is refused. */
-int ac_find_encoder(const char *flag, const char *model_path, const struct ac_encoder_id *id, char **path, ac_err *err);
+/* The encoder (flag, $ATTNCAP_ENCODER, else beside the model, ...): ac_find_encoder in encoder.h. */
 /* A file a model works with (the detector "yolox_nano.tflite", its "coco_labels.txt"): flag, else
  * $env_name (when not NULL and set), else `file` beside the model, in models/, in the installed data
  * directories, then in ac_find_data_dir()/encoders/. malloc'd. */

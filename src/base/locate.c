@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attncap/captioner.h"
 #include "locate_internal.h"
 #include "alloc_internal.h"
 
@@ -29,6 +28,11 @@ static int data_homes(char dirs[2][PATH_MAX]) {
     else if (home && *home) snprintf(dirs[n++], PATH_MAX, "%.4000s/.local/share/attncap", home);
     snprintf(dirs[n++], PATH_MAX, "%s", AC_DATADIR);
     return n;
+}
+
+const char *ac_env(const char *name) {
+    const char *s = getenv(name);
+    return s && *s ? s : NULL;
 }
 
 char *ac_find_data_dir(void) {
@@ -124,31 +128,31 @@ int ac_find_model(const char *flag, char **path, ac_err *err) {
                    homes[0], nh > 1 ? homes[1] : AC_DATADIR);
 }
 
-int ac_encoder_sha_check(const char *path, const ac_encoder_id *id, ac_err *err) {
-    if (!id->sha256[0]) return 0;
+int ac_encoder_sha_check(const char *path, const char *file, const char *sha256, ac_err *err) {
+    if (!sha256[0]) return 0;
     char hex[65];
     if (ac_sha256_file(path, hex, err)) return -1;
-    if (strcmp(hex, id->sha256))
+    if (strcmp(hex, sha256))
         return ac_errf(err, "%s: SHA-256 %.12s... differs from the model's encoder %s (%.12s...): refusing a "
                             "different encoder (get the right one with `make models`)", path, hex,
-                       id->file[0] ? id->file : "(unnamed)", id->sha256);
+                       file[0] ? file : "(unnamed)", sha256);
     return 0;
 }
 
 /* check: hash the file here (else the caller compares the hash ac_encoder_open computes anyway). */
-int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, int check, char **path,
-                      ac_err *err) {
+int ac_locate_encoder(const char *flag, const char *model_path, const char *file, const char *sha256, int check,
+                      char **path, ac_err *err) {
     *path = NULL;
     const char *env = getenv("ATTNCAP_ENCODER");
     const char *given = flag ? flag : env && *env ? env : NULL;
     if (given) {
         if (!ac_is_file(given))
             return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
-        if (check && ac_encoder_sha_check(given, id, err)) return -1;
+        if (check && ac_encoder_sha_check(given, file, sha256, err)) return -1;
         *path = ac_strdup(given);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
-    if (!id->file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
+    if (!file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
     char cand[10][PATH_MAX + 300];
     int nc = 0;
     if (model_path) { /* beside the model */
@@ -156,31 +160,27 @@ int ac_locate_encoder(const char *flag, const char *model_path, const ac_encoder
         char *sl = strrchr(cand[nc], '/');
         if (sl) sl[1] = 0;
         else strcpy(cand[nc], "./");
-        strncat(cand[nc], id->file, sizeof cand[nc] - strlen(cand[nc]) - 1);
+        strncat(cand[nc], file, sizeof cand[nc] - strlen(cand[nc]) - 1);
         nc++;
     }
     char dirs[5][PATH_MAX];
     int nd = search_dirs(dirs);
-    for (int i = 0; i < nd && nc < 6; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], id->file);
+    for (int i = 0; i < nd && nc < 6; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], file);
     char homes[2][PATH_MAX];
     int nh = data_homes(homes);
-    for (int i = 0; i < nh && nc < 9; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/%.255s", homes[i], id->file);
+    for (int i = 0; i < nh && nc < 9; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/%.255s", homes[i], file);
     char *data = ac_find_data_dir();
-    if (data && nc < 10) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, id->file);
+    if (data && nc < 10) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, file);
     free(data);
     for (int i = 0; i < nc; i++) {
         if (!ac_is_file(cand[i])) continue;
-        if (check && ac_encoder_sha_check(cand[i], id, err)) return -1;
+        if (check && ac_encoder_sha_check(cand[i], file, sha256, err)) return -1;
         *path = ac_strdup(cand[i]);
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     return ac_errc(err, AC_ERR_NO_ENCODER, "encoder %s not found (looked beside the model, in models/, the installed data directories and "
                         "../shared/encoders): run `make models`, "
-                        "give its path or set ATTNCAP_ENCODER", id->file);
-}
-
-int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
-    return ac_locate_encoder(flag, model_path, id, 1, path, err);
+                        "give its path or set ATTNCAP_ENCODER", file);
 }
 
 int ac_find_companion(const char *flag, const char *env_name, const char *model_path, const char *file, char **path,

@@ -26,9 +26,9 @@ int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encod
     /* one photo's search on all the threads (lanes search on their own: ac_captioner_search) */
     ac_decoder_set_threads(&c->model.dec, threads > 0 ? threads : ac_default_threads());
     if (ac_encoder_id_parse(c->model.encoder_json, mpath, &c->id, err)) goto done;
-    if (ac_locate_encoder(encoder_flag, mpath, &c->id, 0, &epath, err)) goto done;
+    if (ac_locate_encoder(encoder_flag, mpath, c->id.file, c->id.sha256, 0, &epath, err)) goto done;
     if (ac_encoder_open(epath, c->id.layer[0] ? c->id.layer : NULL, c->id.size ? c->id.size : 224, threads, &c->enc, err)) {
-        ac_encoder_sha_check(epath, &c->id, err); /* a different file: say so rather than how it failed to parse */
+        ac_encoder_sha_check(epath, c->id.file, c->id.sha256, err); /* a different file: say so rather than how it failed to parse */
         goto done;
     }
     if (c->id.sha256[0] && strcmp(c->enc.sha256, c->id.sha256)) { /* refused before any use */

@@ -1,8 +1,9 @@
 /* shard.c: a task's share of the photos, by a stable hash of the file name (see shard.h). */
 #include "attncap/shard.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "attncap/locate.h"
 
 uint64_t ac_shard_hash(const char *name) {
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
@@ -45,8 +46,8 @@ static int parse_count(const char *p, const char *end, long *v) {
 }
 
 static int env_count(const char *name, long *v, int required, ac_err *err) {
-    const char *s = getenv(name);
-    if (!s || !*s) {
+    const char *s = ac_env(name);
+    if (!s) {
         *v = -1;
         return required ? ac_errf(err, "slurm: $%s is not set (not inside a Slurm job array)", name) : 0;
     }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locate_internal.h"
+
 /* The text recorded for each policy (AC_RESIZE_ASPECT's: AC_ENCODER_ASPECT_TEXT); reading, anything
  * else is the antialiased default (identities written before the policy was recorded said nothing or
  * described it in words). */
@@ -82,4 +84,8 @@ int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b) {
 void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n) {
     snprintf(buf, n, "sha256 %.12s, layer %s, size %d%s", id->sha256[0] ? id->sha256 : "?", id->layer[0] ? id->layer : "?",
              id->size, id->policy == AC_RESIZE_ASPECT ? ", aspect kept" : "");
+}
+
+int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {
+    return ac_locate_encoder(flag, model_path, id->file, id->sha256, 1, path, err);
 }
