@@ -93,6 +93,7 @@ def main():
     ap.add_argument("--rss-growth", type=float, default=0.05)
     ap.add_argument("--max-seconds", type=float, default=3600)
     ap.add_argument("--json", help="write the numbers here")
+    ap.add_argument("--serve-args", default="", help="more flags for attncap serve (\"--workers 2\")")
     ap.add_argument("photos", nargs="+")
     a = ap.parse_args()
     model = ["--model", a.model] if a.model else []
@@ -110,7 +111,8 @@ def main():
         j = json.loads(line)
         want[j["image"]] = j["caption"]
 
-    srv = subprocess.Popen([a.bin, "serve", "--port", "0", "--queue", "256", "--timeout", str(a.timeout), *model],
+    srv = subprocess.Popen([a.bin, "serve", "--port", "0", "--queue", "256", "--timeout", str(a.timeout), *model,
+                            *a.serve_args.split()],
                            stderr=subprocess.PIPE, text=True)
     port = None
     for _ in range(600):

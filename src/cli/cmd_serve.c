@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attncap/attncap.h"
 #include "commands.h"
@@ -14,8 +16,8 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: attncap serve [--host 127.0.0.1] [--port 8080] [--model FILE] [--threads N] [--max-body BYTES]\n"
-            "                     [--queue N] [--batch N] [--nbest N] [--timeout S]\n\n"
+            "usage: attncap serve [--host 127.0.0.1] [--port 8080] [--model FILE] [--threads N] [--workers N]\n"
+            "                     [--max-body BYTES] [--queue N] [--batch N] [--nbest N] [--timeout S]\n\n"
             "An HTTP server that loads the model once and captions the photos sent to it; its page (at /,\n"
             "embedded in the program, no network needed) shows the caption, and for each word where the model\n"
             "looked. Requests that arrive together are captioned together.\n\n"
@@ -24,7 +26,9 @@ static void usage(FILE *f) {
             "  --port N          the port (default 8080; 0: any free one, printed on stderr)\n"
             "  --model FILE      the model (default: $ATTNCAP_MODEL, else models/attncap.safetensors)\n"
             "  --encoder FILE    the encoder (default: found by the model's record)\n"
-            "  --threads N       the captioner's threads (default: $ATTNCAP_THREADS, else every core)\n"
+            "  --threads N       threads in all (default: $ATTNCAP_THREADS, else every core)\n"
+            "  --workers N       captioners, each with its share of the threads, captioning batches side by\n"
+            "                    side (default 1; each holds its own copy of the model)\n"
             "  --max-body BYTES  the largest request body (default 20000000); more is answered 413\n"
             "  --queue N         photos waiting at most (default 64); more are answered 503, Retry-After: 1\n"
             "  --batch N         photos captioned together at most (default 8)\n"
@@ -47,7 +51,7 @@ static void usage(FILE *f) {
 
 int cmd_serve(int argc, char **argv) {
     const char *host = "127.0.0.1", *model = NULL, *encoder = NULL;
-    int port = 8080, threads = 0, queue = 64, batch = 8, nbest = 5, timeout = 30;
+    int port = 8080, threads = 0, workers = 1, queue = 64, batch = 8, nbest = 5, timeout = 30;
     unsigned long long max_body = 20000000ull;
     const cli_opt opts[] = {
         OPT_STR("--host", &host),
@@ -55,6 +59,7 @@ int cmd_serve(int argc, char **argv) {
         OPT_STR("--model", &model),
         OPT_STR("--encoder", &encoder),
         OPT_INT("--threads", &threads, 1, 1024),
+        OPT_INT("--workers", &workers, 1, 64),
         OPT_U64("--max-body", &max_body, 1024, 1ull << 31),
         OPT_INT("--queue", &queue, 1, 100000),
         OPT_INT("--batch", &batch, 1, 256),
@@ -73,53 +78,57 @@ int cmd_serve(int argc, char **argv) {
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
+    /* each worker its own captioner, with its share of the threads */
+    long total = threads;
+    if (!total) total = getenv("ATTNCAP_THREADS") ? atol(getenv("ATTNCAP_THREADS")) : sysconf(_SC_NPROCESSORS_ONLN);
     ac_captioner_opts co;
     ac_captioner_opts_init(&co);
     co.encoder = encoder;
-    co.threads = threads;
+    co.threads = total / workers > 1 ? (int)(total / workers) : 1;
     co.nbest = nbest;
-    ac_captioner *c = NULL;
+    ac_captioner *cs[64] = {NULL};
     ac_err err = {{0}, 0};
-    if (ac_captioner_open(model, &co, &c, &err) < 0) {
-        fprintf(stderr, "attncap serve: %s%s\n", err.msg, cli_hint(&err));
-        return 1;
+    int rc = 1;
+    cli_queue *q = NULL;
+    cli_server *s = NULL;
+    for (int i = 0; i < workers; i++)
+        if (ac_captioner_open(model, &co, &cs[i], &err) < 0) {
+            fprintf(stderr, "attncap serve: %s%s\n", err.msg, cli_hint(&err));
+            goto done;
+        }
+    if (!(q = cli_queue_start(cs, workers, queue, batch))) {
+        fprintf(stderr, "attncap serve: cannot start the captioning threads\n");
+        goto done;
     }
-    cli_queue *q = cli_queue_start(c, queue, batch);
-    if (!q) {
-        fprintf(stderr, "attncap serve: cannot start the captioning thread\n");
-        ac_captioner_close(c);
-        return 1;
-    }
+    const char *model_path = ac_model_path(ac_captioner_model(cs[0]));
     const cli_server_opts so = {host, port, (size_t)max_body, (unsigned)timeout, (unsigned)timeout, 2, nbest, queue};
     const char *why = NULL;
-    cli_server *s = cli_server_start(&so, c, q, &why);
-    if (!s) {
+    if (!(s = cli_server_start(&so, model_path, q, &why))) {
         fprintf(stderr, "attncap serve: %s port %d: %s\n", host, port, why);
-        cli_queue_stop(q);
-        cli_queue_free(q);
-        ac_captioner_close(c);
-        return 1;
+        goto done;
     }
     const int loopback = !strcmp(host, "127.0.0.1") || !strcmp(host, "::1") || !strcmp(host, "localhost");
     if (!loopback)
         fprintf(stderr, "attncap serve: note: listening on %s, not 127.0.0.1: other machines can reach this server "
                         "(it has no authentication)\n", host);
-    fprintf(stderr, "attncap serve: http://%s%s%s:%d/ (model %s; Ctrl-C or SIGTERM stops)\n", strchr(host, ':') ? "[" : "",
-            host, strchr(host, ':') ? "]" : "", cli_server_port(s), ac_model_path(ac_captioner_model(c)));
+    fprintf(stderr, "attncap serve: http://%s%s%s:%d/ (model %s; %d worker%s of %d thread%s; Ctrl-C or SIGTERM stops)\n",
+            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", cli_server_port(s), model_path, workers,
+            workers == 1 ? "" : "s", co.threads, co.threads == 1 ? "" : "s");
 
     int sig = 0;
     sigwait(&stop, &sig);
     fprintf(stderr, "attncap serve: %s: finishing the requests in flight\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     const int left = cli_server_drain(s, timeout + 5.0);
-    cli_queue_stop(q); /* captions what is queued, resuming those connections: then the daemon can stop */
-    cli_server_free(s);
-    cli_queue_free(q);
-    ac_captioner_close(c);
-    if (left) {
+    if (left)
         fprintf(stderr, "attncap serve: stopped with %d request%s unanswered after %d s\n", left, left == 1 ? "" : "s",
                 timeout + 5);
-        return 1;
-    }
-    fprintf(stderr, "attncap serve: stopped\n");
-    return 0;
+    else
+        fprintf(stderr, "attncap serve: stopped\n");
+    rc = left ? 1 : 0;
+done:
+    if (q) cli_queue_stop(q); /* captions what is queued, resuming those connections: then the daemon can stop */
+    cli_server_free(s);
+    cli_queue_free(q);
+    for (int i = 0; i < workers; i++) ac_captioner_close(cs[i]);
+    return rc;
 }

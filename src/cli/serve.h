@@ -28,10 +28,11 @@ typedef struct cli_job {
 
 typedef struct cli_queue cli_queue;
 
-/* A queue of at most cap photos and one worker thread that captions whatever is queued, up to
- * max_batch photos at a time, with ac_caption_batch (requests that arrive together are captioned
- * together). The worker owns c from here until cli_queue_stop. NULL when out of memory or threads. */
-cli_queue *cli_queue_start(ac_captioner *c, int cap, int max_batch);
+/* A queue of at most cap photos and n_workers threads, each owning captioner cs[i] until
+ * cli_queue_stop, that caption whatever is queued, up to max_batch photos at a time, with
+ * ac_caption_batch (requests that arrive together are captioned together). NULL when out of memory
+ * or threads. */
+cli_queue *cli_queue_start(ac_captioner *const *cs, int n_workers, int cap, int max_batch);
 /* 0: queued (the worker resumes j->conn when j->done); -1: the queue is full (answer 503). The
  * caller suspends j->conn before the worker can resume it: cli_queue_submit does both under the
  * queue's lock. */
@@ -64,9 +65,9 @@ typedef struct cli_server_opts {
 
 typedef struct cli_server cli_server;
 
-/* Listens on opts->host:opts->port and answers with q's captions. NULL after printing nothing:
- * *why says what failed (an address that cannot be bound). */
-cli_server *cli_server_start(const cli_server_opts *opts, ac_captioner *c, cli_queue *q, const char **why);
+/* Listens on opts->host:opts->port and answers with q's captions (model_path: what /v1/health names;
+ * kept). NULL after printing nothing: *why says what failed (an address that cannot be bound). */
+cli_server *cli_server_start(const cli_server_opts *opts, const char *model_path, cli_queue *q, const char **why);
 int cli_server_port(const cli_server *s); /* the bound port (for --port 0) */
 /* Stops accepting connections and waits up to grace_seconds for the requests in flight to be
  * answered. Returns the requests still in flight when it gave up (0: drained). */

@@ -23,7 +23,7 @@
 struct cli_server {
     struct MHD_Daemon *d;
     cli_server_opts o;
-    ac_captioner *c;
+    const char *model_path;
     cli_queue *q;
     int queue_cap;
     pthread_mutex_t mu;
@@ -243,7 +243,7 @@ static enum MHD_Result get(cli_server *s, struct MHD_Connection *conn, req *r) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "status", "ok");
         cJSON_AddStringToObject(o, "version", ac_version());
-        cJSON_AddStringToObject(o, "model", ac_model_path(ac_captioner_model(s->c)));
+        cJSON_AddStringToObject(o, "model", s->model_path);
         cJSON_AddNumberToObject(o, "queue", cli_queue_length(s->q));
         cJSON_AddNumberToObject(o, "queue_capacity", s->queue_cap);
         cJSON_AddNumberToObject(o, "max_body", (double)s->o.max_body);
@@ -317,10 +317,10 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     pthread_mutex_unlock(&s->mu);
 }
 
-cli_server *cli_server_start(const cli_server_opts *opts, ac_captioner *c, cli_queue *q, const char **why) {
+cli_server *cli_server_start(const cli_server_opts *opts, const char *model_path, cli_queue *q, const char **why) {
     cli_server *s = calloc(1, sizeof *s);
     if (!s) return *why = "out of memory", NULL;
-    s->o = *opts, s->c = c, s->q = q;
+    s->o = *opts, s->model_path = model_path, s->q = q;
     s->queue_cap = opts->queue_cap;
     pthread_mutex_init(&s->mu, NULL);
     char port[16];

@@ -1,4 +1,4 @@
-/* attncap serve's batching queue: one worker thread owns the captioner and captions whatever the
+/* attncap serve's batching queue: each worker thread owns a captioner and captions whatever the
  * HTTP threads queued since its last batch, up to max_batch photos, in one ac_caption_batch call
  * (dynamic batching: no waiting for a batch to fill, so a lone request is answered at once). */
 #include <cjson/cJSON.h>
@@ -13,8 +13,12 @@
 struct cli_queue {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pthread_t worker;
-    ac_captioner *c;
+    int n_workers;
+    struct worker {
+        pthread_t t;
+        ac_captioner *c;
+        struct cli_queue *q;
+    } *workers;
     cli_job **jobs; /* a ring of cap slots */
     int cap, head, n, max_batch, stopping;
 };
@@ -62,26 +66,27 @@ static void finish(cli_queue *q, cli_job *j, int status, char *json, int batch) 
     pthread_mutex_unlock(&q->mu);
 }
 
-static void caption_batch(cli_queue *q, cli_job **batch, int n) {
+static void caption_batch(cli_queue *q, ac_captioner *c, cli_job **batch, int n) {
     ac_input in[n];
     ac_result *out[n];
     memset(in, 0, sizeof in);
     for (int i = 0; i < n; i++) in[i].data = batch[i]->data, in[i].size = batch[i]->size;
     ac_err err = {{0}, 0};
     cli_metrics_batch(n);
-    if (ac_caption_batch(q->c, in, n, 0, out, &err) < 0) {
+    if (ac_caption_batch(c, in, n, 0, out, &err) < 0) {
         for (int i = 0; i < n; i++) finish(q, batch[i], 500, error_json(err.msg), n);
         return;
     }
     for (int i = 0; i < n; i++) {
         if (out[i]->error) finish(q, batch[i], error_status(out[i]), error_json(out[i]->error), n);
-        else finish(q, batch[i], 200, result_json(q->c, out[i], batch[i]), n);
+        else finish(q, batch[i], 200, result_json(c, out[i], batch[i]), n);
         ac_result_free(out[i]);
     }
 }
 
 static void *worker(void *arg) {
-    cli_queue *q = arg;
+    const struct worker *w = arg;
+    cli_queue *q = w->q;
     cli_job *batch[q->max_batch];
     for (;;) {
         pthread_mutex_lock(&q->mu);
@@ -95,20 +100,27 @@ static void *worker(void *arg) {
         q->head = (q->head + n) % q->cap;
         q->n -= n;
         pthread_mutex_unlock(&q->mu);
-        caption_batch(q, batch, n);
+        caption_batch(q, w->c, batch, n);
     }
 }
 
-cli_queue *cli_queue_start(ac_captioner *c, int cap, int max_batch) {
+cli_queue *cli_queue_start(ac_captioner *const *cs, int n_workers, int cap, int max_batch) {
     cli_queue *q = calloc(1, sizeof *q);
     if (!q) return NULL;
     q->jobs = calloc((size_t)cap, sizeof *q->jobs);
-    q->c = c, q->cap = cap, q->max_batch = max_batch;
+    q->workers = calloc((size_t)n_workers, sizeof *q->workers);
+    q->cap = cap, q->max_batch = max_batch;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
-    if (!q->jobs || pthread_create(&q->worker, NULL, worker, q) != 0) {
-        free(q->jobs);
-        free(q);
+    if (q->jobs && q->workers)
+        for (; q->n_workers < n_workers; q->n_workers++) {
+            struct worker *w = &q->workers[q->n_workers];
+            w->c = cs[q->n_workers], w->q = q;
+            if (pthread_create(&w->t, NULL, worker, w) != 0) break;
+        }
+    if (q->n_workers < n_workers) {
+        cli_queue_stop(q);
+        cli_queue_free(q);
         return NULL;
     }
     return q;
@@ -138,9 +150,10 @@ int cli_queue_length(cli_queue *q) {
 void cli_queue_stop(cli_queue *q) {
     pthread_mutex_lock(&q->mu);
     q->stopping = 1;
-    pthread_cond_signal(&q->cv);
+    pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
-    pthread_join(q->worker, NULL);
+    for (int i = 0; i < q->n_workers; i++) pthread_join(q->workers[i].t, NULL);
+    q->n_workers = 0;
 }
 
 void cli_queue_free(cli_queue *q) {
@@ -148,5 +161,6 @@ void cli_queue_free(cli_queue *q) {
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q->jobs);
+    free(q->workers);
     free(q);
 }
