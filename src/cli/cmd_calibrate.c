@@ -1,17 +1,15 @@
 /* attncap calibrate: fit a model's caption confidence on dev photos (confidence.h), or its tags'
  * precision on its training photos (tag_precision.h). */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attncap/confidence.h"
-#include "attncap/dataset.h"
 #include "attncap/model.h"
-#include "attncap/objects.h"
 #include "attncap/tag_precision.h"
 #include "attncap/tags.h"
+#include "calibrate_samples.h"
 #include "commands.h"
 #include "options.h"
 
@@ -39,149 +37,6 @@ static void usage(FILE *f) {
             "  --lambda X         the prior's precision on each word's offset (default 1)\n");
 }
 
-typedef struct sample_set {
-    int n, cap;
-    double *x;
-    int *y;
-} sample_set;
-
-static int push(sample_set *s, double x, int y) {
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 256;
-        double *nx = realloc(s->x, sizeof(double) * (size_t)cap);
-        if (nx) s->x = nx;
-        int *ny = realloc(s->y, sizeof(int) * (size_t)cap);
-        if (ny) s->y = ny;
-        if (!nx || !ny) return -1;
-        s->cap = cap;
-    }
-    s->x[s->n] = x, s->y[s->n++] = y;
-    return 0;
-}
-
-/* The tags' observations (--tags): obs[i] from the photo numbered photo[i] (its line among all results). */
-typedef struct tag_set {
-    int n, cap, photos;
-    ac_tag_obs *obs;
-    int *photo;
-} tag_set;
-
-static int push_tag(tag_set *t, int photo, ac_tag_obs o) {
-    if (t->n == t->cap) {
-        int cap = t->cap ? 2 * t->cap : 1024;
-        ac_tag_obs *no = realloc(t->obs, sizeof *no * (size_t)cap);
-        if (no) t->obs = no;
-        int *np = realloc(t->photo, sizeof *np * (size_t)cap);
-        if (np) t->photo = np;
-        if (!no || !np) return -1;
-        t->cap = cap;
-    }
-    t->photo[t->n] = photo, t->obs[t->n++] = o;
-    return 0;
-}
-
-/* truth[c] = 1 for the objects any of the photo's references names. */
-static int refs_objects(const ac_ds_image *im, uint8_t truth[AC_N_OBJECTS], ac_err *err) {
-    uint8_t r[AC_N_OBJECTS];
-    memset(truth, 0, AC_N_OBJECTS);
-    for (int k = 0; k < im->n_caps; k++) {
-        if (ac_objects_in_text(im->caps[k], r, err) < 0) return -1;
-        for (int c = 0; c < AC_N_OBJECTS; c++) truth[c] |= r[c];
-    }
-    return 0;
-}
-
-/* Confidence: the caption is right when no object it names is named by none of the references. */
-static int add_caption(const cJSON *o, const ac_ds_image *im, sample_set *s, ac_err *err) {
-    const cJSON *lp = cJSON_GetObjectItemCaseSensitive(o, "logprob"), *tok = cJSON_GetObjectItemCaseSensitive(o, "tokens"),
-                *capn = cJSON_GetObjectItemCaseSensitive(o, "caption");
-    if (!cJSON_IsNumber(lp) || !cJSON_IsArray(tok) || !cJSON_IsString(capn)) return ac_errf(err, "not a caption --json line");
-    uint8_t cand[AC_N_OBJECTS], truth[AC_N_OBJECTS];
-    if (ac_objects_in_text(capn->valuestring, cand, err) < 0 || refs_objects(im, truth, err)) return -1;
-    int right = 1;
-    for (int c = 0; c < AC_N_OBJECTS; c++) right &= !cand[c] || truth[c];
-    return push(s, lp->valuedouble / (cJSON_GetArraySize(tok) + 1), right) ? ac_errf(err, "out of memory") : 0;
-}
-
-/* --tags: each tag of the photo, named when a reference says one of its forms or, for a word that names
- * one of COCO's object categories (objects.h: toilet seat, aircraft), that object: "a toilet" names the
- * toilet seat's object as the object metric counts it. */
-static int add_tags(const cJSON *o, const ac_ds_image *im, const ac_tag_table *table, tag_set *t, ac_err *err) {
-    const cJSON *tags = cJSON_GetObjectItemCaseSensitive(o, "tags"), *x;
-    if (tags && !cJSON_IsArray(tags)) return ac_errf(err, "\"tags\" is not an array");
-    uint8_t truth[AC_N_OBJECTS]; /* the references' objects, found once a tag needs them */
-    int have_truth = 0;
-    cJSON_ArrayForEach(x, tags) {
-        const cJSON *w = cJSON_GetObjectItemCaseSensitive(x, "word"), *p = cJSON_GetObjectItemCaseSensitive(x, "prob");
-        if (!cJSON_IsString(w) || !cJSON_IsNumber(p) || !(p->valuedouble > 0 && p->valuedouble <= 1))
-            return ac_errf(err, "a tag needs a word and a prob in (0, 1]");
-        const int wi = ac_tag_word_index(table, w->valuestring);
-        if (wi < 0) return ac_errf(err, "tag '%.60s' is not a word of the tag table", w->valuestring);
-        uint8_t objects[AC_N_OBJECTS];
-        const int n_objects = ac_objects_in_text(w->valuestring, objects, err);
-        if (n_objects < 0) return -1;
-        int named = 0;
-        for (int k = 0; k < im->n_caps && !named; k++)
-            if ((named = ac_tag_word_in_text(table, wi, im->caps[k], err)) < 0) return -1;
-        if (!named && n_objects > 0) {
-            if (!have_truth && refs_objects(im, truth, err)) return -1;
-            have_truth = 1;
-            for (int c = 0; c < AC_N_OBJECTS; c++) named |= objects[c] && truth[c];
-        }
-        if (push_tag(t, t->photos, (ac_tag_obs){wi, p->valuedouble, named})) return ac_errf(err, "out of memory");
-    }
-    t->photos++;
-    return 0;
-}
-
-/* One (refs, results) pair: every result line with a photo in refs becomes samples (table: its tags). */
-static int add_pair(const char *refs, const char *results, const ac_tag_table *table, sample_set *s, tag_set *t) {
-    ac_dataset ds;
-    ac_err err;
-    if (ac_dataset_load(refs, NULL, &ds, &err)) {
-        fprintf(stderr, "attncap calibrate: %s\n", err.msg);
-        return -1;
-    }
-    FILE *f = fopen(results, "r");
-    if (!f) {
-        fprintf(stderr, "attncap calibrate: %s: cannot open\n", results);
-        ac_dataset_free(&ds);
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0, lineno = 0, used = 0;
-    while (!rc && getline(&line, &cap, f) > 0) {
-        lineno++;
-        cJSON *o = cJSON_Parse(line);
-        const cJSON *img = cJSON_GetObjectItemCaseSensitive(o, "image");
-        if (!cJSON_IsString(img)) {
-            fprintf(stderr, "attncap calibrate: %s:%d: not a caption --json line\n", results, lineno);
-            rc = -1;
-        } else {
-            const char *base = strrchr(img->valuestring, '/');
-            base = base ? base + 1 : img->valuestring;
-            const ac_ds_image *im = NULL;
-            for (int i = 0; i < ds.n && !im; i++)
-                if (!strcmp(ds.images[i].key, base)) im = &ds.images[i];
-            if (im && (table ? add_tags(o, im, table, t, &err) : add_caption(o, im, s, &err))) {
-                fprintf(stderr, "attncap calibrate: %s:%d: %s\n", results, lineno, err.msg);
-                rc = -1;
-            }
-            used += im != NULL;
-        }
-        cJSON_Delete(o);
-    }
-    free(line);
-    fclose(f);
-    ac_dataset_free(&ds);
-    if (!rc && used == 0) {
-        fprintf(stderr, "attncap calibrate: %s: no photo of %s in its references\n", results, refs);
-        rc = -1;
-    }
-    return rc;
-}
-
 static int write_meta(const char *model, const char *key, char *json) {
     ac_err err;
     const int rc = !json ? ac_errf(&err, "out of memory") : ac_model_set_meta(model, key, json, &err);
@@ -198,7 +53,7 @@ static int calibrate_confidence(const sample_set *s, const char *write) {
     sample_set a = {0}, b = {0};
     int rc = 1;
     for (int i = 0; i < s->n; i++)
-        if (push(i % 2 ? &b : &a, s->x[i], s->y[i])) goto out;
+        if (calibrate_push(i % 2 ? &b : &a, s->x[i], s->y[i])) goto out;
     int right = 0;
     for (int i = 0; i < s->n; i++) right += s->y[i];
     if (ac_confidence_fit(a.x, a.y, a.n, &half, &err) || ac_confidence_fit(s->x, s->y, s->n, &all, &err)) {
@@ -246,7 +101,7 @@ static int calibrate_tags(const ac_tag_table *table, const tag_set *t, double la
     if (!words) goto out;
     for (int w = 0; w < nw; w++) words[w] = ac_tag_word(table, w);
     for (int i = 0; i < t->n; i++)
-        if (t->photo[i] % 2 == 0 && push_tag(&even, t->photo[i], t->obs[i])) goto out;
+        if (t->photo[i] % 2 == 0 && calibrate_push_tag(&even, t->photo[i], t->obs[i])) goto out;
     if (ac_tag_precision_fit(words, nw, even.obs, even.n, lambda, &half, &err) ||
         ac_tag_precision_fit(words, nw, t->obs, t->n, lambda, &all, &err)) {
         fprintf(stderr, "attncap calibrate: %s\n", err.msg);
@@ -346,7 +201,7 @@ int cmd_calibrate(int argc, char **argv) {
     sample_set s = {0};
     tag_set t = {0};
     for (int i = 0; i < nr; i++)
-        if (add_pair(refs[i], results[i], table, &s, &t)) goto out;
+        if (calibrate_add_pair(refs[i], results[i], table, &s, &t)) goto out;
     rc = tags ? calibrate_tags(table, &t, lambda, write) : calibrate_confidence(&s, write);
 out:
     free(s.x), free(s.y), free(t.obs), free(t.photo);
