@@ -24,7 +24,6 @@
 #ifndef ATTNCAP_BEAM_H
 #define ATTNCAP_BEAM_H
 #include "attncap/decoder.h"
-#include "attncap/features.h"
 #include "attncap/vocab.h"
 
 #ifdef __cplusplus
@@ -155,11 +154,7 @@ int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, 
                            ac_caption *out, ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
 double ac_caption_mean_logprob(const ac_caption *c);
-/* Captions photos rows[0..n) of a feature cache (each on its own grid, ac_features_grid) with opts, photo i on thread i % threads (each
- * thread with its own buffers; BLAS is single-threaded meanwhile), so the result does not depend on
- * the thread count. texts[i] (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
-int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
-                   const ac_beam_opts *o, int threads, char **texts, ac_err *err);
+/* Many photos of a feature cache at once: ac_decode_rows (decode_rows.h). */
 
 /* The caption's words (as ac_caption_word shows them) joined by spaces (malloc'd). */
 char *ac_caption_text(const ac_caption *c, const ac_vocab *v);

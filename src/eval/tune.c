@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/decode_rows.h"
+
 int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_photo *photos, int n,
                  const ac_beam_opts *base, const int *beams, int nb, const float *alphas, int na, int meteor,
                  const char *wordnet, int threads, ac_tune_point *out, ac_err *err) {

@@ -17,24 +17,23 @@
  * <pad> and <start> are never emitted; <unk> only with allow_unk.
  *
  * With constraints (beam.h) the same runs per state of the constraint FSM: a candidate's state
- * follows from its parent's met mask and its last words (fsm_next); each state keeps its own best
- * (K - finished in it) candidates, with the same order and ties; finished hypotheses are ranked per
- * met mask. Without constraints there is one state and this is exactly the search above.
+ * follows from its parent's met mask and its last words (ac_beam_fsm_next, constraints.c); each state
+ * keeps its own best (K - finished in it) candidates, with the same order and ties; finished hypotheses
+ * are ranked per met mask. Without constraints there is one state and this is exactly the search above.
  *
  * Each hypothesis owns its history (words, alpha, beta) and a candidate copies its parent's, so the
  * attention returned is the attention the decoder actually used for the returned words, forced
  * words included. All live hypotheses (of every state) go through one ac_decoder_step call per time
- * step. Also here: captioning many photos of a feature cache in parallel (ac_decode_rows). */
+ * step. Also here: a given caption's log-probabilities and attention (teacher forcing, ac_caption_forced).
+ * The caption object's helpers are caption.c's; many photos of a feature cache, decode_rows.c's. */
 #include "attncap/beam.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attncap/regions.h"
 #include "beam_internal.h"
-#include "pool.h"
 #include "alloc_internal.h"
 
 ac_beam_opts ac_beam_defaults(void) {
@@ -125,82 +124,6 @@ static double norm_score(double lp, int n_words, float len_alpha) {
     return len_alpha == 0.0f ? lp : lp / pow((double)(n_words + 1), (double)len_alpha);
 }
 
-/* ---- the constraint FSM (beam.h) ---- */
-
-typedef struct fsm {
-    int C;            /* constraints; 0 = unconstrained: one state */
-    int depths;       /* the longest phrase's length: depth 0..depths-1 */
-    int n_states;     /* 2^C * depths; state = met mask * depths + depth */
-    const ac_constraint *con;
-    unsigned char *in_phrase; /* [V]: 1 if the word is in some alternative; NULL without constraints */
-} fsm;
-
-static int check_constraints(const ac_beam_opts *o, int V, ac_err *err) {
-    if (o->n_constraints < 0 || o->n_constraints > AC_MAX_CONSTRAINTS)
-        return ac_errf(err, "beam search: %d constraints, at most %d", o->n_constraints, AC_MAX_CONSTRAINTS);
-    if (o->n_constraints && !o->constraints)
-        return ac_errf(err, "beam search: %d constraints but none given", o->n_constraints);
-    for (int c = 0; c < o->n_constraints; c++) {
-        const ac_constraint *k = &o->constraints[c];
-        if (k->n_alt < 1) return ac_errf(err, "beam search: constraint %d has no alternatives", c);
-        if (k->n_alt > AC_MAX_ALTERNATIVES)
-            return ac_errf(err, "beam search: constraint %d has %d alternatives, at most %d", c, k->n_alt,
-                           AC_MAX_ALTERNATIVES);
-        if (!k->alt) return ac_errf(err, "beam search: constraint %d: its alternatives are not given", c);
-        for (int a = 0; a < k->n_alt; a++) {
-            const ac_phrase *p = &k->alt[a];
-            if (p->n < 1 || p->n > AC_MAX_PHRASE)
-                return ac_errf(err, "beam search: constraint %d, alternative %d: a phrase of %d words (1..%d)", c, a,
-                               p->n, AC_MAX_PHRASE);
-            for (int i = 0; i < p->n; i++)
-                if (p->words[i] <= AC_UNK || p->words[i] >= V)
-                    return ac_errf(err, "beam search: constraint %d, alternative %d: word id %d is not a real word "
-                                        "(%d..%d)", c, a, p->words[i], AC_UNK + 1, V - 1);
-        }
-    }
-    return 0;
-}
-
-static int fsm_init(fsm *f, const ac_beam_opts *o, int V) {
-    memset(f, 0, sizeof *f);
-    f->C = o->n_constraints, f->con = o->constraints, f->depths = 1;
-    for (int c = 0; c < f->C; c++)
-        for (int a = 0; a < f->con[c].n_alt; a++)
-            if (f->con[c].alt[a].n > f->depths) f->depths = f->con[c].alt[a].n;
-    f->n_states = (1 << f->C) * f->depths;
-    if (!f->C) return 0;
-    if (!(f->in_phrase = ac_calloc((size_t)V, 1))) return -1;
-    for (int c = 0; c < f->C; c++)
-        for (int a = 0; a < f->con[c].n_alt; a++)
-            for (int i = 0; i < f->con[c].alt[a].n; i++) f->in_phrase[f->con[c].alt[a].words[i]] = 1;
-    return 0;
-}
-
-/* Do the last n words of words[0..t) followed by w equal p[0..n)? */
-static int ends_with(const int *words, int t, int w, const int *p, int n) {
-    if (n > t + 1 || p[n - 1] != w) return 0;
-    for (int i = 0; i < n - 1; i++)
-        if (words[t - (n - 1) + i] != p[i]) return 0;
-    return 1;
-}
-
-/* The state of words[0..t) (which meet `mask`) followed by w. A word in no phrase can neither
- * complete one nor begin one: the state is (mask, depth 0). */
-static int fsm_next(const fsm *f, const int *words, int t, int mask, int w) {
-    if (!f->in_phrase || !f->in_phrase[w]) return mask * f->depths;
-    for (int c = 0; c < f->C; c++)
-        for (int a = 0; !(mask >> c & 1) && a < f->con[c].n_alt; a++)
-            if (ends_with(words, t, w, f->con[c].alt[a].words, f->con[c].alt[a].n)) mask |= 1 << c;
-    int depth = 0;
-    for (int c = 0; c < f->C; c++)
-        for (int a = 0; !(mask >> c & 1) && a < f->con[c].n_alt; a++) {
-            const ac_phrase *p = &f->con[c].alt[a];
-            for (int d = p->n - 1; d > depth; d--)
-                if (ends_with(words, t, w, p->words, d)) depth = d;
-        }
-    return mask * f->depths + depth;
-}
-
 static int popcount(int x) {
     int n = 0;
     for (; x; x &= x - 1) n++;
@@ -211,7 +134,7 @@ static int popcount(int x) {
  * share each decoder step (ac_beam_search_photos). */
 typedef struct search {
     ac_beam_opts o;
-    fsm f;
+    ac_beam_fsm f;
     int K, T, V, L, S, M, accept, R, n_keep;
     size_t SZ, P;                         /* the decoder's state and history sizes */
     int gh, gw; /* the photo's own grid */
@@ -247,8 +170,8 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     if (V <= AC_UNK) return ac_errf(err, "beam search: vocabulary of %d words has no real words", V);
     if (!isfinite(o.len_alpha) || o.len_alpha < 0)
         return ac_errf(err, "beam search: length-normalisation exponent %g must be >= 0", o.len_alpha);
-    if (check_constraints(&o, V, err)) return -1;
-    if (fsm_init(&s->f, &o, V)) return ac_errf(err, "beam search: out of memory");
+    if (ac_beam_check_constraints(&o, V, err)) return -1;
+    if (ac_beam_fsm_init(&s->f, &o, V)) return ac_errf(err, "beam search: out of memory");
     const int S = s->f.n_states, M = 1 << s->f.C, R = S * K; /* rows: live hypotheses, at most K per state */
     s->o = o, s->K = K, s->T = T, s->V = V, s->L = L, s->S = S, s->M = M, s->R = R, s->SZ = SZ, s->P = P;
     ac_dec_image_grid(img, &s->gh, &s->gw);
@@ -309,7 +232,7 @@ static int search_running(const search *s) { return s->t <= s->T && s->live > 0 
  * next beams. */
 static void search_advance(search *s, const float *const *rec) {
     const ac_beam_opts *o = &s->o;
-    const fsm *f = &s->f;
+    const ac_beam_fsm *f = &s->f;
     const int K = s->K, V = s->V, L = s->L, S = s->S, t = s->t, n_keep = s->n_keep;
     const size_t SZ = s->SZ, P = s->P, O = SZ + P; /* where logp starts in a record */
     int *n_top = s->n_top, *cap = s->cap;
@@ -337,7 +260,7 @@ static void search_advance(search *s, const float *const *rec) {
             if ((w == AC_UNK && !o->allow_unk) || (o->banned && o->banned[w]) || (said && said[w])) continue;
             double lp = base + lk[w];
             if (isnan(lp)) continue; /* never rank a NaN */
-            const int st = f->in_phrase && f->in_phrase[w] ? fsm_next(f, cur[k].words, t, cur[k].mask, w) : stay;
+            const int st = f->in_phrase && f->in_phrase[w] ? ac_beam_fsm_next(f, cur[k].words, t, cur[k].mask, w) : stay;
             cand *best = s->top + (size_t)st * K;
             /* most words rank below the state's worst kept candidate: skip them without the call */
             if (cap[st] && (n_top[st] < cap[st] || lp >= best[cap[st] - 1].lp)) top_insert(best, &n_top[st], cap[st], (cand){lp, k, w});
@@ -538,72 +461,6 @@ int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int
     return 0;
 }
 
-/* ---- many photos of a feature cache ---- */
-
-#define MAX_THREADS 16
-
-typedef struct decode_job {
-    const ac_decoder *dec;
-    const ac_vocab *vocab;
-    const ac_feature_cache *fc;
-    const int *rows;
-    const ac_beam_opts *o;
-    char **texts;
-    float *scratch[MAX_THREADS]; /* per thread: a feature row read from a compact or mapped cache */
-    atomic_int failed;           /* set at the first error: the remaining rows are skipped */
-    int first_bad[MAX_THREADS];  /* per thread: the lowest row that failed (or -1), and why */
-    ac_err err[MAX_THREADS];
-} decode_job;
-
-static void decode_row(void *arg, int i, int thread) {
-    decode_job *j = arg;
-    if (atomic_load(&j->failed)) return;
-    ac_caption c;
-    ac_err e;
-    int gh, gw;
-    ac_features_grid(j->fc, j->rows[i], &gh, &gw);
-    if (!j->fc->data && !j->scratch[thread]) ac_errf(&e, "out of memory");
-    else if (!ac_beam_search_grid(j->dec, ac_features_row(j->fc, j->rows[i], j->scratch[thread]), gh, gw, j->o, &c, &e)) {
-        j->texts[i] = ac_caption_text(&c, j->vocab);
-        ac_caption_free(&c);
-        if (j->texts[i]) return;
-        ac_errf(&e, "out of memory");
-    }
-    atomic_store(&j->failed, 1);
-    if (j->first_bad[thread] < 0 || i < j->first_bad[thread]) j->first_bad[thread] = i, j->err[thread] = e;
-}
-
-int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
-                   const ac_beam_opts *o, int threads, char **texts, ac_err *err) {
-    int T = threads > 0 ? threads : ac_default_threads();
-    if (T > MAX_THREADS) T = MAX_THREADS;
-    if (T > n) T = n > 0 ? n : 1;
-    for (int i = 0; i < n; i++) texts[i] = NULL;
-    decode_job *j = ac_calloc(1, sizeof *j);
-    if (!j) return ac_errf(err, "out of memory");
-    j->dec = dec, j->vocab = vocab, j->fc = fc, j->rows = rows, j->o = o, j->texts = texts;
-    atomic_init(&j->failed, 0);
-    const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
-    for (int t = 0; t < T; t++) {
-        j->first_bad[t] = -1;
-        if (!fc->data) j->scratch[t] = ac_malloc(sizeof(float) * row); /* NULL: that thread reports it */
-    }
-    ac_parallel_for(n, T, decode_row, j);
-    int bad = -1;
-    for (int t = 0; t < T; t++) {
-        free(j->scratch[t]);
-        if (j->first_bad[t] >= 0 && (bad < 0 || j->first_bad[t] < j->first_bad[bad])) bad = t;
-    }
-    if (bad >= 0) {
-        if (err) *err = j->err[bad];
-        for (int i = 0; i < n; i++) free(texts[i]), texts[i] = NULL;
-    }
-    free(j);
-    return bad >= 0 ? -1 : 0;
-}
-
-double ac_caption_mean_logprob(const ac_caption *c) { return c->logprob / (c->n + 1); }
-
 int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words, int n, ac_caption *out,
                       ac_err *err) {
     return ac_caption_forced_grid(dec, ann, dec->cfg.grid_h, dec->cfg.grid_w, words, n, out, err);
@@ -630,81 +487,5 @@ int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, 
     }
     own_cells(out->alpha, n + 1, L, grid_h, grid_w, 0);
     out->score = out->logprob;
-    return 0;
-}
-
-void ac_caption_free(ac_caption *c) {
-    if (!c) return;
-    for (int i = 0; i < c->n_alt; i++) ac_caption_free(&c->alt[i]);
-    free(c->alt);
-    for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
-    free(c->labels);
-    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags), free(c->regions);
-    memset(c, 0, sizeof *c);
-}
-
-static const char *word_as_said(const ac_caption *c, const ac_vocab *v, int k) {
-    if (c->labels && c->labels[k]) return c->labels[k];
-    const char *w = ac_vocab_word(v, c->words[k]);
-    return w ? w : "<unk>";
-}
-
-const char *ac_caption_word(const ac_caption *c, const ac_vocab *v, int k) {
-    const char *w = word_as_said(c, v, k);
-    if (k + 1 < c->n && (!strcmp(w, "a") || !strcmp(w, "an"))) return ac_article_for(word_as_said(c, v, k + 1));
-    return w;
-}
-
-char *ac_caption_text(const ac_caption *c, const ac_vocab *v) {
-    size_t n = 1;
-    for (int i = 0; i < c->n; i++) n += strlen(ac_caption_word(c, v, i)) + 1;
-    char *s = ac_malloc(n), *q = s;
-    if (!s) return NULL;
-    for (int i = 0; i < c->n; i++) {
-        const char *w = ac_caption_word(c, v, i);
-        if (i) *q++ = ' ';
-        size_t l = strlen(w);
-        memcpy(q, w, l);
-        q += l;
-    }
-    *q = 0;
-    return s;
-}
-
-void ac_caption_cell_attention(const ac_caption *c, int k, float *out) {
-    const int gh = c->grid_h, gw = c->grid_w, G = gh * gw, stride = ac_caption_alpha_stride(c);
-    const float *a = c->alpha + (size_t)k * stride;
-    memcpy(out, a, sizeof(float) * (size_t)G);
-    for (int r = 0; c->regions && r < c->n_regions; r++) {
-        const ac_region *b = &c->regions[r];
-        int i0 = gh, i1 = -1, j0 = gw, j1 = -1;
-        for (int i = 0; i < gh; i++) {
-            const float cy = ((float)i + 0.5f) / (float)gh;
-            if (cy >= b->y0 && cy <= b->y1) i0 = i < i0 ? i : i0, i1 = i;
-        }
-        for (int j = 0; j < gw; j++) {
-            const float cx = ((float)j + 0.5f) / (float)gw;
-            if (cx >= b->x0 && cx <= b->x1) j0 = j < j0 ? j : j0, j1 = j;
-        }
-        if (i1 < 0 || j1 < 0) { /* smaller than a cell */
-            i0 = i1 = (int)fminf((b->y0 + b->y1) / 2 * (float)gh, (float)gh - 1);
-            j0 = j1 = (int)fminf((b->x0 + b->x1) / 2 * (float)gw, (float)gw - 1);
-        }
-        const float share = a[G + r] / (float)((i1 - i0 + 1) * (j1 - j0 + 1));
-        for (int i = i0; i <= i1; i++)
-            for (int j = j0; j <= j1; j++) out[i * gw + j] += share;
-    }
-}
-
-int ac_caption_fold_regions(ac_caption *c) {
-    if (!c->n_regions) return 0;
-    const size_t G = (size_t)c->grid_h * c->grid_w;
-    float *a = ac_malloc(sizeof(float) * G * ((size_t)c->n + 1));
-    if (!a) return -1;
-    for (int k = 0; k <= c->n; k++) ac_caption_cell_attention(c, k, a + (size_t)k * G);
-    free(c->alpha);
-    c->alpha = a, c->n_regions = 0;
-    for (int i = 0; i < c->n_alt; i++)
-        if (ac_caption_fold_regions(&c->alt[i])) return -1;
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "attncap/beam.h"
 #include "attncap/dataset.h"
 #include "attncap/decoder.h"
+#include "attncap/decode_rows.h"
 #include "attncap/model.h"
 #include "attncap/features.h"
 #include "attncap/tokenize.h"

@@ -1,0 +1,71 @@
+/* decode_rows.c: captioning many photos of a feature cache in parallel (decode_rows.h), each by
+ * ac_beam_search_grid on its own grid. */
+#include "attncap/decode_rows.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "pool.h"
+#include "alloc_internal.h"
+
+#define MAX_THREADS 16
+
+typedef struct decode_job {
+    const ac_decoder *dec;
+    const ac_vocab *vocab;
+    const ac_feature_cache *fc;
+    const int *rows;
+    const ac_beam_opts *o;
+    char **texts;
+    float *scratch[MAX_THREADS]; /* per thread: a feature row read from a compact or mapped cache */
+    atomic_int failed;           /* set at the first error: the remaining rows are skipped */
+    int first_bad[MAX_THREADS];  /* per thread: the lowest row that failed (or -1), and why */
+    ac_err err[MAX_THREADS];
+} decode_job;
+
+static void decode_row(void *arg, int i, int thread) {
+    decode_job *j = arg;
+    if (atomic_load(&j->failed)) return;
+    ac_caption c;
+    ac_err e;
+    int gh, gw;
+    ac_features_grid(j->fc, j->rows[i], &gh, &gw);
+    if (!j->fc->data && !j->scratch[thread]) ac_errf(&e, "out of memory");
+    else if (!ac_beam_search_grid(j->dec, ac_features_row(j->fc, j->rows[i], j->scratch[thread]), gh, gw, j->o, &c, &e)) {
+        j->texts[i] = ac_caption_text(&c, j->vocab);
+        ac_caption_free(&c);
+        if (j->texts[i]) return;
+        ac_errf(&e, "out of memory");
+    }
+    atomic_store(&j->failed, 1);
+    if (j->first_bad[thread] < 0 || i < j->first_bad[thread]) j->first_bad[thread] = i, j->err[thread] = e;
+}
+
+int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
+                   const ac_beam_opts *o, int threads, char **texts, ac_err *err) {
+    int T = threads > 0 ? threads : ac_default_threads();
+    if (T > MAX_THREADS) T = MAX_THREADS;
+    if (T > n) T = n > 0 ? n : 1;
+    for (int i = 0; i < n; i++) texts[i] = NULL;
+    decode_job *j = ac_calloc(1, sizeof *j);
+    if (!j) return ac_errf(err, "out of memory");
+    j->dec = dec, j->vocab = vocab, j->fc = fc, j->rows = rows, j->o = o, j->texts = texts;
+    atomic_init(&j->failed, 0);
+    const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
+    for (int t = 0; t < T; t++) {
+        j->first_bad[t] = -1;
+        if (!fc->data) j->scratch[t] = ac_malloc(sizeof(float) * row); /* NULL: that thread reports it */
+    }
+    ac_parallel_for(n, T, decode_row, j);
+    int bad = -1;
+    for (int t = 0; t < T; t++) {
+        free(j->scratch[t]);
+        if (j->first_bad[t] >= 0 && (bad < 0 || j->first_bad[t] < j->first_bad[bad])) bad = t;
+    }
+    if (bad >= 0) {
+        if (err) *err = j->err[bad];
+        for (int i = 0; i < n; i++) free(texts[i]), texts[i] = NULL;
+    }
+    free(j);
+    return bad >= 0 ? -1 : 0;
+}
