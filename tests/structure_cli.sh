@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layering rules of CONTRIBUTING.md on the built tree (tools/check_structure.py): no include
-# cycle, no circle between library source files, families called only downwards, every exported
-# name starts with ac_.
+# cycle, no circle between library source files, families called and included only downwards, every
+# exported name starts with ac_, command files within 300 lines and others within 800, the
+# environment read only by src/base/.
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 B="$ROOT/${BUILD:-build}"
@@ -35,6 +36,43 @@ else
   if [ $rc -eq 1 ] && grep -q "circle between files: a b" <<<"$out" && grep -q "without ac_: helper" <<<"$out" &&
      grep -q "include cycle: src/one/one.h -> src/two/two.h -> src/one/one.h" <<<"$out" &&
      grep -q "family layering: c (base) calls d (train)" <<<"$out" && ! grep -q "layering: a" <<<"$out"; then t_ok
+  else t_fail "rc $rc: $out"; fi
+fi
+
+t_begin checker_finds_layout_breaches
+# includes against the layers (a public header of a later family, a private one, a public header
+# including a later one's), files over their budget and environment reads outside src/base/ are
+# found; the same things the right way round are not
+if [ -z "$py" ]; then t_skip "needs python3"
+else
+  L="$T/lay"
+  mkdir -p "$L/include/attncap" "$L/src/base" "$L/src/data" "$L/src/train" "$L/src/cli" "$T/layb"
+  printf 'int ac_e(void);\n' >"$L/include/attncap/e.h"
+  printf '#include "attncap/e.h"\nint ac_e(void) { return 0; }\n' >"$L/src/base/e.c"
+  printf '#include "attncap/e.h"\nint ac_tr(void);\n' >"$L/include/attncap/tr.h"
+  printf '#include "attncap/tr.h"\n#include "attncap/e.h"\nint ac_tr(void) { return ac_e(); }\n' >"$L/src/train/tr.c"
+  printf 'int ac_ti(void);\n' >"$L/src/train/train_internal.h"
+  printf '#include "attncap/tr.h"\n' >"$L/src/base/back.c"
+  printf '#include "train_internal.h"\n#include "attncap/e.h"\n' >"$L/src/data/priv.c"
+  printf '#include "attncap/tr.h"\nint ac_dd(void);\n' >"$L/include/attncap/dd.h"
+  printf 'int ac_dd(void) { return 0; }\n' >"$L/src/data/dd.c"
+  printf '#include <stdlib.h>\nconst char *ac_v(void) { return getenv("X"); }\n' >"$L/src/data/envy.c"
+  printf '/* getenv is base'"'"'s (a comment) */\n// nor environ here\n' >"$L/src/data/quiet.c"
+  printf '#include <stdlib.h>\nconst char *v(void) { return getenv("X"); }\n' >"$L/src/cli/cli_env.c"
+  for i in $(seq 301); do echo "/* $i */"; done >"$L/src/cli/cmd_big.c"
+  for i in $(seq 300); do echo "/* $i */"; done >"$L/src/cli/cmd_fits.c"
+  for i in $(seq 801); do echo "/* $i */"; done >"$L/src/data/long.c"
+  for i in $(seq 800); do echo "/* $i */"; done >"$L/src/data/fits.c"
+  out=$("$py" "$ROOT/tools/check_structure.py" "$L" "$T/layb" 2>&1); rc=$?
+  if [ $rc -eq 1 ] &&
+     grep -q "include layering: src/base/back.c (base) includes attncap/tr.h (train)" <<<"$out" &&
+     grep -q "include layering: src/data/priv.c (data) includes train_internal.h (train)" <<<"$out" &&
+     grep -q "include layering: include/attncap/dd.h (data) includes attncap/tr.h (train)" <<<"$out" &&
+     [ "$(grep -c "include layering" <<<"$out")" -eq 3 ] &&
+     grep -q "line budget: src/cli/cmd_big.c: 301 lines, over 300" <<<"$out" &&
+     grep -q "line budget: src/data/long.c: 801 lines, over 800" <<<"$out" &&
+     ! grep -q "fits.c" <<<"$out" &&
+     grep -q "environment: src/data/envy.c:2:" <<<"$out" && [ "$(grep -c "^environment:" <<<"$out")" -eq 1 ]; then t_ok
   else t_fail "rc $rc: $out"; fi
 fi
 t_end

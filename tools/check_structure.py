@@ -9,13 +9,32 @@
   - the families (src/FAMILY/) in layers: a file calls only into its own family and the ones listed
     before it in FAMILIES (a file still flat in src/ is not checked);
   - every symbol the library exports starts with ac_ (BUILD/libattncap.a): a program linking it may
-    use any other name.
+    use any other name;
+  - includes in the same layers: a file of a family (its .c and .h files) includes no header of a family
+    after its own, and a public header (include/attncap/) none of a family after the header's. A public
+    header's family is that of its NAME.c (else the family named NAME, else that of its NAME_*.c, else
+    HEADER_FAMILY's); one it cannot place is reported;
+  - line budgets: a command file (src/cli/cmd_*.c) at most CMD_LINES lines, any other file of src/ and
+    include/ at most FILE_LINES unless LONG_FILES gives it a reason;
+  - the library reads the environment (getenv, secure_getenv, environ) only in src/base/ (the CLI, the
+    program, may).
 Prints what it finds; exits 1 if any rule is broken."""
 import glob, os, re, subprocess, sys
 
 # The order of docs/architecture.md's table: each family may call the ones before it, never after.
 FAMILIES = ['base', 'formats', 'image', 'cnn', 'encoder', 'detect', 'data', 'decoder', 'search', 'model', 'captioner',
             'overlay', 'eval', 'train', 'api']
+# Public headers no source file's name places (see include_breaches). attncap.h, the stable core, is
+# self-contained (it includes no other attncap header: as base's, the rule holds it to that) and holds
+# the types every family shares (ac_err, the version) beside the core's functions (src/api/).
+HEADER_FAMILY = {'attncap': 'base', 'version': 'base'}
+CMD_LINES, FILE_LINES = 300, 800
+# Files allowed over FILE_LINES, each with its reason.
+LONG_FILES = {
+    'src/decoder/decoder_train.c': "the LSTM's forward and backward passes for training, each step's "
+                                   "gradient beside the forward it mirrors (split pending)",
+    'src/train/train.c': "the training loop, its batches, validation and checkpoints (split pending)",
+}
 
 def include_cycles(root):
     files = glob.glob(f'{root}/include/attncap/*.h') + glob.glob(f'{root}/src/*.h') + glob.glob(f'{root}/src/*/*.h')
@@ -94,16 +113,85 @@ def foreign_symbols(build):
         if len(parts) == 3 and parts[1] in 'TDBRVW' and not parts[2].startswith('ac_'): names.add(parts[2])
     return sorted(names)
 
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+def header_families(root):
+    """attncap/NAME.h -> its family (None when it cannot be placed); src/FAMILY/x.h -> FAMILY."""
+    by_name = {}
+    for p in glob.glob(f'{root}/src/*/*.c'):
+        by_name.setdefault(os.path.basename(p)[:-2], set()).add(p.split(os.sep)[-2])
+    out = {}
+    for h in glob.glob(f'{root}/include/attncap/*.h'):
+        n = os.path.basename(h)[:-2]
+        fams = by_name.get(n) or ({n} if n in FAMILIES else None) or \
+            {f for k, v in by_name.items() if k.startswith(n + '_') for f in v} or \
+            ({HEADER_FAMILY[n]} if n in HEADER_FAMILY else set())
+        fams = {f for f in fams if f in FAMILIES}
+        out['attncap/' + n + '.h'] = min(fams, key=FAMILIES.index) if fams else None
+    for h in glob.glob(f'{root}/src/*/*.h'):
+        out[os.path.relpath(h, root)] = h.split(os.sep)[-2]
+    return out
+
+def include_breaches(root):
+    fam = header_families(root)
+    out = [f'include/{h}: no family (name it after a source file, or add it to HEADER_FAMILY)'
+           for h, f in sorted(fam.items()) if f is None]
+    private = {os.path.basename(h): h for h in fam if h.startswith('src/')}
+    files = [(p, p.split(os.sep)[-2]) for p in glob.glob(f'{root}/src/*/*.[ch]')] + \
+            [(p, fam['attncap/' + os.path.basename(p)]) for p in glob.glob(f'{root}/include/attncap/*.h')]
+    for p, fa in sorted(files):
+        if fa not in FAMILIES: continue  # src/cli/ (the program) and headers without a family
+        rel = os.path.relpath(p, root)
+        for inc in INCLUDE_RE.findall(open(p, errors='replace').read()):
+            h = inc if inc.startswith('attncap/') else private.get(os.path.basename(inc))
+            fb = fam.get(h)
+            if fb in FAMILIES and FAMILIES.index(fb) > FAMILIES.index(fa):
+                out.append(f'{rel} ({fa}) includes {inc} ({fb}), a family after its own')
+    return out
+
+def line_budgets(root):
+    out = []
+    for p in sorted(glob.glob(f'{root}/src/**/*.[ch]', recursive=True) + glob.glob(f'{root}/include/**/*.h', recursive=True)):
+        rel = os.path.relpath(p, root)
+        n = sum(1 for _ in open(p, errors='replace'))
+        cmd = re.fullmatch(r'src/cli/cmd_\w+\.c', rel)
+        limit = CMD_LINES if cmd else FILE_LINES
+        if n > limit and (cmd or rel not in LONG_FILES):
+            out.append(f'{rel}: {n} lines, over {limit}' + ('' if cmd else ' (LONG_FILES lists the exceptions)'))
+    for rel in sorted(LONG_FILES):
+        if not os.path.exists(os.path.join(root, rel)):
+            out.append(f'{rel}: in LONG_FILES but gone (remove it there)')
+    return out
+
+ENV_RE = re.compile(r'\b(?:secure_getenv|getenv|environ)\b')
+
+def env_reads(root):
+    out = []
+    for p in sorted(glob.glob(f'{root}/src/*/*.[ch]') + glob.glob(f'{root}/src/*.[ch]')):
+        rel = os.path.relpath(p, root)
+        if rel.startswith(('src/base/', 'src/cli/')): continue
+        text = re.sub(r'/\*.*?\*/|//[^\n]*', lambda m: '\n' * m.group(0).count('\n'), open(p, errors='replace').read(), flags=re.S)
+        for i, line in enumerate(text.split('\n'), 1):
+            if ENV_RE.search(line): out.append(f'{rel}:{i}: reads the environment (only src/base/ may: locate.h ac_env)')
+    return out
+
 root, build = sys.argv[1], sys.argv[2]
 bad = 0
 inc = include_cycles(root)
 circles, calls = file_circles(build)
 layers = family_breaches(root, calls)
 foreign = foreign_symbols(build)
+incl = include_breaches(root)
+budgets = line_budgets(root)
+env = env_reads(root)
 for c in inc: print('include cycle:', c)
 for c in circles: print('circle between files:', c)
 for c in layers: print('family layering:', c)
 for s in foreign: print('exported without ac_:', s)
+for c in incl: print('include layering:', c)
+for c in budgets: print('line budget:', c)
+for c in env: print('environment:', c)
 print(f'{len(inc)} include cycles, {len(circles)} circles over {len(calls)} files, {len(layers)} calls against the '
-      f'family layers, {len(foreign)} exported names without ac_')
-sys.exit(1 if inc or circles or layers or foreign else 0)
+      f'family layers, {len(foreign)} exported names without ac_, {len(incl)} includes against the family layers, '
+      f'{len(budgets)} files over their line budget, {len(env)} environment reads outside src/base/')
+sys.exit(1 if inc or circles or layers or foreign or incl or budgets or env else 0)
