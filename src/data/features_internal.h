@@ -1,6 +1,6 @@
 /* features_internal.h: one shard file of a feature cache (features.h), listed, opened, validated and
- * written by features_shard.c, for the cache's extraction and loading (features.c) and merging
- * (features_merge.c). Private to src/data/features*.c. */
+ * written by features_shard.c, for the cache's extraction (features_extract.c), loading (features.c)
+ * and merging (features_merge.c). Private to src/data/features*.c. */
 #ifndef ATTNCAP_FEATURES_INTERNAL_H
 #define ATTNCAP_FEATURES_INTERNAL_H
 #include <stdint.h>
