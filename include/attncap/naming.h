@@ -56,12 +56,14 @@ typedef struct ac_naming_opts {
                               the whole photo is below this is never said, none of its one-word forms
                               (0 = off) */
     float presence_ratio;  /* AUTO, with presence: nor one whose probability is below this times its prior
-                              (the share of the head's training photos that show it; presence.h): at 1,
-                              a photo the head finds less likely to show a man than the average training
-                              photo gets no man, the Flickr8k decoder's favourite subject (0 = off; a
-                              group without a recorded prior is not affected) */
-    float tag_objects_only; /* AUTO: 1 = a constrained caption names no object (one of COCO's categories,
-                               objects.h) but those of the free caption and of its required tags; 0 = off */
+                              (the share of the head's training photos that show it; presence.h): at 1, a
+                              group the head finds less likely in this photo than in the average training
+                              photo is never said (0 = off; a group without a recorded prior is not
+                              affected) */
+    int tag_objects_only;  /* AUTO: non-zero = a constrained caption names no object (one of COCO's
+                              categories, objects.h) but those of the free caption and of its required
+                              tags; 0 = off. The model's "naming" records it as a number in [0, 1], on
+                              when above 0 */
     float min_precision;  /* AUTO: a tag is not forced when its precision (tag_precision.h: how often the
                              references of the model's training photos named it at such a score) is below
                              this even AC_NAMING_PRECISION_Z posterior standard deviations up: only words

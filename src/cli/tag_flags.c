@@ -18,7 +18,7 @@ int cli_tag_flags_apply(ac_captioner *cap, const cli_tag_flags *f, int words, ac
     if (f->presence_ratio >= 0) no.presence_ratio = f->presence_ratio;
     if (f->trust_seen >= 0) no.trust_seen = f->trust_seen;
     if (f->rare_max_drop >= 0) no.rare_max_drop = f->rare_max_drop;
-    if (f->objects_only >= 0) no.tag_objects_only = f->objects_only;
+    if (f->objects_only >= 0) no.tag_objects_only = f->objects_only > 0;
     if (f->min_precision >= 0) no.min_precision = f->min_precision;
     if (f->absent_object >= 0) no.absent_object = f->absent_object;
     return ac_captioner_set_naming(cap, &no, f->table, err);

@@ -20,14 +20,15 @@ ac_naming_opts ac_naming_defaults(void) {
     return o;
 }
 
-/* The keys of a model's "naming" metadata, each a number in [lo, hi] (max_tags an integer). */
+/* The float keys of a model's "naming" metadata, each a number in [lo, hi]; beside them max_tags (an
+ * integer in [0, AC_MAX_CONSTRAINTS]) and tag_objects_only (a number in [0, 1]: on when above 0). */
 #define NAMING_KEYS(o)                                                                                               \
     {"threshold", &(o).threshold, 0, 1}, {"max_drop", &(o).max_drop, 0, 100},                                        \
     {"min_confidence", &(o).min_confidence, 0, 1}, {"absent", &(o).absent, 0, 1},                                    \
     {"absent_object", &(o).absent_object, 0, 1}, {"trust_logprob", &(o).trust_logprob, -100, 0},                     \
     {"presence_absent", &(o).presence_absent, 0, 1}, {"presence_ratio", &(o).presence_ratio, 0, 100},                \
     {"trust_seen", &(o).trust_seen, 0, 1e9}, {"rare_max_drop", &(o).rare_max_drop, 0, 100},                          \
-    {"tag_objects_only", &(o).tag_objects_only, 0, 1}, {"tag_min_precision", &(o).min_precision, 0, 1}
+    {"tag_min_precision", &(o).min_precision, 0, 1}
 
 int ac_naming_check_json(const char *json, ac_err *err) {
     ac_naming_opts o;
@@ -42,8 +43,9 @@ int ac_naming_check_json(const char *json, ac_err *err) {
     cJSON_ArrayForEach(x, j) {
         size_t i = 0;
         while (i < sizeof f / sizeof *f && strcmp(f[i].k, x->string)) i++;
-        const int known = i < sizeof f / sizeof *f || !strcmp(x->string, "max_tags");
-        const double lo = i < sizeof f / sizeof *f ? f[i].lo : 0, hi = i < sizeof f / sizeof *f ? f[i].hi : AC_MAX_CONSTRAINTS;
+        const int in_table = i < sizeof f / sizeof *f, objects_only = !strcmp(x->string, "tag_objects_only");
+        const int known = in_table || objects_only || !strcmp(x->string, "max_tags");
+        const double lo = in_table ? f[i].lo : 0, hi = in_table ? f[i].hi : objects_only ? 1 : AC_MAX_CONSTRAINTS;
         if (!known) rc = ac_errf(err, "unknown key '%s'", x->string);
         else if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi))
             rc = ac_errf(err, "'%s' must be a number in [%g, %g]", x->string, lo, hi);
@@ -67,6 +69,8 @@ ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
     }
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "max_tags");
     if (cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= AC_MAX_CONSTRAINTS) o.max_tags = (int)x->valuedouble;
+    x = cJSON_GetObjectItemCaseSensitive(j, "tag_objects_only");
+    if (cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 1) o.tag_objects_only = x->valuedouble > 0;
     o.mode = AC_TAGS_AUTO;
     cJSON_Delete(j);
     return o;
@@ -163,7 +167,8 @@ static int given_tags(const ac_model *m, const ac_tag_table *t, const char *word
     return n;
 }
 
-static int says(const ac_caption *cap, const cand *c) {
+/* 1 if the caption's words contain one of the candidate's phrases (as vocabulary ids), else 0. */
+static int caption_has_tag(const ac_caption *cap, const cand *c) {
     for (int a = 0; a < c->n_alt; a++)
         for (int k = 0; k + c->alt[a].n <= cap->n; k++)
             if (!memcmp(cap->words + k, c->alt[a].words, sizeof(int) * (size_t)c->alt[a].n)) return 1;
@@ -219,8 +224,10 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, const ac_namin
     ac_tag *scored = ac_malloc(((size_t)nw + 1) * sizeof *scored);
     float *score = ac_calloc((size_t)nw + 1, sizeof *score); /* words no class reaches stay at 0 */
     int *classes = ac_calloc((size_t)nw + 1, sizeof *classes);
-    unsigned char *mine = ac_calloc((size_t)V, 1); /* 1: banned here; 2: a present word's token */
-    int n = !scored || !score || !classes || !mine ? ac_errf(err, "out of memory")
+    enum { WORD_FREE = 0, WORD_ABSENT, WORD_NEEDED }; /* a vocabulary word: neither; an absent word's only
+                                                          token; a token of a tag's form (never banned) */
+    unsigned char *word_state = ac_calloc((size_t)V, 1);
+    int n = !scored || !score || !classes || !word_state ? ac_errf(err, "out of memory")
                                                    : ac_tags_from_probs(t, probs, n_rows, n_classes, 0, scored, nw, err);
     for (int i = 0; i < n; i++) score[scored[i].word] = scored[i].prob;
     for (int k = 0; n >= 0 && k < n_classes; k++)
@@ -237,16 +244,16 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, const ac_namin
             for (int k = 0; k < tok.n; k++) {
                 const int id = ac_vocab_id(m->vocab, tok.tok[k]);
                 if (id <= AC_UNK) continue;
-                if (!gone) mine[id] = 2;
-                else if (tok.n == 1 && !mine[id]) mine[id] = 1;
+                if (!gone) word_state[id] = WORD_NEEDED;
+                else if (tok.n == 1 && word_state[id] == WORD_FREE) word_state[id] = WORD_ABSENT;
             }
             ac_tokens_free(&tok);
         }
     }
     int banned_n = n < 0 ? -1 : 0;
     for (int id = 0; n >= 0 && id < V; id++)
-        if (mine[id] == 1 && !banned[id]) banned[id] = 1, banned_n++;
-    free(scored), free(score), free(classes), free(mine);
+        if (word_state[id] == WORD_ABSENT && !banned[id]) banned[id] = 1, banned_n++;
+    free(scored), free(score), free(classes), free(word_state);
     return banned_n;
 }
 
@@ -342,10 +349,8 @@ static int times_seen(const ac_model *m, const cand *c) {
 }
 
 /* tag_objects_only: the constrained searches may name the objects of the free caption and of the
- * required tags, no other: a forced word pulls the caption into the decoder's Flickr8k phrasing
- * around it ("a man is sitting on a clock", "a comforter on a couch"), and on COCO dev most objects
- * such a caption added were named by no reference. j->tag_banned = j->banned plus the words naming
- * any other object. */
+ * required tags, no other (why: docs/naming.md). j->tag_banned = j->banned plus every vocabulary word
+ * naming any other object (word_object). */
 static int ban_new_objects(const ac_model *m, const signed char *word_object, ac_name_task *task, naming_job *j) {
     const int V = m->dec.cfg.vocab;
     uint8_t allowed[AC_N_OBJECTS] = {0}, present[AC_N_OBJECTS];
@@ -372,20 +377,18 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
     if (o->mode == AC_TAGS_AUTO && t && probs) j->n = auto_tags(m, t, o, probs, n_rows, n_classes, j->cands, &task->err);
     else if (o->mode == AC_TAGS_GIVEN) j->n = given_tags(m, t, o->words, j->cands, &task->err);
     if (j->n < 0) return -1;
-    /* A free caption the model is sure of keeps its words, except against a tag the encoder is sure of
-     * (AC_NAMING_SURE): on photos like its training photos the other tags mostly name a garment or a
-     * corner of the scene, and forcing them cost more than they brought on dev photos. The trust covers
-     * only words the captions of its training photos said often (trust_seen): of an object it has
-     * hardly seen in a photo (a bear, a pizza) the model's confidence says nothing. */
+    /* Trusted (AUTO, trust_logprob < 0, the free caption's mean log-probability at least trust_logprob):
+     * only a tag scoring AC_NAMING_SURE or more, or a rare one (an object the training photos' captions
+     * said fewer than trust_seen times), may be forced (why: docs/naming.md). */
     const int trusted = o->mode == AC_TAGS_AUTO && o->trust_logprob < 0 &&
                         ac_caption_mean_logprob(&task->out) >= o->trust_logprob;
     /* The tags the free caption does not name and the model can say, most probable first. */
     for (int i = 0; i < j->n; i++) {
         cand *c = &j->cands[i];
-        c->tag.named = says(&task->out, c);
+        c->tag.named = caption_has_tag(&task->out, c);
         c->rare = o->mode == AC_TAGS_AUTO && times_seen(m, c) < o->trust_seen && names_object(c->tag.word, 1);
-        /* A word the training photos' references seldom named at such a score (a swimmer's towel tagged
-         * "robe": 3 of 174) is not forced, whatever the other rules say; a word they say little of is. */
+        /* min_precision: a word whose precision at this score (tag_precision.h) is below the bar even
+         * AC_NAMING_PRECISION_Z standard deviations up is never forced; one without evidence may be. */
         const int precise = !(o->mode == AC_TAGS_AUTO && o->min_precision > 0 &&
                               ac_tag_precision_bound(&m->tag_precision, c->tag.word, c->tag.prob, AC_NAMING_PRECISION_Z) <
                                   o->min_precision);
@@ -399,16 +402,16 @@ static int choose_tags(const ac_model *m, const ac_tag_table *t, const ac_naming
 
 /* After the search with j->k constraints (c): take it if it meets them all and the model agrees; else
  * try one fewer (AUTO) or keep the free caption (GIVEN: the user's words, all or none). */
-static void judge(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac_caption *c) {
+static void take_if_agreed(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac_caption *c) {
     const int all_met = c->met_mask == (1 << j->k) - 1;
-    /* of an object it has hardly seen, the model's language says as little as its confidence */
+    /* a rare tag among the constraints: rare_max_drop (when set) instead of max_drop */
     double drop = o->max_drop;
     for (int i = 0; o->rare_max_drop > 0 && i < j->k; i++)
         if (j->cands[j->sel[i]].rare) drop = o->rare_max_drop;
     const int agree = o->mode == AC_TAGS_GIVEN || ac_caption_mean_logprob(c) >= ac_caption_mean_logprob(&task->out) - drop;
     if (all_met && agree) {
         for (int i = 0; i < j->k; i++) j->cands[j->sel[i]].tag.forced = 1;
-        for (int i = 0; i < j->n; i++) j->cands[i].tag.named = says(c, &j->cands[i]);
+        for (int i = 0; i < j->n; i++) j->cands[i].tag.named = caption_has_tag(c, &j->cands[i]);
         ac_caption_free(&task->out);
         task->out = *c;
         j->k = 0;
@@ -419,7 +422,7 @@ static void judge(const ac_naming_opts *o, ac_name_task *task, naming_job *j, ac
 }
 
 /* Confidence, the description of an unsure photo, and the tags into the caption. */
-static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task, naming_job *j) {
+static int add_confidence_and_tags(const ac_model *m, const ac_naming_opts *o, ac_name_task *task, naming_job *j) {
     ac_caption *out = &task->out;
     out->confidence = caption_confidence(m, out);
     for (int a = 0; a < out->n_alt; a++) out->alt[a].confidence = caption_confidence(m, &out->alt[a]);
@@ -431,7 +434,7 @@ static int finish(const ac_model *m, const ac_naming_opts *o, ac_name_task *task
             if (describe(m, task, j->cands[i].tag.word, &d, &task->err)) return -1;
             d.confidence = caption_confidence(m, &d); /* its own, not the caption's it replaces */
             d.described = 1;
-            for (int k = 0; k < j->n; k++) j->cands[k].tag.forced = 0, j->cands[k].tag.named = says(&d, &j->cands[k]);
+            for (int k = 0; k < j->n; k++) j->cands[k].tag.forced = 0, j->cands[k].tag.named = caption_has_tag(&d, &j->cands[k]);
             ac_caption_free(out);
             *out = d;
             break;
@@ -491,7 +494,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
     }
     search_round(m, n, tasks, jobs, want, got); /* the free captions */
     /* the caller's table of the words' objects (the captioner's, made once), else one made here */
-    const int by_objects = o->mode == AC_TAGS_AUTO && o->tag_objects_only > 0;
+    const int by_objects = o->mode == AC_TAGS_AUTO && o->tag_objects_only;
     signed char *own = by_objects && !o->word_object ? ac_malloc((size_t)m->dec.cfg.vocab) : NULL;
     if (own) ac_objects_of_vocab(m->vocab, own);
     const signed char *word_object = by_objects ? (o->word_object ? o->word_object : own) : NULL;
@@ -512,11 +515,11 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         if (!more) break;
         search_round(m, n, tasks, jobs, want, got);
         for (int i = 0; i < n; i++)
-            if (want[i] && !tasks[i].failed) judge(o, &tasks[i], &jobs[i], &got[i]);
+            if (want[i] && !tasks[i].failed) take_if_agreed(o, &tasks[i], &jobs[i], &got[i]);
     }
     int failed = 0;
     for (int i = 0; i < n; i++) {
-        if (!tasks[i].failed && jobs && finish(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
+        if (!tasks[i].failed && jobs && add_confidence_and_tags(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
         if (tasks[i].failed) ac_caption_free(&tasks[i].out), failed++;
         if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].tag_banned), free(jobs[i].cands);
     }
