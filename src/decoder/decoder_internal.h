@@ -125,4 +125,10 @@ int ac_decoder_alloc(ac_decoder *dec, const ac_decoder_config *cfg, ac_err *err)
 /* model.c: the config <-> JSON (the model file's and the training checkpoint's "config"). */
 char *ac_decoder_config_to_json(const ac_decoder_config *c);
 int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *err);
+/* decoder_train.c, for the data-parallel shards (decoder_pool.c): the four recurrent weight products
+ * packed for smm.c (ac_dec_pack_size floats; pk[i] point into buf), and a work area told to use such a
+ * packing, made by the caller once per batch, instead of its own. */
+size_t ac_dec_pack_size(const ac_decoder_config *c);
+void ac_dec_pack_weights(const ac_decoder *dec, float *buf, const float *pk[4]);
+void ac_dec_work_use_packed(ac_dec_work *w, const float *const pk[4]);
 #endif
