@@ -94,6 +94,11 @@ typedef struct ac_trainer {
     int n_hist, cap_hist;
 } ac_trainer;
 
+/* train_data.c */
+/* Loads o->data (and o->extra_data, o->text, o->detections), builds the vocabulary, encodes
+ * every caption into tr->ex and opens the feature cache; -1 with err naming the file and the problem. */
+int ac_train_load_data(ac_trainer *tr, ac_err *err);
+
 /* train_regions.c */
 /* Reads o->detections into tr->reg / tr->n_reg (tr->R, region_min set). */
 int ac_train_regions_load(ac_trainer *tr, ac_err *err);
