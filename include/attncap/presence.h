@@ -7,8 +7,8 @@
  *     p_k = sigmoid(w_k . x + b_k),   x = the mean of the grid's annotation vectors (or of a window's).
  * One k per word group: one of COCO's object categories with the surface forms captions name it by
  * (objects.h's synonyms: person = man, men, woman, skier...). Group k is present in a training photo
- * when at least 2 of its references name it. The naming (naming.h) never lets a caption say a group
- * the head is sure is absent: the decoder's Flickr8k prior puts a man into empty kitchens.
+ * when at least 2 of its references name it. The naming (naming.h: presence_absent, presence_ratio)
+ * never lets a caption say a group the head is sure is absent (why: docs/naming.md).
  *
  * The file (models/presence.safetensors beside the model, `attncap presence` writes it): tensors "w"
  * [K, D] and "b" [K] (F32 or F16), __metadata__ "format" "attncap-presence-1", "encoder" (the

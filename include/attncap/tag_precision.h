@@ -2,9 +2,8 @@
 /* attncap/tag_precision.h: how often a tag word is right, learned from the training photos.
  *
  * A tag's score (tags.h) says how sure the encoder's ImageNet head is, not how often people looking at
- * such a photo name the word: on Flickr8k's training photos "robe" (a swimmer's towel, a boxer's
- * gown) fires 174 times and 3 references name it, "bike" 189 times and 174 do. So each word gets its
- * own precision curve,
+ * such a photo name the word, and words differ widely in that (docs/naming.md has measured ones). So
+ * each word gets its own precision curve,
  *     P(a reference names w | the encoder tags w with score p) = sigmoid(a + b logit(p) + u_w),
  * a logistic regression fitted by maximum likelihood on the tags of the model's training photos (the
  * encoder never trained on them, so its tags there behave as on a user's photo) with a Gaussian prior
