@@ -207,9 +207,9 @@ static int names_object(const char *word, int person) {
 }
 
 /* Whether the encoder is sure word w is absent: a word of AC_NAMING_WELL_COVERED classes or more
- * scoring below o->absent (dog: 118 breeds, none there), or a word of fewer that names one of COCO's
- * objects other than a person scoring below o->absent_object (couch: its one class, studio couch, under
- * 1 % everywhere). ImageNet has no person: its divers and grooms say nothing of one's absence. */
+ * (dog: 118) scoring below o->absent, or a word of fewer that names one of COCO's objects other than a
+ * person (couch: one class) scoring below o->absent_object. Never a person: ImageNet has no person
+ * class, so its scores cannot say one is absent. */
 static int sure_absent(const ac_tag_table *t, const ac_naming_opts *o, int w, const int *classes, const float *score) {
     if (classes[w] >= AC_NAMING_WELL_COVERED) return o->absent > 0 && score[w] < o->absent;
     return classes[w] >= 1 && score[w] < o->absent_object && names_object(ac_tag_word(t, w), 0);
