@@ -10,44 +10,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* cJSON's Add functions fail quietly when out of memory, and an item added to NULL, or whose key
+ * could not be copied, stays its maker's: every item goes through put, which attaches it or frees it
+ * and clears *ok, so a JSON line is whole or not made at all. Returns the item attached, or NULL. */
+static cJSON *put(cJSON *parent, const char *key, cJSON *item, int *ok) {
+    if (parent && item && (key ? cJSON_AddItemToObject(parent, key, item) : cJSON_AddItemToArray(parent, item))) return item;
+    cJSON_Delete(item);
+    *ok = 0;
+    return NULL;
+}
+
 /* Tags, confidence and whether the caption was replaced by a description (naming.h). */
-static void add_naming(cJSON *o, const ac_caption *c) {
+static void add_naming(cJSON *o, const ac_caption *c, int *ok) {
     cJSON *unk = NULL; /* a given caption's words outside the vocabulary */
     for (int k = 0; c->labels && k < c->n; k++)
         if (c->words[k] == AC_UNK && c->labels[k] && strcmp(c->labels[k], "<unk>")) {
-            if (!unk) unk = cJSON_AddArrayToObject(o, "unknown_words");
-            cJSON_AddItemToArray(unk, cJSON_CreateString(c->labels[k]));
+            if (!unk) unk = put(o, "unknown_words", cJSON_CreateArray(), ok);
+            put(unk, NULL, cJSON_CreateString(c->labels[k]), ok);
         }
-    if (isfinite(c->confidence) && c->confidence > 0) cJSON_AddNumberToObject(o, "confidence", c->confidence);
-    if (c->described) cJSON_AddTrueToObject(o, "described");
+    if (isfinite(c->confidence) && c->confidence > 0) put(o, "confidence", cJSON_CreateNumber(c->confidence), ok);
+    if (c->described) put(o, "described", cJSON_CreateTrue(), ok);
     if (!c->n_tags) return;
-    cJSON *tags = cJSON_AddArrayToObject(o, "tags");
+    cJSON *tags = put(o, "tags", cJSON_CreateArray(), ok);
     for (int i = 0; i < c->n_tags; i++) {
         const ac_caption_tag *t = &c->tags[i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "word", t->word);
-        if (t->cls[0]) cJSON_AddStringToObject(x, "class", t->cls);
-        cJSON_AddNumberToObject(x, "prob", round(t->prob * 1e4) / 1e4);
-        cJSON_AddBoolToObject(x, "named", t->named);
-        cJSON_AddBoolToObject(x, "forced", t->forced);
-        if (isfinite(t->precision)) cJSON_AddNumberToObject(x, "precision", round(t->precision * 1e4) / 1e4);
-        if (!t->in_vocab) cJSON_AddFalseToObject(x, "in_vocab");
-        cJSON_AddItemToArray(tags, x);
+        put(x, "word", cJSON_CreateString(t->word), ok);
+        if (t->cls[0]) put(x, "class", cJSON_CreateString(t->cls), ok);
+        put(x, "prob", cJSON_CreateNumber(round(t->prob * 1e4) / 1e4), ok);
+        put(x, "named", cJSON_CreateBool(t->named), ok);
+        put(x, "forced", cJSON_CreateBool(t->forced), ok);
+        if (isfinite(t->precision)) put(x, "precision", cJSON_CreateNumber(round(t->precision * 1e4) / 1e4), ok);
+        if (!t->in_vocab) put(x, "in_vocab", cJSON_CreateFalse(), ok);
+        put(tags, NULL, x, ok);
     }
 }
 
-static void add_alternatives(cJSON *o, const ac_caption *c, const ac_vocab *v) {
-    cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
+static void add_alternatives(cJSON *o, const ac_caption *c, const ac_vocab *v, int *ok) {
+    cJSON *alts = put(o, "alternatives", cJSON_CreateArray(), ok);
     for (int a = 0; a < c->n_alt; a++) {
         const ac_caption *ca = &c->alt[a];
         char *t = ac_caption_text(ca, v);
+        if (!t) *ok = 0;
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "caption", t ? t : "");
-        cJSON *tt = cJSON_AddArrayToObject(x, "tokens");
-        for (int i = 0; i < ca->n; i++) cJSON_AddItemToArray(tt, cJSON_CreateString(ac_caption_word(ca, v, i)));
-        cJSON_AddNumberToObject(x, "logprob", ca->logprob);
-        cJSON_AddNumberToObject(x, "score", ca->score);
-        cJSON_AddItemToArray(alts, x);
+        put(x, "caption", cJSON_CreateString(t ? t : ""), ok);
+        cJSON *tt = put(x, "tokens", cJSON_CreateArray(), ok);
+        for (int i = 0; i < ca->n; i++) put(tt, NULL, cJSON_CreateString(ac_caption_word(ca, v, i)), ok);
+        put(x, "logprob", cJSON_CreateNumber(ca->logprob), ok);
+        put(x, "score", cJSON_CreateNumber(ca->score), ok);
+        put(alts, NULL, x, ok);
         free(t);
     }
 }
@@ -76,52 +87,56 @@ static char *attention_text(const ac_caption *c, int L, int regions_only) {
 }
 
 /* "regions": the detected objects the decoder attended to, boxes as fractions of the photo. */
-static void add_regions(cJSON *o, const ac_caption *c) {
+static void add_regions(cJSON *o, const ac_caption *c, int *ok) {
     if (!c->n_regions || !c->regions) return;
-    cJSON *rs = cJSON_AddArrayToObject(o, "regions");
+    cJSON *rs = put(o, "regions", cJSON_CreateArray(), ok);
     for (int r = 0; r < c->n_regions; r++) {
         const ac_region *g = &c->regions[r];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "label", ac_object_name(g->category));
-        cJSON_AddNumberToObject(x, "score", round(g->score * 1e4) / 1e4);
+        put(x, "label", cJSON_CreateString(ac_object_name(g->category)), ok);
+        put(x, "score", cJSON_CreateNumber(round(g->score * 1e4) / 1e4), ok);
         const double b[4] = {g->x0, g->y0, g->x1, g->y1};
-        cJSON *bx = cJSON_AddArrayToObject(x, "box");
-        for (int k = 0; k < 4; k++) cJSON_AddItemToArray(bx, cJSON_CreateNumber(round(b[k] * 1e4) / 1e4));
-        cJSON_AddItemToArray(rs, x);
+        cJSON *bx = put(x, "box", cJSON_CreateArray(), ok);
+        for (int k = 0; k < 4; k++) put(bx, NULL, cJSON_CreateNumber(round(b[k] * 1e4) / 1e4), ok);
+        put(rs, NULL, x, ok);
     }
 }
 
 char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
                       int n_overlays, int attention, int grid_h, int grid_w) {
+    int okv = 1, *ok = &okv;
     char *text = ac_caption_text(c, v);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "image", image);
-    cJSON_AddStringToObject(o, "caption", text ? text : "");
+    if (!text || !o) okv = 0;
+    put(o, "image", cJSON_CreateString(image), ok);
+    put(o, "caption", cJSON_CreateString(text ? text : ""), ok);
     free(text);
-    cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
-    for (int i = 0; i < c->n; i++) cJSON_AddItemToArray(tok, cJSON_CreateString(ac_caption_word(c, v, i)));
-    cJSON_AddNumberToObject(o, "logprob", c->logprob);
+    cJSON *tok = put(o, "tokens", cJSON_CreateArray(), ok);
+    for (int i = 0; i < c->n; i++) put(tok, NULL, cJSON_CreateString(ac_caption_word(c, v, i)), ok);
+    put(o, "logprob", cJSON_CreateNumber(c->logprob), ok);
     if (c->word_logp) { /* each token's log p given the ones before, and <end>'s last */
-        cJSON *wl = cJSON_AddArrayToObject(o, "token_logprobs");
-        for (int i = 0; i <= c->n; i++) cJSON_AddItemToArray(wl, cJSON_CreateNumber(round(c->word_logp[i] * 1e4) / 1e4));
+        cJSON *wl = put(o, "token_logprobs", cJSON_CreateArray(), ok);
+        for (int i = 0; i <= c->n; i++) put(wl, NULL, cJSON_CreateNumber(round(c->word_logp[i] * 1e4) / 1e4), ok);
     }
-    cJSON_AddNumberToObject(o, "score", c->score); /* the ranking score, as --nbest prints it */
-    add_naming(o, c);
-    if (c->n_alt) add_alternatives(o, c, v);
-    add_regions(o, c);
-    cJSON *ovs = cJSON_AddArrayToObject(o, "overlays");
-    for (int i = 0; i < n_overlays; i++) cJSON_AddItemToArray(ovs, cJSON_CreateString(overlays[i]));
+    put(o, "score", cJSON_CreateNumber(c->score), ok); /* the ranking score, as --nbest prints it */
+    add_naming(o, c, ok);
+    if (c->n_alt) add_alternatives(o, c, v, ok);
+    add_regions(o, c, ok);
+    cJSON *ovs = put(o, "overlays", cJSON_CreateArray(), ok);
+    for (int i = 0; i < n_overlays; i++) put(ovs, NULL, cJSON_CreateString(overlays[i]), ok);
     char *raw = NULL;
     if (c->grid_h > 0 && c->grid_w > 0) grid_h = c->grid_h, grid_w = c->grid_w; /* the photo's own grid */
     if (attention) {
-        if ((raw = attention_text(c, grid_h * grid_w, 0))) cJSON_AddItemToObject(o, "attention", cJSON_CreateRaw(raw));
+        if (!(raw = attention_text(c, grid_h * grid_w, 0))) okv = 0;
+        else put(o, "attention", cJSON_CreateRaw(raw), ok);
         int g[2] = {grid_h, grid_w};
-        cJSON_AddItemToObject(o, "grid", cJSON_CreateIntArray(g, 2));
+        put(o, "grid", cJSON_CreateIntArray(g, 2), ok);
         char *rr = c->n_regions && c->regions ? attention_text(c, grid_h * grid_w, 1) : NULL;
-        if (rr) cJSON_AddItemToObject(o, "region_attention", cJSON_CreateRaw(rr));
+        if (c->n_regions && c->regions && !rr) okv = 0;
+        else if (rr) put(o, "region_attention", cJSON_CreateRaw(rr), ok);
         free(rr);
     }
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = okv ? cJSON_PrintUnformatted(o) : NULL;
     free(raw);
     cJSON_Delete(o);
     return s;

@@ -1,0 +1,385 @@
+/* Every allocation failure survived (issue 35, section 1), as SQLite's malloc fault simulation: for
+ * each core entry point, the call is counted (how many allocations it makes, T), then run again with
+ * allocation N failing and every one after it (ac_test_fault_install, src/base/alloc_internal.h) for
+ * N = 1 .. T. Each such call fails with a message (or, when it survived, gives the fault-free
+ * answer), leaves nothing in its output folder, and succeeds again once allocation works; N = T + 1
+ * never fails. Under ASan (make test-asan) LeakSanitizer checks after each path that nothing leaked.
+ * `make test` walks every 7th N; ATTNCAP_FAULTS_FULL=1 (CI's sanitizer pass) every N. One thread,
+ * so a call's allocations come in one order. Paths: open a captioner (a tiny model over ../shared's
+ * small encoder), caption a file and RGB pixels, a result's JSON, the overlays' font, overlays,
+ * evaluate, open a detector and detect (../shared's YOLOX-nano). */
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc_internal.h"
+#include "attncap/captioner.h"
+#include "attncap/detect.h"
+#include "attncap/font.h"
+#include "test.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define LEAK_CHECK() __lsan_do_recoverable_leak_check()
+#else
+#define LEAK_CHECK() 0
+#endif
+
+#define SMALL_ENCODER "encoders/mobilenet_v1_0.25_128_quant.tflite"
+#define DETECTOR "encoders/yolox_nano.tflite"
+
+static int full; /* ATTNCAP_FAULTS_FULL */
+static char tmp[4096];
+static const char *tpath(const char *name) {
+    snprintf(tmp, sizeof tmp, "%s/%s", test_tmpdir(), name);
+    return tmp;
+}
+
+/* A random decoder over the encoder's grid with a real-looking vocabulary (as test_captioner's). */
+static int make_model(const char *out, const char *enc_path, ac_err *err) {
+    ac_encoder enc;
+    if (ac_encoder_open(enc_path, NULL, 128, 1, &enc, err)) return -1;
+    const char *b = strrchr(enc_path, '/');
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"file\":\"%s\",\"sha256\":\"%s\",\"layer\":\"%s\",\"size\":128,\"grid_h\":%d,\"grid_w\":%d,\"dim\":%d,"
+             "\"norm_mean\":%.9g,\"norm_scale\":%.9g,\"resize\":\"area\"}",
+             b ? b + 1 : enc_path, enc.sha256, enc.layer, enc.grid_h, enc.grid_w, enc.dim, enc.norm.mean, enc.norm.scale);
+    ac_model m = {0};
+    ac_decoder_config cfg = {.vocab = 14, .embed = 16, .hidden = 24, .att = 16, .dim = enc.dim,
+                             .n_ann = enc.grid_h * enc.grid_w, .grid_h = enc.grid_h, .grid_w = enc.grid_w};
+    ac_encoder_close(&enc);
+    if (ac_decoder_init(&m.dec, &cfg, 42, err)) return -1;
+    for (int i = 0; i < cfg.embed * cfg.vocab; i++) m.dec.out_lo[i] *= 6;
+    int rc = ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\",\"runs\",\"on\",\"the\","
+                                "\"grass\",\"man\",\"rides\",\"horse\",\"kite\"]", &m.vocab, err);
+    m.encoder_json = json;
+    if (!rc) rc = ac_model_save(&m, out, 0, NULL, err);
+    m.encoder_json = NULL;
+    ac_model_free(&m);
+    return rc;
+}
+
+/* Entries of dir (0 when it is missing), each named into names when not NULL. */
+static int dir_entries(const char *dir, char *names, size_t cap) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    if (names && cap) names[0] = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        n++;
+        if (names && strlen(names) + strlen(e->d_name) + 2 < cap) strcat(strcat(names, " "), e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void rm_tree(const char *path) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", path);
+}
+
+/* One path: run does the call (0 or -1 with err), same says whether its success gave the fault-free
+ * answer (NULL: any success is), undo removes what a success made (results, files). out_dir: the
+ * folder that must be as it was (empty) after a failure, or NULL. */
+typedef struct path {
+    const char *name;
+    int (*run)(ac_err *err);
+    int (*same)(void);
+    void (*undo)(void);
+    const char *out_dir;
+    int needs_msg; /* 0: the call's contract has no message for out of memory (ac_result_json: NULL) */
+    int every_fast, every_full; /* walk every such N (0: 7 and 1); a path of 84,000 allocations is sampled */
+} path;
+
+/* Walks p; returns its allocation count T, or -1 after printing FAIL. */
+static int walk(const path *p) {
+    ac_err err = {0};
+    const char *only = getenv("ATTNCAP_FAULTS_ONLY"); /* a path's name (part of it): walk that one alone */
+    if (only && *only && !strstr(p->name, only)) return 1;
+    const int stride = full ? (p->every_full ? p->every_full : 1) : (p->every_fast ? p->every_fast : 7);
+    /* twice unfaulted: the first warms what a captioner keeps (its scratch), the second is counted */
+    for (int k = 0; k < 2; k++) {
+        if (k) ac_test_fault_install(INT_MAX, 0);
+        int rc = p->run(&err);
+        int pending = ac_test_fault_pending();
+        ac_test_fault_install(0, 0);
+        if (rc) return printf("FAIL %s: without a fault: %s\n", p->name, err.msg), -1;
+        if (p->same && !p->same()) return printf("FAIL %s: two runs without a fault differ\n", p->name), -1;
+        if (p->undo) p->undo();
+        if (k) {
+            int total = INT_MAX - 1 - pending, walked = 0;
+            if (getenv("ATTNCAP_FAULTS_COUNT")) return printf("# %s: %d allocations (not walked)\n", p->name, total), total;
+            for (int n = 1;; n = n >= total ? total + 1 : n + stride <= total ? n + stride : total) {
+                memset(&err, 0, sizeof err);
+                ac_test_fault_install(n, 1);
+                rc = p->run(&err);
+                int failed = ac_test_fault_count();
+                ac_test_fault_install(0, 0);
+                if (n == total + 1) { /* the call makes exactly total allocations */
+                    if (failed || rc) return printf("FAIL %s: N = T + 1 = %d: %s\n", p->name, n, rc ? err.msg : "a fault"), -1;
+                    if (p->same && !p->same()) return printf("FAIL %s: N = T + 1: a different answer\n", p->name), -1;
+                    if (p->undo) p->undo();
+                    break;
+                }
+                walked++;
+                if (!failed) return printf("FAIL %s: N = %d of %d: no allocation failed (the count changed)\n", p->name, n, total), -1;
+                if (rc == 0) { /* survived: must be the answer without faults */
+                    if (p->same && !p->same()) return printf("FAIL %s: N = %d: succeeded with another answer\n", p->name, n), -1;
+                    if (p->undo) p->undo();
+                } else {
+                    char names[512];
+                    if (p->needs_msg && !err.msg[0]) return printf("FAIL %s: N = %d: failed without a message\n", p->name, n), -1;
+                    if (p->out_dir && dir_entries(p->out_dir, names, sizeof names))
+                        return printf("FAIL %s: N = %d (%s): left%s\n", p->name, n, err.msg, names), -1;
+                }
+                memset(&err, 0, sizeof err);
+                if (p->run(&err)) return printf("FAIL %s: N = %d: allocation works again, yet: %s\n", p->name, n, err.msg), -1;
+                if (p->same && !p->same()) return printf("FAIL %s: N = %d: the call after it gave another answer\n", p->name, n), -1;
+                if (p->undo) p->undo();
+            }
+            printf("# %s: %d failure points, walked %d (every %dth N, and the last)\n", p->name, total, walked, stride);
+            return total;
+        }
+    }
+    return -1;
+}
+
+/* ---- the paths' state ---- */
+static char model_path[4200], photo_path[4200], out_dir[4200];
+static const char *encoder_path;
+static ac_captioner *cap;
+static ac_result *res, *ref_res;
+static char *ref_text;
+static unsigned char *rgb;
+static int rgb_h, rgb_w;
+static char *json, *ref_json;
+static ac_font *font;
+static ac_metrics metrics, ref_metrics;
+static ac_detector *det;
+static ac_image giraffe;
+static ac_detections dets, ref_dets;
+
+static ac_captioner *opened;
+static int run_open(ac_err *err) {
+    ac_captioner_opts o;
+    ac_captioner_opts_init(&o);
+    o.encoder = encoder_path, o.threads = 1;
+    return ac_captioner_open(model_path, &o, &opened, err);
+}
+static void undo_open(void) { ac_captioner_close(opened), opened = NULL; }
+
+static int run_caption_file(ac_err *err) { return ac_caption_file(cap, photo_path, AC_KEEP_PHOTO, &res, err); }
+static int run_caption_rgb(ac_err *err) { return ac_caption_rgb(cap, rgb, rgb_h, rgb_w, AC_KEEP_PHOTO, &res, err); }
+static int same_caption(void) {
+    int same = res && !strcmp(res->text, ref_text);
+    if (same && ref_res) {
+        same = res->n_words == ref_res->n_words && res->grid_h == ref_res->grid_h && res->grid_w == ref_res->grid_w &&
+               !memcmp(res->attention, ref_res->attention, sizeof(float) * (size_t)(res->n_words * res->grid_h * res->grid_w));
+    }
+    return same;
+}
+static void undo_caption(void) { ac_result_free(res), res = NULL; }
+
+static int run_json(ac_err *err) {
+    json = ac_result_json(cap, ref_res, NULL, AC_JSON_ATTENTION);
+    if (!json) snprintf(err->msg, sizeof err->msg, "ac_result_json: NULL");
+    return json ? 0 : -1;
+}
+static int same_json(void) { return !ref_json || !strcmp(json, ref_json); }
+static void undo_json(void) {
+    if (!ref_json) ref_json = json;
+    else ac_free(json);
+    json = NULL;
+}
+
+static int run_font(ac_err *err) { return ac_font_load(NULL, &font, err); }
+static void undo_font(void) { ac_font_free(font), font = NULL; }
+
+static int run_overlays(ac_err *err) { return ac_result_write_overlays(cap, ref_res, out_dir, "photo", 0, err); }
+static int same_overlays(void) { return ref_res->n_overlays > 1 && dir_entries(tpath("faults_out/photo"), NULL, 0) == ref_res->n_overlays; }
+static void undo_overlays(void) { rm_tree(tpath("faults_out/photo")); }
+
+static const char *cands[3] = {"a dog runs on the grass", "a man rides a horse", "a kite in the sky"};
+static const char *r0[2] = {"a dog running on green grass", "the dog runs across a lawn"};
+static const char *r1[3] = {"a man riding a brown horse", "a person on a horse", "a rider on horseback"};
+static const char *r2[2] = {"a kite flying in a blue sky", "someone flies a kite"};
+static const char *const *refs[3] = {r0, r1, r2};
+static const int n_refs[3] = {2, 3, 2};
+static unsigned eval_flags;
+static int run_eval(ac_err *err) { return ac_evaluate(3, cands, refs, n_refs, eval_flags, &metrics, err); }
+static int same_eval(void) {
+    return metrics.n == 3 && metrics.bleu[3] == ref_metrics.bleu[3] && metrics.cider_d == ref_metrics.cider_d &&
+           metrics.rouge_l == ref_metrics.rouge_l &&
+           (metrics.meteor == ref_metrics.meteor || (isnan(metrics.meteor) && isnan(ref_metrics.meteor)));
+}
+
+static int run_det_open(ac_err *err) { return ac_detector_open(test_shared(DETECTOR), NULL, 1, &det, err); }
+static void undo_det_open(void) { ac_detector_close(det), det = NULL; }
+static int run_detect(ac_err *err) { return ac_detector_detect(det, &giraffe, NULL, &dets, err); }
+static int same_detect(void) {
+    if (dets.n != ref_dets.n) return 0;
+    for (int i = 0; i < dets.n; i++)
+        if (dets.items[i].label != ref_dets.items[i].label || dets.items[i].score != ref_dets.items[i].score) return 0;
+    return 1;
+}
+static void undo_detect(void) { ac_detections_free(&dets); }
+
+static void check_leaks(const char *what) {
+    if (LEAK_CHECK()) printf("FAIL %s: LeakSanitizer found leaks (stderr)\n", what), t_cur_failed = 1;
+}
+
+/* ---- tests ---- */
+static int setup(void) {
+    ac_err err;
+    encoder_path = test_shared(SMALL_ENCODER);
+    const char *photo = test_shared("images/cat.bmp");
+    if (!encoder_path || !photo) return 0;
+    snprintf(photo_path, sizeof photo_path, "%s", photo);
+    snprintf(model_path, sizeof model_path, "%s", tpath("tiny.safetensors"));
+    snprintf(out_dir, sizeof out_dir, "%s", tpath("faults_out"));
+    if (make_model(model_path, encoder_path, &err)) return printf("# make_model: %s\n", err.msg), -1;
+    ac_captioner_opts o;
+    ac_captioner_opts_init(&o);
+    o.encoder = encoder_path, o.threads = 1;
+    if (ac_captioner_open(model_path, &o, &cap, &err)) return printf("# open: %s\n", err.msg), -1;
+    ac_image img;
+    if (ac_image_load(photo_path, &img, &err)) return printf("# %s\n", err.msg), -1;
+    rgb_h = img.h, rgb_w = img.w;
+    rgb = malloc((size_t)img.w * img.h * 3);
+    memcpy(rgb, img.px, (size_t)img.w * img.h * 3);
+    ac_image_free(&img);
+    if (ac_caption_file(cap, photo_path, AC_KEEP_PHOTO, &ref_res, &err)) return printf("# caption: %s\n", err.msg), -1;
+    ref_text = strdup(ref_res->text);
+    return 1;
+}
+
+static void captioner_paths(void) {
+    int s = setup();
+    if (s == 0) SKIP("needs ../shared/" SMALL_ENCODER " and ../shared/images/cat.bmp");
+    CHECK(s == 1);
+    mkdir(out_dir, 0755);
+    path paths[] = {
+        {"open_captioner", run_open, NULL, undo_open, NULL, 1, 0, 0},
+        {"caption_file", run_caption_file, same_caption, undo_caption, NULL, 1, 0, 0},
+        {"json", run_json, same_json, undo_json, NULL, 0, 0, 0},
+        {"font", run_font, NULL, undo_font, NULL, 1, 0, 0},
+        {"overlays", run_overlays, same_overlays, undo_overlays, out_dir, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        CHECK(walk(&paths[i]) > 0);
+        check_leaks(paths[i].name);
+        if (t_cur_failed) return;
+    }
+    /* pixels: their caption is the file's (the same photo, decoded once) */
+    path rgbp = {"caption_rgb", run_caption_rgb, same_caption, undo_caption, NULL, 1, 0, 0};
+    CHECK(walk(&rgbp) > 0);
+    check_leaks(rgbp.name);
+}
+
+static void evaluate_paths(void) {
+    ac_err err;
+    for (int meteor = 0; meteor < 2; meteor++) {
+        eval_flags = meteor ? 0 : AC_EVAL_NO_METEOR;
+        if (meteor && !full) return; /* WordNet's thousands of allocations: the full walk only */
+        if (ac_evaluate(3, cands, refs, n_refs, eval_flags, &ref_metrics, &err)) {
+            if (meteor) SKIP("METEOR: %s", err.msg);
+            CHECKF(0, "%s", err.msg);
+        }
+        path p = {meteor ? "evaluate_meteor" : "evaluate", run_eval, same_eval, NULL, NULL, 1, 0, 0};
+        CHECK(walk(&p) > 0);
+        check_leaks(p.name);
+        if (t_cur_failed) return;
+    }
+}
+
+static void detector_paths(void) {
+    ac_err err;
+    if (!test_shared(DETECTOR)) SKIP("needs ../shared/" DETECTOR);
+    const char *root = getenv("ATTNCAP_ROOT");
+    char photo[4200];
+    snprintf(photo, sizeof photo, "%s/samples/giraffe.jpg", root && *root ? root : ".");
+    CHECKF(ac_image_load(photo, &giraffe, &err) == 0, "%s", err.msg);
+    path po = {"open_detector", run_det_open, NULL, undo_det_open, NULL, 1, 0, 0};
+    CHECK(walk(&po) > 0);
+    check_leaks(po.name);
+    CHECKF(run_det_open(&err) == 0, "%s", err.msg);
+    CHECKF(ac_detector_detect(det, &giraffe, NULL, &ref_dets, &err) == 0, "%s", err.msg);
+    CHECK(ref_dets.n > 0);
+    path pd = {"detect", run_detect, same_detect, undo_detect, NULL, 1, 0, 0};
+    CHECK(walk(&pd) > 0);
+    check_leaks(pd.name);
+}
+
+/* The shipped model (models/, its encoder from make models or ../shared): the paths a tiny model
+ * does not reach (the tags and their naming, the presence head, calibration). */
+static ac_captioner *shipped;
+static char shipped_model[4200], dog[4200];
+static ac_result *shipped_ref;
+static int run_open_shipped(ac_err *err) {
+    ac_captioner_opts o;
+    ac_captioner_opts_init(&o);
+    o.threads = 1;
+    return ac_captioner_open(shipped_model, &o, &opened, err);
+}
+static int run_caption_shipped(ac_err *err) { return ac_caption_file(shipped, dog, AC_KEEP_PHOTO, &res, err); }
+static int same_shipped(void) { return res && !strcmp(res->text, shipped_ref->text) && res->n_tags == shipped_ref->n_tags; }
+
+static void shipped_model_paths(void) {
+    ac_err err;
+    const char *root = getenv("ATTNCAP_ROOT");
+    snprintf(shipped_model, sizeof shipped_model, "%s/models/attncap.safetensors", root && *root ? root : ".");
+    snprintf(dog, sizeof dog, "%s/samples/dog.jpg", root && *root ? root : ".");
+    if (run_open_shipped(&err)) SKIP("the shipped model does not open here (%s): make models, or ../shared", err.msg);
+    shipped = opened, opened = NULL;
+    CHECKF(ac_caption_file(shipped, dog, AC_KEEP_PHOTO, &shipped_ref, &err) == 0, "%s", err.msg);
+    CHECK(shipped_ref->n_tags > 0); /* the model names what its encoder sees: the paths this adds */
+    path paths[] = {
+        {"open_shipped_model", run_open_shipped, NULL, undo_open, NULL, 1, 4999, 331},
+        {"caption_shipped_model", run_caption_shipped, same_shipped, undo_caption, NULL, 1, 37, 1},
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        CHECK(walk(&paths[i]) > 0);
+        check_leaks(paths[i].name);
+        if (t_cur_failed) return;
+    }
+}
+
+/* The hook itself: the nth allocation fails, once or from then on, and nothing when removed. */
+static void fault_hook(void) {
+    ac_test_fault_install(3, 0);
+    void *a = ac_malloc(8), *b = ac_calloc(1, 8), *c = ac_strdup("x"), *d = ac_malloc(8);
+    CHECK(a && b && !c && d && ac_test_fault_count() == 1);
+    free(a), free(b), free(d);
+    ac_test_fault_install(2, 1);
+    a = ac_malloc(8), b = ac_realloc(NULL, 8), c = ac_strndup("xy", 1), d = ac_aligned_alloc(64, 64);
+    CHECK(a && !b && !c && !d && ac_test_fault_count() == 3);
+    ac_test_fault_install(0, 0);
+    b = ac_realloc(a, 16);
+    CHECK(b && ac_test_fault_count() == 0);
+    free(b);
+}
+
+int main(void) {
+    const char *env = getenv("ATTNCAP_FAULTS_FULL");
+    full = env && *env && strcmp(env, "0");
+    RUN(fault_hook);
+    RUN(evaluate_paths);
+    RUN(captioner_paths);
+    RUN(detector_paths);
+    RUN(shipped_model_paths);
+    ac_result_free(ref_res);
+    ac_captioner_close(cap);
+    ac_result_free(shipped_ref);
+    ac_captioner_close(shipped);
+    ac_detector_close(det);
+    ac_detections_free(&ref_dets);
+    ac_image_free(&giraffe);
+    ac_free(ref_json);
+    free(ref_text), free(rgb);
+    return TEST_EXIT();
+}
