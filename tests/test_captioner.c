@@ -173,11 +173,14 @@ static void batch_in_order(void) {
     ac_captioner c;
     CHECKF(ac_captioner_init(&c, model, enc, 1, &err) == 0, "%s", err.msg);
     batch_seen ref = {.order_ok = 1};
+    int mw, mh; /* the batch reads each photo as large as the encoder needs, whatever it keeps (captioner.h) */
+    ac_encoder_min_photo(&c.enc, &mw, &mh);
     for (int i = 0; i < 6; i++) { /* one by one, no lanes, no threads */
         ac_image photo;
         ac_caption cap;
         ac_batch_result r = {.index = i, .path = paths[i]};
-        r.ok = ac_image_load(paths[i], &photo, &r.err) == 0 && ac_captioner_run(&c, &photo, &cap, NULL, NULL, &r.err) == 0;
+        r.ok = ac_image_load_min(paths[i], mw, mh, &photo, &r.err) == 0 &&
+               ac_captioner_run(&c, &photo, &cap, NULL, NULL, &r.err) == 0;
         r.caption = &cap, r.photo = r.ok ? &photo : NULL;
         on_result(&ref, &r);
         if (r.ok) ac_caption_free(&cap);

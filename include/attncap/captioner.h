@@ -44,9 +44,11 @@ struct ac_captioner { /* typedef: attncap.h */
     signed char *word_object; /* the model's words' COCO categories, made when the naming first asks
                                  (tag_objects_only; naming.word_object points here) */
     int keep_min_side; /* ac_captioner_batch reads each photo only as large as the encoder needs
-                          (ac_encoder_min_photo, ac_image_load_min); a photo kept for the callback
-                          (keep_photos) is at least this large on each side as well (0, the default:
-                          kept photos are read whole). Overlays: their long side (ac_overlay_opts.max_side). */
+                          (ac_encoder_min_photo, ac_image_load_min), whatever it keeps, so a caption
+                          does not depend on what else is asked for; a photo kept for the callback
+                          (keep_photos) is read again when that read is smaller than this on a side
+                          (0, the default: kept photos are read whole). Overlays: their long side
+                          (ac_overlay_opts.max_side). */
     /* The core API's (attncap.h): */
     int threads;         /* as opened (0: the default) */
     struct ac_font *font; /* loaded when overlays are first written */

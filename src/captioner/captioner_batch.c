@@ -25,6 +25,7 @@ enum { SEARCH_BATCH = 8 };
 
 typedef struct job {
     ac_image photo, square;
+    ac_image kept; /* the photo kept for the caller when it is read larger than the encoder's read (else photo) */
     ac_caption cap;
     float *ann, *probs; /* lanes: the encoded photo, waiting for its search (the slot's own buffers) */
     int grid[2];        /* its own grid */
@@ -80,14 +81,16 @@ static int load_input(const ac_input *in, int min_w, int min_h, ac_image *img, a
 
 static void decode_job(batch *b, int i, job *j) {
     double t0 = ac_now();
-    int mw, mh; /* the encoder's need, and a kept photo's (captioner.h: keep_min_side) */
+    int mw, mh; /* the encoder's need; the caption depends on this read alone, whatever is kept */
     ac_encoder_min_photo(&b->cap->enc, &mw, &mh);
-    if (b->keep_photo) {
-        const int k = b->cap->keep_min_side;
-        mw = k > 0 && mw > 0 ? (k > mw ? k : mw) : 0, mh = k > 0 && mh > 0 ? (k > mh ? k : mh) : 0;
-    }
     j->ok = load_input(&b->in[i], mw, mh, &j->photo, &j->err) == 0 &&
             ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
+    if (j->ok && b->keep_photo && mw > 0) { /* a kept photo (overlays) at least keep_min_side a side: read again
+                                            * when the encoder's read is smaller (captioner.h) */
+        const int k = b->cap->keep_min_side, kw = k > mw ? k : mw, kh = k > mh ? k : mh;
+        if (k <= 0) j->ok = load_input(&b->in[i], 0, 0, &j->kept, &j->err) == 0;
+        else if (j->photo.w < kw || j->photo.h < kh) j->ok = load_input(&b->in[i], kw, kh, &j->kept, &j->err) == 0;
+    }
     if (!b->keep_photo && !b->cap->det) ac_image_free(&j->photo); /* the detector still needs it */
     j->t_decode = ac_now() - t0;
 }
@@ -187,12 +190,13 @@ static void deliver_loop(batch *b) {
         b->t_wait += ac_now() - tw;
         if (b->single) run_job(b->cap, j);
         const ac_batch_result r = {.index = i, .path = b->in[i].path, .ok = j->ok, .run_failed = j->run_failed,
-                                   .err = j->err, .photo = b->keep_photo && j->ok ? &j->photo : NULL,
+                                   .err = j->err,
+                                   .photo = b->keep_photo && j->ok ? (j->kept.px ? &j->kept : &j->photo) : NULL,
                                    .caption = &j->cap, .t_decode = j->t_decode, .t_cnn = j->t_cnn,
                                    .t_search = j->t_bs};
         b->on_result(b->user, &r);
         ac_caption_free(&j->cap);
-        ac_image_free(&j->photo), ac_image_free(&j->square);
+        ac_image_free(&j->photo), ac_image_free(&j->square), ac_image_free(&j->kept);
         pthread_mutex_lock(&b->mu);
         j->state = FREE;
         b->delivered = i + 1;

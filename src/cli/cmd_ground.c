@@ -194,7 +194,9 @@ int cmd_ground(int argc, char **argv) {
         char *path = photo[0] == '/' ? strdup(photo) : ac_path_join(root, photo);
         ac_image img = {0};
         ac_caption c = {0};
-        int loaded = path && ac_image_load(path, &img, &err) == 0; /* its errors name the file */
+        int mw, mh; /* read as attncap caption reads it (ac_encoder_min_photo) */
+        ac_encoder_min_photo(&cap.enc, &mw, &mh);
+        int loaded = path && ac_image_load_min(path, mw, mh, &img, &err) == 0; /* its errors name the file */
         /* a model with regions: a region's weight counts where its box is (ac_caption_fold_regions) */
         if (!loaded || ac_captioner_run(&cap, &img, &c, NULL, NULL, &err) ||
             (ac_caption_fold_regions(&c) && ac_errf(&err, "out of memory"))) {

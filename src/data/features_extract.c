@@ -58,7 +58,9 @@ static void prepare(const work_item *w, int size, int stride, ac_resize policy, 
         snprintf(p->msg, sizeof p->msg, "%s: duplicate file name '%s' (cache keys are file names without directory)", w->path, w->key);
         return;
     }
-    if (ac_image_load(w->path, &img, &err) || ac_resize_photo(&img, size, stride, policy, &p->plain, &err)) {
+    /* read as the captioner reads it (ac_encoder_min_photo): the same pixels in training and captioning */
+    const int need = policy == AC_RESIZE_BILINEAR ? 0 : size;
+    if (ac_image_load_min(w->path, need, need, &img, &err) || ac_resize_photo(&img, size, stride, policy, &p->plain, &err)) {
         if (img.px) ac_image_free(&img);
         p->failed = 1;
         memcpy(p->msg, err.msg, sizeof p->msg);
