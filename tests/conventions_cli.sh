@@ -8,9 +8,9 @@ ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 commands() { "$A" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'; }
 
 t_begin version
-want=$(sed -n 's/^#define AC_VERSION "\(.*\)"$/\1/p' "$ROOT/include/attncap/version.h")
+want=$(sed -n 's/^#define AC_VERSION "\(.*\)"$/\1/p' "$ROOT/include/attncap/attncap.h")
 got=$("$A" --version 2>"$T/err"); rc=$?
-if [ -z "$want" ]; then t_fail "no AC_VERSION in include/attncap/version.h"
+if [ -z "$want" ]; then t_fail "no AC_VERSION in include/attncap/attncap.h"
 elif [ $rc -ne 0 ] || [ "$got" != "attncap $want" ] || [ -s "$T/err" ]; then t_fail "exit $rc, '$got', want 'attncap $want'"
 elif ! "$A" --help | head -1 | grep -qF "attncap $want:"; then t_fail "--help does not name the version"
 else t_ok; fi

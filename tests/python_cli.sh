@@ -126,10 +126,10 @@ else
     site=$(ls -d "$P"/lib/python3*/dist-packages 2>/dev/null | head -1)
     # the library as `make install` puts it (its portable build is tests/install_lib.sh's): found
     # through the path recorded in the package, with no ATTNCAP_LIB
-    mkdir -p "$P/lib" && cp "$LIBSO" "$P/lib/libattncap.so.0"
+    mkdir -p "$P/lib" && cp "$LIBSO" "$P/lib/libattncap.so.1"
     if [ -z "$site" ]; then t_fail "nothing installed under $P/lib/python3*/dist-packages: $(cat "$T/make.log")"
     elif caption_like_cli "$site" ""; then
-      [ "$loaded" = "$P/lib/libattncap.so.0" ] && t_ok || t_fail "loaded $loaded, not the recorded $P/lib/libattncap.so.0"
+      [ "$loaded" = "$P/lib/libattncap.so.1" ] && t_ok || t_fail "loaded $loaded, not the recorded $P/lib/libattncap.so.1"
     fi
   fi
 fi

@@ -40,11 +40,11 @@ extern "C" {
 
 /* ---- Version ---------------------------------------------------------------------------------- */
 
-#define AC_VERSION_MAJOR 0
-#define AC_VERSION_MINOR 1
+#define AC_VERSION_MAJOR 1
+#define AC_VERSION_MINOR 0
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "0.1.0"
+#define AC_VERSION "1.0.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 

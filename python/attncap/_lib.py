@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 from . import _where
 from .errors import Error, LibraryNotFoundError, from_code
 
-# The layouts below are attncap.h's at this major version (its ABI: the SONAME libattncap.so.0).
+# The layouts below are attncap.h's at this major version (its ABI: the SONAME libattncap.so.1).
 ABI_MAJOR = 0
 
 AC_KEEP_PHOTO = 1
