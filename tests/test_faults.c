@@ -114,35 +114,46 @@ static int walk(const path *p) {
         if (k) {
             int total = INT_MAX - 1 - pending, walked = 0;
             if (getenv("ATTNCAP_FAULTS_COUNT")) return printf("# %s: %d allocations (not walked)\n", p->name, total), total;
-            for (int n = 1;; n = n >= total ? total + 1 : n + stride <= total ? n + stride : total) {
-                memset(&err, 0, sizeof err);
-                ac_test_fault_install(n, 1);
-                rc = p->run(&err);
-                int failed = ac_test_fault_count();
-                ac_test_fault_install(0, 0);
+            for (int n = 1; n <= total + 1; n = n >= total ? total + 1 : n + stride <= total ? n + stride : total) {
                 if (n == total + 1) { /* the call makes exactly total allocations */
+                    ac_test_fault_install(n, 1);
+                    rc = p->run(&err);
+                    int failed = ac_test_fault_count();
+                    ac_test_fault_install(0, 0);
                     if (failed || rc) return printf("FAIL %s: N = T + 1 = %d: %s\n", p->name, n, rc ? err.msg : "a fault"), -1;
                     if (p->same && !p->same()) return printf("FAIL %s: N = T + 1: a different answer\n", p->name), -1;
                     if (p->undo) p->undo();
                     break;
                 }
                 walked++;
-                if (!failed) return printf("FAIL %s: N = %d of %d: no allocation failed (the count changed)\n", p->name, n, total), -1;
-                if (rc == 0) { /* survived: must be the answer without faults */
-                    if (p->same && !p->same()) return printf("FAIL %s: N = %d: succeeded with another answer\n", p->name, n), -1;
+                /* N and every allocation after it fail; in the full walk also N alone (SQLite's
+                 * persistent and transient faults: the second finds a failure swallowed into a
+                 * wrong answer) */
+                for (int once = 0; once <= full; once++) {
+                    const char *how = once ? " alone" : "";
+                    memset(&err, 0, sizeof err);
+                    ac_test_fault_install(n, !once);
+                    rc = p->run(&err);
+                    int failed = ac_test_fault_count();
+                    ac_test_fault_install(0, 0);
+                    if (!failed) return printf("FAIL %s: N = %d of %d: no allocation failed (the count changed)\n", p->name, n, total), -1;
+                    if (rc == 0) { /* survived: must be the answer without faults */
+                        if (p->same && !p->same()) return printf("FAIL %s: N = %d%s: succeeded with another answer\n", p->name, n, how), -1;
+                        if (p->undo) p->undo();
+                    } else {
+                        char names[512];
+                        if (p->needs_msg && !err.msg[0]) return printf("FAIL %s: N = %d%s: failed without a message\n", p->name, n, how), -1;
+                        if (p->out_dir && dir_entries(p->out_dir, names, sizeof names))
+                            return printf("FAIL %s: N = %d%s (%s): left%s\n", p->name, n, how, err.msg, names), -1;
+                    }
+                    memset(&err, 0, sizeof err);
+                    if (p->run(&err)) return printf("FAIL %s: N = %d%s: allocation works again, yet: %s\n", p->name, n, how, err.msg), -1;
+                    if (p->same && !p->same()) return printf("FAIL %s: N = %d%s: the call after it gave another answer\n", p->name, n, how), -1;
                     if (p->undo) p->undo();
-                } else {
-                    char names[512];
-                    if (p->needs_msg && !err.msg[0]) return printf("FAIL %s: N = %d: failed without a message\n", p->name, n), -1;
-                    if (p->out_dir && dir_entries(p->out_dir, names, sizeof names))
-                        return printf("FAIL %s: N = %d (%s): left%s\n", p->name, n, err.msg, names), -1;
                 }
-                memset(&err, 0, sizeof err);
-                if (p->run(&err)) return printf("FAIL %s: N = %d: allocation works again, yet: %s\n", p->name, n, err.msg), -1;
-                if (p->same && !p->same()) return printf("FAIL %s: N = %d: the call after it gave another answer\n", p->name, n), -1;
-                if (p->undo) p->undo();
             }
-            printf("# %s: %d failure points, walked %d (every %dth N, and the last)\n", p->name, total, walked, stride);
+            printf("# %s: %d failure points, walked %d (N = 1 + %d k, and T)%s\n", p->name, total, walked, stride,
+                   full ? ", each also alone" : "");
             return total;
         }
     }

@@ -88,7 +88,7 @@ int ac_bleu(const ac_eval_item *items, int n, double bleu[4], ac_bleu_counts *co
  * 2004, "BLEU+1"; NLTK's smoothing method 2), the same clipping and closest-reference brevity
  * penalty as ac_bleu; 0 only when no word matches. Returns -1 on OOM. */
 int ac_bleu4_smoothed(const ac_eval_item *items, int n, double *img);
-/* ROUGE-L of one candidate against its references. */
+/* ROUGE-L of one candidate against its references; -1 when out of memory. */
 double ac_rouge_l(const char *cand, char *const *refs, int n_refs);
 /* CIDEr-D: the mean, and per image into img (may be NULL). Returns -1 on OOM. */
 int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img);

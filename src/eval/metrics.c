@@ -124,6 +124,10 @@ int ac_metrics_compute(const ac_eval_set *s, int flags, const char *meteor_wordn
     double sum = 0;
     for (int i = 0; i < n; i++) {
         out->img_rouge_l[i] = ac_rouge_l(s->items[i].cand, s->items[i].refs, s->items[i].n_refs);
+        if (out->img_rouge_l[i] < 0) {
+            ac_scores_free(out);
+            return ac_errf(err, "metrics: out of memory");
+        }
         sum += out->img_rouge_l[i];
     }
     out->rouge_l = sum / n;

@@ -50,20 +50,22 @@ double ac_rouge_l(const char *cand, char *const *refs, int n_refs) {
     const char **cw;
     int *cl;
     int nc = split_spaces(cand, &cw, &cl);
-    if (nc < 0) return 0;
+    if (nc < 0) return -1;
     double pmax = 0, rmax = 0;
     for (int r = 0; r < n_refs; r++) {
         const char **rw;
         int *rlen;
         int nr = split_spaces(refs[r], &rw, &rlen);
-        if (nr < 0) continue;
-        int *row = ac_malloc((size_t)(nc + 1) * sizeof *row);
-        if (row) {
-            int l = lcs(rw, rlen, nr, cw, cl, nc, row);
-            double p = (double)l / nc, rc = (double)l / nr;
-            if (p > pmax) pmax = p;
-            if (rc > rmax) rmax = rc;
+        int *row = nr < 0 ? NULL : ac_malloc((size_t)(nc + 1) * sizeof *row);
+        if (!row) { /* a reference left out would give another score */
+            if (nr >= 0) free(rw), free(rlen);
+            free(cw), free(cl);
+            return -1;
         }
+        int l = lcs(rw, rlen, nr, cw, cl, nc, row);
+        double p = (double)l / nc, rc = (double)l / nr;
+        if (p > pmax) pmax = p;
+        if (rc > rmax) rmax = rc;
         free(row);
         free(rw);
         free(rlen);

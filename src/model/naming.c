@@ -492,6 +492,10 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         }
         want[i] = 1;
     }
+    if (!jobs || !want || !got) { /* every task failed above; nothing of theirs was made */
+        free(jobs), free(want), free(got);
+        return n > 0 ? -1 : 0;
+    }
     search_round(m, n, tasks, jobs, want, got); /* the free captions */
     /* the caller's table of the words' objects (the captioner's, made once), else one made here */
     const int by_objects = o->mode == AC_TAGS_AUTO && o->tag_objects_only;
