@@ -75,4 +75,15 @@ else
      grep -q "environment: src/data/envy.c:2:" <<<"$out" && [ "$(grep -c "^environment:" <<<"$out")" -eq 1 ]; then t_ok
   else t_fail "rc $rc: $out"; fi
 fi
+
+t_begin allocations_go_through_alloc_c
+# every allocation of the library is one a test can make fail (src/base/alloc_internal.h,
+# tests/test_faults.c): no object but alloc.o calls the C library's allocators
+if ! command -v nm >/dev/null; then t_skip "needs nm (binutils)"
+elif [ ! -f "$B/libattncap.a" ]; then t_skip "no $B/libattncap.a (make)"
+else
+  raw=$(nm -A "$B/libattncap.a" 2>/dev/null | grep -E ' U (malloc|calloc|realloc|strdup|strndup|aligned_alloc|__strdup)$' |
+        grep -v '[:/]alloc\.o:' | sed 's/.*libattncap\.a://' | paste -sd' ')
+  if [ -n "$raw" ]; then t_fail "not through ac_malloc and co. (alloc_internal.h): $raw"; else t_ok; fi
+fi
 t_end
