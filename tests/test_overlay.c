@@ -278,6 +278,49 @@ static void word_labels_sheet_only_upscale(void) {
     ac_vocab_free(v);
 }
 
+/* A word the naming forced (a tag with forced = 1, naming.h) is marked on its panel: "(forced by
+ * naming)" in its per-word file's band (more ink than the same word unforced) and "dog*" with a
+ * legend on the sheet (a different sheet); a tag that was not forced marks nothing. */
+static void forced_word_marked(void) {
+    if (!ac_is_file(AC_DEFAULT_FONT)) SKIP("needs %s (fonts-dejavu-core)", AC_DEFAULT_FONT);
+    ac_vocab *v;
+    ac_err err;
+    CHECKF(ac_vocab_from_json("[\"<pad>\",\"<start>\",\"<end>\",\"<unk>\",\"a\",\"dog\"]", &v, &err) == 0, "%s", err.msg);
+    int words[1];
+    float alpha[4];
+    ac_image im = photo(64, 48);
+    char dir[4200], p[4400];
+    snprintf(dir, sizeof dir, "%s/forced", tmpdir());
+    int ink[3];
+    size_t sheet_bytes[3];
+    for (int forced = 0; forced < 3; forced++) { /* 0: no tag; 1: the tag "dog" forced; 2: the tag, not forced */
+        ac_caption cap = dog_caption(words, alpha, NULL);
+        ac_caption_tag tag = {.word = "dog", .forced = forced == 1, .named = 1};
+        if (forced) cap.n_tags = 1, cap.tags = &tag;
+        ac_overlay_opts o = ac_overlay_defaults();
+        o.max_side = 300, o.upscale = 1, o.force = 1;
+        CHECKF(ac_overlays_write(dir, "f", &im, &cap, v, 1, 2, &o, NULL, NULL, NULL, &err) == 0, "%s", err.msg);
+        snprintf(p, sizeof p, "%s/f/01_dog.png", dir);
+        int w, h;
+        unsigned char *px = png_read_rgb(p, &w, &h);
+        CHECK(px != NULL);
+        ink[forced] = ink_in_rows(px, w, 226, h);
+        free(px);
+        snprintf(p, sizeof p, "%s/f/sheet.png", dir);
+        px = png_read_rgb(p, &w, &h);
+        CHECK(px != NULL);
+        sheet_bytes[forced] = (size_t)w * h;
+        unsigned long sum = 0;
+        for (size_t i = 0; i < (size_t)w * h * 3; i++) sum += px[i];
+        sheet_bytes[forced] = sheet_bytes[forced] * 1000003u + sum;
+        free(px);
+    }
+    CHECKF(ink[1] > ink[0] + 30 && ink[2] == ink[0], "band ink: unforced %d, forced %d, tag not forced %d", ink[0], ink[1], ink[2]);
+    CHECKF(sheet_bytes[1] != sheet_bytes[0] && sheet_bytes[2] == sheet_bytes[0], "the sheet does not mark the forced word alone");
+    free(im.px);
+    ac_vocab_free(v);
+}
+
 /* A caption on its photo's own grid (a photo that kept its aspect ratio: 1 x 2 cells of a model's
  * 2 x 2, the right one attended) is drawn on that grid over the whole photo: the right half hot from
  * top to bottom, not the top-right quarter of the model's grid. */
@@ -500,6 +543,7 @@ int main(void) {
     RUN(font_ink);
     RUN(png_roundtrip);
     RUN(overlays_written);
+    RUN(forced_word_marked);
     RUN(word_labels_sheet_only_upscale);
     RUN(own_grid_covers_the_photo);
     RUN(base_colour_or_grey);

@@ -78,10 +78,23 @@ float ac_ov_band_px(int w) { return fmaxf((float)AC_FONT_MIN_PX, (float)w / 40.0
 /* Two lines: the word, then its probability (on one line when they fit side by side). */
 int ac_ov_band_h(float px) { return 2 * line_h(px) + (int)(px * 0.5f); }
 
+/* 1 if word k of cap is (a word of) a tag the search was made to say (naming.h: the tag's "forced"). */
+static int forced_word(const ac_caption *cap, const ac_vocab *v, int k) {
+    const char *w = ac_caption_word(cap, v, k);
+    const size_t n = strlen(w);
+    for (int i = 0; n && i < cap->n_tags; i++) {
+        if (!cap->tags[i].forced) continue;
+        const char *t = cap->tags[i].word;
+        for (const char *p = t; (p = strstr(p, w)) != NULL; p += n)
+            if ((p == t || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return 1;
+    }
+    return 0;
+}
+
 void ac_ov_draw_band(ac_image *img, int y, float px, const ac_font *f, const ac_caption *cap, const ac_vocab *v, int k,
                      int cells) {
     char word[200], prob[64], stats[48], both[280];
-    snprintf(word, sizeof word, "%02d  %s", k + 1, ac_caption_word(cap, v, k));
+    snprintf(word, sizeof word, "%02d  %s%s", k + 1, ac_caption_word(cap, v, k), forced_word(cap, v, k) ? " (forced by naming)" : "");
     prob_text(cap, k, prob, sizeof prob);
     stats_text(cap, k, cells, 0, stats, sizeof stats);
     const size_t pl = strlen(prob);
@@ -210,17 +223,30 @@ int ac_ov_build_sheet(const ac_image *disp, const ac_caption *cap, const ac_voca
                       const ac_overlay_opts *o, const ac_font *font, ac_image *sheet, ac_err *err) {
     const int n_panels = cap->n + 1;
     const char **labels = ac_malloc((size_t)n_panels * sizeof *labels);
+    char **forced = ac_calloc((size_t)n_panels, sizeof *forced);
+    int any_forced = 0;
     char *text = ac_caption_text(cap, v);
     ac_image thumb = {0}, ov = {0};
     float *map = NULL;
     char *buf = NULL, *lines[MAX_TITLE_LINES];
     int rc = -1;
-    if (!labels || !text) {
+    if (!labels || !text || !forced) {
         ac_errf(err, "out of memory building the contact sheet");
         goto done;
     }
     labels[0] = "";
-    for (int k = 1; k < n_panels; k++) labels[k] = ac_caption_word(cap, v, k - 1);
+    for (int k = 1; k < n_panels; k++) { /* a word the naming forced is marked: "dog*" (the title says so) */
+        labels[k] = ac_caption_word(cap, v, k - 1);
+        if (forced_word(cap, v, k - 1) && (forced[k] = ac_malloc(strlen(labels[k]) + 2)))
+            sprintf(forced[k], "%s*", labels[k]), labels[k] = forced[k], any_forced = 1;
+    }
+    static const char legend[] = "   (* forced by naming)";
+    char *titled = any_forced ? ac_malloc(strlen(text) + sizeof legend) : NULL;
+    if (titled) {
+        sprintf(titled, "%s%s", text, legend);
+        free(text);
+        text = titled;
+    }
     ac_sheet_layout l;
     ac_sheet_plan(font, disp->w, disp->h, labels, n_panels, cap->word_logp != NULL, text, o->max_side, o->upscale, &l);
     sheet->w = l.w, sheet->h = l.h;
@@ -273,5 +299,7 @@ done:
     if (rc) ac_image_free(sheet);
     ac_image_free(&thumb), ac_image_free(&ov);
     free(map), free(buf), free(text), free(labels);
+    for (int k = 0; forced && k < n_panels; k++) free(forced[k]);
+    free(forced);
     return rc;
 }
