@@ -18,7 +18,7 @@ from . import _where
 from .errors import Error, LibraryNotFoundError, from_code
 
 # The layouts below are attncap.h's at this major version (its ABI: the SONAME libattncap.so.1).
-ABI_MAJOR = 0
+ABI_MAJOR = 1
 
 AC_KEEP_PHOTO = 1
 AC_OVERLAY_FORCE = 1
