@@ -27,10 +27,11 @@ extern "C" {
 #define AC_REGIONS_MAX 32
 #define AC_REGION_MAX_DIM 4096 /* D of ac_region_vector at most */
 /* What `attncap train --detections` records in a new model (config.regions, region_scale,
- * region_min_score): 10 regions; a code of norm 20 at score 1, about a grid cell's norm (the median
- * cell of MobileNetV2's Conv_1 at 448 is 27, the mean of a photo's cells 15); detections from 0.2. */
+ * region_min_score): 10 regions; a code of norm 60 at score 1, about twice a grid cell's norm (the
+ * median cell of MobileNetV2's Conv_1 at 448 is 27): at 20 the decoder put 1-12 % of a word's
+ * attention on regions and seldom named them (docs/experiments/regions.md); detections from 0.2. */
 #define AC_REGIONS_DEFAULT 10
-#define AC_REGION_SCALE 20.0f
+#define AC_REGION_SCALE 60.0f
 #define AC_REGION_MIN_SCORE 0.2f
 
 typedef struct ac_region {
