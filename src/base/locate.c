@@ -139,21 +139,9 @@ int ac_encoder_sha_check(const char *path, const char *file, const char *sha256,
     return 0;
 }
 
-/* check: hash the file here (else the caller compares the hash ac_encoder_open computes anyway). */
-int ac_locate_encoder(const char *flag, const char *model_path, const char *file, const char *sha256, int check,
-                      char **path, ac_err *err) {
-    *path = NULL;
-    const char *env = getenv("ATTNCAP_ENCODER");
-    const char *given = flag ? flag : env && *env ? env : NULL;
-    if (given) {
-        if (!ac_is_file(given))
-            return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
-        if (check && ac_encoder_sha_check(given, file, sha256, err)) return -1;
-        *path = ac_strdup(given);
-        return *path ? 0 : ac_errf(err, "out of memory");
-    }
-    if (!file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
-    char cand[10][PATH_MAX + 300];
+/* Where a file a model works with is looked for, in order: beside the model, in models/ of the
+ * search directories, in the installed data directories, in ../shared/encoders. Returns how many. */
+static int companion_candidates(const char *model_path, const char *file, char cand[10][PATH_MAX + 300]) {
     int nc = 0;
     if (model_path) { /* beside the model */
         snprintf(cand[nc], sizeof cand[nc], "%s", model_path);
@@ -172,6 +160,25 @@ int ac_locate_encoder(const char *flag, const char *model_path, const char *file
     char *data = ac_find_data_dir();
     if (data && nc < 10) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, file);
     free(data);
+    return nc;
+}
+
+/* check: hash the file here (else the caller compares the hash ac_encoder_open computes anyway). */
+int ac_locate_encoder(const char *flag, const char *model_path, const char *file, const char *sha256, int check,
+                      char **path, ac_err *err) {
+    *path = NULL;
+    const char *env = getenv("ATTNCAP_ENCODER");
+    const char *given = flag ? flag : env && *env ? env : NULL;
+    if (given) {
+        if (!ac_is_file(given))
+            return ac_errf(err, "%s: encoder not found%s", given, flag ? "" : " (from ATTNCAP_ENCODER)");
+        if (check && ac_encoder_sha_check(given, file, sha256, err)) return -1;
+        *path = ac_strdup(given);
+        return *path ? 0 : ac_errf(err, "out of memory");
+    }
+    if (!file[0]) return ac_errc(err, AC_ERR_NO_ENCODER, "the model records no encoder file name: give the encoder's path");
+    char cand[10][PATH_MAX + 300];
+    const int nc = companion_candidates(model_path, file, cand);
     for (int i = 0; i < nc; i++) {
         if (!ac_is_file(cand[i])) continue;
         if (check && ac_encoder_sha_check(cand[i], file, sha256, err)) return -1;
@@ -194,24 +201,7 @@ int ac_find_companion(const char *flag, const char *env_name, const char *model_
         return *path ? 0 : ac_errf(err, "out of memory");
     }
     char cand[10][PATH_MAX + 300];
-    int nc = 0;
-    if (model_path) {
-        snprintf(cand[nc], sizeof cand[nc], "%s", model_path);
-        char *sl = strrchr(cand[nc], '/');
-        if (sl) sl[1] = 0;
-        else strcpy(cand[nc], "./");
-        strncat(cand[nc], file, sizeof cand[nc] - strlen(cand[nc]) - 1);
-        nc++;
-    }
-    char dirs[5][PATH_MAX];
-    int nd = search_dirs(dirs);
-    for (int i = 0; i < nd && nc < 6; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/models/%.255s", dirs[i], file);
-    char homes[2][PATH_MAX];
-    int nh = data_homes(homes);
-    for (int i = 0; i < nh && nc < 9; i++) snprintf(cand[nc++], sizeof cand[0], "%.4000s/%.255s", homes[i], file);
-    char *data = ac_find_data_dir();
-    if (data && nc < 10) snprintf(cand[nc++], sizeof cand[0], "%s/encoders/%s", data, file);
-    free(data);
+    const int nc = companion_candidates(model_path, file, cand);
     for (int i = 0; i < nc; i++)
         if (ac_is_file(cand[i])) {
             *path = ac_strdup(cand[i]);
