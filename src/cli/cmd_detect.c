@@ -51,7 +51,7 @@ static cJSON *detections_json(const char *path, const ac_detector *det, const ac
 }
 
 /* DIR/<file name without its extension>.png */
-static int draw(const char *dir, const char *photo_path, const ac_image *img, const ac_detector *det,
+static int draw(const char *dir, const char *photo_path, const ac_image *img, const char *const *labels, int n,
                 const ac_detections *d, const ac_font *font, ac_err *err) {
     const char *base = strrchr(photo_path, '/');
     base = base ? base + 1 : photo_path;
@@ -59,15 +59,10 @@ static int draw(const char *dir, const char *photo_path, const ac_image *img, co
     int stem = dot && dot > base ? (int)(dot - base) : (int)strlen(base);
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%.*s.png", dir, stem, base) >= (int)sizeof path) return ac_errf(err, "%s: path too long", dir);
-    int n = ac_detector_n_labels(det);
-    const char **labels = malloc((size_t)n * sizeof *labels);
-    if (!labels) return ac_errf(err, "out of memory");
-    for (int i = 0; i < n; i++) labels[i] = ac_detector_label(det, i);
     ac_image out = {0};
     int rc = ac_detections_draw(img, d, labels, n, font, &out, err);
     if (rc == 0) rc = ac_png_write(path, &out, err);
     ac_image_free(&out);
-    free(labels);
     return rc;
 }
 
@@ -100,6 +95,7 @@ int cmd_detect(int argc, char **argv) {
     char *det_path = NULL;
     ac_detector *det = NULL;
     ac_font *font = NULL;
+    const char **labels_v = NULL;
     int rc = 0;
     if (ac_find_companion(det_flag, "ATTNCAP_DETECTOR", NULL, "yolox_nano.tflite", &det_path, &err) < 0 ||
         ac_detector_open(det_path, labels, threads, &det, &err) < 0 || (draw_dir && ac_mkdirs(draw_dir, &err) < 0)) {
@@ -108,13 +104,20 @@ int cmd_detect(int argc, char **argv) {
         goto done;
     }
     if (draw_dir && ac_font_load(NULL, &font, &err) < 0) font = NULL; /* boxes without text */
+    const int n_labels = ac_detector_n_labels(det); /* the names, once for every drawing */
+    if (!(labels_v = malloc(sizeof *labels_v * (size_t)n_labels))) {
+        fprintf(stderr, "attncap detect: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    for (int i = 0; i < n_labels; i++) labels_v[i] = ac_detector_label(det, i);
     ac_detect_options o = ac_detect_options_default();
     o.min_score = min_score;
     for (int k = 0; k < photos.n; k++) {
         ac_image img = {0};
         ac_detections d = {0};
         if (ac_image_load(photos.v[k], &img, &err) < 0 || ac_detector_detect(det, &img, &o, &d, &err) < 0 ||
-            (draw_dir && draw(draw_dir, photos.v[k], &img, det, &d, font, &err) < 0)) {
+            (draw_dir && draw(draw_dir, photos.v[k], &img, labels_v, n_labels, &d, font, &err) < 0)) {
             fflush(stdout);
             fprintf(stderr, "attncap detect: %s\n", err.msg);
             rc = 1;
@@ -129,6 +132,7 @@ int cmd_detect(int argc, char **argv) {
         ac_image_free(&img);
     }
 done:
+    free(labels_v);
     ac_font_free(font);
     ac_detector_close(det);
     free(det_path);
