@@ -1,13 +1,16 @@
 /* bench/latency: one photo captioned in process, again and again, as `attncap caption PHOTO` does it
- * (read and decode, squash, the CNN on all the threads, the search with the model's settings: tags
- * and beam), after loading the model once: best, median and worst milliseconds, and the best CNN and
- * search times. Run from the repository (the model is found as the CLI finds it).
+ * (read as large as the encoder needs, squash, the CNN on all the threads, the search with the
+ * model's settings: naming, beam), after loading the model once: best, median and worst
+ * milliseconds, and the best time of each stage (read = decode + squash, CNN, search). Run from the
+ * repository (the model is found as the CLI finds it).
  * usage: latency [PHOTO]   (default: the first 640x480 photo of $ATTNCAP_DATA/data/coco/images)
- * The COCO detector is part of every run: the model's own when it has regions (the captioner runs it),
- * else $ATTNCAP_DATA/encoders/yolox_nano.tflite run beside the caption on the same decoded photo, as
- * `attncap detect` would (its best time is printed apart; absent: skipped, and said).
- * env: BENCH_RUNS (20), BENCH_THREADS (2), ATTNCAP_PRECISION (auto, as the CLI). bench/vs_main.sh builds this against another tree's
- * library too, so it uses only the public API that has not changed (the detector where the tree has it). */
+ * The COCO detector: the model's own when it has regions (the captioner runs it, inside "CNN"); else,
+ * with BENCH_DETECTOR=1, $ATTNCAP_DATA/encoders/yolox_nano.tflite run beside the caption on the same
+ * photo as read, as `attncap detect` would (counted in the total, its best time printed apart).
+ * env: BENCH_RUNS (20), BENCH_THREADS (2), BENCH_DETECTOR (0), BENCH_MODEL (the model, as --model; default:
+ * found as the CLI finds it), ATTNCAP_PRECISION (auto, as the CLI).
+ * bench/vs_main.sh builds this against another tree's library too (05a555b and later), so what a
+ * tree lacks (the reduced read, naming, precision, the detector) is left out there, and said. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,16 @@
 
 #include "attncap/captioner.h"
 #if defined(__has_include)
+#if __has_include("attncap/attncap.h") /* the captioner's in-place open/close were renamed with the core API */
+#define LAT_INIT ac_captioner_init
+#define LAT_FREE ac_captioner_free
+#else
+#define LAT_INIT ac_captioner_open
+#define LAT_FREE ac_captioner_close
+#endif
+#if __has_include("attncap/naming.h")
+#define HAVE_NAMING 1
+#endif
 #if __has_include("attncap/detect.h") && __has_include("attncap/regions.h")
 #include "attncap/detect.h"
 #define HAVE_DETECTOR 1
@@ -48,6 +61,18 @@ static int find_640x480(const char *dir, char *out, size_t cap) { /* cap: room f
     return found ? 0 : -1;
 }
 
+/* The photo as `attncap caption` reads it: no larger than the encoder needs, where the tree can. */
+static int read_photo(const ac_captioner *c, const char *path, ac_image *im, ac_err *err) {
+#if defined(AC_HAVE_IMAGE_LOAD_MIN)
+    int mw, mh;
+    ac_encoder_min_photo(&c->enc, &mw, &mh);
+    return ac_image_load_min(path, mw, mh, im, err);
+#else
+    (void)c;
+    return ac_image_load(path, im, err);
+#endif
+}
+
 int main(int argc, char **argv) {
     char photo[4096];
     const char *data = getenv("ATTNCAP_DATA") ? getenv("ATTNCAP_DATA") : "../shared";
@@ -62,13 +87,15 @@ int main(int argc, char **argv) {
     }
     const int runs = getenv("BENCH_RUNS") ? atoi(getenv("BENCH_RUNS")) : 20;
     const int threads = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 2;
+    const int beside = getenv("BENCH_DETECTOR") && atoi(getenv("BENCH_DETECTOR")) > 0;
     if (runs < 1 || threads < 1) {
         fprintf(stderr, "latency: BENCH_RUNS and BENCH_THREADS must be positive\n");
         return 1;
     }
     ac_captioner c;
-    ac_err err = {{0}, 0};
-    if (ac_captioner_init(&c, NULL, NULL, threads, &err)) {
+    ac_err err;
+    memset(&err, 0, sizeof err); /* its fields differ between trees */
+    if (LAT_INIT(&c, getenv("BENCH_MODEL"), NULL, threads, &err)) {
         if (argc > 1) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
@@ -84,22 +111,46 @@ int main(int argc, char **argv) {
         return 1;
     }
 #endif
+    const char *naming_note = "no naming in this tree";
+#if defined(HAVE_NAMING) /* as the CLI without flags: the model's naming (ac_captioner_init starts with it off) */
+    ac_naming_opts no = ac_naming_opts_for_model(&c.model);
+    if (ac_captioner_set_naming(&c, &no, NULL, &err)) {
+        fprintf(stderr, "latency: %s\n", err.msg);
+        return 1;
+    }
+    c.beam.allow_unk = 0;
+    naming_note = no.mode == AC_TAGS_AUTO ? "naming auto" : no.mode == AC_TAGS_OFF ? "naming off" : "naming given";
+#endif
+    const char *read_note = "read whole";
+#if defined(AC_HAVE_IMAGE_LOAD_MIN)
+    read_note = "read reduced to the encoder's need";
+#endif
     const char *det_note = "no detector in this tree";
 #if defined(HAVE_DETECTOR)
-    ac_detector *det = NULL; /* the one run beside the caption, when the model has none */
+    ac_detector *det = NULL; /* the one run beside the caption, when asked and the model has none */
     char det_path[4096];
     snprintf(det_path, sizeof det_path, "%s/encoders/yolox_nano.tflite", data);
     if (c.det) det_note = "detector: the model's own (regions)";
+    else if (!beside) det_note = "detector: none (the model has no regions; BENCH_DETECTOR=1 runs one beside)";
     else if (ac_detector_open(det_path, NULL, threads, &det, &err) == 0) det_note = "detector: run beside (the model has no regions)";
     else det_note = "detector: none (no yolox_nano.tflite)";
+#else
+    (void)beside;
 #endif
-    double *t = malloc(sizeof *t * (size_t)runs), best_cnn = 1e30, best_dec = 1e30, best_det = 1e30;
+    double *t = malloc(sizeof *t * (size_t)runs), best_read = 1e30, best_cnn = 1e30, best_dec = 1e30, best_det = 1e30;
+    double first[4] = {0}; /* the first run after loading (cold): total, read, CNN, search ms */
     char *text = NULL;
+    int w = 0, h = 0;
     for (int r = -2; r < runs; r++) { /* two warm-up runs */
-        ac_image im;
+        ac_image im, sq;
         ac_caption cap;
         double t0 = ac_now(), tc = 0, td = 0;
-        if (ac_image_load(photo, &im, &err) || ac_captioner_run(&c, &im, &cap, &tc, &td, &err)) {
+        if (read_photo(&c, photo, &im, &err) || ac_captioner_prepare(&c, &im, &sq, &err)) {
+            fprintf(stderr, "latency: %s\n", err.msg);
+            return 1;
+        }
+        const double tr = ac_now() - t0;
+        if (ac_captioner_run(&c, &sq, &cap, &tc, &td, &err)) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
         }
@@ -116,25 +167,29 @@ int main(int argc, char **argv) {
             ac_detections_free(&d);
         }
 #endif
+        if (r == -2) first[0] = (ac_now() - t0) * 1e3, first[1] = tr * 1e3, first[2] = tc * 1e3, first[3] = td * 1e3;
         if (r >= 0) {
             t[r] = (ac_now() - t0) * 1e3;
+            best_read = tr < best_read ? tr : best_read;
             best_cnn = tc < best_cnn ? tc : best_cnn, best_dec = td < best_dec ? td : best_dec;
         }
+        w = im.w, h = im.h;
         free(text);
         text = ac_caption_text(&cap, c.model.vocab);
         ac_caption_free(&cap);
-        ac_image_free(&im);
+        ac_image_free(&sq), ac_image_free(&im);
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_d);
-    printf("latency: %s at %d, beam %d, %d threads, %d runs: best %.1f median %.1f worst %.1f ms "
-           "(best CNN %.1f, best search %.1f ms", photo, c.enc.size, c.beam.beam, threads, runs, t[0], t[runs / 2],
-           t[runs - 1], best_cnn * 1e3, best_dec * 1e3);
-    if (best_det < 1e30) printf(", best detector beside %.1f ms", best_det * 1e3);
-    printf("; %s): %s\n", det_note, text ? text : "");
+    printf("latency: %s (read %dx%d) at %d, beam %d, %d threads, %d runs: best %.1f median %.1f worst %.1f ms "
+           "(best read %.1f, CNN %.1f, search %.1f ms", photo, w, h, c.enc.size, c.beam.beam, threads, runs, t[0],
+           t[runs / 2], t[runs - 1], best_read * 1e3, best_cnn * 1e3, best_dec * 1e3);
+    if (best_det < 1e30) printf(", detector beside %.1f ms", best_det * 1e3);
+    printf("; the first after loading %.1f: read %.1f, CNN %.1f, search %.1f ms", first[0], first[1], first[2], first[3]);
+    printf("; %s; %s; %s): %s\n", read_note, naming_note, det_note, text ? text : "");
 #if defined(HAVE_DETECTOR)
     ac_detector_close(det);
 #endif
     free(text), free(t);
-    ac_captioner_free(&c);
+    LAT_FREE(&c);
     return 0;
 }

@@ -35,6 +35,7 @@ int ac_image_load_mem(const void *data, size_t len, const char *name, ac_image *
  * 0..255): real photos at 12 MP to 448x448, mean absolute difference <= 0.5, largest <= 8; synthetic
  * noise, edges and 1-pixel lines (the worst case) <= 2.5 and <= 24. Callers: the encoder
  * (ac_encoder_min_photo), the kept photo of overlays (ac_captioner.keep_min_side), the detector. */
+#define AC_HAVE_IMAGE_LOAD_MIN 1 /* for code built against older trees too (bench/latency.c) */
 int ac_image_load_min(const char *path, int min_w, int min_h, ac_image *img, ac_err *err);
 int ac_image_load_mem_min(const void *data, size_t len, const char *name, int min_w, int min_h, ac_image *img,
                           ac_err *err);
