@@ -131,6 +131,8 @@ typedef struct ac_batch_result {
     const ac_image *photo; /* the photo as read (keep_photos), for overlays; else NULL */
     const ac_caption *caption;
     double t_decode, t_cnn, t_search; /* seconds */
+    void *tag;             /* ac_captioner_batch_stream: the source's tag for this photo; NULL for a list */
+    int searched_with;     /* photos whose searches ran together, this one included (1 with one lane) */
 } ac_batch_result;
 typedef struct ac_batch_stats {
     int lanes, lane_threads; /* lanes and CNN threads in each */
@@ -149,6 +151,22 @@ int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int thr
 int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int threads, int keep_photos,
                               void (*on_result)(void *user, const ac_batch_result *r), void *user,
                               ac_batch_stats *stats, ac_err *err);
+/* Photos handed out as they arrive (a server's requests), for ac_captioner_batch_stream. next is called
+ * with the batch's lock held, so it must not block: 1 when it filled *in (a photo that stays valid
+ * until its result is delivered) and *tag (handed back in the result); 0 when it has none now; -1
+ * when none will ever come. wait blocks until next would not return 0 (no lock held). */
+typedef struct ac_batch_source {
+    int (*next)(void *user, ac_input *in, void **tag);
+    void (*wait)(void *user);
+    void *user;
+    int max_search; /* photos searched together at most (0: the batch's own, 8) */
+} ac_batch_source;
+/* ac_captioner_batch_inputs over the photos of src until its next returns -1: the lanes (or the
+ * decoding thread) are opened once and kept busy for as long as the source lasts, results delivered
+ * on the caller's thread in the order the photos were taken. Returns 0 when the source has ended;
+ * -1 (having taken no photo) when the lanes or the threads cannot be set up. */
+int ac_captioner_batch_stream(ac_captioner *c, const ac_batch_source *src, int threads, int keep_photos,
+                              void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -7,9 +7,13 @@
  * caller's thread hands the results out in input order. A photo is taken only when its ring slot has
  * been handed out, which bounds memory. With one lane the CNN gets all the threads and runs on the
  * caller's thread, while a second thread decodes the next photos ahead. Either way every caption is
- * ac_captioner_run's, bit for bit: a photo's search does not depend on the photos searched with it. */
+ * ac_captioner_run's, bit for bit: a photo's search does not depend on the photos searched with it.
+ * The photos come from a list, or from a source that hands them out as they arrive (a server's
+ * requests): then the lanes stay open, and busy, for as long as the source lasts, and a lane with
+ * nothing to take searches the photos waiting rather than hold them. */
 #include "attncap/captioner.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,8 @@
 enum { SEARCH_BATCH = 8 };
 
 typedef struct job {
+    ac_input in; /* where the photo comes from (the list's entry, or what the source handed out) */
+    void *tag;   /* the source's, handed back with the result */
     ac_image photo, square;
     ac_image kept; /* the photo kept for the caller when it is read larger than the encoder's read (else photo) */
     ac_caption cap;
@@ -31,6 +37,7 @@ typedef struct job {
     int grid[2];        /* its own grid */
     ac_region regions[AC_REGIONS_MAX]; /* lanes: its regions (a model with regions), appended to ann */
     int n_regions;
+    int searched_with; /* photos in its search, itself included */
     enum { FREE, DECODED, ENCODED, DONE } state; /* FREE: or claimed; DECODED: one lane, waiting for the
                   CNN; ENCODED: lanes, waiting for its search */
     int ok;    /* 1 captioned, 0 failed (err) */
@@ -41,8 +48,11 @@ typedef struct job {
 
 typedef struct batch {
     ac_captioner *cap;
-    const ac_input *in; /* the photos: files, encoded bytes, pixels (attncap.h) */
+    const ac_input *in; /* the photos: files, encoded bytes, pixels (attncap.h); or */
+    const ac_batch_source *src; /* the source that hands them out */
     int n, keep_photo;
+    int max_search;  /* photos searched together at most (SEARCH_BATCH or the source's) */
+    int ended;       /* no photo will come any more: the list taken, or the source ended */
     ac_captioner_lane *lanes; /* NULL: one lane, decoding only (single) */
     job *ring;
     int depth;
@@ -79,17 +89,17 @@ static int load_input(const ac_input *in, int min_w, int min_h, ac_image *img, a
     return 0;
 }
 
-static void decode_job(batch *b, int i, job *j) {
+static void decode_job(batch *b, job *j) {
     double t0 = ac_now();
     int mw, mh; /* the encoder's need; the caption depends on this read alone, whatever is kept */
     ac_encoder_min_photo(&b->cap->enc, &mw, &mh);
-    j->ok = load_input(&b->in[i], mw, mh, &j->photo, &j->err) == 0 &&
+    j->ok = load_input(&j->in, mw, mh, &j->photo, &j->err) == 0 &&
             ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
     if (j->ok && b->keep_photo && mw > 0) { /* a kept photo (overlays) at least keep_min_side a side: read again
                                             * when the encoder's read is smaller (captioner.h) */
         const int k = b->cap->keep_min_side, kw = k > mw ? k : mw, kh = k > mh ? k : mh;
-        if (k <= 0) j->ok = load_input(&b->in[i], 0, 0, &j->kept, &j->err) == 0;
-        else if (j->photo.w < kw || j->photo.h < kh) j->ok = load_input(&b->in[i], kw, kh, &j->kept, &j->err) == 0;
+        if (k <= 0) j->ok = load_input(&j->in, 0, 0, &j->kept, &j->err) == 0;
+        else if (j->photo.w < kw || j->photo.h < kh) j->ok = load_input(&j->in, kw, kh, &j->kept, &j->err) == 0;
     }
     if (!b->keep_photo && !b->cap->det) ac_image_free(&j->photo); /* the detector still needs it */
     j->t_decode = ac_now() - t0;
@@ -126,7 +136,7 @@ static void search_jobs(batch *b, const int *which, int n) {
     const double each = (ac_now() - t0) / n;
     for (int k = 0; k < n; k++) {
         job *j = &b->ring[which[k] % b->depth];
-        j->cap = tasks[k].out, j->t_bs = each;
+        j->cap = tasks[k].out, j->t_bs = each, j->searched_with = n;
         if (!tasks[k].failed && ac_caption_set_regions(&j->cap, j->regions, j->n_regions))
             tasks[k].failed = ac_errf(&tasks[k].err, "out of memory");
         if (tasks[k].failed) j->ok = 0, j->run_failed = 1, j->err = tasks[k].err;
@@ -139,13 +149,36 @@ static void mark_done(batch *b, const int *which, int n) {
     pthread_cond_broadcast(&b->cv);
 }
 
-/* A lane: takes photos until none is left, searching the waiting ones when SEARCH_BATCH wait or no
+/* With the lock held: the next photo into its ring slot, its index in *i. 1: taken; 0: none can be
+ * taken now (its slot is not handed out yet, or the source has none waiting); -1: none will come. */
+static int take(batch *b, int *i) {
+    if (b->ended) return -1;
+    if (b->next_decode >= b->delivered + b->depth) return 0;
+    ac_input in = {0};
+    void *tag = NULL;
+    const int got = b->src ? b->src->next(b->src->user, &in, &tag) : b->next_decode < b->n ? (in = b->in[b->next_decode], 1) : -1;
+    if (got < 0) {
+        b->ended = 1;
+        pthread_cond_broadcast(&b->cv); /* the deliverer may be waiting for a photo that will not come */
+        return -1;
+    }
+    if (!got) return 0;
+    job *j = &b->ring[b->next_decode % b->depth];
+    float *ann = j->ann, *probs = j->probs;
+    memset(j, 0, sizeof *j);
+    j->ann = ann, j->probs = probs, j->in = in, j->tag = tag, j->searched_with = 1;
+    *i = b->next_decode++;
+    return 1;
+}
+
+/* A lane: takes photos until none will come, searching the waiting ones when max_search wait or no
  * photo can be taken. Without a lane (the decoding thread of one lane), only decodes. */
 static void lane_loop(batch *b, ac_captioner_lane *lane) {
     pthread_mutex_lock(&b->mu);
     for (;;) {
-        const int can_take = b->next_decode < b->n && b->next_decode < b->delivered + b->depth;
-        if (lane && b->n_waiting > 0 && (b->n_waiting == SEARCH_BATCH || !can_take)) {
+        int i = 0;
+        const int got = lane && b->n_waiting >= b->max_search ? 0 : take(b, &i);
+        if (lane && b->n_waiting > 0 && got != 1) {
             int which[SEARCH_BATCH], n = b->n_waiting;
             memcpy(which, b->waiting, sizeof *which * (size_t)n);
             b->n_waiting = 0;
@@ -153,14 +186,10 @@ static void lane_loop(batch *b, ac_captioner_lane *lane) {
             search_jobs(b, which, n);
             pthread_mutex_lock(&b->mu);
             mark_done(b, which, n);
-        } else if (can_take) {
-            const int i = b->next_decode++;
+        } else if (got == 1) {
             pthread_mutex_unlock(&b->mu);
             job *j = &b->ring[i % b->depth];
-            float *ann = j->ann, *probs = j->probs;
-            memset(j, 0, sizeof *j);
-            j->ann = ann, j->probs = probs;
-            decode_job(b, i, j);
+            decode_job(b, j);
             if (lane) encode_job(b, lane, j);
             pthread_mutex_lock(&b->mu);
             if (lane && j->ok) {
@@ -170,8 +199,12 @@ static void lane_loop(batch *b, ac_captioner_lane *lane) {
                 j->state = lane ? DONE : DECODED;
                 pthread_cond_broadcast(&b->cv);
             }
-        } else if (b->next_decode >= b->n && !b->n_waiting) {
-            break;
+        } else if (got < 0) {
+            break; /* nothing waiting (a lane's are searched first), nothing to come */
+        } else if (b->src && b->next_decode < b->delivered + b->depth) {
+            pthread_mutex_unlock(&b->mu); /* nothing to do until the source has a photo */
+            b->src->wait(b->src->user);
+            pthread_mutex_lock(&b->mu);
         } else {
             pthread_cond_wait(&b->cv, &b->mu); /* the next photo's ring slot is not handed out yet */
         }
@@ -181,15 +214,19 @@ static void lane_loop(batch *b, ac_captioner_lane *lane) {
 
 /* Task 0, the caller's thread: results in input order (and the CNN, with one lane). */
 static void deliver_loop(batch *b) {
-    for (int i = 0; i < b->n; i++) {
+    for (int i = 0;; i++) {
         job *j = &b->ring[i % b->depth];
         double tw = ac_now();
         pthread_mutex_lock(&b->mu);
-        while (j->state != (b->single ? DECODED : DONE)) pthread_cond_wait(&b->cv, &b->mu);
+        while (!(i < b->next_decode && j->state == (b->single ? DECODED : DONE)) && !(b->ended && i >= b->next_decode))
+            pthread_cond_wait(&b->cv, &b->mu);
+        const int over = i >= b->next_decode;
         pthread_mutex_unlock(&b->mu);
+        if (over) break;
         b->t_wait += ac_now() - tw;
         if (b->single) run_job(b->cap, j);
-        const ac_batch_result r = {.index = i, .path = b->in[i].path, .ok = j->ok, .run_failed = j->run_failed,
+        const ac_batch_result r = {.index = i, .path = j->in.path, .tag = j->tag, .searched_with = j->searched_with,
+                                   .ok = j->ok, .run_failed = j->run_failed,
                                    .err = j->err,
                                    .photo = b->keep_photo && j->ok ? (j->kept.px ? &j->kept : &j->photo) : NULL,
                                    .caption = &j->cap, .t_decode = j->t_decode, .t_cnn = j->t_cnn,
@@ -225,9 +262,10 @@ int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int thr
     return rc;
 }
 
-int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int threads, int keep_photos,
-                       void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_batch_stats *stats,
-                       ac_err *err) {
+/* A list (in, n) or a source (src, n unbounded). */
+static int run_batch(ac_captioner *c, const ac_input *in, int n, const ac_batch_source *src, int threads,
+                     int keep_photos, void (*on_result)(void *user, const ac_batch_result *r), void *user,
+                     ac_batch_stats *stats, ac_err *err) {
     if (stats) memset(stats, 0, sizeof *stats);
     if (n <= 0) return 0;
     /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
@@ -236,8 +274,9 @@ int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int th
     int nlanes = nthreads < n ? nthreads : n;
     if (nlanes < 2) nlanes = 1;
     if (nlanes > MAX_LANES) nlanes = MAX_LANES;
-    batch b = {.cap = c, .in = in, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
-               .on_result = on_result, .user = user};
+    batch b = {.cap = c, .in = in, .src = src, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
+               .on_result = on_result, .user = user, .max_search = SEARCH_BATCH};
+    if (src && src->max_search > 0 && src->max_search < SEARCH_BATCH) b.max_search = src->max_search;
     /* lanes: room for a batch waiting for its search, the next one filling, and a photo per lane */
     b.depth = nlanes == 1 ? 3 : 2 * SEARCH_BATCH + nlanes + 2;
     b.ring = ac_calloc((size_t)b.depth, sizeof *b.ring);
@@ -271,4 +310,15 @@ done:
         }
     free(b.ring);
     return rc;
+}
+
+int ac_captioner_batch_inputs(ac_captioner *c, const ac_input *in, int n, int threads, int keep_photos,
+                              void (*on_result)(void *user, const ac_batch_result *r), void *user,
+                              ac_batch_stats *stats, ac_err *err) {
+    return run_batch(c, in, n, NULL, threads, keep_photos, on_result, user, stats, err);
+}
+
+int ac_captioner_batch_stream(ac_captioner *c, const ac_batch_source *src, int threads, int keep_photos,
+                              void (*on_result)(void *user, const ac_batch_result *r), void *user, ac_err *err) {
+    return run_batch(c, NULL, INT_MAX, src, threads, keep_photos, on_result, user, NULL, err);
 }

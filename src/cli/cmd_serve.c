@@ -30,8 +30,11 @@ static void usage(FILE *f) {
             "  --workers N       captioners, each with its share of the threads, captioning batches side by\n"
             "                    side (default 1; each holds its own copy of the model)\n"
             "  --max-body BYTES  the largest request body (default 20000000); more is answered 413\n"
-            "  --queue N         photos waiting at most (default 64); more are answered 503, Retry-After: 1\n"
-            "  --batch N         photos captioned together at most (default 8)\n"
+            "  --queue N         photos waiting at most besides those being captioned (default 64); more are\n"
+            "                    answered 503, Retry-After: 1\n"
+            "  --batch N         photos searched together at most, 1 to 8 (default 8): each worker's lanes take\n"
+            "                    the next photo as soon as they are free and search those encoded meanwhile\n"
+            "                    together\n"
             "  --nbest N         the most captions a request may ask for with ?nbest= (default 5)\n"
             "  --timeout S       seconds to receive a whole request (default 30; 408 after), and a connection\n"
             "                    silent that long is closed\n\n"
@@ -62,7 +65,7 @@ int cmd_serve(int argc, char **argv) {
         OPT_INT("--workers", &workers, 1, 64),
         OPT_U64("--max-body", &max_body, 1024, 1ull << 31),
         OPT_INT("--queue", &queue, 1, 100000),
-        OPT_INT("--batch", &batch, 1, 256),
+        OPT_INT("--batch", &batch, 1, 8),
         OPT_INT("--nbest", &nbest, 1, 100),
         OPT_INT("--timeout", &timeout, 1, 3600),
         OPT_END,

@@ -1,6 +1,6 @@
 /* attncap serve's pieces (src/cli/serve_*.c): the HTTP front (libmicrohttpd), the batching queue in
- * front of one captioner, the Prometheus counters and the embedded page. Built on the core API
- * (attncap/attncap.h) alone. */
+ * front of the captioners, the Prometheus counters and the embedded page. Built on the core API
+ * (attncap/attncap.h), and the queue on its batch stream (attncap/captioner.h). */
 #ifndef ATTNCAP_CLI_SERVE_H
 #define ATTNCAP_CLI_SERVE_H
 #include <stddef.h>
@@ -23,14 +23,15 @@ typedef struct cli_job {
     int done;
     int status;          /* HTTP status: 200, 400 (unreadable photo), 413 (too many pixels), 500 */
     char *json;          /* the answer's body (malloc'ed): the caption's JSON line or {"error": ...} */
-    int batch;           /* the size of the batch it was captioned in */
+    int batch;           /* the photos searched together with it, itself included */
 } cli_job;
 
 typedef struct cli_queue cli_queue;
 
 /* A queue of at most cap photos and n_workers threads, each owning captioner cs[i] until
- * cli_queue_stop, that caption whatever is queued, up to max_batch photos at a time, with
- * ac_caption_batch (requests that arrive together are captioned together). NULL when out of memory
+ * cli_queue_stop and running one ac_captioner_batch_stream over the queue (its lanes take queued photos
+ * as they come; those encoded meanwhile are searched together, up to max_batch of them). Photos being
+ * captioned are no longer in the queue: a worker holds at most its ring's few. NULL when out of memory
  * or threads. */
 cli_queue *cli_queue_start(ac_captioner *const *cs, int n_workers, int cap, int max_batch);
 /* 0: queued (the worker resumes j->conn when j->done); -1: the queue is full (answer 503). The

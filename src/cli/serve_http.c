@@ -1,7 +1,8 @@
 /* attncap serve's HTTP front on libmicrohttpd: routes, request bodies (raw or multipart, through
  * libmicrohttpd's post processor), limits, answers. Captions go through the batching queue; the
  * connection waits suspended meanwhile, so no HTTP thread is held by a photo being captioned, and none
- * by a slow sender (libmicrohttpd polls; a body not received within body_timeout is answered 408).
+ * by a slow sender (libmicrohttpd polls; a body not received within body_timeout is answered 408 and
+ * its connection closed; a connection silent for idle_timeout is closed by libmicrohttpd).
  * The only files served are the page embedded in the binary; no request names a path we open. */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -133,6 +134,20 @@ static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char
     req *r = cls;
     if (strcmp(key, "photo") != 0 || !size) return MHD_YES;
     return append(r, data, size, r->max) == 0 ? MHD_YES : MHD_NO;
+}
+
+/* A body still arriving after the deadline: libmicrohttpd 0.9.75 refuses a response queued before the
+ * body has ended (MHD_queue_response returns MHD_NO while it reads a body), so the 408 is written on the
+ * socket here, just before the connection is closed. Its output is idle while a body is being read;
+ * the answer is a few hundred bytes, sent whole into the empty socket buffer or not at all. */
+static void write_408(struct MHD_Connection *conn, unsigned timeout) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return;
+    char body[128], msg[384];
+    const int nb = snprintf(body, sizeof body, "{\"error\":\"the request took more than %u s to arrive\"}", timeout);
+    const int n = snprintf(msg, sizeof msg, "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+                           "Cache-Control: no-store\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", nb, body);
+    if (send(ci->connect_fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) return; /* the client is gone */
 }
 
 /* The first call for a request: the route, the method, the headers. Returns 1 after queueing an answer
@@ -283,10 +298,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_data_size = 0;
         if (!r->has_body) return MHD_YES;
         if (now() - r->t0 > s->o.body_timeout) {
-            /* libmicrohttpd (0.9.75) cannot answer before the body has ended: the connection is closed,
-             * counted as a 408 */
             r->status = 408;
-            return MHD_NO;
+            write_408(conn, s->o.body_timeout);
+            return MHD_NO; /* closes the connection */
         }
         if (r->refuse) return MHD_YES; /* the rest of a refused body, dropped; answered at its end */
         if (r->pp ? MHD_post_process(r->pp, upload_data, size) != MHD_YES : append(r, upload_data, size, s->o.max_body) < 0)
@@ -305,8 +319,11 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     cli_server *s = cls;
     req *r = *con_cls;
     if (!r) return;
-    /* a client gone before its answer counts as 499, nginx's "client closed request" */
-    cli_metrics_request(route_path[r->route], r->status ? r->status : 499, now() - r->t0);
+    /* a connection libmicrohttpd closed for being silent --timeout seconds mid-request counts as 408 (it is
+     * closed without an answer: no callback comes to queue one); a client gone before its answer as
+     * 499, nginx's "client closed request" */
+    const int status = r->status ? r->status : why == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? 408 : 499;
+    cli_metrics_request(route_path[r->route], status, now() - r->t0);
     if (r->pp) MHD_destroy_post_processor(r->pp);
     free(r->job.json);
     free(r->body);

@@ -1,5 +1,5 @@
 /* attncap serve's counters, in Prometheus's text exposition format (version 0.0.4): requests by path
- * and status, errors (status >= 400), a latency histogram, the sizes of the caption batches. */
+ * and status, errors (status >= 400), a latency histogram, the sizes of the search batches (per photo). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,7 +105,7 @@ char *cli_metrics_text(int queue_length, int queue_cap) {
         acc += lat_bucket[i], put(&b, "attncap_request_seconds_bucket{le=\"%g\"} %llu\n", latency_le[i], acc);
     put(&b, "attncap_request_seconds_bucket{le=\"+Inf\"} %llu\n", lat_count);
     put(&b, "attncap_request_seconds_sum %.6f\nattncap_request_seconds_count %llu\n", lat_sum, lat_count);
-    put(&b, "# HELP attncap_batch_size Photos captioned together in one batch.\n"
+    put(&b, "# HELP attncap_batch_size Photos, by how many were searched together (each photo counted once).\n"
             "# TYPE attncap_batch_size histogram\n");
     acc = 0;
     for (int i = 0; i < N_BATCH; i++)

@@ -1,6 +1,9 @@
-/* attncap serve's batching queue: each worker thread owns a captioner and captions whatever the
- * HTTP threads queued since its last batch, up to max_batch photos, in one ac_caption_batch call
- * (dynamic batching: no waiting for a batch to fill, so a lone request is answered at once). */
+/* attncap serve's batching queue: the HTTP threads queue photos; each worker thread owns a captioner
+ * and runs one ac_captioner_batch_stream over the queue for as long as the server runs, so its lanes
+ * stay open and busy as the CLI's do over a list of photos: a lane takes the next queued photo as soon
+ * as it is free, and photos encoded meanwhile are searched together, up to max_batch (dynamic
+ * batching: no waiting for a batch to fill, so a lone request is answered at once). Each answer goes
+ * out as soon as its photo (and those taken before it) are captioned. */
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -8,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/captioner.h"
 #include "serve.h"
 
 struct cli_queue {
@@ -32,13 +36,13 @@ static char *error_json(const char *msg) {
     return s;
 }
 
-/* The result's JSON line with at most nbest - 1 runners-up ("alternatives" dropped for nbest 1, as
- * `attncap caption --json` prints it without --nbest). */
-static char *result_json(const ac_captioner *c, const ac_result *r, const cli_job *j) {
-    char *line = ac_result_json(c, r, "", j->attention ? AC_JSON_ATTENTION : 0);
-    if (!line || r->n_alternatives <= j->nbest - 1) return line;
+/* The caption's JSON line, as `attncap caption --json` prints it, with at most nbest - 1 runners-up
+ * ("alternatives" dropped for nbest 1, as the CLI prints it without --nbest). */
+static char *result_json(const ac_captioner *c, const ac_caption *cap, const cli_job *j) {
+    char *line = ac_caption_json("", cap, c->model.vocab, NULL, 0, j->attention, c->grid_h, c->grid_w);
+    if (!line || cap->n_alt <= j->nbest - 1) return line;
     cJSON *o = cJSON_Parse(line);
-    ac_free(line);
+    free(line);
     if (!o) return NULL;
     if (j->nbest <= 1) cJSON_DeleteItemFromObject(o, "alternatives");
     else {
@@ -50,10 +54,12 @@ static char *result_json(const ac_captioner *c, const ac_result *r, const cli_jo
     return s;
 }
 
-/* A photo the library refused: too many pixels is 413, any other unreadable photo 400, the rest 500. */
-static int error_status(const ac_result *r) {
-    if (r->error_code != AC_ERR_BAD_IMAGE) return 500;
-    return strstr(r->error, "too large") || strstr(r->error, "over the limit") ? 413 : 400;
+/* A photo that failed: unreadable is 400 (too many pixels 413), a failure of the captioner 500 (as
+ * ac_caption_batch classifies it: AC_ERR_BAD_IMAGE unless the encoder or the search failed). */
+static int error_status(const ac_batch_result *r) {
+    const int code = r->run_failed || r->err.code ? (int)r->err.code : AC_ERR_BAD_IMAGE;
+    if (code != AC_ERR_BAD_IMAGE) return 500;
+    return strstr(r->err.msg, "too large") || strstr(r->err.msg, "over the limit") ? 413 : 400;
 }
 
 static void finish(cli_queue *q, cli_job *j, int status, char *json, int batch) {
@@ -66,41 +72,55 @@ static void finish(cli_queue *q, cli_job *j, int status, char *json, int batch) 
     pthread_mutex_unlock(&q->mu);
 }
 
-static void caption_batch(cli_queue *q, ac_captioner *c, cli_job **batch, int n) {
-    ac_input in[n];
-    ac_result *out[n];
-    memset(in, 0, sizeof in);
-    for (int i = 0; i < n; i++) in[i].data = batch[i]->data, in[i].size = batch[i]->size;
-    ac_err err = {{0}, 0};
-    cli_metrics_batch(n);
-    if (ac_caption_batch(c, in, n, 0, out, &err) < 0) {
-        for (int i = 0; i < n; i++) finish(q, batch[i], 500, error_json(err.msg), n);
-        return;
+/* The stream's source (ac_batch_source): the queue's oldest photo. */
+static int source_next(void *user, ac_input *in, void **tag) {
+    cli_queue *q = user;
+    pthread_mutex_lock(&q->mu);
+    cli_job *j = NULL;
+    if (q->n) {
+        j = q->jobs[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
     }
-    for (int i = 0; i < n; i++) {
-        if (out[i]->error) finish(q, batch[i], error_status(out[i]), error_json(out[i]->error), n);
-        else finish(q, batch[i], 200, result_json(c, out[i], batch[i]), n);
-        ac_result_free(out[i]);
-    }
+    const int ended = !j && q->stopping;
+    pthread_mutex_unlock(&q->mu);
+    if (!j) return ended ? -1 : 0;
+    *in = (ac_input){.data = j->data, .size = j->size};
+    *tag = j;
+    return 1;
+}
+
+static void source_wait(void *user) {
+    cli_queue *q = user;
+    pthread_mutex_lock(&q->mu);
+    while (!q->n && !q->stopping) pthread_cond_wait(&q->cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void on_result(void *user, const ac_batch_result *r) {
+    const struct worker *w = user;
+    cli_job *j = r->tag;
+    cli_metrics_batch(r->searched_with);
+    if (!r->ok) finish(w->q, j, error_status(r), error_json(r->err.msg), r->searched_with);
+    else finish(w->q, j, 200, result_json(w->c, r->caption, j), r->searched_with);
 }
 
 static void *worker(void *arg) {
     const struct worker *w = arg;
     cli_queue *q = w->q;
-    cli_job *batch[q->max_batch];
+    const ac_batch_source src = {source_next, source_wait, q, q->max_batch};
     for (;;) {
-        pthread_mutex_lock(&q->mu);
-        while (!q->n && !q->stopping) pthread_cond_wait(&q->cv, &q->mu);
-        if (!q->n) { /* stopping, and nothing left */
-            pthread_mutex_unlock(&q->mu);
-            return NULL;
-        }
-        int n = q->n < q->max_batch ? q->n : q->max_batch;
-        for (int i = 0; i < n; i++) batch[i] = q->jobs[(q->head + i) % q->cap];
-        q->head = (q->head + n) % q->cap;
-        q->n -= n;
-        pthread_mutex_unlock(&q->mu);
-        caption_batch(q, w->c, batch, n);
+        ac_err err = {{0}, 0};
+        if (ac_captioner_batch_stream(w->c, &src, w->c->threads, 0, on_result, (void *)w, &err) == 0)
+            return NULL; /* the queue stopped, and nothing is left in it */
+        /* the lanes or threads could not be set up (out of memory): what is queued is answered 500
+         * with the reason, and the stream is tried again for the next photo */
+        void *tag;
+        ac_input in;
+        int got;
+        while ((got = source_next(q, &in, &tag)) == 1) finish(q, tag, 500, error_json(err.msg), 0);
+        if (got < 0) return NULL;
+        source_wait(q);
     }
 }
 
