@@ -18,6 +18,7 @@
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -397,26 +398,34 @@ static int header_size(const uint8_t *p, size_t n, int fmt, uint64_t *w, uint64_
     return -1;
 }
 
-/* out = rotate/flip of img so that EXIF orientation o becomes 1. */
+/* out = rotate/flip of img so that EXIF orientation o becomes 1. Every orientation is a linear map:
+ * the out pixel (ox, oy) is the in pixel at origin + ox * dx + oy * dy (in pixels), copied in 32x32
+ * tiles so that the turned ones read and write within a few cache lines. */
 static int apply_orientation(ac_image *img, int o, const char *name, ac_err *err) {
     if (o <= 1 || o > 8) return 0;
-    int w = img->w, h = img->h, swap = o >= 5;
-    int ow = swap ? h : w, oh = swap ? w : h;
+    const int w = img->w, h = img->h, swap = o >= 5;
+    const int ow = swap ? h : w, oh = swap ? w : h;
+    ptrdiff_t origin, dx, dy; /* the in pixel of out (0, 0), and the steps for ox and oy */
+    switch (o) {
+    case 2: origin = w - 1, dx = -1, dy = w; break;                            /* mirror horizontal */
+    case 3: origin = (ptrdiff_t)h * w - 1, dx = -1, dy = -w; break;            /* rotate 180 */
+    case 4: origin = (ptrdiff_t)(h - 1) * w, dx = 1, dy = -w; break;           /* mirror vertical */
+    case 5: origin = 0, dx = w, dy = 1; break;                                 /* transpose */
+    case 6: origin = (ptrdiff_t)(h - 1) * w, dx = -w, dy = 1; break;           /* rotate 90 clockwise */
+    case 7: origin = (ptrdiff_t)h * w - 1, dx = -w, dy = -1; break;            /* transverse */
+    default: origin = w - 1, dx = w, dy = -1; break;                           /* 8: rotate 90 counter-clockwise */
+    }
     uint8_t *out = ac_malloc((size_t)w * h * 3);
     if (!out) return ac_errf(err, "%s: out of memory", name);
-    for (int oy = 0; oy < oh; oy++)
-        for (int ox = 0; ox < ow; ox++) {
-            int ix, iy;
-            switch (o) {
-            case 2: ix = w - 1 - ox, iy = oy; break;               /* mirror horizontal */
-            case 3: ix = w - 1 - ox, iy = h - 1 - oy; break;       /* rotate 180 */
-            case 4: ix = ox, iy = h - 1 - oy; break;               /* mirror vertical */
-            case 5: ix = oy, iy = ox; break;                       /* transpose */
-            case 6: ix = oy, iy = h - 1 - ox; break;               /* rotate 90 clockwise */
-            case 7: ix = w - 1 - oy, iy = h - 1 - ox; break;       /* transverse */
-            default: ix = w - 1 - oy, iy = ox; break;              /* 8: rotate 90 counter-clockwise */
+    enum { T = 32 };
+    for (int ty = 0; ty < oh; ty += T)
+        for (int tx = 0; tx < ow; tx += T) {
+            const int ey = ty + T < oh ? ty + T : oh, ex = tx + T < ow ? tx + T : ow;
+            for (int oy = ty; oy < ey; oy++) {
+                const uint8_t *in = img->px + 3 * (origin + (ptrdiff_t)oy * dy + (ptrdiff_t)tx * dx);
+                uint8_t *d = out + ((size_t)oy * ow + tx) * 3;
+                for (int ox = tx; ox < ex; ox++, in += 3 * dx, d += 3) d[0] = in[0], d[1] = in[1], d[2] = in[2];
             }
-            memcpy(out + ((size_t)oy * ow + ox) * 3, img->px + ((size_t)iy * w + ix) * 3, 3);
         }
     free(img->px);
     img->px = out;
@@ -654,53 +663,93 @@ static void vertical_row(const float *s, size_t len, const float *k, int n, uint
 /* The horizontal pass, 16 output pixels of one channel at a time: for tap j, the 16 source values
  * are gathered from the row converted to float, times the tap's weights (0 past a pixel's last tap:
  * adding +0 leaves the sum as it was), summed in the scalar loop's order, with its operations (a
- * multiply, then an add), so the same bits. Returns the rows done (all, or 0 without AVX-512 or
- * memory, leaving them to the scalar loop). */
-static int horizontal_rows_avx512(const ac_image *src, int w, const coeffs *cx, float *tmp) {
+ * multiply, then an add), so the same bits. hpass_init makes its tables once per resize (returns 0
+ * without AVX-512 or memory: the scalar loop then does every row). */
+typedef struct {
+    int maxn, wb;
+    int32_t *idx;
+    float *wk, *f;
+} hpass;
+
+static int hpass_init(hpass *hp, const ac_image *src, int w, const coeffs *cx) {
+    memset(hp, 0, sizeof *hp);
 #if defined(__AVX512F__)
     int maxn = 1, wb = (w + 15) / 16 * 16;
     for (int x = 0; x < w; x++) maxn = cx->n[x] > maxn ? cx->n[x] : maxn;
-    int32_t *idx = ac_malloc((size_t)maxn * wb * sizeof *idx);
-    float *wk = ac_malloc((size_t)maxn * wb * sizeof *wk), *f = ac_malloc(((size_t)src->w * 3 + 16) * sizeof *f);
-    if (!idx || !wk || !f) {
-        free(idx), free(wk), free(f);
+    hp->idx = ac_malloc((size_t)maxn * wb * sizeof *hp->idx);
+    hp->wk = ac_malloc((size_t)maxn * wb * sizeof *hp->wk);
+    hp->f = ac_malloc(((size_t)src->w * 3 + 16) * sizeof *hp->f);
+    if (!hp->idx || !hp->wk || !hp->f) {
+        free(hp->idx), free(hp->wk), free(hp->f);
+        memset(hp, 0, sizeof *hp);
         return 0;
     }
+    hp->maxn = maxn, hp->wb = wb;
     for (int j = 0; j < maxn; j++)
         for (int x = 0; x < wb; x++) {
             int in = x < w && j < cx->n[x], sx = x < w ? cx->start[x] + (in ? j : 0) : 0;
-            idx[(size_t)j * wb + x] = sx * 3;
-            wk[(size_t)j * wb + x] = in ? cx->w[(size_t)x * cx->stride + j] : 0.0f;
+            hp->idx[(size_t)j * wb + x] = sx * 3;
+            hp->wk[(size_t)j * wb + x] = in ? cx->w[(size_t)x * cx->stride + j] : 0.0f;
         }
-    const __m512i step3 = _mm512_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45);
-    const size_t n3 = (size_t)src->w * 3;
-    for (int y = 0; y < src->h; y++) {
-        const uint8_t *row = src->px + (size_t)y * n3;
-        size_t i = 0;
-        for (; i + 16 <= n3; i += 16)
-            _mm512_storeu_ps(f + i, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(row + i)))));
-        for (; i < n3; i++) f[i] = row[i];
-        float *o = tmp + (size_t)y * w * 3;
-        for (int x = 0; x < w; x += 16) {
-            __mmask16 m = w - x >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (w - x)) - 1);
-            for (int c = 0; c < 3; c++) {
-                __m512 acc = _mm512_setzero_ps();
-                for (int j = 0; j < maxn; j++) {
-                    __m512i ix = _mm512_loadu_si512(idx + (size_t)j * wb + x);
-                    __m512 v = _mm512_i32gather_ps(ix, f + c, 4);
-                    acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(wk + (size_t)j * wb + x), v));
-                }
-                _mm512_mask_i32scatter_ps(o + (size_t)3 * x + c, m, step3, acc, 4);
-            }
-        }
-    }
-    free(idx), free(wk), free(f);
-    return src->h;
+    return 1;
 #else
-    (void)src, (void)w, (void)cx, (void)tmp;
+    (void)src, (void)w, (void)cx;
     return 0;
 #endif
 }
+
+static void hpass_free(hpass *hp) { free(hp->idx), free(hp->wk), free(hp->f); }
+
+/* Source rows [r0, r1) through the horizontal pass into out ([r1 - r0][w][3] floats). */
+static void horizontal_rows(const hpass *hp, const ac_image *src, int w, const coeffs *cx, int r0, int r1, float *out) {
+#if defined(__AVX512F__)
+    if (hp->idx) {
+        const __m512i step3 = _mm512_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45);
+        const size_t n3 = (size_t)src->w * 3;
+        float *f = hp->f;
+        for (int y = r0; y < r1; y++) {
+            const uint8_t *row = src->px + (size_t)y * n3;
+            size_t i = 0;
+            for (; i + 16 <= n3; i += 16)
+                _mm512_storeu_ps(f + i, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(row + i)))));
+            for (; i < n3; i++) f[i] = row[i];
+            float *o = out + (size_t)(y - r0) * w * 3;
+            for (int x = 0; x < w; x += 16) {
+                __mmask16 m = w - x >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (w - x)) - 1);
+                for (int c = 0; c < 3; c++) {
+                    __m512 acc = _mm512_setzero_ps();
+                    for (int j = 0; j < hp->maxn; j++) {
+                        __m512i ix = _mm512_loadu_si512(hp->idx + (size_t)j * hp->wb + x);
+                        __m512 v = _mm512_i32gather_ps(ix, f + c, 4);
+                        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(hp->wk + (size_t)j * hp->wb + x), v));
+                    }
+                    _mm512_mask_i32scatter_ps(o + (size_t)3 * x + c, m, step3, acc, 4);
+                }
+            }
+        }
+        return;
+    }
+#else
+    (void)hp;
+#endif
+    for (int y = r0; y < r1; y++) {
+        const uint8_t *row = src->px + (size_t)y * src->w * 3;
+        float *o = out + (size_t)(y - r0) * w * 3;
+        for (int x = 0; x < w; x++) {
+            const float *k = cx->w + (size_t)x * cx->stride;
+            const uint8_t *s = row + (size_t)cx->start[x] * 3;
+            float r = 0, g = 0, b = 0;
+            for (int j = 0; j < cx->n[x]; j++) r += k[j] * s[3 * j], g += k[j] * s[3 * j + 1], b += k[j] * s[3 * j + 2];
+            o[3 * x] = r, o[3 * x + 1] = g, o[3 * x + 2] = b;
+        }
+    }
+}
+
+/* Output rows go in bands of BAND: the source rows a band's vertical taps reach pass horizontally into
+ * a buffer of a few hundred KB (in L2, and reused, where one [src->h][w][3] float image of several MB
+ * came fresh from the kernel, page by page, for every photo), then vertically. Rows two bands share
+ * are computed twice, the same way: the same bits as one whole pass. */
+enum { BAND = 32 };
 
 static int resize_impl(const ac_image *src, int w, int h, int stretch, ac_image *dst, ac_err *err) {
     memset(dst, 0, sizeof *dst);
@@ -711,37 +760,41 @@ static int resize_impl(const ac_image *src, int w, int h, int stretch, ac_image 
         return ac_errf(err, "resize: %dx%d is over the limit of %llu pixels (raise ATTNCAP_MAX_IMAGE_PIXELS)", w, h,
                        (unsigned long long)maxpx);
     coeffs cx = {0}, cy = {0};
-    float *tmp = ac_malloc((size_t)w * src->h * 3 * sizeof *tmp);
+    float *tmp = NULL;
+    hpass hp = {0};
     dst->px = ac_malloc((size_t)w * h * 3);
-    if (!tmp || !dst->px || coeffs_make(src->w, w, stretch, &cx) || coeffs_make(src->h, h, stretch, &cy)) {
-        free(tmp);
-        free(dst->px);
-        dst->px = NULL;
-        coeffs_free(&cx);
-        coeffs_free(&cy);
-        return ac_errf(err, "resize: out of memory");
+    if (!dst->px || coeffs_make(src->w, w, stretch, &cx) || coeffs_make(src->h, h, stretch, &cy)) goto oom;
+    int rows = 0; /* the most source rows a band reaches */
+    for (int y0 = 0; y0 < h; y0 += BAND) {
+        const int y1 = y0 + BAND < h ? y0 + BAND : h;
+        int hi = 0;
+        for (int y = y0; y < y1; y++) hi = cy.start[y] + cy.n[y] > hi ? cy.start[y] + cy.n[y] : hi;
+        rows = hi - cy.start[y0] > rows ? hi - cy.start[y0] : rows;
     }
-    /* Horizontal pass into float [src->h][w][3], then vertical, rounding once. */
-    int y0 = horizontal_rows_avx512(src, w, &cx, tmp);
-    for (int y = y0; y < src->h; y++) {
-        const uint8_t *row = src->px + (size_t)y * src->w * 3;
-        float *o = tmp + (size_t)y * w * 3;
-        for (int x = 0; x < w; x++) {
-            const float *k = cx.w + (size_t)x * cx.stride;
-            const uint8_t *s = row + (size_t)cx.start[x] * 3;
-            float r = 0, g = 0, b = 0;
-            for (int j = 0; j < cx.n[x]; j++) r += k[j] * s[3 * j], g += k[j] * s[3 * j + 1], b += k[j] * s[3 * j + 2];
-            o[3 * x] = r, o[3 * x + 1] = g, o[3 * x + 2] = b;
-        }
+    if (!(tmp = ac_malloc((size_t)w * rows * 3 * sizeof *tmp))) goto oom;
+    hpass_init(&hp, src, w, &cx);
+    for (int y0 = 0; y0 < h; y0 += BAND) { /* horizontal pass of the band's rows into float, then vertical, rounding once */
+        const int y1 = y0 + BAND < h ? y0 + BAND : h, r0 = cy.start[y0];
+        int r1 = 0;
+        for (int y = y0; y < y1; y++) r1 = cy.start[y] + cy.n[y] > r1 ? cy.start[y] + cy.n[y] : r1;
+        horizontal_rows(&hp, src, w, &cx, r0, r1, tmp);
+        for (int y = y0; y < y1; y++)
+            vertical_row(tmp + (size_t)(cy.start[y] - r0) * w * 3, (size_t)w * 3, cy.w + (size_t)y * cy.stride, cy.n[y],
+                         dst->px + (size_t)y * w * 3);
     }
-    for (int y = 0; y < h; y++)
-        vertical_row(tmp + (size_t)cy.start[y] * w * 3, (size_t)w * 3, cy.w + (size_t)y * cy.stride, cy.n[y],
-                     dst->px + (size_t)y * w * 3);
+    hpass_free(&hp);
     free(tmp);
     coeffs_free(&cx);
     coeffs_free(&cy);
     dst->w = w, dst->h = h;
     return 0;
+oom:
+    free(tmp);
+    free(dst->px);
+    dst->px = NULL;
+    coeffs_free(&cx);
+    coeffs_free(&cy);
+    return ac_errf(err, "resize: out of memory");
 }
 
 int ac_image_resize(const ac_image *src, int w, int h, ac_image *dst, ac_err *err) {
