@@ -4,6 +4,8 @@
 #   - latency of one photo in process (bench/latency.c built against each tree's library, after loading,
 #     BENCH_RUNS runs a round): a 12-megapixel phone photo (a COCO photo upscaled with Pillow to 3024x4032,
 #     stored as 4032x3024 with EXIF orientation 6, quality 90, made once into bench/.cache) and a 640x480 one;
+#   - the 12 MP photo through `attncap caption --threads 2 PHOTO`, a process of its own: the whole process
+#     (model loading included) and the photo after loading (the CLI's "in X s", 10 ms steps);
 #   - throughput of `attncap caption --verbose --threads 2` over the 408 COCO photos of $ATTNCAP_DATA,
 #     photos/s (model loading excluded) and CPU per photo, and this tree's split per photo.
 # Both trees run this tree's shipped model (models/attncap.safetensors; the same decoder and encoder), each
@@ -76,10 +78,20 @@ thr() {
   sed -n 's/.* \([0-9.]*\) images\/s.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 | tr '\n' ' ' >>"$tmp/$1.thr"
   sed -n 's/.*CPU \([0-9.]*\) ms per photo.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 >>"$tmp/$1.thr"
 }
+# cli NAME: `attncap caption` on the 12 MP photo, "process_ms after_loading_ms" appended to $tmp/NAME.cli
+cli() {
+  local dir=$here exe=$here/$build/attncap
+  [ "$1" = base ] && dir=$base exe=$base/build/attncap
+  local t0 t1
+  t0=$(date +%s%N)
+  (cd "$dir" && "$exe" caption --verbose --threads 2 --model "$model" "$big") >/dev/null 2>"$tmp/$1.cli.err"
+  t1=$(date +%s%N)
+  echo "$(( (t1 - t0) / 1000000 )) $(sed -n 's/.* in \([0-9.]*\) s:.*/\1/p' "$tmp/$1.cli.err" | awk '{print $1 * 1000}')" >>"$tmp/$1.cli"
+}
 small=$(sed -n 's/^latency: \([^ ]*\) .*/\1/p' <(ATTNCAP_DATA=$data BENCH_RUNS=1 "$build/bench/latency"))
 names=(this); [ -n "$base" ] && names=(base this)
 for r in $(seq 1 "$rounds"); do
-  for n in "${names[@]}"; do lat "$n" "$big" big; lat "$n" "$small" small; thr "$n" "$r"; done
+  for n in "${names[@]}"; do lat "$n" "$big" big; lat "$n" "$small" small; cli "$n"; cli "$n"; thr "$n" "$r"; done
 done
 # stats FILE COL HI: median best worst of a column (best = the highest if HI, else the lowest)
 stats() {
@@ -89,7 +101,7 @@ stats() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 row() { # row LABEL FILE-SUFFIX latency|thr|cpu
   local t b=(- - -) col=1 hi=0 how=$3 label=$1
-  case $how in lat) col=2;; thr) col=1 hi=1;; cpu) col=2;; esac
+  case $how in lat) col=2;; thr) col=1 hi=1;; cpu|cli2) col=2;; cli1) col=1;; esac
   if [ "$how" = lat ]; then # the median of the rounds' medians, the best of their bests, the worst of their worsts
     t="$(stats "$tmp/this.$2" 2 0 | cut -d' ' -f1) $(stats "$tmp/this.$2" 1 0 | cut -d' ' -f2) $(stats "$tmp/this.$2" 3 0 | cut -d' ' -f3)"
     [ -n "$base" ] && read -r -a b <<<"$(stats "$tmp/base.$2" 2 0 | cut -d' ' -f1) $(stats "$tmp/base.$2" 1 0 | cut -d' ' -f2) $(stats "$tmp/base.$2" 3 0 | cut -d' ' -f3)"
@@ -106,6 +118,8 @@ echo "| median / best / worst | this tree | $ref | speed-up (medians) |"
 echo "| --- | --- | --- | --- |"
 row "latency ms, 12 MP JPEG (4032x3024, EXIF 6)" big lat
 row "latency ms, 640x480 JPEG" small lat
+row "attncap caption 12 MP JPEG: process ms" cli cli1
+row "attncap caption 12 MP JPEG: after loading ms" cli cli2
 row "photos/s, 408 COCO photos" thr thr
 row "CPU ms per photo, 408 COCO photos" thr cpu
 echo
