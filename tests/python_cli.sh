@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Python package (python/, issue #34 section 2): python/tests/test_attncap.py under Debian's pytest
 # against this build's libattncap.so and CLI (each pytest test one ok/FAIL/skip line, test_NAME as py_NAME),
-# then the two ways it installs: `pip install --no-build-isolation` from the checkout, offline, and
-# `make install-python PREFIX=...` (what `make install` runs), each finding the library and captioning
+# then the ways it installs: `pip install ./python` from the checkout, offline (pip's build isolation on:
+# the build backend needs nothing from an index), into a folder and into a venv made with
+# --system-site-packages, and `make install-python PREFIX=...` (what `make install` runs), each finding the library and captioning
 # samples/dog.jpg as the CLI does. Skips with a message without pytest, numpy or the shared encoder;
 # with the sanitizer build (make test-asan) the library runs under ASan, python3 preloading its runtime.
 . "$(dirname "$0")/lib.sh"
@@ -93,14 +94,15 @@ if [ -n "$why" ]; then t_skip "$why"
 elif ! "$py" -c 'import setuptools, pip' 2>/dev/null; then t_skip "needs python3-setuptools and python3-pip"
 elif [ ! -f "$ENC224" ]; then t_skip "needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite"
 else
-  # --no-index: no network; --no-build-isolation: Debian's setuptools; --no-deps: numpy is Debian's.
+  # --no-index: no network (build isolation stays on: the backend takes Debian's setuptools); --no-deps:
+  # numpy is Debian's (pip --target would install its own).
   # From a copy of the package in a checkout's shape (pip builds in the tree: python/build/, *.egg-info),
   # so that runs beside each other do not share those folders.
   co="$T/checkout"
   mkdir -p "$co/include/attncap" && cp "$ROOT/include/attncap/attncap.h" "$co/include/attncap/" &&
     mkdir -p "$co/python" && cp -r "$ROOT/python/attncap" "$ROOT/python/pyproject.toml" "$ROOT/python/setup.py" \
-      "$ROOT/python/README.md" "$co/python/"
-  if ! "$py" -m pip install -q --no-index --no-build-isolation --no-deps --target "$T/site" "$co/python" \
+      "$ROOT/python/README.md" "$ROOT/python/_build" "$co/python/"
+  if ! "$py" -m pip install -q --no-index --no-deps --target "$T/site" "$co/python" \
        >"$T/pip.log" 2>&1; then t_fail "pip: $(grep -v WARNING "$T/pip.log" | tail -3)"
   elif ! grep -qx "CHECKOUT = '$co'" "$T/site/attncap/_where.py"; then
     t_fail "the installed package does not record the checkout: $(cat "$T/site/attncap/_where.py" | tail -2)"
@@ -114,6 +116,26 @@ else
       else t_ok; fi
     fi
   fi
+fi
+
+# the README's way: a venv that sees Debian's numpy, setuptools and wheel, and a plain
+# `pip install ./python` in it (--no-index only to prove it fetches nothing)
+t_begin pip_install_venv_offline
+if [ -n "$why" ]; then t_skip "$why"
+elif ! "$py" -c 'import setuptools, pip, wheel, ensurepip' 2>/dev/null; then t_skip "needs python3-setuptools, python3-wheel, python3-pip and python3-venv"
+elif [ ! -f "$ENC224" ]; then t_skip "needs ../shared/encoders/mobilenet_v2_1.0_224_quant.tflite"
+elif [ ! -d "${co:-}/python" ]; then t_skip "no checkout copy (pip_install_offline did not run)"
+elif ! "$py" -m venv --system-site-packages "$T/venv" >"$T/venv.log" 2>&1; then t_fail "venv: $(tail -2 "$T/venv.log")"
+elif ! (cd "$T" && "$T/venv/bin/pip" install -q --no-index "$co/python" >"$T/pipv.log" 2>&1); then
+  t_fail "pip install ./python in a venv: $(grep -v WARNING "$T/pipv.log" | tail -3)"
+else
+  site=$("$T/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  got=$(cd "$T" && ATTNCAP_LIB="$LIBSO" ATTNCAP_ENCODER="$ENC224" "$T/venv/bin/python" -c '
+import sys, attncap
+print(attncap.__file__.startswith(sys.argv[3]), attncap.Captioner(sys.argv[1]).caption(sys.argv[2]).text)' "$MODEL" "$ROOT/samples/dog.jpg" "$site" 2>&1)
+  want=$("$A" caption --model "$MODEL" "$ROOT/samples/dog.jpg" 2>/dev/null | cut -f2)
+  if [ "$got" != "True $want" ]; then t_fail "the venv's package says '$got', the CLI '$want'"
+  else t_ok; fi
 fi
 
 t_begin make_install_python
