@@ -43,7 +43,7 @@ DEBIAN_PACKAGES := build-essential libopenblas-dev libstb-dev libpng-dev libturb
                    libcjson-dev libstemmer-dev libmicrohttpd-dev \
                    wordnet-base fonts-dejavu-core curl ca-certificates
 DEBIAN_TEST_PACKAGES := chromium python3 python3-pil python3-numpy pkg-config man-db abigail-tools \
-                        python3-setuptools python3-pip python3-pytest
+                        python3-setuptools python3-wheel python3-venv python3-pip python3-pytest
 
 
 .PHONY: bench-deps shared abi-baseline
