@@ -1,7 +1,8 @@
 /* bench/latency: one photo captioned in process, again and again, as `attncap caption PHOTO` does it
  * (read as large as the encoder needs, squash, the CNN on all the threads, the search with the
  * model's settings: naming, beam), after loading the model once: best, median and worst
- * milliseconds, and the best time of each stage (read = decode + squash, CNN, search). Run from the
+ * milliseconds, the CPU time of all the threads per run (best, median: what a loaded machine changes
+ * least), and the best time of each stage (read = decode + squash, CNN, search). Run from the
  * repository (the model is found as the CLI finds it).
  * usage: latency [PHOTO]   (default: the first 640x480 photo of $ATTNCAP_DATA/data/coco/images)
  * The COCO detector: the model's own when it has regions (the captioner runs it, inside "CNN"); else,
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attncap/captioner.h"
 #if defined(__has_include)
@@ -33,6 +35,13 @@
 #define HAVE_DETECTOR 1
 #endif
 #endif
+
+/* CPU seconds of every thread of the process (steadier than the wall clock on a shared machine). */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -137,14 +146,14 @@ int main(int argc, char **argv) {
 #else
     (void)beside;
 #endif
-    double *t = malloc(sizeof *t * (size_t)runs), best_read = 1e30, best_cnn = 1e30, best_dec = 1e30, best_det = 1e30;
+    double *t = malloc(sizeof *t * (size_t)runs), *cpu = malloc(sizeof *cpu * (size_t)runs), best_read = 1e30, best_cnn = 1e30, best_dec = 1e30, best_det = 1e30;
     double first[4] = {0}; /* the first run after loading (cold): total, read, CNN, search ms */
     char *text = NULL;
     int w = 0, h = 0;
     for (int r = -2; r < runs; r++) { /* two warm-up runs */
         ac_image im, sq;
         ac_caption cap;
-        double t0 = ac_now(), tc = 0, td = 0;
+        double t0 = ac_now(), c0 = cpu_now(), tc = 0, td = 0;
         if (read_photo(&c, photo, &im, &err) || ac_captioner_prepare(&c, &im, &sq, &err)) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
@@ -169,7 +178,7 @@ int main(int argc, char **argv) {
 #endif
         if (r == -2) first[0] = (ac_now() - t0) * 1e3, first[1] = tr * 1e3, first[2] = tc * 1e3, first[3] = td * 1e3;
         if (r >= 0) {
-            t[r] = (ac_now() - t0) * 1e3;
+            t[r] = (ac_now() - t0) * 1e3, cpu[r] = (cpu_now() - c0) * 1e3;
             best_read = tr < best_read ? tr : best_read;
             best_cnn = tc < best_cnn ? tc : best_cnn, best_dec = td < best_dec ? td : best_dec;
         }
@@ -180,16 +189,18 @@ int main(int argc, char **argv) {
         ac_image_free(&sq), ac_image_free(&im);
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_d);
+    qsort(cpu, (size_t)runs, sizeof *cpu, cmp_d);
     printf("latency: %s (read %dx%d) at %d, beam %d, %d threads, %d runs: best %.1f median %.1f worst %.1f ms "
            "(best read %.1f, CNN %.1f, search %.1f ms", photo, w, h, c.enc.size, c.beam.beam, threads, runs, t[0],
            t[runs / 2], t[runs - 1], best_read * 1e3, best_cnn * 1e3, best_dec * 1e3);
     if (best_det < 1e30) printf(", detector beside %.1f ms", best_det * 1e3);
+    printf("; CPU (all threads) best %.1f median %.1f ms", cpu[0], cpu[runs / 2]);
     printf("; the first after loading %.1f: read %.1f, CNN %.1f, search %.1f ms", first[0], first[1], first[2], first[3]);
     printf("; %s; %s; %s): %s\n", read_note, naming_note, det_note, text ? text : "");
 #if defined(HAVE_DETECTOR)
     ac_detector_close(det);
 #endif
-    free(text), free(t);
+    free(text), free(t), free(cpu);
     LAT_FREE(&c);
     return 0;
 }

@@ -68,7 +68,8 @@ lat() {
   local exe=$here/$build/bench/latency dir=$here
   [ "$1" = base ] && exe=$tmp/latency_base dir=$base
   (cd "$dir" && BENCH_MODEL=$model BENCH_RUNS=$runs BENCH_THREADS=2 "$exe" "$2") >"$tmp/$1.$3.last"
-  sed 's/.*best \([0-9.]*\) median \([0-9.]*\) worst \([0-9.]*\).*/\1 \2 \3/' "$tmp/$1.$3.last" >>"$tmp/$1.$3"
+  sed 's/.*runs: best \([0-9.]*\) median \([0-9.]*\) worst \([0-9.]*\).*/\1 \2 \3/' "$tmp/$1.$3.last" >>"$tmp/$1.$3"
+  sed 's/.*CPU (all threads) best \([0-9.]*\) median \([0-9.]*\) ms.*/\1 \2/' "$tmp/$1.$3.last" >>"$tmp/$1.$3cpu"
 }
 # thr NAME ROUND: one throughput run, "photos/s cpu_ms" appended to $tmp/NAME.thr
 thr() {
@@ -118,6 +119,8 @@ echo "| median / best / worst | this tree | $ref | speed-up (medians) |"
 echo "| --- | --- | --- | --- |"
 row "latency ms, 12 MP JPEG (4032x3024, EXIF 6)" big lat
 row "latency ms, 640x480 JPEG" small lat
+row "CPU ms (all threads) per run, 12 MP" bigcpu cpu
+row "CPU ms (all threads) per run, 640x480" smallcpu cpu
 row "attncap caption 12 MP JPEG: process ms" cli cli1
 row "attncap caption 12 MP JPEG: after loading ms" cli cli2
 row "photos/s, 408 COCO photos" thr thr
