@@ -57,6 +57,8 @@ if [ -n "$ref" ]; then
   fi
   libs="-lopenblas -lpng -lstb -lcjson -lstemmer -lpthread -lm"
   extra=$(grep -q turbojpeg "$base/Makefile" && echo "-lturbojpeg -lwebp -ltiff" || true)
+  # a tree with the reduced read from before its feature macro reads as its CLI does too
+  grep -q ac_image_load_min "$base/include/attncap/image.h" && extra="$extra -DAC_HAVE_IMAGE_LOAD_MIN=1"
   cc -O2 -march=native -std=c11 -D_GNU_SOURCE -I"$base/include" -I/usr/include/stb bench/latency.c \
      "$base/build/libattncap.a" $extra $libs -o "$tmp/latency_base"
 fi
