@@ -11,7 +11,8 @@ PID=""
 
 # serve_start [flags...]: starts the server on a free port; sets PID and URL. 1 (after t_fail) on failure.
 serve_start() {
-  "$A" serve --port 0 "$@" 2>"$T/serve.err" &
+  : >"$T/serve.err" # emptied here, not by the background job: the wait below must not read the last server's
+  "$A" serve --port 0 "$@" 2>>"$T/serve.err" &
   PID=$!
   local i
   for i in $(seq 1 300); do
@@ -184,15 +185,16 @@ EOF2
   else t_ok; fi
 fi
 
-# three senders of one byte a second and one silent after its headers hold connections while three
-# photos are captioned one after another: each photo is answered (the CLI's caption) while the slow
-# ones are still connected, and each slow one is answered 408 (written before the connection is closed:
-# libmicrohttpd 0.9.75 cannot queue an answer before a body has ended) within --timeout + 2 s of its
-# start, the silent one closed as soon; /metrics counts the four as 408
+# three senders of a body one byte a second, one silent after its headers and one sending its headers
+# one byte a second hold connections while three photos are captioned one after another: each photo is
+# answered (the CLI's caption) while the slow ones are still connected, and each slow one is answered
+# 408 (written before the connection is closed: libmicrohttpd 0.9.75 cannot queue an answer before a
+# body has ended) within --timeout + 2 s of its start, the silent one closed as soon; /metrics counts
+# the four on /v1/caption as 408 and the one whose headers never ended under "other"
 t_begin slow_senders_cut_off_others_served
 if have && serve_start --model "$ROOT/models/attncap.safetensors" --timeout 5; then
   port=${URL##*:}; port=${port%/}
-  why=$($PY - "$port" "$S/dog.jpg" "$WANT" <<'EOF2'
+  why=$($PY - "$port" "$S/dog.jpg" "$WANT" 2>&1 <<'EOF2'
 import http.client, json, socket, sys, threading, time
 port, photo, want, timeout = int(sys.argv[1]), open(sys.argv[2], "rb").read(), sys.argv[3], 5
 head = b"POST /v1/caption HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\nContent-Length: 1000\r\n\r\n"
@@ -201,22 +203,23 @@ slow = []
 def sender(bytes_per_s):
     s = socket.create_connection(("127.0.0.1", port))
     s.settimeout(1)
-    t0, data = time.time(), b""
-    s.sendall(head)
+    t0, data, k = time.time(), b"", 0
+    if bytes_per_s != "headers": s.sendall(head)
     try:
         while time.time() - t0 < timeout + 10:
-            if bytes_per_s: s.sendall(b"x")
+            if bytes_per_s == "headers": s.sendall(head[k:k + 1]); k += 1
+            elif bytes_per_s: s.sendall(b"x")
             try:
-                k = s.recv(4096)
-                if not k: break
-                data += k
+                got = s.recv(4096)
+                if not got: break
+                data += got
             except socket.timeout:
                 pass
     except OSError:
         pass
     slow.append((bytes_per_s, data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "none", time.time() - t0, time.time()))
 
-threads = [threading.Thread(target=sender, args=(b,)) for b in (1, 1, 1, 0)]
+threads = [threading.Thread(target=sender, args=(b,)) for b in (1, 1, 1, 0, "headers")]
 for t in threads: t.start()
 time.sleep(0.5)
 answered = []
@@ -235,12 +238,13 @@ for st, cap, dt, end in answered:
 else:
     for b, st, dt, end in slow:
         if b and st != "408": print("a slow sender got %s after %.1f s, not 408" % (st, dt)); break
-        if dt > timeout + 2: print("a %s sender held its connection %.1f s (--timeout %d)" % ("slow" if b else "silent", dt, timeout)); break
+        if dt > timeout + 2: print("a %s sender held its connection %.1f s (--timeout %d)" % (b if b == "headers" else "slow" if b else "silent", dt, timeout)); break
 EOF2
 )
   code /metrics >/dev/null
   if [ -n "$why" ]; then t_fail "$why"
-  elif ! grep -q '^attncap_requests_total{path="/v1/caption",status="408"} 4$' "$T/body"; then
+  elif ! grep -q '^attncap_requests_total{path="/v1/caption",status="408"} 4$' "$T/body" ||
+       ! grep -q '^attncap_requests_total{path="other",status="408"} 1$' "$T/body"; then
     t_fail "408s counted: $(grep 'status="408"' "$T/body")"
   else t_ok; fi
   serve_stop

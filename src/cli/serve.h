@@ -51,6 +51,21 @@ void cli_metrics_batch(int size);
 /* The Prometheus text exposition of every counter, malloc'ed; queue_length is reported as a gauge. */
 char *cli_metrics_text(int queue_length, int queue_cap);
 
+/* ---- Slow requests (serve_watch.c) ------------------------------------------------------------- */
+
+/* A thread that answers 408 and shuts down each watched connection whose request has not had all its
+ * headers `seconds` after it began (the connection's start, or the end of the request before it):
+ * libmicrohttpd's own timeout closes only a silent connection. Counted in /metrics as path "other". */
+typedef struct cli_watch cli_watch;
+cli_watch *cli_watch_start(double seconds); /* NULL: out of memory or threads */
+void *cli_watch_add(cli_watch *w, int fd);  /* a new connection; its handle (NULL: out of memory, unwatched) */
+void cli_watch_mark(cli_watch *w, void *handle, int in_request); /* 1: its headers are in; 0: answered */
+void cli_watch_remove(cli_watch *w, void *handle); /* before the connection's socket is closed */
+void cli_watch_stop(cli_watch *w);                 /* joins the thread; NULL is fine */
+void cli_watch_free(cli_watch *w);                 /* after stop; NULL is fine */
+/* Writes a whole 408 answer on socket fd, best effort (a request not received within `seconds`). */
+void cli_write_408(int fd, unsigned seconds);
+
 /* ---- The HTTP front (serve_http.c) -------------------------------------------------------------- */
 
 typedef struct cli_server_opts {

@@ -2,7 +2,8 @@
  * libmicrohttpd's post processor), limits, answers. Captions go through the batching queue; the
  * connection waits suspended meanwhile, so no HTTP thread is held by a photo being captioned, and none
  * by a slow sender (libmicrohttpd polls; a body not received within body_timeout is answered 408 and
- * its connection closed; a connection silent for idle_timeout is closed by libmicrohttpd).
+ * its connection closed, headers that slow as well (serve_watch.c); a connection silent for
+ * idle_timeout is closed by libmicrohttpd).
  * The only files served are the page embedded in the binary; no request names a path we open. */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -29,7 +30,25 @@ struct cli_server {
     int queue_cap;
     pthread_mutex_t mu;
     int in_flight; /* requests begun and not yet completed */
+    cli_watch *watch; /* connections whose headers are slow (serve_watch.c) */
 };
+
+/* The connection's place on the watch (its socket context), or NULL. */
+static void *watched(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void notify(void *cls, struct MHD_Connection *conn, void **socket_context, enum MHD_ConnectionNotificationCode toe) {
+    cli_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? cli_watch_add(s->watch, ci->connect_fd) : NULL;
+    } else {
+        cli_watch_remove(s->watch, *socket_context);
+        *socket_context = NULL;
+    }
+}
 
 enum route { R_PAGE, R_CAPTION, R_EVALUATE, R_HEALTH, R_METRICS, R_OTHER };
 static const char *const route_path[] = {"/", "/v1/caption", "/v1/evaluate", "/v1/health", "/metrics", "other"};
@@ -134,20 +153,6 @@ static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char
     req *r = cls;
     if (strcmp(key, "photo") != 0 || !size) return MHD_YES;
     return append(r, data, size, r->max) == 0 ? MHD_YES : MHD_NO;
-}
-
-/* A body still arriving after the deadline: libmicrohttpd 0.9.75 refuses a response queued before the
- * body has ended (MHD_queue_response returns MHD_NO while it reads a body), so the 408 is written on the
- * socket here, just before the connection is closed. Its output is idle while a body is being read;
- * the answer is a few hundred bytes, sent whole into the empty socket buffer or not at all. */
-static void write_408(struct MHD_Connection *conn, unsigned timeout) {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci) return;
-    char body[128], msg[384];
-    const int nb = snprintf(body, sizeof body, "{\"error\":\"the request took more than %u s to arrive\"}", timeout);
-    const int n = snprintf(msg, sizeof msg, "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
-                           "Cache-Control: no-store\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", nb, body);
-    if (send(ci->connect_fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) return; /* the client is gone */
 }
 
 /* The first call for a request: the route, the method, the headers. Returns 1 after queueing an answer
@@ -277,6 +282,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (!r) {
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *con_cls = r;
+        cli_watch_mark(s->watch, watched(conn), 1); /* its headers are in: its own deadline from now */
         r->t0 = now();
         r->max = s->o.max_body;
         r->route = R_OTHER;
@@ -298,8 +304,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_data_size = 0;
         if (!r->has_body) return MHD_YES;
         if (now() - r->t0 > s->o.body_timeout) {
+            /* libmicrohttpd 0.9.75 refuses a response queued before the body has ended (MHD_queue_response
+             * returns MHD_NO while it reads one), so the 408 is written on the socket, whose output is idle
+             * while a body is read, just before the connection is closed */
+            const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+            if (ci) cli_write_408(ci->connect_fd, s->o.body_timeout);
             r->status = 408;
-            write_408(conn, s->o.body_timeout);
             return MHD_NO; /* closes the connection */
         }
         if (r->refuse) return MHD_YES; /* the rest of a refused body, dropped; answered at its end */
@@ -318,6 +328,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode why) {
     cli_server *s = cls;
     req *r = *con_cls;
+    cli_watch_mark(s->watch, watched(conn), 0); /* the next request's headers: due in --timeout */
     if (!r) return;
     /* a connection libmicrohttpd closed for being silent --timeout seconds mid-request counts as 408 (it is
      * closed without an answer: no callback comes to queue one); a client gone before its answer as
@@ -340,6 +351,12 @@ cli_server *cli_server_start(const cli_server_opts *opts, const char *model_path
     s->o = *opts, s->model_path = model_path, s->q = q;
     s->queue_cap = opts->queue_cap;
     pthread_mutex_init(&s->mu, NULL);
+    /* a second past libmicrohttpd's own timeout, which closes a silent connection first */
+    if (!(s->watch = cli_watch_start(opts->body_timeout + 1.0))) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return *why = "out of memory or threads", NULL;
+    }
     char port[16];
     snprintf(port, sizeof port, "%d", opts->port);
     struct addrinfo hints = {0}, *ai = NULL;
@@ -347,19 +364,20 @@ cli_server *cli_server_start(const cli_server_opts *opts, const char *model_path
     int g = getaddrinfo(opts->host, port, &hints, &ai);
     if (g != 0) {
         *why = gai_strerror(g);
-        free(s);
+        cli_server_free(s);
         return NULL;
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
                      (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT,
                             opts->idle_timeout, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)opts->http_threads,
                             MHD_OPTION_CONNECTION_LIMIT, 1000u, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!s->d) {
         *why = "cannot listen there (in use, or not an address of this machine)";
-        free(s);
+        cli_server_free(s);
         return NULL;
     }
     return s;
@@ -387,7 +405,9 @@ int cli_server_drain(cli_server *s, double grace_seconds) {
 
 void cli_server_free(cli_server *s) {
     if (!s) return;
-    if (s->d) MHD_stop_daemon(s->d);
+    cli_watch_stop(s->watch);
+    if (s->d) MHD_stop_daemon(s->d); /* each connection unwatched as it closes */
+    cli_watch_free(s->watch);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
