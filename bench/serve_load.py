@@ -9,12 +9,15 @@ disconnects mid-body. Checked: the server never dies, every good answer's captio
 CLI), every hostile request gets its status, and the server's RSS after the last requests is within
 --rss-growth of its RSS after the first 1000 (or the first half, for fewer than 2000). Reports p50/p99 latency and
 throughput beside the CLI's, timed before and after the server's run (serve_vs_cli: the server's
-photos/s over the CLI's over both runs). Exit 0 when every check passes.
+photos/s over the CLI's over both runs), and the CPU seconds each spends per photo (all its threads:
+user + system; on a shared machine this moves less with the load than wall-clock time does; the
+server's include receiving and answering HTTP, the client's own work excluded). Exit 0 when every
+check passes.
 
 usage: serve_load.py --bin build/attncap [--model M] [--requests 5000] [--clients 32] [--hostile 0.02]
                      PHOTO...
 """
-import argparse, http.client, json, os, random, re, socket, statistics, subprocess, sys, threading, time
+import argparse, http.client, json, os, random, re, resource, socket, statistics, subprocess, sys, threading, time
 
 HOSTILE = ["truncated", "huge", "wrong_type", "slow", "disconnect"]
 WANT = {"truncated": {400}, "huge": {413}, "wrong_type": {415}, "slow": {"closed"}, "disconnect": {None}}
@@ -26,6 +29,18 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def cpu_s(pid):
+    """User + system CPU seconds of process pid so far (all its threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def fds(pid):
@@ -101,9 +116,9 @@ def main():
     data = {p: open(p, "rb").read() for p in photos}
 
     # the CLI over the same photos: the reference captions and its throughput
-    t0 = time.time()
+    t0, c0 = time.time(), child_cpu_s()
     out = subprocess.run([a.bin, "caption", "--json", "--quiet", *model, *photos], capture_output=True, text=True)
-    cli_s = time.time() - t0
+    cli_s, cli_cpu = time.time() - t0, child_cpu_s() - c0
     if out.returncode != 0:
         sys.exit("serve_load: attncap caption failed: " + out.stderr.strip()[:300])
     want = {}
@@ -181,7 +196,7 @@ def main():
                     rss["first"] = rss_kb(srv.pid)
                     rss["fds_first"] = fds(srv.pid)
 
-    t0 = time.time()
+    t0, srv_cpu0 = time.time(), cpu_s(srv.pid)
     threads = [threading.Thread(target=client) for _ in range(a.clients)]
     for t in threads:
         t.start()
@@ -189,6 +204,7 @@ def main():
         t.join()
     wall = time.time() - t0
     alive = srv.poll() is None
+    srv_cpu = cpu_s(srv.pid) - srv_cpu0 if alive else float("nan")
     batch_mean = float("nan")
     if alive:  # the mean batch size, from the server's own counters
         try:
@@ -211,9 +227,9 @@ def main():
         rc = "hung"
 
     # the CLI again, after: the load of a shared machine drifts, so the server is set beside both
-    t1 = time.time()
+    t1, c1 = time.time(), child_cpu_s()
     subprocess.run([a.bin, "caption", "--json", "--quiet", *model, *photos], capture_output=True, text=True)
-    cli_after_s = time.time() - t1
+    cli_after_s, cli_cpu = time.time() - t1, cli_cpu + child_cpu_s() - c1
 
     lat.sort()
     q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1000 if lat else float("nan")
@@ -223,7 +239,9 @@ def main():
         "clients": a.clients, "photos": len(photos), "wall_s": round(wall, 2),
         "serve_photos_per_s": round(len(lat) / wall, 2) if wall else 0,
         "cli_photos_per_s": round(len(photos) / cli_s, 2), "cli_after_photos_per_s": round(len(photos) / cli_after_s, 2),
-        "serve_vs_cli": round((len(lat) / wall) / (2 * len(photos) / (cli_s + cli_after_s)), 3) if wall else 0, "p50_ms": round(q(0.50), 1), "p99_ms": round(q(0.99), 1), "mean_batch": round(batch_mean, 2),
+        "serve_vs_cli": round((len(lat) / wall) / (2 * len(photos) / (cli_s + cli_after_s)), 3) if wall else 0, "cpu_ms_per_photo": {"serve": round(1000 * srv_cpu / max(1, done[0]), 1),
+                             "cli": round(1000 * cli_cpu / (2 * len(photos)), 1)},
+        "p50_ms": round(q(0.50), 1), "p99_ms": round(q(0.99), 1), "mean_batch": round(batch_mean, 2),
         "rss_first_kb": rss.get("first"), "rss_last_kb": rss["last"], "rss_growth": round(growth, 4),
         "fds_first": rss.get("fds_first"), "fds_last": rss["fds_last"], "exit": rc, "load": os.getloadavg()[0],
     }

@@ -7,7 +7,8 @@
 #        RUNS=5 bash bench/serve_load.sh BUILD OTHER_BIN...
 #   the second form: only the 8-client run, RUNS times for each binary (BUILD/attncap, then each OTHER_BIN),
 #   interleaved (new, old, new, old, ...) so that a shared machine's load falls on all alike; prints
-#   each run's serve/CLI ratio and, per binary, the median, best and worst ratio.
+#   each run's serve/CLI ratio and, per binary, the median, best and worst ratio (and of the CPU seconds
+#   per photo, CLI over server: above 1, the server spends less per photo).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -39,8 +40,11 @@ for line in open(sys.argv[1]):
     runs.setdefault(b, []).append(json.loads(j))
 for b, rs in runs.items():
     r = [x["serve_vs_cli"] for x in rs]
-    print("%s: serve/CLI median %.3f, best %.3f, worst %.3f over %d runs (serve %s photos/s; load %s)" % (
+    c = [x["cpu_ms_per_photo"]["cli"] / x["cpu_ms_per_photo"]["serve"] for x in rs if "cpu_ms_per_photo" in x]
+    print("%s: serve/CLI photos/s median %.3f, best %.3f, worst %.3f over %d runs (serve %s photos/s; load %s)" % (
         b, statistics.median(r), max(r), min(r), len(r), " ".join("%.1f" % x["serve_photos_per_s"] for x in rs),
         " ".join("%.1f" % x["load"] for x in rs)))
+    if c:
+        print("%s: CLI/serve CPU per photo median %.3f, best %.3f, worst %.3f" % (b, statistics.median(c), max(c), min(c)))
 EOF
 exit $rc
