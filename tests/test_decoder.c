@@ -236,7 +236,7 @@ static void gradcheck_cfg(ac_decoder_config c, int shared, int masked) {
         for (int k = nv[i] * c.dim; k < 6 * c.dim; k++) ann[i][k] = NAN;
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -452,7 +452,7 @@ static void test_hard_unbiased(void) {
         P[i] = keep;
         ghard[i] = (f[0] - f[1]) / (2 * eps), gsoft[i] = (soft[0] - soft[1]) / (2 * eps);
     }
-    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL};
+    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     for (int k = 0; k < 2; k++) {
         const float e = k ? 0.5f : 0.0f;
@@ -492,7 +492,7 @@ static void step_matches_training_forward(int score, int heads, int mode) {
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -527,6 +527,53 @@ static void step_matches_training_forward(int score, int heads, int mode) {
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
+/* A copy model: the inference step's log p of each fed word (the copy mixture over the vocabulary's
+ * log-softmax, copy.c) sums to the training forward's cross-entropy, and each step's row is a
+ * distribution; the regions' categories set on the prepared photo are what the batch gives. */
+static void test_step_matches_training_copy(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = 1, c.region_scale = 60;
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
+    dec.copy_b[0] = 0.5f; /* a gate well open */
+    const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
+    float ann[2][48];
+    fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
+    const float *annp[2] = {ann[0], ann[1]};
+    const int len[2] = {5, 3}, words[2 * 4] = {5, 6, 4, 8, 9, 4, 0, 0}, n_valid[2] = {6, 5}, n_regions[2] = {2, 1};
+    const unsigned char cat0[2] = {2, 5}, cat1[1] = {9}, *cats[2] = {cat0, cat1};
+    ac_dec_batch bt = {2, len, words, 4, annp, NULL, 0, n_valid, n_regions, cats};
+    ac_dec_work *w = ac_dec_work_new(&c, 2, 5);
+    ac_dec_stats st;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
+    double ce = 0;
+    for (int i = 0; i < 2; i++) {
+        ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann[i], 2, 2, n_regions[i]);
+        const int ci[2] = {cats[i][0], i ? 0 : cats[i][1]};
+        ac_dec_image_set_categories(im, ci);
+        float st0[12], st1[12], lp[11], al[6], scr[256];
+        CHECK(ac_decoder_advance_scratch(&c, 1, 8) <= 256);
+        ac_decoder_start(&dec, im, st0);
+        const ac_dec_image *imp = im;
+        const int one = 1;
+        for (int t = 0; t < len[i]; t++) {
+            const int prev = t ? words[i * 4 + t - 1] : AC_START, y = t < len[i] - 1 ? words[i * 4 + t] : AC_END;
+            ac_decoder_advance(&dec, 1, &imp, &one, t, &prev, st0, NULL, st1, NULL, lp, al, NULL, scr);
+            double s = 0;
+            for (int v = 0; v < 11; v++) s += exp(lp[v]);
+            CHECK_NEAR(s, 1.0, 1e-5);
+            ce -= lp[y];
+            memcpy(st0, st1, sizeof st0);
+        }
+        ac_dec_image_free(im);
+    }
+    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "steps %.9g, training forward %.9g", ce, st.ce_sum);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
+
 static void test_step_matches_training_forward(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++)
         for (int mode = 0; mode < AC_ATTENTION_MODE_COUNT; mode++)
@@ -549,7 +596,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -626,6 +673,18 @@ static void test_torch_parity_sparse(void) {
     ac_decoder_config c;
     snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_sparse_additive.safetensors", root ? root : ".");
     CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "sparse: %s", why);
+}
+
+/* The copy path (config.copy; tools/torch_decoder.py --copy): regions of a category named twice, of one
+ * no word names, captions without regions, targets inside and outside the word sets; the loss, logits
+ * and every gradient (the gate's and, through pi, the attention's) against PyTorch's autograd. */
+static void test_torch_parity_copy(void) {
+    char path[4096], why[512];
+    const char *root = getenv("ATTNCAP_ROOT");
+    ac_decoder_config c;
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_copy.safetensors", root ? root : ".");
+    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "copy: %s", why);
+    CHECK(c.copy == 1 && c.regions == 2);
 }
 
 static void f16_same_bits(int score, int heads, int masked) {
@@ -735,6 +794,8 @@ int main(void) {
     RUN(test_hard_unbiased);
     RUN(test_torch_parity_masked);
     RUN(test_torch_parity_sparse);
+    RUN(test_torch_parity_copy);
+    RUN(test_step_matches_training_copy);
     RUN(test_torch_parity_hard);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);

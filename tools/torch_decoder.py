@@ -35,7 +35,8 @@ Usage:
       the same for another score function (dot, scaled-dot, general, cosine), at A = 20 and H = 18 so
       that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads; --mask gives
       the photos 2, 6, 3, 5 and 1 of their 6 cells (NaN padding): the masked softmax; --hard: hard
-      attention's estimator (tests/fixtures/decoder_parity_hard*.safetensors)
+      attention's estimator (tests/fixtures/decoder_parity_hard*.safetensors); --copy: config.copy's
+      objective on a 2x2 grid with 2 regions (tests/fixtures/decoder_parity_copy.safetensors)
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -77,7 +78,8 @@ def tensor_specs(c):
     return [("emb", (V, E))] + [t for t in att if t[0] in ("att_wa",) + SCORE_TENSORS[score]] + [
             ("beta_w", (H,)), ("beta_b", (1,)), ("init_h_w", (D, H)), ("init_h_b", (H,)), ("init_c_w", (D, H)),
             ("init_c_b", (H,)), ("lstm_w", (E + D + H, 4 * H)), ("lstm_b", (4 * H,)), ("out_lh", (H, E)),
-            ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))]
+            ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))] + (
+            [("copy_w", (H + D,)), ("copy_b", (1,))] if c.get("copy") else [])
 
 
 def scores(P, c, keys, hp, j=0, n=1):
@@ -120,13 +122,39 @@ def sample_cell(alpha, u):
     return max(pick, 0), margin
 
 
-def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None):
+def copy_nll(logits, tgt, gate, abar, cats, word_cat):
+    """-log p(y) of the copy path (include/attncap/decoder.h, config.copy), written from its definition:
+    p(w) = (1 - g) p_w + g sum_{r: w names c_r} pi_r p_w / sum_{w' naming c_r} p_w', with pi the
+    regions' attention renormalised over the regions whose category names some word. Rows without such
+    a region: the plain cross-entropy. logits [bt, V], tgt [bt], gate [bt], abar [bt, R], cats: per row a
+    list of R categories (None: no regions), word_cat [V] (-1: names none)."""
+    p = torch.softmax(logits, 1)
+    out = []
+    for i in range(logits.shape[0]):
+        y = int(tgt[i])
+        keep = [r for r, k in enumerate(cats[i] or []) if (word_cat == k).any()]
+        if not keep:
+            out.append(-torch.log(p[i, y]))
+            continue
+        pi = abar[i, keep] / abar[i, keep].sum()
+        copy = torch.zeros((), dtype=logits.dtype)
+        for j, r in enumerate(keep):
+            k = cats[i][r]
+            if word_cat[y] == k:
+                copy = copy + pi[j] * p[i, y] / p[i, torch.tensor(word_cat == k)].sum()
+        out.append(-torch.log((1 - gate[i]) * p[i, y] + gate[i] * copy))
+    return torch.stack(out)
+
+
+def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, copy=None):
     """P: dict of parameter tensors; ann [B, L, D]; lens (descending); words [B, stride] (w_1..w_n).
     masks: None (torch dropout when train) or (m1 [N, H], m2 [N, E]) explicit scaled masks.
     n_valid: None, or [B] the cells each caption's photo owns (the first n of L; the rest padding).
     hard: None (soft attention), or {"seed": dropout seed, "baseline": b}: hard attention's training
     objective (module docstring); hard["margin"] receives the smallest distance of a sampling draw to a
     cell boundary.
+    copy: None, or {"n_regions": [B], "cats": [B] lists, "word_cat": np [V]}: config.copy's objective
+    (copy_nll), a caption's regions the last n_regions of its photo's n_valid cells.
     Returns loss, logits [N, V] time-major, ce_sum, pen_sum, N."""
     H, p = c["hidden"], c["dropout"] if train else 0.0
     B, T = len(lens), lens[0]
@@ -142,7 +170,7 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None):
     dv = ann.shape[2] // n
     S = torch.zeros(B, n * ann.shape[1], dtype=ann.dtype)
     lens_t = torch.tensor(lens)
-    logits, tgts, row = [], [], 0
+    logits, tgts, row, copy_rows = [], [], 0, []
     if hard is not None:
         seed_loc, seed_coin = mix64(hard["seed"] ^ 0x4C4F434154494F4E), mix64(hard["seed"] ^ 0x434F494E00)
         sampled = [uniform53(seed_coin, i) >= c["expected_context"] for i in range(B)]
@@ -191,10 +219,21 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None):
         od = out * masks[1][row:row + bt] if masks is not None else F.dropout(out, p, train)
         logits.append(od @ P["out_lo"] + P["out_bo"])
         tgts.append(tgt)
+        if copy is not None:
+            gate = torch.sigmoid(torch.cat([hd, z], 1) @ P["copy_w"] + P["copy_b"])
+            abar = torch.zeros(bt, c["regions"], dtype=ann.dtype)
+            cats = []
+            for i in range(bt):
+                nr = copy["n_regions"][i]
+                g0 = (n_valid[i] if n_valid is not None else L) - nr
+                if nr:
+                    abar[i, :nr] = sum(a[i, g0:g0 + nr] for a in alphas) / n
+                cats.append(copy["cats"][i][:nr] if nr else None)
+            copy_rows.append(copy_nll(logits[-1], tgt, gate, abar, cats, copy["word_cat"]))
         S = S + F.pad(alpha, (0, 0, 0, B - bt))
         row += bt
     logits = torch.cat(logits)
-    ce_rows = F.cross_entropy(logits, torch.cat(tgts), reduction="none")
+    ce_rows = F.cross_entropy(logits, torch.cat(tgts), reduction="none") if copy is None else torch.cat(copy_rows)
     ce = ce_rows.sum()
     pen = (((1 - S) ** 2) * valid.repeat(1, n)).sum()  # over each photo's own cells, every head
     N = logits.shape[0]
@@ -225,9 +264,11 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False):
+def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
+    if copy_mode:  # a 2x2 grid and 2 regions; words 4-9 name categories 0, 0, 1, 3, 3, 3 (none names 7)
+        c.update(grid_h=2, grid_w=2, regions=2, region_scale=60, region_min_score=0.2, copy=1)
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
         c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -245,8 +286,17 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
     stride = 7
     words = rng.integers(4, c["vocab"], size=(len(lens), stride)).astype(np.int32)
     ann = np.abs(rng.standard_normal((len(lens), c["n_ann"], c["dim"]))).astype(np.float32)
-    n_valid = None
-    if masked:  # photos of 2, 6, 3, 5 and 1 of the 6 cells; their padding NaN (never to be read)
+    n_valid, copy = None, None
+    if copy_mode:  # cells 4, 4, 4, 4, 2 then 2, 1, 0, 2, 1 regions; a category twice, one that names nothing
+        masked = True
+        word_cat = np.array([-1] * 4 + [0, 0, 1, 3, 3, 3] + [-1] * 3, dtype=np.int32)
+        n_regions = [2, 1, 0, 2, 1]
+        cats = [[0, 3], [7], [], [3, 3], [1]]
+        copy = {"n_regions": n_regions, "cats": cats, "word_cat": word_cat}
+        n_valid = [6, 5, 4, 6, 3]
+        for b, nv in enumerate(n_valid):
+            ann[b, nv:, :] = np.nan
+    elif masked:  # photos of 2, 6, 3, 5 and 1 of the 6 cells; their padding NaN (never to be read)
         n_valid = [1, 2, 1, 3, 1] if sparse else [2, 6, 3, 5, 1]
         for b, nv in enumerate(n_valid):
             ann[b, nv:, :] = np.nan
@@ -261,7 +311,7 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
     loss, logits, ce, pen, n = forward(Pt, c, torch.tensor(ann, dtype=torch.float64), lens,
                                        torch.tensor(words, dtype=torch.long), True,
                                        (torch.tensor(m1, dtype=torch.float64), torch.tensor(m2, dtype=torch.float64)),
-                                       n_valid, hard)
+                                       n_valid, hard, copy)
     assert math.isfinite(loss.item())
     if hard is not None:  # float32 alphas in C: no draw may sit this close to a cell boundary
         assert hard["margin"] > 1e-5, "a draw is %.2g from a boundary: pick another seed" % hard["margin"]
@@ -270,6 +320,9 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
     out += [("ann", ann), ("len", np.array(lens, dtype=np.int32)), ("words", words)]
     if n_valid is not None:
         out += [("n_valid", np.array(n_valid, dtype=np.int32))]
+    if copy is not None:
+        out += [("n_regions", np.array(copy["n_regions"], dtype=np.int32)), ("word_category", copy["word_cat"]),
+                ("region_cat", np.array([(k + [255, 255])[:2] for k in copy["cats"]], dtype=np.int32))]
     out += [
             ("logits", logits.detach().numpy().astype(np.float32)),
             ("loss", np.array([loss.item()], dtype=np.float32))]
@@ -321,12 +374,14 @@ if __name__ == "__main__":
     ap.add_argument("--sparse", action="store_true", help="with --mask: photos of 1, 2, 1, 3 and 1 of the 6 cells "
                     "(fewer than half the rows: the C code's per-photo products with W_a, captions without photos "
                     "given regions)")
+    ap.add_argument("--copy", action="store_true", help="config.copy: a 2x2 grid, 2 regions and the copy "
+                    "path's objective (tests/fixtures/decoder_parity_copy.safetensors)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse)
+        make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse, a.copy)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

@@ -119,7 +119,20 @@ typedef struct ac_decoder_config {
      * region_min_score are not regions. Fixed when the model is trained; recorded in the model file. */
     int regions;
     float region_scale, region_min_score;
+    /* Copy (LSTM, soft attention, with regions; 0: none): a word can come from the attended region's
+     * category as well as from the vocabulary softmax (LSTM-C, Yao et al. 2017; a pointer-generator's
+     * gate, See et al. 2017). With g = sigmoid(w_c . [h_t; z_t] + b_c) and pi the attention on the
+     * regions renormalised over them,
+     *   p(w) = (1 - g) p_vocab(w) + g sum_{r: w names c_r} pi_r p_vocab(w) / p_vocab(S(c_r))
+     * where S(c) are the vocabulary words naming category c (objects.h, ac_decoder_set_copy_words): the
+     * region says which object, the vocabulary which of its words (giraffe or giraffes, man or woman).
+     * Tensors copy_w [H + D], copy_b [1]. A photo without a region of a category with words decodes
+     * as without copy. src/decoder/copy_internal.h has the derivation of the gradient. */
+    int copy;
 } ac_decoder_config;
+
+/* The categories a copy model's regions name: COCO's (objects.h's AC_N_OBJECTS). */
+#define AC_COPY_CATEGORIES 80
 
 /* The decoder kinds (config.decoder). */
 typedef enum ac_decoder_kind { AC_DECODER_LSTM = 0, AC_DECODER_TRANSFORMER, AC_DECODER_KIND_COUNT } ac_decoder_kind;
@@ -161,6 +174,8 @@ typedef struct ac_decoder {
     float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
     float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
     float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
+    float *copy_w, *copy_b;                      /* [H + D], [1]: config.copy's gate; NULL without copy */
+    struct ac_copy_sets *copy; /* which words name each category (ac_decoder_set_copy_words); owned */
     /* The transformer has emb, out_lo [d, V] and out_bo [V] under these names (the trainer's output
      * bias and a warm start's word rows work alike); its other tensors are in transformer.c's list,
      * and the LSTM's pointers above are NULL. */
@@ -175,6 +190,10 @@ typedef struct ac_decoder {
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
+/* A copy model's word sets: word_category [vocab] gives the category (0 .. AC_COPY_CATEGORIES - 1)
+ * word w names alone, or -1 (objects.h's ac_objects_of_vocab). Needed before a copy model trains or
+ * decodes (the model loader and the trainer set it); without it the copy path is off. */
+int ac_decoder_set_copy_words(ac_decoder *dec, const signed char *word_category, ac_err *err);
 void ac_decoder_free(ac_decoder *dec);
 /* For inference (LSTM): keep float16 copies of the weights each step streams (lstm_w, out_lo, att_wh, out_lh,
  * out_lz) if every value is exactly a float16 (true of a model stored as F16) and the CPU has the
@@ -242,6 +261,10 @@ typedef struct ac_dec_batch {
      * L annotation vectors, the rest padding (masked: never read). 1 <= n_valid[b] <= L, the same for
      * captions that share a photo. */
     const int *n_valid;
+    /* Optional [B] (NULL: nothing to copy): for a copy model, the last n_regions[b] of caption b's
+     * photo's n_valid[b] rows are regions of categories region_cat[b][0 .. n_regions[b] - 1]. */
+    const int *n_regions;
+    const unsigned char *const *region_cat;
 } ac_dec_batch;
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
@@ -308,6 +331,9 @@ int ac_decoder_check_grid(const ac_decoder_config *cfg, int grid_h, int grid_w, 
 void ac_dec_image_grid(const ac_dec_image *img, int *grid_h, int *grid_w);
 /* The regions it was prepared with (ac_decoder_prepare_regions; 0 otherwise). */
 int ac_dec_image_regions(const ac_dec_image *img);
+/* A copy model's step copies from the regions' categories (category [regions], each below
+ * AC_COPY_CATEGORIES): set them after ac_decoder_prepare_regions; without them nothing is copied. */
+void ac_dec_image_set_categories(ac_dec_image *img, const int *category);
 void ac_dec_image_free(ac_dec_image *img);
 /* A hypothesis's decoder state is two things: `state`, ac_decoder_state_size floats that each step
  * replaces (the LSTM's [h | c]; none for the transformer), and its history, ac_decoder_hist_size floats

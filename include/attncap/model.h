@@ -55,6 +55,9 @@ struct ac_model { /* typedef: attncap.h */
  * whose "paired" is an array of vocab counts (integers >= 0). F16 or F32 storage. Errors name the
  * file and the problem; on error *m is left empty. */
 int ac_model_load(const char *path, ac_model *m, ac_err *err);
+/* A copy model's word sets from its vocabulary (decoder.h's ac_decoder_set_copy_words with objects.h's
+ * reading of each word); ac_model_load does this. */
+int ac_model_copy_words(ac_model *m, ac_err *err);
 /* Writes format, config, vocab, encoder (m->encoder_json, or "{}") and the optional
  * NULL-terminated key, value, key, value... of extra_meta (e.g. "training", "decode"), atomically.
  * fp16: store the weights as F16. m->decode is not written (it is a choice made on dev photos after

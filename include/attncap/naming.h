@@ -18,6 +18,7 @@
 #include "attncap/confidence.h"
 #include "attncap/model.h"
 #include "attncap/presence.h"
+#include "attncap/regions.h"
 #include "attncap/tags.h"
 
 #ifdef __cplusplus
@@ -104,6 +105,7 @@ typedef struct ac_name_task {
     ac_err err;
     int grid_h, grid_w; /* the photo's own grid (decoder.h, masks); 0: the model's */
     int n_regions;      /* regions after the grid's cells in ann (regions.h); 0: none */
+    const ac_region *regions; /* [n_regions] what they are (a copy model copies from their categories); may be NULL */
 } ac_name_task;
 int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_opts *o, const ac_beam_opts *bo,
                      int n_rows, int n_classes, int n, ac_name_task *tasks);

@@ -177,6 +177,11 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
                                       ? ac_decoder_prepare_regions(&model->dec, tasks[i].ann, gh, gw, tasks[i].n_regions)
                                       : NULL;
         if (!tasks[i].failed && !img) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
+        if (img && tasks[i].regions) { /* a copy model names what the regions are */
+            int cat[AC_REGIONS_MAX];
+            for (int r = 0; r < tasks[i].n_regions && r < AC_REGIONS_MAX; r++) cat[r] = tasks[i].regions[r].category;
+            ac_dec_image_set_categories((ac_dec_image *)img, cat);
+        }
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
     if (nb) ac_beam_search_photos(&model->dec, nb, bt);
@@ -212,7 +217,8 @@ static int run(const ac_captioner *c, ac_encoder *enc, ac_detector *det, float *
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;
-    ac_name_task task = {.ann = ann, .probs = probs, .grid_h = grid[0], .grid_w = grid[1], .n_regions = nr};
+    ac_name_task task = {.ann = ann, .probs = probs, .grid_h = grid[0], .grid_w = grid[1], .n_regions = nr,
+                         .regions = regions};
     ac_captioner_search(c, 1, &task, enc != &c->enc); /* a batch of one: the same captions as the lanes' */
     *out = task.out;
     if (!task.failed && ac_caption_set_regions(out, regions, nr)) task.failed = ac_errf(&task.err, "out of memory");

@@ -130,7 +130,7 @@ static void search_jobs(batch *b, const int *which, int n) {
     for (int k = 0; k < n; k++) {
         const job *j = &b->ring[which[k] % b->depth];
         tasks[k] = (ac_name_task){.ann = j->ann, .probs = j->probs, .grid_h = j->grid[0], .grid_w = j->grid[1],
-                                  .n_regions = j->n_regions};
+                                  .n_regions = j->n_regions, .regions = j->regions};
     }
     ac_captioner_search(b->cap, n, tasks, 1);
     const double each = (ac_now() - t0) / n;

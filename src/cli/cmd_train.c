@@ -32,6 +32,7 @@ static void usage(FILE *f) {
             "  --detections F[,F..] `attncap detect --min-score 0.1` lines of the photos: the decoder also attends\n"
             "                       over each photo's detected objects, and names them (regions; see README)\n"
             "  --regions N          detected objects per photo the decoder sees (default 10 with --detections)\n"
+            "  --copy               with --detections: name an attended object from its category (learned gate)\n"
             "  --text-weight W      weight of the text loss against the photos' (default 1)\n"
             "  --init MODEL         start from MODEL's weights (same sizes; its words keep their rows)\n"
             "  --out MODEL          best model by the validation score (checkpoint: MODEL.ckpt)\n"
@@ -99,7 +100,7 @@ int cmd_train(int argc, char **argv) {
         OPT_STR("--extra-data", &o.extra_data),
         OPT_STR("--text", &o.text),
         OPT_FLOAT("--text-ratio", &o.text_ratio, 0.01, 100),
-        OPT_STR("--detections", &o.detections), OPT_INT("--regions", &o.regions, 1, 32),
+        OPT_STR("--detections", &o.detections), OPT_INT("--regions", &o.regions, 1, 32), OPT_FLAG("--copy", NULL, &o.copy),
         OPT_FLOAT("--text-weight", &o.text_weight, 0, 100),
         OPT_STR("--init", &o.init),
         OPT_STR("--out", &o.out),

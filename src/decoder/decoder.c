@@ -14,6 +14,7 @@
  *   init_c_w [D, H]  init_c_b [H]  c_0 = tanh(mean(a) W + b)
  *   lstm_w   [E + D + H, 4H]  lstm_b [4H]   gates of [E y; z; h], order i f g o
  *   out_lh   [H, E]  out_lz [D, E]  out_lo [E, V]  out_bo [V]   deep output
+ *   copy_w   [H + D] copy_b [1]   the copy gate (config.copy only; copy.c)
  * Row-vector convention: y = x W with x [rows] and W [rows, cols]. */
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "attention_internal.h"
+#include "copy_internal.h"
 #include "decoder_internal.h"
 #include "hard_attention_internal.h"
 #include "pool.h"
@@ -60,8 +62,9 @@ const char *ac_decoder_attention_mode_name(int mode) {
 int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_names, AC_ATTENTION_MODE_COUNT, name); }
 
 /* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
- * attention tensors that only some score functions have. */
-#define N_SPEC 18
+ * attention tensors that only some score functions have, HAS_COPY those of config.copy. */
+#define N_SPEC 20
+#define HAS_COPY 0x100u
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
@@ -70,7 +73,7 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
         {"beta_w", 1, H, 0},     {"beta_b", 1, 1, 0},     {"init_h_w", D, H, 0},   {"init_h_b", 1, H, 0},
         {"init_c_w", D, H, 0},   {"init_c_b", 1, H, 0},   {"lstm_w", E + D + H, 4 * H, 0},
         {"lstm_b", 1, 4 * H, 0}, {"out_lh", H, E, 0},     {"out_lz", D, E, 0},     {"out_lo", E, V, 0},
-        {"out_bo", 1, V, 0},
+        {"out_bo", 1, V, 0},     {"copy_w", 1, H + D, HAS_COPY}, {"copy_b", 1, 1, HAS_COPY},
     };
     for (int i = 0; i < N_SPEC; i++) {
         t[i] = (ac_dec_tensor){spec[i].name, spec[i].r, spec[i].k, 0};
@@ -87,7 +90,7 @@ int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_p
     size_t off = 0;
     int n = 0;
     for (int i = 0; i < tensor_spec(c, all, has); i++) {
-        if (has[i] && !(has[i] & mine)) continue;
+        if (has[i] == HAS_COPY ? !c->copy : has[i] && !(has[i] & mine)) continue;
         t[n] = all[i];
         t[n++].offset = off;
         off += (size_t)all[i].rows * (size_t)all[i].cols;
@@ -123,6 +126,8 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
                        c->entropy, c->expected);
     if (c->decoder == AC_DECODER_TRANSFORMER && c->attention_mode != AC_ATTENTION_SOFT)
         return ac_errf(err, "hard attention is the LSTM decoder's: a transformer's attention is soft");
+    if (c->copy && (c->copy != 1 || c->decoder != AC_DECODER_LSTM || c->attention_mode != AC_ATTENTION_SOFT || c->regions < 1))
+        return ac_errf(err, "copy is 0 or 1, and needs an LSTM with soft attention and regions");
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -160,7 +165,7 @@ static void bind(ac_decoder *dec) {
     float **v[N_SPEC] = {&dec->emb,      &dec->att_wa,   &dec->att_ba,   &dec->att_wh,   &dec->att_we,
                          &dec->att_logtau, &dec->beta_w, &dec->beta_b,   &dec->init_h_w, &dec->init_h_b,
                          &dec->init_c_w, &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,
-                         &dec->out_lz,   &dec->out_lo,   &dec->out_bo};
+                         &dec->out_lz,   &dec->out_lo,   &dec->out_bo,   &dec->copy_w,   &dec->copy_b};
     for (int i = 0, k = 0; i < N_SPEC; i++) {
         const int mine = k < n && !strcmp(t[k].name, all[i].name);
         *v[i] = mine ? dec->params + t[k++].offset : NULL;
@@ -202,6 +207,9 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
     if (dec->att_logtau) dec->att_logtau[0] = (float)AC_ATTENTION_LOGTAU_INIT;
     /* Forget-gate bias 1: remember by default early in training. */
     for (int j = 0; j < cfg->hidden; j++) dec->lstm_b[cfg->hidden + j] = 1.0f;
+    /* The copy gate starts nearly shut (g = 0.05): a warm start from a model without copy begins
+     * close to that model's distribution. */
+    if (dec->copy_b) dec->copy_b[0] = -3.0f;
     return 0;
 }
 
@@ -210,6 +218,7 @@ void ac_decoder_free(ac_decoder *dec) {
     free(dec->params);
     free(dec->lstm_w16), free(dec->out_lo16), free(dec->att_wh16), free(dec->out_lh16), free(dec->out_lz16);
     ac_pool_free(dec->step_pool);
+    ac_decoder_free_copy_words(dec);
     memset(dec, 0, sizeof *dec);
 }
 
@@ -303,6 +312,12 @@ void ac_dec_image_grid(const ac_dec_image *im, int *grid_h, int *grid_w) {
 
 int ac_dec_image_regions(const ac_dec_image *im) { return im->regions; }
 
+void ac_dec_image_set_categories(ac_dec_image *im, const int *category) {
+    for (int r = 0; r < im->regions; r++)
+        im->cat[r] = (unsigned char)(category[r] >= 0 && category[r] < AC_COPY_CATEGORIES ? category[r] : 255);
+    im->has_categories = 1;
+}
+
 void ac_dec_image_free(ac_dec_image *im) {
     if (!im) return;
     free(im->ann);
@@ -392,6 +407,31 @@ static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int 
     else {
         split_mul m = {M, N, K, lda, ldc, A, W16, C};
         ac_pool_run(dec->step_pool, mul_chunk, &m);
+    }
+}
+
+/* The copy path (copy_internal.h) on the step's log-probabilities: each row's gate from h_t and z_t
+ * (x's z part, already times beta), its regions' attention the heads' mean of ah [K, heads, L]. */
+static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                      const float *ah, const float *x, const float *h_out, int ldo, float *logp) {
+    const ac_decoder_config *cf = &dec->cfg;
+    const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab, X = E + D + H;
+    const int nh = ac_attention_heads(cf);
+    for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
+        const ac_dec_image *im = img[p];
+        if (!im->regions || !im->has_categories) continue;
+        const int g0 = im->gh * im->gw;
+        for (int k = k0; k < k0 + rows[p]; k++) {
+            float abar[AC_REGIONS_MAX];
+            for (int r = 0; r < im->regions; r++) {
+                float sum = 0;
+                for (int j = 0; j < nh; j++) sum += ah[((size_t)k * nh + j) * L + g0 + r];
+                abar[r] = sum / nh;
+            }
+            const ac_copy_regions reg = {im->regions, im->cat, abar};
+            const float u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
+            ac_copy_mix_logp(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V);
+        }
     }
 }
 
@@ -487,6 +527,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
     for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
+    if (dec->copy_w && dec->copy) copy_step(dec, n_photos, img, rows, ah, x, h_out, ldo, logp);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,

@@ -93,6 +93,7 @@ static inline double ac_uniform01(uint64_t *s) {
 }
 
 #include "attncap/decoder.h"
+#include "attncap/regions.h"
 /* A photo prepared for the inference step (decoder.h's ac_dec_image), of either decoder kind. */
 struct ac_dec_image {
     int L, D, A;
@@ -103,6 +104,8 @@ struct ac_dec_image {
     float *proj; /* LSTM: [n, A]  the keys W_a a_i (+ b_a); A = ac_attention_key_dim */
     float *mean; /* LSTM: [D] over the n cells */
     float *kv;   /* transformer: [layers, L, 2d] each layer's cross-attention keys and values */
+    int has_categories;                 /* copy: cat below set (ac_dec_image_set_categories) */
+    unsigned char cat[AC_REGIONS_MAX];  /* copy: each region's category */
 };
 /* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack
  * (trans: B given as [N, K], i.e. pack B^T) into ac_smm_packed_size(K, N) floats. */

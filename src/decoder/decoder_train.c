@@ -25,6 +25,7 @@
 
 #include "attncap/decoder.h"
 #include "attention_internal.h"
+#include "copy_internal.h"
 #include "decoder_internal.h"
 #include "hard_attention_internal.h"
 #include "transformer_internal.h"
@@ -78,6 +79,11 @@ struct ac_dec_work {
     int *cap_mode; /* [B] CAP_EXPECTED, CAP_SAMPLED or CAP_ARGMAX */
     double *cap_ce; /* [B] the caption's cross-entropy */
     float *kr;     /* [B] d loss / d log p(s | a) of a sampled caption: lambda_r (ce - n b) / N */
+    /* copy (config.copy, copy_internal.h) */
+    const int *nreg;                  /* the batch's n_regions (NULL: nothing to copy) */
+    const unsigned char *const *rcat; /* the batch's region_cat */
+    float *cgate, *cdu;               /* [N] the gate g, and d loss / d its pre-activation */
+    float *cabar, *cdabar;            /* [N, regions] the regions' attention (heads' mean), d loss / d it */
 };
 enum { CAP_EXPECTED, CAP_SAMPLED, CAP_ARGMAX };
 
@@ -158,6 +164,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         AL(w->m2, n * E); AL(w->to, n * E); AL(w->od, n * E); AL(w->logits, n * V);
         AL(w->dG, n * 4 * H); AL(w->dq, n * K); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
         AL(w->dO, n * E); AL(w->d2, n * E); AL(w->loc, n * (size_t)ac_attention_heads(c));
+        AL(w->cgate, n); AL(w->cdu, n); AL(w->cabar, n * (c->regions + 1)); AL(w->cdabar, n * (c->regions + 1));
         w->capN = N;
     }
 #undef AL
@@ -181,7 +188,8 @@ void ac_dec_work_free(ac_dec_work *w) {
     void *ps[] = {w->uimg, w->uval, (void *)w->uptr, w->bt, w->off, w->in_tok, w->tgt, w->ann, w->mean, w->proj, w->dproj, w->h0, w->c0, w->dh,
                   w->dc, w->S, w->dX, w->dal, w->de, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
-                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift, w->loc, w->cap_mode, w->cap_ce, w->kr};
+                  w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift, w->loc, w->cap_mode, w->cap_ce, w->kr,
+                  w->cgate, w->cdu, w->cabar, w->cdabar};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     ac_tf_work_free(w->tf);
     free(w);
@@ -271,6 +279,32 @@ static int few_rows(const ac_dec_work *w) {
     long used = 0;
     for (int u = 0; u < w->U; u++) used += w->uval[u];
     return used * 2 < (long)w->U * w->cfg.n_ann;
+}
+
+/* Whether the batch copies: a copy model with its word sets, given the regions' categories. */
+static int copy_on(const ac_decoder *dec, const ac_dec_work *w) { return dec->copy_w && dec->copy && w->nreg; }
+
+/* Token r (of caption i)'s regions for copy.c: their categories and attention. */
+static ac_copy_regions copy_regions(const ac_dec_work *w, int i, int r) {
+    return (ac_copy_regions){w->nreg[i], w->rcat[i], w->cabar + (size_t)r * (w->cfg.regions + 1)};
+}
+
+/* The copy path's forward: each token's gate g = sigmoid(w_c . [dropped h_t; z_t] + b_c) and its
+ * regions' attention (the heads' mean): the last nreg rows of its photo's own. */
+static void copy_forward(const ac_decoder *dec, ac_dec_work *w) {
+    const ac_decoder_config *c = &dec->cfg;
+    const int H = c->hidden, D = c->dim, L = c->n_ann, nh = ac_attention_heads(c), R1 = c->regions + 1;
+    for (int t = 0; t < w->T; t++)
+        for (int i = 0; i < w->bt[t]; i++) {
+            const int r = w->off[t] + i, nr = w->nreg[i], g0 = w->uval[w->uimg[i]] - nr;
+            const float u = ac_copy_gate_logit(dec, w->hd + (size_t)r * H, w->X + (size_t)r * (D + H));
+            w->cgate[r] = 1.0f / (1.0f + expf(-u));
+            for (int k = 0; k < nr; k++) {
+                float sum = 0;
+                for (int j = 0; j < nh; j++) sum += w->alpha[((size_t)r * nh + j) * L + g0 + k];
+                w->cabar[(size_t)r * R1 + k] = sum / nh;
+            }
+        }
 }
 
 static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train, uint64_t seed,
@@ -397,13 +431,21 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     }
     for (int r = 0; r < N; r++) memcpy(w->logits + (size_t)r * V, dec->out_bo, sizeof(float) * V);
     mm(0, 0, N, V, E, w->od, E, dec->out_lo, V, 1.0f, w->logits, V);
+    if (copy_on(dec, w)) copy_forward(dec, w);
 
     double ce = 0;
+    const int copy = copy_on(dec, w);
     for (int i = 0; i < B; i++) w->cap_ce[i] = 0;
     for (int t = 0; t < T; t++) /* rows in order, and each caption's share */
         for (int i = 0; i < w->bt[t]; i++) {
             const int r = w->off[t] + i;
-            const double l = ac_xent_sum(w->logits + (size_t)r * V, 1, V, w->tgt + r);
+            double l;
+            if (copy && w->nreg[i] > 0) {
+                const ac_copy_regions reg = copy_regions(w, i, r);
+                l = ac_copy_xent(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r]);
+            } else {
+                l = ac_xent_sum(w->logits + (size_t)r * V, 1, V, w->tgt + r);
+            }
             ce += l, w->cap_ce[i] += l;
         }
     memset(w->S, 0, sizeof(float) * (size_t)B * HL);
@@ -428,7 +470,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
 
 typedef struct {
     float *emb, *att_wa, *att_ba, *att_wh, *att_we, *att_logtau, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w,
-        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo;
+        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b;
 } grads;
 
 /* The gradient's views, at the parameters' offsets (NULL where the decoder has no such tensor). */
@@ -436,7 +478,8 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
     grads r;
 #define G_(name) r.name = dec->name ? g + (dec->name - dec->params) : NULL
     G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(att_logtau); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
-    G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo);
+    G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo); G_(copy_w);
+    G_(copy_b);
 #undef G_
     return r;
 }
@@ -468,7 +511,23 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     memset(grad, 0, sizeof(float) * dec->n_params);
     grads g = bind_grads(dec, grad);
 
-    ac_xent_grad(w->logits, N, V, w->tgt, inv); /* logits -> dlogits = (softmax - onehot) / N */
+    const int copy = copy_on(dec, w), R1 = c->regions + 1;
+    if (!copy) {
+        ac_xent_grad(w->logits, N, V, w->tgt, inv); /* logits -> dlogits = (softmax - onehot) / N */
+    } else { /* the copy path's gradient where a caption has regions (copy_internal.h) */
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < w->bt[t]; i++) {
+                const int r = w->off[t] + i;
+                w->cdu[r] = 0;
+                if (w->nreg[i] > 0) {
+                    const ac_copy_regions reg = copy_regions(w, i, r);
+                    ac_copy_xent_grad(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r], inv, &w->cdu[r],
+                                      w->cdabar + (size_t)r * R1);
+                } else {
+                    ac_xent_grad(w->logits + (size_t)r * V, 1, V, w->tgt + r, inv);
+                }
+            }
+    }
     colsum_add(w->logits, N, V, g.out_bo);
     mm(1, 0, E, V, N, w->od, E, w->logits, V, 0.0f, g.out_lo, V);
     mm(0, 1, N, E, V, w->logits, V, dec->out_lo, V, 0.0f, w->d2, E);
@@ -480,9 +539,19 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     }
     mm(1, 0, H, E, N, w->hd, H, w->dO, E, 0.0f, g.out_lh, E);
     mm(0, 1, N, H, E, w->dO, E, dec->out_lh, E, 0.0f, w->dh_out, H);
-    for (size_t k = 0; k < (size_t)N * H; k++) w->dh_out[k] *= w->m1[k];
     mm(1, 0, D, E, N, w->X, DH, w->dO, E, 0.0f, g.out_lz, E);
     mm(0, 1, N, D, E, w->dO, E, dec->out_lz, E, 0.0f, w->dz_out, D);
+    if (copy) /* the gate u = w_c . [dropped h; z] + b_c */
+        for (int r = 0; r < N; r++) {
+            const float du = w->cdu[r];
+            if (du == 0) continue;
+            const float *hd = w->hd + (size_t)r * H, *z = w->X + (size_t)r * DH;
+            float *dh = w->dh_out + (size_t)r * H, *dz = w->dz_out + (size_t)r * D;
+            for (int j = 0; j < H; j++) g.copy_w[j] += du * hd[j], dh[j] += du * dec->copy_w[j];
+            for (int j = 0; j < D; j++) g.copy_w[H + j] += du * z[j], dz[j] += du * dec->copy_w[H + j];
+            g.copy_b[0] += du;
+        }
+    for (size_t k = 0; k < (size_t)N * H; k++) w->dh_out[k] *= w->m1[k];
 
     /* The penalty's gradient w.r.t. alpha_ti is the same for every t of a caption. */
     const float pk = 2.0f * c->lambda * inv;
@@ -533,6 +602,8 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             else /* a location's context does not depend on alpha */
                 memset(w->dal, 0, sizeof(float) * (size_t)HL);
             for (int l = 0; l < HL; l++) w->dal[l] += w->S[(size_t)i * HL + l]; /* (beyond n: not read) */
+            for (int k = 0; copy && k < w->nreg[i]; k++) /* the copy's pi, from the heads' mean */
+                for (int j = 0; j < nh; j++) w->dal[(size_t)j * L + n - w->nreg[i] + k] += w->cdabar[(size_t)r * R1 + k] / nh;
             ac_attention_softmax_backward_masked(al, w->dal, nh, L, n, w->de);
             if (mode == CAP_SAMPLED) /* REINFORCE and the entropy bonus (a padded cell: alpha 0, adds 0) */
                 ac_hard_attention_backward(al, nh, L, w->loc + (size_t)r * nh, w->kr[i], c->entropy * inv, w->de);
@@ -610,9 +681,16 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
                 return ac_errf(err, "decoder batch: captions %d and %d of one photo give it %d and %d cells", i, j,
                                b->n_valid[i], b->n_valid[j]);
     }
+    for (int i = 0; b->n_regions && i < b->B; i++) {
+        const int n = b->n_valid ? b->n_valid[i] : c->n_ann;
+        if (b->n_regions[i] < 0 || b->n_regions[i] > c->regions || b->n_regions[i] >= n || (b->n_regions[i] && !b->region_cat))
+            return ac_errf(err, "decoder batch: caption %d's photo has %d regions (the model: at most %d, fewer than its %d rows)",
+                           i, b->n_regions[i], c->regions, n);
+    }
     if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;
+    w->nreg = b->n_regions, w->rcat = b->region_cat;
     for (int i = 0; i < b->B; i++) {
         const int n = b->n_valid ? b->n_valid[i] : c->n_ann;
         int u = 0;

@@ -11,6 +11,7 @@
 
 #include "attncap/model.h"
 #include "attncap/naming.h"
+#include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
 #include "alloc_internal.h"
@@ -59,6 +60,7 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
         cJSON_AddNumberToObject(o, "region_scale", short_float(c->region_scale));
         cJSON_AddNumberToObject(o, "region_min_score", short_float(c->region_min_score));
     }
+    if (c->copy) cJSON_AddNumberToObject(o, "copy", c->copy);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -74,7 +76,7 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     static const char *const known[] = {"vocab", "embed", "hidden", "att", "dim", "n_ann", "grid_h", "grid_w",
                                         "dropout", "lambda", "attention", "heads", "decoder", "layers",
                                         "attention_mode", "reinforce", "entropy", "expected_context", "regions",
-                                        "region_scale", "region_min_score"};
+                                        "region_scale", "region_min_score", "copy"};
     const cJSON *item;
     cJSON_ArrayForEach(item, o) {
         size_t i = 0;
@@ -156,8 +158,23 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         }
         c->regions = (int)rg->valuedouble, c->region_scale = (float)sc->valuedouble, c->region_min_score = (float)ms->valuedouble;
     }
+    const cJSON *cp = cJSON_GetObjectItemCaseSensitive(o, "copy"); /* absent: none */
+    if (cp && (!cJSON_IsNumber(cp) || (cp->valuedouble != 0 && cp->valuedouble != 1))) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'copy' is 0 or 1");
+    }
+    c->copy = cp ? (int)cp->valuedouble : 0;
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
+}
+
+int ac_model_copy_words(ac_model *m, ac_err *err) {
+    signed char *word_object = ac_malloc((size_t)m->dec.cfg.vocab);
+    if (!word_object) return ac_errf(err, "out of memory");
+    ac_objects_of_vocab(m->vocab, word_object);
+    const int rc = ac_decoder_set_copy_words(&m->dec, word_object, err);
+    free(word_object);
+    return rc;
 }
 
 /* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). */
@@ -352,6 +369,10 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         goto done;
     }
     if (read_tensors(&f, path, &cfg, &m->dec, err)) goto done;
+    if (cfg.copy && ac_model_copy_words(m, err)) {
+        ac_err_prefix(err, "%s", path);
+        goto done;
+    }
     m->encoder_json = ac_strdup(enc);
     m->path = ac_strdup(path);
     m->training_json = training ? ac_strdup(training) : NULL;

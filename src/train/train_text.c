@@ -139,7 +139,6 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
     }
     ac_dec_tensor ta[AC_DEC_MAX_TENSORS], tb[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(a, ta, NULL);
-    ac_decoder_tensors(b, tb, NULL);
     const int E = b->embed, Va = a->vocab, Vb = b->vocab;
     int *map = ac_malloc(sizeof(int) * (size_t)Vb); /* new id -> old id, -1 if new */
     if (!map) {
@@ -151,8 +150,12 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
         const int u = v < 4 ? v : ac_vocab_id(old.vocab, w);
         map[v] = v < 4 || u != AC_UNK ? u : -1;
     }
+    const int ntb = ac_decoder_tensors(b, tb, NULL);
     for (int k = 0; k < nt; k++) {
-        float *dst = d->params + tb[k].offset;
+        int kb = 0; /* by name: a tensor one model has and the other not (copy's) is left as it is */
+        while (kb < ntb && strcmp(tb[kb].name, ta[k].name)) kb++;
+        if (kb == ntb) continue;
+        float *dst = d->params + tb[kb].offset;
         const float *src = old.dec.params + ta[k].offset;
         if (!strcmp(ta[k].name, "emb")) { /* [V, E] */
             for (int v = 0; v < Vb; v++)

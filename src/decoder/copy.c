@@ -1,0 +1,182 @@
+/* copy.c: the copy path (copy_internal.h says what it computes): the category -> words table, the
+ * inference step's mixture and the training objective's per-token loss and gradient. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/regions.h"
+#include "copy_internal.h"
+#include "alloc_internal.h"
+
+/* The words of category c are words[off[c] .. off[c + 1] - 1]; cat[w] is word w's category or -1. */
+struct ac_copy_sets {
+    int off[AC_COPY_CATEGORIES + 1];
+    int *words;         /* [V] at most */
+    signed char *cat;   /* [V] */
+};
+
+int ac_decoder_set_copy_words(ac_decoder *dec, const signed char *word_category, ac_err *err) {
+    const int V = dec->cfg.vocab;
+    struct ac_copy_sets *s = ac_calloc(1, sizeof *s);
+    if (s) s->words = ac_malloc(sizeof *s->words * (size_t)V), s->cat = ac_malloc((size_t)V);
+    if (!s || !s->words || !s->cat) {
+        if (s) free(s->words), free(s->cat);
+        free(s);
+        return ac_errf(err, "out of memory");
+    }
+    int count[AC_COPY_CATEGORIES] = {0};
+    for (int w = 0; w < V; w++) {
+        const int c = word_category[w];
+        s->cat[w] = (signed char)(c >= 0 && c < AC_COPY_CATEGORIES ? c : -1);
+        if (s->cat[w] >= 0) count[c]++;
+    }
+    s->off[0] = 0;
+    for (int c = 0; c < AC_COPY_CATEGORIES; c++) s->off[c + 1] = s->off[c] + count[c], count[c] = s->off[c];
+    for (int w = 0; w < V; w++)
+        if (s->cat[w] >= 0) s->words[count[(int)s->cat[w]]++] = w;
+    ac_decoder_free_copy_words(dec);
+    dec->copy = s;
+    return 0;
+}
+
+void ac_decoder_free_copy_words(ac_decoder *dec) {
+    if (!dec->copy) return;
+    free(dec->copy->words), free(dec->copy->cat), free(dec->copy);
+    dec->copy = NULL;
+}
+
+float ac_copy_gate_logit(const ac_decoder *dec, const float *h, const float *z) {
+    const int H = dec->cfg.hidden, D = dec->cfg.dim;
+    float u = dec->copy_b[0];
+    for (int j = 0; j < H; j++) u += dec->copy_w[j] * h[j];
+    for (int j = 0; j < D; j++) u += dec->copy_w[H + j] * z[j];
+    return u;
+}
+
+/* Pi per category of the regions (pi normalised over the regions whose category has words); returns
+ * the number of categories with Pi > 0 written to cats[]/Pi[] (at most reg->n), 0 when there is
+ * nothing to copy. */
+static int category_shares(const struct ac_copy_sets *s, const ac_copy_regions *reg, int *cats, double *Pi, double *A) {
+    double sum = 0;
+    for (int r = 0; r < reg->n; r++) {
+        const int c = reg->cat[r];
+        if (c < AC_COPY_CATEGORIES && s->off[c + 1] > s->off[c]) sum += reg->abar[r];
+    }
+    *A = sum;
+    if (!(sum > 0)) return 0;
+    int n = 0;
+    for (int r = 0; r < reg->n; r++) {
+        const int c = reg->cat[r];
+        if (c >= AC_COPY_CATEGORIES || s->off[c + 1] == s->off[c]) continue;
+        int k = 0;
+        while (k < n && cats[k] != c) k++;
+        if (k == n) cats[n] = c, Pi[n++] = 0;
+        Pi[k] += reg->abar[r] / sum;
+    }
+    return n;
+}
+
+/* log sum_{w in S(c)} exp(x_w) */
+static double log_set_sum(const struct ac_copy_sets *s, int c, const float *x) {
+    double mx = -INFINITY, t = 0;
+    for (int i = s->off[c]; i < s->off[c + 1]; i++) mx = x[s->words[i]] > mx ? x[s->words[i]] : mx;
+    for (int i = s->off[c]; i < s->off[c + 1]; i++) t += exp(x[s->words[i]] - mx);
+    return mx + log(t);
+}
+
+void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logp) {
+    const struct ac_copy_sets *s = dec->copy;
+    int cats[AC_REGIONS_MAX];
+    double Pi[AC_REGIONS_MAX], A;
+    const int n = s && reg->n <= AC_REGIONS_MAX ? category_shares(s, reg, cats, Pi, &A) : 0;
+    if (!n) return;
+    const int V = dec->cfg.vocab;
+    const double g = gate, keep = log1p(-g);
+    double lq[AC_REGIONS_MAX];
+    for (int k = 0; k < n; k++) lq[k] = log_set_sum(s, cats[k], logp); /* log Q_c, before logp changes */
+    for (int w = 0; w < V; w++) {
+        const int c = s->cat[w];
+        int k = 0;
+        while (c >= 0 && k < n && cats[k] != c) k++;
+        if (c < 0 || k == n) logp[w] = (float)(logp[w] + keep);
+        else /* log((1 - g) p_w + g Pi_c p_w / Q_c) */
+            logp[w] = (float)(logp[w] + log((1 - g) + g * Pi[k] * exp(-lq[k])));
+    }
+}
+
+/* What a token's loss and gradient share: log p_y, the log-normaliser of the logits, and P. */
+typedef struct copy_token {
+    int n, cats[AC_REGIONS_MAX];
+    double Pi[AC_REGIONS_MAX], A;
+    double lz;      /* log sum_w exp(logits_w) */
+    double py, P;   /* p_y and p(y) */
+    int ky;         /* y's category among cats, -1 if none */
+    double lq_y;    /* log Q of y's category (unnormalised logits' log-sum over S(c(y)) - lz) */
+    double m_y;     /* p_y / Q_{c(y)} (0 if ky < 0) */
+} copy_token;
+
+static void token_forward(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *x, int y,
+                          copy_token *t) {
+    const struct ac_copy_sets *s = dec->copy;
+    const int V = dec->cfg.vocab;
+    double mx = x[0], z = 0;
+    for (int w = 1; w < V; w++) mx = x[w] > mx ? x[w] : mx;
+    for (int w = 0; w < V; w++) z += exp(x[w] - mx);
+    t->lz = mx + log(z);
+    t->py = exp(x[y] - t->lz);
+    t->n = s && reg->n <= AC_REGIONS_MAX ? category_shares(s, reg, t->cats, t->Pi, &t->A) : 0;
+    t->ky = -1, t->m_y = 0, t->lq_y = 0;
+    const int cy = s ? s->cat[y] : -1;
+    for (int k = 0; cy >= 0 && k < t->n; k++)
+        if (t->cats[k] == cy) t->ky = k;
+    if (t->ky >= 0) {
+        t->lq_y = log_set_sum(s, cy, x) - t->lz;
+        t->m_y = exp(x[y] - t->lz - t->lq_y);
+    }
+    const double g = t->n ? gate : 0;
+    t->P = (1 - g) * t->py + (t->ky >= 0 ? g * t->Pi[t->ky] * t->m_y : 0);
+}
+
+double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logits, int y) {
+    copy_token t;
+    token_forward(dec, reg, gate, logits, y, &t);
+    if (!t.n) return t.lz - logits[y]; /* nothing to copy: the plain cross-entropy */
+    return -log(t.P > 1e-300 ? t.P : 1e-300);
+}
+
+/* With C = Pi_{c(y)} m_y, P = (1 - g) p_y + g C, a = (1 - g) p_y / P, b = g C / P (a + b = 1):
+ *   d(-log P)/d x_k  = a p_k + b [k in S(c(y))] p_k / Q_{c(y)} - [k = y]
+ *   d(-log P)/d g    = (p_y - C) / P,   times g (1 - g) for the gate's pre-activation
+ *   d(-log P)/d pi_r = -g [c_r = c(y)] m_y / P,  and through pi_r = abar_r / A:
+ *   d/d abar_r       = (d/d pi_r - sum_r' pi_r' d/d pi_r') / A  for regions of named categories, else 0. */
+void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *x, int y, float k,
+                       float *dgate_logit, float *dabar) {
+    const struct ac_copy_sets *s = dec->copy;
+    const int V = dec->cfg.vocab;
+    copy_token t;
+    token_forward(dec, reg, gate, x, y, &t);
+    for (int r = 0; r < reg->n; r++) dabar[r] = 0;
+    *dgate_logit = 0;
+    if (!t.n) { /* the plain cross-entropy's gradient */
+        for (int w = 0; w < V; w++) x[w] = (float)(k * exp(x[w] - t.lz));
+        x[y] -= k;
+        return;
+    }
+    const double g = gate, P = t.P > 1e-300 ? t.P : 1e-300, C = t.ky >= 0 ? t.Pi[t.ky] * t.m_y : 0;
+    const double a = (1 - g) * t.py / P, b = g * C / P;
+    const int cy = t.ky >= 0 ? t.cats[t.ky] : -1;
+    for (int w = 0; w < V; w++) { /* p_k = exp(x_k - lz); p_k / Q = exp(x_k - lz - lq) */
+        const double lp = x[w] - t.lz;
+        x[w] = (float)(k * (a * exp(lp) + (cy >= 0 && s->cat[w] == cy ? b * exp(lp - t.lq_y) : 0)));
+    }
+    x[y] -= k;
+    *dgate_logit = (float)(k * (t.py - C) / P * g * (1 - g));
+    if (t.ky < 0 || !(t.A > 0)) return;
+    /* dpi_r = -g m_y / P for regions of y's category; sum_r' pi_r' dpi_r' = -g m_y Pi_{c(y)} / P */
+    const double dpi = -g * t.m_y / P, mean = dpi * t.Pi[t.ky];
+    for (int r = 0; r < reg->n; r++) {
+        const int c = reg->cat[r];
+        if (c >= AC_COPY_CATEGORIES || s->off[c + 1] == s->off[c]) continue;
+        dabar[r] = (float)(k * ((c == cy ? dpi : 0) - mean) / t.A);
+    }
+}

@@ -1,0 +1,41 @@
+/* copy_internal.h: the copy path of an LSTM with config.copy (decoder.h): the word for an attended
+ * region comes from the region's category, mixed with the vocabulary softmax by a learned gate.
+ * Private to src/decoder/.
+ *
+ * Per step, with p = softmax(logits) over the V words, g = sigmoid(w_c . [h_t; z_t] + b_c), and the
+ * photo's regions r of category c_r (only regions whose category names some word: S(c) non-empty):
+ *   pi_r   = abar_r / sum_r' abar_r'            abar: the attention on region r (the heads' mean)
+ *   Pi_c   = sum_{r: c_r = c} pi_r
+ *   p(w)   = (1 - g) p_w + g Pi_{c(w)} p_w / Q_{c(w)},   Q_c = sum_{w' in S(c)} p_w'
+ * where c(w) is the category word w names (objects.h's reading of a word alone; every word names
+ * at most one, so the sets S(c) are disjoint) and Pi of a category no region has is 0. The copy share
+ * g Pi_c is spread over S(c) in the vocabulary's own proportions: "giraffe" or "giraffes", "man" or
+ * "woman" come from the language model, that it is a giraffe from the region. Without a region of a
+ * named category p(w) = p_w, and g gets no gradient. */
+#ifndef ATTNCAP_COPY_INTERNAL_H
+#define ATTNCAP_COPY_INTERNAL_H
+#include "attncap/decoder.h"
+
+/* Region rows of one photo for the copy path: n of them, categories cat[n], attention abar[n]. */
+typedef struct ac_copy_regions {
+    int n;
+    const unsigned char *cat;
+    const float *abar;
+} ac_copy_regions;
+
+/* Frees the word sets (ac_decoder_free does). */
+void ac_decoder_free_copy_words(ac_decoder *dec);
+
+/* The gate's pre-activation u = w_c . [h; z] + b_c (h [H], z [D]). */
+float ac_copy_gate_logit(const ac_decoder *dec, const float *h, const float *z);
+
+/* Inference: logp [V] (a log-softmax row) becomes log p(w) above, in place. */
+void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logp);
+
+/* Training, one token: -log p(y) for raw logits [V] and gate g. */
+double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logits, int y);
+/* Its gradient times k: logits [V] is replaced by k d(-log p(y))/d logits; *dgate_logit gets k d/du
+ * (u the gate's pre-activation) and dabar [reg->n] gets k d/d abar_r. */
+void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logits, int y, float k,
+                       float *dgate_logit, float *dabar);
+#endif
