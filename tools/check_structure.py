@@ -22,7 +22,7 @@ Prints what it finds; exits 1 if any rule is broken."""
 import glob, os, re, subprocess, sys
 
 # The order of docs/architecture.md's table: each family may call the ones before it, never after.
-FAMILIES = ['base', 'formats', 'image', 'cnn', 'encoder', 'detect', 'data', 'decoder', 'search', 'model', 'captioner',
+FAMILIES = ['base', 'formats', 'image', 'cnn', 'encoder', 'detect', 'data', 'decoder', 'search', 'model', 'naming', 'captioner',
             'overlay', 'eval', 'train', 'api']
 # Public headers no source file's name places (see include_breaches). attncap.h, the stable core, is
 # self-contained (it includes no other attncap header: as base's, the rule holds it to that) and holds

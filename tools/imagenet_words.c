@@ -1,5 +1,5 @@
 /* imagenet_words: for each ImageNet class, the word or phrase captions use for it, found through
- * WordNet's hypernyms and counted in caption corpora. Writes the table src/search/tags.c loads
+ * WordNet's hypernyms and counted in caption corpora. Writes the table src/naming/tags.c loads
  * (models/imagenet_words.tsv; `make imagenet-words`).
  *
  *   imagenet_words --synsets imagenet_synsets.txt [--wordnet /usr/share/wordnet] [--min-count 20]

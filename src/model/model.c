@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "attncap/model.h"
-#include "attncap/naming.h"
+#include "attncap/naming_opts.h"
 #include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"

@@ -1,7 +1,6 @@
 /* naming.c: tags -> constraints of the beam search, confidence and description (naming.h). */
 #include "attncap/naming.h"
 
-#include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,67 +13,6 @@
 #include "alloc_internal.h"
 
 #define MAX_TAGS 16
-
-ac_naming_opts ac_naming_defaults(void) {
-    ac_naming_opts o = {.mode = AC_TAGS_OFF, .threshold = 0.5f, .max_tags = 2, .max_drop = 0.6f, .min_confidence = 0};
-    return o;
-}
-
-/* The float keys of a model's "naming" metadata, each a number in [lo, hi]; beside them max_tags (an
- * integer in [0, AC_MAX_CONSTRAINTS]) and tag_objects_only (a number in [0, 1]: on when above 0). */
-#define NAMING_KEYS(o)                                                                                               \
-    {"threshold", &(o).threshold, 0, 1}, {"max_drop", &(o).max_drop, 0, 100},                                        \
-    {"min_confidence", &(o).min_confidence, 0, 1}, {"absent", &(o).absent, 0, 1},                                    \
-    {"absent_object", &(o).absent_object, 0, 1}, {"trust_logprob", &(o).trust_logprob, -100, 0},                     \
-    {"presence_absent", &(o).presence_absent, 0, 1}, {"presence_ratio", &(o).presence_ratio, 0, 100},                \
-    {"trust_seen", &(o).trust_seen, 0, 1e9}, {"rare_max_drop", &(o).rare_max_drop, 0, 100},                          \
-    {"tag_min_precision", &(o).min_precision, 0, 1}
-
-int ac_naming_check_json(const char *json, ac_err *err) {
-    ac_naming_opts o;
-    const struct { const char *k; float *v; double lo, hi; } f[] = {NAMING_KEYS(o)};
-    cJSON *j = cJSON_Parse(json);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return ac_errf(err, "not a JSON object");
-    }
-    const cJSON *x;
-    int rc = 0;
-    cJSON_ArrayForEach(x, j) {
-        size_t i = 0;
-        while (i < sizeof f / sizeof *f && strcmp(f[i].k, x->string)) i++;
-        const int in_table = i < sizeof f / sizeof *f, objects_only = !strcmp(x->string, "tag_objects_only");
-        const int known = in_table || objects_only || !strcmp(x->string, "max_tags");
-        const double lo = in_table ? f[i].lo : 0, hi = in_table ? f[i].hi : objects_only ? 1 : AC_MAX_CONSTRAINTS;
-        if (!known) rc = ac_errf(err, "unknown key '%s'", x->string);
-        else if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi))
-            rc = ac_errf(err, "'%s' must be a number in [%g, %g]", x->string, lo, hi);
-        if (rc) break;
-    }
-    cJSON_Delete(j);
-    return rc;
-}
-
-ac_naming_opts ac_naming_opts_for_model(const ac_model *m) {
-    ac_naming_opts o = ac_naming_defaults();
-    cJSON *j = m->naming_json ? cJSON_Parse(m->naming_json) : NULL;
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return o;
-    }
-    const struct { const char *k; float *v; double lo, hi; } f[] = {NAMING_KEYS(o)};
-    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, f[i].k);
-        if (cJSON_IsNumber(x) && x->valuedouble >= f[i].lo && x->valuedouble <= f[i].hi) *f[i].v = (float)x->valuedouble;
-    }
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "max_tags");
-    if (cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= AC_MAX_CONSTRAINTS) o.max_tags = (int)x->valuedouble;
-    x = cJSON_GetObjectItemCaseSensitive(j, "tag_objects_only");
-    if (cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 1) o.tag_objects_only = x->valuedouble > 0;
-    o.mode = AC_TAGS_AUTO;
-    cJSON_Delete(j);
-    return o;
-}
 
 /* A tag on its way to a constraint: its alternatives as phrases of vocabulary ids. */
 typedef struct cand {
