@@ -7,9 +7,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 t=$1 secs=${2:-300}
+OUT=${FUZZ_OUT:-build-fuzz} # FUZZ_OUT=DIR: build and run in DIR (build.sh)
 bash fuzz/build.sh "$t" >/dev/null
-mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
-cp -n fuzz/corpus/"$t"/* "build-fuzz/corpus/$t/" 2>/dev/null || true
-[ "$t" = tflite ] && { cp -n tests/fixtures/cnn/*.tflite "build-fuzz/corpus/$t/" 2>/dev/null || true; }
-nice -n 19 "build-fuzz/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
-  -artifact_prefix="build-fuzz/crashes/$t/" "build-fuzz/corpus/$t" 2>&1 | tee "build-fuzz/$t.log" | grep -E '^(#[0-9]+.*(DONE|pulse)|stat::|==[0-9]+==ERROR|SUMMARY)' || true
+mkdir -p "$OUT/corpus/$t" "$OUT/crashes/$t"
+cp -n fuzz/corpus/"$t"/* "$OUT/corpus/$t/" 2>/dev/null || true
+[ "$t" = tflite ] && { cp -n tests/fixtures/cnn/*.tflite "$OUT/corpus/$t/" 2>/dev/null || true; }
+nice -n "${FUZZ_NICE:-19}" "$OUT/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
+  -artifact_prefix="$OUT/crashes/$t/" "$OUT/corpus/$t" 2>&1 | tee "$OUT/$t.log" | grep -E '^(#[0-9]+.*(DONE|pulse)|stat::|==[0-9]+==ERROR|SUMMARY)' || true

@@ -12,6 +12,8 @@
 #include "../fuzz/fuzz_tokenize.c"
 #include "../fuzz/fuzz_boxes.c"
 #include "../fuzz/fuzz_tags.c"
+#include "../fuzz/fuzz_detector.c"
+#include "../fuzz/fuzz_model_meta.c"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -23,7 +25,7 @@ static const struct {
     int (*fn)(const uint8_t *, size_t);
 } targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features},
                  {"dataset", fuzz_dataset}, {"model", fuzz_model}, {"results", fuzz_results}, {"tokenize", fuzz_tokenize},
-                 {"boxes", fuzz_boxes}, {"tags", fuzz_tags}};
+                 {"boxes", fuzz_boxes}, {"tags", fuzz_tags}, {"detector", fuzz_detector}, {"model_meta", fuzz_model_meta}};
 
 /* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
 static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {

@@ -288,6 +288,7 @@ def write_model(tensors, ops, inputs, outputs):
             opt = (17, [("off", Vec("i", p["new_shape"]))])
         elif code == 40:
             opt = (27, [("B", p.get("keep_dims", 0))])
+        opt = o.get("raw_opt", opt)  # (options type, [fields]) for an operator the table above does not know
         fields = [("I", o.get("opcode_index", codes.index(code))), ("off", Vec("i", o["inputs"])), ("off", Vec("i", o["outputs"]))]
         if opt:
             fields += [("B", opt[0]), ("off", Table(opt[1]))]

@@ -63,7 +63,8 @@ void ac_detections_free(ac_detections *d);
  * input (S*S*3 floats) and returns r through *scale. ac_detector_run_raw runs the graph on such an
  * input and returns its output (ac_detector_raw_count floats, owned by the detector, valid until the
  * next call). ac_detector_decode turns raw output into detections for a photo of w x h letterboxed
- * with scale r. */
+ * with scale r; an output that is no detector's (a score reaching min_score above 1, a negative
+ * objectness, a box that is not finite: a graph without its sigmoids) is an error, not boxes. */
 int ac_detector_letterbox(const ac_detector *det, const ac_image *img, float *input, float *scale, ac_err *err);
 int ac_detector_run_raw(ac_detector *det, const float *input, const float **raw, ac_err *err);
 size_t ac_detector_raw_count(const ac_detector *det);

@@ -165,7 +165,8 @@ static int by_score(const void *a, const void *b) {
     return x->label - y->label; /* ties in a fixed order */
 }
 
-static float clampf(float v, float hi) { return v < 0 ? 0 : v > hi ? hi : v; }
+/* v in [0, hi]; NaN (inf - inf of a huge box) is 0 */
+static float clampf(float v, float hi) { return v > 0 ? (v < hi ? v : hi) : 0; }
 
 int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float r, int w, int h,
                        const ac_detect_options *opts, ac_detections *out, ac_err *err) {
@@ -182,6 +183,13 @@ int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float r, i
         for (int k = 0; k < n_labels; k++) {
             float s = p[4] * p[5 + k];
             if (!(s >= o.min_score)) continue;
+            /* a graph that is no detector's (scores not probabilities, boxes not numbers) is refused
+             * rather than turned into boxes detect.h does not promise */
+            if (!(s <= 1) || !(p[4] >= 0) || !isfinite(p[0] + p[1] + p[2] + p[3])) {
+                free(c);
+                return ac_errf(err, "the detector's output at anchor %d is not a detection (score %g, box %g %g %g %g): "
+                               "not a detector's graph", a, s, p[0], p[1], p[2], p[3]);
+            }
             if (n == cap) {
                 ac_detection *g = ac_realloc(c, 2 * cap * sizeof *c);
                 if (!g) {
