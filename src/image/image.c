@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "image_internal.h"
 #include "alloc_internal.h"
@@ -389,17 +388,6 @@ static int header_size(const uint8_t *p, size_t n, int fmt, uint64_t *w, uint64_
         i += 2 + len;
     }
     return -1;
-}
-
-void *ac_image_pixels_alloc(size_t bytes) {
-    enum { HUGE = 2u << 20 };
-    if (bytes < HUGE) return ac_malloc(bytes);
-    const size_t n = (bytes + HUGE - 1) / HUGE * HUGE;
-    void *p = ac_aligned_alloc(HUGE, n);
-#if defined(MADV_HUGEPAGE)
-    if (p) (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
-#endif
-    return p;
 }
 
 /* out = rotate/flip of img so that EXIF orientation o becomes 1. Every orientation is a linear map:
