@@ -2,7 +2,7 @@
 # attncap calibrate --tags: each tag word's precision fitted on hand-made photos whose counts are known
 # (a tag is named when a reference says one of its forms, or the object it names: "a toilet" for a
 # toilet seat), written into a copy of the shipped model, reported by caption --json and used by
-# --tag-min-precision; the confidence fit on the same kind of files; hostile input gives one line.
+# the naming's tag_min_precision; the confidence fit on the same kind of files; hostile input gives one line.
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 ENC=encoders/mobilenet_v2_1.0_224_quant.tflite
@@ -59,12 +59,13 @@ t_begin write_and_use
 if need_data $ENC; then
   mkdir -p "$T/m"; cp "$ROOT/models/attncap.safetensors" "$T/m/"; ln -sf "$TABLE" "$T/m/imagenet_words.tsv"
   ln -sf "$ROOT/models/presence.safetensors" "$T/m/presence.safetensors"
-  cap() { "$A" caption --json --model "$1" --encoder "$DATA/$ENC" "${@:2}" "$ROOT/samples/eagle.jpg" 2>>"$T/err"; }
+  # cap MODEL BAR: eagle.jpg's JSON line with the naming's tag_min_precision at BAR (ATTNCAP_NAMING)
+  cap() { ATTNCAP_NAMING="{\"tag_min_precision\":$2}" "$A" caption --json --quiet --model "$1" --encoder "$DATA/$ENC" "$ROOT/samples/eagle.jpg" 2>>"$T/err"; }
   if ! "$A" calibrate --tags --refs "$T/refs.tsv" --results "$T/res.jsonl" --write "$T/m/attncap.safetensors" >"$T/w" 2>"$T/err"; then
     t_fail "write: $(head -2 "$T/err")"
   else
-    cap "$T/m/attncap.safetensors" --tag-min-precision 0 >"$T/j0"; cap "$ROOT/models/attncap.safetensors" --tag-min-precision 0 >"$T/js"
-    cap "$T/m/attncap.safetensors" --tag-min-precision 1 >"$T/j1"
+    cap "$T/m/attncap.safetensors" 0 >"$T/j0"; cap "$ROOT/models/attncap.safetensors" 0 >"$T/js"
+    cap "$T/m/attncap.safetensors" 1 >"$T/j1"
     field() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["caption"] if sys.argv[2] == "caption" else sum(t["forced"] for t in d.get("tags", [])))' "$@"; }
     check=$(python3 - "$T/m/attncap.safetensors" "$T/j0" <<'PY'
 import json, math, struct, sys

@@ -234,7 +234,7 @@ if setup; then
   TB=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}/models/imagenet_words.tsv
   got=$("$A" caption $M --quiet --tags kite,horse "$S/dog.jpg" 2>"$T/err" | cut -f2)
   js=$("$A" caption $M --quiet --json --tags kite "$S/dog.jpg" 2>>"$T/err")
-  auto=$("$A" caption $M --quiet --json --tags auto --tag-table "$TB" --tag-threshold 0.01 "$S/dog.jpg" 2>>"$T/err")
+  auto=$(ATTNCAP_NAMING='{"threshold":0.01}' "$A" caption $M --quiet --json --tags auto --tag-table "$TB" "$S/dog.jpg" 2>>"$T/err")
   if ! grep -qw kite <<<"$got" || ! grep -qw horse <<<"$got"; then t_fail "--tags kite,horse gave '$got' $(cat "$T/err")"
   elif ! grep -q '"tags":\[{"word":"kite","prob":1,"named":true,"forced":true}\]' <<<"$js"; then t_fail "JSON: $js"
   elif ! grep -q '"tags":\[{"word":"' <<<"$auto" || ! grep -q '"class":"' <<<"$auto"; then t_fail "auto: $auto"
@@ -246,9 +246,40 @@ if setup; then
   ok=1
   expect_error "empty word list" "$A" caption $M --tags "" "$S/dog.jpg" || ok=0
   expect_error "five words" "$A" caption $M --tags a,b,c,d,e "$S/dog.jpg" || ok=0
-  expect_error "threshold over 1" "$A" caption $M --tags auto --tag-threshold 2 "$S/dog.jpg" || ok=0
-  expect_error "a positive log-probability" "$A" caption $M --tags auto --tag-trust-logprob 0.5 "$S/dog.jpg" || ok=0
+  expect_error "threshold over 1" env ATTNCAP_NAMING='{"threshold":2}' "$A" caption $M --tags auto "$S/dog.jpg" || ok=0
+  expect_error "a positive log-probability" env ATTNCAP_NAMING='{"trust_logprob":0.5}' "$A" caption $M --tags auto "$S/dog.jpg" || ok=0
+  expect_error "an unknown naming key" env ATTNCAP_NAMING='{"treshold":0.2}' "$A" caption $M --tags auto "$S/dog.jpg" || ok=0
+  grep -q "ATTNCAP_NAMING: unknown key 'treshold'" "$T/err" || { ok=0; t_fail "message: $(cat "$T/err")"; }
+  expect_error "not an object" env ATTNCAP_NAMING='0.2' "$A" eval --model "$T/tiny.safetensors" --data "$S/captions.tsv" --images "$S" || ok=0
   expect_error "missing table" "$A" caption $M --tags auto --tag-table "$T/none.tsv" "$S/dog.jpg" || ok=0
+  [ $ok = 1 ] && t_ok
+fi
+
+# The naming's numbers are the model's (issue 30 part 4): --tags and --tag-table are the only naming
+# flags --help shows; each flag that once set a number is refused with one line naming the record's key
+# and what to use instead, exit 2, nothing on stdout, the photo not captioned.
+t_begin naming_flags_removed
+if setup; then
+  ok=1
+  shown=$("$A" caption --help | grep -cE '^ +--(tag|presence|min-conf)')
+  shown_eval=$("$A" eval --help | grep -cE '^ +--(tag|presence|min-conf)')
+  [ "$shown" -le 3 ] && [ "$shown_eval" -le 3 ] || { ok=0; t_fail "naming flags in --help: caption $shown, eval $shown_eval"; }
+  for fk in tag-threshold:threshold tag-max-drop:max_drop tag-absent:absent tag-absent-object:absent_object \
+            tag-trust-logprob:trust_logprob tag-trust-seen:trust_seen tag-rare-max-drop:rare_max_drop \
+            tag-objects-only:tag_objects_only tag-min-precision:tag_min_precision presence-absent:presence_absent \
+            presence-ratio:presence_ratio min-confidence:min_confidence; do
+    flag=--${fk%%:*} key=${fk#*:}
+    for cmd in caption eval; do
+      [ $cmd = eval ] && [ $flag = --min-confidence ] && continue
+      if [ $cmd = caption ]; then "$A" caption $M $flag 0.5 "$S/dog.jpg" >"$T/out" 2>"$T/err"; rc=$?
+      else "$A" eval --model "$T/tiny.safetensors" --data "$S/captions.tsv" $flag=0.5 >"$T/out" 2>"$T/err"; rc=$?; fi
+      if [ $rc -ne 2 ] || [ -s "$T/out" ] || [ "$(wc -l <"$T/err")" -ne 1 ] ||
+         ! grep -qF "attncap $cmd: $flag was removed: the model's \"naming\" record sets $key " "$T/err" ||
+         ! grep -qF "attncap tune --naming '{\"$key\":X}'" "$T/err"; then
+        ok=0; t_fail "$cmd $flag: exit $rc, stdout $(head -c 80 "$T/out"), stderr $(cat "$T/err")"; break 2
+      fi
+    done
+  done
   [ $ok = 1 ] && t_ok
 fi
 

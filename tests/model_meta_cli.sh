@@ -17,11 +17,15 @@ elif kind == "config":
     c = json.loads(m["config"]); c["attention_width"] = 3; m["config"] = json.dumps(c)
 elif kind == "naming": m["naming"] = json.dumps({"threshold": 5})
 elif kind == "naming_key": m["naming"] = json.dumps({"threshhold": 0.2})
+elif kind == "naming_max_tags": m["naming"] = json.dumps({"max_tags": 1.5})
+elif kind == "naming_string": m["naming"] = json.dumps({"threshold": "0.2"})
+elif kind == "naming_logprob": m["naming"] = json.dumps({"trust_logprob": 0.5})
+elif kind == "naming_array": m["naming"] = json.dumps([0.2])
 hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
 open(dst, "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
 PY
 }
-for kind in meta config naming naming_key; do
+for kind in meta config naming naming_key naming_max_tags naming_string naming_logprob naming_array; do
   t_begin "model_metadata_refused_$kind"
   need_data encoders/mobilenet_v1_0.25_128_quant.tflite || continue
   [ -x "$MK" ] || { t_skip "needs $MK (make tests)"; continue; }
@@ -31,7 +35,26 @@ for kind in meta config naming naming_key; do
   edit "$T/tiny.safetensors" "$T/bad_$kind.safetensors" "$kind"
   expect_error "$kind" "$A" caption --model "$T/bad_$kind.safetensors" "$ROOT/samples/dog.jpg" || continue
   case $kind in meta) want="unknown metadata 'colour'";; config) want="unknown key 'attention_width'";;
-                naming) want="'threshold' must be a number";; naming_key) want="unknown key 'threshhold'";; esac
+                naming) want="'threshold' must be a number";; naming_key) want="unknown key 'threshhold'";;
+                naming_max_tags) want="'max_tags' must be a whole number";; naming_string) want="'threshold' must be a number";;
+                naming_logprob) want="'trust_logprob' must be a number in [-100, 0]";; naming_array) want="not a JSON object";; esac
   if grep -q "bad_$kind.safetensors" "$T/err" && grep -qF "$want" "$T/err"; then t_ok; else t_fail "message: $(cat "$T/err")"; fi
 done
+
+# attncap tune --naming writes no record the loader would refuse: the file is left as it was (same
+# bytes), one line names the key; a good record is written and read back.
+t_begin tune_naming_checked
+if [ -f "$T/tiny.safetensors" ]; then
+  cp "$T/tiny.safetensors" "$T/tune.safetensors"
+  ok=1
+  for bad in '{"threshold":5}' '{"max_tags":1.5}' '{"threshhold":0.2}' '{"trust_logprob":0.5}' '[1]'; do
+    expect_error "tune --naming $bad" "$A" tune --model "$T/tune.safetensors" --naming "$bad" || { ok=0; break; }
+    cmp -s "$T/tiny.safetensors" "$T/tune.safetensors" || { ok=0; t_fail "tune --naming $bad changed the file"; break; }
+  done
+  if [ $ok = 1 ]; then
+    "$A" tune --model "$T/tune.safetensors" --naming '{"threshold":0.3,"max_tags":1}' >/dev/null 2>"$T/err" &&
+      "$A" info "$T/tune.safetensors" >"$T/info" 2>>"$T/err"
+    if grep -qF '{"threshold":0.3,"max_tags":1}' "$T/info"; then t_ok; else t_fail "good record: $(cat "$T/err") $(grep naming "$T/info")"; fi
+  fi
+else t_skip "needs the tiny model (model_metadata_refused_meta)"; fi
 t_end

@@ -61,8 +61,8 @@ t_begin nbest_given_and_fallback_columns
 # with the shipped model (calibrated): --nbest's lines put the confidence third as the plain line does
 # (each runner-up its own: the model's Platt fit of its mean log-probability, recomputed here from the
 # JSON), the score fourth; --given's plain line carries the log-probability (the sum of the JSON's
-# token log-probabilities); --min-confidence's description gets its own confidence, not the one of
-# the caption it replaced
+# token log-probabilities); the description of a caption below the naming's min_confidence (set through
+# ATTNCAP_NAMING) gets its own confidence, not the one of the caption it replaced
 ENCNAME=mobilenet_v2_1.0_224_quant.tflite
 py=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || true)
 if [ -z "$py" ]; then t_skip "needs python3"
@@ -74,7 +74,7 @@ else
   "$A" caption --nbest 3 --json samples/dog.jpg >"$T/nb.json" 2>>"$T/err"
   "$A" caption --given "a dog with a orange toy" samples/dog.jpg >"$T/g" 2>>"$T/err"
   "$A" caption --given "a dog with a orange toy" --json samples/dog.jpg >"$T/g.json" 2>>"$T/err"
-  "$A" caption --min-confidence 0.999 --json samples/kite.jpg samples/eagle.jpg samples/dog.jpg >"$T/mc.json" 2>>"$T/err"
+  ATTNCAP_NAMING='{"min_confidence":0.999}' "$A" caption --quiet --json samples/kite.jpg samples/eagle.jpg samples/dog.jpg >"$T/mc.json" 2>>"$T/err"
   cd - >/dev/null
   msg=$("$py" - "$ROOT/models/attncap.safetensors" "$plain" "$T/nb" "$T/nb.json" "$T/g" "$T/g.json" "$T/mc.json" <<'PY' 2>&1
 import json, math, struct, sys
@@ -96,7 +96,7 @@ gl = open(g).read().rstrip('\n').split('\t'); go = json.loads(open(gj).read())
 assert len(gl) == 3 and gl[1] == go['caption'] == 'a dog with an orange toy', (gl, go['caption'])
 assert abs(float(gl[2]) - sum(go['token_logprobs'])) < 1e-2, (gl, sum(go['token_logprobs']))
 described = [json.loads(l) for l in open(mc) if json.loads(l).get('described')]
-assert described, 'no photo described at --min-confidence 0.999'
+assert described, 'no photo described at min_confidence 0.999'
 for o in described:
     want = platt(o['logprob'], len(o['tokens']))
     assert abs(o['confidence'] - want) < 1e-3, ('description confidence', o['caption'], o['confidence'], want)

@@ -23,9 +23,10 @@ if need_data $ENC; then
   "$A" features --encoder "$DATA/$ENC" --quiet --out "$T/f" "$ROOT"/samples/*.jpg 2>"$T/err" &&
   "$A" presence --features "$T/f" --data "$ROOT/samples/captions.tsv" --split all --min-photos 1 --steps 50 \
       --quiet --out "$T/m/presence.safetensors" >"$T/fit" 2>>"$T/err"; rc=$?
-  run() { "$A" caption --model "$T/m/attncap.safetensors" --encoder "$DATA/$ENC" --tags auto "$@" "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2; }
-  base=$("$A" caption --model "$ROOT/models/attncap.safetensors" --encoder "$DATA/$ENC" --tags auto --presence-absent 0 "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2)
-  off=$(run --presence-absent 0); all=$(run --presence-absent 1)
+  # run NAMING: the caption of person.jpg with the naming settings NAMING over the model's (ATTNCAP_NAMING)
+  run() { ATTNCAP_NAMING=$1 "$A" caption --model "$T/m/attncap.safetensors" --encoder "$DATA/$ENC" --tags auto --quiet "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2; }
+  base=$(ATTNCAP_NAMING='{"presence_absent":0}' "$A" caption --model "$ROOT/models/attncap.safetensors" --encoder "$DATA/$ENC" --tags auto --quiet "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2)
+  off=$(run '{"presence_absent":0}'); all=$(run '{"presence_absent":1}')
   if [ $rc -ne 0 ]; then t_fail "fit: $(head -2 "$T/err")"
   elif ! grep -q '^person ' "$T/fit" || ! grep -q '^dog ' "$T/fit"; then t_fail "groups: $(cat "$T/fit")"
   elif [ -z "$base" ] || [ "$off" != "$base" ]; then t_fail "bar 0 changed the caption: '$base' -> '$off'"
@@ -39,14 +40,14 @@ fi
 # --steps 0 keeps FILE's weights (the same captions at every bar) and records the priors of --data.
 t_begin ratio_and_init
 if need_data $ENC && [ -s "$T/m/presence.safetensors" ]; then
-  r0=$(run --presence-absent 0 --presence-ratio 0); r100=$(run --presence-absent 0 --presence-ratio 100)
+  r0=$(run '{"presence_absent":0,"presence_ratio":0}'); r100=$(run '{"presence_absent":0,"presence_ratio":100}')
   mkdir -p "$T/i"; ln -sf "$ROOT/models/attncap.safetensors" "$T/i/attncap.safetensors"
   ln -sf "$ROOT/models/imagenet_words.tsv" "$T/i/imagenet_words.tsv"
   "$A" presence --features "$T/f" --data "$ROOT/samples/captions.tsv" --split all --init "$T/m/presence.safetensors" \
       --steps 0 --quiet --out "$T/i/presence.safetensors" >"$T/init" 2>>"$T/err"; rc=$?
-  again=$("$A" caption --model "$T/i/attncap.safetensors" --encoder "$DATA/$ENC" --tags auto --presence-absent 0.5 \
-      "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2)
-  first=$(run --presence-absent 0.5)
+  again=$(ATTNCAP_NAMING='{"presence_absent":0.5}' "$A" caption --model "$T/i/attncap.safetensors" --encoder "$DATA/$ENC" \
+      --tags auto --quiet "$ROOT/samples/person.jpg" 2>>"$T/err" | cut -f2)
+  first=$(run '{"presence_absent":0.5}')
   if [ "$r0" != "$base" ]; then t_fail "ratio 0 changed the caption: '$base' -> '$r0'"
   elif [ -z "$r100" ] || echo "$r100" | grep -qwE 'man|men|woman|person|people|boy|girl|dog|dogs'; then t_fail "ratio 100 still says: '$r100'"
   elif [ $rc -ne 0 ] || ! grep -q '^person .*(prior 0\.[0-9]*[1-9]' "$T/init"; then t_fail "init: $(cat "$T/init") $(head -2 "$T/err")"

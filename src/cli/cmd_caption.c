@@ -62,32 +62,8 @@ static void usage(FILE *f) {
             "  --tags auto|off|WORD,...  name what the encoder sees: auto turns its confident ImageNet tags\n"
             "                    (through WordNet: Egyptian cat -> cat) into words the caption must contain\n"
             "                    when the model agrees they fit; WORD,... requires those words; off: plain\n"
-            "                    search (default: the model's setting, chosen on dev photos)\n"
-            "  --tag-threshold X a tag's probability to become a constraint (default: the model's)\n"
-            "  --tag-max-drop X  how much lower the constrained caption's mean token log-probability may be\n"
-            "                    than the free caption's for the model to agree (default: the model's)\n"
-            "  --tag-absent X    never say a word of many classes (dog, bird, cat...) that scores below X:\n"
-            "                    the encoder is sure it is not there (default: the model's; 0 = off)\n"
-            "  --tag-absent-object X  nor an object of fewer classes (couch, bed, table; not a person) that\n"
-            "                    scores below X (default: the model's; 0 = off)\n"
-            "  --tag-trust-logprob X  keep a free caption whose mean log-probability per word reaches X\n"
-            "                    (-1.0: e^-1 per word; the confidence's raw score) as it is (default: the\n"
-            "                    model's; 0 = always try the tags)\n"
-            "  --tag-trust-seen N  ...except against a tag word the captions of the model's training photos\n"
-            "                    said fewer than N times: a bear, a pizza (default: the model's; 0 = off)\n"
-            "  --tag-rare-max-drop X  the max drop for a caption that must say such an object (default: the\n"
-            "                    model's; 0 = --tag-max-drop's)\n"
-            "  --tag-objects-only 0|1  1: a caption that must say a tag names no other object the free\n"
-            "                    caption did not name (default: the model's)\n"
-            "  --tag-min-precision X  force a tag only if the references of the model's training photos\n"
-            "                    named it at least this often at such a score (JSON: the tag's \"precision\";\n"
-            "                    default: the model's; 0 = off)\n"
-            "  --presence-absent X  never say an object (person, table...) that the presence head beside the\n"
-            "                    model (presence.safetensors) scores below X over the whole photo (default:\n"
-            "                    the model's; 0 = off)\n"
-            "  --presence-ratio X  nor one it scores below X times the share of its training photos that\n"
-            "                    show it (default: the model's; 0 = off)\n"
-            "  --min-confidence X  below this calibrated confidence, say \"a photo of a TAG\" instead\n"
+            "                    search (default: the model's setting, chosen on dev photos; its numbers are\n"
+            "                    the model's \"naming\" record: attncap info MODEL, docs/naming.md)\n"
             "  --tag-table FILE  class -> word table (default: imagenet_words.tsv beside the model)\n"
             "  --json            one JSON object per line: image, caption, tokens, logprob, token_logprobs\n"
             "                    (each token's, then <end>'s), score (the ranking score: logprob /\n"
@@ -132,7 +108,7 @@ int cmd_caption(int argc, char **argv) {
         OPT_STR("--given", &given),
         CLI_TAG_OPTS(tf),
         OPT_STR("--tag-table", &tf.table),
-        OPT_FLOAT("--min-confidence", &tf.min_confidence, 0, 1),
+        CLI_NAMING_REMOVED("--min-confidence", "min_confidence"),
         CLI_OVERLAY_OPTS(of),
         OPT_STR("--shard", &share),
         OPT_INT("--beam", &beam, 1, 100),
@@ -241,8 +217,8 @@ int cmd_caption(int argc, char **argv) {
             fprintf(stderr, "attncap caption: note: --given: '%s' is not in the model's vocabulary (fed as <unk>; "
                             "attncap info --vocab MODEL lists it)\n", cap.given_words[k]);
     if (!given) { /* tags: the model's dev-chosen setting (auto if recorded), or the flags */
-        if (cli_tag_flags_apply(&cap, &tf, 1, &err)) {
-            fprintf(stderr, "attncap caption: --tags: %s\n", err.msg);
+        if (cli_tag_flags_apply(&cap, &tf, "caption", 1, quiet, &err)) {
+            fprintf(stderr, "attncap caption: %s\n", err.msg);
             goto out;
         }
     }

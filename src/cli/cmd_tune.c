@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attncap/dataset.h"
+#include "attncap/naming_opts.h"
 #include "attncap/objects.h"
 #include "attncap/tune.h"
 #include "commands.h"
@@ -70,29 +71,14 @@ static double objective(const ac_scores *s, const char *metric) {
     return s->cider_d;
 }
 
-/* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos. */
+/* --naming JSON: records how tags become constraints (naming.h), as chosen on dev photos: a record the
+ * model file would refuse (ac_naming_check_json) is not written. */
 static int write_naming(const char *model_path, const char *json) {
-    static const char *const keys[] = {"threshold", "max_tags", "max_drop", "min_confidence", "absent", "absent_object",
-                                       "trust_logprob", "presence_absent", "presence_ratio", "trust_seen", "rare_max_drop",
-                                       "tag_objects_only", "tag_min_precision"};
-    cJSON *o = cJSON_Parse(json);
-    int ok = cJSON_IsObject(o);
-    const cJSON *x, *fields = ok ? o : NULL;
-    cJSON_ArrayForEach(x, fields) {
-        int known = 0;
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(x->string, keys[k]);
-        const int logprob = !strcmp(x->string, "trust_logprob");
-        const double lo = logprob ? -100 : 0, hi = logprob ? 0 : !strcmp(x->string, "trust_seen") ? 1e9 : 100;
-        ok &= known && cJSON_IsNumber(x) && x->valuedouble >= lo && x->valuedouble <= hi;
-    }
-    cJSON_Delete(o);
-    if (!ok) {
-        fprintf(stderr, "attncap tune: --naming wants a JSON object of numbers threshold, max_tags, max_drop, "
-                        "min_confidence, absent, absent_object, trust_logprob (<= 0), presence_absent, presence_ratio, trust_seen, rare_max_drop, "
-                        "tag_objects_only, tag_min_precision\n");
+    ac_err err;
+    if (ac_naming_check_json(json, &err)) {
+        fprintf(stderr, "attncap tune: --naming: %s (keys and ranges: docs/naming.md)\n", err.msg);
         return 2;
     }
-    ac_err err;
     if (ac_model_set_meta(model_path, "naming", json, &err)) {
         fprintf(stderr, "attncap tune: %s\n", err.msg);
         return 1;

@@ -162,7 +162,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
         if (ac_captioner_init(&cap, o->model, o->encoder, o->threads, err) || cli_set_precision(o->precision, &cap.enc, err) ||
-            cli_tag_flags_apply(&cap, &o->tf, 0, err) ||
+            cli_tag_flags_apply(&cap, &o->tf, "eval", 0, o->quiet, err) ||
             (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)) ||
             (o->fix_attention && ac_decoder_fix_attention(&cap.model.dec, o->fix_attention, err)))
             rc = -1;

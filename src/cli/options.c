@@ -44,7 +44,8 @@ const char *cli_closest(const char *word, const char *const *names, int n) {
 static void unknown_option(const char *cmd, const cli_opt *opts, const char *given) {
     const char *names[256];
     int n = 0;
-    for (const cli_opt *o = opts; o->name && n < 256; o++) names[n++] = o->name;
+    for (const cli_opt *o = opts; o->name && n < 256; o++)
+        if (o->kind != CLI_REMOVED) names[n++] = o->name;
     const char *near = given[1] == '-' ? cli_closest(given, names, n) : NULL;
     fprintf(stderr, "attncap %s: unknown option '%s' (%s%s%stry --help)\n", cmd, given, near ? "did you mean " : "",
             near ? near : "", near ? "? " : "");
@@ -111,6 +112,10 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
         const cli_opt *o = find_opt(opts, eq ? name : a);
         if (!o) {
             unknown_option(cmd, opts, eq ? name : a);
+            return CLI_BAD;
+        }
+        if (o->kind == CLI_REMOVED) {
+            fprintf(stderr, "attncap %s: %s was removed: %s\n", cmd, o->name, (const char *)o->dst);
             return CLI_BAD;
         }
         if (o->kind == CLI_FLAG || o->kind == CLI_UNSET) {

@@ -24,6 +24,7 @@ typedef enum {
     CLI_INT,   /* int *: the next argument, a whole number in [lo, hi] */
     CLI_U64,   /* unsigned long long *: a whole number in [lo, hi] */
     CLI_FLOAT, /* float *: a number in [lo, hi] */
+    CLI_REMOVED, /* const char *: a flag no longer taken; given, it is refused with this note on what to use */
 } cli_kind;
 
 typedef struct {
@@ -41,6 +42,7 @@ typedef struct {
 #define OPT_INT(name, dst, lo, hi) {(name), NULL, CLI_INT, (dst), (lo), (hi)}
 #define OPT_U64(name, dst, lo, hi) {(name), NULL, CLI_U64, (dst), (lo), (hi)}
 #define OPT_FLOAT(name, dst, lo, hi) {(name), NULL, CLI_FLOAT, (dst), (lo), (hi)}
+#define OPT_REMOVED(name, note) {(name), NULL, CLI_REMOVED, (void *)(note), 0, 0}
 #define OPT_END {NULL, NULL, CLI_FLAG, NULL, 0, 0}
 
 enum { CLI_HELP = -1, CLI_BAD = -2 };
@@ -50,7 +52,8 @@ enum { CLI_HELP = -1, CLI_BAD = -2 };
  * not options ("-" is one, and everything after "--") are moved, in order, to argv[1..n] and n is
  * returned; more than max_pos of them (max_pos < 0: no limit) is a mistake. Returns CLI_HELP after
  * usage(stdout) for -h/--help, or CLI_BAD after printing one line "attncap CMD: ..." on stderr for
- * an unknown option, a missing or malformed value, or a number out of range. */
+ * an unknown option, a removed one ("attncap CMD: --X was removed: NOTE"), a missing or malformed value, or a
+ * number out of range. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *));
 
 /* The one of names[0..n) closest to word by edit distance (typos: a letter wrong, missing, extra or
