@@ -7,9 +7,10 @@
 #   - latency of one 640x480 photo (bench/latency.c, built against each tree's library).
 # Prints median / best / worst per build and the ratio of the medians, with the load average.
 # REF is checked out (detached) and built in ../attncap-bench-REF unless BASE_DIR names a built tree.
-# env: ROUNDS (3), BENCH_RUNS (latency runs per round, 10), THIS_FLAGS (caption flags for this tree only:
-# e.g. --tag-trust-logprob 0 against a main from before the trust rule, so both do the same work and the captions
-# compare). Not run by `make bench` (it builds a tree).
+# env: ROUNDS (3), BENCH_RUNS (latency runs per round, 10), THIS_FLAGS (caption flags for this tree only),
+# THIS_NAMING (naming settings for this tree only, as ATTNCAP_NAMING: e.g. '{"trust_logprob":0}' against a
+# main from before the trust rule, so both do the same work and the captions compare). Not run by
+# `make bench` (it builds a tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ref=${1:-main}
@@ -35,10 +36,11 @@ echo "vs_main: $(git rev-parse --short HEAD) against $ref ($(git -C "$base" rev-
 
 # run NAME DIR TAGMODE ROUND: one throughput run, "photos/s cpu_ms" into $tmp/NAME.TAG
 run() {
-  local name=$1 dir=$2 tags=$3 r=$4 flag=()
+  local name=$1 dir=$2 tags=$3 r=$4 flag=() naming=
   [ "$name" = this ] && [ -n "${THIS_FLAGS:-}" ] && read -r -a flag <<<"$THIS_FLAGS"
+  [ "$name" = this ] && naming=${THIS_NAMING:-}
   [ "$tags" = off ] && flag+=(--tags off)
-  (cd "$dir" && ./build/attncap caption --quiet --verbose --threads 2 "${flag[@]}" "${photos[@]}") \
+  (cd "$dir" && ATTNCAP_NAMING=$naming ./build/attncap caption --quiet --verbose --threads 2 "${flag[@]}" "${photos[@]}") \
     >"$tmp/$name.$tags.$r.out" 2>"$tmp/$name.$tags.$r.err"
   sed -n 's/.* \([0-9.]*\) images\/s.*/\1/p' "$tmp/$name.$tags.$r.err" | head -1 | tr '\n' ' ' >>"$tmp/$name.$tags"
   sed -n 's/.*CPU \([0-9.]*\) ms per photo.*/\1/p' "$tmp/$name.$tags.$r.err" | head -1 >>"$tmp/$name.$tags"

@@ -3,7 +3,9 @@
 # photos (tools/coco_split.py) and the first N Flickr8k dev photos with each setting of the grid,
 # scores them (CIDEr-D, BLEU-4, object F1 and hallucination), and prints one line per setting.
 # Usage: tools/tune_naming.sh MODEL RUN_DIR [N_FLICKR8K (default 300)]
-# Grid: THRESHOLDS="0.3 0.5 0.7" DROPS="0.4 0.8" (environment).
+# Grid: THRESHOLDS="0.3 0.5 0.7" DROPS="0.4 0.8" (environment). Each setting is laid over the model's
+# "naming" record through ATTNCAP_NAMING (tag_flags.h; the CLI has no flags for the numbers); the chosen
+# one is recorded with attncap tune --model MODEL --naming JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=$1 run=$2 nf=${3:-300}
@@ -24,16 +26,16 @@ print("coco CIDEr-D %.3f BLEU-4 %.3f obj P %.3f R %.3f F1 %.3f halluc %.3f novel
          f["CIDEr-D"], f["BLEU-4"]))
 PY
 }
-run_one() { # name, caption flags...
-  local name=$1; shift
+run_one() { # name, naming record laid over the model's (ATTNCAP_NAMING), caption flags...
+  local name=$1 naming=$2; shift 2
   local p="$run/naming/$name"
-  [ -s "$p.coco.jsonl" ] || ./attncap caption --model "$model" --json --quiet "$@" - < "$run/naming/coco_dev.txt" > "$p.coco.jsonl"
-  [ -s "$p.f8k.jsonl" ] || ./attncap caption --model "$model" --json --quiet "$@" - < "$run/naming/f8k_dev.txt" > "$p.f8k.jsonl"
+  [ -s "$p.coco.jsonl" ] || ATTNCAP_NAMING=$naming ./attncap caption --model "$model" --json --quiet "$@" - < "$run/naming/coco_dev.txt" > "$p.coco.jsonl"
+  [ -s "$p.f8k.jsonl" ] || ATTNCAP_NAMING=$naming ./attncap caption --model "$model" --json --quiet "$@" - < "$run/naming/f8k_dev.txt" > "$p.f8k.jsonl"
   printf '%-22s ' "$name"; score "$p"
 }
-run_one off --tags off
+run_one off '' --tags off
 for t in ${THRESHOLDS:-0.3 0.5 0.7}; do
   for d in ${DROPS:-0.4 0.8}; do
-    run_one "t${t}_d${d}" --tags auto --tag-threshold "$t" --tag-max-drop "$d"
+    run_one "t${t}_d${d}" "{\"threshold\":$t,\"max_drop\":$d}" --tags auto
   done
 done

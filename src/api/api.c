@@ -40,8 +40,8 @@ void ac_captioner_opts_init(ac_captioner_opts *o) {
     o->len_alpha = -1.0f;
 }
 
-/* The naming `attncap caption --tags T` sets (cli_tag_flags_apply with the other flags unset): the
- * model's setting, with mode and words from tags when given. */
+/* The naming `attncap caption --tags T` sets (cli_tag_flags_apply without ATTNCAP_NAMING, which the
+ * library never reads): the model's setting, with mode and words from tags when given. */
 static int set_naming(ac_captioner *c, const char *tags, const char *table, ac_err *err) {
     ac_naming_opts no = ac_naming_opts_for_model(&c->model);
     if (tags && !strcmp(tags, "auto")) no.mode = AC_TAGS_AUTO;
