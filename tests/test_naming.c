@@ -562,7 +562,51 @@ static void test_min_precision(void) {
     free(ann);
 }
 
+/* The "naming" record (naming_opts.h): applied, it sets exactly the fields it names (the others and the
+ * mode stay); a record with any key unknown, any value out of range or not a number, max_tags not a
+ * whole number, or that is not an object changes nothing and names the first problem; a model whose
+ * record fails gives the defaults, one whose record passes the record's values in mode AUTO. */
+static void test_naming_record(void) {
+    ac_naming_opts o = ac_naming_defaults(), d = ac_naming_defaults();
+    ac_err err;
+    o.mode = AC_TAGS_GIVEN;
+    CHECK(ac_naming_apply_json(&o, "{\"threshold\":0.25,\"max_tags\":3,\"trust_logprob\":-1.5,\"tag_objects_only\":0.5,"
+                                   "\"tag_min_precision\":0.1}", &err) == 0);
+    CHECK(o.mode == AC_TAGS_GIVEN && o.threshold == 0.25f && o.max_tags == 3 && o.trust_logprob == -1.5f &&
+          o.tag_objects_only == 1 && o.min_precision == 0.1f);
+    CHECK(o.max_drop == d.max_drop && o.min_confidence == d.min_confidence && o.absent == d.absent &&
+          o.presence_ratio == d.presence_ratio && o.trust_seen == d.trust_seen);
+    static const struct { const char *json, *msg; } bad[] = {
+        {"{\"threshold\":0.3,\"treshold\":0.2}", "unknown key 'treshold'"},
+        {"{\"threshold\":1.5}", "'threshold' must be a number in [0, 1]"},
+        {"{\"threshold\":\"0.3\"}", "'threshold' must be a number in [0, 1]"},
+        {"{\"max_tags\":1.5}", "'max_tags' must be a whole number in [0, 4]"},
+        {"{\"max_tags\":5}", "'max_tags' must be a number in [0, 4]"},
+        {"{\"trust_logprob\":0.5}", "'trust_logprob' must be a number in [-100, 0]"},
+        {"{\"tag_objects_only\":2}", "'tag_objects_only' must be a number in [0, 1]"},
+        {"[0.3]", "not a JSON object"},
+        {"{\"threshold\":", "not a JSON object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const ac_naming_opts before = o;
+        CHECKF(ac_naming_apply_json(&o, bad[i].json, &err) == -1 && strstr(err.msg, bad[i].msg), "%s: %s", bad[i].json,
+               err.msg);
+        CHECKF(!memcmp(&before, &o, sizeof o), "%s changed the settings", bad[i].json);
+        CHECKF(ac_naming_check_json(bad[i].json, &err) == -1 && strstr(err.msg, bad[i].msg), "check %s", bad[i].json);
+    }
+    ac_model m;
+    memset(&m, 0, sizeof m);
+    char bad_rec[] = "{\"max_tags\":1.5}", good_rec[] = "{\"max_tags\":1,\"max_drop\":0.8}";
+    m.naming_json = bad_rec;
+    o = ac_naming_opts_for_model(&m);
+    CHECK(o.mode == AC_TAGS_OFF && o.max_tags == d.max_tags);
+    m.naming_json = good_rec;
+    o = ac_naming_opts_for_model(&m);
+    CHECK(o.mode == AC_TAGS_AUTO && o.max_tags == 1 && o.max_drop == 0.8f && o.threshold == d.threshold);
+}
+
 int main(void) {
+    RUN(test_naming_record);
     RUN(test_trusted_caption_kept);
     RUN(test_trust_seen);
     RUN(test_tag_objects_only);

@@ -12,7 +12,8 @@
  *   "decode"   optional: the decoding settings chosen on dev photos by `attncap tune` (JSON with
  *              beam 1..100, max_len 1..200, len_alpha 0..10, and "repeatable": the only words a caption
  *              may say twice, an array of strings (`attncap tune --repeats`); other keys are notes)
- *   "naming"   optional: how tags become constraints, chosen on dev photos (naming.h; JSON)
+ *   "naming"   optional: how tags become constraints, chosen on dev photos (naming_opts.h; JSON;
+ *              an unknown key or a value out of range is refused)
  *   "confidence" optional: the calibration of the captions' confidence (confidence.h; JSON a, b, n)
  *   "tag_precision" optional: each tag word's precision on the training photos (tag_precision.h)
  *   "vocab_counts" optional: each word's count in captioned photos and in text (JSON: "paired" and
@@ -40,7 +41,7 @@ struct ac_model { /* typedef: attncap.h */
     char *path;          /* the file it was loaded from; NULL for a model built in memory */
     ac_beam_opts decode; /* how to caption with it: ac_beam_defaults() with the fields metadata "decode"
                             records (beam, max_len, len_alpha) in their place */
-    char *naming_json;   /* metadata "naming", NULL if absent (naming.h reads it) */
+    char *naming_json;   /* metadata "naming", NULL if absent (naming_opts.h reads it) */
     ac_confidence confidence; /* metadata "confidence"; n = 0 (and a = b = 0) if absent */
     ac_tag_precision tag_precision; /* metadata "tag_precision"; n_obs = 0 if absent */
     int *paired_counts;       /* [vocab] each word's count in the captions of the photos it trained on
