@@ -127,7 +127,8 @@ def copy_nll(logits, tgt, gate, abar, cats, word_cat):
     p(w) = (1 - g) p_w + g sum_{r: w names c_r} pi_r p_w / sum_{w' naming c_r} p_w', with pi the
     regions' attention renormalised over the regions whose category names some word. Rows without such
     a region: the plain cross-entropy. logits [bt, V], tgt [bt], gate [bt], abar [bt, R], cats: per row a
-    list of R categories (None: no regions), word_cat [V] (-1: names none)."""
+    list of R categories (None: no regions), word_cat [V] (-1: names none). Rows with such a region add
+    the switch's supervision: the binary cross-entropy of g against "y names a region's category"."""
     p = torch.softmax(logits, 1)
     out = []
     for i in range(logits.shape[0]):
@@ -142,7 +143,9 @@ def copy_nll(logits, tgt, gate, abar, cats, word_cat):
             k = cats[i][r]
             if word_cat[y] == k:
                 copy = copy + pi[j] * p[i, y] / p[i, torch.tensor(word_cat == k)].sum()
-        out.append(-torch.log((1 - gate[i]) * p[i, y] + gate[i] * copy))
+        named = float(any(word_cat[y] == cats[i][r] for r in keep))
+        bce = F.binary_cross_entropy(gate[i], torch.tensor(named, dtype=logits.dtype))
+        out.append(-torch.log((1 - gate[i]) * p[i, y] + gate[i] * copy) + bce)
     return torch.stack(out)
 
 

@@ -269,8 +269,9 @@ typedef struct ac_dec_batch {
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
     double pen_sum; /* sum over captions and locations of (1 - sum_t alpha_ti)^2 */
+    double switch_sum; /* copy: the switch's supervision, summed over tokens (copy_internal.h; 0 without) */
     int ntok;       /* target tokens */
-    double loss;    /* (ce_sum + lambda * pen_sum - entropy * ent_sum + reinforce * score_sum) / ntok: the
+    double loss;    /* (ce_sum + lambda * pen_sum + switch_sum - entropy * ent_sum + reinforce * score_sum) / ntok: the
                      * objective that grad differentiates (soft attention: the last two are 0) */
     /* Hard attention, over the captions that trained on sampled locations (for the trainer's baseline): */
     int hard_captions, hard_ntok;

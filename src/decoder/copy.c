@@ -137,10 +137,14 @@ static void token_forward(const ac_decoder *dec, const ac_copy_regions *reg, flo
     t->P = (1 - g) * t->py + (t->ky >= 0 ? g * t->Pi[t->ky] * t->m_y : 0);
 }
 
-double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logits, int y) {
+double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logits, int y,
+                    double *switch_loss) {
     copy_token t;
     token_forward(dec, reg, gate, logits, y, &t);
+    *switch_loss = 0;
     if (!t.n) return t.lz - logits[y]; /* nothing to copy: the plain cross-entropy */
+    const double g = gate < 1e-12f ? 1e-12 : gate > 1 - 1e-7f ? 1 - 1e-7 : gate;
+    *switch_loss = -(t.ky >= 0 ? log(g) : log1p(-g));
     return -log(t.P > 1e-300 ? t.P : 1e-300);
 }
 
@@ -170,7 +174,7 @@ void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float 
         x[w] = (float)(k * (a * exp(lp) + (cy >= 0 && s->cat[w] == cy ? b * exp(lp - t.lq_y) : 0)));
     }
     x[y] -= k;
-    *dgate_logit = (float)(k * (t.py - C) / P * g * (1 - g));
+    *dgate_logit = (float)(k * ((t.py - C) / P * g * (1 - g) + AC_COPY_SWITCH_WEIGHT * (g - (t.ky >= 0))));
     if (t.ky < 0 || !(t.A > 0)) return;
     /* dpi_r = -g m_y / P for regions of y's category; sum_r' pi_r' dpi_r' = -g m_y Pi_{c(y)} / P */
     const double dpi = -g * t.m_y / P, mean = dpi * t.Pi[t.ky];

@@ -11,10 +11,18 @@
  * at most one, so the sets S(c) are disjoint) and Pi of a category no region has is 0. The copy share
  * g Pi_c is spread over S(c) in the vocabulary's own proportions: "giraffe" or "giraffes", "man" or
  * "woman" come from the language model, that it is a giraffe from the region. Without a region of a
- * named category p(w) = p_w, and g gets no gradient. */
+ * named category p(w) = p_w, and g gets no gradient.
+ *
+ * Training supervises the switch as well (Gulcehre et al. 2016, "Pointing the Unknown Words"): where the
+ * photo has a region of a named category, each token adds AC_COPY_SWITCH_WEIGHT times the binary
+ * cross-entropy of g against whether the target word names one of its regions' categories. Without it
+ * the gate hardly opens: on training photos the vocabulary already says "dog" for a dog, so the
+ * likelihood alone gains little from copying, and a sheep the encoder sees as a dog stays a dog. */
 #ifndef ATTNCAP_COPY_INTERNAL_H
 #define ATTNCAP_COPY_INTERNAL_H
 #include "attncap/decoder.h"
+
+#define AC_COPY_SWITCH_WEIGHT 1.0
 
 /* Region rows of one photo for the copy path: n of them, categories cat[n], attention abar[n]. */
 typedef struct ac_copy_regions {
@@ -32,9 +40,11 @@ float ac_copy_gate_logit(const ac_decoder *dec, const float *h, const float *z);
 /* Inference: logp [V] (a log-softmax row) becomes log p(w) above, in place. */
 void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logp);
 
-/* Training, one token: -log p(y) for raw logits [V] and gate g. */
-double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logits, int y);
-/* Its gradient times k: logits [V] is replaced by k d(-log p(y))/d logits; *dgate_logit gets k d/du
+/* Training, one token: -log p(y) for raw logits [V] and gate g; *switch_loss gets the switch's binary
+ * cross-entropy above (0 where there is nothing to copy), unweighted. */
+double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logits, int y,
+                    double *switch_loss);
+/* The gradient of -log p(y) + AC_COPY_SWITCH_WEIGHT * switch_loss, times k: logits [V] is replaced by k d(-log p(y))/d logits; *dgate_logit gets k d/du
  * (u the gate's pre-activation) and dabar [reg->n] gets k d/d abar_r. */
 void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logits, int y, float k,
                        float *dgate_logit, float *dabar);

@@ -12,6 +12,7 @@
 
 #include "attncap/decoder.h"
 #include "decoder_internal.h"
+#include "copy_internal.h"
 #include "pool.h"
 #include "alloc_internal.h"
 
@@ -184,13 +185,13 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             break;
         }
         const ac_dec_stats *t = &jobs[s].st;
-        tot.ce_sum += t->ce_sum, tot.pen_sum += t->pen_sum, tot.ntok += t->ntok;
+        tot.ce_sum += t->ce_sum, tot.pen_sum += t->pen_sum, tot.switch_sum += t->switch_sum, tot.ntok += t->ntok;
         tot.hard_captions += t->hard_captions, tot.hard_ntok += t->hard_ntok, tot.hard_ce_sum += t->hard_ce_sum;
         tot.ent_sum += t->ent_sum, tot.score_sum += t->score_sum;
     }
     if (!rc) {
         const ac_decoder_config *c = &dec->cfg;
-        tot.loss = (tot.ce_sum + c->lambda * tot.pen_sum - c->entropy * tot.ent_sum + c->reinforce * tot.score_sum) /
+        tot.loss = (tot.ce_sum + c->lambda * tot.pen_sum + AC_COPY_SWITCH_WEIGHT * tot.switch_sum - c->entropy * tot.ent_sum + c->reinforce * tot.score_sum) /
                    tot.ntok;
         if (st) *st = tot;
         if (grad && S > 1) {

@@ -433,7 +433,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     mm(0, 0, N, V, E, w->od, E, dec->out_lo, V, 1.0f, w->logits, V);
     if (copy_on(dec, w)) copy_forward(dec, w);
 
-    double ce = 0;
+    double ce = 0, sw = 0;
     const int copy = copy_on(dec, w);
     for (int i = 0; i < B; i++) w->cap_ce[i] = 0;
     for (int t = 0; t < T; t++) /* rows in order, and each caption's share */
@@ -442,7 +442,9 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             double l;
             if (copy && w->nreg[i] > 0) {
                 const ac_copy_regions reg = copy_regions(w, i, r);
-                l = ac_copy_xent(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r]);
+                double s1;
+                l = ac_copy_xent(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r], &s1);
+                sw += s1;
             } else {
                 l = ac_xent_sum(w->logits + (size_t)r * V, 1, V, w->tgt + r);
             }
@@ -461,9 +463,10 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
             }
     st->ce_sum = ce;
     st->pen_sum = pen;
+    st->switch_sum = sw;
     st->ntok = N;
     hard_terms(w, b, st);
-    st->loss = (ce + c->lambda * pen - c->entropy * st->ent_sum + c->reinforce * st->score_sum) / N;
+    st->loss = (ce + c->lambda * pen + AC_COPY_SWITCH_WEIGHT * sw - c->entropy * st->ent_sum + c->reinforce * st->score_sum) / N;
 }
 
 /* ---- backward ---- */
