@@ -3,8 +3,8 @@
 
 C clients (threads, one keep-alive connection each) send N requests over the given photos; a fraction
 are hostile, in turn: a truncated JPEG (400), a 50 MB body announced by Content-Length (413), a wrong
-content type (415), a sender of one byte a second (cut off after the server's --timeout), a client that
-disconnects mid-body. Checked: the server never dies, every good answer's caption equals the one
+content type (415), a sender of one byte a second (answered 408 and cut off after the server's
+--timeout), a client that disconnects mid-body. Checked: the server never dies, every good answer's caption equals the one
 `attncap caption --json` gives for that photo (run first, over the same photos, which also times the
 CLI), every hostile request gets its status, and the server's RSS after the last requests is within
 --rss-growth of its RSS after the first 1000 (or the first half, for fewer than 2000). Reports p50/p99 latency and
@@ -14,13 +14,20 @@ user + system; on a shared machine this moves less with the load than wall-clock
 server's include receiving and answering HTTP, the client's own work excluded). Exit 0 when every
 check passes.
 
+With --pairs K (and no load run): K pairs of runs over P photos at a time (--pair-photos, taken in
+turn from the list), the CLI's (`caption --verbose`: its photos/s without loading the model) and the
+server's (--clients clients sending those P photos once each, the server started once), the order
+within a pair alternating; each pair's ratio (server photos/s over the CLI's) is printed, then the
+median, best and worst. Short pairs follow a shared machine's load more closely than one long run.
+
 usage: serve_load.py --bin build/attncap [--model M] [--requests 5000] [--clients 32] [--hostile 0.02]
                      PHOTO...
+       serve_load.py --bin build/attncap --pairs 10 [--pair-photos 100] [--clients 8] PHOTO...
 """
 import argparse, http.client, json, os, random, re, resource, socket, statistics, subprocess, sys, threading, time
 
 HOSTILE = ["truncated", "huge", "wrong_type", "slow", "disconnect"]
-WANT = {"truncated": {400}, "huge": {413}, "wrong_type": {415}, "slow": {"closed"}, "disconnect": {None}}
+WANT = {"truncated": {400}, "huge": {413}, "wrong_type": {415}, "slow": {408}, "disconnect": {None}}
 
 
 def rss_kb(pid):
@@ -74,27 +81,124 @@ def hostile(kind, port, photo_bytes, server_timeout):
     if kind == "wrong_type":
         return raw(port, b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
                    b"Connection: close\r\n\r\n" % len(photo_bytes), photo_bytes)
-    if kind == "slow":  # one byte a second: must be cut off soon after the server's --timeout
+    if kind == "slow":  # one byte a second: answered 408 and cut off soon after the server's --timeout
         s = socket.create_connection(("127.0.0.1", port), timeout=1)
-        t0 = time.time()
+        t0, data = time.time(), b""
         try:
             s.sendall(b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: image/jpeg\r\nContent-Length: 1000\r\n\r\n")
             while time.time() - t0 < server_timeout + 10:
                 s.sendall(b"x")
                 try:
-                    if not s.recv(100):
+                    got = s.recv(4096)
+                    if not got:
                         break
+                    data += got
                 except socket.timeout:
                     pass
         except OSError:
             pass
         finally:
             s.close()
-        return "closed" if time.time() - t0 < server_timeout + 5 else "held"
+        if time.time() - t0 >= server_timeout + 5:
+            return "held"
+        m = re.match(rb"HTTP/1\.[01] (\d+)", data)
+        return int(m.group(1)) if m else "closed without an answer"
     if kind == "disconnect":
         half = photo_bytes[: len(photo_bytes) // 2]
         return raw(port, b"POST /v1/caption HTTP/1.1\r\nHost: l\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n"
                    % len(photo_bytes), half, read=False)
+
+
+def serve_photos(port, sel, data, clients, want):
+    """Sends each photo of sel once, over `clients` keep-alive connections; returns (seconds, bad answers)."""
+    lock, nxt, bad = threading.Lock(), [0], []
+
+    def client():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        while True:
+            with lock:
+                i = nxt[0]
+                nxt[0] += 1
+            if i >= len(sel):
+                break
+            try:
+                conn.request("POST", "/v1/caption", data[sel[i]], {"Content-Type": "image/jpeg"})
+                r = conn.getresponse()
+                body = r.read()
+                ok = r.status == 200 and json.loads(body)["caption"] == want[sel[i]]
+            except (OSError, http.client.HTTPException, ValueError, KeyError):
+                ok = False
+            if not ok:
+                with lock:
+                    bad.append(sel[i])
+        conn.close()
+
+    t0 = time.time()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.time() - t0, bad
+
+
+def cli_photos(a, model, sel, want):
+    """The CLI over sel: its photos/s after loading the model (its --verbose report); fills want."""
+    out = subprocess.run([a.bin, "caption", "--json", "--quiet", "--verbose", *model, *sel], capture_output=True, text=True)
+    m = re.search(r"(\d+) photos \(\d+ ok\) in ([\d.]+) s", out.stderr)
+    if out.returncode != 0 or not m:
+        sys.exit("serve_load: attncap caption failed: " + out.stderr.strip()[:300])
+    for line in out.stdout.splitlines():
+        j = json.loads(line)
+        want[j["image"]] = j["caption"]
+    return int(m.group(1)) / float(m.group(2))
+
+
+def start_server(a, model):
+    srv = subprocess.Popen([a.bin, "serve", "--port", "0", "--queue", "256", "--timeout", str(a.timeout), *model,
+                            *a.serve_args.split()],
+                           stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        line = srv.stderr.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()  # drain its stderr
+            return srv, int(m.group(1))
+        if not line and srv.poll() is not None:
+            break
+    srv.kill()
+    sys.exit("serve_load: the server did not start")
+
+
+def pairs(a, model, photos, data):
+    want, ratios, bad = {}, [], []
+    srv, port = start_server(a, model)
+    try:
+        for k in range(a.pairs):
+            start = (k * a.pair_photos) % len(photos)
+            sel = (photos[start:] + photos[:start])[: a.pair_photos]
+            res = {}
+            for what in (("cli", "serve") if k % 2 == 0 else ("serve", "cli")):
+                if what == "cli":
+                    res["cli"] = cli_photos(a, model, sel, want)
+                else:
+                    if not all(p in want for p in sel):  # the reference captions first
+                        cli_photos(a, model, sel, want)
+                    wall, b = serve_photos(port, sel, data, a.clients, want)
+                    res["serve"] = len(sel) / wall
+                    bad += b
+            ratios.append(res["serve"] / res["cli"])
+            print(json.dumps({"pair": k, "photos": len(sel), "serve_photos_per_s": round(res["serve"], 2),
+                              "cli_photos_per_s": round(res["cli"], 2), "ratio": round(ratios[-1], 3),
+                              "load": round(os.getloadavg()[0], 1)}), flush=True)
+    finally:
+        srv.terminate()
+        rc = srv.wait(timeout=60)
+    print(json.dumps({"pairs": len(ratios), "clients": a.clients, "median": round(statistics.median(ratios), 3),
+                      "best": round(max(ratios), 3), "worst": round(min(ratios), 3), "bad": len(bad), "exit": rc}))
+    for p in bad[:5]:
+        print("bad answer:", p, file=sys.stderr)
+    sys.exit(0 if not bad and rc == 0 else 1)
 
 
 def main():
@@ -109,11 +213,15 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=3600)
     ap.add_argument("--json", help="write the numbers here")
     ap.add_argument("--serve-args", default="", help="more flags for attncap serve (\"--workers 2\")")
+    ap.add_argument("--pairs", type=int, default=0, help="pairs of CLI and server runs instead of the load run")
+    ap.add_argument("--pair-photos", type=int, default=100)
     ap.add_argument("photos", nargs="+")
     a = ap.parse_args()
     model = ["--model", a.model] if a.model else []
     photos = sorted(a.photos)
     data = {p: open(p, "rb").read() for p in photos}
+    if a.pairs:
+        return pairs(a, model, photos, data)
 
     # the CLI over the same photos: the reference captions and its throughput
     t0, c0 = time.time(), child_cpu_s()

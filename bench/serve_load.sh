@@ -4,11 +4,11 @@
 # clients >= 0.9x `attncap caption` over the same photos). Each run times the CLI over the photos
 # before and after the server, in the same run. Appends nothing: copy the lines into bench/HISTORY.md.
 # usage: bash bench/serve_load.sh [BUILD]            (default build)
-#        RUNS=5 bash bench/serve_load.sh BUILD OTHER_BIN...
-#   the second form: only the 8-client run, RUNS times for each binary (BUILD/attncap, then each OTHER_BIN),
-#   interleaved (new, old, new, old, ...) so that a shared machine's load falls on all alike; prints
-#   each run's serve/CLI ratio and, per binary, the median, best and worst ratio (and of the CPU seconds
-#   per photo, CLI over server: above 1, the server spends less per photo).
+#        RUNS=5 PAIRS=2 bash bench/serve_load.sh BUILD [OTHER_BIN...]   (with no OTHER_BIN: BUILD -)
+#   the second form: only serve_load.py --pairs (8 clients; a CLI run and a server run over the same
+#   100 photos, PAIRS times in turn, in each of RUNS rounds), for BUILD/attncap and then each OTHER_BIN
+#   in every round, so that a shared machine's load falls on all alike; prints each pair's serve/CLI
+#   ratio and, per binary, the median, best and worst over all its pairs.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -23,28 +23,30 @@ if [ $# -eq 0 ]; then
   /usr/bin/python3 bench/serve_load.py --bin "$BUILD/attncap" --requests 1000 --clients 8 --hostile 0 $photos || rc=1
   exit $rc
 fi
-bins=("$BUILD/attncap" "$@")
+bins=("$BUILD/attncap")
+for b in "$@"; do [ "$b" = - ] || bins+=("$b"); done
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for r in $(seq 1 "${RUNS:-5}"); do
   for b in "${bins[@]}"; do
-    line=$(/usr/bin/python3 bench/serve_load.py --bin "$b" --requests "${REQUESTS:-1000}" --clients 8 --hostile 0 $photos) || rc=1
-    echo "$b $line" | tee -a "$out"
+    /usr/bin/python3 bench/serve_load.py --bin "$b" --pairs "${PAIRS:-2}" --pair-photos "${PAIR_PHOTOS:-100}" --clients 8 \
+      $photos >"$out.one" || rc=1
+    sed "s|^|$b |" "$out.one" | tee -a "$out"
   done
 done
-/usr/bin/python3 - "$out" <<'EOF'
+rm -f "$out.one"
+/usr/bin/python3 - "$out" <<'PY'
 import json, statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
     b, j = line.split(" ", 1)
-    runs.setdefault(b, []).append(json.loads(j))
+    j = json.loads(j)
+    if "pair" in j:
+        runs.setdefault(b, []).append(j)
 for b, rs in runs.items():
-    r = [x["serve_vs_cli"] for x in rs]
-    c = [x["cpu_ms_per_photo"]["cli"] / x["cpu_ms_per_photo"]["serve"] for x in rs if "cpu_ms_per_photo" in x]
-    print("%s: serve/CLI photos/s median %.3f, best %.3f, worst %.3f over %d runs (serve %s photos/s; load %s)" % (
-        b, statistics.median(r), max(r), min(r), len(r), " ".join("%.1f" % x["serve_photos_per_s"] for x in rs),
-        " ".join("%.1f" % x["load"] for x in rs)))
-    if c:
-        print("%s: CLI/serve CPU per photo median %.3f, best %.3f, worst %.3f" % (b, statistics.median(c), max(c), min(c)))
-EOF
+    r = [x["ratio"] for x in rs]
+    print("%s: serve/CLI photos/s median %.3f, best %.3f, worst %.3f over %d pairs of %d photos, 8 clients "
+          "(load %.1f to %.1f)" % (b, statistics.median(r), max(r), min(r), len(r), rs[0]["photos"],
+                                   min(x["load"] for x in rs), max(x["load"] for x in rs)))
+PY
 exit $rc
