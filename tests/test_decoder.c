@@ -574,6 +574,40 @@ static void test_step_matches_training_copy(void) {
     ac_decoder_free(&dec);
 }
 
+/* ac_decoder_copy_shares: a word no region's category names was never copied; with the gate shut
+ * nothing was, with it wide open every word of a present category was (entirely). */
+static void test_copy_shares(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = 1, c.region_scale = 60;
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
+    const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
+    float ann[48];
+    fill_ann(ann, 6 * c.dim, 7);
+    ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann, 2, 2, 2);
+    const int cat[2] = {2, 9}, words[5] = {4, 7, 9, 6, 5};
+    float share[6];
+    CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, &err) == 0);
+    for (int k = 0; k < 6; k++) CHECKF(share[k] == 0, "no categories set: word %d share %g", k, share[k]);
+    ac_dec_image_set_categories(im, cat);
+    const float gates[3] = {-30, 0, 30};
+    for (int g = 0; g < 3; g++) {
+        dec.copy_b[0] = gates[g];
+        CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, &err) == 0);
+        for (int k = 0; k <= 5; k++) {
+            const int w = k < 5 ? words[k] : AC_END, present = w < 11 && (word_cat[w] == 2 || word_cat[w] == 9);
+            if (!present) CHECKF(fabsf(share[k]) < 1e-5f, "gate %g: word %d (no region) share %g", gates[g], w, share[k]);
+            else if (g == 0) CHECKF(share[k] < 1e-5f, "gate shut: word %d share %g", w, share[k]);
+            else if (g == 2) CHECKF(share[k] > 1 - 1e-4f, "gate open: word %d share %g", w, share[k]);
+            else CHECKF(share[k] > 0.01f && share[k] < 0.99f, "gate 0.5: word %d share %g", w, share[k]);
+        }
+    }
+    ac_dec_image_free(im);
+    ac_decoder_free(&dec);
+}
+
 static void test_step_matches_training_forward(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++)
         for (int mode = 0; mode < AC_ATTENTION_MODE_COUNT; mode++)
@@ -796,6 +830,7 @@ int main(void) {
     RUN(test_torch_parity_sparse);
     RUN(test_torch_parity_copy);
     RUN(test_step_matches_training_copy);
+    RUN(test_copy_shares);
     RUN(test_torch_parity_hard);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);

@@ -59,6 +59,8 @@ typedef struct ac_caption {
     int n_regions;      /* the detected objects the decoder attended to beside the grid (regions.h): each
                            alpha row is grid_h * grid_w cells, then n_regions regions */
     struct ac_region *regions; /* [n_regions] (owned; NULL when the captioner did not fill them in) */
+    float *copied;      /* NULL, or [n + 1] a copy model's account (decoder.h ac_decoder_copy_shares): the share of
+                           each word's probability that came from copying a region's category (owned) */
 } ac_caption;
 
 /* Entries per row of c->alpha: the grid's cells and the regions. */

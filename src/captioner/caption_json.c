@@ -118,6 +118,10 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
         cJSON *wl = put(o, "token_logprobs", cJSON_CreateArray(), ok);
         for (int i = 0; i <= c->n; i++) put(wl, NULL, cJSON_CreateNumber(round(c->word_logp[i] * 1e4) / 1e4), ok);
     }
+    if (c->copied) { /* a copy model: how much of each token (and <end>) came from a region's category */
+        cJSON *cp = put(o, "copied", cJSON_CreateArray(), ok);
+        for (int i = 0; i <= c->n; i++) put(cp, NULL, cJSON_CreateNumber(round(c->copied[i] * 1e3) / 1e3), ok);
+    }
     put(o, "score", cJSON_CreateNumber(c->score), ok); /* the ranking score, as --nbest prints it */
     add_naming(o, c, ok);
     if (c->n_alt) add_alternatives(o, c, v, ok);

@@ -164,6 +164,15 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
     return rc;
 }
 
+/* A copy model's account of each caption (and runner-up): the share of each word that was copied. */
+static int copy_account(const ac_decoder *dec, const ac_dec_image *img, ac_caption *cap, ac_err *err) {
+    if (!(cap->copied = ac_malloc(((size_t)cap->n + 1) * sizeof *cap->copied))) return ac_errf(err, "out of memory");
+    if (ac_decoder_copy_shares(dec, img, cap->words, cap->n, cap->copied, err)) return -1;
+    for (int i = 0; i < cap->n_alt; i++)
+        if (copy_account(dec, img, &cap->alt[i], err)) return -1;
+    return 0;
+}
+
 /* The plain search of every photo, together. */
 static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac_name_task *tasks) {
     ac_beam_task *bt = ac_calloc((size_t)n, sizeof *bt);
@@ -188,6 +197,7 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
     for (int b = 0; b < nb; b++) {
         ac_name_task *t = &tasks[idx[b]];
         t->failed = bt[b].failed, t->err = bt[b].err, t->out = bt[b].out;
+        if (!t->failed && model->dec.cfg.copy) t->failed = copy_account(&model->dec, bt[b].img, &t->out, &t->err);
         ac_dec_image_free((ac_dec_image *)bt[b].img);
     }
     free(bt), free(idx);
@@ -242,7 +252,7 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
         ac_encoder_lane_close(&lane->enc);
         return -1;
     }
-    if (c->det_path && ac_detector_open(c->det_path, NULL, threads, &lane->det, err)) {
+    if (c->det_path && ac_detector_open(c->det_path, &(ac_detector_opts){.threads = threads}, &lane->det, err)) {
         ac_captioner_lane_close(lane);
         return -1;
     }

@@ -575,6 +575,34 @@ void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image 
 
 /* ---- teacher forcing ---- */
 
+int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
+                           ac_err *err) {
+    const ac_decoder_config *c = &dec->cfg;
+    const int V = c->vocab, H = c->hidden;
+    for (int k = 0; k <= n; k++) share[k] = 0;
+    if (!dec->copy_w || !dec->copy || !img->regions || !img->has_categories) return 0;
+    for (int k = 0; k < n; k++)
+        if (words[k] < 0 || words[k] >= V) return ac_errf(err, "copy shares: word id %d outside 0..%d", words[k], V - 1);
+    float *buf = ac_malloc((4 * (size_t)H + 2 * (size_t)V + (size_t)c->n_ann + ac_decoder_step_scratch(c, 1)) * sizeof *buf);
+    if (!buf) return ac_errf(err, "out of memory");
+    float *st = buf, *st2 = st + 2 * H, *lp = st2 + 2 * H, *lv = lp + V, *al = lv + V, *scratch = al + c->n_ann;
+    ac_decoder plain = *dec; /* the same step without the mixture: the vocabulary's own p_w */
+    plain.copy = NULL, plain.step_pool = NULL;
+    ac_decoder_start(dec, img, st);
+    const int one = 1;
+    for (int k = 0; k <= n; k++) {
+        const int prev = k ? words[k - 1] : AC_START, w = k < n ? words[k] : AC_END;
+        ac_decoder_advance(&plain, 1, &img, &one, k, &prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
+        ac_decoder_advance(dec, 1, &img, &one, k, &prev, st, NULL, st2, NULL, lp, al, NULL, scratch);
+        /* <end> names no object, so p(<end>) = (1 - g) p_v(<end>); the rest of p(w) was copied */
+        const double keep = exp((double)lp[AC_END] - lv[AC_END]), s = 1 - keep * exp((double)lv[w] - lp[w]);
+        share[k] = (float)(s > 0 ? s : 0);
+        memcpy(st, st2, 2 * (size_t)H * sizeof *st);
+    }
+    free(buf);
+    return 0;
+}
+
 int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
                       double *logprob, ac_err *err) {
     return ac_decoder_attend_words(dec, ann, words, n, alpha, beta, NULL, logprob, err);

@@ -17,7 +17,7 @@ void ac_caption_free(ac_caption *c) {
     free(c->alt);
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
-    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags), free(c->regions);
+    free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags), free(c->regions), free(c->copied);
     memset(c, 0, sizeof *c);
 }
 
