@@ -76,6 +76,10 @@ static int category_shares(const struct ac_copy_sets *s, const ac_copy_regions *
     return n;
 }
 
+/* The gate kept inside (0, 1): a float sigmoid reaches exactly 0 or 1 for |u| > 17, and a gate of 1
+ * would give every word outside the regions' categories (<end> too) probability 0. */
+static double clamp_gate(float gate) { return gate < 1e-6f ? 1e-6 : gate > 1 - 1e-6 ? 1 - 1e-6 : gate; }
+
 /* log sum_{w in S(c)} exp(x_w) */
 static double log_set_sum(const struct ac_copy_sets *s, int c, const float *x) {
     double mx = -INFINITY, t = 0;
@@ -91,7 +95,7 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
     const int n = s && reg->n <= AC_REGIONS_MAX ? category_shares(s, reg, cats, Pi, &A) : 0;
     if (!n) return;
     const int V = dec->cfg.vocab;
-    const double g = gate, keep = log1p(-g);
+    const double g = clamp_gate(gate), keep = log1p(-g);
     double lq[AC_REGIONS_MAX];
     for (int k = 0; k < n; k++) lq[k] = log_set_sum(s, cats[k], logp); /* log Q_c, before logp changes */
     for (int w = 0; w < V; w++) {
@@ -143,7 +147,7 @@ double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gat
     token_forward(dec, reg, gate, logits, y, &t);
     *switch_loss = 0;
     if (!t.n) return t.lz - logits[y]; /* nothing to copy: the plain cross-entropy */
-    const double g = gate < 1e-12f ? 1e-12 : gate > 1 - 1e-7f ? 1 - 1e-7 : gate;
+    const double g = clamp_gate(gate);
     *switch_loss = -(t.ky >= 0 ? log(g) : log1p(-g));
     return -log(t.P > 1e-300 ? t.P : 1e-300);
 }
@@ -166,7 +170,7 @@ void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float 
         x[y] -= k;
         return;
     }
-    const double g = gate, P = t.P > 1e-300 ? t.P : 1e-300, C = t.ky >= 0 ? t.Pi[t.ky] * t.m_y : 0;
+    const double g = clamp_gate(gate), P = t.P > 1e-300 ? t.P : 1e-300, C = t.ky >= 0 ? t.Pi[t.ky] * t.m_y : 0;
     const double a = (1 - g) * t.py / P, b = g * C / P;
     const int cy = t.ky >= 0 ? t.cats[t.ky] : -1;
     for (int w = 0; w < V; w++) { /* p_k = exp(x_k - lz); p_k / Q = exp(x_k - lz - lq) */
