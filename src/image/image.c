@@ -407,7 +407,7 @@ static int apply_orientation(ac_image *img, int o, const char *name, ac_err *err
     case 7: origin = (ptrdiff_t)h * w - 1, dx = -w, dy = -1; break;            /* transverse */
     default: origin = w - 1, dx = w, dy = -1; break;                           /* 8: rotate 90 counter-clockwise */
     }
-    uint8_t *out = ac_image_pixels_alloc((size_t)w * h * 3);
+    uint8_t *out = ac_malloc((size_t)w * h * 3);
     if (!out) return ac_errf(err, "%s: out of memory", name);
     enum { T = 32 };
     for (int ty = 0; ty < oh; ty += T)
@@ -484,7 +484,7 @@ int ac_image_load_mem_min(const void *data, size_t len, const char *name, int mi
     uint8_t *padded, *rgb = NULL;
     int pal = pad_palette(p, len, fmt, &padded, &qlen);
     if (pal == -2) return ac_errf(err, "%s: corrupt BMP (its pixel data offset leaves no room for its palette)", name);
-    if (pal == 0) rgb = ac_image_pixels_alloc(npx * 3);
+    if (pal == 0) rgb = ac_malloc(npx * 3);
     if (!rgb) {
         free(padded);
         return ac_errf(err, "%s: out of memory for %dx%d pixels", name, w, h);

@@ -9,11 +9,6 @@
 
 #include "attncap/image.h"
 
-/* Room for pixels (free() frees it): as ac_malloc, but a buffer of 2 MB or more comes 2 MB-aligned and
- * asked for transparent huge pages (where Linux offers them on request), so that a photo's buffers
- * fault in a page of 2 MB at a time instead of 512 of 4 KB (pixels.c). */
-void *ac_image_pixels_alloc(size_t bytes);
-
 /* A JPEG decoded by libjpeg-turbo with DCT-domain scaling by the smallest of 1/8, 1/4, 1/2 whose
  * output still has w >= min_w and h >= min_h (stored orientation: the caller swaps them for EXIF
  * orientations 5..8). Returns 1, leaving img empty, when no factor below 1 qualifies, the file is

@@ -31,7 +31,7 @@ int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_
     if (!denom) goto done;
     tjscalingfactor f = {1, denom};
     const int sw = TJSCALED(w, f), sh = TJSCALED(h, f);
-    img->px = ac_image_pixels_alloc((size_t)sw * sh * 3);
+    img->px = ac_malloc((size_t)sw * sh * 3);
     if (!img->px) {
         rc = ac_errf(err, "%s: out of memory for %dx%d pixels", name, sw, sh);
         goto done;
