@@ -141,7 +141,12 @@ int main(int argc, char **argv) {
     snprintf(det_path, sizeof det_path, "%s/encoders/yolox_nano.tflite", data);
     if (c.det) det_note = "detector: the model's own (regions)";
     else if (!beside) det_note = "detector: none (the model has no regions; BENCH_DETECTOR=1 runs one beside)";
-    else if (ac_detector_open(det_path, NULL, threads, &det, &err) == 0) det_note = "detector: run beside (the model has no regions)";
+#if defined(AC_VERSION_MINOR) && AC_VERSION_MAJOR * 100 + AC_VERSION_MINOR >= 101 /* the core's since 1.1 */
+    else if (ac_detector_open(det_path, &(ac_detector_opts){.threads = threads}, &det, &err) == 0)
+#else
+    else if (ac_detector_open(det_path, NULL, threads, &det, &err) == 0)
+#endif
+        det_note = "detector: run beside (the model has no regions)";
     else det_note = "detector: none (no yolox_nano.tflite)";
 #else
     (void)beside;

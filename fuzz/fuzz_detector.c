@@ -67,11 +67,11 @@ static int fuzz_detector(const uint8_t *data, size_t size) {
     for (int i = 0; i < n_labels; i++) fprintf(f, "label%d\n", i);
     fclose(f);
     ac_detector *d;
-    if (ac_detector_open(path, NULL, 1, &d, &err)) {
+    if (ac_detector_open(path, &(ac_detector_opts){.threads = 1}, &d, &err)) {
         fuzz_detector_msg(&err, NULL); /* the engine's plan errors name the operator, not always the file */
         return 0;
     }
-    if (ac_detector_n_labels(d) != n_labels) abort();
+    if (ac_detector_labels(d) != n_labels) abort();
     if (flops < 5e7) {
         /* a photo of 23 x 37 pixels from the input's bytes: the letterbox scales it up, odd sizes */
         enum { PW = 23, PH = 37 };

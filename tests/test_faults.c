@@ -229,7 +229,7 @@ static int same_eval(void) {
            (metrics.meteor == ref_metrics.meteor || (isnan(metrics.meteor) && isnan(ref_metrics.meteor)));
 }
 
-static int run_det_open(ac_err *err) { return ac_detector_open(test_shared(DETECTOR), NULL, 1, &det, err); }
+static int run_det_open(ac_err *err) { return ac_detector_open(test_shared(DETECTOR), &(ac_detector_opts){.threads = 1}, &det, err); }
 static void undo_det_open(void) { ac_detector_close(det), det = NULL; }
 static int run_detect(ac_err *err) { return ac_detector_detect(det, &giraffe, NULL, &dets, err); }
 static int same_detect(void) {

@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
     ac_err err;
     ac_detector *det;
     ac_image img = {0};
-    if (ac_detector_open(argv[1], NULL, 0, &det, &err) < 0 || ac_image_load(argv[2], &img, &err) < 0) {
+    if (ac_detector_open(argv[1], NULL, &det, &err) < 0 || ac_image_load(argv[2], &img, &err) < 0) {
         fprintf(stderr, "detect_dump: %s\n", err.msg);
         return 1;
     }
@@ -33,8 +33,8 @@ int main(int argc, char **argv) {
     ac_detections d;
     if (!in || ac_detector_letterbox(det, &img, in, &r, &err) < 0 || ac_detector_run_raw(det, in, &raw, &err) < 0 ||
         write_floats(argv[3], in, (size_t)S * S * 3) < 0 || write_floats(argv[4], raw, ac_detector_raw_count(det)) < 0 ||
-        ac_detector_decode(raw, (int)(ac_detector_raw_count(det) / (size_t)(5 + ac_detector_n_labels(det))),
-                           ac_detector_n_labels(det), r, img.w, img.h, NULL, &d, &err) < 0) {
+        ac_detector_decode(raw, (int)(ac_detector_raw_count(det) / (size_t)(5 + ac_detector_labels(det))),
+                           ac_detector_labels(det), r, img.w, img.h, NULL, &d, &err) < 0) {
         fprintf(stderr, "detect_dump: %s\n", in ? err.msg : "out of memory");
         return 1;
     }

@@ -41,10 +41,10 @@ extern "C" {
 /* ---- Version ---------------------------------------------------------------------------------- */
 
 #define AC_VERSION_MAJOR 1
-#define AC_VERSION_MINOR 0
+#define AC_VERSION_MINOR 1
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "1.0.0"
+#define AC_VERSION "1.1.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 
@@ -66,13 +66,13 @@ typedef enum ac_err_code {
     AC_ERR_BAD_IMAGE,       /* the photo cannot be read or decoded (the caller's input, not the model) */
 } ac_err_code;
 
-AC_API void ac_free(void *p); /* frees a string the library returned (ac_result_json); NULL is fine */
+AC_API void ac_free(void *p); /* frees a string the library returned (ac_result_json, ac_detect_result_json); NULL is fine */
 
 /* ---- Handles ---------------------------------------------------------------------------------- */
 
 typedef struct ac_model ac_model;         /* a model file: decoder, vocabulary, recorded settings */
 typedef struct ac_captioner ac_captioner; /* a model with its encoder, ready to caption photos */
-typedef struct ac_detector ac_detector;   /* an object detector (its functions: see the end) */
+typedef struct ac_detector ac_detector;   /* an object detector (see "Detectors") */
 
 /* ---- Models ----------------------------------------------------------------------------------- */
 
@@ -213,8 +213,55 @@ AC_API int ac_evaluate(int n, const char *const *candidates, const char *const *
                        const int *n_references, unsigned flags, ac_metrics *out, ac_err *err);
 
 /* ---- Detectors -------------------------------------------------------------------------------- */
-/* Reserved: ac_detector_open / ac_detector_close and detecting in a photo join the core here when the
- * detector's API settles (today in the unstable attncap/detect.h). */
+/* Since 1.1. A COCO object detector (YOLOX-nano, a TFLite graph run by the library's engine): the
+ * boxes of the 80 kinds of object in a photo, as `attncap detect` prints them. */
+
+typedef struct ac_detector_opts {
+    const char *labels; /* class names, one a line; NULL: coco_labels.txt beside the detector */
+    int threads;        /* 0: $ATTNCAP_THREADS, else every core */
+    float min_score;    /* keep detections scored at least this (objectness x class probability, 0..1) */
+} ac_detector_opts;
+AC_API void ac_detector_opts_init(ac_detector_opts *o); /* the defaults: min_score 0.3, the rest 0/NULL */
+
+/* path: the detector's .tflite, or NULL to search as a captioner finds its companion: $ATTNCAP_DETECTOR,
+ * else yolox_nano.tflite in models/ (here or beside the program), the installed data directories, then
+ * ../shared/encoders. opts NULL: the defaults, with which the boxes are exactly those `attncap detect`
+ * prints. */
+AC_API int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector **out, ac_err *err);
+AC_API void ac_detector_close(ac_detector *d);
+AC_API int ac_detector_labels(const ac_detector *d);                 /* how many classes */
+AC_API const char *ac_detector_label(const ac_detector *d, int label); /* NULL outside 0..labels-1 */
+
+typedef struct ac_detect_box {
+    float x0, y0, x1, y1; /* the box in the photo's pixels, 0 <= x0 <= x1 <= width, likewise y */
+    float score;          /* objectness x class probability */
+    int label;            /* its class, 0 .. ac_detector_labels() - 1 */
+    const char *name;     /* the class's name, ac_detector_label(label) */
+} ac_detect_box;
+
+typedef struct ac_detect_result {
+    const char *image;          /* the photo's path; NULL for a photo in memory */
+    int width, height;          /* the photo the boxes are in (upright: after its EXIF orientation) */
+    int n_boxes;                /* after per-class non-maximum suppression, highest score first */
+    const ac_detect_box *boxes;
+} ac_detect_result;
+
+/* One photo, as ac_caption_file / _bytes / _rgb take it (flags: AC_KEEP_PHOTO for
+ * ac_detect_result_draw). On success *out is a result to free with ac_detect_result_free; on failure
+ * -1, *out NULL, and err->code AC_ERR_BAD_IMAGE when the photo itself is the problem. */
+AC_API int ac_detect_file(ac_detector *d, const char *path, unsigned flags, ac_detect_result **out, ac_err *err);
+AC_API int ac_detect_bytes(ac_detector *d, const void *data, size_t size, unsigned flags, ac_detect_result **out,
+                           ac_err *err);
+AC_API int ac_detect_rgb(ac_detector *d, const unsigned char *rgb, int height, int width, unsigned flags,
+                         ac_detect_result **out, ac_err *err);
+AC_API void ac_detect_result_free(ac_detect_result *r);
+
+/* Writes path (a PNG, replaced whole or left as it was) with the photo of r (detected with
+ * AC_KEEP_PHOTO) and its boxes drawn, labels and scores above them, as `attncap detect --draw`. */
+AC_API int ac_detect_result_draw(ac_detector *d, const ac_detect_result *r, const char *path, ac_err *err);
+/* r as one line of `attncap detect` (image: the name to print, NULL the result's path or ""); free
+ * with ac_free. NULL when out of memory. */
+AC_API char *ac_detect_result_json(const ac_detect_result *r, const char *image);
 
 #ifdef __cplusplus
 }

@@ -20,12 +20,10 @@
 extern "C" {
 #endif
 
-typedef struct ac_detector ac_detector;
-
 typedef struct ac_detection {
     float x0, y0, x1, y1; /* the box in the photo's pixels, x0 <= x1, y0 <= y1 */
     float score;          /* objectness x class probability, 0..1 */
-    int label;            /* class index, 0 .. ac_detector_n_labels() - 1 */
+    int label;            /* class index, 0 .. ac_detector_labels() - 1 */
 } ac_detection;
 
 typedef struct ac_detections {
@@ -43,14 +41,11 @@ typedef struct ac_detect_options {
 } ac_detect_options;
 ac_detect_options ac_detect_options_default(void);
 
-/* Opens the graph at model_path and its class names (one a line) at labels_path, or NULL for
- * "coco_labels.txt" beside the model. threads: 0 = default. The graph's output must be N x (5 + K)
- * with K the number of labels. */
-int ac_detector_open(const char *model_path, const char *labels_path, int threads, ac_detector **out, ac_err *err);
-void ac_detector_close(ac_detector *det);
-int ac_detector_n_labels(const ac_detector *det);
-const char *ac_detector_label(const ac_detector *det, int label); /* NULL out of range */
-int ac_detector_input_size(const ac_detector *det);                /* S */
+/* ac_detector_open, ac_detector_close, ac_detector_labels, ac_detector_label: attncap.h (the core). The
+ * graph's output must be N x (5 + K) with K the number of labels. */
+int ac_detector_input_size(const ac_detector *det); /* S */
+/* What the core's ac_detect_* calls keep: the defaults with the min_score det was opened with. */
+ac_detect_options ac_detector_options(const ac_detector *det);
 /* The label's index, or -1. */
 int ac_detector_find_label(const ac_detector *det, const char *name);
 

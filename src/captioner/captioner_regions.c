@@ -11,9 +11,9 @@ int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err) {
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     if (cfg->regions <= 0) return 0;
     if (ac_find_companion(NULL, "ATTNCAP_DETECTOR", c->model.path, "yolox_nano.tflite", &c->det_path, err) ||
-        ac_detector_open(c->det_path, NULL, threads, &c->det, err))
+        ac_detector_open(c->det_path, &(ac_detector_opts){.threads = threads}, &c->det, err))
         return ac_err_prefix(err, "the model attends to detected objects and needs its detector");
-    const int n = ac_detector_n_labels(c->det);
+    const int n = ac_detector_labels(c->det);
     if (!(c->det_names = ac_malloc(sizeof *c->det_names * (size_t)n))) return ac_errf(err, "out of memory");
     for (int i = 0; i < n; i++) c->det_names[i] = ac_detector_label(c->det, i);
     return 0;
@@ -33,7 +33,7 @@ int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image 
     const ac_detect_options o = {cfg->region_min_score, 0.45f, 100};
     ac_detections d;
     if (ac_detector_detect(det, photo, &o, &d, err)) return -1;
-    const int n = ac_regions_from_detections(&d, c->det_names, ac_detector_n_labels(det), cfg->region_min_score,
+    const int n = ac_regions_from_detections(&d, c->det_names, ac_detector_labels(det), cfg->region_min_score,
                                              cfg->regions, regions);
     ac_detections_free(&d);
     const int gh = grid[0], gw = grid[1];

@@ -36,6 +36,31 @@ static const char *sys_err(int e) {
     return buf;
 }
 
+int cli_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cli_mkdirs(const char *path, ac_err *err) {
+    char buf[4096];
+    if (strlen(path) >= sizeof buf) return ac_errf(err, "%s: path too long", path);
+    strcpy(buf, path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        const char c = *p;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            char why[128];
+            snprintf(why, sizeof why, "%s", strerror(errno));
+            if (why[0] >= 'A' && why[0] <= 'Z' && !(why[1] >= 'A' && why[1] <= 'Z')) why[0] = (char)(why[0] - 'A' + 'a');
+            return ac_errf(err, "%s: cannot create directory: %s", buf, why);
+        }
+        if (!cli_is_dir(buf)) return ac_errf(err, "%s: exists and is not a directory", buf);
+        *p = c;
+        if (!c) return 0;
+    }
+}
+
 int cli_check_writable_dir(const char *dir, ac_err *err) {
     char *at = strdup(dir && *dir ? dir : ".");
     if (!at) return ac_errf(err, "out of memory");

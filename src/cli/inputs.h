@@ -41,6 +41,12 @@ int cli_walk_skips_text(const cli_walk_skips *sk, char *buf, size_t n);
  * read-only file system is caught even for root. -1 with err naming dir otherwise. */
 int cli_check_writable_dir(const char *dir, ac_err *err);
 
+/* 1 if path is a directory (or a link to one). */
+int cli_is_dir(const char *path);
+/* mkdir -p: path and its missing parents; -1 with err naming the one that cannot be made or exists
+ * and is not a directory. */
+int cli_mkdirs(const char *path, ac_err *err);
+
 /* Appends the paths listed in f (see above); relative ones under root when root is not NULL.
  * Returns the number added, or -1 (err) when out of memory or a line holds a NUL byte. */
 int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac_err *err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attncap/cnn.h"
+#include "attncap/locate.h"
 #include "attncap/tflite.h"
 #include "alloc_internal.h"
 
@@ -20,6 +21,7 @@ struct ac_detector {
     int n_anchors, n_labels;
     char **labels;
     float *input, *raw; /* S*S*3 and n_anchors * (5 + n_labels) floats */
+    float min_score;    /* ac_detector_opts' */
 };
 
 ac_detect_options ac_detect_options_default(void) { return (ac_detect_options){0.3f, 0.45f, 100}; }
@@ -64,11 +66,29 @@ static int load_labels(ac_detector *d, const char *model_path, const char *label
     return rc;
 }
 
-int ac_detector_open(const char *model_path, const char *labels_path, int threads, ac_detector **out, ac_err *err) {
+void ac_detector_opts_init(ac_detector_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->min_score = ac_detect_options_default().min_score;
+}
+
+int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector **out, ac_err *err) {
     *out = NULL;
+    ac_detector_opts o;
+    if (opts) o = *opts;
+    else ac_detector_opts_init(&o);
+    if (o.threads < 0 || !(o.min_score >= 0 && o.min_score <= 1))
+        return ac_errf(err, "detector options: negative threads or min_score outside 0..1");
+    char *found = NULL; /* path NULL: searched as the captioner finds its companion, with no model */
+    if (!path && ac_find_companion(NULL, "ATTNCAP_DETECTOR", NULL, "yolox_nano.tflite", &found, err) < 0) return -1;
+    const char *model_path = path ? path : found;
     ac_detector *d = ac_calloc(1, sizeof *d);
-    if (!d) return ac_errf(err, "out of memory");
-    if (ac_tfl_load(model_path, &d->model, err) < 0 || load_labels(d, model_path, labels_path, err) < 0) goto fail;
+    if (!d) {
+        free(found);
+        return ac_errf(err, "out of memory");
+    }
+    d->min_score = o.min_score;
+    const int threads = o.threads;
+    if (ac_tfl_load(model_path, &d->model, err) < 0 || load_labels(d, model_path, o.labels, err) < 0) goto fail;
     const ac_tfl_model *m = d->model;
     const ac_tfl_tensor *in = m->n_inputs == 1 ? &m->tensors[m->inputs[0]] : NULL;
     if (!in || in->ndim != 4 || in->shape[1] != in->shape[2] || in->shape[3] != 3 || in->shape[1] < 32) {
@@ -91,9 +111,11 @@ int ac_detector_open(const char *model_path, const char *labels_path, int thread
         ac_errf(err, "out of memory");
         goto fail;
     }
+    free(found);
     *out = d;
     return 0;
 fail:
+    free(found);
     ac_detector_close(d);
     return -1;
 }
@@ -110,7 +132,12 @@ void ac_detector_close(ac_detector *d) {
     free(d);
 }
 
-int ac_detector_n_labels(const ac_detector *d) { return d->n_labels; }
+int ac_detector_labels(const ac_detector *d) { return d->n_labels; }
+ac_detect_options ac_detector_options(const ac_detector *d) {
+    ac_detect_options o = ac_detect_options_default();
+    o.min_score = d->min_score;
+    return o;
+}
 int ac_detector_input_size(const ac_detector *d) { return d->size; }
 const char *ac_detector_label(const ac_detector *d, int i) { return i >= 0 && i < d->n_labels ? d->labels[i] : NULL; }
 size_t ac_detector_raw_count(const ac_detector *d) { return (size_t)d->n_anchors * (size_t)(5 + d->n_labels); }
