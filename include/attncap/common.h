@@ -68,7 +68,8 @@ int ac_mkdirs(const char *path, ac_err *err);
 /* Monotonic wall-clock seconds. */
 double ac_now(void);
 
-/* Joins a and b with '/', malloc'd. */
+/* Joins a and b with '/', malloc'd; NULL when out of memory or when a or b is NULL (an allocation
+ * before it failed: callers check once). */
 char *ac_path_join(const char *a, const char *b);
 /* 1 if path is an existing regular file. */
 int ac_is_file(const char *path);

@@ -16,7 +16,9 @@ typedef struct ac_tokens {
     char **tok; /* n malloc'd strings */
 } ac_tokens;
 
-/* Tokenizes one caption. Returns 0, or -1 on invalid UTF-8 / over-long input (message in err). */
+/* Tokenizes one caption. Returns 0; -1 on invalid UTF-8 / over-long input (message in err: a caller
+ * reading many captions may skip this one); -2 when out of memory (message in err: the caller's
+ * failure, never a caption to skip). */
 int ac_tokenize(const char *text, ac_tokens *out, ac_err *err);
 void ac_tokens_free(ac_tokens *t);
 /* The tokens joined by single spaces (malloc'd): the normalised caption coco-caption scores. */

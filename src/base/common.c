@@ -285,6 +285,7 @@ int ac_is_dir(const char *path) {
 }
 
 char *ac_path_join(const char *a, const char *b) {
+    if (!a || !b) return NULL; /* an allocation before this one failed: so does this one */
     size_t n = strlen(a) + strlen(b) + 2;
     char *s = ac_malloc(n);
     if (!s) return NULL;

@@ -455,9 +455,10 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
         ds->format = ac_strdup(is_token ? "flickr8k" : "tsv");
         if (is_token) {
             char *d = dir_of(spec);
-            rc = read_flickr8k_dir(d, &b, err);
+            rc = d ? read_flickr8k_dir(d, &b, err) : ac_errf(err, "dataset: out of memory");
             char *a = ac_path_join(d, "images"), *c = ac_path_join(d, "Flicker8k_Dataset");
-            if (ac_is_dir(a) || !ac_is_dir(c)) default_dir = a, free(c);
+            if (!a || !c) free(a), free(c); /* default_dir NULL: out of memory, below */
+            else if (ac_is_dir(a) || !ac_is_dir(c)) default_dir = a, free(c);
             else default_dir = c, free(a);
             free(d);
         } else {
@@ -471,13 +472,13 @@ int ac_dataset_load(const char *spec, const char *image_dir, ac_dataset *ds, ac_
         }
     }
     ac_strmap_free(&b.index);
-    if (!rc && !ds->format) rc = ac_errf(err, "dataset: out of memory");
+    if (!rc && ds->format && default_dir) ds->image_dir = ac_strdup(image_dir ? image_dir : default_dir);
+    if (!rc && !ds->image_dir) rc = ac_errf(err, "dataset: out of memory");
     if (!rc) {
-        ds->image_dir = ac_strdup(image_dir ? image_dir : default_dir);
         for (int k = 0; !rc && k < ds->n; k++) {
             ac_ds_image *im = &ds->images[k];
             char *rel = im->path ? im->path : ac_strdup(im->key);
-            im->path = rel[0] == '/' ? ac_strdup(rel) : ac_path_join(ds->image_dir, rel);
+            im->path = !rel ? NULL : rel[0] == '/' ? ac_strdup(rel) : ac_path_join(ds->image_dir, rel);
             free(rel);
             if (!im->path) rc = ac_errf(err, "dataset: out of memory");
         }
@@ -526,7 +527,12 @@ int ac_dataset_read_tokens(const char *specs, ac_split split, int max_words, ac_
             for (int k = 0; k < ds.images[i].n_caps; k++) {
                 ac_tokens *t = &(*toks)[*n];
                 ac_err e2;
-                if (ac_tokenize(ds.images[i].caps[k], t, &e2)) continue; /* invalid UTF-8: skipped */
+                const int bad = ac_tokenize(ds.images[i].caps[k], t, &e2);
+                if (bad == -2) { /* out of memory: the reading fails (skipping would change what is read) */
+                    rc = ac_errf(err, "out of memory reading %s", spec);
+                    break;
+                }
+                if (bad) continue; /* invalid UTF-8: skipped */
                 if (t->n == 0 || t->n > max_words) {
                     ac_tokens_free(t);
                     continue;

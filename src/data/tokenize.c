@@ -633,7 +633,7 @@ int ac_tokenize(const char *text, ac_tokens *out, ac_err *err) {
         return ac_errf(err, "caption of %zu bytes is over the limit of %llu (raise ATTNCAP_MAX_CAPTION_BYTES)",
                        nb, (unsigned long long)lim.max_caption_bytes);
     uint32_t *cps = ac_malloc((nb + 1) * sizeof *cps);
-    if (!cps) return ac_errf(err, "caption: out of memory");
+    if (!cps) return ac_errf(err, "caption: out of memory") - 1; /* -2: not the caption's fault */
     size_t bad = 0;
     int n = utf8_decode((const unsigned char *)text, nb, cps, &bad);
     if (n < 0) {
@@ -653,7 +653,7 @@ int ac_tokenize(const char *text, ac_tokens *out, ac_err *err) {
             free(t.p);
             free(cps);
             ac_tokens_free(out);
-            return ac_errf(err, "caption: out of memory");
+            return ac_errf(err, "caption: out of memory") - 1;
         }
         /* ABBREV1 at a sentence end also yields a '.' token in the lexer: it is removed anyway. */
         i += used;

@@ -16,12 +16,15 @@ char *ac_report_thumb(const char *dir, int i, const ac_image *photo, ac_err *err
     char rel[64], *full, *tdir = ac_path_join(dir, "thumbs");
     snprintf(rel, sizeof rel, "thumbs/%05d.png", i + 1);
     full = ac_path_join(dir, rel);
+    char *r = ac_strdup(rel); /* before the file: nothing can fail once it is written */
     ac_image t = {0};
-    int ok = tdir && full && !ac_mkdirs(tdir, err) && !ac_image_resize(photo, tw, th, &t, err) && !ac_png_write(full, &t, err);
+    int ok = tdir && full && r ? !ac_mkdirs(tdir, err) && !ac_image_resize(photo, tw, th, &t, err) && !ac_png_write(full, &t, err)
+                               : !ac_errf(err, "%s: out of memory", dir);
     ac_image_free(&t);
     free(tdir);
     free(full);
-    return ok ? ac_strdup(rel) : NULL;
+    if (!ok) free(r);
+    return ok ? r : NULL;
 }
 
 /* A file-name-safe stem for the sheet directory of image i. */
@@ -44,13 +47,12 @@ char *ac_report_sheet(const char *dir, int i, const char *key, const ac_image *p
     char *sheet_dir = ac_path_join(dir, "sheets");
     char **paths = NULL;
     int np = 0;
-    int rc = sheet_dir ? ac_overlays_write(sheet_dir, stem, photo, c, v, grid_h, grid_w, &oo, font, &paths, &np, err)
-                       : ac_errf(err, "out of memory");
+    snprintf(rel, sizeof rel, "sheets/%s/sheet.png", stem);
+    char *r = ac_strdup(rel); /* before the sheet: nothing can fail once it is written */
+    int rc = sheet_dir && r ? ac_overlays_write(sheet_dir, stem, photo, c, v, grid_h, grid_w, &oo, font, &paths, &np, err)
+                            : ac_errf(err, "%s: out of memory", dir);
     for (int k = 0; k < np; k++) free(paths[k]);
     free(paths), free(sheet_dir);
-    if (rc) return NULL;
-    snprintf(rel, sizeof rel, "sheets/%s/sheet.png", stem);
-    char *r = ac_strdup(rel);
-    if (!r) ac_errf(err, "out of memory");
-    return r;
+    if (rc) free(r);
+    return rc ? NULL : r;
 }

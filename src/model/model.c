@@ -31,37 +31,38 @@ static double short_float(float x) {
 char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    cJSON_AddNumberToObject(o, "vocab", c->vocab);
-    cJSON_AddNumberToObject(o, "embed", c->embed);
-    cJSON_AddNumberToObject(o, "hidden", c->hidden);
-    cJSON_AddNumberToObject(o, "att", c->att);
-    cJSON_AddNumberToObject(o, "dim", c->dim);
-    cJSON_AddNumberToObject(o, "n_ann", c->n_ann);
-    cJSON_AddNumberToObject(o, "grid_h", c->grid_h);
-    cJSON_AddNumberToObject(o, "grid_w", c->grid_w);
-    cJSON_AddNumberToObject(o, "dropout", c->dropout);
-    cJSON_AddNumberToObject(o, "lambda", c->lambda);
+    int ok = 1; /* every member added (cJSON leaves out one it has no memory for) */
+    ok &= !!cJSON_AddNumberToObject(o, "vocab", c->vocab);
+    ok &= !!cJSON_AddNumberToObject(o, "embed", c->embed);
+    ok &= !!cJSON_AddNumberToObject(o, "hidden", c->hidden);
+    ok &= !!cJSON_AddNumberToObject(o, "att", c->att);
+    ok &= !!cJSON_AddNumberToObject(o, "dim", c->dim);
+    ok &= !!cJSON_AddNumberToObject(o, "n_ann", c->n_ann);
+    ok &= !!cJSON_AddNumberToObject(o, "grid_h", c->grid_h);
+    ok &= !!cJSON_AddNumberToObject(o, "grid_w", c->grid_w);
+    ok &= !!cJSON_AddNumberToObject(o, "dropout", c->dropout);
+    ok &= !!cJSON_AddNumberToObject(o, "lambda", c->lambda);
     /* Only when not additive: the additive models (all files before score functions) keep their bytes. */
-    if (c->attention != AC_ATTENTION_ADDITIVE) cJSON_AddStringToObject(o, "attention", ac_decoder_attention_name(c->attention));
-    if (c->heads > 1) cJSON_AddNumberToObject(o, "heads", c->heads);
+    if (c->attention != AC_ATTENTION_ADDITIVE) ok &= !!cJSON_AddStringToObject(o, "attention", ac_decoder_attention_name(c->attention));
+    if (c->heads > 1) ok &= !!cJSON_AddNumberToObject(o, "heads", c->heads);
     /* Only for a transformer: the LSTMs keep their bytes. */
     if (c->decoder != AC_DECODER_LSTM) {
-        cJSON_AddStringToObject(o, "decoder", ac_decoder_kind_name(c->decoder));
-        cJSON_AddNumberToObject(o, "layers", c->layers);
+        ok &= !!cJSON_AddStringToObject(o, "decoder", ac_decoder_kind_name(c->decoder));
+        ok &= !!cJSON_AddNumberToObject(o, "layers", c->layers);
     }
     if (c->attention_mode != AC_ATTENTION_SOFT) { /* likewise: soft files keep their bytes */
-        cJSON_AddStringToObject(o, "attention_mode", ac_decoder_attention_mode_name(c->attention_mode));
-        cJSON_AddNumberToObject(o, "reinforce", short_float(c->reinforce));
-        cJSON_AddNumberToObject(o, "entropy", short_float(c->entropy));
-        cJSON_AddNumberToObject(o, "expected_context", short_float(c->expected));
+        ok &= !!cJSON_AddStringToObject(o, "attention_mode", ac_decoder_attention_mode_name(c->attention_mode));
+        ok &= !!cJSON_AddNumberToObject(o, "reinforce", short_float(c->reinforce));
+        ok &= !!cJSON_AddNumberToObject(o, "entropy", short_float(c->entropy));
+        ok &= !!cJSON_AddNumberToObject(o, "expected_context", short_float(c->expected));
     }
     if (c->regions > 0) { /* likewise: models without regions keep their bytes */
-        cJSON_AddNumberToObject(o, "regions", c->regions);
-        cJSON_AddNumberToObject(o, "region_scale", short_float(c->region_scale));
-        cJSON_AddNumberToObject(o, "region_min_score", short_float(c->region_min_score));
+        ok &= !!cJSON_AddNumberToObject(o, "regions", c->regions);
+        ok &= !!cJSON_AddNumberToObject(o, "region_scale", short_float(c->region_scale));
+        ok &= !!cJSON_AddNumberToObject(o, "region_min_score", short_float(c->region_min_score));
     }
-    if (c->copy) cJSON_AddNumberToObject(o, "copy", c->copy);
-    char *s = cJSON_PrintUnformatted(o);
+    if (c->copy) ok &= !!cJSON_AddNumberToObject(o, "copy", c->copy);
+    char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
 }

@@ -464,8 +464,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (ac_train_load_ckpt(&tr, &o, kept, sizeof kept, err)) goto done;
     }
     if (ac_train_load_data(&tr, err)) goto done;
-    if (!tr.model.encoder_json) tr.model.encoder_json = ac_strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}");
-    else if (tr.fc.encoder_json && strcmp(tr.model.encoder_json, tr.fc.encoder_json)) {
+    if (!tr.model.encoder_json) {
+        /* NULL would be saved as "{}": a model that names no encoder */
+        if (!(tr.model.encoder_json = ac_strdup(tr.fc.encoder_json ? tr.fc.encoder_json : "{}"))) goto oom;
+    } else if (tr.fc.encoder_json && strcmp(tr.model.encoder_json, tr.fc.encoder_json)) {
         ac_errf(err, "%s: features come from a different encoder than the checkpoint's", o.features);
         goto done;
     }

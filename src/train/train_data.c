@@ -105,7 +105,9 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
             for (int k = 0; k < im->n_caps; k++) {
                 if (o->max_train > 0 && n >= o->max_train) break;
                 ac_err e2;
-                if (ac_tokenize(im->caps[k], &toks[n], &e2)) continue; /* invalid UTF-8: skip the caption */
+                const int bad = ac_tokenize(im->caps[k], &toks[n], &e2);
+                if (bad == -2) goto oom; /* the run's failure: skipping would train on other captions */
+                if (bad) continue;       /* invalid UTF-8: skip the caption */
                 if (toks[n].n == 0 || toks[n].n > o->max_words) {
                     ac_tokens_free(&toks[n]);
                     continue;
@@ -176,13 +178,19 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
         vi->id = im->key;
         vi->refs = ac_calloc((size_t)im->n_caps + 1, sizeof(char *));
         ac_train_example *ve = ac_realloc(tr->vex, sizeof *ve * (size_t)(tr->n_vex + im->n_caps + 1));
+        if (ve) tr->vex = ve; /* before the check: realloc freed the old block */
         if (!vi->refs || !ve) goto oom;
-        tr->vex = ve;
         for (int k = 0; k < im->n_caps; k++) {
             ac_tokens t;
             ac_err e2;
-            if (ac_tokenize(im->caps[k], &t, &e2)) continue;
-            vi->refs[vi->n_refs++] = ac_tokens_join(&t);
+            const int bad = ac_tokenize(im->caps[k], &t, &e2);
+            if (bad == -2) goto oom;
+            if (bad) continue;
+            if (!(vi->refs[vi->n_refs] = ac_tokens_join(&t))) {
+                ac_tokens_free(&t);
+                goto oom;
+            }
+            vi->n_refs++;
             if (t.n > 0 && t.n <= o->max_words) {
                 ac_train_example *e = &tr->vex[tr->n_vex];
                 memset(e, 0, sizeof *e);

@@ -46,8 +46,11 @@ char *ac_train_vocab_counts_json(ac_trainer *tr) {
         cJSON_Delete(j);
         return NULL;
     }
-    cJSON_AddItemToObject(j, "paired", count_array(tr, tr->ex, tr->n_ex, tr->cnt_paired));
-    cJSON_AddItemToObject(j, "text", count_array(tr, tr->tex, tr->n_tex, tr->cnt_text));
+    /* an array that could not be made (out of memory) fails the record: cJSON would leave it out */
+    cJSON *pa = count_array(tr, tr->ex, tr->n_ex, tr->cnt_paired);
+    if (!pa || !cJSON_AddItemToObject(j, "paired", pa)) return cJSON_Delete(pa), cJSON_Delete(j), NULL;
+    cJSON *te = count_array(tr, tr->tex, tr->n_tex, tr->cnt_text);
+    if (!te || !cJSON_AddItemToObject(j, "text", te)) return cJSON_Delete(te), cJSON_Delete(j), NULL;
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return s;
