@@ -4,7 +4,9 @@
 # against $BUILD/libattncap.so, and finds in samples/*.jpg the boxes `attncap detect` prints (labels
 # equal, scores and boxes within the JSON's rounding: 4 decimals, 1 decimal), from a file, from its
 # bytes in memory and from pixels PIL decoded (against the CLI on the same pixels as a BMP); its drawings
-# are the CLI's --draw byte for byte; every error path answers with one line naming the problem.
+# are the CLI's --draw byte for byte; the giraffe's boxes are those of the detector's steps run one by one
+# (tools/detect_dump, checked against NumPy by detector_ref.sh); every error path answers with one
+# line naming the problem.
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 B=$(dirname "$A")
@@ -70,6 +72,30 @@ if have_detector; then
   elif ! cmp -s "$T/core.txt" "$T/cxx.txt"; then t_fail "C and C++ differ"
   elif ! compare "$T/core.txt" "$T/cli.json" 10 >"$T/cmp.out" 2>&1; then t_fail "$(tail -2 "$T/cmp.out")"
   else echo "# $(cat "$T/cmp.out")"; t_ok; fi
+fi
+
+t_begin detect_giraffe_as_the_steps_checked_against_numpy
+# tools/detect_dump runs the detector's steps one by one (letterbox, graph, decoding), each checked
+# against NumPy by tests/detector_ref.sh: the core API's boxes are those
+DUMP="$B/tools/detect_dump"
+if ! have_detector; then :
+elif ! need_data encoders/yolox_nano.tflite; then :
+elif [ ! -x "$DUMP" ]; then t_skip "needs $DUMP (make tests)"
+else
+  "$DUMP" "$DATA/encoders/yolox_nano.tflite" "$ROOT/samples/giraffe.jpg" "$T/in.f32" "$T/out.f32" >"$T/dump.txt" 2>"$T/err"
+  (cd "$ROOT" && ATTNCAP_DETECTOR="$DATA/encoders/yolox_nano.tflite" "$P" file samples/giraffe.jpg >"$T/g.txt" 2>>"$T/err")
+  if ! "$PY" - "$T/dump.txt" "$T/g.txt" "$DATA/encoders/coco_labels.txt" >"$T/cmp.out" 2>&1 <<'PY'; then t_fail "$(tail -2 "$T/cmp.out") $(head -1 "$T/err")"; else echo "# $(cat "$T/cmp.out")"; t_ok; fi
+import sys
+names = [l.strip() for l in open(sys.argv[3]) if l.strip()]
+dump = [l.split() for l in open(sys.argv[1]) if not l.startswith('scale')]
+core = [l.split() for l in open(sys.argv[2])][1:]
+assert len(dump) == len(core) > 0, (len(dump), len(core))
+for d, c in zip(dump, core):  # detect_dump prints 6 and 4 decimals
+    assert names[int(d[0])] == c[0], (d, c)
+    assert abs(float(d[1]) - float(c[1])) <= 1e-6, (d, c)
+    assert all(abs(float(a) - float(b)) <= 1e-4 for a, b in zip(d[2:], c[2:])), (d, c)
+print('%d boxes' % len(core))
+PY
 fi
 
 t_begin detect_rgb_pixels_as_the_cli_on_the_same_pixels

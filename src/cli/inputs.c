@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "messages.h"
+
 int cli_strv_push(cli_strv *s, const char *x) {
     if (s->n == s->cap) {
         int nc = s->cap ? s->cap * 2 : 64;
@@ -28,6 +30,16 @@ void cli_strv_free(cli_strv *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* a/b, as base's ac_path_join (no second slash after a trailing one); malloc'd, NULL when a or b
+ * is NULL or out of memory */
+static char *path_join(const char *a, const char *b) {
+    if (!a || !b) return NULL;
+    const size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, !*a || a[strlen(a) - 1] == '/' ? "%s%s" : "%s/%s", a, b);
+    return s;
+}
+
 /* strerror(e) with its first letter lowercase, as the messages are */
 static const char *sys_err(int e) {
     static char buf[128];
@@ -43,19 +55,15 @@ int cli_is_dir(const char *path) {
 
 int cli_mkdirs(const char *path, ac_err *err) {
     char buf[4096];
-    if (strlen(path) >= sizeof buf) return ac_errf(err, "%s: path too long", path);
+    if (strlen(path) >= sizeof buf) return cli_errf(err, "%s: path too long", path);
     strcpy(buf, path);
     for (char *p = buf + 1;; p++) {
         if (*p != '/' && *p) continue;
         const char c = *p;
         *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            char why[128];
-            snprintf(why, sizeof why, "%s", strerror(errno));
-            if (why[0] >= 'A' && why[0] <= 'Z' && !(why[1] >= 'A' && why[1] <= 'Z')) why[0] = (char)(why[0] - 'A' + 'a');
-            return ac_errf(err, "%s: cannot create directory: %s", buf, why);
-        }
-        if (!cli_is_dir(buf)) return ac_errf(err, "%s: exists and is not a directory", buf);
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return cli_errf(err, "%s: cannot create directory: %s", buf, sys_err(errno));
+        if (!cli_is_dir(buf)) return cli_errf(err, "%s: exists and is not a directory", buf);
         *p = c;
         if (!c) return 0;
     }
@@ -63,13 +71,13 @@ int cli_mkdirs(const char *path, ac_err *err) {
 
 int cli_check_writable_dir(const char *dir, ac_err *err) {
     char *at = strdup(dir && *dir ? dir : ".");
-    if (!at) return ac_errf(err, "out of memory");
+    if (!at) return cli_errf(err, "out of memory");
     struct stat st;
     int made_of = 0; /* at is an ancestor of dir */
     while (stat(at, &st) != 0) {
         if (errno != ENOENT) {
             free(at);
-            return ac_errf(err, "%s: cannot be written (%s)", dir, sys_err(errno));
+            return cli_errf(err, "%s: cannot be written (%s)", dir, sys_err(errno));
         }
         char *slash = strrchr(at, '/');
         while (slash && slash > at && slash[1] == 0) *slash = 0, slash = strrchr(at, '/'); /* "a/b/" */
@@ -80,14 +88,14 @@ int cli_check_writable_dir(const char *dir, ac_err *err) {
     }
     int rc = 0;
     if (!S_ISDIR(st.st_mode))
-        rc = ac_errf(err, "%s: cannot be written (%s%s is not a directory)", dir, made_of ? "" : "it", made_of ? at : "");
+        rc = cli_errf(err, "%s: cannot be written (%s%s is not a directory)", dir, made_of ? "" : "it", made_of ? at : "");
     else {
         const size_t n = strlen(at) + 32;
         char *probe = malloc(n);
         int fd = -1;
         if (probe) snprintf(probe, n, "%s/.attncap-probe-XXXXXX", at), fd = mkstemp(probe);
-        if (!probe) rc = ac_errf(err, "out of memory");
-        else if (fd < 0) rc = ac_errf(err, "%s: cannot be written (%s: %s)", dir, at, sys_err(errno));
+        if (!probe) rc = cli_errf(err, "out of memory");
+        else if (fd < 0) rc = cli_errf(err, "%s: cannot be written (%s: %s)", dir, at, sys_err(errno));
         else close(fd), unlink(probe);
         free(probe);
     }
@@ -147,29 +155,29 @@ static void skip_file(cli_walk_skips *sk, const char *name) {
 
 static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, cli_strv *out, cli_walk_skips *sk, ac_err *err) {
     int s = seen_before(seen, dst);
-    if (s) return s < 0 ? ac_errf(err, "out of memory") : (sk->again++, 0);
+    if (s) return s < 0 ? cli_errf(err, "out of memory") : (sk->again++, 0);
     DIR *d = opendir(dir);
-    if (!d) return ac_errf(err, "%s: cannot read directory", dir);
+    if (!d) return cli_errf(err, "%s: cannot read directory", dir);
     cli_strv names = {0};
     struct dirent *e;
     int rc = 0;
     while (!rc && (e = readdir(d))) {
-        if (e->d_name[0] != '.') rc = cli_strv_push(&names, e->d_name) ? ac_errf(err, "out of memory") : 0;
+        if (e->d_name[0] != '.') rc = cli_strv_push(&names, e->d_name) ? cli_errf(err, "out of memory") : 0;
         else sk->hidden += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
     }
     closedir(d);
     if (names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
     for (int i = 0; i < names.n && !rc; i++) {
-        char *p = ac_path_join(dir, names.v[i]);
+        char *p = path_join(dir, names.v[i]);
         struct stat st;
-        if (!p) rc = ac_errf(err, "out of memory");
+        if (!p) rc = cli_errf(err, "out of memory");
         else if (stat(p, &st) != 0) sk->dangling++; /* a dangling link, or gone since: not a photo */
         else if (S_ISDIR(st.st_mode)) rc = walk(p, &st, seen, out, sk, err);
         else if (S_ISFIFO(st.st_mode)) sk->fifos++;
         else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) sk->devices++;
         else if (S_ISSOCK(st.st_mode)) sk->sockets++;
         else if (!cli_is_image_name(names.v[i])) skip_file(sk, names.v[i]);
-        else if (cli_strv_push(out, p)) rc = ac_errf(err, "out of memory");
+        else if (cli_strv_push(out, p)) rc = cli_errf(err, "out of memory");
         free(p);
     }
     cli_strv_free(&names);
@@ -178,7 +186,7 @@ static int walk(const char *dir, const struct stat *dst, seen_dirs *seen, cli_st
 
 int cli_walk_photos_counted(const char *dir, cli_strv *out, cli_walk_skips *sk, ac_err *err) {
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return ac_errf(err, "%s: not a directory", dir);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return cli_errf(err, "%s: not a directory", dir);
     seen_dirs seen = {0};
     const int n0 = out->n;
     const int rc = walk(dir, &st, &seen, out, sk, err);
@@ -223,15 +231,15 @@ int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac
         lineno++;
         char *p = line, *end = line + len;
         if (memchr(p, 0, (size_t)len)) {
-            rc = ac_errf(err, "%s:%d: NUL byte in a path", name, lineno);
+            rc = cli_errf(err, "%s:%d: NUL byte in a path", name, lineno);
             break;
         }
         while (end > p && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t')) end--;
         while (p < end && (*p == ' ' || *p == '\t')) p++;
         *end = 0;
         if (p == end || *p == '#') continue;
-        char *full = root && *p != '/' ? ac_path_join(root, p) : NULL;
-        if ((root && *p != '/' && !full) || cli_strv_push(out, full ? full : p)) rc = ac_errf(err, "out of memory");
+        char *full = root && *p != '/' ? path_join(root, p) : NULL;
+        if ((root && *p != '/' && !full) || cli_strv_push(out, full ? full : p)) rc = cli_errf(err, "out of memory");
         free(full);
         n++;
     }

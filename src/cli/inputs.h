@@ -9,7 +9,7 @@
 #define ATTNCAP_CLI_INPUTS_H
 #include <stdio.h>
 
-#include "attncap/common.h"
+#include "attncap/attncap.h"
 
 typedef struct cli_strv {
     char **v;

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attncap/version.h"
+#include "attncap/attncap.h"
 #include "cleanup.h"
 #include "commands.h"
 #include "options.h"

@@ -1,6 +1,21 @@
 /* The CLI's hints for library errors: see messages.h. */
 #include "messages.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
+int cli_errf(ac_err *err, const char *fmt, ...) {
+    if (!err) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    for (char *p = err->msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    err->code = AC_ERR_FAILED;
+    return -1;
+}
+
 const char *cli_hint(const ac_err *err) {
     switch ((ac_err_code)err->code) {
     case AC_ERR_NO_MODEL: return " (pass --model FILE)";

@@ -3,20 +3,25 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "attncap/common.h"
+double cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total, int quiet) {
     memset(p, 0, sizeof *p);
     p->label = label;
     p->total = total;
-    p->t_start = ac_now();
+    p->t_start = cli_now();
     p->enabled = !quiet && isatty(STDERR_FILENO);
 }
 
 static void progress_draw(cli_progress *p) {
-    double now = ac_now(), el = now - p->t_start;
+    double now = cli_now(), el = now - p->t_start;
     double rate = el > 0 ? (double)p->done / el : 0;
     char bar[31];
     int width = 30, fill = p->total ? (int)((double)width * (double)p->done / (double)p->total) : 0;
@@ -38,7 +43,7 @@ static void progress_draw(cli_progress *p) {
 void cli_progress_update(cli_progress *p, uint64_t done) {
     p->done = done;
     if (!p->enabled) return;
-    if (p->drawn && ac_now() - p->t_last_draw < 0.1 && done < p->total) return;
+    if (p->drawn && cli_now() - p->t_last_draw < 0.1 && done < p->total) return;
     progress_draw(p);
 }
 

@@ -16,6 +16,8 @@ typedef struct cli_progress {
     int drawn;       /* the bar is on the terminal's current line */
     char extra[128]; /* caller text appended to the bar (e.g. "loss 2.31") */
 } cli_progress;
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals only. */
+double cli_now(void);
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total, int quiet);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_clear(cli_progress *p);

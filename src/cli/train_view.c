@@ -53,7 +53,7 @@ void train_view_event(const ac_train_event *ev, void *user) {
         cli_progress_finish(&v->bar);
         snprintf(v->label, sizeof v->label, "epoch %d/%d", ev->epoch, ev->epochs);
         cli_progress_start(&v->bar, v->label, (uint64_t)ev->steps, 0);
-        v->pos0 = ev->pos, v->t_line = ac_now();
+        v->pos0 = ev->pos, v->t_line = cli_now();
         break;
     case AC_TRAIN_PROGRESS:
         if (v->has_text)
@@ -62,13 +62,13 @@ void train_view_event(const ac_train_event *ev, void *user) {
         else
             snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f %.0f tok/s", ev->loss, ev->tok_per_s);
         cli_progress_update(&v->bar, (uint64_t)ev->pos);
-        if (!v->bar.enabled && ac_now() - v->t_line >= 60) {
+        if (!v->bar.enabled && cli_now() - v->t_line >= 60) {
             /* Not a terminal (a log file): one line a minute instead of the bar. */
             const double rate = ev->seconds > 0 ? (ev->pos - v->pos0) / ev->seconds : 0; /* steps/s this epoch */
             const double eta = rate > 0 ? (ev->steps - ev->pos) / rate : 0;
             fprintf(stderr, "epoch %d/%d step %d/%d: %s, epoch ETA %d:%02d\n", ev->epoch, ev->epochs, ev->pos,
                     ev->steps, v->bar.extra, (int)(eta / 60), (int)eta % 60);
-            v->t_line = ac_now();
+            v->t_line = cli_now();
         }
         break;
     case AC_TRAIN_VALIDATING:
