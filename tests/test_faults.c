@@ -25,6 +25,7 @@
 #include "attncap/font.h"
 #include "attncap/metrics.h"
 #include "attncap/report.h"
+#include "attncap/tokenize.h"
 #include "attncap/train.h"
 #include "test.h"
 
@@ -651,6 +652,16 @@ static void fault_hook(void) {
     b = ac_realloc(a, 16);
     CHECK(b && ac_test_fault_count() == 0);
     free(b);
+    /* the tokenizer tells its out of memory (-2: the caller's failure) from a caption it refuses (-1: one
+     * a reader of many may skip), which training once mixed up (it trained on the captions left) */
+    ac_tokens t;
+    ac_err e;
+    ac_test_fault_install(1, 1);
+    CHECK(ac_tokenize("a dog runs", &t, &e) == -2 && strstr(e.msg, "out of memory"));
+    ac_test_fault_install(0, 0);
+    CHECK(ac_tokenize("bad \xc3 byte", &t, &e) == -1);
+    CHECK(ac_tokenize("a dog runs", &t, &e) == 0 && t.n == 3);
+    ac_tokens_free(&t);
 }
 
 int main(void) {
