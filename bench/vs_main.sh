@@ -29,6 +29,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # latency against the other tree's library (the public API it uses is unchanged)
 libs="-lopenblas -lpng -lstb -lcjson -lstemmer -lpthread -lm"
+grep -q turbojpeg "$base/Makefile" && libs="-lturbojpeg -lwebp -ltiff $libs"
+grep -q ac_image_load_min "$base/include/attncap/image.h" && libs="-DAC_HAVE_IMAGE_LOAD_MIN=1 $libs" # read as its CLI reads
 cc -O2 -march=native -std=c11 -D_GNU_SOURCE -I"$base/include" -I/usr/include/stb bench/latency.c \
    "$base/build/libattncap.a" $libs -o "$tmp/latency_base"
 here=$(pwd)
