@@ -18,7 +18,8 @@ With --pairs K (and no load run): K pairs of runs over P photos at a time (--pai
 turn from the list), the CLI's (`caption --verbose`: its photos/s without loading the model) and the
 server's (--clients clients sending those P photos once each, the server started once), the order
 within a pair alternating; each pair's ratio (server photos/s over the CLI's) is printed, then the
-median, best and worst. Short pairs follow a shared machine's load more closely than one long run.
+median, best and worst, with the CPU the server and this client (its load generator, on the same
+machine) spend per photo. Short pairs follow a shared machine's load more closely than one long run.
 
 usage: serve_load.py --bin build/attncap [--model M] [--requests 5000] [--clients 32] [--hostile 0.02]
                      PHOTO...
@@ -184,12 +185,18 @@ def pairs(a, model, photos, data):
                 else:
                     if not all(p in want for p in sel):  # the reference captions first
                         cli_photos(a, model, sel, want)
+                    r0, s0 = resource.getrusage(resource.RUSAGE_SELF), cpu_s(srv.pid)
                     wall, b = serve_photos(port, sel, data, a.clients, want)
+                    r1 = resource.getrusage(resource.RUSAGE_SELF)
                     res["serve"] = len(sel) / wall
+                    res["server_cpu_ms"] = 1000 * (cpu_s(srv.pid) - s0) / len(sel)
+                    res["client_cpu_ms"] = 1000 * (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / len(sel)
                     bad += b
             ratios.append(res["serve"] / res["cli"])
             print(json.dumps({"pair": k, "photos": len(sel), "serve_photos_per_s": round(res["serve"], 2),
                               "cli_photos_per_s": round(res["cli"], 2), "ratio": round(ratios[-1], 3),
+                              "cpu_ms_per_photo": {"server": round(res["server_cpu_ms"], 1),
+                                                   "client": round(res["client_cpu_ms"], 1)},
                               "load": round(os.getloadavg()[0], 1)}), flush=True)
     finally:
         srv.terminate()

@@ -32,9 +32,9 @@ static void usage(FILE *f) {
             "  --max-body BYTES  the largest request body (default 20000000); more is answered 413\n"
             "  --queue N         photos waiting at most besides those being captioned (default 64); more are\n"
             "                    answered 503, Retry-After: 1\n"
-            "  --batch N         photos searched together at most, 1 to 8 (default 8): each worker's lanes take\n"
+            "  --batch N         photos searched together at most, 1 to 8 (default 2): each worker's lanes take\n"
             "                    the next photo as soon as they are free and search those encoded meanwhile\n"
-            "                    together\n"
+            "                    together; small groups let one lane encode while another searches\n"
             "  --nbest N         the most captions a request may ask for with ?nbest= (default 5)\n"
             "  --timeout S       seconds to receive a request's headers, and then its body (default 30): one\n"
             "                    slower is answered 408 and its connection closed (a slow sender holds no\n"
@@ -55,7 +55,7 @@ static void usage(FILE *f) {
 
 int cmd_serve(int argc, char **argv) {
     const char *host = "127.0.0.1", *model = NULL, *encoder = NULL;
-    int port = 8080, threads = 0, workers = 1, queue = 64, batch = 8, nbest = 5, timeout = 30;
+    int port = 8080, threads = 0, workers = 1, queue = 64, batch = 2, nbest = 5, timeout = 30;
     unsigned long long max_body = 20000000ull;
     const cli_opt opts[] = {
         OPT_STR("--host", &host),
