@@ -26,7 +26,7 @@ declare -A SOURCES=(
   [boxes]="grounding decoder smm common"
   [tags]="tags vocab tokenize strmap common"
   [model_meta]="* fuzz/stb_image_impl.c" # the model file's every reader, the captioner's included
-  [detector]="detector tflite cnn* precision pool image resize image_jpeg image_formats common fuzz/stb_image_impl.c"
+  [detector]="detector locate tflite cnn* precision pool image resize image_jpeg image_formats common fuzz/stb_image_impl.c"
 )
 # SOURCES' names -> the paths of their .c files (a file flat in src/ or in a family folder)
 lib_files() {
