@@ -137,7 +137,9 @@ static int walk(const path *p) {
     ac_err err = {0};
     const char *only = getenv("ATTNCAP_FAULTS_ONLY"); /* a path's name (part of it): walk that one alone */
     if (only && *only && !strstr(p->name, only)) return 1;
-    const int stride = full ? (p->every_full ? p->every_full : 1) : (p->every_fast ? p->every_fast : 7);
+    const char *every = getenv("ATTNCAP_FAULTS_EVERY"); /* N: walk every Nth point of every path (1: all) */
+    const int stride = every && atoi(every) > 0 ? atoi(every)
+                     : full ? (p->every_full ? p->every_full : 1) : (p->every_fast ? p->every_fast : 7);
     /* twice unfaulted: the first warms what a captioner keeps (its scratch), the second is counted */
     for (int k = 0; k < 2; k++) {
         if (k) ac_test_fault_install(INT_MAX, 0);

@@ -61,11 +61,15 @@ static void traj_set(ac_train_opts *o, const traj_opt *t, double v) {
     else *(unsigned long long *)(void *)p = (unsigned long long)v;
 }
 
+/* NULL when out of memory (cJSON leaves out a member it has no memory for: a checkpoint without it
+ * would resume with another trajectory) */
 static cJSON *opts_json(const ac_train_opts *o) {
     cJSON *j = cJSON_CreateObject();
-    for (int i = 0; i < N_TRAJ; i++) cJSON_AddNumberToObject(j, TRAJ_OPTS[i].key, traj_get(o, &TRAJ_OPTS[i]));
-    cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
-    return j;
+    int ok = j != NULL;
+    for (int i = 0; i < N_TRAJ; i++) ok &= !!cJSON_AddNumberToObject(j, TRAJ_OPTS[i].key, traj_get(o, &TRAJ_OPTS[i]));
+    ok &= !!cJSON_AddStringToObject(j, "val_metric", o->val_metric ? o->val_metric : "");
+    if (!ok) cJSON_Delete(j);
+    return ok ? j : NULL;
 }
 
 static int given(const ac_train_opts *o, const char *key) {
@@ -127,33 +131,41 @@ static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac
             differs(buf, n, shape[i].key, shape[i].is_float, shape[i].here, shape[i].there);
 }
 
+/* The state as JSON (malloc'd), NULL when out of memory: every member or none. */
 static char *state_json(const ac_trainer *tr) {
     const ac_train_state *s = &tr->st;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "epoch", s->epoch);
-    cJSON_AddNumberToObject(j, "pos", s->pos);
-    cJSON_AddNumberToObject(j, "step", (double)s->step);
-    cJSON_AddNumberToObject(j, "lr", s->lr);
-    cJSON_AddNumberToObject(j, "best", isfinite(s->best) ? s->best : -1e300);
-    cJSON_AddNumberToObject(j, "best_step", (double)s->best_step);
-    cJSON_AddNumberToObject(j, "best_loss", isfinite(s->best_loss) ? s->best_loss : 1e300);
-    cJSON_AddNumberToObject(j, "bad", s->bad);
-    cJSON_AddNumberToObject(j, "done", s->done);
-    cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
-    cJSON_AddNumberToObject(j, "win_tok", (double)s->win_tok);
-    cJSON_AddNumberToObject(j, "evals", (double)s->evals);
-    if (tr->model.dec.cfg.attention_mode == AC_ATTENTION_HARD) cJSON_AddNumberToObject(j, "hard_baseline", s->hard_baseline);
-    cJSON_AddItemToObject(j, "opts", opts_json(tr->o));
-    cJSON *h = cJSON_AddArrayToObject(j, "history");
-    for (int i = 0; i < tr->n_hist; i++) {
+    int ok = j != NULL;
+    ok &= !!cJSON_AddNumberToObject(j, "epoch", s->epoch);
+    ok &= !!cJSON_AddNumberToObject(j, "pos", s->pos);
+    ok &= !!cJSON_AddNumberToObject(j, "step", (double)s->step);
+    ok &= !!cJSON_AddNumberToObject(j, "lr", s->lr);
+    ok &= !!cJSON_AddNumberToObject(j, "best", isfinite(s->best) ? s->best : -1e300);
+    ok &= !!cJSON_AddNumberToObject(j, "best_step", (double)s->best_step);
+    ok &= !!cJSON_AddNumberToObject(j, "best_loss", isfinite(s->best_loss) ? s->best_loss : 1e300);
+    ok &= !!cJSON_AddNumberToObject(j, "bad", s->bad);
+    ok &= !!cJSON_AddNumberToObject(j, "done", s->done);
+    ok &= !!cJSON_AddNumberToObject(j, "win_ce", s->win_ce);
+    ok &= !!cJSON_AddNumberToObject(j, "win_tok", (double)s->win_tok);
+    ok &= !!cJSON_AddNumberToObject(j, "evals", (double)s->evals);
+    if (tr->model.dec.cfg.attention_mode == AC_ATTENTION_HARD) ok &= !!cJSON_AddNumberToObject(j, "hard_baseline", s->hard_baseline);
+    cJSON *oj = ok ? opts_json(tr->o) : NULL;
+    if (!oj || !cJSON_AddItemToObject(j, "opts", oj)) cJSON_Delete(oj), ok = 0; /* not added: still ours */
+    cJSON *h = ok ? cJSON_AddArrayToObject(j, "history") : NULL;
+    ok &= h != NULL;
+    for (int i = 0; ok && i < tr->n_hist; i++) {
         const ac_hist *r = &tr->hist[i];
         double a[8] = {(double)r->step, r->epoch, r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds};
         cJSON *row = cJSON_CreateArray();
-        for (int k = 0; k < 8; k++) cJSON_AddItemToArray(row, isfinite(a[k]) ? cJSON_CreateNumber(a[k]) : cJSON_CreateNull());
-        cJSON_AddItemToArray(h, row);
+        ok = row != NULL;
+        for (int k = 0; ok && k < 8; k++) {
+            cJSON *x = isfinite(a[k]) ? cJSON_CreateNumber(a[k]) : cJSON_CreateNull();
+            if (!x || !cJSON_AddItemToArray(row, x)) cJSON_Delete(x), ok = 0;
+        }
+        if (!ok || !cJSON_AddItemToArray(h, row)) cJSON_Delete(row), ok = 0;
     }
     /* Doubles are printed with 17 significant digits by cJSON, so they round-trip exactly. */
-    char *out = cJSON_PrintUnformatted(j);
+    char *out = ok ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     return out;
 }

@@ -85,7 +85,7 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
     }
     ac_tokens *toks = ac_calloc((size_t)cap + 1, sizeof *toks);
     int *feat = ac_calloc((size_t)cap + 1, sizeof *feat), *featf = ac_calloc((size_t)cap + 1, sizeof *featf);
-    if (!toks || !feat || !featf) return ac_errf(err, "out of memory");
+    if (!toks || !feat || !featf) return free(toks), free(feat), free(featf), ac_errf(err, "out of memory");
     int rc = -1, n_text = 0, n_all = 0, cap_text = cap + 1;
     for (int d = 0; d <= tr->n_xds; d++) {
         const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
@@ -142,6 +142,7 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
     }
     tr->ex = ac_calloc((size_t)n, sizeof *tr->ex);
     if (!tr->ex) goto oom;
+    tr->n_ex = n; /* now: a failure below leaves rows of NULL words, which trainer_free frees */
     for (int i = 0; i < n; i++) {
         ac_train_example *e = &tr->ex[i];
         e->feat = feat[i], e->feat_flip = tr->use_flip ? featf[i] : -1, e->n = toks[i].n;
