@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The copy path end to end (decoder.h config.copy; the arithmetic itself is checked against PyTorch in
+# test_decoder): `attncap train --detections ... --copy` on ../shared's 100 COCO photos makes a model
+# whose config says copy; its captions say per token how much was copied, and only words that name a
+# COCO category (objects.h, read here from the words the matcher knows) can have been copied: the
+# article, the prepositions and <end> never. --copy without detections is refused in one line.
+. "$(dirname "$0")/lib.sh"
+py=$(command -v /usr/bin/python3 || command -v python3 || true)
+
+copy_model() {
+  need_data encoders/yolox_nano.tflite || return 1
+  need_data data/coco/images || return 1
+  need_data encoders/mobilenet_v1_0.25_128_quant.tflite || return 1
+  [ -f "$T/copy.safetensors" ] && return 0
+  coco_features || return 1
+  "$A" detect --detector "$DATA/encoders/yolox_nano.tflite" --min-score 0.1 "$COCO"/images/* >"$T/det.jsonl" 2>"$T/err" ||
+    { t_fail "detect: $(head -2 "$T/err")"; return 1; }
+  coco_train "$T/copy.safetensors" --detections "$T/det.jsonl" --copy || return 1
+}
+
+t_begin copy_needs_detections
+if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/images && coco_features; then
+  if expect_error "--copy without --detections" "$A" train --data "$COCO/captions.json" --features "$T/feat" \
+    --out "$T/nodet.safetensors" --epochs 1 --quiet --copy; then
+    if ! grep -q "copy needs regions" "$T/err"; then t_fail "message: $(cat "$T/err")"
+    elif [ -e "$T/nodet.safetensors" ]; then t_fail "a model was written"
+    else t_ok; fi
+  fi
+fi
+
+t_begin copy_model_config
+if copy_model; then
+  cfg=$("$A" info "$T/copy.safetensors" 2>&1 | grep '^  config')
+  if ! grep -q '"copy":1' <<<"$cfg"; then t_fail "config: $cfg"
+  elif ! grep -q '"regions":10' <<<"$cfg"; then t_fail "no regions: $cfg"
+  elif ! "$A" info "$T/copy.safetensors" 2>&1 | grep -q 'copy_w'; then t_fail "no copy_w tensor"
+  else t_ok; fi
+fi
+
+t_begin copied_shares
+if [ -z "$py" ]; then t_skip "needs python3"
+elif copy_model; then
+  ls "$COCO"/images/* | head -40 >"$T/photos.txt"
+  if ! ATTNCAP_DETECTOR="$DATA/encoders/yolox_nano.tflite" "$A" caption --model "$T/copy.safetensors" --json --quiet \
+      - <"$T/photos.txt" >"$T/caps.jsonl" 2>"$T/err"; then
+    t_fail "caption: $(head -2 "$T/err")"
+  elif ! out=$("$py" - "$T/caps.jsonl" <<'PY' 2>&1
+import json, sys
+# words no COCO category's synonym list has (objects.h): never copied
+never = {"a", "an", "the", "of", "on", "in", "with", "and", "is", "are", "at", "to", "<end>"}
+named = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    toks, cp = o["tokens"] + ["<end>"], o.get("copied")
+    assert cp is not None and len(cp) == len(toks), ("no copied per token", o["image"], cp)
+    assert all(0 <= s <= 1 for s in cp), ("share out of [0, 1]", o["image"], cp)
+    for t, s in zip(toks, cp):
+        assert t not in never or s <= 1e-3, ("a word that names nothing was copied", o["image"], t, s)
+        named += s > 0.05
+assert named > 0, "nothing was copied in 40 captions"
+print(named)
+PY
+  ); then t_fail "$out"
+  else t_ok; fi
+fi
+t_end
