@@ -63,4 +63,24 @@ PY
   ); then t_fail "$out"
   else t_ok; fi
 fi
+# The given caption (teacher forcing, ac_caption_forced_regions) of the search's own caption: the same
+# regions, log-probabilities and copied shares as the search found (two paths through the decoder).
+t_begin given_matches_search
+if [ -z "$py" ]; then t_skip "needs python3"
+elif copy_model; then
+  p1=$(head -1 "$T/photos.txt")
+  text=$("$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["caption"])' "$T/caps.jsonl")
+  if ! ATTNCAP_DETECTOR="$DATA/encoders/yolox_nano.tflite" "$A" caption --model "$T/copy.safetensors" --json --quiet       --given "$text" "$p1" >"$T/given.jsonl" 2>"$T/err"; then
+    t_fail "caption --given: $(head -2 "$T/err")"
+  elif ! out=$("$py" - "$T/caps.jsonl" "$T/given.jsonl" <<'PY' 2>&1
+import json, sys
+a, b = json.loads(open(sys.argv[1]).readline()), json.loads(open(sys.argv[2]).readline())
+assert a["tokens"] == b["tokens"], (a["tokens"], b["tokens"])
+assert len(a.get("regions", [])) == len(b.get("regions", [])) > 0, ("regions", a.get("regions"), b.get("regions"))
+assert abs(a["logprob"] - b["logprob"]) < 1e-3, ("logprob", a["logprob"], b["logprob"])
+assert all(abs(x - y) < 2e-3 for x, y in zip(a["copied"], b["copied"])), ("copied", a["copied"], b["copied"])
+PY
+  ); then t_fail "$out"
+  else t_ok; fi
+fi
 t_end

@@ -154,6 +154,11 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann /* [L, D] */, cons
 /* The same for a photo whose own grid is grid_h x grid_w. */
 int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
                            ac_caption *out, ac_err *err);
+/* The same with n_regions regions after the grid's cells in ann (ac_decoder_prepare_regions), of the
+ * COCO categories given (NULL: unknown; a copy model then copies nothing); a copy model's caption also
+ * gets its `copied` account. */
+int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
+                              const int *categories, const int *words, int n, ac_caption *out, ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
 double ac_caption_mean_logprob(const ac_caption *c);
 /* Many photos of a feature cache at once: ac_decode_rows (decode_rows.h). */

@@ -398,6 +398,9 @@ int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *
  * entries, the padded ones 0. */
 int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
                            float *alpha, float *beta, float *word_logp, double *logprob, ac_err *err);
+/* The same on a prepared photo (its regions, and a copy model's categories, included). */
+int ac_decoder_attend_image(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *alpha,
+                            float *beta, float *word_logp, double *logprob, ac_err *err);
 #ifdef __cplusplus
 }
 #endif

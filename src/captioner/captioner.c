@@ -97,7 +97,10 @@ static int given_caption(const ac_captioner *c, const ac_decoder *dec, const ac_
     const int n = c->n_given;
     int gh, gw;
     ac_name_task_grid(&dec->cfg, t, &gh, &gw);
-    if (ac_caption_forced_grid(dec, t->ann, gh, gw, c->given, n, out, err)) return -1;
+    int cat[AC_REGIONS_MAX]; /* a model with regions attends to them here too (and a copy model copies) */
+    for (int r = 0; t->regions && r < t->n_regions && r < AC_REGIONS_MAX; r++) cat[r] = t->regions[r].category;
+    if (ac_caption_forced_regions(dec, t->ann, gh, gw, t->n_regions, t->regions ? cat : NULL, c->given, n, out, err))
+        return -1;
     int ok = (out->labels = ac_calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = ac_strdup(c->given_words[k])) != NULL;
     if (!ok) {

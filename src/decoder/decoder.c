@@ -616,27 +616,30 @@ int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *
 
 int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
                            float *alpha, float *beta, float *word_logp, double *logprob, ac_err *err) {
+    if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
+    ac_dec_image *img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w);
+    if (!img) return ac_errf(err, "out of memory");
+    const int rc = ac_decoder_attend_image(dec, img, words, n, alpha, beta, word_logp, logprob, err);
+    ac_dec_image_free(img);
+    return rc;
+}
+
+int ac_decoder_attend_image(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *alpha,
+                            float *beta, float *word_logp, double *logprob, ac_err *err) {
     const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
     const size_t S = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
-    if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
     float *buf = ac_malloc((2 * S + ((size_t)n + 1) * P + V + ac_decoder_advance_scratch(&dec->cfg, 1, n)) * sizeof *buf);
-    ac_dec_image *img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w);
-    if (!buf || !img) {
-        free(buf);
-        ac_dec_image_free(img);
-        return ac_errf(err, "out of memory");
-    }
+    if (!buf) return ac_errf(err, "out of memory");
     float *st = buf, *st2 = st + S, *hist = st2 + S, *logp = hist + ((size_t)n + 1) * P, *scratch = logp + V;
     ac_decoder_start(dec, img, st);
-    const ac_dec_image *im = img;
     const int one = 1;
     double lp = 0;
     for (int k = 0; k <= n; k++) {
         const int prev = k ? words[k - 1] : AC_START;
         const float *h = hist;
-        ac_decoder_advance(dec, 1, &im, &one, k, &prev, st, &h, st2, hist + (size_t)k * P, logp, alpha + (size_t)k * L,
+        ac_decoder_advance(dec, 1, &img, &one, k, &prev, st, &h, st2, hist + (size_t)k * P, logp, alpha + (size_t)k * L,
                            beta ? beta + k : NULL, scratch);
         lp += logp[k < n ? words[k] : AC_END];
         if (word_logp) word_logp[k] = logp[k < n ? words[k] : AC_END];
@@ -644,6 +647,5 @@ int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, 
     }
     if (logprob) *logprob = lp;
     free(buf);
-    ac_dec_image_free(img);
     return 0;
 }

@@ -468,24 +468,37 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann, const int *words,
 
 int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
                            ac_caption *out, ac_err *err) {
+    return ac_caption_forced_regions(dec, ann, grid_h, grid_w, 0, NULL, words, n, out, err);
+}
+
+int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
+                              const int *categories, const int *words, int n, ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
     const int L = dec->cfg.n_ann;
-    out->n = n, out->grid_h = grid_h, out->grid_w = grid_w;
+    if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
+    ac_dec_image *img = ac_decoder_prepare_regions(dec, ann, grid_h, grid_w, n_regions);
+    if (!img) return ac_errf(err, "out of memory");
+    if (categories) ac_dec_image_set_categories(img, categories);
+    out->n = n, out->grid_h = grid_h, out->grid_w = grid_w, out->n_regions = n_regions;
     out->words = ac_malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = ac_malloc(((size_t)n + 1) * L * sizeof *out->alpha);
     out->beta = ac_malloc(((size_t)n + 1) * sizeof *out->beta);
     out->word_logp = ac_malloc(((size_t)n + 1) * sizeof *out->word_logp);
-    if (!out->words || !out->alpha || !out->beta || !out->word_logp) {
-        ac_caption_free(out);
-        return ac_errf(err, "out of memory");
+    int rc = !out->words || !out->alpha || !out->beta || !out->word_logp ? ac_errf(err, "out of memory") : 0;
+    if (!rc) {
+        memcpy(out->words, words, (size_t)n * sizeof *out->words);
+        rc = ac_decoder_attend_image(dec, img, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err);
     }
-    memcpy(out->words, words, (size_t)n * sizeof *out->words);
-    if (ac_decoder_attend_grid(dec, ann, grid_h, grid_w, out->words, n, out->alpha, out->beta, out->word_logp,
-                               &out->logprob, err)) {
+    if (!rc && dec->cfg.copy && categories) { /* a copy model's account of the given words */
+        rc = (out->copied = ac_malloc(((size_t)n + 1) * sizeof *out->copied)) ? 0 : ac_errf(err, "out of memory");
+        if (!rc) rc = ac_decoder_copy_shares(dec, img, out->words, n, out->copied, err);
+    }
+    ac_dec_image_free(img);
+    if (rc) {
         ac_caption_free(out);
         return -1;
     }
-    own_cells(out->alpha, n + 1, L, grid_h, grid_w, 0);
+    own_cells(out->alpha, n + 1, L, grid_h, grid_w, n_regions);
     out->score = out->logprob;
     return 0;
 }
