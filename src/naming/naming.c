@@ -23,17 +23,21 @@ typedef struct cand {
 } cand;
 
 /* Adds a surface form (tokenized as captions are) if every token is in the vocabulary and it fits a
- * constraint phrase. */
-static void add_form(cand *c, const ac_vocab *v, const char *form) {
+ * constraint phrase. -1 (message in err) only when out of memory: a form the tokenizer refuses is
+ * skipped. */
+static int add_form(cand *c, const ac_vocab *v, const char *form, ac_err *err) {
     ac_tokens t;
-    ac_err e;
-    if (c->n_alt >= AC_MAX_ALTERNATIVES || ac_tokenize(form, &t, &e)) return;
+    if (c->n_alt >= AC_MAX_ALTERNATIVES) return 0;
+    const int tr = ac_tokenize(form, &t, err);
+    if (tr == -2) return -1;
+    if (tr) return 0;
     ac_phrase p = {.n = t.n};
     int ok = t.n >= 1 && t.n <= AC_MAX_PHRASE;
     for (int k = 0; ok && k < t.n; k++) ok = (p.words[k] = ac_vocab_id(v, t.tok[k])) > AC_UNK;
     ac_tokens_free(&t);
     for (int a = 0; ok && a < c->n_alt; a++) ok = memcmp(&c->alt[a], &p, sizeof p) != 0;
     if (ok) c->alt[c->n_alt++] = p;
+    return 0;
 }
 
 static void set_word(cand *c, const char *word) { snprintf(c->tag.word, sizeof c->tag.word, "%s", word); }
@@ -59,7 +63,8 @@ static int auto_tags(const ac_model *m, const ac_tag_table *t, const ac_naming_o
                 }
         const char *const *forms;
         const int nf = ac_tag_word_forms(t, tags[i].word, &forms);
-        for (int f = 0; f < nf; f++) add_form(c, m->vocab, forms[f]);
+        for (int f = 0; f < nf; f++)
+            if (add_form(c, m->vocab, forms[f], err)) return -1;
         c->tag.in_vocab = c->n_alt > 0;
     }
     return n;
@@ -92,13 +97,14 @@ static int given_tags(const ac_model *m, const ac_tag_table *t, const char *word
         if (tw >= 0) {
             const char *const *forms;
             const int nf = ac_tag_word_forms(t, tw, &forms);
-            for (int f = 0; f < nf; f++) add_form(c, m->vocab, forms[f]);
+            for (int f = 0; f < nf && n > 0; f++)
+                if (add_form(c, m->vocab, forms[f], err)) n = -1;
         } else {
             char pl[80];
-            add_form(c, m->vocab, w);
             snprintf(pl, sizeof pl, "%s%s", w, w[strlen(w) - 1] == 's' ? "es" : "s");
-            add_form(c, m->vocab, pl);
+            if (add_form(c, m->vocab, w, err) || add_form(c, m->vocab, pl, err)) n = -1;
         }
+        if (n < 0) break;
         c->tag.in_vocab = c->n_alt > 0;
     }
     free(list);
@@ -178,7 +184,12 @@ static int absent_words(const ac_model *m, const ac_tag_table *t, const ac_namin
         for (int f = 0; f < nf; f++) {
             ac_tokens tok;
             ac_err e;
-            if (ac_tokenize(forms[f], &tok, &e)) continue;
+            const int tr = ac_tokenize(forms[f], &tok, &e);
+            if (tr == -2) { /* out of memory: not the form's fault */
+                n = ac_errf(err, "out of memory");
+                break;
+            }
+            if (tr) continue;
             for (int k = 0; k < tok.n; k++) {
                 const int id = ac_vocab_id(m->vocab, tok.tok[k]);
                 if (id <= AC_UNK) continue;
