@@ -137,7 +137,7 @@ static void token_forward(const ac_decoder *dec, const ac_copy_regions *reg, flo
         t->lq_y = log_set_sum(s, cy, x) - t->lz;
         t->m_y = exp(x[y] - t->lz - t->lq_y);
     }
-    const double g = t->n ? gate : 0;
+    const double g = t->n ? clamp_gate(gate) : 0;
     t->P = (1 - g) * t->py + (t->ky >= 0 ? g * t->Pi[t->ky] * t->m_y : 0);
 }
 
