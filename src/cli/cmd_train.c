@@ -152,6 +152,10 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (try --help)\n");
         return 2;
     }
+    if (o.copy && !o.detections && !o.resume) {
+        fprintf(stderr, "attncap train: --copy needs --detections: it copies from the photos' detected objects\n");
+        return 2;
+    }
     if (o.resume_force && !o.resume) {
         fprintf(stderr, "attncap train: --force goes with --resume (it keeps the checkpoint's options)\n");
         return 2;

@@ -488,7 +488,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             o.on_event(&ev, o.user);
         }
     } else if (o.copy && !tr.R) {
-        ac_errf(err, "copy needs regions: give the photos' detections (--detections)");
+        ac_errf(err, "copy needs regions: the training photos' detections");
         goto done;
     } else {
         ac_decoder_config c = {.vocab = ac_vocab_size(tr.model.vocab), .embed = o.embed, .hidden = o.hidden,
