@@ -98,8 +98,8 @@ static int given_caption(const ac_captioner *c, const ac_decoder *dec, const ac_
     int gh, gw;
     ac_name_task_grid(&dec->cfg, t, &gh, &gw);
     int cat[AC_REGIONS_MAX]; /* a model with regions attends to them here too (and a copy model copies) */
-    for (int r = 0; t->regions && r < t->n_regions && r < AC_REGIONS_MAX; r++) cat[r] = t->regions[r].category;
-    if (ac_caption_forced_regions(dec, t->ann, gh, gw, t->n_regions, t->regions ? cat : NULL, c->given, n, out, err))
+    const int *cats = t->regions ? ac_regions_categories(t->regions, t->n_regions, cat) : NULL;
+    if (ac_caption_forced_regions(dec, t->ann, gh, gw, t->n_regions, cats, c->given, n, out, err))
         return -1;
     int ok = (out->labels = ac_calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = ac_strdup(c->given_words[k])) != NULL;
@@ -191,8 +191,7 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
         if (!tasks[i].failed && !img) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
         if (img && tasks[i].regions) { /* a copy model names what the regions are */
             int cat[AC_REGIONS_MAX];
-            for (int r = 0; r < tasks[i].n_regions && r < AC_REGIONS_MAX; r++) cat[r] = tasks[i].regions[r].category;
-            ac_dec_image_set_categories((ac_dec_image *)img, cat);
+            ac_dec_image_set_categories((ac_dec_image *)img, ac_regions_categories(tasks[i].regions, tasks[i].n_regions, cat));
         }
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }

@@ -34,6 +34,15 @@ typedef struct ac_copy_regions {
 /* Frees the word sets (ac_decoder_free does). */
 void ac_decoder_free_copy_words(ac_decoder *dec);
 
+/* abar [nr]: the heads' mean of the attention ah [heads, L] on rows g0 .. g0 + nr - 1 (the regions). */
+static inline void ac_copy_region_attention(const float *ah, int heads, int L, int g0, int nr, float *abar) {
+    for (int k = 0; k < nr; k++) {
+        float sum = 0;
+        for (int j = 0; j < heads; j++) sum += ah[(size_t)j * L + g0 + k];
+        abar[k] = sum / heads;
+    }
+}
+
 /* The gate's pre-activation u = w_c . [h; z] + b_c (h [H], z [D]). */
 float ac_copy_gate_logit(const ac_decoder *dec, const float *h, const float *z);
 

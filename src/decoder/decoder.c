@@ -423,11 +423,7 @@ static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
         const int g0 = im->gh * im->gw;
         for (int k = k0; k < k0 + rows[p]; k++) {
             float abar[AC_REGIONS_MAX];
-            for (int r = 0; r < im->regions; r++) {
-                float sum = 0;
-                for (int j = 0; j < nh; j++) sum += ah[((size_t)k * nh + j) * L + g0 + r];
-                abar[r] = sum / nh;
-            }
+            ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
             const ac_copy_regions reg = {im->regions, im->cat, abar};
             const float u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
             ac_copy_mix_logp(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V);

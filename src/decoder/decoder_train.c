@@ -299,11 +299,7 @@ static void copy_forward(const ac_decoder *dec, ac_dec_work *w) {
             const int r = w->off[t] + i, nr = w->nreg[i], g0 = w->uval[w->uimg[i]] - nr;
             const float u = ac_copy_gate_logit(dec, w->hd + (size_t)r * H, w->X + (size_t)r * (D + H));
             w->cgate[r] = 1.0f / (1.0f + expf(-u));
-            for (int k = 0; k < nr; k++) {
-                float sum = 0;
-                for (int j = 0; j < nh; j++) sum += w->alpha[((size_t)r * nh + j) * L + g0 + k];
-                w->cabar[(size_t)r * R1 + k] = sum / nh;
-            }
+            ac_copy_region_attention(w->alpha + (size_t)r * nh * L, nh, L, g0, nr, w->cabar + (size_t)r * R1);
         }
 }
 

@@ -426,8 +426,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         }
         if (task->regions) { /* a model with regions searches with them here too (a copy model copies) */
             int cat[AC_REGIONS_MAX];
-            for (int r = 0; r < task->n_regions && r < AC_REGIONS_MAX; r++) cat[r] = task->regions[r].category;
-            ac_dec_image_set_categories(j->img, cat);
+            ac_dec_image_set_categories(j->img, ac_regions_categories(task->regions, task->n_regions, cat));
         }
         const int by_classes = (o->absent > 0 || o->absent_object > 0) && t && task->probs && ac_tag_table_classes(t) == n_classes;
         const int by_groups = o->presence && (o->presence_absent > 0 || o->presence_ratio > 0);
