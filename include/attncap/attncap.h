@@ -41,10 +41,10 @@ extern "C" {
 /* ---- Version ---------------------------------------------------------------------------------- */
 
 #define AC_VERSION_MAJOR 1
-#define AC_VERSION_MINOR 1
+#define AC_VERSION_MINOR 2
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "1.1.0"
+#define AC_VERSION "1.2.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 
@@ -109,6 +109,25 @@ AC_API const ac_model *ac_captioner_model(const ac_captioner *c); /* borrowed: l
  * where the model looks for each word of a caption it did not choose, and its log-probabilities. A
  * word outside the vocabulary is fed as <unk> and keeps its own spelling in the result. */
 AC_API int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
+
+/* Since 1.2. Setters for what ac_captioner_opts cannot hold. Each applies from the next caption call
+ * on; none may run while a caption call on c runs. On failure -1 with the message, and c as it was. */
+
+/* The CNN's arithmetic, as `attncap caption --precision`: "auto" (bf16x2 where the CPU has AMX, else
+ * f32), "f32" (float32: the same bits on every CPU), "bf16x2" (AMX) or "int8" (a quantized encoder on
+ * its own integers); NULL: $ATTNCAP_PRECISION, else "auto" (what ac_captioner_open sets). Refused: an
+ * unknown name, bf16x2 on a CPU without AMX, int8 for an encoder that is not quantized. c NULL: only
+ * checks the name (to refuse a bad one before opening anything). */
+AC_API int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *err);
+/* Naming what the encoder sees: tags and tag_table as ac_captioner_opts' (NULL tags: the model's
+ * setting), kept with the settings ac_captioner_set_naming_record gave. */
+AC_API int ac_captioner_set_tags(ac_captioner *c, const char *tags, const char *tag_table, ac_err *err);
+/* The naming's numeric settings (its thresholds): the fields of json, a JSON object with keys of the
+ * model file's "naming" record (threshold, max_tags, max_drop, ...: models/README.md), laid over the
+ * model's record, as `attncap caption` lays $ATTNCAP_NAMING over it; NULL: the model's record alone.
+ * The tags set (ac_captioner_set_tags) stay. Refused: not such an object, an unknown key, a value out
+ * of its range (the message names the first). */
+AC_API int ac_captioner_set_naming_record(ac_captioner *c, const char *json, ac_err *err);
 
 /* ---- Captioning ------------------------------------------------------------------------------- */
 
@@ -180,6 +199,27 @@ AC_API int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned
                             ac_err *err);
 
 AC_API void ac_result_free(ac_result *r);
+
+/* Since 1.2. Photos that arrive over time (a server's requests), captioned as ac_caption_batch does
+ * (the same captions, bit for bit) and each handed to done as soon as it (and every photo taken before
+ * it) is captioned, so a lone photo is not kept waiting for others.
+ *  - next(user, in, tag): called with the stream's lock held, so it must not block: 1 when it filled
+ *    *in (which stays valid until that photo's done returns) and *tag (handed back to done); 0 when it
+ *    has no photo now; -1 when none will ever come (the stream ends once the photos taken are done).
+ *  - wait(user): blocks until next would not return 0; called with no lock held.
+ *  - done(user, tag, r, together): on the calling thread, once per photo taken, in the order they were
+ *    taken. r is the photo's result, the caller's to free with ac_result_free (a photo that fails is
+ *    a result whose error says why, as in ac_caption_batch); NULL only when out of memory for it.
+ *    together: how many photos' searches ran with this one (itself included).
+ * max_together: at most this many photos searched together (0, or over 8: 8). flags as the caption
+ * calls'. Returns 0 when next has returned -1 and every photo taken is done; -1 (no photo
+ * taken) when the stream cannot start (out of memory, no threads). Runs on the calling thread with the
+ * captioner's threads; the callbacks must not use c. */
+typedef int (*ac_stream_next_fn)(void *user, ac_input *in, void **tag);
+typedef void (*ac_stream_wait_fn)(void *user);
+typedef void (*ac_stream_done_fn)(void *user, void *tag, ac_result *r, int together);
+AC_API int ac_caption_stream(ac_captioner *c, ac_stream_next_fn next, ac_stream_wait_fn wait, ac_stream_done_fn done,
+                             void *user, int max_together, unsigned flags, ac_err *err);
 
 /* ---- Showing results -------------------------------------------------------------------------- */
 

@@ -40,14 +40,36 @@ void ac_captioner_opts_init(ac_captioner_opts *o) {
     o->len_alpha = -1.0f;
 }
 
-/* The naming `attncap caption --tags T` sets (cli_tag_flags_apply without ATTNCAP_NAMING, which the
- * library never reads): the model's setting, with mode and words from tags when given. */
-static int set_naming(ac_captioner *c, const char *tags, const char *table, ac_err *err) {
-    ac_naming_opts no = ac_naming_opts_for_model(&c->model);
+/* The naming `attncap caption --tags T --tag-table F` sets: the captioner's numeric settings (the
+ * model's record, with what ac_captioner_set_naming_record laid over it), the mode and words from tags,
+ * else the model's. */
+int ac_captioner_set_tags(ac_captioner *c, const char *tags, const char *table, ac_err *err) {
+    ac_naming_opts no = c->naming;
+    no.mode = ac_naming_opts_for_model(&c->model).mode, no.words = NULL;
     if (tags && !strcmp(tags, "auto")) no.mode = AC_TAGS_AUTO;
     else if (tags && !strcmp(tags, "off")) no.mode = AC_TAGS_OFF;
     else if (tags) no.mode = AC_TAGS_GIVEN, no.words = tags;
     return ac_captioner_set_naming(c, &no, table, err);
+}
+
+/* The model's record with json's fields over it; the mode and words as they are (a record sets no
+ * mode: naming_opts.h), so the tags table and the classes they need are loaded already. */
+int ac_captioner_set_naming_record(ac_captioner *c, const char *json, ac_err *err) {
+    ac_naming_opts no = ac_naming_opts_for_model(&c->model);
+    if (json && ac_naming_apply_json(&no, json, err)) return -1;
+    no.mode = c->naming.mode, no.words = c->naming.words; /* copied before the old words are freed */
+    no.presence = c->naming.presence, no.word_object = c->naming.word_object;
+    if (no.mode == AC_TAGS_AUTO && !no.presence && (no.presence_absent > 0 || no.presence_ratio > 0))
+        return ac_errf(err, "%s: the naming record uses a presence head (presence_absent %g, presence_ratio %g) "
+                            "and the model has none beside it", ac_model_path(&c->model), no.presence_absent,
+                       no.presence_ratio);
+    return ac_captioner_set_naming(c, &no, NULL, err);
+}
+
+int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *err) {
+    ac_precision p;
+    if (ac_precision_parse(precision ? precision : ac_default_precision(), &p, err)) return -1;
+    return c ? ac_encoder_set_precision(&c->enc, p, err) : 0;
 }
 
 int ac_captioner_open(const char *model, const ac_captioner_opts *opts, ac_captioner **out, ac_err *err) {
@@ -67,9 +89,7 @@ int ac_captioner_open(const char *model, const ac_captioner_opts *opts, ac_capti
         free(c);
         return -1;
     }
-    ac_precision p;
-    if (ac_precision_parse(ac_default_precision(), &p, err) || ac_encoder_set_precision(&c->enc, p, err) ||
-        set_naming(c, o.tags, o.tag_table, err)) {
+    if (ac_captioner_set_precision(c, NULL, err) || ac_captioner_set_tags(c, o.tags, o.tag_table, err)) {
         ac_captioner_close(c);
         return -1;
     }

@@ -135,6 +135,50 @@ int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned flags,
     return 0;
 }
 
+typedef struct stream {
+    const ac_captioner *cap;
+    unsigned flags;
+    ac_stream_next_fn next;
+    ac_stream_wait_fn wait;
+    ac_stream_done_fn done;
+    void *user;
+} stream;
+
+static int stream_next(void *user, ac_input *in, void **tag) {
+    const stream *s = user;
+    return s->next(s->user, in, tag);
+}
+
+static void stream_wait(void *user) {
+    const stream *s = user;
+    s->wait(s->user);
+}
+
+/* ac_captioner_batch_stream's callback: the photo's result, built as ac_caption_batch's, handed over. */
+static void stream_result(void *user, const ac_batch_result *br) {
+    const stream *s = user;
+    result *out = NULL;
+    gather g = {.cap = s->cap, .flags = s->flags, .out = &out};
+    ac_batch_result one = *br;
+    one.index = 0;
+    on_result(&g, &one);
+    if (g.oom && out) ac_result_free(&out->pub), out = NULL;
+    s->done(s->user, br->tag, out ? &out->pub : NULL, br->searched_with);
+}
+
+int ac_caption_stream(ac_captioner *c, ac_stream_next_fn next, ac_stream_wait_fn wait, ac_stream_done_fn done,
+                      void *user, int max_together, unsigned flags, ac_err *err) {
+    if (!c || !next || !wait || !done) return ac_errf(err, "stream: no captioner, or a callback missing");
+    if (max_together < 0) return ac_errf(err, "stream: max_together %d is negative", max_together);
+    stream s = {c, flags, next, wait, done, user};
+    const ac_batch_source src = {stream_next, stream_wait, &s, max_together};
+    const int keep_min_side = c->keep_min_side;
+    if (flags & AC_KEEP_PHOTO) c->keep_min_side = ac_overlay_defaults().max_side;
+    const int rc = ac_captioner_batch_stream(c, &src, c->threads, (flags & AC_KEEP_PHOTO) != 0, stream_result, &s, err);
+    c->keep_min_side = keep_min_side;
+    return rc;
+}
+
 /* One photo: a batch of one; its failure is the call's. */
 static int caption_one(ac_captioner *c, const ac_input *in, unsigned flags, ac_result **out, ac_err *err) {
     *out = NULL;

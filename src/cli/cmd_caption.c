@@ -202,7 +202,7 @@ int cmd_caption(int argc, char **argv) {
     if (threads) ac_set_threads(threads);
     double t_start = ac_now();
     cap_open = ac_captioner_init(&cap, model, encoder, threads, &err) == 0;
-    if (!cap_open || cli_set_precision(precision, &cap.enc, &err) || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
+    if (!cap_open || cli_captioner_precision(precision, &cap, &err) || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
         (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err)) ||
         (fix_attention && ac_decoder_fix_attention(&cap.model.dec, fix_attention, &err))) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));

@@ -161,7 +161,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         grid_h = fc.grid_h, grid_w = fc.grid_w;
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
-        if (ac_captioner_init(&cap, o->model, o->encoder, o->threads, err) || cli_set_precision(o->precision, &cap.enc, err) ||
+        if (ac_captioner_init(&cap, o->model, o->encoder, o->threads, err) || cli_captioner_precision(o->precision, &cap, err) ||
             cli_tag_flags_apply(&cap, &o->tf, "eval", 0, o->quiet, err) ||
             (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)) ||
             (o->fix_attention && ac_decoder_fix_attention(&cap.model.dec, o->fix_attention, err)))

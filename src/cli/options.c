@@ -1,7 +1,7 @@
 /* The subcommands' shared option parser: see options.h. */
 #include "options.h"
 
-#include "attncap/encoder.h"
+#include "attncap/attncap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -137,22 +137,18 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
     return n_pos;
 }
 
-/* The name to use: the flag's value, else the environment's, else auto. */
-static const char *precision_name(const char *value) {
+const char *cli_precision_name(const char *value) {
     const char *env = getenv("ATTNCAP_PRECISION");
     return value ? value : env && *env ? env : "auto";
 }
 
 int cli_check_precision(const char *cmd, const char *value) {
-    ac_precision p;
     ac_err err;
-    if (ac_precision_parse(precision_name(value), &p, &err) == 0) return 0;
+    if (ac_captioner_set_precision(NULL, cli_precision_name(value), &err) == 0) return 0;
     fprintf(stderr, "attncap %s: %s: %s\n", cmd, value ? "--precision" : "ATTNCAP_PRECISION", err.msg);
     return -1;
 }
 
-int cli_set_precision(const char *value, ac_encoder *enc, ac_err *err) {
-    ac_precision p;
-    if (ac_precision_parse(precision_name(value), &p, err) < 0) return -1;
-    return ac_encoder_set_precision(enc, p, err);
+int cli_captioner_precision(const char *value, ac_captioner *c, ac_err *err) {
+    return ac_captioner_set_precision(c, cli_precision_name(value), err);
 }

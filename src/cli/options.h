@@ -61,11 +61,15 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
  * (the "did you mean" of an unknown command or option). */
 const char *cli_closest(const char *word, const char *const *names, int n);
 
-/* --precision (cnn.h): value (NULL: $ATTNCAP_PRECISION, else "auto") applied to enc and the lanes and
- * plans made from it. -1 with err set for an unknown name, bf16x2 asked of a CPU without AMX, or int8 of
- * an encoder that is not quantized. */
+/* --precision: the name value gives (NULL: $ATTNCAP_PRECISION, else "auto"), applied to a captioner
+ * (ac_captioner_set_precision, options.c) or to an encoder alone and the lanes and plans made from it
+ * (encoder_precision.c, for the commands over the unstable headers). -1 with err set for an unknown
+ * name, bf16x2 asked of a CPU without AMX, or int8 of an encoder that is not quantized. */
+struct ac_captioner;
 struct ac_encoder;
 struct ac_err;
+const char *cli_precision_name(const char *value);
+int cli_captioner_precision(const char *value, struct ac_captioner *c, struct ac_err *err);
 int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *err);
 /* The name --precision (value, or NULL) or $ATTNCAP_PRECISION gives, checked while the command line is
  * read: -1 after one line "attncap CMD: ..." for an unknown one (a mistake on the command line). */

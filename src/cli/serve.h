@@ -1,6 +1,6 @@
 /* attncap serve's pieces (src/cli/serve_*.c): the HTTP front (libmicrohttpd), the batching queue in
  * front of the captioners, the Prometheus counters and the embedded page. Built on the core API
- * (attncap/attncap.h), and the queue on its batch stream (attncap/captioner.h). */
+ * (attncap/attncap.h), the queue on its stream (ac_caption_stream). */
 #ifndef ATTNCAP_CLI_SERVE_H
 #define ATTNCAP_CLI_SERVE_H
 #include <stddef.h>
@@ -29,7 +29,7 @@ typedef struct cli_job {
 typedef struct cli_queue cli_queue;
 
 /* A queue of at most cap photos and n_workers threads, each owning captioner cs[i] until
- * cli_queue_stop and running one ac_captioner_batch_stream over the queue (its lanes take queued photos
+ * cli_queue_stop and running one ac_caption_stream over the queue (its lanes take queued photos
  * as they come; those encoded meanwhile are searched together, up to max_batch of them). Photos being
  * captioned are no longer in the queue: a worker holds at most its ring's few. NULL when out of memory
  * or threads. */

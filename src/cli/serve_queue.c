@@ -1,5 +1,5 @@
 /* attncap serve's batching queue: the HTTP threads queue photos; each worker thread owns a captioner
- * and runs one ac_captioner_batch_stream over the queue for as long as the server runs, so its lanes
+ * and runs one ac_caption_stream (attncap.h) over the queue for as long as the server runs, so its lanes
  * stay open and busy as the CLI's do over a list of photos: a lane takes the next queued photo as soon
  * as it is free, and photos encoded meanwhile are searched together, up to max_batch (dynamic
  * batching: no waiting for a batch to fill, so a lone request is answered at once). Each answer goes
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/captioner.h"
+#include "attncap/attncap.h"
 #include "serve.h"
 
 struct cli_queue {
@@ -38,11 +38,11 @@ static char *error_json(const char *msg) {
 
 /* The caption's JSON line, as `attncap caption --json` prints it, with at most nbest - 1 runners-up
  * ("alternatives" dropped for nbest 1, as the CLI prints it without --nbest). */
-static char *result_json(const ac_captioner *c, const ac_caption *cap, const cli_job *j) {
-    char *line = ac_caption_json("", cap, c->model.vocab, NULL, 0, j->attention, c->grid_h, c->grid_w);
-    if (!line || cap->n_alt <= j->nbest - 1) return line;
+static char *result_json(const ac_captioner *c, const ac_result *r, const cli_job *j) {
+    char *line = ac_result_json(c, r, "", j->attention ? AC_JSON_ATTENTION : 0);
+    if (!line || r->n_alternatives <= j->nbest - 1) return line;
     cJSON *o = cJSON_Parse(line);
-    free(line);
+    ac_free(line);
     if (!o) return NULL;
     if (j->nbest <= 1) cJSON_DeleteItemFromObject(o, "alternatives");
     else {
@@ -54,12 +54,11 @@ static char *result_json(const ac_captioner *c, const ac_caption *cap, const cli
     return s;
 }
 
-/* A photo that failed: unreadable is 400 (too many pixels 413), a failure of the captioner 500 (as
- * ac_caption_batch classifies it: AC_ERR_BAD_IMAGE unless the encoder or the search failed). */
-static int error_status(const ac_batch_result *r) {
-    const int code = r->run_failed || r->err.code ? (int)r->err.code : AC_ERR_BAD_IMAGE;
-    if (code != AC_ERR_BAD_IMAGE) return 500;
-    return strstr(r->err.msg, "too large") || strstr(r->err.msg, "over the limit") ? 413 : 400;
+/* A photo that failed: unreadable is 400 (too many pixels 413), a failure of the captioner 500
+ * (r->error_code AC_ERR_BAD_IMAGE unless the encoder or the search failed). */
+static int error_status(const ac_result *r) {
+    if (r->error_code != AC_ERR_BAD_IMAGE) return 500;
+    return strstr(r->error, "too large") || strstr(r->error, "over the limit") ? 413 : 400;
 }
 
 static void finish(cli_queue *q, cli_job *j, int status, char *json, int batch) {
@@ -72,9 +71,9 @@ static void finish(cli_queue *q, cli_job *j, int status, char *json, int batch) 
     pthread_mutex_unlock(&q->mu);
 }
 
-/* The stream's source (ac_batch_source): the queue's oldest photo. */
+/* The stream's source (ac_stream_next_fn): the queue's oldest photo. */
 static int source_next(void *user, ac_input *in, void **tag) {
-    cli_queue *q = user;
+    cli_queue *q = ((struct worker *)user)->q;
     pthread_mutex_lock(&q->mu);
     cli_job *j = NULL;
     if (q->n) {
@@ -91,36 +90,37 @@ static int source_next(void *user, ac_input *in, void **tag) {
 }
 
 static void source_wait(void *user) {
-    cli_queue *q = user;
+    cli_queue *q = ((struct worker *)user)->q;
     pthread_mutex_lock(&q->mu);
     while (!q->n && !q->stopping) pthread_cond_wait(&q->cv, &q->mu);
     pthread_mutex_unlock(&q->mu);
 }
 
-static void on_result(void *user, const ac_batch_result *r) {
+static void on_result(void *user, void *tag, ac_result *r, int together) {
     const struct worker *w = user;
-    cli_job *j = r->tag;
-    cli_metrics_batch(r->searched_with);
-    if (!r->ok) finish(w->q, j, error_status(r), error_json(r->err.msg), r->searched_with);
-    else finish(w->q, j, 200, result_json(w->c, r->caption, j), r->searched_with);
+    cli_job *j = tag;
+    cli_metrics_batch(together);
+    if (!r) finish(w->q, j, 500, error_json("out of memory"), together);
+    else if (r->error) finish(w->q, j, error_status(r), error_json(r->error), together);
+    else finish(w->q, j, 200, result_json(w->c, r, j), together);
+    ac_result_free(r);
 }
 
 static void *worker(void *arg) {
-    const struct worker *w = arg;
+    struct worker *w = arg;
     cli_queue *q = w->q;
-    const ac_batch_source src = {source_next, source_wait, q, q->max_batch};
     for (;;) {
         ac_err err = {{0}, 0};
-        if (ac_captioner_batch_stream(w->c, &src, w->c->threads, 0, on_result, (void *)w, &err) == 0)
+        if (ac_caption_stream(w->c, source_next, source_wait, on_result, w, q->max_batch, 0, &err) == 0)
             return NULL; /* the queue stopped, and nothing is left in it */
         /* the lanes or threads could not be set up (out of memory): what is queued is answered 500
          * with the reason, and the stream is tried again for the next photo */
         void *tag;
         ac_input in;
         int got;
-        while ((got = source_next(q, &in, &tag)) == 1) finish(q, tag, 500, error_json(err.msg), 0);
+        while ((got = source_next(w, &in, &tag)) == 1) finish(q, tag, 500, error_json(err.msg), 0);
         if (got < 0) return NULL;
-        source_wait(q);
+        source_wait(w);
     }
 }
 
