@@ -47,6 +47,11 @@ def main():
                                                  '"region_scale":1,"region_min_score":0.1}')
     seeds["naming_out_of_range"] = rec("naming", '{"threshold":2,"max_tags":99}')
     seeds["decode_bad_word"] = rec("decode", '{"beam":0,"repeatable":["zebra"]}')
+    tp = '{"hash":"fnv1a64-low32 of the file name","n":%d,"hashes":"%s"}'
+    seeds["training_photos_unsorted"] = rec("training_photos", tp % (3, hashes[8:16] + hashes[:8] + hashes[16:]))
+    seeds["training_photos_n_wrong"] = rec("training_photos", tp % (4, hashes))
+    seeds["training_photos_space_hex"] = rec("training_photos", tp % (3, " " + hashes[1:]))
+    seeds["training_photos_extra_key"] = rec("training_photos", tp[:-1] % (3, hashes) + ',"names":["x.jpg"]}')
     seeds["unknown_key"] = rec("x_unknown", "1")
     seeds["no_vocab"] = bytes([12 + KEYS.index("vocab")]) + b"\0"
     for name, data in seeds.items():

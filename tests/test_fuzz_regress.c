@@ -1,7 +1,10 @@
 /* tests/test_fuzz_regress.c: replays the committed fuzz corpora (fuzz/corpus/TARGET/) and crash
- * reproducers (fuzz/crashes/TARGET/) through the same harness functions libFuzzer runs, so that under
- * `make test-asan` every input that once mattered is checked again. Add a target: include its
- * fuzz/fuzz_NAME.c here and add a line to `targets`. */
+ * reproducers (fuzz/crashes/TARGET/) of every target through the same harness functions libFuzzer runs,
+ * each under the limit its fuzzer sets (fuzz_NAME_limit, fuzz_main.h), so that under `make test-asan`
+ * every input that once mattered is checked again: the harness aborts on a contract broken (an error of
+ * more than one line, or not naming the file), ASan/UBSan on the rest. A folder of fuzz/crashes/ with no
+ * target here fails the test. Add a target: include its fuzz/fuzz_NAME.c here and add a line to
+ * `targets`. */
 #define AC_FUZZ_NO_MAIN
 #include "../fuzz/fuzz_features.c"
 #include "../fuzz/fuzz_image.c"
@@ -14,24 +17,32 @@
 #include "../fuzz/fuzz_tags.c"
 #include "../fuzz/fuzz_detector.c"
 #include "../fuzz/fuzz_model_meta.c"
+#include "../fuzz/fuzz_tflite.c"
 
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include "test.h"
 
+#define TARGET(name, corpus) {#name, fuzz_##name, fuzz_##name##_limit, corpus}
+/* corpus: the seed folder under the repository when it is not fuzz/corpus/NAME (fuzz/run.sh seeds
+ * tflite from the test fixtures) */
 static const struct {
     const char *name;
     int (*fn)(const uint8_t *, size_t);
-} targets[] = {{"safetensors", fuzz_safetensors}, {"image", fuzz_image}, {"features", fuzz_features},
-                 {"dataset", fuzz_dataset}, {"model", fuzz_model}, {"results", fuzz_results}, {"tokenize", fuzz_tokenize},
-                 {"boxes", fuzz_boxes}, {"tags", fuzz_tags}, {"detector", fuzz_detector}, {"model_meta", fuzz_model_meta}};
+    const char *const *limit;
+    const char *corpus;
+} targets[] = {TARGET(safetensors, NULL), TARGET(image, NULL),     TARGET(features, NULL),
+               TARGET(dataset, NULL),     TARGET(model, NULL),     TARGET(results, NULL),
+               TARGET(tokenize, NULL),    TARGET(boxes, NULL),     TARGET(tags, NULL),
+               TARGET(detector, NULL),    TARGET(model_meta, NULL), TARGET(tflite, "tests/fixtures/cnn")};
 
-/* Runs fn on every file in ROOT/fuzz/SUB/NAME; returns the count, -1 if the directory is missing. */
-static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, size_t)) {
-    const char *root = getenv("ATTNCAP_ROOT");
+static const char *root_dir(void) { return getenv("ATTNCAP_ROOT") ? getenv("ATTNCAP_ROOT") : "."; }
+
+/* Runs fn on every file in ROOT/DIR; returns the count, -1 if the directory is missing. */
+static int replay(const char *dir_rel, int (*fn)(const uint8_t *, size_t)) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/fuzz/%s/%s", root ? root : ".", sub, name);
+    snprintf(dir, sizeof dir, "%s/%s", root_dir(), dir_rel);
     DIR *d = opendir(dir);
     if (!d) return -1;
     struct dirent *e;
@@ -40,6 +51,8 @@ static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, 
         if (e->d_name[0] == '.') continue;
         char p[8192];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) || !S_ISREG(st.st_mode)) continue;
         char *data;
         size_t len;
         ac_err err;
@@ -58,19 +71,41 @@ static int replay(const char *sub, const char *name, int (*fn)(const uint8_t *, 
 static void test_replay(void) {
     snprintf(fuzz_features_dir, sizeof fuzz_features_dir, "%s/features", test_tmpdir());
     mkdir(fuzz_features_dir, 0777);
-    setenv("ATTNCAP_MAX_IMAGE_PIXELS", "1000000", 1); /* as in the fuzzers */
-    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "16777216", 1);
     int total = 0;
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
-        int c = replay("corpus", targets[i].name, targets[i].fn);
-        CHECKF(c > 0, "fuzz/corpus/%s is missing or empty", targets[i].name);
-        int k = replay("crashes", targets[i].name, targets[i].fn);
+        const char *env = targets[i].limit[0];
+        if (*env) setenv(env, targets[i].limit[1], 1);
+        char dir[1024];
+        snprintf(dir, sizeof dir, "fuzz/corpus/%s", targets[i].name);
+        int c = replay(targets[i].corpus ? targets[i].corpus : dir, targets[i].fn);
+        CHECKF(c > 0, "%s is missing or empty", targets[i].corpus ? targets[i].corpus : dir);
+        snprintf(dir, sizeof dir, "fuzz/crashes/%s", targets[i].name);
+        int k = replay(dir, targets[i].fn);
         printf("# %s: %d corpus files, %d crash reproducers\n", targets[i].name, c, k < 0 ? 0 : k);
-        total += c;
+        if (*env) unsetenv(env);
+        total += c + (k > 0 ? k : 0);
     }
-    unsetenv("ATTNCAP_MAX_IMAGE_PIXELS");
-    unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
     CHECK(total > 0);
+}
+
+/* Every folder of fuzz/crashes/ is a target's, so none is left unreplayed. */
+static void test_every_crash_folder_replayed(void) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/fuzz/crashes", root_dir());
+    DIR *d = opendir(dir);
+    CHECKF(d != NULL, "%s missing", dir);
+    if (!d) return;
+    struct dirent *e;
+    int folders = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        int known = 0;
+        for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) known |= !strcmp(targets[i].name, e->d_name);
+        CHECKF(known, "fuzz/crashes/%s: no target in test_fuzz_regress replays it", e->d_name);
+        folders++;
+    }
+    closedir(d);
+    CHECK(folders > 0);
 }
 
 /* Debian's stb_image 2.27 decodes these from uninitialised memory without failing (valgrind saw it in
@@ -133,6 +168,7 @@ static void test_palette_past_end(void) {
 
 int main(void) {
     RUN(test_replay);
+    RUN(test_every_crash_folder_replayed);
     RUN(test_stb_gaps);
     RUN(test_palette_past_end);
     return TEST_EXIT();

@@ -303,6 +303,68 @@ static void test_refuses_bad_models(void) {
     expect_load_error("counts4.st", m_meta, "count 7 is not an integer >= 0");
 }
 
+/* The "training_photos" record is checked at load by the rules eval reads it with (issue #30 item 4):
+ * each malformed record is one error line naming the file and the key. HASH_AB: the low 32 bits of
+ * ac_hash_bytes (FNV-1a 64's prime 0x100000001b3 from the offset basis 1469598103934665603, the
+ * decimal FNV's 14695981039346656037 lacking its last digit, as strmap.c and every record written so
+ * far have it) of "a.jpg" and of "b.jpg", sorted, computed in Python (fuzz/make_model_meta_seeds.py's
+ * fnv_low32). */
+#define HASH_AB "34ebac86c5ac730f"
+static void test_training_photos_checked_at_load(void) {
+    static const struct {
+        const char *name, *value, *want;
+    } bad[] = {
+        {"tp1.st", "[1]", "'training_photos' is not a record of hashed file names"},
+        {"tp2.st", "{\"hash\":\"md5\",\"n\":1,\"hashes\":\"0000000a\"}", "'training_photos' is not a record"},
+        {"tp3.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":1,\"hashes\":\"0000000\"}", "is not a record"},
+        {"tp4.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":2,\"hashes\":\"0000000a0000000g\"}",
+         "'training_photos': hash 1 is not hex, or out of order"},
+        {"tp5.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":2,\"hashes\":\"0000000b0000000a\"}",
+         "'training_photos': hash 1 is not hex, or out of order"},
+        {"tp6.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":2,\"hashes\":\"0000000a0000000a\"}",
+         "hash 1 is not hex, or out of order"},
+        {"tp7.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":2,\"hashes\":\" 000000a0000000b\"}",
+         "hash 0 is not hex"}, /* strtoul would skip the space */
+        {"tp8.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":2,\"hashes\":\"+000000a0000000b\"}",
+         "hash 0 is not hex"},
+        {"tp9.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":3,\"hashes\":\"0000000a0000000b\"}",
+         "'training_photos': n is not the 2 hashes it holds"},
+        {"tp10.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":\"2\",\"hashes\":\"0000000a0000000b\"}",
+         "n is not the 2 hashes"},
+        {"tp11.st", "{\"hash\":\"fnv1a64-low32 of the file name\",\"hashes\":\"0000000a\",\"names\":[\"a.jpg\"]}",
+         "'training_photos': unknown key 'names'"},
+        {"tp12.st", "not json", "'training_photos' is not a record"},
+    };
+    case_key = "training_photos";
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        case_value = bad[i].value;
+        expect_load_error(bad[i].name, m_meta, bad[i].want);
+    }
+    ac_model m = make_model(), r;
+    ac_err err;
+    const char *names[] = {"dir/b.jpg", "a.jpg", "a.jpg"};
+    char *rec = ac_training_photos_json(names, 3);
+    CHECKF(rec && !strcmp(rec, "{\"hash\":\"fnv1a64-low32 of the file name\",\"n\":2,\"hashes\":\"" HASH_AB "\"}"), "%s",
+           rec ? rec : "NULL");
+    const char *meta[] = {"training_photos", rec, NULL};
+    CHECKF(ac_model_save(&m, tmp("tp_ok.st"), 0, meta, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("tp_ok.st"), &r, &err) == 0, "%s", err.msg);
+    ac_model_free(&r);
+    const char *ask[] = {"a.jpg", "x/b.jpg", "c.jpg"};
+    int hits, n_trained;
+    CHECKF(ac_model_training_photos_hits(tmp("tp_ok.st"), ask, 3, &hits, &n_trained, &err) == 0, "%s", err.msg);
+    CHECK(hits == 2 && n_trained == 2);
+    free(rec);
+    /* a record without "n" (the hashes alone say how many) loads */
+    const char *meta2[] = {"training_photos", "{\"hash\":\"fnv1a64-low32 of the file name\",\"hashes\":\"" HASH_AB "\"}", NULL};
+    CHECKF(ac_model_save(&m, tmp("tp_ok2.st"), 0, meta2, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("tp_ok2.st"), &r, &err) == 0, "%s", err.msg);
+    ac_model_free(&r);
+    CHECKF(ac_model_training_photos_hits(tmp("tp_ok2.st"), ask, 3, &hits, &n_trained, &err) == 0, "%s", err.msg);
+    CHECK(hits == 2 && n_trained == 2);
+    ac_model_free(&m);
+}
+
 /* decode "repeatable" names the only words a caption may say twice: every other real word is marked
  * no_repeat (words the vocabulary lacks are skipped); ac_model_merge_meta adds fields to the record
  * and keeps the others (tune's grid choice keeps the list). */
@@ -435,6 +497,7 @@ int main(void) {
     RUN(test_roundtrip_hard);
     RUN(test_old_file_is_additive);
     RUN(test_refuses_bad_models);
+    RUN(test_training_photos_checked_at_load);
     RUN(test_paired_counts);
     RUN(test_repeatable_and_merge);
     RUN(test_decode_settings_and_notes);

@@ -1,10 +1,7 @@
 /* test_tflite.c: the TFLite reader on valid, hostile, truncated and mutated files. A bad file must give
  * one error naming the file and the problem, never a crash (this binary also runs under ASan/UBSan).
- * Fixtures: tests/fixtures/cnn/{op,bad}_*.tflite, written by tools/torch_ops.py. */
-#define AC_FUZZ_NO_MAIN
-#include "../fuzz/fuzz_tflite.c"
-
-#include <dirent.h>
+ * Fixtures: tests/fixtures/cnn/{op,bad}_*.tflite, written by tools/torch_ops.py. The fuzzer's
+ * reproducers (fuzz/crashes/tflite) are replayed by test_fuzz_regress. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,38 +180,11 @@ static void test_truncated_and_mutated_real(void) {
     unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
 }
 
-/* Inputs the fuzzer once crashed on (fuzz/crashes/tflite) and its corpus (fuzz/corpus/tflite). */
-static void test_fuzz_replay(void) {
-    setenv("ATTNCAP_MAX_TENSOR_ELEMS", "4000000", 1);
-    int n = 0;
-    const char *dirs[] = {"fuzz/crashes/tflite", "fuzz/corpus/tflite"};
-    for (int k = 0; k < 2; k++) {
-        DIR *d = opendir(dirs[k]);
-        if (!d) continue;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (e->d_name[0] == '.') continue;
-            char path[1024];
-            snprintf(path, sizeof path, "%s/%s", dirs[k], e->d_name);
-            size_t len;
-            char *data = slurp(path, &len);
-            if (!data) continue;
-            fuzz_tflite((const uint8_t *)data, len);
-            free(data);
-            n++;
-        }
-        closedir(d);
-    }
-    unsetenv("ATTNCAP_MAX_TENSOR_ELEMS");
-    if (n == 0) SKIP("no fuzz/crashes/tflite or fuzz/corpus/tflite");
-}
-
 int main(void) {
     RUN(test_valid_small);
     RUN(test_bad_cases);
     RUN(test_not_tflite);
     RUN(test_truncated_and_mutated_small);
     RUN(test_truncated_and_mutated_real);
-    RUN(test_fuzz_replay);
     return TEST_EXIT();
 }

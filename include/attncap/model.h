@@ -18,6 +18,8 @@
  *   "tag_precision" optional: each tag word's precision on the training photos (tag_precision.h)
  *   "vocab_counts" optional: each word's count in captioned photos and in text (JSON: "paired" and
  *              "text", arrays of vocab counts; "paired" is read, naming.h's trust uses it)
+ *   "training_photos" optional: the photos trained on, hashed (below; checked at load: its keys,
+ *              the hash's name, n, 8 hex digits per photo in ascending order)
  * Everything is read and checked once, by ac_model_load; the decoder and the beam search never see
  * the file. */
 #ifndef ATTNCAP_MODEL_H
@@ -53,7 +55,8 @@ struct ac_model { /* typedef: attncap.h */
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,
  * no unknown tensors, "encoder" a JSON object, "decode" (if present) a JSON object whose beam,
  * max_len and len_alpha (each optional) are numbers in range, "vocab_counts" (if present) an object
- * whose "paired" is an array of vocab counts (integers >= 0). F16 or F32 storage. Errors name the
+ * whose "paired" is an array of vocab counts (integers >= 0), "training_photos" (if present) a record as
+ * ac_training_photos_json writes. F16 or F32 storage. Errors name the
  * file and the problem; on error *m is left empty. */
 int ac_model_load(const char *path, ac_model *m, ac_err *err);
 /* A copy model's word sets from its vocabulary (decoder.h's ac_decoder_set_copy_words with objects.h's

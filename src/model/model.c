@@ -15,6 +15,7 @@
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
 #include "alloc_internal.h"
+#include "model_internal.h"
 
 #define MODEL_FORMAT "attncap-decoder-1"
 
@@ -334,6 +335,9 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_err_prefix(err, "%s: metadata 'naming'", path);
         goto done;
     }
+    const char *photos = ac_st_meta(&f, "training_photos");
+    int n_photos;
+    if (photos && ac_training_photos_parse(photos, path, NULL, &n_photos, err)) goto done;
     for (int i = 0; i < f.n_meta; i++)
         if (!known_meta(f.meta_keys[i])) {
             ac_errf(err, "%s: unknown metadata '%.80s' (a newer attncap's model, or a damaged file)", path, f.meta_keys[i]);

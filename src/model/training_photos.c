@@ -10,6 +10,7 @@
 #include "attncap/safetensors.h"
 #include "strmap.h"
 #include "alloc_internal.h"
+#include "model_internal.h"
 
 #define HASH_NAME "fnv1a64-low32 of the file name"
 
@@ -42,39 +43,62 @@ char *ac_training_photos_json(const char *const *names, int n) {
     return s;
 }
 
+static int is_hex8(const char *s) {
+    for (int i = 0; i < 8; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F'))) return 0;
+    return 1;
+}
+
+int ac_training_photos_parse(const char *json, const char *path, uint32_t **hashes, int *n, ac_err *err) {
+    if (hashes) *hashes = NULL;
+    *n = 0;
+    cJSON *j = cJSON_Parse(json);
+    const cJSON *hn = cJSON_GetObjectItemCaseSensitive(j, "hash"), *hs = cJSON_GetObjectItemCaseSensitive(j, "hashes");
+    const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(j, "n");
+    const size_t len = cJSON_IsString(hs) ? strlen(hs->valuestring) : 0;
+    int rc = 0;
+    if (!cJSON_IsObject(j) || !cJSON_IsString(hn) || strcmp(hn->valuestring, HASH_NAME) || !cJSON_IsString(hs) ||
+        len % 8 || len / 8 > INT32_MAX)
+        rc = ac_errf(err, "%s: metadata 'training_photos' is not a record of hashed file names", path);
+    const int m = (int)(len / 8);
+    for (const cJSON *x = rc ? NULL : j->child; x && !rc; x = x->next)
+        if (strcmp(x->string, "hash") && strcmp(x->string, "hashes") && strcmp(x->string, "n"))
+            rc = ac_errf(err, "%s: metadata 'training_photos': unknown key '%.80s'", path, x->string);
+    if (!rc && cnt && !(cJSON_IsNumber(cnt) && cnt->valuedouble == m))
+        rc = ac_errf(err, "%s: metadata 'training_photos': n is not the %d hashes it holds", path, m);
+    uint32_t *h = rc ? NULL : ac_malloc(sizeof *h * ((size_t)m + 1));
+    if (!rc && !h) rc = ac_errf(err, "%s: out of memory", path);
+    for (int i = 0; !rc && i < m; i++) {
+        const char *digits = hs->valuestring + 8 * (size_t)i;
+        char hex[9];
+        memcpy(hex, digits, 8), hex[8] = 0;
+        if (is_hex8(digits)) h[i] = (uint32_t)strtoul(hex, NULL, 16);
+        if (!is_hex8(digits) || (i && h[i] <= h[i - 1]))
+            rc = ac_errf(err, "%s: metadata 'training_photos': hash %d is not hex, or out of order", path, i);
+    }
+    cJSON_Delete(j);
+    if (rc || !hashes) free(h);
+    else *hashes = h;
+    if (!rc) *n = m;
+    return rc;
+}
+
 int ac_model_training_photos_hits(const char *path, const char *const *names, int n, int *hits, int *n_trained,
                                   ac_err *err) {
     *hits = *n_trained = -1;
     ac_st_file f;
     if (ac_st_read_header(path, &f, err)) return -1;
     const char *rec = ac_st_meta(&f, "training_photos");
-    int rc = 0;
-    if (rec) {
-        cJSON *j = cJSON_Parse(rec);
-        const cJSON *hn = cJSON_GetObjectItemCaseSensitive(j, "hash"), *hs = cJSON_GetObjectItemCaseSensitive(j, "hashes");
-        const size_t len = cJSON_IsString(hs) ? strlen(hs->valuestring) : 0;
-        if (!cJSON_IsString(hn) || strcmp(hn->valuestring, HASH_NAME) || !cJSON_IsString(hs) || len % 8)
-            rc = ac_errf(err, "%s: metadata 'training_photos' is not a record of hashed file names", path);
-        const int m = (int)(len / 8);
-        uint32_t *h = rc ? NULL : ac_malloc(sizeof *h * ((size_t)m + 1));
-        if (!rc && !h) rc = ac_errf(err, "out of memory");
-        for (int i = 0; !rc && i < m; i++) {
-            char digits[9], *end;
-            memcpy(digits, hs->valuestring + 8 * i, 8), digits[8] = 0;
-            h[i] = (uint32_t)strtoul(digits, &end, 16);
-            if (*end || (i && h[i] <= h[i - 1]))
-                rc = ac_errf(err, "%s: metadata 'training_photos': hash %d is not hex, or out of order", path, i);
+    uint32_t *h = NULL;
+    int m = 0, rc = rec ? ac_training_photos_parse(rec, path, &h, &m, err) : 0;
+    if (rec && !rc) {
+        *n_trained = m, *hits = 0;
+        for (int i = 0; i < n; i++) {
+            const uint32_t x = name_hash(names[i]);
+            *hits += bsearch(&x, h, (size_t)m, sizeof *h, cmp_u32) != NULL;
         }
-        if (!rc) {
-            *n_trained = m, *hits = 0;
-            for (int i = 0; i < n; i++) {
-                const uint32_t x = name_hash(names[i]);
-                *hits += bsearch(&x, h, (size_t)m, sizeof *h, cmp_u32) != NULL;
-            }
-        }
-        free(h);
-        cJSON_Delete(j);
     }
+    free(h);
     ac_st_free(&f);
     return rc;
 }
