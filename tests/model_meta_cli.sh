@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A model file's metadata is validated (issue 30): an unknown metadata key, an unknown config key or
-# an out-of-range naming value is one error line naming the file and the key, never silently ignored.
+# an out-of-range naming value or a malformed training-photos record is one error line naming the file
+# and the key, never silently ignored.
 . "$(dirname "$0")/lib.sh"
 MK="$(dirname "$A")/tests/test_captioner"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -21,11 +22,13 @@ elif kind == "naming_max_tags": m["naming"] = json.dumps({"max_tags": 1.5})
 elif kind == "naming_string": m["naming"] = json.dumps({"threshold": "0.2"})
 elif kind == "naming_logprob": m["naming"] = json.dumps({"trust_logprob": 0.5})
 elif kind == "naming_array": m["naming"] = json.dumps([0.2])
+elif kind == "training_photos":  # out of order: eval read it so; the loader refuses it now
+    m["training_photos"] = json.dumps({"hash": "fnv1a64-low32 of the file name", "n": 2, "hashes": "0000000b0000000a"})
 hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
 open(dst, "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
 PY
 }
-for kind in meta config naming naming_key naming_max_tags naming_string naming_logprob naming_array; do
+for kind in meta config naming naming_key naming_max_tags naming_string naming_logprob naming_array training_photos; do
   t_begin "model_metadata_refused_$kind"
   need_data encoders/mobilenet_v1_0.25_128_quant.tflite || continue
   [ -x "$MK" ] || { t_skip "needs $MK (make tests)"; continue; }
@@ -37,7 +40,8 @@ for kind in meta config naming naming_key naming_max_tags naming_string naming_l
   case $kind in meta) want="unknown metadata 'colour'";; config) want="unknown key 'attention_width'";;
                 naming) want="'threshold' must be a number";; naming_key) want="unknown key 'threshhold'";;
                 naming_max_tags) want="'max_tags' must be a whole number";; naming_string) want="'threshold' must be a number";;
-                naming_logprob) want="'trust_logprob' must be a number in [-100, 0]";; naming_array) want="not a JSON object";; esac
+                naming_logprob) want="'trust_logprob' must be a number in [-100, 0]";; naming_array) want="not a JSON object";;
+                training_photos) want="metadata 'training_photos': hash 1 is not hex, or out of order";; esac
   if grep -q "bad_$kind.safetensors" "$T/err" && grep -qF "$want" "$T/err"; then t_ok; else t_fail "message: $(cat "$T/err")"; fi
 done
 
