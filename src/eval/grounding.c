@@ -1,5 +1,6 @@
-/* Grounding: attention mass inside hand-drawn boxes, the pointing game. */
+/* Grounding: attention mass inside hand-drawn or detected boxes, the pointing game. */
 #include "attncap/grounding.h"
+#include "attncap/objects.h"
 #include "alloc_internal.h"
 
 #include <ctype.h>
@@ -24,6 +25,7 @@ void ac_ground_free(ac_ground_set *set) {
 }
 
 int ac_ground_names(const ac_ground_object *o, const char *word) {
+    if (o->category >= 0) return ac_ground_word_category(word) == o->category;
     for (int k = 0; k < o->n_words; k++)
         if (!strcmp(o->words[k], word)) return 1;
     return 0;
@@ -108,6 +110,7 @@ int ac_ground_parse(const char *data, size_t len, const char *path, ac_ground_se
         set->obj = grown;
         ac_ground_object *o = &set->obj[set->n++];
         memset(o, 0, sizeof *o);
+        o->category = -1;
         if (!*line) {
             rc = ac_errf(err, "%s:%d: empty photo name", path, line_no);
             break;
@@ -195,4 +198,108 @@ double ac_ground_hit_chance(int grid_h, int grid_w, const ac_box *boxes, int n) 
     for (int r = 0; r < grid_h; r++)
         for (int c = 0; c < grid_w; c++) overlapping += union_area_in(boxes, n, cell(r, c, grid_h, grid_w)) > 0;
     return (double)overlapping / ((double)grid_h * grid_w);
+}
+
+/* Region r's box as an ac_box. */
+static ac_box region_box(const ac_region *r) { return (ac_box){r->x0, r->y0, r->x1, r->y1}; }
+
+/* The share of box b inside the union: its area inside over its area; a box of no area, 1 if its
+ * centre lies inside some box of the union. */
+static double share_inside(const ac_box *boxes, int n, ac_box b) {
+    const double area = (double)(b.x1 - b.x0) * (b.y1 - b.y0);
+    if (area > 0) return union_area_in(boxes, n, b) / area;
+    const float cx = 0.5f * (b.x0 + b.x1), cy = 0.5f * (b.y0 + b.y1);
+    for (int i = 0; i < n && i < MAX_BOXES; i++)
+        if (cx >= boxes[i].x0 && cx <= boxes[i].x1 && cy >= boxes[i].y0 && cy <= boxes[i].y1) return 1;
+    return 0;
+}
+
+double ac_ground_row_mass(const ac_ground_attention *a, int k, const ac_box *boxes, int n) {
+    const int G = a->grid_h * a->grid_w;
+    const float *row = a->alpha + (size_t)k * (G + a->n_regions);
+    double mass = ac_ground_mass(row, a->grid_h, a->grid_w, boxes, n);
+    for (int r = 0; r < a->n_regions; r++)
+        if (row[G + r] != 0) mass += row[G + r] * share_inside(boxes, n, region_box(&a->regions[r]));
+    return mass;
+}
+
+int ac_ground_row_hit(const ac_ground_attention *a, int k, const ac_box *boxes, int n) {
+    const int G = a->grid_h * a->grid_w;
+    const float *row = a->alpha + (size_t)k * (G + a->n_regions);
+    int best = 0;
+    for (int i = 1; i < G + a->n_regions; i++)
+        if (row[i] > row[best]) best = i;
+    if (best < G) return ac_ground_hit(row, a->grid_h, a->grid_w, boxes, n);
+    const ac_box b = region_box(&a->regions[best - G]);
+    return b.x1 > b.x0 && b.y1 > b.y0 ? union_area_in(boxes, n, b) > 0 : share_inside(boxes, n, b) > 0;
+}
+
+int ac_ground_word_category(const char *word) {
+    uint8_t present[AC_N_OBJECTS];
+    if (!ac_objects_in_tokens(word, present)) return -1;
+    for (int k = 0; k < AC_N_OBJECTS; k++)
+        if (present[k]) return k;
+    return -1;
+}
+
+static float clip01(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
+
+int ac_ground_add_detected(ac_ground_set *set, const char *photo, const ac_detections *d, const char *const *labels,
+                           int n_labels, ac_err *err) {
+    ac_ground_object *grown = ac_realloc(set->obj, (size_t)(set->n + AC_N_OBJECTS) * sizeof *grown);
+    if (!grown) return ac_errf(err, "out of memory");
+    set->obj = grown;
+    int *cat = ac_malloc(sizeof *cat * (size_t)(d->n + 1));
+    if (!cat) return ac_errf(err, "out of memory");
+    for (int i = 0; i < d->n; i++) /* each detection's category, -1 for a label COCO has not */
+        cat[i] = d->items[i].label >= 0 && d->items[i].label < n_labels ? ac_object_index(labels[d->items[i].label])
+                                                                         : -1;
+    const float w = d->width > 0 ? (float)d->width : 1, h = d->height > 0 ? (float)d->height : 1;
+    int rc = 0;
+    for (int k = 0; k < AC_N_OBJECTS && !rc; k++) {
+        ac_ground_object *o = &set->obj[set->n++];
+        memset(o, 0, sizeof *o);
+        o->category = k;
+        o->words = ac_malloc(sizeof *o->words);
+        if (!o->words || !(o->photo = ac_strdup(photo)) || !(o->words[o->n_words++] = ac_strdup(ac_object_name(k)))) {
+            rc = ac_errf(err, "out of memory");
+            break;
+        }
+        for (int i = 0; i < d->n && o->n_boxes < MAX_BOXES; i++) {
+            if (cat[i] != k) continue;
+            if (!o->boxes && !(o->boxes = ac_malloc(sizeof *o->boxes * MAX_BOXES))) {
+                rc = ac_errf(err, "out of memory");
+                break;
+            }
+            const ac_detection *x = &d->items[i];
+            o->boxes[o->n_boxes++] =
+                (ac_box){clip01(x->x0 / w), clip01(x->y0 / h), clip01(x->x1 / w), clip01(x->y1 / h)};
+        }
+    }
+    free(cat);
+    return rc;
+}
+
+int ac_ground_detect(ac_detector *det, const char *path, const char *photo, ac_ground_set *set, ac_err *err) {
+    ac_image img = {0};
+    ac_detections d = {0};
+    if (ac_image_load(path, &img, err)) return -1;
+    const ac_detect_options o = ac_detector_options(det);
+    const int n_labels = ac_detector_labels(det);
+    const char **labels = ac_malloc(sizeof *labels * (size_t)(n_labels + 1));
+    int rc = labels ? 0 : ac_errf(err, "out of memory");
+    for (int i = 0; !rc && i < n_labels; i++) labels[i] = ac_detector_label(det, i);
+    if (!rc && ac_detector_detect(det, &img, &o, &d, err)) rc = ac_err_prefix(err, "%s", path);
+    if (!rc) rc = ac_ground_add_detected(set, photo, &d, labels, n_labels, err);
+    free(labels);
+    ac_detections_free(&d);
+    ac_image_free(&img);
+    return rc;
+}
+
+int ac_ground_first_of_photo(const ac_ground_set *set, int o) {
+    if (o && !strcmp(set->obj[o - 1].photo, set->obj[o].photo)) return 0; /* a photo's detected objects: together */
+    for (int p = 0; p < o; p++)
+        if (!strcmp(set->obj[p].photo, set->obj[o].photo)) return 0;
+    return 1;
 }
