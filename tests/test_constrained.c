@@ -361,20 +361,21 @@ static void hostile_constraints_refused(void) {
     ac_decoder_free(&dec);
 }
 
-/* Independent of beam.c: no word marked in no_repeat twice, no three words in a row twice. */
+/* Independent of beam.c: no word marked in no_repeat twice, no word twice in a row, no three words
+ * in a row twice. */
 static int repeats_ok(const int *seq, int n, const unsigned char *no_repeat) {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            if (seq[i] == seq[j] && no_repeat[seq[i]]) return 0;
+            if (seq[i] == seq[j] && (no_repeat[seq[i]] || j == i + 1)) return 0;
             if (j + 2 < n && seq[i] == seq[j] && seq[i + 1] == seq[j + 1] && seq[i + 2] == seq[j + 2]) return 0;
         }
     return 1;
 }
 
 /* With no_repeat and a beam so large nothing is pruned, the caption and its runners-up are the
- * exhaustive ranking's best sequences among those that repeat no marked word and no three words,
- * with and without a constraint; on these decoders the unrestricted best breaks the rule in some
- * cases, so the rule is seen to act. */
+ * exhaustive ranking's best sequences among those that repeat no marked word, no word twice in a
+ * row and no three words, with and without a constraint; on these decoders the unrestricted best
+ * breaks the rules in some cases, so they are seen to act. */
 static void no_repeat_equals_exhaustive(void) {
     const int V = 7, T = 6; /* real words 4, 5, 6: 3^0 + ... + 3^6 = 1093 sequences */
     unsigned char no_repeat[7] = {0, 0, 0, 0, 0, 0, 1};

@@ -109,7 +109,8 @@ typedef struct ac_beam_opts {
     const ac_constraint *constraints; /* [n_constraints], the caller's, read only during the search */
     const unsigned char *banned; /* NULL, or [vocabulary size]: words never emitted (the caller's) */
     const unsigned char *no_repeat; /* NULL, or [vocabulary size]: words never emitted twice in one
-                                       caption; and, when set, no three words in a row twice (the
+                                       caption; and, when set, no word twice in a row and no three
+                                       words in a row twice (the
                                        caller's; a model's own: ac_model.decode) */
 } ac_beam_opts;
 /* beam 3, max_len 20, len_alpha 1, no <unk>, nbest 1. A model's own settings (chosen on dev photos)
