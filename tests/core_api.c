@@ -3,8 +3,13 @@
  *   core_api caption PHOTO...      "PATH<TAB>caption[<TAB>confidence]" as `attncap caption` prints;
  *                                  the results' JSON lines (with attention) to JSON_OUT ($CORE_JSON);
  *                                  exit 3 if an attention row does not sum to 1 within 1e-5;
- *                                  $CORE_GIVEN: not searched, that caption's attention (set_given)
+ *                                  $CORE_GIVEN: not searched, that caption's attention (set_given);
+ *                                  $CORE_PRECISION, $CORE_TAGS (and $CORE_TABLE), $CORE_NAMING: the
+ *                                  1.2 setters (set_precision, set_tags, then set_naming_record)
  *   core_api bytes PHOTO...        the same photos read into memory, one ac_caption_batch call
+ *   core_api stream PHOTO...       the same photos through ac_caption_stream (3 searched together at
+ *                                  most; a source that has none every other call); checks the order,
+ *                                  the tags and `together`
  *   core_api rgb FILE H W          FILE holds H x W x 3 bytes: its caption, as above
  *   core_api overlays DIR PHOTO... overlays as `attncap caption --overlays DIR` writes them
  *   core_api eval                  stdin: "cand<TAB>text" starts an image, "ref<TAB>text" adds a reference;
@@ -74,8 +79,22 @@ static unsigned char *slurp(const char *path, size_t *n) {
     return buf;
 }
 
+/* The 1.2 setters from $CORE_PRECISION, $CORE_TAGS/$CORE_TABLE and $CORE_NAMING (the tags first: the
+ * record must keep them, whatever the order); exits 2 when one fails. */
+static void apply_setters(ac_captioner *c) {
+    const char *precision = getenv("CORE_PRECISION"), *tags = getenv("CORE_TAGS"), *naming = getenv("CORE_NAMING");
+    ac_err err;
+    if ((precision && ac_captioner_set_precision(c, precision, &err)) ||
+        ((tags || getenv("CORE_TABLE")) && ac_captioner_set_tags(c, tags, getenv("CORE_TABLE"), &err)) ||
+        (naming && ac_captioner_set_naming_record(c, naming, &err))) {
+        fprintf(stderr, "setters: %s\n", err.msg);
+        exit(2);
+    }
+}
+
 static int cmd_caption(int argc, char **argv, int bytes) {
     ac_captioner *c = open_or_die();
+    apply_setters(c);
     const char *given = getenv("CORE_GIVEN");
     ac_err gerr;
     if (given && ac_captioner_set_given(c, given, &gerr)) {
@@ -125,6 +144,63 @@ static int cmd_caption(int argc, char **argv, int bytes) {
     if (json) fclose(json);
     ac_captioner_close(c);
     return rc;
+}
+
+/* ac_caption_stream's source and sink: photo k is argv[k] as bytes in memory, tagged &tags[k]. */
+typedef struct feed {
+    int n, taken, calls, delivered, bad;
+    unsigned char **data;
+    size_t *size;
+    int *tags;
+    const char *const *names;
+    const ac_captioner *c;
+    FILE *json;
+} feed;
+
+static int feed_next(void *user, ac_input *in, void **tag) {
+    feed *f = (feed *)user;
+    if (f->taken == f->n) return -1;
+    if (f->calls++ % 2) return 0; /* nothing has arrived now: the stream must wait, then ask again */
+    memset(in, 0, sizeof *in);
+    in->data = f->data[f->taken], in->size = f->size[f->taken];
+    *tag = &f->tags[f->taken];
+    f->taken++;
+    return 1;
+}
+
+static void feed_wait(void *user) { (void)user; }
+
+static void feed_done(void *user, void *tag, ac_result *r, int together) {
+    feed *f = (feed *)user;
+    const int k = (int)((int *)tag - f->tags);
+    if (k != f->delivered || k >= f->taken) fprintf(stderr, "stream: photo %d delivered as number %d\n", k, f->delivered), f->bad = 1;
+    else if (together < 1 || together > 3) fprintf(stderr, "stream: %d searched together (1..3)\n", together), f->bad = 1;
+    else if (!r || r->error || r->image) fprintf(stderr, "stream: %s\n", !r ? "no result" : r->error ? r->error : "a path"), f->bad = 1;
+    else if (show(f->c, r, f->names[k], f->json)) f->bad = 1;
+    f->delivered++;
+    ac_result_free(r);
+}
+
+static int cmd_stream(int argc, char **argv) {
+    ac_captioner *c = open_or_die();
+    apply_setters(c);
+    const char *jp = getenv("CORE_JSON");
+    feed f;
+    memset(&f, 0, sizeof f);
+    f.n = argc, f.names = (const char *const *)argv, f.c = c, f.json = jp ? fopen(jp, "w") : NULL;
+    f.data = (unsigned char **)calloc((size_t)argc, sizeof *f.data);
+    f.size = (size_t *)calloc((size_t)argc, sizeof *f.size);
+    f.tags = (int *)calloc((size_t)argc, sizeof *f.tags);
+    for (int i = 0; i < argc; i++) f.data[i] = slurp(argv[i], &f.size[i]);
+    ac_err err;
+    int rc = ac_caption_stream(c, feed_next, feed_wait, feed_done, &f, 3, 0, &err);
+    if (rc) fprintf(stderr, "stream: %s\n", err.msg);
+    else if (f.delivered != argc) fprintf(stderr, "stream: %d of %d delivered\n", f.delivered, argc), rc = 1;
+    for (int i = 0; i < argc; i++) free(f.data[i]);
+    free(f.data), free(f.size), free(f.tags);
+    if (f.json) fclose(f.json);
+    ac_captioner_close(c);
+    return rc ? 1 : f.bad ? 3 : 0;
 }
 
 static int cmd_rgb(const char *path, int h, int w) {
@@ -256,6 +332,30 @@ static int cmd_errors(const char *dir) {
            AC_ERR_BAD_IMAGE);
     expect("set_given_empty", ac_captioner_set_given(c, "   ", &err), NULL, &err, "no words", -1);
 
+    /* the 1.2 setters: a refused setting leaves the captioner as it was */
+    ac_result *before = NULL, *after = NULL;
+    if (ac_caption_file(c, "samples/dog.jpg", 0, &before, &err)) printf("bad setters_caption: %s\n", err.msg);
+    expect("precision_unknown", ac_captioner_set_precision(c, "f16", &err), NULL, &err, "unknown precision 'f16'", -1);
+    expect("precision_unknown_name_only", ac_captioner_set_precision(NULL, "fp32", &err), NULL, &err, "'fp32'", -1);
+    if (ac_captioner_set_precision(NULL, "int8", &err) || ac_captioner_set_precision(NULL, "auto", &err))
+        printf("bad precision_name_only: int8/auto refused: %s\n", err.msg);
+    else printf("ok precision_name_only\n");
+    if (ac_captioner_set_precision(c, "bf16x2", &err) == 0) ac_captioner_set_precision(c, NULL, &err); /* AMX here */
+    else expect("precision_bf16x2_without_amx", -1, NULL, &err, "AMX", -1);
+    expect("naming_not_json", ac_captioner_set_naming_record(c, "{\"threshold\": 1", &err), NULL, &err, "JSON", -1);
+    expect("naming_unknown_key", ac_captioner_set_naming_record(c, "{\"bogus\": 1}", &err), NULL, &err, "bogus", -1);
+    expect("naming_out_of_range", ac_captioner_set_naming_record(c, "{\"threshold\": 2}", &err), NULL, &err,
+           "threshold", -1);
+    expect("tags_table_missing", ac_captioner_set_tags(c, "auto", "/nonexistent/words.tsv", &err), NULL, &err,
+           "/nonexistent/words.tsv", -1);
+    expect("tags_given_empty", ac_captioner_set_tags(c, "", NULL, &err), NULL, &err, "no words", -1);
+    if (!before || ac_caption_file(c, "samples/dog.jpg", 0, &after, &err)) printf("bad setters_kept: %s\n", err.msg);
+    else if (strcmp(before->text, after->text) || before->logprob != after->logprob)
+        printf("bad setters_kept: '%s' after the refused settings, '%s' before\n", after->text, before->text);
+    else printf("ok setters_kept: %s\n", after->text);
+    ac_result_free(before), ac_result_free(after);
+    expect("stream_no_callback", ac_caption_stream(c, NULL, NULL, NULL, NULL, 0, 0, &err), NULL, &err, "stream", -1);
+
     /* a batch with good and bad photos: results for all, errors on the bad ones only */
     ac_input in[3];
     memset(in, 0, sizeof in);
@@ -297,10 +397,11 @@ static int cmd_errors(const char *dir) {
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "caption")) return cmd_caption(argc - 2, argv + 2, 0);
     if (argc >= 3 && !strcmp(argv[1], "bytes")) return cmd_caption(argc - 2, argv + 2, 1);
+    if (argc >= 3 && !strcmp(argv[1], "stream")) return cmd_stream(argc - 2, argv + 2);
     if (argc == 5 && !strcmp(argv[1], "rgb")) return cmd_rgb(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 4 && !strcmp(argv[1], "overlays")) return cmd_overlays(argv[2], argc - 3, argv + 3);
     if (argc == 2 && !strcmp(argv[1], "eval")) return cmd_eval();
     if (argc == 3 && !strcmp(argv[1], "errors")) return cmd_errors(argv[2]);
-    fprintf(stderr, "usage: core_api caption|bytes|rgb|overlays|eval|errors ...\n");
+    fprintf(stderr, "usage: core_api caption|bytes|stream|rgb|overlays|eval|errors ...\n");
     return 2;
 }

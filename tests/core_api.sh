@@ -2,7 +2,8 @@
 # The stable core API (include/attncap/attncap.h, issue #31) as a program that knows nothing else
 # uses it: tests/core_api.c compiles as C99 and C++17 (-pedantic -Werror) against that header alone,
 # links against $BUILD/libattncap.so, and captions as `attncap caption` does (plain lines, JSON with
-# attention, overlays byte for byte; photos as files, bytes in memory, pixels); attention rows are
+# attention, overlays byte for byte; photos as files, bytes in memory, pixels, a stream; the 1.2
+# setters as --precision, --tags and ATTNCAP_NAMING); attention rows are
 # distributions; ac_evaluate matches coco-caption's published numbers (tests/fixtures/metrics_ref.json);
 # every error path answers with one line naming the problem (and nothing leaks under ASan).
 . "$(dirname "$0")/lib.sh"
@@ -97,6 +98,49 @@ if have_model; then
   if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
   elif ! cmp -s "$T/bytes.txt" "$T/cli.txt"; then t_fail "$(diff "$T/cli.txt" "$T/bytes.txt" | head -4 | paste -sd' ')"
   else t_ok; fi
+fi
+
+t_begin stream_as_the_cli
+# ac_caption_stream (1.2): the photos handed out over time, delivered in order, the CLI's captions and JSON
+if have_model; then
+  (cd "$ROOT" && CORE_JSON="$T/stream.json" "$P" stream samples/*.jpg >"$T/stream.txt" 2>"$T/err"); rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif ! cmp -s "$T/stream.txt" "$T/cli.txt"; then t_fail "$(diff "$T/cli.txt" "$T/stream.txt" | head -4 | paste -sd' ')"
+  elif [ ${#san[@]} = 0 ] && ! "$PY" - "$T/stream.json" "$T/cli.json" <<'PY' 2>"$T/py.err"; then t_fail "JSON: $(tail -2 "$T/py.err")"; else t_ok; fi
+import json, sys
+for a, b in zip(open(sys.argv[1]), open(sys.argv[2])):
+    a, b = json.loads(a), json.loads(b)
+    assert a == b, (str(a)[:200], str(b)[:200])  # the same line; the stream names its photos as the CLI
+PY
+fi
+
+# The 1.2 setters against the CLI's flags: each must change the captions of samples/ (else the test
+# could not tell a setter that does nothing) and give exactly `attncap caption`'s with the flag.
+setter_case() { # NAME "CORE_X=... ..." "CLI flags" [CLI environment]
+  local name=$1 core_env=$2 flags=$3 cli_env=${4:-}
+  (cd "$ROOT" && env $cli_env "$A" caption --json --attention $flags samples/*.jpg >"$T/$name.cli" 2>"$T/err") &&
+    (cd "$ROOT" && env -u ATTNCAP_NAMING $core_env CORE_JSON="$T/$name.core" "$P" caption samples/*.jpg >/dev/null 2>>"$T/err")
+  local rc=$?
+  if [ $rc -ne 0 ]; then t_fail "$name: exit $rc: $(head -3 "$T/err")"; return 1
+  elif cmp -s "$T/$name.cli" "$T/cli.json"; then t_fail "$name: $flags $cli_env changes no caption of samples/"; return 1
+  elif [ ${#san[@]} = 0 ] && ! cmp -s "$T/$name.cli" "$T/$name.core"; then
+    t_fail "$name: differs from attncap caption $flags: $(diff "$T/$name.cli" "$T/$name.core" | head -2 | cut -c1-200)"; return 1
+  elif ! "$PY" -c 'import json, sys
+for a, b in zip(open(sys.argv[1]), open(sys.argv[2])): assert json.loads(a)["tokens"] == json.loads(b)["tokens"], (a[:200], b[:200])' \
+       "$T/$name.cli" "$T/$name.core" 2>"$T/py.err"; then t_fail "$name: $(tail -1 "$T/py.err")"; return 1; fi
+}
+
+t_begin set_precision_as_the_cli
+# the shipped encoder is quantized: int8 runs it on its integers (other numbers than auto's f32)
+if have_model; then setter_case int8 "CORE_PRECISION=int8" "--precision int8" && t_ok; fi
+
+t_begin set_tags_and_naming_record_as_the_cli
+# a naming record over the model's (ATTNCAP_NAMING for the CLI), with --tags auto; tags off; words
+if have_model; then
+  rec='{"threshold":0.05,"max_drop":5,"trust_logprob":0}'
+  setter_case naming "CORE_TAGS=auto CORE_NAMING=$rec" "--tags auto" "ATTNCAP_NAMING=$rec" &&
+    setter_case tags_words "CORE_TAGS=frisbee,grass" "--tags frisbee,grass" &&
+    setter_case tags_off "CORE_TAGS=off" "--tags off" && t_ok
 fi
 
 t_begin rgb_pixels_as_the_cli_on_the_same_pixels

@@ -119,8 +119,9 @@ AC_API int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *
  * unknown name, bf16x2 on a CPU without AMX, int8 for an encoder that is not quantized. c NULL: only
  * checks the name (to refuse a bad one before opening anything). */
 AC_API int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *err);
-/* Naming what the encoder sees: tags and tag_table as ac_captioner_opts' (NULL tags: the model's
- * setting), kept with the settings ac_captioner_set_naming_record gave. */
+/* Naming what the encoder sees: tags and tag_table as ac_captioner_opts' (tags NULL: the model's
+ * setting; tag_table NULL: the table loaded already, else the one beside the model), with the numeric
+ * settings ac_captioner_set_naming_record gave. */
 AC_API int ac_captioner_set_tags(ac_captioner *c, const char *tags, const char *tag_table, ac_err *err);
 /* The naming's numeric settings (its thresholds): the fields of json, a JSON object with keys of the
  * model file's "naming" record (threshold, max_tags, max_drop, ...: models/README.md), laid over the

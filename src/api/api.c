@@ -40,6 +40,27 @@ void ac_captioner_opts_init(ac_captioner_opts *o) {
     o->len_alpha = -1.0f;
 }
 
+/* ac_captioner_set_naming, or c's naming as it was when that fails. A table asked for is loaded even
+ * when one is (the one loaded is kept until the new one is in place). On failure c keeps its table;
+ * the head and presence loaded for the old mode stay loaded, so setting it again does not fail. */
+static int set_naming_or_keep(ac_captioner *c, const ac_naming_opts *no, const char *table, ac_err *err) {
+    ac_naming_opts old = c->naming;
+    char *old_words = old.words ? ac_strdup(old.words) : NULL;
+    if (old.words && !old_words) return ac_errf(err, "out of memory");
+    ac_tag_table *had = c->tags;
+    if (table && no->mode != AC_TAGS_OFF) c->tags = NULL;
+    int rc = ac_captioner_set_naming(c, no, table, err);
+    if (rc) { /* no table but the one c had, then the old naming (its table and head are loaded) */
+        if (c->tags != had) ac_tag_table_free(c->tags);
+        c->tags = had;
+        ac_err ignored;
+        old.words = old_words;
+        ac_captioner_set_naming(c, &old, NULL, &ignored);
+    } else if (c->tags != had) ac_tag_table_free(had);
+    free(old_words);
+    return rc;
+}
+
 /* The naming `attncap caption --tags T --tag-table F` sets: the captioner's numeric settings (the
  * model's record, with what ac_captioner_set_naming_record laid over it), the mode and words from tags,
  * else the model's. */
@@ -49,7 +70,7 @@ int ac_captioner_set_tags(ac_captioner *c, const char *tags, const char *table, 
     if (tags && !strcmp(tags, "auto")) no.mode = AC_TAGS_AUTO;
     else if (tags && !strcmp(tags, "off")) no.mode = AC_TAGS_OFF;
     else if (tags) no.mode = AC_TAGS_GIVEN, no.words = tags;
-    return ac_captioner_set_naming(c, &no, table, err);
+    return set_naming_or_keep(c, &no, table, err);
 }
 
 /* The model's record with json's fields over it; the mode and words as they are (a record sets no
@@ -63,7 +84,7 @@ int ac_captioner_set_naming_record(ac_captioner *c, const char *json, ac_err *er
         return ac_errf(err, "%s: the naming record uses a presence head (presence_absent %g, presence_ratio %g) "
                             "and the model has none beside it", ac_model_path(&c->model), no.presence_absent,
                        no.presence_ratio);
-    return ac_captioner_set_naming(c, &no, NULL, err);
+    return set_naming_or_keep(c, &no, NULL, err);
 }
 
 int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *err) {

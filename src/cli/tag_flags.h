@@ -7,7 +7,7 @@
  * refused with one line saying so and what to use instead (CLI_NAMING_REMOVED). */
 #ifndef ATTNCAP_CLI_TAG_FLAGS_H
 #define ATTNCAP_CLI_TAG_FLAGS_H
-#include "attncap/captioner.h"
+#include "attncap/attncap.h"
 #include "options.h"
 
 typedef struct cli_tag_flags {
