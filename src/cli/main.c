@@ -19,7 +19,7 @@ static const struct {
     {"tune", cmd_tune, "choose beam width and length normalisation on held-out photos"},
     {"presence", cmd_presence, "fit which objects a photo shows (person, table...) on captioned photos' features"},
     {"calibrate", cmd_calibrate, "fit the confidence of a model's captions on photos with references"},
-    {"ground", cmd_ground, "score where the attention for a word falls against hand-drawn boxes"},
+    {"ground", cmd_ground, "score where the attention for a word falls against hand-drawn or detected boxes"},
     {"serve", cmd_serve, "an HTTP server and page: caption photos sent to it, show where each word looked"},
     {"features", cmd_features, "extract annotation vectors of many photos into a feature cache"},
     {"detect", cmd_detect, "find COCO objects in photos (boxes, labels, scores; drawn with --draw)"},
