@@ -11,6 +11,9 @@
  *                                  most; a source that has none every other call); checks the order,
  *                                  the tags and `together`
  *   core_api rgb FILE H W          FILE holds H x W x 3 bytes: its caption, as above
+ *   core_api classify HOW PHOTO... (1.2) the top 5 classes as `attncap classify` prints them, each photo
+ *                                  given as HOW: file, bytes, or rgb (then PHOTO is FILE:H:W, raw
+ *                                  pixels); $CORE_PRECISION: ac_classifier_set_precision
  *   core_api overlays DIR PHOTO... overlays as `attncap caption --overlays DIR` writes them
  *   core_api eval                  stdin: "cand<TAB>text" starts an image, "ref<TAB>text" adds a reference;
  *                                  prints BLEU-1..4, ROUGE-L, CIDEr-D (%.12g)
@@ -203,6 +206,96 @@ static int cmd_stream(int argc, char **argv) {
     return rc ? 1 : f.bad ? 3 : 0;
 }
 
+static int cmd_classify(const char *how, int argc, char **argv) {
+    ac_classifier *cl = NULL;
+    ac_err err;
+    const char *precision = getenv("CORE_PRECISION");
+    if (ac_classifier_open(NULL, NULL, 0, &cl, &err) || (precision && ac_classifier_set_precision(cl, precision, &err))) {
+        fprintf(stderr, "classifier: %s\n", err.msg);
+        ac_classifier_close(cl);
+        return 2;
+    }
+    int rc = 0;
+    for (int i = 0; i < argc; i++) {
+        ac_input in;
+        memset(&in, 0, sizeof in);
+        unsigned char *buf = NULL;
+        size_t n = 0;
+        char name[4096];
+        snprintf(name, sizeof name, "%s", argv[i]);
+        if (!strcmp(how, "file")) in.path = argv[i];
+        else if (!strcmp(how, "bytes")) in.data = buf = slurp(argv[i], &in.size);
+        else { /* FILE:H:W */
+            char *c1 = strchr(name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            if (!c2) return 2;
+            *c1 = 0;
+            in.height = atoi(c1 + 1), in.width = atoi(c2 + 1);
+            in.rgb = buf = slurp(name, &n);
+            if (!buf || n != (size_t)in.height * in.width * 3) return 2;
+        }
+        ac_classify_result *r;
+        if (ac_classify(cl, &in, 5, &r, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            rc = 1;
+        } else {
+            if ((in.path != NULL) != (r->image != NULL)) rc = 1, fprintf(stderr, "%s: image %s\n", name, r->image);
+            printf("%s\n", name);
+            for (int j = 0; j < r->n_top; j++) {
+                const char *label = ac_classifier_label(cl, r->top[j]);
+                printf("  %.4f  %4d  %s\n", r->probs[r->top[j]], r->top[j], label ? label : "?");
+            }
+            ac_classify_result_free(r);
+        }
+        free(buf);
+    }
+    ac_classifier_close(cl);
+    return rc;
+}
+
+static void expect(const char *what, int rc, const void *out, const ac_err *err, const char *want, int code);
+
+/* The classifier's error paths (when it can be opened here: the data directory holds it). */
+static void classify_errors(const char *missing) {
+    ac_err err;
+    ac_classifier *cl = NULL;
+    if (ac_classifier_open(NULL, NULL, 1, &cl, &err)) {
+        printf("skip classifier: %s\n", err.msg);
+        return;
+    }
+    ac_classifier_close(cl), cl = NULL;
+    expect("classifier_missing", ac_classifier_open("/nonexistent/c.tflite", NULL, 0, &cl, &err), cl, &err,
+           "/nonexistent/c.tflite", -1);
+    expect("classifier_labels_missing", ac_classifier_open(NULL, "/nonexistent/labels.txt", 0, &cl, &err), cl, &err,
+           "/nonexistent/labels.txt", -1);
+    expect("classifier_not_tflite", ac_classifier_open("samples/dog.jpg", NULL, 0, &cl, &err), cl, &err, "TFLite", -1);
+    if (ac_classifier_open(NULL, NULL, 1, &cl, &err)) return;
+    ac_classify_result *r = NULL;
+    ac_input in;
+    memset(&in, 0, sizeof in);
+    in.path = missing;
+    expect("classify_file_missing", ac_classify(cl, &in, 5, &r, &err), r, &err, missing, AC_ERR_BAD_IMAGE);
+    in.path = NULL;
+    expect("classify_no_input", ac_classify(cl, &in, 5, &r, &err), r, &err, NULL, AC_ERR_BAD_IMAGE);
+    in.path = "samples/dog.jpg";
+    expect("classify_top_negative", ac_classify(cl, &in, -1, &r, &err), r, &err, "top", -1);
+    expect("classifier_precision_unknown", ac_classifier_set_precision(cl, "f64", &err), NULL, &err, "'f64'", -1);
+    if (ac_classify(cl, &in, 1 << 20, &r, &err)) printf("bad classify_top_all: %s\n", err.msg);
+    else {
+        double sum = 0;
+        for (int k = 0; k < r->n_classes; k++) sum += r->probs[k];
+        int sorted = r->n_top == r->n_classes;
+        for (int j = 1; sorted && j < r->n_top; j++) sorted = r->probs[r->top[j - 1]] >= r->probs[r->top[j]];
+        if (!sorted || fabs(sum - 1) > 1e-3 || ac_classifier_label(cl, -1) || ac_classifier_label(cl, r->n_classes) ||
+            !ac_classifier_label(cl, r->top[0]))
+            printf("bad classify_top_all: %d of %d, sum %g, sorted %d\n", r->n_top, r->n_classes, sum, sorted);
+        else printf("ok classify_top_all: %d classes, the best '%s'\n", r->n_classes, ac_classifier_label(cl, r->top[0]));
+        ac_classify_result_free(r);
+    }
+    ac_classify_result_free(NULL);
+    ac_classifier_close(cl);
+    ac_classifier_close(NULL);
+}
+
 static int cmd_rgb(const char *path, int h, int w) {
     size_t n;
     unsigned char *px = slurp(path, &n);
@@ -388,6 +481,7 @@ static int cmd_errors(const char *dir) {
     const char *const *refs[1] = {NULL};
     const int nref[1] = {1};
     expect("eval_null_reference", ac_evaluate(1, cands, refs, nref, 0, &mt, &err), NULL, &err, "image 0", -1);
+    classify_errors(missing);
     ac_result_free(NULL), ac_captioner_close(NULL), ac_model_close(NULL), ac_free(NULL); /* no-ops */
     ac_captioner_close(c);
     printf("version %s %s\n", AC_VERSION, ac_version());
@@ -399,9 +493,10 @@ int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "bytes")) return cmd_caption(argc - 2, argv + 2, 1);
     if (argc >= 3 && !strcmp(argv[1], "stream")) return cmd_stream(argc - 2, argv + 2);
     if (argc == 5 && !strcmp(argv[1], "rgb")) return cmd_rgb(argv[2], atoi(argv[3]), atoi(argv[4]));
+    if (argc >= 4 && !strcmp(argv[1], "classify")) return cmd_classify(argv[2], argc - 3, argv + 3);
     if (argc >= 4 && !strcmp(argv[1], "overlays")) return cmd_overlays(argv[2], argc - 3, argv + 3);
     if (argc == 2 && !strcmp(argv[1], "eval")) return cmd_eval();
     if (argc == 3 && !strcmp(argv[1], "errors")) return cmd_errors(argv[2]);
-    fprintf(stderr, "usage: core_api caption|bytes|stream|rgb|overlays|eval|errors ...\n");
+    fprintf(stderr, "usage: core_api caption|bytes|stream|rgb|classify|overlays|eval|errors ...\n");
     return 2;
 }

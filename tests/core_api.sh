@@ -163,6 +163,34 @@ PY
   if [ -z "$want" ] || [ "$got" != "$want" ]; then t_fail "pixels: '$got' ($(head -1 "$T/err")), the CLI on the BMP: '$want'"; else t_ok; fi
 fi
 
+t_begin classify_as_the_cli
+# ac_classifier (1.2): the classes `attncap classify` prints, of files, bytes and PIL's pixels of a
+# photo (the CLI reading the same pixels from a BMP); precision f32 as --precision f32, and int8
+# refused as --precision int8 refuses it (the graph's softmax has no int8 kernel)
+if ! have_model; then :
+elif ! (cd "$ROOT" && "$A" classify samples/dog.jpg >/dev/null 2>"$T/err"); then t_skip "attncap classify cannot run here ($(head -1 "$T/err")): ../shared or ATTNCAP_DATA"
+elif [ ! -f "$T/px.bmp" ]; then t_skip "needs the pixels of rgb_pixels_as_the_cli_on_the_same_pixels (PIL)"
+else
+  read -r H W <"$T/px.size"
+  (cd "$ROOT" && "$A" classify samples/*.jpg "$T/px.bmp" >"$T/cls_cli.txt" 2>"$T/err" &&
+    "$P" classify file samples/*.jpg >"$T/cls_file.txt" 2>>"$T/err" &&
+    "$P" classify bytes samples/*.jpg >"$T/cls_bytes.txt" 2>>"$T/err" &&
+    "$P" classify rgb "$T/px.rgb:$H:$W" >"$T/cls_rgb.txt" 2>>"$T/err" &&
+    CORE_PRECISION=f32 "$P" classify file samples/*.jpg >"$T/cls_file32.txt" 2>>"$T/err"); rc=$?
+  cli8=$(cd "$ROOT" && "$A" classify --precision int8 samples/dog.jpg 2>&1 >/dev/null | sed 's/^attncap classify: //')
+  core8=$(cd "$ROOT" && CORE_PRECISION=int8 "$P" classify file samples/dog.jpg 2>&1 >/dev/null | sed 's/^classifier: //')
+  n=$(ls "$ROOT"/samples/*.jpg | wc -l)
+  head -$((6 * n)) "$T/cls_cli.txt" >"$T/cls_cli_jpg.txt"
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif [ "$(wc -l <"$T/cls_cli_jpg.txt")" -ne $((6 * n)) ] || ! cmp -s "$T/cls_cli_jpg.txt" "$T/cls_file.txt"; then
+    t_fail "files: $(diff "$T/cls_cli_jpg.txt" "$T/cls_file.txt" | head -4 | paste -sd' ')"
+  elif ! cmp -s "$T/cls_file.txt" "$T/cls_bytes.txt"; then t_fail "bytes: $(diff "$T/cls_file.txt" "$T/cls_bytes.txt" | head -4 | paste -sd' ')"
+  elif [ "$(tail -5 "$T/cls_cli.txt")" != "$(tail -5 "$T/cls_rgb.txt")" ]; then t_fail "pixels: $(tail -5 "$T/cls_rgb.txt" | paste -sd' ') vs the BMP's $(tail -5 "$T/cls_cli.txt" | paste -sd' ')"
+  elif ! cmp -s "$T/cls_file.txt" "$T/cls_file32.txt"; then t_fail "f32: $(diff "$T/cls_file.txt" "$T/cls_file32.txt" | head -4 | paste -sd' ')"
+  elif [ -z "$cli8" ] || [ "$cli8" != "$core8" ]; then t_fail "int8: the core says '$core8', the CLI '$cli8'"
+  else t_ok; fi
+fi
+
 t_begin overlays_as_the_cli_byte_for_byte
 if have_model; then
   (cd "$ROOT" && "$A" caption --quiet --overlays "$T/ov_cli" samples/dog.jpg samples/eagle.jpg >/dev/null 2>"$T/err") &&

@@ -276,7 +276,7 @@ static void test_clone_switch_refuse(void) {
     const char *tf2 = test_shared("encoders/tf2_mobilenet_v2_1.0_224_ptq.tflite");
     if (!tf2) return;
     ac_encoder cls;
-    CHECK(ac_classifier_open(tf2, 1, &cls, &err) == 0);
+    CHECK(ac_encoder_open_classifier(tf2, 1, &cls, &err) == 0);
     CHECK(ac_encoder_set_precision(&cls, AC_PRECISION_INT8, &err) < 0 && ac_encoder_precision(&cls) == AC_PRECISION_F32);
     printf("  %s\n", err.msg);
     CHECK(strstr(err.msg, "MEAN") && strstr(err.msg, "no int8 kernel"));

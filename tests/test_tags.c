@@ -77,7 +77,7 @@ static void head_equals_classify(void) {
     ac_encoder enc, cls;
     ac_class_head *h;
     CHECKF(ac_encoder_open(mp, NULL, 224, 1, &enc, &err) == 0, "%s", err.msg);
-    CHECKF(ac_classifier_open(mp, 1, &cls, &err) == 0, "%s", err.msg);
+    CHECKF(ac_encoder_open_classifier(mp, 1, &cls, &err) == 0, "%s", err.msg);
     CHECKF(ac_class_head_open(&enc, &h, &err) == 0, "%s", err.msg);
     float *ann = malloc(7 * 7 * 1280 * sizeof *ann), full[1001], head[1001];
     for (int k = 0; k < 3; k++) {

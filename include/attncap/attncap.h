@@ -73,6 +73,7 @@ AC_API void ac_free(void *p); /* frees a string the library returned (ac_result_
 typedef struct ac_model ac_model;         /* a model file: decoder, vocabulary, recorded settings */
 typedef struct ac_captioner ac_captioner; /* a model with its encoder, ready to caption photos */
 typedef struct ac_detector ac_detector;   /* an object detector (see "Detectors") */
+typedef struct ac_classifier ac_classifier; /* an ImageNet classifier (see "Classifiers", since 1.2) */
 
 /* ---- Models ----------------------------------------------------------------------------------- */
 
@@ -303,6 +304,36 @@ AC_API int ac_detect_result_draw(ac_detector *d, const ac_detect_result *r, cons
 /* r as one line of `attncap detect` (image: the name to print, NULL the result's path or ""); free
  * with ac_free. NULL when out of memory. */
 AC_API char *ac_detect_result_json(const ac_detect_result *r, const char *image);
+
+/* ---- Classifiers ------------------------------------------------------------------------------ */
+/* Since 1.2. An ImageNet classifier: a TFLite graph whose output is the classes' probabilities (the
+ * captioner's MobileNet encoder, whole), run in float32 on its dequantized weights (or as
+ * ac_classifier_set_precision says): the classes `attncap classify` prints. */
+
+/* path: the .tflite, NULL: encoders/mobilenet_v2_1.0_224_quant.tflite in the data directory
+ * ($ATTNCAP_DATA, else ../shared here or above the program; err->code AC_ERR_NO_ENCODER when there is
+ * none); labels: a text file, line i naming class i, NULL: encoders/imagenet_labels.txt there.
+ * threads 0: $ATTNCAP_THREADS, else every core. Precision: $ATTNCAP_PRECISION, else auto. */
+AC_API int ac_classifier_open(const char *path, const char *labels, int threads, ac_classifier **out, ac_err *err);
+AC_API void ac_classifier_close(ac_classifier *c);
+/* The name of class cls: NULL outside 0 .. classes-1 or past the labels file's last line. */
+AC_API const char *ac_classifier_label(const ac_classifier *c, int cls);
+/* As ac_captioner_set_precision (c NULL: only checks the name). */
+AC_API int ac_classifier_set_precision(ac_classifier *c, const char *precision, ac_err *err);
+
+typedef struct ac_classify_result {
+    const char *image;  /* the photo's path; NULL for a photo in memory */
+    int n_classes;
+    const float *probs; /* [n_classes]: each class's probability */
+    int n_top;          /* min(top, n_classes) */
+    const int *top;     /* [n_top]: the most probable classes, best first (equal ones: the lower first) */
+} ac_classify_result;
+/* One photo (in: a file, encoded bytes or pixels, as ac_caption_batch takes it), squashed to the
+ * classifier's input, into *out, a result to free with ac_classify_result_free, with its top most
+ * probable classes (top >= 0). On failure -1, *out NULL, err->code AC_ERR_BAD_IMAGE when the photo
+ * itself is the problem. */
+AC_API int ac_classify(ac_classifier *c, const ac_input *in, int top, ac_classify_result **out, ac_err *err);
+AC_API void ac_classify_result_free(ac_classify_result *r);
 
 #ifdef __cplusplus
 }

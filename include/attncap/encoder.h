@@ -98,7 +98,7 @@ void ac_encoder_lane_close(ac_encoder *lane);
 void ac_encoder_close(ac_encoder *enc);
 /* The whole classifier: an encoder whose "layer" is the model's output (class probabilities for the
  * usual softmax models; grid 1 x 1, dim = number of classes), at the model's native input size. */
-int ac_classifier_open(const char *tflite_path, int threads, ac_encoder *enc, ac_err *err);
+int ac_encoder_open_classifier(const char *tflite_path, int threads, ac_encoder *enc, ac_err *err);
 
 /* The classifier head that follows the encoder's layer in the same graph (MobileNet: global average
  * pool -> 1x1 conv "Logits" -> reshape -> softmax), run on the annotation grid ac_encoder_encode

@@ -1,12 +1,11 @@
-/* attncap classify: run a TFLite ImageNet classifier on photos and print the top-K labels. */
+/* attncap classify: run a TFLite ImageNet classifier on photos and print the top-K labels (the core
+ * API's ac_classifier). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/encoder.h"
-#include "attncap/locate.h"
-#include "attncap/image.h"
+#include "attncap/attncap.h"
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
@@ -23,39 +22,6 @@ static void usage(FILE *f) {
                CLI_PRECISION_HELP "\n"
                "<data> is $ATTNCAP_DATA or ../shared. A photo that cannot be read gets one error line on stderr;\n"
                "the others are still classified and the exit code is 1.\n");
-}
-
-/* Labels file: one per line (CR LF tolerated). */
-static int read_labels(const char *path, char ***labels, int *n, ac_err *err) {
-    char *data;
-    size_t len;
-    *labels = NULL;
-    *n = 0;
-    if (ac_read_file(path, 64u << 20, &data, &len, err) < 0) return -1;
-    int cap = 0;
-    for (char *p = data, *e; p < data + len; p = e + 1) {
-        e = memchr(p, '\n', (size_t)(data + len - p));
-        if (!e) e = data + len;
-        size_t l = (size_t)(e - p);
-        if (l && p[l - 1] == '\r') l--;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            char **nl = realloc(*labels, (size_t)cap * sizeof *nl);
-            if (!nl) break;
-            *labels = nl;
-        }
-        (*labels)[(*n)++] = strndup(p, l);
-    }
-    free(data);
-    return 0;
-}
-
-static char *data_path(const char *rel) {
-    char *d = ac_find_data_dir();
-    if (!d) return NULL;
-    char *p = ac_path_join(d, rel);
-    free(d);
-    return p;
 }
 
 int cmd_classify(int argc, char **argv) {
@@ -78,73 +44,41 @@ int cmd_classify(int argc, char **argv) {
         fprintf(stderr, "attncap classify: no image given (try --help)\n");
         return 2;
     }
-    char *enc_def = enc_path ? NULL : data_path("encoders/mobilenet_v2_1.0_224_quant.tflite");
-    char *lab_def = lab_path ? NULL : data_path("encoders/imagenet_labels.txt");
-    if (!enc_path) enc_path = enc_def;
-    if (!lab_path) lab_path = lab_def;
     int rc = 0;
     ac_err err;
-    ac_encoder enc;
-    char **labels = NULL;
-    int n_labels = 0;
-    float *probs = NULL;
-    int *idx = NULL;
-    if (!enc_path || !lab_path) {
-        fprintf(stderr, "attncap classify: no --%s given and no data directory found (set ATTNCAP_DATA)\n",
-                enc_path ? "labels" : "encoder");
-        free(enc_def);
-        free(lab_def);
-        return 2;
-    }
-    if (read_labels(lab_path, &labels, &n_labels, &err) < 0 || ac_classifier_open(enc_path, threads, &enc, &err) < 0) {
+    ac_classifier *cl = NULL;
+    if (ac_classifier_open(enc_path, lab_path, threads, &cl, &err) < 0) {
+        if (err.code == AC_ERR_NO_ENCODER && (!enc_path || !lab_path)) { /* no data directory for a default */
+            fprintf(stderr, "attncap classify: no --%s given and no data directory found (set ATTNCAP_DATA)\n",
+                    enc_path ? "labels" : "encoder");
+            return 2;
+        }
         fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
-        rc = 1;
-        goto done;
+        return 1;
     }
-    if (cli_set_precision(precision, &enc, &err) < 0) {
+    if (ac_classifier_set_precision(cl, cli_precision_name(precision), &err) < 0) {
         fprintf(stderr, "attncap classify: %s\n", err.msg);
-        ac_encoder_close(&enc);
-        rc = 1;
-        goto done;
+        ac_classifier_close(cl);
+        return 1;
     }
-    int n_cls = enc.grid_h * enc.grid_w * enc.dim;
-    if (top > n_cls) top = n_cls;
-    probs = malloc((size_t)n_cls * sizeof *probs);
-    idx = malloc((size_t)top * sizeof *idx);
-    if (!probs || !idx) {
-        fprintf(stderr, "attncap classify: out of memory\n");
-        rc = 1;
-        goto done_enc;
-    }
-    int min_w, min_h; /* each photo read only as large as the classifier's input needs */
-    ac_encoder_min_photo(&enc, &min_w, &min_h);
     for (int k = 0; k < n_img; k++) {
-        ac_image img;
-        if (ac_image_load_min(imgs[k], min_w, min_h, &img, &err) < 0 || ac_encoder_encode(&enc, &img, probs, &err) < 0) {
-            if (img.px) ac_image_free(&img);
+        ac_classify_result *r;
+        const ac_input in = {imgs[k], NULL, 0, NULL, 0, 0};
+        if (ac_classify(cl, &in, top, &r, &err) < 0) {
             fflush(stdout);
             fprintf(stderr, "attncap classify: %s%s\n", err.msg, cli_hint(&err));
             rc = 1;
             continue;
         }
-        ac_image_free(&img);
-        for (int j = 0; j < top; j++) { /* partial selection: K is small */
-            int best = -1;
-            for (int c = 0; c < n_cls; c++) {
-                int taken = 0;
-                for (int q = 0; q < j && !taken; q++) taken = idx[q] == c;
-                if (!taken && (best < 0 || probs[c] > probs[best])) best = c;
-            }
-            idx[j] = best;
-        }
         if (json) {
             cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
             cJSON_AddStringToObject(o, "image", imgs[k]);
-            for (int j = 0; j < top; j++) {
+            for (int j = 0; j < r->n_top; j++) {
+                const char *label = ac_classifier_label(cl, r->top[j]);
                 cJSON *e = cJSON_CreateObject();
-                cJSON_AddNumberToObject(e, "index", idx[j]);
-                cJSON_AddStringToObject(e, "label", idx[j] < n_labels ? labels[idx[j]] : "");
-                cJSON_AddNumberToObject(e, "prob", (double)(float)probs[idx[j]]);
+                cJSON_AddNumberToObject(e, "index", r->top[j]);
+                cJSON_AddStringToObject(e, "label", label ? label : "");
+                cJSON_AddNumberToObject(e, "prob", (double)r->probs[r->top[j]]);
                 cJSON_AddItemToArray(arr, e);
             }
             cJSON_AddItemToObject(o, "top", arr);
@@ -154,19 +88,14 @@ int cmd_classify(int argc, char **argv) {
             cJSON_Delete(o);
         } else {
             printf("%s\n", imgs[k]);
-            for (int j = 0; j < top; j++)
-                printf("  %.4f  %4d  %s\n", probs[idx[j]], idx[j], idx[j] < n_labels ? labels[idx[j]] : "?");
+            for (int j = 0; j < r->n_top; j++) {
+                const char *label = ac_classifier_label(cl, r->top[j]);
+                printf("  %.4f  %4d  %s\n", r->probs[r->top[j]], r->top[j], label ? label : "?");
+            }
         }
         fflush(stdout);
+        ac_classify_result_free(r);
     }
-done_enc:
-    ac_encoder_close(&enc);
-done:
-    for (int i = 0; i < n_labels; i++) free(labels[i]);
-    free(labels);
-    free(probs);
-    free(idx);
-    free(enc_def);
-    free(lab_def);
+    ac_classifier_close(cl);
     return rc;
 }

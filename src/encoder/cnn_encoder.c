@@ -98,7 +98,7 @@ int ac_encoder_open(const char *path, const char *layer, int size, int threads, 
     return encoder_open(path, layer, 0, size, threads, enc, err);
 }
 
-int ac_classifier_open(const char *path, int threads, ac_encoder *enc, ac_err *err) {
+int ac_encoder_open_classifier(const char *path, int threads, ac_encoder *enc, ac_err *err) {
     return encoder_open(path, NULL, 1, 0, threads, enc, err);
 }
 
