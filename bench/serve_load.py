@@ -6,8 +6,12 @@ are hostile, in turn: a truncated JPEG (400), a 50 MB body announced by Content-
 content type (415), a sender of one byte a second (answered 408 and cut off after the server's
 --timeout), a client that disconnects mid-body. Checked: the server never dies, every good answer's caption equals the one
 `attncap caption --json` gives for that photo (run first, over the same photos, which also times the
-CLI), every hostile request gets its status, and the server's RSS after the last requests is within
---rss-growth of its RSS after the first 1000 (or the first half, for fewer than 2000). Reports p50/p99 latency and
+CLI), every hostile request gets its status, and the server does not grow (issue 35, section 2): every
+--sample-every requests (500) its RSS, open descriptors and threads are read from /proc; the RSS at every
+later sample (and at the end) is within --rss-growth (5 %) of the first sample's, the threads are the
+same at every sample, and the descriptors at no later sample more than at the first (fewer once
+clients that are done close their connections; with --hostile, whose connections come and go, only
+the end's is compared). Reports p50/p99 latency and
 throughput beside the CLI's, timed before and after the server's run (serve_vs_cli: the server's
 photos/s over the CLI's over both runs), and the CPU seconds each spends per photo (all its threads:
 user + system; on a shared machine this moves less with the load than wall-clock time does; the
@@ -53,6 +57,19 @@ def child_cpu_s():
 
 def fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def threads_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    return 0
+
+
+def sample(pid, done):
+    """One sample of the server's footprint after `done` requests."""
+    return {"requests": done, "rss_kb": rss_kb(pid), "fds": fds(pid), "threads": threads_of(pid)}
 
 
 def raw(port, head, body=b"", read=True, timeout=120):
@@ -216,7 +233,8 @@ def main():
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--hostile", type=float, default=0.02)
     ap.add_argument("--timeout", type=int, default=3, help="the server's --timeout")
-    ap.add_argument("--rss-growth", type=float, default=0.05)
+    ap.add_argument("--rss-growth", type=float, default=0.05, help="the RSS's largest deviation allowed from the first sample's")
+    ap.add_argument("--sample-every", type=int, default=500, help="read the server's RSS, fds and threads every N requests")
     ap.add_argument("--max-seconds", type=float, default=3600)
     ap.add_argument("--json", help="write the numbers here")
     ap.add_argument("--serve-args", default="", help="more flags for attncap serve (\"--workers 2\")")
@@ -267,8 +285,8 @@ def main():
     nxt = [0]
     done = [0]
     lat, bad, hostile_bad = [], [], []
-    first_k = min(1000, max(1, a.requests // 2))  # the RSS after the first thousand (or half), compared with the end
-    rss = {}
+    every = max(1, min(a.sample_every, a.requests // 2))  # at least two samples in a short run
+    samples = []  # the server's footprint every `every` requests, then at the end
     deadline = time.time() + a.max_seconds
 
     def client():
@@ -307,9 +325,8 @@ def main():
                         hostile_bad.append((kind, got))
             with lock:
                 done[0] += 1
-                if done[0] == first_k:
-                    rss["first"] = rss_kb(srv.pid)
-                    rss["fds_first"] = fds(srv.pid)
+                if done[0] % every == 0:
+                    samples.append(sample(srv.pid, done[0]))
 
     t0, srv_cpu0 = time.time(), cpu_s(srv.pid)
     threads = [threading.Thread(target=client) for _ in range(a.clients)]
@@ -331,8 +348,7 @@ def main():
             batch_mean = tot / cnt if cnt else float("nan")
         except (OSError, AttributeError, http.client.HTTPException):
             pass
-    rss["last"] = rss_kb(srv.pid) if alive else 0
-    rss["fds_last"] = fds(srv.pid) if alive else 0
+    last = sample(srv.pid, done[0]) if alive else {"requests": done[0], "rss_kb": 0, "fds": 0, "threads": 0}
     if alive:
         srv.terminate()
     try:
@@ -348,7 +364,14 @@ def main():
 
     lat.sort()
     q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1000 if lat else float("nan")
-    growth = (rss["last"] - rss.get("first", 0)) / max(1, rss.get("first", 1))
+    first = samples[0] if samples else last
+    dev = lambda x: (x["rss_kb"] - first["rss_kb"]) / max(1, first["rss_kb"])
+    growth = dev(last)
+    max_dev = max((dev(x) for x in samples[1:] + [last]), key=abs, default=0.0)
+    threads_ok = all(x["threads"] == first["threads"] for x in samples[1:] + [last])
+    # no more descriptors than at the first sample (fewer near the end: clients done close their
+    # connections); with hostile requests, whose connections come and go, only at the end
+    fds_ok = last["fds"] <= first["fds"] and (n_hostile > 0 or all(x["fds"] <= first["fds"] for x in samples[1:]))
     res = {
         "requests": done[0], "good_ok": len(lat), "good_bad": len(bad), "hostile": n_hostile, "hostile_bad": len(hostile_bad),
         "clients": a.clients, "photos": len(photos), "wall_s": round(wall, 2),
@@ -357,8 +380,15 @@ def main():
         "serve_vs_cli": round((len(lat) / wall) / (2 * len(photos) / (cli_s + cli_after_s)), 3) if wall else 0, "cpu_ms_per_photo": {"serve": round(1000 * srv_cpu / max(1, done[0]), 1),
                              "cli": round(1000 * cli_cpu / (2 * len(photos)), 1)},
         "p50_ms": round(q(0.50), 1), "p99_ms": round(q(0.99), 1), "mean_batch": round(batch_mean, 2),
-        "rss_first_kb": rss.get("first"), "rss_last_kb": rss["last"], "rss_growth": round(growth, 4),
-        "fds_first": rss.get("fds_first"), "fds_last": rss["fds_last"], "exit": rc, "load": os.getloadavg()[0],
+        "sample_every": every, "rss_first_kb": first["rss_kb"], "rss_last_kb": last["rss_kb"], "rss_growth": round(growth, 4),
+        "rss_max_deviation": round(max_dev, 4),
+        "rss_min_max_kb": [min(x["rss_kb"] for x in samples + [last]), max(x["rss_kb"] for x in samples + [last])],
+        "fds_first": first["fds"], "fds_min_max": [min(x["fds"] for x in samples), max(x["fds"] for x in samples)] if samples else None,
+        "fds_last": last["fds"], "fds_ok": fds_ok,
+        "threads_min_max": [min(x["threads"] for x in samples + [last]), max(x["threads"] for x in samples + [last])],
+        "threads_ok": threads_ok, "samples": [[x["requests"], x["rss_kb"], x["fds"], x["threads"]] for x in samples],
+        "end": [last["requests"], last["rss_kb"], last["fds"], last["threads"]],
+        "exit": rc, "load": os.getloadavg()[0],
     }
     print(json.dumps(res))
     for b in bad[:5]:
@@ -368,7 +398,8 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f)
-    ok = alive and rc == 0 and not bad and not hostile_bad and growth < a.rss_growth and done[0] == a.requests
+    ok = (alive and rc == 0 and not bad and not hostile_bad and abs(max_dev) < a.rss_growth and threads_ok and fds_ok
+          and len(samples) >= 1 and done[0] == a.requests)
     sys.exit(0 if ok else 1)
 
 
