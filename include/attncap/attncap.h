@@ -6,10 +6,11 @@
  * (the model file and the encoder it was trained with), caption photos (a file, an encoded photo in
  * memory, RGB pixels, or many at once), read each result (the caption, its confidence, its words, where
  * the model looked for each word, the runners-up, the tags), draw its overlays or print it as JSON, and
- * score captions against references as coco-caption does.
+ * score captions against references as coco-caption does; detect COCO objects (1.1) and classify a
+ * photo's ImageNet classes (1.2).
  *
  * Conventions
- *  - Handles are opaque: ac_model, ac_captioner, ac_detector. Each is made by <handle>_open and
+ *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier. Each is made by <handle>_open and
  *    destroyed by <handle>_close (close(NULL) does nothing). Results are freed by ac_result_free,
  *    strings the library returns by ac_free.
  *  - Every fallible call returns 0, or -1 with a one-line message in *err that names the file and the
@@ -21,8 +22,9 @@
  *    the other headers of include/attncap/ are unstable (they may change in any release) and are
  *    reached through the static library only. A change that breaks this header's ABI bumps the
  *    SONAME (libattncap.so.N); structs the library allocates (ac_result) may grow at their end.
- *  - Environment: ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_THREADS, ATTNCAP_PRECISION, the ATTNCAP_MAX_* limits
- *    (README.md) are read as `attncap` reads them. */
+ *  - Environment: ATTNCAP_MODEL, ATTNCAP_ENCODER, ATTNCAP_DETECTOR, ATTNCAP_DATA, ATTNCAP_THREADS,
+ *    ATTNCAP_PRECISION, the ATTNCAP_MAX_* limits (README.md) are read as `attncap` reads them;
+ *    ATTNCAP_NAMING is the program's (ac_captioner_set_naming_record takes such a record). */
 #ifndef ATTNCAP_ATTNCAP_H
 #define ATTNCAP_ATTNCAP_H
 
