@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from ._lib import library_candidates
 from .captioner import Alternative, Captioner, Photo, Region, Result, Tag
+from .classifier import ClassScore, Classifier
 from .errors import (BadImageError, Error, LibraryNotFoundError, NoEncoderError, NoModelError,
                      NotFeaturesError, OtherEncoderError, OutputExistsError, ResumeOptionsError)
 from .evaluate import evaluate
 
 __all__ = [
-    "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "evaluate", "library_path",
+    "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "Classifier", "ClassScore", "evaluate",
+    "library_path",
     "library_candidates", "Error", "BadImageError", "NoModelError", "NoEncoderError", "OutputExistsError",
     "OtherEncoderError", "NotFeaturesError", "ResumeOptionsError", "LibraryNotFoundError", "__version__",
 ]

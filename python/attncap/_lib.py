@@ -68,6 +68,11 @@ class ac_metrics(Structure):
                 ("cider_d", c_double)]
 
 
+class ac_classify_result(Structure):
+    _fields_ = [("image", c_char_p), ("n_classes", c_int), ("probs", POINTER(c_float)), ("n_top", c_int),
+                ("top", POINTER(c_int))]
+
+
 _RESULT_P = POINTER(ac_result)
 _ERR_P = POINTER(ac_err)
 
@@ -92,6 +97,19 @@ _PROTOTYPES = {
     "ac_result_json": (c_void_p, [c_void_p, _RESULT_P, c_char_p, c_uint]),
     "ac_evaluate": (c_int, [c_int, POINTER(c_char_p), POINTER(POINTER(c_char_p)), POINTER(c_int), c_uint,
                             POINTER(ac_metrics), _ERR_P]),
+}
+
+# Those 1.2 added (version node ATTNCAP_1.2): declared when the library has them; need() says which
+# release a missing one wants, so a 1.1 library still captions.
+_PROTOTYPES_1_2 = {
+    "ac_captioner_set_precision": (c_int, [c_void_p, c_char_p, _ERR_P]),
+    "ac_captioner_set_naming_record": (c_int, [c_void_p, c_char_p, _ERR_P]),
+    "ac_classifier_open": (c_int, [c_char_p, c_char_p, c_int, POINTER(c_void_p), _ERR_P]),
+    "ac_classifier_close": (None, [c_void_p]),
+    "ac_classifier_label": (c_char_p, [c_void_p, c_int]),
+    "ac_classifier_set_precision": (c_int, [c_void_p, c_char_p, _ERR_P]),
+    "ac_classify": (c_int, [c_void_p, POINTER(ac_input), c_int, POINTER(POINTER(ac_classify_result)), _ERR_P]),
+    "ac_classify_result_free": (None, [POINTER(ac_classify_result)]),
 }
 
 
@@ -153,9 +171,10 @@ def _load() -> Tuple[ctypes.CDLL, str]:
         if missing:
             tried.append(f"{path} ({why}): not attncap's core library (no {missing[0]})")
             continue
-        for name, (res, args) in _PROTOTYPES.items():
-            f = getattr(dll, name)
-            f.restype, f.argtypes = res, args
+        for name, (res, args) in list(_PROTOTYPES.items()) + list(_PROTOTYPES_1_2.items()):
+            if hasattr(dll, name):
+                f = getattr(dll, name)
+                f.restype, f.argtypes = res, args
         version = dll.ac_version().decode()
         if int(version.split(".")[0]) != ABI_MAJOR:
             raise LibraryNotFoundError(
@@ -173,6 +192,14 @@ LIB = _Library()
 def lib() -> ctypes.CDLL:
     """The loaded library (loaded on first use; :class:`LibraryNotFoundError` when it cannot be)."""
     return LIB.get()
+
+
+def need(name: str):  # type: ignore[no-untyped-def]
+    """The loaded library's 1.2 function `name` (:class:`Error` when the library is older)."""
+    dll = lib()
+    if not hasattr(dll, name):
+        raise Error(f"{LIB.path}: libattncap {dll.ac_version().decode()} has no {name} (1.2 added it)")
+    return getattr(dll, name)
 
 
 def check(rc: int, err: ac_err) -> None:

@@ -181,6 +181,10 @@ class Captioner:
         len_alpha: length normalisation; None the model's. nbest: > 1 keeps up to nbest - 1 runners-up.
         tags: "auto", "off", "word,word" (words the caption must say), or None for the model's setting.
         tag_table: the ImageNet class -> word table; None: imagenet_words.tsv beside the model.
+        precision: the CNN's arithmetic, as ``attncap caption --precision``: "auto", "f32", "bf16x2" or
+            "int8"; None: $ATTNCAP_PRECISION, else auto (libattncap 1.2).
+        naming: a naming record (a dict, or its JSON text) laid over the model's, as ``attncap
+            caption`` lays $ATTNCAP_NAMING over it: threshold, max_tags, max_drop, ... (libattncap 1.2).
 
     Raises :class:`attncap.Error` (a subclass per cause: NoModelError, NoEncoderError, ...) with the
     library's message. Use it as a context manager or call :meth:`close`; the GIL is released while it
@@ -190,7 +194,8 @@ class Captioner:
     def __init__(self, model: "Optional[str | os.PathLike[str]]" = None, threads: int = 0, *,
                  encoder: "Optional[str | os.PathLike[str]]" = None, beam: int = 0, max_len: int = 0,
                  len_alpha: Optional[float] = None, nbest: int = 0, tags: Optional[str] = None,
-                 tag_table: "Optional[str | os.PathLike[str]]" = None) -> None:
+                 tag_table: "Optional[str | os.PathLike[str]]" = None, precision: Optional[str] = None,
+                 naming: "Optional[str | dict]" = None) -> None:
         L = _lib.lib()
         self._lock = threading.RLock()
         self._handle: Optional[int] = None
@@ -207,6 +212,17 @@ class Captioner:
                                        ctypes.byref(h), ctypes.byref(err)), err)
         self._handle = h.value
         self._finalizer = weakref.finalize(self, L.ac_captioner_close, h.value)
+        try:
+            if precision is not None:
+                _lib.check(_lib.need("ac_captioner_set_precision")(h.value, precision.encode(),
+                                                                   ctypes.byref(err)), err)
+            if naming is not None:
+                record = naming if isinstance(naming, str) else _json.dumps(naming)
+                _lib.check(_lib.need("ac_captioner_set_naming_record")(h.value, record.encode(),
+                                                                       ctypes.byref(err)), err)
+        except BaseException:
+            self.close()
+            raise
 
     # ---- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:

@@ -296,6 +296,55 @@ def test_evaluate_errors():
         attncap.evaluate({"a": ["x"]}, {"b": "x"})
 
 
+# ---- precision, naming and the classifier (libattncap 1.2) ----------------------------------------------
+
+def cli_captions(*args: str, env: dict | None = None) -> list:
+    p = subprocess.run([CLI, "caption", "--model", str(MODEL), *args, *map(str, SAMPLES)], capture_output=True,
+                       text=True, env=dict(ENV, **(env or {})), cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    return [line.split("\t")[1] for line in p.stdout.splitlines()]
+
+
+@needs_encoder
+def test_precision_and_naming_equal_the_clis():
+    plain = cli_captions()
+    record = {"threshold": 0.05, "max_drop": 5, "trust_logprob": 0}
+    cases = [({"precision": "int8"}, ["--precision", "int8"], None),
+             ({"tags": "auto", "naming": record}, ["--tags", "auto"], {"ATTNCAP_NAMING": json.dumps(record)}),
+             ({"tags": "auto", "naming": json.dumps(record)}, ["--tags", "auto"], {"ATTNCAP_NAMING": json.dumps(record)})]
+    for kwargs, flags, env in cases:
+        want = cli_captions(*flags, env=env)
+        assert want != plain, (flags, "the setting changes no caption of samples/: the test could not fail")
+        with attncap.Captioner(MODEL, threads=2, **kwargs) as c:
+            assert [c.caption(p).text for p in SAMPLES] == want, (kwargs, flags)
+    with pytest.raises(attncap.Error, match="unknown precision 'f16'"):
+        attncap.Captioner(MODEL, threads=1, precision="f16")
+    with pytest.raises(attncap.Error, match="bogus"):
+        attncap.Captioner(MODEL, threads=1, naming={"bogus": 1})
+    with pytest.raises(attncap.Error, match="JSON"):
+        attncap.Captioner(MODEL, threads=1, naming="{not json")
+
+
+@pytest.mark.skipif(not DATA or not (Path(DATA) / "encoders" / "imagenet_labels.txt").is_file(),
+                    reason="needs ../shared/encoders (the classifier and its labels)")
+def test_classifier_equals_attncap_classify():
+    p = cli("classify", "--json", "--top", "7", *map(str, SAMPLES))
+    # the probabilities as float32, the graph's (cJSON prints a double that rounds back to within 1 ulp)
+    want = [[(t["index"], t["label"], np.float32(t["prob"])) for t in json.loads(line)["top"]]
+            for line in p.stdout.splitlines()]
+    with attncap.Classifier(threads=2) as c:
+        got = [[(s.index, s.label, np.float32(s.prob)) for s in c.classify(photo, top=7)] for photo in SAMPLES]
+        assert got == want
+        assert [(s.index, np.float32(s.prob)) for s in c.classify(SAMPLES[0].read_bytes(), top=7)] == \
+            [w[::2] for w in want[0]]
+        with pytest.raises(attncap.BadImageError, match="no such file"):
+            c.classify(ROOT / "samples" / "missing.jpg")
+    with pytest.raises(attncap.Error, match="int8"):
+        attncap.Classifier(precision="int8")  # the graph's softmax has no int8 kernel, as the CLI says
+    with pytest.raises(attncap.Error, match="nonexistent"):
+        attncap.Classifier("/nonexistent/c.tflite")
+
+
 # ---- errors ---------------------------------------------------------------------------------------------
 
 def cli_message(*args: str) -> str:
