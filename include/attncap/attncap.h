@@ -10,9 +10,10 @@
  * photo's ImageNet classes (1.2).
  *
  * Conventions
- *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier. Each is made by <handle>_open and
- *    destroyed by <handle>_close (close(NULL) does nothing). Results are freed by ac_result_free,
- *    strings the library returns by ac_free.
+ *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier. Each is made by
+ *    <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results are freed by
+ *    ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library returns by
+ *    ac_free.
  *  - Every fallible call returns 0, or -1 with a one-line message in *err that names the file and the
  *    problem (err may be NULL). The library never prints and never exits.
  *  - Options: pass NULL for the defaults, or fill a struct with <name>_init and change what you need.
@@ -207,18 +208,20 @@ AC_API void ac_result_free(ac_result *r);
 /* Since 1.2. Photos that arrive over time (a server's requests), captioned as ac_caption_batch does
  * (the same captions, bit for bit) and each handed to done as soon as it (and every photo taken before
  * it) is captioned, so a lone photo is not kept waiting for others.
- *  - next(user, in, tag): called with the stream's lock held, so it must not block: 1 when it filled
- *    *in (which stays valid until that photo's done returns) and *tag (handed back to done); 0 when it
- *    has no photo now; -1 when none will ever come (the stream ends once the photos taken are done).
- *  - wait(user): blocks until next would not return 0; called with no lock held.
+ *  - next(user, in, tag): called from the stream's threads (the calling one among them), one call at
+ *    a time, with the stream's lock held, so it must not block: 1 when it filled *in (which stays
+ *    valid until that photo's done returns) and *tag (handed back to done); 0 when it has no photo
+ *    now; -1 when none will ever come (the stream ends once the photos taken are done).
+ *  - wait(user): blocks until next would not return 0 (or the stream should end); called from the
+ *    stream's threads, perhaps several at once, with no lock held.
  *  - done(user, tag, r, together): on the calling thread, once per photo taken, in the order they were
  *    taken. r is the photo's result, the caller's to free with ac_result_free (a photo that fails is
  *    a result whose error says why, as in ac_caption_batch); NULL only when out of memory for it.
  *    together: how many photos' searches ran with this one (itself included).
  * max_together: at most this many photos searched together (0, or over 8: 8). flags as the caption
  * calls'. Returns 0 when next has returned -1 and every photo taken is done; -1 (no photo
- * taken) when the stream cannot start (out of memory, no threads). Runs on the calling thread with the
- * captioner's threads; the callbacks must not use c. */
+ * taken) when the stream cannot start (out of memory, no threads). Uses the captioner's threads; the
+ * callbacks may read c (ac_result_json, ac_captioner_model) but not caption with it or change it. */
 typedef int (*ac_stream_next_fn)(void *user, ac_input *in, void **tag);
 typedef void (*ac_stream_wait_fn)(void *user);
 typedef void (*ac_stream_done_fn)(void *user, void *tag, ac_result *r, int together);
