@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs.h"
 #include "messages.h"
+#include "progress.h"
 
 /* The confidence column: "0.90", or "-" when the model has no calibration. */
 static const char *confidence_text(const ac_caption *c, char buf[16]) {
@@ -42,7 +44,7 @@ static void print_plain(const cli_caption_view *v, const char *path, const ac_ca
 static int write_caption_json(const char *dir, const char *stem, const char *line, ac_err *err) {
     char *d = ac_path_join(dir, stem), *p = d ? ac_path_join(d, "caption.json") : NULL;
     ac_atomic_file af;
-    int rc = !p ? ac_errf(err, "out of memory") : ac_atomic_open(&af, p, err);
+    int rc = !p ? cli_errf(err, "out of memory") : ac_atomic_open(&af, p, err);
     if (!rc && (ac_atomic_write(&af, line, strlen(line), err) || ac_atomic_write(&af, "\n", 1, err))) {
         ac_atomic_abort(&af);
         rc = -1;
@@ -79,14 +81,14 @@ void cli_caption_on_result(void *user, const ac_batch_result *r) {
     int n_ov = 0, ov_failed = 0;
     ac_err err;
     if (v->ov_dir) {
-        double t0 = ac_now();
+        double t0 = cli_now();
         if (ac_overlays_write(v->ov_dir, v->stems->v[r->index], r->photo, c, cap->model.vocab, cap->grid_h,
                               cap->grid_w, v->oo, v->font, &ov, &n_ov, &err)) {
             fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
             snprintf(failed_what, sizeof failed_what, "overlays: %s", err.msg);
             ov_failed = 1;
         }
-        v->t_ov += ac_now() - t0;
+        v->t_ov += cli_now() - t0;
     }
     if (v->json || v->ov_dir)
         line = ac_caption_json(path, c, cap->model.vocab, (const char *const *)ov, n_ov, v->attention, cap->grid_h,
@@ -122,7 +124,7 @@ int cli_caption_gather(char **args, int n, cli_strv *paths, cli_strv *notes) {
                 fprintf(stderr, "attncap caption: %s\n", err.msg);
                 return -1;
             }
-        } else if (ac_is_dir(a)) {
+        } else if (cli_is_dir(a)) {
             cli_walk_skips sk = {0};
             const int found = cli_walk_photos_counted(a, paths, &sk, &err);
             if (found < 0) {
@@ -158,7 +160,7 @@ int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems, 
     int kept = 0, oom = !done->pos || !done->left_pos;
     for (int i = 0; i < paths->n && !oom; i++) {
         char *d = ac_path_join(ov_dir, stems->v[i]);
-        if (d && ac_is_dir(d)) {
+        if (d && cli_is_dir(d)) {
             done->pos[done->paths.n] = i;
             oom = cli_strv_push(&done->paths, paths->v[i]) || cli_strv_push(&done->stems, stems->v[i]);
             free(paths->v[i]), free(stems->v[i]);
@@ -214,7 +216,7 @@ int cli_caption_check_existing(const char *ov_dir, const cli_strv *paths, const 
     char *first = NULL;
     for (int i = 0; i < paths->n; i++) {
         char *d = ac_path_join(ov_dir, stems->v[i]);
-        if (d && ac_is_dir(d) && n++ == 0) first = d, d = NULL;
+        if (d && cli_is_dir(d) && n++ == 0) first = d, d = NULL;
         free(d);
     }
     if (n)

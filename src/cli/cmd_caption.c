@@ -14,9 +14,11 @@
 #include "caption_output.h"
 #include "cleanup.h"
 #include "commands.h"
+#include "inputs.h"
 #include "messages.h"
 #include "options.h"
 #include "overlay_flags.h"
+#include "progress.h"
 #include "tag_flags.h"
 
 static void usage(FILE *f) {
@@ -186,7 +188,7 @@ int cmd_caption(int argc, char **argv) {
         }
     }
     if (ov_dir) {
-        if (ac_mkdirs(ov_dir, &err)) {
+        if (cli_mkdirs(ov_dir, &err)) {
             fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
             goto out;
         }
@@ -200,7 +202,7 @@ int cmd_caption(int argc, char **argv) {
         }
     }
     if (threads) ac_set_threads(threads);
-    double t_start = ac_now();
+    double t_start = cli_now();
     cap_open = ac_captioner_init(&cap, model, encoder, threads, &err) == 0;
     if (!cap_open || cli_captioner_precision(precision, &cap, &err) || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
         (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err)) ||
@@ -228,10 +230,10 @@ int cmd_caption(int argc, char **argv) {
     cap.beam.allow_unk = allow_unk;
     if (allow_repeats) cap.beam.no_repeat = NULL;
     cap.beam.nbest = nbest;
-    double t_load = ac_now() - t_start;
+    double t_load = cli_now() - t_start;
     oo.force = force, oo.threads = threads;
 
-    double t_run = ac_now(), cpu_run = cpu_seconds();
+    double t_run = cli_now(), cpu_run = cpu_seconds();
     cli_caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .given = given != NULL,
                              .ov_dir = ov_dir, .done = skip_existing ? &done : NULL,
                          .oo = &oo, .font = font, .stems = &stems};
@@ -254,8 +256,8 @@ int cmd_caption(int argc, char **argv) {
     if (view.ov_failures) snprintf(ov_note, sizeof ov_note, " (%d writing overlays)", view.ov_failures);
     if (!quiet && (paths.n > 1 || skipped || view.ov_failures))
         fprintf(stderr, "attncap caption: %d captioned, %d failed%s%s, %.1f s\n", done_ok, failures, ov_note,
-                skipped_note, ac_now() - t_start);
-    t_run = ac_now() - t_run;
+                skipped_note, cli_now() - t_start);
+    t_run = cli_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
     if (verbose) cli_caption_print_timing(&view, paths.n, &bs, t_run, t_load, cpu_run);
     rc = failures ? 1 : 0;
