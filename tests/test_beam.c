@@ -4,6 +4,8 @@
 #include <math.h>
 
 #include "attncap/beam.h"
+#include "attncap/decode_rows.h"
+#include "attncap/vocab.h"
 #include "test.h"
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -374,6 +376,70 @@ static void caption_text(void) {
     ac_vocab_free(v);
 }
 
+/* A regions model decoded from a feature cache (training's validation, tune) sees each photo's
+ * regions as the captioner gives them: the caption of row r equals the search over its grid followed
+ * by its regions' vectors (regions.h's formula written out here), with their categories; and the
+ * regions change some caption (a copy model with an open gate copies their words). */
+static void decode_rows_sees_regions(void) {
+    enum { V = 9, GH = 2, GW = 2, R = 2, DIM = 10, ROWS = 4 };
+    ac_decoder_config cfg = {.vocab = V, .embed = 8, .hidden = 16, .att = 12, .dim = DIM, .n_ann = GH * GW + R,
+                             .grid_h = GH, .grid_w = GW, .regions = R, .region_scale = 6, .copy = 1};
+    ac_decoder dec;
+    ac_err err;
+    ac_vocab *v = NULL;
+    CHECKF(ac_decoder_init(&dec, &cfg, 7, &err) == 0, "%s", err.msg);
+    CHECKF(ac_vocab_from_json(vocab_json(V), &v, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < cfg.embed * V; i++) dec.out_lo[i] *= 8;
+    dec.copy_b[0] = 2.0f; /* a gate well open */
+    const signed char word_cat[V] = {-1, -1, -1, -1, 0, 1, 1, 2, -1};
+    CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
+    static float data[ROWS * GH * GW * DIM];
+    for (int i = 0; i < ROWS * GH * GW * DIM; i++) data[i] = frand() + 0.5f;
+    ac_feature_cache fc = {.n = ROWS, .grid_h = GH, .grid_w = GW, .dim = DIM, .data = data};
+    const ac_region reg[ROWS * R] = {{0, 0, 0.5f, 1, 0.9f, 2}, {0.5f, 0, 1, 0.5f, 0.6f, 0}, {0.2f, 0.2f, 0.8f, 0.8f, 1, 1},
+                                     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0.5f, 1, 1, 0.8f, 2}, {0, 0, 1, 1, 0.3f, 1}};
+    const unsigned char nreg[ROWS] = {2, 1, 0, 2};
+    const ac_rows_regions rr = {reg, nreg, R};
+    const int rows[ROWS] = {3, 0, 2, 1};
+    char *with[ROWS], *without[ROWS];
+    ac_beam_opts o = ac_beam_defaults();
+    o.max_len = 6;
+    CHECKF(ac_decode_rows(&dec, v, &fc, rows, ROWS, &rr, &o, 2, with, &err) == 0, "%s", err.msg);
+    CHECKF(ac_decode_rows(&dec, v, &fc, rows, ROWS, NULL, &o, 2, without, &err) == 0, "%s", err.msg);
+    int differ = 0;
+    for (int i = 0; i < ROWS; i++) {
+        const int row = rows[i], n = nreg[row];
+        float ann[(GH * GW + R) * DIM];
+        memcpy(ann, data + (size_t)row * GH * GW * DIM, sizeof(float) * GH * GW * DIM);
+        int cat[R];
+        for (int k = 0; k < n; k++) { /* mean of the cells whose centres are in the box + score * scale * code */
+            const ac_region *r = &reg[row * R + k];
+            float code[DIM], *a = ann + (GH * GW + k) * DIM;
+            int m = 0;
+            ac_region_code(r->category, DIM, code);
+            memset(a, 0, sizeof(float) * DIM);
+            for (int c = 0; c < GH * GW; c++) {
+                const float cy = (c / GW + 0.5f) / GH, cx = (c % GW + 0.5f) / GW;
+                if (cy < r->y0 || cy > r->y1 || cx < r->x0 || cx > r->x1) continue;
+                for (int d = 0; d < DIM; d++) a[d] += ann[c * DIM + d];
+                m++;
+            }
+            for (int d = 0; d < DIM; d++) a[d] = a[d] / (float)m + r->score * cfg.region_scale * code[d];
+            cat[k] = r->category;
+        }
+        ac_caption c;
+        CHECKF(ac_beam_search_regions(&dec, ann, GH, GW, n, n ? cat : NULL, &o, &c, &err) == 0, "%s", err.msg);
+        char *t = ac_caption_text(&c, v);
+        CHECKF(t && !strcmp(t, with[i]), "row %d: decode_rows \"%s\", by hand \"%s\"", row, with[i], t ? t : "");
+        differ += strcmp(with[i], without[i]) != 0;
+        if (!n) CHECKF(!strcmp(with[i], without[i]), "row %d has no regions: \"%s\" vs \"%s\"", row, with[i], without[i]);
+        free(t), ac_caption_free(&c), free(with[i]), free(without[i]);
+    }
+    CHECKF(differ > 0, "the regions changed no caption");
+    ac_vocab_free(v);
+    ac_decoder_free(&dec);
+}
+
 int main(void) {
     RUN(beam_equals_exhaustive);
     RUN(nbest_equals_exhaustive_ranking);
@@ -383,5 +449,6 @@ int main(void) {
     RUN(max_len_respected);
     RUN(threads_identical);
     RUN(caption_text);
+    RUN(decode_rows_sees_regions);
     return TEST_EXIT();
 }

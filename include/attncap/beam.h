@@ -127,6 +127,11 @@ int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const a
  * the model is refused. */
 int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const ac_beam_opts *opts,
                         ac_caption *out, ac_err *err);
+/* The same with n_regions regions after the grid's cells in ann (ac_decoder_prepare_regions), of the
+ * COCO categories given (NULL: unknown; a copy model then copies nothing): how a regions model sees a
+ * photo, as the captioner gives it its detections. */
+int ac_beam_search_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
+                           const int *categories, const ac_beam_opts *opts, ac_caption *out, ac_err *err);
 /* The searches of several photos at once: each task is searched exactly as ac_beam_search would
  * (same captions, scores and attention, bit for bit), while at every time step the live hypotheses
  * of all the photos go through one decoder step (ac_decoder_step_photos), which reads the decoder's

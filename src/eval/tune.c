@@ -22,7 +22,7 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
             memset(p, 0, sizeof *p);
             p->opts = *base;
             p->opts.beam = beams[b], p->opts.len_alpha = alphas[a];
-            if (ac_decode_rows(&m->dec, m->vocab, fc, rows, n, &p->opts, threads, texts, err)) {
+            if (ac_decode_rows(&m->dec, m->vocab, fc, rows, n, NULL, &p->opts, threads, texts, err)) {
                 rc = -1;
                 break;
             }

@@ -449,11 +449,17 @@ int ac_beam_search(const ac_decoder *dec, const float *ann, const ac_beam_opts *
 
 int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const ac_beam_opts *opts,
                         ac_caption *out, ac_err *err) {
+    return ac_beam_search_regions(dec, ann, grid_h, grid_w, 0, NULL, opts, out, err);
+}
+
+int ac_beam_search_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
+                           const int *categories, const ac_beam_opts *opts, ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
     if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
-    ac_beam_task task = {.img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w),
-                         .opts = opts ? *opts : ac_beam_defaults()};
-    if (!task.img) return ac_errf(err, "beam search: out of memory preparing the photo");
+    ac_dec_image *img = ac_decoder_prepare_regions(dec, ann, grid_h, grid_w, n_regions);
+    if (!img) return ac_errf(err, "beam search: out of memory preparing the photo");
+    if (categories) ac_dec_image_set_categories(img, categories);
+    ac_beam_task task = {.img = img, .opts = opts ? *opts : ac_beam_defaults()};
     int rc = ac_beam_search_photos(dec, 1, &task);
     ac_dec_image_free((ac_dec_image *)task.img);
     if (rc) {

@@ -1,9 +1,10 @@
 /* decode_rows.c: captioning many photos of a feature cache in parallel (decode_rows.h), each by
- * ac_beam_search_grid on its own grid. */
+ * ac_beam_search_regions on its own grid and, for a regions model, its regions. */
 #include "attncap/decode_rows.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pool.h"
 #include "alloc_internal.h"
@@ -15,9 +16,11 @@ typedef struct decode_job {
     const ac_vocab *vocab;
     const ac_feature_cache *fc;
     const int *rows;
+    const ac_rows_regions *reg; /* NULL: the grids alone */
     const ac_beam_opts *o;
     char **texts;
-    float *scratch[MAX_THREADS]; /* per thread: a feature row read from a compact or mapped cache */
+    float *scratch[MAX_THREADS]; /* per thread: a feature row read from a compact or mapped cache, then
+                                    its regions' vectors (with regions) */
     atomic_int failed;           /* set at the first error: the remaining rows are skipped */
     int first_bad[MAX_THREADS];  /* per thread: the lowest row that failed (or -1), and why */
     ac_err err[MAX_THREADS];
@@ -28,10 +31,24 @@ static void decode_row(void *arg, int i, int thread) {
     if (atomic_load(&j->failed)) return;
     ac_caption c;
     ac_err e;
-    int gh, gw;
-    ac_features_grid(j->fc, j->rows[i], &gh, &gw);
-    if (!j->fc->data && !j->scratch[thread]) ac_errf(&e, "out of memory");
-    else if (!ac_beam_search_grid(j->dec, ac_features_row(j->fc, j->rows[i], j->scratch[thread]), gh, gw, j->o, &c, &e)) {
+    int gh, gw, nr = 0, cat[AC_REGIONS_MAX];
+    const int row = j->rows[i];
+    ac_features_grid(j->fc, row, &gh, &gw);
+    float *buf = j->scratch[thread];
+    const float *ann = buf || j->fc->data ? ac_features_row(j->fc, row, buf) : NULL;
+    if (ann && j->reg) { /* the grid, then its regions' vectors (as the captioner lays them out) */
+        const int D = j->fc->dim, G = gh * gw;
+        if (ann != buf) memcpy(buf, ann, sizeof(float) * (size_t)G * D);
+        nr = j->reg->n[row];
+        if (nr > j->reg->stride) nr = j->reg->stride;
+        if (nr > j->dec->cfg.regions) nr = j->dec->cfg.regions;
+        const ac_region *r = j->reg->regions + (size_t)row * j->reg->stride;
+        for (int k = 0; k < nr; k++)
+            ac_region_vector(buf, gh, gw, D, &r[k], j->dec->cfg.region_scale, buf + (size_t)(G + k) * D), cat[k] = r[k].category;
+        ann = buf;
+    }
+    if (!ann) ac_errf(&e, "out of memory");
+    else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, nr ? cat : NULL, j->o, &c, &e)) {
         j->texts[i] = ac_caption_text(&c, j->vocab);
         ac_caption_free(&c);
         if (j->texts[i]) return;
@@ -42,19 +59,20 @@ static void decode_row(void *arg, int i, int thread) {
 }
 
 int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
-                   const ac_beam_opts *o, int threads, char **texts, ac_err *err) {
+                   const ac_rows_regions *regions, const ac_beam_opts *o, int threads, char **texts, ac_err *err) {
     int T = threads > 0 ? threads : ac_default_threads();
     if (T > MAX_THREADS) T = MAX_THREADS;
     if (T > n) T = n > 0 ? n : 1;
     for (int i = 0; i < n; i++) texts[i] = NULL;
     decode_job *j = ac_calloc(1, sizeof *j);
     if (!j) return ac_errf(err, "out of memory");
-    j->dec = dec, j->vocab = vocab, j->fc = fc, j->rows = rows, j->o = o, j->texts = texts;
+    if (regions && (dec->cfg.regions <= 0 || regions->stride > AC_REGIONS_MAX)) regions = NULL;
+    j->dec = dec, j->vocab = vocab, j->fc = fc, j->rows = rows, j->reg = regions, j->o = o, j->texts = texts;
     atomic_init(&j->failed, 0);
-    const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
+    const size_t row = (size_t)(fc->grid_h * fc->grid_w + (regions ? dec->cfg.regions : 0)) * fc->dim;
     for (int t = 0; t < T; t++) {
         j->first_bad[t] = -1;
-        if (!fc->data) j->scratch[t] = ac_malloc(sizeof(float) * row); /* NULL: that thread reports it */
+        if (!fc->data || regions) j->scratch[t] = ac_malloc(sizeof(float) * row); /* NULL: that thread reports it */
     }
     ac_parallel_for(n, T, decode_row, j);
     int bad = -1;

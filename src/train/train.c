@@ -173,9 +173,10 @@ static int val_scores(ac_trainer *tr, double *bleu4, double *cider, ac_err *err)
     int *rows = ac_malloc(sizeof(int) * (size_t)(tr->n_vi + 1));
     int rc = rows ? 0 : ac_errf(err, "out of memory");
     for (int i = 0; !rc && i < tr->n_vi; i++) rows[i] = tr->vi[i].feat;
+    const ac_rows_regions reg = {tr->reg, tr->n_reg, tr->R}; /* a regions model sees its photos' regions */
     if (!rc)
-        rc = ac_decode_rows(&tr->model.dec, tr->model.vocab, &tr->fc, rows, tr->n_vi, &tr->model.decode, tr->o->threads,
-                            cands, err);
+        rc = ac_decode_rows(&tr->model.dec, tr->model.vocab, &tr->fc, rows, tr->n_vi, tr->R ? &reg : NULL,
+                            &tr->model.decode, tr->o->threads, cands, err);
     free(rows);
     for (int i = 0; i < tr->n_vi; i++) nref[i] = tr->vi[i].n_refs, refs[i] = tr->vi[i].refs;
     if (!rc) rc = ac_train_score(tr->n_vi, (const char *const *)cands, nref, (char *const *const *)refs, bleu4, cider, err);
