@@ -396,9 +396,9 @@ static void decode_rows_sees_regions(void) {
     static float data[ROWS * GH * GW * DIM];
     for (int i = 0; i < ROWS * GH * GW * DIM; i++) data[i] = frand() + 0.5f;
     ac_feature_cache fc = {.n = ROWS, .grid_h = GH, .grid_w = GW, .dim = DIM, .data = data};
-    const ac_region reg[ROWS * R] = {{0, 0, 0.5f, 1, 0.9f, 2}, {0.5f, 0, 1, 0.5f, 0.6f, 0}, {0.2f, 0.2f, 0.8f, 0.8f, 1, 1},
-                                     {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0.5f, 1, 1, 0.8f, 2}, {0, 0, 1, 1, 0.3f, 1}};
-    const unsigned char nreg[ROWS] = {2, 1, 0, 2};
+    ac_region reg[ROWS * R] = {{0, 0, 0.5f, 1, 0.9f, 2}, {0.5f, 0, 1, 0.5f, 0.6f, 0}, {0.2f, 0.2f, 0.8f, 0.8f, 1, 1},
+                               {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0.5f, 1, 1, 0.8f, 2}, {0, 0, 1, 1, 0.3f, 1}};
+    unsigned char nreg[ROWS] = {2, 1, 0, 2};
     const ac_rows_regions rr = {reg, nreg, R};
     const int rows[ROWS] = {3, 0, 2, 1};
     char *with[ROWS], *without[ROWS];

@@ -11,20 +11,12 @@
 extern "C" {
 #endif
 
-/* The regions of a feature cache's photos, for a regions model (regions.h): row r's n[r] regions are
- * regions[r * stride ...], appended to its grid as the captioner appends a photo's detections (code
- * scale: the model's config.region_scale). The caller's arrays, read only. */
-typedef struct ac_rows_regions {
-    const ac_region *regions;
-    const unsigned char *n; /* [cache rows], each <= stride and <= the model's config.regions */
-    int stride;
-} ac_rows_regions;
-
 /* Captions photos rows[0..n) of a feature cache (each on its own grid, ac_features_grid) with opts,
- * and with its regions when regions is not NULL (a regions model captioned on its grid alone sees
- * less than the captioner gives it), photo i on thread i % threads (each thread with its own buffers;
- * BLAS is single-threaded meanwhile), so the result does not depend on the thread count. texts[i]
- * (malloc'd, words joined by spaces) for every i, or -1 with all freed. */
+ * and, when regions is not NULL, with its regions appended as the captioner appends a photo's
+ * detections (a regions model on its grid alone sees less than the captioner gives it); photo i on
+ * thread i % threads (each thread with its own buffers; BLAS is single-threaded meanwhile), so the
+ * result does not depend on the thread count. texts[i] (malloc'd, words joined by spaces) for every
+ * i, or -1 with all freed. */
 int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
                    const ac_rows_regions *regions, const ac_beam_opts *o, int threads, char **texts, ac_err *err);
 

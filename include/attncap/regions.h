@@ -19,6 +19,7 @@
 #define ATTNCAP_REGIONS_H
 #include "attncap/common.h"
 #include "attncap/detect.h"
+#include "attncap/features.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,20 @@ int *ac_regions_categories(const ac_region *regions, int n, int *category);
 void ac_region_code(int category, int D, float *code);
 /* a_r as above from a photo's grid [gh * gw, D] (row-major cells), D <= AC_REGION_MAX_DIM. */
 void ac_region_vector(const float *grid, int gh, int gw, int D, const ac_region *r, float code_scale, float *out);
+
+/* The regions of a feature cache's photos: row r's n[r] regions are regions[r * stride ...]. */
+typedef struct ac_rows_regions {
+    ac_region *regions;
+    unsigned char *n; /* [cache rows], each <= stride */
+    int stride;       /* regions a photo at most (<= AC_REGIONS_MAX) */
+} ac_rows_regions;
+/* Reads `attncap detect` JSON lines (files: comma-separated paths) into out for the rows of fc, each
+ * photo found by file name (a "#flip" row gets its photo's regions mirrored), chosen as the captioner
+ * chooses them (ac_regions_from_detections with min_score and max). *matched (may be NULL): the photos
+ * of fc found. On error out is empty and err names the file and line. Free with ac_rows_regions_free. */
+int ac_rows_regions_load(const char *files, const ac_feature_cache *fc, float min_score, int max, ac_rows_regions *out,
+                         int *matched, ac_err *err);
+void ac_rows_regions_free(ac_rows_regions *r);
 
 #ifdef __cplusplus
 }

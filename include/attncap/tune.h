@@ -7,6 +7,7 @@
 #define ATTNCAP_TUNE_H
 #include "attncap/beam.h"
 #include "attncap/model.h"
+#include "attncap/regions.h"
 #include "attncap/features.h"
 #include "attncap/metrics.h"
 
@@ -28,8 +29,10 @@ typedef struct ac_tune_point {
 } ac_tune_point;
 
 /* Scores every combination of beams[0..nb) x alphas[0..na) (other settings from base) on the
- * photos: out[b * na + a]. meteor: also compute METEOR (wordnet dir or NULL for the default). */
-int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_photo *photos, int n,
+ * photos: out[b * na + a]. meteor: also compute METEOR (wordnet dir or NULL for the default).
+ * regions: the cache rows' regions for a regions model (regions.h), else NULL. */
+int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_rows_regions *regions,
+                 const ac_tune_photo *photos, int n,
                  const ac_beam_opts *base, const int *beams, int nb, const float *alphas, int na, int meteor,
                  const char *wordnet, int threads, ac_tune_point *out, ac_err *err);
 

@@ -25,6 +25,7 @@ static void usage(FILE *f) {
             "  --model MODEL      the decoder (.safetensors)\n"
             "  --data SPEC        a data set: Flickr8k dir, COCO/Karpathy JSON, TSV/CSV (attncap help data)\n"
             "  --features CACHE   features of the split's photos (attncap features, same encoder as the model)\n"
+            "  --detections F     a regions model: its photos' `attncap detect --json` lines (comma-separated)\n"
             "  --split S          val (default), test, train or all\n"
             "  --beams LIST       beam widths, comma-separated (default 1,3,5)\n"
             "  --alphas LIST      length-normalisation exponents (default 0,0.5,1,1.5)\n"
@@ -131,7 +132,7 @@ done:
 }
 
 int cmd_tune(int argc, char **argv) {
-    const char *model_path = NULL, *data = NULL, *features = NULL, *split = "val", *metric = "cider";
+    const char *model_path = NULL, *data = NULL, *features = NULL, *detections = NULL, *split = "val", *metric = "cider";
     const char *beams_s = "1,3,5", *alphas_s = "0,0.5,1,1.5";
     int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
     const char *naming = NULL, *repeats = NULL;
@@ -146,6 +147,7 @@ int cmd_tune(int argc, char **argv) {
         OPT_STR("--model", &model_path),
         OPT_STR("--data", &data),
         OPT_STR("--features", &features),
+        OPT_STR("--detections", &detections),
         OPT_STR("--split", &split),
         OPT_STR("--metric", &metric),
         OPT_STR("--beams", &beams_s),
@@ -190,6 +192,7 @@ int cmd_tune(int argc, char **argv) {
     ac_model model = {0};
     ac_dataset ds = {0};
     ac_feature_cache fc = {0};
+    ac_rows_regions regions = {0};
     ac_tune_photo *photos = NULL;
     ac_tune_point *pts = NULL;
     int rc = 1, n = 0;
@@ -214,7 +217,15 @@ int cmd_tune(int argc, char **argv) {
         goto fail;
     }
     free(keys);
-    if (fc.grid_h * fc.grid_w != model.dec.cfg.n_ann || fc.dim != model.dec.cfg.dim) {
+    const ac_decoder_config *cfg = &model.dec.cfg;
+    if (cfg->regions > 0 && !detections) {
+        ac_errf(&err, "%s attends to detected objects: give its photos' detections (--detections)", model_path);
+        goto fail;
+    }
+    if (detections && cfg->regions > 0 &&
+        ac_rows_regions_load(detections, &fc, cfg->region_min_score, cfg->regions, &regions, NULL, &err))
+        goto fail;
+    if (fc.grid_h * fc.grid_w + cfg->regions != cfg->n_ann || fc.dim != cfg->dim) {
         ac_errf(&err, "%s: features of %dx%dx%d do not fit the model (L %d, D %d)", features, fc.grid_h, fc.grid_w,
                 fc.dim, model.dec.cfg.n_ann, model.dec.cfg.dim);
         goto fail;
@@ -241,7 +252,9 @@ int cmd_tune(int argc, char **argv) {
     }
     ac_beam_opts base = model.decode; /* the grid sets beam and len_alpha */
     base.max_len = max_len;
-    if (ac_tune_grid(&model, &fc, photos, n, &base, beams, nb, alphas, na, meteor, NULL, threads, pts, &err)) goto fail;
+    if (ac_tune_grid(&model, &fc, regions.n ? &regions : NULL, photos, n, &base, beams, nb, alphas, na, meteor, NULL,
+                     threads, pts, &err))
+        goto fail;
     int best = 0;
     for (int k = 1; k < nb * na; k++)
         if (objective(&pts[k].scores, metric) > objective(&pts[best].scores, metric)) best = k;
@@ -278,6 +291,7 @@ fail:
     free(photos);
     free(pts);
     ac_features_free(&fc);
+    ac_rows_regions_free(&regions);
     ac_dataset_free(&ds);
     ac_model_free(&model);
     return rc;

@@ -8,7 +8,8 @@
 
 #include "attncap/decode_rows.h"
 
-int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_photo *photos, int n,
+int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_rows_regions *regions,
+                 const ac_tune_photo *photos, int n,
                  const ac_beam_opts *base, const int *beams, int nb, const float *alphas, int na, int meteor,
                  const char *wordnet, int threads, ac_tune_point *out, ac_err *err) {
     if (n < 1 || nb < 1 || na < 1) return ac_errf(err, "tune: nothing to do (%d photos, %d beams, %d alphas)", n, nb, na);
@@ -22,7 +23,7 @@ int ac_tune_grid(const ac_model *m, const ac_feature_cache *fc, const ac_tune_ph
             memset(p, 0, sizeof *p);
             p->opts = *base;
             p->opts.beam = beams[b], p->opts.len_alpha = alphas[a];
-            if (ac_decode_rows(&m->dec, m->vocab, fc, rows, n, NULL, &p->opts, threads, texts, err)) {
+            if (ac_decode_rows(&m->dec, m->vocab, fc, rows, n, regions, &p->opts, threads, texts, err)) {
                 rc = -1;
                 break;
             }
