@@ -32,6 +32,18 @@ elif expect_error "changed --lr and --hidden" "$A" train "${base[@]}" --epochs 2
   else t_ok; fi
 fi
 
+# --force keeps the checkpoint's validation metric, as it says: its best score is in that metric's
+# units (with a forced --val-metric loss against a best CIDEr-D the run never saved a model again)
+t_begin force_keeps_the_val_metric
+"$A" train "${base[@]}" --epochs 20 --max-steps 2 --eval-every 1 --out "$T/m.safetensors" >/dev/null 2>&1
+rm -f "$T/m.safetensors"
+if [ ! -f "$T/m.safetensors.ckpt" ]; then t_fail "no checkpoint"
+elif ! "$A" train "${base[@]}" --epochs 20 --max-steps 5 --eval-every 1 --val-metric loss --out "$T/m.safetensors" \
+       --resume --force >"$T/out" 2>"$T/err"; then t_fail "resume: $(cat "$T/err")"
+elif ! grep -q "options are kept: val_metric loss (checkpoint: cider)" "$T/err"; then t_fail "message: $(cat "$T/err")"
+elif ! grep -q "best, saved" "$T/out" "$T/err"; then t_fail "no evaluation after the resume saved a model: $(cat "$T/out" "$T/err")"
+else t_ok; fi
+
 t_begin finished_run_says_so_and_resume_is_a_no_op
 if "$A" train "${base[@]}" --epochs 2 --out "$T/f.safetensors" >/dev/null 2>"$T/err"; then
   cp "$T/f.safetensors" "$T/f_before.safetensors"

@@ -463,6 +463,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
             goto done;
         }
         if (ac_train_load_ckpt(&tr, &o, kept, sizeof kept, err)) goto done;
+        if (o.val_metric) metric = o.val_metric; /* forced: the checkpoint's (its best is in its units) */
     }
     if (ac_train_load_data(&tr, err)) goto done;
     if (!tr.model.encoder_json) {

@@ -94,6 +94,18 @@ static void differs_str(char *buf, size_t n, const char *key, const char *here, 
 
 /* The given options whose values differ from the checkpoint's: its options oj and decoder config c;
  * but key skip (NULL: none). */
+/* The validation metric a checkpoint's run used (a static string), or NULL if it records none known;
+ * "" (no --val-metric) is the default, cider where the metrics are built. */
+static const char *ckpt_metric(const cJSON *oj) {
+    static const char *const metrics[] = {"cider", "bleu4", "loss"};
+    const cJSON *vm = cJSON_GetObjectItemCaseSensitive(oj, "val_metric");
+    if (!cJSON_IsString(vm)) return NULL;
+    if (!vm->valuestring[0]) return ac_train_metrics_available() ? "cider" : "loss";
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(vm->valuestring, metrics[i])) return metrics[i];
+    return NULL;
+}
+
 static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac_decoder_config *c, const char *skip,
                                char *buf, size_t n) {
     buf[0] = 0;
@@ -106,10 +118,9 @@ static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac
         /* compared as stored: a float option as a float */
         if (t->kind == 'f' ? (float)there != (float)here : there != here) differs(buf, n, t->key, t->kind == 'f', here, there);
     }
-    const cJSON *vm = cJSON_GetObjectItemCaseSensitive(oj, "val_metric");
-    if (given(o, "val_metric") && cJSON_IsString(vm) && vm->valuestring[0] && o->val_metric &&
-        strcmp(vm->valuestring, o->val_metric))
-        differs_str(buf, n, "val_metric", o->val_metric, vm->valuestring);
+    const char *metric = ckpt_metric(oj);
+    if (given(o, "val_metric") && metric && o->val_metric && strcmp(metric, o->val_metric))
+        differs_str(buf, n, "val_metric", o->val_metric, metric);
     if (given(o, "attention") && o->attention && ac_decoder_attention_parse(o->attention) != c->attention)
         differs_str(buf, n, "attention", o->attention, ac_decoder_attention_name(c->attention));
     if (given(o, "decoder") && o->decoder && ac_decoder_kind_parse(o->decoder) != c->decoder)
@@ -318,6 +329,9 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
         if (!isnan(v)) traj_set(o, t, v);
     }
     if (lr_wins) o->lr = lr_given, s->lr = lr_given;
+    /* and the checkpoint's validation metric, as kept says: its best score is in that metric's units (a
+     * forced --val-metric loss against a best CIDEr-D of 0.5 never saved a model again) */
+    if (ckpt_metric(oj)) o->val_metric = ckpt_metric(oj);
     if ((o->ema > 0) != (tr->ema != NULL)) {
         ac_errf(err, "%s: the checkpoint's weight average does not match its options", path);
         goto done;
