@@ -43,8 +43,10 @@ static void decode_row(void *arg, int i, int thread) {
         if (nr > j->reg->stride) nr = j->reg->stride;
         if (nr > j->dec->cfg.regions) nr = j->dec->cfg.regions;
         const ac_region *r = j->reg->regions + (size_t)row * j->reg->stride;
-        for (int k = 0; k < nr; k++)
-            ac_region_vector(buf, gh, gw, D, &r[k], j->dec->cfg.region_scale, buf + (size_t)(G + k) * D), cat[k] = r[k].category;
+        for (int k = 0; k < nr; k++) {
+            ac_region_vector(buf, gh, gw, D, &r[k], j->dec->cfg.region_scale, buf + (size_t)(G + k) * D);
+            cat[k] = r[k].category;
+        }
         ann = buf;
     }
     if (!ann) ac_errf(&e, "out of memory");

@@ -92,8 +92,6 @@ static void differs_str(char *buf, size_t n, const char *key, const char *here, 
     if (l + 1 < n) snprintf(buf + l, n - l, "%s%s %s (checkpoint: %s)", l ? ", " : "", key, here, there);
 }
 
-/* The given options whose values differ from the checkpoint's: its options oj and decoder config c;
- * but key skip (NULL: none). */
 /* The validation metric a checkpoint's run used (a static string), or NULL if it records none known;
  * "" (no --val-metric) is the default, cider where the metrics are built. */
 static const char *ckpt_metric(const cJSON *oj) {
@@ -106,6 +104,8 @@ static const char *ckpt_metric(const cJSON *oj) {
     return NULL;
 }
 
+/* The given options whose values differ from the checkpoint's: its options oj and decoder config c;
+ * but key skip (NULL: none). */
 static void resume_differences(const ac_train_opts *o, const cJSON *oj, const ac_decoder_config *c, const char *skip,
                                char *buf, size_t n) {
     buf[0] = 0;
