@@ -71,6 +71,11 @@ $(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_HDR) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_INC) $< $(LIB) $(LDLIBS) -o $@
 
+# test_fuzz_regress replays fuzz/fuzz_serve.c, which drives the server's request reading (a CLI file) and
+# libmicrohttpd's post processor.
+$(BUILD)/tests/test_fuzz_regress: $(BUILD)/src/cli/serve_request.o
+$(BUILD)/tests/test_fuzz_regress: LDLIBS := $(BUILD)/src/cli/serve_request.o $(LDLIBS) $(CLI_LDLIBS)
+
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@

@@ -27,7 +27,10 @@ declare -A SOURCES=(
   [tags]="tags vocab tokenize strmap common"
   [model_meta]="* fuzz/stb_image_impl.c" # the model file's every reader, the captioner's included
   [detector]="detector locate tflite cnn* precision pool image resize image_jpeg image_formats common fuzz/stb_image_impl.c"
+  [serve]="* src/cli/serve_request.c fuzz/stb_image_impl.c" # the server's reading of requests, ac_evaluate on what it accepts
 )
+# libraries a target needs beyond LIBS (serve: libmicrohttpd's post processor, as attncap serve links it)
+declare -A EXTRA_LIBS=([serve]="-lmicrohttpd")
 # SOURCES' names -> the paths of their .c files (a file flat in src/ or in a family folder)
 lib_files() {
   local n d f found names
@@ -63,5 +66,5 @@ for t in "${targets[@]}"; do
     $CC $FLAGS $extra -c "$f" -o "$o"
     objs+=("$o")
   done
-  $CC $FLAGS "${objs[@]}" $LIBS -o "$OUT/fuzz_$t"
+  $CC $FLAGS "${objs[@]}" $LIBS ${EXTRA_LIBS[$t]:-} -o "$OUT/fuzz_$t"
 done

@@ -18,6 +18,7 @@
 #include "../fuzz/fuzz_detector.c"
 #include "../fuzz/fuzz_model_meta.c"
 #include "../fuzz/fuzz_tflite.c"
+#include "../fuzz/fuzz_serve.c"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -35,7 +36,8 @@ static const struct {
 } targets[] = {TARGET(safetensors, NULL), TARGET(image, NULL),     TARGET(features, NULL),
                TARGET(dataset, NULL),     TARGET(model, NULL),     TARGET(results, NULL),
                TARGET(tokenize, NULL),    TARGET(boxes, NULL),     TARGET(tags, NULL),
-               TARGET(detector, NULL),    TARGET(model_meta, NULL), TARGET(tflite, "tests/fixtures/cnn")};
+               TARGET(detector, NULL),    TARGET(model_meta, NULL), TARGET(tflite, "tests/fixtures/cnn"),
+               TARGET(serve, NULL)};
 
 static const char *root_dir(void) { return getenv("ATTNCAP_ROOT") ? getenv("ATTNCAP_ROOT") : "."; }
 

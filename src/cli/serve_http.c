@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "serve.h"
+#include "serve_request.h"
 
 struct cli_server {
     struct MHD_Daemon *d;
@@ -58,11 +59,8 @@ typedef struct req {
     double t0;
     int status;         /* of the answer queued, 0 before */
     int has_body;       /* a POST whose body is read into body */
-    size_t max;         /* the server's max_body */
-    unsigned char *body;
-    size_t n, cap;
+    cli_body body;      /* under the server's max_body */
     struct MHD_PostProcessor *pp; /* multipart/form-data: field "photo" goes into body */
-    int too_big;
     int refuse;         /* the status to answer when the body ends (too big, malformed): the rest is dropped */
     int submitted;
     cli_job job;
@@ -113,48 +111,6 @@ static enum MHD_Result reply_json(struct MHD_Connection *conn, req *r, int statu
     return reply(conn, r, status, "application/json", s, strlen(s), MHD_RESPMEM_MUST_FREE);
 }
 
-/* The media type of a Content-Type value without its parameters, lower-cased, into out. */
-static void media_type(const char *v, char *out, size_t cap) {
-    size_t k = 0;
-    while (v && *v == ' ') v++;
-    for (; v && *v && *v != ';' && *v != ' ' && k + 1 < cap; v++) out[k++] = (char)(*v >= 'A' && *v <= 'Z' ? *v + 32 : *v);
-    out[k] = 0;
-}
-
-static int photo_type(const char *t) {
-    static const char *const ok[] = {"image/jpeg", "image/jpg", "image/png", "image/webp", "image/tiff",
-                                     "image/bmp", "image/gif", "application/octet-stream"};
-    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
-        if (!strcmp(t, ok[i])) return 1;
-    return 0;
-}
-
-static int append(req *r, const char *data, size_t size, size_t max) {
-    if (r->n + size > max) {
-        r->too_big = 1;
-        return -1;
-    }
-    if (r->n + size > r->cap) {
-        size_t cap = r->cap ? r->cap : 65536;
-        while (cap < r->n + size) cap *= 2;
-        if (cap > max) cap = max;
-        unsigned char *b = realloc(r->body, cap);
-        if (!b) return -1;
-        r->body = b, r->cap = cap;
-    }
-    memcpy(r->body + r->n, data, size);
-    r->n += size;
-    return 0;
-}
-
-static enum MHD_Result post_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
-                                  const char *content_type, const char *transfer_encoding, const char *data,
-                                  uint64_t off, size_t size) {
-    req *r = cls;
-    if (strcmp(key, "photo") != 0 || !size) return MHD_YES;
-    return append(r, data, size, r->max) == 0 ? MHD_YES : MHD_NO;
-}
-
 /* The first call for a request: the route, the method, the headers. Returns 1 after queueing an answer
  * that needs no body (or refuses it), 0 to go on reading the body. */
 static int begin(cli_server *s, struct MHD_Connection *conn, req *r, const char *method, enum MHD_Result *ret) {
@@ -167,17 +123,17 @@ static int begin(cli_server *s, struct MHD_Connection *conn, req *r, const char 
     }
     if (!want_post) return 0;
     const char *len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (len && strtoull(len, NULL, 10) > s->o.max_body)
+    if (cli_body_announced_over(len, s->o.max_body))
         return *ret = reply_error(conn, r, 413, "request body of %s bytes is over the limit of %zu", len, s->o.max_body), 1;
     char t[128];
-    media_type(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), t, sizeof t);
+    cli_media_type(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), t, sizeof t);
     if (r->route == R_EVALUATE) {
         if (t[0] && strcmp(t, "application/json") != 0)
             return *ret = reply_error(conn, r, 415, "content type '%s': send application/json", t), 1;
     } else if (!strcmp(t, "multipart/form-data")) {
-        r->pp = MHD_create_post_processor(conn, 65536, post_field, r);
+        r->pp = MHD_create_post_processor(conn, 65536, cli_post_field, &r->body);
         if (!r->pp) return *ret = reply_error(conn, r, 400, "multipart/form-data without a boundary"), 1;
-    } else if (!photo_type(t))
+    } else if (!cli_photo_type(t))
         return *ret = reply_error(conn, r, 415, "content type '%s': send a photo (image/jpeg, image/png, image/webp, "
                                                "image/tiff, image/bmp) or multipart/form-data with a field 'photo'", t), 1;
     r->has_body = 1;
@@ -191,18 +147,13 @@ static enum MHD_Result caption(cli_server *s, struct MHD_Connection *conn, req *
         r->job.json = NULL;
         return reply(conn, r, r->job.status, "application/json", j, strlen(j), MHD_RESPMEM_MUST_FREE);
     }
-    if (!r->n) return reply_error(conn, r, 400, r->pp ? "no field 'photo' in the form" : "empty request body: send the photo");
+    if (!r->body.n) return reply_error(conn, r, 400, r->pp ? "no field 'photo' in the form" : "empty request body: send the photo");
     const char *a = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "attention");
     const char *nb = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "nbest");
-    int nbest = 1;
-    if (nb) {
-        char *end;
-        long v = strtol(nb, &end, 10);
-        if (*end || v < 1 || v > s->o.max_nbest)
-            return reply_error(conn, r, 400, "nbest '%s': a whole number from 1 to %d", nb, s->o.max_nbest);
-        nbest = (int)v;
-    }
-    r->job = (cli_job){r->body, r->n, a && strcmp(a, "0") && strcmp(a, "false"), nbest, conn, 0, 0, NULL, 0};
+    int nbest;
+    if (cli_query_nbest(nb, s->o.max_nbest, &nbest) < 0)
+        return reply_error(conn, r, 400, "nbest '%s': a whole number from 1 to %d", nb, s->o.max_nbest);
+    r->job = (cli_job){r->body.data, r->body.n, cli_query_flag(a), nbest, conn, 0, 0, NULL, 0};
     if (cli_queue_submit(s->q, &r->job) < 0) return reply_error(conn, r, 503, "busy: the queue is full, retry later");
     r->submitted = 1;
     return MHD_YES;
@@ -210,41 +161,13 @@ static enum MHD_Result caption(cli_server *s, struct MHD_Connection *conn, req *
 
 /* POST /v1/evaluate {"references": [["ref", ...], ...], "candidates": ["caption", ...], "meteor": bool}. */
 static enum MHD_Result evaluate(struct MHD_Connection *conn, req *r) {
-    cJSON *o = cJSON_ParseWithLength((const char *)r->body, r->n);
-    if (!o) return reply_error(conn, r, 400, "the body is not JSON");
-    const cJSON *refs = cJSON_GetObjectItem(o, "references"), *cands = cJSON_GetObjectItem(o, "candidates");
-    const cJSON *met = cJSON_GetObjectItem(o, "meteor");
-    const int n = cJSON_GetArraySize(cands);
-    const char *bad = !cJSON_IsObject(o)       ? "the body is not a JSON object"
-                      : !cJSON_IsArray(cands)  ? "\"candidates\": an array of captions is needed"
-                      : !cJSON_IsArray(refs)   ? "\"references\": an array of arrays of captions is needed"
-                      : n < 1                  ? "\"candidates\": empty"
-                      : cJSON_GetArraySize(refs) != n ? "\"references\" and \"candidates\" differ in length"
-                                                      : NULL;
-    const char **cand = calloc((size_t)(n > 0 ? n : 1), sizeof *cand);
-    const char ***ref = calloc((size_t)(n > 0 ? n : 1), sizeof *ref);
-    int *nref = calloc((size_t)(n > 0 ? n : 1), sizeof *nref);
-    if (!bad && (!cand || !ref || !nref)) bad = "out of memory";
-    for (int i = 0; !bad && i < n; i++) {
-        const cJSON *c = cJSON_GetArrayItem(cands, i), *rl = cJSON_GetArrayItem(refs, i);
-        if (!cJSON_IsString(c)) bad = "\"candidates\": each must be a string";
-        else if (!cJSON_IsArray(rl) || cJSON_GetArraySize(rl) < 1) bad = "\"references\": each must be a non-empty array";
-        else if (!(ref[i] = calloc((size_t)cJSON_GetArraySize(rl), sizeof **ref))) bad = "out of memory";
-        cand[i] = bad ? NULL : c->valuestring;
-        for (int k = 0; !bad && k < cJSON_GetArraySize(rl); k++) {
-            const cJSON *x = cJSON_GetArrayItem(rl, k);
-            if (!cJSON_IsString(x)) bad = "\"references\": each reference must be a string";
-            else ref[i][nref[i]++] = x->valuestring;
-        }
-    }
+    cli_eval_body e;
+    const char *bad = cli_eval_body_parse(r->body.data, r->body.n, &e);
+    if (bad) return reply_error(conn, r, strcmp(bad, "out of memory") ? 400 : 500, "%s", bad);
     ac_metrics m;
     ac_err err = {{0}, 0};
-    int rc = bad ? 0 : ac_evaluate(n, cand, (const char *const *const *)ref, nref, cJSON_IsFalse(met) ? AC_EVAL_NO_METEOR : 0,
-                                   &m, &err);
-    for (int i = 0; ref && i < n; i++) free(ref[i]);
-    free(ref), free(cand), free(nref);
-    cJSON_Delete(o);
-    if (bad) return reply_error(conn, r, strcmp(bad, "out of memory") ? 400 : 500, "%s", bad);
+    int rc = ac_evaluate(e.n, e.cand, (const char *const *const *)e.ref, e.nref, e.no_meteor ? AC_EVAL_NO_METEOR : 0, &m, &err);
+    cli_eval_body_free(&e);
     if (rc < 0) return reply_error(conn, r, 400, "%s", err.msg);
     cJSON *out = cJSON_CreateObject();
     cJSON_AddNumberToObject(out, "n", m.n);
@@ -284,7 +207,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *con_cls = r;
         cli_watch_mark(s->watch, watched(conn), 1); /* its headers are in: its own deadline from now */
         r->t0 = now();
-        r->max = s->o.max_body;
+        r->body.max = s->o.max_body;
         r->route = R_OTHER;
         const char *u = !strcmp(url, "/index.html") ? "/" : url;
         for (int i = 0; i < R_OTHER; i++)
@@ -313,9 +236,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return MHD_NO; /* closes the connection */
         }
         if (r->refuse) return MHD_YES; /* the rest of a refused body, dropped; answered at its end */
-        if (r->pp ? MHD_post_process(r->pp, upload_data, size) != MHD_YES : append(r, upload_data, size, s->o.max_body) < 0)
-            r->refuse = r->too_big ? 413 : r->pp ? 400 : 500;
-        if (r->refuse) free(r->body), r->body = NULL, r->n = r->cap = 0;
+        if (r->pp ? MHD_post_process(r->pp, upload_data, size) != MHD_YES : cli_body_append(&r->body, upload_data, size) < 0)
+            r->refuse = r->body.too_big ? 413 : r->pp ? 400 : 500;
+        if (r->refuse) cli_body_free(&r->body);
         return MHD_YES;
     }
     if (r->refuse == 413) return reply_error(conn, r, 413, "request body over the limit of %zu bytes", s->o.max_body);
@@ -337,7 +260,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     cli_metrics_request(route_path[r->route], status, now() - r->t0);
     if (r->pp) MHD_destroy_post_processor(r->pp);
     free(r->job.json);
-    free(r->body);
+    cli_body_free(&r->body);
     free(r);
     *con_cls = NULL;
     pthread_mutex_lock(&s->mu);
