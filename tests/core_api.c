@@ -5,7 +5,9 @@
  *                                  exit 3 if an attention row does not sum to 1 within 1e-5;
  *                                  $CORE_GIVEN: not searched, that caption's attention (set_given);
  *                                  $CORE_PRECISION, $CORE_TAGS (and $CORE_TABLE), $CORE_NAMING: the
- *                                  1.2 setters (set_precision, set_tags, then set_naming_record)
+ *                                  1.2 setters (set_precision, set_tags, then set_naming_record);
+ *                                  $CORE_SEARCH: ac_captioner_set_search's flags, as a number;
+ *                                  $CORE_BEAM, $CORE_NBEST: ac_captioner_opts' beam and nbest
  *   core_api bytes PHOTO...        the same photos read into memory, one ac_caption_batch call
  *   core_api stream PHOTO...       the same photos through ac_caption_stream (3 searched together at
  *                                  most; a source that has none every other call); checks the order,
@@ -14,7 +16,8 @@
  *   core_api classify HOW PHOTO... (1.2) the top 5 classes as `attncap classify` prints them, each photo
  *                                  given as HOW: file, bytes, or rgb (then PHOTO is FILE:H:W, raw
  *                                  pixels); $CORE_PRECISION: ac_classifier_set_precision
- *   core_api overlays DIR PHOTO... overlays as `attncap caption --overlays DIR` writes them
+ *   core_api overlays DIR PHOTO... overlays as `attncap caption --overlays DIR` writes them;
+ *                                  $CORE_OVERLAY_FLAGS (AC_OVERLAY_* as a number), $CORE_OVERLAY_SIZE
  *   core_api eval                  stdin: "cand<TAB>text" starts an image, "ref<TAB>text" adds a reference;
  *                                  prints BLEU-1..4, ROUGE-L, CIDEr-D (%.12g)
  *   core_api errors DIR            every error path; prints "ok WHAT" or "bad WHAT: why" */
@@ -30,6 +33,8 @@ static ac_captioner *open_or_die(void) {
     ac_captioner *c = NULL;
     ac_captioner_opts o;
     ac_captioner_opts_init(&o); /* the defaults, as NULL would give */
+    if (getenv("CORE_BEAM")) o.beam = atoi(getenv("CORE_BEAM"));
+    if (getenv("CORE_NBEST")) o.nbest = atoi(getenv("CORE_NBEST"));
     if (ac_captioner_open(NULL, &o, &c, &err)) {
         fprintf(stderr, "open: %s\n", err.msg);
         exit(2);
@@ -82,12 +87,14 @@ static unsigned char *slurp(const char *path, size_t *n) {
     return buf;
 }
 
-/* The 1.2 setters from $CORE_PRECISION, $CORE_TAGS/$CORE_TABLE and $CORE_NAMING (the tags first: the
+/* The 1.2 setters from $CORE_SEARCH (AC_SEARCH_* flags as a number), $CORE_PRECISION, $CORE_TAGS/$CORE_TABLE and $CORE_NAMING (the tags first: the
  * record must keep them, whatever the order); exits 2 when one fails. */
 static void apply_setters(ac_captioner *c) {
     const char *precision = getenv("CORE_PRECISION"), *tags = getenv("CORE_TAGS"), *naming = getenv("CORE_NAMING");
+    const char *search = getenv("CORE_SEARCH");
     ac_err err;
-    if ((precision && ac_captioner_set_precision(c, precision, &err)) ||
+    if ((search && ac_captioner_set_search(c, (unsigned)atoi(search), &err)) ||
+        (precision && ac_captioner_set_precision(c, precision, &err)) ||
         ((tags || getenv("CORE_TABLE")) && ac_captioner_set_tags(c, tags, getenv("CORE_TABLE"), &err)) ||
         (naming && ac_captioner_set_naming_record(c, naming, &err))) {
         fprintf(stderr, "setters: %s\n", err.msg);
@@ -318,12 +325,20 @@ static int cmd_rgb(const char *path, int h, int w) {
 
 static int cmd_overlays(const char *dir, int argc, char **argv) {
     ac_captioner *c = open_or_die();
+    const char *fl = getenv("CORE_OVERLAY_FLAGS"), *size = getenv("CORE_OVERLAY_SIZE");
+    const unsigned flags = fl ? (unsigned)atoi(fl) : 0u;
+    ac_err serr;
+    if (size && ac_captioner_set_overlay_size(c, atoi(size), &serr)) {
+        fprintf(stderr, "overlay size: %s\n", serr.msg);
+        ac_captioner_close(c);
+        return 2;
+    }
     int rc = 0;
     for (int i = 0; i < argc; i++) {
         ac_result *r;
         ac_err err;
         if (ac_caption_file(c, argv[i], AC_KEEP_PHOTO, &r, &err) ||
-            (ac_result_write_overlays(c, r, dir, NULL, 0, &err) ? (ac_result_free(r), 1) : 0)) {
+            (ac_result_write_overlays(c, r, dir, NULL, flags, &err) ? (ac_result_free(r), 1) : 0)) {
             fprintf(stderr, "%s\n", err.msg);
             rc = 1;
             continue;
@@ -435,6 +450,9 @@ static int cmd_errors(const char *dir) {
     else printf("ok precision_name_only\n");
     if (ac_captioner_set_precision(c, "bf16x2", &err) == 0) ac_captioner_set_precision(c, NULL, &err); /* AMX here */
     else expect("precision_bf16x2_without_amx", -1, NULL, &err, "AMX", -1);
+    expect("overlay_size_too_small", ac_captioner_set_overlay_size(c, 63, &err), NULL, &err, "size 63", -1);
+    expect("overlay_size_negative", ac_captioner_set_overlay_size(c, -1, &err), NULL, &err, "size -1", -1);
+    expect("search_unknown_flag", ac_captioner_set_search(c, 4u, &err), NULL, &err, "unknown flags 0x4", -1);
     expect("naming_not_json", ac_captioner_set_naming_record(c, "{\"threshold\": 1", &err), NULL, &err, "JSON", -1);
     expect("naming_unknown_key", ac_captioner_set_naming_record(c, "{\"bogus\": 1}", &err), NULL, &err, "bogus", -1);
     expect("naming_out_of_range", ac_captioner_set_naming_record(c, "{\"threshold\": 2}", &err), NULL, &err,
@@ -470,6 +488,8 @@ static int cmd_errors(const char *dir) {
         /* overlays of a result that kept no photo, and of a failed one */
         int rc1 = ac_result_write_overlays(c, out[1], dir, NULL, 0, &err);
         expect("overlays_no_photo", rc1, NULL, &err, "AC_KEEP_PHOTO", -1);
+        expect("overlays_unknown_flag", ac_result_write_overlays(c, out[1], dir, NULL, 64u, &err), NULL, &err,
+               "unknown flags 0x40", -1);
         int rc2 = ac_result_write_overlays(c, out[0], dir, NULL, 0, &err);
         expect("overlays_failed_photo", rc2, NULL, &err, "no caption", -1);
         for (int i = 0; i < 3; i++) ac_result_free(out[i]);

@@ -143,6 +143,40 @@ if have_model; then
     setter_case tags_off "CORE_TAGS=off" "--tags off" && t_ok
 fi
 
+# ac_captioner_set_search = --allow-repeats / --allow-unk, where the flag changes the CLI's JSON lines:
+# NAME "CORE_X=..." "CLI flags besides the one" FLAG PHOTO...
+search_case() {
+  local name=$1 core_env=$2 base=$3 flag=$4; shift 4
+  (cd "$ROOT" && "$A" caption --json --attention $base "$@" >"$T/$name.base" 2>"$T/err" &&
+    "$A" caption --json --attention $base $flag "$@" >"$T/$name.cli" 2>>"$T/err" &&
+    env -u ATTNCAP_NAMING $core_env CORE_JSON="$T/$name.core" "$P" caption "$@" >/dev/null 2>>"$T/err")
+  local rc=$?
+  if [ $rc -ne 0 ]; then t_fail "$name: exit $rc: $(head -3 "$T/err")"; return 1
+  elif cmp -s "$T/$name.base" "$T/$name.cli"; then t_fail "$name: $flag changes nothing here ($base)"; return 1
+  elif [ ${#san[@]} = 0 ] && ! cmp -s "$T/$name.cli" "$T/$name.core"; then
+    t_fail "$name: differs from attncap caption $base $flag: $(diff "$T/$name.cli" "$T/$name.core" | head -2 | cut -c1-200)"; return 1
+  elif ! "$PY" -c 'import json, sys
+for a, b in zip(open(sys.argv[1]), open(sys.argv[2])):
+    a, b = json.loads(a), json.loads(b)
+    assert a["tokens"] == b["tokens"], (a["caption"], b["caption"])
+    assert [x["caption"] for x in a.get("alternatives", [])] == [x["caption"] for x in b.get("alternatives", [])], a["image"]' \
+       "$T/$name.cli" "$T/$name.core" 2>"$T/py.err"; then t_fail "$name: $(tail -1 "$T/py.err")"; return 1; fi
+}
+
+t_begin set_search_as_the_cli
+# greedy without tags says "a large large brown dog" of the giraffe only when repeats are allowed; a
+# uniform brownish photo's runners-up (20 of a beam of 20) end in <unk> only when <unk> is allowed
+if ! have_model; then :
+elif ! "$PY" -c 'import PIL' 2>/dev/null; then t_skip "needs /usr/bin/python3 with PIL (python3-pil)"
+else
+  "$PY" -c 'import sys; from PIL import Image; Image.new("RGB", (224, 224), (120, 110, 90)).save(sys.argv[1])' "$T/flat.png"
+  search_case repeats "CORE_SEARCH=2 CORE_TAGS=off CORE_BEAM=1" "--tags off --beam 1" --allow-repeats samples/*.jpg &&
+    search_case unk "CORE_SEARCH=1 CORE_TAGS=off CORE_BEAM=20 CORE_NBEST=20" "--tags off --beam 20 --nbest 20" \
+      --allow-unk "$T/flat.png" samples/dog.jpg &&
+    search_case both "CORE_SEARCH=3 CORE_TAGS=off CORE_BEAM=20 CORE_NBEST=20" "--tags off --beam 20 --nbest 20" \
+      "--allow-unk --allow-repeats" "$T/flat.png" samples/giraffe.jpg && t_ok
+fi
+
 t_begin rgb_pixels_as_the_cli_on_the_same_pixels
 # PIL (not our decoder) turns a photo into pixels, written once raw and once as a BMP, which the CLI reads
 if ! have_model; then :
@@ -204,6 +238,31 @@ if have_model; then
   elif [ -n "$bad" ] && [ ${#san[@]} = 0 ]; then t_fail "differ:$bad"
   elif [ -n "$bad" ]; then echo "# $(echo $bad | wc -w) files differ under the sanitizers (san_note)"; t_ok
   else t_ok; fi
+fi
+
+# the 1.2 overlay flags and size = the CLI's: NAME FLAGS SIZE "CLI flags"; every file byte for byte, and
+# the sheet unlike the default one (the previous test's)
+overlay_case() {
+  local name=$1 flags=$2 size=$3 cli=$4
+  (cd "$ROOT" && "$A" caption --quiet --overlays "$T/ov_cli_$name" $cli samples/dog.jpg samples/eagle.jpg >/dev/null 2>"$T/err") &&
+    (cd "$ROOT" && CORE_OVERLAY_FLAGS=$flags CORE_OVERLAY_SIZE=$size "$P" overlays "$T/ov_core_$name" samples/dog.jpg samples/eagle.jpg >/dev/null 2>>"$T/err")
+  local rc=$? a b bad="" f
+  a=$(cd "$T/ov_cli_$name" 2>/dev/null && find . -type f ! -name caption.json | sort); b=$(cd "$T/ov_core_$name" 2>/dev/null && find . -type f | sort)
+  for f in $a; do cmp -s "$T/ov_cli_$name/$f" "$T/ov_core_$name/$f" || bad="$bad $f"; done
+  if [ $rc -ne 0 ]; then t_fail "$name: exit $rc: $(head -3 "$T/err")"; return 1
+  elif [ -z "$a" ] || [ "$a" != "$b" ]; then t_fail "$name: files differ: CLI $(echo $a), core $(echo $b)"; return 1
+  elif cmp -s "$T/ov_cli/dog/sheet.png" "$T/ov_cli_$name/dog/sheet.png"; then t_fail "$name: $cli draws the default sheet"; return 1
+  elif [ -n "$bad" ] && [ ${#san[@]} = 0 ]; then t_fail "$name: differ:$bad"; return 1
+  elif [ -n "$bad" ]; then echo "# $name: $(echo $bad | wc -w) files differ under the sanitizers (san_note)"; fi
+}
+
+t_begin overlay_flags_and_size_as_the_cli
+# AC_OVERLAY_STYLE_SPOT|FORMAT_JPEG (4|32) at 300 pixels; BASE_COLOUR|SCALE_ABSOLUTE|SHEET_ONLY (8|16|2)
+# enlarged to 1400; FORCE over the first (1|4|32: the same files again)
+if have_model; then
+  overlay_case spot_jpg 36 300 "--style spot --format jpg --size 300" &&
+    overlay_case colour_abs_sheet 26 1400 "--base colour --scale absolute --sheet-only --size 1400" &&
+    overlay_case spot_jpg 37 300 "--style spot --format jpg --size 300 --force" && t_ok
 fi
 
 t_begin evaluate_as_coco_caption

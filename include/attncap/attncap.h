@@ -134,6 +134,17 @@ AC_API int ac_captioner_set_tags(ac_captioner *c, const char *tags, const char *
  * of its range (the message names the first). */
 AC_API int ac_captioner_set_naming_record(ac_captioner *c, const char *json, ac_err *err);
 
+/* How the search may end a caption, as `attncap caption --allow-unk --allow-repeats`: flags 0 (what
+ * ac_captioner_open sets) never emits <unk> and lets a word come twice only if the model's record
+ * says people repeat it; AC_SEARCH_ALLOW_UNK lets <unk> be emitted, AC_SEARCH_ALLOW_REPEATS any word
+ * come twice. Refused: an unknown flag. */
+#define AC_SEARCH_ALLOW_UNK 1u
+#define AC_SEARCH_ALLOW_REPEATS 2u
+AC_API int ac_captioner_set_search(ac_captioner *c, unsigned flags, ac_err *err);
+/* The overlays' long side in pixels, as `attncap caption --size`: 64..8192, every photo drawn that
+ * large (a smaller one enlarged), and photos captioned with AC_KEEP_PHOTO kept at least that large;
+ * 0 (what ac_captioner_open sets): 1024, a smaller photo keeps its size. Refused: another size. */
+AC_API int ac_captioner_set_overlay_size(ac_captioner *c, int size, ac_err *err);
 /* ---- Captioning ------------------------------------------------------------------------------- */
 
 typedef struct ac_alternative {
@@ -231,11 +242,17 @@ AC_API int ac_caption_stream(ac_captioner *c, ac_stream_next_fn next, ac_stream_
 /* ---- Showing results -------------------------------------------------------------------------- */
 
 #define AC_OVERLAY_FORCE 1u      /* replace an existing DIR/STEM */
-#define AC_OVERLAY_SHEET_ONLY 2u /* only the contact sheet */
+#define AC_OVERLAY_SHEET_ONLY 2u /* only the contact sheet (--sheet-only) */
+/* Since 1.2, each as `attncap caption`'s flag: */
+#define AC_OVERLAY_STYLE_SPOT 4u      /* the paper's white highlight, not a heat map (--style spot) */
+#define AC_OVERLAY_BASE_COLOUR 8u     /* the heat map over the photo's colours, not grey (--base colour) */
+#define AC_OVERLAY_SCALE_ABSOLUTE 16u /* a cell's weight as it is (0..1), not each map min..max (--scale absolute) */
+#define AC_OVERLAY_FORMAT_JPEG 32u    /* JPEG files (quality 90, .jpg), not PNG (--format jpg) */
 /* Writes DIR/STEM/NN_<word>.png per word and DIR/STEM/sheet.png, as `attncap caption --overlays DIR`
  * does (a result captioned with AC_KEEP_PHOTO). stem NULL: the photo's file name without extension
  * ("photo" for one in memory). DIR/STEM appears whole or not at all; an existing one is refused
- * (err->code AC_ERR_EXISTS) without AC_OVERLAY_FORCE. The files go into r->overlays. */
+ * (err->code AC_ERR_EXISTS) without AC_OVERLAY_FORCE. The files go into r->overlays. Refused: an
+ * unknown flag. Their long side: ac_captioner_set_overlay_size's. */
 AC_API int ac_result_write_overlays(ac_captioner *c, ac_result *r, const char *dir, const char *stem,
                                     unsigned flags, ac_err *err);
 

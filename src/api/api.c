@@ -93,6 +93,16 @@ int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *e
     return c ? ac_encoder_set_precision(&c->enc, p, err) : 0;
 }
 
+/* allow_unk and no_repeat are the only search settings ac_captioner_opts does not hold; the repeat
+ * rule comes back from the model's record when the flag is cleared. */
+int ac_captioner_set_search(ac_captioner *c, unsigned flags, ac_err *err) {
+    if (flags & ~(AC_SEARCH_ALLOW_UNK | AC_SEARCH_ALLOW_REPEATS))
+        return ac_errf(err, "search flags: unknown flags 0x%x", flags & ~(AC_SEARCH_ALLOW_UNK | AC_SEARCH_ALLOW_REPEATS));
+    c->beam.allow_unk = (flags & AC_SEARCH_ALLOW_UNK) != 0;
+    c->beam.no_repeat = (flags & AC_SEARCH_ALLOW_REPEATS) ? NULL : c->model.decode.no_repeat;
+    return 0;
+}
+
 int ac_captioner_open(const char *model, const ac_captioner_opts *opts, ac_captioner **out, ac_err *err) {
     *out = NULL;
     ac_captioner_opts o;

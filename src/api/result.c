@@ -118,6 +118,18 @@ static void on_result(void *user, const ac_batch_result *br) {
     if (fill(r, g->cap)) g->oom = 1;
 }
 
+/* The overlays' long side: ac_captioner_set_overlay_size's (kept in keep_min_side, which the core's
+ * calls use for nothing else: a kept photo is read at least that large), else the default (1024). */
+static int overlay_side(const ac_captioner *c) {
+    return c->keep_min_side > 0 ? c->keep_min_side : ac_overlay_defaults().max_side;
+}
+
+int ac_captioner_set_overlay_size(ac_captioner *c, int size, ac_err *err) {
+    if (size && (size < 64 || size > 8192)) return ac_errf(err, "overlays: size %d is not 0 or 64..8192", size);
+    c->keep_min_side = size;
+    return 0;
+}
+
 int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned flags, ac_result **out, ac_err *err) {
     if (n < 0 || (n && (!in || !out))) return ac_errf(err, "batch: bad input list (%d photos)", n);
     for (int i = 0; i < n; i++) out[i] = NULL;
@@ -125,7 +137,7 @@ int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned flags,
     gather g = {.cap = c, .flags = flags, .out = (result **)out};
     const int keep_min_side = c->keep_min_side;
     /* a kept photo is read at least as large as the overlays draw it, as `attncap caption --overlays` */
-    if (flags & AC_KEEP_PHOTO) c->keep_min_side = ac_overlay_defaults().max_side;
+    if (flags & AC_KEEP_PHOTO) c->keep_min_side = overlay_side(c);
     const int rc = ac_captioner_batch_inputs(c, in, n, c->threads, (flags & AC_KEEP_PHOTO) != 0, on_result, &g, NULL, err);
     c->keep_min_side = keep_min_side;
     if (rc || g.oom) {
@@ -173,7 +185,7 @@ int ac_caption_stream(ac_captioner *c, ac_stream_next_fn next, ac_stream_wait_fn
     stream s = {c, flags, next, wait, done, user};
     const ac_batch_source src = {stream_next, stream_wait, &s, max_together};
     const int keep_min_side = c->keep_min_side;
-    if (flags & AC_KEEP_PHOTO) c->keep_min_side = ac_overlay_defaults().max_side;
+    if (flags & AC_KEEP_PHOTO) c->keep_min_side = overlay_side(c);
     const int rc = ac_captioner_batch_stream(c, &src, c->threads, (flags & AC_KEEP_PHOTO) != 0, stream_result, &s, err);
     c->keep_min_side = keep_min_side;
     return rc;
@@ -224,12 +236,19 @@ int ac_caption_rgb(ac_captioner *c, const unsigned char *rgb, int height, int wi
 
 int ac_result_write_overlays(ac_captioner *c, ac_result *pub, const char *dir, const char *stem, unsigned flags,
                              ac_err *err) {
+    const unsigned known = AC_OVERLAY_FORCE | AC_OVERLAY_SHEET_ONLY | AC_OVERLAY_STYLE_SPOT | AC_OVERLAY_BASE_COLOUR |
+                           AC_OVERLAY_SCALE_ABSOLUTE | AC_OVERLAY_FORMAT_JPEG;
+    if (flags & ~known) return ac_errf(err, "overlays: unknown flags 0x%x", flags & ~known);
     result *r = (result *)pub;
     if (r->error) return ac_errf(err, "overlays: the photo has no caption (%s)", r->error);
     if (!r->photo.px) return ac_errf(err, "overlays: the result keeps no photo (caption it with AC_KEEP_PHOTO)");
     if (!dir) return ac_errf(err, "overlays: no folder given");
-    ac_overlay_opts oo = ac_overlay_defaults();
+    ac_overlay_opts oo = ac_overlay_defaults(); /* as cli_overlay_flags_apply sets them from the flags */
     oo.force = (flags & AC_OVERLAY_FORCE) != 0, oo.sheet_only = (flags & AC_OVERLAY_SHEET_ONLY) != 0;
+    if (flags & AC_OVERLAY_STYLE_SPOT) oo.style = AC_OVERLAY_SPOT;
+    if (flags & AC_OVERLAY_BASE_COLOUR) oo.base = AC_OVERLAY_COLOUR;
+    oo.scale_absolute = (flags & AC_OVERLAY_SCALE_ABSOLUTE) != 0, oo.jpeg = (flags & AC_OVERLAY_FORMAT_JPEG) != 0;
+    if (c->keep_min_side > 0) oo.max_side = c->keep_min_side, oo.upscale = 1; /* set_overlay_size's */
     oo.threads = c->threads;
     char *own_stem = NULL;
     if (!stem && r->image) {

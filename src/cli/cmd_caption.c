@@ -227,8 +227,11 @@ int cmd_caption(int argc, char **argv) {
     if (beam > 0) cap.beam.beam = beam;
     if (max_len > 0) cap.beam.max_len = max_len;
     if (len_alpha >= 0) cap.beam.len_alpha = len_alpha;
-    cap.beam.allow_unk = allow_unk;
-    if (allow_repeats) cap.beam.no_repeat = NULL;
+    if (ac_captioner_set_search(&cap, (allow_unk ? AC_SEARCH_ALLOW_UNK : 0) | (allow_repeats ? AC_SEARCH_ALLOW_REPEATS : 0),
+                                &err)) {
+        fprintf(stderr, "attncap caption: %s\n", err.msg);
+        goto out;
+    }
     cap.beam.nbest = nbest;
     double t_load = cli_now() - t_start;
     oo.force = force, oo.threads = threads;
