@@ -83,22 +83,31 @@ PY
   ); then t_fail "$out"
   else t_ok; fi
 fi
-# Tune over a feature cache sees a regions model's regions (ac_decode_rows): its CIDEr-D at a setting
-# equals eval's of `attncap caption` (photos, encoder and detector run afresh) at that setting; without
-# the detections it is refused in one line naming the model.
+# Tune over a feature cache sees a regions model's regions (ac_decode_rows): with the regions the
+# captioner found (caption --json "regions", as detection lines), its CIDEr-D at a setting equals
+# eval's of `attncap caption` at that setting; without detections it is refused in one line naming
+# the model. (The captioner reads a JPEG only as large as the encoder needs, so its detections can
+# differ a little from `attncap detect`'s, which reads it whole.)
 t_begin tune_sees_regions
 if [ -z "$py" ]; then t_skip "needs python3"
 elif copy_model; then
-  "$A" detect --detector "$DATA/encoders/yolox_nano.tflite" --min-score 0.2 "$COCO"/images/* >"$T/det02.jsonl" 2>"$T/err"
   if expect_error "tune of a regions model without detections" "$A" tune --model "$T/copy.safetensors" \
       --data "$COCO/captions.json" --features "$T/feat" --split all --beams 3 --alphas 1 --no-meteor; then
     if ! grep -q "attends to detected objects" "$T/err"; then t_fail "message: $(cat "$T/err")"
-    elif ! "$A" tune --model "$T/copy.safetensors" --data "$COCO/captions.json" --features "$T/feat" --split all \
-        --detections "$T/det02.jsonl" --beams 3 --alphas 1 --no-meteor --json >"$T/tune.json" 2>"$T/err"; then
-      t_fail "tune: $(head -2 "$T/err")"
     elif ! ATTNCAP_DETECTOR="$DATA/encoders/yolox_nano.tflite" "$A" caption --model "$T/copy.safetensors" --encoder "$ENC" --tags off \
         --beam 3 --len-alpha 1 --json --quiet "$COCO"/images/* >"$T/tcaps.jsonl" 2>"$T/err"; then
       t_fail "caption: $(head -2 "$T/err")"
+    elif ! "$py" - "$T/tcaps.jsonl" >"$T/capdet.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):  # the captioner's regions (normalised boxes) as `attncap detect` lines
+    o = json.loads(line)
+    dets = [{"label": r["label"], "score": r["score"], "box": r["box"]} for r in o.get("regions", [])]
+    print(json.dumps({"image": o["image"], "width": 1, "height": 1, "detections": dets}))
+PY
+    then t_fail "the captioner's regions as detections"
+    elif ! "$A" tune --model "$T/copy.safetensors" --data "$COCO/captions.json" --features "$T/feat" --split all \
+        --detections "$T/capdet.jsonl" --beams 3 --alphas 1 --no-meteor --json >"$T/tune.json" 2>"$T/err"; then
+      t_fail "tune: $(head -2 "$T/err")"
     else
       "$A" eval --refs "$COCO/captions.json" --results "$T/tcaps.jsonl" --no-meteor --json >"$T/eval.json"
       if ! out=$("$py" - "$T/tune.json" "$T/eval.json" <<'PY' 2>&1

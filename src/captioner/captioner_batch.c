@@ -32,7 +32,6 @@ typedef struct job {
     void *tag;   /* the source's, handed back with the result */
     ac_image photo, square;
     ac_image kept; /* the photo kept for the caller when it is read larger than the encoder's read (else photo) */
-    ac_image for_det; /* the detector's photo when the encoder's read is smaller than its input (else photo) */
     ac_caption cap;
     float *ann, *probs; /* lanes: the encoded photo, waiting for its search (the slot's own buffers) */
     int grid[2];        /* its own grid */
@@ -102,31 +101,24 @@ static void decode_job(batch *b, job *j) {
         if (k <= 0) j->ok = load_input(&j->in, 0, 0, &j->kept, &j->err) == 0;
         else if (j->photo.w < kw || j->photo.h < kh) j->ok = load_input(&j->in, kw, kh, &j->kept, &j->err) == 0;
     }
-    if (j->ok && b->cap->det && mw > 0) { /* the detector's input at least S x S: read again when the encoder's
-                                          * read is smaller (a small encoder), so detections do not depend on it */
-        const int S = ac_detector_input_size(b->cap->det);
-        if (j->photo.w < S || j->photo.h < S) j->ok = load_input(&j->in, S, S, &j->for_det, &j->err) == 0;
-    }
     if (!b->keep_photo && !b->cap->det) ac_image_free(&j->photo); /* the detector still needs it */
     j->t_decode = ac_now() - t0;
 }
 
 static void run_job(ac_captioner *cap, job *j) {
     if (!j->ok) return;
-    if (ac_captioner_run_photo(cap, &j->square, j->for_det.px ? &j->for_det : &j->photo, &j->cap, &j->t_cnn, &j->t_bs,
-                               &j->err))
+    if (ac_captioner_run_photo(cap, &j->square, &j->photo, &j->cap, &j->t_cnn, &j->t_bs, &j->err))
         j->ok = 0, j->run_failed = 1;
-    ac_image_free(&j->square), ac_image_free(&j->for_det);
+    ac_image_free(&j->square);
 }
 
 static void encode_job(batch *b, ac_captioner_lane *lane, job *j) {
     if (!j->ok) return;
     double t0 = ac_now();
     if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, j->grid, &j->square, &j->err) ||
-        ac_captioner_detect(b->cap, lane->det, j->for_det.px ? &j->for_det : &j->photo, j->ann, j->grid, j->regions,
-                            &j->n_regions, &j->err))
+        ac_captioner_detect(b->cap, lane->det, &j->photo, j->ann, j->grid, j->regions, &j->n_regions, &j->err))
         j->ok = 0, j->run_failed = 1;
-    ac_image_free(&j->square), ac_image_free(&j->for_det);
+    ac_image_free(&j->square);
     if (!b->keep_photo) ac_image_free(&j->photo);
     j->t_cnn = ac_now() - t0;
 }
@@ -241,7 +233,7 @@ static void deliver_loop(batch *b) {
                                    .t_search = j->t_bs};
         b->on_result(b->user, &r);
         ac_caption_free(&j->cap);
-        ac_image_free(&j->photo), ac_image_free(&j->square), ac_image_free(&j->kept), ac_image_free(&j->for_det);
+        ac_image_free(&j->photo), ac_image_free(&j->square), ac_image_free(&j->kept);
         pthread_mutex_lock(&b->mu);
         j->state = FREE;
         b->delivered = i + 1;
