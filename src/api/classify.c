@@ -42,7 +42,7 @@ static int read_labels(ac_classifier *c, const char *path, ac_err *err) {
         if (l && p[l - 1] == '\r') l--;
         if (c->n_labels == cap) {
             cap = cap ? cap * 2 : 1024;
-            char **nl = realloc(c->labels, (size_t)cap * sizeof *nl);
+            char **nl = ac_realloc(c->labels, (size_t)cap * sizeof *nl);
             if (!nl) {
                 oom = 1;
                 break;
