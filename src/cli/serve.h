@@ -1,5 +1,6 @@
 /* attncap serve's pieces (src/cli/serve_*.c): the HTTP front (libmicrohttpd), the batching queue in
- * front of the captioners, the Prometheus counters and the embedded page. Built on the core API
+ * front of the captioners, the Prometheus counters and the embedded page; what a request's bytes say is
+ * read by serve_request.h (apart from any connection, fuzzed by fuzz/fuzz_serve.c). Built on the core API
  * (attncap/attncap.h), the queue on its stream (ac_caption_stream). */
 #ifndef ATTNCAP_CLI_SERVE_H
 #define ATTNCAP_CLI_SERVE_H

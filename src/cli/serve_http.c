@@ -1,9 +1,9 @@
 /* attncap serve's HTTP front on libmicrohttpd: routes, request bodies (raw or multipart, through
- * libmicrohttpd's post processor), limits, answers. Captions go through the batching queue; the
- * connection waits suspended meanwhile, so no HTTP thread is held by a photo being captioned, and none
- * by a slow sender (libmicrohttpd polls; a body not received within body_timeout is answered 408 and
- * its connection closed, headers that slow as well (serve_watch.c); a connection silent for
- * idle_timeout is closed by libmicrohttpd).
+ * libmicrohttpd's post processor), limits, answers; what the bytes say is read by serve_request.c.
+ * Captions go through the batching queue; the connection waits suspended meanwhile, so no HTTP thread
+ * is held by a photo being captioned, and none by a slow sender (libmicrohttpd polls; a body not
+ * received within body_timeout is answered 408 and its connection closed, headers that slow as well
+ * (serve_watch.c); a connection silent for idle_timeout is closed by libmicrohttpd).
  * The only files served are the page embedded in the binary; no request names a path we open. */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
