@@ -114,6 +114,21 @@ for a, b in zip(open(sys.argv[1]), open(sys.argv[2])):
 PY
 fi
 
+# NAME WHAT: the core's JSON lines ($T/NAME.core) are `attncap caption WHAT`'s ($T/NAME.cli): byte for
+# byte, or under the sanitizers (the same words, floats printed from other roundings) the same words and
+# runners-up.
+same_as_cli() {
+  local name=$1 what=$2
+  if [ ${#san[@]} = 0 ] && ! cmp -s "$T/$name.cli" "$T/$name.core"; then
+    t_fail "$name: differs from attncap caption $what: $(diff "$T/$name.cli" "$T/$name.core" | head -2 | cut -c1-200)"; return 1
+  elif ! "$PY" -c 'import json, sys
+for a, b in zip(open(sys.argv[1]), open(sys.argv[2])):
+    a, b = json.loads(a), json.loads(b)
+    assert a["tokens"] == b["tokens"], (a["caption"], b["caption"])
+    assert [x["caption"] for x in a.get("alternatives", [])] == [x["caption"] for x in b.get("alternatives", [])], a["image"]' \
+       "$T/$name.cli" "$T/$name.core" 2>"$T/py.err"; then t_fail "$name: $(tail -1 "$T/py.err")"; return 1; fi
+}
+
 # The 1.2 setters against the CLI's flags: each must change the captions of samples/ (else the test
 # could not tell a setter that does nothing) and give exactly `attncap caption`'s with the flag.
 setter_case() { # NAME "CORE_X=... ..." "CLI flags" [CLI environment]
@@ -123,11 +138,7 @@ setter_case() { # NAME "CORE_X=... ..." "CLI flags" [CLI environment]
   local rc=$?
   if [ $rc -ne 0 ]; then t_fail "$name: exit $rc: $(head -3 "$T/err")"; return 1
   elif cmp -s "$T/$name.cli" "$T/cli.json"; then t_fail "$name: $flags $cli_env changes no caption of samples/"; return 1
-  elif [ ${#san[@]} = 0 ] && ! cmp -s "$T/$name.cli" "$T/$name.core"; then
-    t_fail "$name: differs from attncap caption $flags: $(diff "$T/$name.cli" "$T/$name.core" | head -2 | cut -c1-200)"; return 1
-  elif ! "$PY" -c 'import json, sys
-for a, b in zip(open(sys.argv[1]), open(sys.argv[2])): assert json.loads(a)["tokens"] == json.loads(b)["tokens"], (a[:200], b[:200])' \
-       "$T/$name.cli" "$T/$name.core" 2>"$T/py.err"; then t_fail "$name: $(tail -1 "$T/py.err")"; return 1; fi
+  else same_as_cli "$name" "$flags"; fi
 }
 
 t_begin set_precision_as_the_cli
@@ -153,14 +164,7 @@ search_case() {
   local rc=$?
   if [ $rc -ne 0 ]; then t_fail "$name: exit $rc: $(head -3 "$T/err")"; return 1
   elif cmp -s "$T/$name.base" "$T/$name.cli"; then t_fail "$name: $flag changes nothing here ($base)"; return 1
-  elif [ ${#san[@]} = 0 ] && ! cmp -s "$T/$name.cli" "$T/$name.core"; then
-    t_fail "$name: differs from attncap caption $base $flag: $(diff "$T/$name.cli" "$T/$name.core" | head -2 | cut -c1-200)"; return 1
-  elif ! "$PY" -c 'import json, sys
-for a, b in zip(open(sys.argv[1]), open(sys.argv[2])):
-    a, b = json.loads(a), json.loads(b)
-    assert a["tokens"] == b["tokens"], (a["caption"], b["caption"])
-    assert [x["caption"] for x in a.get("alternatives", [])] == [x["caption"] for x in b.get("alternatives", [])], a["image"]' \
-       "$T/$name.cli" "$T/$name.core" 2>"$T/py.err"; then t_fail "$name: $(tail -1 "$T/py.err")"; return 1; fi
+  else same_as_cli "$name" "$base $flag"; fi
 }
 
 t_begin set_search_as_the_cli
