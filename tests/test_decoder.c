@@ -530,13 +530,14 @@ static void step_matches_training_forward(int score, int heads, int mode) {
 /* A copy model: the inference step's log p of each fed word (the copy mixture over the vocabulary's
  * log-softmax, copy.c) sums to the training forward's cross-entropy, and each step's row is a
  * distribution; the regions' categories set on the prepared photo are what the batch gives. */
-static void test_step_matches_training_copy(void) {
+static void step_matches_training_copy(int kind) {
     ac_decoder_config c = tiny_cfg();
-    c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = 1, c.region_scale = 60;
+    c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = kind, c.region_scale = 60;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
-    dec.copy_b[0] = 0.5f; /* a gate well open */
+    if (kind == 1) dec.copy_b[0] = 0.5f; /* a gate well open */
+    else dec.ptr_bs[0] = -0.5f;          /* the sentinel low: the same */
     const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[2][48];
@@ -569,16 +570,18 @@ static void test_step_matches_training_copy(void) {
         }
         ac_dec_image_free(im);
     }
-    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "steps %.9g, training forward %.9g", ce, st.ce_sum);
+    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d: steps %.9g, training forward %.9g", kind, ce, st.ce_sum);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
+static void test_step_matches_training_copy(void) { step_matches_training_copy(1); }
+static void test_step_matches_training_pointer(void) { step_matches_training_copy(2); }
 
 /* ac_decoder_copy_shares: a word no region's category names was never copied; with the gate shut
  * nothing was, with it wide open every word of a present category was (entirely). */
-static void test_copy_shares(void) {
+static void copy_shares(int kind) {
     ac_decoder_config c = tiny_cfg();
-    c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = 1, c.region_scale = 60;
+    c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = kind, c.region_scale = 60;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
@@ -594,7 +597,8 @@ static void test_copy_shares(void) {
     ac_dec_image_set_categories(im, cat);
     const float gates[3] = {-30, 0, 30};
     for (int g = 0; g < 3; g++) {
-        dec.copy_b[0] = gates[g];
+        if (kind == 1) dec.copy_b[0] = gates[g];
+        else dec.ptr_bs[0] = -gates[g]; /* the sentinel against the regions */
         CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, &err) == 0);
         for (int k = 0; k <= 5; k++) {
             const int w = k < 5 ? words[k] : AC_END, present = w < 11 && (word_cat[w] == 2 || word_cat[w] == 9);
@@ -607,6 +611,8 @@ static void test_copy_shares(void) {
     ac_dec_image_free(im);
     ac_decoder_free(&dec);
 }
+static void test_copy_shares(void) { copy_shares(1); }
+static void test_pointer_shares(void) { copy_shares(2); }
 
 static void test_step_matches_training_forward(void) {
     for (int s = 0; s < AC_ATTENTION_COUNT; s++)
@@ -721,6 +727,19 @@ static void test_torch_parity_copy(void) {
     CHECK(c.copy == 1 && c.regions == 2);
 }
 
+/* The pointer (config.copy 2; tools/torch_decoder.py --pointer): the same batch, the regions scored
+ * against the sentinel in one softmax there (here: the log-sum-exp against the sentinel's score and
+ * the renormalised regions); every gradient, the pointer's own and through the keys and queries into
+ * W_a, b_a and W_h, against autograd. */
+static void test_torch_parity_pointer(void) {
+    char path[4096], why[512];
+    const char *root = getenv("ATTNCAP_ROOT");
+    ac_decoder_config c;
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_pointer.safetensors", root ? root : ".");
+    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "pointer: %s", why);
+    CHECK(c.copy == 2 && c.regions == 2);
+}
+
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
                              .grid_h = 3, .grid_w = 4, .attention = score, .heads = heads};
@@ -831,6 +850,9 @@ int main(void) {
     RUN(test_torch_parity_copy);
     RUN(test_step_matches_training_copy);
     RUN(test_copy_shares);
+    RUN(test_torch_parity_pointer);
+    RUN(test_step_matches_training_pointer);
+    RUN(test_pointer_shares);
     RUN(test_torch_parity_hard);
     RUN(test_step_f16_same_bits);
     RUN(test_step_photos_scores);

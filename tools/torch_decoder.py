@@ -79,7 +79,9 @@ def tensor_specs(c):
             ("beta_w", (H,)), ("beta_b", (1,)), ("init_h_w", (D, H)), ("init_h_b", (H,)), ("init_c_w", (D, H)),
             ("init_c_b", (H,)), ("lstm_w", (E + D + H, 4 * H)), ("lstm_b", (4 * H,)), ("out_lh", (H, E)),
             ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))] + (
-            [("copy_w", (H + D,)), ("copy_b", (1,))] if c.get("copy") else [])
+            [("copy_w", (H + D,)), ("copy_b", (1,))] if c.get("copy") == 1 else []) + (
+            [("ptr_we", (H if score == "general" else A,)), ("ptr_ws", (H,)), ("ptr_bs", (1,))]
+            if c.get("copy") == 2 else [])
 
 
 def scores(P, c, keys, hp, j=0, n=1):
@@ -222,7 +224,25 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
         od = out * masks[1][row:row + bt] if masks is not None else F.dropout(out, p, train)
         logits.append(od @ P["out_lo"] + P["out_bo"])
         tgts.append(tgt)
-        if copy is not None:
+        if copy is not None and c["copy"] == 2:  # the pointer: regions against the sentinel, one softmax
+            q = hp if c.get("attention", "additive") == "general" else hp @ P["att_wh"]
+            gate, abar, cats = [], torch.zeros(bt, c["regions"], dtype=ann.dtype), []
+            for i in range(bt):
+                nr = copy["n_regions"][i]
+                g0 = (n_valid[i] if n_valid is not None else L) - nr
+                cats.append(copy["cats"][i][:nr] if nr else None)
+                named = [r for r in range(nr) if (copy["word_cat"] == copy["cats"][i][r]).any()]
+                if not named:
+                    gate.append(torch.zeros((), dtype=ann.dtype))
+                    continue
+                e = torch.tanh(proj[i, [g0 + r for r in named]] + q[i]) @ P["ptr_we"]
+                es = hd[i] @ P["ptr_ws"] + P["ptr_bs"]
+                wts = torch.softmax(torch.cat([e, es]), 0)
+                gate.append(1 - wts[-1])
+                for j, r in enumerate(named):
+                    abar[i, r] = wts[j]
+            copy_rows.append(copy_nll(logits[-1], tgt, torch.stack(gate), abar, cats, copy["word_cat"]))
+        elif copy is not None:
             gate = torch.sigmoid(torch.cat([hd, z], 1) @ P["copy_w"] + P["copy_b"])
             abar = torch.zeros(bt, c["regions"], dtype=ann.dtype)
             cats = []
@@ -267,11 +287,11 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=False):
+def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if copy_mode:  # a 2x2 grid and 2 regions; words 4-9 name categories 0, 0, 1, 3, 3, 3 (none names 7)
-        c.update(grid_h=2, grid_w=2, regions=2, region_scale=60, region_min_score=0.2, copy=1)
+        c.update(grid_h=2, grid_w=2, regions=2, region_scale=60, region_min_score=0.2, copy=copy_mode)
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
         c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -379,12 +399,15 @@ if __name__ == "__main__":
                     "given regions)")
     ap.add_argument("--copy", action="store_true", help="config.copy: a 2x2 grid, 2 regions and the copy "
                     "path's objective (tests/fixtures/decoder_parity_copy.safetensors)")
+    ap.add_argument("--pointer", action="store_true", help="config.copy 2, the pointer and its sentinel, on the "
+                    "same batch (tests/fixtures/decoder_parity_pointer.safetensors)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
-        make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse, a.copy)
+        make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse,
+                     2 if a.pointer else 1 if a.copy else 0)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

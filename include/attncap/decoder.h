@@ -127,7 +127,17 @@ typedef struct ac_decoder_config {
      * where S(c) are the vocabulary words naming category c (objects.h, ac_decoder_set_copy_words): the
      * region says which object, the vocabulary which of its words (giraffe or giraffes, man or woman).
      * Tensors copy_w [H + D], copy_b [1]. A photo without a region of a category with words decodes
-     * as without copy. src/decoder/copy_internal.h has the derivation of the gradient. */
+     * as without copy. src/decoder/copy_internal.h has the derivation of the gradient.
+     * copy = 2, the pointer: the regions get their own scores, apart from the context's attention,
+     * and compete with a sentinel (Merity et al. 2017, "Pointer Sentinel Mixture Models"):
+     *   e_r = w_p . tanh(k_r + q_t)       k_r the region's attention key (W_a a_r + b_a), q_t the
+     *                                     step's attention query (W_h h_{t-1}, or h_{t-1} for general)
+     *   e_s = w_s . h_t + b_s             the sentinel: "the next word is not a region's name"
+     *   [pi_1 .. pi_n, 1 - g] = softmax([e_1 .. e_n, e_s])   over the regions whose category has words
+     * and p(w) as above with g pi_r (pi renormalised over the regions) in place of g and the
+     * attention's share. The gate is the regions' scores against the sentinel's, so it opens when some
+     * region fits the step's query, whatever the region's category: what the copy learns about one
+     * object carries to all. Tensors ptr_we [K] (w_p, K the key width), ptr_ws [H], ptr_bs [1]. */
     int copy;
 } ac_decoder_config;
 
@@ -174,7 +184,8 @@ typedef struct ac_decoder {
     float *init_h_w, *init_h_b, *init_c_w, *init_c_b; /* [D, H], [H], [D, H], [H] */
     float *lstm_w, *lstm_b;                      /* [E + D + H, 4H] (gate order i f g o), [4H] */
     float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
-    float *copy_w, *copy_b;                      /* [H + D], [1]: config.copy's gate; NULL without copy */
+    float *copy_w, *copy_b;                      /* [H + D], [1]: config.copy 1's gate; NULL otherwise */
+    float *ptr_we, *ptr_ws, *ptr_bs;             /* [K], [H], [1]: config.copy 2's pointer; NULL otherwise */
     struct ac_copy_sets *copy; /* which words name each category (ac_decoder_set_copy_words); owned */
     /* The transformer has emb, out_lo [d, V] and out_bo [V] under these names (the trainer's output
      * bias and a warm start's word rows work alike); its other tensors are in transformer.c's list,

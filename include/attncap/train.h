@@ -141,8 +141,9 @@ typedef struct ac_train_opts {
                                decoder attends over each photo's detected objects beside its grid, and
                                captions without photos get their object words as pseudo-regions */
     int regions;            /* regions per photo (default 10 with detections; 0: none) */
-    int copy;               /* with regions: the copy path (decoder.h config.copy): a word can come from the
-                             * attended region's category through a learned gate */
+    int copy;               /* with regions: the copy path (decoder.h config.copy): a word can come from a
+                             * region's category; 1: the attended region's, through a learned gate; 2: the
+                             * pointer's region, against its sentinel */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

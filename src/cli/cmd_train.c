@@ -33,6 +33,8 @@ static void usage(FILE *f) {
             "                       over each photo's detected objects, and names them (regions; see README)\n"
             "  --regions N          detected objects per photo the decoder sees (default 10 with --detections)\n"
             "  --copy               with --detections: name an attended object from its category (learned gate)\n"
+            "  --pointer            with --detections: name an object from its category, the object chosen by a\n"
+            "                       pointer over the photo's objects against a sentinel (implies --copy)\n"
             "  --text-weight W      weight of the text loss against the photos' (default 1)\n"
             "  --init MODEL         start from MODEL's weights (same sizes; its words keep their rows)\n"
             "  --out MODEL          best model by the validation score (checkpoint: MODEL.ckpt)\n"
@@ -89,6 +91,7 @@ int cmd_train(int argc, char **argv) {
     ac_train_opts o;
     ac_train_defaults(&o);
     train_view view = {0};
+    int pointer = 0;
     o.on_event = train_view_event, o.user = &view;
     const char *given[64];
     char given_buf[2048];
@@ -101,6 +104,7 @@ int cmd_train(int argc, char **argv) {
         OPT_STR("--text", &o.text),
         OPT_FLOAT("--text-ratio", &o.text_ratio, 0.01, 100),
         OPT_STR("--detections", &o.detections), OPT_INT("--regions", &o.regions, 1, 32), OPT_FLAG("--copy", NULL, &o.copy),
+        OPT_FLAG("--pointer", NULL, &pointer),
         OPT_FLOAT("--text-weight", &o.text_weight, 0, 100),
         OPT_STR("--init", &o.init),
         OPT_STR("--out", &o.out),
@@ -152,6 +156,7 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "attncap train: --data, --features and --out are required (try --help)\n");
         return 2;
     }
+    if (pointer) o.copy = 2;
     if (o.copy && !o.detections && !o.resume) {
         fprintf(stderr, "attncap train: --copy needs --detections: it copies from the photos' detected objects\n");
         return 2;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attncap/regions.h"
+#include "attention_internal.h"
 #include "copy_internal.h"
 #include "alloc_internal.h"
 
@@ -187,4 +188,50 @@ void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float 
         if (c >= AC_COPY_CATEGORIES || s->off[c + 1] == s->off[c]) continue;
         dabar[r] = (float)(k * ((c == cy ? dpi : 0) - mean) / t.A);
     }
+}
+
+/* ---- copy 2: the pointer and its sentinel ---- */
+
+static int named(const struct ac_copy_sets *s, int c) { return c < AC_COPY_CATEGORIES && s->off[c + 1] > s->off[c]; }
+
+static ac_attention_fn pointer_fn(const ac_decoder *dec) {
+    return (ac_attention_fn){AC_ATTENTION_ADDITIVE, ac_attention_key_dim(&dec->cfg), 1, dec->ptr_we, 1.0f};
+}
+
+float ac_copy_pointer_forward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
+                              const float *h, float *e, float *abar, float *cache) {
+    const struct ac_copy_sets *s = dec->copy;
+    const ac_attention_fn f = pointer_fn(dec);
+    const int H = dec->cfg.hidden;
+    ac_attention_scores_forward(&f, reg->n, q, keys, e, cache);
+    float mx = -INFINITY;
+    for (int r = 0; r < reg->n; r++)
+        if (named(s, reg->cat[r]) && e[r] > mx) mx = e[r];
+    if (mx == -INFINITY) {
+        for (int r = 0; r < reg->n; r++) abar[r] = 0;
+        return -INFINITY;
+    }
+    double sum = 0;
+    for (int r = 0; r < reg->n; r++) sum += abar[r] = named(s, reg->cat[r]) ? expf(e[r] - mx) : 0.0f;
+    float es = dec->ptr_bs[0];
+    for (int j = 0; j < H; j++) es += dec->ptr_ws[j] * h[j];
+    return (float)(mx + log(sum) - es);
+}
+
+/* u = log sum_r exp(e_r) - e_s gives du/de_r = pi_r and du/de_s = -1; abar_r = exp(e_r - max) gives
+ * dabar_r/de_r = abar_r (the max moves every abar in proportion, which the mixture does not see:
+ * sum_r abar_r dabar_r = 0). */
+void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
+                              const float *h, const float *cache, float du, const float *dabar, float *dq,
+                              float *dkeys, float *g_we, float *g_ws, float *g_bs, float *dh) {
+    const int H = dec->cfg.hidden;
+    const ac_attention_fn f = pointer_fn(dec);
+    float de[AC_REGIONS_MAX];
+    double sum = 0;
+    for (int r = 0; r < reg->n; r++) sum += reg->abar[r];
+    if (!(sum > 0)) return;
+    for (int r = 0; r < reg->n; r++) de[r] = (float)(du * reg->abar[r] / sum + dabar[r] * reg->abar[r]);
+    ac_attention_scores_backward(&f, reg->n, q, keys, cache, de, dq, dkeys, g_we, NULL);
+    for (int j = 0; j < H; j++) g_ws[j] -= du * h[j], dh[j] -= du * dec->ptr_ws[j];
+    g_bs[0] -= du;
 }

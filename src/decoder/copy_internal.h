@@ -57,4 +57,19 @@ double ac_copy_xent(const ac_decoder *dec, const ac_copy_regions *reg, float gat
  * (u the gate's pre-activation) and dabar [reg->n] gets k d/d abar_r. */
 void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logits, int y, float k,
                        float *dgate_logit, float *dabar);
+
+/* copy 2 (decoder.h): the pointer's step. reg->n regions of categories reg->cat with keys [n, K] (their
+ * rows of W_a a + b_a), the step's query q [K], h [H] the sentinel's input (dropped h_t): writes the
+ * scores e [n], abar [n] = exp(e_r - max) over the regions whose category has words (0 for the others),
+ * cache [n, K] (the tanh, for the backward; NULL at inference), and returns the gate's pre-activation
+ * u = log sum_r exp(e_r) - e_s (-inf when no region's category has words). ac_copy_mix_logp and
+ * ac_copy_xent then take sigmoid(u) as the gate and abar as the regions' attention: g pi_r is the
+ * sentinel softmax's weight on region r. */
+float ac_copy_pointer_forward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
+                              const float *h, float *e, float *abar, float *cache);
+/* Its backward from du and dabar [n] (ac_copy_xent_grad's dgate_logit and dabar), reg->abar being the
+ * forward's: ADDS d loss to dq [K], dkeys [n, K], the pointer's g_we [K], g_ws [H], g_bs [1] and dh [H]. */
+void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
+                              const float *h, const float *cache, float du, const float *dabar, float *dq,
+                              float *dkeys, float *g_we, float *g_ws, float *g_bs, float *dh);
 #endif

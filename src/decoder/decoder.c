@@ -14,7 +14,8 @@
  *   init_c_w [D, H]  init_c_b [H]  c_0 = tanh(mean(a) W + b)
  *   lstm_w   [E + D + H, 4H]  lstm_b [4H]   gates of [E y; z; h], order i f g o
  *   out_lh   [H, E]  out_lz [D, E]  out_lo [E, V]  out_bo [V]   deep output
- *   copy_w   [H + D] copy_b [1]   the copy gate (config.copy only; copy.c)
+ *   copy_w   [H + D] copy_b [1]   the copy gate (config.copy 1 only; copy.c)
+ *   ptr_we   [K]  ptr_ws [H]  ptr_bs [1]   the pointer and its sentinel (config.copy 2 only)
  * Row-vector convention: y = x W with x [rows] and W [rows, cols]. */
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
@@ -63,8 +64,9 @@ int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_n
 
 /* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
  * attention tensors that only some score functions have, HAS_COPY those of config.copy. */
-#define N_SPEC 20
+#define N_SPEC 23
 #define HAS_COPY 0x100u
+#define HAS_POINTER 0x200u
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
@@ -74,6 +76,7 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
         {"init_c_w", D, H, 0},   {"init_c_b", 1, H, 0},   {"lstm_w", E + D + H, 4 * H, 0},
         {"lstm_b", 1, 4 * H, 0}, {"out_lh", H, E, 0},     {"out_lz", D, E, 0},     {"out_lo", E, V, 0},
         {"out_bo", 1, V, 0},     {"copy_w", 1, H + D, HAS_COPY}, {"copy_b", 1, 1, HAS_COPY},
+        {"ptr_we", 1, K, HAS_POINTER}, {"ptr_ws", 1, H, HAS_POINTER}, {"ptr_bs", 1, 1, HAS_POINTER},
     };
     for (int i = 0; i < N_SPEC; i++) {
         t[i] = (ac_dec_tensor){spec[i].name, spec[i].r, spec[i].k, 0};
@@ -90,7 +93,8 @@ int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_p
     size_t off = 0;
     int n = 0;
     for (int i = 0; i < tensor_spec(c, all, has); i++) {
-        if (has[i] == HAS_COPY ? !c->copy : has[i] && !(has[i] & mine)) continue;
+        if (has[i] == HAS_COPY ? c->copy != 1 : has[i] == HAS_POINTER ? c->copy != 2 : has[i] && !(has[i] & mine))
+            continue;
         t[n] = all[i];
         t[n++].offset = off;
         off += (size_t)all[i].rows * (size_t)all[i].cols;
@@ -126,8 +130,8 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
                        c->entropy, c->expected);
     if (c->decoder == AC_DECODER_TRANSFORMER && c->attention_mode != AC_ATTENTION_SOFT)
         return ac_errf(err, "hard attention is the LSTM decoder's: a transformer's attention is soft");
-    if (c->copy && (c->copy != 1 || c->decoder != AC_DECODER_LSTM || c->attention_mode != AC_ATTENTION_SOFT || c->regions < 1))
-        return ac_errf(err, "copy is 0 or 1, and needs an LSTM with soft attention and regions");
+    if (c->copy && (c->copy < 0 || c->copy > 2 || c->decoder != AC_DECODER_LSTM || c->attention_mode != AC_ATTENTION_SOFT || c->regions < 1))
+        return ac_errf(err, "copy is 0, 1 or 2, and needs an LSTM with soft attention and regions");
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -165,7 +169,8 @@ static void bind(ac_decoder *dec) {
     float **v[N_SPEC] = {&dec->emb,      &dec->att_wa,   &dec->att_ba,   &dec->att_wh,   &dec->att_we,
                          &dec->att_logtau, &dec->beta_w, &dec->beta_b,   &dec->init_h_w, &dec->init_h_b,
                          &dec->init_c_w, &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,
-                         &dec->out_lz,   &dec->out_lo,   &dec->out_bo,   &dec->copy_w,   &dec->copy_b};
+                         &dec->out_lz,   &dec->out_lo,   &dec->out_bo,   &dec->copy_w,   &dec->copy_b,
+                         &dec->ptr_we,   &dec->ptr_ws,   &dec->ptr_bs};
     for (int i = 0, k = 0; i < N_SPEC; i++) {
         const int mine = k < n && !strcmp(t[k].name, all[i].name);
         *v[i] = mine ? dec->params + t[k++].offset : NULL;
@@ -198,7 +203,7 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
         size_t n = (size_t)t[i].rows * t[i].cols;
         double r;
         if (!strcmp(t[i].name, "emb")) r = 0.1;                         /* small, as in arctic-captions */
-        else if (!strcmp(t[i].name, "att_we")) r = sqrt(6.0 / (t[i].cols + 1));
+        else if (!strcmp(t[i].name, "att_we") || !strcmp(t[i].name, "ptr_we")) r = sqrt(6.0 / (t[i].cols + 1));
         else if (!strcmp(t[i].name, "beta_w")) r = sqrt(6.0 / (t[i].cols + 1));
         else if (t[i].rows == 1) r = 0; /* biases */
         else r = sqrt(6.0 / (t[i].rows + t[i].cols)); /* Glorot uniform */
@@ -210,6 +215,7 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
     /* The copy gate starts nearly shut (g = 0.05): a warm start from a model without copy begins
      * close to that model's distribution. */
     if (dec->copy_b) dec->copy_b[0] = -3.0f;
+    if (dec->ptr_bs) dec->ptr_bs[0] = 3.0f; /* the same for the pointer: g = n / (n + e^3) for n regions */
     return 0;
 }
 
@@ -410,22 +416,29 @@ static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int 
     }
 }
 
-/* The copy path (copy_internal.h) on the step's log-probabilities: each row's gate from h_t and z_t
- * (x's z part, already times beta), its regions' attention the heads' mean of ah [K, heads, L]. */
+/* The copy path (copy_internal.h) on the step's log-probabilities. copy 1: each row's gate from h_t and
+ * z_t (x's z part, already times beta), its regions' attention the heads' mean of ah [K, heads, L].
+ * copy 2: the pointer's scores of the regions' keys against the row's query q [K, A], and the sentinel
+ * from h_t. */
 static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
-                      const float *ah, const float *x, const float *h_out, int ldo, float *logp) {
+                      const float *q, const float *ah, const float *x, const float *h_out, int ldo, float *logp) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab, X = E + D + H;
-    const int nh = ac_attention_heads(cf);
+    const int nh = ac_attention_heads(cf), A = ac_attention_key_dim(cf);
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
         const ac_dec_image *im = img[p];
         if (!im->regions || !im->has_categories) continue;
         const int g0 = im->gh * im->gw;
         for (int k = k0; k < k0 + rows[p]; k++) {
-            float abar[AC_REGIONS_MAX];
-            ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
+            float abar[AC_REGIONS_MAX], e[AC_REGIONS_MAX], u;
             const ac_copy_regions reg = {im->regions, im->cat, abar};
-            const float u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
+            if (cf->copy == 2) {
+                u = ac_copy_pointer_forward(dec, &reg, im->proj + (size_t)g0 * A, q + (size_t)k * A,
+                                            h_out + (size_t)k * ldo, e, abar, NULL);
+            } else {
+                ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
+                u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
+            }
             ac_copy_mix_logp(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V);
         }
     }
@@ -523,7 +536,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
     for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
-    if (dec->copy_w && dec->copy) copy_step(dec, n_photos, img, rows, ah, x, h_out, ldo, logp);
+    if ((dec->copy_w || dec->ptr_we) && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
@@ -576,7 +589,7 @@ int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const
     const ac_decoder_config *c = &dec->cfg;
     const int V = c->vocab, H = c->hidden;
     for (int k = 0; k <= n; k++) share[k] = 0;
-    if (!dec->copy_w || !dec->copy || !img->regions || !img->has_categories) return 0;
+    if (!c->copy || !dec->copy || !img->regions || !img->has_categories) return 0;
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "copy shares: word id %d outside 0..%d", words[k], V - 1);
     float *buf = ac_malloc((4 * (size_t)H + 2 * (size_t)V + (size_t)c->n_ann + ac_decoder_step_scratch(c, 1)) * sizeof *buf);

@@ -84,6 +84,8 @@ struct ac_dec_work {
     const unsigned char *const *rcat; /* the batch's region_cat */
     float *cgate, *cdu;               /* [N] the gate g, and d loss / d its pre-activation */
     float *cabar, *cdabar;            /* [N, regions] the regions' attention (heads' mean), d loss / d it */
+    float *cptr;                      /* copy 2: [N, regions, K] the pointer's tanh */
+    float *cdq;                       /* copy 2: [N, K] the pointer's d loss / d query */
 };
 enum { CAP_EXPECTED, CAP_SAMPLED, CAP_ARGMAX };
 
@@ -165,6 +167,7 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         AL(w->dG, n * 4 * H); AL(w->dq, n * K); AL(w->dh_out, n * H); AL(w->dz_out, n * D);
         AL(w->dO, n * E); AL(w->d2, n * E); AL(w->loc, n * (size_t)ac_attention_heads(c));
         AL(w->cgate, n); AL(w->cdu, n); AL(w->cabar, n * (c->regions + 1)); AL(w->cdabar, n * (c->regions + 1));
+        AL(w->cptr, c->copy == 2 ? n * c->regions * K : 1); AL(w->cdq, c->copy == 2 ? n * K : 1);
         w->capN = N;
     }
 #undef AL
@@ -189,7 +192,7 @@ void ac_dec_work_free(ac_dec_work *w) {
                   w->dc, w->S, w->dX, w->dal, w->de, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
                   w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift, w->loc, w->cap_mode, w->cap_ce, w->kr,
-                  w->cgate, w->cdu, w->cabar, w->cdabar};
+                  w->cgate, w->cdu, w->cabar, w->cdabar, w->cptr, w->cdq};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     ac_tf_work_free(w->tf);
     free(w);
@@ -282,21 +285,36 @@ static int few_rows(const ac_dec_work *w) {
 }
 
 /* Whether the batch copies: a copy model with its word sets, given the regions' categories. */
-static int copy_on(const ac_decoder *dec, const ac_dec_work *w) { return dec->copy_w && dec->copy && w->nreg; }
+static int copy_on(const ac_decoder *dec, const ac_dec_work *w) {
+    return (dec->copy_w || dec->ptr_we) && dec->copy && w->nreg;
+}
 
 /* Token r (of caption i)'s regions for copy.c: their categories and attention. */
 static ac_copy_regions copy_regions(const ac_dec_work *w, int i, int r) {
     return (ac_copy_regions){w->nreg[i], w->rcat[i], w->cabar + (size_t)r * (w->cfg.regions + 1)};
 }
 
-/* The copy path's forward: each token's gate g = sigmoid(w_c . [dropped h_t; z_t] + b_c) and its
- * regions' attention (the heads' mean): the last nreg rows of its photo's own. */
+/* The copy path's forward: each token's gate and its regions' attention, its photo's last nreg rows.
+ * copy 1: g = sigmoid(w_c . [dropped h_t; z_t] + b_c), the attention the heads' mean; copy 2: the
+ * pointer's regions against its sentinel (on the dropped h_t). */
 static void copy_forward(const ac_decoder *dec, ac_dec_work *w) {
     const ac_decoder_config *c = &dec->cfg;
     const int H = c->hidden, D = c->dim, L = c->n_ann, nh = ac_attention_heads(c), R1 = c->regions + 1;
+    const int K = ac_attention_key_dim(c);
     for (int t = 0; t < w->T; t++)
         for (int i = 0; i < w->bt[t]; i++) {
             const int r = w->off[t] + i, nr = w->nreg[i], g0 = w->uval[w->uimg[i]] - nr;
+            if (c->copy == 2) {
+                float e[AC_REGIONS_MAX];
+                w->cgate[r] = 0;
+                if (!nr) continue;
+                const ac_copy_regions reg = copy_regions(w, i, r);
+                const float u = ac_copy_pointer_forward(dec, &reg, w->proj + ((size_t)w->uimg[i] * L + g0) * K,
+                                                        w->q + (size_t)r * K, w->hd + (size_t)r * H, e,
+                                                        w->cabar + (size_t)r * R1, w->cptr + (size_t)r * c->regions * K);
+                w->cgate[r] = 1.0f / (1.0f + expf(-u));
+                continue;
+            }
             const float u = ac_copy_gate_logit(dec, w->hd + (size_t)r * H, w->X + (size_t)r * (D + H));
             w->cgate[r] = 1.0f / (1.0f + expf(-u));
             ac_copy_region_attention(w->alpha + (size_t)r * nh * L, nh, L, g0, nr, w->cabar + (size_t)r * R1);
@@ -469,7 +487,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
 
 typedef struct {
     float *emb, *att_wa, *att_ba, *att_wh, *att_we, *att_logtau, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w,
-        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b;
+        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b, *ptr_we, *ptr_ws, *ptr_bs;
 } grads;
 
 /* The gradient's views, at the parameters' offsets (NULL where the decoder has no such tensor). */
@@ -478,7 +496,7 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
 #define G_(name) r.name = dec->name ? g + (dec->name - dec->params) : NULL
     G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(att_logtau); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
     G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo); G_(copy_w);
-    G_(copy_b);
+    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs);
 #undef G_
     return r;
 }
@@ -540,7 +558,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     mm(0, 1, N, H, E, w->dO, E, dec->out_lh, E, 0.0f, w->dh_out, H);
     mm(1, 0, D, E, N, w->X, DH, w->dO, E, 0.0f, g.out_lz, E);
     mm(0, 1, N, D, E, w->dO, E, dec->out_lz, E, 0.0f, w->dz_out, D);
-    if (copy) /* the gate u = w_c . [dropped h; z] + b_c */
+    if (copy && c->copy == 1) /* the gate u = w_c . [dropped h; z] + b_c */
         for (int r = 0; r < N; r++) {
             const float du = w->cdu[r];
             if (du == 0) continue;
@@ -550,6 +568,20 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             for (int j = 0; j < D; j++) g.copy_w[H + j] += du * z[j], dz[j] += du * dec->copy_w[H + j];
             g.copy_b[0] += du;
         }
+    memset(w->dproj, 0, sizeof(float) * (size_t)w->U * L * A);
+    if (copy && c->copy == 2) /* the pointer: its sentinel on the dropped h_t, its scores on the keys and queries */
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < w->bt[t]; i++) {
+                const int r = w->off[t] + i, nr = w->nreg[i], g0 = w->uval[w->uimg[i]] - nr;
+                float *dq = w->cdq + (size_t)r * A;
+                memset(dq, 0, sizeof(float) * A);
+                if (!nr) continue;
+                const ac_copy_regions reg = copy_regions(w, i, r);
+                const size_t k0 = ((size_t)w->uimg[i] * L + g0) * A;
+                ac_copy_pointer_backward(dec, &reg, w->proj + k0, w->q + (size_t)r * A, w->hd + (size_t)r * H,
+                                         w->cptr + (size_t)r * c->regions * A, w->cdu[r], w->cdabar + (size_t)r * R1,
+                                         dq, w->dproj + k0, g.ptr_we, g.ptr_ws, g.ptr_bs, w->dh_out + (size_t)r * H);
+            }
     for (size_t k = 0; k < (size_t)N * H; k++) w->dh_out[k] *= w->m1[k];
 
     /* The penalty's gradient w.r.t. alpha_ti is the same for every t of a caption. */
@@ -557,7 +589,6 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     for (size_t k = 0; k < (size_t)B * HL; k++) w->S[k] = pk * (w->S[k] - 1.0f);
     memset(w->dh, 0, sizeof(float) * (size_t)B * H);
     memset(w->dc, 0, sizeof(float) * (size_t)B * H);
-    memset(w->dproj, 0, sizeof(float) * (size_t)w->U * L * A);
 
     for (int t = T - 1; t >= 0; t--) {
         const int Bt = w->bt[t], r0 = w->off[t];
@@ -601,13 +632,14 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             else /* a location's context does not depend on alpha */
                 memset(w->dal, 0, sizeof(float) * (size_t)HL);
             for (int l = 0; l < HL; l++) w->dal[l] += w->S[(size_t)i * HL + l]; /* (beyond n: not read) */
-            for (int k = 0; copy && k < w->nreg[i]; k++) /* the copy's pi, from the heads' mean */
+            for (int k = 0; copy && c->copy == 1 && k < w->nreg[i]; k++) /* the copy's pi, from the heads' mean */
                 for (int j = 0; j < nh; j++) w->dal[(size_t)j * L + n - w->nreg[i] + k] += w->cdabar[(size_t)r * R1 + k] / nh;
             ac_attention_softmax_backward_masked(al, w->dal, nh, L, n, w->de);
             if (mode == CAP_SAMPLED) /* REINFORCE and the entropy bonus (a padded cell: alpha 0, adds 0) */
                 ac_hard_attention_backward(al, nh, L, w->loc + (size_t)r * nh, w->kr[i], c->entropy * inv, w->de);
             float *dq = w->dq + (size_t)r * A;
-            memset(dq, 0, sizeof(float) * A);
+            if (copy && c->copy == 2) memcpy(dq, w->cdq + (size_t)r * A, sizeof(float) * A);
+            else memset(dq, 0, sizeof(float) * A);
             ac_attention_scores_backward_masked(&att, L, n, w->q + (size_t)r * A, w->proj + (size_t)w->uimg[i] * L * A,
                                                 w->acache + (size_t)r * AC, w->de, dq,
                                                 w->dproj + (size_t)w->uimg[i] * L * A, g.att_we, g.att_logtau);

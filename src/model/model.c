@@ -161,9 +161,9 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         c->regions = (int)rg->valuedouble, c->region_scale = (float)sc->valuedouble, c->region_min_score = (float)ms->valuedouble;
     }
     const cJSON *cp = cJSON_GetObjectItemCaseSensitive(o, "copy"); /* absent: none */
-    if (cp && (!cJSON_IsNumber(cp) || (cp->valuedouble != 0 && cp->valuedouble != 1))) {
+    if (cp && (!cJSON_IsNumber(cp) || (cp->valuedouble != 0 && cp->valuedouble != 1 && cp->valuedouble != 2))) {
         cJSON_Delete(o);
-        return ac_errf(err, "config: 'copy' is 0 or 1");
+        return ac_errf(err, "config: 'copy' is 0, 1 or 2");
     }
     c->copy = cp ? (int)cp->valuedouble : 0;
     cJSON_Delete(o);

@@ -170,7 +170,7 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
         } else if (!strcmp(ta[k].name, "out_bo")) { /* [V] */
             for (int v = 0; v < Vb; v++)
                 if (map[v] >= 0) dst[v] = src[map[v]];
-        } else {
+        } else if (ta[k].rows == tb[kb].rows && ta[k].cols == tb[kb].cols) { /* (sizes checked above) */
             memcpy(dst, src, sizeof(float) * (size_t)ta[k].rows * ta[k].cols);
         }
     }
