@@ -7,7 +7,8 @@
  * memory, RGB pixels, or many at once), read each result (the caption, its confidence, its words, where
  * the model looked for each word, the runners-up, the tags), draw its overlays or print it as JSON, and
  * score captions against references as coco-caption does; detect COCO objects (1.1) and classify a
- * photo's ImageNet classes (1.2).
+ * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
+ * and read what a result holds beyond its struct (1.3).
  *
  * Conventions
  *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier. Each is made by
@@ -44,10 +45,10 @@ extern "C" {
 /* ---- Version ---------------------------------------------------------------------------------- */
 
 #define AC_VERSION_MAJOR 1
-#define AC_VERSION_MINOR 2
+#define AC_VERSION_MINOR 3
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "1.2.0"
+#define AC_VERSION "1.3.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 
@@ -80,6 +81,8 @@ typedef struct ac_classifier ac_classifier; /* an ImageNet classifier (see "Clas
 
 /* ---- Models ----------------------------------------------------------------------------------- */
 
+/* The model file's name the search looks for (since 1.3; where it looks: below). */
+#define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
 /* path NULL: $ATTNCAP_MODEL, else models/attncap.safetensors beside the program or here (err->code
  * AC_ERR_NO_MODEL when none is found). Loaded and checked whole. */
 AC_API int ac_model_open(const char *path, ac_model **out, ac_err *err);
@@ -113,6 +116,10 @@ AC_API const ac_model *ac_captioner_model(const ac_captioner *c); /* borrowed: l
  * where the model looks for each word of a caption it did not choose, and its log-probabilities. A
  * word outside the vocabulary is fed as <unk> and keeps its own spelling in the result. */
 AC_API int ac_captioner_set_given(ac_captioner *c, const char *caption, ac_err *err);
+/* Since 1.3. The k-th word (k = 0, 1, ...) of the caption set by ac_captioner_set_given that is outside
+ * the model's vocabulary (fed as <unk>), as tokenized; NULL past the last, or with no caption set.
+ * Borrowed: valid until the caption is set again or c is closed. */
+AC_API const char *ac_captioner_given_unknown(const ac_captioner *c, int k);
 
 /* Since 1.2. Setters for what ac_captioner_opts cannot hold. Each applies from the next caption call
  * on; none may run while a caption call on c runs. On failure -1 with the message, and c as it was. */
@@ -143,7 +150,9 @@ AC_API int ac_captioner_set_naming_record(ac_captioner *c, const char *json, ac_
 AC_API int ac_captioner_set_search(ac_captioner *c, unsigned flags, ac_err *err);
 /* The overlays' long side in pixels, as `attncap caption --size`: 64..8192, every photo drawn that
  * large (a smaller one enlarged), and photos captioned with AC_KEEP_PHOTO kept at least that large;
- * 0 (what ac_captioner_open sets): 1024, a smaller photo keeps its size. Refused: another size. */
+ * 0 (what ac_captioner_open sets): 1024, a smaller photo keeps its size. Refused: another size; since
+ * 1.3 also when the font the overlays are drawn with is missing (loaded here, so that a program can
+ * say so before captioning; without this call ac_result_write_overlays loads it). */
 AC_API int ac_captioner_set_overlay_size(ac_captioner *c, int size, ac_err *err);
 /* ---- Captioning ------------------------------------------------------------------------------- */
 
@@ -216,6 +225,33 @@ AC_API int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned
 
 AC_API void ac_result_free(ac_result *r);
 
+/* Since 1.3. in[0..n) captioned as ac_caption_batch captions them (the same threads and lanes, the same
+ * captions bit for bit), each result handed to each(user, i, r) on the calling thread as soon as it
+ * and every photo before it is captioned, in input order: for many photos, whose results need not all
+ * be in memory at once. r (ac_caption_batch's out[i]) is the caller's to free with ac_result_free; NULL
+ * only when out of memory for it. each must not caption with c or change its settings (it may write
+ * the result's overlays and JSON). -1 (no result handed over) only when the batch cannot run at all
+ * (out of memory, no threads). flags as the caption calls'. */
+typedef void (*ac_each_fn)(void *user, int index, ac_result *r);
+AC_API int ac_caption_each(ac_captioner *c, const ac_input *in, int n, unsigned flags, ac_each_fn each, void *user,
+                           ac_err *err);
+/* Since 1.3. How many lanes (each reads, encodes and searches photos on its own threads, beside the
+ * others) a batch of n photos runs in on c (ac_caption_batch, ac_caption_each), and each lane's CNN
+ * threads into *lane_threads (may be NULL): one lane with every thread for one photo or one thread. */
+AC_API int ac_captioner_lanes(const ac_captioner *c, int n, int *lane_threads);
+
+/* Since 1.3: what a result holds beyond its struct (whose array elements cannot grow). */
+/* The calibrated probability that runner-up i (0 .. n_alternatives-1) is right, as ac_result.confidence
+ * is the caption's; NaN when the model has no calibration or i is out of range. */
+AC_API double ac_result_alternative_confidence(const ac_result *r, int i);
+#define AC_SECONDS_READ 0   /* reading, decoding and resizing the photo */
+#define AC_SECONDS_CNN 1    /* the encoder */
+#define AC_SECONDS_SEARCH 2 /* the search (its share of a search run for several photos together) */
+#define AC_SECONDS_WAITED 3 /* the calling thread waited for this result after handing over the one before */
+/* The seconds one stage (AC_SECONDS_*) of the photo's captioning took, measured as it ran; 0 for a
+ * stage the photo did not reach (a result with an error), NaN for an unknown stage. */
+AC_API double ac_result_seconds(const ac_result *r, int stage);
+
 /* Since 1.2. Photos that arrive over time (a server's requests), captioned as ac_caption_batch does
  * (the same captions, bit for bit) and each handed to done as soon as it (and every photo taken before
  * it) is captioned, so a lone photo is not kept waiting for others.
@@ -255,11 +291,20 @@ AC_API int ac_caption_stream(ac_captioner *c, ac_stream_next_fn next, ac_stream_
  * unknown flag. Their long side: ac_captioner_set_overlay_size's. */
 AC_API int ac_result_write_overlays(ac_captioner *c, ac_result *r, const char *dir, const char *stem,
                                     unsigned flags, ac_err *err);
+/* Since 1.3. The STEMs ac_result_write_overlays gives photos paths[0..n) written into one DIR when asked
+ * for stem NULL, each unique: the file name without its extension, a second one NAME-2, a third NAME-3,
+ * ... in order; into stems[0..n), each to free with ac_free (nothing to free on failure). */
+AC_API int ac_overlay_stems(const char *const *paths, int n, char **stems, ac_err *err);
 
 #define AC_JSON_ATTENTION 1u /* also "attention" (per word, grid_h * grid_w weights) and "grid" */
 /* The result as one line of `attncap caption --json` (image: the name to print, NULL the result's
  * path or ""); free with ac_free. NULL when out of memory or when r has an error. */
 AC_API char *ac_result_json(const ac_captioner *c, const ac_result *r, const char *image, unsigned flags);
+/* Since 1.3. Writes path with ac_result_json's line and a newline, whole (a temporary file beside it,
+ * renamed) or not at all, as `attncap caption --overlays DIR` writes DIR/STEM/caption.json (its folder
+ * must exist; an existing file is replaced). Refused: a result with an error. */
+AC_API int ac_result_write_json(const ac_captioner *c, const ac_result *r, const char *path, const char *image,
+                                unsigned flags, ac_err *err);
 
 /* ---- Evaluation ------------------------------------------------------------------------------- */
 

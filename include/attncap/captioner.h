@@ -51,6 +51,8 @@ struct ac_captioner { /* typedef: attncap.h */
                           (ac_overlay_opts.max_side). */
     /* The core API's (attncap.h): */
     int threads;         /* as opened (0: the default) */
+    int overlay_size;    /* ac_captioner_set_overlay_size's (0: the default); a batch keeping photos sets
+                            keep_min_side from it while it runs, so its callbacks must not read that */
     struct ac_font *font; /* loaded when overlays are first written */
     /* A model with regions (regions.h): its detector (NULL otherwise), its path and label names. */
     struct ac_detector *det;
@@ -131,6 +133,7 @@ typedef struct ac_batch_result {
     const ac_image *photo; /* the photo as read (keep_photos), for overlays; else NULL */
     const ac_caption *caption;
     double t_decode, t_cnn, t_search; /* seconds */
+    double t_wait;         /* seconds the caller's thread waited for this result after the one before */
     void *tag;             /* ac_captioner_batch_stream: the source's tag for this photo; NULL for a list */
     int searched_with;     /* photos whose searches ran together, this one included (1 with one lane) */
 } ac_batch_result;
@@ -138,6 +141,9 @@ typedef struct ac_batch_stats {
     int lanes, lane_threads; /* lanes and CNN threads in each */
     double t_wait;           /* seconds the caller's thread waited for results */
 } ac_batch_stats;
+/* The lanes a batch of n photos runs in with `threads` threads (0: default), each lane's CNN threads
+ * into *lane_threads (may be NULL): one per thread over many photos, else one with every thread. */
+int ac_captioner_batch_lanes(int threads, int n, int *lane_threads);
 /* Captions paths[0..n) with `threads` threads (0: default), calling on_result(user, r) on the
  * caller's thread once per photo, in input order (r and what it points to live until it returns; it may
  * move r->caption and r->photo out, leaving them zeroed: the batch frees what they hold after).

@@ -12,8 +12,7 @@
 extern "C" {
 #endif
 
-/* The model file's name where ac_find_model looks when no path is given. */
-#define AC_DEFAULT_MODEL_NAME "attncap.safetensors"
+/* The model file's name where ac_find_model looks when no path is given: AC_DEFAULT_MODEL_NAME (attncap.h). */
 
 /* The shared data directory: $ATTNCAP_DATA if set, else the first of "../shared" relative to the
  * current directory, to the executable's directory and its parents that exists. Returns NULL if

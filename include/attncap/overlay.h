@@ -75,11 +75,9 @@ void ac_overlay_blend(const ac_image *photo, const float *map, ac_overlay_style 
 int ac_overlays_write(const char *dir, const char *stem, const ac_image *photo, const ac_caption *cap,
                       const ac_vocab *vocab, int grid_h, int grid_w, const ac_overlay_opts *opts,
                       const ac_font *font, char ***paths, int *n_paths, ac_err *err);
-/* stems[i] (malloc'd): a unique folder name DIR/<stem> for photo i of a batch: its file name without
- * the extension, then "-2", "-3", ... for later photos of the same name. Decided for all photos
- * before any is captioned, in input order, so a rerun over the same inputs finds the same folders
- * (resuming). Linear in n (a hash table of the stems taken). On error no stem is left allocated. */
-int ac_overlay_stems(const char *const *paths, int n, char **stems, ac_err *err);
+/* ac_overlay_stems (a unique folder name DIR/<stem> for each photo of a batch, decided for all photos
+ * before any is captioned, in input order, so a rerun over the same inputs finds the same folders):
+ * the core's since 1.3, declared in attncap.h. Linear in n (a hash table of the stems taken). */
 #ifdef __cplusplus
 }
 #endif

@@ -140,3 +140,9 @@ void ac_captioner_close(ac_captioner *c) {
 }
 
 const ac_model *ac_captioner_model(const ac_captioner *c) { return &c->model; }
+
+const char *ac_captioner_given_unknown(const ac_captioner *c, int k) {
+    for (int i = 0; c->given && k >= 0 && i < c->n_given; i++) /* "<unk>" written as such is the model's */
+        if (c->given[i] == AC_UNK && strcmp(c->given_words[i], "<unk>") && k-- == 0) return c->given_words[i];
+    return NULL;
+}

@@ -18,6 +18,7 @@ typedef struct result {
     ac_caption cap;
     ac_image photo; /* with AC_KEEP_PHOTO */
     float *cells;   /* with regions: the attention over the grid's cells alone (pub.attention) */
+    double seconds[4]; /* AC_SECONDS_READ, _CNN, _SEARCH, _WAITED (ac_result_seconds) */
     char *image, *text, *error;
     char **words, **alt_text, **overlays;
     ac_alternative *alts;
@@ -103,6 +104,8 @@ static void on_result(void *user, const ac_batch_result *br) {
     if (br->path && !(r->image = ac_strdup(br->path))) g->oom = 1;
     r->pub.image = r->image;
     r->pub.text = "";
+    r->seconds[AC_SECONDS_READ] = br->t_decode, r->seconds[AC_SECONDS_CNN] = br->t_cnn;
+    r->seconds[AC_SECONDS_SEARCH] = br->t_search, r->seconds[AC_SECONDS_WAITED] = br->t_wait;
     if (!br->ok) {
         if (!(r->error = ac_strdup(br->err.msg))) g->oom = 1;
         r->pub.error = r->error ? r->error : "out of memory";
@@ -118,15 +121,16 @@ static void on_result(void *user, const ac_batch_result *br) {
     if (fill(r, g->cap)) g->oom = 1;
 }
 
-/* The overlays' long side: ac_captioner_set_overlay_size's (kept in keep_min_side, which the core's
- * calls use for nothing else: a kept photo is read at least that large), else the default (1024). */
+/* The overlays' long side: ac_captioner_set_overlay_size's, else the default (1024). A batch keeping
+ * photos sets keep_min_side to it while it runs (a kept photo is read at least that large). */
 static int overlay_side(const ac_captioner *c) {
-    return c->keep_min_side > 0 ? c->keep_min_side : ac_overlay_defaults().max_side;
+    return c->overlay_size > 0 ? c->overlay_size : ac_overlay_defaults().max_side;
 }
 
 int ac_captioner_set_overlay_size(ac_captioner *c, int size, ac_err *err) {
     if (size && (size < 64 || size > 8192)) return ac_errf(err, "overlays: size %d is not 0 or 64..8192", size);
-    c->keep_min_side = size;
+    if (!c->font && ac_font_load(NULL, &c->font, err)) return -1;
+    c->overlay_size = size;
     return 0;
 }
 
@@ -145,6 +149,52 @@ int ac_caption_batch(ac_captioner *c, const ac_input *in, int n, unsigned flags,
         return rc ? -1 : ac_errf(err, "out of memory");
     }
     return 0;
+}
+
+typedef struct each {
+    const ac_captioner *cap;
+    unsigned flags;
+    ac_each_fn each;
+    void *user;
+} each;
+
+/* ac_captioner_batch_inputs's callback for ac_caption_each: the result, built as ac_caption_batch's. */
+static void each_result(void *user, const ac_batch_result *br) {
+    const each *e = user;
+    result *out = NULL;
+    gather g = {.cap = e->cap, .flags = e->flags, .out = &out};
+    ac_batch_result one = *br;
+    one.index = 0;
+    on_result(&g, &one);
+    if (g.oom && out) ac_result_free(&out->pub), out = NULL;
+    e->each(e->user, br->index, out ? &out->pub : NULL);
+}
+
+int ac_caption_each(ac_captioner *c, const ac_input *in, int n, unsigned flags, ac_each_fn fn, void *user,
+                    ac_err *err) {
+    if (!c || !fn || n < 0 || (n && !in)) return ac_errf(err, "each: no captioner or callback, or a bad input list (%d photos)", n);
+    if (!n) return 0;
+    each e = {c, flags, fn, user};
+    const int keep_min_side = c->keep_min_side;
+    if (flags & AC_KEEP_PHOTO) c->keep_min_side = overlay_side(c);
+    const int rc = ac_captioner_batch_inputs(c, in, n, c->threads, (flags & AC_KEEP_PHOTO) != 0, each_result, &e, NULL, err);
+    c->keep_min_side = keep_min_side;
+    return rc;
+}
+
+int ac_captioner_lanes(const ac_captioner *c, int n, int *lane_threads) {
+    return ac_captioner_batch_lanes(c->threads, n, lane_threads);
+}
+
+double ac_result_alternative_confidence(const ac_result *pub, int i) {
+    const result *r = (const result *)pub;
+    if (i < 0 || i >= pub->n_alternatives || i >= r->cap.n_alt) return NAN;
+    const double p = r->cap.alt[i].confidence;
+    return isfinite(p) && p > 0 ? p : NAN;
+}
+
+double ac_result_seconds(const ac_result *pub, int stage) {
+    return stage >= 0 && stage < 4 ? ((const result *)pub)->seconds[stage] : NAN;
 }
 
 typedef struct stream {
@@ -248,7 +298,7 @@ int ac_result_write_overlays(ac_captioner *c, ac_result *pub, const char *dir, c
     if (flags & AC_OVERLAY_STYLE_SPOT) oo.style = AC_OVERLAY_SPOT;
     if (flags & AC_OVERLAY_BASE_COLOUR) oo.base = AC_OVERLAY_COLOUR;
     oo.scale_absolute = (flags & AC_OVERLAY_SCALE_ABSOLUTE) != 0, oo.jpeg = (flags & AC_OVERLAY_FORMAT_JPEG) != 0;
-    if (c->keep_min_side > 0) oo.max_side = c->keep_min_side, oo.upscale = 1; /* set_overlay_size's */
+    if (c->overlay_size > 0) oo.max_side = c->overlay_size, oo.upscale = 1; /* set_overlay_size's */
     oo.threads = c->threads;
     char *own_stem = NULL;
     if (!stem && r->image) {
@@ -277,4 +327,20 @@ char *ac_result_json(const ac_captioner *c, const ac_result *pub, const char *im
     return ac_caption_json(image ? image : r->image ? r->image : "", &r->cap, c->model.vocab,
                            (const char *const *)r->overlays, r->pub.n_overlays, (flags & AC_JSON_ATTENTION) != 0,
                            c->grid_h, c->grid_w);
+}
+
+int ac_result_write_json(const ac_captioner *c, const ac_result *pub, const char *path, const char *image,
+                         unsigned flags, ac_err *err) {
+    const result *r = (const result *)pub;
+    if (r->error) return ac_errf(err, "%s: the photo has no caption (%s)", path, r->error);
+    char *line = ac_result_json(c, pub, image, flags);
+    if (!line) return ac_errf(err, "%s: out of memory", path);
+    ac_atomic_file af;
+    int rc = ac_atomic_open(&af, path, err);
+    if (!rc && (ac_atomic_write(&af, line, strlen(line), err) || ac_atomic_write(&af, "\n", 1, err))) {
+        ac_atomic_abort(&af);
+        rc = -1;
+    } else if (!rc) rc = ac_atomic_commit(&af, err);
+    free(line);
+    return rc;
 }

@@ -223,14 +223,15 @@ static void deliver_loop(batch *b) {
         const int over = i >= b->next_decode;
         pthread_mutex_unlock(&b->mu);
         if (over) break;
-        b->t_wait += ac_now() - tw;
+        const double waited = ac_now() - tw;
+        b->t_wait += waited;
         if (b->single) run_job(b->cap, j);
         const ac_batch_result r = {.index = i, .path = j->in.path, .tag = j->tag, .searched_with = j->searched_with,
                                    .ok = j->ok, .run_failed = j->run_failed,
                                    .err = j->err,
                                    .photo = b->keep_photo && j->ok ? (j->kept.px ? &j->kept : &j->photo) : NULL,
                                    .caption = &j->cap, .t_decode = j->t_decode, .t_cnn = j->t_cnn,
-                                   .t_search = j->t_bs};
+                                   .t_search = j->t_bs, .t_wait = waited};
         b->on_result(b->user, &r);
         ac_caption_free(&j->cap);
         ac_image_free(&j->photo), ac_image_free(&j->square), ac_image_free(&j->kept);
@@ -262,6 +263,16 @@ int ac_captioner_batch(ac_captioner *c, const char *const *paths, int n, int thr
     return rc;
 }
 
+int ac_captioner_batch_lanes(int threads, int n, int *lane_threads) {
+    enum { MAX_LANES = 63 }; /* + the delivering task: ac_parallel_all's 64 */
+    const int nthreads = threads > 0 ? threads : ac_default_threads();
+    int nlanes = nthreads < n ? nthreads : n;
+    if (nlanes < 2) nlanes = 1;
+    if (nlanes > MAX_LANES) nlanes = MAX_LANES;
+    if (lane_threads) *lane_threads = nlanes > 1 ? nthreads / nlanes : nthreads;
+    return nlanes;
+}
+
 /* A list (in, n) or a source (src, n unbounded). */
 static int run_batch(ac_captioner *c, const ac_input *in, int n, const ac_batch_source *src, int threads,
                      int keep_photos, void (*on_result)(void *user, const ac_batch_result *r), void *user,
@@ -269,11 +280,8 @@ static int run_batch(ac_captioner *c, const ac_input *in, int n, const ac_batch_
     if (stats) memset(stats, 0, sizeof *stats);
     if (n <= 0) return 0;
     /* Lanes: one per thread over many photos (each CNN single-threaded), else one with all threads. */
-    enum { MAX_LANES = 63 }; /* + the delivering task: ac_parallel_all's 64 */
-    const int nthreads = threads > 0 ? threads : ac_default_threads();
-    int nlanes = nthreads < n ? nthreads : n;
-    if (nlanes < 2) nlanes = 1;
-    if (nlanes > MAX_LANES) nlanes = MAX_LANES;
+    int lane_threads;
+    const int nlanes = ac_captioner_batch_lanes(threads, n, &lane_threads);
     batch b = {.cap = c, .in = in, .src = src, .n = n, .keep_photo = keep_photos, .single = nlanes == 1,
                .on_result = on_result, .user = user, .max_search = SEARCH_BATCH};
     if (src && src->max_search > 0 && src->max_search < SEARCH_BATCH) b.max_search = src->max_search;
@@ -291,14 +299,14 @@ static int run_batch(ac_captioner *c, const ac_input *in, int n, const ac_batch_
         goto done;
     }
     for (; opened < nlanes && nlanes > 1; opened++)
-        if (ac_captioner_lane_open(c, nthreads / nlanes, &b.lanes[opened], err)) goto done;
+        if (ac_captioner_lane_open(c, lane_threads, &b.lanes[opened], err)) goto done;
     pthread_mutex_init(&b.mu, NULL);
     pthread_cond_init(&b.cv, NULL);
     rc = ac_parallel_all(nlanes + 1, batch_task, &b);
     if (rc) ac_errf(err, "cannot start the %s threads", nlanes > 1 ? "captioning" : "decoding");
     pthread_mutex_destroy(&b.mu);
     pthread_cond_destroy(&b.cv);
-    if (stats) stats->lanes = nlanes, stats->lane_threads = nlanes > 1 ? nthreads / nlanes : nthreads, stats->t_wait = b.t_wait;
+    if (stats) stats->lanes = nlanes, stats->lane_threads = lane_threads, stats->t_wait = b.t_wait;
 done:
     for (int l = 0; l < opened; l++) ac_captioner_lane_close(&b.lanes[l]);
     free(b.lanes);
