@@ -12,44 +12,44 @@
 #include "messages.h"
 #include "progress.h"
 
-/* The confidence column: "0.90", or "-" when the model has no calibration. */
-static const char *confidence_text(const ac_caption *c, char buf[16]) {
-    if (isfinite(c->confidence) && c->confidence > 0) snprintf(buf, 16, "%.2f", c->confidence);
+/* DIR/STEM, or DIR/STEM/NAME (name not NULL): malloc'd, NULL when out of memory. A DIR ending in '/'
+ * gets no second one. */
+static char *folder_path(const char *dir, const char *stem, const char *name) {
+    const size_t n = strlen(dir) + strlen(stem) + (name ? strlen(name) : 0) + 3;
+    char *s = malloc(n);
+    const char *sep = !*dir || dir[strlen(dir) - 1] == '/' ? "" : "/";
+    if (s) snprintf(s, n, "%s%s%s%s%s", dir, sep, stem, name ? "/" : "", name ? name : "");
+    return s;
+}
+
+/* The confidence column: "0.90", or "-" when the model has no calibration (NaN). */
+static const char *confidence_text(double confidence, char buf[16]) {
+    if (isfinite(confidence) && confidence > 0) snprintf(buf, 16, "%.2f", confidence);
     else snprintf(buf, 16, "-");
     return buf;
 }
 
 /* PATH, caption, confidence (when the model has one): the plain line. --nbest: every line with the
  * confidence third ("-" without) and the score fourth. --given: the log-probability third. */
-static void print_plain(const cli_caption_view *v, const char *path, const ac_caption *c) {
-    const ac_vocab *vocab = v->cap->model.vocab;
-    char *text = ac_caption_text(c, vocab);
-    const char *t = text ? text : "";
+static void print_plain(const cli_caption_view *v, const char *path, const ac_result *r) {
     char conf[16];
-    if (v->given) printf("%s\t%s\t%.4f\n", path, t, c->logprob);
+    if (v->given) printf("%s\t%s\t%.4f\n", path, r->text, r->logprob);
     else if (v->nbest > 1) {
-        printf("%s\t%s\t%s\t%.4f\n", path, t, confidence_text(c, conf), c->score);
-        for (int a = 0; a < c->n_alt; a++) {
-            char *alt = ac_caption_text(&c->alt[a], vocab);
-            printf("%s\t%s\t%s\t%.4f\n", path, alt ? alt : "", confidence_text(&c->alt[a], conf), c->alt[a].score);
-            free(alt);
-        }
-    } else if (isfinite(c->confidence) && c->confidence > 0)
-        printf("%s\t%s\t%.2f\n", path, t, c->confidence);
-    else printf("%s\t%s\n", path, t);
-    free(text);
+        printf("%s\t%s\t%s\t%.4f\n", path, r->text, confidence_text(r->confidence, conf), r->score);
+        for (int a = 0; a < r->n_alternatives; a++)
+            printf("%s\t%s\t%s\t%.4f\n", path, r->alternatives[a].text,
+                   confidence_text(ac_result_alternative_confidence(r, a), conf), r->alternatives[a].score);
+    } else if (isfinite(r->confidence) && r->confidence > 0)
+        printf("%s\t%s\t%.2f\n", path, r->text, r->confidence);
+    else printf("%s\t%s\n", path, r->text);
 }
 
-/* DIR/<stem>/caption.json: the photo's JSON line, beside its overlays (atomic). */
-static int write_caption_json(const char *dir, const char *stem, const char *line, ac_err *err) {
-    char *d = ac_path_join(dir, stem), *p = d ? ac_path_join(d, "caption.json") : NULL;
-    ac_atomic_file af;
-    int rc = !p ? cli_errf(err, "out of memory") : ac_atomic_open(&af, p, err);
-    if (!rc && (ac_atomic_write(&af, line, strlen(line), err) || ac_atomic_write(&af, "\n", 1, err))) {
-        ac_atomic_abort(&af);
-        rc = -1;
-    } else if (!rc) rc = ac_atomic_commit(&af, err);
-    free(d), free(p);
+/* DIR/<stem>/caption.json: the photo's JSON line, beside its overlays (written whole by the core). */
+static int write_caption_json(const cli_caption_view *v, const char *stem, const ac_result *r, ac_err *err) {
+    char *p = folder_path(v->ov_dir, stem, "caption.json");
+    const int rc = p ? ac_result_write_json(v->cap, r, p, NULL, v->attention ? AC_JSON_ATTENTION : 0, err)
+                     : cli_errf(err, "out of memory");
+    free(p);
     return rc;
 }
 
@@ -62,38 +62,37 @@ static char *with_error(const char *line, const char *what) {
     return s;
 }
 
-void cli_caption_on_result(void *user, const ac_batch_result *r) {
+void cli_caption_on_result(void *user, int index, ac_result *r) {
     cli_caption_view *v = user;
-    const ac_captioner *cap = v->cap;
-    const char *path = r->path;
-    v->t_dec += r->t_decode, v->t_cnn += r->t_cnn, v->t_bs += r->t_search;
+    const char *path = v->paths->v[index];
     cli_progress_clear(&v->prog); /* the result or the error gets the line, then the bar comes back */
-    if (v->done) cli_caption_print_done(v->ov_dir, v->json, v->done, v->done->left_pos[r->index]);
-    if (!r->ok) {
-        if (r->run_failed) fprintf(stderr, "attncap caption: %s: %s\n", path, r->err.msg);
-        else fprintf(stderr, "attncap caption: %s%s\n", r->err.msg, cli_hint(&r->err));
+    if (v->done) cli_caption_print_done(v->ov_dir, v->json, v->done, v->done->left_pos[index]);
+    if (r) {
+        v->t_dec += ac_result_seconds(r, AC_SECONDS_READ), v->t_cnn += ac_result_seconds(r, AC_SECONDS_CNN);
+        v->t_bs += ac_result_seconds(r, AC_SECONDS_SEARCH), v->t_wait += ac_result_seconds(r, AC_SECONDS_WAITED);
+    }
+    if (!r || r->error) { /* the photo could not be read (its message names it), or the model failed on it */
+        if (r && r->error_code == AC_ERR_BAD_IMAGE) fprintf(stderr, "attncap caption: %s\n", r->error);
+        else fprintf(stderr, "attncap caption: %s: %s\n", path, r ? r->error : "out of memory");
         v->failures++;
-        cli_progress_update(&v->prog, (uint64_t)r->index + 1);
+        ac_result_free(r);
+        cli_progress_update(&v->prog, (uint64_t)index + 1);
         return;
     }
-    const ac_caption *c = r->caption;
-    char **ov = NULL, *line = NULL, failed_what[1200] = "";
-    int n_ov = 0, ov_failed = 0;
+    char *line = NULL, failed_what[1200] = "";
+    int ov_failed = 0;
     ac_err err;
     if (v->ov_dir) {
         double t0 = cli_now();
-        if (ac_overlays_write(v->ov_dir, v->stems->v[r->index], r->photo, c, cap->model.vocab, cap->grid_h,
-                              cap->grid_w, v->oo, v->font, &ov, &n_ov, &err)) {
+        if (ac_result_write_overlays(v->cap, r, v->ov_dir, v->stems->v[index], v->ov_flags, &err)) {
             fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
             snprintf(failed_what, sizeof failed_what, "overlays: %s", err.msg);
             ov_failed = 1;
         }
         v->t_ov += cli_now() - t0;
     }
-    if (v->json || v->ov_dir)
-        line = ac_caption_json(path, c, cap->model.vocab, (const char *const *)ov, n_ov, v->attention, cap->grid_h,
-                               cap->grid_w);
-    if (v->ov_dir && !ov_failed && line && write_caption_json(v->ov_dir, v->stems->v[r->index], line, &err)) {
+    if (v->json) line = ac_result_json(v->cap, r, NULL, v->attention ? AC_JSON_ATTENTION : 0);
+    if (v->ov_dir && !ov_failed && write_caption_json(v, v->stems->v[index], r, &err)) {
         fprintf(stderr, "attncap caption: %s: caption.json: %s%s\n", path, err.msg, cli_hint(&err));
         snprintf(failed_what, sizeof failed_what, "caption.json: %s", err.msg);
         ov_failed = 1;
@@ -102,15 +101,14 @@ void cli_caption_on_result(void *user, const ac_batch_result *r) {
         char *marked = ov_failed && line ? with_error(line, failed_what) : NULL;
         if (marked || line) printf("%s\n", marked ? marked : line);
         free(marked);
-    } else print_plain(v, path, c);
+    } else print_plain(v, path, r);
     free(line);
     fflush(stdout);
     v->failures += ov_failed;
     v->ov_failures += ov_failed;
     v->done_ok += !ov_failed;
-    for (int k = 0; k < n_ov; k++) free(ov[k]);
-    free(ov);
-    cli_progress_update(&v->prog, (uint64_t)r->index + 1);
+    ac_result_free(r);
+    cli_progress_update(&v->prog, (uint64_t)index + 1);
 }
 
 int cli_caption_gather(char **args, int n, cli_strv *paths, cli_strv *notes) {
@@ -159,7 +157,7 @@ int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems, 
     done->left_pos = malloc(sizeof *done->left_pos * ((size_t)paths->n + 1));
     int kept = 0, oom = !done->pos || !done->left_pos;
     for (int i = 0; i < paths->n && !oom; i++) {
-        char *d = ac_path_join(ov_dir, stems->v[i]);
+        char *d = folder_path(ov_dir, stems->v[i], NULL);
         if (d && cli_is_dir(d)) {
             done->pos[done->paths.n] = i;
             oom = cli_strv_push(&done->paths, paths->v[i]) || cli_strv_push(&done->stems, stems->v[i]);
@@ -179,14 +177,25 @@ int cli_caption_skip_done(const char *ov_dir, cli_strv *paths, cli_strv *stems, 
     return done->paths.n;
 }
 
+/* The file at path whole, NUL-terminated (malloc'd); NULL when it cannot be read or is over max bytes. */
+static char *read_text(const char *path, long max) {
+    FILE *f = fopen(path, "rb");
+    char *s = NULL;
+    long n = -1;
+    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && n <= max && !fseek(f, 0, SEEK_SET) &&
+        (s = malloc((size_t)n + 1)) && fread(s, 1, (size_t)n, f) == (size_t)n)
+        s[n] = 0;
+    else free(s), s = NULL;
+    if (f) fclose(f);
+    return s;
+}
+
 void cli_caption_print_done(const char *ov_dir, int json, cli_caption_done *d, int upto) {
     for (; d->next < d->paths.n && d->pos[d->next] < upto; d->next++) {
         const char *path = d->paths.v[d->next];
-        char *dir = ac_path_join(ov_dir, d->stems.v[d->next]), *p = dir ? ac_path_join(dir, "caption.json") : NULL;
-        char *text = NULL;
-        size_t len;
-        ac_err err;
-        cJSON *o = p && ac_read_file(p, 1 << 26, &text, &len, &err) == 0 ? cJSON_Parse(text) : NULL;
+        char *p = folder_path(ov_dir, d->stems.v[d->next], "caption.json");
+        char *text = p ? read_text(p, 1 << 26) : NULL;
+        cJSON *o = text ? cJSON_Parse(text) : NULL;
         const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "caption"),
                     *conf = cJSON_GetObjectItemCaseSensitive(o, "confidence");
         if (!cJSON_IsString(cap))
@@ -200,7 +209,7 @@ void cli_caption_print_done(const char *ov_dir, int json, cli_caption_done *d, i
         } else if (cJSON_IsNumber(conf) && conf->valuedouble > 0) printf("%s\t%s\t%.2f\n", path, cap->valuestring, conf->valuedouble);
         else printf("%s\t%s\n", path, cap->valuestring);
         cJSON_Delete(o);
-        free(text), free(p), free(dir);
+        free(text), free(p);
     }
     fflush(stdout);
 }
@@ -215,7 +224,7 @@ int cli_caption_check_existing(const char *ov_dir, const cli_strv *paths, const 
     int n = 0;
     char *first = NULL;
     for (int i = 0; i < paths->n; i++) {
-        char *d = ac_path_join(ov_dir, stems->v[i]);
+        char *d = folder_path(ov_dir, stems->v[i], NULL);
         if (d && cli_is_dir(d) && n++ == 0) first = d, d = NULL;
         free(d);
     }
@@ -227,16 +236,18 @@ int cli_caption_check_existing(const char *ov_dir, const cli_strv *paths, const 
     return n ? -1 : 0;
 }
 
-void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
-                              double cpu_run) {
+void cli_caption_print_timing(const cli_caption_view *v, int n, int beam, double t_run, double t_load, double cpu_run) {
     const double per = 1e3 / (n ? n : 1); /* seconds in total -> ms per photo */
+    int lane_threads;
+    const int lanes = ac_captioner_lanes(v->cap, n, &lane_threads);
+    char beam_note[32] = "";
+    if (beam > 0) snprintf(beam_note, sizeof beam_note, " (beam %d)", beam);
     fprintf(stderr,
             "attncap caption: %d photos (%d ok) in %.2f s: %.2f images/s; model+encoder load %.2f s; "
             "%d lane%s x %d CNN thread%s\n"
-            "  per photo: decode+resize %.1f ms, CNN %.1f ms, decoder (beam %d) %.1f ms (%s), overlays %.1f ms; "
+            "  per photo: decode+resize %.1f ms, CNN %.1f ms, decoder%s %.1f ms (%s), overlays %.1f ms; "
             "main thread waited %.1f ms; CPU %.1f ms per photo (all threads, after loading)\n",
-            n, v->done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, bs->lanes, bs->lanes > 1 ? "s" : "",
-            bs->lane_threads, bs->lane_threads > 1 ? "s" : "", per * v->t_dec, per * v->t_cnn, v->cap->beam.beam,
-            per * v->t_bs, bs->lanes > 1 ? "lanes run concurrently" : "decoding overlapped", per * v->t_ov,
-            per * bs->t_wait, per * cpu_run);
+            n, v->done_ok, t_run, n / (t_run > 0 ? t_run : 1e-9), t_load, lanes, lanes > 1 ? "s" : "",
+            lane_threads, lane_threads > 1 ? "s" : "", per * v->t_dec, per * v->t_cnn, beam_note, per * v->t_bs,
+            lanes > 1 ? "lanes run concurrently" : "decoding overlapped", per * v->t_ov, per * v->t_wait, per * cpu_run);
 }

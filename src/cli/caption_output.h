@@ -1,9 +1,9 @@
 /* caption_output.h: what `attncap caption` prints and writes per photo, and its inputs and totals.
- * cmd_caption.c parses the flags; this is the rest of the command's user-facing side. */
+ * cmd_caption.c parses the flags; this is the rest of the command's user-facing side, over the core
+ * API alone (attncap.h: a result's lines, overlays and caption.json). */
 #ifndef ATTNCAP_CLI_CAPTION_OUTPUT_H
 #define ATTNCAP_CLI_CAPTION_OUTPUT_H
-#include "attncap/captioner.h"
-#include "attncap/overlay.h"
+#include "attncap/attncap.h"
 #include "inputs.h"
 #include "progress.h"
 
@@ -16,24 +16,25 @@ typedef struct cli_caption_done {
     int next;      /* done photos printed so far */
 } cli_caption_done;
 
-/* The results' settings and running totals (the user pointer of ac_captioner_batch). */
+/* The results' settings and running totals (the user pointer of ac_caption_each). */
 typedef struct cli_caption_view {
-    const ac_captioner *cap;
+    ac_captioner *cap;
+    const cli_strv *paths; /* photo i's path */
     int json, attention, nbest;
     int given; /* --given: the plain line carries the caption's log-probability */
     const char *ov_dir;
-    const ac_overlay_opts *oo;
-    const ac_font *font;
+    unsigned ov_flags;     /* AC_OVERLAY_* for ac_result_write_overlays */
     const cli_strv *stems; /* photo i's overlay folder name (ac_overlay_stems) */
     cli_caption_done *done; /* --skip-existing: printed in order among the results; NULL without */
     cli_progress prog;
     int failures, done_ok;
     int ov_failures; /* photos whose caption is there but whose overlays or caption.json failed */
-    double t_dec, t_cnn, t_bs, t_ov;
+    double t_dec, t_cnn, t_bs, t_ov, t_wait; /* seconds, summed over the photos (ac_result_seconds) */
 } cli_caption_view;
 
-/* One photo's result, in input order: its line (or JSON) on stdout, its overlays, or its error. */
-void cli_caption_on_result(void *view, const ac_batch_result *r);
+/* One photo's result (ac_each_fn), in input order: its line (or JSON) on stdout, its overlays and
+ * caption.json, or its error. Frees r. */
+void cli_caption_on_result(void *view, int index, ac_result *r);
 
 /* The photos of the arguments: files, directories walked, "-" for a list on stdin (read once).
  * Prints its errors; -1 on a fatal one. What a walk skipped, by type, goes to notes (lines to print
@@ -52,7 +53,6 @@ void cli_caption_done_free(cli_caption_done *d);
  * (naming the first) and what to add, and returns -1, before any work. */
 int cli_caption_check_existing(const char *ov_dir, const cli_strv *paths, const cli_strv *stems);
 
-/* --verbose: images/s and the time split per photo on stderr. */
-void cli_caption_print_timing(const cli_caption_view *v, int n, const ac_batch_stats *bs, double t_run, double t_load,
-                              double cpu_run);
+/* --verbose: images/s and the time split per photo on stderr (beam: the --beam given, 0 when none). */
+void cli_caption_print_timing(const cli_caption_view *v, int n, int beam, double t_run, double t_load, double cpu_run);
 #endif

@@ -1,6 +1,10 @@
 /* attncap caption: caption photos, optionally with per-word attention overlays and contact sheets.
- * The library captions them in lanes (ac_captioner_batch) and hands the results back in input order;
- * this file prints them and writes the overlays. */
+ * The core captions them (ac_caption_each: lanes, results handed back in input order as they are
+ * done); caption_output.c prints them and writes the overlays. Over the core API (attncap.h) but for
+ * two unstable calls on purpose: --shard's share (shard.h: the hash `attncap features --shard` shares,
+ * a task-splitting concern of the program, not of captioning) and the attention experiments --head,
+ * --hard-context, --fix-attention (captioner_debug.h: research switches that name the model's
+ * internals, which the core does not promise). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attncap/captioner.h"
-#include "attncap/overlay.h"
+#include "attncap/attncap.h"
+#include "attncap/captioner_debug.h"
 #include "attncap/shard.h"
 #include "caption_output.h"
 #include "cleanup.h"
@@ -133,8 +137,8 @@ int cmd_caption(int argc, char **argv) {
     const int n_args = cli_parse("caption", argc, argv, opts, -1, usage);
     if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
     if (cli_check_precision("caption", precision) < 0) return 2;
-    ac_overlay_opts oo = ac_overlay_defaults();
-    if (cli_overlay_flags_apply(&of, &oo)) return 2;
+    unsigned ov_flags = 0;
+    if (cli_overlay_flags_apply(&of, &ov_flags)) return 2;
     if (!n_args) {
         fprintf(stderr, "attncap caption: no photos given (IMAGE, DIR or - for paths on stdin; try --help)\n");
         return 2;
@@ -158,9 +162,8 @@ int cmd_caption(int argc, char **argv) {
     cli_strv paths = {0}, stems = {0}, notes = {0};
     cli_caption_done done = {0};
     int skipped = 0, failures = 0, rc = 1;
-    ac_captioner cap;
-    int cap_open = 0;
-    ac_font *font = NULL;
+    ac_captioner *cap = NULL;
+    ac_input *in = NULL;
     if (cli_caption_gather(argv + 1, n_args, &paths, &notes)) goto out;
     if (!paths.n) {
         fprintf(stderr, "attncap caption: no photos to caption\n");
@@ -169,7 +172,7 @@ int cmd_caption(int argc, char **argv) {
     paths.n = ac_shard_filter(&shard, paths.v, paths.n, free);
     if (ov_dir) {
         cli_cleanup_watch(ov_dir, 1); /* a folder being written when interrupted goes (see cleanup.h) */
-        if (!(stems.v = calloc((size_t)paths.n + 1, sizeof *stems.v)) ||
+        if (!(stems.v = calloc((size_t)paths.n + 1, sizeof *stems.v)) || /* core: ac_free = free */
             ac_overlay_stems((const char *const *)paths.v, paths.n, stems.v, &err)) {
             fprintf(stderr, "attncap caption: out of memory\n");
             goto out;
@@ -196,56 +199,54 @@ int cmd_caption(int argc, char **argv) {
             fprintf(stderr, "attncap caption: %s: output directory is not writable\n", ov_dir);
             goto out;
         }
-        if (ac_font_load(NULL, &font, &err)) {
-            fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
-            goto out;
-        }
     }
-    if (threads) ac_set_threads(threads);
     double t_start = cli_now();
-    cap_open = ac_captioner_init(&cap, model, encoder, threads, &err) == 0;
-    if (!cap_open || cli_captioner_precision(precision, &cap, &err) || (head && ac_decoder_show_head(&cap.model.dec, head, &err)) ||
-        (hard_context && ac_decoder_hard_context(&cap.model.dec, hard_context, &err)) ||
-        (fix_attention && ac_decoder_fix_attention(&cap.model.dec, fix_attention, &err))) {
+    ac_captioner_opts co;
+    ac_captioner_opts_init(&co);
+    co.encoder = encoder, co.threads = threads, co.nbest = nbest;
+    co.tags = "off"; /* until the tag flags (the model's setting, ATTNCAP_NAMING, --tags) are applied below */
+    if (beam > 0) co.beam = beam;
+    if (max_len > 0) co.max_len = max_len;
+    if (len_alpha >= 0) co.len_alpha = len_alpha;
+    if (ac_captioner_open(model, &co, &cap, &err) || cli_captioner_precision(precision, cap, &err) ||
+        ((head || hard_context || fix_attention) && ac_captioner_debug_attention(cap, head, hard_context, fix_attention, &err)) ||
+        (ov_dir && ac_captioner_set_overlay_size(cap, of.size, &err))) { /* the font, before any photo */
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
-    if (given && ac_captioner_set_given(&cap, given, &err)) {
+    if (given && ac_captioner_set_given(cap, given, &err)) {
         fprintf(stderr, "attncap caption: --given: %s%s\n", err.msg, cli_hint(&err));
         goto out;
     }
-    for (int k = 0; given && k < cap.n_given; k++) /* words the model cannot say: fed as <unk> */
-        if (cap.given[k] == AC_UNK && strcmp(cap.given_words[k], "<unk>") && !quiet)
-            fprintf(stderr, "attncap caption: note: --given: '%s' is not in the model's vocabulary (fed as <unk>; "
-                            "attncap info --vocab MODEL lists it)\n", cap.given_words[k]);
+    const char *unknown; /* words the model cannot say: fed as <unk> */
+    for (int k = 0; given && !quiet && (unknown = ac_captioner_given_unknown(cap, k)); k++)
+        fprintf(stderr, "attncap caption: note: --given: '%s' is not in the model's vocabulary (fed as <unk>; "
+                        "attncap info --vocab MODEL lists it)\n", unknown);
     if (!given) { /* tags: the model's dev-chosen setting (auto if recorded), or the flags */
-        if (cli_tag_flags_apply(&cap, &tf, "caption", 1, quiet, &err)) {
+        if (cli_tag_flags_apply(cap, &tf, "caption", 1, quiet, &err)) {
             fprintf(stderr, "attncap caption: %s\n", err.msg);
             goto out;
         }
     }
-    if (beam > 0) cap.beam.beam = beam;
-    if (max_len > 0) cap.beam.max_len = max_len;
-    if (len_alpha >= 0) cap.beam.len_alpha = len_alpha;
-    if (ac_captioner_set_search(&cap, (allow_unk ? AC_SEARCH_ALLOW_UNK : 0) | (allow_repeats ? AC_SEARCH_ALLOW_REPEATS : 0),
+    if (ac_captioner_set_search(cap, (allow_unk ? AC_SEARCH_ALLOW_UNK : 0) | (allow_repeats ? AC_SEARCH_ALLOW_REPEATS : 0),
                                 &err)) {
         fprintf(stderr, "attncap caption: %s\n", err.msg);
         goto out;
     }
-    cap.beam.nbest = nbest;
     double t_load = cli_now() - t_start;
-    oo.force = force, oo.threads = threads;
+    if (!(in = calloc((size_t)paths.n, sizeof *in))) {
+        fprintf(stderr, "attncap caption: out of memory\n");
+        goto out;
+    }
+    for (int i = 0; i < paths.n; i++) in[i].path = paths.v[i];
 
     double t_run = cli_now(), cpu_run = cpu_seconds();
-    cli_caption_view view = {.cap = &cap, .json = json, .attention = attention, .nbest = nbest, .given = given != NULL,
-                             .ov_dir = ov_dir, .done = skip_existing ? &done : NULL,
-                         .oo = &oo, .font = font, .stems = &stems};
-    ac_batch_stats bs;
+    cli_caption_view view = {.cap = cap, .paths = &paths, .json = json, .attention = attention, .nbest = nbest,
+                             .given = given != NULL, .ov_dir = ov_dir, .done = skip_existing ? &done : NULL,
+                             .ov_flags = ov_flags | (force ? AC_OVERLAY_FORCE : 0), .stems = &stems};
     for (int i = 0; i < notes.n && !quiet; i++) fputs(notes.v[i], stderr); /* the walks' skips, once working */
     cli_progress_start(&view.prog, "caption", (uint64_t)paths.n, quiet);
-    cap.keep_min_side = oo.max_side; /* the overlays' long side: a kept photo is read at least this large */
-    const int batch_rc = ac_captioner_batch(&cap, (const char *const *)paths.v, paths.n, threads, ov_dir != NULL,
-                                            cli_caption_on_result, &view, &bs, &err);
+    const int batch_rc = ac_caption_each(cap, in, paths.n, ov_dir ? AC_KEEP_PHOTO : 0, cli_caption_on_result, &view, &err);
     cli_progress_finish(&view.prog);
     if (batch_rc) {
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
@@ -262,11 +263,11 @@ int cmd_caption(int argc, char **argv) {
                 skipped_note, cli_now() - t_start);
     t_run = cli_now() - t_run;
     cpu_run = cpu_seconds() - cpu_run;
-    if (verbose) cli_caption_print_timing(&view, paths.n, &bs, t_run, t_load, cpu_run);
+    if (verbose) cli_caption_print_timing(&view, paths.n, beam, t_run, t_load, cpu_run);
     rc = failures ? 1 : 0;
 out:
-    if (cap_open) ac_captioner_free(&cap);
-    ac_font_free(font);
+    ac_captioner_close(cap);
+    free(in);
     cli_strv_free(&paths), cli_strv_free(&stems), cli_strv_free(&notes), cli_caption_done_free(&done);
     return rc;
 }

@@ -4,32 +4,25 @@
 #include <stdio.h>
 #include <string.h>
 
-int cli_overlay_flags_apply(const cli_overlay_flags *f, ac_overlay_opts *oo) {
-    if (!strcmp(f->style, "heat")) oo->style = AC_OVERLAY_HEAT;
-    else if (!strcmp(f->style, "spot")) oo->style = AC_OVERLAY_SPOT;
-    else {
-        fprintf(stderr, "attncap caption: --style is heat or spot, got '%s'\n", f->style);
-        return -1;
+/* 0 when value is one of the two names of choice 0 (a, a2) or choice 1 (b, b2), with *bit set for
+ * choice 1; else says so and returns -1. */
+static int choose(const char *flag, const char *value, const char *a, const char *a2, const char *b, const char *b2,
+                  unsigned bit, unsigned *flags) {
+    if (!strcmp(value, a) || !strcmp(value, a2)) return 0;
+    if (!strcmp(value, b) || !strcmp(value, b2)) {
+        *flags |= bit;
+        return 0;
     }
-    if (!strcmp(f->base, "grey") || !strcmp(f->base, "gray")) oo->base = AC_OVERLAY_GREY;
-    else if (!strcmp(f->base, "colour") || !strcmp(f->base, "color")) oo->base = AC_OVERLAY_COLOUR;
-    else {
-        fprintf(stderr, "attncap caption: --base is grey or colour, got '%s'\n", f->base);
-        return -1;
-    }
-    if (f->size > 0) oo->max_side = f->size, oo->upscale = 1; /* asked for: that size, small photos too */
-    oo->sheet_only = f->sheet_only;
-    if (!strcmp(f->format, "png")) oo->jpeg = 0;
-    else if (!strcmp(f->format, "jpg") || !strcmp(f->format, "jpeg")) oo->jpeg = 1;
-    else {
-        fprintf(stderr, "attncap caption: --format is png or jpg, got '%s'\n", f->format);
-        return -1;
-    }
-    if (!strcmp(f->scale, "panel")) oo->scale_absolute = 0;
-    else if (!strcmp(f->scale, "absolute")) oo->scale_absolute = 1;
-    else {
-        fprintf(stderr, "attncap caption: --scale is panel or absolute, got '%s'\n", f->scale);
-        return -1;
-    }
-    return 0;
+    fprintf(stderr, "attncap caption: %s is %s or %s, got '%s'\n", flag, a, b, value);
+    return -1;
+}
+
+int cli_overlay_flags_apply(const cli_overlay_flags *f, unsigned *flags) {
+    *flags = f->sheet_only ? AC_OVERLAY_SHEET_ONLY : 0;
+    return choose("--style", f->style, "heat", "heat", "spot", "spot", AC_OVERLAY_STYLE_SPOT, flags) ||
+                   choose("--base", f->base, "grey", "gray", "colour", "color", AC_OVERLAY_BASE_COLOUR, flags) ||
+                   choose("--format", f->format, "png", "png", "jpg", "jpeg", AC_OVERLAY_FORMAT_JPEG, flags) ||
+                   choose("--scale", f->scale, "panel", "panel", "absolute", "absolute", AC_OVERLAY_SCALE_ABSOLUTE, flags)
+               ? -1
+               : 0;
 }

@@ -1,10 +1,11 @@
-/* overlay_flags.h: caption's overlay flags (--size, --style, --base, --sheet-only) and their help. */
+/* overlay_flags.h: caption's overlay flags (--size, --style, --base, --sheet-only, --scale, --format)
+ * and their help, onto the core's AC_OVERLAY_* flags and ac_captioner_set_overlay_size (attncap.h). */
 #ifndef ATTNCAP_CLI_OVERLAY_FLAGS_H
 #define ATTNCAP_CLI_OVERLAY_FLAGS_H
-#include "attncap/overlay.h"
+#include "attncap/attncap.h"
 
 typedef struct cli_overlay_flags {
-    int size; /* 0: the default, and a smaller photo is not enlarged */
+    int size; /* 0: the default, and a smaller photo is not enlarged (ac_captioner_set_overlay_size's) */
     const char *style, *base;
     int sheet_only;
     const char *scale, *format;
@@ -27,6 +28,7 @@ typedef struct cli_overlay_flags {
     "                    the word's peak weight and the entropy H of its attention (1: spread evenly)\n"        \
     "  --format F        png (default) or jpg (quality 90: about a fifth of the bytes)\n"
 
-/* Sets oo from the flags; prints the problem and returns -1 on a bad value. */
-int cli_overlay_flags_apply(const cli_overlay_flags *f, ac_overlay_opts *oo);
+/* The AC_OVERLAY_* flags of ac_result_write_overlays for f's names into *flags (--size is f->size);
+ * prints the problem and returns -1 on a bad value. */
+int cli_overlay_flags_apply(const cli_overlay_flags *f, unsigned *flags);
 #endif
