@@ -12,6 +12,17 @@
  *   core_api stream PHOTO...       the same photos through ac_caption_stream (3 searched together at
  *                                  most; a source that has none every other call); checks the order,
  *                                  the tags and `together`
+ *   core_api each DIR PHOTO...     (1.3) the photos through ac_caption_each, checking the order, each
+ *                                  result's ac_result_seconds and that unknown stages are NaN; prints
+ *                                  "lanes<TAB>N<TAB>T" (ac_captioner_lanes for the photos), each unknown
+ *                                  word of $CORE_GIVEN ("unknown<TAB>word": ac_captioner_given_unknown,
+ *                                  checked outside the vocabulary), then per photo its line as
+ *                                  `attncap caption` prints it, with $CORE_NBEST > 1 as `--nbest` does
+ *                                  (ac_result_alternative_confidence's column); to $CORE_ALTS each
+ *                                  runner-up's confidence (%.17g); $CORE_JSON its JSON line; DIR not
+ *                                  "": the overlays written from the callback into DIR/STEM
+ *                                  (ac_overlay_stems) and DIR/STEM/caption.json (ac_result_write_json);
+ *                                  $CORE_THREADS: ac_captioner_opts.threads
  *   core_api rgb FILE H W          FILE holds H x W x 3 bytes: its caption, as above
  *   core_api classify HOW PHOTO... (1.2) the top 5 classes as `attncap classify` prints them, each photo
  *                                  given as HOW: file, bytes, or rgb (then PHOTO is FILE:H:W, raw
@@ -35,6 +46,7 @@ static ac_captioner *open_or_die(void) {
     ac_captioner_opts_init(&o); /* the defaults, as NULL would give */
     if (getenv("CORE_BEAM")) o.beam = atoi(getenv("CORE_BEAM"));
     if (getenv("CORE_NBEST")) o.nbest = atoi(getenv("CORE_NBEST"));
+    if (getenv("CORE_THREADS")) o.threads = atoi(getenv("CORE_THREADS"));
     if (ac_captioner_open(NULL, &o, &c, &err)) {
         fprintf(stderr, "open: %s\n", err.msg);
         exit(2);
@@ -211,6 +223,104 @@ static int cmd_stream(int argc, char **argv) {
     if (f.json) fclose(f.json);
     ac_captioner_close(c);
     return rc ? 1 : f.bad ? 3 : 0;
+}
+
+/* ac_caption_each's sink: the results must come in input order, each once. */
+typedef struct each_sink {
+    ac_captioner *c;
+    const char *const *paths;
+    char **stems;
+    const char *dir;
+    int next, nbest, bad;
+    FILE *json, *alts;
+} each_sink;
+
+/* "0.90", or "-" (NaN): the confidence column of `attncap caption --nbest`. */
+static const char *conf_text(double p, char buf[16]) {
+    if (isnan(p)) snprintf(buf, 16, "-");
+    else snprintf(buf, 16, "%.2f", p);
+    return buf;
+}
+
+static void each_done(void *user, int index, ac_result *r) {
+    each_sink *s = (each_sink *)user;
+    const char *path = s->paths[index >= 0 ? index : 0];
+    const double read = r ? ac_result_seconds(r, AC_SECONDS_READ) : 0, cnn = r ? ac_result_seconds(r, AC_SECONDS_CNN) : 0;
+    const double search = r ? ac_result_seconds(r, AC_SECONDS_SEARCH) : 0, waited = r ? ac_result_seconds(r, AC_SECONDS_WAITED) : 0;
+    char conf[16];
+    if (index != s->next++) fprintf(stderr, "each: photo %d handed over as number %d\n", index, s->next - 1), s->bad = 1;
+    else if (!r) fprintf(stderr, "each: %s: no result\n", path), s->bad = 1;
+    else if (!isnan(ac_result_seconds(r, 4)) || !isnan(ac_result_seconds(r, -1)) || !isnan(ac_result_alternative_confidence(r, -1)) ||
+             !isnan(ac_result_alternative_confidence(r, r->n_alternatives)))
+        fprintf(stderr, "each: %s: an unknown stage or runner-up is not NaN\n", path), s->bad = 1;
+    else if (!(read >= 0 && waited >= 0 && read < 60 && cnn < 60 && search < 60 && waited < 60))
+        fprintf(stderr, "each: %s: seconds %g %g %g %g\n", path, read, cnn, search, waited), s->bad = 1;
+    else if (r->error) { /* a photo that cannot be read never reached the CNN or the search */
+        fprintf(stderr, "%s: %s\n", path, r->error);
+        if (cnn != 0 || search != 0) fprintf(stderr, "each: %s: failed, yet CNN %g s, search %g s\n", path, cnn, search), s->bad = 1;
+    } else if (!(read > 0 && cnn > 0 && search > 0)) {
+        fprintf(stderr, "each: %s: captioned, yet read %g s, CNN %g s, search %g s\n", path, read, cnn, search), s->bad = 1;
+    } else {
+        if (s->nbest > 1) {
+            printf("%s\t%s\t%s\t%.4f\n", path, r->text, conf_text(r->confidence, conf), r->score);
+            for (int a = 0; a < r->n_alternatives; a++) {
+                const double p = ac_result_alternative_confidence(r, a);
+                printf("%s\t%s\t%s\t%.4f\n", path, r->alternatives[a].text, conf_text(p, conf), r->alternatives[a].score);
+                if (s->alts) fprintf(s->alts, "%.17g\n", p);
+            }
+        } else if (!isnan(r->confidence)) printf("%s\t%s\t%.2f\n", path, r->text, r->confidence);
+        else printf("%s\t%s\n", path, r->text);
+        ac_err err;
+        char where[4096];
+        snprintf(where, sizeof where, "%s/%s/caption.json", s->dir, s->stems ? s->stems[index] : "");
+        if (s->stems && (ac_result_write_overlays(s->c, r, s->dir, s->stems[index], 0, &err) ||
+                         ac_result_write_json(s->c, r, where, NULL, 0, &err)))
+            fprintf(stderr, "each: %s: %s\n", path, err.msg), s->bad = 1;
+        char *line = s->json ? ac_result_json(s->c, r, NULL, 0) : NULL;
+        if (line) fprintf(s->json, "%s\n", line);
+        ac_free(line);
+    }
+    ac_result_free(r);
+}
+
+static int cmd_each(const char *dir, int argc, char **argv) {
+    ac_captioner *c = open_or_die();
+    apply_setters(c);
+    const char *given = getenv("CORE_GIVEN"), *jp = getenv("CORE_JSON"), *ap = getenv("CORE_ALTS");
+    ac_err err;
+    if (given && ac_captioner_set_given(c, given, &err)) {
+        fprintf(stderr, "given: %s\n", err.msg);
+        return 1;
+    }
+    int lane_threads = 0, rc = 0;
+    const int lanes = ac_captioner_lanes(c, argc, &lane_threads);
+    printf("lanes\t%d\t%d\n", lanes, lane_threads);
+    const char *w;
+    for (int k = 0; (w = ac_captioner_given_unknown(c, k)); k++) {
+        printf("unknown\t%s\n", w);
+        const ac_model *m = ac_captioner_model(c);
+        for (int id = 0; id < ac_model_words(m); id++)
+            if (!strcmp(ac_model_word(m, id), w)) fprintf(stderr, "each: '%s' is word %d of the vocabulary\n", w, id), rc = 3;
+    }
+    each_sink s;
+    memset(&s, 0, sizeof s);
+    s.c = c, s.paths = (const char *const *)argv, s.dir = dir, s.nbest = getenv("CORE_NBEST") ? atoi(getenv("CORE_NBEST")) : 0;
+    s.json = jp ? fopen(jp, "w") : NULL, s.alts = ap ? fopen(ap, "w") : NULL;
+    ac_input *in = (ac_input *)calloc((size_t)argc, sizeof *in);
+    for (int i = 0; i < argc; i++) in[i].path = argv[i];
+    if (*dir && (!(s.stems = (char **)calloc((size_t)argc, sizeof *s.stems)) ||
+                 ac_overlay_stems((const char *const *)argv, argc, s.stems, &err))) {
+        fprintf(stderr, "stems: %s\n", err.msg);
+        return 1;
+    }
+    if (ac_caption_each(c, in, argc, *dir ? AC_KEEP_PHOTO : 0u, each_done, &s, &err)) fprintf(stderr, "each: %s\n", err.msg), rc = 1;
+    else if (s.next != argc) fprintf(stderr, "each: %d of %d handed over\n", s.next, argc), rc = 1;
+    for (int i = 0; s.stems && i < argc; i++) ac_free(s.stems[i]);
+    free(s.stems), free(in);
+    if (s.json) fclose(s.json);
+    if (s.alts) fclose(s.alts);
+    ac_captioner_close(c);
+    return rc ? rc : s.bad ? 3 : 0;
 }
 
 static int cmd_classify(const char *how, int argc, char **argv) {
@@ -492,9 +602,27 @@ static int cmd_errors(const char *dir) {
                "unknown flags 0x40", -1);
         int rc2 = ac_result_write_overlays(c, out[0], dir, NULL, 0, &err);
         expect("overlays_failed_photo", rc2, NULL, &err, "no caption", -1);
+        /* caption.json (1.3): not into a missing folder (nothing left there), not of a failed photo */
+        char json_path[4200];
+        snprintf(json_path, sizeof json_path, "%s/no-such-folder/caption.json", dir);
+        expect("json_file_no_folder", ac_result_write_json(c, out[1], json_path, NULL, 0, &err), NULL, &err, json_path, -1);
+        FILE *left = fopen(json_path, "r");
+        if (left) printf("bad json_file_no_folder: %s exists\n", json_path), fclose(left);
+        snprintf(json_path, sizeof json_path, "%s/failed.json", dir);
+        expect("json_file_failed_photo", ac_result_write_json(c, out[0], json_path, NULL, 0, &err), NULL, &err, "no caption", -1);
+        if ((left = fopen(json_path, "r"))) printf("bad json_file_failed_photo: %s exists\n", json_path), fclose(left);
+        if (ac_result_seconds(out[0], AC_SECONDS_CNN) != 0 || ac_result_seconds(out[0], AC_SECONDS_SEARCH) != 0 ||
+            !(ac_result_seconds(out[1], AC_SECONDS_CNN) > 0) || !isnan(ac_result_alternative_confidence(out[1], 0)))
+            printf("bad seconds_of_a_failed_photo: CNN %g, search %g; the pixels' CNN %g\n", ac_result_seconds(out[0], AC_SECONDS_CNN),
+                   ac_result_seconds(out[0], AC_SECONDS_SEARCH), ac_result_seconds(out[1], AC_SECONDS_CNN));
+        else printf("ok seconds_of_a_failed_photo\n");
         for (int i = 0; i < 3; i++) ac_result_free(out[i]);
     }
     expect("batch_null_inputs", ac_caption_batch(c, NULL, 2, 0, out, &err), NULL, &err, "batch", -1);
+    expect("each_null_inputs", ac_caption_each(c, NULL, 2, 0, each_done, NULL, &err), NULL, &err, "each", -1);
+    expect("each_no_callback", ac_caption_each(c, in, 3, 0, NULL, NULL, &err), NULL, &err, "each", -1);
+    if (ac_captioner_given_unknown(c, 0)) printf("bad given_unknown_none: '%s'\n", ac_captioner_given_unknown(c, 0));
+    else printf("ok given_unknown_none\n");
     ac_metrics mt;
     expect("eval_empty", ac_evaluate(0, NULL, NULL, NULL, 0, &mt, &err), NULL, &err, "no captions", -1);
     const char *cands[1] = {"a dog"};
@@ -512,11 +640,12 @@ int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "caption")) return cmd_caption(argc - 2, argv + 2, 0);
     if (argc >= 3 && !strcmp(argv[1], "bytes")) return cmd_caption(argc - 2, argv + 2, 1);
     if (argc >= 3 && !strcmp(argv[1], "stream")) return cmd_stream(argc - 2, argv + 2);
+    if (argc >= 4 && !strcmp(argv[1], "each")) return cmd_each(argv[2], argc - 3, argv + 3);
     if (argc == 5 && !strcmp(argv[1], "rgb")) return cmd_rgb(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 4 && !strcmp(argv[1], "classify")) return cmd_classify(argv[2], argc - 3, argv + 3);
     if (argc >= 4 && !strcmp(argv[1], "overlays")) return cmd_overlays(argv[2], argc - 3, argv + 3);
     if (argc == 2 && !strcmp(argv[1], "eval")) return cmd_eval();
     if (argc == 3 && !strcmp(argv[1], "errors")) return cmd_errors(argv[2]);
-    fprintf(stderr, "usage: core_api caption|bytes|stream|rgb|classify|overlays|eval|errors ...\n");
+    fprintf(stderr, "usage: core_api caption|bytes|stream|each|rgb|classify|overlays|eval|errors ...\n");
     return 2;
 }

@@ -3,7 +3,8 @@
 # uses it: tests/core_api.c compiles as C99 and C++17 (-pedantic -Werror) against that header alone,
 # links against $BUILD/libattncap.so, and captions as `attncap caption` does (plain lines, JSON with
 # attention, overlays byte for byte; photos as files, bytes in memory, pixels, a stream; the 1.2
-# setters as --precision, --tags and ATTNCAP_NAMING); attention rows are
+# setters as --precision, --tags and ATTNCAP_NAMING; 1.3's list handed over result by result, with
+# the runners-up's confidence, times, caption.json and folder names the CLI takes from it); attention rows are
 # distributions; ac_evaluate matches coco-caption's published numbers (tests/fixtures/metrics_ref.json);
 # every error path answers with one line naming the problem (and nothing leaks under ASan).
 . "$(dirname "$0")/lib.sh"
@@ -267,6 +268,64 @@ if have_model; then
   overlay_case spot_jpg 36 300 "--style spot --format jpg --size 300" &&
     overlay_case colour_abs_sheet 26 1400 "--base colour --scale absolute --sheet-only --size 1400" &&
     overlay_case spot_jpg 37 300 "--style spot --format jpg --size 300 --force" && t_ok
+fi
+
+t_begin each_as_the_cli
+# ac_caption_each and the result getters (1.3), what `attncap caption` relies on: the photos of a list
+# handed over in order, the captions of ac_caption_file one by one (captions_json_...'s core.txt) and
+# `--nbest`'s lines; each runner-up's ac_result_alternative_confidence = Platt's sigmoid(a x + b) of the
+# model file's "confidence" record at x = its logprob / (words + 1), computed here from the file and the
+# JSON line; overlays written from the callback = those written after ac_caption_file (overlays_as_the_
+# cli's) byte for byte, and caption.json (ac_result_write_json) the result's JSON line and a newline,
+# no temporary file left; same-named photos in folders x, x-2; ac_captioner_lanes as the rule says;
+# the given caption's unknown words (ac_captioner_given_unknown) as tokenized
+if have_model; then
+  mkdir -p "$T/d1" "$T/d2" && cp "$ROOT/samples/dog.jpg" "$T/d1/x.jpg" && cp "$ROOT/samples/kite.jpg" "$T/d2/x.jpg"
+  (cd "$ROOT" && "$P" each "" samples/*.jpg >"$T/each.txt" 2>"$T/err" &&
+    "$A" caption --beam 4 --nbest 4 samples/*.jpg >"$T/nbest_cli.txt" 2>>"$T/err" &&
+    CORE_BEAM=4 CORE_NBEST=4 CORE_ALTS="$T/alts.txt" CORE_JSON="$T/each_nbest.json" "$P" each "" samples/*.jpg >"$T/each_nbest.txt" 2>>"$T/err" &&
+    "$P" each "$T/ov_each" samples/dog.jpg samples/eagle.jpg >/dev/null 2>>"$T/err" &&
+    CORE_JSON="$T/each_dup.json" "$P" each "$T/ov_dup" "$T/d1/x.jpg" "$T/d2/x.jpg" samples/dog.jpg >/dev/null 2>>"$T/err" &&
+    CORE_GIVEN="a cat on a Zebraish sofa, quux" "$P" each "" samples/dog.jpg >"$T/each_given.txt" 2>>"$T/err"); rc=$?
+  lanes=""
+  for tn in 1:1 1:6 2:1 2:6 3:2 4:6 4:3; do # THREADS:PHOTOS -> one lane with every thread for one photo or thread, else min(threads, photos) of threads/lanes
+    th=${tn%:*} np=${tn#*:}; want_l=$(( th < np ? th : np )); [ $want_l -lt 2 ] && want_l=1
+    want_t=$(( want_l > 1 ? th / want_l : th ))
+    args=(); for _ in $(seq $np); do args+=(samples/dog.jpg); done
+    got=$(cd "$ROOT" && CORE_THREADS=$th "$P" each "" "${args[@]}" 2>/dev/null | head -1)
+    [ "$got" = "$(printf 'lanes\t%d\t%d' $want_l $want_t)" ] || lanes="$lanes $th threads, $np photos: '$got' (want $want_l x $want_t);"
+  done
+  pngs=$(cd "$T/ov_core" 2>/dev/null && find . -type f | sort); bad=""
+  for f in $pngs; do cmp -s "$T/ov_core/$f" "$T/ov_each/$f" || bad="$bad $f"; done
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif ! cmp -s <(grep -v '^lanes' "$T/each.txt") "$T/core.txt"; then t_fail "captions: $(diff <(grep -v '^lanes' "$T/each.txt") "$T/core.txt" | head -4 | paste -sd' ')"
+  elif ! cmp -s <(grep -v '^lanes' "$T/each_nbest.txt") "$T/nbest_cli.txt"; then t_fail "--nbest: $(diff <(grep -v '^lanes' "$T/each_nbest.txt") "$T/nbest_cli.txt" | head -4 | paste -sd' ')"
+  elif [ -n "$lanes" ]; then t_fail "lanes:$lanes"
+  elif [ -z "$pngs" ] || [ "$(cd "$T/ov_each" && find . -type f ! -name caption.json | sort)" != "$pngs" ]; then t_fail "overlay files: $(cd "$T/ov_each" && find . -type f | sort | paste -sd' ')"
+  elif [ -n "$bad" ] && [ ${#san[@]} = 0 ]; then t_fail "overlays differ:$bad"
+  elif [ "$(cd "$T/ov_dup" && ls | paste -sd' ')" != "dog x x-2" ]; then t_fail "folders of x.jpg, x.jpg, dog.jpg: $(ls "$T/ov_dup" | paste -sd' ')"
+  elif ! cmp -s <(cat "$T/ov_dup/x/caption.json" "$T/ov_dup/x-2/caption.json" "$T/ov_dup/dog/caption.json") "$T/each_dup.json"; then
+    t_fail "caption.json is not the JSON line: $(head -c 200 "$T/ov_dup/x-2/caption.json")"
+  elif [ "$(grep '^unknown' "$T/each_given.txt" | cut -f2 | paste -sd' ')" != "zebraish quux" ]; then t_fail "unknown words: $(grep '^unknown' "$T/each_given.txt" | paste -sd' ')"
+  elif ! "$PY" - "${ATTNCAP_MODEL:-$ROOT/models/attncap.safetensors}" "$T/each_nbest.json" "$T/alts.txt" "$T/ov_dup/x-2/caption.json" "$T/ov_dup/x/caption.json" <<'PY' 2>"$T/py.err"; then t_fail "$(tail -2 "$T/py.err")"; else t_ok; fi
+import json, math, struct, sys
+f = open(sys.argv[1], 'rb')
+meta = json.loads(f.read(struct.unpack('<Q', f.read(8))[0]))['__metadata__']
+cal = json.loads(meta['confidence'])
+alts = [float(x) for x in open(sys.argv[3])]
+k, differs = 0, 0
+for line in open(sys.argv[2]):
+    o = json.loads(line)
+    for a in o.get('alternatives', []):
+        want = 1 / (1 + math.exp(-(cal['a'] * a['logprob'] / (len(a['tokens']) + 1) + cal['b'])))
+        assert abs(alts[k] - want) <= 1e-9, (o['image'], a['caption'], alts[k], want)
+        differs += abs(want - o['confidence']) > 1e-6
+        k += 1
+assert k == len(alts) and k >= 6 and differs >= 3, (k, len(alts), differs)  # runners-up not the caption's own
+kite, dog = json.loads(open(sys.argv[4]).read()), json.loads(open(sys.argv[5]).read())
+assert kite['caption'] != dog['caption'] and kite['image'].endswith('d2/x.jpg'), (kite['image'], kite['caption'])
+assert len(kite['overlays']) == len(kite['tokens']) + 1 and all('/x-2/' in p for p in kite['overlays']), kite['overlays']
+PY
 fi
 
 t_begin evaluate_as_coco_caption
