@@ -317,4 +317,18 @@ if setup; then
   [ $ok = 1 ] && t_ok
 fi
 
+t_begin precision_flag_over_the_environment
+# --precision wins over $ATTNCAP_PRECISION from the start: an environment naming bf16x2 on a CPU without
+# AMX (refused alone) with --precision f32 gives f32's lines
+if ! setup; then :
+elif grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null; then t_skip "this CPU has AMX: bf16x2 is not refused here"
+else
+  want=$("$A" caption $M --json --precision f32 "$S/dog.jpg" 2>"$T/err")
+  got=$(ATTNCAP_PRECISION=bf16x2 "$A" caption $M --json --precision f32 "$S/dog.jpg" 2>>"$T/err"); rc=$?
+  ATTNCAP_PRECISION=bf16x2 "$A" caption $M "$S/dog.jpg" >/dev/null 2>"$T/alone"; rc_alone=$?
+  if [ $rc -ne 0 ] || [ -z "$want" ] || [ "$got" != "$want" ]; then t_fail "exit $rc: '$got' vs f32's '$want': $(head -2 "$T/err")"
+  elif [ $rc_alone -eq 0 ] || ! grep -q AMX "$T/alone"; then t_fail "bf16x2 from the environment alone not refused: $(cat "$T/alone")"
+  else t_ok; fi
+fi
+
 t_end

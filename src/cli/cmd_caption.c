@@ -201,6 +201,12 @@ int cmd_caption(int argc, char **argv) {
         }
     }
     double t_start = cli_now();
+    /* --precision wins over $ATTNCAP_PRECISION from the start: ac_captioner_open applies the variable,
+     * which may name one this CPU or encoder refuses (bf16x2 without AMX) */
+    if (precision && setenv("ATTNCAP_PRECISION", precision, 1)) {
+        fprintf(stderr, "attncap caption: out of memory\n");
+        goto out;
+    }
     ac_captioner_opts co;
     ac_captioner_opts_init(&co);
     co.encoder = encoder, co.threads = threads, co.nbest = nbest;
