@@ -280,9 +280,11 @@ fuzz:
 bench: $(BENCH_BIN) $(PEER_BIN) $(BIN)
 	@bash bench/run.sh
 
-# The default encoder, from ../shared or TensorFlow's official archive (SHA-256 checked).
+# The default encoder, from ../shared or TensorFlow's official archive, and the detector the shipped
+# model attends to, from ../shared (SHA-256 checked).
 models:
 	@bash tools/get_encoder.sh
+	@bash tools/get_detector.sh
 
 # The README's main job: caption samples/ with the committed model, overlays and sheets in out/.
 demo: all models

@@ -8,9 +8,10 @@
 #     (model loading included) and the photo after loading (the CLI's "in X s", 10 ms steps);
 #   - throughput of `attncap caption --verbose --threads 2` over the 408 COCO photos of $ATTNCAP_DATA,
 #     photos/s (model loading excluded) and CPU per photo, and this tree's split per photo.
-# Both trees run this tree's shipped model (models/attncap.safetensors; the same decoder and encoder), each
-# as it ships it: this tree with the model's naming, the reference without (it has none), so their captions
-# differ and are not compared (bench/vs_main.sh compares identical work).
+# Each tree runs its own shipped model (models/attncap.safetensors) as it ships it: this tree's attends to
+# the detector's regions (the detector runs on every photo) and copies through its pointer, the
+# reference's is grid-only with no naming; the encoder is the same. Their captions differ and are not
+# compared (bench/vs_main.sh compares identical work).
 # The reference is checked out (detached) and built in ../attncap-bench-REF unless BASE_DIR names a built
 # tree; BENCH_BASE= (empty) leaves it out. Prints median / best / worst per build, the ratio of the
 # medians and the load average.
@@ -67,27 +68,27 @@ echo "pipeline: $(git rev-parse --short HEAD)${base:+ against $ref ($(git -C "$b
 
 # lat NAME PHOTO TAG: one latency round, "best median worst" appended to $tmp/NAME.TAG
 lat() {
-  local exe=$here/$build/bench/latency dir=$here
-  [ "$1" = base ] && exe=$tmp/latency_base dir=$base
-  (cd "$dir" && BENCH_MODEL=$model BENCH_RUNS=$runs BENCH_THREADS=2 "$exe" "$2") >"$tmp/$1.$3.last"
+  local exe=$here/$build/bench/latency dir=$here m=$model
+  [ "$1" = base ] && exe=$tmp/latency_base dir=$base m=$base/models/attncap.safetensors
+  (cd "$dir" && BENCH_MODEL=$m BENCH_RUNS=$runs BENCH_THREADS=2 "$exe" "$2") >"$tmp/$1.$3.last"
   sed 's/.*runs: best \([0-9.]*\) median \([0-9.]*\) worst \([0-9.]*\).*/\1 \2 \3/' "$tmp/$1.$3.last" >>"$tmp/$1.$3"
   sed 's/.*CPU (all threads) best \([0-9.]*\) median \([0-9.]*\) ms.*/\1 \2/' "$tmp/$1.$3.last" >>"$tmp/$1.$3cpu"
 }
 # thr NAME ROUND: one throughput run, "photos/s cpu_ms" appended to $tmp/NAME.thr
 thr() {
-  local dir=$here exe=$here/$build/attncap
-  [ "$1" = base ] && dir=$base exe=$base/build/attncap
-  (cd "$dir" && "$exe" caption --quiet --verbose --threads 2 --model "$model" "${photos[@]}") >/dev/null 2>"$tmp/$1.thr.$2.err"
+  local dir=$here exe=$here/$build/attncap m=$model
+  [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base/models/attncap.safetensors
+  (cd "$dir" && "$exe" caption --quiet --verbose --threads 2 --model "$m" "${photos[@]}") >/dev/null 2>"$tmp/$1.thr.$2.err"
   sed -n 's/.* \([0-9.]*\) images\/s.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 | tr '\n' ' ' >>"$tmp/$1.thr"
   sed -n 's/.*CPU \([0-9.]*\) ms per photo.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 >>"$tmp/$1.thr"
 }
 # cli NAME: `attncap caption` on the 12 MP photo, "process_ms after_loading_ms" appended to $tmp/NAME.cli
 cli() {
-  local dir=$here exe=$here/$build/attncap
-  [ "$1" = base ] && dir=$base exe=$base/build/attncap
+  local dir=$here exe=$here/$build/attncap m=$model
+  [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base/models/attncap.safetensors
   local t0 t1
   t0=$(date +%s%N)
-  (cd "$dir" && "$exe" caption --verbose --threads 2 --model "$model" "$big") >/dev/null 2>"$tmp/$1.cli.err"
+  (cd "$dir" && "$exe" caption --verbose --threads 2 --model "$m" "$big") >/dev/null 2>"$tmp/$1.cli.err"
   t1=$(date +%s%N)
   echo "$(( (t1 - t0) / 1000000 )) $(sed -n 's/.* in \([0-9.]*\) s:.*/\1/p' "$tmp/$1.cli.err" | awk '{print $1 * 1000}')" >>"$tmp/$1.cli"
 }

@@ -59,8 +59,9 @@ t_begin write_and_use
 if need_data $ENC; then
   mkdir -p "$T/m"; cp "$ROOT/models/attncap.safetensors" "$T/m/"; ln -sf "$TABLE" "$T/m/imagenet_words.tsv"
   ln -sf "$ROOT/models/presence.safetensors" "$T/m/presence.safetensors"
-  # cap MODEL BAR: eagle.jpg's JSON line with the naming's tag_min_precision at BAR (ATTNCAP_NAMING)
-  cap() { ATTNCAP_NAMING="{\"tag_min_precision\":$2}" "$A" caption --json --quiet --model "$1" --encoder "$DATA/$ENC" "$ROOT/samples/eagle.jpg" 2>>"$T/err"; }
+  # cap MODEL BAR: giraffe.jpg's JSON line (its zebra tag forced) with the tags as constraints
+  # (--tags auto) and the naming's tag_min_precision at BAR (ATTNCAP_NAMING)
+  cap() { ATTNCAP_NAMING="{\"tag_min_precision\":$2}" "$A" caption --tags auto --json --quiet --model "$1" --encoder "$DATA/$ENC" "$ROOT/samples/giraffe.jpg" 2>>"$T/err"; }
   if ! "$A" calibrate --tags --refs "$T/refs.tsv" --results "$T/res.jsonl" --write "$T/m/attncap.safetensors" >"$T/w" 2>"$T/err"; then
     t_fail "write: $(head -2 "$T/err")"
   else

@@ -50,12 +50,15 @@ t_begin xdg_data_home_then_prefix
 if install_once; then
   mkdir -p "$T/xdg/attncap"
   cp "$D"/* "$T/xdg/attncap/" && rm "$T/xdg/attncap/presence.safetensors"
-  # the user's directory comes first: its model without the presence head is refused, naming the file
-  clean_run env XDG_DATA_HOME="$T/xdg" "$P/bin/attncap" caption "$ROOT/samples/dog.jpg" >"$T/out" 2>"$T/err"; rc=$?
+  # the user's directory comes first: its model without the presence head is refused, naming the file,
+  # when the naming uses the head (the shipped model's default names nothing by rule)
+  clean_run env XDG_DATA_HOME="$T/xdg" ATTNCAP_NAMING='{"presence_absent":0.1}' "$P/bin/attncap" caption --tags auto \
+    "$ROOT/samples/dog.jpg" >"$T/out" 2>"$T/err"; rc=$?
   mv "$D" "$D.off"
   clean_run "$P/bin/attncap" caption "$ROOT/samples/dog.jpg" >"$T/out2" 2>"$T/err2"; rc2=$?
   mv "$D.off" "$D"
-  if [ $rc -eq 0 ] || ! grep -q "$T/xdg/attncap/presence.safetensors: missing" "$T/err" || [ "$(wc -l <"$T/err")" -ne 1 ] || [ -s "$T/out" ]; then
+  if [ $rc -eq 0 ] || ! grep -q "$T/xdg/attncap/presence.safetensors: missing" "$T/err" ||
+     [ "$(grep -vc '^attncap caption: note: naming settings from ATTNCAP_NAMING' "$T/err")" -ne 1 ] || [ -s "$T/out" ]; then
     t_fail "XDG model without presence.safetensors: exit $rc, '$(head -2 "$T/err")'"
   elif [ $rc2 -eq 0 ] || ! grep -q "$T/home/.local/share/attncap" "$T/err2" || ! grep -q "$D" "$T/err2"; then
     t_fail "no model anywhere: exit $rc2, '$(head -2 "$T/err2")' does not name both data directories"
@@ -65,7 +68,7 @@ fi
 t_begin missing_word_table_named
 if install_once; then
   mkdir -p "$T/m" && cp "$D/attncap.safetensors" "$D/presence.safetensors" "$D/$ENCNAME" "$T/m/"
-  clean_run "$P/bin/attncap" caption --model "$T/m/attncap.safetensors" "$ROOT/samples/dog.jpg" >"$T/out" 2>"$T/err"; rc=$?
+  clean_run "$P/bin/attncap" caption --tags auto --model "$T/m/attncap.safetensors" "$ROOT/samples/dog.jpg" >"$T/out" 2>"$T/err"; rc=$?
   if [ $rc -eq 0 ] || ! grep -q "imagenet_words.tsv" "$T/err" || [ -s "$T/out" ]; then t_fail "exit $rc, '$(head -2 "$T/err")'"
   else t_ok; fi
 fi

@@ -62,7 +62,7 @@ t_begin nbest_given_and_fallback_columns
 # (each runner-up its own: the model's Platt fit of its mean log-probability, recomputed here from the
 # JSON), the score fourth; --given's plain line carries the log-probability (the sum of the JSON's
 # token log-probabilities); the description of a caption below the naming's min_confidence (set through
-# ATTNCAP_NAMING) gets its own confidence, not the one of the caption it replaced
+# ATTNCAP_NAMING, with --tags auto) gets its own confidence, not the one of the caption it replaced
 ENCNAME=mobilenet_v2_1.0_224_quant.tflite
 py=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || true)
 if [ -z "$py" ]; then t_skip "needs python3"
@@ -74,7 +74,7 @@ else
   "$A" caption --nbest 3 --json samples/dog.jpg >"$T/nb.json" 2>>"$T/err"
   "$A" caption --given "a dog with a orange toy" samples/dog.jpg >"$T/g" 2>>"$T/err"
   "$A" caption --given "a dog with a orange toy" --json samples/dog.jpg >"$T/g.json" 2>>"$T/err"
-  ATTNCAP_NAMING='{"min_confidence":0.999}' "$A" caption --quiet --json samples/kite.jpg samples/eagle.jpg samples/dog.jpg >"$T/mc.json" 2>>"$T/err"
+  ATTNCAP_NAMING='{"min_confidence":0.999}' "$A" caption --tags auto --quiet --json samples/kite.jpg samples/eagle.jpg samples/dog.jpg >"$T/mc.json" 2>>"$T/err"
   cd - >/dev/null
   msg=$("$py" - "$ROOT/models/attncap.safetensors" "$plain" "$T/nb" "$T/nb.json" "$T/g" "$T/g.json" "$T/mc.json" <<'PY' 2>&1
 import json, math, struct, sys

@@ -51,4 +51,19 @@ elif ! grep -qF "$T/repo/models/" "$T/err" || ! grep -q "make models" "$T/err" |
 elif [ -e "$T/repo/models/mobilenet_v2_1.0_224_quant.tflite" ]; then t_fail "left a file behind"
 else t_ok; fi
 
+t_begin detector_offline_says_where_and_refuses_another_file
+# the detector has no download: with no ../shared it says where to put it; a ../shared copy whose
+# SHA-256 differs is refused and nothing is left in models/
+cp "$ROOT/tools/get_detector.sh" "$T/repo/tools/"
+env -u ATTNCAP_DATA bash "$T/repo/tools/get_detector.sh" >"$T/out" 2>"$T/err"; rc=$?
+mkdir -p "$T/other/encoders" && echo "not a detector" >"$T/other/encoders/yolox_nano.tflite"
+ATTNCAP_DATA="$T/other" bash "$T/repo/tools/get_detector.sh" >"$T/out2" 2>"$T/err2"; rc2=$?
+if [ $rc -eq 0 ] || [ "$(wc -l <"$T/err")" -ne 1 ] || ! grep -qF "$T/repo/models/" "$T/err" ||
+   ! grep -q "yolox_nano.tflite" "$T/err" || ! grep -q "SHA-256 38dc5c78" "$T/err" || ! grep -q "make models" "$T/err"; then
+  t_fail "offline: exit $rc, '$(cat "$T/err")'"
+elif [ $rc2 -eq 0 ] || [ "$(wc -l <"$T/err2")" -ne 1 ] || ! grep -q "wrong SHA-256" "$T/err2"; then
+  t_fail "another file: exit $rc2, '$(cat "$T/err2")'"
+elif ls "$T/repo/models/" 2>/dev/null | grep -q .; then t_fail "left files behind: $(ls "$T/repo/models")"
+else t_ok; fi
+
 t_end

@@ -233,6 +233,11 @@ typedef struct seen {
 static int copy_caption(const ac_caption *src, ac_caption *dst, int L) {
     *dst = *src;
     dst->labels = NULL, dst->alt = NULL, dst->n_alt = 0;
+    dst->regions = src->n_regions && src->regions ? malloc(sizeof *dst->regions * (size_t)src->n_regions) : NULL;
+    dst->copied = src->copied ? malloc(sizeof(float) * ((size_t)src->n + 1)) : NULL;
+    if ((src->n_regions && src->regions && !dst->regions) || (src->copied && !dst->copied)) return -1;
+    if (dst->regions) memcpy(dst->regions, src->regions, sizeof *dst->regions * (size_t)src->n_regions);
+    if (dst->copied) memcpy(dst->copied, src->copied, sizeof(float) * ((size_t)src->n + 1));
     dst->words = malloc(sizeof(int) * ((size_t)src->n + 1));
     dst->alpha = malloc(sizeof(float) * ((size_t)src->n + 1) * L);
     dst->beta = malloc(sizeof(float) * ((size_t)src->n + 1));
@@ -256,7 +261,10 @@ static int same_caption(const ac_caption *a, const ac_caption *b, int L) {
            !memcmp(a->alpha, b->alpha, sizeof(float) * ((size_t)a->n + 1) * L) &&
            !memcmp(a->beta, b->beta, sizeof(float) * ((size_t)a->n + 1)) && !a->word_logp == !b->word_logp &&
            (!a->word_logp || !memcmp(a->word_logp, b->word_logp, sizeof(float) * ((size_t)a->n + 1))) &&
-           (!a->n_tags || !memcmp(a->tags, b->tags, sizeof *a->tags * (size_t)a->n_tags));
+           (!a->n_tags || !memcmp(a->tags, b->tags, sizeof *a->tags * (size_t)a->n_tags)) &&
+           a->n_regions == b->n_regions && !a->regions == !b->regions &&
+           (!a->regions || !memcmp(a->regions, b->regions, sizeof *a->regions * (size_t)a->n_regions)) &&
+           !a->copied == !b->copied && (!a->copied || !memcmp(a->copied, b->copied, sizeof(float) * ((size_t)a->n + 1)));
 }
 
 typedef struct batch_user {
