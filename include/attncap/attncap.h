@@ -8,7 +8,8 @@
  * the model looked for each word, the runners-up, the tags), draw its overlays or print it as JSON, and
  * score captions against references as coco-caption does; detect COCO objects (1.1) and classify a
  * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
- * and read what a result holds beyond its struct (1.3).
+ * and read what a result holds beyond its struct: its detected objects, the attention on them, what was
+ * copied (1.3).
  *
  * Conventions
  *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier. Each is made by
@@ -251,6 +252,35 @@ AC_API double ac_result_alternative_confidence(const ac_result *r, int i);
 /* The seconds one stage (AC_SECONDS_*) of the photo's captioning took, measured as it ran; 0 for a
  * stage the photo did not reach (a result with an error), NaN for an unknown stage. */
 AC_API double ac_result_seconds(const ac_result *r, int stage);
+
+/* Since 1.3. The detected objects ("regions") a model trained with detections attends to beside the
+ * grid's cells and, with a pointer (a copy model), names by copying their category's word: what
+ * `attncap caption --json --attention` prints as "regions", "region_attention" and "copied". Getters,
+ * not fields appended to ac_result: a program built against 1.3 that calls them fails to load against
+ * an older library (version node ATTNCAP_1.3) instead of reading past its smaller struct. Each returns
+ * a count and sets *out (out may be NULL: the count alone) to an array borrowed from r, valid until
+ * ac_result_free, or to NULL when the count is 0; a result with an error has none of them (0). */
+typedef struct ac_result_region { /* a detection the decoder attended to; the struct never grows */
+    const char *label;      /* its COCO category, "giraffe" (a static string) */
+    float score;            /* the detector's score, 0..1 */
+    float x0, y0, x1, y1;   /* its box as fractions of the photo's width and height, 0 <= x0 <= x1 <= 1 */
+} ac_result_region;
+/* The n regions the decoder attended to, best first, into *out ([n]); 0 for a model trained without
+ * detections or a photo where the detector kept nothing. */
+AC_API int ac_result_regions(const ac_result *r, const ac_result_region **out);
+/* The attention each word gave each region, [n_words][n] row-major into *out (also NULL for a caption
+ * without words): the weights ac_result.attention spreads over the cells whose centres lie in each
+ * region's box (the cell under its centre when none does), so a word's cells still sum to 1, these
+ * included; a word's regions sum to at most 1, the rest went to the cells directly. Returns n,
+ * ac_result_regions' count. */
+AC_API int ac_result_region_attention(const ac_result *r, const float **out);
+/* A copy model's account of the caption: [n_words + 1] into *out, each word's (then <end>'s) share of
+ * its probability that came from copying a region's category, 0..1 (0 for a word the vocabulary alone
+ * gave, near 1 for one a region named; never NaN). Returns n_words + 1, or 0 when the account is not
+ * known: a model without copy, or (in this release) a caption searched with tags or a calibration, as
+ * the shipped model's are (a given caption, ac_captioner_set_given, has it); `attncap caption --json`
+ * prints "copied" exactly when this is not 0. */
+AC_API int ac_result_copied(const ac_result *r, const float **out);
 
 /* Since 1.2. Photos that arrive over time (a server's requests), captioned as ac_caption_batch does
  * (the same captions, bit for bit) and each handed to done as soon as it (and every photo taken before

@@ -10,7 +10,9 @@
 
 #include "attncap/captioner.h"
 #include "attncap/font.h"
+#include "attncap/objects.h"
 #include "attncap/overlay.h"
+#include "attncap/regions.h"
 #include "alloc_internal.h"
 
 typedef struct result {
@@ -18,6 +20,8 @@ typedef struct result {
     ac_caption cap;
     ac_image photo; /* with AC_KEEP_PHOTO */
     float *cells;   /* with regions: the attention over the grid's cells alone (pub.attention) */
+    ac_result_region *regions; /* [cap.n_regions] (ac_result_regions) */
+    float *region_att;         /* [n_words][cap.n_regions]: the words' rows of cap.alpha's region columns */
     double seconds[4]; /* AC_SECONDS_READ, _CNN, _SEARCH, _WAITED (ac_result_seconds) */
     char *image, *text, *error;
     char **words, **alt_text, **overlays;
@@ -33,9 +37,25 @@ void ac_result_free(ac_result *pub) {
     for (int k = 0; r->overlays && k < r->pub.n_overlays; k++) free(r->overlays[k]);
     free(r->words), free(r->alt_text), free(r->overlays), free(r->alts), free(r->tags);
     free(r->image), free(r->text), free(r->error), free(r->cells);
+    free(r->regions), free(r->region_att);
     ac_caption_free(&r->cap);
     ac_image_free(&r->photo);
     free(r);
+}
+
+/* r->regions and r->region_att from r->cap (regions filled in, its grid known). 0, or -1 when out of memory. */
+static int fill_regions(result *r) {
+    const ac_caption *cap = &r->cap;
+    const int nr = cap->n_regions, n = cap->n, stride = ac_caption_alpha_stride(cap), G = stride - nr;
+    if (!(r->regions = ac_calloc((size_t)nr, sizeof *r->regions))) return -1;
+    for (int k = 0; k < nr; k++) {
+        const ac_region *g = &cap->regions[k];
+        const char *label = ac_object_name(g->category);
+        r->regions[k] = (ac_result_region){label ? label : "", g->score, g->x0, g->y0, g->x1, g->y1};
+    }
+    if (n && !(r->region_att = ac_malloc(sizeof(float) * (size_t)n * nr))) return -1;
+    for (int t = 0; t < n; t++) memcpy(r->region_att + (size_t)t * nr, cap->alpha + (size_t)t * stride + G, sizeof(float) * nr);
+    return 0;
 }
 
 /* The public view of r->cap (moved in by the caller). 0, or -1 when out of memory. */
@@ -63,6 +83,7 @@ static int fill(result *r, const ac_captioner *c) {
         if (!(r->cells = ac_malloc(sizeof(float) * G * ((size_t)n + 1)))) return -1;
         for (int k = 0; k <= n; k++) ac_caption_cell_attention(cap, k, r->cells + (size_t)k * G);
         p->attention = r->cells;
+        if (fill_regions(r)) return -1;
     }
     if (cap->n_alt > 0) {
         if (!(r->alts = ac_calloc((size_t)cap->n_alt, sizeof *r->alts)) ||
@@ -195,6 +216,29 @@ double ac_result_alternative_confidence(const ac_result *pub, int i) {
 
 double ac_result_seconds(const ac_result *pub, int stage) {
     return stage >= 0 && stage < 4 ? ((const result *)pub)->seconds[stage] : NAN;
+}
+
+/* The regions exist when fill_regions made them: a result with an error, or whose caption has none,
+ * answers 0. */
+int ac_result_regions(const ac_result *pub, const ac_result_region **out) {
+    const result *r = (const result *)pub;
+    const int n = r->regions ? r->cap.n_regions : 0;
+    if (out) *out = n ? r->regions : NULL;
+    return n;
+}
+
+int ac_result_region_attention(const ac_result *pub, const float **out) {
+    const result *r = (const result *)pub;
+    const int n = r->regions ? r->cap.n_regions : 0;
+    if (out) *out = n && pub->n_words ? r->region_att : NULL;
+    return n;
+}
+
+int ac_result_copied(const ac_result *pub, const float **out) {
+    const result *r = (const result *)pub;
+    const int n = r->cap.copied && !r->error ? pub->n_words + 1 : 0;
+    if (out) *out = n ? r->cap.copied : NULL;
+    return n;
 }
 
 typedef struct stream {
