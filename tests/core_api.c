@@ -23,6 +23,11 @@
  *                                  "": the overlays written from the callback into DIR/STEM
  *                                  (ac_overlay_stems) and DIR/STEM/caption.json (ac_result_write_json);
  *                                  $CORE_THREADS: ac_captioner_opts.threads
+ *   core_api regions PHOTO...      (1.3) per photo one JSON line of what the regions' getters hold:
+ *                                  {"image", "tokens", "regions": [{"label", "score", "box"}],
+ *                                  "region_attention": [[...] per word], "copied": [...] or null}
+ *                                  (%.9g); exit 3 when the getters disagree on the count, or a count
+ *                                  is 0 with a pointer (or not 0 without one); $CORE_GIVEN as caption's
  *   core_api rgb FILE H W          FILE holds H x W x 3 bytes: its caption, as above
  *   core_api classify HOW PHOTO... (1.2) the top 5 classes as `attncap classify` prints them, each photo
  *                                  given as HOW: file, bytes, or rgb (then PHOTO is FILE:H:W, raw
@@ -164,6 +169,77 @@ static int cmd_caption(int argc, char **argv, int bytes) {
         free(in), free(data), free(out);
     }
     if (json) fclose(json);
+    ac_captioner_close(c);
+    return rc;
+}
+
+/* s as a JSON string (the words and labels need no more than quotes and backslashes escaped). */
+static void json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static void json_floats(const float *x, int n) {
+    putchar('[');
+    for (int i = 0; i < n; i++) printf("%s%.9g", i ? "," : "", x[i]);
+    putchar(']');
+}
+
+/* 1.3's getters of a result's regions, attention on them and copied shares, as one JSON line; 0, or 3
+ * when they contradict each other. */
+static int show_regions(const ac_result *r, const char *name) {
+    const ac_result_region *g = NULL;
+    const float *att = NULL, *cp = NULL;
+    const int n = ac_result_regions(r, &g), na = ac_result_region_attention(r, &att), nc = ac_result_copied(r, &cp);
+    int bad = n < 0 || na != n || ac_result_regions(r, NULL) != n || ac_result_region_attention(r, NULL) != na ||
+              ac_result_copied(r, NULL) != nc || !n != !g || (!n || !r->n_words) != !att || !nc != !cp ||
+              (nc && nc != r->n_words + 1);
+    if (bad) fprintf(stderr, "%s: regions %d (%p), attention %d (%p), copied %d (%p), %d words\n", name, n, (const void *)g,
+                     na, (const void *)att, nc, (const void *)cp, r->n_words);
+    printf("{\"image\":");
+    json_string(name);
+    printf(",\"tokens\":[");
+    for (int w = 0; w < r->n_words; w++) printf("%s", w ? "," : ""), json_string(r->words[w]);
+    printf("],\"regions\":[");
+    for (int k = 0; k < n; k++) {
+        printf("%s{\"label\":", k ? "," : "");
+        json_string(g[k].label);
+        printf(",\"score\":%.9g,\"box\":[%.9g,%.9g,%.9g,%.9g]}", g[k].score, g[k].x0, g[k].y0, g[k].x1, g[k].y1);
+    }
+    printf("],\"region_attention\":[");
+    for (int w = 0; att && w < r->n_words; w++) printf("%s", w ? "," : ""), json_floats(att + (size_t)w * n, n);
+    printf("],\"copied\":");
+    if (cp) json_floats(cp, nc);
+    else printf("null");
+    printf("}\n");
+    return bad ? 3 : 0;
+}
+
+static int cmd_regions(int argc, char **argv) {
+    ac_captioner *c = open_or_die();
+    apply_setters(c);
+    const char *given = getenv("CORE_GIVEN");
+    ac_err err;
+    if (given && ac_captioner_set_given(c, given, &err)) {
+        fprintf(stderr, "given: %s\n", err.msg);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < argc; i++) {
+        ac_result *r;
+        if (ac_caption_file(c, argv[i], 0, &r, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            rc = 1;
+            continue;
+        }
+        const int s = show_regions(r, argv[i]);
+        if (s) rc = s;
+        ac_result_free(r);
+    }
     ac_captioner_close(c);
     return rc;
 }
@@ -595,6 +671,14 @@ static int cmd_errors(const char *dir) {
             printf("bad batch_mixed: junk bytes got no error\n");
         else if (ac_result_json(c, out[0], NULL, 0)) printf("bad batch_mixed: JSON of a failed photo\n");
         else printf("ok batch_mixed: %s | %s | %s\n", out[0]->error, out[1]->text, out[2]->error);
+        { /* 1.3's regions getters of a failed photo: nothing, NULL */
+            const ac_result_region *g = (const ac_result_region *)out;
+            const float *att = (const float *)out, *cp = (const float *)out;
+            if (ac_result_regions(out[0], &g) || g || ac_result_region_attention(out[0], &att) || att ||
+                ac_result_copied(out[2], &cp) || cp)
+                printf("bad regions_of_a_failed_photo: regions, attention or copied shares\n");
+            else printf("ok regions_of_a_failed_photo\n");
+        }
         /* overlays of a result that kept no photo, and of a failed one */
         int rc1 = ac_result_write_overlays(c, out[1], dir, NULL, 0, &err);
         expect("overlays_no_photo", rc1, NULL, &err, "AC_KEEP_PHOTO", -1);
@@ -641,6 +725,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "bytes")) return cmd_caption(argc - 2, argv + 2, 1);
     if (argc >= 3 && !strcmp(argv[1], "stream")) return cmd_stream(argc - 2, argv + 2);
     if (argc >= 4 && !strcmp(argv[1], "each")) return cmd_each(argv[2], argc - 3, argv + 3);
+    if (argc >= 3 && !strcmp(argv[1], "regions")) return cmd_regions(argc - 2, argv + 2);
     if (argc == 5 && !strcmp(argv[1], "rgb")) return cmd_rgb(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 4 && !strcmp(argv[1], "classify")) return cmd_classify(argv[2], argc - 3, argv + 3);
     if (argc >= 4 && !strcmp(argv[1], "overlays")) return cmd_overlays(argv[2], argc - 3, argv + 3);

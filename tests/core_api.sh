@@ -4,7 +4,8 @@
 # links against $BUILD/libattncap.so, and captions as `attncap caption` does (plain lines, JSON with
 # attention, overlays byte for byte; photos as files, bytes in memory, pixels, a stream; the 1.2
 # setters as --precision, --tags and ATTNCAP_NAMING; 1.3's list handed over result by result, with
-# the runners-up's confidence, times, caption.json and folder names the CLI takes from it); attention rows are
+# the runners-up's confidence, times, caption.json and folder names the CLI takes from it; a result's
+# regions, the attention on them and the copied shares as its JSON line prints them); attention rows are
 # distributions; ac_evaluate matches coco-caption's published numbers (tests/fixtures/metrics_ref.json);
 # every error path answers with one line naming the problem (and nothing leaks under ASan).
 . "$(dirname "$0")/lib.sh"
@@ -328,6 +329,79 @@ kite, dog = json.loads(open(sys.argv[4]).read()), json.loads(open(sys.argv[5]).r
 assert kite['caption'] != dog['caption'] and kite['image'].endswith('d2/x.jpg'), (kite['image'], kite['caption'])
 assert len(kite['overlays']) == len(kite['tokens']) + 1 and all('/x-2/' in p for p in kite['overlays']), kite['overlays']
 PY
+fi
+
+t_begin regions_and_copied_as_the_cli
+# 1.3's ac_result_regions, ac_result_region_attention and ac_result_copied on the shipped model (which
+# attends to the detector's objects and copies their names) hold what `attncap caption --json
+# --attention` prints: the labels, the scores and boxes (printed to 4 decimals), the attention on each
+# region per word (4 significant digits), the copied shares (3 decimals; the search while naming makes
+# none: both say so), searched and with a given caption (which copies "giraffe" and "zebra"). Against
+# the grid too: each region's weight is spread over the cells whose centres lie in its box
+# (ac_result.attention), so those cells hold at least that weight.
+if have_model; then
+  photos=(samples/giraffe.jpg samples/horses.jpg)
+  g="a giraffe standing next to a zebra"
+  (cd "$ROOT" && "$A" caption --json --attention "${photos[@]}" >"$T/reg_cli.json" 2>"$T/err" &&
+    "$A" caption --json --attention --given "$g" "${photos[@]}" >"$T/reg_cli_given.json" 2>>"$T/err" &&
+    "$P" regions "${photos[@]}" >"$T/reg_core.json" 2>>"$T/err" &&
+    CORE_GIVEN="$g" "$P" regions "${photos[@]}" >"$T/reg_core_given.json" 2>>"$T/err"); rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif ! "$PY" - "$T/reg_cli.json" "$T/reg_core.json" "$T/reg_cli_given.json" "$T/reg_core_given.json" <<'PY' 2>"$T/py.err"; then t_fail "$(tail -2 "$T/py.err")"; else t_ok; fi
+import json, sys
+import numpy as np
+def near(a, b, tol):
+    return len(a) == len(b) and all(abs(x - y) <= tol(y) for x, y in zip(a, b))
+copied = 0
+for cli_f, core_f in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+    clis, cores = [json.loads(l) for l in open(cli_f)], [json.loads(l) for l in open(core_f)]
+    assert len(clis) == len(cores) == 2, (len(clis), len(cores))
+    for want, got in zip(clis, cores):
+        name = want['image']
+        assert got['image'] == name and got['tokens'] == want['tokens'], (name, got['tokens'], want['tokens'])
+        wr, gr = want.get('regions', []), got['regions']
+        assert len(wr) >= 1 and [x['label'] for x in gr] == [x['label'] for x in wr], (name, gr, wr)
+        for x, y in zip(gr, wr):  # rounded to 1e-4 by the JSON line
+            assert near([x['score']] + x['box'], [y['score']] + y['box'], lambda v: 5.01e-5), (name, x, y)
+            assert 0 <= x['box'][0] <= x['box'][2] <= 1 and 0 <= x['box'][1] <= x['box'][3] <= 1, (name, x)
+        ra, wa = got['region_attention'], want['region_attention']
+        assert len(ra) == len(wa) == len(want['tokens']), (name, len(ra), len(wa))
+        for row, wrow in zip(ra, wa):  # %.4g: 4 significant digits
+            assert near(row, wrow, lambda v: 5.01e-4 * abs(v) + 1e-9), (name, row, wrow)
+            assert min(row) >= 0 and sum(row) <= 1 + 1e-6, (name, row)
+        if 'copied' in want:
+            assert got['copied'] is not None and near(got['copied'], want['copied'], lambda v: 5.01e-4), (name, got['copied'], want['copied'])
+            assert all(0 <= v <= 1 for v in got['copied']), (name, got['copied'])
+            copied += sum(v > 0.5 for v in got['copied'])
+        else:
+            assert got['copied'] is None, (name, 'copied shares the CLI does not print', got['copied'])
+        # the grid: each region's weight lies on the cells whose centres are in its box (caption.c's rule)
+        gh, gw = want['grid']
+        att = np.asarray(want['attention'], np.float64).reshape(-1, gh, gw)
+        for r, x in enumerate(gr):
+            x0, y0, x1, y1 = (np.float32(v) for v in x['box'])
+            ys = [i for i in range(gh) if y0 <= np.float32((i + 0.5) / gh) <= y1]
+            xs = [j for j in range(gw) if x0 <= np.float32((j + 0.5) / gw) <= x1]
+            if not ys or not xs:
+                ys, xs = [min(int((y0 + y1) / 2 * gh), gh - 1)], [min(int((x0 + x1) / 2 * gw), gw - 1)]
+            for w in range(len(ra)):
+                inside = att[w][np.ix_(ys, xs)].sum()
+                assert inside >= ra[w][r] - 5e-4 * inside - 1e-6, (name, w, x['label'], inside, ra[w][r])
+assert copied >= 2, ('the given caption copied nothing', copied)  # its "giraffe" and "zebra" on giraffe.jpg
+PY
+fi
+
+t_begin no_regions_for_a_grid_only_model
+# A model trained without detections (a tiny one on ../shared's 100 COCO photos) has no regions, no
+# attention on them and no copied shares; its results' getters say 0 and NULL.
+if [ $built != 1 ]; then t_skip "core_api did not build"
+elif need_data data/coco/images && need_data encoders/mobilenet_v1_0.25_128_quant.tflite && coco_features &&
+     coco_train "$T/grid.safetensors"; then
+  if ! ATTNCAP_MODEL="$T/grid.safetensors" ATTNCAP_ENCODER="$ENC" "$P" regions "$COCO/images/$photo" "$ROOT/samples/giraffe.jpg" \
+      >"$T/grid_core.json" 2>"$T/err"; then t_fail "exit: $(head -3 "$T/err")"
+  elif [ "$(grep -c '"regions":\[\],"region_attention":\[\],"copied":null}$' "$T/grid_core.json")" != 2 ]; then
+    t_fail "regions of a grid-only model: $(head -c 300 "$T/grid_core.json")"
+  else t_ok; fi
 fi
 
 t_begin evaluate_as_coco_caption
