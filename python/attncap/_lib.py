@@ -58,6 +58,11 @@ class ac_result(Structure):
                 ("n_overlays", c_int), ("overlays", POINTER(c_char_p))]
 
 
+class ac_result_region(Structure):
+    _fields_ = [("label", c_char_p), ("score", c_float), ("x0", c_float), ("y0", c_float), ("x1", c_float),
+                ("y1", c_float)]
+
+
 class ac_input(Structure):
     _fields_ = [("path", c_char_p), ("data", c_void_p), ("size", c_size_t), ("rgb", POINTER(c_ubyte)),
                 ("height", c_int), ("width", c_int)]
@@ -110,6 +115,14 @@ _PROTOTYPES_1_2 = {
     "ac_classifier_set_precision": (c_int, [c_void_p, c_char_p, _ERR_P]),
     "ac_classify": (c_int, [c_void_p, POINTER(ac_input), c_int, POINTER(POINTER(ac_classify_result)), _ERR_P]),
     "ac_classify_result_free": (None, [POINTER(ac_classify_result)]),
+}
+
+# Those 1.3 added (version node ATTNCAP_1.3) that the package uses: a result's regions, the attention on
+# them and the copied shares; declared when the library has them (has() says whether it does).
+_PROTOTYPES_1_3 = {
+    "ac_result_regions": (c_int, [_RESULT_P, POINTER(POINTER(ac_result_region))]),
+    "ac_result_region_attention": (c_int, [_RESULT_P, POINTER(POINTER(c_float))]),
+    "ac_result_copied": (c_int, [_RESULT_P, POINTER(POINTER(c_float))]),
 }
 
 
@@ -171,7 +184,8 @@ def _load() -> Tuple[ctypes.CDLL, str]:
         if missing:
             tried.append(f"{path} ({why}): not attncap's core library (no {missing[0]})")
             continue
-        for name, (res, args) in list(_PROTOTYPES.items()) + list(_PROTOTYPES_1_2.items()):
+        for name, (res, args) in (list(_PROTOTYPES.items()) + list(_PROTOTYPES_1_2.items()) +
+                                  list(_PROTOTYPES_1_3.items())):
             if hasattr(dll, name):
                 f = getattr(dll, name)
                 f.restype, f.argtypes = res, args
@@ -200,6 +214,11 @@ def need(name: str):  # type: ignore[no-untyped-def]
     if not hasattr(dll, name):
         raise Error(f"{LIB.path}: libattncap {dll.ac_version().decode()} has no {name} (1.2 added it)")
     return getattr(dll, name)
+
+
+def has(name: str) -> bool:
+    """Whether the loaded library has function `name` (one a later release added)."""
+    return hasattr(lib(), name)
 
 
 def check(rc: int, err: ac_err) -> None:

@@ -70,7 +70,15 @@ class Result:
         attention: float32 ``[len(tokens), h, w]``: each word's weights over the encoder's grid (each
             sums to 1); with regions, each region's weight spread over the cells of its box, as the
             overlays draw it.
-        regions: the detected objects the model attended to ([] for a model without detections).
+        regions: the detected objects the model attended to, best first ([] for a model without
+            detections).
+        region_attention: float32 ``[len(tokens), len(regions)]``: the weight each word gave each
+            region, the same weights ``attention`` spreads over the cells of each region's box (as
+            ``--json --attention`` prints "region_attention").
+        copied: float32 ``[len(tokens) + 1]`` or None: a copy model's share of each word's (then
+            <end>'s) probability that came from copying a region's category, 0..1; None when not known
+            (a model without copy, or a caption searched while naming what the encoder sees, whose
+            JSON line has no "copied" either).
         tags, alternatives, described: the photo's tags, the runners-up, whether a description of
             the best tag replaced an unsure caption.
         image: the photo's path (None for one in memory); overlays: the files :meth:`Captioner.overlay`
@@ -85,6 +93,8 @@ class Result:
     token_logprobs: Optional[np.ndarray]
     attention: np.ndarray
     regions: List[Region]
+    region_attention: np.ndarray
+    copied: Optional[np.ndarray]
     tags: List[Tag]
     alternatives: List[Alternative]
     described: bool
@@ -113,13 +123,33 @@ class Result:
                          None if math.isnan(t.precision) else float(t.precision),
                          bool(t.in_vocab), bool(t.forced), bool(t.named)) for t in r.tags[:r.n_tags]]
         self.overlays = []
-        # the regions are in the JSON line only (attncap.h has no struct for them yet)
-        line = _json.loads(self.json())
-        self.regions = [Region(x["label"], float(x["score"]), tuple(x["box"])) for x in line.get("regions", [])]
+        self._read_regions(ptr, n)
         if n and r.attention:
             self.attention = np.ctypeslib.as_array(r.attention, shape=(n * gh * gw,)).copy().reshape(n, gh, gw)
         else:
             self.attention = np.zeros((n, gh, gw), np.float32)
+
+    def _read_regions(self, ptr: "ctypes._Pointer[_lib.ac_result]", n: int) -> None:
+        """regions, region_attention and copied from libattncap 1.3's getters; from an older library
+        the regions of the JSON line (4 decimals), no attention on them, copied from the line."""
+        L = _lib.lib()
+        if not _lib.has("ac_result_regions"):
+            line = _json.loads(self.json(attention=True))
+            self.regions = [Region(x["label"], float(x["score"]), tuple(x["box"])) for x in line.get("regions", [])]
+            self.region_attention = np.asarray(line.get("region_attention", np.zeros((n, 0))), np.float32)
+            self.copied = np.asarray(line["copied"], np.float32) if "copied" in line else None
+            return
+        g = ctypes.POINTER(_lib.ac_result_region)()
+        k = L.ac_result_regions(ptr, ctypes.byref(g))
+        self.regions = [Region(_lib.text(x.label), float(x.score),
+                               (float(x.x0), float(x.y0), float(x.x1), float(x.y1))) for x in g[:k]]
+        a = ctypes.POINTER(ctypes.c_float)()
+        k = L.ac_result_region_attention(ptr, ctypes.byref(a))
+        self.region_attention = (np.ctypeslib.as_array(a, shape=(n * k,)).copy().reshape(n, k) if k and n and a
+                                 else np.zeros((n, k), np.float32))
+        c = ctypes.POINTER(ctypes.c_float)()
+        k = L.ac_result_copied(ptr, ctypes.byref(c))
+        self.copied = np.ctypeslib.as_array(c, shape=(k,)).copy() if k and c else None
 
     @property
     def grid(self) -> Tuple[int, int]:

@@ -137,9 +137,47 @@ def test_attention_equals_the_clis_json(cap):
         if "confidence" in want:
             assert r.confidence == pytest.approx(want["confidence"], abs=1e-12)
         assert [t.word for t in r.tags] == [t["word"] for t in want.get("tags", [])]
-        assert [g.label for g in r.regions] == [g["label"] for g in want.get("regions", [])]
+        regions_as_the_json(r, want)
         # the result's own JSON line is the CLI's, the path aside
         assert json.loads(r.json(attention=True, image=want["image"])) == want
+
+
+def regions_as_the_json(r, want: dict) -> None:
+    """r's regions, attention on them and copied shares are those of the JSON line `want` (printed with
+    4 decimals, 4 significant digits and 3 decimals), and copied is None where the line has none."""
+    wr = want.get("regions", [])
+    assert [g.label for g in r.regions] == [g["label"] for g in wr]
+    for g, w in zip(r.regions, wr):
+        np.testing.assert_allclose([g.score, *g.box], [w["score"], *w["box"]], rtol=0, atol=5.01e-5)
+    ra = r.region_attention
+    assert ra.dtype == np.float32 and ra.shape == (len(r.tokens), len(r.regions))
+    if wr:
+        np.testing.assert_allclose(ra, want["region_attention"], rtol=5.01e-4, atol=1e-9)
+    if "copied" in want:
+        assert r.copied is not None and r.copied.dtype == np.float32 and r.copied.shape == (len(r.tokens) + 1,)
+        np.testing.assert_allclose(r.copied, want["copied"], rtol=0, atol=5.01e-4)
+        assert np.all((r.copied >= 0) & (r.copied <= 1))
+    else:
+        assert r.copied is None
+
+
+@needs_encoder
+def test_regions_and_copied_equal_the_clis(cap):
+    # The shipped model attends to the detector's objects and copies their names: result.regions,
+    # region_attention and copied hold what caption --json --attention prints, searched (the search
+    # while naming makes no copied account: None) and with a given caption, which copies "giraffe"
+    # and "zebra".
+    photos = [str(ROOT / "samples" / f) for f in ("giraffe.jpg", "horses.jpg")]
+    given = "a giraffe standing next to a zebra"
+    for extra, kw in (((), {}), (("--given", given), {"given": given})):
+        lines = cli("caption", "--model", str(MODEL), "--json", "--attention", *extra, *photos).stdout.splitlines()
+        assert len(lines) == len(photos)
+        for path, line in zip(photos, lines):
+            want, r = json.loads(line), cap.caption(path, **kw)
+            assert r.tokens == want["tokens"] and len(r.regions) >= 1, (path, r.tokens, r.regions)
+            regions_as_the_json(r, want)
+    g = cap.caption(photos[0], given=given)
+    assert g.copied is not None and g.copied[g.tokens.index("giraffe")] > 0.5, g.copied
 
 
 @needs_encoder
@@ -186,8 +224,8 @@ def test_regions_model_attention_and_regions_equal_the_clis():
         for path, line in zip(photos, lines):
             want, r = json.loads(line), c.caption(path)
             assert r.tokens == want["tokens"]
-            assert want.get("regions") and [(g.label, g.score, list(g.box)) for g in r.regions] == \
-                [(g["label"], g["score"], g["box"]) for g in want["regions"]]
+            assert want.get("regions")
+            regions_as_the_json(r, want)
             gh, gw = want["grid"]
             assert r.attention.shape == (len(r.tokens), gh, gw)
             np.testing.assert_allclose(r.attention.sum(axis=(1, 2)), 1.0, atol=1e-5)
