@@ -39,7 +39,7 @@ fi
 t_begin models_offline_says_where
 # a copy of the script in a tree with no ../shared, no ATTNCAP_DATA, and a curl that cannot connect
 mkdir -p "$T/repo/tools" "$T/bin"
-cp "$ROOT/tools/get_encoder.sh" "$T/repo/tools/"
+cp "$ROOT/tools/get_encoder.sh" "$ROOT/tools/shared_copy.sh" "$T/repo/tools/"
 printf '#!/bin/sh\necho "curl: (6) Could not resolve host: storage.googleapis.com" >&2\nexit 6\n' >"$T/bin/curl"
 chmod +x "$T/bin/curl"
 env -u ATTNCAP_DATA PATH="$T/bin:$PATH" bash "$T/repo/tools/get_encoder.sh" >"$T/out" 2>"$T/err"; rc=$?

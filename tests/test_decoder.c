@@ -715,30 +715,26 @@ static void test_torch_parity_sparse(void) {
     CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "sparse: %s", why);
 }
 
-/* The copy path (config.copy; tools/torch_decoder.py --copy): regions of a category named twice, of one
- * no word names, captions without regions, targets inside and outside the word sets; the loss, logits
- * and every gradient (the gate's and, through pi, the attention's) against PyTorch's autograd. */
-static void test_torch_parity_copy(void) {
+/* A copy model's fixture (tests/fixtures/decoder_parity_NAME.safetensors): its config.copy is `copy`. */
+static void parity_copy_fixture(const char *name, int copy) {
     char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
     ac_decoder_config c;
-    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_copy.safetensors", root ? root : ".");
-    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "copy: %s", why);
-    CHECK(c.copy == 1 && c.regions == 2);
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_%s.safetensors", root ? root : ".", name);
+    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "%s: %s", name, why);
+    CHECK(c.copy == copy && c.regions == 2);
 }
+
+/* The copy path (config.copy; tools/torch_decoder.py --copy): regions of a category named twice, of one
+ * no word names, captions without regions, targets inside and outside the word sets; the loss, logits
+ * and every gradient (the gate's and, through pi, the attention's) against PyTorch's autograd. */
+static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1); }
 
 /* The pointer (config.copy 2; tools/torch_decoder.py --pointer): the same batch, the regions scored
  * against the sentinel in one softmax there (here: the log-sum-exp against the sentinel's score and
  * the renormalised regions); every gradient, the pointer's own and through the keys and queries into
  * W_a, b_a and W_h, against autograd. */
-static void test_torch_parity_pointer(void) {
-    char path[4096], why[512];
-    const char *root = getenv("ATTNCAP_ROOT");
-    ac_decoder_config c;
-    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_pointer.safetensors", root ? root : ".");
-    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "pointer: %s", why);
-    CHECK(c.copy == 2 && c.regions == 2);
-}
+static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2); }
 
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,

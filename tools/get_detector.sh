@@ -6,20 +6,12 @@
 # used silently. (Not committed: see .gitignore.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p models
+. tools/shared_copy.sh
 get() { # NAME SHA256
-  local name=$1 want=$2 dest=models/$1 dir
-  check() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$want" ]; }
-  if [ -f "$dest" ] && check "$dest"; then echo "detector: $dest (SHA-256 ok)"; return 0; fi
-  for dir in "${ATTNCAP_DATA:-}" ../shared; do
-    [ -n "$dir" ] && [ -f "$dir/encoders/$name" ] || continue
-    if check "$dir/encoders/$name"; then
-      cp "$dir/encoders/$name" "$dest.tmp" && mv "$dest.tmp" "$dest"
-      echo "detector: $dest (copied from $dir/encoders, SHA-256 ok)"; return 0
-    fi
-    echo "get_detector: $dir/encoders/$name has the wrong SHA-256; refusing it" >&2; return 1
-  done
-  echo "get_detector: $name not found: put it (SHA-256 $want; YOLOX-nano converted to TFLite, from the public" \
+  local rc=0
+  copy_from_shared detector "$1" "$2" || rc=$?
+  [ $rc = 2 ] || return $rc
+  echo "get_detector: $1 not found: put it (SHA-256 $2; YOLOX-nano converted to TFLite, from the public" \
        "SyedFarhan110/tflite-models repository) in $(pwd)/models/, or in \$ATTNCAP_DATA/encoders or ../shared/encoders" \
        "beside the repository, then run make models again" >&2
   return 1

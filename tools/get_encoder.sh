@@ -8,18 +8,11 @@ cd "$(dirname "$0")/.."
 name=mobilenet_v2_1.0_224_quant.tflite
 want=7aad0c74c5e3c06e5eb3c827e13304fdd68a83da6087d92ee169c24ff9fd4776
 url=https://storage.googleapis.com/download.tensorflow.org/models/tflite_11_05_08/mobilenet_v2_1.0_224_quant.tgz
-mkdir -p models
+. tools/shared_copy.sh
 dest=models/$name
 check() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$want" ]; }
-if [ -f "$dest" ] && check "$dest"; then echo "encoder: $dest (SHA-256 ok)"; exit 0; fi
-for dir in "${ATTNCAP_DATA:-}" ../shared; do
-  [ -n "$dir" ] && [ -f "$dir/encoders/$name" ] || continue
-  if check "$dir/encoders/$name"; then
-    cp "$dir/encoders/$name" "$dest.tmp" && mv "$dest.tmp" "$dest"
-    echo "encoder: $dest (copied from $dir/encoders, SHA-256 ok)"; exit 0
-  fi
-  echo "get_encoder: $dir/encoders/$name has the wrong SHA-256; refusing it" >&2; exit 1
-done
+rc=0; copy_from_shared encoder "$name" "$want" || rc=$?
+[ $rc = 2 ] || exit $rc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # offline, or no downloader: say where the file goes instead of a bare network error
 where="put $name (SHA-256 $want, from $url) in $(pwd)/models/, or in \$ATTNCAP_DATA/encoders or ../shared/encoders beside the repository, then run make models again"
