@@ -188,7 +188,8 @@ typedef struct ac_result {
     int described;           /* 1: the model was unsure, and a description of its best tag replaced it */
     int grid_h, grid_w;      /* the attention grid (the photo's own when the encoder keeps its aspect) */
     const float *attention;  /* [n_words][grid_h][grid_w], row-major: where the model looked for each
-                                word; each word's weights sum to 1 */
+                                word; each word's weights sum to 1 (a detected object's share spread
+                                over its box's cells: ac_result_region_attention, since 1.3) */
     int n_alternatives;      /* runners-up (ac_captioner_opts.nbest), best first */
     const ac_alternative *alternatives;
     int n_tags;              /* the photo's tags, best first (when the captioner names what it sees) */
