@@ -335,8 +335,7 @@ t_begin regions_and_copied_as_the_cli
 # 1.3's ac_result_regions, ac_result_region_attention and ac_result_copied on the shipped model (which
 # attends to the detector's objects and copies their names) hold what `attncap caption --json
 # --attention` prints: the labels, the scores and boxes (printed to 4 decimals), the attention on each
-# region per word (4 significant digits), the copied shares (3 decimals; the search while naming makes
-# none: both say so), searched and with a given caption (which copies "giraffe" and "zebra"). Against
+# region per word (4 significant digits), the copied shares (3 decimals), searched and with a given caption (which copies "giraffe" and "zebra"). Against
 # the grid too: each region's weight is spread over the cells whose centres lie in its box
 # (ac_result.attention), so those cells hold at least that weight.
 if have_model; then

@@ -277,10 +277,8 @@ AC_API int ac_result_regions(const ac_result *r, const ac_result_region **out);
 AC_API int ac_result_region_attention(const ac_result *r, const float **out);
 /* A copy model's account of the caption: [n_words + 1] into *out, each word's (then <end>'s) share of
  * its probability that came from copying a region's category, 0..1 (0 for a word the vocabulary alone
- * gave, near 1 for one a region named; never NaN). Returns n_words + 1, or 0 when the account is not
- * known: a model without copy, or (in this release) a caption searched with tags or a calibration, as
- * the shipped model's are (a given caption, ac_captioner_set_given, has it); `attncap caption --json`
- * prints "copied" exactly when this is not 0. */
+ * gave, near 1 for one a region named; never NaN). Returns n_words + 1, or 0 for a model without copy
+ * or a photo without regions; `attncap caption --json` prints "copied" exactly when this is not 0. */
 AC_API int ac_result_copied(const ac_result *r, const float **out);
 
 /* Since 1.2. Photos that arrive over time (a server's requests), captioned as ac_caption_batch does

@@ -76,9 +76,8 @@ class Result:
             region, the same weights ``attention`` spreads over the cells of each region's box (as
             ``--json --attention`` prints "region_attention").
         copied: float32 ``[len(tokens) + 1]`` or None: a copy model's share of each word's (then
-            <end>'s) probability that came from copying a region's category, 0..1; None when not known
-            (a model without copy, or a caption searched while naming what the encoder sees, whose
-            JSON line has no "copied" either).
+            <end>'s) probability that came from copying a region's category, 0..1; None for a model
+            without copy or a photo without regions (whose JSON line has no "copied" either).
         tags, alternatives, described: the photo's tags, the runners-up, whether a description of
             the best tag replaced an unsure caption.
         image: the photo's path (None for one in memory); overlays: the files :meth:`Captioner.overlay`

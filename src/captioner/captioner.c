@@ -176,6 +176,25 @@ static int copy_account(const ac_decoder *dec, const ac_dec_image *img, ac_capti
     return 0;
 }
 
+/* copy_account for captions searched elsewhere (the naming's search): each photo prepared again with
+ * its regions' categories. */
+static void account_copies(const ac_decoder *dec, int n, ac_name_task *tasks) {
+    for (int i = 0; i < n; i++) {
+        ac_name_task *t = &tasks[i];
+        if (t->failed || !t->regions || !t->n_regions) continue;
+        int gh, gw, cat[AC_REGIONS_MAX];
+        ac_name_task_grid(&dec->cfg, t, &gh, &gw);
+        ac_dec_image *img = ac_decoder_prepare_regions(dec, t->ann, gh, gw, t->n_regions);
+        if (!img) {
+            t->failed = ac_errf(&t->err, "out of memory");
+            continue;
+        }
+        ac_dec_image_set_categories(img, ac_regions_categories(t->regions, t->n_regions, cat));
+        t->failed = copy_account(dec, img, &t->out, &t->err);
+        ac_dec_image_free(img);
+    }
+}
+
 /* The plain search of every photo, together. */
 static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac_name_task *tasks) {
     ac_beam_task *bt = ac_calloc((size_t)n, sizeof *bt);
@@ -214,6 +233,7 @@ void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int 
         plain_search(&model, c, n, tasks);
     } else {
         ac_name_captions(&model, c->tags, &c->naming, &c->beam, c->n_windows + 1, c->n_classes, n, tasks);
+        if (model.dec.cfg.copy) account_copies(&model.dec, n, tasks);
     }
 }
 
