@@ -8,7 +8,7 @@
 #     (model loading included) and the photo after loading (the CLI's "in X s", 10 ms steps);
 #   - throughput of `attncap caption --verbose --threads 2` over the 408 COCO photos of $ATTNCAP_DATA,
 #     photos/s (model loading excluded) and CPU per photo, and this tree's split per photo.
-# Each tree runs its own shipped model (models/attncap.safetensors) as it ships it: this tree's attends to
+# Each tree runs its own shipped model (models/*.safetensors) as it ships it: this tree's attends to
 # the detector's regions (the detector runs on every photo) and copies through its pointer, the
 # reference's is grid-only with no naming; the encoder is the same. Their captions differ and are not
 # compared (bench/vs_main.sh compares identical work).
@@ -64,12 +64,18 @@ if [ -n "$ref" ]; then
      "$base/build/libattncap.a" $extra $libs -o "$tmp/latency_base"
 fi
 here=$(pwd)
+# the reference's own shipped model: models/attncap.safetensors, or at 05a555b attncap-flickr8k.safetensors
+base_model=
+if [ -n "$base" ]; then
+  base_model=$(cd "$base" && pwd)/models/attncap.safetensors
+  [ -f "$base_model" ] || base_model=$(ls "$(cd "$base" && pwd)"/models/*.safetensors | head -1)
+fi
 echo "pipeline: $(git rev-parse --short HEAD)${base:+ against $ref ($(git -C "$base" rev-parse --short HEAD))}, $rounds rounds, 2 threads; $(uptime | sed 's/.*load/load/')"
 
 # lat NAME PHOTO TAG: one latency round, "best median worst" appended to $tmp/NAME.TAG
 lat() {
   local exe=$here/$build/bench/latency dir=$here m=$model
-  [ "$1" = base ] && exe=$tmp/latency_base dir=$base m=$base/models/attncap.safetensors
+  [ "$1" = base ] && exe=$tmp/latency_base dir=$base m=$base_model
   (cd "$dir" && BENCH_MODEL=$m BENCH_RUNS=$runs BENCH_THREADS=2 "$exe" "$2") >"$tmp/$1.$3.last"
   sed 's/.*runs: best \([0-9.]*\) median \([0-9.]*\) worst \([0-9.]*\).*/\1 \2 \3/' "$tmp/$1.$3.last" >>"$tmp/$1.$3"
   sed 's/.*CPU (all threads) best \([0-9.]*\) median \([0-9.]*\) ms.*/\1 \2/' "$tmp/$1.$3.last" >>"$tmp/$1.$3cpu"
@@ -77,7 +83,7 @@ lat() {
 # thr NAME ROUND: one throughput run, "photos/s cpu_ms" appended to $tmp/NAME.thr
 thr() {
   local dir=$here exe=$here/$build/attncap m=$model
-  [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base/models/attncap.safetensors
+  [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base_model
   (cd "$dir" && "$exe" caption --quiet --verbose --threads 2 --model "$m" "${photos[@]}") >/dev/null 2>"$tmp/$1.thr.$2.err"
   sed -n 's/.* \([0-9.]*\) images\/s.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 | tr '\n' ' ' >>"$tmp/$1.thr"
   sed -n 's/.*CPU \([0-9.]*\) ms per photo.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 >>"$tmp/$1.thr"
@@ -85,7 +91,7 @@ thr() {
 # cli NAME: `attncap caption` on the 12 MP photo, "process_ms after_loading_ms" appended to $tmp/NAME.cli
 cli() {
   local dir=$here exe=$here/$build/attncap m=$model
-  [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base/models/attncap.safetensors
+  [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base_model
   local t0 t1
   t0=$(date +%s%N)
   (cd "$dir" && "$exe" caption --verbose --threads 2 --model "$m" "$big") >/dev/null 2>"$tmp/$1.cli.err"
