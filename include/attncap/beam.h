@@ -165,6 +165,9 @@ int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, 
  * gets its `copied` account. */
 int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
                               const int *categories, const int *words, int n, ac_caption *out, ac_err *err);
+/* A copy model's account of c and of its runners-up (c->copied: decoder.h ac_decoder_copy_shares) on
+ * the photo its search used (its regions' categories set). Nothing for a model without copy. */
+int ac_caption_copy_account(ac_caption *c, const ac_decoder *dec, const ac_dec_image *img, ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
 double ac_caption_mean_logprob(const ac_caption *c);
 /* Many photos of a feature cache at once: ac_decode_rows (decode_rows.h). */

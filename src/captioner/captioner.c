@@ -167,34 +167,6 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
     return rc;
 }
 
-/* A copy model's account of each caption (and runner-up): the share of each word that was copied. */
-static int copy_account(const ac_decoder *dec, const ac_dec_image *img, ac_caption *cap, ac_err *err) {
-    if (!(cap->copied = ac_malloc(((size_t)cap->n + 1) * sizeof *cap->copied))) return ac_errf(err, "out of memory");
-    if (ac_decoder_copy_shares(dec, img, cap->words, cap->n, cap->copied, err)) return -1;
-    for (int i = 0; i < cap->n_alt; i++)
-        if (copy_account(dec, img, &cap->alt[i], err)) return -1;
-    return 0;
-}
-
-/* copy_account for captions searched elsewhere (the naming's search): each photo prepared again with
- * its regions' categories. */
-static void account_copies(const ac_decoder *dec, int n, ac_name_task *tasks) {
-    for (int i = 0; i < n; i++) {
-        ac_name_task *t = &tasks[i];
-        if (t->failed || !t->regions || !t->n_regions) continue;
-        int gh, gw, cat[AC_REGIONS_MAX];
-        ac_name_task_grid(&dec->cfg, t, &gh, &gw);
-        ac_dec_image *img = ac_decoder_prepare_regions(dec, t->ann, gh, gw, t->n_regions);
-        if (!img) {
-            t->failed = ac_errf(&t->err, "out of memory");
-            continue;
-        }
-        ac_dec_image_set_categories(img, ac_regions_categories(t->regions, t->n_regions, cat));
-        t->failed = copy_account(dec, img, &t->out, &t->err);
-        ac_dec_image_free(img);
-    }
-}
-
 /* The plain search of every photo, together. */
 static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac_name_task *tasks) {
     ac_beam_task *bt = ac_calloc((size_t)n, sizeof *bt);
@@ -218,7 +190,7 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
     for (int b = 0; b < nb; b++) {
         ac_name_task *t = &tasks[idx[b]];
         t->failed = bt[b].failed, t->err = bt[b].err, t->out = bt[b].out;
-        if (!t->failed && model->dec.cfg.copy) t->failed = copy_account(&model->dec, bt[b].img, &t->out, &t->err);
+        if (!t->failed) t->failed = ac_caption_copy_account(&t->out, &model->dec, bt[b].img, &t->err);
         ac_dec_image_free((ac_dec_image *)bt[b].img);
     }
     free(bt), free(idx);
@@ -233,7 +205,6 @@ void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int 
         plain_search(&model, c, n, tasks);
     } else {
         ac_name_captions(&model, c->tags, &c->naming, &c->beam, c->n_windows + 1, c->n_classes, n, tasks);
-        if (model.dec.cfg.copy) account_copies(&model.dec, n, tasks);
     }
 }
 

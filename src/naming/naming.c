@@ -477,6 +477,9 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
     int failed = 0;
     for (int i = 0; i < n; i++) {
         if (!tasks[i].failed && jobs && add_confidence_and_tags(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
+        if (!tasks[i].failed && jobs && tasks[i].regions && tasks[i].n_regions && /* a copy model's account */
+            ac_caption_copy_account(&tasks[i].out, &m->dec, jobs[i].img, &tasks[i].err))
+            tasks[i].failed = 1;
         if (tasks[i].failed) ac_caption_free(&tasks[i].out), failed++;
         if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].tag_banned), free(jobs[i].cands);
     }

@@ -498,10 +498,7 @@ int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_
         memcpy(out->words, words, (size_t)n * sizeof *out->words);
         rc = ac_decoder_attend_image(dec, img, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err);
     }
-    if (!rc && dec->cfg.copy && categories) { /* a copy model's account of the given words */
-        rc = (out->copied = ac_malloc(((size_t)n + 1) * sizeof *out->copied)) ? 0 : ac_errf(err, "out of memory");
-        if (!rc) rc = ac_decoder_copy_shares(dec, img, out->words, n, out->copied, err);
-    }
+    if (!rc && categories) rc = ac_caption_copy_account(out, dec, img, err); /* a copy model's account of the words */
     ac_dec_image_free(img);
     if (rc) {
         ac_caption_free(out);

@@ -86,3 +86,12 @@ int ac_caption_fold_regions(ac_caption *c) {
         if (ac_caption_fold_regions(&c->alt[i])) return -1;
     return 0;
 }
+
+int ac_caption_copy_account(ac_caption *c, const ac_decoder *dec, const ac_dec_image *img, ac_err *err) {
+    if (!dec->cfg.copy) return 0;
+    if (!(c->copied = ac_malloc(((size_t)c->n + 1) * sizeof *c->copied))) return ac_errf(err, "out of memory");
+    if (ac_decoder_copy_shares(dec, img, c->words, c->n, c->copied, err)) return -1;
+    for (int i = 0; i < c->n_alt; i++)
+        if (ac_caption_copy_account(&c->alt[i], dec, img, err)) return -1;
+    return 0;
+}
