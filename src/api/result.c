@@ -179,16 +179,22 @@ typedef struct each {
     void *user;
 } each;
 
-/* ac_captioner_batch_inputs's callback for ac_caption_each: the result, built as ac_caption_batch's. */
-static void each_result(void *user, const ac_batch_result *br) {
-    const each *e = user;
+/* One photo's result handed over as it is done (ac_caption_each, ac_caption_stream), built as
+ * ac_caption_batch's; NULL when out of memory. */
+static ac_result *one_result(const ac_captioner *cap, unsigned flags, const ac_batch_result *br) {
     result *out = NULL;
-    gather g = {.cap = e->cap, .flags = e->flags, .out = &out};
+    gather g = {.cap = cap, .flags = flags, .out = &out};
     ac_batch_result one = *br;
     one.index = 0;
     on_result(&g, &one);
     if (g.oom && out) ac_result_free(&out->pub), out = NULL;
-    e->each(e->user, br->index, out ? &out->pub : NULL);
+    return out ? &out->pub : NULL;
+}
+
+/* ac_captioner_batch_inputs's callback for ac_caption_each. */
+static void each_result(void *user, const ac_batch_result *br) {
+    const each *e = user;
+    e->each(e->user, br->index, one_result(e->cap, e->flags, br));
 }
 
 int ac_caption_each(ac_captioner *c, const ac_input *in, int n, unsigned flags, ac_each_fn fn, void *user,
@@ -260,16 +266,10 @@ static void stream_wait(void *user) {
     s->wait(s->user);
 }
 
-/* ac_captioner_batch_stream's callback: the photo's result, built as ac_caption_batch's, handed over. */
+/* ac_captioner_batch_stream's callback. */
 static void stream_result(void *user, const ac_batch_result *br) {
     const stream *s = user;
-    result *out = NULL;
-    gather g = {.cap = s->cap, .flags = s->flags, .out = &out};
-    ac_batch_result one = *br;
-    one.index = 0;
-    on_result(&g, &one);
-    if (g.oom && out) ac_result_free(&out->pub), out = NULL;
-    s->done(s->user, br->tag, out ? &out->pub : NULL, br->searched_with);
+    s->done(s->user, br->tag, one_result(s->cap, s->flags, br), br->searched_with);
 }
 
 int ac_caption_stream(ac_captioner *c, ac_stream_next_fn next, ac_stream_wait_fn wait, ac_stream_done_fn done,

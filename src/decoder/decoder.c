@@ -536,7 +536,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
     for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
-    if ((dec->copy_w || dec->ptr_we) && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp);
+    if (cf->copy && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,

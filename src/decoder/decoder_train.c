@@ -285,9 +285,7 @@ static int few_rows(const ac_dec_work *w) {
 }
 
 /* Whether the batch copies: a copy model with its word sets, given the regions' categories. */
-static int copy_on(const ac_decoder *dec, const ac_dec_work *w) {
-    return (dec->copy_w || dec->ptr_we) && dec->copy && w->nreg;
-}
+static int copy_on(const ac_decoder *dec, const ac_dec_work *w) { return dec->cfg.copy && dec->copy && w->nreg; }
 
 /* Token r (of caption i)'s regions for copy.c: their categories and attention. */
 static ac_copy_regions copy_regions(const ac_dec_work *w, int i, int r) {
