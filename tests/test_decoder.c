@@ -592,14 +592,14 @@ static void copy_shares(int kind) {
     ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann, 2, 2, 2);
     const int cat[2] = {2, 9}, words[5] = {4, 7, 9, 6, 5};
     float share[6];
-    CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, &err) == 0);
+    CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, NULL, &err) == 0);
     for (int k = 0; k < 6; k++) CHECKF(share[k] == 0, "no categories set: word %d share %g", k, share[k]);
     ac_dec_image_set_categories(im, cat);
     const float gates[3] = {-30, 0, 30};
     for (int g = 0; g < 3; g++) {
         if (kind == 1) dec.copy_b[0] = gates[g];
         else dec.ptr_bs[0] = -gates[g]; /* the sentinel against the regions */
-        CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, &err) == 0);
+        CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, NULL, &err) == 0);
         for (int k = 0; k <= 5; k++) {
             const int w = k < 5 ? words[k] : AC_END, present = w < 11 && (word_cat[w] == 2 || word_cat[w] == 9);
             if (!present) CHECKF(fabsf(share[k]) < 1e-5f, "gate %g: word %d (no region) share %g", gates[g], w, share[k]);

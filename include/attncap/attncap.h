@@ -189,7 +189,8 @@ typedef struct ac_result {
     int grid_h, grid_w;      /* the attention grid (the photo's own when the encoder keeps its aspect) */
     const float *attention;  /* [n_words][grid_h][grid_w], row-major: where the model looked for each
                                 word; each word's weights sum to 1 (a detected object's share spread
-                                over its box's cells: ac_result_region_attention, since 1.3) */
+                                over its box's cells: ac_result_region_attention, since 1.3; a copy
+                                model's copied word shows where it was copied from: ac_result_copied) */
     int n_alternatives;      /* runners-up (ac_captioner_opts.nbest), best first */
     const ac_alternative *alternatives;
     int n_tags;              /* the photo's tags, best first (when the captioner names what it sees) */
@@ -272,13 +273,18 @@ AC_API int ac_result_regions(const ac_result *r, const ac_result_region **out);
 /* The attention each word gave each region, [n_words][n] row-major into *out (also NULL for a caption
  * without words): the weights ac_result.attention spreads over the cells whose centres lie in each
  * region's box (the cell under its centre when none does), so a word's cells still sum to 1, these
- * included; a word's regions sum to at most 1, the rest went to the cells directly. Returns n,
+ * included; a word's regions sum to at most 1, the rest went to the cells directly. A copy model's
+ * copied word: its weights as shown, the copies' regions included (ac_result_copied). Returns n,
  * ac_result_regions' count. */
 AC_API int ac_result_region_attention(const ac_result *r, const float **out);
 /* A copy model's account of the caption: [n_words + 1] into *out, each word's (then <end>'s) share of
  * its probability that came from copying a region's category, 0..1 (0 for a word the vocabulary alone
  * gave, near 1 for one a region named; never NaN). Returns n_words + 1, or 0 for a model without copy
- * or a photo without regions; `attncap caption --json` prints "copied" exactly when this is not 0. */
+ * or a photo without regions; `attncap caption --json` prints "copied" exactly when this is not 0.
+ * The attention shown for a word (ac_result.attention, ac_result_region_attention, the overlays) tells
+ * where it came from: 1 - share times the attention of its step, plus on each region the part of the
+ * word's probability copied from that region (so "giraffes" copied whole from the giraffe's box lights
+ * that box, and a word the vocabulary alone gave shows its step's attention unchanged). */
 AC_API int ac_result_copied(const ac_result *r, const float **out);
 
 /* Since 1.2. Photos that arrive over time (a server's requests), captioned as ac_caption_batch does

@@ -34,7 +34,8 @@ typedef struct ac_caption {
     int n;          /* words, without <start>/<end> */
     int *words;     /* [n] */
     float *alpha;   /* [n + 1, grid_h * grid_w]: attention for each word and for the final <end>, over the
-                       photo's own grid (below) */
+                       photo's own grid (below); for a copy model's caption, once its account is taken
+                       (copied below), the attention shown: where each word came from (ac_caption_copy_account) */
     float *beta;    /* [n + 1] */
     double logprob; /* sum of log p of the words and <end> */
     float *word_logp; /* [n + 1] log p of each word and of <end> given the words before (NULL when
@@ -166,7 +167,15 @@ int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, 
 int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
                               const int *categories, const int *words, int n, ac_caption *out, ac_err *err);
 /* A copy model's account of c and of its runners-up (c->copied: decoder.h ac_decoder_copy_shares) on
- * the photo its search used (its regions' categories set). Nothing for a model without copy. */
+ * the photo its search used (its regions' categories set). Nothing for a model without copy, or for a
+ * caption that has it already. It also makes c->alpha the attention shown for each word (overlays,
+ * `--json --attention`, ac_result's attention and region attention, ground): where the word came from.
+ * A word whose probability p(w) came share s from copying regions' categories shows row
+ *   (1 - s) alpha + [0 ... 0 | f_1 ... f_R]
+ * with alpha the context attention of its step (the cells', then the regions') and f_r the part of p(w)
+ * copied from region r (ac_decoder_copy_shares' region; sum_r f_r = s), so a word copied whole from the
+ * giraffe's box lights that box, whatever the context attention looked at; the row still sums to 1.
+ * Rows with nothing copied (s = 0: every word of a model without copy) are the step's, bit for bit. */
 int ac_caption_copy_account(ac_caption *c, const ac_decoder *dec, const ac_dec_image *img, ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
 double ac_caption_mean_logprob(const ac_caption *c);

@@ -388,12 +388,17 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
                             const int *prev, const float *h, const float *c, float *h_out, float *c_out, float *logp,
                             float *alpha, float *beta, float *scratch);
 
-/* A copy model's account of a caption on a photo prepared with its regions' categories: share [n + 1],
- * for each word (and <end>) the part of its probability that came from copying a region's category,
- * g Pi_c p_w / Q_c over p(w) (config.copy): 0 for a word the vocabulary alone gave, near 1 for one the
- * region named. All 0 for a model without copy or a photo without categories. words [n] (ids). */
+/* A copy model's account of a caption on a photo prepared with its regions' categories, in one
+ * teacher-forced pass (the steps of ac_decoder_attend_image): share [n + 1], for each word (and <end>)
+ * the part of its probability that came from copying a region's category, g Pi_c p_w / Q_c over p(w)
+ * (config.copy): 0 for a word the vocabulary alone gave, near 1 for one the region named; and region
+ * [n + 1, R] (may be NULL; R = ac_dec_image_regions(img)), where each copy came from: row k, region r's
+ * part of word k's probability, g pi_r [c_r = c(w)] p_w / Q_c over p(w) (pi_r the pointer's weight on
+ * the region, copy 2's, or the attention's renormalised over the regions, copy 1's). Row k sums to
+ * share[k], and share[k] + (1 - g) p_w / p(w), the vocabulary's part, is 1. All 0 for a model without
+ * copy or a photo without categories. words [n] (ids). */
 int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
-                           ac_err *err);
+                           float *region, ac_err *err);
 
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].

@@ -19,6 +19,9 @@
  * grid's cells, then its regions. A region's weight counts as spread evenly over its own box, so
  * all of it is inside an object whose union holds the box (ac_ground_row_mass); the pointing game
  * takes the most attended of the cells and regions (a region hits when its box overlaps the object).
+ * A copy model's caption is scored on the attention it shows (beam.h ac_caption_copy_account): a word
+ * copied from a region counts that region's part of it, so a copied "giraffe" is grounded where the
+ * pointer took it from, not only where the step's context attention looked.
  *
  * Detected objects instead of hand-drawn ones (`attncap ground --boxes detected`): a photo's objects
  * are COCO's 80 categories (objects.h), each with the boxes the detector (detect.h) found of it, and

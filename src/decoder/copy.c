@@ -109,6 +109,26 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
     }
 }
 
+/* Over p_y: p(y) / p_y = (1 - g) + g Pi_c / Q_c, and region r's part g pi_r / Q_c of it, so the shares
+ * need neither p_y nor p(y) (no underflow for an unlikely word). */
+float ac_copy_word_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp, int y,
+                           float *region) {
+    const struct ac_copy_sets *s = dec->copy;
+    for (int r = 0; region && r < reg->n; r++) region[r] = 0;
+    int cats[AC_REGIONS_MAX];
+    double Pi[AC_REGIONS_MAX], A;
+    const int n = s && reg->n <= AC_REGIONS_MAX ? category_shares(s, reg, cats, Pi, &A) : 0;
+    const int cy = s && y >= 0 && y < dec->cfg.vocab ? s->cat[y] : -1;
+    int k = 0;
+    while (cy >= 0 && k < n && cats[k] != cy) k++;
+    if (cy < 0 || k == n) return 0; /* nothing of y's category to copy: p(y) = (1 - g) p_y */
+    const double g = clamp_gate(gate), q = exp(-log_set_sum(s, cy, logp)); /* 1 / Q_c */
+    const double copied = g * Pi[k] * q, ratio = (1 - g) + copied;         /* p(y) / p_y */
+    for (int r = 0; region && r < reg->n; r++)
+        if (reg->cat[r] == cy) region[r] = (float)(g * (reg->abar[r] / A) * q / ratio);
+    return (float)(copied / ratio);
+}
+
 /* What a token's loss and gradient share: log p_y, the log-normaliser of the logits, and P. */
 typedef struct copy_token {
     int n, cats[AC_REGIONS_MAX];

@@ -439,6 +439,12 @@ static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
                 ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
                 u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
             }
+            if (im->copy_trace) { /* the account's step: the mixture's terms, logp left as it is */
+                float *tr = im->copy_trace + (size_t)(k - k0) * (1 + im->regions);
+                tr[0] = 1.0f / (1.0f + expf(-u));
+                memcpy(tr + 1, abar, sizeof(float) * (size_t)im->regions);
+                continue;
+            }
             ac_copy_mix_logp(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V);
         }
     }
@@ -585,27 +591,32 @@ void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image 
 /* ---- teacher forcing ---- */
 
 int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
-                           ac_err *err) {
+                           float *region, ac_err *err) {
     const ac_decoder_config *c = &dec->cfg;
-    const int V = c->vocab, H = c->hidden;
+    const int V = c->vocab, H = c->hidden, nr = img->regions;
     for (int k = 0; k <= n; k++) share[k] = 0;
-    if (!c->copy || !dec->copy || !img->regions || !img->has_categories) return 0;
+    if (region) memset(region, 0, ((size_t)n + 1) * (size_t)nr * sizeof *region);
+    if (!c->copy || !dec->copy || !nr || !img->has_categories) return 0;
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "copy shares: word id %d outside 0..%d", words[k], V - 1);
-    float *buf = ac_malloc((4 * (size_t)H + 2 * (size_t)V + (size_t)c->n_ann + ac_decoder_step_scratch(c, 1)) * sizeof *buf);
+    const size_t need = 4 * (size_t)H + (size_t)V + (size_t)c->n_ann + 1 + (size_t)nr + ac_decoder_step_scratch(c, 1);
+    float *buf = ac_malloc(need * sizeof *buf);
     if (!buf) return ac_errf(err, "out of memory");
-    float *st = buf, *st2 = st + 2 * H, *lp = st2 + 2 * H, *lv = lp + V, *al = lv + V, *scratch = al + c->n_ann;
-    ac_decoder plain = *dec; /* the same step without the mixture: the vocabulary's own p_w */
-    plain.copy = NULL, plain.step_pool = NULL;
+    float *st = buf, *st2 = st + 2 * H, *lv = st2 + 2 * H, *al = lv + V, *tr = al + c->n_ann, *scratch = tr + 1 + nr;
+    /* one step per word: the photo traced (decoder_internal.h), so the step leaves lv the vocabulary's own
+     * log p_w and writes the mixture's gate and regions' weights to tr, from which copy.c takes p(w) apart */
+    ac_dec_image traced = *img;
+    traced.copy_trace = tr;
+    const ac_dec_image *tp = &traced;
+    ac_decoder alone = *dec; /* on this thread (the account may run beside other lanes) */
+    alone.step_pool = NULL;
+    const ac_copy_regions reg = {nr, img->cat, tr + 1};
     ac_decoder_start(dec, img, st);
     const int one = 1;
     for (int k = 0; k <= n; k++) {
         const int prev = k ? words[k - 1] : AC_START, w = k < n ? words[k] : AC_END;
-        ac_decoder_advance(&plain, 1, &img, &one, k, &prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
-        ac_decoder_advance(dec, 1, &img, &one, k, &prev, st, NULL, st2, NULL, lp, al, NULL, scratch);
-        /* <end> names no object, so p(<end>) = (1 - g) p_v(<end>); the rest of p(w) was copied */
-        const double keep = exp((double)lp[AC_END] - lv[AC_END]), s = 1 - keep * exp((double)lv[w] - lp[w]);
-        share[k] = (float)(s > 0 ? s : 0);
+        ac_decoder_advance(&alone, 1, &tp, &one, k, &prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
+        share[k] = ac_copy_word_account(dec, &reg, tr[0], lv, w, region ? region + (size_t)k * nr : NULL);
         memcpy(st, st2, 2 * (size_t)H * sizeof *st);
     }
     free(buf);

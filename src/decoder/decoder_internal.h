@@ -106,6 +106,11 @@ struct ac_dec_image {
     float *kv;   /* transformer: [layers, L, 2d] each layer's cross-attention keys and values */
     int has_categories;                 /* copy: cat below set (ac_dec_image_set_categories) */
     unsigned char cat[AC_REGIONS_MAX];  /* copy: each region's category */
+    /* copy: NULL (inference), or [rows][1 + regions] for a step of this photo's rows: each row's gate g
+     * then its regions' weights abar (copy_internal.h) are written there instead of being mixed into
+     * logp, which stays the vocabulary's own (teacher forcing's account, ac_decoder_copy_shares, steps a
+     * shallow copy of the photo with this set) */
+    float *copy_trace;
 };
 /* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack
  * (trans: B given as [N, K], i.e. pack B^T) into ac_smm_packed_size(K, N) floats. */

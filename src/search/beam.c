@@ -498,13 +498,13 @@ int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_
         memcpy(out->words, words, (size_t)n * sizeof *out->words);
         rc = ac_decoder_attend_image(dec, img, out->words, n, out->alpha, out->beta, out->word_logp, &out->logprob, err);
     }
+    if (!rc) own_cells(out->alpha, n + 1, L, grid_h, grid_w, n_regions);
     if (!rc && categories) rc = ac_caption_copy_account(out, dec, img, err); /* a copy model's account of the words */
     ac_dec_image_free(img);
     if (rc) {
         ac_caption_free(out);
         return -1;
     }
-    own_cells(out->alpha, n + 1, L, grid_h, grid_w, n_regions);
     out->score = out->logprob;
     return 0;
 }

@@ -88,9 +88,23 @@ int ac_caption_fold_regions(ac_caption *c) {
 }
 
 int ac_caption_copy_account(ac_caption *c, const ac_decoder *dec, const ac_dec_image *img, ac_err *err) {
-    if (!dec->cfg.copy) return 0;
-    if (!(c->copied = ac_malloc(((size_t)c->n + 1) * sizeof *c->copied))) return ac_errf(err, "out of memory");
-    if (ac_decoder_copy_shares(dec, img, c->words, c->n, c->copied, err)) return -1;
+    if (!dec->cfg.copy || c->copied) return 0; /* none, or already given (its attention already shown) */
+    const int nr = ac_dec_image_regions(img), stride = ac_caption_alpha_stride(c), G = stride - c->n_regions;
+    float *from = ac_malloc(((size_t)c->n + 1) * (size_t)(nr ? nr : 1) * sizeof *from);
+    if (!from || !(c->copied = ac_malloc(((size_t)c->n + 1) * sizeof *c->copied))) {
+        free(from);
+        return ac_errf(err, "out of memory");
+    }
+    if (ac_decoder_copy_shares(dec, img, c->words, c->n, c->copied, from, err)) return free(from), -1;
+    /* the shown attention (beam.h): a word's copied share moves from its context attention to the
+     * regions it was copied from; rows with nothing copied keep their bits */
+    for (int k = 0; c->alpha && nr == c->n_regions && k <= c->n; k++) {
+        if (!(c->copied[k] > 0)) continue;
+        float *row = c->alpha + (size_t)k * stride;
+        for (int i = 0; i < stride; i++) row[i] *= 1 - c->copied[k];
+        for (int r = 0; r < nr; r++) row[G + r] += from[(size_t)k * nr + r];
+    }
+    free(from);
     for (int i = 0; i < c->n_alt; i++)
         if (ac_caption_copy_account(&c->alt[i], dec, img, err)) return -1;
     return 0;
