@@ -530,14 +530,15 @@ static void step_matches_training_forward(int score, int heads, int mode) {
 /* A copy model: the inference step's log p of each fed word (the copy mixture over the vocabulary's
  * log-softmax, copy.c) sums to the training forward's cross-entropy, and each step's row is a
  * distribution; the regions' categories set on the prepared photo are what the batch gives. */
-static void step_matches_training_copy(int kind) {
+static void step_matches_training_copy(int kind, int absent) {
     ac_decoder_config c = tiny_cfg();
-    c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = kind, c.region_scale = 60;
+    c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = kind, c.region_scale = 60, c.absent = absent;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
     if (kind == 1) dec.copy_b[0] = 0.5f; /* a gate well open */
     else dec.ptr_bs[0] = -0.5f;          /* the sentinel low: the same */
+    if (absent) dec.absent_b[2] = -1.5f, dec.absent_b[5] = 0.7f, dec.absent_b[9] = -0.4f; /* each unseen in one photo */
     const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[2][48];
@@ -570,12 +571,16 @@ static void step_matches_training_copy(int kind) {
         }
         ac_dec_image_free(im);
     }
-    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d: steps %.9g, training forward %.9g", kind, ce, st.ce_sum);
+    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d absent %d: steps %.9g, training forward %.9g", kind, absent,
+           ce, st.ce_sum);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
-static void test_step_matches_training_copy(void) { step_matches_training_copy(1); }
-static void test_step_matches_training_pointer(void) { step_matches_training_copy(2); }
+static void test_step_matches_training_copy(void) { step_matches_training_copy(1, 0); }
+static void test_step_matches_training_pointer(void) {
+    step_matches_training_copy(2, 0);
+    step_matches_training_copy(2, 1); /* config.absent: the step adds the priors as the training forward does */
+}
 
 /* ac_decoder_copy_shares: a word no region's category names was never copied; with the gate shut
  * nothing was, with it wide open every word of a present category was (entirely). */
@@ -736,6 +741,18 @@ static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1); }
  * W_a, b_a and W_h, against autograd. */
 static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2); }
 
+/* config.absent (tools/torch_decoder.py --pointer --absent): the pointer's batch with the priors of the
+ * words of categories no region of the photo shows (a caption without regions: every category) added
+ * to the logits; their gradient, and every other, against autograd. */
+static void test_torch_parity_absent(void) {
+    char path[4096], why[512];
+    const char *root = getenv("ATTNCAP_ROOT");
+    ac_decoder_config c;
+    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_pointer_absent.safetensors", root ? root : ".");
+    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "pointer_absent: %s", why);
+    CHECK(c.copy == 2 && c.absent == 1);
+}
+
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
                              .grid_h = 3, .grid_w = 4, .attention = score, .heads = heads};
@@ -847,6 +864,7 @@ int main(void) {
     RUN(test_step_matches_training_copy);
     RUN(test_copy_shares);
     RUN(test_torch_parity_pointer);
+    RUN(test_torch_parity_absent);
     RUN(test_step_matches_training_pointer);
     RUN(test_pointer_shares);
     RUN(test_torch_parity_hard);

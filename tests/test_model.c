@@ -285,6 +285,10 @@ static void test_refuses_bad_models(void) {
     expect_load_error("mode2.st", m_config, "hard attention's 'expected_context' missing");
     case_config = CFG_WITH("\"attention_mode\":\"hard\",\"reinforce\":1,\"entropy\":0,\"expected_context\":1.5");
     expect_load_error("mode3.st", m_config, "expected 1.5 out of range");
+    case_config = CFG_WITH("\"absent\":2");
+    expect_load_error("absent1.st", m_config, "config: 'absent' is 0 or 1");
+    case_config = CFG_WITH("\"absent\":1"); /* the priors are a copy model's: no regions, no copy */
+    expect_load_error("absent2.st", m_config, "absent is 0 or 1, and needs copy");
     expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");

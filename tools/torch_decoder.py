@@ -36,7 +36,8 @@ Usage:
       that the C kernels' 16-wide loops run; --heads 2 splits the attention in two heads; --mask gives
       the photos 2, 6, 3, 5 and 1 of their 6 cells (NaN padding): the masked softmax; --hard: hard
       attention's estimator (tests/fixtures/decoder_parity_hard*.safetensors); --copy: config.copy's
-      objective on a 2x2 grid with 2 regions (tests/fixtures/decoder_parity_copy.safetensors)
+      objective on a 2x2 grid with 2 regions (tests/fixtures/decoder_parity_copy.safetensors); --pointer
+      config.copy 2; --absent with either: config.absent's priors of unseen objects' words
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -81,7 +82,7 @@ def tensor_specs(c):
             ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))] + (
             [("copy_w", (H + D,)), ("copy_b", (1,))] if c.get("copy") == 1 else []) + (
             [("ptr_we", (H if score == "general" else A,)), ("ptr_ws", (H,)), ("ptr_bs", (1,))]
-            if c.get("copy") == 2 else [])
+            if c.get("copy") == 2 else []) + ([("absent_b", (80,))] if c.get("absent") else [])
 
 
 def scores(P, c, keys, hp, j=0, n=1):
@@ -223,6 +224,11 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
         out = torch.tanh(ey + hd @ P["out_lh"] + z @ P["out_lz"])
         od = out * masks[1][row:row + bt] if masks is not None else F.dropout(out, p, train)
         logits.append(od @ P["out_lo"] + P["out_bo"])
+        if copy is not None and c.get("absent"):  # + b_c on the words of each category no region of the photo has
+            wc = torch.tensor(copy["word_cat"], dtype=torch.long)
+            unseen = torch.tensor([[wc[w] >= 0 and int(wc[w]) not in copy["cats"][i][:copy["n_regions"][i]]
+                                    for w in range(len(wc))] for i in range(bt)], dtype=ann.dtype)
+            logits[-1] = logits[-1] + unseen * P["absent_b"][wc.clamp(min=0)]
         tgts.append(tgt)
         if copy is not None and c["copy"] == 2:  # the pointer: regions against the sentinel, one softmax
             q = hp if c.get("attention", "additive") == "general" else hp @ P["att_wh"]
@@ -287,11 +293,13 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0):
+def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0, absent=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if copy_mode:  # a 2x2 grid and 2 regions; words 4-9 name categories 0, 0, 1, 3, 3, 3 (none names 7)
         c.update(grid_h=2, grid_w=2, regions=2, region_scale=60, region_min_score=0.2, copy=copy_mode)
+        if absent:
+            c.update(absent=1)
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
         c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -401,13 +409,15 @@ if __name__ == "__main__":
                     "path's objective (tests/fixtures/decoder_parity_copy.safetensors)")
     ap.add_argument("--pointer", action="store_true", help="config.copy 2, the pointer and its sentinel, on the "
                     "same batch (tests/fixtures/decoder_parity_pointer.safetensors)")
+    ap.add_argument("--absent", action="store_true", help="with --copy or --pointer: config.absent's priors "
+                    "(tests/fixtures/decoder_parity_pointer_absent.safetensors)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
         make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse,
-                     2 if a.pointer else 1 if a.copy else 0)
+                     2 if a.pointer else 1 if a.copy else 0, a.absent)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

@@ -139,6 +139,15 @@ typedef struct ac_decoder_config {
      * region fits the step's query, whatever the region's category: what the copy learns about one
      * object carries to all. Tensors ptr_we [K] (w_p, K the key width), ptr_ws [H], ptr_bs [1]. */
     int copy;
+    /* Absent (a copy model's, 0 or 1): what the vocabulary may say of an object the detector did not
+     * see is learned, not ruled. Each category c has a learned log-prior b_c, added to the vocabulary
+     * logits of the words naming c (S(c) above) on a photo with no region of category c:
+     *   logit_w += b_{c(w)} [no region of the photo has category c(w)]
+     * so a category annotators seldom name unseen (a bench, a dining table) learns a low b_c, one they
+     * often do (a person the detector missed) stays near 0. The copy's share of a category (which
+     * needs a region of it) is untouched. A photo the detector did not look at (no categories given)
+     * gets no bias. Tensor absent_b [AC_COPY_CATEGORIES], zero at initialisation. */
+    int absent;
 } ac_decoder_config;
 
 /* The categories a copy model's regions name: COCO's (objects.h's AC_N_OBJECTS). */
@@ -186,6 +195,7 @@ typedef struct ac_decoder {
     float *out_lh, *out_lz, *out_lo, *out_bo;    /* [H, E], [D, E], [E, V], [V] */
     float *copy_w, *copy_b;                      /* [H + D], [1]: config.copy 1's gate; NULL otherwise */
     float *ptr_we, *ptr_ws, *ptr_bs;             /* [K], [H], [1]: config.copy 2's pointer; NULL otherwise */
+    float *absent_b;                             /* [AC_COPY_CATEGORIES]: config.absent's priors; NULL otherwise */
     struct ac_copy_sets *copy; /* which words name each category (ac_decoder_set_copy_words); owned */
     /* The transformer has emb, out_lo [d, V] and out_bo [V] under these names (the trainer's output
      * bias and a warm start's word rows work alike); its other tensors are in transformer.c's list,

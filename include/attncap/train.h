@@ -144,6 +144,8 @@ typedef struct ac_train_opts {
     int copy;               /* with regions: the copy path (decoder.h config.copy): a word can come from a
                              * region's category; 1: the attended region's, through a learned gate; 2: the
                              * pointer's region, against its sentinel */
+    int absent;             /* with copy: learned priors of the words of objects no region shows
+                             * (decoder.h config.absent) */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

@@ -255,3 +255,34 @@ void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg,
     for (int j = 0; j < H; j++) g_ws[j] -= du * h[j], dh[j] -= du * dec->ptr_ws[j];
     g_bs[0] -= du;
 }
+
+/* present [AC_COPY_CATEGORIES]: 1 for the categories of the regions cat [n]. */
+static void categories_present(const unsigned char *cat, int n, unsigned char *present) {
+    memset(present, 0, AC_COPY_CATEGORIES);
+    for (int r = 0; r < n; r++)
+        if (cat[r] < AC_COPY_CATEGORIES) present[cat[r]] = 1;
+}
+
+void ac_copy_absent_logits(const ac_decoder *dec, const unsigned char *cat, int n, int rows, float *logits, int ld) {
+    const struct ac_copy_sets *s = dec->copy;
+    unsigned char present[AC_COPY_CATEGORIES];
+    categories_present(cat, n, present);
+    for (int c = 0; c < AC_COPY_CATEGORIES; c++) {
+        const float b = dec->absent_b[c];
+        if (present[c] || b == 0) continue;
+        for (int k = 0; k < rows; k++)
+            for (int i = s->off[c]; i < s->off[c + 1]; i++) logits[(size_t)k * ld + s->words[i]] += b;
+    }
+}
+
+void ac_copy_absent_grad(const ac_decoder *dec, const unsigned char *cat, int n, const float *dlogits, float *g_absent) {
+    const struct ac_copy_sets *s = dec->copy;
+    unsigned char present[AC_COPY_CATEGORIES];
+    categories_present(cat, n, present);
+    for (int c = 0; c < AC_COPY_CATEGORIES; c++) {
+        if (present[c]) continue;
+        float sum = 0;
+        for (int i = s->off[c]; i < s->off[c + 1]; i++) sum += dlogits[s->words[i]];
+        g_absent[c] += sum;
+    }
+}

@@ -79,4 +79,10 @@ float ac_copy_pointer_forward(const ac_decoder *dec, const ac_copy_regions *reg,
 void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
                               const float *h, const float *cache, float du, const float *dabar, float *dq,
                               float *dkeys, float *g_we, float *g_ws, float *g_bs, float *dh);
+/* config.absent: rows [rows, ld] of vocabulary logits of a photo whose regions have categories cat [n]
+ * (255: none) get absent_b[c] added to each word of every category c no region has. */
+void ac_copy_absent_logits(const ac_decoder *dec, const unsigned char *cat, int n, int rows, float *logits, int ld);
+/* Its gradient: ADDS to g_absent [AC_COPY_CATEGORIES] the sum of dlogits [V] over the words of each
+ * category the regions cat [n] lack (the bias enters every such word's logit once). */
+void ac_copy_absent_grad(const ac_decoder *dec, const unsigned char *cat, int n, const float *dlogits, float *g_absent);
 #endif

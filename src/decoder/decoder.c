@@ -16,6 +16,7 @@
  *   out_lh   [H, E]  out_lz [D, E]  out_lo [E, V]  out_bo [V]   deep output
  *   copy_w   [H + D] copy_b [1]   the copy gate (config.copy 1 only; copy.c)
  *   ptr_we   [K]  ptr_ws [H]  ptr_bs [1]   the pointer and its sentinel (config.copy 2 only)
+ *   absent_b [AC_COPY_CATEGORIES]   the priors of unseen objects' words (config.absent only)
  * Row-vector convention: y = x W with x [rows] and W [rows, cols]. */
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
@@ -64,9 +65,10 @@ int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_n
 
 /* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
  * attention tensors that only some score functions have, HAS_COPY those of config.copy. */
-#define N_SPEC 23
+#define N_SPEC 24
 #define HAS_COPY 0x100u
 #define HAS_POINTER 0x200u
+#define HAS_ABSENT 0x400u
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
@@ -77,6 +79,7 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
         {"lstm_b", 1, 4 * H, 0}, {"out_lh", H, E, 0},     {"out_lz", D, E, 0},     {"out_lo", E, V, 0},
         {"out_bo", 1, V, 0},     {"copy_w", 1, H + D, HAS_COPY}, {"copy_b", 1, 1, HAS_COPY},
         {"ptr_we", 1, K, HAS_POINTER}, {"ptr_ws", 1, H, HAS_POINTER}, {"ptr_bs", 1, 1, HAS_POINTER},
+        {"absent_b", 1, AC_COPY_CATEGORIES, HAS_ABSENT},
     };
     for (int i = 0; i < N_SPEC; i++) {
         t[i] = (ac_dec_tensor){spec[i].name, spec[i].r, spec[i].k, 0};
@@ -93,7 +96,10 @@ int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_p
     size_t off = 0;
     int n = 0;
     for (int i = 0; i < tensor_spec(c, all, has); i++) {
-        if (has[i] == HAS_COPY ? c->copy != 1 : has[i] == HAS_POINTER ? c->copy != 2 : has[i] && !(has[i] & mine))
+        if (has[i] == HAS_COPY ? c->copy != 1
+            : has[i] == HAS_POINTER ? c->copy != 2
+            : has[i] == HAS_ABSENT ? !c->absent
+            : has[i] && !(has[i] & mine))
             continue;
         t[n] = all[i];
         t[n++].offset = off;
@@ -132,6 +138,7 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
         return ac_errf(err, "hard attention is the LSTM decoder's: a transformer's attention is soft");
     if (c->copy && (c->copy < 0 || c->copy > 2 || c->decoder != AC_DECODER_LSTM || c->attention_mode != AC_ATTENTION_SOFT || c->regions < 1))
         return ac_errf(err, "copy is 0, 1 or 2, and needs an LSTM with soft attention and regions");
+    if (c->absent && (c->absent != 1 || !c->copy)) return ac_errf(err, "absent is 0 or 1, and needs copy");
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -170,7 +177,7 @@ static void bind(ac_decoder *dec) {
                          &dec->att_logtau, &dec->beta_w, &dec->beta_b,   &dec->init_h_w, &dec->init_h_b,
                          &dec->init_c_w, &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,
                          &dec->out_lz,   &dec->out_lo,   &dec->out_bo,   &dec->copy_w,   &dec->copy_b,
-                         &dec->ptr_we,   &dec->ptr_ws,   &dec->ptr_bs};
+                         &dec->ptr_we,   &dec->ptr_ws,   &dec->ptr_bs,   &dec->absent_b};
     for (int i = 0, k = 0; i < N_SPEC; i++) {
         const int mine = k < n && !strcmp(t[k].name, all[i].name);
         *v[i] = mine ? dec->params + t[k++].offset : NULL;
@@ -541,6 +548,10 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
+    if (dec->absent_b && dec->copy)
+        for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++])
+            if (img[p]->has_categories)
+                ac_copy_absent_logits(dec, img[p]->cat, img[p]->regions, rows[p], logp + (size_t)k0 * V, V);
     for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
     if (cf->copy && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp);
 }

@@ -443,6 +443,10 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     }
     for (int r = 0; r < N; r++) memcpy(w->logits + (size_t)r * V, dec->out_bo, sizeof(float) * V);
     mm(0, 0, N, V, E, w->od, E, dec->out_lo, V, 1.0f, w->logits, V);
+    if (copy_on(dec, w) && dec->absent_b) /* config.absent: the priors of the words of unseen objects */
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < w->bt[t]; i++)
+                ac_copy_absent_logits(dec, w->rcat[i], w->nreg[i], 1, w->logits + (size_t)(w->off[t] + i) * V, V);
     if (copy_on(dec, w)) copy_forward(dec, w);
 
     double ce = 0, sw = 0;
@@ -485,7 +489,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
 
 typedef struct {
     float *emb, *att_wa, *att_ba, *att_wh, *att_we, *att_logtau, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w,
-        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b, *ptr_we, *ptr_ws, *ptr_bs;
+        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b, *ptr_we, *ptr_ws, *ptr_bs, *absent_b;
 } grads;
 
 /* The gradient's views, at the parameters' offsets (NULL where the decoder has no such tensor). */
@@ -494,7 +498,7 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
 #define G_(name) r.name = dec->name ? g + (dec->name - dec->params) : NULL
     G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(att_logtau); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
     G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo); G_(copy_w);
-    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs);
+    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs); G_(absent_b);
 #undef G_
     return r;
 }
@@ -541,6 +545,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
                 } else {
                     ac_xent_grad(w->logits + (size_t)r * V, 1, V, w->tgt + r, inv);
                 }
+                if (dec->absent_b) ac_copy_absent_grad(dec, w->rcat[i], w->nreg[i], w->logits + (size_t)r * V, g.absent_b);
             }
     }
     colsum_add(w->logits, N, V, g.out_bo);

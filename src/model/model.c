@@ -63,6 +63,7 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
         ok &= !!cJSON_AddNumberToObject(o, "region_min_score", short_float(c->region_min_score));
     }
     if (c->copy) ok &= !!cJSON_AddNumberToObject(o, "copy", c->copy);
+    if (c->absent) ok &= !!cJSON_AddNumberToObject(o, "absent", c->absent);
     char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
@@ -78,7 +79,7 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     static const char *const known[] = {"vocab", "embed", "hidden", "att", "dim", "n_ann", "grid_h", "grid_w",
                                         "dropout", "lambda", "attention", "heads", "decoder", "layers",
                                         "attention_mode", "reinforce", "entropy", "expected_context", "regions",
-                                        "region_scale", "region_min_score", "copy"};
+                                        "region_scale", "region_min_score", "copy", "absent"};
     const cJSON *item;
     cJSON_ArrayForEach(item, o) {
         size_t i = 0;
@@ -166,6 +167,12 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         return ac_errf(err, "config: 'copy' is 0, 1 or 2");
     }
     c->copy = cp ? (int)cp->valuedouble : 0;
+    const cJSON *ab = cJSON_GetObjectItemCaseSensitive(o, "absent"); /* absent: none */
+    if (ab && (!cJSON_IsNumber(ab) || (ab->valuedouble != 0 && ab->valuedouble != 1))) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'absent' is 0 or 1");
+    }
+    c->absent = ab ? (int)ab->valuedouble : 0;
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }

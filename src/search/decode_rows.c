@@ -50,7 +50,7 @@ static void decode_row(void *arg, int i, int thread) {
         ann = buf;
     }
     if (!ann) ac_errf(&e, "out of memory");
-    else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, nr ? cat : NULL, j->o, &c, &e)) {
+    else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, j->reg ? cat : NULL, j->o, &c, &e)) { /* detected: even none */
         j->texts[i] = ac_caption_text(&c, j->vocab);
         ac_caption_free(&c);
         if (j->texts[i]) return;
