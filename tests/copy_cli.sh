@@ -121,4 +121,36 @@ PY
     fi
   fi
 fi
+# tune --absent (tune.h ac_absent_match) on the copy model: --write gives the file config.absent and its
+# priors; every prior is at most 0, a category the captions named on photos without a region of it more
+# often than the references did is lowered, and the captions name unseen objects no more often after
+# than before (the table's own counts, read back here).
+t_begin tune_absent
+if [ -z "$py" ]; then t_skip "needs python3"
+elif copy_model; then
+  cp "$T/copy.safetensors" "$T/absent.safetensors"
+  if ! "$A" tune --absent --write --model "$T/absent.safetensors" --data "$COCO/captions.json" --features "$T/feat" \
+      --split all --detections "$T/det.jsonl" >"$T/absent.txt" 2>"$T/err"; then
+    t_fail "tune --absent: $(head -2 "$T/err")"
+  elif ! "$A" info "$T/absent.safetensors" 2>&1 | grep -q '"absent":1'; then t_fail "config: no absent"
+  elif ! "$A" info "$T/absent.safetensors" 2>&1 | grep -q 'absent_b'; then t_fail "no absent_b tensor"
+  elif ! out=$("$py" - "$T/absent.txt" <<'PY' 2>&1
+import re, sys
+rows, total = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r"^(.+?)\s+([0-9.]+)\s+([0-9]+)\s+([0-9]+)(?:\s+(-?[0-9.]+))?$", line.rstrip())
+    if not m: continue
+    name, refs, before, after, prior = m.group(1).strip(), float(m.group(2)), int(m.group(3)), int(m.group(4)), m.group(5)
+    if name == "all": total = (refs, before, after)
+    else: rows[name] = (refs, before, after, float(prior))
+assert rows and total, ("no table", open(sys.argv[1]).read())
+assert all(prior <= 0 for _, _, _, prior in rows.values()), rows
+over = [n for n, (refs, before, _, _) in rows.items() if before > refs + 1]
+assert not over or any(rows[n][3] < 0 for n in over), ("over-said, yet no prior lowered", over)
+assert total[2] <= total[1], ("unseen mentions rose", total)
+PY
+  ); then t_fail "$out"
+  else t_ok; fi
+fi
+
 t_end

@@ -211,6 +211,9 @@ typedef struct ac_decoder {
 } ac_decoder;
 
 int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long long seed, ac_err *err);
+/* Turns config.absent on for a copy model without it: absent_b, all 0 (the same captions until set). The
+ * other weights keep their values (and the float16 copies stay valid). */
+int ac_decoder_add_absent(ac_decoder *dec, ac_err *err);
 /* A copy model's word sets: word_category [vocab] gives the category (0 .. AC_COPY_CATEGORIES - 1)
  * word w names alone, or -1 (objects.h's ac_objects_of_vocab). Needed before a copy model trains or
  * decodes (the model loader and the trainer set it); without it the copy path is off. */

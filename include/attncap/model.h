@@ -81,6 +81,11 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
  * other members are kept (tune's grid choice keeps "decode" "repeatable" and the reverse). */
 int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err);
 
+/* Rewrites a copy model's file with config.absent on and its priors absent_b = prior
+ * [AC_COPY_CATEGORIES] (tune.h ac_absent_fit; stored as the other weights are, F16 or F32), everything
+ * else kept; atomically. */
+int ac_model_set_absent(const char *path, const float *prior, ac_err *err);
+
 /* The photos a model was trained on, as its metadata "training_photos" records them (training.c):
  * {"hash": "...", "n": N, "hashes": "..."}: each photo's file name (any directory left out) hashed
  * (the low 32 bits of ac_hash_bytes, FNV-1a 64), as 8 hex digits, sorted, without repeats.

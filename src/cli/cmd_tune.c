@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
+#include "tune_absent.h"
 
 #define MAX_GRID 16
 
@@ -34,6 +35,9 @@ static void usage(FILE *f) {
             "  --limit N          only the first N photos of the split\n"
             "  --no-meteor        skip METEOR (faster; not with --metric meteor)\n"
             "  --write            record the best setting in MODEL (atomic rewrite; weights untouched)\n"
+            "  --absent           a copy model: instead of the grid, lower each object's words on photos where\n"
+            "                     the detector did not see it until the captions name it there no more often\n"
+            "                     than the split's references do (docs/naming.md); --write records it\n"
             "  --threads N        threads (default: all cores)\n"
             "  --json             one JSON object per setting, then the choice\n"
             "  --naming JSON      only record in MODEL how tags become constraints, as chosen on dev photos\n"
@@ -134,20 +138,17 @@ done:
 int cmd_tune(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *features = NULL, *detections = NULL, *split = "val", *metric = "cider";
     const char *beams_s = "1,3,5", *alphas_s = "0,0.5,1,1.5";
-    int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20;
+    int limit = 0, meteor = 1, write = 0, threads = 0, json = 0, max_len = 20, absent = 0;
     const char *naming = NULL, *repeats = NULL;
     float repeat_rate = 0.05f;
     int repeat_min = 30, repeat_objects = 1;
     const cli_opt opts[] = {
-        OPT_STR("--naming", &naming),
-        OPT_STR("--repeats", &repeats),
+        OPT_STR("--naming", &naming), OPT_STR("--repeats", &repeats),
         OPT_FLOAT("--repeat-rate", &repeat_rate, 0, 1),
         OPT_INT("--repeat-min", &repeat_min, 1, 1e9),
         OPT_INT("--repeat-objects", &repeat_objects, 0, 1),
-        OPT_STR("--model", &model_path),
-        OPT_STR("--data", &data),
-        OPT_STR("--features", &features),
-        OPT_STR("--detections", &detections),
+        OPT_STR("--model", &model_path), OPT_STR("--data", &data),
+        OPT_STR("--features", &features), OPT_STR("--detections", &detections),
         OPT_STR("--split", &split),
         OPT_STR("--metric", &metric),
         OPT_STR("--beams", &beams_s),
@@ -156,7 +157,7 @@ int cmd_tune(int argc, char **argv) {
         OPT_INT("--max-len", &max_len, 1, 200),
         OPT_INT("--threads", &threads, 1, 256),
         OPT_UNSET("--no-meteor", &meteor),
-        OPT_FLAG("--write", NULL, &write),
+        OPT_FLAG("--write", NULL, &write), OPT_FLAG("--absent", NULL, &absent),
         OPT_FLAG("--json", NULL, &json),
         OPT_END,
     };
@@ -250,6 +251,10 @@ int cmd_tune(int argc, char **argv) {
         ac_errf(&err, "%s: no photos with captions in split '%s'", data, split);
         goto fail;
     }
+    if (absent) {
+        rc = tune_absent(&model, &fc, regions.n ? &regions : NULL, photos, n, model_path, write, threads, &err) ? 1 : 0;
+        goto fail;
+    }
     ac_beam_opts base = model.decode; /* the grid sets beam and len_alpha */
     base.max_len = max_len;
     if (ac_tune_grid(&model, &fc, regions.n ? &regions : NULL, photos, n, &base, beams, nb, alphas, na, meteor, NULL,
@@ -268,8 +273,7 @@ int cmd_tune(int argc, char **argv) {
                    "\"METEOR\": %.6f, \"ROUGE-L\": %.6f, \"CIDEr-D\": %.6f}\n",
                    pts[k].opts.beam, pts[k].opts.len_alpha, s->bleu[0], s->bleu[1], s->bleu[2], s->bleu[3],
                    isfinite(s->meteor) ? s->meteor : -1, s->rouge_l, s->cider_d);
-        else
-        {
+        else {
             char met[16] = "     -";
             if (isfinite(s->meteor)) snprintf(met, sizeof met, "%6.1f", 100 * s->meteor);
             printf("%5d %5.2f  %6.1f %6.1f %6.1f %6.1f %s %7.1f %7.1f%s\n", pts[k].opts.beam, pts[k].opts.len_alpha,
@@ -280,7 +284,7 @@ int cmd_tune(int argc, char **argv) {
     char decode[512];
     snprintf(decode, sizeof decode, "{\"beam\":%d,\"len_alpha\":%g,\"max_len\":%d,\"chosen_by\":\"%s\",\"photos\":%d,\"split\":\"%s\"}",
              pts[best].opts.beam, pts[best].opts.len_alpha, max_len, metric, n, split);
-    if (json) printf("{\"best\": %s}\n", decode);
+    if (json) printf("{\"best\": %s}\n", decode); /* then --write records it */
     if (write) {
         if (ac_model_merge_meta(model_path, "decode", decode, &err)) goto fail; /* keeps "repeatable" */
         if (!json) printf("recorded in %s: %s\n", model_path, decode);
@@ -288,11 +292,8 @@ int cmd_tune(int argc, char **argv) {
     rc = 0;
 fail:
     if (rc) fprintf(stderr, "attncap tune: %s%s\n", err.msg, cli_hint(&err));
-    free(photos);
-    free(pts);
-    ac_features_free(&fc);
-    ac_rows_regions_free(&regions);
-    ac_dataset_free(&ds);
-    ac_model_free(&model);
+    free(photos), free(pts);
+    ac_features_free(&fc), ac_rows_regions_free(&regions);
+    ac_dataset_free(&ds), ac_model_free(&model);
     return rc;
 }

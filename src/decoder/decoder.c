@@ -226,6 +226,23 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
     return 0;
 }
 
+int ac_decoder_add_absent(ac_decoder *dec, ac_err *err) {
+    if (dec->absent_b) return 0;
+    ac_decoder_config c = dec->cfg;
+    c.absent = 1;
+    if (ac_decoder_check_config(&c, err)) return -1;
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    size_t n;
+    ac_decoder_tensors(&c, t, &n);
+    float *p = ac_calloc(n, sizeof *p);
+    if (!p) return ac_errf(err, "out of memory for %zu decoder parameters", n);
+    memcpy(p, dec->params, sizeof *p * dec->n_params); /* absent_b is the last tensor: the others keep their offsets */
+    free(dec->params);
+    dec->params = p, dec->cfg = c;
+    bind(dec);
+    return 0;
+}
+
 void ac_decoder_free(ac_decoder *dec) {
     if (!dec) return;
     free(dec->params);

@@ -488,6 +488,39 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
     return rc;
 }
 
+int ac_model_set_absent(const char *path, const float *prior, ac_err *err) {
+    ac_st_file f;
+    if (ac_st_read(path, &f, err)) return -1;
+    ac_decoder_config c;
+    const char *cfg_json = ac_st_meta(&f, "config");
+    char *cfg = NULL;
+    int rc = 0;
+    if (!cfg_json || ac_decoder_config_from_json(cfg_json, &c, err)) rc = ac_err_prefix(err, path);
+    else if (!c.copy) rc = ac_errf(err, "%s: absent priors are a copy model's (its config has no copy)", path);
+    c.absent = 1;
+    if (!rc && !(cfg = ac_decoder_config_to_json(&c))) rc = ac_errf(err, "out of memory");
+    ac_st_writer w;
+    ac_st_writer_init(&w);
+    ac_st_dtype dtype = AC_ST_F32;
+    for (int i = 0; !rc && i < f.n_tensors; i++) {
+        const ac_st_tensor *t = &f.tensors[i];
+        if (t->dtype == AC_ST_F16) dtype = AC_ST_F16; /* stored as the other weights are */
+        if (strcmp(t->name, "absent_b")) rc = ac_st_writer_add(&w, t->name, t->dtype, t->ndim, t->shape, t->data, err);
+    }
+    float p32[AC_COPY_CATEGORIES];
+    uint16_t p16[AC_COPY_CATEGORIES];
+    for (int k = 0; k < AC_COPY_CATEGORIES; k++) p32[k] = prior[k], p16[k] = ac_f32_to_f16(prior[k]);
+    const int64_t shape[1] = {AC_COPY_CATEGORIES};
+    if (!rc) rc = ac_st_writer_add(&w, "absent_b", dtype, 1, shape, dtype == AC_ST_F16 ? (const void *)p16 : p32, err);
+    for (int i = 0; !rc && i < f.n_meta; i++)
+        rc = ac_st_writer_meta(&w, f.meta_keys[i], strcmp(f.meta_keys[i], "config") ? f.meta_values[i] : cfg, err);
+    if (!rc) rc = ac_st_write(&w, path, err);
+    ac_st_writer_free(&w);
+    ac_st_free(&f);
+    free(cfg);
+    return rc;
+}
+
 int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err) {
     if (!known_meta(key)) return ac_errf(err, "%s: unknown metadata '%.80s' (a model file holds only the keys models/README.md lists)", path, key);
     ac_st_file f;

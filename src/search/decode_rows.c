@@ -26,29 +26,35 @@ typedef struct decode_job {
     ac_err err[MAX_THREADS];
 } decode_job;
 
+const float *ac_decode_rows_photo(const ac_decoder *dec, const ac_feature_cache *fc, const ac_rows_regions *reg, int row,
+                                  float *buf, int *gh, int *gw, int *nr, int *cat) {
+    ac_features_grid(fc, row, gh, gw);
+    *nr = 0;
+    const float *ann = buf || fc->data ? ac_features_row(fc, row, buf) : NULL;
+    if (ann && reg) { /* the grid, then its regions' vectors (as the captioner lays them out) */
+        const int D = fc->dim, G = *gh * *gw;
+        if (ann != buf) memcpy(buf, ann, sizeof(float) * (size_t)G * D);
+        int n = reg->n[row];
+        if (n > reg->stride) n = reg->stride;
+        if (n > dec->cfg.regions) n = dec->cfg.regions;
+        const ac_region *r = reg->regions + (size_t)row * reg->stride;
+        for (int k = 0; k < n; k++) {
+            ac_region_vector(buf, *gh, *gw, D, &r[k], dec->cfg.region_scale, buf + (size_t)(G + k) * D);
+            cat[k] = r[k].category;
+        }
+        *nr = n;
+        ann = buf;
+    }
+    return ann;
+}
+
 static void decode_row(void *arg, int i, int thread) {
     decode_job *j = arg;
     if (atomic_load(&j->failed)) return;
     ac_caption c;
     ac_err e;
-    int gh, gw, nr = 0, cat[AC_REGIONS_MAX];
-    const int row = j->rows[i];
-    ac_features_grid(j->fc, row, &gh, &gw);
-    float *buf = j->scratch[thread];
-    const float *ann = buf || j->fc->data ? ac_features_row(j->fc, row, buf) : NULL;
-    if (ann && j->reg) { /* the grid, then its regions' vectors (as the captioner lays them out) */
-        const int D = j->fc->dim, G = gh * gw;
-        if (ann != buf) memcpy(buf, ann, sizeof(float) * (size_t)G * D);
-        nr = j->reg->n[row];
-        if (nr > j->reg->stride) nr = j->reg->stride;
-        if (nr > j->dec->cfg.regions) nr = j->dec->cfg.regions;
-        const ac_region *r = j->reg->regions + (size_t)row * j->reg->stride;
-        for (int k = 0; k < nr; k++) {
-            ac_region_vector(buf, gh, gw, D, &r[k], j->dec->cfg.region_scale, buf + (size_t)(G + k) * D);
-            cat[k] = r[k].category;
-        }
-        ann = buf;
-    }
+    int gh, gw, nr, cat[AC_REGIONS_MAX];
+    const float *ann = ac_decode_rows_photo(j->dec, j->fc, j->reg, j->rows[i], j->scratch[thread], &gh, &gw, &nr, cat);
     if (!ann) ac_errf(&e, "out of memory");
     else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, j->reg ? cat : NULL, j->o, &c, &e)) { /* detected: even none */
         j->texts[i] = ac_caption_text(&c, j->vocab);
