@@ -47,7 +47,7 @@ DEBIAN_TEST_PACKAGES := chromium python3 python3-pil python3-numpy pkg-config ma
 
 
 .PHONY: bench-deps shared abi-baseline
-.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model fuzz imagenet-words install man shared portable test-deps
+.PHONY: all test test-asan test-valgrind test-slurm bench clean deps models demo train-flickr8k train-model train-tags-model fuzz imagenet-words install man shared portable test-deps
 all: $(BIN) attncap $(TOOL_BIN)
 
 attncap: $(BIN)
@@ -297,6 +297,10 @@ train-flickr8k: all models
 # Redo the shipped model (models/README.md): the Flickr8k model above, then joint training on every
 # captioned photo and the caption text of ../shared, tune, naming settings and calibration.
 train-model: all models
+	bash tools/train_pointer_model.sh
+
+# The previous shipped model (ImageNet tags and naming rules; models/README.md, "The previous model").
+train-tags-model: all models
 	bash tools/train_model.sh
 
 # Regenerate models/imagenet_words.tsv (ImageNet class -> caption word, see tools/imagenet_words.c)

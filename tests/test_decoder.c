@@ -720,38 +720,32 @@ static void test_torch_parity_sparse(void) {
     CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "sparse: %s", why);
 }
 
-/* A copy model's fixture (tests/fixtures/decoder_parity_NAME.safetensors): its config.copy is `copy`. */
-static void parity_copy_fixture(const char *name, int copy) {
+/* A copy model's fixture (tests/fixtures/decoder_parity_NAME.safetensors): its config.copy is `copy`,
+ * its config.absent `absent`. */
+static void parity_copy_fixture(const char *name, int copy, int absent) {
     char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
     ac_decoder_config c;
     snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_%s.safetensors", root ? root : ".", name);
     CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "%s: %s", name, why);
-    CHECK(c.copy == copy && c.regions == 2);
+    CHECK(c.copy == copy && c.regions == 2 && c.absent == absent);
 }
 
 /* The copy path (config.copy; tools/torch_decoder.py --copy): regions of a category named twice, of one
  * no word names, captions without regions, targets inside and outside the word sets; the loss, logits
  * and every gradient (the gate's and, through pi, the attention's) against PyTorch's autograd. */
-static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1); }
+static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1, 0); }
 
 /* The pointer (config.copy 2; tools/torch_decoder.py --pointer): the same batch, the regions scored
  * against the sentinel in one softmax there (here: the log-sum-exp against the sentinel's score and
  * the renormalised regions); every gradient, the pointer's own and through the keys and queries into
  * W_a, b_a and W_h, against autograd. */
-static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2); }
+static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2, 0); }
 
 /* config.absent (tools/torch_decoder.py --pointer --absent): the pointer's batch with the priors of the
  * words of categories no region of the photo shows (a caption without regions: every category) added
  * to the logits; their gradient, and every other, against autograd. */
-static void test_torch_parity_absent(void) {
-    char path[4096], why[512];
-    const char *root = getenv("ATTNCAP_ROOT");
-    ac_decoder_config c;
-    snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_pointer_absent.safetensors", root ? root : ".");
-    CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "pointer_absent: %s", why);
-    CHECK(c.copy == 2 && c.absent == 1);
-}
+static void test_torch_parity_absent(void) { parity_copy_fixture("pointer_absent", 2, 1); }
 
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,

@@ -6,7 +6,7 @@
 # Every step resumes after an interruption: rerun the same command.
 # Usage: tools/train_flickr8k.sh [RUN_DIR (default runs/flickr8k)] [extra `attncap train` flags]
 # RESIZE=aspect: the photos keep their aspect ratio (`attncap features --resize aspect`; Flickr8k's photos
-# are square already, so only the recorded policy changes).
+# are square already, so only the recorded policy changes). EPOCHS: at most this many (16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run=${1:-runs/flickr8k}; shift || true
@@ -25,6 +25,7 @@ resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
   --batch 64 --embed 256 --hidden 512 --att 256 --dropout 0.5 --lambda 1 --min-count 5 --lr 4e-4 \
   --ema 0.999 --val-metric cider --beam 3 --epochs ${EPOCHS:-16} --patience 4 --fp16 \
   --log "$run/train.csv" --plot "$run/train.png" $resume "$@"
+[ -z "${TRAIN_ONLY:-}" ] || exit 0 # a stage of a longer recipe (tools/train_pointer_model.sh): no tune, no scores
 ./attncap tune --model "$run/model.safetensors" --data "$data" --features "$run/features" \
   --beams 1,3,5 --alphas 0.75,1,1.25 --metric bleu4+meteor --write | tee "$run/tune.txt"
 for beam in 1 3; do

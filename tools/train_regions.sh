@@ -4,6 +4,7 @@
 # the same photos and caption text, each photo's detected objects beside its grid, each text caption's
 # object words as pseudo-regions. Resumes after an interruption: rerun the same command.
 # Usage: tools/train_regions.sh [RUN_DIR (default runs/m)] [extra `attncap train` flags]
+# INIT (the starting model, default models/attncap.safetensors), NAME (RUN_DIR/NAME.safetensors), LR, EPOCHS.
 # Needs RUN_DIR/flickr8k/features (tools/train_flickr8k.sh, tools/train_model.sh make them) and
 # RUN_DIR/coco_train.tsv (tools/coco_split.py).
 set -euo pipefail
@@ -14,17 +15,7 @@ data=$shared/data
 init=${INIT:-models/attncap.safetensors}
 name=${NAME:-regions}     # the model: RUN_DIR/NAME.safetensors
 A=${ATTNCAP:-./attncap}
-mkdir -p "$run/det"
-detect() { # NAME: the detections of the photos listed in $run/det/NAME_photos.txt, min score 0.1
-  [ -f "$run/det/$1.jsonl" ] && return 0
-  "$A" detect --min-score 0.1 - < "$run/det/$1_photos.txt" > "$run/det/$1.jsonl.tmp"
-  mv "$run/det/$1.jsonl.tmp" "$run/det/$1.jsonl"
-}
-sed "s#^#$data/flickr8k/images/#" "$data/flickr8k/Flickr_8k.trainImages.txt" "$data/flickr8k/Flickr_8k.devImages.txt" \
-  > "$run/det/f8k_photos.txt"
-cut -f1 "$run/coco_train.tsv" | sort -u | while read -r n; do ls "$data"/coco*/images/"$n"; done > "$run/det/coco_photos.txt"
-ls -d "$data"/flickr30k/images/* > "$run/det/f30k_photos.txt"
-for s in f8k coco f30k; do detect $s; done
+ATTNCAP="$A" bash tools/detect_training_photos.sh "$run"
 text="$data/text/flickr30k_captions.tsv,$data/text/coco_captions.tsv"
 C=$run/coco_train.tsv F=$data/flickr30k/captions.tsv
 resume=; [ -f "$run/$name.safetensors.ckpt" ] && resume=--resume
