@@ -45,8 +45,7 @@ int ac_absent_match(ac_model *m, const ac_feature_cache *fc, const ac_rows_regio
         const int row = photos[i].row, k = regions->n[row] < regions->stride ? regions->n[row] : regions->stride;
         unsigned char *u = unseen + (size_t)i * CATS;
         memset(u, 1, CATS);
-        for (int r = 0; r < k && r < m->dec.cfg.regions; r++)
-        {
+        for (int r = 0; r < k && r < m->dec.cfg.regions; r++) {
             const int c = regions->regions[(size_t)row * regions->stride + r].category;
             if (c >= 0 && c < CATS) u[c] = 0;
         }
