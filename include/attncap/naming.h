@@ -49,6 +49,10 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
                      int n_rows, int n_classes, int n, ac_name_task *tasks);
 /* A task's photo grid: its own, or cfg's when it gives none. */
 void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, int *gh, int *gw);
+/* A task's photo prepared for the decoder: its grid, its regions and their categories (a copy model
+ * copies from them; config.absent reads which it lacks). NULL with err for a grid the model refuses, or
+ * out of memory; the caller frees it (ac_dec_image_free). */
+ac_dec_image *ac_name_task_prepare(const ac_decoder *dec, const ac_name_task *task, ac_err *err);
 
 #ifdef __cplusplus
 }

@@ -173,17 +173,9 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
     int *idx = ac_malloc(sizeof *idx * (size_t)n), nb = 0;
     for (int i = 0; i < n; i++) {
         memset(&tasks[i].out, 0, sizeof tasks[i].out);
-        int gh, gw;
-        ac_name_task_grid(&model->dec.cfg, &tasks[i], &gh, &gw);
-        tasks[i].failed = ac_decoder_check_grid(&model->dec.cfg, gh, gw, &tasks[i].err);
-        const ac_dec_image *img = bt && idx && !tasks[i].failed
-                                      ? ac_decoder_prepare_regions(&model->dec, tasks[i].ann, gh, gw, tasks[i].n_regions)
-                                      : NULL;
-        if (!tasks[i].failed && !img) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
-        if (img && tasks[i].regions) { /* a copy model names what the regions are */
-            int cat[AC_REGIONS_MAX];
-            ac_dec_image_set_categories((ac_dec_image *)img, ac_regions_categories(tasks[i].regions, tasks[i].n_regions, cat));
-        }
+        ac_dec_image *img = NULL;
+        if (!bt || !idx) tasks[i].failed = ac_errf(&tasks[i].err, "out of memory");
+        else tasks[i].failed = !(img = ac_name_task_prepare(&model->dec, &tasks[i], &tasks[i].err));
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
     if (nb) ac_beam_search_photos(&model->dec, nb, bt);

@@ -124,6 +124,22 @@ void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, i
     *gw = task->grid_w > 0 ? task->grid_w : cfg->grid_w;
 }
 
+ac_dec_image *ac_name_task_prepare(const ac_decoder *dec, const ac_name_task *task, ac_err *err) {
+    int gh, gw;
+    ac_name_task_grid(&dec->cfg, task, &gh, &gw);
+    if (ac_decoder_check_grid(&dec->cfg, gh, gw, err)) return NULL;
+    ac_dec_image *img = ac_decoder_prepare_regions(dec, task->ann, gh, gw, task->n_regions);
+    if (!img) {
+        ac_errf(err, "out of memory");
+        return NULL;
+    }
+    if (task->regions) { /* detected, even none: the categories it has and lacks (config.copy, config.absent) */
+        int cat[AC_REGIONS_MAX];
+        ac_dec_image_set_categories(img, ac_regions_categories(task->regions, task->n_regions, cat));
+    }
+    return img;
+}
+
 /* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
 static int describe(const ac_model *m, const ac_name_task *task, const char *word, ac_caption *out, ac_err *err) {
     char text[160];
@@ -414,19 +430,9 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
         j->bo = *bo;
         /* without a memo the searches are the same, only slower */
         if (o->mode != AC_TAGS_OFF) j->memo = ac_beam_memo_new(&m->dec);
-        int gh, gw;
-        ac_name_task_grid(&m->dec.cfg, task, &gh, &gw);
-        if (ac_decoder_check_grid(&m->dec.cfg, gh, gw, &task->err)) {
+        if (!(j->img = ac_name_task_prepare(&m->dec, task, &task->err))) { /* its regions too: a copy model copies */
             task->failed = 1;
             continue;
-        }
-        if (!(j->img = ac_decoder_prepare_regions(&m->dec, task->ann, gh, gw, task->n_regions))) {
-            task->failed = ac_errf(&task->err, "out of memory");
-            continue;
-        }
-        if (task->regions) { /* a model with regions searches with them here too (a copy model copies) */
-            int cat[AC_REGIONS_MAX];
-            ac_dec_image_set_categories(j->img, ac_regions_categories(task->regions, task->n_regions, cat));
         }
         const int by_classes = (o->absent > 0 || o->absent_object > 0) && t && task->probs && ac_tag_table_classes(t) == n_classes;
         const int by_groups = o->presence && (o->presence_absent > 0 || o->presence_ratio > 0);
