@@ -361,12 +361,13 @@ static void hostile_constraints_refused(void) {
     ac_decoder_free(&dec);
 }
 
-/* Independent of beam.c: no word marked in no_repeat twice, no word twice in a row, no three words
- * in a row twice. */
+/* Independent of beam.c: no word marked 1 in no_repeat twice, no word twice in a row, no three words
+ * in a row twice, no word on both sides of a conjunction (marked 2). */
 static int repeats_ok(const int *seq, int n, const unsigned char *no_repeat) {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            if (seq[i] == seq[j] && (no_repeat[seq[i]] || j == i + 1)) return 0;
+            if (seq[i] == seq[j] && (no_repeat[seq[i]] == 1 || j == i + 1)) return 0;
+            if (j == i + 2 && seq[i] == seq[j] && no_repeat[seq[i + 1]] == 2) return 0;
             if (j + 2 < n && seq[i] == seq[j] && seq[i + 1] == seq[j + 1] && seq[i + 2] == seq[j + 2]) return 0;
         }
     return 1;
@@ -378,7 +379,7 @@ static int repeats_ok(const int *seq, int n, const unsigned char *no_repeat) {
  * breaks the rules in some cases, so they are seen to act. */
 static void no_repeat_equals_exhaustive(void) {
     const int V = 7, T = 6; /* real words 4, 5, 6: 3^0 + ... + 3^6 = 1093 sequences */
-    unsigned char no_repeat[7] = {0, 0, 0, 0, 0, 0, 1};
+    unsigned char no_repeat[7] = {0, 0, 0, 0, 0, 2, 1}; /* 5 a conjunction, 6 said once */
     int failed = 0, acted = 0;
     for (int seed = 0; seed < 6; seed++)
         for (int constrained = 0; constrained < 2; constrained++) {

@@ -98,6 +98,8 @@ typedef struct ac_constraint {
     const ac_phrase *alt; /* [n_alt]: met if the caption contains any of them */
 } ac_constraint;
 
+#define AC_REPEAT_CONJUNCTION 2 /* ac_beam_opts.no_repeat's mark of "and" */
+
 typedef struct ac_beam_opts {
     int beam;          /* K; 1 = greedy (default 3). The beam shrinks as hypotheses finish (see beam.c) */
     int max_len;       /* words, default 20 */
@@ -109,10 +111,12 @@ typedef struct ac_beam_opts {
     int n_constraints; /* 0..AC_MAX_CONSTRAINTS; 0 = unconstrained (default) */
     const ac_constraint *constraints; /* [n_constraints], the caller's, read only during the search */
     const unsigned char *banned; /* NULL, or [vocabulary size]: words never emitted (the caller's) */
-    const unsigned char *no_repeat; /* NULL, or [vocabulary size]: words never emitted twice in one
-                                       caption; and, when set, no word twice in a row and no three
-                                       words in a row twice (the
-                                       caller's; a model's own: ac_model.decode) */
+    const unsigned char *no_repeat; /* NULL, or [vocabulary size]: 1 for the words never emitted twice
+                                       in one caption, AC_REPEAT_CONJUNCTION for a conjunction ("and",
+                                       which may repeat) whose word before it never comes right after
+                                       it ("white and white"); and, when set, no word twice in a row
+                                       and no three words in a row twice (the caller's; a model's
+                                       own: ac_model.decode) */
 } ac_beam_opts;
 /* beam 3, max_len 20, len_alpha 1, no <unk>, nbest 1. A model's own settings (chosen on dev photos)
  * are ac_model.decode (model.h). */

@@ -220,7 +220,8 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
 
 /* decode's "repeatable": the words people say twice in one caption often enough (`attncap tune
  * --repeats`); every other real word gets no_repeat[id] = 1. Words the vocabulary lacks are skipped
- * (a list made from other captions may name them). */
+ * (a list made from other captions may name them). "and", when it may repeat, is marked a conjunction
+ * (beam.h AC_REPEAT_CONJUNCTION: no "white and white"). */
 static int parse_repeatable(const cJSON *r, const ac_vocab *v, const char *path, unsigned char **out, ac_err *err) {
     const int V = ac_vocab_size(v);
     if (!cJSON_IsArray(r)) return ac_errf(err, "%s: metadata 'decode': repeatable must be an array of words", path);
@@ -235,6 +236,8 @@ static int parse_repeatable(const cJSON *r, const ac_vocab *v, const char *path,
         const int id = ac_vocab_id(v, x->valuestring);
         if (id > AC_UNK) (*out)[id] = 0;
     }
+    const int and_id = ac_vocab_id(v, "and");
+    if (and_id > AC_UNK && (*out)[and_id] == 0) (*out)[and_id] = AC_REPEAT_CONJUNCTION;
     return 0;
 }
 
