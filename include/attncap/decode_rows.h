@@ -20,13 +20,6 @@ extern "C" {
 int ac_decode_rows(const ac_decoder *dec, const ac_vocab *vocab, const ac_feature_cache *fc, const int *rows, int n,
                    const ac_rows_regions *regions, const ac_beam_opts *o, int threads, char **texts, ac_err *err);
 
-/* Row `row` of fc laid out as ac_decode_rows lays a photo out: its grid (*gh x *gw), then, with reg, the
- * vectors of its regions (at most the model's; *nr of them, categories cat [AC_REGIONS_MAX]). buf
- * [(grid cells + dec's regions) x D] may be NULL when fc is in memory and reg is NULL (the cache's own
- * row is returned); NULL when there is neither. */
-const float *ac_decode_rows_photo(const ac_decoder *dec, const ac_feature_cache *fc, const ac_rows_regions *reg, int row,
-                                  float *buf, int *gh, int *gw, int *nr, int *cat);
-
 #ifdef __cplusplus
 }
 #endif

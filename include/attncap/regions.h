@@ -68,6 +68,9 @@ typedef struct ac_rows_regions {
  * of fc found. On error out is empty and err names the file and line. Free with ac_rows_regions_free. */
 int ac_rows_regions_load(const char *files, const ac_feature_cache *fc, float min_score, int max, ac_rows_regions *out,
                          int *matched, ac_err *err);
+/* Row `row`'s regions as a model with `max` of them (its config.regions) sees them: *out points at
+ * them; returns how many (at most max and the stride). */
+int ac_rows_regions_of(const ac_rows_regions *r, int row, int max, const ac_region **out);
 void ac_rows_regions_free(ac_rows_regions *r);
 
 #ifdef __cplusplus

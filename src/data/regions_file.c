@@ -110,6 +110,14 @@ int ac_rows_regions_load(const char *files, const ac_feature_cache *fc, float mi
     return 0;
 }
 
+int ac_rows_regions_of(const ac_rows_regions *r, int row, int max, const ac_region **out) {
+    int n = r->n[row];
+    if (n > r->stride) n = r->stride;
+    if (n > max) n = max;
+    *out = r->regions + (size_t)row * r->stride;
+    return n;
+}
+
 void ac_rows_regions_free(ac_rows_regions *r) {
     free(r->regions), free(r->n);
     memset(r, 0, sizeof *r);

@@ -42,14 +42,12 @@ int ac_absent_match(ac_model *m, const ac_feature_cache *fc, const ac_rows_regio
     unsigned char *unseen = ac_malloc((size_t)n * CATS);
     int rc = rows && texts && unseen ? 0 : ac_errf(err, "out of memory");
     for (int i = 0; !rc && i < n; i++) { /* the categories each photo's regions lack, as the decoder reads them */
-        const int row = photos[i].row, k = regions->n[row] < regions->stride ? regions->n[row] : regions->stride;
+        const ac_region *reg;
+        const int k = ac_rows_regions_of(regions, rows[i] = photos[i].row, m->dec.cfg.regions, &reg);
         unsigned char *u = unseen + (size_t)i * CATS;
         memset(u, 1, CATS);
-        for (int r = 0; r < k && r < m->dec.cfg.regions; r++) {
-            const int c = regions->regions[(size_t)row * regions->stride + r].category;
-            if (c >= 0 && c < CATS) u[c] = 0;
-        }
-        rows[i] = row;
+        for (int r = 0; r < k; r++)
+            if (reg[r].category >= 0 && reg[r].category < CATS) u[reg[r].category] = 0;
     }
     for (int i = 0; !rc && i < n; i++)
         for (int r = 0; !rc && r < photos[i].n_refs; r++)

@@ -26,18 +26,20 @@ typedef struct decode_job {
     ac_err err[MAX_THREADS];
 } decode_job;
 
-const float *ac_decode_rows_photo(const ac_decoder *dec, const ac_feature_cache *fc, const ac_rows_regions *reg, int row,
-                                  float *buf, int *gh, int *gw, int *nr, int *cat) {
+/* Row `row` of fc laid out as the captioner lays a photo out: its grid (*gh x *gw), then, with reg, the
+ * vectors of its regions (*nr of them, categories cat [AC_REGIONS_MAX]). buf [(grid cells + dec's
+ * regions) x D] may be NULL when fc is in memory and reg is NULL (the cache's own row is returned); NULL
+ * when there is neither. */
+static const float *row_photo(const ac_decoder *dec, const ac_feature_cache *fc, const ac_rows_regions *reg, int row,
+                              float *buf, int *gh, int *gw, int *nr, int *cat) {
     ac_features_grid(fc, row, gh, gw);
     *nr = 0;
     const float *ann = buf || fc->data ? ac_features_row(fc, row, buf) : NULL;
     if (ann && reg) { /* the grid, then its regions' vectors (as the captioner lays them out) */
         const int D = fc->dim, G = *gh * *gw;
         if (ann != buf) memcpy(buf, ann, sizeof(float) * (size_t)G * D);
-        int n = reg->n[row];
-        if (n > reg->stride) n = reg->stride;
-        if (n > dec->cfg.regions) n = dec->cfg.regions;
-        const ac_region *r = reg->regions + (size_t)row * reg->stride;
+        const ac_region *r;
+        const int n = ac_rows_regions_of(reg, row, dec->cfg.regions, &r);
         for (int k = 0; k < n; k++) {
             ac_region_vector(buf, *gh, *gw, D, &r[k], dec->cfg.region_scale, buf + (size_t)(G + k) * D);
             cat[k] = r[k].category;
@@ -54,7 +56,7 @@ static void decode_row(void *arg, int i, int thread) {
     ac_caption c;
     ac_err e;
     int gh, gw, nr, cat[AC_REGIONS_MAX];
-    const float *ann = ac_decode_rows_photo(j->dec, j->fc, j->reg, j->rows[i], j->scratch[thread], &gh, &gw, &nr, cat);
+    const float *ann = row_photo(j->dec, j->fc, j->reg, j->rows[i], j->scratch[thread], &gh, &gw, &nr, cat);
     if (!ann) ac_errf(&e, "out of memory");
     else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, j->reg ? cat : NULL, j->o, &c, &e)) { /* detected: even none */
         j->texts[i] = ac_caption_text(&c, j->vocab);
