@@ -465,15 +465,18 @@ void ac_model_free(ac_model *m) {
     memset(m, 0, sizeof *m);
 }
 
-/* f, read from path, written back to path with metadata key = value. */
-static int rewrite_meta(const ac_st_file *f, const char *path, const char *key, const char *value, ac_err *err) {
+/* f, read from path, written back to path with metadata key = value and, when put is not NULL, the
+ * tensor put (added, or in place of its namesake). */
+static int rewrite_meta(const ac_st_file *f, const char *path, const char *key, const char *value,
+                        const ac_st_tensor *put, ac_err *err) {
     ac_st_writer w;
     ac_st_writer_init(&w);
     int rc = 0;
     for (int i = 0; !rc && i < f->n_tensors; i++) {
         const ac_st_tensor *t = &f->tensors[i];
-        rc = ac_st_writer_add(&w, t->name, t->dtype, t->ndim, t->shape, t->data, err);
+        if (!put || strcmp(t->name, put->name)) rc = ac_st_writer_add(&w, t->name, t->dtype, t->ndim, t->shape, t->data, err);
     }
+    if (!rc && put) rc = ac_st_writer_add(&w, put->name, put->dtype, put->ndim, put->shape, put->data, err);
     for (int i = 0; !rc && i < f->n_meta; i++)
         if (strcmp(f->meta_keys[i], key)) rc = ac_st_writer_meta(&w, f->meta_keys[i], f->meta_values[i], err);
     if (!rc) rc = ac_st_writer_meta(&w, key, value, err);
@@ -486,7 +489,7 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
     if (!known_meta(key)) return ac_errf(err, "%s: unknown metadata '%.80s' (a model file holds only the keys models/README.md lists)", path, key);
     ac_st_file f;
     if (ac_st_read(path, &f, err)) return -1;
-    const int rc = rewrite_meta(&f, path, key, value, err);
+    const int rc = rewrite_meta(&f, path, key, value, NULL, err);
     ac_st_free(&f);
     return rc;
 }
@@ -502,23 +505,13 @@ int ac_model_set_absent(const char *path, const float *prior, ac_err *err) {
     else if (!c.copy) rc = ac_errf(err, "%s: absent priors are a copy model's (its config has no copy)", path);
     c.absent = 1;
     if (!rc && !(cfg = ac_decoder_config_to_json(&c))) rc = ac_errf(err, "out of memory");
-    ac_st_writer w;
-    ac_st_writer_init(&w);
-    ac_st_dtype dtype = AC_ST_F32;
-    for (int i = 0; !rc && i < f.n_tensors; i++) {
-        const ac_st_tensor *t = &f.tensors[i];
-        if (t->dtype == AC_ST_F16) dtype = AC_ST_F16; /* stored as the other weights are */
-        if (strcmp(t->name, "absent_b")) rc = ac_st_writer_add(&w, t->name, t->dtype, t->ndim, t->shape, t->data, err);
-    }
     float p32[AC_COPY_CATEGORIES];
     uint16_t p16[AC_COPY_CATEGORIES];
     for (int k = 0; k < AC_COPY_CATEGORIES; k++) p32[k] = prior[k], p16[k] = ac_f32_to_f16(prior[k]);
-    const int64_t shape[1] = {AC_COPY_CATEGORIES};
-    if (!rc) rc = ac_st_writer_add(&w, "absent_b", dtype, 1, shape, dtype == AC_ST_F16 ? (const void *)p16 : p32, err);
-    for (int i = 0; !rc && i < f.n_meta; i++)
-        rc = ac_st_writer_meta(&w, f.meta_keys[i], strcmp(f.meta_keys[i], "config") ? f.meta_values[i] : cfg, err);
-    if (!rc) rc = ac_st_write(&w, path, err);
-    ac_st_writer_free(&w);
+    ac_st_tensor t = {.name = "absent_b", .dtype = AC_ST_F32, .ndim = 1, .shape = {AC_COPY_CATEGORIES}, .data = p32};
+    for (int i = 0; i < f.n_tensors; i++)
+        if (f.tensors[i].dtype == AC_ST_F16) t.dtype = AC_ST_F16, t.data = p16; /* stored as the other weights are */
+    if (!rc) rc = rewrite_meta(&f, path, "config", cfg, &t, err);
     ac_st_free(&f);
     free(cfg);
     return rc;
@@ -541,7 +534,7 @@ int ac_model_merge_meta(const char *path, const char *key, const char *fields, a
     }
     if (!rc && !(merged = cJSON_PrintUnformatted(into))) rc = ac_errf(err, "out of memory");
     cJSON_Delete(into), cJSON_Delete(add);
-    if (!rc) rc = rewrite_meta(&f, path, key, merged, err); /* the file read once */
+    if (!rc) rc = rewrite_meta(&f, path, key, merged, NULL, err); /* the file read once */
     ac_st_free(&f);
     cJSON_free(merged);
     return rc;
