@@ -102,4 +102,10 @@ static inline const char *test_tmpdir(void) {
     const char *d = getenv("ATTNCAP_TEST_TMP");
     return d && *d ? d : "/tmp";
 }
+/* n deterministic pseudo-random annotation values in [0, 2) (the decoder tests' photos): the same seed,
+ * the same values. */
+static inline void fill_ann(float *a, int n, unsigned seed) {
+    for (int i = 0; i < n; i++) a[i] = (float)((((i * 2654435761u + seed * 40503u) >> 8) % 1000) / 1000.0 * 2.0);
+}
+
 #endif

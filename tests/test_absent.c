@@ -35,10 +35,6 @@ static void test_step(void) {
 #define V 11
 static const signed char word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
 
-static void fill_ann(float *a, int n, unsigned seed) {
-    for (int i = 0; i < n; i++) a[i] = (float)((((i * 2654435761u + seed * 40503u) >> 8) % 1000) / 1000.0 * 2.0);
-}
-
 /* One step's log-probabilities of a photo with regions of categories 2 and 9 (none of 5). */
 static void step(const ac_decoder *dec, const float *ann, float *lp) {
     ac_dec_image *im = ac_decoder_prepare_regions(dec, ann, 2, 2, 2);

@@ -22,10 +22,6 @@ static ac_decoder_config copy_cfg(int kind) {
     return c;
 }
 
-static void fill_ann(float *a, int n, unsigned seed) {
-    for (int i = 0; i < n; i++) a[i] = (float)((((i * 2654435761u + seed * 40503u) >> 8) % 1000) / 1000.0 * 2.0);
-}
-
 static int open_copy(ac_decoder *dec, int kind) {
     ac_decoder_config c = copy_cfg(kind);
     ac_err err;

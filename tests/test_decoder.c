@@ -17,10 +17,6 @@ static ac_decoder_config tiny_cfg(void) {
     return c;
 }
 
-static void fill_ann(float *a, int n, unsigned seed) {
-    for (int i = 0; i < n; i++) a[i] = (float)((((i * 2654435761u + seed * 40503u) >> 8) % 1000) / 1000.0 * 2.0);
-}
-
 static void test_step_is_a_distribution(void) {
     ac_decoder_config c = tiny_cfg();
     ac_decoder dec;

@@ -14,10 +14,6 @@ static ac_decoder_config cfg(int heads) {
     return c;
 }
 
-static void fill_ann(float *a, int n, unsigned seed) {
-    for (int i = 0; i < n; i++) a[i] = (float)((((i * 2654435761u + seed * 40503u) >> 8) % 1000) / 1000.0 * 2.0);
-}
-
 enum { N_WORDS = 4, L = 6 };
 static const int WORDS[N_WORDS] = {4, 9, 7, 5};
 

@@ -19,10 +19,6 @@ static ac_decoder_config tf_cfg(void) {
     return c;
 }
 
-static void fill_ann(float *a, int n, unsigned seed) {
-    for (int i = 0; i < n; i++) a[i] = (float)((((i * 2654435761u + seed * 40503u) >> 8) % 1000) / 1000.0 * 2.0);
-}
-
 /* ---- the reference: plain loops per caption, double precision ---- */
 
 static const double *T_(const ac_decoder_config *c, const double *P, const char *name) {
