@@ -140,11 +140,13 @@ typedef struct ac_decoder_config {
      * object carries to all. Tensors ptr_we [K] (w_p, K the key width), ptr_ws [H], ptr_bs [1]. */
     int copy;
     /* Absent (a copy model's, 0 or 1): what the vocabulary may say of an object the detector did not
-     * see is learned, not ruled. Each category c has a learned log-prior b_c, added to the vocabulary
+     * see is set from data, not ruled. Each category c has a log-prior b_c, added to the vocabulary
      * logits of the words naming c (S(c) above) on a photo with no region of category c:
      *   logit_w += b_{c(w)} [no region of the photo has category c(w)]
-     * so a category annotators seldom name unseen (a bench, a dining table) learns a low b_c, one they
-     * often do (a person the detector missed) stays near 0. The copy's share of a category (which
+     * trained with the model (attncap train --absent) or matched on held-out photos (tune.h
+     * ac_absent_match, which the shipped model's come from), so a category captions over-say unseen (a
+     * bench, a dining table) gets a low b_c, one people often name unseen (a person the detector
+     * missed) stays near 0. The copy's share of a category (which
      * needs a region of it) is untouched. A photo the detector did not look at (no categories given)
      * gets no bias. Tensor absent_b [AC_COPY_CATEGORIES], zero at initialisation. */
     int absent;

@@ -82,7 +82,7 @@ int ac_model_set_meta(const char *path, const char *key, const char *value, ac_e
 int ac_model_merge_meta(const char *path, const char *key, const char *fields, ac_err *err);
 
 /* Rewrites a copy model's file with config.absent on and its priors absent_b = prior
- * [AC_COPY_CATEGORIES] (tune.h ac_absent_fit; stored as the other weights are, F16 or F32), everything
+ * [AC_COPY_CATEGORIES] (tune.h ac_absent_match; stored as the other weights are, F16 or F32), everything
  * else kept; atomically. */
 int ac_model_set_absent(const char *path, const float *prior, ac_err *err);
 
