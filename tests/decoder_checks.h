@@ -82,16 +82,23 @@ static int parity_run(const char *path, ac_decoder_config *c, int masked, double
     if (!ann || ac_st_to_f32(ta, ann, (size_t)ta->shape[0] * c->n_ann * c->dim, path, &err)) goto done;
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(tp ? ((const int32_t *)tp->data)[i] : i) * c->n_ann * c->dim;
     const char *baseline = ac_st_meta(&f, "baseline"); /* hard attention's (tools/torch_decoder.py --hard) */
-    ac_dec_batch bt = {B, len, words, stride, annp, NULL, baseline ? strtod(baseline, NULL) : 0, tv ? n_valid : NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, stride, annp, NULL, baseline ? strtod(baseline, NULL) : 0, tv ? n_valid : NULL, NULL, NULL, NULL};
     /* a copy model's (tools/torch_decoder.py --copy): the word sets and each caption's regions */
     const ac_st_tensor *tnr = ac_st_find(&f, "n_regions"), *twc = ac_st_find(&f, "word_category"),
                        *trc = ac_st_find(&f, "region_cat");
+    const ac_st_tensor *trs = ac_st_find(&f, "region_score"); /* config.object_init's fixture */
     int n_regions[16];
     unsigned char cats[16][AC_REGIONS_MAX];
+    float scores[16][AC_REGIONS_MAX];
     const unsigned char *catp[16];
+    const float *scorep[16];
     if (!c->copy != !tnr || (tnr && (!twc || !trc || tnr->shape[0] != B || twc->shape[0] != c->vocab ||
                                     trc->shape[0] != B || trc->shape[1] > AC_REGIONS_MAX))) {
         parity_fail(why, n_why, "%s: copy's n_regions, word_category, region_cat missing or not as expected", path);
+        goto done;
+    }
+    if (!c->object_init != !trs || (trs && (trs->dtype != AC_ST_F32 || trs->shape[0] != B || trs->shape[1] != trc->shape[1]))) {
+        parity_fail(why, n_why, "%s: region_score %s", path, c->object_init ? "missing or not [B, regions] float32" : "without object_init");
         goto done;
     }
     if (tnr) {
@@ -104,8 +111,10 @@ static int parity_run(const char *path, ac_decoder_config *c, int masked, double
         for (int i = 0; i < B; i++) {
             n_regions[i] = ((const int32_t *)tnr->data)[i], catp[i] = cats[i];
             for (int r = 0; r < trc->shape[1]; r++) cats[i][r] = (unsigned char)((const int32_t *)trc->data)[i * trc->shape[1] + r];
+            for (int r = 0; trs && r < trs->shape[1]; r++) scores[i][r] = ((const float *)trs->data)[i * trs->shape[1] + r];
+            scorep[i] = scores[i];
         }
-        bt.n_regions = n_regions, bt.region_cat = catp;
+        bt.n_regions = n_regions, bt.region_cat = catp, bt.region_score = trs ? scorep : NULL;
     }
     w = ac_dec_work_new(c, B, len[0]);
     grad = malloc(sizeof(float) * dec.n_params);
@@ -193,7 +202,7 @@ static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, const int *nv, ch
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
     float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0, nv, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0, nv, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 8);
     float *grad = malloc(sizeof(float) * dec->n_params), *g1 = malloc(sizeof(float) * dec->n_params);

@@ -39,7 +39,7 @@ static const signed char word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
 static void step(const ac_decoder *dec, const float *ann, float *lp) {
     ac_dec_image *im = ac_decoder_prepare_regions(dec, ann, 2, 2, 2);
     const int cat[2] = {2, 9}, prev = AC_START, one = 1;
-    ac_dec_image_set_categories(im, cat);
+    ac_dec_image_set_categories(im, cat, NULL);
     float st[64], st2[64], al[6], scr[512];
     CHECK(ac_decoder_advance_scratch(&dec->cfg, 1, 1) <= 512 && ac_decoder_state_size(&dec->cfg) <= 64);
     const ac_dec_image *imp = im;

@@ -411,7 +411,6 @@ static void decode_rows_sees_regions(void) {
         const int row = rows[i], n = nreg[row];
         float ann[(GH * GW + R) * DIM];
         memcpy(ann, data + (size_t)row * GH * GW * DIM, sizeof(float) * GH * GW * DIM);
-        int cat[R];
         for (int k = 0; k < n; k++) { /* mean of the cells whose centres are in the box + score * scale * code */
             const ac_region *r = &reg[row * R + k];
             float code[DIM], *a = ann + (GH * GW + k) * DIM;
@@ -425,10 +424,9 @@ static void decode_rows_sees_regions(void) {
                 m++;
             }
             for (int d = 0; d < DIM; d++) a[d] = a[d] / (float)m + r->score * cfg.region_scale * code[d];
-            cat[k] = r->category;
         }
         ac_caption c;
-        CHECKF(ac_beam_search_regions(&dec, ann, GH, GW, n, n ? cat : NULL, &o, &c, &err) == 0, "%s", err.msg);
+        CHECKF(ac_beam_search_regions(&dec, ann, GH, GW, n, n ? &reg[row * R] : NULL, &o, &c, &err) == 0, "%s", err.msg);
         char *t = ac_caption_text(&c, v);
         CHECKF(t && !strcmp(t, with[i]), "row %d: decode_rows \"%s\", by hand \"%s\"", row, with[i], t ? t : "");
         differ += strcmp(with[i], without[i]) != 0;

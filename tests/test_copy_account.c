@@ -84,7 +84,7 @@ static void region_shares(int kind) {
         fill_ann(ann, L * D, 7 + s);
         ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann, 2, 2, NR);
         CHECK(im);
-        ac_dec_image_set_categories(im, cats[s]);
+        ac_dec_image_set_categories(im, cats[s], NULL);
         float share[7], region[7 * NR];
         CHECK(ac_decoder_copy_shares(&dec, im, words, n, share, region, &err) == 0);
         float st[2 * H], st2[2 * H], lp[V], lv[V], al[L], be, scr[512];
@@ -132,11 +132,12 @@ static void shown_attention(int kind) {
     float ann[L * D];
     fill_ann(ann, L * D, 7);
     ac_caption cap;
-    CHECK(ac_caption_forced_regions(&dec, ann, 2, 2, NR, cat, words, n, &cap, &err) == 0);
+    const ac_region regs[NR] = {{.score = 1, .category = 2}, {.score = 1, .category = 9}};
+    CHECK(ac_caption_forced_regions(&dec, ann, 2, 2, NR, regs, words, n, &cap, &err) == 0);
     CHECK(cap.copied && cap.n_regions == NR && ac_caption_alpha_stride(&cap) == L);
     ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann, 2, 2, NR);
     CHECK(im);
-    ac_dec_image_set_categories(im, cat);
+    ac_dec_image_set_categories(im, cat, NULL);
     float alpha[6 * L], share[6], region[6 * NR];
     CHECK(ac_decoder_attend_image(&dec, im, words, n, alpha, NULL, NULL, NULL, &err) == 0);
     CHECK(ac_decoder_copy_shares(&dec, im, words, n, share, region, &err) == 0);
@@ -167,11 +168,12 @@ static void test_shown_attention_without_copy(void) {
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
-    const int cat[NR] = {2, 9}, words[5] = {4, 7, 9, 6, 5};
+    const int words[5] = {4, 7, 9, 6, 5};
+    const ac_region regs[NR] = {{.score = 1, .category = 2}, {.score = 1, .category = 9}};
     float ann[L * D], alpha[6 * L];
     fill_ann(ann, L * D, 7);
     ac_caption cap;
-    CHECK(ac_caption_forced_regions(&dec, ann, 2, 2, NR, cat, words, 5, &cap, &err) == 0);
+    CHECK(ac_caption_forced_regions(&dec, ann, 2, 2, NR, regs, words, 5, &cap, &err) == 0);
     CHECK(!cap.copied);
     ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann, 2, 2, NR);
     CHECK(im && ac_decoder_attend_image(&dec, im, words, 5, alpha, NULL, NULL, NULL, &err) == 0);

@@ -232,7 +232,7 @@ static void gradcheck_cfg(ac_decoder_config c, int shared, int masked) {
         for (int k = nv[i] * c.dim; k < 6 * c.dim; k++) ann[i][k] = NAN;
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -448,7 +448,7 @@ static void test_hard_unbiased(void) {
         P[i] = keep;
         ghard[i] = (f[0] - f[1]) / (2 * eps), gsoft[i] = (soft[0] - soft[1]) / (2 * eps);
     }
-    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL, NULL, NULL};
+    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     for (int k = 0; k < 2; k++) {
         const float e = k ? 0.5f : 0.0f;
@@ -488,7 +488,7 @@ static void step_matches_training_forward(int score, int heads, int mode) {
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL, NULL, NULL};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -526,15 +526,18 @@ static void step_matches_training_forward(int score, int heads, int mode) {
 /* A copy model: the inference step's log p of each fed word (the copy mixture over the vocabulary's
  * log-softmax, copy.c) sums to the training forward's cross-entropy, and each step's row is a
  * distribution; the regions' categories set on the prepared photo are what the batch gives. */
-static void step_matches_training_copy(int kind, int absent) {
+static void step_matches_training_copy(int kind, int absent, int objects) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = kind, c.region_scale = 60, c.absent = absent;
+    c.object_init = objects;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
     if (kind == 1) dec.copy_b[0] = 0.5f; /* a gate well open */
     else dec.ptr_bs[0] = -0.5f;          /* the sentinel low: the same */
     if (absent) dec.absent_b[2] = -1.5f, dec.absent_b[5] = 0.7f, dec.absent_b[9] = -0.4f; /* each unseen in one photo */
+    for (int k = 0; objects && k < AC_COPY_CATEGORIES * c.hidden; k++) /* zero at initialisation: make them count */
+        dec.obj_h[k] = 0.8f * (float)sin(0.7 * k), dec.obj_c[k] = 0.8f * (float)cos(1.3 * k);
     const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[2][48];
@@ -542,7 +545,8 @@ static void step_matches_training_copy(int kind, int absent) {
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {5, 3}, words[2 * 4] = {5, 6, 4, 8, 9, 4, 0, 0}, n_valid[2] = {6, 5}, n_regions[2] = {2, 1};
     const unsigned char cat0[2] = {2, 5}, cat1[1] = {9}, *cats[2] = {cat0, cat1};
-    ac_dec_batch bt = {2, len, words, 4, annp, NULL, 0, n_valid, n_regions, cats};
+    const float score0[2] = {0.7f, 0.4f}, score1[1] = {0.9f}, *scores[2] = {score0, score1};
+    ac_dec_batch bt = {2, len, words, 4, annp, NULL, 0, n_valid, n_regions, cats, scores};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 5);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -550,7 +554,7 @@ static void step_matches_training_copy(int kind, int absent) {
     for (int i = 0; i < 2; i++) {
         ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann[i], 2, 2, n_regions[i]);
         const int ci[2] = {cats[i][0], i ? 0 : cats[i][1]};
-        ac_dec_image_set_categories(im, ci);
+        ac_dec_image_set_categories(im, ci, scores[i]);
         float st0[12], st1[12], lp[11], al[6], scr[256];
         CHECK(ac_decoder_advance_scratch(&c, 1, 8) <= 256);
         ac_decoder_start(&dec, im, st0);
@@ -567,15 +571,16 @@ static void step_matches_training_copy(int kind, int absent) {
         }
         ac_dec_image_free(im);
     }
-    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d absent %d: steps %.9g, training forward %.9g", kind, absent,
-           ce, st.ce_sum);
+    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d absent %d objects %d: steps %.9g, training forward %.9g",
+           kind, absent, objects, ce, st.ce_sum);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
-static void test_step_matches_training_copy(void) { step_matches_training_copy(1, 0); }
+static void test_step_matches_training_copy(void) { step_matches_training_copy(1, 0, 0); }
 static void test_step_matches_training_pointer(void) {
-    step_matches_training_copy(2, 0);
-    step_matches_training_copy(2, 1); /* config.absent: the step adds the priors as the training forward does */
+    step_matches_training_copy(2, 0, 0);
+    step_matches_training_copy(2, 1, 0); /* config.absent: the step adds the priors as the training forward does */
+    step_matches_training_copy(2, 1, 1); /* config.object_init: the step starts from the regions as training does */
 }
 
 /* ac_decoder_copy_shares: a word no region's category names was never copied; with the gate shut
@@ -595,7 +600,7 @@ static void copy_shares(int kind) {
     float share[6];
     CHECK(ac_decoder_copy_shares(&dec, im, words, 5, share, NULL, &err) == 0);
     for (int k = 0; k < 6; k++) CHECKF(share[k] == 0, "no categories set: word %d share %g", k, share[k]);
-    ac_dec_image_set_categories(im, cat);
+    ac_dec_image_set_categories(im, cat, NULL);
     const float gates[3] = {-30, 0, 30};
     for (int g = 0; g < 3; g++) {
         if (kind == 1) dec.copy_b[0] = gates[g];
@@ -637,7 +642,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL, NULL};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -717,31 +722,37 @@ static void test_torch_parity_sparse(void) {
 }
 
 /* A copy model's fixture (tests/fixtures/decoder_parity_NAME.safetensors): its config.copy is `copy`,
- * its config.absent `absent`. */
-static void parity_copy_fixture(const char *name, int copy, int absent) {
+ * its config.absent `absent`, its config.object_init `objects`. */
+static void parity_copy_fixture(const char *name, int copy, int absent, int objects) {
     char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
     ac_decoder_config c;
     snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_%s.safetensors", root ? root : ".", name);
     CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "%s: %s", name, why);
-    CHECK(c.copy == copy && c.regions == 2 && c.absent == absent);
+    CHECK(c.copy == copy && c.regions == 2 && c.absent == absent && c.object_init == objects);
 }
 
 /* The copy path (config.copy; tools/torch_decoder.py --copy): regions of a category named twice, of one
  * no word names, captions without regions, targets inside and outside the word sets; the loss, logits
  * and every gradient (the gate's and, through pi, the attention's) against PyTorch's autograd. */
-static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1, 0); }
+static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1, 0, 0); }
 
 /* The pointer (config.copy 2; tools/torch_decoder.py --pointer): the same batch, the regions scored
  * against the sentinel in one softmax there (here: the log-sum-exp against the sentinel's score and
  * the renormalised regions); every gradient, the pointer's own and through the keys and queries into
  * W_a, b_a and W_h, against autograd. */
-static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2, 0); }
+static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2, 0, 0); }
 
 /* config.absent (tools/torch_decoder.py --pointer --absent): the pointer's batch with the priors of the
  * words of categories no region of the photo shows (a caption without regions: every category) added
  * to the logits; their gradient, and every other, against autograd. */
-static void test_torch_parity_absent(void) { parity_copy_fixture("pointer_absent", 2, 1); }
+static void test_torch_parity_absent(void) { parity_copy_fixture("pointer_absent", 2, 1, 0); }
+
+/* config.object_init (tools/torch_decoder.py --pointer --absent --object-init): the absent fixture's
+ * batch with each caption's regions' best score per category in the initial state (a category twice in
+ * a photo at two scores, one no word names, a caption without regions); every gradient, obj_h and obj_c
+ * included, against autograd. */
+static void test_torch_parity_objects(void) { parity_copy_fixture("pointer_objects", 2, 1, 1); }
 
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
@@ -855,6 +866,7 @@ int main(void) {
     RUN(test_copy_shares);
     RUN(test_torch_parity_pointer);
     RUN(test_torch_parity_absent);
+    RUN(test_torch_parity_objects);
     RUN(test_step_matches_training_pointer);
     RUN(test_pointer_shares);
     RUN(test_torch_parity_hard);

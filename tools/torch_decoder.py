@@ -82,7 +82,8 @@ def tensor_specs(c):
             ("out_lz", (D, E)), ("out_lo", (E, V)), ("out_bo", (V,))] + (
             [("copy_w", (H + D,)), ("copy_b", (1,))] if c.get("copy") == 1 else []) + (
             [("ptr_we", (H if score == "general" else A,)), ("ptr_ws", (H,)), ("ptr_bs", (1,))]
-            if c.get("copy") == 2 else []) + ([("absent_b", (80,))] if c.get("absent") else [])
+            if c.get("copy") == 2 else []) + ([("absent_b", (80,))] if c.get("absent") else []) + \
+        ([("obj_h", (80, H)), ("obj_c", (80, H))] if c.get("object_init") else [])
 
 
 def scores(P, c, keys, hp, j=0, n=1):
@@ -170,8 +171,15 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
     ann = torch.where(valid[:, :, None], ann, torch.zeros((), dtype=ann.dtype))
     mean = ann.sum(1) / valid.sum(1, keepdim=True).to(ann.dtype)
     proj = ann @ P["att_wa"] + (P["att_ba"] if "att_ba" in P else 0)
-    h = torch.tanh(mean @ P["init_h_w"] + P["init_h_b"])
-    cc = torch.tanh(mean @ P["init_c_w"] + P["init_c_b"])
+    pre_h, pre_c = mean @ P["init_h_w"] + P["init_h_b"], mean @ P["init_c_w"] + P["init_c_b"]
+    if copy is not None and c.get("object_init"):  # o_c: the best score of the caption's regions of category c
+        o = torch.zeros(B, 80, dtype=ann.dtype)
+        for i in range(B):
+            for k in range(copy["n_regions"][i]):
+                cat, s = copy["cats"][i][k], copy["scores"][i][k]
+                o[i, cat] = max(o[i, cat].item(), s)
+        pre_h, pre_c = pre_h + o @ P["obj_h"], pre_c + o @ P["obj_c"]
+    h, cc = torch.tanh(pre_h), torch.tanh(pre_c)
     n = c.get("heads", 1)
     dv = ann.shape[2] // n
     S = torch.zeros(B, n * ann.shape[1], dtype=ann.dtype)
@@ -293,13 +301,16 @@ def write_safetensors(path, tensors, meta):
         fp.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0, absent=False):
+def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0, absent=False,
+                 object_init=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if copy_mode:  # a 2x2 grid and 2 regions; words 4-9 name categories 0, 0, 1, 3, 3, 3 (none names 7)
         c.update(grid_h=2, grid_w=2, regions=2, region_scale=60, region_min_score=0.2, copy=copy_mode)
         if absent:
             c.update(absent=1)
+        if object_init:
+            c.update(object_init=1)
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
         c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -323,7 +334,9 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
         word_cat = np.array([-1] * 4 + [0, 0, 1, 3, 3, 3] + [-1] * 3, dtype=np.int32)
         n_regions = [2, 1, 0, 2, 1]
         cats = [[0, 3], [7], [], [3, 3], [1]]
-        copy = {"n_regions": n_regions, "cats": cats, "word_cat": word_cat}
+        # scores: category 3 twice in one photo (o takes the larger), 7 names no word but still counts
+        scores = [[0.9, 0.35], [0.6], [], [0.5, 0.8], [0.45]]
+        copy = {"n_regions": n_regions, "cats": cats, "scores": scores, "word_cat": word_cat}
         n_valid = [6, 5, 4, 6, 3]
         for b, nv in enumerate(n_valid):
             ann[b, nv:, :] = np.nan
@@ -354,6 +367,8 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
     if copy is not None:
         out += [("n_regions", np.array(copy["n_regions"], dtype=np.int32)), ("word_category", copy["word_cat"]),
                 ("region_cat", np.array([(k + [255, 255])[:2] for k in copy["cats"]], dtype=np.int32))]
+        if c.get("object_init"):
+            out += [("region_score", np.array([(s + [0, 0])[:2] for s in copy["scores"]], dtype=np.float32))]
     out += [
             ("logits", logits.detach().numpy().astype(np.float32)),
             ("loss", np.array([loss.item()], dtype=np.float32))]
@@ -411,13 +426,16 @@ if __name__ == "__main__":
                     "same batch (tests/fixtures/decoder_parity_pointer.safetensors)")
     ap.add_argument("--absent", action="store_true", help="with --copy or --pointer: config.absent's priors "
                     "(tests/fixtures/decoder_parity_pointer_absent.safetensors)")
+    ap.add_argument("--object-init", action="store_true", help="with --copy or --pointer: config.object_init, the "
+                    "regions' categories and scores in the initial state "
+                    "(tests/fixtures/decoder_parity_pointer_objects.safetensors, with --absent)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
         make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse,
-                     2 if a.pointer else 1 if a.copy else 0, a.absent)
+                     2 if a.pointer else 1 if a.copy else 0, a.absent, a.object_init)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

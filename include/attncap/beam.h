@@ -24,6 +24,7 @@
 #ifndef ATTNCAP_BEAM_H
 #define ATTNCAP_BEAM_H
 #include "attncap/decoder.h"
+#include "attncap/regions.h"
 #include "attncap/vocab.h"
 
 #ifdef __cplusplus
@@ -132,11 +133,11 @@ int ac_beam_search(const ac_decoder *dec, const float *ann /* [L, D] */, const a
  * the model is refused. */
 int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const ac_beam_opts *opts,
                         ac_caption *out, ac_err *err);
-/* The same with n_regions regions after the grid's cells in ann (ac_decoder_prepare_regions), of the
- * COCO categories given (NULL: unknown; a copy model then copies nothing): how a regions model sees a
- * photo, as the captioner gives it its detections. */
+/* The same with n_regions regions after the grid's cells in ann (ac_decoder_prepare_regions), what
+ * they are given (their categories and scores; NULL: unknown, a copy model then copies nothing): how a
+ * regions model sees a photo, as the captioner gives it its detections. */
 int ac_beam_search_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
-                           const int *categories, const ac_beam_opts *opts, ac_caption *out, ac_err *err);
+                           const ac_region *regions, const ac_beam_opts *opts, ac_caption *out, ac_err *err);
 /* The searches of several photos at once: each task is searched exactly as ac_beam_search would
  * (same captions, scores and attention, bit for bit), while at every time step the live hypotheses
  * of all the photos go through one decoder step (ac_decoder_step_photos), which reads the decoder's
@@ -165,11 +166,11 @@ int ac_caption_forced(const ac_decoder *dec, const float *ann /* [L, D] */, cons
 /* The same for a photo whose own grid is grid_h x grid_w. */
 int ac_caption_forced_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
                            ac_caption *out, ac_err *err);
-/* The same with n_regions regions after the grid's cells in ann (ac_decoder_prepare_regions), of the
- * COCO categories given (NULL: unknown; a copy model then copies nothing); a copy model's caption also
- * gets its `copied` account. */
+/* The same with n_regions regions after the grid's cells in ann (ac_decoder_prepare_regions), what
+ * they are given (NULL: unknown; a copy model then copies nothing); a copy model's caption also gets
+ * its `copied` account. */
 int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
-                              const int *categories, const int *words, int n, ac_caption *out, ac_err *err);
+                              const ac_region *regions, const int *words, int n, ac_caption *out, ac_err *err);
 /* A copy model's account of c and of its runners-up (c->copied: decoder.h ac_decoder_copy_shares) on
  * the photo its search used (its regions' categories set). Nothing for a model without copy, or for a
  * caption that has it already. It also makes c->alpha the attention shown for each word (overlays,

@@ -150,6 +150,16 @@ typedef struct ac_decoder_config {
      * needs a region of it) is untouched. A photo the detector did not look at (no categories given)
      * gets no bias. Tensor absent_b [AC_COPY_CATEGORIES], zero at initialisation. */
     int absent;
+    /* Object init (a copy model's, 0 or 1): the objects the detector found set the LSTM's initial
+     * state, so the words before an object's name can already depend on it ("flying" before "a kite";
+     * Yao et al. 2017, "Boosting Image Captioning with Attributes", LSTM-A's attributes at the start):
+     *   o_c = the best score of the photo's regions of category c (0 when it has none)
+     *   h_0 = tanh(W_init_h mean(a) + o U_h + b),  c_0 = tanh(W_init_c mean(a) + o U_c + b)
+     * The attention reaches an object only at the steps whose query looks for it; o reaches every
+     * step through the state. A photo the detector did not look at (no categories given) has o = 0.
+     * Tensors obj_h, obj_c [AC_COPY_CATEGORIES, H], zero at initialisation (a warm start begins as
+     * the model it starts from). */
+    int object_init;
 } ac_decoder_config;
 
 /* The categories a copy model's regions name: COCO's (objects.h's AC_N_OBJECTS). */
@@ -198,6 +208,7 @@ typedef struct ac_decoder {
     float *copy_w, *copy_b;                      /* [H + D], [1]: config.copy 1's gate; NULL otherwise */
     float *ptr_we, *ptr_ws, *ptr_bs;             /* [K], [H], [1]: config.copy 2's pointer; NULL otherwise */
     float *absent_b;                             /* [AC_COPY_CATEGORIES]: config.absent's priors; NULL otherwise */
+    float *obj_h, *obj_c;                        /* [AC_COPY_CATEGORIES, H] each: config.object_init's; NULL otherwise */
     struct ac_copy_sets *copy; /* which words name each category (ac_decoder_set_copy_words); owned */
     /* The transformer has emb, out_lo [d, V] and out_bo [V] under these names (the trainer's output
      * bias and a warm start's word rows work alike); its other tensors are in transformer.c's list,
@@ -291,6 +302,9 @@ typedef struct ac_dec_batch {
      * photo's n_valid[b] rows are regions of categories region_cat[b][0 .. n_regions[b] - 1]. */
     const int *n_regions;
     const unsigned char *const *region_cat;
+    /* Optional [B] (NULL: every region scores 1): caption b's regions' detector scores, in (0, 1],
+     * region_score[b][0 .. n_regions[b] - 1] beside region_cat (config.object_init reads them). */
+    const float *const *region_score;
 } ac_dec_batch;
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
@@ -359,8 +373,9 @@ void ac_dec_image_grid(const ac_dec_image *img, int *grid_h, int *grid_w);
 /* The regions it was prepared with (ac_decoder_prepare_regions; 0 otherwise). */
 int ac_dec_image_regions(const ac_dec_image *img);
 /* A copy model's step copies from the regions' categories (category [regions], each below
- * AC_COPY_CATEGORIES): set them after ac_decoder_prepare_regions; without them nothing is copied. */
-void ac_dec_image_set_categories(ac_dec_image *img, const int *category);
+ * AC_COPY_CATEGORIES): set them after ac_decoder_prepare_regions; without them nothing is copied.
+ * score [regions]: the detector's scores (config.object_init reads them), or NULL: each 1. */
+void ac_dec_image_set_categories(ac_dec_image *img, const int *category, const float *score);
 void ac_dec_image_free(ac_dec_image *img);
 /* A hypothesis's decoder state is two things: `state`, ac_decoder_state_size floats that each step
  * replaces (the LSTM's [h | c]; none for the transformer), and its history, ac_decoder_hist_size floats

@@ -97,9 +97,8 @@ static int given_caption(const ac_captioner *c, const ac_decoder *dec, const ac_
     const int n = c->n_given;
     int gh, gw;
     ac_name_task_grid(&dec->cfg, t, &gh, &gw);
-    int cat[AC_REGIONS_MAX]; /* a model with regions attends to them here too (and a copy model copies) */
-    const int *cats = t->regions ? ac_regions_categories(t->regions, t->n_regions, cat) : NULL;
-    if (ac_caption_forced_regions(dec, t->ann, gh, gw, t->n_regions, cats, c->given, n, out, err))
+    /* a model with regions attends to them here too (and a copy model copies) */
+    if (ac_caption_forced_regions(dec, t->ann, gh, gw, t->n_regions, t->regions, c->given, n, out, err))
         return -1;
     int ok = (out->labels = ac_calloc((size_t)n + 1, sizeof *out->labels)) != NULL;
     for (int k = 0; ok && k < n; k++) ok = (out->labels[k] = ac_strdup(c->given_words[k])) != NULL;

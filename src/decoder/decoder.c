@@ -17,6 +17,7 @@
  *   copy_w   [H + D] copy_b [1]   the copy gate (config.copy 1 only; copy.c)
  *   ptr_we   [K]  ptr_ws [H]  ptr_bs [1]   the pointer and its sentinel (config.copy 2 only)
  *   absent_b [AC_COPY_CATEGORIES]   the priors of unseen objects' words (config.absent only)
+ *   obj_h, obj_c [AC_COPY_CATEGORIES, H]  the objects' share of h_0, c_0 (config.object_init only)
  * Row-vector convention: y = x W with x [rows] and W [rows, cols]. */
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
@@ -65,10 +66,11 @@ int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_n
 
 /* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
  * attention tensors that only some score functions have, HAS_COPY those of config.copy. */
-#define N_SPEC 24
+#define N_SPEC 26
 #define HAS_COPY 0x100u
 #define HAS_POINTER 0x200u
 #define HAS_ABSENT 0x400u
+#define HAS_OBJECT_INIT 0x800u
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
@@ -79,7 +81,8 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
         {"lstm_b", 1, 4 * H, 0}, {"out_lh", H, E, 0},     {"out_lz", D, E, 0},     {"out_lo", E, V, 0},
         {"out_bo", 1, V, 0},     {"copy_w", 1, H + D, HAS_COPY}, {"copy_b", 1, 1, HAS_COPY},
         {"ptr_we", 1, K, HAS_POINTER}, {"ptr_ws", 1, H, HAS_POINTER}, {"ptr_bs", 1, 1, HAS_POINTER},
-        {"absent_b", 1, AC_COPY_CATEGORIES, HAS_ABSENT},
+        {"absent_b", 1, AC_COPY_CATEGORIES, HAS_ABSENT}, {"obj_h", AC_COPY_CATEGORIES, H, HAS_OBJECT_INIT},
+        {"obj_c", AC_COPY_CATEGORIES, H, HAS_OBJECT_INIT},
     };
     for (int i = 0; i < N_SPEC; i++) {
         t[i] = (ac_dec_tensor){spec[i].name, spec[i].r, spec[i].k, 0};
@@ -99,6 +102,7 @@ int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_p
         if (has[i] == HAS_COPY ? c->copy != 1
             : has[i] == HAS_POINTER ? c->copy != 2
             : has[i] == HAS_ABSENT ? !c->absent
+            : has[i] == HAS_OBJECT_INIT ? !c->object_init
             : has[i] && !(has[i] & mine))
             continue;
         t[n] = all[i];
@@ -139,6 +143,7 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
     if (c->copy && (c->copy < 0 || c->copy > 2 || c->decoder != AC_DECODER_LSTM || c->attention_mode != AC_ATTENTION_SOFT || c->regions < 1))
         return ac_errf(err, "copy is 0, 1 or 2, and needs an LSTM with soft attention and regions");
     if (c->absent && (c->absent != 1 || !c->copy)) return ac_errf(err, "absent is 0 or 1, and needs copy");
+    if (c->object_init && (c->object_init != 1 || !c->copy)) return ac_errf(err, "object_init is 0 or 1, and needs copy");
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -177,7 +182,8 @@ static void bind(ac_decoder *dec) {
                          &dec->att_logtau, &dec->beta_w, &dec->beta_b,   &dec->init_h_w, &dec->init_h_b,
                          &dec->init_c_w, &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,
                          &dec->out_lz,   &dec->out_lo,   &dec->out_bo,   &dec->copy_w,   &dec->copy_b,
-                         &dec->ptr_we,   &dec->ptr_ws,   &dec->ptr_bs,   &dec->absent_b};
+                         &dec->ptr_we,   &dec->ptr_ws,   &dec->ptr_bs,   &dec->absent_b, &dec->obj_h,
+                         &dec->obj_c};
     for (int i = 0, k = 0; i < N_SPEC; i++) {
         const int mine = k < n && !strcmp(t[k].name, all[i].name);
         *v[i] = mine ? dec->params + t[k++].offset : NULL;
@@ -212,7 +218,7 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
         if (!strcmp(t[i].name, "emb")) r = 0.1;                         /* small, as in arctic-captions */
         else if (!strcmp(t[i].name, "att_we") || !strcmp(t[i].name, "ptr_we")) r = sqrt(6.0 / (t[i].cols + 1));
         else if (!strcmp(t[i].name, "beta_w")) r = sqrt(6.0 / (t[i].cols + 1));
-        else if (t[i].rows == 1) r = 0; /* biases */
+        else if (t[i].rows == 1 || !strncmp(t[i].name, "obj_", 4)) r = 0; /* biases; the objects' share starts at 0 */
         else r = sqrt(6.0 / (t[i].rows + t[i].cols)); /* Glorot uniform */
         for (size_t j = 0; j < n; j++) p[j] = r ? (float)((2 * ac_uniform01(&s) - 1) * r) : 0.0f;
     }
@@ -342,10 +348,34 @@ void ac_dec_image_grid(const ac_dec_image *im, int *grid_h, int *grid_w) {
 
 int ac_dec_image_regions(const ac_dec_image *im) { return im->regions; }
 
-void ac_dec_image_set_categories(ac_dec_image *im, const int *category) {
-    for (int r = 0; r < im->regions; r++)
+void ac_dec_image_set_categories(ac_dec_image *im, const int *category, const float *score) {
+    for (int r = 0; r < im->regions; r++) {
         im->cat[r] = (unsigned char)(category[r] >= 0 && category[r] < AC_COPY_CATEGORIES ? category[r] : 255);
+        im->score[r] = score ? score[r] : 1.0f;
+    }
     im->has_categories = 1;
+}
+
+void ac_decoder_objects_vector(const unsigned char *cat, const float *score, int n, float *o) {
+    memset(o, 0, sizeof(float) * AC_COPY_CATEGORIES);
+    for (int r = 0; r < n; r++)
+        if (cat[r] < AC_COPY_CATEGORIES) {
+            const float s = score ? score[r] : 1.0f;
+            if (s > o[cat[r]]) o[cat[r]] = s;
+        }
+}
+
+void ac_decoder_objects_init(const ac_decoder *dec, const unsigned char *cat, const float *score, int n, float *h,
+                             float *c) {
+    const int H = dec->cfg.hidden;
+    float o[AC_COPY_CATEGORIES];
+    ac_decoder_objects_vector(cat, score, n, o);
+    for (int k = 0; k < AC_COPY_CATEGORIES; k++)
+        if (o[k] != 0)
+            for (int j = 0; j < H; j++) {
+                h[j] += o[k] * dec->obj_h[(size_t)k * H + j];
+                c[j] += o[k] * dec->obj_c[(size_t)k * H + j];
+            }
 }
 
 void ac_dec_image_free(ac_dec_image *im) {
@@ -364,6 +394,7 @@ void ac_decoder_initial_state(const ac_decoder *dec, const ac_dec_image *im, flo
     memcpy(c, dec->init_c_b, sizeof(float) * H);
     ac_smm_nn(1, H, D, im->mean, D, dec->init_h_w, H, h, H);
     ac_smm_nn(1, H, D, im->mean, D, dec->init_c_w, H, c, H);
+    if (dec->obj_h && im->has_categories) ac_decoder_objects_init(dec, im->cat, im->score, im->regions, h, c);
     for (int j = 0; j < H; j++) h[j] = ac_tanhf(h[j]), c[j] = ac_tanhf(c[j]);
 }
 

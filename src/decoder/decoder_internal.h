@@ -94,6 +94,14 @@ static inline double ac_uniform01(uint64_t *s) {
 
 #include "attncap/decoder.h"
 #include "attncap/regions.h"
+/* config.object_init's o [AC_COPY_CATEGORIES] from n regions' categories cat (255: none) and scores
+ * (NULL: each 1): o_c the best score of category c, 0 for a category no region has (decoder.h). */
+void ac_decoder_objects_vector(const unsigned char *cat, const float *score, int n, float *o);
+/* ADDS o U_h to h and o U_c to c ([H] each, pre-activation): the training forward and the inference
+ * step both call it, so both start from the same sums. */
+void ac_decoder_objects_init(const ac_decoder *dec, const unsigned char *cat, const float *score, int n, float *h,
+                             float *c);
+
 /* A photo prepared for the inference step (decoder.h's ac_dec_image), of either decoder kind. */
 struct ac_dec_image {
     int L, D, A;
@@ -106,6 +114,7 @@ struct ac_dec_image {
     float *kv;   /* transformer: [layers, L, 2d] each layer's cross-attention keys and values */
     int has_categories;                 /* copy: cat below set (ac_dec_image_set_categories) */
     unsigned char cat[AC_REGIONS_MAX];  /* copy: each region's category */
+    float score[AC_REGIONS_MAX];        /* copy: each region's detector score (config.object_init) */
     /* copy: NULL (inference), or [rows][1 + regions] for a step of this photo's rows: each row's gate g
      * then its regions' weights abar (copy_internal.h) are written there instead of being mixed into
      * logp, which stays the vocabulary's own (teacher forcing's account, ac_decoder_copy_shares, steps a

@@ -64,6 +64,7 @@ typedef struct shard_job {
     ac_dec_batch b;
     int len[4096], nval[4096], nreg[4096];
     const unsigned char *rcat[4096];
+    const float *rscore[4096];
     const float *ann[4096];
     int *words; /* [n, stride] */
     int train;
@@ -167,12 +168,13 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             if (shard_of[i] != s) continue;
             j->len[n] = b->len[i], j->ann[n] = b->ann[i], j->nval[n] = b->n_valid ? b->n_valid[i] : 0;
             j->nreg[n] = b->n_regions ? b->n_regions[i] : 0, j->rcat[n] = b->region_cat ? b->region_cat[i] : NULL;
+            j->rscore[n] = b->region_score ? b->region_score[i] : NULL;
             memcpy(wp, b->words + (size_t)i * b->stride, sizeof(int) * (size_t)b->stride);
             wp += b->stride, n++;
         }
         j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL,
                               b->baseline, b->n_valid ? j->nval : NULL, b->n_regions ? j->nreg : NULL,
-                              b->region_cat ? j->rcat : NULL};
+                              b->region_cat ? j->rcat : NULL, b->region_score ? j->rscore : NULL};
     }
     /* The shards in parallel (single-threaded BLAS inside each: ac_parallel_for holds it so). */
     ac_parallel_for(S, p->threads, shard_task, jobs);

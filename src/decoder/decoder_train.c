@@ -82,6 +82,7 @@ struct ac_dec_work {
     /* copy (config.copy, copy_internal.h) */
     const int *nreg;                  /* the batch's n_regions (NULL: nothing to copy) */
     const unsigned char *const *rcat; /* the batch's region_cat */
+    const float *const *rscore;       /* the batch's region_score (NULL: each 1) */
     float *cgate, *cdu;               /* [N] the gate g, and d loss / d its pre-activation */
     float *cabar, *cdabar;            /* [N, regions] the regions' attention (heads' mean), d loss / d it */
     float *cptr;                      /* copy 2: [N, regions, K] the pointer's tanh */
@@ -371,6 +372,10 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     }
     mm(0, 0, B, H, D, w->mean, D, dec->init_h_w, H, 1.0f, w->h0, H);
     mm(0, 0, B, H, D, w->mean, D, dec->init_c_w, H, 1.0f, w->c0, H);
+    if (dec->obj_h && w->nreg) /* config.object_init: the photo's objects */
+        for (int i = 0; i < B; i++)
+            ac_decoder_objects_init(dec, w->rcat[i], w->rscore ? w->rscore[i] : NULL, w->nreg[i], w->h0 + (size_t)i * H,
+                                    w->c0 + (size_t)i * H);
     for (size_t i = 0; i < (size_t)B * H; i++) w->h0[i] = ac_tanhf(w->h0[i]), w->c0[i] = ac_tanhf(w->c0[i]);
 
     /* Word inputs for all tokens, and their share of the gates: G = E y W_e + b. */
@@ -489,7 +494,8 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
 
 typedef struct {
     float *emb, *att_wa, *att_ba, *att_wh, *att_we, *att_logtau, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w,
-        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b, *ptr_we, *ptr_ws, *ptr_bs, *absent_b;
+        *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b, *ptr_we, *ptr_ws, *ptr_bs, *absent_b,
+        *obj_h, *obj_c;
 } grads;
 
 /* The gradient's views, at the parameters' offsets (NULL where the decoder has no such tensor). */
@@ -498,7 +504,7 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
 #define G_(name) r.name = dec->name ? g + (dec->name - dec->params) : NULL
     G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(att_logtau); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
     G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo); G_(copy_w);
-    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs); G_(absent_b);
+    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs); G_(absent_b); G_(obj_h); G_(obj_c);
 #undef G_
     return r;
 }
@@ -662,6 +668,16 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     mm(1, 0, D, H, B, w->mean, D, w->dc, H, 0.0f, g.init_c_w, H);
     colsum_add(w->dh, B, H, g.init_h_b);
     colsum_add(w->dc, B, H, g.init_c_b);
+    for (int i = 0; g.obj_h && w->nreg && i < B; i++) { /* d loss / d U = o^T d(pre-activation) */
+        float o[AC_COPY_CATEGORIES];
+        ac_decoder_objects_vector(w->rcat[i], w->rscore ? w->rscore[i] : NULL, w->nreg[i], o);
+        for (int k = 0; k < AC_COPY_CATEGORIES; k++)
+            if (o[k] != 0)
+                for (int j = 0; j < H; j++) {
+                    g.obj_h[(size_t)k * H + j] += o[k] * w->dh[(size_t)i * H + j];
+                    g.obj_c[(size_t)k * H + j] += o[k] * w->dc[(size_t)i * H + j];
+                }
+    }
     /* attention projection */
     if (few_rows(w))
         for (int u = 0; u < w->U; u++)
@@ -724,7 +740,7 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
     if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;
-    w->nreg = b->n_regions, w->rcat = b->region_cat;
+    w->nreg = b->n_regions, w->rcat = b->region_cat, w->rscore = b->n_regions ? b->region_score : NULL;
     for (int i = 0; i < b->B; i++) {
         const int n = b->n_valid ? b->n_valid[i] : c->n_ann;
         int u = 0;

@@ -64,6 +64,7 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     }
     if (c->copy) ok &= !!cJSON_AddNumberToObject(o, "copy", c->copy);
     if (c->absent) ok &= !!cJSON_AddNumberToObject(o, "absent", c->absent);
+    if (c->object_init) ok &= !!cJSON_AddNumberToObject(o, "object_init", c->object_init);
     char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
@@ -79,7 +80,7 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     static const char *const known[] = {"vocab", "embed", "hidden", "att", "dim", "n_ann", "grid_h", "grid_w",
                                         "dropout", "lambda", "attention", "heads", "decoder", "layers",
                                         "attention_mode", "reinforce", "entropy", "expected_context", "regions",
-                                        "region_scale", "region_min_score", "copy", "absent"};
+                                        "region_scale", "region_min_score", "copy", "absent", "object_init"};
     const cJSON *item;
     cJSON_ArrayForEach(item, o) {
         size_t i = 0;
@@ -173,6 +174,12 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         return ac_errf(err, "config: 'absent' is 0 or 1");
     }
     c->absent = ab ? (int)ab->valuedouble : 0;
+    const cJSON *oi = cJSON_GetObjectItemCaseSensitive(o, "object_init"); /* absent: none */
+    if (oi && (!cJSON_IsNumber(oi) || (oi->valuedouble != 0 && oi->valuedouble != 1))) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'object_init' is 0 or 1");
+    }
+    c->object_init = oi ? (int)oi->valuedouble : 0;
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }

@@ -31,7 +31,7 @@ typedef struct decode_job {
  * regions) x D] may be NULL when fc is in memory and reg is NULL (the cache's own row is returned); NULL
  * when there is neither. */
 static const float *row_photo(const ac_decoder *dec, const ac_feature_cache *fc, const ac_rows_regions *reg, int row,
-                              float *buf, int *gh, int *gw, int *nr, int *cat) {
+                              float *buf, int *gh, int *gw, int *nr, const ac_region **regions) {
     ac_features_grid(fc, row, gh, gw);
     *nr = 0;
     const float *ann = buf || fc->data ? ac_features_row(fc, row, buf) : NULL;
@@ -40,11 +40,9 @@ static const float *row_photo(const ac_decoder *dec, const ac_feature_cache *fc,
         if (ann != buf) memcpy(buf, ann, sizeof(float) * (size_t)G * D);
         const ac_region *r;
         const int n = ac_rows_regions_of(reg, row, dec->cfg.regions, &r);
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n; k++)
             ac_region_vector(buf, *gh, *gw, D, &r[k], dec->cfg.region_scale, buf + (size_t)(G + k) * D);
-            cat[k] = r[k].category;
-        }
-        *nr = n;
+        *nr = n, *regions = r;
         ann = buf;
     }
     return ann;
@@ -55,10 +53,12 @@ static void decode_row(void *arg, int i, int thread) {
     if (atomic_load(&j->failed)) return;
     ac_caption c;
     ac_err e;
-    int gh, gw, nr, cat[AC_REGIONS_MAX];
-    const float *ann = row_photo(j->dec, j->fc, j->reg, j->rows[i], j->scratch[thread], &gh, &gw, &nr, cat);
+    static const ac_region none[1];
+    const ac_region *regions = none; /* detected: even none */
+    int gh, gw, nr;
+    const float *ann = row_photo(j->dec, j->fc, j->reg, j->rows[i], j->scratch[thread], &gh, &gw, &nr, &regions);
     if (!ann) ac_errf(&e, "out of memory");
-    else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, j->reg ? cat : NULL, j->o, &c, &e)) { /* detected: even none */
+    else if (!ac_beam_search_regions(j->dec, ann, gh, gw, nr, j->reg ? (regions ? regions : none) : NULL, j->o, &c, &e)) {
         j->texts[i] = ac_caption_text(&c, j->vocab);
         ac_caption_free(&c);
         if (j->texts[i]) return;

@@ -53,7 +53,9 @@ typedef struct batch_buf {
     int *stage_nval; /* [capacity] the slot's own rows (grid cells and regions) */
     int *nreg, *stage_nreg;          /* [capacity] each caption's / slot's regions (the last of its rows) */
     unsigned char *stage_cat;        /* [capacity, R] each slot's regions' categories */
+    float *stage_score;              /* [capacity, R] and their scores */
     const unsigned char **rcat;      /* [capacity] each caption's: into stage_cat */
+    const float **rscore;            /* [capacity] each caption's: into stage_score */
     uint64_t seed;  /* the draws of the pseudo-regions of captions without photos (train_regions.c) */
 } batch_buf;
 
@@ -77,15 +79,16 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
         memcpy(bb->words + (size_t)i * stride, f ? e->wf : e->w, sizeof(int) * (size_t)e->n);
         const int r = f ? e->feat_flip : e->feat;
         bb->nval[i] = tr->L;
-        if (bb->nreg) bb->nreg[i] = 0, bb->rcat[i] = NULL;
+        if (bb->nreg) bb->nreg[i] = 0, bb->rcat[i] = NULL, bb->rscore[i] = NULL;
         if (r < 0 && tr->R) { /* a caption without a photo, with its pseudo-regions: a slot of its own */
             float *slot = bb->stage + (size_t)n_stage * LD;
             unsigned char *cat = bb->stage_cat + (size_t)n_stage * tr->R;
+            float *score = bb->stage_score + (size_t)n_stage * tr->R;
             bb->stage_row[n_stage++] = -1;
             int nr;
             ac_train_text_regions(tr, e, ac_mix64(bb->seed * 0x9E3779B97F4A7C15ull + (uint64_t)sel[s]), slot, &bb->nval[i],
-                                  &nr, cat);
-            if (bb->nreg) bb->nreg[i] = nr, bb->rcat[i] = cat;
+                                  &nr, cat, score);
+            if (bb->nreg) bb->nreg[i] = nr, bb->rcat[i] = cat, bb->rscore[i] = score;
             bb->ann[i] = slot;
             continue;
         }
@@ -110,16 +113,19 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
             bb->stage_nval[k] = gh * gw, bb->stage_nreg[k] = 0;
             if (tr->R)
                 ac_train_photo_regions(tr, r, gh, gw, slot, &bb->stage_nval[k], &bb->stage_nreg[k],
-                                       bb->stage_cat + (size_t)k * tr->R);
+                                       bb->stage_cat + (size_t)k * tr->R, bb->stage_score + (size_t)k * tr->R);
         }
         bb->nval[i] = bb->stage_nval[k];
-        if (bb->nreg) bb->nreg[i] = bb->stage_nreg[k], bb->rcat[i] = bb->stage_cat + (size_t)k * tr->R;
+        if (bb->nreg)
+            bb->nreg[i] = bb->stage_nreg[k], bb->rcat[i] = bb->stage_cat + (size_t)k * tr->R,
+            bb->rscore[i] = bb->stage_score + (size_t)k * tr->R;
         bb->ann[i] = slot;
     }
     b->B = B, b->len = bb->len, b->words = bb->words, b->stride = stride, b->ann = bb->ann, b->dctx_sum = NULL;
     b->baseline = 0; /* hard attention: the caller sets it */
     b->n_valid = tr->fc.grids || tr->R ? bb->nval : NULL;
     b->n_regions = bb->nreg, b->region_cat = bb->nreg ? bb->rcat : NULL; /* copy models only */
+    b->region_score = bb->nreg ? bb->rscore : NULL;
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
@@ -499,7 +505,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                .attention = score, .heads = o.heads > 1 ? o.heads : 0, .decoder = kind,
                                .attention_mode = mode, .regions = tr.R, .region_scale = tr.region_scale,
                                .region_min_score = tr.region_min, .copy = tr.R > 0 ? o.copy : 0,
-                               .absent = tr.R > 0 && o.copy ? o.absent : 0};
+                               .absent = tr.R > 0 && o.copy ? o.absent : 0,
+                               .object_init = tr.R > 0 && o.copy ? o.object_init : 0};
         if (tf) { /* attention width = model width; no doubly stochastic penalty; 4 heads and 2 layers by default */
             c.att = o.embed, c.lambda = 0, c.layers = o.layers > 0 ? o.layers : 2;
             c.heads = o.heads > 1 ? o.heads : o.heads == 1 ? 0 : 4;
@@ -562,10 +569,12 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         bb.stage_nval = ac_malloc(sizeof(int) * (size_t)capb);
         bb.stage_nreg = ac_malloc(sizeof(int) * (size_t)capb);
         bb.stage_cat = ac_malloc((size_t)capb * (tr.R + 1));
-        if (!bb.stage || !bb.stage_row || !bb.stage_nval || !bb.stage_nreg || !bb.stage_cat) goto oom;
-        if (tr.model.dec.cfg.copy) { /* the regions' categories reach the decoder */
+        bb.stage_score = ac_malloc(sizeof(float) * (size_t)capb * (tr.R + 1));
+        if (!bb.stage || !bb.stage_row || !bb.stage_nval || !bb.stage_nreg || !bb.stage_cat || !bb.stage_score) goto oom;
+        if (tr.model.dec.cfg.copy) { /* the regions' categories and scores reach the decoder */
             bb.nreg = ac_malloc(sizeof(int) * (size_t)capb), bb.rcat = ac_malloc(sizeof *bb.rcat * (size_t)capb);
-            if (!bb.nreg || !bb.rcat) goto oom;
+            bb.rscore = ac_malloc(sizeof *bb.rscore * (size_t)capb);
+            if (!bb.nreg || !bb.rcat || !bb.rscore) goto oom;
         }
     }
     const int n_perm = o.group ? tr.n_img : tr.n_ex;
@@ -683,7 +692,7 @@ oom:
     ac_errf(err, "train: out of memory");
 done:
     free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.nval), free(bb.stage), free(bb.stage_row), free(bb.stage_nval);
-    free(bb.stage_nreg), free(bb.stage_cat), free(bb.nreg), free(bb.rcat);
+    free(bb.stage_nreg), free(bb.stage_cat), free(bb.stage_score), free(bb.nreg), free(bb.rcat), free(bb.rscore);
     free(perm), free(flip), free(selbuf);
     trainer_free(&tr);
     return rc;

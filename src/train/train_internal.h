@@ -104,12 +104,12 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err);
 int ac_train_regions_load(ac_trainer *tr, ac_err *err);
 /* ann holds feature row `row`'s gh x gw cells: appends its regions, sets *n_valid. */
 void ac_train_photo_regions(const ac_trainer *tr, int row, int gh, int gw, float *ann, int *n_valid, int *n_regions,
-                            unsigned char *cat);
+                            unsigned char *cat, float *score);
 /* The COCO objects a tokenized caption names (at most AC_TEXT_OBJECTS) into obj; returns how many. */
 int ac_train_text_objects(const ac_tokens *t, unsigned char *obj);
 /* A caption without a photo's pseudo-photo: the no-photo context, then its pseudo-regions. */
 void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint64_t seed, float *ann, int *n_valid,
-                           int *n_regions, unsigned char *cat);
+                           int *n_regions, unsigned char *cat, float *score);
 
 /* train_text.c */
 /* Tokenizes the captions of o->text's datasets, appending them to *toks (grown as needed; *cap is its

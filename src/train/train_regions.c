@@ -33,12 +33,12 @@ int ac_train_regions_load(ac_trainer *tr, ac_err *err) {
 }
 
 void ac_train_photo_regions(const ac_trainer *tr, int row, int gh, int gw, float *ann, int *n_valid, int *n_regions,
-                            unsigned char *cat) {
+                            unsigned char *cat, float *score) {
     const int D = tr->D, n = tr->n_reg[row];
     for (int k = 0; k < n; k++) {
         const ac_region *r = &tr->reg[(size_t)row * tr->R + k];
         ac_region_vector(ann, gh, gw, D, r, tr->region_scale, ann + (size_t)(gh * gw + k) * D);
-        cat[k] = (unsigned char)r->category;
+        cat[k] = (unsigned char)r->category, score[k] = r->score;
     }
     *n_valid = gh * gw + n, *n_regions = n;
 }
@@ -60,7 +60,7 @@ static float unit(uint64_t *s) {
 }
 
 void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint64_t seed, float *ann, int *n_valid,
-                           int *n_regions, unsigned char *cat) {
+                           int *n_regions, unsigned char *cat, float *score) {
     const int D = tr->D, M = tr->Lg < TEXT_CONTEXT_ROWS ? tr->Lg : TEXT_CONTEXT_ROWS;
     uint64_t s = seed;
     int n = 0;
@@ -68,21 +68,21 @@ void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint
     for (int m = 0; m < M; m++) memcpy(ann + (size_t)m * D, tr->null_ctx, sizeof(float) * (size_t)D);
     for (int k = 0; k <= e->n_obj && n < tr->R; k++) {
         int category;
-        float score;
+        float drawn; /* the pseudo-detection's score */
         if (k < e->n_obj) {
             if (unit(&s) < 1.0f / 6.0f) continue;
-            category = e->obj[k], score = 0.3f + 0.7f * unit(&s);
+            category = e->obj[k], drawn = 0.3f + 0.7f * unit(&s);
         } else { /* a wrong category, weakly */
             if (unit(&s) >= 0.25f) continue;
-            category = (int)(unit(&s) * AC_N_OBJECTS) % AC_N_OBJECTS, score = 0.1f + 0.3f * unit(&s);
+            category = (int)(unit(&s) * AC_N_OBJECTS) % AC_N_OBJECTS, drawn = 0.1f + 0.3f * unit(&s);
             int named = 0;
             for (int j = 0; j < e->n_obj; j++) named |= e->obj[j] == category;
             if (named) continue;
         }
         float *row = ann + (size_t)(M + n) * D;
         ac_region_code(category, D, code);
-        for (int d = 0; d < D; d++) row[d] = tr->null_ctx[d] + score * tr->region_scale * code[d];
-        cat[n++] = (unsigned char)category;
+        for (int d = 0; d < D; d++) row[d] = tr->null_ctx[d] + drawn * tr->region_scale * code[d];
+        score[n] = drawn, cat[n++] = (unsigned char)category;
     }
     *n_valid = M + n, *n_regions = n;
 }
