@@ -362,12 +362,14 @@ static void hostile_constraints_refused(void) {
 }
 
 /* Independent of beam.c: no word marked 1 in no_repeat twice, no word twice in a row, no three words
- * in a row twice, no word on both sides of a conjunction (marked 2). */
+ * in a row twice, no word on both sides of a conjunction (marked 2), nor of a conjunction and an
+ * article (marked 3: "sink and a sink"). */
 static int repeats_ok(const int *seq, int n, const unsigned char *no_repeat) {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             if (seq[i] == seq[j] && (no_repeat[seq[i]] == 1 || j == i + 1)) return 0;
             if (j == i + 2 && seq[i] == seq[j] && no_repeat[seq[i + 1]] == 2) return 0;
+            if (j == i + 3 && seq[i] == seq[j] && no_repeat[seq[i + 1]] == 2 && no_repeat[seq[i + 2]] == 3) return 0;
             if (j + 2 < n && seq[i] == seq[j] && seq[i + 1] == seq[j + 1] && seq[i + 2] == seq[j + 2]) return 0;
         }
     return 1;
@@ -378,21 +380,29 @@ static int repeats_ok(const int *seq, int n, const unsigned char *no_repeat) {
  * row and no three words, with and without a constraint; on these decoders the unrestricted best
  * breaks the rules in some cases, so they are seen to act. */
 static void no_repeat_equals_exhaustive(void) {
-    const int V = 7, T = 6; /* real words 4, 5, 6: 3^0 + ... + 3^6 = 1093 sequences */
-    unsigned char no_repeat[7] = {0, 0, 0, 0, 0, 2, 1}; /* 5 a conjunction, 6 said once */
-    int failed = 0, acted = 0;
-    for (int seed = 0; seed < 6; seed++)
+    const int V = 8, T = 5; /* real words 4 .. 7: 4^0 + ... + 4^5 = 1365 sequences */
+    unsigned char no_repeat[8] = {0, 0, 0, 0, 0, 2, 1, 3}; /* 5 a conjunction, 6 said once, 7 an article */
+    const unsigned char no_article[8] = {0, 0, 0, 0, 0, 2, 1, 0};
+    int failed = 0, acted = 0, acted_article = 0;
+    for (int seed = 0; seed < 12; seed++)
         for (int constrained = 0; constrained < 2; constrained++) {
             ac_decoder dec;
             float *ann;
             if (make(&dec, &ann, V, 5, 300 + seed)) { failed = 1; continue; }
+            if (seed >= 6) /* "and", "a" and a noun likely: the article's rule matters */
+                dec.out_bo[4] += 2.0f, dec.out_bo[5] += 3.0f, dec.out_bo[7] += 3.0f, dec.out_bo[AC_END] -= 3.0f;
             const char *spec[] = {"6"};
             cset cs;
             parse(&cs, spec, constrained);
-            scored *all = malloc(1100 * sizeof *all);
+            scored *all = malloc(1400 * sizeof *all);
             int seq[8], count = all_rec(&dec, ann, T, 1.0f, &cs, seq, 0, all, 0), n_ok = 0;
             qsort(all, count, sizeof *all, by_met_then_score);
             acted += !repeats_ok(all[0].seq, all[0].n, no_repeat);
+            for (int i = 0; i < count; i++) /* whether the article's rule decides: its best breaks only that */
+                if (repeats_ok(all[i].seq, all[i].n, no_article)) {
+                    acted_article += !repeats_ok(all[i].seq, all[i].n, no_repeat);
+                    break;
+                }
             for (int i = 0; i < count; i++) /* the valid ones, in order */
                 if (repeats_ok(all[i].seq, all[i].n, no_repeat)) all[n_ok++] = all[i];
             ac_beam_opts o = ac_beam_defaults();
@@ -419,7 +429,8 @@ static void no_repeat_equals_exhaustive(void) {
             ac_decoder_free(&dec);
         }
     CHECK(!failed);
-    CHECKF(acted > 0, "the rule never changed the best sequence (%d cases)", acted);
+    CHECKF(acted > 0 && acted_article > 0, "the rules never changed the best sequence (%d cases; the article's %d)", acted,
+           acted_article);
 }
 
 int main(void) {

@@ -100,6 +100,7 @@ typedef struct ac_constraint {
 } ac_constraint;
 
 #define AC_REPEAT_CONJUNCTION 2 /* ac_beam_opts.no_repeat's mark of "and" */
+#define AC_REPEAT_ARTICLE 3     /* and of "a", "an", "the" */
 
 typedef struct ac_beam_opts {
     int beam;          /* K; 1 = greedy (default 3). The beam shrinks as hypotheses finish (see beam.c) */
@@ -115,9 +116,11 @@ typedef struct ac_beam_opts {
     const unsigned char *no_repeat; /* NULL, or [vocabulary size]: 1 for the words never emitted twice
                                        in one caption, AC_REPEAT_CONJUNCTION for a conjunction ("and",
                                        which may repeat) whose word before it never comes right after
-                                       it ("white and white"); and, when set, no word twice in a row
-                                       and no three words in a row twice (the caller's; a model's
-                                       own: ac_model.decode) */
+                                       it ("white and white"), AC_REPEAT_ARTICLE for an article (which
+                                       may repeat) that never brings back the word before such a
+                                       conjunction ("a sink and a sink"); and, when set, no word twice
+                                       in a row and no three words in a row twice (the caller's; a
+                                       model's own: ac_model.decode) */
 } ac_beam_opts;
 /* beam 3, max_len 20, len_alpha 1, no <unk>, nbest 1. A model's own settings (chosen on dev photos)
  * are ac_model.decode (model.h). */

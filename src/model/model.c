@@ -228,7 +228,8 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
 /* decode's "repeatable": the words people say twice in one caption often enough (`attncap tune
  * --repeats`); every other real word gets no_repeat[id] = 1. Words the vocabulary lacks are skipped
  * (a list made from other captions may name them). "and", when it may repeat, is marked a conjunction
- * (beam.h AC_REPEAT_CONJUNCTION: no "white and white"). */
+ * (beam.h AC_REPEAT_CONJUNCTION: no "white and white"), "a", "an" and "the" articles
+ * (AC_REPEAT_ARTICLE: no "a sink and a sink"). */
 static int parse_repeatable(const cJSON *r, const ac_vocab *v, const char *path, unsigned char **out, ac_err *err) {
     const int V = ac_vocab_size(v);
     if (!cJSON_IsArray(r)) return ac_errf(err, "%s: metadata 'decode': repeatable must be an array of words", path);
@@ -245,6 +246,11 @@ static int parse_repeatable(const cJSON *r, const ac_vocab *v, const char *path,
     }
     const int and_id = ac_vocab_id(v, "and");
     if (and_id > AC_UNK && (*out)[and_id] == 0) (*out)[and_id] = AC_REPEAT_CONJUNCTION;
+    const char *articles[] = {"a", "an", "the"};
+    for (int k = 0; k < 3; k++) {
+        const int id = ac_vocab_id(v, articles[k]);
+        if (id > AC_UNK && (*out)[id] == 0) (*out)[id] = AC_REPEAT_ARTICLE;
+    }
     return 0;
 }
 
