@@ -374,7 +374,8 @@ static void test_training_photos_checked_at_load(void) {
 }
 
 /* decode "repeatable" names the only words a caption may say twice: every other real word is marked
- * no_repeat (words the vocabulary lacks are skipped); ac_model_merge_meta adds fields to the record
+ * no_repeat (words the vocabulary lacks are skipped), a repeatable article AC_REPEAT_ARTICLE;
+ * ac_model_merge_meta adds fields to the record
  * and keeps the others (tune's grid choice keeps the list). */
 static void test_repeatable_and_merge(void) {
     ac_model m = make_model(), r; /* words: 4 a, 5 dog, 6 grass, 7 on, 8 runs */
@@ -382,7 +383,7 @@ static void test_repeatable_and_merge(void) {
     const char *meta[] = {"decode", "{\"beam\":2,\"repeatable\":[\"a\",\"on\",\"zebra\"]}", NULL};
     CHECKF(ac_model_save(&m, tmp("rep.st"), 0, meta, &err) == 0, "%s", err.msg);
     CHECKF(ac_model_load(tmp("rep.st"), &r, &err) == 0, "%s", err.msg);
-    const unsigned char want[9] = {0, 0, 0, 0, 0, 1, 1, 0, 1};
+    const unsigned char want[9] = {0, 0, 0, 0, AC_REPEAT_ARTICLE, 1, 1, 0, 1}; /* "a": an article (beam.h) */
     CHECK(r.no_repeat && r.decode.no_repeat == r.no_repeat && !memcmp(r.no_repeat, want, 9) && r.decode.beam == 2);
     ac_model_free(&r);
     CHECKF(ac_model_merge_meta(tmp("rep.st"), "decode", "{\"beam\":4,\"len_alpha\":0.5}", &err) == 0, "%s", err.msg);
