@@ -71,7 +71,8 @@ fi
 
 t_begin overlay_folder_written_whole
 if setup; then
-  # every folder that exists after a SIGTERM at any moment holds its sheet and all its words
+  # every folder that exists after a SIGTERM at any moment holds its sheet, all its words and its
+  # caption.json (a folder whose caption.json was being written goes whole: a rerun redoes it)
   bad=""
   for delay in 0.2 0.35 0.5 0.65; do
     rm -rf "$T/ov2"
@@ -82,7 +83,7 @@ if setup; then
     for d in "$T/ov2"/*/; do
       [ -d "$d" ] || continue
       n=$(ls "$d" | grep -c '^[0-9][0-9]_.*\.png$')
-      [ -f "$d/sheet.png" ] && [ "$n" -ge 1 ] || bad="$bad $d incomplete;"
+      [ -f "$d/sheet.png" ] && [ "$n" -ge 1 ] && [ -f "$d/caption.json" ] || bad="$bad $d incomplete;"
     done
   done
   if [ -n "$bad" ]; then t_fail "$bad"; else t_ok; fi

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cleanup.h"
 #include "inputs.h"
 #include "messages.h"
 #include "progress.h"
@@ -82,12 +84,19 @@ void cli_caption_on_result(void *user, int index, ac_result *r) {
     char *line = NULL, failed_what[1200] = "";
     int ov_failed = 0;
     ac_err err;
+    char *unit = v->ov_dir ? folder_path(v->ov_dir, v->stems->v[index], NULL) : NULL;
     if (v->ov_dir) {
         double t0 = cli_now();
+        /* from its rename until its caption.json is in, the folder goes on an interruption (cleanup.h);
+         * one that --force replaces only once the new one is in place */
+        const int replacing = unit && access(unit, F_OK) == 0;
+        if (!replacing) cli_cleanup_unit(unit);
         if (ac_result_write_overlays(v->cap, r, v->ov_dir, v->stems->v[index], v->ov_flags, &err)) {
             fprintf(stderr, "attncap caption: %s: overlays: %s%s\n", path, err.msg, cli_hint(&err));
             snprintf(failed_what, sizeof failed_what, "overlays: %s", err.msg);
             ov_failed = 1;
+        } else if (replacing) {
+            cli_cleanup_unit(unit);
         }
         v->t_ov += cli_now() - t0;
     }
@@ -97,6 +106,8 @@ void cli_caption_on_result(void *user, int index, ac_result *r) {
         snprintf(failed_what, sizeof failed_what, "caption.json: %s", err.msg);
         ov_failed = 1;
     }
+    cli_cleanup_unit(NULL);
+    free(unit);
     if (v->json) {
         char *marked = ov_failed && line ? with_error(line, failed_what) : NULL;
         if (marked || line) printf("%s\n", marked ? marked : line);

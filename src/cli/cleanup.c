@@ -19,6 +19,8 @@ static char watched[MAX_WATCHED][PATH_MAX];
 static volatile sig_atomic_t n_watched;
 static char suffix[32]; /* ".tmp.<pid>" */
 static const char *volatile hint; /* written after the cleanup */
+static char unit[PATH_MAX];        /* cli_cleanup_unit's folder, when has_unit */
+static volatile sig_atomic_t has_unit;
 static size_t suffix_len;
 static int stderr_tty;
 
@@ -115,6 +117,14 @@ static void on_signal(int sig) {
         remove_entries(dfd, is_ours, 0);
         close(dfd);
     }
+    if (has_unit) {
+        int dfd = open(unit, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd >= 0) {
+            remove_entries(dfd, NULL, 1);
+            close(dfd);
+            rmdir(unit);
+        }
+    }
     const char *h = hint;
     if (h && write(STDERR_FILENO, h, strlen(h)) < 0) { /* nothing to do */
     }
@@ -166,6 +176,13 @@ void cli_cleanup_watch(const char *path, int is_dir) {
         if (!strcmp(watched[i], dir)) return;
     memcpy(watched[n_watched], dir, strlen(dir) + 1);
     n_watched = n_watched + 1; /* the path is complete before the handler can see it */
+}
+
+void cli_cleanup_unit(const char *dir) {
+    has_unit = 0;
+    if (!dir || strlen(dir) >= sizeof unit) return;
+    memcpy(unit, dir, strlen(dir) + 1);
+    has_unit = 1; /* the path is complete before the handler can see it */
 }
 
 void cli_cleanup_hint(const char *line) { hint = line; }

@@ -15,6 +15,10 @@ void cli_cleanup_install(void);
 /* Registers the directory that holds path's temporaries: path itself if is_dir, else its parent.
  * The directory need not exist yet. At most 16 are kept (more are ignored). */
 void cli_cleanup_watch(const char *path, int is_dir);
+/* A folder being completed in place (a photo's overlay folder, renamed into place, whose caption.json
+ * is still being written): the handler removes it whole, so a folder that exists is complete and a
+ * rerun redoes the photo. NULL when there is none. One at a time; copied. */
+void cli_cleanup_unit(const char *dir);
 /* A line the handler writes on stderr after the cleanup (what to run next; NULL: none). Kept as given. */
 void cli_cleanup_hint(const char *line);
 
