@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
     int len[B], words[B * T];
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(i / 5) * L * D, len[i] = 1 + 20 - (i * 14) / B;
     for (int i = 0; i < B * T; i++) words[i] = 4 + (i * 7919) % (V - 4);
-    ac_dec_batch bt = {B, len, words, T, annp, NULL, 0, NULL};
+    ac_dec_batch bt = {.B = B, .len = len, .words = words, .stride = T, .ann = annp};
     ac_set_threads(1);
     variant v[N_VARIANTS];
     double step_us[N_VARIANTS][64], train_tps[N_VARIANTS][64];

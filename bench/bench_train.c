@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
         len[i] = 1 + 20 - (i * 14) / B;
     }
     for (int i = 0; i < B * 40; i++) words[i] = 4 + (i * 7919) % (V - 4);
-    ac_dec_batch bt = {B, len, words, 40, annp, NULL, 0, NULL};
+    ac_dec_batch bt = {.B = B, .len = len, .words = words, .stride = 40, .ann = annp};
     const int threads = ac_default_threads(), shards = getenv("SHARDS") ? atoi(getenv("SHARDS")) : 2;
     ac_set_threads(shards > 1 ? 1 : threads);
     ac_dec_pool *w = ac_dec_pool_new(&c, shards, threads, B, 40);
