@@ -237,12 +237,17 @@ int ac_decoder_add_absent(ac_decoder *dec, ac_err *err) {
     ac_decoder_config c = dec->cfg;
     c.absent = 1;
     if (ac_decoder_check_config(&c, err)) return -1;
-    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS], old[AC_DEC_MAX_TENSORS];
     size_t n;
-    ac_decoder_tensors(&c, t, &n);
+    const int n_new = ac_decoder_tensors(&c, t, &n), n_old = ac_decoder_tensors(&dec->cfg, old, NULL);
     float *p = ac_calloc(n, sizeof *p);
     if (!p) return ac_errf(err, "out of memory for %zu decoder parameters", n);
-    memcpy(p, dec->params, sizeof *p * dec->n_params); /* absent_b is the last tensor: the others keep their offsets */
+    /* every tensor to its place in the new layout, by name (absent_b comes before object_init's) */
+    for (int i = 0, j = 0; i < n_new; i++)
+        if (j < n_old && !strcmp(t[i].name, old[j].name)) {
+            memcpy(p + t[i].offset, dec->params + old[j].offset, sizeof *p * (size_t)t[i].rows * t[i].cols);
+            j++;
+        }
     free(dec->params);
     dec->params = p, dec->cfg = c;
     bind(dec);
@@ -354,6 +359,13 @@ void ac_dec_image_set_categories(ac_dec_image *im, const int *category, const fl
         im->score[r] = score ? score[r] : 1.0f;
     }
     im->has_categories = 1;
+}
+
+void ac_dec_image_set_regions(ac_dec_image *im, const ac_region *regions) {
+    int cat[AC_REGIONS_MAX];
+    float score[AC_REGIONS_MAX];
+    for (int r = 0; r < im->regions; r++) cat[r] = regions[r].category, score[r] = regions[r].score;
+    ac_dec_image_set_categories(im, cat, score);
 }
 
 void ac_decoder_objects_vector(const unsigned char *cat, const float *score, int n, float *o) {
