@@ -376,6 +376,9 @@ int ac_dec_image_regions(const ac_dec_image *img);
  * AC_COPY_CATEGORIES): set them after ac_decoder_prepare_regions; without them nothing is copied.
  * score [regions]: the detector's scores (config.object_init reads them), or NULL: each 1. */
 void ac_dec_image_set_categories(ac_dec_image *img, const int *category, const float *score);
+/* The same from the regions themselves (regions.h; as many as the photo was prepared with). */
+struct ac_region;
+void ac_dec_image_set_regions(ac_dec_image *img, const struct ac_region *regions);
 void ac_dec_image_free(ac_dec_image *img);
 /* A hypothesis's decoder state is two things: `state`, ac_decoder_state_size floats that each step
  * replaces (the LSTM's [h | c]; none for the transformer), and its history, ac_decoder_hist_size floats

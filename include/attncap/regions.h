@@ -48,11 +48,6 @@ int ac_regions_from_detections(const ac_detections *d, const char *const *names,
                                ac_region *out);
 /* Mirrors a region left-right (a flipped photo's features). */
 void ac_region_flip(ac_region *r);
-/* category[k] = regions[k].category for the first n (<= AC_REGIONS_MAX): what ac_dec_image_set_categories
- * and a copy model take. Returns category. */
-int *ac_regions_categories(const ac_region *regions, int n, int *category);
-/* score[k] = regions[k].score likewise (what config.object_init reads). Returns score. */
-float *ac_regions_scores(const ac_region *regions, int n, float *score);
 /* code(k): D floats of unit norm. */
 void ac_region_code(int category, int D, float *code);
 /* a_r as above from a photo's grid [gh * gw, D] (row-major cells), D <= AC_REGION_MAX_DIM. */

@@ -25,16 +25,6 @@ int ac_regions_from_detections(const ac_detections *d, const char *const *names,
     return n;
 }
 
-int *ac_regions_categories(const ac_region *regions, int n, int *category) {
-    for (int k = 0; k < n && k < AC_REGIONS_MAX; k++) category[k] = regions[k].category;
-    return category;
-}
-
-float *ac_regions_scores(const ac_region *regions, int n, float *score) {
-    for (int k = 0; k < n && k < AC_REGIONS_MAX; k++) score[k] = regions[k].score;
-    return score;
-}
-
 void ac_region_flip(ac_region *r) {
     float x0 = 1.0f - r->x1, x1 = 1.0f - r->x0;
     r->x0 = x0, r->x1 = x1;

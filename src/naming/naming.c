@@ -133,12 +133,8 @@ ac_dec_image *ac_name_task_prepare(const ac_decoder *dec, const ac_name_task *ta
         ac_errf(err, "out of memory");
         return NULL;
     }
-    if (task->regions) { /* detected, even none: the categories it has and lacks (config.copy, config.absent) */
-        int cat[AC_REGIONS_MAX];
-        float score[AC_REGIONS_MAX];
-        ac_dec_image_set_categories(img, ac_regions_categories(task->regions, task->n_regions, cat),
-                                    ac_regions_scores(task->regions, task->n_regions, score));
-    }
+    /* detected, even none: the categories it has and lacks (config.copy, config.absent) */
+    if (task->regions) ac_dec_image_set_regions(img, task->regions);
     return img;
 }
 

@@ -459,20 +459,13 @@ int ac_beam_search_grid(const ac_decoder *dec, const float *ann, int grid_h, int
     return ac_beam_search_regions(dec, ann, grid_h, grid_w, 0, NULL, opts, out, err);
 }
 
-/* What the regions are, for a copy model (categories and scores); nothing when they are unknown. */
-static void set_regions(ac_dec_image *img, const ac_region *regions, int n) {
-    int cat[AC_REGIONS_MAX];
-    float score[AC_REGIONS_MAX];
-    if (regions) ac_dec_image_set_categories(img, ac_regions_categories(regions, n, cat), ac_regions_scores(regions, n, score));
-}
-
 int ac_beam_search_regions(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, int n_regions,
                            const ac_region *regions, const ac_beam_opts *opts, ac_caption *out, ac_err *err) {
     memset(out, 0, sizeof *out);
     if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
     ac_dec_image *img = ac_decoder_prepare_regions(dec, ann, grid_h, grid_w, n_regions);
     if (!img) return ac_errf(err, "beam search: out of memory preparing the photo");
-    set_regions(img, regions, n_regions);
+    if (regions) ac_dec_image_set_regions(img, regions);
     ac_beam_task task = {.img = img, .opts = opts ? *opts : ac_beam_defaults()};
     int rc = ac_beam_search_photos(dec, 1, &task);
     ac_dec_image_free((ac_dec_image *)task.img);
@@ -501,7 +494,7 @@ int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_
     if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
     ac_dec_image *img = ac_decoder_prepare_regions(dec, ann, grid_h, grid_w, n_regions);
     if (!img) return ac_errf(err, "out of memory");
-    set_regions(img, regions, n_regions);
+    if (regions) ac_dec_image_set_regions(img, regions);
     out->n = n, out->grid_h = grid_h, out->grid_w = grid_w, out->n_regions = n_regions;
     out->words = ac_malloc(((size_t)n + 1) * sizeof *out->words);
     out->alpha = ac_malloc(((size_t)n + 1) * L * sizeof *out->alpha);
