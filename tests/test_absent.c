@@ -81,16 +81,16 @@ static void test_add_absent_and_priors(void) {
     ac_decoder_free(&dec), ac_decoder_free(&ref);
 }
 
-/* A model with tensors after absent_b's place (config.object_init's obj_h, obj_c, config.coverage's
- * ptr_wc) keeps each tensor's values under its name: the layout moves them, the weights do not. */
+/* A model with tensors after absent_b's place (config.object_init's obj_h, obj_c) keeps each tensor's
+ * values under its name: the layout moves them, the weights do not. */
 static void test_add_absent_keeps_later_tensors(void) {
     ac_decoder_config c = {.vocab = V, .embed = 5, .hidden = 6, .att = 4, .dim = 7, .n_ann = 6, .grid_h = 2,
-                           .grid_w = 2, .regions = 2, .copy = 2, .region_scale = 60, .object_init = 1, .coverage = 1};
+                           .grid_w = 2, .regions = 2, .copy = 2, .region_scale = 60, .object_init = 1};
     ac_decoder dec, ref;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 9, &err) == 0 && ac_decoder_init(&ref, &c, 9, &err) == 0);
     for (size_t i = 0; i < ref.n_params; i++) dec.params[i] = ref.params[i] = (float)sin(0.1 * (double)i + 0.3);
-    CHECK(ac_decoder_add_absent(&dec, &err) == 0 && dec.absent_b && dec.obj_h && dec.obj_c && dec.ptr_wc);
+    CHECK(ac_decoder_add_absent(&dec, &err) == 0 && dec.absent_b && dec.obj_h && dec.obj_c);
     ac_dec_tensor t[AC_DEC_MAX_TENSORS], r[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(&dec.cfg, t, NULL), nr = ac_decoder_tensors(&ref.cfg, r, NULL);
     CHECK(nt == nr + 1);

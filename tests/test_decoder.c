@@ -526,10 +526,10 @@ static void step_matches_training_forward(int score, int heads, int mode) {
 /* A copy model: the inference step's log p of each fed word (the copy mixture over the vocabulary's
  * log-softmax, copy.c) sums to the training forward's cross-entropy, and each step's row is a
  * distribution; the regions' categories set on the prepared photo are what the batch gives. */
-static void step_matches_training_copy(int kind, int absent, int objects, int coverage) {
+static void step_matches_training_copy(int kind, int absent, int objects) {
     ac_decoder_config c = tiny_cfg();
     c.dropout = 0.5f, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = kind, c.region_scale = 60, c.absent = absent;
-    c.object_init = objects, c.coverage = coverage;
+    c.object_init = objects;
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 3, &err) == 0);
@@ -538,7 +538,6 @@ static void step_matches_training_copy(int kind, int absent, int objects, int co
     if (absent) dec.absent_b[2] = -1.5f, dec.absent_b[5] = 0.7f, dec.absent_b[9] = -0.4f; /* each unseen in one photo */
     for (int k = 0; objects && k < AC_COPY_CATEGORIES * c.hidden; k++) /* zero at initialisation: make them count */
         dec.obj_h[k] = 0.8f * (float)sin(0.7 * k), dec.obj_c[k] = 0.8f * (float)cos(1.3 * k);
-    if (coverage) dec.ptr_wc[0] = -2.5f; /* zero at initialisation; caption 0 names categories 2 and 5 twice each */
     const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[2][48];
@@ -556,8 +555,8 @@ static void step_matches_training_copy(int kind, int absent, int objects, int co
         ac_dec_image *im = ac_decoder_prepare_regions(&dec, ann[i], 2, 2, n_regions[i]);
         const int ci[2] = {cats[i][0], i ? 0 : cats[i][1]};
         ac_dec_image_set_categories(im, ci, scores[i]);
-        float st0[14], st1[14], lp[11], al[6], scr[256];
-        CHECK(ac_decoder_advance_scratch(&c, 1, 8) <= 256 && ac_decoder_state_size(&c) <= 14);
+        float st0[12], st1[12], lp[11], al[6], scr[256];
+        CHECK(ac_decoder_advance_scratch(&c, 1, 8) <= 256);
         ac_decoder_start(&dec, im, st0);
         const ac_dec_image *imp = im;
         const int one = 1;
@@ -572,18 +571,16 @@ static void step_matches_training_copy(int kind, int absent, int objects, int co
         }
         ac_dec_image_free(im);
     }
-    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum,
-           "copy %d absent %d objects %d coverage %d: steps %.9g, training forward %.9g", kind, absent, objects,
-           coverage, ce, st.ce_sum);
+    CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d absent %d objects %d: steps %.9g, training forward %.9g",
+           kind, absent, objects, ce, st.ce_sum);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
-static void test_step_matches_training_copy(void) { step_matches_training_copy(1, 0, 0, 0); }
+static void test_step_matches_training_copy(void) { step_matches_training_copy(1, 0, 0); }
 static void test_step_matches_training_pointer(void) {
-    step_matches_training_copy(2, 0, 0, 0);
-    step_matches_training_copy(2, 1, 0, 0); /* config.absent: the step adds the priors as the training forward does */
-    step_matches_training_copy(2, 1, 1, 0); /* config.object_init: the step starts from the regions as training does */
-    step_matches_training_copy(2, 0, 0, 1); /* config.coverage: the state carries what the training forward sums */
+    step_matches_training_copy(2, 0, 0);
+    step_matches_training_copy(2, 1, 0); /* config.absent: the step adds the priors as the training forward does */
+    step_matches_training_copy(2, 1, 1); /* config.object_init: the step starts from the regions as training does */
 }
 
 /* ac_decoder_copy_shares: a word no region's category names was never copied; with the gate shut
@@ -726,41 +723,36 @@ static void test_torch_parity_sparse(void) {
 
 /* A copy model's fixture (tests/fixtures/decoder_parity_NAME.safetensors): its config.copy is `copy`,
  * its config.absent `absent`, its config.object_init `objects`. */
-static void parity_copy_fixture(const char *name, int copy, int absent, int objects, int coverage) {
+static void parity_copy_fixture(const char *name, int copy, int absent, int objects) {
     char path[4096], why[512];
     const char *root = getenv("ATTNCAP_ROOT");
     ac_decoder_config c;
     snprintf(path, sizeof path, "%s/tests/fixtures/decoder_parity_%s.safetensors", root ? root : ".", name);
     CHECKF(parity_run(path, &c, 1, 1e-4, why, sizeof why) == 0, "%s: %s", name, why);
-    CHECK(c.copy == copy && c.regions == 2 && c.absent == absent && c.object_init == objects && c.coverage == coverage);
+    CHECK(c.copy == copy && c.regions == 2 && c.absent == absent && c.object_init == objects);
 }
 
 /* The copy path (config.copy; tools/torch_decoder.py --copy): regions of a category named twice, of one
  * no word names, captions without regions, targets inside and outside the word sets; the loss, logits
  * and every gradient (the gate's and, through pi, the attention's) against PyTorch's autograd. */
-static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1, 0, 0, 0); }
+static void test_torch_parity_copy(void) { parity_copy_fixture("copy", 1, 0, 0); }
 
 /* The pointer (config.copy 2; tools/torch_decoder.py --pointer): the same batch, the regions scored
  * against the sentinel in one softmax there (here: the log-sum-exp against the sentinel's score and
  * the renormalised regions); every gradient, the pointer's own and through the keys and queries into
  * W_a, b_a and W_h, against autograd. */
-static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2, 0, 0, 0); }
+static void test_torch_parity_pointer(void) { parity_copy_fixture("pointer", 2, 0, 0); }
 
 /* config.absent (tools/torch_decoder.py --pointer --absent): the pointer's batch with the priors of the
  * words of categories no region of the photo shows (a caption without regions: every category) added
  * to the logits; their gradient, and every other, against autograd. */
-static void test_torch_parity_absent(void) { parity_copy_fixture("pointer_absent", 2, 1, 0, 0); }
+static void test_torch_parity_absent(void) { parity_copy_fixture("pointer_absent", 2, 1, 0); }
 
 /* config.object_init (tools/torch_decoder.py --pointer --absent --object-init): the absent fixture's
  * batch with each caption's regions' best score per category in the initial state (a category twice in
  * a photo at two scores, one no word names, a caption without regions); every gradient, obj_h and obj_c
  * included, against autograd. */
-static void test_torch_parity_objects(void) { parity_copy_fixture("pointer_objects", 2, 1, 1, 0); }
-
-/* config.coverage (tools/torch_decoder.py --pointer --absent --coverage): the absent fixture's batch with
- * each region's score raised by w_cov times the pointer's earlier weights on it (detached in PyTorch as
- * here); w_cov's gradient, and every other, against autograd. */
-static void test_torch_parity_coverage(void) { parity_copy_fixture("pointer_coverage", 2, 1, 0, 1); }
+static void test_torch_parity_objects(void) { parity_copy_fixture("pointer_objects", 2, 1, 1); }
 
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
@@ -875,7 +867,6 @@ int main(void) {
     RUN(test_torch_parity_pointer);
     RUN(test_torch_parity_absent);
     RUN(test_torch_parity_objects);
-    RUN(test_torch_parity_coverage);
     RUN(test_step_matches_training_pointer);
     RUN(test_pointer_shares);
     RUN(test_torch_parity_hard);

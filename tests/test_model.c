@@ -293,10 +293,6 @@ static void test_refuses_bad_models(void) {
     expect_load_error("objinit1.st", m_config, "config: 'object_init' is 0 or 1");
     case_config = CFG_WITH("\"object_init\":1"); /* the objects are a copy model's regions' */
     expect_load_error("objinit2.st", m_config, "object_init is 0 or 1, and needs copy");
-    case_config = CFG_WITH("\"coverage\":2");
-    expect_load_error("coverage1.st", m_config, "config: 'coverage' is 0 or 1");
-    case_config = CFG_WITH("\"coverage\":1"); /* what the pointer copied: a model without one has nothing */
-    expect_load_error("coverage2.st", m_config, "coverage is 0 or 1, and needs copy 2 (the pointer)");
     expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");

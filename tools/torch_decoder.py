@@ -37,8 +37,7 @@ Usage:
       the photos 2, 6, 3, 5 and 1 of their 6 cells (NaN padding): the masked softmax; --hard: hard
       attention's estimator (tests/fixtures/decoder_parity_hard*.safetensors); --copy: config.copy's
       objective on a 2x2 grid with 2 regions (tests/fixtures/decoder_parity_copy.safetensors); --pointer
-      config.copy 2; --absent with either: config.absent's priors of unseen objects' words; --object-init
-      and --coverage with --pointer: config.object_init's and config.coverage's tensors
+      config.copy 2; --absent with either: config.absent's priors of unseen objects' words
   /usr/bin/python3 tools/torch_decoder.py --bench [--seconds S] [--threads 2]
       training-step throughput (forward + backward, target tokens/s) at the shipped size, float32
 """
@@ -84,8 +83,7 @@ def tensor_specs(c):
             [("copy_w", (H + D,)), ("copy_b", (1,))] if c.get("copy") == 1 else []) + (
             [("ptr_we", (H if score == "general" else A,)), ("ptr_ws", (H,)), ("ptr_bs", (1,))]
             if c.get("copy") == 2 else []) + ([("absent_b", (80,))] if c.get("absent") else []) + \
-        ([("obj_h", (80, H)), ("obj_c", (80, H))] if c.get("object_init") else []) + \
-        ([("ptr_wc", (1,))] if c.get("coverage") else [])
+        ([("obj_h", (80, H)), ("obj_c", (80, H))] if c.get("object_init") else [])
 
 
 def scores(P, c, keys, hp, j=0, n=1):
@@ -187,8 +185,6 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
     S = torch.zeros(B, n * ann.shape[1], dtype=ann.dtype)
     lens_t = torch.tensor(lens)
     logits, tgts, row, copy_rows = [], [], 0, []
-    # config.coverage: each caption's sum of the pointer's earlier weights on its regions, as data
-    cov = torch.zeros(B, c.get("regions", 0) or 1, dtype=ann.dtype)
     if hard is not None:
         seed_loc, seed_coin = mix64(hard["seed"] ^ 0x4C4F434154494F4E), mix64(hard["seed"] ^ 0x434F494E00)
         sampled = [uniform53(seed_coin, i) >= c["expected_context"] for i in range(B)]
@@ -254,14 +250,11 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
                     gate.append(torch.zeros((), dtype=ann.dtype))
                     continue
                 e = torch.tanh(proj[i, [g0 + r for r in named]] + q[i]) @ P["ptr_we"]
-                if c.get("coverage"):
-                    e = e + P["ptr_wc"] * cov[i, named]
                 es = hd[i] @ P["ptr_ws"] + P["ptr_bs"]
                 wts = torch.softmax(torch.cat([e, es]), 0)
                 gate.append(1 - wts[-1])
                 for j, r in enumerate(named):
                     abar[i, r] = wts[j]
-                    cov[i, r] = cov[i, r] + wts[j].detach()
             copy_rows.append(copy_nll(logits[-1], tgt, torch.stack(gate), abar, cats, copy["word_cat"]))
         elif copy is not None:
             gate = torch.sigmoid(torch.cat([hd, z], 1) @ P["copy_w"] + P["copy_b"])
@@ -309,7 +302,7 @@ def write_safetensors(path, tensors, meta):
 
 
 def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0, absent=False,
-                 object_init=False, coverage=False):
+                 object_init=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if copy_mode:  # a 2x2 grid and 2 regions; words 4-9 name categories 0, 0, 1, 3, 3, 3 (none names 7)
@@ -318,8 +311,6 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
             c.update(absent=1)
         if object_init:
             c.update(object_init=1)
-        if coverage:
-            c.update(coverage=1)
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
         c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -438,16 +429,13 @@ if __name__ == "__main__":
     ap.add_argument("--object-init", action="store_true", help="with --copy or --pointer: config.object_init, the "
                     "regions' categories and scores in the initial state "
                     "(tests/fixtures/decoder_parity_pointer_objects.safetensors, with --absent)")
-    ap.add_argument("--coverage", action="store_true", help="with --pointer: config.coverage, the pointer's "
-                    "memory of its earlier weights on each region (tests/fixtures/decoder_parity_pointer_coverage"
-                    ".safetensors, with --absent)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
         make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse,
-                     2 if a.pointer else 1 if a.copy else 0, a.absent, a.object_init, a.coverage)
+                     2 if a.pointer else 1 if a.copy else 0, a.absent, a.object_init)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

@@ -160,18 +160,6 @@ typedef struct ac_decoder_config {
      * Tensors obj_h, obj_c [AC_COPY_CATEGORIES, H], zero at initialisation (a warm start begins as
      * the model it starts from). */
     int object_init;
-    /* Coverage (a pointer's, copy 2, 0 or 1): the pointer remembers what it has copied (See et al. 2017,
-     * "Get To The Point", coverage, here on the pointer's regions). cov_r is the sum over the earlier
-     * steps of the sentinel softmax's weight on region r (g pi_r above: how much of each step went to
-     * copying r), and each region's score becomes
-     *   e_r = w_p . tanh(k_r + q_t) + w_cov cov_r
-     * with w_cov one learned scalar: a region named once can be named again only as far as the data
-     * say people do (one truck photographed is not "a truck in front of a red truck"). cov enters as
-     * data (its own gradient is not followed back through the earlier steps). It is part of a
-     * hypothesis's state (ac_decoder_state_size: [h | c | cov]); the h/c step functions below carry
-     * none, so they are a coverage model's first step only. Tensor ptr_wc [1], zero at
-     * initialisation. */
-    int coverage;
 } ac_decoder_config;
 
 /* The categories a copy model's regions name: COCO's (objects.h's AC_N_OBJECTS). */
@@ -221,7 +209,6 @@ typedef struct ac_decoder {
     float *ptr_we, *ptr_ws, *ptr_bs;             /* [K], [H], [1]: config.copy 2's pointer; NULL otherwise */
     float *absent_b;                             /* [AC_COPY_CATEGORIES]: config.absent's priors; NULL otherwise */
     float *obj_h, *obj_c;                        /* [AC_COPY_CATEGORIES, H] each: config.object_init's; NULL otherwise */
-    float *ptr_wc;                               /* [1]: config.coverage's w_cov; NULL otherwise */
     struct ac_copy_sets *copy; /* which words name each category (ac_decoder_set_copy_words); owned */
     /* The transformer has emb, out_lo [d, V] and out_bo [V] under these names (the trainer's output
      * bias and a warm start's word rows work alike); its other tensors are in transformer.c's list,

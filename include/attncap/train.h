@@ -147,7 +147,6 @@ typedef struct ac_train_opts {
     int absent;             /* with copy: learned priors of the words of objects no region shows
                              * (decoder.h config.absent) */
     int object_init;        /* with copy: the photo's objects set the initial state (config.object_init) */
-    int coverage;           /* with the pointer (copy 2): it remembers what it copied (config.coverage) */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

@@ -39,8 +39,6 @@ static void usage(FILE *f) {
             "                       did not see it (a prior per object, not a rule)\n"
             "  --object-init        with --copy: the detected objects set the LSTM's initial state, so the\n"
             "                       words before an object's name can depend on it (\"flying\" before \"a kite\")\n"
-            "  --coverage           with --pointer: the pointer remembers which objects it has named, and\n"
-            "                       learns how readily it names one again (one truck is not \"a truck and a truck\")\n"
             "  --text-weight W      weight of the text loss against the photos' (default 1)\n"
             "  --init MODEL         start from MODEL's weights (same sizes; its words keep their rows)\n"
             "  --out MODEL          best model by the validation score (checkpoint: MODEL.ckpt)\n"
@@ -111,7 +109,7 @@ int cmd_train(int argc, char **argv) {
         OPT_FLOAT("--text-ratio", &o.text_ratio, 0.01, 100),
         OPT_STR("--detections", &o.detections), OPT_INT("--regions", &o.regions, 1, 32), OPT_FLAG("--copy", NULL, &o.copy),
         OPT_FLAG("--pointer", NULL, &pointer), OPT_FLAG("--absent", NULL, &o.absent),
-        OPT_FLAG("--object-init", NULL, &o.object_init), OPT_FLAG("--coverage", NULL, &o.coverage),
+        OPT_FLAG("--object-init", NULL, &o.object_init),
         OPT_FLOAT("--text-weight", &o.text_weight, 0, 100),
         OPT_STR("--init", &o.init),
         OPT_STR("--out", &o.out),
@@ -166,10 +164,6 @@ int cmd_train(int argc, char **argv) {
     if (pointer) o.copy = 2;
     if ((o.absent || o.object_init) && !o.copy) {
         fprintf(stderr, "attncap train: --absent and --object-init go with --copy or --pointer\n");
-        return 2;
-    }
-    if (o.coverage && o.copy != 2) {
-        fprintf(stderr, "attncap train: --coverage goes with --pointer\n");
         return 2;
     }
     if (o.copy && !o.detections && !o.resume) {

@@ -219,13 +219,11 @@ static ac_attention_fn pointer_fn(const ac_decoder *dec) {
 }
 
 float ac_copy_pointer_forward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
-                              const float *h, const float *cov, float *e, float *abar, float *cache) {
+                              const float *h, float *e, float *abar, float *cache) {
     const struct ac_copy_sets *s = dec->copy;
     const ac_attention_fn f = pointer_fn(dec);
     const int H = dec->cfg.hidden;
     ac_attention_scores_forward(&f, reg->n, q, keys, e, cache);
-    if (dec->ptr_wc && cov)
-        for (int r = 0; r < reg->n; r++) e[r] += dec->ptr_wc[0] * cov[r];
     float mx = -INFINITY;
     for (int r = 0; r < reg->n; r++)
         if (named(s, reg->cat[r]) && e[r] > mx) mx = e[r];
@@ -244,8 +242,8 @@ float ac_copy_pointer_forward(const ac_decoder *dec, const ac_copy_regions *reg,
  * dabar_r/de_r = abar_r (the max moves every abar in proportion, which the mixture does not see:
  * sum_r abar_r dabar_r = 0). */
 void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
-                              const float *h, const float *cov, const float *cache, float du, const float *dabar,
-                              float *dq, float *dkeys, const ac_copy_pointer_grads *g, float *dh) {
+                              const float *h, const float *cache, float du, const float *dabar, float *dq,
+                              float *dkeys, float *g_we, float *g_ws, float *g_bs, float *dh) {
     const int H = dec->cfg.hidden;
     const ac_attention_fn f = pointer_fn(dec);
     float de[AC_REGIONS_MAX];
@@ -253,18 +251,9 @@ void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg,
     for (int r = 0; r < reg->n; r++) sum += reg->abar[r];
     if (!(sum > 0)) return;
     for (int r = 0; r < reg->n; r++) de[r] = (float)(du * reg->abar[r] / sum + dabar[r] * reg->abar[r]);
-    ac_attention_scores_backward(&f, reg->n, q, keys, cache, de, dq, dkeys, g->we, NULL);
-    for (int j = 0; j < H; j++) g->ws[j] -= du * h[j], dh[j] -= du * dec->ptr_ws[j];
-    g->bs[0] -= du;
-    if (g->wc && cov) /* e_r's coverage term; cov itself is data */
-        for (int r = 0; r < reg->n; r++) g->wc[0] += de[r] * cov[r];
-}
-
-void ac_copy_coverage_add(const ac_copy_regions *reg, float gate, const float *cov, float *cov_out) {
-    double sum = 0;
-    for (int r = 0; r < reg->n; r++) sum += reg->abar[r];
-    const double k = sum > 0 ? gate / sum : 0;
-    for (int r = 0; r < reg->n; r++) cov_out[r] = cov[r] + (float)(k * reg->abar[r]);
+    ac_attention_scores_backward(&f, reg->n, q, keys, cache, de, dq, dkeys, g_we, NULL);
+    for (int j = 0; j < H; j++) g_ws[j] -= du * h[j], dh[j] -= du * dec->ptr_ws[j];
+    g_bs[0] -= du;
 }
 
 /* present [AC_COPY_CATEGORIES]: 1 for the categories of the regions cat [n]. */

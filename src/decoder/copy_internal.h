@@ -67,27 +67,18 @@ void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float 
 
 /* copy 2 (decoder.h): the pointer's step. reg->n regions of categories reg->cat with keys [n, K] (their
  * rows of W_a a + b_a), the step's query q [K], h [H] the sentinel's input (dropped h_t): writes the
- * scores e [n] (with config.coverage's w_cov cov_r added; cov [n] may be NULL: none yet), abar [n] =
- * exp(e_r - max) over the regions whose category has words (0 for the others),
+ * scores e [n], abar [n] = exp(e_r - max) over the regions whose category has words (0 for the others),
  * cache [n, K] (the tanh, for the backward; NULL at inference), and returns the gate's pre-activation
  * u = log sum_r exp(e_r) - e_s (-inf when no region's category has words). ac_copy_mix_logp and
  * ac_copy_xent then take sigmoid(u) as the gate and abar as the regions' attention: g pi_r is the
  * sentinel softmax's weight on region r. */
 float ac_copy_pointer_forward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
-                              const float *h, const float *cov, float *e, float *abar, float *cache);
-/* The pointer's parameter gradients (wc: config.coverage's, NULL without it). */
-typedef struct ac_copy_pointer_grads {
-    float *we, *ws, *bs, *wc; /* [K], [H], [1], [1] */
-} ac_copy_pointer_grads;
-/* Its backward from du and dabar [n] (ac_copy_xent_grad's dgate_logit and dabar), reg->abar and cov
- * being the forward's: ADDS d loss to dq [K], dkeys [n, K], the pointer's gradients g and dh [H]. */
+                              const float *h, float *e, float *abar, float *cache);
+/* Its backward from du and dabar [n] (ac_copy_xent_grad's dgate_logit and dabar), reg->abar being the
+ * forward's: ADDS d loss to dq [K], dkeys [n, K], the pointer's g_we [K], g_ws [H], g_bs [1] and dh [H]. */
 void ac_copy_pointer_backward(const ac_decoder *dec, const ac_copy_regions *reg, const float *keys, const float *q,
-                              const float *h, const float *cov, const float *cache, float du, const float *dabar,
-                              float *dq, float *dkeys, const ac_copy_pointer_grads *g, float *dh);
-/* config.coverage: cov_out [n] = cov [n] + g pi_r, the step's weight on each region (gate g = sigmoid(u)
- * and pi = reg->abar renormalised, u and abar as the pointer's forward returned them; nothing added
- * when no region's category has words). cov_out may be cov. */
-void ac_copy_coverage_add(const ac_copy_regions *reg, float gate, const float *cov, float *cov_out);
+                              const float *h, const float *cache, float du, const float *dabar, float *dq,
+                              float *dkeys, float *g_we, float *g_ws, float *g_bs, float *dh);
 /* config.absent: rows [rows, ld] of vocabulary logits of a photo whose regions have categories cat [n]
  * (255: none) get absent_b[c] added to each word of every category c no region has. */
 void ac_copy_absent_logits(const ac_decoder *dec, const unsigned char *cat, int n, int rows, float *logits, int ld);

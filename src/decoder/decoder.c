@@ -18,7 +18,6 @@
  *   ptr_we   [K]  ptr_ws [H]  ptr_bs [1]   the pointer and its sentinel (config.copy 2 only)
  *   absent_b [AC_COPY_CATEGORIES]   the priors of unseen objects' words (config.absent only)
  *   obj_h, obj_c [AC_COPY_CATEGORIES, H]  the objects' share of h_0, c_0 (config.object_init only)
- *   ptr_wc   [1]   the pointer's coverage weight (config.coverage only)
  * Row-vector convention: y = x W with x [rows] and W [rows, cols]. */
 #pragma GCC optimize("O3")
 #include "attncap/decoder.h"
@@ -67,12 +66,11 @@ int ac_decoder_attention_mode_parse(const char *name) { return name_index(mode_n
 
 /* Every tensor an LSTM decoder can have, in buffer order; `has` (an AC_ATTENTION_HAS_ bit) marks the
  * attention tensors that only some score functions have, HAS_COPY those of config.copy. */
-#define N_SPEC 27
+#define N_SPEC 26
 #define HAS_COPY 0x100u
 #define HAS_POINTER 0x200u
 #define HAS_ABSENT 0x400u
 #define HAS_OBJECT_INIT 0x800u
-#define HAS_COVERAGE 0x1000u
 static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *has) {
     const int V = c->vocab, E = c->embed, H = c->hidden, A = c->att, D = c->dim, K = ac_attention_key_dim(c);
     const struct { const char *name; int r, k; unsigned has; } spec[N_SPEC] = {
@@ -84,7 +82,7 @@ static int tensor_spec(const ac_decoder_config *c, ac_dec_tensor *t, unsigned *h
         {"out_bo", 1, V, 0},     {"copy_w", 1, H + D, HAS_COPY}, {"copy_b", 1, 1, HAS_COPY},
         {"ptr_we", 1, K, HAS_POINTER}, {"ptr_ws", 1, H, HAS_POINTER}, {"ptr_bs", 1, 1, HAS_POINTER},
         {"absent_b", 1, AC_COPY_CATEGORIES, HAS_ABSENT}, {"obj_h", AC_COPY_CATEGORIES, H, HAS_OBJECT_INIT},
-        {"obj_c", AC_COPY_CATEGORIES, H, HAS_OBJECT_INIT}, {"ptr_wc", 1, 1, HAS_COVERAGE},
+        {"obj_c", AC_COPY_CATEGORIES, H, HAS_OBJECT_INIT},
     };
     for (int i = 0; i < N_SPEC; i++) {
         t[i] = (ac_dec_tensor){spec[i].name, spec[i].r, spec[i].k, 0};
@@ -105,7 +103,6 @@ int ac_decoder_tensors(const ac_decoder_config *c, ac_dec_tensor *t, size_t *n_p
             : has[i] == HAS_POINTER ? c->copy != 2
             : has[i] == HAS_ABSENT ? !c->absent
             : has[i] == HAS_OBJECT_INIT ? !c->object_init
-            : has[i] == HAS_COVERAGE ? !c->coverage
             : has[i] && !(has[i] & mine))
             continue;
         t[n] = all[i];
@@ -147,7 +144,6 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
         return ac_errf(err, "copy is 0, 1 or 2, and needs an LSTM with soft attention and regions");
     if (c->absent && (c->absent != 1 || !c->copy)) return ac_errf(err, "absent is 0 or 1, and needs copy");
     if (c->object_init && (c->object_init != 1 || !c->copy)) return ac_errf(err, "object_init is 0 or 1, and needs copy");
-    if (c->coverage && (c->coverage != 1 || c->copy != 2)) return ac_errf(err, "coverage is 0 or 1, and needs copy 2 (the pointer)");
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -187,7 +183,7 @@ static void bind(ac_decoder *dec) {
                          &dec->init_c_w, &dec->init_c_b, &dec->lstm_w,   &dec->lstm_b,   &dec->out_lh,
                          &dec->out_lz,   &dec->out_lo,   &dec->out_bo,   &dec->copy_w,   &dec->copy_b,
                          &dec->ptr_we,   &dec->ptr_ws,   &dec->ptr_bs,   &dec->absent_b, &dec->obj_h,
-                         &dec->obj_c,    &dec->ptr_wc};
+                         &dec->obj_c};
     for (int i = 0, k = 0; i < N_SPEC; i++) {
         const int mine = k < n && !strcmp(t[k].name, all[i].name);
         *v[i] = mine ? dec->params + t[k++].offset : NULL;
@@ -487,41 +483,25 @@ static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int 
     }
 }
 
-/* config.coverage's part of the rows' states: in [K, ld_in] and out [K, ld_out], cfg.regions floats a
- * row; NULL (no coverage: the h/c steps) or in NULL (none yet). */
-typedef struct step_coverage {
-    const float *in;
-    float *out;
-    int ld_in, ld_out;
-} step_coverage;
-
 /* The copy path (copy_internal.h) on the step's log-probabilities. copy 1: each row's gate from h_t and
  * z_t (x's z part, already times beta), its regions' attention the heads' mean of ah [K, heads, L].
- * copy 2: the pointer's scores of the regions' keys against the row's query q [K, A] (and the row's
- * coverage, when cv has it), and the sentinel from h_t; cv->out gets the coverage after the step. */
+ * copy 2: the pointer's scores of the regions' keys against the row's query q [K, A], and the sentinel
+ * from h_t. */
 static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
-                      const float *q, const float *ah, const float *x, const float *h_out, int ldo,
-                      const step_coverage *cv, float *logp) {
+                      const float *q, const float *ah, const float *x, const float *h_out, int ldo, float *logp) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab, X = E + D + H;
-    const int nh = ac_attention_heads(cf), A = ac_attention_key_dim(cf), R = cf->regions;
+    const int nh = ac_attention_heads(cf), A = ac_attention_key_dim(cf);
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
         const ac_dec_image *im = img[p];
-        for (int k = k0; cv && k < k0 + rows[p]; k++) { /* carried over; the pointer adds this step's below */
-            float *out = cv->out + (size_t)k * cv->ld_out;
-            if (cv->in) memcpy(out, cv->in + (size_t)k * cv->ld_in, sizeof(float) * (size_t)R);
-            else memset(out, 0, sizeof(float) * (size_t)R);
-        }
-        if (!dec->copy || !im->regions || !im->has_categories) continue;
+        if (!im->regions || !im->has_categories) continue;
         const int g0 = im->gh * im->gw;
         for (int k = k0; k < k0 + rows[p]; k++) {
             float abar[AC_REGIONS_MAX], e[AC_REGIONS_MAX], u;
             const ac_copy_regions reg = {im->regions, im->cat, abar};
             if (cf->copy == 2) {
-                float *cov = cv ? cv->out + (size_t)k * cv->ld_out : NULL;
                 u = ac_copy_pointer_forward(dec, &reg, im->proj + (size_t)g0 * A, q + (size_t)k * A,
-                                            h_out + (size_t)k * ldo, cov, e, abar, NULL);
-                if (cov) ac_copy_coverage_add(&reg, 1.0f / (1.0f + expf(-u)), cov, cov);
+                                            h_out + (size_t)k * ldo, e, abar, NULL);
             } else {
                 ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
                 u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
@@ -545,7 +525,7 @@ static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
 /* h, c, h_out and c_out have row strides (the beam search keeps a hypothesis's h and c side by side). */
 static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
                       const int *prev, const float *h, int ldh, const float *c, int ldc, float *h_out, float *c_out,
-                      int ldo, const step_coverage *cv, float *logp, float *alpha, float *beta, float *buf) {
+                      int ldo, float *logp, float *alpha, float *beta, float *buf) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
@@ -633,7 +613,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             if (img[p]->has_categories)
                 ac_copy_absent_logits(dec, img[p]->cat, img[p]->regions, rows[p], logp + (size_t)k0 * V, V);
     for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
-    if ((cf->copy && dec->copy) || cv) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, cv, logp);
+    if (cf->copy && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
@@ -641,7 +621,7 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
                             float *alpha, float *beta, float *buf) {
     const int H = dec->cfg.hidden;
     if (dec->cfg.decoder == AC_DECODER_LSTM)
-        lstm_step(dec, n_photos, img, rows, prev, h, H, c, H, h_out, c_out, H, NULL, logp, alpha, beta, buf);
+        lstm_step(dec, n_photos, img, rows, prev, h, H, c, H, h_out, c_out, H, logp, alpha, beta, buf);
 }
 
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
@@ -653,7 +633,7 @@ void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const
 /* ---- any decoder kind ---- */
 
 size_t ac_decoder_state_size(const ac_decoder_config *c) {
-    return c->decoder == AC_DECODER_TRANSFORMER ? 0 : 2 * (size_t)c->hidden + (c->coverage ? (size_t)c->regions : 0);
+    return c->decoder == AC_DECODER_TRANSFORMER ? 0 : 2 * (size_t)c->hidden;
 }
 
 size_t ac_decoder_hist_size(const ac_decoder_config *c) {
@@ -661,9 +641,7 @@ size_t ac_decoder_hist_size(const ac_decoder_config *c) {
 }
 
 void ac_decoder_start(const ac_decoder *dec, const ac_dec_image *img, float *state) {
-    if (dec->cfg.decoder != AC_DECODER_LSTM) return;
-    ac_decoder_initial_state(dec, img, state, state + dec->cfg.hidden);
-    if (dec->cfg.coverage) memset(state + 2 * dec->cfg.hidden, 0, sizeof(float) * (size_t)dec->cfg.regions);
+    if (dec->cfg.decoder == AC_DECODER_LSTM) ac_decoder_initial_state(dec, img, state, state + dec->cfg.hidden);
 }
 
 size_t ac_decoder_advance_scratch(const ac_decoder_config *c, int K, int t_max) {
@@ -673,13 +651,12 @@ size_t ac_decoder_advance_scratch(const ac_decoder_config *c, int K, int t_max) 
 void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows, int t,
                         const int *prev, const float *state, const float *const *hist, float *state_out,
                         float *hist_out, float *logp, float *alpha, float *beta, float *scratch) {
-    const int H = dec->cfg.hidden, S = (int)ac_decoder_state_size(&dec->cfg);
-    const step_coverage cv = {state + 2 * H, state_out + 2 * H, S, S};
+    const int H = dec->cfg.hidden;
     if (dec->cfg.decoder == AC_DECODER_TRANSFORMER)
         ac_tf_step(dec, n_photos, img, rows, t, prev, hist, hist_out, logp, alpha, beta, scratch);
     else
-        lstm_step(dec, n_photos, img, rows, prev, state, S, state + H, S, state_out, state_out + H, S,
-                  dec->cfg.coverage ? &cv : NULL, logp, alpha, beta, scratch);
+        lstm_step(dec, n_photos, img, rows, prev, state, 2 * H, state + H, 2 * H, state_out, state_out + H, 2 * H,
+                  logp, alpha, beta, scratch);
 }
 
 /* ---- teacher forcing ---- */
@@ -687,17 +664,16 @@ void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image 
 int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
                            float *region, ac_err *err) {
     const ac_decoder_config *c = &dec->cfg;
-    const int V = c->vocab, nr = img->regions;
+    const int V = c->vocab, H = c->hidden, nr = img->regions;
     for (int k = 0; k <= n; k++) share[k] = 0;
     if (region) memset(region, 0, ((size_t)n + 1) * (size_t)nr * sizeof *region);
     if (!c->copy || !dec->copy || !nr || !img->has_categories) return 0;
     for (int k = 0; k < n; k++)
         if (words[k] < 0 || words[k] >= V) return ac_errf(err, "copy shares: word id %d outside 0..%d", words[k], V - 1);
-    const size_t S = ac_decoder_state_size(c);
-    const size_t need = 2 * S + (size_t)V + (size_t)c->n_ann + 1 + (size_t)nr + ac_decoder_step_scratch(c, 1);
+    const size_t need = 4 * (size_t)H + (size_t)V + (size_t)c->n_ann + 1 + (size_t)nr + ac_decoder_step_scratch(c, 1);
     float *buf = ac_malloc(need * sizeof *buf);
     if (!buf) return ac_errf(err, "out of memory");
-    float *st = buf, *st2 = st + S, *lv = st2 + S, *al = lv + V, *tr = al + c->n_ann, *scratch = tr + 1 + nr;
+    float *st = buf, *st2 = st + 2 * H, *lv = st2 + 2 * H, *al = lv + V, *tr = al + c->n_ann, *scratch = tr + 1 + nr;
     /* one step per word: the photo traced (decoder_internal.h), so the step leaves lv the vocabulary's own
      * log p_w and writes the mixture's gate and regions' weights to tr, from which copy.c takes p(w) apart */
     ac_dec_image traced = *img;
@@ -712,7 +688,7 @@ int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const
         const int prev = k ? words[k - 1] : AC_START, w = k < n ? words[k] : AC_END;
         ac_decoder_advance(&alone, 1, &tp, &one, k, &prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
         share[k] = ac_copy_word_account(dec, &reg, tr[0], lv, w, region ? region + (size_t)k * nr : NULL);
-        memcpy(st, st2, S * sizeof *st);
+        memcpy(st, st2, 2 * (size_t)H * sizeof *st);
     }
     free(buf);
     return 0;

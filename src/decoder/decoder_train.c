@@ -87,7 +87,6 @@ struct ac_dec_work {
     float *cabar, *cdabar;            /* [N, regions] the regions' attention (heads' mean), d loss / d it */
     float *cptr;                      /* copy 2: [N, regions, K] the pointer's tanh */
     float *cdq;                       /* copy 2: [N, K] the pointer's d loss / d query */
-    float *ccov;                      /* config.coverage: [N, regions] each token's coverage, before its step */
 };
 enum { CAP_EXPECTED, CAP_SAMPLED, CAP_ARGMAX };
 
@@ -170,7 +169,6 @@ static int work_reserve(ac_dec_work *w, int B, int T, int N) {
         AL(w->dO, n * E); AL(w->d2, n * E); AL(w->loc, n * (size_t)ac_attention_heads(c));
         AL(w->cgate, n); AL(w->cdu, n); AL(w->cabar, n * (c->regions + 1)); AL(w->cdabar, n * (c->regions + 1));
         AL(w->cptr, c->copy == 2 ? n * c->regions * K : 1); AL(w->cdq, c->copy == 2 ? n * K : 1);
-        AL(w->ccov, c->coverage ? n * c->regions : 1);
         w->capN = N;
     }
 #undef AL
@@ -195,7 +193,7 @@ void ac_dec_work_free(ac_dec_work *w) {
                   w->dc, w->S, w->dX, w->dal, w->de, w->ey, w->G, w->X, w->ctx, w->beta, w->dbp, w->alpha,
                   w->q, w->acache, w->hs, w->cs, w->tc, w->m1, w->hd, w->m2, w->to, w->od, w->logits, w->dG, w->dq,
                   w->dh_out, w->dz_out, w->dO, w->d2, w->pack_own, w->dshift, w->loc, w->cap_mode, w->cap_ce, w->kr,
-                  w->cgate, w->cdu, w->cabar, w->cdabar, w->cptr, w->cdq, w->ccov};
+                  w->cgate, w->cdu, w->cabar, w->cdabar, w->cptr, w->cdq};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) free(ps[i]);
     ac_tf_work_free(w->tf);
     free(w);
@@ -295,15 +293,9 @@ static ac_copy_regions copy_regions(const ac_dec_work *w, int i, int r) {
     return (ac_copy_regions){w->nreg[i], w->rcat[i], w->cabar + (size_t)r * (w->cfg.regions + 1)};
 }
 
-/* Token r's coverage (config.coverage; NULL without it): [regions]. */
-static float *token_coverage(const ac_dec_work *w, int r) {
-    return w->cfg.coverage ? w->ccov + (size_t)r * w->cfg.regions : NULL;
-}
-
 /* The copy path's forward: each token's gate and its regions' attention, its photo's last nreg rows.
  * copy 1: g = sigmoid(w_c . [dropped h_t; z_t] + b_c), the attention the heads' mean; copy 2: the
- * pointer's regions against its sentinel (on the dropped h_t), with coverage the caption's earlier
- * steps' weights on each region (rows in time order: a caption's previous token is already done). */
+ * pointer's regions against its sentinel (on the dropped h_t). */
 static void copy_forward(const ac_decoder *dec, ac_dec_work *w) {
     const ac_decoder_config *c = &dec->cfg;
     const int H = c->hidden, D = c->dim, L = c->n_ann, nh = ac_attention_heads(c), R1 = c->regions + 1;
@@ -316,15 +308,8 @@ static void copy_forward(const ac_decoder *dec, ac_dec_work *w) {
                 w->cgate[r] = 0;
                 if (!nr) continue;
                 const ac_copy_regions reg = copy_regions(w, i, r);
-                float *cov = token_coverage(w, r);
-                if (cov && t == 0) memset(cov, 0, sizeof(float) * (size_t)nr);
-                else if (cov) {
-                    const int rp = w->off[t - 1] + i;
-                    const ac_copy_regions prev = copy_regions(w, i, rp);
-                    ac_copy_coverage_add(&prev, w->cgate[rp], token_coverage(w, rp), cov);
-                }
                 const float u = ac_copy_pointer_forward(dec, &reg, w->proj + ((size_t)w->uimg[i] * L + g0) * K,
-                                                        w->q + (size_t)r * K, w->hd + (size_t)r * H, cov, e,
+                                                        w->q + (size_t)r * K, w->hd + (size_t)r * H, e,
                                                         w->cabar + (size_t)r * R1, w->cptr + (size_t)r * c->regions * K);
                 w->cgate[r] = 1.0f / (1.0f + expf(-u));
                 continue;
@@ -510,7 +495,7 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
 typedef struct {
     float *emb, *att_wa, *att_ba, *att_wh, *att_we, *att_logtau, *beta_w, *beta_b, *init_h_w, *init_h_b, *init_c_w,
         *init_c_b, *lstm_w, *lstm_b, *out_lh, *out_lz, *out_lo, *out_bo, *copy_w, *copy_b, *ptr_we, *ptr_ws, *ptr_bs, *absent_b,
-        *obj_h, *obj_c, *ptr_wc;
+        *obj_h, *obj_c;
 } grads;
 
 /* The gradient's views, at the parameters' offsets (NULL where the decoder has no such tensor). */
@@ -519,7 +504,7 @@ static grads bind_grads(const ac_decoder *dec, float *g) {
 #define G_(name) r.name = dec->name ? g + (dec->name - dec->params) : NULL
     G_(emb); G_(att_wa); G_(att_ba); G_(att_wh); G_(att_we); G_(att_logtau); G_(beta_w); G_(beta_b); G_(init_h_w); G_(init_h_b);
     G_(init_c_w); G_(init_c_b); G_(lstm_w); G_(lstm_b); G_(out_lh); G_(out_lz); G_(out_lo); G_(out_bo); G_(copy_w);
-    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs); G_(absent_b); G_(obj_h); G_(obj_c); G_(ptr_wc);
+    G_(copy_b); G_(ptr_we); G_(ptr_ws); G_(ptr_bs); G_(absent_b); G_(obj_h); G_(obj_c);
 #undef G_
     return r;
 }
@@ -593,7 +578,6 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
             g.copy_b[0] += du;
         }
     memset(w->dproj, 0, sizeof(float) * (size_t)w->U * L * A);
-    const ac_copy_pointer_grads pg = {g.ptr_we, g.ptr_ws, g.ptr_bs, g.ptr_wc};
     if (copy && c->copy == 2) /* the pointer: its sentinel on the dropped h_t, its scores on the keys and queries */
         for (int t = 0; t < T; t++)
             for (int i = 0; i < w->bt[t]; i++) {
@@ -604,8 +588,8 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
                 const ac_copy_regions reg = copy_regions(w, i, r);
                 const size_t k0 = ((size_t)w->uimg[i] * L + g0) * A;
                 ac_copy_pointer_backward(dec, &reg, w->proj + k0, w->q + (size_t)r * A, w->hd + (size_t)r * H,
-                                         token_coverage(w, r), w->cptr + (size_t)r * c->regions * A, w->cdu[r],
-                                         w->cdabar + (size_t)r * R1, dq, w->dproj + k0, &pg, w->dh_out + (size_t)r * H);
+                                         w->cptr + (size_t)r * c->regions * A, w->cdu[r], w->cdabar + (size_t)r * R1,
+                                         dq, w->dproj + k0, g.ptr_we, g.ptr_ws, g.ptr_bs, w->dh_out + (size_t)r * H);
             }
     for (size_t k = 0; k < (size_t)N * H; k++) w->dh_out[k] *= w->m1[k];
 

@@ -65,7 +65,6 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     if (c->copy) ok &= !!cJSON_AddNumberToObject(o, "copy", c->copy);
     if (c->absent) ok &= !!cJSON_AddNumberToObject(o, "absent", c->absent);
     if (c->object_init) ok &= !!cJSON_AddNumberToObject(o, "object_init", c->object_init);
-    if (c->coverage) ok &= !!cJSON_AddNumberToObject(o, "coverage", c->coverage);
     char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
@@ -81,7 +80,7 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     static const char *const known[] = {"vocab", "embed", "hidden", "att", "dim", "n_ann", "grid_h", "grid_w",
                                         "dropout", "lambda", "attention", "heads", "decoder", "layers",
                                         "attention_mode", "reinforce", "entropy", "expected_context", "regions",
-                                        "region_scale", "region_min_score", "copy", "absent", "object_init", "coverage"};
+                                        "region_scale", "region_min_score", "copy", "absent", "object_init"};
     const cJSON *item;
     cJSON_ArrayForEach(item, o) {
         size_t i = 0;
@@ -181,12 +180,6 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         return ac_errf(err, "config: 'object_init' is 0 or 1");
     }
     c->object_init = oi ? (int)oi->valuedouble : 0;
-    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(o, "coverage"); /* absent: none */
-    if (cv && (!cJSON_IsNumber(cv) || (cv->valuedouble != 0 && cv->valuedouble != 1))) {
-        cJSON_Delete(o);
-        return ac_errf(err, "config: 'coverage' is 0 or 1");
-    }
-    c->coverage = cv ? (int)cv->valuedouble : 0;
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }
