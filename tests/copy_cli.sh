@@ -22,7 +22,7 @@ t_begin copy_needs_detections
 if need_data encoders/mobilenet_v1_0.25_128_quant.tflite && need_data data/coco/images && coco_features; then
   if expect_error "--copy without --detections" "$A" train --data "$COCO/captions.json" --features "$T/feat" \
     --out "$T/nodet.safetensors" --epochs 1 --quiet --copy; then
-    if ! grep -q -- "--copy needs --detections" "$T/err"; then t_fail "message: $(cat "$T/err")"
+    if ! grep -q -- "option copy needs detections" "$T/err"; then t_fail "message: $(cat "$T/err")"
     elif [ -e "$T/nodet.safetensors" ]; then t_fail "a model was written"
     else t_ok; fi
   fi

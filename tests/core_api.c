@@ -566,6 +566,79 @@ static int cmd_eval(void) {
     return 0;
 }
 
+/* Training (1.4): KEY=VALUE (or KEY, a switch) set on a trainer, then run; prints how many events of
+ * each kind came, in order (start first, finished last). */
+typedef struct train_seen {
+    int start, epochs, progress, evaluations, finished, out_of_order;
+    long best_step;
+} train_seen;
+
+static void train_event(const ac_train_event *ev, void *user) {
+    train_seen *s = (train_seen *)user;
+    if (s->finished || (ev->kind != AC_TRAIN_START && !s->start && ev->kind != AC_TRAIN_RESUMED)) s->out_of_order++;
+    switch (ev->kind) {
+    case AC_TRAIN_START: s->start++; break;
+    case AC_TRAIN_EPOCH: s->epochs++; break;
+    case AC_TRAIN_PROGRESS: s->progress++; break;
+    case AC_TRAIN_EVALUATION: s->evaluations++; break;
+    case AC_TRAIN_FINISHED: s->finished++, s->best_step = ev->best_step; break;
+    default: break;
+    }
+}
+
+static int cmd_train(int argc, char **argv) {
+    ac_trainer *t;
+    ac_err err;
+    if (ac_trainer_open(&t, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    for (int i = 0; i < argc; i++) {
+        char key[64];
+        const char *eq = strchr(argv[i], '=');
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]), argv[i]);
+        if (ac_trainer_set(t, key, eq ? eq + 1 : NULL, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            ac_trainer_close(t);
+            return 1;
+        }
+    }
+    train_seen s;
+    memset(&s, 0, sizeof s);
+    const int rc = ac_trainer_run(t, train_event, &s, &err);
+    ac_trainer_close(t);
+    if (rc) return fprintf(stderr, "%s\n", err.msg), 1;
+    printf("start %d epochs %d evaluations %d finished %d best_step %ld out_of_order %d progress %d\n", s.start, s.epochs,
+           s.evaluations, s.finished, s.best_step, s.out_of_order, s.progress > 0);
+    return 0;
+}
+
+/* The trainer's refusals: an unknown key, a value of the wrong kind or out of range, a run without
+ * its data; the defaults read back, the switches listed as such. */
+static void trainer_errors(void) {
+    ac_trainer *t;
+    ac_err err;
+    if (ac_trainer_open(&t, &err)) {
+        printf("bad trainer_open: %s\n", err.msg);
+        return;
+    }
+    expect("trainer_unknown_key", ac_trainer_set(t, "learning_rate", "0.1", &err), NULL, &err, "learning_rate", AC_ERR_OPTIONS);
+    expect("trainer_not_a_number", ac_trainer_set(t, "batch", "8x", &err), NULL, &err, "batch", AC_ERR_OPTIONS);
+    expect("trainer_out_of_range", ac_trainer_set(t, "lr", "2", &err), NULL, &err, "lr", AC_ERR_OPTIONS);
+    expect("trainer_switch_value", ac_trainer_set(t, "fp16", "yes", &err), NULL, &err, "fp16", AC_ERR_OPTIONS);
+    expect("trainer_needs_data", ac_trainer_run(t, NULL, NULL, &err), NULL, &err, "data, features and out", AC_ERR_OPTIONS);
+    int sw = -1, n = 0, pointer_switch = 0, lr_value = 1;
+    for (const char *k; (k = ac_trainer_option(n, &sw)); n++) {
+        if (!strcmp(k, "pointer")) pointer_switch = sw;
+        if (!strcmp(k, "lr")) lr_value = !sw;
+    }
+    const char *lr = ac_trainer_get(t, "lr"), *data = ac_trainer_get(t, "data");
+    if (n < 50 || !pointer_switch || !lr_value || !lr || strcmp(lr, "0.0004") || !data || *data ||
+        ac_trainer_get(t, "nope") || ac_trainer_set(t, "extra-data", "x.tsv", &err) ||
+        strcmp(ac_trainer_get(t, "extra_data"), "x.tsv"))
+        printf("bad trainer_options: %d options, lr '%s', data '%s'\n", n, lr ? lr : "(null)", data ? data : "(null)");
+    else printf("ok trainer_options\n");
+    ac_trainer_close(t);
+    ac_trainer_close(NULL);
+}
+
 /* One error case: rc must be -1, *out NULL, the message non-empty and containing `want`. */
 static void expect(const char *what, int rc, const void *out, const ac_err *err, const char *want, int code) {
     if (rc != -1) printf("bad %s: returned %d\n", what, rc);
@@ -714,6 +787,7 @@ static int cmd_errors(const char *dir) {
     const int nref[1] = {1};
     expect("eval_null_reference", ac_evaluate(1, cands, refs, nref, 0, &mt, &err), NULL, &err, "image 0", -1);
     classify_errors(missing);
+    trainer_errors();
     ac_result_free(NULL), ac_captioner_close(NULL), ac_model_close(NULL), ac_free(NULL); /* no-ops */
     ac_captioner_close(c);
     printf("version %s %s\n", AC_VERSION, ac_version());
@@ -731,6 +805,7 @@ int main(int argc, char **argv) {
     if (argc >= 4 && !strcmp(argv[1], "overlays")) return cmd_overlays(argv[2], argc - 3, argv + 3);
     if (argc == 2 && !strcmp(argv[1], "eval")) return cmd_eval();
     if (argc == 3 && !strcmp(argv[1], "errors")) return cmd_errors(argv[2]);
-    fprintf(stderr, "usage: core_api caption|bytes|stream|each|rgb|classify|overlays|eval|errors ...\n");
+    if (argc >= 2 && !strcmp(argv[1], "train")) return cmd_train(argc - 2, argv + 2);
+    fprintf(stderr, "usage: core_api caption|bytes|stream|each|rgb|classify|overlays|eval|errors|train ...\n");
     return 2;
 }

@@ -7,7 +7,8 @@
 # the runners-up's confidence, times, caption.json and folder names the CLI takes from it; a result's
 # regions, the attention on them and the copied shares as its JSON line prints them); attention rows are
 # distributions; ac_evaluate matches coco-caption's published numbers (tests/fixtures/metrics_ref.json);
-# every error path answers with one line naming the problem (and nothing leaks under ASan).
+# 1.4's trainer trains the CLI's model byte for byte; every error path answers with one line naming
+# the problem (and nothing leaks under ASan).
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 B=$(dirname "$A")
@@ -427,6 +428,24 @@ assert done >= 10, done
 print('%d cases' % done)
 PY
 else t_skip "needs the program and /usr/bin/python3"; fi
+
+t_begin train_as_the_cli
+# 1.4's trainer: the same options by key give the CLI's model byte for byte (training is deterministic:
+# train.h), and its events come in order. The fixture of train_smoke.sh; keys with '-' or '_' alike.
+FX="$ROOT/tests/fixtures/train"
+if [ $built = 1 ]; then
+  opts=(--embed 32 --hidden 32 --att 16 --min-count 1 --batch 5 --lr 0.01 --dropout 0 --lambda 0.1 --checkpoint-every 0
+        --epochs 3 --no-flip --fp16)
+  keys=(embed=32 hidden=32 att=16 min_count=1 batch=5 lr=0.01 dropout=0 lambda=0.1 checkpoint-every=0 epochs=3 flip=0 fp16)
+  if ! "$A" train --data "$FX/captions.json" --features "$FX/features" --out "$T/cli.safetensors" --quiet "${opts[@]}" \
+       >/dev/null 2>"$T/err"; then t_fail "attncap train: $(head -3 "$T/err")"
+  elif ! "$P" train data="$FX/captions.json" features="$FX/features" out="$T/lib.safetensors" "${keys[@]}" \
+       >"$T/train.txt" 2>"$T/err"; then t_fail "core_api train: $(head -3 "$T/err")"
+  elif ! cmp -s "$T/cli.safetensors" "$T/lib.safetensors"; then t_fail "the library's model differs from the CLI's"
+  elif ! grep -q '^start 1 epochs 3 evaluations 3 finished 1 best_step [0-9]* out_of_order 0 progress 1$' "$T/train.txt"
+  then t_fail "events: $(cat "$T/train.txt")"
+  else t_ok; fi
+fi
 
 t_begin error_paths_one_line_each_no_leak
 if have_model; then

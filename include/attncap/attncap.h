@@ -9,10 +9,10 @@
  * score captions against references as coco-caption does; detect COCO objects (1.1) and classify a
  * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
  * and read what a result holds beyond its struct: its detected objects, the attention on them, what was
- * copied (1.3).
+ * copied (1.3); train a model on captioned photos (1.4).
  *
  * Conventions
- *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier. Each is made by
+ *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer. Each is made by
  *    <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results are freed by
  *    ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library returns by
  *    ac_free.
@@ -46,10 +46,10 @@ extern "C" {
 /* ---- Version ---------------------------------------------------------------------------------- */
 
 #define AC_VERSION_MAJOR 1
-#define AC_VERSION_MINOR 3
+#define AC_VERSION_MINOR 4
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "1.3.0"
+#define AC_VERSION "1.4.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 
@@ -69,6 +69,7 @@ typedef enum ac_err_code {
     AC_ERR_NOT_FEATURES,    /* a directory that should hold features does not */
     AC_ERR_RESUME_OPTIONS,  /* resuming training with options other than the checkpoint's */
     AC_ERR_BAD_IMAGE,       /* the photo cannot be read or decoded (the caller's input, not the model) */
+    AC_ERR_OPTIONS,         /* an option is unknown, or its value is out of range or does not go with another's (1.4) */
 } ac_err_code;
 
 AC_API void ac_free(void *p); /* frees a string the library returned (ac_result_json, ac_detect_result_json); NULL is fine */
@@ -436,6 +437,87 @@ typedef struct ac_classify_result {
  * itself is the problem. */
 AC_API int ac_classify(ac_classifier *c, const ac_input *in, int top, ac_classify_result **out, ac_err *err);
 AC_API void ac_classify_result_free(ac_classify_result *r);
+
+/* ---- Training (1.4) --------------------------------------------------------------------------- */
+/* Trains a model on captioned photos whose features were cached (`attncap features`), as `attncap train`
+ * does: the options are its flags' names without the dashes ("data", "features", "out", "epochs", "lr",
+ * "extra_data" or "extra-data", ...; `attncap train --help` says what each does), the defaults its
+ * (the shipped model's recipe). Progress comes to a callback; the best model is written atomically to
+ * "out", a checkpoint beside it, and with "resume" a run continues where it stopped. */
+typedef struct ac_trainer ac_trainer;
+
+/* What training reports as it goes, to ac_trainer_run's callback (the library prints nothing; `attncap
+ * train` turns these into its lines and progress bar). Fields not named for a kind are zero. */
+typedef enum ac_train_event_kind {
+    AC_TRAIN_START,      /* data loaded, model built: the counts below */
+    AC_TRAIN_EPOCH,      /* an epoch (re)starts: epoch, epochs, steps, pos (> 0 when resumed mid-epoch) */
+    AC_TRAIN_PROGRESS,   /* a step is done: epoch, epochs, pos of steps, loss, text_loss, tok_per_s, seconds */
+    AC_TRAIN_VALIDATING, /* an evaluation begins (it may take a while) */
+    AC_TRAIN_EVALUATION, /* an evaluation is done: the row below, best, stopping */
+    AC_TRAIN_RESUMED,    /* a checkpoint was loaded: step, epoch, pos of steps; note: what force did
+                          * with the options given that differ from the checkpoint's (the learning
+                          * rate given replaces the checkpoint's; the others are the checkpoint's), or
+                          * NULL */
+    AC_TRAIN_FINISHED    /* training is over (or was over before this resume): finish, best_step,
+                          * best_score (NAN if none) of metric, step, epoch (done), epochs; stopping:
+                          * it stopped early (more epochs would not continue it) */
+} ac_train_event_kind;
+
+typedef enum ac_train_finish {
+    AC_TRAIN_ALL_EPOCHS,  /* every epoch ran */
+    AC_TRAIN_EARLY_STOP,  /* no improvement for `patience` evaluations */
+    AC_TRAIN_MAX_STEPS,   /* max_steps reached */
+    AC_TRAIN_WAS_FINISHED /* resumed a run that had already finished: nothing to do */
+} ac_train_finish;
+
+typedef struct ac_train_event {
+    ac_train_event_kind kind;
+    /* AC_TRAIN_START */
+    int captions, flipped, text_captions, text_batch, val_photos, vocab, grouped, mapped_features;
+    int photos, missing_photos; /* training photos, and how many of them have no cached features (left out) */
+    int held_out; /* the data set has no val photo: this many of its training photos (a tenth, at least
+                   * one) were held out as val photos for the run (photos does not count them) */
+    size_t params;
+    /* AC_TRAIN_EPOCH, AC_TRAIN_PROGRESS: epoch (1-based) of epochs; step pos of steps in the epoch */
+    int epoch, epochs, pos, steps;
+    double loss;      /* mean train cross-entropy per token since the last evaluation */
+    double text_loss; /* of the batch of captions without photos; NAN without --text */
+    double tok_per_s; /* training tokens per second since the epoch (re)started */
+    double seconds;   /* since the epoch (re)started */
+    /* AC_TRAIN_EVALUATION: one row of the log (bleu4 and cider NAN when not computed) */
+    long step;
+    double epoch_frac, train_loss, val_loss, bleu4, cider, lr, minutes;
+    double window_tok_per_s; /* training tokens per second since the previous evaluation */
+    int best;                /* best so far: the model was saved */
+    int stopping;            /* no improvement for `patience` evaluations: training stops */
+    /* AC_TRAIN_RESUMED, AC_TRAIN_FINISHED */
+    const char *note;
+    ac_train_finish finish;
+    long best_step;
+    double best_score;
+    const char *metric; /* "cider", "bleu4" or "loss" (best_score is then minus the loss) */
+} ac_train_event;
+
+/* Called on the training thread, in the order above; the struct may grow at its end. */
+typedef void (*ac_train_fn)(const ac_train_event *ev, void *user);
+
+/* A trainer with the default options into *out (ac_trainer_close frees it). */
+AC_API int ac_trainer_open(ac_trainer **out, ac_err *err);
+AC_API void ac_trainer_close(ac_trainer *t);
+/* Sets option `key` from its text: a number of the option's kind in its range, a path or a name, or for
+ * a switch "1" or "0" (NULL: "1"). An unknown key or a bad value is refused naming the key and the value
+ * (the option keeps its value). Given options are checked against a resumed run's checkpoint. */
+AC_API int ac_trainer_set(ac_trainer *t, const char *key, const char *value, ac_err *err);
+/* The option's value as text (the default until set; "" for a text option not set), NULL for an unknown
+ * key; valid until the next call on t. */
+AC_API const char *ac_trainer_get(ac_trainer *t, const char *key);
+/* The i-th option's key (i from 0; NULL past the last) and whether it is a switch (takes no value on a
+ * command line). */
+AC_API const char *ac_trainer_option(int i, int *is_switch);
+/* Trains with the options set (data, features and out are needed), reporting to on_event (NULL: none)
+ * with user. Returns 0 when training ended (every epoch, early stopping, or a finished run resumed),
+ * else -1 with err (code AC_ERR_RESUME_OPTIONS: resuming with options other than the checkpoint's). */
+AC_API int ac_trainer_run(ac_trainer *t, ac_train_fn on_event, void *user, ac_err *err);
 
 #ifdef __cplusplus
 }

@@ -18,58 +18,7 @@
 extern "C" {
 #endif
 
-/* What training reports as it goes, through ac_train_opts.on_event (the library prints nothing; the
- * CLI turns these into its lines and progress bar). Fields not named for a kind are zero. */
-typedef enum ac_train_event_kind {
-    AC_TRAIN_START,      /* data loaded, model built: the counts below */
-    AC_TRAIN_EPOCH,      /* an epoch (re)starts: epoch, epochs, steps, pos (> 0 when resumed mid-epoch) */
-    AC_TRAIN_PROGRESS,   /* a step is done: epoch, epochs, pos of steps, loss, text_loss, tok_per_s, seconds */
-    AC_TRAIN_VALIDATING, /* an evaluation begins (it may take a while) */
-    AC_TRAIN_EVALUATION, /* an evaluation is done: the row below, best, stopping */
-    AC_TRAIN_RESUMED,    /* a checkpoint was loaded: step, epoch, pos of steps; note: what force did
-                          * with the options given that differ from the checkpoint's (the learning
-                          * rate given replaces the checkpoint's; the others are the checkpoint's), or
-                          * NULL */
-    AC_TRAIN_FINISHED    /* training is over (or was over before this resume): finish, best_step,
-                          * best_score (NAN if none) of metric, step, epoch (done), epochs; stopping:
-                          * it stopped early (more epochs would not continue it) */
-} ac_train_event_kind;
-
-typedef enum ac_train_finish {
-    AC_TRAIN_ALL_EPOCHS,  /* every epoch ran */
-    AC_TRAIN_EARLY_STOP,  /* no improvement for `patience` evaluations */
-    AC_TRAIN_MAX_STEPS,   /* max_steps reached */
-    AC_TRAIN_WAS_FINISHED /* resumed a run that had already finished: nothing to do */
-} ac_train_finish;
-
-typedef struct ac_train_event {
-    ac_train_event_kind kind;
-    /* AC_TRAIN_START */
-    int captions, flipped, text_captions, text_batch, val_photos, vocab, grouped, mapped_features;
-    int photos, missing_photos; /* training photos, and how many of them have no cached features (left out) */
-    int held_out; /* the data set has no val photo: this many of its training photos (a tenth, at least
-                   * one) were held out as val photos for the run (photos does not count them) */
-    size_t params;
-    /* AC_TRAIN_EPOCH, AC_TRAIN_PROGRESS: epoch (1-based) of epochs; step pos of steps in the epoch */
-    int epoch, epochs, pos, steps;
-    double loss;      /* mean train cross-entropy per token since the last evaluation */
-    double text_loss; /* of the batch of captions without photos; NAN without --text */
-    double tok_per_s; /* training tokens per second since the epoch (re)started */
-    double seconds;   /* since the epoch (re)started */
-    /* AC_TRAIN_EVALUATION: one row of the log (bleu4 and cider NAN when not computed) */
-    long step;
-    double epoch_frac, train_loss, val_loss, bleu4, cider, lr, minutes;
-    double window_tok_per_s; /* training tokens per second since the previous evaluation */
-    int best;                /* best so far: the model was saved */
-    int stopping;            /* no improvement for `patience` evaluations: training stops */
-    /* AC_TRAIN_RESUMED, AC_TRAIN_FINISHED */
-    const char *note;
-    ac_train_finish finish;
-    long best_step;
-    double best_score;
-    const char *metric; /* "cider", "bleu4" or "loss" (best_score is then minus the loss) */
-} ac_train_event;
-
+/* What training reports as it goes (ac_train_event and its kinds) is in the core, attncap.h. */
 typedef struct ac_train_opts {
     const char *data;       /* dataset SPEC (dataset.h) */
     const char *image_dir;  /* optional */

@@ -17,14 +17,16 @@ from ._lib import library_candidates
 from .captioner import Alternative, Captioner, Photo, Region, Result, Tag
 from .classifier import ClassScore, Classifier
 from .errors import (BadImageError, Error, LibraryNotFoundError, NoEncoderError, NoModelError,
-                     NotFeaturesError, OtherEncoderError, OutputExistsError, ResumeOptionsError)
+                     NotFeaturesError, OptionsError, OtherEncoderError, OutputExistsError, ResumeOptionsError)
 from .evaluate import evaluate
+from .train import train, train_options
 
 __all__ = [
     "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "Classifier", "ClassScore", "evaluate",
-    "library_path",
+    "train", "train_options", "library_path",
     "library_candidates", "Error", "BadImageError", "NoModelError", "NoEncoderError", "OutputExistsError",
-    "OtherEncoderError", "NotFeaturesError", "ResumeOptionsError", "LibraryNotFoundError", "__version__",
+    "OtherEncoderError", "NotFeaturesError", "ResumeOptionsError", "OptionsError", "LibraryNotFoundError",
+    "__version__",
 ]
 
 

@@ -126,6 +126,31 @@ _PROTOTYPES_1_3 = {
 }
 
 
+class ac_train_event(Structure):
+    _fields_ = [("kind", c_int), ("captions", c_int), ("flipped", c_int), ("text_captions", c_int),
+                ("text_batch", c_int), ("val_photos", c_int), ("vocab", c_int), ("grouped", c_int),
+                ("mapped_features", c_int), ("photos", c_int), ("missing_photos", c_int), ("held_out", c_int),
+                ("params", c_size_t), ("epoch", c_int), ("epochs", c_int), ("pos", c_int), ("steps", c_int),
+                ("loss", c_double), ("text_loss", c_double), ("tok_per_s", c_double), ("seconds", c_double),
+                ("step", ctypes.c_long), ("epoch_frac", c_double), ("train_loss", c_double), ("val_loss", c_double),
+                ("bleu4", c_double), ("cider", c_double), ("lr", c_double), ("minutes", c_double),
+                ("window_tok_per_s", c_double), ("best", c_int), ("stopping", c_int), ("note", c_char_p),
+                ("finish", c_int), ("best_step", ctypes.c_long), ("best_score", c_double), ("metric", c_char_p)]
+
+
+TRAIN_FN = ctypes.CFUNCTYPE(None, POINTER(ac_train_event), c_void_p)
+
+# Those 1.4 added (version node ATTNCAP_1.4): the trainer.
+_PROTOTYPES_1_4 = {
+    "ac_trainer_open": (c_int, [POINTER(c_void_p), _ERR_P]),
+    "ac_trainer_close": (None, [c_void_p]),
+    "ac_trainer_set": (c_int, [c_void_p, c_char_p, c_char_p, _ERR_P]),
+    "ac_trainer_get": (c_char_p, [c_void_p, c_char_p]),
+    "ac_trainer_option": (c_char_p, [c_int, POINTER(c_int)]),
+    "ac_trainer_run": (c_int, [c_void_p, TRAIN_FN, c_void_p, _ERR_P]),
+}
+
+
 def _checkout_of_package() -> Optional[Path]:
     """The repository this package's source sits in (python/attncap/ of a checkout), if it does."""
     root = Path(__file__).resolve().parent.parent.parent
@@ -185,7 +210,7 @@ def _load() -> Tuple[ctypes.CDLL, str]:
             tried.append(f"{path} ({why}): not attncap's core library (no {missing[0]})")
             continue
         for name, (res, args) in (list(_PROTOTYPES.items()) + list(_PROTOTYPES_1_2.items()) +
-                                  list(_PROTOTYPES_1_3.items())):
+                                  list(_PROTOTYPES_1_3.items()) + list(_PROTOTYPES_1_4.items())):
             if hasattr(dll, name):
                 f = getattr(dll, name)
                 f.restype, f.argtypes = res, args

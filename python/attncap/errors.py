@@ -5,7 +5,7 @@ from typing import Dict, Type
 
 __all__ = [
     "Error", "NoModelError", "NoEncoderError", "OutputExistsError", "OtherEncoderError",
-    "NotFeaturesError", "ResumeOptionsError", "BadImageError", "LibraryNotFoundError",
+    "NotFeaturesError", "ResumeOptionsError", "BadImageError", "OptionsError", "LibraryNotFoundError",
 ]
 
 
@@ -57,13 +57,19 @@ class BadImageError(Error):
     code = 7
 
 
+class OptionsError(Error, ValueError):
+    """An option is unknown, or its value is out of range or does not go with another's
+    (``AC_ERR_OPTIONS``)."""
+    code = 8
+
+
 class LibraryNotFoundError(Error, ImportError):
     """libattncap.so was not found (see :func:`attncap.library_path` for where it is looked for)."""
 
 
 _BY_CODE: Dict[int, Type[Error]] = {c.code: c for c in (
     NoModelError, NoEncoderError, OutputExistsError, OtherEncoderError, NotFeaturesError,
-    ResumeOptionsError, BadImageError)}
+    ResumeOptionsError, BadImageError, OptionsError)}
 
 
 def from_code(message: str, code: int) -> Error:

@@ -319,6 +319,32 @@ def test_evaluate_equals_attncap_eval(tmp_path):
     assert no_meteor["METEOR"] is None and no_meteor["CIDEr-D"] == got["CIDEr-D"]
 
 
+def test_train_equals_attncap_train(tmp_path):
+    # 1.4's trainer: the CLI's model byte for byte on the training fixture (training is deterministic),
+    # the events in order, the options' defaults as `attncap train --help` prints them
+    fx = ROOT / "tests" / "fixtures" / "train"
+    flags = ["--embed", "32", "--hidden", "32", "--att", "16", "--min-count", "1", "--batch", "5", "--lr", "0.01",
+             "--dropout", "0", "--lambda", "0.1", "--checkpoint-every", "0", "--epochs", "2", "--no-flip"]
+    cli("train", "--data", str(fx / "captions.json"), "--features", str(fx / "features"), "--out",
+        str(tmp_path / "cli.safetensors"), "--quiet", *flags)
+    events = []
+    last = attncap.train(str(fx / "captions.json"), str(fx / "features"), str(tmp_path / "py.safetensors"),
+                         embed=32, hidden=32, att=16, min_count=1, batch=5, lr=0.01, dropout=0, **{"lambda": 0.1},
+                         checkpoint_every=0, epochs=2, flip=False, on_event=events.append)
+    assert (tmp_path / "py.safetensors").read_bytes() == (tmp_path / "cli.safetensors").read_bytes()
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "start" and kinds[-1] == "finished" and kinds.count("evaluation") == 2
+    assert last == events[-1] and last["finish"] == "all_epochs" and last["metric"] in ("cider", "loss")
+    opts = attncap.train_options()
+    assert opts["epochs"] == "16" and opts["lr"] == "0.0004" and opts["data"] is None and "pointer" in opts
+    with pytest.raises(attncap.OptionsError, match="'learning_rate'"):
+        attncap.train(str(fx / "captions.json"), str(fx / "features"), str(tmp_path / "x.safetensors"),
+                      learning_rate=0.1)
+    with pytest.raises(attncap.OptionsError, match="'batch' wants a value in 1..4096"):
+        attncap.train(str(fx / "captions.json"), str(fx / "features"), str(tmp_path / "x.safetensors"), batch=0)
+    assert not (tmp_path / "x.safetensors").exists()
+
+
 def test_evaluate_identical_captions_score_bleu_one():
     got = attncap.evaluate([["a black dog runs on the grass"]], ["A black dog runs on the grass."])
     for k in ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L"):

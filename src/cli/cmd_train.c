@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/train.h"
+#include "attncap/attncap.h"
 #include "cleanup.h"
 #include "commands.h"
 #include "messages.h"
@@ -14,8 +14,14 @@
 #include "train_view.h"
 
 static void usage(FILE *f) {
-    ac_train_opts d;
-    ac_train_defaults(&d);
+    ac_trainer *t;
+    ac_err err;
+    if (ac_trainer_open(&t, &err)) {
+        fprintf(f, "usage: attncap train --data SPEC --features CACHE --out MODEL.safetensors [options]\n");
+        return;
+    }
+#define D(key) atof(ac_trainer_get(t, key)) /* the defaults, as numbers for the text below */
+#define I(key) (int)D(key)
     fprintf(f,
             "usage: attncap train --data SPEC --features CACHE --out MODEL.safetensors [options]\n\n"
             "First cache the photos' features (the encoder runs once per photo, not once per epoch):\n"
@@ -87,102 +93,112 @@ static void usage(FILE *f) {
             "  --shards N           batch shards computed in parallel (%d; changes the arithmetic)\n"
             "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
             "  --quiet\n",
-            d.epochs, d.batch, d.lr, d.lr_min, d.embed, d.hidden, d.att, d.reinforce, d.entropy, d.expected_context, d.dropout, d.lambda, d.min_count, d.clip,
-            d.weight_decay, d.ema, d.patience, d.lr_decay, d.lr_patience, d.checkpoint_every, d.beam, d.max_words, d.seed, d.shards);
+            I("epochs"), I("batch"), D("lr"), D("lr_min"), I("embed"), I("hidden"), I("att"), D("reinforce"), D("entropy"),
+            D("expected_context"), D("dropout"), D("lambda"), I("min_count"), D("clip"), D("weight_decay"), D("ema"),
+            I("patience"), D("lr_decay"), I("lr_patience"), I("checkpoint_every"), I("beam"), I("max_words"),
+            strtoull(ac_trainer_get(t, "seed"), NULL, 10), I("shards"));
+#undef I
+#undef D
+    ac_trainer_close(t);
+}
+
+/* The trainer's option named by a command-line flag's NAME (dashes as underscores), or NULL;
+ * *is_switch: whether it takes no value. */
+static const char *option_of(const char *name, size_t len, int *is_switch) {
+    const char *key;
+    for (int i = 0; (key = ac_trainer_option(i, is_switch)); i++) {
+        size_t k = 0;
+        while (k < len && key[k] && (key[k] == name[k] || (key[k] == '_' && name[k] == '-'))) k++;
+        if (k == len && !key[k]) return key;
+    }
+    return NULL;
+}
+
+/* "--key value", "--key=value", "--switch", "--no-switch" (the switch set to 0) and
+ * "--load-features" (= "--no-map-features") become ac_trainer_set calls; -q/--quiet and --help are the
+ * program's. Returns 0, CLI_HELP, or CLI_BAD after saying what is wrong. */
+static int parse(ac_trainer *t, int argc, char **argv, int *quiet) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return CLI_HELP;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            *quiet = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) || !a[2]) {
+            fprintf(stderr, "attncap train: unexpected argument '%s' (try --help)\n", a);
+            return CLI_BAD;
+        }
+        const char *name = a + 2, *eq = strchr(name, '='), *value = eq ? eq + 1 : NULL;
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        int is_switch = 0, negated = 0;
+        const char *key = option_of(name, len, &is_switch);
+        if (!key && len == 13 && !strncmp(name, "load-features", 13)) key = "map_features", is_switch = negated = 1;
+        if (!key && len > 3 && !strncmp(name, "no-", 3)) {
+            key = option_of(name + 3, len - 3, &is_switch), negated = 1;
+            if (!is_switch) key = NULL; /* only a switch has its no- */
+        }
+        if (!key) {
+            const char *flags[128];
+            char buf[128][40];
+            int n = 0;
+            for (const char *k; n < 128 && (k = ac_trainer_option(n, NULL)); n++) {
+                snprintf(buf[n], sizeof buf[n], "--%s", k);
+                for (char *c = buf[n]; *c; c++) *c = *c == '_' ? '-' : *c;
+                flags[n] = buf[n];
+            }
+            const char *near = cli_closest(a, flags, n);
+            fprintf(stderr, "attncap train: unknown option '%.*s' (%s%s%stry --help)\n", (int)len + 2, a,
+                    near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+            return CLI_BAD;
+        }
+        if (is_switch && eq) {
+            fprintf(stderr, "attncap train: %.*s takes no value, got '%s'\n", (int)len + 2, a, a);
+            return CLI_BAD;
+        }
+        if (!is_switch && !eq) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "attncap train: %s needs a value\n", a);
+                return CLI_BAD;
+            }
+            value = argv[++i];
+        }
+        ac_err err;
+        if (ac_trainer_set(t, key, is_switch ? (negated ? "0" : "1") : value, &err)) {
+            /* as every command says it: the flag as given, not the library's "option 'key'" */
+            const char *rest = !strncmp(err.msg, "option '", 8) ? strstr(err.msg + 8, "' ") : NULL;
+            if (rest) fprintf(stderr, "attncap train: --%.*s %s\n", (int)len, name, rest + 2);
+            else fprintf(stderr, "attncap train: %s\n", err.msg);
+            return CLI_BAD;
+        }
+    }
+    return 0;
 }
 
 int cmd_train(int argc, char **argv) {
-    ac_train_opts o;
-    ac_train_defaults(&o);
-    train_view view = {0};
-    int pointer = 0;
-    o.on_event = train_view_event, o.user = &view;
-    const char *given[64];
-    char given_buf[2048];
-    o.resume_given = given, o.n_resume_given = train_given_options(argc, argv, given, 64, given_buf, sizeof given_buf);
-    const cli_opt opts[] = {
-        OPT_STR("--data", &o.data),
-        OPT_STR("--images", &o.image_dir),
-        OPT_STR("--features", &o.features),
-        OPT_STR("--extra-data", &o.extra_data),
-        OPT_STR("--text", &o.text),
-        OPT_FLOAT("--text-ratio", &o.text_ratio, 0.01, 100),
-        OPT_STR("--detections", &o.detections), OPT_INT("--regions", &o.regions, 1, 32), OPT_FLAG("--copy", NULL, &o.copy),
-        OPT_FLAG("--pointer", NULL, &pointer), OPT_FLAG("--absent", NULL, &o.absent),
-        OPT_FLAG("--object-init", NULL, &o.object_init),
-        OPT_FLOAT("--text-weight", &o.text_weight, 0, 100),
-        OPT_STR("--init", &o.init),
-        OPT_STR("--out", &o.out),
-        OPT_STR("--log", &o.log_csv),
-        OPT_STR("--plot", &o.plot_png),
-        OPT_STR("--val-metric", &o.val_metric),
-        OPT_INT("--epochs", &o.epochs, 0, 100000),
-        OPT_INT("--batch", &o.batch, 1, 4096),
-        OPT_FLOAT("--lr", &o.lr, 1e-9, 1),
-        OPT_FLOAT("--lr-min", &o.lr_min, 0, 1),
-        OPT_INT("--embed", &o.embed, 1, 8192),
-        OPT_INT("--hidden", &o.hidden, 1, 8192),
-        OPT_INT("--att", &o.att, 1, 8192),
-        OPT_STR("--attention", &o.attention), OPT_INT("--heads", &o.heads, 1, 64),
-        OPT_STR("--decoder", &o.decoder), OPT_INT("--layers", &o.layers, 1, 64),
-        OPT_STR("--attention-mode", &o.attention_mode), OPT_FLOAT("--reinforce", &o.reinforce, 0, 1e5),
-        OPT_FLOAT("--entropy", &o.entropy, 0, 1e5), OPT_FLOAT("--expected-context", &o.expected_context, 0, 1),
-        OPT_FLOAT("--dropout", &o.dropout, 0, 0.99),
-        OPT_FLOAT("--lambda", &o.lambda, 0, 1e5),
-        OPT_INT("--min-count", &o.min_count, 1, 1e9),
-        OPT_FLOAT("--clip", &o.clip, 0, 1e9),
-        OPT_FLOAT("--weight-decay", &o.weight_decay, 0, 1),
-        OPT_FLOAT("--ema", &o.ema, 0, 0.999999),
-        OPT_INT("--patience", &o.patience, 1, 1e6),
-        OPT_FLOAT("--lr-decay", &o.lr_decay, 0.01, 1),
-        OPT_INT("--lr-patience", &o.lr_patience, 1, 1e6),
-        OPT_INT("--eval-every", &o.eval_every, 0, 1e9),
-        OPT_INT("--checkpoint-every", &o.checkpoint_every, 0, 1e9),
-        OPT_INT("--beam", &o.beam, 1, 100),
-        OPT_INT("--max-val", &o.max_val, 0, 1e9),
-        OPT_INT("--max-train", &o.max_train, 0, 1e9),
-        OPT_INT("--max-words", &o.max_words, 1, 1000),
-        OPT_U64("--seed", &o.seed, 0, 9e15),
-        OPT_INT("--max-steps", &o.max_steps, 0, 2e9),
-        OPT_INT("--shards", &o.shards, 1, 64),
-        OPT_INT("--threads", &o.threads, 1, 256),
-        OPT_FLAG("--resume", NULL, &o.resume),
-        OPT_FLAG("--force", NULL, &o.resume_force),
-        OPT_FLAG("--quiet", "-q", &view.quiet),
-        OPT_FLAG("--flip", NULL, &o.flip), OPT_UNSET("--no-flip", &o.flip),
-        OPT_FLAG("--fp16", NULL, &o.fp16),
-        OPT_UNSET("--no-group", &o.group),
-        OPT_FLAG("--map-features", NULL, &o.map_features), OPT_UNSET("--load-features", &o.map_features),
-        OPT_END,
-    };
-    const int n_args = cli_parse("train", argc, argv, opts, 0, usage);
-    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
-    if (!o.data || !o.features || !o.out) {
-        fprintf(stderr, "attncap train: --data, --features and --out are required (try --help)\n");
-        return 2;
-    }
-    if (pointer) o.copy = 2;
-    if ((o.absent || o.object_init) && !o.copy) {
-        fprintf(stderr, "attncap train: --absent and --object-init go with --copy or --pointer\n");
-        return 2;
-    }
-    if (o.copy && !o.detections && !o.resume) {
-        fprintf(stderr, "attncap train: --copy needs --detections: it copies from the photos' detected objects\n");
-        return 2;
-    }
-    if (o.resume_force && !o.resume) {
-        fprintf(stderr, "attncap train: --force goes with --resume (it keeps the checkpoint's options)\n");
-        return 2;
-    }
-    view.features = o.features, view.out = o.out;
-    /* what an interrupted run was writing goes (see cleanup.h) */
-    cli_cleanup_watch(o.out, 0), cli_cleanup_watch(o.log_csv, 0), cli_cleanup_watch(o.plot_png, 0);
+    ac_trainer *t;
     ac_err err;
-    const int rc = ac_train(&o, &err);
-    cli_progress_finish(&view.bar);
-    if (rc) {
-        fprintf(stderr, "attncap train: %s%s\n", err.msg, cli_hint(&err));
+    if (ac_trainer_open(&t, &err)) {
+        fprintf(stderr, "attncap train: %s\n", err.msg);
         return 1;
     }
-    return 0;
+    train_view view = {0};
+    const int parsed = parse(t, argc, argv, &view.quiet);
+    if (parsed) {
+        ac_trainer_close(t);
+        return parsed == CLI_HELP ? 0 : 2;
+    }
+    view.features = ac_trainer_get(t, "features"), view.out = ac_trainer_get(t, "out");
+    /* what an interrupted run was writing goes (see cleanup.h) */
+    const char *written[3] = {view.out, ac_trainer_get(t, "log"), ac_trainer_get(t, "plot")};
+    for (int k = 0; k < 3; k++)
+        if (*written[k]) cli_cleanup_watch(written[k], 0);
+    const int rc = ac_trainer_run(t, train_view_event, &view, &err);
+    cli_progress_finish(&view.bar);
+    if (rc) fprintf(stderr, "attncap train: %s%s\n", err.msg, cli_hint(&err));
+    ac_trainer_close(t); /* (the paths watched above are its: this is the program's end) */
+    return !rc ? 0 : err.code == AC_ERR_OPTIONS ? 2 : 1;
 }

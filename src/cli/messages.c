@@ -24,6 +24,7 @@ const char *cli_hint(const ac_err *err) {
     case AC_ERR_OTHER_ENCODER: return " (use another --out directory)";
     case AC_ERR_NOT_FEATURES: return " (make it with attncap features --out DIR)";
     case AC_ERR_RESUME_OPTIONS: return " (leave those flags out to resume as the run started, or add --force to go on with the checkpoint's)";
+    case AC_ERR_OPTIONS: return " (try --help)";
     case AC_ERR_BAD_IMAGE:
     case AC_ERR_FAILED: break;
     }

@@ -84,24 +84,3 @@ void train_view_event(const ac_train_event *ev, void *user) {
         break;
     }
 }
-
-
-int train_given_options(int argc, char **argv, const char **names, int max, char *buf, size_t buf_n) {
-    int n = 0;
-    size_t used = 0;
-    for (int i = 1; i < argc && n < max; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) break;
-        if (strncmp(a, "--", 2) || !a[2]) continue;
-        a += 2;
-        if (!strncmp(a, "no-", 3)) a += 3;
-        size_t l = strcspn(a, "=");
-        if (used + l + 1 > buf_n) break;
-        char *name = buf + used;
-        for (size_t k = 0; k < l; k++) name[k] = a[k] == '-' ? '_' : a[k];
-        name[l] = 0;
-        used += l + 1;
-        names[n++] = name;
-    }
-    return n;
-}

@@ -1,8 +1,7 @@
-/* train_view.h: the terminal side of attncap train: its lines, its progress bar, and which of the
- * options that a checkpoint records were given on the command line. */
+/* train_view.h: the terminal side of attncap train: its lines and its progress bar. */
 #ifndef ATTNCAP_CLI_TRAIN_VIEW_H
 #define ATTNCAP_CLI_TRAIN_VIEW_H
-#include "attncap/train.h"
+#include "attncap/attncap.h"
 #include "progress.h"
 
 /* A bar per epoch on a terminal (one line a minute on stderr otherwise), the start, resume, warning
@@ -18,7 +17,4 @@ typedef struct {
 
 void train_view_event(const ac_train_event *ev, void *user);
 
-/* The options of argv (before parsing) as a checkpoint names them: "--lr-decay=0.5" -> "lr_decay",
- * "--no-flip" -> "flip". names[] (capacity max) point into buf (capacity buf_n). Returns the count. */
-int train_given_options(int argc, char **argv, const char **names, int max, char *buf, size_t buf_n);
 #endif

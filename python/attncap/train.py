@@ -1,0 +1,97 @@
+"""Training a model on captioned photos (attncap.h's trainer, 1.4), as ``attncap train`` does."""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable, Dict, List, Optional
+
+from . import _lib
+
+__all__ = ["train", "train_options"]
+
+_KINDS = ["start", "epoch", "progress", "validating", "evaluation", "resumed", "finished"]
+_FINISH = ["all_epochs", "early_stop", "max_steps", "was_finished"]
+# What each kind of event carries (attncap.h's ac_train_event), besides "kind".
+_FIELDS = {
+    "start": ["captions", "flipped", "text_captions", "text_batch", "val_photos", "vocab", "grouped",
+              "mapped_features", "photos", "missing_photos", "held_out", "params"],
+    "epoch": ["epoch", "epochs", "pos", "steps"],
+    "progress": ["epoch", "epochs", "pos", "steps", "loss", "text_loss", "tok_per_s", "seconds"],
+    "validating": [],
+    "evaluation": ["step", "epoch_frac", "train_loss", "val_loss", "bleu4", "cider", "lr", "minutes",
+                   "window_tok_per_s", "best", "stopping"],
+    "resumed": ["step", "epoch", "pos", "steps", "note"],
+    "finished": ["finish", "best_step", "best_score", "metric", "step", "epoch", "epochs", "stopping"],
+}
+
+
+def _event(ev: "_lib.ac_train_event") -> Dict[str, Any]:
+    kind = _KINDS[ev.kind] if 0 <= ev.kind < len(_KINDS) else str(ev.kind)
+    out: Dict[str, Any] = {"kind": kind}
+    for f in _FIELDS.get(kind, []):
+        v = getattr(ev, f)
+        if f == "finish":
+            v = _FINISH[v] if 0 <= v < len(_FINISH) else v
+        elif isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        out[f] = v
+    return out
+
+
+def train_options() -> Dict[str, Optional[str]]:
+    """Every training option with its default, as text (``None`` for a text option with none): the
+    keyword arguments :func:`train` takes (``attncap train --help`` says what each does)."""
+    dll = _lib.lib()
+    handle, err = ctypes.c_void_p(), _lib.ac_err()
+    _lib.check(_lib.need("ac_trainer_open")(ctypes.byref(handle), ctypes.byref(err)), err)
+    try:
+        out: Dict[str, Optional[str]] = {}
+        i = 0
+        while True:
+            key = dll.ac_trainer_option(i, None)
+            if key is None:
+                return out
+            value = dll.ac_trainer_get(handle, key).decode()
+            out[key.decode()] = value if value != "" else None
+            i += 1
+    finally:
+        dll.ac_trainer_close(handle)
+
+
+def train(data: str, features: str, out: str, *, on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
+          **options: Any) -> Dict[str, Any]:
+    """Trains a model on the captioned photos of ``data`` (a data set SPEC, as ``attncap train --data``)
+    whose features are cached in ``features`` (``attncap features``), writing the best model to ``out``.
+    Other options by their keys (:func:`train_options`; ``epochs=4``, ``lr=3e-4``, ``pointer=True``,
+    ``resume=True``...): a bool is a switch, anything else its text. ``on_event`` receives each
+    progress event as a dict (``{"kind": "evaluation", "val_loss": ..., ...}``) on the calling thread.
+
+    Returns the last event, ``{"kind": "finished", "finish": "all_epochs", "best_step": ..., ...}``.
+    Raises :class:`attncap.OptionsError` for an unknown option or a bad value (the model is left as it
+    was), :class:`attncap.Error` with the library's message for anything else; an exception raised by
+    ``on_event`` stops nothing but is raised when training returns."""
+    dll = _lib.lib()
+    handle, err = ctypes.c_void_p(), _lib.ac_err()
+    _lib.check(_lib.need("ac_trainer_open")(ctypes.byref(handle), ctypes.byref(err)), err)
+    last: List[Dict[str, Any]] = []
+    raised: List[BaseException] = []
+
+    def relay(ev_p: Any, _user: Any) -> None:
+        ev = _event(ev_p.contents)
+        last[:] = [ev]
+        if on_event is not None and not raised:
+            try:
+                on_event(ev)
+            except BaseException as e:  # noqa: BLE001 (kept, raised when the C call returns)
+                raised.append(e)
+
+    try:
+        for key, value in [("data", data), ("features", features), ("out", out)] + list(options.items()):
+            text = ("1" if value else "0") if isinstance(value, bool) else str(value)
+            _lib.check(dll.ac_trainer_set(handle, key.encode(), _lib.fs(text), ctypes.byref(err)), err)
+        callback = _lib.TRAIN_FN(relay)
+        _lib.check(dll.ac_trainer_run(handle, callback, None, ctypes.byref(err)), err)
+    finally:
+        dll.ac_trainer_close(handle)
+    if raised:
+        raise raised[0]
+    return last[0] if last else {"kind": "finished"}
