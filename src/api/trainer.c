@@ -4,34 +4,31 @@
  * and which keys were set is what a resumed run compares with its checkpoint. */
 #include "attncap/attncap.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "attncap/train.h"
 #include "alloc_internal.h"
+#include "options_internal.h"
 
-typedef enum { K_TEXT, K_INT, K_FLOAT, K_U64, K_SWITCH, K_POINTER } option_kind;
+struct ac_trainer {
+    ac_train_opts o;
+    int pointer;                  /* "pointer": copy 2 whatever "copy" says */
+    const char *given[64];        /* the keys set, once each (resume compares them) */
+    int n_given;
+    char *text[64];               /* the text options' copies (owned) */
+    char shown[64];               /* ac_trainer_get's number */
+};
 
-typedef struct option {
-    const char *key;
-    option_kind kind;
-    size_t off; /* in ac_train_opts (K_POINTER: none, the trainer's own) */
-    double lo, hi;
-} option;
-
-#define TXT(k, m) {k, K_TEXT, offsetof(ac_train_opts, m), 0, 0}
-#define INT(k, m, lo, hi) {k, K_INT, offsetof(ac_train_opts, m), lo, hi}
-#define FLT(k, m, lo, hi) {k, K_FLOAT, offsetof(ac_train_opts, m), lo, hi}
-#define SWITCH(k, m) {k, K_SWITCH, offsetof(ac_train_opts, m), 0, 1}
+#define TXT(k, m) {k, OPTION_TEXT, offsetof(struct ac_trainer, o.m), 0, 0}
+#define INT(k, m, lo, hi) {k, OPTION_INT, offsetof(struct ac_trainer, o.m), lo, hi}
+#define FLT(k, m, lo, hi) {k, OPTION_FLOAT, offsetof(struct ac_trainer, o.m), lo, hi}
+#define SWITCH(k, m) {k, OPTION_SWITCH, offsetof(struct ac_trainer, m), 0, 1}
 static const option OPTIONS[] = {
     TXT("data", data), TXT("images", image_dir), TXT("features", features), TXT("extra_data", extra_data),
     TXT("text", text), FLT("text_ratio", text_ratio, 0.01, 100), TXT("detections", detections),
-    INT("regions", regions, 1, 32), SWITCH("copy", copy), {"pointer", K_POINTER, 0, 0, 1}, SWITCH("absent", absent),
-    SWITCH("object_init", object_init), FLT("text_weight", text_weight, 0, 100), TXT("init", init), TXT("out", out),
+    INT("regions", regions, 1, 32), SWITCH("copy", o.copy), SWITCH("pointer", pointer), SWITCH("absent", o.absent),
+    SWITCH("object_init", o.object_init), FLT("text_weight", text_weight, 0, 100), TXT("init", init), TXT("out", out),
     TXT("log", log_csv), TXT("plot", plot_png), TXT("val_metric", val_metric), INT("epochs", epochs, 0, 100000),
     INT("batch", batch, 1, 4096), FLT("lr", lr, 1e-9, 1), FLT("lr_min", lr_min, 0, 1), INT("embed", embed, 1, 8192),
     INT("hidden", hidden, 1, 8192), INT("att", att, 1, 8192), TXT("attention", attention), INT("heads", heads, 1, 64),
@@ -42,36 +39,17 @@ static const option OPTIONS[] = {
     INT("patience", patience, 1, 1e6), FLT("lr_decay", lr_decay, 0.01, 1), INT("lr_patience", lr_patience, 1, 1e6),
     INT("eval_every", eval_every, 0, 1e9), INT("checkpoint_every", checkpoint_every, 0, 1e9), INT("beam", beam, 1, 100),
     INT("max_val", max_val, 0, 1e9), INT("max_train", max_train, 0, 1e9), INT("max_words", max_words, 1, 1000),
-    {"seed", K_U64, offsetof(ac_train_opts, seed), 0, 9e15}, INT("max_steps", max_steps, 0, 2e9),
-    INT("shards", shards, 1, 64), INT("threads", threads, 1, 256), SWITCH("resume", resume),
-    SWITCH("force", resume_force), SWITCH("flip", flip), SWITCH("fp16", fp16), SWITCH("group", group),
-    SWITCH("map_features", map_features),
+    {"seed", OPTION_U64, offsetof(struct ac_trainer, o.seed), 0, 9e15}, INT("max_steps", max_steps, 0, 2e9),
+    INT("shards", shards, 1, 64), INT("threads", threads, 1, 256), SWITCH("resume", o.resume),
+    SWITCH("force", o.resume_force), SWITCH("flip", o.flip), SWITCH("fp16", o.fp16), SWITCH("group", o.group),
+    SWITCH("map_features", o.map_features),
 };
 #undef TXT
 #undef INT
 #undef FLT
 #undef SWITCH
 #define N_OPTIONS (int)(sizeof OPTIONS / sizeof OPTIONS[0])
-
-struct ac_trainer {
-    ac_train_opts o;
-    char *text[N_OPTIONS];            /* the text options' copies (owned) */
-    int pointer;                      /* "pointer": copy 2 whatever "copy" says */
-    const char *given[N_OPTIONS];     /* the keys set, once each (resume compares them) */
-    int n_given;
-    char shown[64];                   /* ac_trainer_get's number */
-};
-
-/* The option of key (dashes read as underscores), or -1. */
-static int find(const char *key) {
-    char k[64];
-    size_t n = key ? strlen(key) : 0;
-    if (!n || n >= sizeof k) return -1;
-    for (size_t i = 0; i <= n; i++) k[i] = key[i] == '-' ? '_' : key[i];
-    for (int i = 0; i < N_OPTIONS; i++)
-        if (!strcmp(OPTIONS[i].key, k)) return i;
-    return -1;
-}
+_Static_assert(N_OPTIONS <= 64, "the trainer's given[] and text[] hold every option");
 
 int ac_trainer_open(ac_trainer **out, ac_err *err) {
     *out = ac_calloc(1, sizeof **out);
@@ -88,75 +66,23 @@ void ac_trainer_close(ac_trainer *t) {
 
 const char *ac_trainer_option(int i, int *is_switch) {
     if (i < 0 || i >= N_OPTIONS) return NULL;
-    if (is_switch) *is_switch = OPTIONS[i].kind == K_SWITCH || OPTIONS[i].kind == K_POINTER;
+    if (is_switch) *is_switch = OPTIONS[i].kind == OPTION_SWITCH;
     return OPTIONS[i].key;
 }
 
-/* The number `text` spells for option p, or -1 after saying what is wrong. */
-static int parse_number(const option *p, const char *text, double *v, ac_err *err) {
-    char *end;
-    errno = 0;
-    *v = strtod(text, &end);
-    const int whole = p->kind != K_FLOAT;
-    if (!*text || *end || errno || !isfinite(*v) || (whole && *v != floor(*v)))
-        return ac_errc(err, AC_ERR_OPTIONS, "option '%s' wants %s, got '%.80s'", p->key,
-                       p->kind == K_SWITCH || p->kind == K_POINTER ? "1 or 0" : whole ? "a whole number" : "a number", text);
-    if (!(*v >= p->lo && *v <= p->hi))
-        return ac_errc(err, AC_ERR_OPTIONS, "option '%s' wants a value in %.15g..%.15g, got '%.80s'", p->key, p->lo,
-                       p->hi, text);
-    return 0;
-}
-
 int ac_trainer_set(ac_trainer *t, const char *key, const char *value, ac_err *err) {
-    const int i = find(key);
+    const int i = option_find(OPTIONS, N_OPTIONS, key);
     if (i < 0) return ac_errc(err, AC_ERR_OPTIONS, "unknown training option '%.80s'", key ? key : "");
-    const option *p = &OPTIONS[i];
-    char *field = (char *)&t->o + p->off;
-    if (p->kind == K_TEXT) {
-        if (!value) return ac_errc(err, AC_ERR_OPTIONS, "option '%s' wants a value", p->key);
-        char *copy = ac_strdup(value);
-        if (!copy) return ac_errf(err, "out of memory");
-        free(t->text[i]);
-        t->text[i] = copy;
-        *(const char **)(void *)field = copy;
-    } else {
-        double v;
-        if (parse_number(p, value ? value : "1", &v, err)) return -1;
-        if (p->kind == K_POINTER) t->pointer = (int)v;
-        else if (p->kind == K_INT || p->kind == K_SWITCH) *(int *)(void *)field = (int)v;
-        else if (p->kind == K_U64) *(unsigned long long *)(void *)field = (unsigned long long)v;
-        else *(float *)(void *)field = (float)v;
-    }
+    if (option_set(&OPTIONS[i], t, &t->text[i], value, err)) return -1;
     int seen = 0;
-    for (int k = 0; k < t->n_given; k++) seen |= t->given[k] == p->key;
-    if (!seen) t->given[t->n_given++] = p->key;
+    for (int k = 0; k < t->n_given; k++) seen |= t->given[k] == OPTIONS[i].key;
+    if (!seen) t->given[t->n_given++] = OPTIONS[i].key;
     return 0;
 }
 
 const char *ac_trainer_get(ac_trainer *t, const char *key) {
-    const int i = find(key);
-    if (i < 0) return NULL;
-    const option *p = &OPTIONS[i];
-    const char *field = (const char *)&t->o + p->off;
-    switch (p->kind) {
-    case K_TEXT: {
-        const char *s = *(const char *const *)(const void *)field;
-        return s ? s : "";
-    }
-    case K_POINTER: snprintf(t->shown, sizeof t->shown, "%d", t->pointer); break;
-    case K_INT:
-    case K_SWITCH: snprintf(t->shown, sizeof t->shown, "%d", *(const int *)(const void *)field); break;
-    case K_U64: snprintf(t->shown, sizeof t->shown, "%llu", *(const unsigned long long *)(const void *)field); break;
-    case K_FLOAT: { /* the shortest text that reads back as the same float (4e-4: "0.0004") */
-        const float v = *(const float *)(const void *)field;
-        for (int digits = 6; digits <= 9; digits++) {
-            snprintf(t->shown, sizeof t->shown, "%.*g", digits, v);
-            if (strtof(t->shown, NULL) == v) break;
-        }
-        break;
-    }
-    }
-    return t->shown;
+    const int i = option_find(OPTIONS, N_OPTIONS, key);
+    return i < 0 ? NULL : option_get(&OPTIONS[i], t, t->shown, sizeof t->shown);
 }
 
 int ac_trainer_run(ac_trainer *t, ac_train_fn on_event, void *user, ac_err *err) {

@@ -102,81 +102,7 @@ static void usage(FILE *f) {
     ac_trainer_close(t);
 }
 
-/* The trainer's option named by a command-line flag's NAME (dashes as underscores), or NULL;
- * *is_switch: whether it takes no value. */
-static const char *option_of(const char *name, size_t len, int *is_switch) {
-    const char *key;
-    for (int i = 0; (key = ac_trainer_option(i, is_switch)); i++) {
-        size_t k = 0;
-        while (k < len && key[k] && (key[k] == name[k] || (key[k] == '_' && name[k] == '-'))) k++;
-        if (k == len && !key[k]) return key;
-    }
-    return NULL;
-}
-
-/* "--key value", "--key=value", "--switch", "--no-switch" (the switch set to 0) and
- * "--load-features" (= "--no-map-features") become ac_trainer_set calls; -q/--quiet and --help are the
- * program's. Returns 0, CLI_HELP, or CLI_BAD after saying what is wrong. */
-static int parse(ac_trainer *t, int argc, char **argv, int *quiet) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return CLI_HELP;
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            *quiet = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) || !a[2]) {
-            fprintf(stderr, "attncap train: unexpected argument '%s' (try --help)\n", a);
-            return CLI_BAD;
-        }
-        const char *name = a + 2, *eq = strchr(name, '='), *value = eq ? eq + 1 : NULL;
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        int is_switch = 0, negated = 0;
-        const char *key = option_of(name, len, &is_switch);
-        if (!key && len == 13 && !strncmp(name, "load-features", 13)) key = "map_features", is_switch = negated = 1;
-        if (!key && len > 3 && !strncmp(name, "no-", 3)) {
-            key = option_of(name + 3, len - 3, &is_switch), negated = 1;
-            if (!is_switch) key = NULL; /* only a switch has its no- */
-        }
-        if (!key) {
-            const char *flags[128];
-            char buf[128][40];
-            int n = 0;
-            for (const char *k; n < 128 && (k = ac_trainer_option(n, NULL)); n++) {
-                snprintf(buf[n], sizeof buf[n], "--%s", k);
-                for (char *c = buf[n]; *c; c++) *c = *c == '_' ? '-' : *c;
-                flags[n] = buf[n];
-            }
-            const char *near = cli_closest(a, flags, n);
-            fprintf(stderr, "attncap train: unknown option '%.*s' (%s%s%stry --help)\n", (int)len + 2, a,
-                    near ? "did you mean " : "", near ? near : "", near ? "? " : "");
-            return CLI_BAD;
-        }
-        if (is_switch && eq) {
-            fprintf(stderr, "attncap train: %.*s takes no value, got '%s'\n", (int)len + 2, a, a);
-            return CLI_BAD;
-        }
-        if (!is_switch && !eq) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "attncap train: %s needs a value\n", a);
-                return CLI_BAD;
-            }
-            value = argv[++i];
-        }
-        ac_err err;
-        if (ac_trainer_set(t, key, is_switch ? (negated ? "0" : "1") : value, &err)) {
-            /* as every command says it: the flag as given, not the library's "option 'key'" */
-            const char *rest = !strncmp(err.msg, "option '", 8) ? strstr(err.msg + 8, "' ") : NULL;
-            if (rest) fprintf(stderr, "attncap train: --%.*s %s\n", (int)len, name, rest + 2);
-            else fprintf(stderr, "attncap train: %s\n", err.msg);
-            return CLI_BAD;
-        }
-    }
-    return 0;
-}
+static int set_option(void *t, const char *key, const char *value, ac_err *err) { return ac_trainer_set(t, key, value, err); }
 
 int cmd_train(int argc, char **argv) {
     ac_trainer *t;
@@ -186,8 +112,11 @@ int cmd_train(int argc, char **argv) {
         return 1;
     }
     train_view view = {0};
-    const int parsed = parse(t, argc, argv, &view.quiet);
-    if (parsed) {
+    static const char *const aliases[][3] = {{"--load-features", "map_features", "0"}};
+    const cli_job_opts job = {ac_trainer_option, set_option, t, aliases, 1};
+    const cli_opt own[] = {OPT_FLAG("--quiet", "-q", &view.quiet), OPT_END};
+    const int parsed = cli_parse_job("train", argc, argv, own, 0, usage, &job);
+    if (parsed < 0) {
         ac_trainer_close(t);
         return parsed == CLI_HELP ? 0 : 2;
     }

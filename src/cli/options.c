@@ -40,12 +40,19 @@ const char *cli_closest(const char *word, const char *const *names, int n) {
     return best_d <= bar ? best : NULL;
 }
 
-/* " (did you mean --x? try --help)", or " (try --help)". */
-static void unknown_option(const char *cmd, const cli_opt *opts, const char *given) {
+/* " (did you mean --x? try --help)", or " (try --help)": among opts' flags and the job's. */
+static void unknown_option(const char *cmd, const cli_opt *opts, const cli_job_opts *job, const char *given) {
     const char *names[256];
+    char flags[128][48];
     int n = 0;
     for (const cli_opt *o = opts; o->name && n < 256; o++)
         if (o->kind != CLI_REMOVED) names[n++] = o->name;
+    const char *key;
+    for (int i = 0; job && i < 128 && n < 256 && (key = job->option(i, NULL)); i++) {
+        snprintf(flags[i], sizeof flags[i], "--%s", key);
+        for (char *c = flags[i]; *c; c++) *c = *c == '_' ? '-' : *c;
+        names[n++] = flags[i];
+    }
     const char *near = given[1] == '-' ? cli_closest(given, names, n) : NULL;
     fprintf(stderr, "attncap %s: unknown option '%s' (%s%s%stry --help)\n", cmd, given, near ? "did you mean " : "",
             near ? near : "", near ? "? " : "");
@@ -78,7 +85,69 @@ static int set_number(const char *cmd, const cli_opt *o, const char *text) {
     return 0;
 }
 
+/* The job's key for flag NAME (len bytes after the dashes), or NULL; *is_switch, *value (an alias's, or
+ * "0" for a switch's --no-) set. */
+static const char *job_key(const cli_job_opts *job, const char *flag, const char *name, size_t len, int *is_switch,
+                           const char **value) {
+    *value = NULL;
+    for (int i = 0; i < job->n_aliases; i++)
+        if (strlen(job->aliases[i][0]) == len + 2 && !strncmp(job->aliases[i][0], flag, len + 2)) {
+            *is_switch = 1, *value = job->aliases[i][2];
+            return job->aliases[i][1];
+        }
+    for (int negated = 0; negated < 2; negated++) {
+        const char *n = name + 3 * negated;
+        const size_t l = len - 3 * (size_t)negated;
+        if (negated && (len <= 3 || strncmp(name, "no-", 3))) break;
+        const char *key;
+        for (int i = 0; (key = job->option(i, is_switch)); i++) {
+            size_t k = 0;
+            while (k < l && key[k] && (key[k] == n[k] || (key[k] == '_' && n[k] == '-'))) k++;
+            if (k < l || key[k]) continue;
+            if (negated && !*is_switch) return NULL; /* only a switch has its --no- */
+            if (negated) *value = "0";
+            return key;
+        }
+    }
+    return NULL;
+}
+
+/* Sets the job's option for argv[*i] (a flag the command's own table does not have): 0, 1 when it is
+ * not the job's either, or CLI_BAD after saying what is wrong. */
+static int job_option(const char *cmd, const cli_job_opts *job, int argc, char **argv, int *i) {
+    const char *a = argv[*i], *name = a + 2, *eq = strchr(a, '=');
+    if (a[1] != '-') return 1;
+    const size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    int is_switch = 0;
+    const char *value;
+    const char *key = job_key(job, a, name, len, &is_switch, &value);
+    if (!key) return 1;
+    if (is_switch && eq) {
+        fprintf(stderr, "attncap %s: %.*s takes no value, got '%s'\n", cmd, (int)len + 2, a, a);
+        return CLI_BAD;
+    }
+    if (!is_switch) {
+        if (!eq && *i + 1 >= argc) {
+            fprintf(stderr, "attncap %s: %s needs a value\n", cmd, a);
+            return CLI_BAD;
+        }
+        value = eq ? eq + 1 : argv[++*i];
+    }
+    ac_err err;
+    if (job->set(job->job, key, is_switch && !value ? "1" : value, &err) == 0) return 0;
+    /* as every option says it: the flag as given, not the library's "option 'key'" */
+    const char *rest = !strncmp(err.msg, "option '", 8) ? strstr(err.msg + 8, "' ") : NULL;
+    if (rest) fprintf(stderr, "attncap %s: %.*s %s\n", cmd, (int)len + 2, a, rest + 2);
+    else fprintf(stderr, "attncap %s: %s\n", cmd, err.msg);
+    return CLI_BAD;
+}
+
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *)) {
+    return cli_parse_job(cmd, argc, argv, opts, max_pos, usage, NULL);
+}
+
+int cli_parse_job(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *),
+                  const cli_job_opts *job) {
     int n_pos = 0, options_done = 0;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
@@ -110,8 +179,13 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
             return CLI_BAD;
         }
         const cli_opt *o = find_opt(opts, eq ? name : a);
+        if (!o && job) {
+            const int rc = job_option(cmd, job, argc, argv, &i);
+            if (rc == 0) continue;
+            if (rc == CLI_BAD) return CLI_BAD;
+        }
         if (!o) {
-            unknown_option(cmd, opts, eq ? name : a);
+            unknown_option(cmd, opts, job, eq ? name : a);
             return CLI_BAD;
         }
         if (o->kind == CLI_REMOVED) {

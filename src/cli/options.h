@@ -46,6 +46,7 @@ typedef struct {
 #define OPT_END {NULL, NULL, CLI_FLAG, NULL, 0, 0}
 
 enum { CLI_HELP = -1, CLI_BAD = -2 };
+struct ac_err;
 
 /* Parses argv[1..argc-1] against `opts` (ended by an entry whose name is NULL). A value is the next
  * argument or follows '=' ("--beam 3" or "--beam=3"; a flag given "=value" is a mistake). Arguments that are
@@ -55,6 +56,21 @@ enum { CLI_HELP = -1, CLI_BAD = -2 };
  * an unknown option, a removed one ("attncap CMD: --X was removed: NOTE"), a missing or malformed value, or a
  * number out of range. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *));
+
+/* A core job's options (the trainer's, the featurizer's: attncap.h), reached by cli_parse_job: every
+ * "--key value" that is not the command's own sets the job's option key ('-' for '_'), a switch
+ * "--key" sets "1" and "--no-key" "0"; aliases [n_aliases] map a flag to a key and value ("--load-features"
+ * to map_features 0). The job's message for a bad value is printed with the flag given. */
+typedef struct {
+    const char *(*option)(int i, int *is_switch); /* ac_trainer_option */
+    int (*set)(void *job, const char *key, const char *value, struct ac_err *err); /* ac_trainer_set */
+    void *job;
+    const char *const (*aliases)[3]; /* {flag, key, value} */
+    int n_aliases;
+} cli_job_opts;
+/* cli_parse with the job's options beside opts. */
+int cli_parse_job(const char *cmd, int argc, char **argv, const cli_opt *opts, int max_pos, void (*usage)(FILE *),
+                  const cli_job_opts *job);
 
 /* The one of names[0..n) closest to word by edit distance (typos: a letter wrong, missing, extra or
  * two swapped), if within 1 edit for words of up to 4 bytes, 2 up to 8, else 3; NULL when none is
@@ -67,7 +83,6 @@ const char *cli_closest(const char *word, const char *const *names, int n);
  * name, bf16x2 asked of a CPU without AMX, or int8 of an encoder that is not quantized. */
 struct ac_captioner;
 struct ac_encoder;
-struct ac_err;
 const char *cli_precision_name(const char *value);
 int cli_captioner_precision(const char *value, struct ac_captioner *c, struct ac_err *err);
 int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *err);
