@@ -610,6 +610,57 @@ static int cmd_train(int argc, char **argv) {
     return 0;
 }
 
+/* Feature caches (1.4): `features OUT KEY=VALUE... -- PHOTO...`, then prints the run's counts. */
+static int cmd_features(int argc, char **argv) {
+    ac_featurizer *f;
+    ac_err err;
+    if (argc < 1 || ac_featurizer_open(&f, &err)) return 1;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        char key[64];
+        const char *eq = strchr(argv[i], '=');
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]), argv[i]);
+        if (ac_featurizer_set(f, key, eq ? eq + 1 : NULL, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            ac_featurizer_close(f);
+            return 1;
+        }
+    }
+    int progress = 0;
+    ac_featurizer_stats st;
+    const int n = i < argc ? argc - i - 1 : 0;
+    const int rc = ac_featurizer_run(f, argv[0], (const char *const *)argv + i + 1, n, NULL, &progress, &st, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    else printf("photos %d encoded %d skipped %d failed %d grid %dx%d x %d layer %s\n", st.photos, st.encoded, st.skipped,
+                st.failed, st.grid_h, st.grid_w, st.dim, ac_featurizer_get(f, "layer"));
+    ac_featurizer_close(f);
+    return rc ? 1 : 0;
+}
+
+/* The featurizer's refusals, as the trainer's. */
+static void featurizer_errors(void) {
+    ac_featurizer *f;
+    ac_err err;
+    if (ac_featurizer_open(&f, &err)) {
+        printf("bad featurizer_open: %s\n", err.msg);
+        return;
+    }
+    expect("featurizer_unknown_key", ac_featurizer_set(f, "lr", "1", &err), NULL, &err, "'lr'", AC_ERR_OPTIONS);
+    expect("featurizer_resize", ac_featurizer_set(f, "resize", "sideways", &err), NULL, &err, "sideways", AC_ERR_OPTIONS);
+    expect("featurizer_shard", ac_featurizer_set(f, "shard", "3/2", &err), NULL, &err, "shard", AC_ERR_OPTIONS);
+    expect("featurizer_precision", ac_featurizer_set(f, "precision", "fp8", &err), NULL, &err, "fp8", AC_ERR_OPTIONS);
+    expect("featurizer_size", ac_featurizer_set(f, "size", "8", &err), NULL, &err, "size", AC_ERR_OPTIONS);
+    expect("featurizer_no_out", ac_featurizer_run(f, NULL, NULL, 0, NULL, NULL, NULL, &err), NULL, &err, "directory",
+           AC_ERR_OPTIONS);
+    const char *size = ac_featurizer_get(f, "size"), *resize = ac_featurizer_get(f, "resize");
+    int sw = 0, flip_switch = 0;
+    for (int i = 0; ac_featurizer_option(i, &sw); i++)
+        if (!strcmp(ac_featurizer_option(i, NULL), "flip")) flip_switch = sw;
+    if (!size || strcmp(size, "448") || !resize || *resize || !flip_switch) printf("bad featurizer_options\n");
+    else printf("ok featurizer_options\n");
+    ac_featurizer_close(f);
+}
+
 /* The trainer's refusals: an unknown key, a value of the wrong kind or out of range, a run without
  * its data; the defaults read back, the switches listed as such. */
 static void trainer_errors(void) {
@@ -788,6 +839,7 @@ static int cmd_errors(const char *dir) {
     expect("eval_null_reference", ac_evaluate(1, cands, refs, nref, 0, &mt, &err), NULL, &err, "image 0", -1);
     classify_errors(missing);
     trainer_errors();
+    featurizer_errors();
     ac_result_free(NULL), ac_captioner_close(NULL), ac_model_close(NULL), ac_free(NULL); /* no-ops */
     ac_captioner_close(c);
     printf("version %s %s\n", AC_VERSION, ac_version());
@@ -806,6 +858,7 @@ int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "eval")) return cmd_eval();
     if (argc == 3 && !strcmp(argv[1], "errors")) return cmd_errors(argv[2]);
     if (argc >= 2 && !strcmp(argv[1], "train")) return cmd_train(argc - 2, argv + 2);
-    fprintf(stderr, "usage: core_api caption|bytes|stream|each|rgb|classify|overlays|eval|errors|train ...\n");
+    if (argc >= 3 && !strcmp(argv[1], "features")) return cmd_features(argc - 2, argv + 2);
+    fprintf(stderr, "usage: core_api caption|bytes|stream|each|rgb|classify|overlays|eval|errors|train|features ...\n");
     return 2;
 }

@@ -7,7 +7,7 @@
 # the runners-up's confidence, times, caption.json and folder names the CLI takes from it; a result's
 # regions, the attention on them and the copied shares as its JSON line prints them); attention rows are
 # distributions; ac_evaluate matches coco-caption's published numbers (tests/fixtures/metrics_ref.json);
-# 1.4's trainer trains the CLI's model byte for byte; every error path answers with one line naming
+# 1.4's featurizer and trainer write the CLI's cache and model byte for byte; every error path answers with one line naming
 # the problem (and nothing leaks under ASan).
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -444,6 +444,21 @@ if [ $built = 1 ]; then
   elif ! cmp -s "$T/cli.safetensors" "$T/lib.safetensors"; then t_fail "the library's model differs from the CLI's"
   elif ! grep -q '^start 1 epochs 3 evaluations 3 finished 1 best_step [0-9]* out_of_order 0 progress 1$' "$T/train.txt"
   then t_fail "events: $(cat "$T/train.txt")"
+  else t_ok; fi
+fi
+
+t_begin features_as_the_cli
+# 1.4's featurizer: the same photos and options by key give the CLI's cache byte for byte
+if [ $built = 1 ] && need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
+  ENC="$DATA/encoders/mobilenet_v1_0.25_128_quant.tflite"
+  photos=("$ROOT"/samples/*.jpg)
+  if ! "$A" features --encoder "$ENC" --size 128 --fp16 --flip --shard-size 4 --quiet --out "$T/fc_cli" "${photos[@]}" \
+       2>"$T/err"; then t_fail "attncap features: $(head -3 "$T/err")"
+  elif ! "$P" features "$T/fc_lib" encoder="$ENC" size=128 fp16 flip shard-size=4 -- "${photos[@]}" >"$T/feat.txt" \
+       2>"$T/err"; then t_fail "core_api features: $(head -3 "$T/err")"
+  elif ! diff -r "$T/fc_cli" "$T/fc_lib" >/dev/null; then t_fail "the caches differ: $(diff -rq "$T/fc_cli" "$T/fc_lib" | head -2)"
+  elif ! grep -q "^photos ${#photos[@]} encoded $((2 * ${#photos[@]})) skipped 0 failed 0 grid 4x4 x " "$T/feat.txt"; then
+    t_fail "counts: $(cat "$T/feat.txt")"
   else t_ok; fi
 fi
 

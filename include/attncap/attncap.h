@@ -9,11 +9,11 @@
  * score captions against references as coco-caption does; detect COCO objects (1.1) and classify a
  * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
  * and read what a result holds beyond its struct: its detected objects, the attention on them, what was
- * copied (1.3); train a model on captioned photos (1.4).
+ * copied (1.3); cache photos' features and train a model on them (1.4).
  *
  * Conventions
- *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer. Each is made by
- *    <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results are freed by
+ *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer, ac_featurizer.
+ *    Each is made by <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results are freed by
  *    ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library returns by
  *    ac_free.
  *  - Every fallible call returns 0, or -1 with a one-line message in *err that names the file and the
@@ -518,6 +518,50 @@ AC_API const char *ac_trainer_option(int i, int *is_switch);
  * with user. Returns 0 when training ended (every epoch, early stopping, or a finished run resumed),
  * else -1 with err (code AC_ERR_RESUME_OPTIONS: resuming with options other than the checkpoint's). */
 AC_API int ac_trainer_run(ac_trainer *t, ac_train_fn on_event, void *user, ac_err *err);
+
+/* ---- Feature caches (1.4) --------------------------------------------------------------------- */
+/* What training reads: each photo's annotation vectors, cached once (`attncap features`) in a directory
+ * of shard files; a rerun skips the photos already there, so an interrupted one resumes. Options by key
+ * from text, as the trainer's: "encoder" (a .tflite; default the data directory's
+ * encoders/mobilenet_v2_1.0_224_quant.tflite), "layer" (default: the last conv layer before pooling),
+ * "size" (448), "resize" (squash or aspect), "shard_size" (photos per file, 256), "shard" ("I/N" or
+ * "slurm": only this task's share of the photos), "threads", "precision", "fp16", "flip". */
+typedef struct ac_featurizer ac_featurizer;
+
+typedef struct ac_featurizer_event {
+    int done, total;   /* photos of this share done (encoded, skipped or failed), of total */
+    const char *error; /* a photo that failed, one line naming it (the others go on); NULL: progress */
+} ac_featurizer_event; /* may grow at its end */
+typedef void (*ac_featurizer_fn)(const ac_featurizer_event *ev, void *user);
+
+typedef struct ac_featurizer_stats {
+    int photos;                    /* given: this share's (merge: rows written) */
+    int encoded, skipped, failed;  /* rows encoded now (a photo and its "flip" mirror: 2), photos already
+                                    * cached, photos that could not be read */
+    int shards;                    /* shard files written */
+    int inputs;                    /* merge: caches that held rows */
+    int grid_h, grid_w, dim;       /* the cache's grid */
+    int shard_index, shard_count;  /* the share ("shard"), 0 and 0 without */
+} ac_featurizer_stats;
+
+AC_API int ac_featurizer_open(ac_featurizer **out, ac_err *err);
+AC_API void ac_featurizer_close(ac_featurizer *f);
+/* As ac_trainer_set, _get and _option, for the options above. */
+AC_API int ac_featurizer_set(ac_featurizer *f, const char *key, const char *value, ac_err *err);
+AC_API const char *ac_featurizer_get(ac_featurizer *f, const char *key);
+AC_API const char *ac_featurizer_option(int i, int *is_switch);
+/* Caches photos [n] (paths; keys: their file names) in the directory out (made if needed; one made by
+ * another encoder, layer or size is refused), each failure to on_event (NULL: none) and counted, progress
+ * after each photo. 0 when every photo was tried (stats->failed may be > 0; stats may be NULL), -1 on an
+ * error that stops it (the options, the encoder, the directory). The layer's name: ac_featurizer_get(f,
+ * "layer") after a run. */
+AC_API int ac_featurizer_run(ac_featurizer *f, const char *out, const char *const *photos, int n,
+                             ac_featurizer_fn on_event, void *user, ac_featurizer_stats *stats, ac_err *err);
+/* Merges the caches dirs [n] of a sharded run into the new cache out ("shard_size" photos a file), each
+ * row as stored: the bytes one run over the photos in sorted order writes. Refused: caches of another
+ * encoder, a photo in two, an out that exists and is not empty. */
+AC_API int ac_featurizer_merge(ac_featurizer *f, const char *out, const char *const *dirs, int n,
+                               ac_featurizer_stats *stats, ac_err *err);
 
 #ifdef __cplusplus
 }

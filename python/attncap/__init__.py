@@ -19,11 +19,11 @@ from .classifier import ClassScore, Classifier
 from .errors import (BadImageError, Error, LibraryNotFoundError, NoEncoderError, NoModelError,
                      NotFeaturesError, OptionsError, OtherEncoderError, OutputExistsError, ResumeOptionsError)
 from .evaluate import evaluate
-from .train import train, train_options
+from .train import features, train, train_options
 
 __all__ = [
     "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "Classifier", "ClassScore", "evaluate",
-    "train", "train_options", "library_path",
+    "features", "train", "train_options", "library_path",
     "library_candidates", "Error", "BadImageError", "NoModelError", "NoEncoderError", "OutputExistsError",
     "OtherEncoderError", "NotFeaturesError", "ResumeOptionsError", "OptionsError", "LibraryNotFoundError",
     "__version__",

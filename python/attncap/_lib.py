@@ -140,7 +140,19 @@ class ac_train_event(Structure):
 
 TRAIN_FN = ctypes.CFUNCTYPE(None, POINTER(ac_train_event), c_void_p)
 
-# Those 1.4 added (version node ATTNCAP_1.4): the trainer.
+class ac_featurizer_event(Structure):
+    _fields_ = [("done", c_int), ("total", c_int), ("error", c_char_p)]
+
+
+class ac_featurizer_stats(Structure):
+    _fields_ = [("photos", c_int), ("encoded", c_int), ("skipped", c_int), ("failed", c_int), ("shards", c_int),
+                ("inputs", c_int), ("grid_h", c_int), ("grid_w", c_int), ("dim", c_int), ("shard_index", c_int),
+                ("shard_count", c_int)]
+
+
+FEATURIZER_FN = ctypes.CFUNCTYPE(None, POINTER(ac_featurizer_event), c_void_p)
+
+# Those 1.4 added (version node ATTNCAP_1.4): the trainer and the featurizer.
 _PROTOTYPES_1_4 = {
     "ac_trainer_open": (c_int, [POINTER(c_void_p), _ERR_P]),
     "ac_trainer_close": (None, [c_void_p]),
@@ -148,6 +160,13 @@ _PROTOTYPES_1_4 = {
     "ac_trainer_get": (c_char_p, [c_void_p, c_char_p]),
     "ac_trainer_option": (c_char_p, [c_int, POINTER(c_int)]),
     "ac_trainer_run": (c_int, [c_void_p, TRAIN_FN, c_void_p, _ERR_P]),
+    "ac_featurizer_open": (c_int, [POINTER(c_void_p), _ERR_P]),
+    "ac_featurizer_close": (None, [c_void_p]),
+    "ac_featurizer_set": (c_int, [c_void_p, c_char_p, c_char_p, _ERR_P]),
+    "ac_featurizer_get": (c_char_p, [c_void_p, c_char_p]),
+    "ac_featurizer_option": (c_char_p, [c_int, POINTER(c_int)]),
+    "ac_featurizer_run": (c_int, [c_void_p, c_char_p, POINTER(c_char_p), c_int, FEATURIZER_FN, c_void_p,
+                                  POINTER(ac_featurizer_stats), _ERR_P]),
 }
 
 

@@ -1,12 +1,14 @@
-"""Training a model on captioned photos (attncap.h's trainer, 1.4), as ``attncap train`` does."""
+"""Training a model on captioned photos (attncap.h's featurizer and trainer, 1.4), as ``attncap features``
+and ``attncap train`` do."""
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, Dict, List, Optional
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _lib
 
-__all__ = ["train", "train_options"]
+__all__ = ["features", "train", "train_options"]
 
 _KINDS = ["start", "epoch", "progress", "validating", "evaluation", "resumed", "finished"]
 _FINISH = ["all_epochs", "early_stop", "max_steps", "was_finished"]
@@ -35,6 +37,41 @@ def _event(ev: "_lib.ac_train_event") -> Dict[str, Any]:
             v = v.decode("utf-8", "replace")
         out[f] = v
     return out
+
+
+def features(photos: Sequence[Union[str, "os.PathLike[str]"]], out: str, *,
+             on_error: Optional[Callable[[str], None]] = None, **options: Any) -> Dict[str, Any]:
+    """Caches the annotation vectors of ``photos`` (paths) in the directory ``out``, as ``attncap
+    features --out OUT PHOTO...`` does: a rerun skips the photos already there. Options by key
+    (``encoder=``, ``size=448``, ``fp16=True``, ``flip=True``, ``shard="0/4"``...; ``attncap features
+    --help``). A photo that cannot be read goes to ``on_error`` (its one-line message) and is counted;
+    the others go on. Returns ``{"photos", "encoded", "skipped", "failed", "shards", "grid": (h, w),
+    "dim", "layer"}``; raises :class:`attncap.OptionsError` for a bad option, :class:`attncap.Error`
+    for anything that stops it."""
+    dll = _lib.lib()
+    handle, err = ctypes.c_void_p(), _lib.ac_err()
+    _lib.check(_lib.need("ac_featurizer_open")(ctypes.byref(handle), ctypes.byref(err)), err)
+
+    def relay(ev_p: Any, _user: Any) -> None:
+        ev = ev_p.contents
+        if ev.error is not None and on_error is not None:
+            on_error(ev.error.decode("utf-8", "replace"))
+
+    try:
+        for key, value in options.items():
+            text = ("1" if value else "0") if isinstance(value, bool) else str(value)
+            _lib.check(dll.ac_featurizer_set(handle, key.encode(), _lib.fs(text), ctypes.byref(err)), err)
+        paths = [_lib.fs(p) for p in photos]
+        arr = (ctypes.c_char_p * max(1, len(paths)))(*paths)
+        st = _lib.ac_featurizer_stats()
+        callback = _lib.FEATURIZER_FN(relay)
+        _lib.check(dll.ac_featurizer_run(handle, _lib.fs(out), arr, len(paths), callback, None, ctypes.byref(st),
+                                         ctypes.byref(err)), err)
+        return {"photos": st.photos, "encoded": st.encoded, "skipped": st.skipped, "failed": st.failed,
+                "shards": st.shards, "grid": (st.grid_h, st.grid_w), "dim": st.dim,
+                "layer": dll.ac_featurizer_get(handle, b"layer").decode()}
+    finally:
+        dll.ac_featurizer_close(handle)
 
 
 def train_options() -> Dict[str, Optional[str]]:

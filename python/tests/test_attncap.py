@@ -345,6 +345,30 @@ def test_train_equals_attncap_train(tmp_path):
     assert not (tmp_path / "x.safetensors").exists()
 
 
+def test_features_equal_attncap_features(tmp_path):
+    # 1.4's featurizer: the CLI's cache byte for byte; a photo that cannot be read is said and counted
+    enc = Path(DATA) / "encoders" / "mobilenet_v1_0.25_128_quant.tflite"
+    if not enc.is_file():
+        pytest.skip("needs ../shared/encoders/mobilenet_v1_0.25_128_quant.tflite")
+    photos = [str(p) for p in SAMPLES]
+    cli("features", "--encoder", str(enc), "--size", "128", "--fp16", "--quiet", "--out", str(tmp_path / "cli"), *photos)
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("not a photo")
+    errors = []
+    st = attncap.features(photos + [str(bad)], str(tmp_path / "py"), encoder=str(enc), size=128, fp16=True,
+                          on_error=errors.append)
+    assert st["photos"] == len(photos) + 1 and st["encoded"] == len(photos) and st["failed"] == 1
+    assert st["grid"] == (4, 4) and st["layer"] and len(errors) == 1 and "notes.jpg" in errors[0]
+    cli_files = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert cli_files == sorted(p.name for p in (tmp_path / "py").iterdir())
+    for name in cli_files:
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "py" / name).read_bytes(), name
+    again = attncap.features(photos, str(tmp_path / "py"), encoder=str(enc), size=128, fp16=True)
+    assert again["encoded"] == 0 and again["skipped"] == len(photos)
+    with pytest.raises(attncap.OptionsError, match="'resize'"):
+        attncap.features(photos, str(tmp_path / "x"), resize="sideways")
+
+
 def test_evaluate_identical_captions_score_bleu_one():
     got = attncap.evaluate([["a black dog runs on the grass"]], ["A black dog runs on the grass."])
     for k in ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L"):

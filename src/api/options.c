@@ -10,7 +10,13 @@
 #include "attncap/common.h"
 #include "alloc_internal.h"
 
-int option_find(const option *table, int n, const char *key) {
+const char *ac_option_key(const option *table, int n, int i, int *is_switch) {
+    if (i < 0 || i >= n) return NULL;
+    if (is_switch) *is_switch = table[i].kind == OPTION_SWITCH;
+    return table[i].key;
+}
+
+int ac_option_find(const option *table, int n, const char *key) {
     char k[64];
     const size_t len = key ? strlen(key) : 0;
     if (!len || len >= sizeof k) return -1;
@@ -20,7 +26,7 @@ int option_find(const option *table, int n, const char *key) {
     return -1;
 }
 
-int option_set(const option *o, void *base, char **owned, const char *text, ac_err *err) {
+int ac_option_set(const option *o, void *base, char **owned, const char *text, ac_err *err) {
     char *field = (char *)base + o->off;
     if (o->kind == OPTION_TEXT) {
         if (!text) return ac_errc(err, AC_ERR_OPTIONS, "option '%s' wants a value", o->key);
@@ -48,7 +54,7 @@ int option_set(const option *o, void *base, char **owned, const char *text, ac_e
     return 0;
 }
 
-const char *option_get(const option *o, const void *base, char *buf, size_t n) {
+const char *ac_option_get(const option *o, const void *base, char *buf, size_t n) {
     const char *field = (const char *)base + o->off;
     switch (o->kind) {
     case OPTION_TEXT: {

@@ -18,11 +18,13 @@ typedef struct option {
     double lo, hi;
 } option;
 
+/* The i-th option's key (NULL outside 0..n-1) and whether it is a switch: a job's ..._option. */
+const char *ac_option_key(const option *table, int n, int i, int *is_switch);
 /* The index of key in table [n] ('-' read as '_'), or -1. */
-int option_find(const option *table, int n, const char *key);
+int ac_option_find(const option *table, int n, const char *key);
 /* Sets option o of the job at base from text (a switch: NULL means "1"); a text option's copy goes to
  * *owned (the previous one freed). Refused with AC_ERR_OPTIONS naming the key and the text. */
-int option_set(const option *o, void *base, char **owned, const char *text, ac_err *err);
+int ac_option_set(const option *o, void *base, char **owned, const char *text, ac_err *err);
 /* Option o's value as text: a text option's own string ("" when unset), else written to buf [n]. */
-const char *option_get(const option *o, const void *base, char *buf, size_t n);
+const char *ac_option_get(const option *o, const void *base, char *buf, size_t n);
 #endif

@@ -64,16 +64,12 @@ void ac_trainer_close(ac_trainer *t) {
     free(t);
 }
 
-const char *ac_trainer_option(int i, int *is_switch) {
-    if (i < 0 || i >= N_OPTIONS) return NULL;
-    if (is_switch) *is_switch = OPTIONS[i].kind == OPTION_SWITCH;
-    return OPTIONS[i].key;
-}
+const char *ac_trainer_option(int i, int *is_switch) { return ac_option_key(OPTIONS, N_OPTIONS, i, is_switch); }
 
 int ac_trainer_set(ac_trainer *t, const char *key, const char *value, ac_err *err) {
-    const int i = option_find(OPTIONS, N_OPTIONS, key);
+    const int i = ac_option_find(OPTIONS, N_OPTIONS, key);
     if (i < 0) return ac_errc(err, AC_ERR_OPTIONS, "unknown training option '%.80s'", key ? key : "");
-    if (option_set(&OPTIONS[i], t, &t->text[i], value, err)) return -1;
+    if (ac_option_set(&OPTIONS[i], t, &t->text[i], value, err)) return -1;
     int seen = 0;
     for (int k = 0; k < t->n_given; k++) seen |= t->given[k] == OPTIONS[i].key;
     if (!seen) t->given[t->n_given++] = OPTIONS[i].key;
@@ -81,8 +77,8 @@ int ac_trainer_set(ac_trainer *t, const char *key, const char *value, ac_err *er
 }
 
 const char *ac_trainer_get(ac_trainer *t, const char *key) {
-    const int i = option_find(OPTIONS, N_OPTIONS, key);
-    return i < 0 ? NULL : option_get(&OPTIONS[i], t, t->shown, sizeof t->shown);
+    const int i = ac_option_find(OPTIONS, N_OPTIONS, key);
+    return i < 0 ? NULL : ac_option_get(&OPTIONS[i], t, t->shown, sizeof t->shown);
 }
 
 int ac_trainer_run(ac_trainer *t, ac_train_fn on_event, void *user, ac_err *err) {
