@@ -86,6 +86,11 @@ if setup; then
   [ $ok = 1 ] && { expect_error "missing list" "$A" features --encoder "$ENC" --out "$T/x" --list "$T/nolist.txt" || ok=0; }
   [ $ok = 1 ] && { expect_error "bad layer" "$A" features --encoder "$ENC" --layer nope --out "$T/x" "$ENC" || ok=0; }
   [ $ok = 1 ] && { expect_error "unwritable out" "$A" features --encoder "$ENC" --size 128 --out /proc/nope/x "$(sed -n 1p "$T/list.txt")" || ok=0; }
+  if [ $ok = 1 ] && ATTNCAP_PRECISION=half expect_error "unknown ATTNCAP_PRECISION" "$A" features --encoder "$ENC" \
+       --out "$T/p" "$(sed -n 1p "$T/list.txt")"; then
+    grep -q "ATTNCAP_PRECISION: unknown precision 'half'" "$T/err" && [ ! -e "$T/p" ] ||
+      { t_fail "the variable not named, or a cache begun: $(cat "$T/err")"; ok=0; }
+  else ok=0; fi
   [ $ok = 1 ] && t_ok
 fi
 t_end

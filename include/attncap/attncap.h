@@ -13,9 +13,9 @@
  *
  * Conventions
  *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer, ac_featurizer.
- *    Each is made by <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results are freed by
- *    ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library returns by
- *    ac_free.
+ *    Each is made by <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results
+ *    are freed by ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library
+ *    returns by ac_free.
  *  - Every fallible call returns 0, or -1 with a one-line message in *err that names the file and the
  *    problem (err may be NULL). The library never prints and never exits.
  *  - Options: pass NULL for the defaults, or fill a struct with <name>_init and change what you need.
@@ -529,7 +529,7 @@ AC_API int ac_trainer_run(ac_trainer *t, ac_train_fn on_event, void *user, ac_er
 typedef struct ac_featurizer ac_featurizer;
 
 typedef struct ac_featurizer_event {
-    int done, total;   /* photos of this share done (encoded, skipped or failed), of total */
+    int done, total;   /* photos to encode (this share's not cached yet) done, of total; done 0: the start */
     const char *error; /* a photo that failed, one line naming it (the others go on); NULL: progress */
 } ac_featurizer_event; /* may grow at its end */
 typedef void (*ac_featurizer_fn)(const ac_featurizer_event *ev, void *user);
@@ -542,7 +542,7 @@ typedef struct ac_featurizer_stats {
     int inputs;                    /* merge: caches that held rows */
     int grid_h, grid_w, dim;       /* the cache's grid */
     int shard_index, shard_count;  /* the share ("shard"), 0 and 0 without */
-} ac_featurizer_stats;
+} ac_featurizer_stats; /* the caller's: it keeps this size (a later count comes through a new call) */
 
 AC_API int ac_featurizer_open(ac_featurizer **out, ac_err *err);
 AC_API void ac_featurizer_close(ac_featurizer *f);

@@ -108,12 +108,17 @@ static int open_encoder(ac_featurizer *f, ac_encoder *enc, ac_err *err) {
         if (!found) return ac_errc(err, AC_ERR_NO_ENCODER, "no encoder given and no data directory found (set ATTNCAP_DATA)");
         path = found;
     }
+    ac_precision p;
+    if (ac_precision_parse(f->precision ? f->precision : ac_default_precision(), &p, err)) {
+        free(found);
+        if (!f->precision) ac_err_prefix(err, "ATTNCAP_PRECISION"); /* ("precision" was checked when set) */
+        if (err) err->code = AC_ERR_OPTIONS;
+        return -1;
+    }
     const int rc = ac_encoder_open(path, f->layer, f->size, f->threads, enc, err);
     free(found);
     if (rc) return -1;
-    ac_precision p;
-    if (ac_precision_parse(f->precision ? f->precision : ac_default_precision(), &p, err) ||
-        ac_encoder_set_precision(enc, p, err) ||
+    if (ac_encoder_set_precision(enc, p, err) ||
         (f->resize && !strcmp(f->resize, "aspect") && ac_encoder_set_resize(enc, AC_RESIZE_ASPECT, err))) {
         ac_encoder_close(enc);
         return -1;
