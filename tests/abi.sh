@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 SO="$(dirname "$A")/libattncap.so"
+[ -f "$SO" ] || SO="$ROOT/${BUILD:-build}/libattncap.so" # under ATTNCAP_CLI_WRAPPER, $A is a wrapper script
 BASE="$ROOT/abi/libattncap.abi"
 
 t_begin abi_against_baseline

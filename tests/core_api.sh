@@ -12,6 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 B=$(dirname "$A")
+[ -f "$B/libattncap.so" ] || B="$ROOT/${BUILD:-build}" # under ATTNCAP_CLI_WRAPPER, $A is a wrapper script
 SO="$B/libattncap.so"
 PY=/usr/bin/python3
 P="$T/core_c"
