@@ -18,6 +18,9 @@ extern "C" {
  * current directory, to the executable's directory and its parents that exists. Returns NULL if
  * none. The returned string is owned by the caller (free). */
 char *ac_find_data_dir(void);
+/* rel (an encoder's file: "encoders/...") in the data directory, for a `what` ("encoder", "classifier")
+ * not given; NULL with err (AC_ERR_NO_ENCODER) when there is no data directory. malloc'd. */
+char *ac_data_file(const char *rel, const char *what, ac_err *err);
 /* $name's value, or NULL when it is unset or empty: how the library outside base reads a variable of the
  * environment (the Slurm array of ac_shard_parse). The string belongs to the environment. */
 const char *ac_env(const char *name);

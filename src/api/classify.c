@@ -57,24 +57,12 @@ static int read_labels(ac_classifier *c, const char *path, ac_err *err) {
 }
 
 /* rel in the data directory (malloc'd), or NULL with err set (AC_ERR_NO_ENCODER when there is none). */
-static char *in_data_dir(const char *rel, ac_err *err) {
-    char *d = ac_find_data_dir();
-    if (!d) {
-        ac_errc(err, AC_ERR_NO_ENCODER, "no classifier given and no data directory found for %s (set ATTNCAP_DATA)", rel);
-        return NULL;
-    }
-    char *p = ac_path_join(d, rel);
-    free(d);
-    if (!p) ac_errf(err, "out of memory");
-    return p;
-}
-
 int ac_classifier_open(const char *path, const char *labels, int threads, ac_classifier **out, ac_err *err) {
     *out = NULL;
     if (threads < 0) return ac_errf(err, "classifier: %d threads", threads);
     char *own_path = NULL, *own_labels = NULL;
-    if ((!path && !(path = own_path = in_data_dir("encoders/mobilenet_v2_1.0_224_quant.tflite", err))) ||
-        (!labels && !(labels = own_labels = in_data_dir("encoders/imagenet_labels.txt", err)))) {
+    if ((!path && !(path = own_path = ac_data_file("encoders/mobilenet_v2_1.0_224_quant.tflite", "classifier", err))) ||
+        (!labels && !(labels = own_labels = ac_data_file("encoders/imagenet_labels.txt", "classifier", err)))) {
         free(own_path);
         return -1;
     }

@@ -58,7 +58,10 @@ int ac_featurizer_set(ac_featurizer *f, const char *key, const char *value, ac_e
     if (!strcmp(OPTIONS[i].key, "shard") && value) { /* refused now, not after the encoder is loaded */
         ac_shard sh;
         ac_err why;
-        if (ac_shard_parse(value, &sh, &why)) return ac_errc(err, AC_ERR_OPTIONS, "option 'shard' %s", why.msg);
+        const int number = *value && strspn(value, "0123456789") == strlen(value); /* the old photos-per-file flag */
+        if (ac_shard_parse(value, &sh, &why))
+            return ac_errc(err, AC_ERR_OPTIONS, "option 'shard' %s%s", why.msg,
+                           number ? " (photos per file is the option shard_size)" : "");
     }
     if (!strcmp(OPTIONS[i].key, "precision") && value) {
         ac_precision p;
@@ -99,15 +102,9 @@ static int encode(void *ctx, const ac_image *img, float *out, int *gh, int *gw, 
 
 /* The encoder the options name, opened with their precision and resize policy. */
 static int open_encoder(ac_featurizer *f, ac_encoder *enc, ac_err *err) {
-    char *dir = NULL, *found = NULL;
+    char *found = NULL;
     const char *path = f->encoder;
-    if (!path) {
-        dir = ac_find_data_dir();
-        found = dir ? ac_path_join(dir, "encoders/mobilenet_v2_1.0_224_quant.tflite") : NULL;
-        free(dir);
-        if (!found) return ac_errc(err, AC_ERR_NO_ENCODER, "no encoder given and no data directory found (set ATTNCAP_DATA)");
-        path = found;
-    }
+    if (!path && !(path = found = ac_data_file("encoders/mobilenet_v2_1.0_224_quant.tflite", "encoder", err))) return -1;
     ac_precision p;
     if (ac_precision_parse(f->precision ? f->precision : ac_default_precision(), &p, err)) {
         free(found);

@@ -59,6 +59,18 @@ char *ac_find_data_dir(void) {
     return NULL;
 }
 
+char *ac_data_file(const char *rel, const char *what, ac_err *err) {
+    char *d = ac_find_data_dir();
+    if (!d) {
+        ac_errc(err, AC_ERR_NO_ENCODER, "no %s given and no data directory found for %s (set ATTNCAP_DATA)", what, rel);
+        return NULL;
+    }
+    char *p = ac_path_join(d, rel);
+    free(d);
+    if (!p) ac_errf(err, "out of memory");
+    return p;
+}
+
 /* Directories to search for models/: the current one, the executable's and up to 3 parents. */
 static int search_dirs(char dirs[5][PATH_MAX]) {
     int n = 0;
