@@ -566,6 +566,13 @@ static int cmd_eval(void) {
     return 0;
 }
 
+/* A KEY=VALUE argument (or KEY, a switch: *value NULL) split into key [64] and *value. */
+static void split_option(const char *arg, char key[64], const char **value) {
+    const char *eq = strchr(arg, '=');
+    snprintf(key, 64, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    *value = eq ? eq + 1 : NULL;
+}
+
 /* Training (1.4): KEY=VALUE (or KEY, a switch) set on a trainer, then run; prints how many events of
  * each kind came, in order (start first, finished last). */
 typedef struct train_seen {
@@ -592,9 +599,9 @@ static int cmd_train(int argc, char **argv) {
     if (ac_trainer_open(&t, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
     for (int i = 0; i < argc; i++) {
         char key[64];
-        const char *eq = strchr(argv[i], '=');
-        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]), argv[i]);
-        if (ac_trainer_set(t, key, eq ? eq + 1 : NULL, &err)) {
+        const char *value;
+        split_option(argv[i], key, &value);
+        if (ac_trainer_set(t, key, value, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             ac_trainer_close(t);
             return 1;
@@ -618,9 +625,9 @@ static int cmd_features(int argc, char **argv) {
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         char key[64];
-        const char *eq = strchr(argv[i], '=');
-        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]), argv[i]);
-        if (ac_featurizer_set(f, key, eq ? eq + 1 : NULL, &err)) {
+        const char *value;
+        split_option(argv[i], key, &value);
+        if (ac_featurizer_set(f, key, value, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             ac_featurizer_close(f);
             return 1;

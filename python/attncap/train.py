@@ -39,6 +39,13 @@ def _event(ev: "_lib.ac_train_event") -> Dict[str, Any]:
     return out
 
 
+def _set_options(set_fn: Any, handle: ctypes.c_void_p, options: Dict[str, Any], err: "_lib.ac_err") -> None:
+    """Each option on a job (ac_trainer_set, ac_featurizer_set): a bool as a switch, anything else as text."""
+    for key, value in options.items():
+        text = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        _lib.check(set_fn(handle, key.encode(), _lib.fs(text), ctypes.byref(err)), err)
+
+
 def features(photos: Sequence[Union[str, "os.PathLike[str]"]], out: str, *,
              on_error: Optional[Callable[[str], None]] = None, **options: Any) -> Dict[str, Any]:
     """Caches the annotation vectors of ``photos`` (paths) in the directory ``out``, as ``attncap
@@ -58,9 +65,7 @@ def features(photos: Sequence[Union[str, "os.PathLike[str]"]], out: str, *,
             on_error(ev.error.decode("utf-8", "replace"))
 
     try:
-        for key, value in options.items():
-            text = ("1" if value else "0") if isinstance(value, bool) else str(value)
-            _lib.check(dll.ac_featurizer_set(handle, key.encode(), _lib.fs(text), ctypes.byref(err)), err)
+        _set_options(dll.ac_featurizer_set, handle, options, err)
         paths = [_lib.fs(p) for p in photos]
         arr = (ctypes.c_char_p * max(1, len(paths)))(*paths)
         st = _lib.ac_featurizer_stats()
@@ -122,9 +127,7 @@ def train(data: str, features: str, out: str, *, on_event: Optional[Callable[[Di
                 raised.append(e)
 
     try:
-        for key, value in [("data", data), ("features", features), ("out", out)] + list(options.items()):
-            text = ("1" if value else "0") if isinstance(value, bool) else str(value)
-            _lib.check(dll.ac_trainer_set(handle, key.encode(), _lib.fs(text), ctypes.byref(err)), err)
+        _set_options(dll.ac_trainer_set, handle, {"data": data, "features": features, "out": out, **options}, err)
         callback = _lib.TRAIN_FN(relay)
         _lib.check(dll.ac_trainer_run(handle, callback, None, ctypes.byref(err)), err)
     finally:
