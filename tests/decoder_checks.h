@@ -82,7 +82,7 @@ static int parity_run(const char *path, ac_decoder_config *c, int masked, double
     if (!ann || ac_st_to_f32(ta, ann, (size_t)ta->shape[0] * c->n_ann * c->dim, path, &err)) goto done;
     for (int i = 0; i < B; i++) annp[i] = ann + (size_t)(tp ? ((const int32_t *)tp->data)[i] : i) * c->n_ann * c->dim;
     const char *baseline = ac_st_meta(&f, "baseline"); /* hard attention's (tools/torch_decoder.py --hard) */
-    ac_dec_batch bt = {B, len, words, stride, annp, NULL, baseline ? strtod(baseline, NULL) : 0, tv ? n_valid : NULL, NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, stride, annp, NULL, baseline ? strtod(baseline, NULL) : 0, tv ? n_valid : NULL, NULL, NULL, NULL, NULL};
     /* a copy model's (tools/torch_decoder.py --copy): the word sets and each caption's regions */
     const ac_st_tensor *tnr = ac_st_find(&f, "n_regions"), *twc = ac_st_find(&f, "word_category"),
                        *trc = ac_st_find(&f, "region_cat");
@@ -202,7 +202,7 @@ static int context_shift_run(ac_decoder *dec, ref_loss_fn ref, const int *nv, ch
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 3) % 7;
     float dctx[8], dctx2[8];
-    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0, nv, NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, dctx, 0, nv, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 8);
     float *grad = malloc(sizeof(float) * dec->n_params), *g1 = malloc(sizeof(float) * dec->n_params);

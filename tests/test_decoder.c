@@ -232,7 +232,7 @@ static void gradcheck_cfg(ac_decoder_config c, int shared, int masked) {
         for (int k = nv[i] * c.dim; k < 6 * c.dim; k++) ann[i][k] = NAN;
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 7) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv, NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 1.25 /* hard: the baseline */, nv, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2); /* deliberately small: it must grow */
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -448,7 +448,7 @@ static void test_hard_unbiased(void) {
         P[i] = keep;
         ghard[i] = (f[0] - f[1]) / (2 * eps), gsoft[i] = (soft[0] - soft[1]) / (2 * eps);
     }
-    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL, NULL, NULL, NULL};
+    ac_dec_batch bt = {2, len, words, 1, annp, NULL, 2.0, NULL, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     for (int k = 0; k < 2; k++) {
         const float e = k ? 0.5f : 0.0f;
@@ -488,7 +488,7 @@ static void step_matches_training_forward(int score, int heads, int mode) {
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
     const float *annp[2] = {ann[0], ann[1]};
     const int len[2] = {4, 2}, words[2 * 3] = {5, 6, 7, 8, 0, 0};
-    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch bt = {2, len, words, 3, annp, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 4);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -546,7 +546,7 @@ static void step_matches_training_copy(int kind, int absent, int objects) {
     const int len[2] = {5, 3}, words[2 * 4] = {5, 6, 4, 8, 9, 4, 0, 0}, n_valid[2] = {6, 5}, n_regions[2] = {2, 1};
     const unsigned char cat0[2] = {2, 5}, cat1[1] = {9}, *cats[2] = {cat0, cat1};
     const float score0[2] = {0.7f, 0.4f}, score1[1] = {0.9f}, *scores[2] = {score0, score1};
-    ac_dec_batch bt = {2, len, words, 4, annp, NULL, 0, n_valid, n_regions, cats, scores};
+    ac_dec_batch bt = {2, len, words, 4, annp, NULL, 0, n_valid, n_regions, cats, scores, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 5);
     ac_dec_stats st;
     CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 1, NULL, &st, &err) == 0);
@@ -573,6 +573,65 @@ static void step_matches_training_copy(int kind, int absent, int objects) {
     }
     CHECKF(fabs(ce - st.ce_sum) <= 1e-4 * st.ce_sum, "copy %d absent %d objects %d: steps %.9g, training forward %.9g",
            kind, absent, objects, ce, st.ce_sum);
+    ac_dec_work_free(w);
+    ac_decoder_free(&dec);
+}
+/* Caption weights (self-critical training, train.h): the weighted batch's loss and gradient are
+ * the captions' own, each alone in a batch, times its weight (and its share of the tokens), on a
+ * pointer model with its priors (the copy path's per-token gradient and the switch's supervision
+ * scale with it); the pool's shards carry the weights; weights of 1 are no weights. */
+static void test_caption_weights(void) {
+    ac_decoder_config c = tiny_cfg();
+    c.dropout = 0, c.lambda = 0, c.grid_h = 2, c.grid_w = 2, c.regions = 2, c.copy = 2, c.region_scale = 60, c.absent = 1;
+    ac_decoder dec;
+    ac_err err;
+    CHECK(ac_decoder_init(&dec, &c, 7, &err) == 0);
+    dec.ptr_bs[0] = -0.5f, dec.absent_b[5] = -0.8f;
+    const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
+    float ann[2][48];
+    fill_ann(ann[0], 6 * c.dim, 4), fill_ann(ann[1], 6 * c.dim, 8);
+    enum { B = 3, ST = 4 };
+    const float *annp[B] = {ann[0], ann[1], ann[0]};
+    const int len[B] = {5, 4, 2}, words[B * ST] = {5, 6, 4, 8, 9, 4, 6, 0, 4, 0, 0, 0}, n_valid[B] = {6, 5, 6},
+              n_regions[B] = {2, 1, 2};
+    const unsigned char cat0[2] = {2, 5}, cat1[1] = {9}, *cats[B] = {cat0, cat1, cat0};
+    const float weight[B] = {0.7f, -1.3f, 2.0f}, ones[B] = {1, 1, 1};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, n_valid, n_regions, cats, NULL, weight};
+    const size_t np = dec.n_params;
+    float *gw = malloc(sizeof(float) * np), *g1 = malloc(sizeof(float) * np), *gsum = calloc(np, sizeof(float));
+    ac_dec_work *w = ac_dec_work_new(&c, B, 6);
+    ac_dec_pool *pool = ac_dec_pool_new(&c, 2, 2, B, 6);
+    CHECK(gw && g1 && gsum && w && pool);
+    ac_dec_stats st, s1, sp;
+    CHECKF(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, gw, &st, &err) == 0, "%s", err.msg);
+    double loss = 0;
+    for (int b = 0; b < B; b++) {
+        ac_dec_batch one = {1, len + b, words + b * ST, ST, annp + b, NULL, 0, n_valid + b, n_regions + b, cats + b, NULL, NULL};
+        CHECKF(ac_decoder_forward_backward(&dec, w, &one, 0, 0, g1, &s1, &err) == 0, "%s", err.msg);
+        const double k = (double)weight[b] * s1.ntok / st.ntok;
+        loss += k * s1.loss;
+        for (size_t i = 0; i < np; i++) gsum[i] += (float)(k * g1[i]);
+    }
+    double worst = 0, big = 0;
+    for (size_t i = 0; i < np; i++) worst = fmax(worst, fabs(gw[i] - gsum[i])), big = fmax(big, fabs(gsum[i]));
+    CHECKF(fabs(st.loss - loss) <= 1e-5 * fabs(loss) && big > 0 && worst <= 1e-5 * big,
+           "weighted loss %.9g, captions alone %.9g; gradient off by %g (largest %g)", st.loss, loss, worst, big);
+    CHECKF(ac_dec_pool_forward_backward(pool, &dec, &bt, 0, 0, g1, &sp, &err) == 0, "%s", err.msg);
+    worst = 0;
+    for (size_t i = 0; i < np; i++) worst = fmax(worst, fabs(g1[i] - gw[i]));
+    CHECKF(fabs(sp.loss - st.loss) <= 1e-6 * fabs(st.loss) && worst <= 1e-5 * big, "pool: loss %.9g against %.9g, gradient off by %g",
+           sp.loss, st.loss, worst);
+    bt.weight = ones;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, gw, &st, &err) == 0);
+    bt.weight = NULL;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, g1, &s1, &err) == 0);
+    CHECK(st.loss == s1.loss && !memcmp(gw, g1, sizeof(float) * np));
+    const float nan_weight[B] = {1, NAN, 1};
+    bt.weight = nan_weight;
+    CHECK(ac_decoder_forward_backward(&dec, w, &bt, 0, 0, gw, &st, &err) == -1 && strstr(err.msg, "weight"));
+    free(gw), free(g1), free(gsum);
+    ac_dec_pool_free(pool);
     ac_dec_work_free(w);
     ac_decoder_free(&dec);
 }
@@ -642,7 +701,7 @@ static void test_pool_matches_single(void) {
     const int len[B] = {7, 6, 6, 4, 3, 2, 1};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     float *g1 = malloc(sizeof(float) * dec.n_params), *g2 = malloc(sizeof(float) * dec.n_params);
     ac_dec_work *w = ac_dec_work_new(&c, B, 8);
     ac_dec_stats s1, s2;
@@ -863,6 +922,7 @@ int main(void) {
     RUN(test_torch_parity_sparse);
     RUN(test_torch_parity_copy);
     RUN(test_step_matches_training_copy);
+    RUN(test_caption_weights);
     RUN(test_copy_shares);
     RUN(test_torch_parity_pointer);
     RUN(test_torch_parity_absent);

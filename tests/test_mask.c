@@ -218,7 +218,7 @@ static void train_invariance(int score, int heads) {
     ac_dec_stats s[3];
     ac_dec_work *w = ac_dec_work_new(&big.cfg, B, ST), *ws = ac_dec_work_new(&small.cfg, B, ST),
                 *wt = ac_dec_work_new(&tiny.cfg, B, ST);
-    ac_dec_batch bp = {B, len, words, ST, pp, NULL, 0, nv, NULL, NULL, NULL}, bu = {B, len, words, ST, op, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch bp = {B, len, words, ST, pp, NULL, 0, nv, NULL, NULL, NULL, NULL}, bu = {B, len, words, ST, op, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     CHECKF(ac_decoder_forward_backward(&big, w, &bp, 0, 0, g[0], &s[0], &err) == 0, "%s", err.msg);
     CHECKF(ac_decoder_forward_backward(&small, ws, &bu, 0, 0, g[1], &s[1], &err) == 0, "%s", err.msg);
     double gm = 0, worst = 0;
@@ -230,14 +230,14 @@ static void train_invariance(int score, int heads) {
     /* mixing: caption 0 on photo 0's first 3 cells, captions 1 and 2 on photo 1 (full) in the 2 x 3 model */
     const float *mp[B] = {own[0], own[1], own[1]};
     const int mv[B] = {3, 6, 6};
-    ac_dec_batch bm = {B, len, words, ST, mp, NULL, 0, mv, NULL, NULL, NULL};
+    ac_dec_batch bm = {B, len, words, ST, mp, NULL, 0, mv, NULL, NULL, NULL, NULL};
     CHECKF(ac_decoder_forward_backward(&small, ws, &bm, 0, 0, g[0], &s[0], &err) == 0, "%s", err.msg);
     /* the pool cuts it into whole photos: the same */
     float *gpool = malloc(sizeof(float) * P);
     ac_dec_stats sp;
     ac_dec_pool *pool = ac_dec_pool_new(&small.cfg, 2, 2, B, ST);
     CHECK(pool && ac_dec_pool_forward_backward(pool, &small, &bm, 0, 0, gpool, &sp, &err) == 0);
-    ac_dec_batch b0 = {1, len, words, ST, mp, NULL, 0, NULL, NULL, NULL, NULL}, b1 = {2, len + 1, words + ST, ST, mp + 1, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch b0 = {1, len, words, ST, mp, NULL, 0, NULL, NULL, NULL, NULL, NULL}, b1 = {2, len + 1, words + ST, ST, mp + 1, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     CHECKF(ac_decoder_forward_backward(&tiny, wt, &b0, 0, 0, g[1], &s[1], &err) == 0, "%s", err.msg);
     CHECKF(ac_decoder_forward_backward(&small, ws, &b1, 0, 0, g[2], &s[2], &err) == 0, "%s", err.msg);
     const double N = s[1].ntok + s[2].ntok;
@@ -288,7 +288,7 @@ static void test_bad_grids(void) {
     const int zero[2] = {0, 3}, over[2] = {3, 7}, differ[2] = {3, 4};
     const int *cases[3] = {zero, over, differ};
     for (int k = 0; k < 3; k++) {
-        ac_dec_batch b = {2, len, words, 2, ap, NULL, 0, cases[k], NULL, NULL, NULL};
+        ac_dec_batch b = {2, len, words, 2, ap, NULL, 0, cases[k], NULL, NULL, NULL, NULL};
         ac_dec_stats st;
         CHECK(ac_decoder_forward_backward(&dec, w, &b, 0, 0, NULL, &st, &err) == -1 && !strchr(err.msg, '\n'));
         CHECKF(strstr(err.msg, "decoder batch"), "%s", err.msg);

@@ -189,6 +189,17 @@ static void test_python_reference(void) {
             CHECK_NEAR(sc.img_cider_d[i], cJSON_GetArrayItem(cJSON_GetObjectItem(set, "cider_img"), i)->valuedouble, 1e-9);
         }
         CHECK_NEAR(sc.cider_d, cJSON_GetObjectItem(set, "cider")->valuedouble, 1e-9);
+        /* One candidate at a time against the set's references (self-critical training's reward):
+         * coco-caption's per-image scores, whatever the candidates scored before (every other one,
+         * in reverse, first: their new n-grams must not move the corpus's weights). */
+        ac_cider_corpus *corpus = ac_cider_corpus_new(s.items, s.n);
+        CHECK(corpus != NULL);
+        for (int i = s.n - 1; corpus && i >= 0; i -= 2) CHECK(ac_cider_corpus_score(corpus, i, s.items[(i + 1) % s.n].cand) >= 0);
+        for (int i = 0; corpus && i < s.n; i++)
+            CHECK_NEAR(ac_cider_corpus_score(corpus, i, s.items[i].cand),
+                       cJSON_GetArrayItem(cJSON_GetObjectItem(set, "cider_img"), i)->valuedouble, 1e-9);
+        if (corpus) CHECK(ac_cider_corpus_score(corpus, s.n, "a") == -1);
+        ac_cider_corpus_free(corpus);
         ac_scores_free(&sc);
         ac_eval_set_free(&s);
         cases++;

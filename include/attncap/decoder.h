@@ -305,6 +305,11 @@ typedef struct ac_dec_batch {
     /* Optional [B] (NULL: every region scores 1): caption b's regions' detector scores, in (0, 1],
      * region_score[b][0 .. n_regions[b] - 1] beside region_cat (config.object_init reads them). */
     const float *const *region_score;
+    /* Optional [B] (NULL: each 1; the soft LSTM's only): caption b's cross-entropy, and a copy model's
+     * switch supervision on its tokens, count weight[b] times in the loss and its gradient; the attention
+     * penalty does not. A negative weight pushes the caption's probability down: self-critical training
+     * (train.h's scst) weighs each sampled caption by its reward's advantage. */
+    const float *weight;
 } ac_dec_batch;
 typedef struct ac_dec_stats {
     double ce_sum;  /* sum over target tokens of -log p(target) */
@@ -312,7 +317,9 @@ typedef struct ac_dec_stats {
     double switch_sum; /* copy: the switch's supervision, summed over tokens (copy_internal.h; 0 without) */
     int ntok;       /* target tokens */
     double loss;    /* (ce_sum + lambda * pen_sum + switch_sum - entropy * ent_sum + reinforce * score_sum) / ntok: the
-                     * objective that grad differentiates (soft attention: the last two are 0) */
+                     * objective that grad differentiates (soft attention: the last two are 0; with caption
+                     * weights, weighted_sum in place of ce_sum + switch_sum) */
+    double weighted_sum; /* sum over captions of weight[b] (ce_b + switch_b); ce_sum + switch_sum without weights */
     /* Hard attention, over the captions that trained on sampled locations (for the trainer's baseline): */
     int hard_captions, hard_ntok;
     double hard_ce_sum;

@@ -92,6 +92,14 @@ int ac_bleu4_smoothed(const ac_eval_item *items, int n, double *img);
 double ac_rouge_l(const char *cand, char *const *refs, int n_refs);
 /* CIDEr-D: the mean, and per image into img (may be NULL). Returns -1 on OOM. */
 int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img);
+/* CIDEr-D of one candidate at a time against a fixed corpus: the n items' references (their cand is
+ * not read) give the document frequencies once, and ac_cider_corpus_score(c, i, cand) is what
+ * ac_cider_d would give image i with cand as its candidate (df depends on the references alone).
+ * Self-critical training's reward (train.h). NULL / -1 when out of memory (or i out of range). */
+typedef struct ac_cider_corpus ac_cider_corpus;
+ac_cider_corpus *ac_cider_corpus_new(const ac_eval_item *items, int n);
+double ac_cider_corpus_score(ac_cider_corpus *c, int i, const char *cand);
+void ac_cider_corpus_free(ac_cider_corpus *c);
 
 /* ---- loading and writing (eval_io.c) ---- */
 

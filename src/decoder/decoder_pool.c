@@ -12,7 +12,6 @@
 
 #include "attncap/decoder.h"
 #include "decoder_internal.h"
-#include "copy_internal.h"
 #include "pool.h"
 #include "alloc_internal.h"
 
@@ -65,6 +64,7 @@ typedef struct shard_job {
     int len[4096], nval[4096], nreg[4096];
     const unsigned char *rcat[4096];
     const float *rscore[4096];
+    float weight[4096];
     const float *ann[4096];
     int *words; /* [n, stride] */
     int train;
@@ -169,12 +169,14 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
             j->len[n] = b->len[i], j->ann[n] = b->ann[i], j->nval[n] = b->n_valid ? b->n_valid[i] : 0;
             j->nreg[n] = b->n_regions ? b->n_regions[i] : 0, j->rcat[n] = b->region_cat ? b->region_cat[i] : NULL;
             j->rscore[n] = b->region_score ? b->region_score[i] : NULL;
+            j->weight[n] = b->weight ? b->weight[i] : 1.0f;
             memcpy(wp, b->words + (size_t)i * b->stride, sizeof(int) * (size_t)b->stride);
             wp += b->stride, n++;
         }
         j->b = (ac_dec_batch){n, j->len, j->words, b->stride, j->ann, b->dctx_sum ? p->dctx + (size_t)s * p->dim : NULL,
                               b->baseline, b->n_valid ? j->nval : NULL, b->n_regions ? j->nreg : NULL,
-                              b->region_cat ? j->rcat : NULL, b->region_score ? j->rscore : NULL};
+                              b->region_cat ? j->rcat : NULL, b->region_score ? j->rscore : NULL,
+                              b->weight ? j->weight : NULL};
     }
     /* The shards in parallel (single-threaded BLAS inside each: ac_parallel_for holds it so). */
     ac_parallel_for(S, p->threads, shard_task, jobs);
@@ -188,12 +190,13 @@ int ac_dec_pool_forward_backward(ac_dec_pool *p, const ac_decoder *dec, const ac
         }
         const ac_dec_stats *t = &jobs[s].st;
         tot.ce_sum += t->ce_sum, tot.pen_sum += t->pen_sum, tot.switch_sum += t->switch_sum, tot.ntok += t->ntok;
+        tot.weighted_sum += t->weighted_sum;
         tot.hard_captions += t->hard_captions, tot.hard_ntok += t->hard_ntok, tot.hard_ce_sum += t->hard_ce_sum;
         tot.ent_sum += t->ent_sum, tot.score_sum += t->score_sum;
     }
     if (!rc) {
         const ac_decoder_config *c = &dec->cfg;
-        tot.loss = (tot.ce_sum + c->lambda * tot.pen_sum + AC_COPY_SWITCH_WEIGHT * tot.switch_sum - c->entropy * tot.ent_sum + c->reinforce * tot.score_sum) /
+        tot.loss = (tot.weighted_sum + c->lambda * tot.pen_sum - c->entropy * tot.ent_sum + c->reinforce * tot.score_sum) /
                    tot.ntok;
         if (st) *st = tot;
         if (grad && S > 1) {

@@ -83,6 +83,7 @@ struct ac_dec_work {
     const int *nreg;                  /* the batch's n_regions (NULL: nothing to copy) */
     const unsigned char *const *rcat; /* the batch's region_cat */
     const float *const *rscore;       /* the batch's region_score (NULL: each 1) */
+    const float *cw;                  /* the batch's caption weights (NULL: each 1) */
     float *cgate, *cdu;               /* [N] the gate g, and d loss / d its pre-activation */
     float *cabar, *cdabar;            /* [N, regions] the regions' attention (heads' mean), d loss / d it */
     float *cptr;                      /* copy 2: [N, regions, K] the pointer's tanh */
@@ -454,22 +455,22 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
                 ac_copy_absent_logits(dec, w->rcat[i], w->nreg[i], 1, w->logits + (size_t)(w->off[t] + i) * V, V);
     if (copy_on(dec, w)) copy_forward(dec, w);
 
-    double ce = 0, sw = 0;
+    double ce = 0, sw = 0, wsum = 0;
     const int copy = copy_on(dec, w);
     for (int i = 0; i < B; i++) w->cap_ce[i] = 0;
     for (int t = 0; t < T; t++) /* rows in order, and each caption's share */
         for (int i = 0; i < w->bt[t]; i++) {
             const int r = w->off[t] + i;
-            double l;
+            double l, s1 = 0;
             if (copy && w->nreg[i] > 0) {
                 const ac_copy_regions reg = copy_regions(w, i, r);
-                double s1;
                 l = ac_copy_xent(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r], &s1);
                 sw += s1;
             } else {
                 l = ac_xent_sum(w->logits + (size_t)r * V, 1, V, w->tgt + r);
             }
             ce += l, w->cap_ce[i] += l;
+            wsum += (w->cw ? w->cw[i] : 1.0) * (l + AC_COPY_SWITCH_WEIGHT * s1);
         }
     memset(w->S, 0, sizeof(float) * (size_t)B * HL);
     for (int t = 0; t < T; t++)
@@ -485,9 +486,10 @@ static void forward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b
     st->ce_sum = ce;
     st->pen_sum = pen;
     st->switch_sum = sw;
+    st->weighted_sum = wsum;
     st->ntok = N;
     hard_terms(w, b, st);
-    st->loss = (ce + c->lambda * pen + AC_COPY_SWITCH_WEIGHT * sw - c->entropy * st->ent_sum + c->reinforce * st->score_sum) / N;
+    st->loss = (wsum + c->lambda * pen - c->entropy * st->ent_sum + c->reinforce * st->score_sum) / N;
 }
 
 /* ---- backward ---- */
@@ -537,21 +539,22 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
     grads g = bind_grads(dec, grad);
 
     const int copy = copy_on(dec, w), R1 = c->regions + 1;
-    if (!copy) {
+    if (!copy && !w->cw) {
         ac_xent_grad(w->logits, N, V, w->tgt, inv); /* logits -> dlogits = (softmax - onehot) / N */
-    } else { /* the copy path's gradient where a caption has regions (copy_internal.h) */
+    } else { /* per token: the copy path's gradient where a caption has regions (copy_internal.h), its weight */
         for (int t = 0; t < T; t++)
             for (int i = 0; i < w->bt[t]; i++) {
                 const int r = w->off[t] + i;
-                w->cdu[r] = 0;
-                if (w->nreg[i] > 0) {
+                const float k = w->cw ? inv * w->cw[i] : inv;
+                if (copy) w->cdu[r] = 0;
+                if (copy && w->nreg[i] > 0) {
                     const ac_copy_regions reg = copy_regions(w, i, r);
-                    ac_copy_xent_grad(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r], inv, &w->cdu[r],
+                    ac_copy_xent_grad(dec, &reg, w->cgate[r], w->logits + (size_t)r * V, w->tgt[r], k, &w->cdu[r],
                                       w->cdabar + (size_t)r * R1);
                 } else {
-                    ac_xent_grad(w->logits + (size_t)r * V, 1, V, w->tgt + r, inv);
+                    ac_xent_grad(w->logits + (size_t)r * V, 1, V, w->tgt + r, k);
                 }
-                if (dec->absent_b) ac_copy_absent_grad(dec, w->rcat[i], w->nreg[i], w->logits + (size_t)r * V, g.absent_b);
+                if (copy && dec->absent_b) ac_copy_absent_grad(dec, w->rcat[i], w->nreg[i], w->logits + (size_t)r * V, g.absent_b);
             }
     }
     colsum_add(w->logits, N, V, g.out_bo);
@@ -737,10 +740,15 @@ int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_
             return ac_errf(err, "decoder batch: caption %d's photo has %d regions (the model: at most %d, fewer than its %d rows)",
                            i, b->n_regions[i], c->regions, n);
     }
+    if (b->weight && (w->tf || c->attention_mode == AC_ATTENTION_HARD))
+        return ac_errf(err, "decoder batch: caption weights are the soft-attention LSTM's");
+    for (int i = 0; b->weight && i < b->B; i++)
+        if (!isfinite(b->weight[i])) return ac_errf(err, "decoder batch: caption %d's weight is %g", i, b->weight[i]);
     if (w->tf) return ac_tf_forward_backward(dec, w->tf, b, train, dropout_seed, grad, st, err);
     if (work_reserve(w, b->B, T, N)) return ac_errf(err, "decoder batch: out of memory");
     w->B = b->B, w->T = T, w->N = N, w->U = 0;
     w->nreg = b->n_regions, w->rcat = b->region_cat, w->rscore = b->n_regions ? b->region_score : NULL;
+    w->cw = b->weight;
     for (int i = 0; i < b->B; i++) {
         const int n = b->n_valid ? b->n_valid[i] : c->n_ann;
         int u = 0;

@@ -276,7 +276,7 @@ static void forward(const ac_decoder *dec, ac_tf_work *w, int train, uint64_t se
     rows_set(w->logits, N, V, P.out_b);
     mm(0, 0, N, V, d, 1.0f, w->y, d, P.out_w, V, 1.0f, w->logits, V);
     const double ce = ac_xent_sum(w->logits, N, V, w->tgt);
-    st->ce_sum = ce, st->pen_sum = 0, st->ntok = N, st->loss = ce / N;
+    st->ce_sum = ce, st->weighted_sum = ce, st->pen_sum = 0, st->ntok = N, st->loss = ce / N;
 }
 
 /* ---- backward ---- */

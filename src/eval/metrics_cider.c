@@ -215,3 +215,95 @@ done:
     ac_strmap_free(&words);
     return rc;
 }
+
+/* ---- one corpus, many candidates (self-critical training's rewards) ---- */
+
+struct ac_cider_corpus {
+    ac_strmap words;
+    gram_map gm;
+    int n;        /* images */
+    int *ref_off; /* image i's references are refs[ref_off[i] .. ref_off[i + 1]) */
+    vec *refs;
+    double *idf;  /* [idf_n]: the n-grams seen so far; one a candidate brings is in no reference */
+    size_t idf_n;
+    double log_n;
+};
+
+/* idf of every n-gram id below gm.n (a new one: df 0, so log N). */
+static int corpus_idf_grow(ac_cider_corpus *c) {
+    if (c->gm.n <= c->idf_n) return 0;
+    size_t cap = c->idf_n ? c->idf_n : 1024;
+    while (cap < c->gm.n) cap *= 2;
+    double *idf = realloc(c->idf, cap * sizeof *idf);
+    if (!idf) return -1;
+    for (size_t g = c->idf_n; g < cap; g++) idf[g] = c->log_n;
+    c->idf = idf, c->idf_n = cap;
+    return 0;
+}
+
+ac_cider_corpus *ac_cider_corpus_new(const ac_eval_item *items, int n) {
+    ac_cider_corpus *c = ac_calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->n = n, c->log_n = log((double)(n > 0 ? n : 1));
+    int n_caps = 0, rc = 0;
+    for (int i = 0; i < n; i++) n_caps += items[i].n_refs;
+    c->ref_off = ac_malloc(sizeof(int) * (size_t)(n + 1));
+    c->refs = ac_calloc((size_t)(n_caps ? n_caps : 1), sizeof *c->refs);
+    if (!c->ref_off || !c->refs) return ac_cider_corpus_free(c), NULL;
+    int k = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        c->ref_off[i] = k;
+        for (int j = 0; j < items[i].n_refs && !rc; j++, k++) {
+            int len;
+            int *w = ac_metric_words(&c->words, items[i].refs[j], &len);
+            if (!w || make_vec(&c->gm, w, len, &c->refs[k])) rc = -1;
+            free(w);
+        }
+    }
+    c->ref_off[n] = k;
+    int *df = rc ? NULL : ac_calloc(c->gm.n ? c->gm.n : 1, sizeof *df);
+    int *seen = df ? ac_malloc((c->gm.n ? c->gm.n : 1) * sizeof *seen) : NULL;
+    if (rc || !df || !seen || corpus_idf_grow(c)) {
+        free(df), free(seen);
+        c->ref_off[n] = k; /* what was made is freed */
+        return ac_cider_corpus_free(c), NULL;
+    }
+    /* df as ac_cider_d counts it: per image, each distinct n-gram of its references once */
+    for (size_t g = 0; g < c->gm.n; g++) seen[g] = -1;
+    for (int i = 0; i < n; i++)
+        for (int r = c->ref_off[i]; r < c->ref_off[i + 1]; r++)
+            for (int q = 0; q < c->refs[r].n; q++)
+                if (seen[c->refs[r].id[q]] != i) seen[c->refs[r].id[q]] = i, df[c->refs[r].id[q]]++;
+    for (size_t g = 0; g < c->gm.n; g++) c->idf[g] = c->log_n - log(df[g] > 1 ? (double)df[g] : 1.0);
+    for (int r = 0; r < k; r++) weigh(&c->refs[r], c->idf);
+    free(df), free(seen);
+    return c;
+}
+
+double ac_cider_corpus_score(ac_cider_corpus *c, int image, const char *cand) {
+    if (image < 0 || image >= c->n) return -1;
+    int len;
+    vec h;
+    int *w = ac_metric_words(&c->words, cand, &len);
+    if (!w) return -1;
+    const int bad = make_vec(&c->gm, w, len, &h);
+    free(w);
+    if (bad || corpus_idf_grow(c)) { /* make_vec zeroes h first: freeing it is safe either way */
+        free_vec(&h);
+        return -1;
+    }
+    weigh(&h, c->idf);
+    const int n_refs = c->ref_off[image + 1] - c->ref_off[image];
+    double s = 0;
+    for (int r = c->ref_off[image]; r < c->ref_off[image + 1]; r++) s += sim(&h, &c->refs[r]);
+    free_vec(&h);
+    return n_refs ? s / 4.0 / n_refs * 10.0 : 0;
+}
+
+void ac_cider_corpus_free(ac_cider_corpus *c) {
+    if (!c) return;
+    for (int r = 0; c->refs && c->ref_off && r < c->ref_off[c->n]; r++) free_vec(&c->refs[r]);
+    free(c->refs), free(c->ref_off), free(c->idf), free(c->gm.slots);
+    ac_strmap_free(&c->words);
+    free(c);
+}
