@@ -96,6 +96,10 @@ typedef struct ac_train_opts {
     int absent;             /* with copy: learned priors of the words of objects no region shows
                              * (decoder.h config.absent) */
     int object_init;        /* with copy: the photo's objects set the initial state (config.object_init) */
+    int scst;               /* 0 (default): cross-entropy on the captions. K > 1: self-critical training
+                             * (train_scst.c): K captions sampled per photo, each weighted by how much its
+                             * CIDEr-D beats the photo's other samples'; a fine-tune (with init) of an LSTM
+                             * with soft attention, on the photos alone (text is not used) */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

@@ -199,11 +199,14 @@ static int write_log(const ac_trainer *tr, ac_err *err) {
         size_t cap = 256 + (size_t)tr->n_hist * 160, n = 0;
         char *buf = ac_malloc(cap);
         if (!buf) return ac_errf(err, "out of memory");
-        n += (size_t)snprintf(buf + n, cap - n, "step,epoch,train_loss,val_loss,bleu4,cider,lr,seconds\n");
+        /* self-critical training adds the samples' mean reward (CIDEr-D against their photos' captions) */
+        n += (size_t)snprintf(buf + n, cap - n, "step,epoch,train_loss,val_loss,bleu4,cider,lr,seconds%s\n",
+                              o->scst ? ",reward" : "");
         for (int i = 0; i < tr->n_hist; i++) {
             const ac_hist *r = &tr->hist[i];
-            n += (size_t)snprintf(buf + n, cap - n, "%ld,%.4f,%.5f,%.5f,%.5f,%.5f,%.3g,%.1f\n", r->step, r->epoch,
+            n += (size_t)snprintf(buf + n, cap - n, "%ld,%.4f,%.5f,%.5f,%.5f,%.5f,%.3g,%.1f", r->step, r->epoch,
                                   r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds);
+            n += (size_t)(o->scst ? snprintf(buf + n, cap - n, ",%.5f\n", r->reward) : snprintf(buf + n, cap - n, "\n"));
         }
         int rc = ac_write_file_atomic(o->log_csv, buf, n, err);
         free(buf);
@@ -290,6 +293,7 @@ static int evaluate(ac_trainer *tr, batch_buf *bb, const char *metric, double t0
     h.step = s->step;
     h.epoch = s->epoch + (double)s->pos / tr->steps;
     h.train_loss = s->win_tok ? s->win_ce / s->win_tok : NAN;
+    h.reward = s->win_photos ? s->win_reward / s->win_photos : NAN;
     h.lr = s->lr;
     ema_swap(tr);
     int rc = val_loss(tr, bb, &h.val_loss, err) || val_scores(tr, &h.bleu4, &h.cider, err) ? -1 : 0;
@@ -298,7 +302,7 @@ static int evaluate(ac_trainer *tr, batch_buf *bb, const char *metric, double t0
         return -1;
     }
     const long win_tok = s->win_tok;
-    s->win_ce = 0, s->win_tok = 0, s->evals++;
+    s->win_ce = 0, s->win_tok = 0, s->win_reward = 0, s->win_photos = 0, s->evals++;
     double score = !strcmp(metric, "loss") ? -h.val_loss : !strcmp(metric, "bleu4") ? h.bleu4 : h.cider;
     /* Ties (e.g. CIDEr-D still 0 early on) go to the lower validation loss. */
     int best = isfinite(score) && (score > s->best + 1e-9 || (score >= s->best - 1e-9 && h.val_loss < s->best_loss));
@@ -381,6 +385,7 @@ static void trainer_free(ac_trainer *tr) {
     for (int i = 0; i < tr->n_tex; i++) free(tr->tex[i].w);
     free(tr->tex), free(tr->null_ctx), free(tr->null_m), free(tr->null_v), free(tr->null_g), free(tr->null_ann);
     free(tr->reg), free(tr->n_reg);
+    ac_train_scst_free(tr);
     free(tr->grad_text), free(tr->text_perm), free(tr->cnt_paired), free(tr->cnt_text);
     for (int i = 0; i < tr->n_xds; i++) ac_dataset_free(&tr->xds[i]);
     ac_dec_pool_free(tr->work);
@@ -453,11 +458,13 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     const char *metric = o.val_metric ? o.val_metric : ac_train_metrics_available() ? "cider" : "loss";
     if (strcmp(metric, "loss") && strcmp(metric, "bleu4") && strcmp(metric, "cider"))
         return ac_errf(err, "train: validation metric must be cider, bleu4 or loss, not '%s'", metric);
+    if (o.scst == 1) return ac_errf(err, "train: self-critical training samples at least 2 captions a photo (scst 2 or more)");
     if (strcmp(metric, "loss") && !ac_train_metrics_available())
         return ac_errf(err, "train: validation metric %s needs the metrics module, not built yet (use loss)", metric);
     int rc = -1;
     batch_buf bb = {0};
     int *perm = NULL, *flip = NULL, *selbuf = NULL;
+    ac_scst_photo *photos = NULL; /* self-critical training: a step's photos */
     char kept[1024] = ""; /* on resume, the options given that the checkpoint's override (force) */
     if (out_dir_ready(o.out, err)) return -1;
     if (o.resume) {
@@ -553,6 +560,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
         if (ac_train_text_init(&tr, err)) goto done;
         if (tr.text_batch > capb) capb = tr.text_batch;
     }
+    if (o.scst && tr.per_batch * o.scst > capb) capb = tr.per_batch * o.scst;
     if (capb > 4096) {
         ac_errf(err, "train: a batch of %d captions is over 4096", capb);
         goto done;
@@ -580,6 +588,10 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
     const int n_perm = o.group ? tr.n_img : tr.n_ex;
     perm = ac_malloc(sizeof(int) * (size_t)n_perm), flip = ac_malloc(sizeof(int) * (size_t)capb);
     selbuf = ac_malloc(sizeof(int) * (size_t)capb);
+    if (o.scst && ac_train_scst_init(&tr, tr.per_batch, err)) goto done;
+    ac_decoder dec_scst = tr.model.dec; /* the sampled captions' objective is the reward's alone */
+    dec_scst.cfg.lambda = 0;
+    if (o.scst && !(photos = ac_malloc(sizeof *photos * (size_t)tr.per_batch))) goto oom;
     ac_decoder dec_text = tr.model.dec; /* the same weights; no attention penalty for the no-photo context */
     dec_text.cfg.lambda = 0;
     /* and soft attention: its L vectors are one, so every location gives the same context (a sample's
@@ -630,14 +642,32 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                     flip[i] = tr.use_flip && (ac_mix64(o.seed * 31 + (uint64_t)ep * 1000003u + (uint64_t)sel[i]) & 1);
             }
             ac_dec_batch b;
-            make_batch(&tr, tr.ex, sel, nb, flip, &bb, &b);
+            make_batch(&tr, tr.ex, sel, nb, o.scst ? NULL : flip, &bb, &b);
             b.baseline = s->hard_baseline;
             ac_dec_stats ds;
-            if (ac_dec_pool_forward_backward(tr.work, &tr.model.dec, &b, 1,
-                                             ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)), tr.grad,
-                                             &ds, err))
+            if (o.scst) { /* the step's photos, captioned by the model itself */
+                const int k0 = s->pos * tr.per_batch, n = (k0 + tr.per_batch < tr.n_img ? k0 + tr.per_batch : tr.n_img) - k0;
+                for (int q = 0; q < n; q++) {
+                    const int im = perm[k0 + q], e = tr.img_start[im];
+                    int i = 0;
+                    while (i < b.B && sel[bb.idx[i]] != e) i++;
+                    ac_scst_photo *ph = &photos[q];
+                    ac_features_grid(&tr.fc, tr.ex[e].feat, &ph->gh, &ph->gw);
+                    const int nval = b.n_valid ? b.n_valid[i] : tr.L;
+                    ph->ann = b.ann[i], ph->img = im;
+                    ph->n_regions = b.n_regions ? b.n_regions[i] : nval - ph->gh * ph->gw;
+                    ph->cat = b.region_cat ? b.region_cat[i] : NULL, ph->score = b.region_score ? b.region_score[i] : NULL;
+                }
+                double reward;
+                if (ac_train_scst_batch(&tr, &tr.model.dec, photos, n, s->step, &b, &reward, err) ||
+                    ac_dec_pool_forward_backward(tr.work, &dec_scst, &b, 0, 0, tr.grad, &ds, err))
+                    goto done;
+                s->win_reward += reward * n, s->win_photos += n;
+            } else if (ac_dec_pool_forward_backward(tr.work, &tr.model.dec, &b, 1,
+                                                    ac_mix64(o.seed ^ ((uint64_t)s->step * 0xD1B54A32D192ED03ull)),
+                                                    tr.grad, &ds, err))
                 goto done;
-            if (tr.n_tex > 0) { /* and a batch of captions without photos, combined by tokens */
+            if (tr.n_tex > 0 && !o.scst) { /* and a batch of captions without photos, combined by tokens */
                 ac_dec_stats dt;
                 if (text_step(&tr, &dec_text, &bb, selbuf, &dt, &text_loss, ds.ntok, err)) goto done;
             }
@@ -663,7 +693,7 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                 const ac_train_event ev = {.kind = AC_TRAIN_PROGRESS, .epoch = ep + 1, .epochs = o.epochs,
                                            .pos = s->pos, .steps = steps,
                                            .loss = s->win_tok ? s->win_ce / s->win_tok : 0,
-                                           .text_loss = tr.n_tex > 0 ? text_loss : NAN,
+                                           .text_loss = tr.n_tex > 0 && !o.scst ? text_loss : NAN,
                                            .tok_per_s = dt > 0 ? tok_p / dt : 0, .seconds = dt};
                 o.on_event(&ev, o.user);
             }
@@ -693,7 +723,7 @@ oom:
 done:
     free(bb.idx), free(bb.len), free(bb.flip), free(bb.words), free(bb.ann), free(bb.nval), free(bb.stage), free(bb.stage_row), free(bb.stage_nval);
     free(bb.stage_nreg), free(bb.stage_cat), free(bb.stage_score), free(bb.nreg), free(bb.rcat), free(bb.rscore);
-    free(perm), free(flip), free(selbuf);
+    free(perm), free(flip), free(selbuf), free(photos);
     trainer_free(&tr);
     return rc;
 }

@@ -45,6 +45,7 @@ static const traj_opt TRAJ_OPTS[] = {
     TRAJ("flip", 'i', flip, NAN),          TRAJ("beam", 'i', beam, NAN),
     TRAJ("shards", 'i', shards, NAN),      TRAJ("group", 'i', group, 0),
     TRAJ("text_ratio", 'f', text_ratio, NAN), TRAJ("text_weight", 'f', text_weight, NAN),
+    TRAJ("scst", 'i', scst, 0),
 };
 #define N_TRAJ (int)(sizeof TRAJ_OPTS / sizeof TRAJ_OPTS[0])
 
@@ -166,10 +167,10 @@ static char *state_json(const ac_trainer *tr) {
     ok &= h != NULL;
     for (int i = 0; ok && i < tr->n_hist; i++) {
         const ac_hist *r = &tr->hist[i];
-        double a[8] = {(double)r->step, r->epoch, r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds};
+        double a[9] = {(double)r->step, r->epoch, r->train_loss, r->val_loss, r->bleu4, r->cider, r->lr, r->seconds, r->reward};
         cJSON *row = cJSON_CreateArray();
         ok = row != NULL;
-        for (int k = 0; ok && k < 8; k++) {
+        for (int k = 0; ok && k < 9; k++) {
             cJSON *x = isfinite(a[k]) ? cJSON_CreateNumber(a[k]) : cJSON_CreateNull();
             if (!x || !cJSON_AddItemToArray(row, x)) cJSON_Delete(x), ok = 0;
         }
@@ -338,13 +339,13 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
     }
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(sj, "history"), *row;
     cJSON_ArrayForEach(row, h) {
-        double a[8];
-        for (int k = 0; k < 8; k++) {
+        double a[9]; /* the reward: rows from before it have 8 */
+        for (int k = 0; k < 9; k++) {
             const cJSON *x = cJSON_GetArrayItem(row, k);
             a[k] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
         }
         const ac_hist r = {.step = (long)a[0], .epoch = a[1], .train_loss = a[2], .val_loss = a[3], .bleu4 = a[4],
-                           .cider = a[5], .lr = a[6], .seconds = a[7]};
+                           .cider = a[5], .lr = a[6], .seconds = a[7], .reward = a[8]};
         if (ac_train_hist_add(tr, &r)) {
             ac_errf(err, "out of memory");
             goto done;

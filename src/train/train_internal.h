@@ -23,6 +23,8 @@ typedef struct ac_train_state {
     double win_ce;      /* train CE and tokens since the last evaluation */
     long win_tok;
     long evals;
+    double win_reward;  /* self-critical training: the samples' rewards, summed over photos since the last evaluation */
+    long win_photos;
     double hard_baseline; /* hard attention: the REINFORCE baseline per token (ac_train_opts) */
 } ac_train_state;
 
@@ -31,6 +33,7 @@ typedef struct ac_hist {
     long step;
     double epoch; /* fractional */
     double train_loss, val_loss, bleu4, cider, lr, seconds;
+    double reward; /* self-critical training: the samples' mean reward (NAN otherwise) */
 } ac_hist;
 
 /* The training run (train.c): data, model, optimizer buffers, state. */
@@ -88,6 +91,7 @@ typedef struct ac_trainer {
     float *grad_text;       /* [n_params] */
     int *text_perm, text_perm_round; /* the order of the text captions in round text_perm_round */
     int *cnt_paired, *cnt_text;      /* [V] word counts by source, recorded in the model */
+    struct ac_scst *scst;   /* self-critical training's references and buffers (o->scst; train_scst.c) */
     /* state */
     ac_train_state st;
     ac_hist *hist;
@@ -110,6 +114,26 @@ int ac_train_text_objects(const ac_tokens *t, unsigned char *obj);
 /* A caption without a photo's pseudo-photo: the no-photo context, then its pseudo-regions. */
 void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint64_t seed, float *ann, int *n_valid,
                            int *n_regions, unsigned char *cat, float *score);
+
+/* train_scst.c: self-critical training (o->scst samples per photo). */
+typedef struct ac_scst ac_scst;
+/* A photo of a step: its annotation vectors (gh x gw cells, then n_regions regions of categories cat
+ * and scores score, NULL: each 1) and its index among tr's photos (img_start, img_n). */
+typedef struct ac_scst_photo {
+    const float *ann;
+    int gh, gw, n_regions;
+    const unsigned char *cat;
+    const float *score;
+    int img;
+} ac_scst_photo;
+/* The references (every training photo's captions) and the buffers for steps of up to max_photos. */
+int ac_train_scst_init(ac_trainer *tr, int max_photos, ac_err *err);
+void ac_train_scst_free(ac_trainer *tr);
+/* Step `step`'s batch: o->scst captions sampled from dec for each of the n photos, each weighted by its
+ * reward's advantage (ac_dec_batch.weight); *mean_reward, the samples' mean CIDEr-D. The batch points
+ * into tr's buffers and ph's until the next call. */
+int ac_train_scst_batch(ac_trainer *tr, const ac_decoder *dec, const ac_scst_photo *ph, int n, long step,
+                        ac_dec_batch *out, double *mean_reward, ac_err *err);
 
 /* train_text.c */
 /* Tokenizes the captions of o->text's datasets, appending them to *toks (grown as needed; *cap is its
