@@ -184,7 +184,7 @@ static void gradcheck(float dropout, int shared) {
     const int len[B] = {6, 4, 4, 2};
     int words[B * ST];
     for (int k = 0; k < B * ST; k++) words[k] = 4 + (k * 5) % 7;
-    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch bt = {B, len, words, ST, annp, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 2, 2);
     CHECK(w);
     float *grad = malloc(sizeof(float) * dec.n_params);
@@ -261,7 +261,7 @@ static void test_kv_cache_equals_full_sequence(void) {
     enum { n = 7 };
     const int words[n] = {5, 9, 4, 4, 10, 6, 7}, len = n + 1;
     const float *annp = ann;
-    ac_dec_batch bt = {1, &len, words, n, &annp, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch bt = {1, &len, words, n, &annp, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     ac_dec_work *w = ac_dec_work_new(&c, 1, len);
     ac_dec_stats st;
     ac_err err;
@@ -429,7 +429,7 @@ static void test_masked_cross_attention(void) {
     ac_dec_work *w6 = ac_dec_work_new(&c6, 2, 4), *w4 = ac_dec_work_new(&c4, 2, 4);
     float *g6 = malloc(sizeof(float) * d6.n_params), *g4 = malloc(sizeof(float) * d4.n_params);
     ac_dec_stats s6, s4;
-    ac_dec_batch b6 = {2, len, ws, 3, a6, NULL, 0, nv, NULL, NULL, NULL}, b4 = {2, len, ws, 3, a4, NULL, 0, NULL, NULL, NULL, NULL};
+    ac_dec_batch b6 = {2, len, ws, 3, a6, NULL, 0, nv, NULL, NULL, NULL, NULL}, b4 = {2, len, ws, 3, a4, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     CHECKF(ac_decoder_forward_backward(&d6, w6, &b6, 1, 77, g6, &s6, &err) == 0, "%s", err.msg);
     CHECK(ac_decoder_forward_backward(&d4, w4, &b4, 1, 77, g4, &s4, &err) == 0);
     CHECK(isfinite(s6.loss));
