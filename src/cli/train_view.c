@@ -56,7 +56,7 @@ void train_view_event(const ac_train_event *ev, void *user) {
         v->pos0 = ev->pos, v->t_line = cli_now();
         break;
     case AC_TRAIN_PROGRESS:
-        if (v->has_text)
+        if (v->has_text && !isnan(ev->text_loss)) /* (self-critical training has no text batches) */
             snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f text %.3f %.0f tok/s", ev->loss, ev->text_loss,
                      ev->tok_per_s);
         else
