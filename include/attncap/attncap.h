@@ -46,10 +46,10 @@ extern "C" {
 /* ---- Version ---------------------------------------------------------------------------------- */
 
 #define AC_VERSION_MAJOR 1
-#define AC_VERSION_MINOR 4
+#define AC_VERSION_MINOR 5
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "1.4.0"
+#define AC_VERSION "1.5.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 
@@ -496,6 +496,9 @@ typedef struct ac_train_event {
     long best_step;
     double best_score;
     const char *metric; /* "cider", "bleu4" or "loss" (best_score is then minus the loss) */
+    /* AC_TRAIN_PROGRESS, AC_TRAIN_EVALUATION (since 1.5): self-critical training's (option scst) mean
+     * reward, the CIDEr-D of the captions it sampled since the last evaluation; NAN without scst */
+    double reward;
 } ac_train_event;
 
 /* Called on the training thread, in the order above; the struct may grow at its end. */

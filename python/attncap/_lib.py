@@ -135,7 +135,8 @@ class ac_train_event(Structure):
                 ("step", ctypes.c_long), ("epoch_frac", c_double), ("train_loss", c_double), ("val_loss", c_double),
                 ("bleu4", c_double), ("cider", c_double), ("lr", c_double), ("minutes", c_double),
                 ("window_tok_per_s", c_double), ("best", c_int), ("stopping", c_int), ("note", c_char_p),
-                ("finish", c_int), ("best_step", ctypes.c_long), ("best_score", c_double), ("metric", c_char_p)]
+                ("finish", c_int), ("best_step", ctypes.c_long), ("best_score", c_double), ("metric", c_char_p),
+                ("reward", c_double)]  # since 1.5: read only from a library that has it (train.py)
 
 
 TRAIN_FN = ctypes.CFUNCTYPE(None, POINTER(ac_train_event), c_void_p)
@@ -258,6 +259,12 @@ def need(name: str):  # type: ignore[no-untyped-def]
     if not hasattr(dll, name):
         raise Error(f"{LIB.path}: libattncap {dll.ac_version().decode()} has no {name} (1.2 added it)")
     return getattr(dll, name)
+
+
+def version() -> "tuple[int, int]":
+    """The loaded library's (major, minor) version."""
+    major, minor = lib().ac_version().decode().split(".")[:2]
+    return int(major), int(minor)
 
 
 def has(name: str) -> bool:

@@ -29,7 +29,10 @@ _FIELDS = {
 def _event(ev: "_lib.ac_train_event") -> Dict[str, Any]:
     kind = _KINDS[ev.kind] if 0 <= ev.kind < len(_KINDS) else str(ev.kind)
     out: Dict[str, Any] = {"kind": kind}
-    for f in _FIELDS.get(kind, []):
+    fields = _FIELDS.get(kind, [])
+    if kind in ("progress", "evaluation") and _lib.version() >= (1, 5):  # (the struct grew in 1.5)
+        fields = fields + ["reward"]
+    for f in fields:
         v = getattr(ev, f)
         if f == "finish":
             v = _FINISH[v] if 0 <= v < len(_FINISH) else v

@@ -56,7 +56,10 @@ void train_view_event(const ac_train_event *ev, void *user) {
         v->pos0 = ev->pos, v->t_line = cli_now();
         break;
     case AC_TRAIN_PROGRESS:
-        if (v->has_text && !isnan(ev->text_loss)) /* (self-critical training has no text batches) */
+        if (isfinite(ev->reward)) /* self-critical training: its samples' reward (it has no text batches) */
+            snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f reward %.3f %.0f tok/s", ev->loss, ev->reward,
+                     ev->tok_per_s);
+        else if (v->has_text)
             snprintf(v->bar.extra, sizeof v->bar.extra, "loss %.3f text %.3f %.0f tok/s", ev->loss, ev->text_loss,
                      ev->tok_per_s);
         else
@@ -75,8 +78,9 @@ void train_view_event(const ac_train_event *ev, void *user) {
         cli_progress_clear(&v->bar);
         break;
     case AC_TRAIN_EVALUATION:
-        printf("epoch %.2f step %ld: train loss %.4f, val loss %.4f", ev->epoch_frac, ev->step, ev->train_loss,
-               ev->val_loss);
+        printf("epoch %.2f step %ld: train loss %.4f", ev->epoch_frac, ev->step, ev->train_loss);
+        if (isfinite(ev->reward)) printf(", reward %.4f", ev->reward);
+        printf(", val loss %.4f", ev->val_loss);
         if (isfinite(ev->bleu4)) printf(", val BLEU-4 %.4f, CIDEr-D %.4f", ev->bleu4, ev->cider);
         printf(", lr %.3g, %.0f tok/s, %.0f min%s\n", ev->lr, ev->window_tok_per_s, ev->minutes,
                ev->best ? " (best, saved)" : ev->stopping ? " (stopping: no improvement)" : "");

@@ -126,6 +126,7 @@ static void make_batch(const ac_trainer *tr, const ac_train_example *ex, const i
     b->n_valid = tr->fc.grids || tr->R ? bb->nval : NULL;
     b->n_regions = bb->nreg, b->region_cat = bb->nreg ? bb->rcat : NULL; /* copy models only */
     b->region_score = bb->nreg ? bb->rscore : NULL;
+    b->weight = NULL; /* each caption once (self-critical training weighs its own batch) */
 }
 
 static void shuffle(int *perm, int n, uint64_t seed) {
@@ -258,10 +259,10 @@ static int save_best(ac_trainer *tr, const ac_hist *h, ac_err *err) {
              "{\"step\":%ld,\"epoch\":%.3f,\"val_loss\":%.5f,\"val_bleu4\":%.5f,\"val_cider\":%.5f,\"beam\":%d,"
              "\"train_captions\":%d,\"val_photos\":%d,\"flip\":%d,\"batch\":%d,\"lr\":%g,\"min_count\":%d,"
              "\"clip\":%g,\"max_words\":%d,\"ema\":%g,\"seed\":%llu,\"text_captions\":%d,\"text_batch\":%d,"
-             "\"text_weight\":%g,\"extra_data\":%d}",
+             "\"text_weight\":%g,\"extra_data\":%d,\"scst\":%d}",
              h->step, h->epoch, h->val_loss, isfinite(h->bleu4) ? h->bleu4 : -1, isfinite(h->cider) ? h->cider : -1,
              o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->ema,
-             o->seed, tr->n_tex, tr->n_tex ? tr->text_batch : 0, o->text_weight, tr->n_xds);
+             o->seed, tr->n_tex, tr->n_tex ? tr->text_batch : 0, o->text_weight, tr->n_xds, o->scst);
     char *counts = ac_train_vocab_counts_json(tr), *photos = counts ? training_photos(tr) : NULL;
     if (!photos) return free(counts), ac_errf(err, "out of memory");
     const char *extra[] = {"training", notes, "vocab_counts", counts, "training_photos", photos, NULL};
@@ -327,7 +328,7 @@ static int evaluate(ac_trainer *tr, batch_buf *bb, const char *metric, double t0
                                    .train_loss = h.train_loss, .val_loss = h.val_loss, .bleu4 = h.bleu4,
                                    .cider = h.cider, .lr = h.lr, .minutes = h.seconds / 60,
                                    .window_tok_per_s = span > 0 ? win_tok / span : 0, .best = best,
-                                   .stopping = !best && s->done};
+                                   .stopping = !best && s->done, .reward = h.reward};
         tr->o->on_event(&ev, tr->o->user);
     }
     return 0;
@@ -694,7 +695,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                            .pos = s->pos, .steps = steps,
                                            .loss = s->win_tok ? s->win_ce / s->win_tok : 0,
                                            .text_loss = tr.n_tex > 0 && !o.scst ? text_loss : NAN,
-                                           .tok_per_s = dt > 0 ? tok_p / dt : 0, .seconds = dt};
+                                           .tok_per_s = dt > 0 ? tok_p / dt : 0, .seconds = dt,
+                                           .reward = s->win_photos ? s->win_reward / s->win_photos : NAN};
                 o.on_event(&ev, o.user);
             }
             const int end_epoch = s->pos == steps;
