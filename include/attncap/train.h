@@ -100,6 +100,8 @@ typedef struct ac_train_opts {
                              * (train_scst.c): K captions sampled per photo, each weighted by how much its
                              * CIDEr-D beats the photo's other samples'; a fine-tune (with init) of an LSTM
                              * with soft attention, on the photos alone (text is not used) */
+    float scst_penalty;     /* with scst: each object a sample names that none of its photo's captions
+                             * name (objects.h; what CHAIR counts as hallucinated) costs this much reward */
     const char *init;       /* start from this model's weights (same sizes); words new to its
                              * vocabulary start fresh, the others keep their rows */
     /* Progress and results, called on the training thread (NULL: silent). */

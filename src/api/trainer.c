@@ -42,7 +42,7 @@ static const option OPTIONS[] = {
     {"seed", OPTION_U64, offsetof(struct ac_trainer, o.seed), 0, 9e15}, INT("max_steps", max_steps, 0, 2e9),
     INT("shards", shards, 1, 64), INT("threads", threads, 1, 256), SWITCH("resume", o.resume),
     SWITCH("force", o.resume_force), SWITCH("flip", o.flip), SWITCH("fp16", o.fp16), SWITCH("group", o.group),
-    SWITCH("map_features", o.map_features), INT("scst", scst, 0, 64),
+    SWITCH("map_features", o.map_features), INT("scst", scst, 0, 64), FLT("scst_penalty", scst_penalty, 0, 100),
 };
 #undef TXT
 #undef INT

@@ -45,7 +45,7 @@ static const traj_opt TRAJ_OPTS[] = {
     TRAJ("flip", 'i', flip, NAN),          TRAJ("beam", 'i', beam, NAN),
     TRAJ("shards", 'i', shards, NAN),      TRAJ("group", 'i', group, 0),
     TRAJ("text_ratio", 'f', text_ratio, NAN), TRAJ("text_weight", 'f', text_weight, NAN),
-    TRAJ("scst", 'i', scst, 0),
+    TRAJ("scst", 'i', scst, 0), TRAJ("scst_penalty", 'f', scst_penalty, 0),
 };
 #define N_TRAJ (int)(sizeof TRAJ_OPTS / sizeof TRAJ_OPTS[0])
 

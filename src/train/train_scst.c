@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attncap/metrics.h"
+#include "attncap/objects.h"
 #include "attncap/sample.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
@@ -32,6 +33,8 @@ struct ac_scst {
     int max_photos, max_len;  /* a step's photos at most; words a sample at most */
     ac_cider_corpus *corpus;  /* the training photos' captions */
     int *photo_ref;           /* [n_img] each photo's image in the corpus (photos listed twice share one) */
+    uint8_t *named;           /* [corpus images, AC_N_OBJECTS] the objects (objects.h) its captions name */
+    float penalty;            /* what naming an object none of them names costs (o->scst_penalty) */
     /* the sampled batch, sorted by length (ac_dec_batch's order) */
     int *len, *words, *order, *nval, *nreg;
     const float **ann;
@@ -70,7 +73,8 @@ static int corpus_build(ac_trainer *tr, ac_scst *s, ac_err *err) {
     ac_eval_item *items = ac_calloc((size_t)tr->n_img + 1, sizeof *items);
     int *first = ac_malloc(sizeof(int) * ((size_t)tr->fc.n + 1)); /* feature row -> corpus image */
     s->photo_ref = ac_malloc(sizeof(int) * ((size_t)tr->n_img + 1));
-    int n = 0, rc = items && first && s->photo_ref ? 0 : -1;
+    s->named = ac_calloc(((size_t)tr->n_img + 1) * AC_N_OBJECTS, 1);
+    int n = 0, rc = items && first && s->photo_ref && s->named ? 0 : -1;
     for (int r = 0; !rc && r < tr->fc.n; r++) first[r] = -1;
     for (int im = 0; !rc && im < tr->n_img; im++) {
         const ac_train_example *e0 = &tr->ex[tr->img_start[im]];
@@ -88,6 +92,9 @@ static int corpus_build(ac_trainer *tr, ac_scst *s, ac_err *err) {
                 break;
             }
             it->n_refs++;
+            uint8_t present[AC_N_OBJECTS], *named = s->named + (size_t)n * AC_N_OBJECTS;
+            ac_objects_in_tokens(s->text, present);
+            for (int c = 0; c < AC_N_OBJECTS; c++) named[c] |= present[c];
         }
         if (e0->feat >= 0) first[e0->feat] = n;
         s->photo_ref[im] = n++;
@@ -110,7 +117,7 @@ int ac_train_scst_init(ac_trainer *tr, int max_photos, ac_err *err) {
     ac_scst *s = ac_calloc(1, sizeof *s);
     if (!s) return ac_errf(err, "out of memory");
     tr->scst = s;
-    s->K = o->scst, s->max_photos = max_photos, s->max_len = o->max_words;
+    s->K = o->scst, s->max_photos = max_photos, s->max_len = o->max_words, s->penalty = o->scst_penalty;
     const size_t B = (size_t)max_photos * s->K;
     s->len = ac_malloc(sizeof(int) * B), s->words = ac_calloc(B * (size_t)s->max_len, sizeof(int));
     s->order = ac_malloc(sizeof(int) * B), s->nval = ac_malloc(sizeof(int) * B), s->nreg = ac_malloc(sizeof(int) * B);
@@ -131,7 +138,7 @@ void ac_train_scst_free(ac_trainer *tr) {
     ac_scst *s = tr->scst;
     if (!s) return;
     ac_cider_corpus_free(s->corpus);
-    free(s->photo_ref), free(s->len), free(s->words), free(s->order), free(s->nval), free(s->nreg), free(s->ann);
+    free(s->photo_ref), free(s->named), free(s->len), free(s->words), free(s->order), free(s->nval), free(s->nreg), free(s->ann);
     free(s->rcat), free(s->rscore), free(s->weight), free(s->batch_weight), free(s->draw), free(s->draw_len);
     ac_sampler_free(s->sampler);
     free(s->cats), free(s->reward), free(s->text), free(s);
@@ -158,6 +165,22 @@ static int sample(const ac_trainer *tr, const ac_decoder *dec, const ac_scst_pho
     return rc;
 }
 
+/* A caption's reward on photo `img`: its CIDEr-D against the photo's training captions, less the
+ * penalty for each object it names that none of them name. */
+static int reward_of(ac_trainer *tr, const int *words, int n, int img, double *r, ac_err *err) {
+    ac_scst *s = tr->scst;
+    if (!caption_text(tr->model.vocab, words, n, &s->text, &s->text_cap) ||
+        (*r = ac_cider_corpus_score(s->corpus, s->photo_ref[img], s->text)) < 0)
+        return ac_errf(err, "train: out of memory (rewards)");
+    if (s->penalty > 0) { /* the objects it names that none of the photo's captions name (CHAIR's hallucinations) */
+        uint8_t present[AC_N_OBJECTS];
+        const uint8_t *named = s->named + (size_t)s->photo_ref[img] * AC_N_OBJECTS;
+        ac_objects_in_tokens(s->text, present);
+        for (int c = 0; c < AC_N_OBJECTS; c++) *r -= present[c] && !named[c] ? s->penalty : 0;
+    }
+    return 0;
+}
+
 int ac_train_scst_batch(ac_trainer *tr, const ac_decoder *dec, const ac_scst_photo *ph, int n, long step,
                         ac_dec_batch *out, double *mean_reward, ac_err *err) {
     ac_scst *s = tr->scst;
@@ -169,11 +192,8 @@ int ac_train_scst_batch(ac_trainer *tr, const ac_decoder *dec, const ac_scst_pho
         double sum = 0;
         for (int k = 0; k < K; k++) {
             const int i = p * K + k;
-            if (!caption_text(tr->model.vocab, s->draw + (size_t)i * s->max_len, s->draw_len[i], &s->text, &s->text_cap))
-                return ac_errf(err, "train: out of memory (rewards)");
-            const double r = ac_cider_corpus_score(s->corpus, s->photo_ref[ph[p].img], s->text);
-            if (r < 0) return ac_errf(err, "train: out of memory (rewards)");
-            s->reward[i] = r, sum += r;
+            if (reward_of(tr, s->draw + (size_t)i * s->max_len, s->draw_len[i], ph[p].img, &s->reward[i], err)) return -1;
+            sum += s->reward[i];
         }
         for (int k = 0; k < K; k++) /* the advantage over the mean of the photo's other samples */
             s->weight[p * K + k] = K > 1 ? (float)(s->reward[p * K + k] - (sum - s->reward[p * K + k]) / (K - 1)) : 0;
