@@ -182,4 +182,24 @@ if copy_model; then
   fi
 fi
 
+
+# --scst-penalty: the first step's samples are the same for the same seed, and each object they name
+# that no caption of their photo names costs the penalty: the first step's mean reward falls linearly
+# in it (1 and 2 against 0: differences in the ratio 1 : 2) and falls at all (these samples do name
+# such objects).
+t_begin scst_penalty_is_linear
+if copy_model; then
+  first_reward() { # PENALTY
+    rm -f "$T/pen.safetensors" "$T/pen.safetensors.ckpt"
+    coco_train "$T/pen.safetensors" --detections "$T/det.jsonl" --copy --init "$T/copy.safetensors" --scst 4 \
+      --max-steps 1 --eval-every 1 --scst-penalty "$1" --log "$T/pen.csv" || return 1
+    awk -F, 'NR == 2 { print $9 }' "$T/pen.csv"
+  }
+  if r0=$(first_reward 0) && r1=$(first_reward 1) && r2=$(first_reward 2); then
+    if ! awk -v a="$r0" -v b="$r1" -v c="$r2" 'BEGIN { d1 = a - b; d2 = a - c; exit !(d1 > 0.001 && d2 - 2 * d1 < 2e-5 && 2 * d1 - d2 < 2e-5) }'; then
+      t_fail "first rewards at penalties 0, 1, 2: $r0 $r1 $r2"
+    else t_ok; fi
+  fi
+fi
+
 t_end

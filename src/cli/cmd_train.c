@@ -49,6 +49,8 @@ static void usage(FILE *f) {
             "  --scst K             self-critical fine-tuning (with --init): K captions sampled per photo, each\n"
             "                       pushed up or down by how far its CIDEr-D beats the photo's other samples'\n"
             "                       (5 is usual; 0, the default: cross-entropy on the captions)\n"
+            "  --scst-penalty X     with --scst: each object a sample names that none of its photo's captions\n"
+            "                       name costs X of its reward (%g; 0: CIDEr-D alone)\n"
             "  --init MODEL         start from MODEL's weights (same sizes; its words keep their rows)\n"
             "  --out MODEL          best model by the validation score (checkpoint: MODEL.ckpt)\n"
             "  --epochs N           max epochs (%d)\n"
@@ -96,7 +98,7 @@ static void usage(FILE *f) {
             "  --shards N           batch shards computed in parallel (%d; changes the arithmetic)\n"
             "  --threads N          threads (default: cores or $ATTNCAP_THREADS)\n"
             "  --quiet\n",
-            I("epochs"), I("batch"), D("lr"), D("lr_min"), I("embed"), I("hidden"), I("att"), D("reinforce"), D("entropy"),
+            D("scst_penalty"), I("epochs"), I("batch"), D("lr"), D("lr_min"), I("embed"), I("hidden"), I("att"), D("reinforce"), D("entropy"),
             D("expected_context"), D("dropout"), D("lambda"), I("min_count"), D("clip"), D("weight_decay"), D("ema"),
             I("patience"), D("lr_decay"), I("lr_patience"), I("checkpoint_every"), I("beam"), I("max_words"),
             strtoull(ac_trainer_get(t, "seed"), NULL, 10), I("shards"));
