@@ -4,9 +4,11 @@
  * decode is needed and the baseline does not see the sample it judges.
  *
  * For each photo of a step, K captions are sampled from the model as it stands (no dropout; the copy
- * mixture included, as the search sees it; <unk> never drawn). Caption k's reward r_k is its CIDEr-D
- * against the photo's training captions, the document frequencies over every training photo's
- * captions (metrics.h ac_cider_corpus). The step's loss is
+ * mixture included, as the search sees it; <unk> never drawn: sample.h). Caption k's reward r_k is its
+ * CIDEr-D against the photo's training captions, the document frequencies over every training photo's
+ * captions (metrics.h ac_cider_corpus), less o->scst_penalty for each COCO object it names that none of
+ * those captions name (objects.h: what CHAIR counts as a hallucination; plain CIDEr-D pays for a likely
+ * object more than it charges for a wrong one, docs/experiments/scst.md). The step's loss is
  *     - sum_k (r_k - mean_{j != k} r_j) log p(c_k | photo)  / tokens
  * i.e. each sample's cross-entropy weighted by its advantage (decoder.h ac_dec_batch.weight): the
  * likelihood-ratio estimate of the gradient of the expected reward. What a caption earns is what the
@@ -15,7 +17,6 @@
  *
  * Determinism: the draws are a hash of (seed, step, row, position), so a resumed run samples what the
  * uninterrupted one did. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
