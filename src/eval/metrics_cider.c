@@ -234,7 +234,7 @@ static int corpus_idf_grow(ac_cider_corpus *c) {
     if (c->gm.n <= c->idf_n) return 0;
     size_t cap = c->idf_n ? c->idf_n : 1024;
     while (cap < c->gm.n) cap *= 2;
-    double *idf = realloc(c->idf, cap * sizeof *idf);
+    double *idf = ac_realloc(c->idf, cap * sizeof *idf);
     if (!idf) return -1;
     for (size_t g = c->idf_n; g < cap; g++) idf[g] = c->log_n;
     c->idf = idf, c->idf_n = cap;

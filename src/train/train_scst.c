@@ -55,7 +55,7 @@ static char *caption_text(const ac_vocab *v, const int *w, int n, char **buf, si
     size_t need = 1;
     for (int k = 0; k < n; k++) need += strlen(ac_vocab_word(v, w[k])) + 1;
     if (need > *cap) {
-        char *b = realloc(*buf, need);
+        char *b = ac_realloc(*buf, need);
         if (!b) return NULL;
         *buf = b, *cap = need;
     }
