@@ -8,6 +8,7 @@ library of the same build), ATTNCAP_ROOT (the checkout) and ATTNCAP_DATA (../sha
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 import subprocess
@@ -335,6 +336,8 @@ def test_train_equals_attncap_train(tmp_path):
     kinds = [e["kind"] for e in events]
     assert kinds[0] == "start" and kinds[-1] == "finished" and kinds.count("evaluation") == 2
     assert last == events[-1] and last["finish"] == "all_epochs" and last["metric"] in ("cider", "loss")
+    # 1.5's reward: self-critical training's alone, so NaN on these progress and evaluation events
+    assert all(math.isnan(e["reward"]) for e in events if e["kind"] in ("progress", "evaluation"))
     opts = attncap.train_options()
     assert opts["epochs"] == "16" and opts["lr"] == "0.0004" and opts["data"] is None and "pointer" in opts
     with pytest.raises(attncap.OptionsError, match="'learning_rate'"):
