@@ -157,65 +157,6 @@ static double sim(const vec *h, const vec *r) {
 
 static void free_vec(vec *v) { free(v->id); free(v->order); free(v->w); }
 
-int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
-    ac_strmap words = {0};
-    gram_map gm = {0};
-    int rc = 0;
-    int n_caps = 0;
-    for (int i = 0; i < n; i++) n_caps += 1 + items[i].n_refs;
-    vec *vs = ac_calloc((size_t)(n_caps ? n_caps : 1), sizeof *vs);
-    int *df = NULL;
-    if (!vs) return -1;
-    int c = 0;
-    for (int i = 0; i < n && !rc; i++)
-        for (int j = -1; j < items[i].n_refs && !rc; j++) {
-            int len;
-            int *w = ac_metric_words(&words, j < 0 ? items[i].cand : items[i].refs[j], &len);
-            if (!w || make_vec(&gm, w, len, &vs[c])) rc = -1;
-            free(w);
-            c++;
-        }
-    if (!rc) df = ac_calloc(gm.n ? gm.n : 1, sizeof *df);
-    int *seen = rc ? NULL : ac_malloc((gm.n ? gm.n : 1) * sizeof *seen);
-    if (!rc && (!df || !seen)) rc = -1;
-    if (!rc) {
-        /* df: per image, each distinct n-gram of its references once */
-        for (size_t g = 0; g < gm.n; g++) seen[g] = -1;
-        c = 0;
-        for (int i = 0; i < n; i++) {
-            c++; /* the candidate */
-            for (int j = 0; j < items[i].n_refs; j++, c++)
-                for (int q = 0; q < vs[c].n; q++)
-                    if (seen[vs[c].id[q]] != i) seen[vs[c].id[q]] = i, df[vs[c].id[q]]++;
-        }
-        double ref_len = log((double)n);
-        double *idf = ac_malloc((gm.n ? gm.n : 1) * sizeof *idf);
-        if (!idf) { rc = -1; goto done; }
-        for (size_t g = 0; g < gm.n; g++) idf[g] = ref_len - log(df[g] > 1 ? (double)df[g] : 1.0);
-        for (int k = 0; k < c; k++) weigh(&vs[k], idf);
-        free(idf);
-        double sum = 0;
-        c = 0;
-        for (int i = 0; i < n; i++) {
-            const vec *h = &vs[c++];
-            double s = 0;
-            for (int j = 0; j < items[i].n_refs; j++) s += sim(h, &vs[c++]);
-            double score = items[i].n_refs ? s / 4.0 / items[i].n_refs * 10.0 : 0;
-            if (img) img[i] = score;
-            sum += score;
-        }
-        *mean = n ? sum / n : 0;
-    }
-done:
-    for (int k = 0; k < n_caps; k++) free_vec(&vs[k]);
-    free(vs);
-    free(df);
-    free(seen);
-    free(gm.slots);
-    ac_strmap_free(&words);
-    return rc;
-}
-
 /* ---- one corpus, many candidates (self-critical training's rewards) ---- */
 
 struct ac_cider_corpus {
@@ -268,7 +209,7 @@ ac_cider_corpus *ac_cider_corpus_new(const ac_eval_item *items, int n) {
         c->ref_off[n] = k; /* what was made is freed */
         return ac_cider_corpus_free(c), NULL;
     }
-    /* df as ac_cider_d counts it: per image, each distinct n-gram of its references once */
+    /* df: per image, each distinct n-gram of its references once */
     for (size_t g = 0; g < c->gm.n; g++) seen[g] = -1;
     for (int i = 0; i < n; i++)
         for (int r = c->ref_off[i]; r < c->ref_off[i + 1]; r++)
@@ -306,4 +247,24 @@ void ac_cider_corpus_free(ac_cider_corpus *c) {
     free(c->refs), free(c->ref_off), free(c->idf), free(c->gm.slots);
     ac_strmap_free(&c->words);
     free(c);
+}
+
+/* The set's own corpus: df depends on the references alone, so each image's score is its candidate's
+ * against the corpus of the set's references. */
+int ac_cider_d(const ac_eval_item *items, int n, double *mean, double *img) {
+    ac_cider_corpus *c = ac_cider_corpus_new(items, n);
+    if (!c) return -1;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        const double score = items[i].n_refs ? ac_cider_corpus_score(c, i, items[i].cand) : 0;
+        if (score < 0) {
+            ac_cider_corpus_free(c);
+            return -1;
+        }
+        if (img) img[i] = score;
+        sum += score;
+    }
+    ac_cider_corpus_free(c);
+    *mean = n ? sum / n : 0;
+    return 0;
 }
