@@ -38,11 +38,11 @@ void ac_sampler_free(ac_sampler *s) {
     free(s->scratch), free(s);
 }
 
-/* A word drawn from logp [V] (a log-softmax row) with u in [0, 1), never <pad>, <start> or <unk>. */
+/* A word drawn from logp [V] (a log-softmax row) with u in [0, 1), never <pad>, <start> or <unk>.
+ * The row sums to 1, so the words that may come hold 1 less the three that may not: no pass over the
+ * vocabulary before the draw, whose walk ends early (the vocabulary is sorted by frequency). */
 static int draw_word(const float *logp, int V, double u) {
-    double total = 0;
-    for (int v = AC_END; v < V; v++)
-        if (v != AC_UNK) total += exp(logp[v]);
+    const double total = 1.0 - exp(logp[AC_PAD]) - exp(logp[AC_START]) - exp(logp[AC_UNK]);
     const double target = u * total;
     double acc = 0;
     int last = AC_END;
