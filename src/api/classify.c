@@ -56,7 +56,6 @@ static int read_labels(ac_classifier *c, const char *path, ac_err *err) {
     return oom ? ac_errf(err, "%s: out of memory", path) : 0;
 }
 
-/* rel in the data directory (malloc'd), or NULL with err set (AC_ERR_NO_ENCODER when there is none). */
 int ac_classifier_open(const char *path, const char *labels, int threads, ac_classifier **out, ac_err *err) {
     *out = NULL;
     if (threads < 0) return ac_errf(err, "classifier: %d threads", threads);
