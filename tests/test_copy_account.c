@@ -121,6 +121,42 @@ static void region_shares(int kind) {
 static void test_region_shares_copy(void) { region_shares(1); }
 static void test_region_shares_pointer(void) { region_shares(2); }
 
+/* ac_decoder_copy_shares_many: captions of different lengths on different photos (one photo twice, one
+ * with no regions' categories), accounted together, are each the same bits as accounted alone. */
+static void many_as_alone(int kind) {
+    ac_decoder dec;
+    ac_err err;
+    CHECK(open_copy(&dec, kind) == 0);
+    enum { N = 5 };
+    const int cats[N][NR] = {{2, 9}, {5, 2}, {2, 9}, {2, 7}, {9, 5}}, n_words[N] = {2, 6, 0, 4, 6};
+    const int w[N][6] = {{4, 6}, {4, 6, 5, 9, 8, 7}, {0}, {8, 8, 5, 1}, {9, 3, 4, 5, 6, 2}};
+    ac_dec_image *im[N];
+    float share[N][7], region[N][7 * NR], alone[7], alone_region[7 * NR];
+    float *sp[N], *rp[N];
+    const int *wp[N];
+    for (int i = 0; i < N; i++) {
+        float ann[L * D];
+        fill_ann(ann, L * D, 3 + (i == 2 ? 0 : i)); /* photos 0 and 2 the same */
+        CHECK(im[i] = ac_decoder_prepare_regions(&dec, ann, 2, 2, NR));
+        if (i != 3) ac_dec_image_set_categories(im[i], cats[i], NULL); /* photo 3: none known */
+        sp[i] = share[i], rp[i] = i == 4 ? NULL : region[i], wp[i] = w[i];
+    }
+    CHECK(ac_decoder_copy_shares_many(&dec, N, (const ac_dec_image *const *)im, wp, n_words, sp, rp, &err) == 0);
+    int copied = 0;
+    for (int i = 0; i < N; i++) {
+        CHECK(ac_decoder_copy_shares(&dec, im[i], w[i], n_words[i], alone, alone_region, &err) == 0);
+        CHECKF(!memcmp(alone, share[i], sizeof(float) * (size_t)(n_words[i] + 1)), "copy %d, caption %d: shares differ from its own", kind, i);
+        CHECKF(i == 4 || !memcmp(alone_region, region[i], sizeof(float) * (size_t)(n_words[i] + 1) * NR),
+               "copy %d, caption %d: regions' parts differ from its own", kind, i);
+        for (int k = 0; k <= n_words[i]; k++) copied += share[i][k] > 0.05f;
+        ac_dec_image_free(im[i]);
+    }
+    CHECKF(copied >= 3, "copy %d: only %d words copied (a test that cannot fail)", kind, copied);
+    ac_decoder_free(&dec);
+}
+static void test_many_as_alone_copy(void) { many_as_alone(1); }
+static void test_many_as_alone_pointer(void) { many_as_alone(2); }
+
 /* A given caption's attention as shown (ac_caption_forced_regions, which takes the account): each row is
  * (1 - share) times the step's context attention (ac_decoder_attend_image), plus on each region the part
  * of the word copied from it (ac_decoder_copy_shares); rows still sum to 1. */
@@ -186,6 +222,8 @@ static void test_shown_attention_without_copy(void) {
 int main(void) {
     RUN(test_region_shares_copy);
     RUN(test_region_shares_pointer);
+    RUN(test_many_as_alone_copy);
+    RUN(test_many_as_alone_pointer);
     RUN(test_shown_attention_copy);
     RUN(test_shown_attention_pointer);
     RUN(test_shown_attention_without_copy);

@@ -439,6 +439,13 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
  * copy or a photo without categories. words [n] (ids). */
 int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
                            float *region, ac_err *err);
+/* The same for n captions at once, caption i of n_words[i] words on photo img[i] (photos may repeat), with
+ * share[i] and region[i] (may be NULL) as above: the steps of all the captions run together, each weight
+ * matrix read once a step for every caption still running, and each caption's numbers are the same bits as
+ * ac_decoder_copy_shares of it alone. On an error, the shares are unspecified. */
+int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image *const *img,
+                                const int *const *words, const int *n_words, float *const *share,
+                                float *const *region, ac_err *err);
 
 /* Teacher forcing: the attention the decoder gives each word of a given caption, as if it had
  * produced the caption itself. words [n] (ids, without <start>/<end>); ann [L, D].

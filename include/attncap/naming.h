@@ -53,6 +53,9 @@ void ac_name_task_grid(const ac_decoder_config *cfg, const ac_name_task *task, i
  * copies from them; config.absent reads which it lacks). NULL with err for a grid the model refuses, or
  * out of memory; the caller frees it (ac_dec_image_free). */
 ac_dec_image *ac_name_task_prepare(const ac_decoder *dec, const ac_name_task *task, ac_err *err);
+/* A copy model's account (beam.h ac_captions_copy_account) of every task's caption whose img[i] is not NULL,
+ * in one pass: a task with an error gets failed and err, and the others are unchanged. */
+void ac_name_tasks_copy_account(const ac_decoder *dec, int n, ac_name_task *tasks, const ac_dec_image *const *img);
 
 #ifdef __cplusplus
 }

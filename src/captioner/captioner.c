@@ -178,13 +178,16 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
     if (nb) ac_beam_search_photos(&model->dec, nb, bt);
+    const ac_dec_image **account = ac_calloc((size_t)(n ? n : 1), sizeof *account);
     for (int b = 0; b < nb; b++) {
         ac_name_task *t = &tasks[idx[b]];
         t->failed = bt[b].failed, t->err = bt[b].err, t->out = bt[b].out;
-        if (!t->failed) t->failed = ac_caption_copy_account(&t->out, &model->dec, bt[b].img, &t->err);
-        ac_dec_image_free((ac_dec_image *)bt[b].img);
+        if (!account) t->failed = t->failed || ac_errf(&t->err, "out of memory");
+        else account[idx[b]] = bt[b].img;
     }
-    free(bt), free(idx);
+    if (account) ac_name_tasks_copy_account(&model->dec, n, tasks, account); /* a copy model's, all together */
+    for (int b = 0; b < nb; b++) ac_dec_image_free((ac_dec_image *)bt[b].img);
+    free(account), free(bt), free(idx);
 }
 
 void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent) {

@@ -663,34 +663,76 @@ void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image 
 
 int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
                            float *region, ac_err *err) {
+    return ac_decoder_copy_shares_many(dec, 1, &img, &words, &n, &share, &region, err);
+}
+
+/* The captions run side by side, longest first, so those still running at step k are a prefix of the
+ * rows: each step streams the weights once for all of them. */
+int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image *const *img,
+                                const int *const *words, const int *n_words, float *const *share,
+                                float *const *region, ac_err *err) {
     const ac_decoder_config *c = &dec->cfg;
-    const int V = c->vocab, H = c->hidden, nr = img->regions;
-    for (int k = 0; k <= n; k++) share[k] = 0;
-    if (region) memset(region, 0, ((size_t)n + 1) * (size_t)nr * sizeof *region);
-    if (!c->copy || !dec->copy || !nr || !img->has_categories) return 0;
-    for (int k = 0; k < n; k++)
-        if (words[k] < 0 || words[k] >= V) return ac_errf(err, "copy shares: word id %d outside 0..%d", words[k], V - 1);
-    const size_t need = 4 * (size_t)H + (size_t)V + (size_t)c->n_ann + 1 + (size_t)nr + ac_decoder_step_scratch(c, 1);
+    const int V = c->vocab, H = c->hidden;
+    int K = 0, steps = 0; /* the captions that copy, and the longest one's steps */
+    for (int i = 0; i < n; i++) {
+        const int nr = img[i]->regions;
+        for (int k = 0; k <= n_words[i]; k++) share[i][k] = 0;
+        if (region[i]) memset(region[i], 0, ((size_t)n_words[i] + 1) * (size_t)nr * sizeof *region[i]);
+        for (int k = 0; k < n_words[i]; k++)
+            if (words[i][k] < 0 || words[i][k] >= V)
+                return ac_errf(err, "copy shares: word id %d outside 0..%d", words[i][k], V - 1);
+        if (c->copy && dec->copy && nr && img[i]->has_categories) K++;
+    }
+    if (!K) return 0;
+    int *order = ac_malloc((size_t)K * sizeof *order);
+    ac_dec_image *traced = ac_malloc((size_t)K * sizeof *traced);
+    const ac_dec_image **tp = ac_malloc((size_t)K * sizeof *tp);
+    int *rows = ac_malloc((size_t)K * sizeof *rows), *prev = ac_malloc((size_t)K * sizeof *prev);
+    const size_t tr_size = 1 + AC_REGIONS_MAX;
+    const size_t need = (size_t)K * (4 * (size_t)H + (size_t)V + (size_t)c->n_ann + tr_size) +
+                        ac_decoder_step_scratch(c, K);
     float *buf = ac_malloc(need * sizeof *buf);
-    if (!buf) return ac_errf(err, "out of memory");
-    float *st = buf, *st2 = st + 2 * H, *lv = st2 + 2 * H, *al = lv + V, *tr = al + c->n_ann, *scratch = tr + 1 + nr;
-    /* one step per word: the photo traced (decoder_internal.h), so the step leaves lv the vocabulary's own
-     * log p_w and writes the mixture's gate and regions' weights to tr, from which copy.c takes p(w) apart */
-    ac_dec_image traced = *img;
-    traced.copy_trace = tr;
-    const ac_dec_image *tp = &traced;
+    if (!order || !traced || !tp || !rows || !prev || !buf) {
+        free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
+        return ac_errf(err, "out of memory");
+    }
+    K = 0;
+    for (int i = 0; i < n; i++) /* insertion by length, longest first; ties keep their order */
+        if (c->copy && dec->copy && img[i]->regions && img[i]->has_categories) {
+            int j = K++;
+            for (; j > 0 && n_words[order[j - 1]] < n_words[i]; j--) order[j] = order[j - 1];
+            order[j] = i;
+        }
+    steps = n_words[order[0]] + 1;
+    float *st = buf, *st2 = st + (size_t)K * 2 * H, *lv = st2 + (size_t)K * 2 * H, *al = lv + (size_t)K * V;
+    float *tr = al + (size_t)K * c->n_ann, *scratch = tr + (size_t)K * tr_size;
     ac_decoder alone = *dec; /* on this thread (the account may run beside other lanes) */
     alone.step_pool = NULL;
-    const ac_copy_regions reg = {nr, img->cat, tr + 1};
-    ac_decoder_start(dec, img, st);
-    const int one = 1;
-    for (int k = 0; k <= n; k++) {
-        const int prev = k ? words[k - 1] : AC_START, w = k < n ? words[k] : AC_END;
-        ac_decoder_advance(&alone, 1, &tp, &one, k, &prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
-        share[k] = ac_copy_word_account(dec, &reg, tr[0], lv, w, region ? region + (size_t)k * nr : NULL);
-        memcpy(st, st2, 2 * (size_t)H * sizeof *st);
+    for (int r = 0; r < K; r++) {
+        /* each photo traced (decoder_internal.h): the step leaves lv the vocabulary's own log p_w and writes
+         * the mixture's gate and regions' weights to tr, from which copy.c takes p(w) apart */
+        traced[r] = *img[order[r]];
+        traced[r].copy_trace = tr + (size_t)r * tr_size;
+        tp[r] = &traced[r], rows[r] = 1;
+        ac_decoder_start(dec, img[order[r]], st + (size_t)r * 2 * H);
     }
-    free(buf);
+    for (int k = 0, live = K; k < steps; k++) {
+        while (live > 0 && n_words[order[live - 1]] < k) live--;
+        for (int r = 0; r < live; r++) {
+            const int i = order[r];
+            prev[r] = k ? words[i][k - 1] : AC_START;
+        }
+        ac_decoder_advance(&alone, live, tp, rows, k, prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
+        for (int r = 0; r < live; r++) {
+            const int i = order[r], nr = img[i]->regions, w = k < n_words[i] ? words[i][k] : AC_END;
+            const float *t = tr + (size_t)r * tr_size;
+            const ac_copy_regions reg = {nr, img[i]->cat, t + 1};
+            share[i][k] = ac_copy_word_account(dec, &reg, t[0], lv + (size_t)r * V, w,
+                                               region[i] ? region[i] + (size_t)k * nr : NULL);
+        }
+        memcpy(st, st2, (size_t)live * 2 * H * sizeof *st);
+    }
+    free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
     return 0;
 }
 

@@ -138,6 +138,19 @@ ac_dec_image *ac_name_task_prepare(const ac_decoder *dec, const ac_name_task *ta
     return img;
 }
 
+void ac_name_tasks_copy_account(const ac_decoder *dec, int n, ac_name_task *tasks, const ac_dec_image *const *img) {
+    ac_caption **c = ac_malloc(sizeof *c * (size_t)(n ? n : 1));
+    const ac_dec_image **on = ac_malloc(sizeof *on * (size_t)(n ? n : 1));
+    int m = 0;
+    for (int i = 0; c && on && i < n; i++)
+        if (img[i] && !tasks[i].failed) c[m] = &tasks[i].out, on[m++] = img[i];
+    ac_err err = {0};
+    const int rc = !c || !on ? ac_errf(&err, "out of memory") : ac_captions_copy_account(dec, m, c, on, &err);
+    for (int i = 0; rc && i < n; i++)
+        if (img[i] && !tasks[i].failed) tasks[i].failed = 1, tasks[i].err = err;
+    free(c), free(on);
+}
+
 /* "a photo of a cat": the model's own probability and attention for it (teacher forcing). */
 static int describe(const ac_model *m, const ac_name_task *task, const char *word, ac_caption *out, ac_err *err) {
     char text[160];
@@ -479,11 +492,15 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
             if (want[i] && !tasks[i].failed) take_if_agreed(o, &tasks[i], &jobs[i], &got[i]);
     }
     int failed = 0;
+    const ac_dec_image **account = ac_calloc((size_t)(n ? n : 1), sizeof *account);
     for (int i = 0; i < n; i++) {
         if (!tasks[i].failed && jobs && add_confidence_and_tags(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
-        if (!tasks[i].failed && jobs && tasks[i].regions && tasks[i].n_regions && /* a copy model's account */
-            ac_caption_copy_account(&tasks[i].out, &m->dec, jobs[i].img, &tasks[i].err))
-            tasks[i].failed = 1;
+        if (!account) tasks[i].failed = tasks[i].failed || ac_errf(&tasks[i].err, "out of memory");
+        else if (!tasks[i].failed && jobs && tasks[i].regions && tasks[i].n_regions) account[i] = jobs[i].img;
+    }
+    if (account) ac_name_tasks_copy_account(&m->dec, n, tasks, account); /* a copy model's, all together */
+    free(account);
+    for (int i = 0; i < n; i++) {
         if (tasks[i].failed) ac_caption_free(&tasks[i].out), failed++;
         if (jobs) ac_dec_image_free(jobs[i].img), ac_beam_memo_free(jobs[i].memo), free(jobs[i].banned), free(jobs[i].tag_banned), free(jobs[i].cands);
     }

@@ -87,25 +87,62 @@ int ac_caption_fold_regions(ac_caption *c) {
     return 0;
 }
 
+/* The captions to account for: each of c[0..n) not yet given its account, and its runners-up. */
+static int account_list(int n, ac_caption *const *c, const ac_dec_image *const *img, ac_caption **cap,
+                        const ac_dec_image **on) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = -1; j < c[i]->n_alt; j++) {
+            ac_caption *k = j < 0 ? c[i] : &c[i]->alt[j];
+            if (k->copied) continue;
+            if (cap) cap[m] = k, on[m] = img[i];
+            m++;
+        }
+    }
+    return m;
+}
+
+int ac_captions_copy_account(const ac_decoder *dec, int n, ac_caption *const *c, const ac_dec_image *const *img,
+                             ac_err *err) {
+    if (!dec->cfg.copy) return 0; /* none to take */
+    const int m = account_list(n, c, img, NULL, NULL);
+    if (!m) return 0; /* already given (their attention already shown) */
+    ac_caption **cap = ac_calloc((size_t)m, sizeof *cap);
+    const ac_dec_image **on = ac_calloc((size_t)m, sizeof *on);
+    const int **words = ac_calloc((size_t)m, sizeof *words);
+    int *n_words = ac_calloc((size_t)m, sizeof *n_words);
+    float **share = ac_calloc((size_t)m, sizeof *share), **from = ac_calloc((size_t)m, sizeof *from);
+    int rc = !cap || !on || !words || !n_words || !share || !from;
+    if (!rc) account_list(n, c, img, cap, on);
+    for (int i = 0; !rc && i < m; i++) {
+        const int nr = ac_dec_image_regions(on[i]);
+        words[i] = cap[i]->words, n_words[i] = cap[i]->n;
+        share[i] = cap[i]->copied = ac_malloc(((size_t)cap[i]->n + 1) * sizeof *cap[i]->copied);
+        from[i] = ac_malloc(((size_t)cap[i]->n + 1) * (size_t)(nr ? nr : 1) * sizeof *from[i]);
+        rc = !share[i] || !from[i];
+    }
+    if (rc) rc = ac_errf(err, "out of memory");
+    else rc = ac_decoder_copy_shares_many(dec, m, on, words, n_words, share, from, err);
+    for (int i = 0; !rc && i < m; i++) {
+        /* the shown attention (beam.h): a word's copied share moves from its context attention to the
+         * regions it was copied from; rows with nothing copied keep their bits */
+        ac_caption *k = cap[i];
+        const int nr = ac_dec_image_regions(on[i]), stride = ac_caption_alpha_stride(k), G = stride - k->n_regions;
+        for (int t = 0; k->alpha && nr == k->n_regions && t <= k->n; t++) {
+            if (!(k->copied[t] > 0)) continue;
+            float *row = k->alpha + (size_t)t * stride;
+            for (int j = 0; j < stride; j++) row[j] *= 1 - k->copied[t];
+            for (int r = 0; r < nr; r++) row[G + r] += from[i][(size_t)t * nr + r];
+        }
+    }
+    for (int i = 0; cap && i < m; i++) {
+        if (rc && cap[i]) free(cap[i]->copied), cap[i]->copied = NULL;
+        if (from) free(from[i]);
+    }
+    free(cap), free(on), free(words), free(n_words), free(share), free(from);
+    return rc ? -1 : 0;
+}
+
 int ac_caption_copy_account(ac_caption *c, const ac_decoder *dec, const ac_dec_image *img, ac_err *err) {
-    if (!dec->cfg.copy || c->copied) return 0; /* none, or already given (its attention already shown) */
-    const int nr = ac_dec_image_regions(img), stride = ac_caption_alpha_stride(c), G = stride - c->n_regions;
-    float *from = ac_malloc(((size_t)c->n + 1) * (size_t)(nr ? nr : 1) * sizeof *from);
-    if (!from || !(c->copied = ac_malloc(((size_t)c->n + 1) * sizeof *c->copied))) {
-        free(from);
-        return ac_errf(err, "out of memory");
-    }
-    if (ac_decoder_copy_shares(dec, img, c->words, c->n, c->copied, from, err)) return free(from), -1;
-    /* the shown attention (beam.h): a word's copied share moves from its context attention to the
-     * regions it was copied from; rows with nothing copied keep their bits */
-    for (int k = 0; c->alpha && nr == c->n_regions && k <= c->n; k++) {
-        if (!(c->copied[k] > 0)) continue;
-        float *row = c->alpha + (size_t)k * stride;
-        for (int i = 0; i < stride; i++) row[i] *= 1 - c->copied[k];
-        for (int r = 0; r < nr; r++) row[G + r] += from[(size_t)k * nr + r];
-    }
-    free(from);
-    for (int i = 0; i < c->n_alt; i++)
-        if (ac_caption_copy_account(&c->alt[i], dec, img, err)) return -1;
-    return 0;
+    return ac_captions_copy_account(dec, 1, &c, &img, err);
 }
