@@ -115,12 +115,51 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_512(int
         _mm_mask_storeu_epi8(out + j, k, _mm512_cvtepi32_epi8(v));
     }
 }
+
+/* mbqm16 on 8 lanes (AVX2: a blend for the mask, a compare's -1 for the rounding step). */
+__attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i ls, __m256i rs) {
+    x = _mm256_sllv_epi32(x, ls);
+    const __m256i half = _mm256_set1_epi64x(1LL << 30), one = _mm256_set1_epi32(1);
+    const __m256i ev = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, m), half), 31);
+    __m256i od = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), half);
+    od = _mm256_slli_epi64(_mm256_srli_epi64(od, 31), 32);
+    __m256i h = _mm256_blend_epi32(ev, od, 0xAA);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
+    const __m256i rem = _mm256_and_si256(h, mask);
+    const __m256i thr = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), _mm256_srai_epi32(h, 31));
+    h = _mm256_srav_epi32(h, rs);
+    return _mm256_sub_epi32(h, _mm256_cmpgt_epi32(rem, thr));
+}
+
+/* 8 int32 lanes in 0..255 stored as 8 bytes. */
+__attribute__((target("avx2"))) static inline void store8_u8(uint8_t *out, __m256i v) {
+    const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)out, _mm_packus_epi16(w, w));
+}
+
+__attribute__((target("avx2"))) static void requant_256(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uint8_t *out) {
+    const __m256i zp = _mm256_set1_epi32(rq->zp), lo = _mm256_set1_epi32(rq->lo), hi = _mm256_set1_epi32(rq->hi);
+    const __m256i zero = _mm256_setzero_si256();
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256i sh = _mm256_loadu_si256((const __m256i *)(rq->shift + c0 + j));
+        const __m256i v = mbqm8(_mm256_loadu_si256((const __m256i *)(acc + j)),
+                                _mm256_loadu_si256((const __m256i *)(rq->mult + c0 + j)), _mm256_max_epi32(sh, zero),
+                                _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero));
+        store8_u8(out + j, _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, zp), lo), hi));
+    }
+    if (j < n) requant_c(acc + j, n - j, rq, c0 + j, out + j);
+}
 #endif
 
 void ac_i8_requant_row(int32_t *acc, int n, const ac_i8_requant *rq, int c0, uint8_t *out) {
 #if defined(I8_X86)
     if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI) {
         requant_512(acc, n, rq, c0, out);
+        return;
+    }
+    if (ac_i8_isa() >= AC_I8_ISA_AVX2) {
+        requant_256(acc, n, rq, c0, out);
         return;
     }
 #endif
@@ -192,12 +231,35 @@ static inline uint8_t add1(const ac_i8_add *p, int32_t a, int32_t b) {
     return (uint8_t)(v < p->lo ? p->lo : v > p->hi ? p->hi : v);
 }
 
-/* requant_c into out (row r, columns c0..c0+n), then the residual ADD if any. */
+static int add_vector_ok(const ac_i8_add *p) { return p->left_shift == 20 && p->s1 <= 0 && p->s2 <= 0 && p->so <= 0; }
+
+#if defined(I8_X86)
+/* add1 on 8 lanes of bytes (add_vector_ok's shifts), o may be a or b. */
+__attribute__((target("avx2"))) static inline void add8(const ac_i8_add *p, const uint8_t *a, const uint8_t *b, uint8_t *o) {
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i x1 = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)a)), _mm256_set1_epi32(p->zx1)), 20);
+    const __m256i x2 = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)b)), _mm256_set1_epi32(p->zx2)), 20);
+    const __m256i s = _mm256_add_epi32(mbqm8(x1, _mm256_set1_epi32(p->m1), zero, _mm256_set1_epi32(-p->s1)),
+                                       mbqm8(x2, _mm256_set1_epi32(p->m2), zero, _mm256_set1_epi32(-p->s2)));
+    const __m256i v = _mm256_add_epi32(mbqm8(s, _mm256_set1_epi32(p->mo), zero, _mm256_set1_epi32(-p->so)), _mm256_set1_epi32(p->zo));
+    store8_u8(o, _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(p->lo)), _mm256_set1_epi32(p->hi)));
+}
+#endif
+
+/* The requantization into out (row r, columns c0..c0+n), then the residual ADD if any. */
 static void requant_store(const gemm_job *j, int32_t *v, int n, int r, int c0) {
     uint8_t *out = j->c + (size_t)r * j->ldc + c0;
-    requant_c(v, n, j->rq, c0, out);
-    if (j->sum)
-        for (int q = 0; q < n; q++) out[q] = add1(j->sum, out[q], j->other[(size_t)r * j->ldc + c0 + q]);
+    const uint8_t *other = j->sum ? j->other + (size_t)r * j->ldc + c0 : NULL;
+    int q = 0;
+#if defined(I8_X86)
+    if (j->isa >= AC_I8_ISA_AVX2) {
+        requant_256(v, n, j->rq, c0, out);
+        if (j->sum && add_vector_ok(j->sum))
+            for (; q + 8 <= n; q += 8) add8(j->sum, out + q, other + q, out + q);
+    } else
+#endif
+        requant_c(v, n, j->rq, c0, out);
+    for (; j->sum && q < n; q++) out[q] = add1(j->sum, out[q], other[q]);
 }
 
 enum { MR = 8 };
@@ -409,8 +471,6 @@ static void gemm_task(void *arg, int t, int n) {
     gemm_rows_c(j, r0, r1, p0, p1);
 }
 
-static int add_vector_ok(const ac_i8_add *p) { return p->left_shift == 20 && p->s1 <= 0 && p->s2 <= 0 && p->so <= 0; }
-
 void ac_i8_gemm(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                 ac_pool *pool) {
     ac_i8_gemm_add(m, a, lda, w, rq, c, ldc, NULL, NULL, pool);
@@ -563,6 +623,61 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw3x3_task_512(
         }
     }
 }
+
+/* The same on AVX2, 8 channels at a time. */
+__attribute__((target("avx2"))) static void dw3x3_task_256(void *arg, int t, int n) {
+    const dw_job *j = arg;
+    const ac_i8_geom *g = j->g;
+    const int y0 = (int)((long)g->oh * t / n), y1 = (int)((long)g->oh * (t + 1) / n), C = g->c;
+    const size_t row = (size_t)g->w * C;
+    const __m256i zero = _mm256_setzero_si256(), zx = _mm256_set1_epi32(j->zx), zp = _mm256_set1_epi32(j->rq->zp);
+    const __m256i lo = _mm256_set1_epi32(j->rq->lo), hi = _mm256_set1_epi32(j->rq->hi);
+    int xa = 0, xb = g->ow;
+    while (xa < g->ow && xa * g->sw - g->pl < 0) xa++;
+    while (xb > xa && (xb - 1) * g->sw - g->pl + 2 >= g->w) xb--;
+    for (int oy = y0; oy < y1; oy++) {
+        const int ybase = oy * g->sh - g->pt, yin = ybase >= 0 && ybase + 2 < g->h;
+        for (int c0 = 0; c0 < C; c0 += 8) { /* C a multiple of 8 (ac_i8_depthwise) */
+            __m256i w[9];
+            for (int q = 0; q < 9; q++) w[q] = _mm256_loadu_si256((const __m256i *)(j->wq + (size_t)q * C + c0));
+            const __m256i inner = _mm256_loadu_si256((const __m256i *)(j->inner + c0));
+            const __m256i bias = _mm256_loadu_si256((const __m256i *)(j->bias + c0));
+            const __m256i m = _mm256_loadu_si256((const __m256i *)(j->rq->mult + c0));
+            const __m256i sh = _mm256_loadu_si256((const __m256i *)(j->rq->shift + c0));
+            const __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+            uint8_t *dst = j->out + (size_t)oy * g->ow * C + c0;
+            for (int ox = 0; ox < g->ow; ox++) {
+                const int xbase = ox * g->sw - g->pl;
+                __m256i acc;
+#define LOAD8(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+                if (yin && ox >= xa && ox < xb) {
+                    const uint8_t *src = j->in + (size_t)ybase * row + (size_t)xbase * C + c0;
+#define TAP(q, off) acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(LOAD8(src + (off)), w[q]))
+                    acc = inner;
+                    TAP(0, 0); TAP(1, C); TAP(2, 2 * C);
+                    TAP(3, row); TAP(4, row + C); TAP(5, row + 2 * C);
+                    TAP(6, 2 * row); TAP(7, 2 * row + C); TAP(8, 2 * row + 2 * C);
+#undef TAP
+                } else {
+                    acc = bias;
+                    for (int ky = 0; ky < 3; ky++) {
+                        const int y = ybase + ky;
+                        if (y < 0 || y >= g->h) continue;
+                        for (int kx = 0; kx < 3; kx++) {
+                            const int x = xbase + kx;
+                            if (x < 0 || x >= g->w) continue;
+                            const __m256i v = LOAD8(j->in + (size_t)y * row + (size_t)x * C + c0);
+                            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_sub_epi32(v, zx), w[ky * 3 + kx]));
+                        }
+                    }
+                }
+#undef LOAD8
+                const __m256i v = _mm256_add_epi32(mbqm8(acc, m, ls, rs), zp);
+                store8_u8(dst + (size_t)ox * C, _mm256_min_epi32(_mm256_max_epi32(v, lo), hi));
+            }
+        }
+    }
+}
 #endif
 
 void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int32_t *wq, const int32_t *bias,
@@ -570,8 +685,9 @@ void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const i
     dw_job j = {g, in, zx, wq, bias, inner, rq, out};
     void (*fn)(void *, int, int) = dw_task;
 #if defined(I8_X86)
-    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && g->oc == g->c && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1)
-        fn = dw3x3_task_512;
+    const int dw3x3 = g->oc == g->c && g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1;
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && dw3x3) fn = dw3x3_task_512;
+    else if (ac_i8_isa() >= AC_I8_ISA_AVX2 && dw3x3 && g->c % 8 == 0) fn = dw3x3_task_256;
 #endif
     if (!pool) fn(&j, 0, 1);
     else ac_pool_run(pool, fn, &j);
@@ -620,11 +736,22 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void add_task_512(vo
 }
 #endif
 
+#if defined(I8_X86)
+__attribute__((target("avx2"))) static void add_task_256(void *arg, int t, int nt) {
+    const add_job *j = arg;
+    const size_t i0 = j->n * (size_t)t / (size_t)nt, i1 = j->n * (size_t)(t + 1) / (size_t)nt;
+    size_t i = i0;
+    for (; i + 8 <= i1; i += 8) add8(j->p, j->a + i, j->b + i, j->o + i);
+    for (; i < i1; i++) j->o[i] = add1(j->p, j->a[i], j->b[i]);
+}
+#endif
+
 void ac_i8_add_run(const ac_i8_add *p, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n, ac_pool *pool) {
     add_job j = {p, a, b, o, n};
     void (*fn)(void *, int, int) = add_task;
 #if defined(I8_X86)
     if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI && add_vector_ok(p)) fn = add_task_512;
+    else if (ac_i8_isa() >= AC_I8_ISA_AVX2 && add_vector_ok(p)) fn = add_task_256;
 #endif
     if (!pool || n < 4096) fn(&j, 0, 1);
     else ac_pool_run(pool, fn, &j);
