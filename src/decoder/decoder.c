@@ -667,23 +667,31 @@ int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const
 }
 
 /* The captions run side by side, longest first, so those still running at step k are a prefix of the
- * rows: each step streams the weights once for all of them. */
+ * rows: each step streams the weights once for all of them. A caption stops after its last word that a
+ * region's category could give (ac_copy_word_may_copy): the steps after it account for nothing (0), and
+ * a step depends only on the words before it. */
 int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image *const *img,
                                 const int *const *words, const int *n_words, float *const *share,
                                 float *const *region, ac_err *err) {
     const ac_decoder_config *c = &dec->cfg;
     const int V = c->vocab, H = c->hidden;
     int K = 0, steps = 0; /* the captions that copy, and the longest one's steps */
+    int *upto = ac_malloc((size_t)(n > 0 ? n : 1) * sizeof *upto); /* each caption's steps to take */
+    if (!upto) return ac_errf(err, "out of memory");
     for (int i = 0; i < n; i++) {
         const int nr = img[i]->regions;
         for (int k = 0; k <= n_words[i]; k++) share[i][k] = 0;
         if (region[i]) memset(region[i], 0, ((size_t)n_words[i] + 1) * (size_t)nr * sizeof *region[i]);
         for (int k = 0; k < n_words[i]; k++)
             if (words[i][k] < 0 || words[i][k] >= V)
-                return ac_errf(err, "copy shares: word id %d outside 0..%d", words[i][k], V - 1);
-        if (c->copy && dec->copy && nr && img[i]->has_categories) K++;
+                return free(upto), ac_errf(err, "copy shares: word id %d outside 0..%d", words[i][k], V - 1);
+        upto[i] = 0;
+        if (c->copy && dec->copy && nr && img[i]->has_categories)
+            for (int k = 0; k <= n_words[i]; k++)
+                if (ac_copy_word_may_copy(dec, img[i]->cat, nr, k < n_words[i] ? words[i][k] : AC_END)) upto[i] = k + 1;
+        K += upto[i] > 0;
     }
-    if (!K) return 0;
+    if (!K) return free(upto), 0;
     int *order = ac_malloc((size_t)K * sizeof *order);
     ac_dec_image *traced = ac_malloc((size_t)K * sizeof *traced);
     const ac_dec_image **tp = ac_malloc((size_t)K * sizeof *tp);
@@ -693,17 +701,17 @@ int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image
                         ac_decoder_step_scratch(c, K);
     float *buf = ac_malloc(need * sizeof *buf);
     if (!order || !traced || !tp || !rows || !prev || !buf) {
-        free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
+        free(upto), free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
         return ac_errf(err, "out of memory");
     }
     K = 0;
-    for (int i = 0; i < n; i++) /* insertion by length, longest first; ties keep their order */
-        if (c->copy && dec->copy && img[i]->regions && img[i]->has_categories) {
+    for (int i = 0; i < n; i++) /* insertion by steps, most first; ties keep their order */
+        if (upto[i]) {
             int j = K++;
-            for (; j > 0 && n_words[order[j - 1]] < n_words[i]; j--) order[j] = order[j - 1];
+            for (; j > 0 && upto[order[j - 1]] < upto[i]; j--) order[j] = order[j - 1];
             order[j] = i;
         }
-    steps = n_words[order[0]] + 1;
+    steps = upto[order[0]];
     float *st = buf, *st2 = st + (size_t)K * 2 * H, *lv = st2 + (size_t)K * 2 * H, *al = lv + (size_t)K * V;
     float *tr = al + (size_t)K * c->n_ann, *scratch = tr + (size_t)K * tr_size;
     ac_decoder alone = *dec; /* on this thread (the account may run beside other lanes) */
@@ -717,7 +725,7 @@ int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image
         ac_decoder_start(dec, img[order[r]], st + (size_t)r * 2 * H);
     }
     for (int k = 0, live = K; k < steps; k++) {
-        while (live > 0 && n_words[order[live - 1]] < k) live--;
+        while (live > 0 && upto[order[live - 1]] <= k) live--;
         for (int r = 0; r < live; r++) {
             const int i = order[r];
             prev[r] = k ? words[i][k - 1] : AC_START;
@@ -732,7 +740,7 @@ int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image
         }
         memcpy(st, st2, (size_t)live * 2 * H * sizeof *st);
     }
-    free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
+    free(upto), free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
     return 0;
 }
 
