@@ -178,7 +178,7 @@ static void plain_search(const ac_model *model, const ac_captioner *c, int n, ac
         if (img) bt[nb] = (ac_beam_task){.img = img, .opts = c->beam}, idx[nb++] = i;
     }
     if (nb) ac_beam_search_photos(&model->dec, nb, bt);
-    const ac_dec_image **account = ac_calloc((size_t)(n ? n : 1), sizeof *account);
+    const ac_dec_image **account = ac_calloc((size_t)(n > 0 ? n : 1), sizeof *account);
     for (int b = 0; b < nb; b++) {
         ac_name_task *t = &tasks[idx[b]];
         t->failed = bt[b].failed, t->err = bt[b].err, t->out = bt[b].out;

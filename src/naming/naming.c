@@ -139,8 +139,8 @@ ac_dec_image *ac_name_task_prepare(const ac_decoder *dec, const ac_name_task *ta
 }
 
 void ac_name_tasks_copy_account(const ac_decoder *dec, int n, ac_name_task *tasks, const ac_dec_image *const *img) {
-    ac_caption **c = ac_malloc(sizeof *c * (size_t)(n ? n : 1));
-    const ac_dec_image **on = ac_malloc(sizeof *on * (size_t)(n ? n : 1));
+    ac_caption **c = ac_malloc(sizeof *c * (size_t)(n > 0 ? n : 1));
+    const ac_dec_image **on = ac_malloc(sizeof *on * (size_t)(n > 0 ? n : 1));
     int m = 0;
     for (int i = 0; c && on && i < n; i++)
         if (img[i] && !tasks[i].failed) c[m] = &tasks[i].out, on[m++] = img[i];
@@ -492,7 +492,7 @@ int ac_name_captions(const ac_model *m, const ac_tag_table *t, const ac_naming_o
             if (want[i] && !tasks[i].failed) take_if_agreed(o, &tasks[i], &jobs[i], &got[i]);
     }
     int failed = 0;
-    const ac_dec_image **account = ac_calloc((size_t)(n ? n : 1), sizeof *account);
+    const ac_dec_image **account = ac_calloc((size_t)(n > 0 ? n : 1), sizeof *account);
     for (int i = 0; i < n; i++) {
         if (!tasks[i].failed && jobs && add_confidence_and_tags(m, o, &tasks[i], &jobs[i])) tasks[i].failed = 1;
         if (!account) tasks[i].failed = tasks[i].failed || ac_errf(&tasks[i].err, "out of memory");
