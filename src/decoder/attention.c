@@ -57,16 +57,16 @@ size_t ac_attention_cache_size(const ac_decoder_config *c) {
  * branch, and the attention ran one element at a time (a tenth of a caption's CPU). max(lo, x) and
  * min(hi, x) return x when x is NaN, as the scalar clamp does. */
 static inline __m256 tanh8(__m256 x) {
-    const __m256 lim = _mm256_set1_ps(7.90531110763549805f);
+    const __m256 lim = _mm256_set1_ps(AC_TANH_LIM);
     x = _mm256_min_ps(lim, _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), lim), x));
     const __m256 x2 = _mm256_mul_ps(x, x);
 #define STEP(v, c) v = _mm256_add_ps(_mm256_mul_ps(v, x2), _mm256_set1_ps(c))
-    __m256 p = _mm256_set1_ps(-2.76076847742355e-16f);
-    STEP(p, 2.00018790482477e-13f), STEP(p, -8.60467152213735e-11f), STEP(p, 5.12229709037114e-08f);
-    STEP(p, 1.48572235717979e-05f), STEP(p, 6.37261928875436e-04f), STEP(p, 4.89352455891786e-03f);
+    __m256 p = _mm256_set1_ps(AC_TANH_A13);
+    STEP(p, AC_TANH_A11), STEP(p, AC_TANH_A9), STEP(p, AC_TANH_A7), STEP(p, AC_TANH_A5), STEP(p, AC_TANH_A3);
+    STEP(p, AC_TANH_A1);
     p = _mm256_mul_ps(p, x);
-    __m256 q = _mm256_set1_ps(1.19825839466702e-06f);
-    STEP(q, 1.18534705686654e-04f), STEP(q, 2.26843463243900e-03f), STEP(q, 4.89352518554385e-03f);
+    __m256 q = _mm256_set1_ps(AC_TANH_B6);
+    STEP(q, AC_TANH_B4), STEP(q, AC_TANH_B2), STEP(q, AC_TANH_B0);
 #undef STEP
     return _mm256_div_ps(p, q);
 }

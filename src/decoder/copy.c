@@ -109,8 +109,6 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
     }
 }
 
-/* Over p_y: p(y) / p_y = (1 - g) + g Pi_c / Q_c, and region r's part g pi_r / Q_c of it, so the shares
- * need neither p_y nor p(y) (no underflow for an unlikely word). */
 int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n, int y) {
     const struct ac_copy_sets *s = dec->copy;
     const int cy = s && y >= 0 && y < dec->cfg.vocab ? s->cat[y] : -1;
@@ -119,6 +117,8 @@ int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n
     return 0;
 }
 
+/* Over p_y: p(y) / p_y = (1 - g) + g Pi_c / Q_c, and region r's part g pi_r / Q_c of it, so the shares
+ * need neither p_y nor p(y) (no underflow for an unlikely word). */
 float ac_copy_word_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp, int y,
                            float *region) {
     const struct ac_copy_sets *s = dec->copy;

@@ -48,14 +48,14 @@ float ac_copy_gate_logit(const ac_decoder *dec, const float *h, const float *z);
 
 /* Inference: logp [V] (a log-softmax row) becomes log p(w) above, in place. */
 void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logp);
+/* 0 when ac_copy_word_account of y is 0 whatever the step (y of no category, or of none of the n
+ * regions' categories cat), else 1: a caption's account need not step past its last such word. */
+int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n, int y);
 /* Teacher forcing's account of word y at a step whose vocabulary log-softmax is logp [V] (before the
  * mixture), with the gate and reg->abar the mixture takes: returns the share of p(y) that was copied,
  * g Pi_c p_y / Q_c over p(y) (c = c(y)), and writes region [reg->n] (may be NULL) each region's part of
  * it, g pi_r [c_r = c] p_y / Q_c over p(y): they sum to the share, and 1 - share = (1 - g) p_y / p(y) is
  * the vocabulary's. All 0 for a word of no region's category. */
-/* 0 when ac_copy_word_account of y is 0 whatever the step (y of no category, or of none of the n
- * regions' categories cat), else 1: a caption's account need not step past its last such word. */
-int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n, int y);
 float ac_copy_word_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp, int y,
                            float *region);
 

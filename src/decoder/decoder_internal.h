@@ -7,23 +7,36 @@
 
 /* tanh as a rational 13/6 polynomial (Eigen's generic_fast_tanh_float): accurate to a few ulp,
  * and unlike tanhf it vectorises, which matters because attention evaluates tanh on
- * B x L x A elements per time step. */
+ * B x L x A elements per time step (GCC does it with AVX-512's masks; with AVX2 it keeps the clamp a
+ * branch, so attention.c has an 8-lane copy, tanh8, on these constants). */
+#define AC_TANH_LIM 7.90531110763549805f /* the clamp */
+#define AC_TANH_A13 -2.76076847742355e-16f  /* numerator, odd powers 13 .. 1 */
+#define AC_TANH_A11 2.00018790482477e-13f
+#define AC_TANH_A9 -8.60467152213735e-11f
+#define AC_TANH_A7 5.12229709037114e-08f
+#define AC_TANH_A5 1.48572235717979e-05f
+#define AC_TANH_A3 6.37261928875436e-04f
+#define AC_TANH_A1 4.89352455891786e-03f
+#define AC_TANH_B6 1.19825839466702e-06f   /* denominator, even powers 6 .. 0 */
+#define AC_TANH_B4 1.18534705686654e-04f
+#define AC_TANH_B2 2.26843463243900e-03f
+#define AC_TANH_B0 4.89352518554385e-03f
 static inline float ac_tanhf(float x) {
-    const float lim = 7.90531110763549805f;
+    const float lim = AC_TANH_LIM;
     x = x > lim ? lim : (x < -lim ? -lim : x);
     const float x2 = x * x;
-    float p = -2.76076847742355e-16f;
-    p = p * x2 + 2.00018790482477e-13f;
-    p = p * x2 + -8.60467152213735e-11f;
-    p = p * x2 + 5.12229709037114e-08f;
-    p = p * x2 + 1.48572235717979e-05f;
-    p = p * x2 + 6.37261928875436e-04f;
-    p = p * x2 + 4.89352455891786e-03f;
+    float p = AC_TANH_A13;
+    p = p * x2 + AC_TANH_A11;
+    p = p * x2 + AC_TANH_A9;
+    p = p * x2 + AC_TANH_A7;
+    p = p * x2 + AC_TANH_A5;
+    p = p * x2 + AC_TANH_A3;
+    p = p * x2 + AC_TANH_A1;
     p = p * x;
-    float q = 1.19825839466702e-06f;
-    q = q * x2 + 1.18534705686654e-04f;
-    q = q * x2 + 2.26843463243900e-03f;
-    q = q * x2 + 4.89352518554385e-03f;
+    float q = AC_TANH_B6;
+    q = q * x2 + AC_TANH_B4;
+    q = q * x2 + AC_TANH_B2;
+    q = q * x2 + AC_TANH_B0;
     return p / q;
 }
 static inline float ac_sigmoidf(float x) { return 0.5f + 0.5f * ac_tanhf(0.5f * x); }
