@@ -131,6 +131,12 @@ __attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m
     return _mm256_sub_epi32(h, _mm256_cmpgt_epi32(rem, thr));
 }
 
+__attribute__((target("avx2"))) static inline __m256i rq8(__m256i x, __m256i m, __m256i ls, __m256i rs, __m256i zp,
+                                                        __m256i lo, __m256i hi) {
+    const __m256i h = _mm256_add_epi32(mbqm8(x, m, ls, rs), zp);
+    return _mm256_min_epi32(_mm256_max_epi32(h, lo), hi);
+}
+
 /* 8 int32 lanes in 0..255 stored as 8 bytes. */
 __attribute__((target("avx2"))) static inline void store8_u8(uint8_t *out, __m256i v) {
     const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -143,10 +149,9 @@ __attribute__((target("avx2"))) static void requant_256(int32_t *acc, int n, con
     int j = 0;
     for (; j + 8 <= n; j += 8) {
         const __m256i sh = _mm256_loadu_si256((const __m256i *)(rq->shift + c0 + j));
-        const __m256i v = mbqm8(_mm256_loadu_si256((const __m256i *)(acc + j)),
-                                _mm256_loadu_si256((const __m256i *)(rq->mult + c0 + j)), _mm256_max_epi32(sh, zero),
-                                _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero));
-        store8_u8(out + j, _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, zp), lo), hi));
+        store8_u8(out + j, rq8(_mm256_loadu_si256((const __m256i *)(acc + j)),
+                               _mm256_loadu_si256((const __m256i *)(rq->mult + c0 + j)), _mm256_max_epi32(sh, zero),
+                               _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero), zp, lo, hi));
     }
     if (j < n) requant_c(acc + j, n - j, rq, c0 + j, out + j);
 }
@@ -569,6 +574,14 @@ static void dw_task(void *arg, int t, int n) {
 }
 
 #if defined(I8_X86)
+/* The output columns [*xa, *xb) whose 3 taps are all inside the image (the 3 x 3 kernels' fast path). */
+static void dw3x3_inner_columns(const ac_i8_geom *g, int *xa, int *xb) {
+    int a = 0, b = g->ow;
+    while (a < g->ow && a * g->sw - g->pl < 0) a++;
+    while (b > a && (b - 1) * g->sw - g->pl + 2 >= g->w) b--;
+    *xa = a, *xb = b;
+}
+
 /* 3 x 3, multiplier 1, no dilation, on AVX-512: for each output row and block of 16 channels, the 9
  * taps' weights stay in registers while the row is swept (its 3 input rows stay in cache). Inside the
  * image the zero point's share is in `inner` (bias - zx * the sum of the taps), so a tap is x * w; at
@@ -580,10 +593,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw3x3_task_512(
     const size_t row = (size_t)g->w * C;
     const __m512i zero = _mm512_setzero_si512(), zx = _mm512_set1_epi32(j->zx), zp = _mm512_set1_epi32(j->rq->zp);
     const __m512i lo = _mm512_set1_epi32(j->rq->lo), hi = _mm512_set1_epi32(j->rq->hi);
-    /* output columns whose 3 taps are all inside: [xa, xb) */
-    int xa = 0, xb = g->ow;
-    while (xa < g->ow && xa * g->sw - g->pl < 0) xa++;
-    while (xb > xa && (xb - 1) * g->sw - g->pl + 2 >= g->w) xb--;
+    int xa, xb;
+    dw3x3_inner_columns(g, &xa, &xb);
     for (int oy = y0; oy < y1; oy++) {
         const int ybase = oy * g->sh - g->pt, yin = ybase >= 0 && ybase + 2 < g->h;
         for (int c0 = 0; c0 < C; c0 += 16) {
@@ -632,9 +643,8 @@ __attribute__((target("avx2"))) static void dw3x3_task_256(void *arg, int t, int
     const size_t row = (size_t)g->w * C;
     const __m256i zero = _mm256_setzero_si256(), zx = _mm256_set1_epi32(j->zx), zp = _mm256_set1_epi32(j->rq->zp);
     const __m256i lo = _mm256_set1_epi32(j->rq->lo), hi = _mm256_set1_epi32(j->rq->hi);
-    int xa = 0, xb = g->ow;
-    while (xa < g->ow && xa * g->sw - g->pl < 0) xa++;
-    while (xb > xa && (xb - 1) * g->sw - g->pl + 2 >= g->w) xb--;
+    int xa, xb;
+    dw3x3_inner_columns(g, &xa, &xb);
     for (int oy = y0; oy < y1; oy++) {
         const int ybase = oy * g->sh - g->pt, yin = ybase >= 0 && ybase + 2 < g->h;
         for (int c0 = 0; c0 < C; c0 += 8) { /* C a multiple of 8 (ac_i8_depthwise) */
@@ -672,8 +682,7 @@ __attribute__((target("avx2"))) static void dw3x3_task_256(void *arg, int t, int
                     }
                 }
 #undef LOAD8
-                const __m256i v = _mm256_add_epi32(mbqm8(acc, m, ls, rs), zp);
-                store8_u8(dst + (size_t)ox * C, _mm256_min_epi32(_mm256_max_epi32(v, lo), hi));
+                store8_u8(dst + (size_t)ox * C, rq8(acc, m, ls, rs, zp, lo, hi));
             }
         }
     }
