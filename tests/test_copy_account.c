@@ -2,7 +2,8 @@
  * shows for it (beam.h ac_caption_copy_account): the per-region shares of a word's probability against
  * a brute force in double from the model's parameters (the pointer's scores, its sentinel and the
  * vocabulary's own softmax, copy_internal.h's formula), and a copied word's shown weights against
- * (1 - share) times its context attention plus those shares. */
+ * (1 - share) times its context attention plus those shares. The account a beam search keeps for its
+ * captions (ac_caption.account, from each step it took) against teacher forcing of the same words. */
 #include "attncap/beam.h"
 #include "attncap/decoder.h"
 #include "test.h"
@@ -157,6 +158,68 @@ static void many_as_alone(int kind) {
 static void test_many_as_alone_copy(void) { many_as_alone(1); }
 static void test_many_as_alone_pointer(void) { many_as_alone(2); }
 
+/* The beam search's account (each kept step's, ac_decoder_advance_account): photos searched together,
+ * with runners-up, then again through a memo (its steps looked up, not computed); every caption's kept
+ * account is the same bits as ac_decoder_copy_shares of its words, and ac_captions_copy_account takes
+ * it whole (the same shown attention as teacher forcing's). */
+static void search_as_forced(int kind) {
+    ac_decoder dec;
+    CHECK(open_copy(&dec, kind) == 0);
+    enum { N = 3 };
+    const ac_region regs[N][NR] = {{{.x1 = 0.5f, .y1 = 1, .score = 0.9f, .category = 2}, {.x0 = 0.5f, .x1 = 1, .y1 = 1, .score = 0.6f, .category = 9}},
+                                   {{.x1 = 1, .y1 = 0.5f, .score = 0.8f, .category = 5}, {.x1 = 1, .y0 = 0.5f, .y1 = 1, .score = 0.7f, .category = 2}}};
+    ac_dec_image *im[N];
+    ac_beam_memo *memo[N];
+    float ann[N][L * D];
+    for (int i = 0; i < N; i++) {
+        fill_ann(ann[i], L * D, 11 + i);
+        CHECK(im[i] = ac_decoder_prepare_regions(&dec, ann[i], 2, 2, NR));
+        if (i != 2) ac_dec_image_set_regions(im[i], regs[i]); /* photo 2: none known */
+        CHECK(memo[i] = ac_beam_memo_new(&dec));
+    }
+    int checked = 0, copied = 0;
+    for (int round = 0; round < 2; round++) { /* the second's steps come from the memo */
+        ac_beam_task t[N];
+        for (int i = 0; i < N; i++) {
+            t[i] = (ac_beam_task){.img = im[i], .memo = memo[i], .opts = ac_beam_defaults()};
+            t[i].opts.nbest = 3, t[i].opts.max_len = 8;
+        }
+        CHECK(ac_beam_search_photos(&dec, N, t) == 0);
+        for (int i = 0; i < N; i++)
+            for (int a = -1; a < t[i].out.n_alt; a++) {
+                ac_caption *c = a < 0 ? &t[i].out : &t[i].out.alt[a];
+                float share[9], region[9 * NR];
+                ac_err err;
+                CHECK(c->account && c->n_regions == NR && c->n <= 8);
+                CHECK(ac_decoder_copy_shares(&dec, im[i], c->words, c->n, share, region, &err) == 0);
+                for (int k = 0; k <= c->n; k++) {
+                    const float *kept = c->account + k * (1 + NR);
+                    CHECKF(!memcmp(&kept[0], &share[k], sizeof(float)) && !memcmp(kept + 1, region + k * NR, sizeof(float) * NR),
+                           "copy %d, round %d, photo %d, caption %d, word %d: kept %.9g, teacher forcing %.9g", kind, round, i,
+                           a, k, kept[0], share[k]);
+                    copied += share[k] > 0.05f;
+                }
+                checked++;
+            }
+        /* taken whole: the shown attention is teacher forcing's (ac_caption_copy_account of a copy) */
+        ac_caption *c = &t[0].out;
+        ac_caption forced = {0};
+        ac_err err;
+        CHECK(ac_caption_forced_regions(&dec, ann[0], 2, 2, NR, regs[0], c->words, c->n, &forced, &err) == 0);
+        CHECK(ac_caption_copy_account(c, &dec, im[0], &err) == 0 && !c->account && c->copied && forced.copied);
+        CHECK(!memcmp(c->copied, forced.copied, sizeof(float) * (size_t)(c->n + 1)));
+        CHECK(!memcmp(c->alpha, forced.alpha, sizeof(float) * (size_t)(c->n + 1) * L));
+        ac_caption_free(&forced);
+        for (int i = 0; i < N; i++) ac_caption_free(&t[i].out);
+    }
+    CHECKF(checked >= 2 * N * 2 && copied >= 3, "copy %d: %d captions, %d words copied (a test that cannot fail)", kind,
+           checked, copied);
+    for (int i = 0; i < N; i++) ac_dec_image_free(im[i]), ac_beam_memo_free(memo[i]);
+    ac_decoder_free(&dec);
+}
+static void test_search_as_forced_copy(void) { search_as_forced(1); }
+static void test_search_as_forced_pointer(void) { search_as_forced(2); }
+
 /* A given caption's attention as shown (ac_caption_forced_regions, which takes the account): each row is
  * (1 - share) times the step's context attention (ac_decoder_attend_image), plus on each region the part
  * of the word copied from it (ac_decoder_copy_shares); rows still sum to 1. */
@@ -224,6 +287,8 @@ int main(void) {
     RUN(test_region_shares_pointer);
     RUN(test_many_as_alone_copy);
     RUN(test_many_as_alone_pointer);
+    RUN(test_search_as_forced_copy);
+    RUN(test_search_as_forced_pointer);
     RUN(test_shown_attention_copy);
     RUN(test_shown_attention_pointer);
     RUN(test_shown_attention_without_copy);

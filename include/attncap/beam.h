@@ -63,6 +63,9 @@ typedef struct ac_caption {
     struct ac_region *regions; /* [n_regions] (owned; NULL when the captioner did not fill them in) */
     float *copied;      /* NULL, or [n + 1] a copy model's account (decoder.h ac_decoder_copy_shares): the share of
                            each word's probability that came from copying a region's category (owned) */
+    float *account;     /* NULL, or [n + 1, 1 + n_regions] a copy model's search kept each word's account
+                           (its copied share, then each region's part), which ac_caption_copy_account takes
+                           instead of teacher forcing the caption again (owned) */
 } ac_caption;
 
 /* Entries per row of c->alpha: the grid's cells and the regions. */

@@ -407,6 +407,20 @@ size_t ac_decoder_advance_scratch(const ac_decoder_config *cfg, int K, int t_max
 void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows, int t,
                         const int *prev, const float *state, const float *const *hist, float *state_out,
                         float *hist_out, float *logp, float *alpha, float *beta, float *scratch);
+/* The same step, and for each row the copy model's account of any word it may give next
+ * (ac_decoder_copy_shares' numbers, the same bits, without teacher forcing them again): account [K,
+ * AC_DECODER_ACCOUNT_ROW], read with ac_decoder_account_word; rows of a model without copy, or of a
+ * photo without categories, account for nothing. account may be NULL. */
+#define AC_DECODER_ACCOUNT_ROW 64 /* 2 * regions.h's AC_REGIONS_MAX */
+void ac_decoder_advance_account(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                                int t, const int *prev, const float *state, const float *const *hist,
+                                float *state_out, float *hist_out, float *logp, float *alpha, float *beta,
+                                float *account, float *scratch);
+/* From a row of account (its photo img): word w's share copied, and region [R] (may be NULL; R =
+ * ac_dec_image_regions(img)) where it came from: ac_decoder_copy_shares' share[k] and region row k for
+ * a caption whose word k is w. */
+float ac_decoder_account_word(const ac_decoder *dec, const ac_dec_image *img, const float *account, int w,
+                              float *region);
 
 /* The LSTM's step in its own terms (h and c apart); a transformer has none (these do nothing for it:
  * use ac_decoder_start and ac_decoder_advance). */

@@ -118,23 +118,43 @@ int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n
 }
 
 /* Over p_y: p(y) / p_y = (1 - g) + g Pi_c / Q_c, and region r's part g pi_r / Q_c of it, so the shares
- * need neither p_y nor p(y) (no underflow for an unlikely word). */
-float ac_copy_word_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp, int y,
-                           float *region) {
+ * need neither p_y nor p(y) (no underflow for an unlikely word). Both depend on y only through its
+ * category: one pass gives every category of the regions, and the word's account is read off it. */
+void ac_copy_row_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp,
+                         float *share, float *from) {
     const struct ac_copy_sets *s = dec->copy;
-    for (int r = 0; region && r < reg->n; r++) region[r] = 0;
+    const int nr = reg->n < AC_REGIONS_MAX ? reg->n : AC_REGIONS_MAX;
+    for (int r = 0; r < nr; r++) share[r] = 0, from[r] = 0;
     int cats[AC_REGIONS_MAX];
     double Pi[AC_REGIONS_MAX], A;
     const int n = s && reg->n <= AC_REGIONS_MAX ? category_shares(s, reg, cats, Pi, &A) : 0;
+    const double g = clamp_gate(gate);
+    for (int k = 0; k < n; k++) {
+        const double q = exp(-log_set_sum(s, cats[k], logp)); /* 1 / Q_c */
+        const double copied = g * Pi[k] * q, ratio = (1 - g) + copied; /* p(y) / p_y */
+        for (int r = 0; r < nr; r++)
+            if (reg->cat[r] == cats[k]) share[r] = (float)(copied / ratio), from[r] = (float)(g * (reg->abar[r] / A) * q / ratio);
+    }
+}
+
+float ac_copy_word_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp, int y,
+                           float *region) {
+    float share[AC_REGIONS_MAX], from[AC_REGIONS_MAX];
+    ac_copy_row_account(dec, reg, gate, logp, share, from);
+    return ac_copy_account_of_word(dec, reg->cat, reg->n, share, from, y, region);
+}
+
+float ac_copy_account_of_word(const ac_decoder *dec, const unsigned char *cat, int n, const float *share,
+                              const float *from, int y, float *region) {
+    const struct ac_copy_sets *s = dec->copy;
     const int cy = s && y >= 0 && y < dec->cfg.vocab ? s->cat[y] : -1;
-    int k = 0;
-    while (cy >= 0 && k < n && cats[k] != cy) k++;
-    if (cy < 0 || k == n) return 0; /* nothing of y's category to copy: p(y) = (1 - g) p_y */
-    const double g = clamp_gate(gate), q = exp(-log_set_sum(s, cy, logp)); /* 1 / Q_c */
-    const double copied = g * Pi[k] * q, ratio = (1 - g) + copied;         /* p(y) / p_y */
-    for (int r = 0; region && r < reg->n; r++)
-        if (reg->cat[r] == cy) region[r] = (float)(g * (reg->abar[r] / A) * q / ratio);
-    return (float)(copied / ratio);
+    float copied = 0;
+    for (int r = 0; r < n; r++) {
+        const int mine = cy >= 0 && r < AC_REGIONS_MAX && cat[r] == cy;
+        if (mine) copied = share[r];
+        if (region) region[r] = mine ? from[r] : 0;
+    }
+    return copied;
 }
 
 /* What a token's loss and gradient share: log p_y, the log-normaliser of the logits, and P. */

@@ -58,6 +58,14 @@ int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n
  * the vocabulary's. All 0 for a word of no region's category. */
 float ac_copy_word_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp, int y,
                            float *region);
+/* The same for a word of each region's category at once, as the search's step keeps it: share [reg->n]
+ * (entry r: the share of a word of region r's category) and from [reg->n] (region r's part of that
+ * word's share); 0 where the category has no words. ac_copy_account_of_word reads a word's account
+ * off them, the same bits as ac_copy_word_account's. */
+void ac_copy_row_account(const ac_decoder *dec, const ac_copy_regions *reg, float gate, const float *logp,
+                         float *share, float *from);
+float ac_copy_account_of_word(const ac_decoder *dec, const unsigned char *cat, int n, const float *share,
+                              const float *from, int y, float *region);
 
 /* Training, one token: -log p(y) for raw logits [V] and gate g; *switch_loss gets the switch's binary
  * cross-entropy above (0 where there is nothing to copy), unweighted. */

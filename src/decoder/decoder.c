@@ -1,6 +1,7 @@
 /* decoder.c: the decoders' parameters, initialisation and inference step, by kind: the soft-attention
  * LSTM's here, the transformer's in transformer.c (decoder.h's functions dispatch to it).
- * Training (batched forward + backward) lives in decoder_train.c.
+ * Training (batched forward + backward) lives in decoder_train.c; teacher forcing of a given caption
+ * (its attention, its copy account) in teacher.c.
  *
  * The LSTM's
  * Parameter tensors (one float buffer, in this order):
@@ -488,11 +489,13 @@ static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int 
  * copy 2: the pointer's scores of the regions' keys against the row's query q [K, A], and the sentinel
  * from h_t. */
 static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
-                      const float *q, const float *ah, const float *x, const float *h_out, int ldo, float *logp) {
+                      const float *q, const float *ah, const float *x, const float *h_out, int ldo, float *logp,
+                      float *account) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab, X = E + D + H;
     const int nh = ac_attention_heads(cf), A = ac_attention_key_dim(cf);
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
+        if (account) memset(account + (size_t)k0 * AC_DECODER_ACCOUNT_ROW, 0, sizeof(float) * (size_t)rows[p] * AC_DECODER_ACCOUNT_ROW);
         const ac_dec_image *im = img[p];
         if (!im->regions || !im->has_categories) continue;
         const int g0 = im->gh * im->gw;
@@ -512,6 +515,10 @@ static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
                 memcpy(tr + 1, abar, sizeof(float) * (size_t)im->regions);
                 continue;
             }
+            if (account) { /* before the mixture: the vocabulary's own log p_w, as teacher forcing's trace has it */
+                float *a = account + (size_t)k * AC_DECODER_ACCOUNT_ROW;
+                ac_copy_row_account(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V, a, a + AC_REGIONS_MAX);
+            }
             ac_copy_mix_logp(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V);
         }
     }
@@ -525,7 +532,7 @@ static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
 /* h, c, h_out and c_out have row strides (the beam search keeps a hypothesis's h and c side by side). */
 static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
                       const int *prev, const float *h, int ldh, const float *c, int ldc, float *h_out, float *c_out,
-                      int ldo, float *logp, float *alpha, float *beta, float *buf) {
+                      int ldo, float *logp, float *alpha, float *beta, float *account, float *buf) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
@@ -613,7 +620,8 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             if (img[p]->has_categories)
                 ac_copy_absent_logits(dec, img[p]->cat, img[p]->regions, rows[p], logp + (size_t)k0 * V, V);
     for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
-    if (cf->copy && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp);
+    if (cf->copy && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp, account);
+    else if (account) memset(account, 0, sizeof(float) * (size_t)K * AC_DECODER_ACCOUNT_ROW);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
@@ -621,7 +629,7 @@ void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_im
                             float *alpha, float *beta, float *buf) {
     const int H = dec->cfg.hidden;
     if (dec->cfg.decoder == AC_DECODER_LSTM)
-        lstm_step(dec, n_photos, img, rows, prev, h, H, c, H, h_out, c_out, H, logp, alpha, beta, buf);
+        lstm_step(dec, n_photos, img, rows, prev, h, H, c, H, h_out, c_out, H, logp, alpha, beta, NULL, buf);
 }
 
 void ac_decoder_step(const ac_decoder *dec, const ac_dec_image *im, int K, const int *prev, const float *h,
@@ -651,142 +659,33 @@ size_t ac_decoder_advance_scratch(const ac_decoder_config *c, int K, int t_max) 
 void ac_decoder_advance(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows, int t,
                         const int *prev, const float *state, const float *const *hist, float *state_out,
                         float *hist_out, float *logp, float *alpha, float *beta, float *scratch) {
+    ac_decoder_advance_account(dec, n_photos, img, rows, t, prev, state, hist, state_out, hist_out, logp, alpha, beta,
+                               NULL, scratch);
+}
+
+void ac_decoder_advance_account(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                                int t, const int *prev, const float *state, const float *const *hist,
+                                float *state_out, float *hist_out, float *logp, float *alpha, float *beta,
+                                float *account, float *scratch) {
     const int H = dec->cfg.hidden;
-    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER)
+    if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) {
         ac_tf_step(dec, n_photos, img, rows, t, prev, hist, hist_out, logp, alpha, beta, scratch);
-    else
+        int K = 0;
+        for (int p = 0; p < n_photos; p++) K += rows[p];
+        if (account) memset(account, 0, sizeof(float) * (size_t)K * AC_DECODER_ACCOUNT_ROW); /* it never copies */
+    } else {
         lstm_step(dec, n_photos, img, rows, prev, state, 2 * H, state + H, 2 * H, state_out, state_out + H, 2 * H,
-                  logp, alpha, beta, scratch);
-}
-
-/* ---- teacher forcing ---- */
-
-int ac_decoder_copy_shares(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *share,
-                           float *region, ac_err *err) {
-    return ac_decoder_copy_shares_many(dec, 1, &img, &words, &n, &share, &region, err);
-}
-
-/* The captions run side by side, longest first, so those still running at step k are a prefix of the
- * rows: each step streams the weights once for all of them. A caption stops after its last word that a
- * region's category could give (ac_copy_word_may_copy): the steps after it account for nothing (0), and
- * a step depends only on the words before it. */
-int ac_decoder_copy_shares_many(const ac_decoder *dec, int n, const ac_dec_image *const *img,
-                                const int *const *words, const int *n_words, float *const *share,
-                                float *const *region, ac_err *err) {
-    const ac_decoder_config *c = &dec->cfg;
-    const int V = c->vocab, H = c->hidden;
-    int K = 0, steps = 0; /* the captions that copy, and the longest one's steps */
-    int *upto = ac_malloc((size_t)(n > 0 ? n : 1) * sizeof *upto); /* each caption's steps to take */
-    if (!upto) return ac_errf(err, "out of memory");
-    for (int i = 0; i < n; i++) {
-        const int nr = img[i]->regions;
-        for (int k = 0; k <= n_words[i]; k++) share[i][k] = 0;
-        if (region[i]) memset(region[i], 0, ((size_t)n_words[i] + 1) * (size_t)nr * sizeof *region[i]);
-        for (int k = 0; k < n_words[i]; k++)
-            if (words[i][k] < 0 || words[i][k] >= V)
-                return free(upto), ac_errf(err, "copy shares: word id %d outside 0..%d", words[i][k], V - 1);
-        upto[i] = 0;
-        if (c->copy && dec->copy && nr && img[i]->has_categories)
-            for (int k = 0; k <= n_words[i]; k++)
-                if (ac_copy_word_may_copy(dec, img[i]->cat, nr, k < n_words[i] ? words[i][k] : AC_END)) upto[i] = k + 1;
-        K += upto[i] > 0;
+                  logp, alpha, beta, account, scratch);
     }
-    if (!K) return free(upto), 0;
-    int *order = ac_malloc((size_t)K * sizeof *order);
-    ac_dec_image *traced = ac_malloc((size_t)K * sizeof *traced);
-    const ac_dec_image **tp = ac_malloc((size_t)K * sizeof *tp);
-    int *rows = ac_malloc((size_t)K * sizeof *rows), *prev = ac_malloc((size_t)K * sizeof *prev);
-    const size_t tr_size = 1 + AC_REGIONS_MAX;
-    const size_t need = (size_t)K * (4 * (size_t)H + (size_t)V + (size_t)c->n_ann + tr_size) +
-                        ac_decoder_step_scratch(c, K);
-    float *buf = ac_malloc(need * sizeof *buf);
-    if (!order || !traced || !tp || !rows || !prev || !buf) {
-        free(upto), free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
-        return ac_errf(err, "out of memory");
-    }
-    K = 0;
-    for (int i = 0; i < n; i++) /* insertion by steps, most first; ties keep their order */
-        if (upto[i]) {
-            int j = K++;
-            for (; j > 0 && upto[order[j - 1]] < upto[i]; j--) order[j] = order[j - 1];
-            order[j] = i;
-        }
-    steps = upto[order[0]];
-    float *st = buf, *st2 = st + (size_t)K * 2 * H, *lv = st2 + (size_t)K * 2 * H, *al = lv + (size_t)K * V;
-    float *tr = al + (size_t)K * c->n_ann, *scratch = tr + (size_t)K * tr_size;
-    ac_decoder alone = *dec; /* on this thread (the account may run beside other lanes) */
-    alone.step_pool = NULL;
-    for (int r = 0; r < K; r++) {
-        /* each photo traced (decoder_internal.h): the step leaves lv the vocabulary's own log p_w and writes
-         * the mixture's gate and regions' weights to tr, from which copy.c takes p(w) apart */
-        traced[r] = *img[order[r]];
-        traced[r].copy_trace = tr + (size_t)r * tr_size;
-        tp[r] = &traced[r], rows[r] = 1;
-        ac_decoder_start(dec, img[order[r]], st + (size_t)r * 2 * H);
-    }
-    for (int k = 0, live = K; k < steps; k++) {
-        while (live > 0 && upto[order[live - 1]] <= k) live--;
-        for (int r = 0; r < live; r++) {
-            const int i = order[r];
-            prev[r] = k ? words[i][k - 1] : AC_START;
-        }
-        ac_decoder_advance(&alone, live, tp, rows, k, prev, st, NULL, st2, NULL, lv, al, NULL, scratch);
-        for (int r = 0; r < live; r++) {
-            const int i = order[r], nr = img[i]->regions, w = k < n_words[i] ? words[i][k] : AC_END;
-            const float *t = tr + (size_t)r * tr_size;
-            const ac_copy_regions reg = {nr, img[i]->cat, t + 1};
-            share[i][k] = ac_copy_word_account(dec, &reg, t[0], lv + (size_t)r * V, w,
-                                               region[i] ? region[i] + (size_t)k * nr : NULL);
-        }
-        memcpy(st, st2, (size_t)live * 2 * H * sizeof *st);
-    }
-    free(upto), free(order), free(traced), free(tp), free(rows), free(prev), free(buf);
-    return 0;
 }
 
-int ac_decoder_attend(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha, float *beta,
-                      double *logprob, ac_err *err) {
-    return ac_decoder_attend_words(dec, ann, words, n, alpha, beta, NULL, logprob, err);
-}
+_Static_assert(AC_DECODER_ACCOUNT_ROW == 2 * AC_REGIONS_MAX, "a row of the account: shares, then regions' parts");
 
-int ac_decoder_attend_words(const ac_decoder *dec, const float *ann, const int *words, int n, float *alpha,
-                            float *beta, float *word_logp, double *logprob, ac_err *err) {
-    return ac_decoder_attend_grid(dec, ann, dec->cfg.grid_h, dec->cfg.grid_w, words, n, alpha, beta, word_logp, logprob,
-                                  err);
-}
-
-int ac_decoder_attend_grid(const ac_decoder *dec, const float *ann, int grid_h, int grid_w, const int *words, int n,
-                           float *alpha, float *beta, float *word_logp, double *logprob, ac_err *err) {
-    if (ac_decoder_check_grid(&dec->cfg, grid_h, grid_w, err)) return -1;
-    ac_dec_image *img = ac_decoder_prepare_grid(dec, ann, grid_h, grid_w);
-    if (!img) return ac_errf(err, "out of memory");
-    const int rc = ac_decoder_attend_image(dec, img, words, n, alpha, beta, word_logp, logprob, err);
-    ac_dec_image_free(img);
-    return rc;
-}
-
-int ac_decoder_attend_image(const ac_decoder *dec, const ac_dec_image *img, const int *words, int n, float *alpha,
-                            float *beta, float *word_logp, double *logprob, ac_err *err) {
-    const int V = dec->cfg.vocab, L = dec->cfg.n_ann;
-    const size_t S = ac_decoder_state_size(&dec->cfg), P = ac_decoder_hist_size(&dec->cfg);
-    for (int k = 0; k < n; k++)
-        if (words[k] < 0 || words[k] >= V) return ac_errf(err, "teacher forcing: word id %d outside 0..%d", words[k], V - 1);
-    float *buf = ac_malloc((2 * S + ((size_t)n + 1) * P + V + ac_decoder_advance_scratch(&dec->cfg, 1, n)) * sizeof *buf);
-    if (!buf) return ac_errf(err, "out of memory");
-    float *st = buf, *st2 = st + S, *hist = st2 + S, *logp = hist + ((size_t)n + 1) * P, *scratch = logp + V;
-    ac_decoder_start(dec, img, st);
-    const int one = 1;
-    double lp = 0;
-    for (int k = 0; k <= n; k++) {
-        const int prev = k ? words[k - 1] : AC_START;
-        const float *h = hist;
-        ac_decoder_advance(dec, 1, &img, &one, k, &prev, st, &h, st2, hist + (size_t)k * P, logp, alpha + (size_t)k * L,
-                           beta ? beta + k : NULL, scratch);
-        lp += logp[k < n ? words[k] : AC_END];
-        if (word_logp) word_logp[k] = logp[k < n ? words[k] : AC_END];
-        memcpy(st, st2, S * sizeof *st);
+float ac_decoder_account_word(const ac_decoder *dec, const ac_dec_image *img, const float *account, int w,
+                              float *region) {
+    if (!img->has_categories) { /* nothing to copy from: its rows are 0 */
+        for (int r = 0; region && r < img->regions; r++) region[r] = 0;
+        return 0;
     }
-    if (logprob) *logprob = lp;
-    free(buf);
-    return 0;
+    return ac_copy_account_of_word(dec, img->cat, img->regions, account, account + AC_REGIONS_MAX, w, region);
 }

@@ -47,6 +47,7 @@ typedef struct hyp {
     float *alpha; /* [(max_len + 1), L] */
     float *beta;  /* [max_len + 1] */
     float *wlp;   /* [max_len + 1]: each word's log-probability given the words before */
+    float *acc;   /* a copy model's: [max_len + 1, 1 + regions] each word's account (ac_caption.account) */
     double logprob;
     int mask;     /* the constraints its words meet */
 } hyp;
@@ -79,7 +80,7 @@ typedef struct ended {
     int n;
     double lp, score;
     int *words;
-    float *alpha, *beta, *wlp;
+    float *alpha, *beta, *wlp, *acc;
 } ended;
 
 /* Makes room for a hypothesis finishing with `score` among the n_keep best (rank, best first; an
@@ -117,6 +118,11 @@ static int copy_finished(const ended *f, int L, int gh, int gw, int nr, ac_capti
     memcpy(c->alpha, f->alpha, (size_t)(f->n + 1) * L * sizeof *c->alpha);
     own_cells(c->alpha, f->n + 1, L, gh, gw, nr);
     memcpy(c->beta, f->beta, ((size_t)f->n + 1) * sizeof *c->beta);
+    if (f->acc) {
+        const size_t n = ((size_t)f->n + 1) * (1 + (size_t)nr);
+        if (!(c->account = ac_malloc(n * sizeof *c->account))) return -1;
+        memcpy(c->account, f->acc, n * sizeof *c->account);
+    }
     return 0;
 }
 
@@ -139,6 +145,9 @@ typedef struct search {
     size_t SZ, P;                         /* the decoder's state and history sizes */
     int gh, gw; /* the photo's own grid */
     int nr;     /* and its regions (regions.h) */
+    size_t AW;  /* a copy model's account per word, 1 + nr floats (0: none kept) */
+    const ac_decoder *dec;
+    const ac_dec_image *img;
     hyp *hy, *cur, *nxt;
     cand *top;                            /* [S][K]: each state's best */
     int *prev, *n_top, *cap, *finished;   /* per state: best so far, room left this step, finished */
@@ -176,6 +185,8 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     s->o = o, s->K = K, s->T = T, s->V = V, s->L = L, s->S = S, s->M = M, s->R = R, s->SZ = SZ, s->P = P;
     ac_dec_image_grid(img, &s->gh, &s->gw);
     s->nr = ac_dec_image_regions(img);
+    s->AW = ac_search_keeps_account(dec) ? 1 + (size_t)s->nr : 0;
+    s->dec = dec, s->img = img;
     s->accept = (M - 1) * s->f.depths;
     if (R > 4096) {
         search_close(s);
@@ -184,7 +195,8 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
     s->hy = ac_calloc((size_t)2 * R, sizeof *s->hy);
     s->top = ac_malloc((size_t)R * sizeof *s->top);
     s->prev = ac_malloc((size_t)R * sizeof *s->prev), s->n_top = ac_malloc((size_t)S * 3 * sizeof *s->n_top);
-    const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1); /* a hypothesis' alpha, beta, word log-p */
+    /* a hypothesis' alpha, beta, word log-p and account */
+    const size_t hist = (size_t)(T + 1) * L + 2 * ((size_t)T + 1) + ((size_t)T + 1) * s->AW;
     s->fbuf = ac_malloc(((size_t)2 * R * (hist + ((size_t)T + 1) * P) + (size_t)2 * R * SZ + 1) * sizeof *s->fbuf);
     s->ibuf = ac_malloc((size_t)2 * R * T * sizeof *s->ibuf);
     const int n_keep = o.nbest > 1 ? (o.nbest < K ? o.nbest : K) : 1, n_slots = M * n_keep;
@@ -204,6 +216,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
         s->fin[i].alpha = s->fin_hist + (size_t)i * hist;
         s->fin[i].beta = s->fin[i].alpha + (size_t)(T + 1) * L;
         s->fin[i].wlp = s->fin[i].beta + T + 1;
+        s->fin[i].acc = s->AW ? s->fin[i].wlp + T + 1 : NULL;
     }
     s->cap = s->n_top + S, s->finished = s->cap + S;
     memset(s->finished, 0, (size_t)S * sizeof *s->finished);
@@ -212,6 +225,7 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
         s->hy[i].alpha = p, p += (size_t)(T + 1) * L;
         s->hy[i].beta = p, p += T + 1;
         s->hy[i].wlp = p, p += T + 1;
+        s->hy[i].acc = s->AW ? p : NULL, p += ((size_t)T + 1) * s->AW;
         s->hy[i].kv = p, p += ((size_t)T + 1) * P;
         s->hy[i].words = s->ibuf + (size_t)i * T;
     }
@@ -226,6 +240,13 @@ static int search_open(search *s, const ac_decoder *dec, const ac_dec_image *img
 }
 
 static int search_running(const search *s) { return s->t <= s->T && s->live > 0 && s->finished[s->accept] < s->K; }
+
+/* A child's account: its parent's t words', then word w's from the step's account row. */
+static void account_step(const search *s, const float *parent, const float *row, int t, int w, float *acc) {
+    memcpy(acc, parent, (size_t)t * s->AW * sizeof *acc);
+    float *a = acc + (size_t)t * s->AW;
+    a[0] = ac_decoder_account_word(s->dec, s->img, row, w, a + 1);
+}
 
 /* Time step t from the decoder's outputs for the live hypotheses (rec[k], ac_memo_row's layout: state,
  * history entry, logp, alpha, beta): the candidates of every state, the hypotheses that finish, the
@@ -297,6 +318,7 @@ static void search_advance(search *s, const float *const *rec) {
                     e->beta[t] = rec[cd->k][O + V + L];
                     memcpy(e->wlp, par->wlp, (size_t)t * sizeof *e->wlp);
                     e->wlp[t] = (float)(cd->lp - par->logprob);
+                    if (e->acc) account_step(s, par->acc, rec[cd->k] + O + V + L + 1, t, AC_END, e->acc);
                 }
                 continue;
             }
@@ -313,6 +335,7 @@ static void search_advance(search *s, const float *const *rec) {
             }
             memcpy(ch->wlp, par->wlp, (size_t)t * sizeof *ch->wlp);
             ch->wlp[t] = (float)(cd->lp - par->logprob);
+            if (ch->acc) account_step(s, par->acc, rec[cd->k] + O + V + L + 1, t, cd->w, ch->acc);
             ch->logprob = cd->lp;
             ch->mask = mask;
             memcpy(s->st_next + (size_t)nlive * SZ, rec[cd->k], SZ * sizeof *s->st);
@@ -361,7 +384,7 @@ typedef struct engine {
     int *rows, *first;     /* [n]: computed rows of each photo stepped; each search's first live row */
     int *src, *own, *prev; /* [R]: each computed row's live row and search, and its previous word */
     const float **rec, **hist;
-    float *st, *st_out, *hist_out, *logp, *alpha, *beta, *rowbuf, *scratch;
+    float *st, *st_out, *hist_out, *logp, *alpha, *beta, *account, *rowbuf, *scratch;
     float *fbuf;
 } engine;
 
@@ -371,12 +394,15 @@ static int engine_open(engine *e, const ac_decoder *dec, int n, int R, int T) {
     const size_t W = ac_memo_row_size(dec), nn = (size_t)(n > 0 ? n : 1), nr = (size_t)(R > 0 ? R : 1);
     e->img = ac_malloc(sizeof *e->img * nn), e->rec = ac_malloc(sizeof *e->rec * nr), e->hist = ac_malloc(sizeof *e->hist * nr);
     e->rows = ac_malloc(sizeof *e->rows * (2 * nn + 3 * nr));
-    e->fbuf = ac_malloc(sizeof *e->fbuf * (nr * (2 * SZ + P + V + L + 1 + W) + ac_decoder_advance_scratch(&dec->cfg, R, T)));
+    const size_t AR = ac_search_keeps_account(dec) ? AC_DECODER_ACCOUNT_ROW : 0;
+    e->fbuf = ac_malloc(sizeof *e->fbuf *
+                        (nr * (2 * SZ + P + V + L + 1 + AR + W) + ac_decoder_advance_scratch(&dec->cfg, R, T)));
     if (!e->img || !e->rec || !e->hist || !e->rows || !e->fbuf) return -1;
     e->first = e->rows + nn, e->src = e->first + nn, e->own = e->src + nr, e->prev = e->own + nr;
     e->st = e->fbuf, e->st_out = e->st + nr * SZ, e->hist_out = e->st_out + nr * SZ;
     e->logp = e->hist_out + nr * P, e->alpha = e->logp + nr * V, e->beta = e->alpha + nr * L;
-    e->rowbuf = e->beta + nr, e->scratch = e->rowbuf + nr * W;
+    e->account = AR ? e->beta + nr : NULL;
+    e->rowbuf = e->beta + nr + nr * AR, e->scratch = e->rowbuf + nr * W;
     return 0;
 }
 
@@ -407,9 +433,9 @@ static int engine_step(engine *e, const ac_decoder *dec, int n, ac_beam_task *ta
         if (miss) e->img[np] = tasks[i].img, e->rows[np++] = miss;
     }
     if (q)
-        ac_decoder_advance(dec, np, e->img, e->rows, t, e->prev, e->st, e->hist, e->st_out, e->hist_out, e->logp,
-                           e->alpha, e->beta, e->scratch);
-    for (int j = 0; j < q; j++) { /* the record: [state | history entry | logp | alpha | beta] */
+        ac_decoder_advance_account(dec, np, e->img, e->rows, t, e->prev, e->st, e->hist, e->st_out, e->hist_out,
+                                   e->logp, e->alpha, e->beta, e->account, e->scratch);
+    for (int j = 0; j < q; j++) { /* the record: [state | history entry | logp | alpha | beta | account] */
         const int i = e->own[j], k = e->src[j] - e->first[i];
         float *r = e->rowbuf + (size_t)e->src[j] * W;
         memcpy(r, e->st_out + (size_t)j * SZ, sizeof *r * SZ);
@@ -417,6 +443,7 @@ static int engine_step(engine *e, const ac_decoder *dec, int n, ac_beam_task *ta
         memcpy(r + SZ + P, e->logp + (size_t)j * V, sizeof *r * V);
         memcpy(r + SZ + P + V, e->alpha + (size_t)j * L, sizeof *r * L);
         r[SZ + P + V + L] = e->beta[j];
+        if (e->account) memcpy(r + SZ + P + V + L + 1, e->account + (size_t)j * AC_DECODER_ACCOUNT_ROW, sizeof *r * AC_DECODER_ACCOUNT_ROW);
         e->rec[e->src[j]] = r;
         if (tasks[i].memo) ac_memo_add(tasks[i].memo, s[i].cur[k].words, s[i].t, r); /* full: just not kept */
     }

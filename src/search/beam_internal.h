@@ -5,8 +5,11 @@
 #include "attncap/beam.h"
 
 /* A row: the decoder's outputs for one hypothesis, [state_out | its history entry | logp V | alpha L |
- * beta 1] (decoder.h's ac_decoder_advance; the LSTM's state is [h_out H | c_out H], its entry empty). */
+ * beta 1 | a copy model's account AC_DECODER_ACCOUNT_ROW] (decoder.h's ac_decoder_advance_account; the
+ * LSTM's state is [h_out H | c_out H], its entry empty). */
 size_t ac_memo_row_size(const ac_decoder *dec);
+/* 1 when the search keeps each word's account (a copy model's: an LSTM with config.copy). */
+int ac_search_keeps_account(const ac_decoder *dec);
 /* The row of the hypothesis words[0..t) (after <start>), or NULL if not kept. */
 const float *ac_memo_find(const ac_beam_memo *m, const int *words, int t);
 /* Keeps a copy of row for words[0..t); when memory runs out it is just not kept. */

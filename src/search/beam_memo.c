@@ -25,9 +25,13 @@ struct ac_beam_memo {
     memo_entry *slot; /* words == NULL: empty */
 };
 
+int ac_search_keeps_account(const ac_decoder *dec) {
+    return dec->cfg.copy && dec->cfg.decoder == AC_DECODER_LSTM;
+}
+
 size_t ac_memo_row_size(const ac_decoder *dec) {
     return ac_decoder_state_size(&dec->cfg) + ac_decoder_hist_size(&dec->cfg) + (size_t)dec->cfg.vocab +
-           (size_t)dec->cfg.n_ann + 1;
+           (size_t)dec->cfg.n_ann + 1 + (ac_search_keeps_account(dec) ? AC_DECODER_ACCOUNT_ROW : 0);
 }
 
 ac_beam_memo *ac_beam_memo_new(const ac_decoder *dec) {

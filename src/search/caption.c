@@ -18,6 +18,7 @@ void ac_caption_free(ac_caption *c) {
     for (int k = 0; c->labels && k < c->n; k++) free(c->labels[k]);
     free(c->labels);
     free(c->words), free(c->alpha), free(c->beta), free(c->word_logp), free(c->tags), free(c->regions), free(c->copied);
+    free(c->account);
     memset(c, 0, sizeof *c);
 }
 
@@ -102,27 +103,43 @@ static int account_list(int n, ac_caption *const *c, const ac_dec_image *const *
     return m;
 }
 
+/* Caption k's account as its search kept it (ac_caption.account), when it has one for nr regions. */
+static int take_search_account(const ac_caption *k, int nr, float *share, float *from) {
+    if (!k->account || k->n_regions != nr) return 0;
+    const size_t AW = 1 + (size_t)nr;
+    for (int t = 0; t <= k->n; t++) {
+        share[t] = k->account[(size_t)t * AW];
+        memcpy(from + (size_t)t * nr, k->account + (size_t)t * AW + 1, (size_t)nr * sizeof *from);
+    }
+    return 1;
+}
+
 int ac_captions_copy_account(const ac_decoder *dec, int n, ac_caption *const *c, const ac_dec_image *const *img,
                              ac_err *err) {
     if (!dec->cfg.copy) return 0; /* none to take */
     const int m = account_list(n, c, img, NULL, NULL);
     if (!m) return 0; /* already given (their attention already shown) */
     ac_caption **cap = ac_calloc((size_t)m, sizeof *cap);
-    const ac_dec_image **on = ac_calloc((size_t)m, sizeof *on);
+    const ac_dec_image **on = ac_calloc((size_t)m, sizeof *on), **f_on = ac_calloc((size_t)m, sizeof *f_on);
     const int **words = ac_calloc((size_t)m, sizeof *words);
     int *n_words = ac_calloc((size_t)m, sizeof *n_words);
-    float **share = ac_calloc((size_t)m, sizeof *share), **from = ac_calloc((size_t)m, sizeof *from);
-    int rc = !cap || !on || !words || !n_words || !share || !from;
+    float **from = ac_calloc((size_t)m, sizeof *from), **f_share = ac_calloc((size_t)m, sizeof *f_share),
+          **f_from = ac_calloc((size_t)m, sizeof *f_from);
+    int rc = !cap || !on || !f_on || !words || !n_words || !from || !f_share || !f_from, forced = 0;
     if (!rc) account_list(n, c, img, cap, on);
     for (int i = 0; !rc && i < m; i++) {
         const int nr = ac_dec_image_regions(on[i]);
-        words[i] = cap[i]->words, n_words[i] = cap[i]->n;
-        share[i] = cap[i]->copied = ac_malloc(((size_t)cap[i]->n + 1) * sizeof *cap[i]->copied);
+        cap[i]->copied = ac_malloc(((size_t)cap[i]->n + 1) * sizeof *cap[i]->copied);
         from[i] = ac_malloc(((size_t)cap[i]->n + 1) * (size_t)(nr ? nr : 1) * sizeof *from[i]);
-        rc = !share[i] || !from[i];
+        rc = !cap[i]->copied || !from[i];
+        if (rc || take_search_account(cap[i], nr, cap[i]->copied, from[i])) continue;
+        /* none kept: teacher forcing, all such captions together */
+        f_on[forced] = on[i], words[forced] = cap[i]->words, n_words[forced] = cap[i]->n;
+        f_share[forced] = cap[i]->copied, f_from[forced] = from[i];
+        forced++;
     }
     if (rc) rc = ac_errf(err, "out of memory");
-    else rc = ac_decoder_copy_shares_many(dec, m, on, words, n_words, share, from, err);
+    else if (forced) rc = ac_decoder_copy_shares_many(dec, forced, f_on, words, n_words, f_share, f_from, err);
     for (int i = 0; !rc && i < m; i++) {
         /* the shown attention (beam.h): a word's copied share moves from its context attention to the
          * regions it was copied from; rows with nothing copied keep their bits */
@@ -136,10 +153,12 @@ int ac_captions_copy_account(const ac_decoder *dec, int n, ac_caption *const *c,
         }
     }
     for (int i = 0; cap && i < m; i++) {
-        if (rc && cap[i]) free(cap[i]->copied), cap[i]->copied = NULL;
+        if (!cap[i]) continue;
+        if (rc) free(cap[i]->copied), cap[i]->copied = NULL;
+        free(cap[i]->account), cap[i]->account = NULL; /* taken */
         if (from) free(from[i]);
     }
-    free(cap), free(on), free(words), free(n_words), free(share), free(from);
+    free(cap), free(on), free(f_on), free(words), free(n_words), free(from), free(f_share), free(f_from);
     return rc ? -1 : 0;
 }
 
