@@ -393,10 +393,11 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
     __m256i acc[MR][2];
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;
+    const int kfull = w->k & ~3;
     for (int k = 0; k < w->k; k += 4, b += 64) {
         const __m256i b0 = _mm256_loadu_si256((const __m256i *)b), b1 = _mm256_loadu_si256((const __m256i *)(b + 32));
-        for (int i = 0; i < MR; i++) {
-            const __m256i av = _mm256_set1_epi32(quad(ar[i], k, w->k));
+        for (int i = 0; i < MR; i++) { /* whole quads without quad()'s variable-length copy, a call */
+            const __m256i av = _mm256_set1_epi32(k < kfull ? quad4(ar[i] + k) : quad(ar[i], k, w->k));
             acc[i][0] = _mm256_dpbusd_avx_epi32(acc[i][0], av, b0);
             acc[i][1] = _mm256_dpbusd_avx_epi32(acc[i][1], av, b1);
         }
@@ -412,6 +413,18 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
 }
 #endif
 
+/* kern_avx2's step: the four bytes q0 of one row and q1 of another (widened to 16 bits) times the
+ * panel's 4 x 16 weights at b, into each row's four accumulators of 4 x 2 half-sums. */
+__attribute__((target("avx2"), always_inline)) static inline void madd_quads(__m256i *acc0, __m256i *acc1, const int8_t *b,
+                                                                             int32_t q0, int32_t q1) {
+    const __m256i x0 = _mm256_cvtepu8_epi16(_mm_set1_epi32(q0)), x1 = _mm256_cvtepu8_epi16(_mm_set1_epi32(q1));
+    for (int q = 0; q < 4; q++) {
+        const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 16 * q)));
+        acc0[q] = _mm256_add_epi32(acc0[q], _mm256_madd_epi16(x0, bw));
+        acc1[q] = _mm256_add_epi32(acc1[q], _mm256_madd_epi16(x1, bw));
+    }
+}
+
 /* AVX2 without VNNI: u8 x s8 as 16-bit products (`vpmaddwd`: `vpmaddubsw` would saturate), two
  * rows at a time over one panel; each 32-bit lane holds half a column's sum until the end. */
 __attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const uint8_t *const *ar, const int32_t *rs, int r0,
@@ -423,15 +436,10 @@ __attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const u
         __m256i acc0[4], acc1[4];
         for (int q = 0; q < 4; q++) acc0[q] = acc1[q] = _mm256_setzero_si256();
         const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;
-        for (int k = 0; k < w->k; k += 4, b += 64) {
-            const __m256i x0 = _mm256_cvtepu8_epi16(_mm_set1_epi32(quad(a0, k, w->k)));
-            const __m256i x1 = _mm256_cvtepu8_epi16(_mm_set1_epi32(quad(a1, k, w->k)));
-            for (int q = 0; q < 4; q++) {
-                const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 16 * q)));
-                acc0[q] = _mm256_add_epi32(acc0[q], _mm256_madd_epi16(x0, bw));
-                acc1[q] = _mm256_add_epi32(acc1[q], _mm256_madd_epi16(x1, bw));
-            }
-        }
+        const int kfull = w->k & ~3;
+        int k = 0;
+        for (; k < kfull; k += 4, b += 64) madd_quads(acc0, acc1, b, quad4(a0 + k), quad4(a1 + k));
+        if (k < w->k) madd_quads(acc0, acc1, b, quad(a0, k, w->k), quad(a1, k, w->k)); /* the row's last bytes */
         for (int h = 0; h < 2 && i + h < nr; h++) {
             const __m256i *acc = h ? acc1 : acc0;
             int32_t v[16];
