@@ -413,38 +413,40 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
 }
 #endif
 
-/* kern_avx2's step: the four bytes q0 of one row and q1 of another (widened to 16 bits) times the
- * panel's 4 x 16 weights at b, into each row's four accumulators of 4 x 2 half-sums. */
-__attribute__((target("avx2"), always_inline)) static inline void madd_quads(__m256i *acc0, __m256i *acc1, const int8_t *b,
-                                                                             int32_t q0, int32_t q1) {
-    const __m256i x0 = _mm256_cvtepu8_epi16(_mm_set1_epi32(q0)), x1 = _mm256_cvtepu8_epi16(_mm_set1_epi32(q1));
-    for (int q = 0; q < 4; q++) {
-        const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 16 * q)));
-        acc0[q] = _mm256_add_epi32(acc0[q], _mm256_madd_epi16(x0, bw));
-        acc1[q] = _mm256_add_epi32(acc1[q], _mm256_madd_epi16(x1, bw));
+/* AVX2 without VNNI: u8 x s8 as 16-bit products (`vpmaddwd`: `vpmaddubsw` would saturate), two
+ * rows at a time over one panel; each 32-bit lane holds half a column's sum until the end. */
+/* One step of kern_avx2: the four bytes Q0 of one row and Q1 of another, widened to 16 bits, times the
+ * panel's 4 x 16 weights at b. The accumulators are named (an array of them stays in memory). */
+#define AVX2_MADD(q, Q)                                                                                                   \
+    {                                                                                                                     \
+        const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + 16 * q)));                        \
+        s0##q = _mm256_add_epi32(s0##q, _mm256_madd_epi16(x0, bw));                                                       \
+        s1##q = _mm256_add_epi32(s1##q, _mm256_madd_epi16(x1, bw));                                                       \
     }
-}
+#define AVX2_STEP(Q0, Q1)                                                                                                 \
+    {                                                                                                                     \
+        const __m256i x0 = _mm256_cvtepu8_epi16(_mm_set1_epi32(Q0)), x1 = _mm256_cvtepu8_epi16(_mm_set1_epi32(Q1));      \
+        AVX2_MADD(0, Q) AVX2_MADD(1, Q) AVX2_MADD(2, Q) AVX2_MADD(3, Q)                                                   \
+    }
 
 /* AVX2 without VNNI: u8 x s8 as 16-bit products (`vpmaddwd`: `vpmaddubsw` would saturate), two
  * rows at a time over one panel; each 32-bit lane holds half a column's sum until the end. */
 __attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const uint8_t *const *ar, const int32_t *rs, int r0,
                                                       int nr, int p0) {
     const ac_i8_gemm_w *w = j->w;
-    const int c0 = p0 * 16, n = w->n - c0 < 16 ? w->n - c0 : 16;
+    const int c0 = p0 * 16, n = w->n - c0 < 16 ? w->n - c0 : 16, kfull = w->k & ~3;
     for (int i = 0; i < nr; i += 2) {
         const uint8_t *a0 = ar[i], *a1 = ar[i + 1 < MR ? i + 1 : i];
-        __m256i acc0[4], acc1[4];
-        for (int q = 0; q < 4; q++) acc0[q] = acc1[q] = _mm256_setzero_si256();
+        __m256i s00 = _mm256_setzero_si256(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
         const int8_t *b = w->packed + (size_t)p0 * w->kp * 16;
-        const int kfull = w->k & ~3;
         int k = 0;
-        for (; k < kfull; k += 4, b += 64) madd_quads(acc0, acc1, b, quad4(a0 + k), quad4(a1 + k));
-        if (k < w->k) madd_quads(acc0, acc1, b, quad(a0, k, w->k), quad(a1, k, w->k)); /* the row's last bytes */
+        for (; k < kfull; k += 4, b += 64) AVX2_STEP(quad4(a0 + k), quad4(a1 + k))
+        if (k < w->k) AVX2_STEP(quad(a0, k, w->k), quad(a1, k, w->k)) /* the rows' last bytes */
+        const __m256i acc[2][4] = {{s00, s01, s02, s03}, {s10, s11, s12, s13}};
         for (int h = 0; h < 2 && i + h < nr; h++) {
-            const __m256i *acc = h ? acc1 : acc0;
             int32_t v[16];
-            _mm256_storeu_si256((__m256i *)v, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xd8));
-            _mm256_storeu_si256((__m256i *)(v + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xd8));
+            _mm256_storeu_si256((__m256i *)v, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[h][0], acc[h][1]), 0xd8));
+            _mm256_storeu_si256((__m256i *)(v + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[h][2], acc[h][3]), 0xd8));
             for (int q = 0; q < n; q++) v[q] += w->col[c0 + q] + rs[i + h];
             requant_store(j, v, n, r0 + i + h, c0);
         }
