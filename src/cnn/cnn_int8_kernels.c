@@ -435,6 +435,19 @@ __attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const u
                                                       int nr, int p0) {
     const ac_i8_gemm_w *w = j->w;
     const int c0 = p0 * 16, n = w->n - c0 < 16 ? w->n - c0 : 16, kfull = w->k & ~3;
+    /* the panel's requantization, for every row (read only for a whole panel) */
+    const ac_i8_requant *rq = j->rq;
+    const __m256i zero = _mm256_setzero_si256(), zp = _mm256_set1_epi32(rq->zp), lo = _mm256_set1_epi32(rq->lo),
+                  hi = _mm256_set1_epi32(rq->hi);
+    __m256i col0 = zero, col1 = zero, m0 = zero, m1 = zero, ls0 = zero, ls1 = zero, rs0 = zero, rs1 = zero;
+    if (n == 16) {
+        const __m256i sh0 = _mm256_loadu_si256((const __m256i *)(rq->shift + c0));
+        const __m256i sh1 = _mm256_loadu_si256((const __m256i *)(rq->shift + c0 + 8));
+        col0 = _mm256_loadu_si256((const __m256i *)(w->col + c0)), col1 = _mm256_loadu_si256((const __m256i *)(w->col + c0 + 8));
+        m0 = _mm256_loadu_si256((const __m256i *)(rq->mult + c0)), m1 = _mm256_loadu_si256((const __m256i *)(rq->mult + c0 + 8));
+        ls0 = _mm256_max_epi32(sh0, zero), ls1 = _mm256_max_epi32(sh1, zero);
+        rs0 = _mm256_max_epi32(_mm256_sub_epi32(zero, sh0), zero), rs1 = _mm256_max_epi32(_mm256_sub_epi32(zero, sh1), zero);
+    }
     for (int i = 0; i < nr; i += 2) {
         const uint8_t *a0 = ar[i], *a1 = ar[i + 1 < MR ? i + 1 : i];
         __m256i s00 = _mm256_setzero_si256(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
@@ -444,9 +457,20 @@ __attribute__((target("avx2"))) static void kern_avx2(const gemm_job *j, const u
         if (k < w->k) AVX2_STEP(quad(a0, k, w->k), quad(a1, k, w->k)) /* the rows' last bytes */
         const __m256i acc[2][4] = {{s00, s01, s02, s03}, {s10, s11, s12, s13}};
         for (int h = 0; h < 2 && i + h < nr; h++) {
+            /* each column's two half-sums added, in column order, plus its weights' and the row's terms */
+            const __m256i r = _mm256_set1_epi32(rs[i + h]);
+            __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[h][0], acc[h][1]), 0xd8);
+            __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[h][2], acc[h][3]), 0xd8);
+            if (n == 16 && !j->sum) { /* a whole panel, no residual: requantized and stored here */
+                v0 = _mm256_add_epi32(_mm256_add_epi32(v0, col0), r), v1 = _mm256_add_epi32(_mm256_add_epi32(v1, col1), r);
+                uint8_t *out = j->c + (size_t)(r0 + i + h) * j->ldc + c0;
+                store8_u8(out, rq8(v0, m0, ls0, rs0, zp, lo, hi));
+                store8_u8(out + 8, rq8(v1, m1, ls1, rs1, zp, lo, hi));
+                continue;
+            }
             int32_t v[16];
-            _mm256_storeu_si256((__m256i *)v, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[h][0], acc[h][1]), 0xd8));
-            _mm256_storeu_si256((__m256i *)(v + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[h][2], acc[h][3]), 0xd8));
+            _mm256_storeu_si256((__m256i *)v, v0);
+            _mm256_storeu_si256((__m256i *)(v + 8), v1);
             for (int q = 0; q < n; q++) v[q] += w->col[c0 + q] + rs[i + h];
             requant_store(j, v, n, r0 + i + h, c0);
         }
