@@ -188,9 +188,10 @@ int ac_caption_forced_regions(const ac_decoder *dec, const float *ann, int grid_
  * giraffe's box lights that box, whatever the context attention looked at; the row still sums to 1.
  * Rows with nothing copied (s = 0: every word of a model without copy) are the step's, bit for bit. */
 int ac_caption_copy_account(ac_caption *c, const ac_decoder *dec, const ac_dec_image *img, ac_err *err);
-/* The same for n captions, c[i] on photo img[i], their runners-up included, in one teacher-forced pass
- * (decoder.h ac_decoder_copy_shares_many): the same bits as each alone, at a fraction of the cost when many
- * photos are captioned together. On an error no caption is given an account. */
+/* The same for n captions, c[i] on photo img[i], their runners-up included. A caption the beam search
+ * made carries the account its steps kept (c->account, taken and freed here); the others go through
+ * one teacher-forced pass together (decoder.h ac_decoder_copy_shares_many). Either way, the same bits
+ * as teacher forcing each alone. On an error no caption is given an account. */
 int ac_captions_copy_account(const ac_decoder *dec, int n, ac_caption *const *c, const ac_dec_image *const *img,
                              ac_err *err);
 /* logprob / (n + 1): the mean log-probability per predicted token (the words and <end>). */
