@@ -370,8 +370,6 @@ __attribute__((target("avx2,avxvnni"))) static void kern256(const gemm_job *j, c
 }
 #endif
 
-/* AVX2 without VNNI: u8 x s8 as 16-bit products (`vpmaddwd`: `vpmaddubsw` would saturate), two
- * rows at a time over one panel; each 32-bit lane holds half a column's sum until the end. */
 /* One step of kern_avx2: the four bytes Q0 of one row and Q1 of another, widened to 16 bits, times the
  * panel's 4 x 16 weights at b. The accumulators are named (an array of them stays in memory). */
 #define AVX2_MADD(q, Q)                                                                                                   \

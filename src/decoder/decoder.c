@@ -515,11 +515,12 @@ static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
                 memcpy(tr + 1, abar, sizeof(float) * (size_t)im->regions);
                 continue;
             }
+            const float gate = 1.0f / (1.0f + expf(-u));
             if (account) { /* before the mixture: the vocabulary's own log p_w, as teacher forcing's trace has it */
                 float *a = account + (size_t)k * AC_DECODER_ACCOUNT_ROW;
-                ac_copy_row_account(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V, a, a + AC_REGIONS_MAX);
+                ac_copy_row_account(dec, &reg, gate, logp + (size_t)k * V, a, a + AC_REGIONS_MAX);
             }
-            ac_copy_mix_logp(dec, &reg, 1.0f / (1.0f + expf(-u)), logp + (size_t)k * V);
+            ac_copy_mix_logp(dec, &reg, gate, logp + (size_t)k * V);
         }
     }
 }
