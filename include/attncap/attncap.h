@@ -9,10 +9,12 @@
  * score captions against references as coco-caption does; detect COCO objects (1.1) and classify a
  * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
  * and read what a result holds beyond its struct: its detected objects, the attention on them, what was
- * copied (1.3); cache photos' features and train a model on them (1.4).
+ * copied (1.3); cache photos' features and train a model on them (1.4); evaluate as `attncap eval`
+ * does (1.6).
  *
  * Conventions
- *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer, ac_featurizer.
+ *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer, ac_featurizer,
+ *    ac_evaluator.
  *    Each is made by <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results
  *    are freed by ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library
  *    returns by ac_free.
@@ -46,10 +48,10 @@ extern "C" {
 /* ---- Version ---------------------------------------------------------------------------------- */
 
 #define AC_VERSION_MAJOR 1
-#define AC_VERSION_MINOR 5
+#define AC_VERSION_MINOR 6
 #define AC_VERSION_PATCH 0
 /* AC_VERSION: of the header compiled against; ac_version(): of the library running */
-#define AC_VERSION "1.5.0"
+#define AC_VERSION "1.6.0"
 
 AC_API const char *ac_version(void); /* "MAJOR.MINOR.PATCH", a static string */
 
@@ -356,6 +358,52 @@ typedef struct ac_metrics {
  * text (tokenized here as coco-caption does), as `attncap eval` computes them. */
 AC_API int ac_evaluate(int n, const char *const *candidates, const char *const *const *references,
                        const int *n_references, unsigned flags, ac_metrics *out, ac_err *err);
+
+/* An evaluation as `attncap eval` runs it (1.6): coco-caption's metrics and the object scores (COCO's 80
+ * categories: precision, recall, F1, CHAIR) of captions in files, or of a model's captions of a data
+ * set's split, with per-image scores, the captions and an HTML report written on the way. Options by
+ * key from text, as the trainer's: the flags of `attncap eval --help` without the dashes. What is scored
+ * is one of
+ *  - "refs" (references: COCO JSON, Karpathy JSON, a Flickr8k folder, TSV/CSV) with "results" (a
+ *    results file; each "results" set adds one, scored together: a sharded run's shares);
+ *  - "pairs" (a file of references with the caption each);
+ *  - "data" (a data set) captioned first: its "split" (test), "limit" photos, this task's "shard"
+ *    share, with "model" (default: found as ac_captioner_open finds it), "encoder", "features" (a cache
+ *    in place of the encoder), "beam", "len_alpha", "max_len", "allow_repeats", "tags" (auto or off),
+ *    "naming" (a naming record over the model's: ac_captioner_set_naming_record), "precision",
+ *    "threads", "hard_context", "fix_attention".
+ * Beside them: "meteor" (1), "wordnet", "novel_from" / "novel_split" / "novel_max" (the recall of
+ * categories seldom named in that data set), and files written as the run ends (atomically): "per_image",
+ * "results_out", "report" (a folder: index.html, thumbnails, with "data" attention "sheets") and the
+ * run to "compare" in it. */
+typedef struct ac_evaluator ac_evaluator;
+
+typedef struct ac_eval_event {
+    int done, total;     /* photos captioned ("data") of total; done 0: captioning starts */
+    const char *warning; /* a warning, one line (the scores of photos the model was trained on overstate
+                          * it); NULL: progress */
+} ac_eval_event;         /* may grow at its end */
+typedef void (*ac_eval_fn)(const ac_eval_event *ev, void *user);
+
+AC_API int ac_evaluator_open(ac_evaluator **out, ac_err *err);
+AC_API void ac_evaluator_close(ac_evaluator *e);
+/* As ac_trainer_set, _get and _option, for the options above; ac_evaluator_get(e, "results") is the
+ * first results file. */
+AC_API int ac_evaluator_set(ac_evaluator *e, const char *key, const char *value, ac_err *err);
+AC_API const char *ac_evaluator_get(ac_evaluator *e, const char *key);
+AC_API const char *ac_evaluator_option(int i, int *is_switch);
+/* Scores with the options set, events to on_event (NULL: none). 0 when scored, or when this task's
+ * "shard" share of the split is empty (ac_evaluator_images 0; "results_out" then holds no caption);
+ * else -1 with err (AC_ERR_OPTIONS: options that do not go together). Each run starts afresh. */
+AC_API int ac_evaluator_run(ac_evaluator *e, ac_eval_fn on_event, void *user, ac_err *err);
+/* After a run that scored: */
+AC_API int ac_evaluator_images(const ac_evaluator *e); /* images scored (0 before a run) */
+AC_API int ac_evaluator_metrics(const ac_evaluator *e, ac_metrics *out); /* -1 before a run */
+#define AC_EVAL_PER_CATEGORY 2u /* ac_evaluator_json, _text: also each category's counts */
+/* The scores as `attncap eval --json` prints them (an object: "BLEU-1".., "counts", "objects"), or as
+ * its text lines; ac_free them. NULL before a run or out of memory. */
+AC_API char *ac_evaluator_json(const ac_evaluator *e, unsigned flags);
+AC_API char *ac_evaluator_text(const ac_evaluator *e, unsigned flags);
 
 /* ---- Detectors -------------------------------------------------------------------------------- */
 /* Since 1.1. A COCO object detector (YOLOX-nano, a TFLite graph run by the library's engine): the

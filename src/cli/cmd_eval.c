@@ -1,19 +1,19 @@
-/* attncap eval: coco-caption's metrics over generated captions, optionally captioning a split
- * with a model first, and an HTML report. */
-#include <math.h>
+/* attncap eval: coco-caption's metrics over generated captions, optionally captioning a split with a
+ * model first, and an HTML report: the core's evaluator (ac_evaluator, attncap.h), its options the flags
+ * without dashes. The program's own: the output (--json, --per-category, --quiet), --results's files
+ * after it, --precision's $ATTNCAP_PRECISION, $ATTNCAP_NAMING, and what an interrupted run leaves. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/captioner.h"
-#include "attncap/report.h"
+#include "attncap/attncap.h"
 #include "cleanup.h"
-#include "eval_report.h"
 #include "commands.h"
-#include "eval_cli.h"
 #include "inputs.h"
 #include "messages.h"
 #include "options.h"
+#include "progress.h"
+#include "tag_flags.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -75,137 +75,93 @@ static void usage(FILE *f) {
             AC_DEFAULT_MODEL_NAME);
 }
 
+typedef struct eval_view {
+    cli_progress bar;
+    int quiet, started;
+} eval_view;
 
+static void on_event(const ac_eval_event *ev, void *user) {
+    eval_view *v = user;
+    if (ev->warning) fprintf(stderr, "attncap eval: warning: %s\n", ev->warning);
+    else if (!v->started) v->started = 1, cli_progress_start(&v->bar, "captioning", (uint64_t)ev->total, v->quiet);
+    else cli_progress_update(&v->bar, (uint64_t)ev->done);
+}
 
-int cmd_eval(int argc, char **argv) {
-    cli_eval_opts o = {0};
-    o.len_alpha = -1;
-    o.tf = (cli_tag_flags)CLI_TAG_FLAGS_INIT;
-    o.meteor = 1, o.sheets = 1, o.split = "test";
-    o.novel_split = "train", o.novel_max = 10;
-    const cli_opt opts[] = {
-        OPT_STR("--refs", &o.refs),
-        OPT_STR("--results", &o.results),
-        OPT_STR("--pairs", &o.pairs),
-        OPT_STR("--per-image", &o.per_image),
-        OPT_STR("--wordnet", &o.wordnet),
-        OPT_STR("--model", &o.model),
-        OPT_STR("--data", &o.data),
-        OPT_STR("--images", &o.images),
-        OPT_STR("--split", &o.split),
-        OPT_STR("--encoder", &o.encoder),
-        OPT_STR("--report", &o.report),
-        OPT_STR("--compare", &o.compare),
-        OPT_STR("--results-out", &o.results_out),
-        OPT_STR("--features", &o.features),
-        OPT_STR("--novel-from", &o.novel_from),
-        CLI_TAG_OPTS(o.tf),
-        OPT_STR("--novel-split", &o.novel_split),
-        OPT_INT("--novel-max", &o.novel_max, 1, 1e9),
-        OPT_FLAG("--per-category", NULL, &o.per_category),
-        OPT_STR("--shard", &o.shard_spec),
-        OPT_FLOAT("--len-alpha", &o.len_alpha, 0, 10),
-        OPT_FLAG("--allow-repeats", NULL, &o.allow_repeats),
-        OPT_INT("--beam", &o.beam, 1, 100),
-        OPT_INT("--max-len", &o.max_len, 1, 200),
-        OPT_STR("--hard-context", &o.hard_context), OPT_STR("--fix-attention", &o.fix_attention),
-        OPT_INT("--limit", &o.limit, 1, 1e9),
-        OPT_INT("--threads", &o.threads, 0, 256), OPT_STR("--precision", &o.precision),
-        OPT_FLAG("--json", NULL, &o.json),
-        OPT_UNSET("--no-meteor", &o.meteor),
-        OPT_UNSET("--no-sheets", &o.sheets),
-        OPT_FLAG("--quiet", "-q", &o.quiet),
-        OPT_END,
-    };
-    const int n_args = cli_parse("eval", argc, argv, opts, -1, usage);
-    if (n_args < 0) return n_args == CLI_HELP ? 0 : 2;
-    if (cli_check_precision("eval", o.precision) < 0) return 2;
-    ac_err err;
-    if (n_args && !o.results) { /* more results files follow --results; nothing else is positional */
+static int set_option(void *e, const char *key, const char *value, ac_err *err) { return ac_evaluator_set(e, key, value, err); }
+
+/* What an interrupted run was writing goes (see cleanup.h). */
+static void watch_outputs(ac_evaluator *e) {
+    const char *report = ac_evaluator_get(e, "report");
+    cli_cleanup_watch(*ac_evaluator_get(e, "results_out") ? ac_evaluator_get(e, "results_out") : NULL, 0);
+    cli_cleanup_watch(*ac_evaluator_get(e, "per_image") ? ac_evaluator_get(e, "per_image") : NULL, 0);
+    if (!*report) return;
+    cli_cleanup_watch(report, 1);
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/thumbs", report), cli_cleanup_watch(sub, 1); /* copied */
+    snprintf(sub, sizeof sub, "%s/sheets", report), cli_cleanup_watch(sub, 1);
+}
+
+/* --results RES [MORE...] (argv[1..n_args]), --precision and $ATTNCAP_NAMING onto the evaluator. */
+static int set_program_options(ac_evaluator *e, const char *results, char **argv, int n_args, const char *precision,
+                               int quiet, ac_err *err) {
+    if (n_args && !results) { /* more results files follow --results; nothing else is positional */
         fprintf(stderr, "attncap eval: unexpected argument '%s' (try --help)\n", argv[1]);
         return 2;
     }
-    if (o.shard_spec && ac_shard_parse(o.shard_spec, &o.shard, &err)) {
-        fprintf(stderr, "attncap eval: --shard: %s\n", err.msg);
-        return 2;
+    for (int i = 0; results && i <= n_args; i++)
+        if (ac_evaluator_set(e, "results", i ? argv[i] : results, err)) return 1;
+    if (cli_check_precision("eval", precision) < 0) return 2;
+    if (precision && ac_evaluator_set(e, "precision", precision, err)) return 1;
+    const char *naming = getenv("ATTNCAP_NAMING");
+    if (naming && *naming) {
+        if (ac_evaluator_set(e, "naming", naming, err)) return 1;
+        if (!quiet && *ac_evaluator_get(e, "data"))
+            fprintf(stderr, "attncap eval: note: naming settings from ATTNCAP_NAMING over the model's: %.200s\n", naming);
     }
-    if (o.shard_spec && !o.data) {
-        fprintf(stderr, "attncap eval: --shard takes a share of --data's photos (score shares with --results A B ...)\n");
-        return 2;
-    }
-    int modes = (o.pairs != NULL) + (o.refs || o.results) + (o.model || o.data);
-    if (modes != 1 || (o.refs && !o.results) || (o.results && !o.refs) || (o.model && !o.data)) {
-        fprintf(stderr, "attncap eval: need exactly one of --refs with --results, --pairs, or --data (with --model, "
-                        "or the default model) (try --help)\n");
-        return 2;
-    }
-    /* what an interrupted run was writing goes (see cleanup.h) */
-    cli_cleanup_watch(o.results_out, 0), cli_cleanup_watch(o.per_image, 0), cli_cleanup_watch(o.report, 1);
-    char *report_sub[2] = {o.report ? ac_path_join(o.report, "thumbs") : NULL, o.report ? ac_path_join(o.report, "sheets") : NULL};
-    cli_cleanup_watch(report_sub[0], 1), cli_cleanup_watch(report_sub[1], 1);
-    free(report_sub[0]), free(report_sub[1]);
-    ac_eval_set set = {0};
-    int n_ref_images = 0, rc;
-    char **thumbs = NULL, **sheets = NULL, *subtitle = NULL;
-    int novel[AC_N_OBJECTS];
-    char *model_path = NULL; /* the model --data is captioned with, found once: its name heads the report */
-    eval_compare cmp = {0};
-    if (o.compare && (!o.report || o.pairs)) {
-        fprintf(stderr, "attncap eval: --compare needs --report, and --refs or --data (the references to score it)\n");
-        return 2;
-    }
-    if (o.report && cli_check_writable_dir(o.report, &err)) { /* before any captioning */
-        fprintf(stderr, "attncap eval: --report: %s\n", err.msg);
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv) {
+    ac_evaluator *e;
+    ac_err err;
+    if (ac_evaluator_open(&e, &err)) {
+        fprintf(stderr, "attncap eval: %s\n", err.msg);
         return 1;
     }
-    const int no_model = o.data && ac_find_model(o.model, &model_path, &err);
-    if (model_path) o.model = model_path;
-    if (no_model) rc = -1;
-    else if (o.compare &&
-             eval_compare_load(&cmp, o.refs ? o.refs : o.data, o.images, o.compare, o.meteor, o.wordnet, &err))
-        rc = ac_err_prefix(&err, "--compare");
-    else if (o.novel_from && cli_eval_novel_counts(&o, novel, &err)) rc = -1;
-    else if (o.pairs) rc = ac_eval_load_pairs(o.pairs, &set, &err);
-    else if (o.refs) {
-        argv[0] = (char *)o.results; /* --results RES [MORE...]: argv[0..n_args] */
-        rc = ac_eval_load_results_in(o.refs, o.images, (const char *const *)argv, n_args + 1, &set, &n_ref_images, &err);
-    } else rc = cli_eval_caption_split(&o, &set, &thumbs, &sheets, &subtitle, &err);
-    if (!rc && o.results_out && ac_eval_write_results(o.results_out, &set, o.data ? o.model : NULL, &err)) rc = -1;
-    if (!rc && set.n == 0) { /* an empty --shard share: an empty --results-out, nothing to score */
-        fprintf(stderr, "attncap eval: share %d/%d of the split is empty\n", o.shard.index, o.shard.count);
-        free(subtitle), free(model_path), eval_compare_free(&cmp);
-        return 0;
+    eval_view view = {0};
+    const char *results = NULL, *precision = NULL;
+    int json = 0, per_category = 0;
+    const cli_opt own[] = {
+        OPT_STR("--results", &results), OPT_STR("--precision", &precision), OPT_FLAG("--json", NULL, &json),
+        OPT_FLAG("--per-category", NULL, &per_category), OPT_FLAG("--quiet", "-q", &view.quiet),
+        CLI_NAMING_REMOVED_OPTS, OPT_END,
+    };
+    const cli_job_opts job = {ac_evaluator_option, set_option, e, NULL, 0};
+    const int n_args = cli_parse_job("eval", argc, argv, own, -1, usage, &job);
+    int rc = n_args < 0 ? (n_args == CLI_HELP ? 0 : 2) : set_program_options(e, results, argv, n_args, precision, view.quiet, &err);
+    if (n_args < 0 || rc) {
+        if (rc == 1) fprintf(stderr, "attncap eval: %s\n", err.msg);
+        ac_evaluator_close(e);
+        return rc;
     }
-    ac_scores sc = {0};
-    int have_scores = 0;
-    if (!rc) {
-        rc = ac_metrics_compute(&set, o.meteor ? AC_METRICS_METEOR : 0, o.wordnet, &sc, &err);
-        have_scores = !rc;
+    watch_outputs(e);
+    const char *report = ac_evaluator_get(e, "report");
+    if (*report && cli_check_writable_dir(report, &err)) { /* before any captioning */
+        fprintf(stderr, "attncap eval: --report: %s\n", err.msg);
+        ac_evaluator_close(e);
+        return 1;
     }
-    if (!rc) cli_eval_warn_trained(&set, o.data ? o.model : NULL);
-    if (!rc && o.novel_from) ac_object_scores_set_novel(&sc.objects, novel, o.novel_max);
-    if (!rc && o.per_image && ac_scores_write_per_image(o.per_image, &set, &sc, &err)) rc = -1;
-    if (!rc && o.report) {
-        eval_report_in in = {o.report, o.data ? o.data : o.pairs ? o.pairs : o.results, o.data ? o.split : NULL,
-                             o.data ? o.model : NULL, subtitle, &set, &sc, thumbs, sheets, o.compare ? &cmp : NULL};
-        if (eval_report_write(&in, &err)) rc = -1;
-    }
+    rc = ac_evaluator_run(e, on_event, &view, &err);
+    if (view.started) cli_progress_finish(&view.bar);
+    const unsigned flags = per_category ? AC_EVAL_PER_CATEGORY : 0;
+    char *out = NULL;
     if (rc) fprintf(stderr, "attncap eval: %s%s\n", err.msg, cli_hint(&err));
-    else if (o.json) {
-        char *j = ac_scores_to_json_flags(&sc, o.per_category ? AC_SCORES_JSON_PER_CATEGORY : 0);
-        if (j) printf("%s\n", j);
-        free(j);
-    } else cli_eval_print_scores(&o, &sc, n_ref_images);
-    for (int i = 0; i < set.n; i++) {
-        if (thumbs) free(thumbs[i]);
-        if (sheets) free(sheets[i]);
-    }
-    free(thumbs);
-    free(sheets);
-    free(subtitle);
-    free(model_path);
-    eval_compare_free(&cmp);
-    if (have_scores) ac_scores_free(&sc);
-    ac_eval_set_free(&set);
-    return rc ? 1 : 0;
+    else if (ac_evaluator_images(e) == 0) /* an empty --shard share: an empty --results-out, nothing to score */
+        fprintf(stderr, "attncap eval: share %s of the split is empty\n", ac_evaluator_get(e, "shard"));
+    else if (!(out = json ? ac_evaluator_json(e, flags) : ac_evaluator_text(e, flags)))
+        fprintf(stderr, "attncap eval: out of memory\n"), rc = -1;
+    else printf(json ? "%s\n" : "%s", out);
+    ac_free(out);
+    ac_evaluator_close(e);
+    return !rc ? 0 : err.code == AC_ERR_OPTIONS ? 2 : 1;
 }

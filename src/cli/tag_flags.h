@@ -22,8 +22,10 @@ typedef struct cli_tag_flags {
                       "maintainers: attncap tune --naming '{\"" key "\":X}' records it, ATTNCAP_NAMING='{\"" key "\":X}' tries it)")
 
 /* The option-table entries of the flags every naming command takes, and of the flags they once took. */
-#define CLI_TAG_OPTS(f)                                                                                             \
-    OPT_STR("--tags", &(f).tags), CLI_NAMING_REMOVED("--tag-threshold", "threshold"),                              \
+#define CLI_TAG_OPTS(f) OPT_STR("--tags", &(f).tags), CLI_NAMING_REMOVED_OPTS
+/* The removed ones alone (eval's --tags is its evaluator's option "tags"). */
+#define CLI_NAMING_REMOVED_OPTS                                                                                     \
+    CLI_NAMING_REMOVED("--tag-threshold", "threshold"),                                                            \
         CLI_NAMING_REMOVED("--tag-max-drop", "max_drop"), CLI_NAMING_REMOVED("--tag-absent", "absent"),            \
         CLI_NAMING_REMOVED("--tag-absent-object", "absent_object"),                                                 \
         CLI_NAMING_REMOVED("--tag-trust-logprob", "trust_logprob"), CLI_NAMING_REMOVED("--tag-trust-seen", "trust_seen"), \

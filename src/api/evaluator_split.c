@@ -1,4 +1,5 @@
-/* eval_caption.c: `attncap eval --data`: caption a split, then score it (eval_cli.h). */
+/* evaluator_split.c: an evaluation of "data": its split captioned, by the whole captioner (photo -> CNN ->
+ * search, in the library's lanes) or by the model alone over a feature cache (evaluator_internal.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,13 +8,12 @@
 #include "attncap/dataset.h"
 #include "attncap/features.h"
 #include "attncap/report.h"
-#include "eval_cli.h"
-#include "options.h"
-#include "progress.h"
+#include "alloc_internal.h"
+#include "evaluator_internal.h"
 
 /* What the results of a split go into, and the first failure. */
 typedef struct split_run {
-    const cli_eval_opts *o;
+    const ac_evaluator *o;
     const ac_dataset *ds;
     const int *sel; /* result q is photo ds->images[sel[q]] */
     ac_eval_set *set;
@@ -21,20 +21,26 @@ typedef struct split_run {
     const ac_font *font;     /* NULL: no sheets */
     const ac_model *model;
     int grid_h, grid_w;
-    cli_progress prog;
+    int done, total; /* photos captioned, for the events */
     int rc;
     ac_err *err;
 } split_run;
 
+static void progress(split_run *r) {
+    if (!r->o->on_event) return;
+    const ac_eval_event ev = {.done = r->done, .total = r->total};
+    r->o->on_event(&ev, r->o->user);
+}
+
 /* Result q: scored, and with a report its thumbnail and sheet (photo NULL: none to show). */
 static void add_result(split_run *r, int q, const ac_image *photo, const ac_caption *c) {
     const ac_ds_image *im = &r->ds->images[r->sel[q]];
-    const cli_eval_opts *o = r->o;
+    const ac_evaluator *o = r->o;
     char *text = ac_caption_text(c, r->model->vocab);
     int rc = 0;
     /* an empty caption (immediate <end>) is still a result: score it as "" */
     if (!text || ac_eval_set_add(r->set, im->id, (const char *const *)im->caps, im->n_caps, text, 1, r->err)) rc = -1;
-    if (!rc && !(r->set->items[r->set->n - 1].path = strdup(im->path))) rc = ac_errf(r->err, "out of memory");
+    if (!rc && !(r->set->items[r->set->n - 1].path = ac_strdup(im->path))) rc = ac_errf(r->err, "out of memory");
     free(text);
     if (!rc && o->report && photo) {
         if (!(r->thumbs[q] = ac_report_thumb(o->report, q, photo, r->err))) rc = -1;
@@ -49,7 +55,7 @@ static void add_result(split_run *r, int q, const ac_image *photo, const ac_capt
 /* The model alone over cached features (the photo only serves the report; a missing one just leaves
  * its thumbnail out). */
 static void caption_features(split_run *r, const ac_feature_cache *fc, const ac_beam_opts *bo, int n) {
-    float *scratch = malloc(sizeof(float) * (size_t)fc->grid_h * fc->grid_w * fc->dim); /* a row of an F16 cache */
+    float *scratch = ac_malloc(sizeof(float) * (size_t)fc->grid_h * fc->grid_w * fc->dim); /* a row of an F16 cache */
     if (!scratch) r->rc = ac_errf(r->err, "out of memory");
     for (int q = 0; q < n && !r->rc; q++) {
         const ac_ds_image *im = &r->ds->images[r->sel[q]];
@@ -66,7 +72,7 @@ static void caption_features(split_run *r, const ac_feature_cache *fc, const ac_
         }
         ac_caption_free(&c);
         ac_image_free(&photo);
-        cli_progress_update(&r->prog, (uint64_t)q + 1);
+        r->done++, progress(r);
     }
     free(scratch);
 }
@@ -76,13 +82,13 @@ static void on_photo(void *user, const ac_batch_result *b) {
     if (r->rc) return; /* the first failure ends the evaluation; the lanes just finish */
     if (!b->ok) r->rc = -1, *r->err = b->err;
     else add_result(r, b->index, b->photo, b->caption);
-    cli_progress_update(&r->prog, (uint64_t)b->index + 1);
+    r->done++, progress(r);
 }
 
 /* photo -> CNN -> search, in the library's lanes (ac_captioner_batch): the captions of
  * ac_captioner_run, in order. */
 static void caption_photos(split_run *r, ac_captioner *cap, int n) {
-    const char **paths = malloc((size_t)n * sizeof *paths);
+    const char **paths = ac_malloc((size_t)n * sizeof *paths);
     if (!paths) {
         r->rc = ac_errf(r->err, "out of memory");
         return;
@@ -92,8 +98,16 @@ static void caption_photos(split_run *r, ac_captioner *cap, int n) {
     free(paths);
 }
 
-/* Captions the split with the model into set (and thumbs/sheets if a report is wanted). */
-int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
+/* The captioner's naming as the options ask: the record over the model's first, with the tags' mode still
+ * the opened captioner's, so that setting the tags loads what the record's settings need and checks it. */
+static int set_naming(ac_captioner *cap, const ac_evaluator *o, ac_err *err) {
+    if (o->naming && *o->naming && ac_captioner_set_naming_record(cap, o->naming, err)) return ac_err_prefix(err, "naming");
+    if (ac_captioner_set_tags(cap, o->tags, NULL, err)) return ac_err_prefix(err, "tags");
+    return 0;
+}
+
+int ac_evaluation_caption_split(ac_evaluator *o, char ***thumbs, char ***sheets, char **subtitle, ac_err *err) {
+    ac_eval_set *set = &o->set;
     ac_dataset ds;
     if (ac_dataset_load(o->data, o->images, &ds, err)) return -1;
     ac_split want = AC_SPLIT_NONE;
@@ -102,7 +116,7 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         ac_dataset_free(&ds);
         return ac_errf(err, "unknown split '%s' (test, val, train or all)", o->split);
     }
-    int *sel = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *sel), n = 0;
+    int *sel = ac_malloc((size_t)(ds.n ? ds.n : 1) * sizeof *sel), n = 0;
     for (int i = 0; sel && i < ds.n; i++)
         if ((all || ds.images[i].split == want) && ds.images[i].n_caps > 0 && (o->limit <= 0 || n < o->limit)) sel[n++] = i;
     int n_split = n, n_share = 0; /* --limit first, then this task's share of those */
@@ -135,12 +149,12 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
     int grid_h = 0, grid_w = 0, rc = 0;
     char enc_name[512] = "";
     if (o->features) {
-        if (ac_model_init(o->model, &model_only, err) ||
+        if (ac_model_init(o->model_path, &model_only, err) ||
             (o->hard_context && ac_decoder_hard_context(&model_only.dec, o->hard_context, err)) ||
             (o->fix_attention && ac_decoder_fix_attention(&model_only.dec, o->fix_attention, err)))
             rc = -1;
         else bo = model_only.decode;
-        const char **keys = rc ? NULL : malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
+        const char **keys = rc ? NULL : ac_malloc((size_t)n * sizeof *keys); /* only the split's rows are read */
         for (int i = 0; keys && i < n; i++) keys[i] = ds.images[sel[i]].key;
         if (!rc && !keys) rc = ac_errf(err, "out of memory");
         if (!rc && ac_features_load_keys(o->features, keys, n, &fc, err)) rc = -1;
@@ -161,8 +175,8 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
         grid_h = fc.grid_h, grid_w = fc.grid_w;
         snprintf(enc_name, sizeof enc_name, "features %s", o->features);
     } else {
-        if (ac_captioner_init(&cap, o->model, o->encoder, o->threads, err) || cli_captioner_precision(o->precision, &cap, err) ||
-            cli_tag_flags_apply(&cap, &o->tf, "eval", 0, o->quiet, err) ||
+        if (ac_captioner_init(&cap, o->model_path, o->encoder, o->threads, err) ||
+            ac_captioner_set_precision(&cap, o->precision, err) || set_naming(&cap, o, err) ||
             (o->hard_context && ac_decoder_hard_context(&cap.model.dec, o->hard_context, err)) ||
             (o->fix_attention && ac_decoder_fix_attention(&cap.model.dec, o->fix_attention, err)))
             rc = -1;
@@ -175,24 +189,23 @@ int cli_eval_caption_split(const cli_eval_opts *o, ac_eval_set *set, char ***thu
     ac_font *font = NULL;
     if (!rc && o->report && o->sheets && ac_font_load(NULL, &font, err)) rc = -1;
     if (!rc && o->report) {
-        *thumbs = calloc((size_t)n, sizeof **thumbs);
-        *sheets = calloc((size_t)n, sizeof **sheets);
+        *thumbs = ac_calloc((size_t)n, sizeof **thumbs);
+        *sheets = ac_calloc((size_t)n, sizeof **sheets);
         if (!*thumbs || !*sheets) rc = ac_errf(err, "out of memory");
     }
     split_run run = {.o = o, .ds = &ds, .sel = sel, .set = set, .thumbs = *thumbs, .sheets = *sheets, .font = font,
-                     .model = model, .grid_h = grid_h, .grid_w = grid_w, .rc = rc, .err = err};
-    cli_progress_start(&run.prog, "captioning", (uint64_t)n, o->quiet);
+                     .model = model, .grid_h = grid_h, .grid_w = grid_w, .total = n, .rc = rc, .err = err};
+    if (!rc) progress(&run);
     if (!rc && o->features) caption_features(&run, &fc, &bo, n);
     else if (!rc) {
         cap.beam = bo;
         caption_photos(&run, &cap, n);
     }
-    cli_progress_finish(&run.prog);
     rc = run.rc;
     if (!rc && subtitle) {
         char b[1024];
         snprintf(b, sizeof b, "%s, data %s, split %s, beam %d", enc_name, o->data, o->split, bo.beam);
-        *subtitle = strdup(b);
+        *subtitle = ac_strdup(b);
     }
     ac_font_free(font);
     if (o->features) {

@@ -1,0 +1,176 @@
+/* core_eval.c: the core API's evaluator (attncap.h, since 1.6) from a program that knows only that
+ * header, for tests/core_eval.sh. It must compile as C99 and C++17 with -pedantic -Werror.
+ *   core_eval run KEY=VALUE...   the options set (KEY alone: a switch), then a run: prints the scores' JSON
+ *                                ($CORE_PER_CATEGORY: with each category), then "metrics" and
+ *                                ac_evaluator_metrics' numbers (%.12g, METEOR "nan" without it), then
+ *                                "events PROGRESS WARNINGS FIRST_TOTAL LAST_DONE" (the events had; each
+ *                                warning also on stderr); $CORE_TEXT: the text instead of the JSON.
+ *                                Exit 3: the progress events were out of order, or the metrics disagree
+ *                                with the JSON's images; 1: the run failed (its message on stderr, with
+ *                                "options" when err.code is AC_ERR_OPTIONS)
+ *   core_eval errors DIR         every error path; prints "ok WHAT" or "bad WHAT: why" */
+#include <attncap/attncap.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct seen {
+    int progress, warnings, first_total, last_done, out_of_order;
+} seen;
+
+static void on_event(const ac_eval_event *ev, void *user) {
+    seen *s = (seen *)user;
+    if (ev->warning) {
+        s->warnings++;
+        fprintf(stderr, "warning\t%s\n", ev->warning);
+        return;
+    }
+    if (s->progress == 0) s->first_total = ev->total;
+    else if (ev->done != s->last_done + 1 || ev->total != s->first_total) s->out_of_order = 1;
+    if (s->progress == 0 && ev->done != 0) s->out_of_order = 1;
+    s->progress++, s->last_done = ev->done;
+}
+
+/* "key=value" (or "key": a switch) onto e; 0 or -1 after a line on stderr. */
+static int set_arg(ac_evaluator *e, const char *arg) {
+    char key[64];
+    const char *eq = strchr(arg, '=');
+    const size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (n >= sizeof key) return fprintf(stderr, "key too long: %s\n", arg), -1;
+    memcpy(key, arg, n), key[n] = 0;
+    ac_err err;
+    if (ac_evaluator_set(e, key, eq ? eq + 1 : NULL, &err) == 0) return 0;
+    fprintf(stderr, "set %s: %s\n", key, err.msg);
+    return -1;
+}
+
+static int run(int argc, char **argv) {
+    ac_evaluator *e;
+    ac_err err;
+    if (ac_evaluator_open(&e, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    for (int i = 0; i < argc; i++)
+        if (set_arg(e, argv[i])) {
+            ac_evaluator_close(e);
+            return 1;
+        }
+    seen s = {0, 0, 0, 0, 0};
+    if (ac_evaluator_run(e, on_event, &s, &err)) {
+        fprintf(stderr, "run%s: %s\n", err.code == AC_ERR_OPTIONS ? " options" : "", err.msg);
+        ac_evaluator_close(e);
+        return 1;
+    }
+    const unsigned flags = getenv("CORE_PER_CATEGORY") ? AC_EVAL_PER_CATEGORY : 0;
+    char *out = getenv("CORE_TEXT") ? ac_evaluator_text(e, flags) : ac_evaluator_json(e, flags);
+    ac_metrics m;
+    int rc = 0;
+    if (ac_evaluator_images(e) == 0) printf("empty\n");
+    else if (!out || ac_evaluator_metrics(e, &m)) rc = 3;
+    else {
+        printf("%s%s", out, getenv("CORE_TEXT") ? "" : "\n");
+        printf("metrics %d %.12g %.12g %.12g %.12g %.12g %.12g %.12g\n", m.n, m.bleu[0], m.bleu[1], m.bleu[2],
+               m.bleu[3], m.meteor, m.rouge_l, m.cider_d);
+        if (m.n != ac_evaluator_images(e)) rc = 3;
+    }
+    printf("events %d %d %d %d\n", s.progress, s.warnings, s.first_total, s.last_done);
+    if (s.out_of_order) rc = 3;
+    ac_free(out);
+    ac_evaluator_close(e);
+    return rc;
+}
+
+static int failures;
+static void expect(const char *what, int ok, const char *why) {
+    if (ok) printf("ok %s\n", what);
+    else printf("bad %s: %s\n", what, why), failures++;
+}
+
+/* A set that must be refused with AC_ERR_OPTIONS and a message naming the key. */
+static void refused_set(ac_evaluator *e, const char *key, const char *value, const char *named) {
+    ac_err err;
+    err.msg[0] = 0;
+    const int rc = ac_evaluator_set(e, key, value, &err);
+    char what[128];
+    snprintf(what, sizeof what, "set %s=%s", key, value ? value : "(null)");
+    expect(what, rc == -1 && err.code == AC_ERR_OPTIONS && strstr(err.msg, named) != NULL, err.msg);
+}
+
+/* A run that must be refused with code, its message holding want. */
+static void refused_run(const char *what, const char *const *args, int n, int code, const char *want) {
+    ac_evaluator *e;
+    ac_err err;
+    if (ac_evaluator_open(&e, &err)) {
+        expect(what, 0, err.msg);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (set_arg(e, args[i])) expect(what, 0, "an option was refused");
+    err.msg[0] = 0;
+    const int rc = ac_evaluator_run(e, NULL, NULL, &err);
+    expect(what, rc == -1 && (int)err.code == code && strstr(err.msg, want) != NULL && strchr(err.msg, '\n') == NULL,
+           err.msg);
+    ac_metrics m;
+    expect("nothing to read after a failed run",
+           ac_evaluator_images(e) == 0 && ac_evaluator_metrics(e, &m) == -1 && !ac_evaluator_json(e, 0) &&
+               !ac_evaluator_text(e, 0), "a getter answered");
+    ac_evaluator_close(e);
+}
+
+static int errors(const char *dir) {
+    ac_evaluator *e;
+    ac_err err;
+    if (ac_evaluator_open(&e, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    ac_evaluator_close(NULL);
+    refused_set(e, "no_such_option", "1", "no_such_option");
+    refused_set(e, "beam", "0", "beam");
+    refused_set(e, "beam", "three", "beam");
+    refused_set(e, "len_alpha", "11", "len_alpha");
+    refused_set(e, "tags", "giraffe", "tags");
+    refused_set(e, "shard", "3/3", "shard");
+    refused_set(e, "precision", "f64", "precision");
+    refused_set(e, "results", "", "results");
+    expect("defaults", !strcmp(ac_evaluator_get(e, "split"), "test") && !strcmp(ac_evaluator_get(e, "meteor"), "1") &&
+                           !strcmp(ac_evaluator_get(e, "novel_max"), "10") && !strcmp(ac_evaluator_get(e, "results"), "") &&
+                           ac_evaluator_get(e, "no_such_option") == NULL,
+           "a default differs");
+    expect("dashes read as underscores", ac_evaluator_set(e, "max-len", "12", &err) == 0 &&
+                                              !strcmp(ac_evaluator_get(e, "max_len"), "12"), err.msg);
+    expect("results: the first of those set", ac_evaluator_set(e, "results", "a.json", &err) == 0 &&
+                                                   ac_evaluator_set(e, "results", "b.json", &err) == 0 &&
+                                                   !strcmp(ac_evaluator_get(e, "results"), "a.json"), err.msg);
+    int switches = 0, n = 0, is_switch;
+    for (const char *k; (k = ac_evaluator_option(n, &is_switch)) != NULL; n++) switches += is_switch;
+    expect("options listed", n > 20 && switches == 3 && ac_evaluator_option(-1, &is_switch) == NULL, "the list differs");
+    ac_metrics m;
+    expect("nothing to read before a run", ac_evaluator_images(e) == 0 && ac_evaluator_metrics(e, &m) == -1 &&
+                                               !ac_evaluator_json(e, 0) && !ac_evaluator_text(e, 0), "a getter answered");
+    ac_evaluator_close(e);
+
+    char refs[1024], missing[1024];
+    snprintf(refs, sizeof refs, "refs=%s/refs.json", dir);
+    snprintf(missing, sizeof missing, "results=%s/missing.json", dir);
+    const char *none[1] = {"meteor=0"};
+    refused_run("nothing to score", none, 1, AC_ERR_OPTIONS, "need exactly one of");
+    const char *refs_only[1] = {refs};
+    refused_run("refs without results", refs_only, 1, AC_ERR_OPTIONS, "need exactly one of");
+    const char *two[3] = {refs, "results=x.json", "pairs=p.json"};
+    refused_run("refs and pairs", two, 3, AC_ERR_OPTIONS, "need exactly one of");
+    const char *shard[3] = {refs, "results=x.json", "shard=0/2"};
+    refused_run("a shard without data", shard, 3, AC_ERR_OPTIONS, "shard");
+    const char *compare[3] = {refs, "results=x.json", "compare=y.json"};
+    refused_run("compare without a report", compare, 3, AC_ERR_OPTIONS, "compare");
+    const char *absent[3] = {refs, missing, "meteor=0"};
+    refused_run("a results file that is not there", absent, 3, AC_ERR_FAILED, "missing.json");
+    const char *model[2] = {"data=/nonexistent/flickr8k", "model=/nonexistent/model.safetensors"};
+    refused_run("a model that is not there", model, 2, AC_ERR_FAILED, "/nonexistent/model.safetensors");
+    const char *novel[4] = {refs, "results=x.json", "novel_from=x", "novel_split=bogus"};
+    refused_run("an unknown novel split", novel, 4, AC_ERR_OPTIONS, "novel_split");
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "run")) return run(argc - 2, argv + 2);
+    if (argc == 3 && !strcmp(argv[1], "errors")) return errors(argv[2]);
+    fprintf(stderr, "usage: core_eval run KEY=VALUE... | errors DIR\n");
+    return 2;
+}

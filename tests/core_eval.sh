@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The core API's evaluator (include/attncap/attncap.h, since 1.6; issue #31 part 5) from a program that
+# knows only that header: tests/core_eval.c compiles as C99 and C++17 (-pedantic -Werror) and links
+# against $BUILD/libattncap.so. Its scores of coco-caption's own example are coco-caption's published
+# counts and scores; `attncap eval`, a program over the same evaluator, prints what the library returns
+# (the scores of a model's captions of a split, text and JSON, and the files it writes); the progress
+# comes in order and the trained-photos warning as an event; every error path answers with one line.
+. "$(dirname "$0")/lib.sh"
+ROOT=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+B=$(dirname "$A")
+SO="$B/libattncap.so"
+[ -f "$SO" ] || SO="$ROOT/${BUILD:-build}/libattncap.so" # under ATTNCAP_CLI_WRAPPER, $A is a wrapper script
+P="$T/core_eval"
+san=()
+readelf -d "$SO" 2>/dev/null | grep -q 'libasan' && san=(-fsanitize=address,undefined)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+t_begin eval_compiles_as_c99_and_cxx17_against_the_header_alone
+built=0
+if [ ! -f "$SO" ]; then t_fail "no $SO (make BUILD=... tests builds it)"
+elif grep -E '^#include' "$ROOT/tests/core_eval.c" | grep -v -E '<attncap/attncap.h>|<(stdio|stdlib|string)\.h>' | grep -q .; then
+  t_fail "core_eval.c includes more than attncap.h and the C library"
+else
+  mkdir -p "$T/inc/attncap" && cp "$ROOT/include/attncap/attncap.h" "$T/inc/attncap/"
+  so_dir=$(cd "$(dirname "$SO")" && pwd)
+  if ! cc -std=c99 -pedantic -Wall -Wextra -Werror "${san[@]}" -I"$T/inc" "$ROOT/tests/core_eval.c" "$SO" \
+       -Wl,-rpath,"$so_dir" -o "$P" 2>"$T/cc.err"; then t_fail "C99: $(head -5 "$T/cc.err")"
+  elif ! c++ -std=c++17 -pedantic -Wall -Wextra -Werror "${san[@]}" -I"$T/inc" -x c++ "$ROOT/tests/core_eval.c" -x none "$SO" \
+       -Wl,-rpath,"$so_dir" -o "$T/core_eval_cxx" 2>"$T/cc.err"; then t_fail "C++17: $(head -5 "$T/cc.err")"
+  elif ! objdump -T "$P" | grep -qE '\(ATTNCAP_1\.6\)[[:space:]]+ac_evaluator_run$'; then
+    t_fail "the program does not ask for ac_evaluator_run@ATTNCAP_1.6: $(objdump -T "$P" | grep ac_evaluator | head -2)"
+  else built=1; t_ok; fi
+fi
+
+need_built() { [ $built = 1 ] && return 0; t_skip "core_eval did not build"; return 1; }
+
+# coco-caption's example (../shared/metrics): its published counts and scores (3 decimals).
+t_begin eval_scores_coco_captions_example_as_coco_caption
+if need_built && need_data metrics/magic_mscoco_result.json; then
+  "$P" run pairs="$DATA/metrics/magic_mscoco_result.json" meteor=0 >"$T/golden.out" 2>"$T/err"; rc=$?
+  m=$(sed -n 's/^metrics //p' "$T/golden.out")
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/err")"
+  elif ! grep -q '"correct":	\[26801, 9496, 2857, 902\]' "$T/golden.out" || ! grep -q '"reflen":	47168' "$T/golden.out"; then
+    t_fail "counts differ from coco-caption's: $(grep -E 'correct|reflen' "$T/golden.out" | tr -d '\n\t')"
+  elif ! awk -v m="$m" 'BEGIN { split(m, x, " "); want["2"] = 0.568; want["3"] = 0.358; want["4"] = 0.214; want["5"] = 0.129;
+         want["7"] = 0.399; want["8"] = 0.493; bad = x[1] != 4982 || x[6] != "nan";
+         for (k in want) if (x[k] - want[k] > 0.0005 || want[k] - x[k] > 0.0005) bad = 1; exit bad }'; then
+    t_fail "scores differ from coco-caption's published ones (n, B1..4, METEOR, ROUGE-L, CIDEr-D): $m"
+  else t_ok; fi
+fi
+
+# The same options through the program and through the library: the same bytes out.
+F8=${DATA:-}/data/flickr8k
+have_model() { (cd "$ROOT" && "$A" caption samples/dog.jpg >/dev/null 2>"$T/model.err") && return 0
+  t_skip "no default model here: $(head -1 "$T/model.err")"; return 1; }
+t_begin eval_of_a_split_is_the_clis
+if need_built && need_data data/flickr8k/Flickr8k.token.txt && have_model; then
+  (cd "$ROOT" && "$A" eval --data "$F8" --split val --limit 5 --quiet --novel-from "$F8" --per-category --json \
+     --results-out "$T/cli.json" --per-image "$T/cli.csv" >"$T/cli.out" 2>"$T/cli.err") &&
+  (cd "$ROOT" && CORE_PER_CATEGORY=1 "$P" run data="$F8" split=val limit=5 novel_from="$F8" results_out="$T/lib.json" \
+     per_image="$T/lib.csv" >"$T/lib.out" 2>"$T/lib.err"); rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/cli.err" "$T/lib.err" | head -3)"
+  elif ! diff <(grep -v -E '^(metrics|events) ' "$T/lib.out") "$T/cli.out" >"$T/d"; then t_fail "JSON differs: $(head -5 "$T/d")"
+  elif ! cmp -s "$T/cli.json" "$T/lib.json" || ! cmp -s "$T/cli.csv" "$T/lib.csv"; then t_fail "the files written differ"
+  elif [ "$(grep '^events' "$T/lib.out")" != "events 6 0 5 5" ]; then t_fail "progress events: $(grep '^events' "$T/lib.out")"
+  elif ! grep -q '"novel"' "$T/lib.out"; then t_fail "no novel categories in $(head -c 300 "$T/lib.out")"
+  else
+    (cd "$ROOT" && "$A" eval --data "$F8" --split val --limit 5 --quiet >"$T/cli.txt" 2>/dev/null)
+    (cd "$ROOT" && CORE_TEXT=1 "$P" run data="$F8" split=val limit=5 >"$T/lib.txt" 2>/dev/null)
+    if ! diff <(grep -v -E '^(metrics|events) ' "$T/lib.txt") "$T/cli.txt" >"$T/d"; then t_fail "text differs: $(head -5 "$T/d")"
+    else t_ok; fi
+  fi
+fi
+
+# Training photos among those scored: a warning event (the CLI prints it), the scores still come.
+t_begin eval_warns_of_training_photos_by_event
+if need_built && need_data data/flickr8k/Flickr8k.token.txt && have_model; then
+  (cd "$ROOT" && "$P" run data="$F8" split=train limit=2 meteor=0 >"$T/tr.out" 2>"$T/tr.err"); rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -3 "$T/tr.err")"
+  elif [ "$(grep -c '^warning	2 of the 2 photos scored are among the' "$T/tr.err")" != 1 ]; then t_fail "warnings: $(cat "$T/tr.err")"
+  elif [ "$(grep '^events' "$T/tr.out")" != "events 3 1 2 2" ]; then t_fail "events: $(grep '^events' "$T/tr.out")"
+  else t_ok; fi
+fi
+
+t_begin eval_error_paths
+if need_built; then
+  echo '{"images": [{"id": 1, "file_name": "a.jpg"}], "annotations": [{"image_id": 1, "caption": "a dog"}]}' >"$T/refs.json"
+  "$P" errors "$T" >"$T/errors.out" 2>"$T/errors.err"; rc=$?
+  if [ $rc -ne 0 ] || grep -q '^bad' "$T/errors.out"; then t_fail "$(grep '^bad' "$T/errors.out" | head -5) $(head -3 "$T/errors.err")"
+  elif [ "$(grep -c '^ok' "$T/errors.out")" -lt 25 ]; then t_fail "only $(grep -c '^ok' "$T/errors.out") checks ran"
+  else t_ok; fi
+fi
+t_end
