@@ -400,7 +400,7 @@ AC_API int ac_evaluator_run(ac_evaluator *e, ac_eval_fn on_event, void *user, ac
 AC_API int ac_evaluator_images(const ac_evaluator *e); /* images scored (0 before a run) */
 AC_API int ac_evaluator_metrics(const ac_evaluator *e, ac_metrics *out); /* -1 before a run */
 #define AC_EVAL_PER_CATEGORY 2u /* ac_evaluator_json, _text: also each category's counts */
-/* The scores as `attncap eval --json` prints them (an object: "BLEU-1".., "counts", "objects"), or as
+/* The scores as `attncap eval --json` prints them (an object: "BLEU-1".., "bleu_counts", "objects"), or as
  * its text lines; ac_free them. NULL before a run or out of memory. */
 AC_API char *ac_evaluator_json(const ac_evaluator *e, unsigned flags);
 AC_API char *ac_evaluator_text(const ac_evaluator *e, unsigned flags);

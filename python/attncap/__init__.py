@@ -18,11 +18,11 @@ from .captioner import Alternative, Captioner, Photo, Region, Result, Tag
 from .classifier import ClassScore, Classifier
 from .errors import (BadImageError, Error, LibraryNotFoundError, NoEncoderError, NoModelError,
                      NotFeaturesError, OptionsError, OtherEncoderError, OutputExistsError, ResumeOptionsError)
-from .evaluate import evaluate
+from .evaluate import evaluate, evaluation
 from .train import features, train, train_options
 
 __all__ = [
-    "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "Classifier", "ClassScore", "evaluate",
+    "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "Classifier", "ClassScore", "evaluate", "evaluation",
     "features", "train", "train_options", "library_path",
     "library_candidates", "Error", "BadImageError", "NoModelError", "NoEncoderError", "OutputExistsError",
     "OtherEncoderError", "NotFeaturesError", "ResumeOptionsError", "OptionsError", "LibraryNotFoundError",

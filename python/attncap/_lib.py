@@ -171,6 +171,28 @@ _PROTOTYPES_1_4 = {
 }
 
 
+class ac_eval_event(Structure):
+    _fields_ = [("done", c_int), ("total", c_int), ("warning", c_char_p)]
+
+
+EVAL_FN = ctypes.CFUNCTYPE(None, POINTER(ac_eval_event), c_void_p)
+
+# Those 1.6 added (version node ATTNCAP_1.6): the evaluator.
+_PROTOTYPES_1_6 = {
+    "ac_evaluator_open": (c_int, [POINTER(c_void_p), _ERR_P]),
+    "ac_evaluator_close": (None, [c_void_p]),
+    "ac_evaluator_set": (c_int, [c_void_p, c_char_p, c_char_p, _ERR_P]),
+    "ac_evaluator_get": (c_char_p, [c_void_p, c_char_p]),
+    "ac_evaluator_option": (c_char_p, [c_int, POINTER(c_int)]),
+    "ac_evaluator_run": (c_int, [c_void_p, EVAL_FN, c_void_p, _ERR_P]),
+    "ac_evaluator_images": (c_int, [c_void_p]),
+    "ac_evaluator_metrics": (c_int, [c_void_p, POINTER(ac_metrics)]),
+    "ac_evaluator_json": (c_void_p, [c_void_p, c_uint]),
+    "ac_evaluator_text": (c_void_p, [c_void_p, c_uint]),
+}
+AC_EVAL_PER_CATEGORY = 2
+
+
 def _checkout_of_package() -> Optional[Path]:
     """The repository this package's source sits in (python/attncap/ of a checkout), if it does."""
     root = Path(__file__).resolve().parent.parent.parent
@@ -230,7 +252,8 @@ def _load() -> Tuple[ctypes.CDLL, str]:
             tried.append(f"{path} ({why}): not attncap's core library (no {missing[0]})")
             continue
         for name, (res, args) in (list(_PROTOTYPES.items()) + list(_PROTOTYPES_1_2.items()) +
-                                  list(_PROTOTYPES_1_3.items()) + list(_PROTOTYPES_1_4.items())):
+                                  list(_PROTOTYPES_1_3.items()) + list(_PROTOTYPES_1_4.items()) +
+                                  list(_PROTOTYPES_1_6.items())):
             if hasattr(dll, name):
                 f = getattr(dll, name)
                 f.restype, f.argtypes = res, args

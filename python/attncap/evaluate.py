@@ -1,13 +1,16 @@
-"""coco-caption's metrics over captions (attncap.h's ac_evaluate), as ``attncap eval`` computes them."""
+"""coco-caption's metrics over captions (attncap.h's ac_evaluate), as ``attncap eval`` computes them, and
+whole evaluations as ``attncap eval`` runs them (its evaluator, 1.6)."""
 from __future__ import annotations
 
 import ctypes
+import json
 import math
-from typing import Dict, List, Mapping, Optional, Sequence, Union
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _lib
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluation"]
 
 References = Union[Sequence[Union[str, Sequence[str]]], Mapping[object, Union[str, Sequence[str]]]]
 Candidates = Union[Sequence[str], Mapping[object, str]]
@@ -61,3 +64,49 @@ def evaluate(references: References, candidates: Candidates, *, meteor: bool = T
     scores["ROUGE-L"], scores["CIDEr-D"] = out.rouge_l, out.cider_d
     scores["images"] = out.n
     return scores
+
+
+def evaluation(*, on_progress: Optional[Callable[[int, int], None]] = None,
+               on_warning: Optional[Callable[[str], None]] = None, per_category: bool = False,
+               **options: Any) -> Optional[Dict[str, Any]]:
+    """Runs an evaluation as ``attncap eval`` does, its flags as keywords without the dashes: what is
+    scored is ``refs=`` with ``results=`` (a file, or a list of files scored together), ``pairs=``, or
+    ``data=`` captioned first (``model=``, ``split="val"``, ``limit=``, ``beam=``, ``features=``...); beside
+    them ``meteor=False``, ``novel_from=``, ``per_image=``, ``results_out=``, ``report=``, ``compare=``
+    (``attncap eval --help``). ``on_progress(done, total)`` as photos are captioned, ``on_warning(line)``
+    for photos the model was trained on. Returns the scores as ``attncap eval --json`` prints them
+    (``per_category``: with each category's counts), or None when this task's ``shard`` share is empty.
+    Raises :class:`attncap.OptionsError` for options that are unknown, out of range or do not go
+    together, :class:`attncap.Error` for anything else."""
+    dll = _lib.lib()
+    handle, err = ctypes.c_void_p(), _lib.ac_err()
+    _lib.check(_lib.need("ac_evaluator_open")(ctypes.byref(handle), ctypes.byref(err)), err)
+
+    def relay(ev_p: Any, _user: Any) -> None:
+        ev = ev_p.contents
+        if ev.warning is not None:
+            if on_warning is not None:
+                on_warning(ev.warning.decode("utf-8", "replace"))
+        elif on_progress is not None:
+            on_progress(ev.done, ev.total)
+
+    try:
+        for key, value in options.items():
+            values = value if key == "results" and not isinstance(value, (str, bytes, os.PathLike)) else [value]
+            for v in values:
+                text = ("1" if v else "0") if isinstance(v, bool) else v if isinstance(v, (bytes, os.PathLike)) else str(v)
+                _lib.check(dll.ac_evaluator_set(handle, key.encode(), _lib.fs(text), ctypes.byref(err)), err)
+        callback = _lib.EVAL_FN(relay)
+        _lib.check(dll.ac_evaluator_run(handle, callback, None, ctypes.byref(err)), err)
+        if dll.ac_evaluator_images(handle) == 0:
+            return None
+        p = dll.ac_evaluator_json(handle, _lib.AC_EVAL_PER_CATEGORY if per_category else 0)
+        if not p:
+            raise MemoryError("attncap: out of memory")
+        try:
+            scores: Dict[str, Any] = json.loads(ctypes.string_at(p).decode())
+        finally:
+            dll.ac_free(p)
+        return scores
+    finally:
+        dll.ac_evaluator_close(handle)

@@ -320,6 +320,56 @@ def test_evaluate_equals_attncap_eval(tmp_path):
     assert no_meteor["METEOR"] is None and no_meteor["CIDEr-D"] == got["CIDEr-D"]
 
 
+def test_evaluation_equals_attncap_eval(tmp_path):
+    # 1.6's evaluator: attncap eval's JSON, for pairs and for references with two results files together
+    pairs = tmp_path / "pairs.json"
+    pairs.write_text(json.dumps([{"captions": r, "prediction": c} for r, c in zip(REFS, CANDS)]))
+    want = json.loads(cli("eval", "--pairs", str(pairs), "--json", "--per-category").stdout)
+    assert attncap.evaluation(pairs=str(pairs), per_category=True) == want
+    refs = tmp_path / "refs.tsv"
+    refs.write_text("".join(f"im{i}.jpg\t{c}\n" for i, r in enumerate(REFS) for c in r))
+    shares = [tmp_path / "a.json", tmp_path / "b.json"]
+    shares[0].write_text(json.dumps([{"image_id": "im0.jpg", "caption": CANDS[0]}]))
+    shares[1].write_text(json.dumps([{"image_id": f"im{i}.jpg", "caption": CANDS[i]} for i in (1, 2)]))
+    want = json.loads(cli("eval", "--refs", str(refs), "--results", str(shares[0]), str(shares[1]), "--json",
+                          "--no-meteor").stdout)
+    got = attncap.evaluation(refs=refs, results=shares, meteor=False)
+    assert got == want and got["images"] == 3
+    assert got["CIDEr-D"] == pytest.approx(attncap.evaluate(REFS, CANDS, meteor=False)["CIDEr-D"], abs=1e-6)
+
+
+@pytest.mark.skipif(not DATA or not (Path(DATA) / "metrics" / "magic_mscoco_result.json").is_file(),
+                    reason="needs ../shared/metrics/magic_mscoco_result.json")
+def test_evaluation_scores_coco_captions_example_as_published():
+    got = attncap.evaluation(pairs=Path(DATA) / "metrics" / "magic_mscoco_result.json", meteor=False)
+    assert got["bleu_counts"]["correct"] == [26801, 9496, 2857, 902] and got["bleu_counts"]["reflen"] == 47168
+    for k, v in (("BLEU-1", 0.568), ("BLEU-4", 0.129), ("ROUGE-L", 0.399), ("CIDEr-D", 0.493)):
+        assert got[k] == pytest.approx(v, abs=5e-4), k
+
+
+@pytest.mark.skipif(not DATA or not (Path(DATA) / "data" / "flickr8k").is_dir(), reason="needs ../shared/data/flickr8k")
+def test_evaluation_reports_progress_and_training_photos(cap):
+    seen, warned = [], []
+    f8k = str(Path(DATA) / "data" / "flickr8k")
+    got = attncap.evaluation(data=f8k, model=MODEL, split="train", limit=2, meteor=False, on_warning=warned.append,
+                             on_progress=lambda done, total: seen.append((done, total)))
+    assert got is not None and got["images"] == 2
+    assert seen == [(0, 2), (1, 2), (2, 2)]
+    assert len(warned) == 1 and "2 of the 2 photos scored" in warned[0]
+
+
+def test_evaluation_errors(tmp_path):
+    with pytest.raises(attncap.OptionsError, match="need exactly one of"):
+        attncap.evaluation(meteor=False)
+    with pytest.raises(attncap.OptionsError, match="no_such_option"):
+        attncap.evaluation(no_such_option=1)
+    with pytest.raises(attncap.OptionsError, match="beam"):
+        attncap.evaluation(beam=0)
+    refs = tmp_path / "refs.tsv"
+    refs.write_text("a.jpg\ta dog\n")
+    with pytest.raises(attncap.Error, match="missing.json"):
+        attncap.evaluation(refs=refs, results=tmp_path / "missing.json", meteor=False)
+
 def test_train_equals_attncap_train(tmp_path):
     # 1.4's trainer: the CLI's model byte for byte on the training fixture (training is deterministic),
     # the events in order, the options' defaults as `attncap train --help` prints them
