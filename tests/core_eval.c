@@ -8,7 +8,10 @@
  *                                Exit 3: the progress events were out of order, or the metrics disagree
  *                                with the JSON's images; 1: the run failed (its message on stderr, with
  *                                "options" when err.code is AC_ERR_OPTIONS)
- *   core_eval errors DIR         every error path; prints "ok WHAT" or "bad WHAT: why" */
+ *   core_eval errors DIR         every error path; prints "ok WHAT" or "bad WHAT: why"
+ *   core_eval describe FLAGS FILE  (1.6's ac_describe_file) the text, FLAGS its flags as a number
+ *   core_eval gallery CAPTIONS DIR [TITLE]  (1.6's ac_report_captions) each note as "note<TAB>line",
+ *                                then "photos N" */
 #include <attncap/attncap.h>
 
 #include <stdio.h>
@@ -168,9 +171,33 @@ static int errors(const char *dir) {
     return failures ? 1 : 0;
 }
 
+static int describe(const char *flags, const char *path) {
+    char *text;
+    ac_err err;
+    if (ac_describe_file(path, (unsigned)atoi(flags), &text, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    fputs(text, stdout);
+    ac_free(text);
+    return 0;
+}
+
+static void note(const char *line, void *user) {
+    (void)user;
+    printf("note\t%s\n", line);
+}
+
+static int gallery(const char *captions, const char *dir, const char *title) {
+    int photos = -1;
+    ac_err err;
+    if (ac_report_captions(captions, dir, title, note, NULL, &photos, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+    printf("photos %d\n", photos);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "run")) return run(argc - 2, argv + 2);
     if (argc == 3 && !strcmp(argv[1], "errors")) return errors(argv[2]);
-    fprintf(stderr, "usage: core_eval run KEY=VALUE... | errors DIR\n");
+    if (argc == 4 && !strcmp(argv[1], "describe")) return describe(argv[2], argv[3]);
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "gallery")) return gallery(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+    fprintf(stderr, "usage: core_eval run KEY=VALUE... | errors DIR | describe FLAGS FILE | gallery CAPTIONS DIR [TITLE]\n");
     return 2;
 }

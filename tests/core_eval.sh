@@ -82,6 +82,64 @@ if need_built && need_data data/flickr8k/Flickr8k.token.txt && have_model; then
   else t_ok; fi
 fi
 
+# 1.6's description of a file against an independent reader of the same bytes: the safetensors header
+# parsed by Python (every tensor's name, type and shape in order, the metadata keys), the TFLite
+# flatbuffer by tools/tflite_py.py (the operator and tensor counts); the vocabulary as its metadata.
+t_begin describe_file_as_python_reads_it
+if need_built && [ -f "$ROOT/models/attncap.safetensors" ]; then
+  M="$ROOT/models/attncap.safetensors"
+  "$P" describe 0 "$M" >"$T/st.txt" && "$P" describe 4 "$M" >"$T/vocab.txt" && "$P" describe 2 "$M" >"$T/meta.txt"; rc=$?
+  /usr/bin/python3 - "$M" "$T" <<'PY' >"$T/py.err" 2>&1
+import json, struct, sys
+path, t = sys.argv[1], sys.argv[2]
+raw = open(path, "rb").read(8); n = struct.unpack("<Q", raw)[0]
+head = json.loads(open(path, "rb").read(8 + n)[8:])
+meta = head.pop("__metadata__", {})
+order = sorted(head, key=lambda k: head[k]["data_offsets"][0])
+lines = open(f"{t}/st.txt").read().split("tensors:\n")[1].splitlines()
+want = [f"  {i:4d} {head[k]['dtype']:<4} [{','.join(str(d) for d in head[k]['shape'])}] {k}" for i, k in enumerate(order)]
+assert lines == want, (lines[:3], want[:3])
+got_keys = [l.split()[0] for l in open(f"{t}/meta.txt").read().split("metadata:\n")[1].splitlines()]
+assert got_keys == list(meta), (got_keys, list(meta))
+words = [l.split("\t")[0] for l in open(f"{t}/vocab.txt").read().splitlines()]
+assert words == json.loads(meta["vocab"]), "vocabulary"
+PY
+  if [ $rc -ne 0 ]; then t_fail "exit $rc"
+  elif [ -s "$T/py.err" ]; then t_fail "$(tail -3 "$T/py.err")"
+  elif ! grep -q "^tensors:" "$T/st.txt" || grep -q "^tensors:" "$T/meta.txt"; then t_fail "flags not followed"
+  else t_ok; fi
+else t_skip "needs models/attncap.safetensors"; fi
+
+t_begin describe_tflite_as_python_reads_it
+if need_built && need_data encoders/mobilenet_v2_1.0_224_quant.tflite; then
+  E="$DATA/encoders/mobilenet_v2_1.0_224_quant.tflite"
+  first=$("$P" describe 0 "$E" | head -1)
+  want=$(cd "$ROOT/tools" && /usr/bin/python3 -c "
+import sys, tflite_py
+m = tflite_py.read_model(open(sys.argv[1], 'rb').read())
+print(len(m['ops']), len(m['tensors']))" "$E")
+  if [ -z "$first" ]; then t_fail "no description"
+  elif [ -z "$want" ] || ! grep -q ": ${want% *} operators, ${want#* } tensors$" <<<"$first"; then
+    t_fail "'$first' against tflite_py's $want"
+  elif [ "$("$P" describe 1 "$E" | grep -c '^operators:')" != 0 ]; then t_fail "AC_DESCRIBE_NO_OPS kept the operators"
+  elif "$P" describe 0 /nonexistent.tflite 2>"$T/d.err" || [ "$(wc -l <"$T/d.err")" != 1 ]; then t_fail "a missing file: $(cat "$T/d.err")"
+  else t_ok; fi
+fi
+
+# 1.6's page of a caption run: every photo a row, each missing photo a note, the thumbnails there.
+t_begin report_captions_lists_every_photo
+if need_built && have_model; then
+  (cd "$ROOT" && "$A" caption --json samples/dog.jpg samples/kite.jpg >"$T/caps.jsonl" 2>/dev/null)
+  echo '{"image":"/nonexistent/gone.jpg","caption":"a cat on a mat","confidence":0.5}' >>"$T/caps.jsonl"
+  (cd "$ROOT" && "$P" gallery "$T/caps.jsonl" "$T/page" "my <title>") >"$T/g.out" 2>"$T/g.err"; rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/g.err")"
+  elif [ "$(tail -1 "$T/g.out")" != "photos 3" ] || [ "$(grep -c '^note	.*gone.jpg' "$T/g.out")" != 1 ]; then t_fail "$(cat "$T/g.out")"
+  elif [ "$(ls "$T/page/thumbs" | wc -l)" != 2 ] || ! grep -q 'a cat on a mat' "$T/page/index.html" ||
+       ! grep -q 'my &lt;title&gt;' "$T/page/index.html"; then t_fail "the page lacks a row, a thumbnail or the title"
+  elif "$P" gallery "$T/nonexistent.jsonl" "$T/page2" 2>"$T/g2.err" || [ -e "$T/page2/index.html" ]; then t_fail "a missing file"
+  else t_ok; fi
+fi
+
 t_begin eval_error_paths
 if need_built; then
   echo '{"images": [{"id": 1, "file_name": "a.jpg"}], "annotations": [{"image_id": 1, "caption": "a dog"}]}' >"$T/refs.json"

@@ -10,7 +10,7 @@
  * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
  * and read what a result holds beyond its struct: its detected objects, the attention on them, what was
  * copied (1.3); cache photos' features and train a model on them (1.4); evaluate as `attncap eval`
- * does (1.6).
+ * does, describe a model or encoder file, write the page of a caption run (1.6).
  *
  * Conventions
  *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer, ac_featurizer,
@@ -404,6 +404,29 @@ AC_API int ac_evaluator_metrics(const ac_evaluator *e, ac_metrics *out); /* -1 b
  * its text lines; ac_free them. NULL before a run or out of memory. */
 AC_API char *ac_evaluator_json(const ac_evaluator *e, unsigned flags);
 AC_API char *ac_evaluator_text(const ac_evaluator *e, unsigned flags);
+
+/* ---- Files (1.6) ------------------------------------------------------------------------------ */
+#define AC_DESCRIBE_NO_OPS 1u     /* without a TFLite model's operators (a safetensors file's metadata) */
+#define AC_DESCRIBE_NO_TENSORS 2u /* without the tensors */
+#define AC_DESCRIBE_VOCAB 4u      /* instead: a model's vocabulary, a word a line in id order, as WORD<TAB>PAIRED
+                                   * <TAB>TEXT (its counts in the captioned photos and in the captions without
+                                   * photos it was trained on; empty when the model does not record them) */
+/* What a file holds, as `attncap info` prints it, into *text (ac_free it): a TFLite model's inputs,
+ * outputs, operators (strides, padding, fused activation) and tensors (shape, type, quantization: a
+ * tensor's name is a layer the featurizer takes), or a safetensors file's (an attncap model, checkpoint
+ * or feature shard) metadata and tensors; only the header is read. */
+AC_API int ac_describe_file(const char *path, unsigned flags, char **text, ac_err *err);
+
+/* A line the library has to say that is not an error (a file gone, skipped; the run goes on). */
+typedef void (*ac_note_fn)(const char *line, void *user);
+/* The HTML page of a caption run without references, as `attncap report` writes it: dir/index.html (dir
+ * made if missing) lists each photo of captions (a file of `attncap caption --json` lines) with its
+ * thumbnail (dir/thumbs/), caption, confidence and, when the run wrote overlays, its attention sheet
+ * (copied to dir/sheets/), sortable and searchable. title NULL: "attncap caption: CAPTIONS". A photo or
+ * sheet gone since the run leaves its row without one, said to note (NULL: nobody). *photos (may be
+ * NULL): the rows. */
+AC_API int ac_report_captions(const char *captions, const char *dir, const char *title, ac_note_fn note, void *user,
+                              int *photos, ac_err *err);
 
 /* ---- Detectors -------------------------------------------------------------------------------- */
 /* Since 1.1. A COCO object detector (YOLOX-nano, a TFLite graph run by the library's engine): the

@@ -3,6 +3,7 @@
  * itself is report.c's: here its thumbnails, title and the compared run) and the scores as text. */
 #include "alloc_internal.h"
 #include "evaluator_internal.h"
+#include "text_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -109,66 +110,34 @@ int ac_evaluation_write_report(const ac_evaluator *e, char **thumbs, char **shee
     return rc;
 }
 
-/* A growing string; after a failed append, s is NULL (and stays so). */
-typedef struct text {
-    char *s;
-    size_t len, cap;
-} text;
-
-static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(text *t, const char *fmt, ...) {
-    if (!t->s) return;
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        free(t->s), t->s = NULL;
-        return;
-    }
-    if ((size_t)n >= t->cap - t->len) {
-        const size_t cap = (t->len + (size_t)n + 1) * 2;
-        char *s = ac_realloc(t->s, cap);
-        if (!s) {
-            free(t->s), t->s = NULL;
-            return;
-        }
-        t->s = s, t->cap = cap;
-        va_start(ap, fmt);
-        vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-        va_end(ap);
-    }
-    t->len += (size_t)n;
-}
-
-static void add_ratio(text *t, const char *label, double x) {
-    if (isnan(x)) add(t, "%s -", label);
-    else add(t, "%s %.4f", label, x);
+static void add_ratio(ac_text *t, const char *label, double x) {
+    if (isnan(x)) ac_text_add(t, "%s -", label);
+    else ac_text_add(t, "%s %.4f", label, x);
 }
 
 /* The object lines. */
-static void add_objects(text *t, const ac_evaluator *e, const ac_object_scores *ob, unsigned flags) {
+static void add_objects(ac_text *t, const ac_evaluator *e, const ac_object_scores *ob, unsigned flags) {
     add_ratio(t, "objects  precision", ob->precision), add_ratio(t, " recall", ob->recall), add_ratio(t, " F1", ob->f1);
-    add(t, " (TP %lld, FP %lld, FN %lld; truth: named by >= %d references)\n", ob->tp, ob->fp, ob->fn,
+    ac_text_add(t, " (TP %lld, FP %lld, FN %lld; truth: named by >= %d references)\n", ob->tp, ob->fp, ob->fn,
         AC_OBJECTS_TRUTH_REFS);
     add_ratio(t, "CHAIR-i ", ob->chair_i);
-    add(t, " (%lld of %lld named objects are named by no reference)\n", ob->hallucinated, ob->mentioned);
+    ac_text_add(t, " (%lld of %lld named objects are named by no reference)\n", ob->hallucinated, ob->mentioned);
     add_ratio(t, "CHAIR-s ", ob->chair_s);
-    add(t, " (%d of %d captions name one)\n", ob->captions_hallucinating, ob->n);
+    ac_text_add(t, " (%d of %d captions name one)\n", ob->captions_hallucinating, ob->n);
     if (ob->novel_max > 0) {
         char names[2048];
         ac_objects_join(ob->novel, " ", names, sizeof names);
         add_ratio(t, "novel    recall", ob->novel_recall);
-        add(t, " (%lld of %lld; named %lld times; %d categories in < %d photos of %s %s: %s)\n", ob->novel_tp,
+        ac_text_add(t, " (%lld of %lld; named %lld times; %d categories in < %d photos of %s %s: %s)\n", ob->novel_tp,
             ob->novel_truth, ob->novel_mentioned, ob->n_novel, ob->novel_max, e->novel_from, e->novel_split, names);
     }
     if (flags & AC_EVAL_PER_CATEGORY) {
-        add(t, "%-16s %5s %5s %5s %5s%s\n", "category", "TP", "FP", "FN", "hall", ob->novel_max > 0 ? " photos" : "");
+        ac_text_add(t, "%-16s %5s %5s %5s %5s%s\n", "category", "TP", "FP", "FN", "hall", ob->novel_max > 0 ? " photos" : "");
         for (int k = 0; k < AC_N_OBJECTS; k++) {
             if (!(ob->tp_k[k] || ob->fp_k[k] || ob->fn_k[k] || (ob->novel_max > 0 && ob->novel[k]))) continue;
-            add(t, "%-16s %5d %5d %5d %5d", ac_object_name(k), ob->tp_k[k], ob->fp_k[k], ob->fn_k[k], ob->hall_k[k]);
-            if (ob->novel_max > 0) add(t, " %6d%s", ob->source_photos[k], ob->novel[k] ? " novel" : "");
-            add(t, "\n");
+            ac_text_add(t, "%-16s %5d %5d %5d %5d", ac_object_name(k), ob->tp_k[k], ob->fp_k[k], ob->fn_k[k], ob->hall_k[k]);
+            if (ob->novel_max > 0) ac_text_add(t, " %6d%s", ob->source_photos[k], ob->novel[k] ? " novel" : "");
+            ac_text_add(t, "\n");
         }
     }
 }
@@ -176,16 +145,16 @@ static void add_objects(text *t, const ac_evaluator *e, const ac_object_scores *
 char *ac_evaluation_text(const ac_evaluator *e, unsigned flags) {
     const ac_scores *sc = &e->scores;
     const ac_bleu_counts *c = &sc->counts;
-    text t = {ac_malloc(1024), 0, 1024};
-    add(&t, "images   %d", sc->n);
-    if (e->refs && e->n_ref_images > sc->n) add(&t, " (of %d in the references)", e->n_ref_images);
-    add(&t, "\ntestlen %lld, reflen %lld, guess [%lld, %lld, %lld, %lld], correct [%lld, %lld, %lld, %lld]\n",
+    ac_text t = ac_text_new();
+    ac_text_add(&t, "images   %d", sc->n);
+    if (e->refs && e->n_ref_images > sc->n) ac_text_add(&t, " (of %d in the references)", e->n_ref_images);
+    ac_text_add(&t, "\ntestlen %lld, reflen %lld, guess [%lld, %lld, %lld, %lld], correct [%lld, %lld, %lld, %lld]\n",
         c->testlen, c->reflen, c->guess[0], c->guess[1], c->guess[2], c->guess[3], c->correct[0], c->correct[1],
         c->correct[2], c->correct[3]);
-    for (int k = 0; k < 4; k++) add(&t, "BLEU-%d   %.4f\n", k + 1, sc->bleu[k]);
-    if (!isnan(sc->meteor)) add(&t, "METEOR   %.4f\n", sc->meteor);
-    add(&t, "ROUGE-L  %.4f\nCIDEr-D  %.4f\n", sc->rouge_l, sc->cider_d);
+    for (int k = 0; k < 4; k++) ac_text_add(&t, "BLEU-%d   %.4f\n", k + 1, sc->bleu[k]);
+    if (!isnan(sc->meteor)) ac_text_add(&t, "METEOR   %.4f\n", sc->meteor);
+    ac_text_add(&t, "ROUGE-L  %.4f\nCIDEr-D  %.4f\n", sc->rouge_l, sc->cider_d);
     add_objects(&t, e, &sc->objects, flags);
-    if (e->report) add(&t, "report   %s/index.html\n", e->report);
+    if (e->report) ac_text_add(&t, "report   %s/index.html\n", e->report);
     return t.s;
 }
