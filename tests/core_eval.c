@@ -11,7 +11,10 @@
  *   core_eval errors DIR         every error path; prints "ok WHAT" or "bad WHAT: why"
  *   core_eval describe FLAGS FILE  (1.6's ac_describe_file) the text, FLAGS its flags as a number
  *   core_eval gallery CAPTIONS DIR [TITLE]  (1.6's ac_report_captions) each note as "note<TAB>line",
- *                                then "photos N" */
+ *                                then "photos N"
+ *   core_eval tool NAME KEY=VALUE...  (1.6's ac_tool) the report's lines on stdout, each note on stderr
+ *                                as "note<TAB>line", then on stderr "progress N TOTAL" (events had, last
+ *                                total); exit 3 when progress went backwards or a line held a newline */
 #include <attncap/attncap.h>
 
 #include <stdio.h>
@@ -119,6 +122,8 @@ static void refused_run(const char *what, const char *const *args, int n, int co
     ac_evaluator_close(e);
 }
 
+static void tool_errors(void);
+
 static int errors(const char *dir) {
     ac_evaluator *e;
     ac_err err;
@@ -168,6 +173,7 @@ static int errors(const char *dir) {
     refused_run("a model that is not there", model, 2, AC_ERR_FAILED, "/nonexistent/model.safetensors");
     const char *novel[4] = {refs, "results=x.json", "novel_from=x", "novel_split=bogus"};
     refused_run("an unknown novel split", novel, 4, AC_ERR_OPTIONS, "novel_split");
+    tool_errors();
     return failures ? 1 : 0;
 }
 
@@ -193,9 +199,79 @@ static int gallery(const char *captions, const char *dir, const char *title) {
     return 0;
 }
 
+typedef struct tool_seen {
+    int progress, total, last, bad;
+} tool_seen;
+
+static void on_tool(const ac_tool_event *ev, void *user) {
+    tool_seen *s = (tool_seen *)user;
+    if (ev->line) {
+        if (strchr(ev->line, '\n')) s->bad = 1;
+        printf("%s\n", ev->line);
+    } else if (ev->note) fprintf(stderr, "note\t%s\n", ev->note);
+    else {
+        if (ev->done < s->last || (s->progress && ev->total != s->total)) s->bad = 1;
+        s->progress++, s->total = ev->total, s->last = ev->done;
+    }
+}
+
+static int tool(const char *name, int argc, char **argv) {
+    ac_tool *t;
+    ac_err err;
+    if (ac_tool_open(name, &t, &err)) return fprintf(stderr, "open: %s\n", err.msg), 1;
+    for (int i = 0; i < argc; i++) {
+        char key[64];
+        const char *eq = strchr(argv[i], '=');
+        const size_t n = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+        if (n >= sizeof key) return ac_tool_close(t), 1;
+        memcpy(key, argv[i], n), key[n] = 0;
+        if (ac_tool_set(t, key, eq ? eq + 1 : NULL, &err)) {
+            fprintf(stderr, "set %s: %s\n", key, err.msg);
+            ac_tool_close(t);
+            return 1;
+        }
+    }
+    tool_seen s = {0, 0, 0, 0};
+    const int rc = ac_tool_run(t, on_tool, &s, &err);
+    if (rc) fprintf(stderr, "run%s: %s\n", err.code == AC_ERR_OPTIONS ? " options" : "", err.msg);
+    fprintf(stderr, "progress %d %d\n", s.progress, s.total);
+    ac_tool_close(t);
+    return rc ? 1 : s.bad ? 3 : 0;
+}
+
+static void tool_errors(void) {
+    ac_tool *t = NULL;
+    ac_err err;
+    err.msg[0] = 0;
+    expect("an unknown tool", ac_tool_open("no_such_tool", &t, &err) == -1 && t == NULL && err.code == AC_ERR_OPTIONS &&
+                                 strstr(err.msg, "no_such_tool") != NULL, err.msg);
+    int found = 0;
+    for (int i = 0; ac_tool_name(i); i++) found |= !strcmp(ac_tool_name(i), "ground");
+    expect("tools listed", found && ac_tool_name(-1) == NULL, "ground is not among ac_tool_name's");
+    if (ac_tool_open("ground", &t, &err)) {
+        expect("open ground", 0, err.msg);
+        return;
+    }
+    int photos = 0, is_switch = 0;
+    for (int i = 0; ac_tool_option(t, i, &is_switch); i++) photos |= !strcmp(ac_tool_option(t, i, &is_switch), "photos");
+    expect("its options listed", photos, "no photos option");
+    expect("an unknown option", ac_tool_set(t, "no_such_option", "1", &err) == -1 && err.code == AC_ERR_OPTIONS, err.msg);
+    expect("a bad value", ac_tool_set(t, "beam", "0", &err) == -1 && strstr(err.msg, "beam") != NULL, err.msg);
+    expect("a bad precision", ac_tool_set(t, "precision", "f64", &err) == -1 && err.code == AC_ERR_OPTIONS, err.msg);
+    expect("root's default", !strcmp(ac_tool_get(t, "root"), "."), ac_tool_get(t, "root"));
+    expect("photos: the first", ac_tool_set(t, "photos", "a.jpg", &err) == 0 && ac_tool_set(t, "photos", "b.jpg", &err) == 0 &&
+                                    !strcmp(ac_tool_get(t, "photos"), "a.jpg"), err.msg);
+    expect("photos without boxes detected", ac_tool_set(t, "boxes", "x.tsv", &err) == 0 &&
+                                                ac_tool_run(t, NULL, NULL, &err) == -1 && err.code == AC_ERR_OPTIONS,
+           err.msg);
+    ac_tool_close(t);
+    ac_tool_close(NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "run")) return run(argc - 2, argv + 2);
     if (argc == 3 && !strcmp(argv[1], "errors")) return errors(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "tool")) return tool(argv[2], argc - 3, argv + 3);
     if (argc == 4 && !strcmp(argv[1], "describe")) return describe(argv[2], argv[3]);
     if ((argc == 4 || argc == 5) && !strcmp(argv[1], "gallery")) return gallery(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
     fprintf(stderr, "usage: core_eval run KEY=VALUE... | errors DIR | describe FLAGS FILE | gallery CAPTIONS DIR [TITLE]\n");

@@ -140,6 +140,24 @@ if need_built && have_model; then
   else t_ok; fi
 fi
 
+# 1.6's tools: "ground"'s report through the library is what `attncap ground` prints (its numbers are
+# checked against hand-computed ones by ground_cli.sh), the progress in order, a missing photo a note.
+t_begin tool_ground_is_the_clis
+if need_built && have_model; then
+  G=tests/fixtures/grounding/samples.tsv
+  (cd "$ROOT" && "$A" ground --boxes "$G" --root samples --json --quiet >"$T/gcli.out" 2>"$T/gcli.err" &&
+   "$P" tool ground boxes="$G" root=samples json >"$T/glib.out" 2>"$T/glib.err"); rc=$?
+  (cd "$ROOT" && "$P" tool ground boxes=detected photos=samples/dog.jpg photos=/nonexistent/gone.jpg >"$T/gd.out" 2>"$T/gd.err")
+  rc2=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/gcli.err" "$T/glib.err" | head -3)"
+  elif ! cmp -s "$T/gcli.out" "$T/glib.out"; then t_fail "the report differs: $(diff "$T/gcli.out" "$T/glib.out" | head -4)"
+  elif [ "$(grep -c '"object"' "$T/glib.out")" -lt 3 ]; then t_fail "few rows: $(cat "$T/glib.out")"
+  elif [ "$(tail -1 "$T/glib.err")" != "progress 7 6" ]; then t_fail "progress: $(tail -1 "$T/glib.err")"
+  elif [ $rc2 -ne 0 ] || [ "$(grep -c '^note	.*gone.jpg' "$T/gd.err")" != 1 ] || ! grep -q '^all ' "$T/gd.out"; then
+    t_fail "a missing photo: exit $rc2, $(cat "$T/gd.err" | head -3)"
+  else t_ok; fi
+fi
+
 t_begin eval_error_paths
 if need_built; then
   echo '{"images": [{"id": 1, "file_name": "a.jpg"}], "annotations": [{"image_id": 1, "caption": "a dog"}]}' >"$T/refs.json"

@@ -10,11 +10,12 @@
  * photo's ImageNet classes (1.2); caption a list of photos with each result handed over as it is done,
  * and read what a result holds beyond its struct: its detected objects, the attention on them, what was
  * copied (1.3); cache photos' features and train a model on them (1.4); evaluate as `attncap eval`
- * does, describe a model or encoder file, write the page of a caption run (1.6).
+ * does, describe a model or encoder file, write the page of a caption run, and run the
+ * maintainers' tools (1.6).
  *
  * Conventions
  *  - Handles are opaque: ac_model, ac_captioner, ac_detector, ac_classifier, ac_trainer, ac_featurizer,
- *    ac_evaluator.
+ *    ac_evaluator, ac_tool.
  *    Each is made by <handle>_open and destroyed by <handle>_close (close(NULL) does nothing). Results
  *    are freed by ac_result_free (ac_detect_result_free, ac_classify_result_free), strings the library
  *    returns by ac_free.
@@ -427,6 +428,34 @@ typedef void (*ac_note_fn)(const char *line, void *user);
  * NULL): the rows. */
 AC_API int ac_report_captions(const char *captions, const char *dir, const char *title, ac_note_fn note, void *user,
                               int *photos, ac_err *err);
+
+/* ---- Tools (1.6) ------------------------------------------------------------------------------ */
+/* The maintainers' jobs behind `attncap NAME`, one handle for all: "ground" (does the attention for a
+ * word sit on the object it names: hand-drawn or detected boxes, the pointing game and the attention's
+ * mass, per object class). Options by key from text, as the trainer's: the command's flags without the
+ * dashes (`attncap NAME --help`); a list option ("photos") takes one value each time it is set. The
+ * report comes as lines, each what the command prints on stdout. */
+typedef struct ac_tool ac_tool;
+
+typedef struct ac_tool_event {
+    int done, total;  /* progress when line and note are NULL: done of total; done 0: it starts */
+    const char *line; /* a line of the report, without its newline */
+    const char *note; /* a problem that does not stop the run (a photo that could not be used), one line */
+} ac_tool_event;      /* may grow at its end */
+typedef void (*ac_tool_fn)(const ac_tool_event *ev, void *user);
+
+/* The i-th tool's name (i from 0; NULL past the last). */
+AC_API const char *ac_tool_name(int i);
+/* The tool name with its default options into *out (AC_ERR_OPTIONS for an unknown name). */
+AC_API int ac_tool_open(const char *name, ac_tool **out, ac_err *err);
+AC_API void ac_tool_close(ac_tool *t);
+/* As ac_trainer_set, _get and _option, for the tool's options (ac_tool_get of a list option: its first). */
+AC_API int ac_tool_set(ac_tool *t, const char *key, const char *value, ac_err *err);
+AC_API const char *ac_tool_get(ac_tool *t, const char *key);
+AC_API const char *ac_tool_option(const ac_tool *t, int i, int *is_switch);
+/* Runs the tool, events to on_event (NULL: none). 0 when it ran (notes may have come), else -1 with err
+ * (AC_ERR_OPTIONS: options that do not go together). */
+AC_API int ac_tool_run(ac_tool *t, ac_tool_fn on_event, void *user, ac_err *err);
 
 /* ---- Detectors -------------------------------------------------------------------------------- */
 /* Since 1.1. A COCO object detector (YOLOX-nano, a TFLite graph run by the library's engine): the

@@ -87,6 +87,7 @@ static void on_event(const ac_eval_event *ev, void *user) {
     else cli_progress_update(&v->bar, (uint64_t)ev->done);
 }
 
+static const char *list_option(const void *job, int i, int *is_switch) { return (void)job, ac_evaluator_option(i, is_switch); }
 static int set_option(void *e, const char *key, const char *value, ac_err *err) { return ac_evaluator_set(e, key, value, err); }
 
 /* What an interrupted run was writing goes (see cleanup.h). */
@@ -136,7 +137,7 @@ int cmd_eval(int argc, char **argv) {
         OPT_FLAG("--per-category", NULL, &per_category), OPT_FLAG("--quiet", "-q", &view.quiet),
         CLI_NAMING_REMOVED_OPTS, OPT_END,
     };
-    const cli_job_opts job = {ac_evaluator_option, set_option, e, NULL, 0};
+    const cli_job_opts job = {list_option, set_option, e, NULL, 0};
     const int n_args = cli_parse_job("eval", argc, argv, own, -1, usage, &job);
     int rc = n_args < 0 ? (n_args == CLI_HELP ? 0 : 2) : set_program_options(e, results, argv, n_args, precision, view.quiet, &err);
     if (n_args < 0 || rc) {

@@ -66,6 +66,7 @@ static void show(const ac_featurizer_event *ev, void *user) {
     }
 }
 
+static const char *list_option(const void *job, int i, int *is_switch) { return (void)job, ac_featurizer_option(i, is_switch); }
 static int set_option(void *f, const char *key, const char *value, ac_err *err) {
     return ac_featurizer_set(f, key, value, err);
 }
@@ -98,7 +99,7 @@ int cmd_features(int argc, char **argv) {
         OPT_STR("--out", &out), OPT_STR("--list", &list), OPT_STR("--root", &root), OPT_STR("--merge", &merge_out),
         OPT_FLAG("--quiet", "-q", &quiet), OPT_END,
     };
-    const cli_job_opts job = {ac_featurizer_option, set_option, f, NULL, 0};
+    const cli_job_opts job = {list_option, set_option, f, NULL, 0};
     const int n_args = cli_parse_job("features", argc, argv, opts, -1, usage, &job);
     if (n_args < 0) {
         ac_featurizer_close(f);

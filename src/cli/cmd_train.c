@@ -107,6 +107,7 @@ static void usage(FILE *f) {
     ac_trainer_close(t);
 }
 
+static const char *list_option(const void *job, int i, int *is_switch) { return (void)job, ac_trainer_option(i, is_switch); }
 static int set_option(void *t, const char *key, const char *value, ac_err *err) { return ac_trainer_set(t, key, value, err); }
 
 int cmd_train(int argc, char **argv) {
@@ -118,7 +119,7 @@ int cmd_train(int argc, char **argv) {
     }
     train_view view = {0};
     static const char *const aliases[][3] = {{"--load-features", "map_features", "0"}};
-    const cli_job_opts job = {ac_trainer_option, set_option, t, aliases, 1};
+    const cli_job_opts job = {list_option, set_option, t, aliases, 1};
     const cli_opt own[] = {OPT_FLAG("--quiet", "-q", &view.quiet), OPT_END};
     const int parsed = cli_parse_job("train", argc, argv, own, 0, usage, &job);
     if (parsed < 0) {

@@ -48,7 +48,7 @@ static void unknown_option(const char *cmd, const cli_opt *opts, const cli_job_o
     for (const cli_opt *o = opts; o->name && n < 256; o++)
         if (o->kind != CLI_REMOVED) names[n++] = o->name;
     const char *key;
-    for (int i = 0; job && i < 128 && n < 256 && (key = job->option(i, NULL)); i++) {
+    for (int i = 0; job && i < 128 && n < 256 && (key = job->option(job->job, i, NULL)); i++) {
         snprintf(flags[i], sizeof flags[i], "--%s", key);
         for (char *c = flags[i]; *c; c++) *c = *c == '_' ? '-' : *c;
         names[n++] = flags[i];
@@ -100,7 +100,7 @@ static const char *job_key(const cli_job_opts *job, const char *flag, const char
         const size_t l = len - 3 * (size_t)negated;
         if (negated && (len <= 3 || strncmp(name, "no-", 3))) break;
         const char *key;
-        for (int i = 0; (key = job->option(i, is_switch)); i++) {
+        for (int i = 0; (key = job->option(job->job, i, is_switch)); i++) {
             size_t k = 0;
             while (k < l && key[k] && (key[k] == n[k] || (key[k] == '_' && n[k] == '-'))) k++;
             if (k < l || key[k]) continue;

@@ -62,7 +62,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, int m
  * "--key" sets "1" and "--no-key" "0"; aliases [n_aliases] map a flag to a key and value ("--load-features"
  * to map_features 0). The job's message for a bad value is printed with the flag given. */
 typedef struct {
-    const char *(*option)(int i, int *is_switch); /* ac_trainer_option */
+    const char *(*option)(const void *job, int i, int *is_switch); /* ac_tool_option; the job below */
     int (*set)(void *job, const char *key, const char *value, struct ac_err *err); /* ac_trainer_set */
     void *job;
     const char *const (*aliases)[3]; /* {flag, key, value} */
@@ -78,14 +78,11 @@ int cli_parse_job(const char *cmd, int argc, char **argv, const cli_opt *opts, i
 const char *cli_closest(const char *word, const char *const *names, int n);
 
 /* --precision: the name value gives (NULL: $ATTNCAP_PRECISION, else "auto"), applied to a captioner
- * (ac_captioner_set_precision, options.c) or to an encoder alone and the lanes and plans made from it
- * (encoder_precision.c, for the commands over the unstable headers). -1 with err set for an unknown
- * name, bf16x2 asked of a CPU without AMX, or int8 of an encoder that is not quantized. */
+ * (ac_captioner_set_precision). -1 with err set for an unknown name, bf16x2 asked of a CPU without AMX,
+ * or int8 of an encoder that is not quantized. */
 struct ac_captioner;
-struct ac_encoder;
 const char *cli_precision_name(const char *value);
 int cli_captioner_precision(const char *value, struct ac_captioner *c, struct ac_err *err);
-int cli_set_precision(const char *value, struct ac_encoder *enc, struct ac_err *err);
 /* The name --precision (value, or NULL) or $ATTNCAP_PRECISION gives, checked while the command line is
  * read: -1 after one line "attncap CMD: ..." for an unknown one (a mistake on the command line). */
 int cli_check_precision(const char *cmd, const char *value);
