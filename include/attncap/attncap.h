@@ -432,16 +432,18 @@ AC_API int ac_report_captions(const char *captions, const char *dir, const char 
 /* ---- Tools (1.6) ------------------------------------------------------------------------------ */
 /* The maintainers' jobs behind `attncap NAME`, one handle for all: "ground" (does the attention for a
  * word sit on the object it names: hand-drawn or detected boxes, the pointing game and the attention's
- * mass, per object class). Options by key from text, as the trainer's: the command's flags without the
+ * mass, per object class), "presence" (fit the presence head on captioned photos' features). Options by key from text, as the trainer's: the command's flags without the
  * dashes (`attncap NAME --help`); a list option ("photos") takes one value each time it is set. The
  * report comes as lines, each what the command prints on stdout. */
 typedef struct ac_tool ac_tool;
 
 typedef struct ac_tool_event {
-    int done, total;  /* progress when line and note are NULL: done of total; done 0: it starts */
-    const char *line; /* a line of the report, without its newline */
-    const char *note; /* a problem that does not stop the run (a photo that could not be used), one line */
-} ac_tool_event;      /* may grow at its end */
+    int done, total;    /* progress when line and note are NULL: done of total; done 0: it starts */
+    const char *line;   /* a line of the report, without its newline */
+    const char *note;   /* a line said beside the report (what it read, what it skipped) */
+    int problem;        /* with note: something could not be done (a photo left out); the run goes on */
+    const char *status; /* with progress: a short state beside it ("loss 0.1234"), or NULL */
+} ac_tool_event;        /* may grow at its end */
 typedef void (*ac_tool_fn)(const ac_tool_event *ev, void *user);
 
 /* The i-th tool's name (i from 0; NULL past the last). */

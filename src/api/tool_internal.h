@@ -36,8 +36,11 @@ struct ac_tool {
 void ac_tool_printf(ac_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A problem that does not stop the run (a photo that could not be used), as one line. */
 void ac_tool_note(ac_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* done of total; done 0: it starts. */
+/* A line said beside the report that is no problem (what was read). */
+void ac_tool_say(ac_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* done of total; done 0: it starts. status: beside it, or NULL. */
 void ac_tool_progress(ac_tool *t, int done, int total);
+void ac_tool_progress_status(ac_tool *t, int done, int total, const char *status);
 
-extern const tool_kind ac_tool_ground;
+extern const tool_kind ac_tool_ground, ac_tool_presence;
 #endif

@@ -33,17 +33,30 @@ void ac_tool_printf(ac_tool *t, const char *fmt, ...) {
     }
 }
 
-void ac_tool_note(ac_tool *t, const char *fmt, ...) {
+static void say(ac_tool *t, int problem, const char *fmt, va_list ap) {
     char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    const ac_tool_event ev = {.note = line};
+    const ac_tool_event ev = {.note = line, .problem = problem};
     emit(t, &ev);
 }
 
-void ac_tool_progress(ac_tool *t, int done, int total) {
-    const ac_tool_event ev = {.done = done, .total = total};
+void ac_tool_note(ac_tool *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(t, 1, fmt, ap);
+    va_end(ap);
+}
+
+void ac_tool_say(ac_tool *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(t, 0, fmt, ap);
+    va_end(ap);
+}
+
+void ac_tool_progress_status(ac_tool *t, int done, int total, const char *status) {
+    const ac_tool_event ev = {.done = done, .total = total, .status = status};
     emit(t, &ev);
 }
+
+void ac_tool_progress(ac_tool *t, int done, int total) { ac_tool_progress_status(t, done, total, NULL); }

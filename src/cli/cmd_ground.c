@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "options.h"
-#include "progress.h"
+#include "tool_view.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -47,28 +47,6 @@ static void usage(FILE *f) {
             "  --quiet          no progress bar\n");
 }
 
-typedef struct ground_view {
-    cli_progress bar;
-    int quiet, started, finished, notes;
-} ground_view;
-
-static void finish_bar(ground_view *v) {
-    if (v->started && !v->finished) cli_progress_finish(&v->bar), v->finished = 1;
-}
-
-static void on_event(const ac_tool_event *ev, void *user) {
-    ground_view *v = user;
-    if (ev->line) finish_bar(v), printf("%s\n", ev->line); /* the report follows the bar */
-    else if (ev->note) {
-        if (v->started && !v->finished) cli_progress_clear(&v->bar);
-        fprintf(stderr, "attncap ground: %s\n", ev->note), v->notes++;
-    } else if (!v->started) v->started = 1, cli_progress_start(&v->bar, "ground", (uint64_t)ev->total, v->quiet);
-    else cli_progress_update(&v->bar, (uint64_t)ev->done);
-}
-
-static const char *list_option(const void *job, int i, int *is_switch) { return ac_tool_option(job, i, is_switch); }
-static int set_option(void *t, const char *key, const char *value, ac_err *err) { return ac_tool_set(t, key, value, err); }
-
 int cmd_ground(int argc, char **argv) {
     ac_tool *t;
     ac_err err;
@@ -76,12 +54,11 @@ int cmd_ground(int argc, char **argv) {
         fprintf(stderr, "attncap ground: %s\n", err.msg);
         return 1;
     }
-    ground_view view = {0};
     const char *precision = NULL;
-    int verbose = 0;
+    int verbose = 0, quiet = 0;
     const cli_opt own[] = {OPT_STR("--precision", &precision), OPT_FLAG("--verbose", "-v", &verbose),
-                           OPT_FLAG("--quiet", "-q", &view.quiet), OPT_END};
-    const cli_job_opts job = {list_option, set_option, t, NULL, 0};
+                           OPT_FLAG("--quiet", "-q", &quiet), OPT_END};
+    const cli_job_opts job = cli_tool_job(t);
     const int n_args = cli_parse_job("ground", argc, argv, own, -1, usage, &job);
     int rc = n_args < 0 ? (n_args == CLI_HELP ? 0 : 2) : cli_check_precision("ground", precision) < 0 ? 2 : 0;
     for (int i = 1; !rc && i <= n_args; i++)
@@ -93,14 +70,7 @@ int cmd_ground(int argc, char **argv) {
         ac_tool_close(t);
         return rc;
     }
-    view.quiet |= verbose; /* the bar would break the lines of the report */
-    if (ac_tool_run(t, on_event, &view, &err)) {
-        finish_bar(&view);
-        fprintf(stderr, "attncap ground: %s%s\n", err.msg, cli_hint(&err));
-        ac_tool_close(t);
-        return err.code == AC_ERR_OPTIONS ? 2 : 1;
-    }
-    finish_bar(&view);
+    rc = cli_tool_run("ground", t, "ground", quiet || verbose); /* a bar would break verbose's lines */
     ac_tool_close(t);
-    return view.notes ? 1 : 0;
+    return rc;
 }
