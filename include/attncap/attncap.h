@@ -432,7 +432,9 @@ AC_API int ac_report_captions(const char *captions, const char *dir, const char 
 /* ---- Tools (1.6) ------------------------------------------------------------------------------ */
 /* The maintainers' jobs behind `attncap NAME`, one handle for all: "ground" (does the attention for a
  * word sit on the object it names: hand-drawn or detected boxes, the pointing game and the attention's
- * mass, per object class), "presence" (fit the presence head on captioned photos' features). Options by key from text, as the trainer's: the command's flags without the
+ * mass, per object class), "presence" (fit the presence head on captioned photos' features), "calibrate"
+ * (fit a model's confidence, or its tags' precision, on captioned photos; a list option pair: "refs" and
+ * "results"). Options by key from text, as the trainer's: the command's flags without the
  * dashes (`attncap NAME --help`); a list option ("photos") takes one value each time it is set. The
  * report comes as lines, each what the command prints on stdout. */
 typedef struct ac_tool ac_tool;

@@ -11,7 +11,7 @@
 #include "attncap/common.h"
 #include "alloc_internal.h"
 
-static const tool_kind *const KINDS[] = {&ac_tool_ground, &ac_tool_presence};
+static const tool_kind *const KINDS[] = {&ac_tool_ground, &ac_tool_presence, &ac_tool_calibrate};
 #define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
 const char *ac_tool_name(int i) { return i >= 0 && i < N_KINDS ? KINDS[i]->name : NULL; }
@@ -37,29 +37,42 @@ int ac_tool_open(const char *name, ac_tool **out, ac_err *err) {
 void ac_tool_close(ac_tool *t) {
     if (!t) return;
     for (int i = 0; i < t->kind->n_options; i++) free(t->text[i]);
-    for (int i = 0; i < t->n_items; i++) free(t->items[i]);
-    free(t->items), free(t->pending.s), free(t->state);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < t->n_items[k]; i++) free(t->items[k][i]);
+        free(t->items[k]);
+    }
+    free(t->pending.s), free(t->state);
     free(t);
+}
+
+/* Which of the kind's list options key is, or -1. */
+static int list_of(const tool_kind *k, const char *key) {
+    for (int l = 0; l < 2; l++)
+        if (k->list_keys[l] && key && !strcmp(key, k->list_keys[l])) return l;
+    return -1;
 }
 
 const char *ac_tool_option(const ac_tool *t, int i, int *is_switch) {
     const tool_kind *k = t->kind;
-    if (k->list_key && i == k->n_options) {
+    const int l = i - k->n_options;
+    if (l >= 0 && l < 2 && k->list_keys[l]) {
         if (is_switch) *is_switch = 0;
-        return k->list_key;
+        return k->list_keys[l];
     }
     return ac_option_key(k->options, k->n_options, i, is_switch);
 }
 
 int ac_tool_set(ac_tool *t, const char *key, const char *value, ac_err *err) {
     const tool_kind *k = t->kind;
-    if (k->list_key && key && !strcmp(key, k->list_key)) {
-        if (!value || !*value) return ac_errc(err, AC_ERR_OPTIONS, "option '%s' wants a value", k->list_key);
-        if (t->n_items == TOOL_MAX_ITEMS)
-            return ac_errc(err, AC_ERR_OPTIONS, "option '%s' takes at most %d values", k->list_key, TOOL_MAX_ITEMS);
-        if (!t->items && !(t->items = ac_calloc(TOOL_MAX_ITEMS, sizeof *t->items))) return ac_errf(err, "out of memory");
-        if (!(t->items[t->n_items] = ac_strdup(value))) return ac_errf(err, "out of memory");
-        t->n_items++;
+    const int l = list_of(k, key);
+    if (l >= 0) {
+        if (!value || !*value) return ac_errc(err, AC_ERR_OPTIONS, "option '%s' wants a value", key);
+        if (t->n_items[l] == TOOL_MAX_ITEMS)
+            return ac_errc(err, AC_ERR_OPTIONS, "option '%s' takes at most %d values", key, TOOL_MAX_ITEMS);
+        if (!t->items[l] && !(t->items[l] = ac_calloc(TOOL_MAX_ITEMS, sizeof *t->items[l])))
+            return ac_errf(err, "out of memory");
+        if (!(t->items[l][t->n_items[l]] = ac_strdup(value))) return ac_errf(err, "out of memory");
+        t->n_items[l]++;
         return 0;
     }
     const int i = ac_option_find(k->options, k->n_options, key);
@@ -74,7 +87,8 @@ int ac_tool_set(ac_tool *t, const char *key, const char *value, ac_err *err) {
 
 const char *ac_tool_get(ac_tool *t, const char *key) {
     const tool_kind *k = t->kind;
-    if (k->list_key && key && !strcmp(key, k->list_key)) return t->n_items ? t->items[0] : "";
+    const int l = list_of(k, key);
+    if (l >= 0) return t->n_items[l] ? t->items[l][0] : "";
     const int i = ac_option_find(k->options, k->n_options, key);
     return i < 0 ? NULL : ac_option_get(&k->options[i], t->state, t->shown, sizeof t->shown);
 }

@@ -149,7 +149,7 @@ static int check_options(const ground_opts *o, int n_photos, ac_err *err) {
 
 static int run(ac_tool *t, void *state, ac_err *err) {
     const ground_opts *opt = state;
-    if (check_options(opt, t->n_items, err)) return -1;
+    if (check_options(opt, t->n_items[0], err)) return -1;
     const int detected = !strcmp(opt->boxes, "detected"), verbose = opt->verbose;
     const char *root = opt->root;
     ac_precision precision;
@@ -158,7 +158,7 @@ static int run(ac_tool *t, void *state, ac_err *err) {
     ac_captioner cap = {0};
     klass *cls = NULL;
     int *cls_of = NULL, *named = NULL, n_cls = 0, failed = 0, rc = -1;
-    if ((detected ? detect_photos(t, opt->detector, root, t->items, t->n_items, &set, &failed, err)
+    if ((detected ? detect_photos(t, opt->detector, root, t->items[0], t->n_items[0], &set, &failed, err)
                   : ac_ground_load(opt->boxes, &set, err)) ||
         (opt->data && ac_dataset_load(opt->data, NULL, &ds, err)) ||
         ac_captioner_init(&cap, opt->model, opt->encoder, opt->threads, err) ||
@@ -267,5 +267,5 @@ done:
     return rc;
 }
 
-const tool_kind ac_tool_ground = {"ground", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), "photos",
+const tool_kind ac_tool_ground = {"ground", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"photos", NULL},
                                   sizeof(ground_opts), defaults, run};

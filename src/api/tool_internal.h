@@ -14,7 +14,7 @@ typedef struct tool_kind {
     const char *name;
     const option *options; /* offsets into the tool's state */
     int n_options;
-    const char *list_key;  /* the option that adds a value each time it is set ("photos"), or NULL */
+    const char *list_keys[2]; /* options that add a value each time they are set ("photos"), or NULL */
     size_t state_size;
     void (*defaults)(void *state);
     int (*run)(ac_tool *t, void *state, ac_err *err);
@@ -25,8 +25,8 @@ struct ac_tool {
     void *state;           /* the kind's (options first; zeroed, then its defaults) */
     char *text[64];        /* the text options' copies (owned) */
     char shown[64];        /* ac_tool_get's number */
-    char **items;          /* list_key's values [n_items] (owned) */
-    int n_items;
+    char **items[2];       /* list_keys[k]'s values [n_items[k]] (owned) */
+    int n_items[2];
     ac_text pending;       /* what ac_tool_printf wrote after the last whole line */
     ac_tool_fn on_event;
     void *user;
@@ -42,5 +42,5 @@ void ac_tool_say(ac_tool *t, const char *fmt, ...) __attribute__((format(printf,
 void ac_tool_progress(ac_tool *t, int done, int total);
 void ac_tool_progress_status(ac_tool *t, int done, int total, const char *status);
 
-extern const tool_kind ac_tool_ground, ac_tool_presence;
+extern const tool_kind ac_tool_ground, ac_tool_presence, ac_tool_calibrate;
 #endif

@@ -66,8 +66,8 @@ static int on_step(void *ctx, int step, int steps, double loss) {
 static int run(ac_tool *t, void *state, ac_err *err) {
     const presence_opts *o = state;
     const char *features = o->features, *out = o->out, *split_s = o->split, *init = o->init;
-    const char *const *data = (const char *const *)t->items;
-    const int n_data = t->n_items, min_photos = o->min_photos;
+    const char *const *data = (const char *const *)t->items[0];
+    const int n_data = t->n_items[0], min_photos = o->min_photos;
     ac_presence_fit_opts fo = o->fo;
     const ac_split split = !strcmp(split_s, "all") ? AC_SPLIT_NONE : ac_split_parse(split_s);
     if (!features || !out || !n_data || (split == AC_SPLIT_NONE && strcmp(split_s, "all")))
@@ -143,5 +143,5 @@ fail:
     return rc;
 }
 
-const tool_kind ac_tool_presence = {"presence", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), "data",
+const tool_kind ac_tool_presence = {"presence", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"data", NULL},
                                     sizeof(presence_opts), defaults, run};

@@ -1,4 +1,4 @@
-/* calibrate_samples.c: the samples of `attncap calibrate` (calibrate_samples.h): a caption is right
+/* calibrate_samples.c: the samples of the tool "calibrate" (calibrate_samples.h): a caption is right
  * when every object it names (objects.h) is named by one of the photo's references; a tag when a
  * reference says one of its forms, or the object it names. */
 #include <cjson/cJSON.h>
@@ -8,14 +8,15 @@
 
 #include "attncap/dataset.h"
 #include "attncap/objects.h"
+#include "alloc_internal.h"
 #include "calibrate_samples.h"
 
-int calibrate_push(sample_set *s, double x, int y) {
+int ac_calibrate_push(sample_set *s, double x, int y) {
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 256;
-        double *nx = realloc(s->x, sizeof(double) * (size_t)cap);
+        double *nx = ac_realloc(s->x, sizeof(double) * (size_t)cap);
         if (nx) s->x = nx;
-        int *ny = realloc(s->y, sizeof(int) * (size_t)cap);
+        int *ny = ac_realloc(s->y, sizeof(int) * (size_t)cap);
         if (ny) s->y = ny;
         if (!nx || !ny) return -1;
         s->cap = cap;
@@ -24,12 +25,12 @@ int calibrate_push(sample_set *s, double x, int y) {
     return 0;
 }
 
-int calibrate_push_tag(tag_set *t, int photo, ac_tag_obs o) {
+int ac_calibrate_push_tag(tag_set *t, int photo, ac_tag_obs o) {
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 1024;
-        ac_tag_obs *no = realloc(t->obs, sizeof *no * (size_t)cap);
+        ac_tag_obs *no = ac_realloc(t->obs, sizeof *no * (size_t)cap);
         if (no) t->obs = no;
-        int *np = realloc(t->photo, sizeof *np * (size_t)cap);
+        int *np = ac_realloc(t->photo, sizeof *np * (size_t)cap);
         if (np) t->photo = np;
         if (!no || !np) return -1;
         t->cap = cap;
@@ -53,12 +54,12 @@ static int refs_objects(const ac_ds_image *im, uint8_t truth[AC_N_OBJECTS], ac_e
 static int add_caption(const cJSON *o, const ac_ds_image *im, sample_set *s, ac_err *err) {
     const cJSON *lp = cJSON_GetObjectItemCaseSensitive(o, "logprob"), *tok = cJSON_GetObjectItemCaseSensitive(o, "tokens"),
                 *capn = cJSON_GetObjectItemCaseSensitive(o, "caption");
-    if (!cJSON_IsNumber(lp) || !cJSON_IsArray(tok) || !cJSON_IsString(capn)) return ac_errf(err, "not a caption --json line");
+    if (!cJSON_IsNumber(lp) || !cJSON_IsArray(tok) || !cJSON_IsString(capn)) return ac_errf(err, "not a caption's JSON line");
     uint8_t cand[AC_N_OBJECTS], truth[AC_N_OBJECTS];
     if (ac_objects_in_text(capn->valuestring, cand, err) < 0 || refs_objects(im, truth, err)) return -1;
     int right = 1;
     for (int c = 0; c < AC_N_OBJECTS; c++) right &= !cand[c] || truth[c];
-    return calibrate_push(s, lp->valuedouble / (cJSON_GetArraySize(tok) + 1), right) ? ac_errf(err, "out of memory") : 0;
+    return ac_calibrate_push(s, lp->valuedouble / (cJSON_GetArraySize(tok) + 1), right) ? ac_errf(err, "out of memory") : 0;
 }
 
 /* --tags: each tag of the photo, named when a reference says one of its forms or, for a word that names
@@ -86,24 +87,20 @@ static int add_tags(const cJSON *o, const ac_ds_image *im, const ac_tag_table *t
             have_truth = 1;
             for (int c = 0; c < AC_N_OBJECTS; c++) named |= objects[c] && truth[c];
         }
-        if (calibrate_push_tag(t, t->photos, (ac_tag_obs){wi, p->valuedouble, named})) return ac_errf(err, "out of memory");
+        if (ac_calibrate_push_tag(t, t->photos, (ac_tag_obs){wi, p->valuedouble, named})) return ac_errf(err, "out of memory");
     }
     t->photos++;
     return 0;
 }
 
-int calibrate_add_pair(const char *refs, const char *results, const ac_tag_table *table, sample_set *s, tag_set *t) {
+int ac_calibrate_add_pair(const char *refs, const char *results, const ac_tag_table *table, sample_set *s, tag_set *t,
+                          ac_err *err) {
     ac_dataset ds;
-    ac_err err;
-    if (ac_dataset_load(refs, NULL, &ds, &err)) {
-        fprintf(stderr, "attncap calibrate: %s\n", err.msg);
-        return -1;
-    }
+    if (ac_dataset_load(refs, NULL, &ds, err)) return -1;
     FILE *f = fopen(results, "r");
     if (!f) {
-        fprintf(stderr, "attncap calibrate: %s: cannot open\n", results);
         ac_dataset_free(&ds);
-        return -1;
+        return ac_errf(err, "%s: cannot open", results);
     }
     char *line = NULL;
     size_t cap = 0;
@@ -112,19 +109,15 @@ int calibrate_add_pair(const char *refs, const char *results, const ac_tag_table
         lineno++;
         cJSON *o = cJSON_Parse(line);
         const cJSON *img = cJSON_GetObjectItemCaseSensitive(o, "image");
-        if (!cJSON_IsString(img)) {
-            fprintf(stderr, "attncap calibrate: %s:%d: not a caption --json line\n", results, lineno);
-            rc = -1;
-        } else {
+        if (!cJSON_IsString(img)) rc = ac_errf(err, "%s:%d: not a caption's JSON line", results, lineno);
+        else {
             const char *base = strrchr(img->valuestring, '/');
             base = base ? base + 1 : img->valuestring;
             const ac_ds_image *im = NULL;
             for (int i = 0; i < ds.n && !im; i++)
                 if (!strcmp(ds.images[i].key, base)) im = &ds.images[i];
-            if (im && (table ? add_tags(o, im, table, t, &err) : add_caption(o, im, s, &err))) {
-                fprintf(stderr, "attncap calibrate: %s:%d: %s\n", results, lineno, err.msg);
-                rc = -1;
-            }
+            if (im && (table ? add_tags(o, im, table, t, err) : add_caption(o, im, s, err)))
+                rc = ac_err_prefix(err, "%s:%d", results, lineno);
             used += im != NULL;
         }
         cJSON_Delete(o);
@@ -132,9 +125,6 @@ int calibrate_add_pair(const char *refs, const char *results, const ac_tag_table
     free(line);
     fclose(f);
     ac_dataset_free(&ds);
-    if (!rc && used == 0) {
-        fprintf(stderr, "attncap calibrate: %s: no photo of %s in its references\n", results, refs);
-        rc = -1;
-    }
+    if (!rc && used == 0) rc = ac_errf(err, "%s: no photo of %s in its references", results, refs);
     return rc;
 }
