@@ -42,7 +42,8 @@ fi
 t_begin checker_finds_layout_breaches
 # includes against the layers (a public header of a later family, a private one, a public header
 # including a later one's), files over their budget and environment reads outside src/base/ are
-# found; the same things the right way round are not
+# found, and so is a program file (src/cli/) including an unstable header or calling outside the
+# version script; the same things the right way round are not
 if [ -z "$py" ]; then t_skip "needs python3"
 else
   L="$T/lay"
@@ -61,6 +62,10 @@ else
   printf '#include <stdlib.h>\nconst char *v(void) { return getenv("X"); }\n' >"$L/src/cli/cli_env.c"
   for i in $(seq 301); do echo "/* $i */"; done >"$L/src/cli/cmd_big.c"
   for i in $(seq 300); do echo "/* $i */"; done >"$L/src/cli/cmd_fits.c"
+  printf '#include "attncap/attncap.h"\n#include "attncap/e.h"\nint ac_e(void);\nint main(void) { return ac_e() + ac_v2(); }\n' >"$L/src/cli/cmd_inc.c"
+  printf '  ac_v2;\n' >"$L/src/libattncap.map"
+  mkdir -p "$T/layb/src/cli" && printf 'int ac_e(void);\nint ac_v2(void);\nint main(void) { return ac_e() + ac_v2(); }\n' >"$T/inc.c" &&
+    cc -c "$T/inc.c" -o "$T/layb/src/cli/cmd_inc.o"
   for i in $(seq 801); do echo "/* $i */"; done >"$L/src/data/long.c"
   for i in $(seq 800); do echo "/* $i */"; done >"$L/src/data/fits.c"
   out=$("$py" "$ROOT/tools/check_structure.py" "$L" "$T/layb" 2>&1); rc=$?
@@ -72,7 +77,9 @@ else
      grep -q "line budget: src/cli/cmd_big.c: 301 lines, over 300" <<<"$out" &&
      grep -q "line budget: src/data/long.c: 801 lines, over 800" <<<"$out" &&
      ! grep -q "fits.c" <<<"$out" &&
-     grep -q "environment: src/data/envy.c:2:" <<<"$out" && [ "$(grep -c "^environment:" <<<"$out")" -eq 1 ]; then t_ok
+     grep -q "environment: src/data/envy.c:2:" <<<"$out" && [ "$(grep -c "^environment:" <<<"$out")" -eq 1 ] &&
+     grep -q "program: src/cli/cmd_inc.c:2: includes attncap/e.h" <<<"$out" &&
+     grep -q "program: src/cli/cmd_inc.c: calls ac_e, not in the core" <<<"$out" && [ "$(grep -c "^program:" <<<"$out")" -eq 2 ]; then t_ok
   else t_fail "rc $rc: $out"; fi
 fi
 

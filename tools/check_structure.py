@@ -17,7 +17,10 @@
   - line budgets: a command file (src/cli/cmd_*.c) at most CMD_LINES lines, any other file of src/ and
     include/ at most FILE_LINES unless LONG_FILES gives it a reason;
   - the library reads the environment (getenv, secure_getenv, environ) only in src/base/ (the CLI, the
-    program, may).
+    program, may);
+  - the program (src/cli/) is over the stable core alone (issue #31 part 5): it includes no header of
+    include/attncap/ but attncap.h, and its objects (BUILD/src/cli/*.o) call no ac_ function that
+    src/libattncap.map does not export.
 Prints what it finds; exits 1 if any rule is broken."""
 import glob, os, re, subprocess, sys
 
@@ -171,6 +174,24 @@ def env_reads(root):
             if ENV_RE.search(line): out.append(f'{rel}:{i}: reads the environment (only src/base/ may: locate.h ac_env)')
     return out
 
+def program_breaches(root, build):
+    out = []
+    for p in sorted(glob.glob(f'{root}/src/cli/*.[ch]')):
+        for i, line in enumerate(open(p, errors='replace').read().split('\n'), 1):
+            m = re.match(r'\s*#\s*include\s+[<"]attncap/([^">]+)[">]', line)
+            if m and m.group(1) != 'attncap.h':
+                out.append(f'{os.path.relpath(p, root)}:{i}: includes attncap/{m.group(1)} (the program uses attncap.h alone)')
+    mp = f'{root}/src/libattncap.map'
+    core = set(re.findall(r'^\s*(ac_[a-z0-9_]+);', open(mp).read(), re.M)) if os.path.exists(mp) else set()
+    for o in sorted(glob.glob(f'{build}/src/cli/*.o')):
+        src = f'{root}/src/cli/' + os.path.basename(o)[:-2] + '.c'
+        if not os.path.exists(src): continue  # an object of a file since moved
+        for line in nm(o):
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == 'U' and parts[1].startswith('ac_') and parts[1] not in core:
+                out.append(f'src/cli/{os.path.basename(src)}: calls {parts[1]}, not in the core (src/libattncap.map)')
+    return out
+
 root, build = sys.argv[1], sys.argv[2]
 bad = 0
 inc = include_cycles(root)
@@ -180,6 +201,7 @@ foreign = foreign_symbols(build)
 incl = include_breaches(root)
 budgets = line_budgets(root)
 env = env_reads(root)
+program = program_breaches(root, build)
 for c in inc: print('include cycle:', c)
 for c in circles: print('circle between files:', c)
 for c in layers: print('family layering:', c)
@@ -187,7 +209,9 @@ for s in foreign: print('exported without ac_:', s)
 for c in incl: print('include layering:', c)
 for c in budgets: print('line budget:', c)
 for c in env: print('environment:', c)
+for c in program: print('program:', c)
 print(f'{len(inc)} include cycles, {len(circles)} circles over {len(calls)} files, {len(layers)} calls against the '
       f'family layers, {len(foreign)} exported names without ac_, {len(incl)} includes against the family layers, '
-      f'{len(budgets)} files over their line budget, {len(env)} environment reads outside src/base/')
-sys.exit(1 if inc or circles or layers or foreign or incl or budgets or env else 0)
+      f'{len(budgets)} files over their line budget, {len(env)} environment reads outside src/base/, '
+      f'{len(program)} uses of the library outside the core by the program')
+sys.exit(1 if inc or circles or layers or foreign or incl or budgets or env or program else 0)

@@ -159,6 +159,14 @@ AC_API int ac_captioner_set_search(ac_captioner *c, unsigned flags, ac_err *err)
  * 1.3 also when the font the overlays are drawn with is missing (loaded here, so that a program can
  * say so before captioning; without this call ac_result_write_overlays loads it). */
 AC_API int ac_captioner_set_overlay_size(ac_captioner *c, int size, ac_err *err);
+/* Research switches on the model's attention (1.6), from the next caption on: "head" (a model with
+ * attention heads shows head N, 1..heads, instead of their mean; the words do not change), "hard_context"
+ * (a hard-attention model decodes with "argmax", its default, or "expected", the soft step),
+ * "fix_attention" ("uniform", "peak" or "model" replaces the weights the step uses). They change what
+ * the model computes and exist for studying it, not for captioning photos. Refused: an unknown key or a
+ * head that is not a number (AC_ERR_OPTIONS), a head the model lacks, a soft model asked for a hard
+ * context, an unknown name. */
+AC_API int ac_captioner_set_attention(ac_captioner *c, const char *key, const char *value, ac_err *err);
 /* ---- Captioning ------------------------------------------------------------------------------- */
 
 typedef struct ac_alternative {
@@ -434,7 +442,7 @@ AC_API int ac_report_captions(const char *captions, const char *dir, const char 
  * word sit on the object it names: hand-drawn or detected boxes, the pointing game and the attention's
  * mass, per object class), "presence" (fit the presence head on captioned photos' features), "calibrate"
  * (fit a model's confidence, or its tags' precision, on captioned photos; a list option pair: "refs" and
- * "results"). Options by key from text, as the trainer's: the command's flags without the
+ * "results"), "tune" (a model's decoding setting, absent priors, naming and repeat records). Options by key from text, as the trainer's: the command's flags without the
  * dashes (`attncap NAME --help`); a list option ("photos") takes one value each time it is set. The
  * report comes as lines, each what the command prints on stdout. */
 typedef struct ac_tool ac_tool;
@@ -460,6 +468,14 @@ AC_API const char *ac_tool_option(const ac_tool *t, int i, int *is_switch);
 /* Runs the tool, events to on_event (NULL: none). 0 when it ran (notes may have come), else -1 with err
  * (AC_ERR_OPTIONS: options that do not go together). */
 AC_API int ac_tool_run(ac_tool *t, ac_tool_fn on_event, void *user, ac_err *err);
+
+/* ---- Shares of a job (1.6) --------------------------------------------------------------------- */
+/* Which of paths [n] this task's share owns, as the featurizer's and the evaluator's option "shard" split
+ * photos: spec "I/N" (those whose file name hashes to I mod N) or "slurm" (the Slurm job array's task of
+ * its tasks, from the environment). keep[i] 1 or 0 (paths and keep may be NULL with n 0: only checks
+ * spec); *index and *count (may be NULL) the share. A bad spec: AC_ERR_OPTIONS, naming it. */
+AC_API int ac_shard_select(const char *spec, const char *const *paths, int n, unsigned char *keep, int *index,
+                           int *count, ac_err *err);
 
 /* ---- Detectors -------------------------------------------------------------------------------- */
 /* Since 1.1. A COCO object detector (YOLOX-nano, a TFLite graph run by the library's engine): the

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "attncap/captioner.h"
+#include "attncap/captioner_debug.h"
+#include "attncap/shard.h"
 #include "attncap/cnn.h"
 #include "alloc_internal.h"
 
@@ -145,4 +147,30 @@ const char *ac_captioner_given_unknown(const ac_captioner *c, int k) {
     for (int i = 0; c->given && k >= 0 && i < c->n_given; i++) /* "<unk>" written as such is the model's */
         if (c->given[i] == AC_UNK && strcmp(c->given_words[i], "<unk>") && k-- == 0) return c->given_words[i];
     return NULL;
+}
+
+int ac_captioner_set_attention(ac_captioner *c, const char *key, const char *value, ac_err *err) {
+    if (!c || !key || !value) return ac_errc(err, AC_ERR_OPTIONS, "attention: a captioner, a key and a value are needed");
+    if (!strcmp(key, "head")) {
+        char *end;
+        const long head = strtol(value, &end, 10);
+        if (!*value || *end || head < 1 || head > 64)
+            return ac_errc(err, AC_ERR_OPTIONS, "attention: head wants a number in 1..64, got '%.40s'", value);
+        return ac_captioner_debug_attention(c, (int)head, NULL, NULL, err);
+    }
+    if (!strcmp(key, "hard_context")) return ac_captioner_debug_attention(c, 0, value, NULL, err);
+    if (!strcmp(key, "fix_attention")) return ac_captioner_debug_attention(c, 0, NULL, value, err);
+    return ac_errc(err, AC_ERR_OPTIONS, "attention: unknown key '%.40s' (head, hard_context or fix_attention)", key);
+}
+
+int ac_shard_select(const char *spec, const char *const *paths, int n, unsigned char *keep, int *index, int *count,
+                    ac_err *err) {
+    ac_shard s = {0, 0};
+    ac_err why;
+    if (!spec || ac_shard_parse(spec, &s, &why)) return ac_errc(err, AC_ERR_OPTIONS, "%s", spec ? why.msg : "no share given");
+    if (n > 0 && (!paths || !keep)) return ac_errc(err, AC_ERR_OPTIONS, "shard: paths and keep are needed");
+    for (int i = 0; i < n; i++) keep[i] = (unsigned char)ac_shard_owns(&s, paths[i]);
+    if (index) *index = s.index;
+    if (count) *count = s.count;
+    return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "attncap/captioner.h"
 #include "attncap/locate.h"
+#include "attncap/naming_opts.h"
 #include "alloc_internal.h"
 #include "options_internal.h"
 
@@ -81,6 +82,8 @@ int ac_evaluator_set(ac_evaluator *e, const char *key, const char *value, ac_err
     ac_err why;
     if (!strcmp(OPTIONS[i].key, "precision") && ac_captioner_set_precision(NULL, value, &why))
         return ac_errc(err, AC_ERR_OPTIONS, "option 'precision' is not one: %s", why.msg);
+    if (!strcmp(OPTIONS[i].key, "naming") && value && *value && ac_naming_check_json(value, &why))
+        return ac_errc(err, AC_ERR_OPTIONS, "option 'naming' is not a naming record: %s", why.msg);
     if (!strcmp(OPTIONS[i].key, "shard")) {
         ac_shard s = {0};
         if (value && ac_shard_parse(value, &s, &why))

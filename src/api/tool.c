@@ -11,7 +11,7 @@
 #include "attncap/common.h"
 #include "alloc_internal.h"
 
-static const tool_kind *const KINDS[] = {&ac_tool_ground, &ac_tool_presence, &ac_tool_calibrate};
+static const tool_kind *const KINDS[] = {&ac_tool_ground, &ac_tool_presence, &ac_tool_calibrate, &ac_tool_tune};
 #define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
 const char *ac_tool_name(int i) { return i >= 0 && i < N_KINDS ? KINDS[i]->name : NULL; }

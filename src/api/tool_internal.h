@@ -42,5 +42,5 @@ void ac_tool_say(ac_tool *t, const char *fmt, ...) __attribute__((format(printf,
 void ac_tool_progress(ac_tool *t, int done, int total);
 void ac_tool_progress_status(ac_tool *t, int done, int total, const char *status);
 
-extern const tool_kind ac_tool_ground, ac_tool_presence, ac_tool_calibrate;
+extern const tool_kind ac_tool_ground, ac_tool_presence, ac_tool_calibrate, ac_tool_tune;
 #endif

@@ -1,10 +1,9 @@
 /* attncap caption: caption photos, optionally with per-word attention overlays and contact sheets.
  * The core captions them (ac_caption_each: lanes, results handed back in input order as they are
- * done); caption_output.c prints them and writes the overlays. Over the core API (attncap.h) but for
- * two unstable calls on purpose: --shard's share (shard.h: the hash `attncap features --shard` shares,
- * a task-splitting concern of the program, not of captioning) and the attention experiments --head,
- * --hard-context, --fix-attention (captioner_debug.h: research switches that name the model's
- * internals, which the core does not promise). */
+ * done); caption_output.c prints them and writes the overlays. Over the core API (attncap.h) alone:
+ * --shard's share is ac_shard_select's (the hash the featurizer's and the evaluator's shards share), and
+ * the attention experiments --head, --hard-context, --fix-attention are ac_captioner_set_attention's
+ * research switches. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +12,6 @@
 #include <unistd.h>
 
 #include "attncap/attncap.h"
-#include "attncap/captioner_debug.h"
-#include "attncap/shard.h"
 #include "caption_output.h"
 #include "cleanup.h"
 #include "commands.h"
@@ -98,6 +95,17 @@ static double cpu_seconds(void) {
     return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) ? 0 : (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* --head, --hard-context, --fix-attention: the research switches, each that is given. */
+static int set_attention(ac_captioner *cap, int head, const char *hard_context, const char *fix_attention, ac_err *err) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", head);
+    return (head && ac_captioner_set_attention(cap, "head", n, err)) ||
+                   (hard_context && ac_captioner_set_attention(cap, "hard_context", hard_context, err)) ||
+                   (fix_attention && ac_captioner_set_attention(cap, "fix_attention", fix_attention, err))
+               ? -1
+               : 0;
+}
+
 int cmd_caption(int argc, char **argv) {
     const char *model = NULL, *encoder = NULL, *ov_dir = NULL, *given = NULL;
     cli_tag_flags tf = CLI_TAG_FLAGS_INIT;
@@ -154,8 +162,7 @@ int cmd_caption(int argc, char **argv) {
     }
 
     ac_err err;
-    ac_shard shard = {0, 0};
-    if (share && ac_shard_parse(share, &shard, &err)) {
+    if (share && ac_shard_select(share, NULL, 0, NULL, NULL, NULL, &err)) { /* a bad share, before anything is read */
         fprintf(stderr, "attncap caption: --shard: %s\n", err.msg);
         return 2;
     }
@@ -169,7 +176,10 @@ int cmd_caption(int argc, char **argv) {
         fprintf(stderr, "attncap caption: no photos to caption\n");
         goto out;
     }
-    paths.n = ac_shard_filter(&shard, paths.v, paths.n, free);
+    if (share && cli_keep_share(share, &paths, &err)) {
+        fprintf(stderr, "attncap caption: %s\n", err.msg);
+        goto out;
+    }
     if (ov_dir) {
         cli_cleanup_watch(ov_dir, 1); /* a folder being written when interrupted goes (see cleanup.h) */
         if (!(stems.v = calloc((size_t)paths.n + 1, sizeof *stems.v)) || /* core: ac_free = free */
@@ -215,7 +225,7 @@ int cmd_caption(int argc, char **argv) {
     if (max_len > 0) co.max_len = max_len;
     if (len_alpha >= 0) co.len_alpha = len_alpha;
     if (ac_captioner_open(model, &co, &cap, &err) || cli_captioner_precision(precision, cap, &err) ||
-        ((head || hard_context || fix_attention) && ac_captioner_debug_attention(cap, head, hard_context, fix_attention, &err)) ||
+        set_attention(cap, head, hard_context, fix_attention, &err) ||
         (ov_dir && ac_captioner_set_overlay_size(cap, of.size, &err))) { /* the font, before any photo */
         fprintf(stderr, "attncap caption: %s%s\n", err.msg, cli_hint(&err));
         goto out;

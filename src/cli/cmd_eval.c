@@ -115,7 +115,10 @@ static int set_program_options(ac_evaluator *e, const char *results, char **argv
     if (precision && ac_evaluator_set(e, "precision", precision, err)) return 1;
     const char *naming = getenv("ATTNCAP_NAMING");
     if (naming && *naming) {
-        if (ac_evaluator_set(e, "naming", naming, err)) return 1;
+        if (ac_evaluator_set(e, "naming", naming, err)) {
+            fprintf(stderr, "attncap eval: ATTNCAP_NAMING: %s\n", err->msg);
+            return -1; /* said */
+        }
         if (!quiet && *ac_evaluator_get(e, "data"))
             fprintf(stderr, "attncap eval: note: naming settings from ATTNCAP_NAMING over the model's: %.200s\n", naming);
     }
@@ -142,6 +145,7 @@ int cmd_eval(int argc, char **argv) {
     int rc = n_args < 0 ? (n_args == CLI_HELP ? 0 : 2) : set_program_options(e, results, argv, n_args, precision, view.quiet, &err);
     if (n_args < 0 || rc) {
         if (rc == 1) fprintf(stderr, "attncap eval: %s\n", err.msg);
+        if (rc < 0) rc = 1;
         ac_evaluator_close(e);
         return rc;
     }

@@ -246,3 +246,20 @@ int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac
     free(line);
     return rc ? -1 : n;
 }
+
+int cli_keep_share(const char *share, cli_strv *paths, ac_err *err) {
+    unsigned char *keep = malloc((size_t)paths->n + 1);
+    if (!keep) return cli_errf(err, "out of memory");
+    int n = 0;
+    if (ac_shard_select(share, (const char *const *)paths->v, paths->n, keep, NULL, NULL, err)) {
+        free(keep);
+        return -1;
+    }
+    for (int i = 0; i < paths->n; i++) {
+        if (keep[i]) paths->v[n++] = paths->v[i];
+        else free(paths->v[i]);
+    }
+    paths->n = n;
+    free(keep);
+    return 0;
+}

@@ -51,4 +51,6 @@ int cli_mkdirs(const char *path, ac_err *err);
  * Returns the number added, or -1 (err) when out of memory or a line holds a NUL byte. */
 int cli_read_list(FILE *f, const char *name, const char *root, cli_strv *out, ac_err *err);
 
+/* --shard SPEC (ac_shard_select): only this task's share of paths stays, in order (the others freed). */
+int cli_keep_share(const char *spec, cli_strv *paths, ac_err *err);
 #endif
