@@ -120,7 +120,7 @@ PY
   if [ $rc -ne 0 ]; then t_fail "exit $rc: $(cat "$T/err")"
   elif [ "$msg" != ok ]; then t_fail "$msg"
   elif ! expect_error "bad line" "$A" report "$T/bad.jsonl" --out "$T/gal2"; then :
-  elif ! grep -q "bad.jsonl:1: not a line of attncap caption --json" "$T/err"; then t_fail "bad line: $(cat "$T/err")"
+  elif ! grep -q "bad.jsonl:1: not a caption's JSON line" "$T/err"; then t_fail "bad line: $(cat "$T/err")"
   else t_ok; fi
 fi
 
