@@ -127,7 +127,7 @@ static int set_program_options(ac_evaluator *e, const char *results, char **argv
 
 int cmd_eval(int argc, char **argv) {
     ac_evaluator *e;
-    ac_err err;
+    ac_err err = {0}; /* AC_ERR_FAILED unless a call says otherwise */
     if (ac_evaluator_open(&e, &err)) {
         fprintf(stderr, "attncap eval: %s\n", err.msg);
         return 1;
