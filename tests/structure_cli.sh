@@ -83,6 +83,17 @@ else
   else t_fail "rc $rc: $out"; fi
 fi
 
+t_begin library_never_prints
+# the library reports through its return values and callbacks, never on the terminal: no object of
+# libattncap.a refers to stdout or stderr or calls the functions that write to stdout alone
+if ! command -v nm >/dev/null; then t_skip "needs nm (binutils)"
+elif [ ! -f "$B/libattncap.a" ]; then t_skip "no $B/libattncap.a (make)"
+else
+  raw=$(nm -A "$B/libattncap.a" 2>/dev/null | grep -E ' U (stdout|stderr|printf|vprintf|puts|putchar|perror)$' |
+        sed 's/.*libattncap\.a://' | paste -sd' ')
+  if [ -n "$raw" ]; then t_fail "the library prints: $raw"; else t_ok; fi
+fi
+
 t_begin allocations_go_through_alloc_c
 # every allocation of the library is one a test can make fail (src/base/alloc_internal.h,
 # tests/test_faults.c): no object but alloc.o calls the C library's allocators

@@ -50,30 +50,30 @@ static void tally_merge(tally *dst, const tally *src) {
 
 static void print_row(ac_tool *out, const klass *k, int json, int detected) {
     if (json) {
-        printf("{\"object\": \"%s\", \"photos\": %d, \"named\": %d", k->name, k->photos, k->named);
+        ac_tool_printf(out, "{\"object\": \"%s\", \"photos\": %d, \"named\": %d", k->name, k->photos, k->named);
         for (int s = 0; s < 2; s++) {
             const tally *t = s ? &k->ref : &k->gen;
             double n = t->n ? (double)t->n : 1;
-            printf(", \"%s\": {\"n\": %ld, \"hit\": %.4f, \"chance\": %.4f, \"mass\": %.4f, \"others\": %.4f, "
+            ac_tool_printf(out, ", \"%s\": {\"n\": %ld, \"hit\": %.4f, \"chance\": %.4f, \"mass\": %.4f, \"others\": %.4f, "
                    "\"area\": %.4f",
                    s ? "references" : "generated", t->n, t->hits / n, t->chance / n, t->mass / n,
                    t->other / (t->n_other ? (double)t->n_other : 1), t->area / n);
-            if (detected) printf(", \"undetected\": %ld", t->undetected);
-            printf("}");
+            if (detected) ac_tool_printf(out, ", \"undetected\": %ld", t->undetected);
+            ac_tool_printf(out, "}");
         }
-        printf("}\n");
+        ac_tool_printf(out, "}\n");
         return;
     }
-    printf("%-13s %6d %5d", k->name, k->photos, k->named);
+    ac_tool_printf(out, "%-13s %6d %5d", k->name, k->photos, k->named);
     for (int s = 0; s < 2; s++) {
         const tally *t = s ? &k->ref : &k->gen;
         if (t->n)
-            printf(" | %5ld %5.2f %6.2f %5.2f %6.2f %5.2f", t->n, t->hits / (double)t->n, t->chance / t->n,
+            ac_tool_printf(out, " | %5ld %5.2f %6.2f %5.2f %6.2f %5.2f", t->n, t->hits / (double)t->n, t->chance / t->n,
                    t->mass / t->n, t->other / (t->n_other ? t->n_other : 1), t->area / t->n);
-        else printf(" | %5d %5s %6s %5s %6s %5s", 0, "-", "-", "-", "-", "-");
-        if (detected) printf(" %5ld", t->undetected);
+        else ac_tool_printf(out, " | %5d %5s %6s %5s %6s %5s", 0, "-", "-", "-", "-", "-");
+        if (detected) ac_tool_printf(out, " %5ld", t->undetected);
     }
-    printf("\n");
+    ac_tool_printf(out, "\n");
 }
 
 /* Scores every word of `toks` that names one of the objects of the photo whose first object is
@@ -96,7 +96,7 @@ static void score_words(ac_tool *out, const ac_ground_set *set, int first, const
             const int names = ac_ground_names(obj, toks[k]);
             if (!obj->n_boxes) { /* detected mode: the detector did not find it */
                 if (names && ++t->undetected && verbose)
-                    printf("%s\t%s\t%s\t%s\tnot detected\n", obj->photo, obj->words[0], src, toks[k]);
+                    ac_tool_printf(out, "%s\t%s\t%s\t%s\tnot detected\n", obj->photo, obj->words[0], src, toks[k]);
                 continue;
             }
             double mass = ac_ground_row_mass(att, k, obj->boxes, obj->n_boxes);
@@ -108,7 +108,7 @@ static void score_words(ac_tool *out, const ac_ground_set *set, int first, const
             tally_add(t, mass, area, hit, chance);
             if (named) named[o - first] = 1;
             if (verbose)
-                printf("%s\t%s\t%s\t%s\t%.4f\t%.4f\t%d\n", obj->photo, obj->words[0], src, toks[k], mass, area, hit);
+                ac_tool_printf(out, "%s\t%s\t%s\t%s\t%.4f\t%.4f\t%d\n", obj->photo, obj->words[0], src, toks[k], mass, area, hit);
         }
     }
 }
@@ -218,9 +218,9 @@ static int run(ac_tool *t, void *state, ac_err *err) {
             if (!strcmp(set.obj[p].photo, photo) && set.obj[p].n_boxes)
                 cls[cls_of[p]].photos++, cls[cls_of[p]].named += named[p - o];
         if (verbose && toks) {
-            printf("%s\tcaption\t", photo);
-            for (int k = 0; k < c.n; k++) printf("%s%s", k ? " " : "", toks[k]);
-            printf("\n");
+            ac_tool_printf(t, "%s\tcaption\t", photo);
+            for (int k = 0; k < c.n; k++) ac_tool_printf(t, "%s%s", k ? " " : "", toks[k]);
+            ac_tool_printf(t, "\n");
         }
         free(toks);
         ac_caption_free(&c);
@@ -251,7 +251,7 @@ static int run(ac_tool *t, void *state, ac_err *err) {
     }
     const char *undet = detected ? " undet" : ""; /* its column in the table */
     if (!opt->json)
-        printf("%-13s %6s %5s | %5s %5s %6s %5s %6s %5s%s | %5s %5s %6s %5s %6s %5s%s\n%-13s %12s | %*s | %*s\n",
+        ac_tool_printf(t, "%-13s %6s %5s | %5s %5s %6s %5s %6s %5s%s | %5s %5s %6s %5s %6s %5s%s\n%-13s %12s | %*s | %*s\n",
                "object", "photos", "named", "n", "hit", "chance", "mass", "others", "area", undet, "n", "hit", "chance",
                "mass", "others", "area", undet, "", "", detected ? 43 : 37, "generated captions", detected ? 43 : 37,
                opt->data ? "reference captions" : "(no references)");
