@@ -19,11 +19,12 @@ from .classifier import ClassScore, Classifier
 from .errors import (BadImageError, Error, LibraryNotFoundError, NoEncoderError, NoModelError,
                      NotFeaturesError, OptionsError, OtherEncoderError, OutputExistsError, ResumeOptionsError)
 from .evaluate import evaluate, evaluation
+from .tools import tool, tools
 from .train import features, train, train_options
 
 __all__ = [
     "Captioner", "Result", "Region", "Tag", "Alternative", "Photo", "Classifier", "ClassScore", "evaluate", "evaluation",
-    "features", "train", "train_options", "library_path",
+    "features", "train", "train_options", "tool", "tools", "library_path",
     "library_candidates", "Error", "BadImageError", "NoModelError", "NoEncoderError", "OutputExistsError",
     "OtherEncoderError", "NotFeaturesError", "ResumeOptionsError", "OptionsError", "LibraryNotFoundError",
     "__version__",

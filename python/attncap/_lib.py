@@ -193,6 +193,23 @@ _PROTOTYPES_1_6 = {
 AC_EVAL_PER_CATEGORY = 2
 
 
+class ac_tool_event(Structure):
+    _fields_ = [("done", c_int), ("total", c_int), ("line", c_char_p), ("note", c_char_p), ("problem", c_int),
+                ("status", c_char_p)]
+
+
+TOOL_FN = ctypes.CFUNCTYPE(None, POINTER(ac_tool_event), c_void_p)
+_PROTOTYPES_1_6.update({
+    "ac_tool_name": (c_char_p, [c_int]),
+    "ac_tool_open": (c_int, [c_char_p, POINTER(c_void_p), _ERR_P]),
+    "ac_tool_close": (None, [c_void_p]),
+    "ac_tool_set": (c_int, [c_void_p, c_char_p, c_char_p, _ERR_P]),
+    "ac_tool_get": (c_char_p, [c_void_p, c_char_p]),
+    "ac_tool_option": (c_char_p, [c_void_p, c_int, POINTER(c_int)]),
+    "ac_tool_run": (c_int, [c_void_p, TOOL_FN, c_void_p, _ERR_P]),
+})
+
+
 def _checkout_of_package() -> Optional[Path]:
     """The repository this package's source sits in (python/attncap/ of a checkout), if it does."""
     root = Path(__file__).resolve().parent.parent.parent

@@ -370,6 +370,31 @@ def test_evaluation_errors(tmp_path):
     with pytest.raises(attncap.Error, match="missing.json"):
         attncap.evaluation(refs=refs, results=tmp_path / "missing.json", meteor=False)
 
+def test_tool_ground_equals_attncap_ground():
+    # 1.6's tools: ground's report is what `attncap ground` prints, a missing photo a note (a problem)
+    assert {"ground", "presence", "calibrate", "tune"} <= set(attncap.tools())
+    boxes = str(ROOT / "tests" / "fixtures" / "grounding" / "samples.tsv")
+    want = cli("ground", "--boxes", boxes, "--root", str(ROOT / "samples"), "--model", str(MODEL), "--json",
+               "--quiet").stdout.splitlines()
+    seen = []
+    got = attncap.tool("ground", boxes=boxes, root=ROOT / "samples", model=MODEL, json=True,
+                       on_progress=lambda done, total: seen.append((done, total)))
+    assert got == want and len(got) >= 3 and seen[0][0] == 0 and seen[-1][0] == seen[-1][1]
+    notes = []
+    lines = attncap.tool("ground", boxes="detected", photos=[ROOT / "samples" / "dog.jpg", "/nonexistent/gone.jpg"],
+                         model=MODEL, on_note=lambda line, problem: notes.append((line, problem)))
+    assert lines and lines[-1].startswith("all ")
+    assert len(notes) == 1 and "gone.jpg" in notes[0][0] and notes[0][1] is True
+
+
+def test_tool_errors():
+    with pytest.raises(attncap.OptionsError, match="no_such_tool"):
+        attncap.tool("no_such_tool")
+    with pytest.raises(attncap.OptionsError, match="beam"):
+        attncap.tool("ground", beam=0)
+    with pytest.raises(attncap.OptionsError, match="boxes"):
+        attncap.tool("ground")
+
 def test_train_equals_attncap_train(tmp_path):
     # 1.4's trainer: the CLI's model byte for byte on the training fixture (training is deterministic),
     # the events in order, the options' defaults as `attncap train --help` prints them
