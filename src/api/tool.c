@@ -11,16 +11,17 @@
 #include "attncap/common.h"
 #include "alloc_internal.h"
 
-static const tool_kind *const KINDS[] = {&ac_tool_ground, &ac_tool_presence, &ac_tool_calibrate, &ac_tool_tune};
+static const tool_kind *(*const KINDS[])(void) = {ac_tool_ground_kind, ac_tool_presence_kind, ac_tool_calibrate_kind,
+                                                   ac_tool_tune_kind};
 #define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
-const char *ac_tool_name(int i) { return i >= 0 && i < N_KINDS ? KINDS[i]->name : NULL; }
+const char *ac_tool_name(int i) { return i >= 0 && i < N_KINDS ? KINDS[i]()->name : NULL; }
 
 int ac_tool_open(const char *name, ac_tool **out, ac_err *err) {
     *out = NULL;
     const tool_kind *kind = NULL;
     for (int i = 0; i < N_KINDS && !kind; i++)
-        if (name && !strcmp(KINDS[i]->name, name)) kind = KINDS[i];
+        if (name && !strcmp(KINDS[i]()->name, name)) kind = KINDS[i]();
     if (!kind) return ac_errc(err, AC_ERR_OPTIONS, "unknown tool '%.80s'", name ? name : "");
     ac_tool *t = ac_calloc(1, sizeof *t);
     void *state = t ? ac_calloc(1, kind->state_size) : NULL;

@@ -166,5 +166,6 @@ static int run(ac_tool *tool, void *state, ac_err *err) {
     return rc;
 }
 
-const tool_kind ac_tool_calibrate = {"calibrate", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"refs", "results"},
+static const tool_kind KIND = {"calibrate", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"refs", "results"},
                                      sizeof(calibrate_opts), defaults, run};
+const tool_kind *ac_tool_calibrate_kind(void) { return &KIND; }

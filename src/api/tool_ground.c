@@ -267,5 +267,6 @@ done:
     return rc;
 }
 
-const tool_kind ac_tool_ground = {"ground", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"photos", NULL},
+static const tool_kind KIND = {"ground", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"photos", NULL},
                                   sizeof(ground_opts), defaults, run};
+const tool_kind *ac_tool_ground_kind(void) { return &KIND; }

@@ -42,5 +42,10 @@ void ac_tool_say(ac_tool *t, const char *fmt, ...) __attribute__((format(printf,
 void ac_tool_progress(ac_tool *t, int done, int total);
 void ac_tool_progress_status(ac_tool *t, int done, int total, const char *status);
 
-extern const tool_kind ac_tool_ground, ac_tool_presence, ac_tool_calibrate, ac_tool_tune;
+/* The kinds, each from its tool_NAME.c (functions, not exported data: the library keeps no globals
+ * a sanitizer or a linker would see as such). */
+const tool_kind *ac_tool_ground_kind(void);
+const tool_kind *ac_tool_presence_kind(void);
+const tool_kind *ac_tool_calibrate_kind(void);
+const tool_kind *ac_tool_tune_kind(void);
 #endif

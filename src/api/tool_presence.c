@@ -143,5 +143,6 @@ fail:
     return rc;
 }
 
-const tool_kind ac_tool_presence = {"presence", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"data", NULL},
+static const tool_kind KIND = {"presence", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {"data", NULL},
                                     sizeof(presence_opts), defaults, run};
+const tool_kind *ac_tool_presence_kind(void) { return &KIND; }

@@ -273,5 +273,6 @@ fail:
     return rc;
 }
 
-const tool_kind ac_tool_tune = {"tune", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {NULL, NULL},
+static const tool_kind KIND = {"tune", OPTIONS, (int)(sizeof OPTIONS / sizeof OPTIONS[0]), {NULL, NULL},
                                 sizeof(tune_opts), defaults, run};
+const tool_kind *ac_tool_tune_kind(void) { return &KIND; }
