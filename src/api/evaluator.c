@@ -79,9 +79,8 @@ int ac_evaluator_set(ac_evaluator *e, const char *key, const char *value, ac_err
     }
     if (!strcmp(OPTIONS[i].key, "tags") && value && strcmp(value, "auto") && strcmp(value, "off"))
         return ac_errc(err, AC_ERR_OPTIONS, "option 'tags' wants auto or off, got '%.80s'", value);
+    if (!strcmp(OPTIONS[i].key, "precision") && ac_option_check_precision(value, err)) return -1;
     ac_err why;
-    if (!strcmp(OPTIONS[i].key, "precision") && ac_captioner_set_precision(NULL, value, &why))
-        return ac_errc(err, AC_ERR_OPTIONS, "option 'precision' is not one: %s", why.msg);
     if (!strcmp(OPTIONS[i].key, "naming") && value && *value && ac_naming_check_json(value, &why))
         return ac_errc(err, AC_ERR_OPTIONS, "option 'naming' is not a naming record: %s", why.msg);
     if (!strcmp(OPTIONS[i].key, "shard")) {

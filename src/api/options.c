@@ -75,3 +75,9 @@ const char *ac_option_get(const option *o, const void *base, char *buf, size_t n
     }
     return buf;
 }
+
+int ac_option_check_precision(const char *value, ac_err *err) {
+    ac_err why;
+    if (ac_captioner_set_precision(NULL, value, &why) == 0) return 0;
+    return ac_errc(err, AC_ERR_OPTIONS, "option 'precision' is not one: %s", why.msg);
+}

@@ -25,6 +25,9 @@ int ac_option_find(const option *table, int n, const char *key);
 /* Sets option o of the job at base from text (a switch: NULL means "1"); a text option's copy goes to
  * *owned (the previous one freed). Refused with AC_ERR_OPTIONS naming the key and the text. */
 int ac_option_set(const option *o, void *base, char **owned, const char *text, ac_err *err);
+/* A "precision" option's value checked when it is set (a bad name is the caller's mistake, said before
+ * anything is opened): 0, or -1 with AC_ERR_OPTIONS naming the option and why. */
+int ac_option_check_precision(const char *value, ac_err *err);
 /* Option o's value as text: a text option's own string ("" when unset), else written to buf [n]. */
 const char *ac_option_get(const option *o, const void *base, char *buf, size_t n);
 #endif

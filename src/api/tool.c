@@ -78,11 +78,7 @@ int ac_tool_set(ac_tool *t, const char *key, const char *value, ac_err *err) {
     }
     const int i = ac_option_find(k->options, k->n_options, key);
     if (i < 0) return ac_errc(err, AC_ERR_OPTIONS, "unknown option '%.80s' of the tool %s", key ? key : "", k->name);
-    if (!strcmp(k->options[i].key, "precision")) { /* checked now: a bad name is the caller's mistake */
-        ac_err why;
-        if (ac_captioner_set_precision(NULL, value, &why))
-            return ac_errc(err, AC_ERR_OPTIONS, "option 'precision' is not one: %s", why.msg);
-    }
+    if (!strcmp(k->options[i].key, "precision") && ac_option_check_precision(value, err)) return -1;
     return ac_option_set(&k->options[i], t->state, &t->text[i], value, err);
 }
 
