@@ -102,8 +102,8 @@ static int parity_run(const char *path, ac_decoder_config *c, int masked, double
         goto done;
     }
     if (tnr) {
-        signed char wc[64];
-        for (int v = 0; v < c->vocab && v < 64; v++) wc[v] = (signed char)((const int32_t *)twc->data)[v];
+        short wc[64];
+        for (int v = 0; v < c->vocab && v < 64; v++) wc[v] = (short)((const int32_t *)twc->data)[v];
         if (c->vocab > 64 || ac_decoder_set_copy_words(&dec, wc, &err)) {
             parity_fail(why, n_why, "%s: word sets", path);
             goto done;

@@ -33,7 +33,7 @@ static void test_step(void) {
 }
 
 #define V 11
-static const signed char word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+static const short word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
 
 /* One step's log-probabilities of a photo with regions of categories 2 and 9 (none of 5). */
 static void step(const ac_decoder *dec, const float *ann, float *lp) {

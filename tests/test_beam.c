@@ -391,7 +391,7 @@ static void decode_rows_sees_regions(void) {
     CHECKF(ac_vocab_from_json(vocab_json(V), &v, &err) == 0, "%s", err.msg);
     for (int i = 0; i < cfg.embed * V; i++) dec.out_lo[i] *= 8;
     dec.copy_b[0] = 2.0f; /* a gate well open */
-    const signed char word_cat[V] = {-1, -1, -1, -1, 0, 1, 1, 2, -1};
+    const short word_cat[V] = {-1, -1, -1, -1, 0, 1, 1, 2, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     static float data[ROWS * GH * GW * DIM];
     for (int i = 0; i < ROWS * GH * GW * DIM; i++) data[i] = frand() + 0.5f;

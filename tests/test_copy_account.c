@@ -15,7 +15,7 @@
 #define L 6 /* 2 x 2 cells, then 2 regions */
 #define NR 2
 
-static const signed char word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1}; /* category 7 has no words */
+static const short word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1}; /* category 7 has no words */
 
 static ac_decoder_config copy_cfg(int kind) {
     ac_decoder_config c = {.vocab = V, .embed = 5, .hidden = H, .att = A, .dim = D, .n_ann = L, .grid_h = 2,

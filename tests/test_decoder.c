@@ -538,7 +538,7 @@ static void step_matches_training_copy(int kind, int absent, int objects) {
     if (absent) dec.absent_b[2] = -1.5f, dec.absent_b[5] = 0.7f, dec.absent_b[9] = -0.4f; /* each unseen in one photo */
     for (int k = 0; objects && k < AC_COPY_CATEGORIES * c.hidden; k++) /* zero at initialisation: make them count */
         dec.obj_h[k] = 0.8f * (float)sin(0.7 * k), dec.obj_c[k] = 0.8f * (float)cos(1.3 * k);
-    const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    const short word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[2][48];
     fill_ann(ann[0], 6 * c.dim, 5), fill_ann(ann[1], 6 * c.dim, 9);
@@ -587,7 +587,7 @@ static void test_caption_weights(void) {
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 7, &err) == 0);
     dec.ptr_bs[0] = -0.5f, dec.absent_b[5] = -0.8f;
-    const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    const short word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[2][48];
     fill_ann(ann[0], 6 * c.dim, 4), fill_ann(ann[1], 6 * c.dim, 8);
@@ -650,7 +650,7 @@ static void copy_shares(int kind) {
     ac_decoder dec;
     ac_err err;
     CHECK(ac_decoder_init(&dec, &c, 5, &err) == 0);
-    const signed char word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    const short word_cat[11] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     CHECK(ac_decoder_set_copy_words(&dec, word_cat, &err) == 0);
     float ann[48];
     fill_ann(ann, 6 * c.dim, 7);
@@ -813,6 +813,14 @@ static void test_torch_parity_absent(void) { parity_copy_fixture("pointer_absent
  * included, against autograd. */
 static void test_torch_parity_objects(void) { parity_copy_fixture("pointer_objects", 2, 1, 1); }
 
+/* config.imagenet_words (tools/torch_decoder.py --pointer --absent --object-init --imagenet): the same
+ * batch with two categories moved past COCO's 80 (ImageNet words 203, which words name, and 180, which
+ * none does): the copy names them as any category, absent priors and object init leave them out;
+ * every gradient against autograd. With categories kept in a signed byte, 203 read as -53 fails. */
+static void test_torch_parity_imagenet(void) {
+    parity_copy_fixture("pointer_imagenet", 2, 1, 1);
+}
+
 static void f16_same_bits(int score, int heads, int masked) {
     ac_decoder_config cfg = {.vocab = 300, .embed = 24, .hidden = 40, .att = 16, .dim = 20, .n_ann = 12,
                              .grid_h = 3, .grid_w = 4, .attention = score, .heads = heads};
@@ -927,6 +935,7 @@ int main(void) {
     RUN(test_torch_parity_pointer);
     RUN(test_torch_parity_absent);
     RUN(test_torch_parity_objects);
+    RUN(test_torch_parity_imagenet);
     RUN(test_step_matches_training_pointer);
     RUN(test_pointer_shares);
     RUN(test_torch_parity_hard);

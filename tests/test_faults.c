@@ -546,7 +546,7 @@ static void serve_result(void *user, const ac_batch_result *r) {
     if (!r->ok || r->tag != &serve_given) {
         serve_failed = 1;
         snprintf(serve_msg, sizeof serve_msg, "%s", r->ok ? "another photo's tag" : r->err.msg);
-    } else if (!(serve_json = ac_caption_json("", r->caption, c->model.vocab, NULL, 0, 1, c->grid_h, c->grid_w))) {
+    } else if (!(serve_json = ac_caption_json("", r->caption, &c->model, NULL, 0, 1, c->grid_h, c->grid_w))) {
         serve_failed = 1;
         snprintf(serve_msg, sizeof serve_msg, "ac_caption_json: NULL");
     }

@@ -19,7 +19,7 @@ static int pointer_decoder(ac_decoder *dec) {
     dec->ptr_bs[0] = -0.5f, dec->absent_b[5] = -0.8f;
     for (int k = 0; k < V; k++) /* <unk> likely (and never drawn); <end> likely enough that most captions end */
         dec->out_bo[k] = k == AC_UNK ? 2.0f : k == AC_END ? 2.0f : 0.3f * (float)(k % 4);
-    const signed char word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
+    const short word_cat[V] = {-1, -1, -1, -1, 2, 2, 5, -1, 5, 9, -1};
     return ac_decoder_set_copy_words(dec, word_cat, &err);
 }
 

@@ -177,7 +177,8 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
         for i in range(B):
             for k in range(copy["n_regions"][i]):
                 cat, s = copy["cats"][i][k], copy["scores"][i][k]
-                o[i, cat] = max(o[i, cat].item(), s)
+                if cat < 80:  # COCO's categories only: an ImageNet word has no row of obj_h
+                    o[i, cat] = max(o[i, cat].item(), s)
         pre_h, pre_c = pre_h + o @ P["obj_h"], pre_c + o @ P["obj_c"]
     h, cc = torch.tanh(pre_h), torch.tanh(pre_c)
     n = c.get("heads", 1)
@@ -234,9 +235,9 @@ def forward(P, c, ann, lens, words, train, masks=None, n_valid=None, hard=None, 
         logits.append(od @ P["out_lo"] + P["out_bo"])
         if copy is not None and c.get("absent"):  # + b_c on the words of each category no region of the photo has
             wc = torch.tensor(copy["word_cat"], dtype=torch.long)
-            unseen = torch.tensor([[wc[w] >= 0 and int(wc[w]) not in copy["cats"][i][:copy["n_regions"][i]]
+            unseen = torch.tensor([[0 <= wc[w] < 80 and int(wc[w]) not in copy["cats"][i][:copy["n_regions"][i]]
                                     for w in range(len(wc))] for i in range(bt)], dtype=ann.dtype)
-            logits[-1] = logits[-1] + unseen * P["absent_b"][wc.clamp(min=0)]
+            logits[-1] = logits[-1] + unseen * P["absent_b"][wc.clamp(min=0, max=79)]  # COCO's only
         tgts.append(tgt)
         if copy is not None and c["copy"] == 2:  # the pointer: regions against the sentinel, one softmax
             q = hp if c.get("attention", "additive") == "general" else hp @ P["att_wh"]
@@ -302,7 +303,7 @@ def write_safetensors(path, tensors, meta):
 
 
 def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False, copy_mode=0, absent=False,
-                 object_init=False):
+                 object_init=False, imagenet=False):
     c = {"vocab": 13, "embed": 8, "hidden": 8, "att": 6, "dim": 10, "n_ann": 6, "grid_h": 2, "grid_w": 3,
          "dropout": 0.3, "lambda": 0.5}
     if copy_mode:  # a 2x2 grid and 2 regions; words 4-9 name categories 0, 0, 1, 3, 3, 3 (none names 7)
@@ -311,6 +312,8 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
             c.update(absent=1)
         if object_init:
             c.update(object_init=1)
+        if imagenet:  # categories 3 and 7 become ImageNet words 123 and 100 (past COCO's 80 and a signed byte)
+            c.update(imagenet_words=124)
     if hard_mode:  # every term of the estimator, and both kinds of captions in the batch
         c.update(attention_mode="hard", reinforce=0.7, entropy=0.05, expected_context=0.4)
     if score != "additive":  # (the additive fixture predates the field: absent means additive)
@@ -336,6 +339,10 @@ def make_fixture(path, score, heads, masked=False, hard_mode=False, sparse=False
         cats = [[0, 3], [7], [], [3, 3], [1]]
         # scores: category 3 twice in one photo (o takes the larger), 7 names no word but still counts
         scores = [[0.9, 0.35], [0.6], [], [0.5, 0.8], [0.45]]
+        if imagenet:
+            inet = {3: 80 + 123, 7: 80 + 100}
+            word_cat = np.array([inet.get(int(k), int(k)) for k in word_cat], dtype=np.int32)
+            cats = [[inet.get(k, k) for k in row] for row in cats]
         copy = {"n_regions": n_regions, "cats": cats, "scores": scores, "word_cat": word_cat}
         n_valid = [6, 5, 4, 6, 3]
         for b, nv in enumerate(n_valid):
@@ -429,13 +436,17 @@ if __name__ == "__main__":
     ap.add_argument("--object-init", action="store_true", help="with --copy or --pointer: config.object_init, the "
                     "regions' categories and scores in the initial state "
                     "(tests/fixtures/decoder_parity_pointer_objects.safetensors, with --absent)")
+    ap.add_argument("--imagenet", action="store_true", help="with --copy or --pointer: two of the categories are "
+                    "ImageNet words (config.imagenet_words; 203 and 180, past COCO's 80 and a signed byte), which "
+                    "absent and object_init leave out (tests/fixtures/decoder_parity_pointer_imagenet.safetensors, "
+                    "with --absent --object-init)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     if a.fixture:
         make_fixture(a.fixture, a.attention, a.heads, a.mask or a.sparse, a.hard, a.sparse,
-                     2 if a.pointer else 1 if a.copy else 0, a.absent, a.object_init)
+                     2 if a.pointer else 1 if a.copy else 0, a.absent, a.object_init, a.imagenet)
     if a.bench:
         bench(a.seconds, a.threads)
     if not a.fixture and not a.bench:

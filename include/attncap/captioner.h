@@ -113,8 +113,9 @@ int ac_captioner_lane_run(const ac_captioner *c, ac_captioner_lane *lane, const 
  * naming added (unknown_words, confidence, described, tags), alternatives (the runners-up, when
  * searched for), overlays (the files written for it), and when `attention` the weights per token
  * ("attention": [[L weights], ...], 4 significant digits) and "grid": [grid_h, grid_w] (the caption's
- * own grid when it has one, ac_caption.grid_h: then L = its cells). */
-char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
+ * own grid when it has one, ac_caption.grid_h: then L = its cells); m: the model that made it (its
+ * words, its regions' labels). */
+char *ac_caption_json(const char *image, const ac_caption *c, const ac_model *m, const char *const *overlays,
                       int n_overlays, int attention, int grid_h, int grid_w);
 
 /* Batch captioning (captioner_batch.c): many photo files, results delivered in input order.

@@ -160,10 +160,21 @@ typedef struct ac_decoder_config {
      * Tensors obj_h, obj_c [AC_COPY_CATEGORIES, H], zero at initialisation (a warm start begins as
      * the model it starts from). */
     int object_init;
+    /* ImageNet words (a copy model's, 0 .. AC_COPY_CATEGORIES_MAX - AC_COPY_CATEGORIES): words COCO's
+     * categories lack (butterfly, fountain, castle) enter through the same copy, not through a rule
+     * of their own. Category AC_COPY_CATEGORIES + j is the model's ImageNet word j (model.h
+     * imagenet_words: the word and the ImageNet classes that mean it); a photo gets a region of it,
+     * over the whole photo, scored by the encoder's own classifier (the classes' summed probability),
+     * and a caption without a photo a pseudo-region when it says the word, as COCO's categories do.
+     * No tensor: the pointer scores the region from its vector, and the copy maps it to its words. */
+    int imagenet_words;
 } ac_decoder_config;
 
-/* The categories a copy model's regions name: COCO's (objects.h's AC_N_OBJECTS). */
+/* COCO's categories (objects.h's AC_N_OBJECTS): the categories absent priors and object init cover. */
 #define AC_COPY_CATEGORIES 80
+/* Every category a copy model's regions can name: COCO's, then the model's ImageNet words; 255 marks
+ * a region of no category. */
+#define AC_COPY_CATEGORIES_MAX 255
 
 /* The decoder kinds (config.decoder). */
 typedef enum ac_decoder_kind { AC_DECODER_LSTM = 0, AC_DECODER_TRANSFORMER, AC_DECODER_KIND_COUNT } ac_decoder_kind;
@@ -227,10 +238,11 @@ int ac_decoder_init(ac_decoder *dec, const ac_decoder_config *cfg, unsigned long
 /* Turns config.absent on for a copy model without it: absent_b, all 0 (the same captions until set). The
  * other weights keep their values (and the float16 copies stay valid). */
 int ac_decoder_add_absent(ac_decoder *dec, ac_err *err);
-/* A copy model's word sets: word_category [vocab] gives the category (0 .. AC_COPY_CATEGORIES - 1)
- * word w names alone, or -1 (objects.h's ac_objects_of_vocab). Needed before a copy model trains or
- * decodes (the model loader and the trainer set it); without it the copy path is off. */
-int ac_decoder_set_copy_words(ac_decoder *dec, const signed char *word_category, ac_err *err);
+/* A copy model's word sets: word_category [vocab] gives the category (0 .. AC_COPY_CATEGORIES_MAX - 1)
+ * word w names alone, or -1 (objects.h's ac_objects_of_vocab for COCO's; model.h's ImageNet words
+ * after them). Needed before a copy model trains or decodes (the model loader and the trainer set
+ * it); without it the copy path is off. */
+int ac_decoder_set_copy_words(ac_decoder *dec, const short *word_category, ac_err *err);
 void ac_decoder_free(ac_decoder *dec);
 /* For inference (LSTM): keep float16 copies of the weights each step streams (lstm_w, out_lo, att_wh, out_lh,
  * out_lz) if every value is exactly a float16 (true of a model stored as F16) and the CPU has the

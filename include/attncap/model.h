@@ -20,6 +20,8 @@
  *              "text", arrays of vocab counts; "paired" is read, naming.h's trust uses it)
  *   "training_photos" optional: the photos trained on, hashed (below; checked at load: its keys,
  *              the hash's name, n, 8 hex digits per photo in ascending order)
+ *   "imagenet_words" with config.imagenet_words only: the words the copy names from the encoder's
+ *              classifier (imagenet_words.h; checked at load against the vocabulary and the config)
  * Everything is read and checked once, by ac_model_load; the decoder and the beam search never see
  * the file. */
 #ifndef ATTNCAP_MODEL_H
@@ -28,6 +30,7 @@
 #include "attncap/common.h"
 #include "attncap/confidence.h"
 #include "attncap/decoder.h"
+#include "attncap/imagenet_words.h"
 #include "attncap/tag_precision.h"
 #include "attncap/vocab.h"
 
@@ -50,6 +53,7 @@ struct ac_model { /* typedef: attncap.h */
                                  (metadata "vocab_counts" "paired"); NULL if absent */
     unsigned char *no_repeat; /* [vocab] the words decode.no_repeat points to: every real word but those
                                  of "decode" "repeatable"; NULL if absent */
+    ac_imagenet_words imagenet; /* metadata "imagenet_words" (config.imagenet_words of them); n = 0 if absent */
 };
 
 /* Loads and validates: shapes against the config, vocabulary size against it, every value finite,
@@ -60,7 +64,7 @@ struct ac_model { /* typedef: attncap.h */
  * file and the problem; on error *m is left empty. */
 int ac_model_load(const char *path, ac_model *m, ac_err *err);
 /* A copy model's word sets from its vocabulary (decoder.h's ac_decoder_set_copy_words with objects.h's
- * reading of each word); ac_model_load does this. */
+ * reading of each word, then its ImageNet words' forms); ac_model_load does this. */
 int ac_model_copy_words(ac_model *m, ac_err *err);
 /* Writes format, config, vocab, encoder (m->encoder_json, or "{}") and the optional
  * NULL-terminated key, value, key, value... of extra_meta (e.g. "training", "decode"), atomically.

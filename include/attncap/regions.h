@@ -38,7 +38,8 @@ extern "C" {
 typedef struct ac_region {
     float x0, y0, x1, y1; /* normalised to the photo: 0 <= x0 <= x1 <= 1 */
     float score;          /* the detector's score, 0..1 */
-    int category;         /* COCO category (objects.h), 0..AC_N_OBJECTS - 1 */
+    int category;         /* COCO category (objects.h), 0..AC_N_OBJECTS - 1, or a model's ImageNet word
+                             (AC_N_OBJECTS + j, imagenet_words.h) */
 } ac_region;
 
 /* The regions of d: detections scored at least min_score whose label is a COCO category name
@@ -46,6 +47,10 @@ typedef struct ac_region {
  * Returns how many were written to out. */
 int ac_regions_from_detections(const ac_detections *d, const char *const *names, int n_names, float min_score, int max,
                                ac_region *out);
+/* The regions a photo keeps of a (the detector's, best first) and b (others, best first, e.g. its
+ * ImageNet words', imagenet_words.h): the best `max` of both by score, a's first on a tie, best first,
+ * into out (room for max; not a or b). Returns how many. */
+int ac_regions_merge(const ac_region *a, int na, const ac_region *b, int nb, int max, ac_region *out);
 /* Mirrors a region left-right (a flipped photo's features). */
 void ac_region_flip(ac_region *r);
 /* code(k): D floats of unit norm. */

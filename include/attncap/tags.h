@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "attncap/common.h"
+#include "attncap/imagenet_words.h"
 #include "attncap/vocab.h"
 
 #ifdef __cplusplus
@@ -34,6 +35,8 @@ int ac_tag_table_words(const ac_tag_table *t);   /* distinct words */
 int ac_tag_class_word(const ac_tag_table *t, int cls); /* the class's word index, -1 if none or out of range */
 const char *ac_tag_class_label(const ac_tag_table *t, int cls); /* "Egyptian cat"; NULL if out of range */
 const char *ac_tag_word(const ac_tag_table *t, int word); /* "hot dog"; NULL if out of range */
+/* The captions that say the word (the count column of its first class); 0 if out of range. */
+long long ac_tag_word_count(const ac_tag_table *t, int word);
 /* The word's surface forms (the word first; duplicates across classes merged); returns how many. */
 int ac_tag_word_forms(const ac_tag_table *t, int word, const char *const **forms);
 /* The index of a word ("hot dog"), -1 if the table has no such word. */
@@ -72,6 +75,12 @@ typedef struct ac_tag_ids {
  * in the order of tags. */
 int ac_tags_to_ids(const ac_tag_table *t, const ac_vocab *v, const ac_tag *tags, int n_tags, ac_tag_ids *out,
                    int *dropped, int *n_dropped, ac_err *err);
+/* The ImageNet words (imagenet_words.h) a copy model trained with `attncap train --imagenet-words TABLE`
+ * gets: each word of the table whose one-token surface forms in vocab name no COCO category
+ * (objects.h: COCO's are the detector's), with those forms, most often captioned first (the table's
+ * counts), at most max (<= AC_IMAGENET_WORDS_MAX); a form another word took already stays with it. */
+int ac_imagenet_words_from_table(const ac_tag_table *t, const ac_vocab *v, int max, ac_imagenet_words *out,
+                                 ac_err *err);
 #ifdef __cplusplus
 }
 #endif

@@ -96,6 +96,10 @@ typedef struct ac_train_opts {
     int absent;             /* with copy: learned priors of the words of objects no region shows
                              * (decoder.h config.absent) */
     int object_init;        /* with copy: the photo's objects set the initial state (config.object_init) */
+    const char *imagenet_words; /* with copy: a tag table (tags.h, models/imagenet_words.tsv): the words
+                             * COCO lacks that the encoder's classifier can say become copy categories
+                             * (config.imagenet_words, imagenet_words.h): photos get regions of them
+                             * from the classifier, captions without photos pseudo-regions */
     int scst;               /* 0 (default): cross-entropy on the captions. K > 1: self-critical training
                              * (train_scst.c): K captions sampled per photo, each weighted by how much its
                              * CIDEr-D beats the photo's other samples'; a fine-tune (with init) of an LSTM

@@ -2,6 +2,7 @@
  * goes through ac_captioner_batch_inputs, the path `attncap caption` takes, so a result's caption is
  * the CLI's bit for bit. A result is the public ac_result followed by what it points into: the
  * caption (beam.h) and, with AC_KEEP_PHOTO, the photo as read. */
+#include "attncap/imagenet_words.h"
 #include "attncap/attncap.h"
 
 #include <math.h>
@@ -44,13 +45,13 @@ void ac_result_free(ac_result *pub) {
 }
 
 /* r->regions and r->region_att from r->cap (regions filled in, its grid known). 0, or -1 when out of memory. */
-static int fill_regions(result *r) {
+static int fill_regions(result *r, const ac_captioner *c) {
     const ac_caption *cap = &r->cap;
     const int nr = cap->n_regions, n = cap->n, stride = ac_caption_alpha_stride(cap), G = stride - nr;
     if (!(r->regions = ac_calloc((size_t)nr, sizeof *r->regions))) return -1;
     for (int k = 0; k < nr; k++) {
         const ac_region *g = &cap->regions[k];
-        const char *label = ac_object_name(g->category);
+        const char *label = ac_region_label(&c->model.imagenet, g->category);
         r->regions[k] = (ac_result_region){label ? label : "", g->score, g->x0, g->y0, g->x1, g->y1};
     }
     if (n && !(r->region_att = ac_malloc(sizeof(float) * (size_t)n * nr))) return -1;
@@ -83,7 +84,7 @@ static int fill(result *r, const ac_captioner *c) {
         if (!(r->cells = ac_malloc(sizeof(float) * G * ((size_t)n + 1)))) return -1;
         for (int k = 0; k <= n; k++) ac_caption_cell_attention(cap, k, r->cells + (size_t)k * G);
         p->attention = r->cells;
-        if (fill_regions(r)) return -1;
+        if (fill_regions(r, c)) return -1;
     }
     if (cap->n_alt > 0) {
         if (!(r->alts = ac_calloc((size_t)cap->n_alt, sizeof *r->alts)) ||
@@ -368,7 +369,7 @@ done:
 char *ac_result_json(const ac_captioner *c, const ac_result *pub, const char *image, unsigned flags) {
     const result *r = (const result *)pub;
     if (r->error) return NULL;
-    return ac_caption_json(image ? image : r->image ? r->image : "", &r->cap, c->model.vocab,
+    return ac_caption_json(image ? image : r->image ? r->image : "", &r->cap, &c->model,
                            (const char *const *)r->overlays, r->pub.n_overlays, (flags & AC_JSON_ATTENTION) != 0,
                            c->grid_h, c->grid_w);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attncap/imagenet_words.h"
 #include "attncap/dataset.h"
 #include "attncap/naming_opts.h"
 #include "attncap/objects.h"
@@ -200,7 +201,9 @@ static int run(ac_tool *t, void *state, ac_err *err) {
         goto fail;
     }
     if (detections && cfg->regions > 0 &&
-        ac_rows_regions_load(detections, &fc, cfg->region_min_score, cfg->regions, &regions, NULL, err))
+        (ac_rows_regions_load(detections, &fc, cfg->region_min_score, cfg->regions, &regions, NULL, err) ||
+         ac_imagenet_words_add_to_rows(&model.imagenet, &fc, model_path, cfg->region_min_score, cfg->regions, 0,
+                                       &regions, err)))
         goto fail;
     if (fc.grid_h * fc.grid_w + cfg->regions != cfg->n_ann || fc.dim != cfg->dim) {
         ac_errf(err, "%s: features of %dx%dx%d do not fit the model (L %d, D %d)", features, fc.grid_h, fc.grid_w,

@@ -28,7 +28,7 @@ static const option OPTIONS[] = {
     TXT("data", data), TXT("images", image_dir), TXT("features", features), TXT("extra_data", extra_data),
     TXT("text", text), FLT("text_ratio", text_ratio, 0.01, 100), TXT("detections", detections),
     INT("regions", regions, 1, 32), SWITCH("copy", o.copy), SWITCH("pointer", pointer), SWITCH("absent", o.absent),
-    SWITCH("object_init", o.object_init), FLT("text_weight", text_weight, 0, 100), TXT("init", init), TXT("out", out),
+    SWITCH("object_init", o.object_init), TXT("imagenet_words", imagenet_words), FLT("text_weight", text_weight, 0, 100), TXT("init", init), TXT("out", out),
     TXT("log", log_csv), TXT("plot", plot_png), TXT("val_metric", val_metric), INT("epochs", epochs, 0, 100000),
     INT("batch", batch, 1, 4096), FLT("lr", lr, 1e-9, 1), FLT("lr_min", lr_min, 0, 1), INT("embed", embed, 1, 8192),
     INT("hidden", hidden, 1, 8192), INT("att", att, 1, 8192), TXT("attention", attention), INT("heads", heads, 1, 64),
@@ -86,8 +86,8 @@ int ac_trainer_run(ac_trainer *t, ac_train_fn on_event, void *user, ac_err *err)
     if (t->pointer) o.copy = 2;
     if (!o.data || !o.features || !o.out)
         return ac_errc(err, AC_ERR_OPTIONS, "training needs the options data, features and out");
-    if ((o.absent || o.object_init) && !o.copy)
-        return ac_errc(err, AC_ERR_OPTIONS, "the options absent and object_init go with copy or pointer");
+    if ((o.absent || o.object_init || o.imagenet_words) && !o.copy)
+        return ac_errc(err, AC_ERR_OPTIONS, "the options absent, object_init and imagenet_words go with copy or pointer");
     if (o.copy && !o.detections && !o.resume)
         return ac_errc(err, AC_ERR_OPTIONS, "the option copy needs detections: it copies from the photos' detected objects");
     if (o.resume_force && !o.resume)

@@ -1,5 +1,7 @@
 /* caption_json.c: one photo's caption as the JSON object `attncap caption --json` prints (captioner.h). */
 #include "attncap/captioner.h"
+#include "attncap/imagenet_words.h"
+#include "attncap/model.h"
 #include "attncap/objects.h"
 #include "attncap/regions.h"
 #include "alloc_internal.h"
@@ -87,13 +89,14 @@ static char *attention_text(const ac_caption *c, int L, int regions_only) {
 }
 
 /* "regions": the detected objects the decoder attended to, boxes as fractions of the photo. */
-static void add_regions(cJSON *o, const ac_caption *c, int *ok) {
+static void add_regions(cJSON *o, const ac_caption *c, const ac_imagenet_words *words, int *ok) {
     if (!c->n_regions || !c->regions) return;
     cJSON *rs = put(o, "regions", cJSON_CreateArray(), ok);
     for (int r = 0; r < c->n_regions; r++) {
         const ac_region *g = &c->regions[r];
         cJSON *x = cJSON_CreateObject();
-        put(x, "label", cJSON_CreateString(ac_object_name(g->category)), ok);
+        const char *label = ac_region_label(words, g->category);
+        put(x, "label", cJSON_CreateString(label ? label : ""), ok);
         put(x, "score", cJSON_CreateNumber(round(g->score * 1e4) / 1e4), ok);
         const double b[4] = {g->x0, g->y0, g->x1, g->y1};
         cJSON *bx = put(x, "box", cJSON_CreateArray(), ok);
@@ -102,8 +105,9 @@ static void add_regions(cJSON *o, const ac_caption *c, int *ok) {
     }
 }
 
-char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v, const char *const *overlays,
+char *ac_caption_json(const char *image, const ac_caption *c, const ac_model *m, const char *const *overlays,
                       int n_overlays, int attention, int grid_h, int grid_w) {
+    const ac_vocab *v = m->vocab;
     int okv = 1, *ok = &okv;
     char *text = ac_caption_text(c, v);
     cJSON *o = cJSON_CreateObject();
@@ -125,7 +129,7 @@ char *ac_caption_json(const char *image, const ac_caption *c, const ac_vocab *v,
     put(o, "score", cJSON_CreateNumber(c->score), ok); /* the ranking score, as --nbest prints it */
     add_naming(o, c, ok);
     if (c->n_alt) add_alternatives(o, c, v, ok);
-    add_regions(o, c, ok);
+    add_regions(o, c, &m->imagenet, ok);
     cJSON *ovs = put(o, "overlays", cJSON_CreateArray(), ok);
     for (int i = 0; i < n_overlays; i++) put(ovs, NULL, cJSON_CreateString(overlays[i]), ok);
     char *raw = NULL;

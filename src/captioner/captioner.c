@@ -16,6 +16,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A model with ImageNet words (imagenet_words.h): the encoder's classifier on the grid the CNN pass
+ * made, over the whole photo and the naming's windows. */
+static int open_imagenet_classes(ac_captioner *c, ac_err *err) {
+    const ac_imagenet_words *iw = &c->model.imagenet;
+    if (iw->n == 0) return 0;
+    ac_grid_window win[AC_NAMING_WINDOWS];
+    if (ac_captioner_want_classes(c, win, ac_grid_naming_windows(c->grid_h, c->grid_w, win), err))
+        return ac_err_prefix(err, "the model names ImageNet words and needs its encoder's classifier");
+    if (c->n_classes != iw->n_classes)
+        return ac_errf(err, "%s: the model's ImageNet words mean %d classes, the encoder's classifier has %d",
+                       c->model.path ? c->model.path : "model", iw->n_classes, c->n_classes);
+    return 0;
+}
+
 int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encoder_flag, int threads, ac_err *err) {
     memset(c, 0, sizeof *c);
     c->threads = threads;
@@ -48,7 +62,7 @@ int ac_captioner_init(ac_captioner *c, const char *model_flag, const char *encod
         goto done;
     }
     if (cfg->grid_h * cfg->grid_w == c->L) c->grid_h = cfg->grid_h, c->grid_w = cfg->grid_w;
-    if (ac_captioner_open_detector(c, threads, err)) goto done;
+    if (ac_captioner_open_detector(c, threads, err) || open_imagenet_classes(c, err)) goto done;
     c->ann = ac_malloc((size_t)cfg->n_ann * c->D * sizeof *c->ann);
     if (!c->ann) {
         ac_errf(err, "out of memory");
@@ -210,7 +224,7 @@ static int run(const ac_captioner *c, ac_encoder *enc, ac_detector *det, float *
     int grid[2], nr = 0;
     ac_region regions[AC_REGIONS_MAX];
     int rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
-    if (!rc) rc = ac_captioner_detect(c, det, photo, ann, grid, regions, &nr, err);
+    if (!rc) rc = ac_captioner_detect(c, det, photo, ann, probs, grid, regions, &nr, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;

@@ -116,7 +116,7 @@ static void encode_job(batch *b, ac_captioner_lane *lane, job *j) {
     if (!j->ok) return;
     double t0 = ac_now();
     if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, j->grid, &j->square, &j->err) ||
-        ac_captioner_detect(b->cap, lane->det, &j->photo, j->ann, j->grid, j->regions, &j->n_regions, &j->err))
+        ac_captioner_detect(b->cap, lane->det, &j->photo, j->ann, j->probs, j->grid, j->regions, &j->n_regions, &j->err))
         j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
     if (!b->keep_photo) ac_image_free(&j->photo);

@@ -21,11 +21,12 @@ void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int 
  * installed data or ../shared/encoders; missing is an error naming the file), opened once. */
 int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err);
 void ac_captioner_close_detector(ac_captioner *c);
-/* The photo's (as read, its own aspect ratio) detections as regions: written to regions (at most the
- * model's config.regions) and their vectors appended to ann after the grid[0] x grid[1] cells.
- * *n_regions = 0 when det is NULL (a model without regions). */
-int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image *photo, float *ann, const int *grid,
-                        ac_region *regions, int *n_regions, ac_err *err);
+/* The photo's (as read, its own aspect ratio) detections as regions, with its ImageNet words' (a model
+ * with them: from probs, ac_captioner_encode's classes of the same grid) the best of both by score:
+ * written to regions (at most the model's config.regions) and their vectors appended to ann after the
+ * grid[0] x grid[1] cells. *n_regions = 0 when det is NULL (a model without regions). */
+int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image *photo, float *ann, const float *probs,
+                        const int *grid, ac_region *regions, int *n_regions, ac_err *err);
 /* ac_captioner_run with the photo as read beside its square (the detector sees the photo). */
 int ac_captioner_run_photo(ac_captioner *c, const ac_image *square, const ac_image *photo, ac_caption *out,
                            double *t_cnn, double *t_dec, ac_err *err);

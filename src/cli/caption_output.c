@@ -108,6 +108,10 @@ void cli_caption_on_result(void *user, int index, ac_result *r) {
     }
     cli_cleanup_unit(NULL);
     free(unit);
+    if (v->json && !line) { /* said, and counted: a photo must not vanish from the output */
+        fprintf(stderr, "attncap caption: %s: out of memory writing its JSON line\n", path);
+        ov_failed = 1;
+    }
     if (v->json) {
         char *marked = ov_failed && line ? with_error(line, failed_what) : NULL;
         if (marked || line) printf("%s\n", marked ? marked : line);

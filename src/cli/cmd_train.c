@@ -45,6 +45,8 @@ static void usage(FILE *f) {
             "                       did not see it (a prior per object, not a rule)\n"
             "  --object-init        with --copy: the detected objects set the LSTM's initial state, so the\n"
             "                       words before an object's name can depend on it (\"flying\" before \"a kite\")\n"
+            "  --imagenet-words T   with --copy: the words of tag table T (models/imagenet_words.tsv) that COCO\n"
+            "                       lacks are named as objects are, from the encoder's own classifier\n"
             "  --text-weight W      weight of the text loss against the photos' (default 1)\n"
             "  --scst K             self-critical fine-tuning (with --init): K captions sampled per photo, each\n"
             "                       pushed up or down by how far its CIDEr-D beats the photo's other samples'\n"

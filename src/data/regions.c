@@ -25,6 +25,13 @@ int ac_regions_from_detections(const ac_detections *d, const char *const *names,
     return n;
 }
 
+int ac_regions_merge(const ac_region *a, int na, const ac_region *b, int nb, int max, ac_region *out) {
+    int n = 0, i = 0, j = 0;
+    while (n < max && (i < na || j < nb))
+        out[n++] = j >= nb || (i < na && !(b[j].score > a[i].score)) ? a[i++] : b[j++];
+    return n;
+}
+
 void ac_region_flip(ac_region *r) {
     float x0 = 1.0f - r->x1, x1 = 1.0f - r->x0;
     r->x0 = x0, r->x1 = x1;

@@ -11,28 +11,28 @@
 
 /* The words of category c are words[off[c] .. off[c + 1] - 1]; cat[w] is word w's category or -1. */
 struct ac_copy_sets {
-    int off[AC_COPY_CATEGORIES + 1];
-    int *words;         /* [V] at most */
-    signed char *cat;   /* [V] */
+    int off[AC_COPY_CATEGORIES_MAX + 1];
+    int *words; /* [V] at most */
+    short *cat; /* [V] */
 };
 
-int ac_decoder_set_copy_words(ac_decoder *dec, const signed char *word_category, ac_err *err) {
+int ac_decoder_set_copy_words(ac_decoder *dec, const short *word_category, ac_err *err) {
     const int V = dec->cfg.vocab;
     struct ac_copy_sets *s = ac_calloc(1, sizeof *s);
-    if (s) s->words = ac_malloc(sizeof *s->words * (size_t)V), s->cat = ac_malloc((size_t)V);
+    if (s) s->words = ac_malloc(sizeof *s->words * (size_t)V), s->cat = ac_malloc(sizeof *s->cat * (size_t)V);
     if (!s || !s->words || !s->cat) {
         if (s) free(s->words), free(s->cat);
         free(s);
         return ac_errf(err, "out of memory");
     }
-    int count[AC_COPY_CATEGORIES] = {0};
+    int count[AC_COPY_CATEGORIES_MAX] = {0};
     for (int w = 0; w < V; w++) {
         const int c = word_category[w];
-        s->cat[w] = (signed char)(c >= 0 && c < AC_COPY_CATEGORIES ? c : -1);
+        s->cat[w] = (short)(c >= 0 && c < AC_COPY_CATEGORIES_MAX ? c : -1);
         if (s->cat[w] >= 0) count[c]++;
     }
     s->off[0] = 0;
-    for (int c = 0; c < AC_COPY_CATEGORIES; c++) s->off[c + 1] = s->off[c] + count[c], count[c] = s->off[c];
+    for (int c = 0; c < AC_COPY_CATEGORIES_MAX; c++) s->off[c + 1] = s->off[c] + count[c], count[c] = s->off[c];
     for (int w = 0; w < V; w++)
         if (s->cat[w] >= 0) s->words[count[(int)s->cat[w]]++] = w;
     ac_decoder_free_copy_words(dec);
@@ -61,14 +61,14 @@ static int category_shares(const struct ac_copy_sets *s, const ac_copy_regions *
     double sum = 0;
     for (int r = 0; r < reg->n; r++) {
         const int c = reg->cat[r];
-        if (c < AC_COPY_CATEGORIES && s->off[c + 1] > s->off[c]) sum += reg->abar[r];
+        if (c < AC_COPY_CATEGORIES_MAX && s->off[c + 1] > s->off[c]) sum += reg->abar[r];
     }
     *A = sum;
     if (!(sum > 0)) return 0;
     int n = 0;
     for (int r = 0; r < reg->n; r++) {
         const int c = reg->cat[r];
-        if (c >= AC_COPY_CATEGORIES || s->off[c + 1] == s->off[c]) continue;
+        if (c >= AC_COPY_CATEGORIES_MAX || s->off[c + 1] == s->off[c]) continue;
         int k = 0;
         while (k < n && cats[k] != c) k++;
         if (k == n) cats[n] = c, Pi[n++] = 0;
@@ -233,14 +233,14 @@ void ac_copy_xent_grad(const ac_decoder *dec, const ac_copy_regions *reg, float 
     const double dpi = -g * t.m_y / P, mean = dpi * t.Pi[t.ky];
     for (int r = 0; r < reg->n; r++) {
         const int c = reg->cat[r];
-        if (c >= AC_COPY_CATEGORIES || s->off[c + 1] == s->off[c]) continue;
+        if (c >= AC_COPY_CATEGORIES_MAX || s->off[c + 1] == s->off[c]) continue;
         dabar[r] = (float)(k * ((c == cy ? dpi : 0) - mean) / t.A);
     }
 }
 
 /* ---- copy 2: the pointer and its sentinel ---- */
 
-static int named(const struct ac_copy_sets *s, int c) { return c < AC_COPY_CATEGORIES && s->off[c + 1] > s->off[c]; }
+static int named(const struct ac_copy_sets *s, int c) { return c < AC_COPY_CATEGORIES_MAX && s->off[c + 1] > s->off[c]; }
 
 static ac_attention_fn pointer_fn(const ac_decoder *dec) {
     return (ac_attention_fn){AC_ATTENTION_ADDITIVE, ac_attention_key_dim(&dec->cfg), 1, dec->ptr_we, 1.0f};

@@ -145,6 +145,9 @@ int ac_decoder_check_config(const ac_decoder_config *c, ac_err *err) {
         return ac_errf(err, "copy is 0, 1 or 2, and needs an LSTM with soft attention and regions");
     if (c->absent && (c->absent != 1 || !c->copy)) return ac_errf(err, "absent is 0 or 1, and needs copy");
     if (c->object_init && (c->object_init != 1 || !c->copy)) return ac_errf(err, "object_init is 0 or 1, and needs copy");
+    if (c->imagenet_words && (c->imagenet_words < 0 || c->imagenet_words > AC_COPY_CATEGORIES_MAX - AC_COPY_CATEGORIES || !c->copy))
+        return ac_errf(err, "imagenet_words = %d: 0 to %d, and needs copy", c->imagenet_words,
+                       AC_COPY_CATEGORIES_MAX - AC_COPY_CATEGORIES);
     const int heads = ac_attention_heads(c), K = ac_attention_key_dim(c);
     if (c->heads < 0 || c->heads > 64) return ac_errf(err, "heads = %d out of range [1, 64]", c->heads);
     if (c->decoder == AC_DECODER_TRANSFORMER) {
@@ -356,7 +359,7 @@ int ac_dec_image_regions(const ac_dec_image *im) { return im->regions; }
 
 void ac_dec_image_set_categories(ac_dec_image *im, const int *category, const float *score) {
     for (int r = 0; r < im->regions; r++) {
-        im->cat[r] = (unsigned char)(category[r] >= 0 && category[r] < AC_COPY_CATEGORIES ? category[r] : 255);
+        im->cat[r] = (unsigned char)(category[r] >= 0 && category[r] < AC_COPY_CATEGORIES_MAX ? category[r] : 255);
         im->score[r] = score ? score[r] : 1.0f;
     }
     im->has_categories = 1;

@@ -11,6 +11,7 @@
 
 #include "attncap/model.h"
 #include "attncap/naming_opts.h"
+#include "attncap/imagenet_words.h"
 #include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"
@@ -65,6 +66,7 @@ char *ac_decoder_config_to_json(const ac_decoder_config *c) {
     if (c->copy) ok &= !!cJSON_AddNumberToObject(o, "copy", c->copy);
     if (c->absent) ok &= !!cJSON_AddNumberToObject(o, "absent", c->absent);
     if (c->object_init) ok &= !!cJSON_AddNumberToObject(o, "object_init", c->object_init);
+    if (c->imagenet_words) ok &= !!cJSON_AddNumberToObject(o, "imagenet_words", c->imagenet_words);
     char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
@@ -80,7 +82,8 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
     static const char *const known[] = {"vocab", "embed", "hidden", "att", "dim", "n_ann", "grid_h", "grid_w",
                                         "dropout", "lambda", "attention", "heads", "decoder", "layers",
                                         "attention_mode", "reinforce", "entropy", "expected_context", "regions",
-                                        "region_scale", "region_min_score", "copy", "absent", "object_init"};
+                                        "region_scale", "region_min_score", "copy", "absent", "object_init",
+                                        "imagenet_words"};
     const cJSON *item;
     cJSON_ArrayForEach(item, o) {
         size_t i = 0;
@@ -180,16 +183,29 @@ int ac_decoder_config_from_json(const char *json, ac_decoder_config *c, ac_err *
         return ac_errf(err, "config: 'object_init' is 0 or 1");
     }
     c->object_init = oi ? (int)oi->valuedouble : 0;
+    const cJSON *iw = cJSON_GetObjectItemCaseSensitive(o, "imagenet_words"); /* absent: none */
+    if (iw && (!cJSON_IsNumber(iw) || iw->valuedouble != floor(iw->valuedouble) || fabs(iw->valuedouble) > 1e9)) {
+        cJSON_Delete(o);
+        return ac_errf(err, "config: 'imagenet_words' is not an integer");
+    }
+    c->imagenet_words = iw ? (int)iw->valuedouble : 0;
     cJSON_Delete(o);
     return ac_decoder_check_config(c, err) ? ac_err_prefix(err, "config") : 0;
 }
 
 int ac_model_copy_words(ac_model *m, ac_err *err) {
-    signed char *word_object = ac_malloc((size_t)m->dec.cfg.vocab);
-    if (!word_object) return ac_errf(err, "out of memory");
+    const int V = m->dec.cfg.vocab;
+    signed char *word_object = ac_malloc((size_t)V);
+    short *word_category = ac_malloc(sizeof *word_category * (size_t)V);
+    if (!word_object || !word_category) {
+        free(word_object), free(word_category);
+        return ac_errf(err, "out of memory");
+    }
     ac_objects_of_vocab(m->vocab, word_object);
-    const int rc = ac_decoder_set_copy_words(&m->dec, word_object, err);
-    free(word_object);
+    for (int w = 0; w < V; w++) word_category[w] = word_object[w];
+    ac_imagenet_words_categories(&m->imagenet, word_category);
+    const int rc = ac_decoder_set_copy_words(&m->dec, word_category, err);
+    free(word_object), free(word_category);
     return rc;
 }
 
@@ -307,7 +323,7 @@ static int parse_paired_counts(const char *json, const char *path, int V, int **
 /* The metadata keys a model file may hold (models/README.md): any other is refused, not ignored. */
 static int known_meta(const char *key) {
     static const char *const keys[] = {"format", "config", "vocab", "encoder", "training", "vocab_counts", "decode",
-                                       "tag_precision", "naming", "confidence", "training_photos"};
+                                       "tag_precision", "naming", "confidence", "training_photos", "imagenet_words"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (!strcmp(keys[i], key)) return 1;
     return 0;
@@ -397,6 +413,16 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         goto done;
     }
     if (read_tensors(&f, path, &cfg, &m->dec, err)) goto done;
+    const char *imagenet = ac_st_meta(&f, "imagenet_words");
+    if (!imagenet != !cfg.imagenet_words) {
+        ac_errf(err, "%s: config 'imagenet_words' is %d but metadata 'imagenet_words' is %s", path, cfg.imagenet_words,
+                imagenet ? "there" : "missing");
+        goto done;
+    }
+    if (imagenet && ac_imagenet_words_parse(imagenet, m->vocab, cfg.imagenet_words, &m->imagenet, err)) {
+        ac_err_prefix(err, "%s: metadata", path);
+        goto done;
+    }
     if (cfg.copy && ac_model_copy_words(m, err)) {
         ac_err_prefix(err, "%s", path);
         goto done;
@@ -455,6 +481,12 @@ int ac_model_save(const ac_model *m, const char *path, int fp16, const char *con
         goto done;
     for (int i = 0; extra_meta && extra_meta[i] && extra_meta[i + 1]; i += 2)
         if (ac_st_writer_meta(&w, extra_meta[i], extra_meta[i + 1], err)) goto done;
+    if (m->imagenet.n) { /* the model's own record, as its config counts it */
+        char *iw = ac_imagenet_words_json(&m->imagenet, m->vocab);
+        const int bad = !iw ? ac_errf(err, "out of memory") : ac_st_writer_meta(&w, "imagenet_words", iw, err);
+        free(iw);
+        if (bad) goto done;
+    }
     rc = ac_st_write(&w, path, err);
 done:
     ac_st_writer_free(&w);
@@ -474,6 +506,7 @@ void ac_model_free(ac_model *m) {
     ac_tag_precision_free(&m->tag_precision);
     free(m->paired_counts);
     free(m->no_repeat);
+    ac_imagenet_words_free(&m->imagenet);
     free(m->path);
     memset(m, 0, sizeof *m);
 }

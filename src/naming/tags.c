@@ -16,6 +16,7 @@
 
 typedef struct tag_word {
     char *word;
+    long long count; /* the captions that say it (the count column of its first class) */
     int n_forms;
     char *forms[AC_TAG_MAX_FORMS];
 } tag_word;
@@ -50,6 +51,10 @@ const char *ac_tag_class_label(const ac_tag_table *t, int cls) {
 
 int ac_tag_class_word(const ac_tag_table *t, int cls) {
     return t && cls >= 0 && cls < t->n_classes ? t->class_word[cls] : -1;
+}
+
+long long ac_tag_word_count(const ac_tag_table *t, int word) {
+    return t && word >= 0 && word < t->n_words ? t->words[word].count : 0;
 }
 
 const char *ac_tag_word(const ac_tag_table *t, int word) {
@@ -105,7 +110,8 @@ static int phrase_ok(const char *s, size_t n, int *tokens) {
 }
 
 /* Adds one class line's word and forms; returns the word index or -1 (message in why). */
-static int add_word(ac_tag_table *t, const char *word, size_t wl, const char *forms, size_t fl, char *why, size_t whylen) {
+static int add_word(ac_tag_table *t, const char *word, size_t wl, const char *forms, size_t fl, long long count,
+                    char *why, size_t whylen) {
     int toks;
     if (!phrase_ok(word, wl, &toks)) return snprintf(why, whylen, "word is not a phrase of at most %d tokens", AC_TAG_MAX_TOKENS), -1;
     char *w = ac_strndup(word, wl);
@@ -121,7 +127,7 @@ static int add_word(ac_tag_table *t, const char *word, size_t wl, const char *fo
         t->words = nw;
         idx = t->n_words++;
         memset(&t->words[idx], 0, sizeof t->words[idx]);
-        t->words[idx].word = w;
+        t->words[idx].word = w, t->words[idx].count = count;
     } else {
         free(w);
     }
@@ -177,9 +183,11 @@ static int parse_line(ac_tag_table *t, const char *p, size_t n, char *why, size_
     for (size_t i = 0; i < fl[4]; i++)
         if (f[4][i] < '0' || f[4][i] > '9' || fl[4] > 12) return snprintf(why, whylen, "bad count"), -1;
     if (fl[4] == 0) return snprintf(why, whylen, "bad count"), -1;
+    long long count = 0;
+    for (size_t i = 0; i < fl[4]; i++) count = count * 10 + (f[4][i] - '0');
     if ((fl[3] == 0) != (fl[5] == 0)) return snprintf(why, whylen, "a word needs forms and forms need a word"), -1;
     int w = -1;
-    if (fl[3] && (w = add_word(t, f[3], fl[3], f[5], fl[5], why, whylen)) < 0) return -1;
+    if (fl[3] && (w = add_word(t, f[3], fl[3], f[5], fl[5], count, why, whylen)) < 0) return -1;
     int *cw = ac_realloc(t->class_word, ((size_t)t->n_classes + 1) * sizeof *cw);
     if (cw) t->class_word = cw;
     char **lb = ac_realloc(t->labels, ((size_t)t->n_classes + 1) * sizeof *lb);

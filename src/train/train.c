@@ -515,7 +515,8 @@ int ac_train(const ac_train_opts *oin, ac_err *err) {
                                .attention_mode = mode, .regions = tr.R, .region_scale = tr.region_scale,
                                .region_min_score = tr.region_min, .copy = tr.R > 0 ? o.copy : 0,
                                .absent = tr.R > 0 && o.copy ? o.absent : 0,
-                               .object_init = tr.R > 0 && o.copy ? o.object_init : 0};
+                               .object_init = tr.R > 0 && o.copy ? o.object_init : 0,
+                               .imagenet_words = tr.R > 0 && o.copy ? tr.model.imagenet.n : 0};
         if (tf) { /* attention width = model width; no doubly stochastic penalty; 4 heads and 2 layers by default */
             c.att = o.embed, c.lambda = 0, c.layers = o.layers > 0 ? o.layers : 2;
             c.heads = o.heads > 1 ? o.heads : o.heads == 1 ? 0 : 4;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attncap/safetensors.h"
+#include "attncap/imagenet_words.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"
@@ -185,11 +186,12 @@ static char *state_json(const ac_trainer *tr) {
 int ac_train_save_ckpt(ac_trainer *tr, ac_err *err) {
     char *path = ac_train_ckpt_path(tr->o->out), *cfg = ac_decoder_config_to_json(&tr->model.dec.cfg);
     char *voc = ac_vocab_to_json(tr->model.vocab), *state = state_json(tr);
+    char *imagenet = tr->model.imagenet.n ? ac_imagenet_words_json(&tr->model.imagenet, tr->model.vocab) : NULL;
     ac_st_writer w;
     ac_st_writer_init(&w);
     int rc = -1;
     int64_t n = (int64_t)tr->model.dec.n_params, nd = tr->D;
-    if (!path || !cfg || !voc || !state) {
+    if (!path || !cfg || !voc || !state || (tr->model.imagenet.n && !imagenet)) {
         ac_errf(err, "out of memory writing a checkpoint");
         goto done;
     }
@@ -203,12 +205,13 @@ int ac_train_save_ckpt(ac_trainer *tr, ac_err *err) {
         ac_st_writer_meta(&w, "format", CKPT_FORMAT, err) || ac_st_writer_meta(&w, "config", cfg, err) ||
         ac_st_writer_meta(&w, "vocab", voc, err) ||
         ac_st_writer_meta(&w, "encoder", tr->model.encoder_json ? tr->model.encoder_json : "{}", err) ||
-        ac_st_writer_meta(&w, "state", state, err))
+        ac_st_writer_meta(&w, "state", state, err) ||
+        (imagenet && ac_st_writer_meta(&w, "imagenet_words", imagenet, err)))
         goto done;
     rc = ac_st_write(&w, path, err);
 done:
     ac_st_writer_free(&w);
-    free(path), free(cfg), free(voc), free(state);
+    free(path), free(cfg), free(voc), free(state), free(imagenet);
     return rc;
 }
 
@@ -242,6 +245,11 @@ int ac_train_load_ckpt(ac_trainer *tr, ac_train_opts *o, char *kept, size_t kept
     }
     if (ac_vocab_size(tr->model.vocab) != c.vocab) {
         ac_errf(err, "%s: vocabulary size does not match the config", path);
+        goto done;
+    }
+    if (c.imagenet_words &&
+        ac_imagenet_words_parse(ac_st_meta(&f, "imagenet_words"), tr->model.vocab, c.imagenet_words, &tr->model.imagenet, err)) {
+        ac_err_prefix(err, "%s", path);
         goto done;
     }
     if (ac_decoder_alloc(&tr->model.dec, &c, err)) goto done;

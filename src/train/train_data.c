@@ -12,6 +12,7 @@
 #include "attncap/features.h"
 #include "attncap/tokenize.h"
 #include "attncap/vocab.h"
+#include "attncap/tags.h"
 #include "train_internal.h"
 #include "alloc_internal.h"
 
@@ -57,6 +58,24 @@ static int hold_out_val(ac_trainer *tr) {
         if (seen++ % step == step - 1) im->split = AC_SPLIT_VAL, held++;
     }
     return held;
+}
+
+/* With --imagenet-words: the words (a resumed run has its checkpoint's), then every photo's regions of
+ * them, merged with its detections as the captioner merges them. */
+static int imagenet_words(ac_trainer *tr, ac_err *err) {
+    const ac_train_opts *o = tr->o;
+    if (!tr->R || (!o->imagenet_words && !tr->model.imagenet.n)) return 0;
+    if (!tr->model.imagenet.n) {
+        ac_tag_table *t;
+        if (ac_tag_table_load(o->imagenet_words, &t, err)) return -1;
+        const int rc = ac_imagenet_words_from_table(t, tr->model.vocab, AC_IMAGENET_WORDS_MAX, &tr->model.imagenet, err);
+        ac_tag_table_free(t);
+        if (rc) return -1;
+        if (!tr->model.imagenet.n)
+            return ac_errf(err, "%s: no word of the table is in the vocabulary without naming a COCO object", o->imagenet_words);
+    }
+    ac_rows_regions rr = {tr->reg, tr->n_reg, tr->R};
+    return ac_imagenet_words_add_to_rows(&tr->model.imagenet, &tr->fc, o->init, tr->region_min, tr->R, o->threads, &rr, err);
 }
 
 int ac_train_load_data(ac_trainer *tr, ac_err *err) {
@@ -129,6 +148,7 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
     n_text = n_all - n;
     tr->use_flip = o->flip < 0 ? has_flip : o->flip && has_flip;
     if (!tr->model.vocab && ac_vocab_build(toks, n + n_text, o->min_count, &tr->model.vocab, err)) goto done;
+    if (imagenet_words(tr, err)) goto done;
     if (n_text > 0) {
         if (!(tr->tex = ac_calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
         for (int i = 0; i < n_text; i++) {
@@ -137,6 +157,11 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
             if (tr->R) e->n_obj = (unsigned char)ac_train_text_objects(&toks[n + i], e->obj);
             if (!(e->w = ac_malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
+            if (tr->R) { /* and the ImageNet words it says, as pseudo-regions too */
+                int n_obj = e->n_obj;
+                ac_imagenet_words_in_caption(&tr->model.imagenet, e->w, e->n, e->obj, &n_obj, AC_TEXT_OBJECTS);
+                e->n_obj = (unsigned char)n_obj;
+            }
             tr->n_tex++;
         }
     }

@@ -1,0 +1,90 @@
+/* imagenet_table.c: which ImageNet words a new copy model gets, from the tag table (tags.h,
+ * imagenet_words.h's ac_imagenet_words_from_table). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/imagenet_words.h"
+#include "attncap/objects.h"
+#include "attncap/tags.h"
+#include "alloc_internal.h"
+
+/* The vocabulary ids of a table word's one-token forms that name no COCO category and that no word
+ * before it took (taken[id]), into ids (room for AC_TAG_MAX_FORMS); returns how many. */
+static int usable_forms(const ac_tag_table *t, int word, const ac_vocab *v, const signed char *coco,
+                        const unsigned char *taken, int *ids) {
+    const char *const *forms;
+    const int nf = ac_tag_word_forms(t, word, &forms);
+    int n = 0;
+    for (int f = 0; f < nf && n < AC_TAG_MAX_FORMS; f++) {
+        if (strchr(forms[f], ' ')) continue;
+        const int id = ac_vocab_id(v, forms[f]);
+        if (id <= AC_UNK || coco[id] >= 0 || taken[id]) continue;
+        int seen = 0;
+        for (int k = 0; k < n; k++) seen |= ids[k] == id;
+        if (!seen) ids[n++] = id;
+    }
+    return n;
+}
+
+typedef struct ranked {
+    int word;
+    long long count;
+} ranked;
+
+static int by_count(const void *a, const void *b) {
+    const ranked *x = a, *y = b;
+    return x->count != y->count ? (x->count < y->count) - (x->count > y->count) : (x->word > y->word) - (x->word < y->word);
+}
+
+int ac_imagenet_words_from_table(const ac_tag_table *t, const ac_vocab *v, int max, ac_imagenet_words *out,
+                                 ac_err *err) {
+    memset(out, 0, sizeof *out);
+    if (max > AC_IMAGENET_WORDS_MAX) max = AC_IMAGENET_WORDS_MAX;
+    const int V = ac_vocab_size(v), nw = ac_tag_table_words(t), nc = ac_tag_table_classes(t);
+    signed char *coco = ac_malloc((size_t)V);
+    unsigned char *taken = ac_calloc((size_t)V, 1);
+    ranked *order = ac_malloc(sizeof *order * ((size_t)nw + 1));
+    int *word_of = ac_malloc(sizeof *word_of * ((size_t)nw + 1));
+    int rc = -1;
+    if (!coco || !taken || !order || !word_of) {
+        ac_errf(err, "out of memory");
+        goto done;
+    }
+    ac_objects_of_vocab(v, coco);
+    for (int k = 0; k < nw; k++) order[k] = (ranked){k, ac_tag_word_count(t, k)};
+    qsort(order, (size_t)nw, sizeof *order, by_count);
+    /* first pass: which words, and how many forms */
+    int n = 0, n_forms = 0, ids[AC_TAG_MAX_FORMS];
+    for (int k = 0; k < nw; k++) word_of[k] = -1;
+    for (int i = 0; i < nw && n < max; i++) {
+        const int nf = usable_forms(t, order[i].word, v, coco, taken, ids);
+        if (!nf) continue;
+        for (int f = 0; f < nf; f++) taken[ids[f]] = 1;
+        word_of[order[i].word] = n++, n_forms += nf;
+    }
+    if (ac_imagenet_words_alloc(out, n, n_forms, nc, err)) goto done;
+    memset(taken, 0, (size_t)V);
+    for (int i = 0, j = 0, at = 0; i < nw && j < n; i++) { /* the same walk, now writing */
+        const int k = order[i].word;
+        if (word_of[k] < 0) continue;
+        const int nf = usable_forms(t, k, v, coco, taken, ids);
+        out->form_off[j] = at;
+        for (int f = 0; f < nf; f++) taken[ids[f]] = 1, out->form_id[at++] = ids[f];
+        out->form_off[j + 1] = at;
+        if (!(out->word[j] = ac_strdup(ac_tag_word(t, k)))) {
+            ac_imagenet_words_free(out);
+            ac_errf(err, "out of memory");
+            goto done;
+        }
+        j++;
+    }
+    for (int c = 0; c < nc; c++) {
+        const int k = ac_tag_class_word(t, c);
+        if (k >= 0 && word_of[k] >= 0) out->class_word[c] = (short)word_of[k];
+    }
+    rc = 0;
+done:
+    free(coco), free(taken), free(order), free(word_of);
+    return rc;
+}
+
