@@ -1,5 +1,6 @@
 /* imagenet_table.c: which ImageNet words a new copy model gets, from the tag table (tags.h,
  * imagenet_words.h's ac_imagenet_words_from_table). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,9 +10,12 @@
 #include "alloc_internal.h"
 
 /* The vocabulary ids of a table word's one-token forms that name no COCO category and that no word
- * before it took (taken[id]), into ids (room for AC_TAG_MAX_FORMS); returns how many. */
+ * before it took (taken[id]), into ids (room for AC_TAG_MAX_FORMS); returns how many. None when the
+ * word itself names a COCO object (couch: its other forms, lounge, are the detector's couch too). */
 static int usable_forms(const ac_tag_table *t, int word, const ac_vocab *v, const signed char *coco,
                         const unsigned char *taken, int *ids) {
+    uint8_t present[AC_N_OBJECTS];
+    if (ac_objects_in_tokens(ac_tag_word(t, word), present) > 0) return 0;
     const char *const *forms;
     const int nf = ac_tag_word_forms(t, word, &forms);
     int n = 0;
