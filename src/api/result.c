@@ -2,7 +2,6 @@
  * goes through ac_captioner_batch_inputs, the path `attncap caption` takes, so a result's caption is
  * the CLI's bit for bit. A result is the public ac_result followed by what it points into: the
  * caption (beam.h) and, with AC_KEEP_PHOTO, the photo as read. */
-#include "attncap/imagenet_words.h"
 #include "attncap/attncap.h"
 
 #include <math.h>
@@ -11,6 +10,7 @@
 
 #include "attncap/captioner.h"
 #include "attncap/font.h"
+#include "attncap/imagenet_words.h"
 #include "attncap/objects.h"
 #include "attncap/overlay.h"
 #include "attncap/regions.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/imagenet_words.h"
 #include "attncap/dataset.h"
+#include "attncap/imagenet_words.h"
 #include "attncap/naming_opts.h"
 #include "attncap/objects.h"
 #include "attncap/tune.h"

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "attncap/model.h"
-#include "attncap/naming_opts.h"
 #include "attncap/imagenet_words.h"
+#include "attncap/naming_opts.h"
 #include "attncap/objects.h"
 #include "attncap/safetensors.h"
 #include "decoder_internal.h"

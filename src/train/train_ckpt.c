@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attncap/safetensors.h"
 #include "attncap/imagenet_words.h"
+#include "attncap/safetensors.h"
 #include "attncap/vocab.h"
 #include "decoder_internal.h"
 #include "train_internal.h"

@@ -10,9 +10,9 @@
 
 #include "attncap/dataset.h"
 #include "attncap/features.h"
+#include "attncap/tags.h"
 #include "attncap/tokenize.h"
 #include "attncap/vocab.h"
-#include "attncap/tags.h"
 #include "train_internal.h"
 #include "alloc_internal.h"
 
