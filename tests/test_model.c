@@ -293,6 +293,12 @@ static void test_refuses_bad_models(void) {
     expect_load_error("objinit1.st", m_config, "config: 'object_init' is 0 or 1");
     case_config = CFG_WITH("\"object_init\":1"); /* the objects are a copy model's regions' */
     expect_load_error("objinit2.st", m_config, "object_init is 0 or 1, and needs copy");
+    case_config = CFG_WITH("\"imagenet_words\":3"); /* ImageNet words are a copy model's categories */
+    expect_load_error("inet1.st", m_config, "imagenet_words = 3: 0 to 175, and needs copy");
+    case_config = CFG_WITH("\"imagenet_words\":1.5");
+    expect_load_error("inet2.st", m_config, "config: 'imagenet_words' is not an integer");
+    case_key = "imagenet_words", case_value = "{\"classes\":1001,\"words\":[]}"; /* words the config lacks */
+    expect_load_error("inet3.st", m_meta, "config 'imagenet_words' is 0 but metadata 'imagenet_words' is there");
     expect_load_error("dec1.st", m_decode_not_object, "metadata 'decode' is not a JSON object");
     expect_load_error("dec2.st", m_decode_beam_zero, "'decode': beam must be an integer in 1..100");
     expect_load_error("dec3.st", m_decode_alpha_string, "'decode': len_alpha must be a number in 0..10");
