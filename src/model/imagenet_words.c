@@ -62,20 +62,23 @@ void ac_imagenet_words_in_caption(const ac_imagenet_words *w, const int *ids, in
 
 int ac_imagenet_words_regions(const ac_imagenet_words *w, const float *probs, int n_rows, const ac_grid_window *win,
                               int gh, int gw, float min_score, ac_region *out, int cap) {
+    float best[AC_IMAGENET_WORDS_MAX] = {0}, row[AC_IMAGENET_WORDS_MAX];
+    int best_row[AC_IMAGENET_WORDS_MAX] = {0};
+    const int nw = w->n < AC_IMAGENET_WORDS_MAX ? w->n : AC_IMAGENET_WORDS_MAX;
+    for (int r = 0; r < n_rows; r++) { /* one pass over a row's classes: each word's classes summed, in class order */
+        memset(row, 0, sizeof row);
+        const float *p = probs + (size_t)r * w->n_classes;
+        for (int c = 0; c < w->n_classes; c++)
+            if (w->class_word[c] >= 0 && w->class_word[c] < nw) row[w->class_word[c]] += p[c];
+        for (int j = 0; j < nw; j++)
+            if (row[j] > best[j]) best[j] = row[j], best_row[j] = r;
+    }
     int n = 0;
-    for (int j = 0; j < w->n; j++) {
-        float best = 0;
-        int best_row = 0;
-        for (int r = 0; r < n_rows; r++) {
-            float s = 0;
-            for (int c = 0; c < w->n_classes; c++)
-                if (w->class_word[c] == j) s += probs[(size_t)r * w->n_classes + c];
-            if (s > best) best = s, best_row = r;
-        }
-        if (!(best >= min_score)) continue;
-        ac_region r = {0, 0, 1, 1, best > 1 ? 1 : best, AC_COPY_CATEGORIES + j};
-        if (best_row > 0) {
-            const ac_grid_window *g = &win[best_row - 1];
+    for (int j = 0; j < nw; j++) {
+        if (!(best[j] >= min_score)) continue;
+        ac_region r = {0, 0, 1, 1, best[j] > 1 ? 1 : best[j], AC_COPY_CATEGORIES + j};
+        if (best_row[j] > 0) {
+            const ac_grid_window *g = &win[best_row[j] - 1];
             r.x0 = (float)g->x / (float)gw, r.x1 = (float)(g->x + g->w) / (float)gw;
             r.y0 = (float)g->y / (float)gh, r.y1 = (float)(g->y + g->h) / (float)gh;
         }
