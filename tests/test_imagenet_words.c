@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attncap/imagenet_words.h"
+#include "attncap/objects.h"
 #include "attncap/tags.h"
 #include "attncap/vocab.h"
 #include "test.h"
@@ -124,14 +125,20 @@ static void test_in_caption(void) {
     CHECK(load(&t, &v) == 0);
     ac_imagenet_words w;
     CHECK(ac_imagenet_words_from_table(t, v, 10, &w, &err) == 0);
+    signed char coco[NV];
+    short wc[NV]; /* as the model's copy table has them: COCO's categories, then the ImageNet words */
+    ac_objects_of_vocab(v, coco);
+    for (int i = 0; i < NV; i++) wc[i] = coco[i];
+    ac_imagenet_words_categories(&w, wc);
+    CHECK(wc[W_CAT] >= 0 && wc[W_CAT] < AC_COPY_CATEGORIES); /* cat: COCO's, which the lookup passes over */
     const int ids[] = {4, W_BUTTERFLIES, W_CAT, W_FOUNTAIN, W_BUTTERFLY, W_MOTH};
     unsigned char cat[8] = {17}; /* a COCO category there already */
     int n = 1;
-    ac_imagenet_words_in_caption(&w, ids, 6, cat, &n, 8);
+    ac_imagenet_words_in_caption(wc, ids, 6, cat, &n, 8);
     CHECKF(n == 4 && cat[0] == 17 && cat[1] == AC_COPY_CATEGORIES + 1 && cat[2] == AC_COPY_CATEGORIES &&
            cat[3] == AC_COPY_CATEGORIES + 2, "%d: %d %d %d", n, cat[1], cat[2], cat[3]); /* each once, in order */
     n = 1;
-    ac_imagenet_words_in_caption(&w, ids, 6, cat, &n, 2); /* no more than cap */
+    ac_imagenet_words_in_caption(wc, ids, 6, cat, &n, 2); /* no more than cap */
     CHECK(n == 2);
     ac_imagenet_words_free(&w);
     ac_tag_table_free(t);

@@ -57,8 +57,9 @@ const char *ac_imagenet_words_name(const ac_imagenet_words *w, int category);
 /* A region's label: its COCO category's name (objects.h), or its ImageNet word (w may be NULL: none). */
 const char *ac_region_label(const ac_imagenet_words *w, int category);
 /* The caption's words (vocabulary ids, n of them) that are forms of an ImageNet word: their categories,
- * each once, appended to cat (which holds *n_cat, room for cap). */
-void ac_imagenet_words_in_caption(const ac_imagenet_words *w, const int *ids, int n, unsigned char *cat, int *n_cat,
+ * each once, appended to cat (which holds *n_cat, room for cap). word_category [vocab]: each word's
+ * category, as ac_imagenet_words_categories fills it (ids below AC_COPY_CATEGORIES are passed over). */
+void ac_imagenet_words_in_caption(const short *word_category, const int *ids, int n, unsigned char *cat, int *n_cat,
                                   int cap);
 
 /* A photo's regions of its ImageNet words: probs holds n_rows rows of w->n_classes probabilities (the

@@ -46,18 +46,15 @@ const char *ac_region_label(const ac_imagenet_words *w, int category) {
     return category < AC_COPY_CATEGORIES ? ac_object_name(category) : ac_imagenet_words_name(w, category);
 }
 
-void ac_imagenet_words_in_caption(const ac_imagenet_words *w, const int *ids, int n, unsigned char *cat, int *n_cat,
+void ac_imagenet_words_in_caption(const short *word_category, const int *ids, int n, unsigned char *cat, int *n_cat,
                                   int cap) {
-    for (int i = 0; i < n && *n_cat < cap; i++)
-        for (int j = 0; j < w->n; j++) {
-            int is_form = 0;
-            for (int f = w->form_off[j]; f < w->form_off[j + 1]; f++) is_form |= w->form_id[f] == ids[i];
-            if (!is_form) continue;
-            int seen = 0;
-            for (int k = 0; k < *n_cat; k++) seen |= cat[k] == AC_COPY_CATEGORIES + j;
-            if (!seen) cat[(*n_cat)++] = (unsigned char)(AC_COPY_CATEGORIES + j);
-            break;
-        }
+    for (int i = 0; i < n && *n_cat < cap; i++) {
+        const int c = word_category[ids[i]];
+        if (c < AC_COPY_CATEGORIES) continue; /* COCO's, or none: the matcher's, not this */
+        int seen = 0;
+        for (int k = 0; k < *n_cat; k++) seen |= cat[k] == c;
+        if (!seen) cat[(*n_cat)++] = (unsigned char)c;
+    }
 }
 
 int ac_imagenet_words_regions(const ac_imagenet_words *w, const float *probs, int n_rows, const ac_grid_window *win,

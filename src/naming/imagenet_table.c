@@ -10,8 +10,9 @@
 #include "alloc_internal.h"
 
 /* The vocabulary ids of a table word's one-token forms that name no COCO category and that no word
- * before it took (taken[id]), into ids (room for AC_TAG_MAX_FORMS); returns how many. None when the
- * word itself names a COCO object (couch: its other forms, lounge, are the detector's couch too). */
+ * before it took (taken[id]), into ids (room for AC_TAG_MAX_FORMS, or for every id not taken yet);
+ * returns how many. None when the word itself names a COCO object (couch: its other forms, lounge,
+ * are the detector's couch too). */
 static int usable_forms(const ac_tag_table *t, int word, const ac_vocab *v, const signed char *coco,
                         const unsigned char *taken, int *ids) {
     uint8_t present[AC_N_OBJECTS];
@@ -49,46 +50,39 @@ int ac_imagenet_words_from_table(const ac_tag_table *t, const ac_vocab *v, int m
     unsigned char *taken = ac_calloc((size_t)V, 1);
     ranked *order = ac_malloc(sizeof *order * ((size_t)nw + 1));
     int *word_of = ac_malloc(sizeof *word_of * ((size_t)nw + 1));
-    int rc = -1;
-    if (!coco || !taken || !order || !word_of) {
+    /* the chosen words' forms, in order: a form is taken once, so V of them at most */
+    int *form_id = ac_malloc(sizeof *form_id * ((size_t)V + 1)), form_off[AC_IMAGENET_WORDS_MAX + 1] = {0};
+    int chosen[AC_IMAGENET_WORDS_MAX], rc = -1;
+    if (!coco || !taken || !order || !word_of || !form_id) {
         ac_errf(err, "out of memory");
         goto done;
     }
     ac_objects_of_vocab(v, coco);
-    for (int k = 0; k < nw; k++) order[k] = (ranked){k, ac_tag_word_count(t, k)};
+    for (int k = 0; k < nw; k++) order[k] = (ranked){k, ac_tag_word_count(t, k)}, word_of[k] = -1;
     qsort(order, (size_t)nw, sizeof *order, by_count);
-    /* first pass: which words, and how many forms */
-    int n = 0, n_forms = 0, ids[AC_TAG_MAX_FORMS];
-    for (int k = 0; k < nw; k++) word_of[k] = -1;
+    int n = 0;
     for (int i = 0; i < nw && n < max; i++) {
-        const int nf = usable_forms(t, order[i].word, v, coco, taken, ids);
+        const int nf = usable_forms(t, order[i].word, v, coco, taken, form_id + form_off[n]);
         if (!nf) continue;
-        for (int f = 0; f < nf; f++) taken[ids[f]] = 1;
-        word_of[order[i].word] = n++, n_forms += nf;
+        for (int f = form_off[n]; f < form_off[n] + nf; f++) taken[form_id[f]] = 1;
+        form_off[n + 1] = form_off[n] + nf;
+        chosen[n] = order[i].word, word_of[order[i].word] = n++;
     }
-    if (ac_imagenet_words_alloc(out, n, n_forms, nc, err)) goto done;
-    memset(taken, 0, (size_t)V);
-    for (int i = 0, j = 0, at = 0; i < nw && j < n; i++) { /* the same walk, now writing */
-        const int k = order[i].word;
-        if (word_of[k] < 0) continue;
-        const int nf = usable_forms(t, k, v, coco, taken, ids);
-        out->form_off[j] = at;
-        for (int f = 0; f < nf; f++) taken[ids[f]] = 1, out->form_id[at++] = ids[f];
-        out->form_off[j + 1] = at;
-        if (!(out->word[j] = ac_strdup(ac_tag_word(t, k)))) {
+    if (ac_imagenet_words_alloc(out, n, form_off[n], nc, err)) goto done;
+    memcpy(out->form_off, form_off, sizeof *form_off * ((size_t)n + 1));
+    memcpy(out->form_id, form_id, sizeof *form_id * (size_t)form_off[n]);
+    for (int j = 0; j < n; j++)
+        if (!(out->word[j] = ac_strdup(ac_tag_word(t, chosen[j])))) {
             ac_imagenet_words_free(out);
             ac_errf(err, "out of memory");
             goto done;
         }
-        j++;
-    }
     for (int c = 0; c < nc; c++) {
         const int k = ac_tag_class_word(t, c);
         if (k >= 0 && word_of[k] >= 0) out->class_word[c] = (short)word_of[k];
     }
     rc = 0;
 done:
-    free(coco), free(taken), free(order), free(word_of);
+    free(coco), free(taken), free(order), free(word_of), free(form_id);
     return rc;
 }
-

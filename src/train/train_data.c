@@ -106,6 +106,7 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
     int *feat = ac_calloc((size_t)cap + 1, sizeof *feat), *featf = ac_calloc((size_t)cap + 1, sizeof *featf);
     if (!toks || !feat || !featf) return free(toks), free(feat), free(featf), ac_errf(err, "out of memory");
     int rc = -1, n_text = 0, n_all = 0, cap_text = cap + 1;
+    short *word_inet = NULL; /* with ImageNet words: [vocab] each word's category (imagenet_words.h) */
     for (int d = 0; d <= tr->n_xds; d++) {
         const ac_dataset *ds = d ? &tr->xds[d - 1] : &tr->ds;
         for (int i = 0; i < ds->n; i++) {
@@ -149,6 +150,12 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
     tr->use_flip = o->flip < 0 ? has_flip : o->flip && has_flip;
     if (!tr->model.vocab && ac_vocab_build(toks, n + n_text, o->min_count, &tr->model.vocab, err)) goto done;
     if (imagenet_words(tr, err)) goto done;
+    if (n_text > 0 && tr->R && tr->model.imagenet.n) { /* each word's ImageNet word, looked up per token */
+        const int V = ac_vocab_size(tr->model.vocab);
+        if (!(word_inet = ac_malloc(sizeof *word_inet * (size_t)V))) goto oom;
+        for (int w = 0; w < V; w++) word_inet[w] = -1;
+        ac_imagenet_words_categories(&tr->model.imagenet, word_inet);
+    }
     if (n_text > 0) {
         if (!(tr->tex = ac_calloc((size_t)n_text, sizeof *tr->tex))) goto oom;
         for (int i = 0; i < n_text; i++) {
@@ -157,9 +164,9 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
             if (tr->R) e->n_obj = (unsigned char)ac_train_text_objects(&toks[n + i], e->obj);
             if (!(e->w = ac_malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
-            if (tr->R) { /* and the ImageNet words it says, as pseudo-regions too */
+            if (word_inet) { /* and the ImageNet words it says, as pseudo-regions too */
                 int n_obj = e->n_obj;
-                ac_imagenet_words_in_caption(&tr->model.imagenet, e->w, e->n, e->obj, &n_obj, AC_TEXT_OBJECTS);
+                ac_imagenet_words_in_caption(word_inet, e->w, e->n, e->obj, &n_obj, AC_TEXT_OBJECTS);
                 e->n_obj = (unsigned char)n_obj;
             }
             tr->n_tex++;
@@ -244,6 +251,6 @@ oom:
     ac_errf(err, "out of memory loading training data");
 done:
     for (int i = 0; i < (n_all > n ? n_all : n); i++) ac_tokens_free(&toks[i]);
-    free(toks), free(feat), free(featf);
+    free(toks), free(feat), free(featf), free(word_inet);
     return rc;
 }
