@@ -1,5 +1,5 @@
 /* image.c: decode photos with stb_image (JPEG, PNG, BMP, GIF), WebP and TIFF (image_formats.c), a
- * JPEG asked for at a smaller size through libjpeg-turbo's DCT scaling (image_jpeg.c), make them
+ * JPEG through libjpeg-turbo, with its DCT scaling when asked for a smaller size (image_jpeg.c), make them
  * upright by EXIF orientation.
  *
  * Decoding is guarded: the format is recognised by its magic bytes (stb would otherwise happily read
@@ -466,9 +466,9 @@ int ac_image_load_mem_min(const void *data, size_t len, const char *name, int mi
         return ac_errf(err, "%s: corrupt PNG: its data inflates to more than its %dx%d header allows (decompression bomb)", name, w, h);
     if (fmt == FMT_BMP && !bmp_complete(p, len, w, h)) return ac_errf(err, "%s: truncated BMP (pixel rows missing)", name);
     if (fmt == FMT_GIF && !gif_complete(p, len)) return ac_errf(err, "%s: truncated GIF (image data incomplete)", name);
-    if (fmt == FMT_JPEG && min_w > 0 && min_h > 0) { /* asked for less: perhaps a reduced decode */
-        int rc = orientation >= 5 ? ac_image_jpeg_reduced(p, len, name, min_h, min_w, img, err) /* stored sideways */
-                                  : ac_image_jpeg_reduced(p, len, name, min_w, min_h, img, err);
+    if (fmt == FMT_JPEG) { /* libjpeg-turbo, reduced when asked for less; stb_image where it declines */
+        int rc = orientation >= 5 ? ac_image_jpeg_decode(p, len, name, min_h, min_w, img, err) /* stored sideways */
+                                  : ac_image_jpeg_decode(p, len, name, min_w, min_h, img, err);
         if (rc < 0) return -1;
         if (rc == 0) {
             if (apply_orientation(img, orientation, name, err)) {

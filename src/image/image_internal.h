@@ -11,12 +11,13 @@
 
 /* A JPEG decoded by libjpeg-turbo with DCT-domain scaling by the smallest of 1/8, 1/4, 1/2 whose
  * output still has w >= min_w and h >= min_h (stored orientation: the caller swaps them for EXIF
- * orientations 5..8). Returns 1, leaving img empty, when no factor below 1 qualifies, the file is
- * one turbo should not take (CMYK/YCCK, or a header it cannot read) or turbo fails or warns on it
- * (corrupt data it would pad with grey): the caller decodes it whole with stb_image as before, so a
- * file loads, or fails with the same message, with a hint or without. -1 only when out of memory. */
-int ac_image_jpeg_reduced(const uint8_t *p, size_t n, const char *name, int min_w, int min_h, ac_image *img,
-                          ac_err *err);
+ * orientations 5..8), else whole (also when min_w or min_h < 1: no hint). Returns 1, leaving img
+ * empty, when the file is one turbo should not take (CMYK/YCCK, or a header it cannot read) or turbo
+ * fails or warns on it (corrupt data it would pad with grey): the caller decodes it whole with
+ * stb_image, so a file loads, or fails with the same message, with a hint or without. -1 only when
+ * out of memory. */
+int ac_image_jpeg_decode(const uint8_t *p, size_t n, const char *name, int min_w, int min_h, ac_image *img,
+                         ac_err *err);
 
 /* WebP (libwebp; still images only, alpha over white) and TIFF (libtiff's RGBA interface, first
  * page, its Orientation flips applied by libtiff; alpha over white). max_pixels: the pixel limit,
