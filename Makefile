@@ -79,6 +79,8 @@ $(BUILD)/tests/test_fuzz_regress: LDLIBS := $(BUILD)/src/cli/serve_request.o $(L
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+# The few-rows product's bench calls the decoder's private kernel (src/decoder/smm.c).
+$(BUILD)/bench/bench_smm: CFLAGS += $(LIB_INC)
 
 # The CNN benchmark's peers (bench/cnn_peers.py): ours, and XNNPACK when Debian's libxnnpack-dev is
 # installed (a dev tool, never linked into attncap).

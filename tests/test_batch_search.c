@@ -25,7 +25,7 @@ static float frand(unsigned *s) {
 
 static void kernel_matches_fma_chain(void) {
     if (!ac_smm_has_f16()) SKIP("no float16 kernel on this CPU build (AVX-512 BW/VL, or AVX2 with FMA and F16C)");
-    const int sizes[][3] = {{1, 64, 7}, {3, 130, 300}, {7, 2048, 513}, {13, 89, 256}, {25, 17, 600}};
+    const int sizes[][3] = {{1, 64, 7}, {2, 100, 257}, {3, 130, 300}, {4, 77, 33}, {5, 47, 300}, {7, 2048, 513}, {13, 89, 256}, {25, 17, 600}};
     unsigned seed = 7;
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
         const int M = sizes[t][0], N = sizes[t][1], K = sizes[t][2];

@@ -4,8 +4,8 @@
  * per training step (ac_smm_pack, shared by all time steps and both directions of the recurrence),
  * and the kernel streams it: a panel of 64 columns (4 AVX-512 vectors) against 6 rows of A at a time,
  * 24 accumulators in registers, one sequential pass over K. Column tails use masked stores, so any N
- * works. With AVX2, FMA and F16C (no AVX-512) the same kernels run on 16-column tiles, with the same
- * bits; without either, plain C loops. */
+ * works. With AVX2, FMA and F16C (no AVX-512) the same kernels run on 16-column tiles (32 for the
+ * half-precision product of 1-3 rows), with the same bits; without either, plain C loops. */
 #pragma GCC optimize("O3")
 #include <cblas.h>
 #include <stddef.h>
@@ -329,7 +329,8 @@ static inline __m256 half8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu
     TILE16(NAME, 4, BTYPE, B_AT, FROM_C) TILE16(NAME, 5, BTYPE, B_AT, FROM_C) TILE16(NAME, 6, BTYPE, B_AT, FROM_C)
 TILES(kern, float, F32_AT, 0)          /* packed float panels (training): acc from 0, then C += acc */
 TILES(ktile16, float, F32_AT_MASKED, 1) /* B as stored, C in registers over all of K */
-TILES(htile, uint16_t, F16_AT, 1)      /* packed half panels */
+TILE16(htile, 4, uint16_t, F16_AT, 1)  /* packed half panels, 4-6 rows (1-3: htile32 below) */
+TILE16(htile, 5, uint16_t, F16_AT, 1) TILE16(htile, 6, uint16_t, F16_AT, 1)
 
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
@@ -386,15 +387,50 @@ KSTREAM8(1) KSTREAM8(2) KSTREAM8(3) KSTREAM8(4) KSTREAM8(5) KSTREAM8(6)
     }
 KTILE16(1) KTILE16(2) KTILE16(3) KTILE16(4) KTILE16(5) KTILE16(6)
 
+/* Up to 3 rows on 32 columns of a half panel: with 16 columns, one row is two chains of dependent
+ * FMAs, and the FMA's latency, not its throughput, sets the pace (a beam of 1-3 hypotheses, one
+ * photo: what a caption's latency waits on). 4 chains a row here; each element's chain is the same
+ * fma(a_k, b_k, C) with k ascending: the same bits. */
+#define HTILE32(MR)                                                                                          \
+    static void htile32_##MR(int K, const float *A, int lda, const uint16_t *B, float *C, int ldc, int nc) {  \
+        __m256 acc[MR][4];                                                                                   \
+        _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+            acc[r][q] = load8(C + (size_t)r * ldc + 8 * q, nc - 8 * q);                                      \
+        for (int k = 0; k < K; k++) {                                                                        \
+            const uint16_t *b = B + (size_t)k * 64;                                                          \
+            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                            \
+                const __m256 v = half8(b + 8 * q);                                                           \
+                _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                         \
+                    acc[r][q] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + (size_t)r * lda + k), v, acc[r][q]); \
+            }                                                                                                \
+        }                                                                                                    \
+        _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+            store8(C + (size_t)r * ldc + 8 * q, nc - 8 * q, acc[r][q]);                                      \
+    }
+HTILE32(1) HTILE32(2) HTILE32(3)
+
 void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
     enum { KC = 256 };
     for (int p = 0; p < (N + 63) / 64; p++)
         for (int k0 = 0; k0 < K; k0 += KC) {
             const int kc = K - k0 < KC ? K - k0 : KC;
-            for (int q = 0; q < 4 && 64 * p + 16 * q < N; q++) {
-                const uint16_t *b = Bp + ((size_t)p * K + k0) * 64 + 16 * q;
-                ROW_BLOCKS(htile, A + k0, C + 64 * p + 16 * q, kc, a, lda, b, 64, c, ldc, N - 64 * p - 16 * q)
+            const uint16_t *panel = Bp + ((size_t)p * K + k0) * 64;
+            for (int m0 = 0; m0 < M; m0 += 6) {
+                const int mr = M - m0 < 6 ? M - m0 : 6;
+                const float *a = A + (size_t)m0 * lda + k0;
+                float *c = C + (size_t)m0 * ldc + 64 * p;
+                for (int q = 0; q < 4 && 64 * p + 16 * q < N; q += mr <= 3 ? 2 : 1) {
+                    const int nc = N - 64 * p - 16 * q;
+                    switch (mr) {
+                    case 1: htile32_1(kc, a, lda, panel + 16 * q, c + 16 * q, ldc, nc); break;
+                    case 2: htile32_2(kc, a, lda, panel + 16 * q, c + 16 * q, ldc, nc); break;
+                    case 3: htile32_3(kc, a, lda, panel + 16 * q, c + 16 * q, ldc, nc); break;
+                    case 4: htile_4(kc, a, lda, panel + 16 * q, 64, c + 16 * q, ldc, nc); break;
+                    case 5: htile_5(kc, a, lda, panel + 16 * q, 64, c + 16 * q, ldc, nc); break;
+                    default: htile_6(kc, a, lda, panel + 16 * q, 64, c + 16 * q, ldc, nc); break;
+                    }
+                }
             }
         }
 }
