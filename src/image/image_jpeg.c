@@ -1,12 +1,13 @@
 /* image_jpeg.c: JPEG decoding through libjpeg-turbo's TurboJPEG API (image_internal.h).
  *
- * libjpeg-turbo decodes a 640x480 photo in about half stb_image's time (its SIMD Huffman decoding,
- * IDCT and colour conversion), and a 4032x3024 phone photo squashed to 448x448 needs a ninth of its
- * pixels: the scaled inverse DCTs (an 8x8 block's coefficients -> 4x4, 2x2 or 1x1 pixels) skip most
- * of the IDCT and colour-conversion work and all the memory of the full image. The factor is the
- * smallest whose output covers what the caller asked for, so the resize that follows still only
- * shrinks. Only 1- and 3-component (grey, YCbCr) files come here: turbo cannot turn CMYK/YCCK into
- * RGB; those, and anything turbo refuses or warns about, go to stb_image (image.c). */
+ * libjpeg-turbo decodes a 640x480 photo in about half stb_image's time (a faster Huffman decoder;
+ * SIMD IDCT, upsampling and colour conversion), and a 4032x3024 phone photo squashed to 448x448
+ * needs a ninth of its pixels: the scaled inverse DCTs (an 8x8 block's coefficients -> 4x4, 2x2 or
+ * 1x1 pixels) skip most of the IDCT and colour-conversion work and all the memory of the full image.
+ * The factor is the smallest whose output covers what the caller asked for, so the resize that
+ * follows still only shrinks. Only 1- and 3-component (grey, YCbCr) files come here: turbo cannot
+ * turn CMYK/YCCK into RGB; those, and anything turbo refuses or warns about, go to stb_image
+ * (image.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
