@@ -1,6 +1,7 @@
 /* fuzz/fuzz_image.c: libFuzzer target for the image path: format sniffing, header size checks, EXIF
- * orientation, stb_image, libwebp and libtiff decoding, libjpeg-turbo's reduced decode (a size hint
- * from the last byte), both resizers and the horizontal flip, under our pixel limit.
+ * orientation, libjpeg-turbo's decode (whole, and reduced by a size hint from the last byte),
+ * stb_image (PNG, BMP, GIF, and the JPEGs turbo declines), libwebp and libtiff decoding, both
+ * resizers and the horizontal flip, under our pixel limit.
  * Also compiled into tests/test_fuzz_regress.c (AC_FUZZ_NO_MAIN) to replay corpus and crashes. */
 #include "fuzz_main.h"
 #include <stdint.h>

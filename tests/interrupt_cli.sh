@@ -5,7 +5,9 @@
 # all; `caption --skip-existing` resumes the batch. The handler is checked deterministically too: the
 # test plants "x.tmp.PID" entries of the running process (and one of another PID, to be kept).
 . "$(dirname "$0")/lib.sh"
-set -m # job control: background commands get SIGINT (without it bash makes them ignore it)
+set -m # job control: background commands get SIGINT (without it bash makes them ignore it); env
+       # --default-signal=INT below: also when this suite itself was started with SIGINT ignored (a
+       # background job, nohup), which bash cannot undo
 MK="$(dirname "$A")/tests/test_captioner"
 S=${ATTNCAP_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}/samples
 ENC="${DATA:-}/encoders/mobilenet_v2_1.0_224_quant.tflite" # features at 448: ~50 ms a photo
@@ -38,7 +40,7 @@ leftovers() {
 t_begin caption_overlays_sigint_then_resume
 if setup; then
   rm -rf "$T/ov"; mkdir -p "$T/ov"
-  "$A" caption $M --quiet --threads 1 --size 700 --overlays "$T/ov" "$T/many" >"$T/out" 2>"$T/err" &
+  env --default-signal=INT "$A" caption $M --quiet --threads 1 --size 700 --overlays "$T/ov" "$T/many" >"$T/out" 2>"$T/err" &
   pid=$!
   plant "$T/ov" $pid
   wait_for lines_at_least "$T/out" 3
@@ -109,7 +111,7 @@ fi
 t_begin eval_report_sigint
 if setup && need_data data/coco/captions.json; then
   rm -rf "$T/rep"; mkdir -p "$T/rep/thumbs" "$T/rep/sheets"
-  "$A" eval --model "$T/tiny.safetensors" --data "$DATA/data/coco/captions.json" --split all --limit 200 --beam 1 \
+  env --default-signal=INT "$A" eval --model "$T/tiny.safetensors" --data "$DATA/data/coco/captions.json" --split all --limit 200 --beam 1 \
     --no-meteor --quiet --report "$T/rep" --results-out "$T/rep/gen.json" >"$T/out" 2>"$T/err" &
   pid=$!
   plant "$T/rep" $pid; plant "$T/rep/thumbs" $pid; plant "$T/rep/sheets" $pid

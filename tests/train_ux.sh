@@ -6,7 +6,8 @@
 # are counted in one warning; --lr-min is a floor for the decay; --help says to run features first;
 # the defaults are the shipped recipe's; Ctrl-C leaves no temporaries.
 . "$(dirname "$0")/lib.sh"
-set -m # job control: a background train gets SIGINT
+set -m # job control: a background train gets SIGINT (and env --default-signal=INT below: also when this
+       # suite itself was started with SIGINT ignored, as a background job or under nohup, which bash cannot undo)
 FX=$(dirname "$0")/fixtures/train
 base=(--data "$FX/captions.json" --features "$FX/features" --embed 24 --hidden 32 --att 16 --min-count 1
       --batch 5 --lr 0.005 --dropout 0 --checkpoint-every 0)
@@ -109,7 +110,7 @@ else t_ok; fi
 
 t_begin sigint_leaves_no_temporaries
 mkdir -p "$T/int"
-"$A" train "${base[@]}" --epochs 100000 --patience 100000 --checkpoint-every 1 --quiet --log "$T/int/log.csv" \
+env --default-signal=INT "$A" train "${base[@]}" --epochs 100000 --patience 100000 --checkpoint-every 1 --quiet --log "$T/int/log.csv" \
   --out "$T/int/m.safetensors" >/dev/null 2>"$T/err" &
 pid=$!
 for _ in $(seq 600); do [ -f "$T/int/m.safetensors.ckpt" ] && break; sleep 0.05; done
