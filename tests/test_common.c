@@ -35,6 +35,53 @@ static void test_fp16(void) {
     for (uint32_t h = 0; h < 0x7c00; h++) CHECK(ac_f32_to_f16(ac_f16_to_f32((uint16_t)h)) == h);
 }
 
+/* The bulk conversions (F16C where the build has it) against the one-value functions, bit for bit:
+ * every half (its NaNs and infinities too) at every offset of a group of 8 and unaligned; floats:
+ * every 251st bit pattern (17 M of them, each exponent and both signs), the ties, the edges of the
+ * half range and subnormals, NaNs with payloads, in runs that start anywhere in a group. */
+static void test_fp16_bulk(void) {
+    enum { NH = 65536 };
+    uint8_t *raw = malloc(2 * NH + 2);
+    float *got = malloc(sizeof *got * (NH + 1));
+    for (int shift = 0; shift < 2; shift++) { /* the halves at an odd address too */
+        for (uint32_t h = 0; h < NH; h++) {
+            const uint16_t v = (uint16_t)h;
+            memcpy(raw + shift + 2 * h, &v, 2);
+        }
+        for (size_t start = 0; start < 9; start++) {
+            ac_f16_to_f32_n(raw + shift + 2 * start, got, NH - start);
+            size_t bad = 0;
+            for (size_t i = 0; i < NH - start; i++) {
+                const float want = ac_f16_to_f32((uint16_t)(start + i));
+                bad += memcmp(&want, &got[i], 4) != 0;
+            }
+            CHECKF(bad == 0, "f16 -> f32 from %zu (shift %d): %zu values differ", start, shift, bad);
+        }
+    }
+    enum { CH = 4096 };
+    float f[CH];
+    uint16_t out[CH];
+    size_t bad = 0, n = 0;
+    const uint32_t special[] = {0x33000000u, 0x33000001u, 0x33800000u, 0x387fc000u, 0x38800000u, 0x477fe000u, 0x477fefffu,
+                                0x477ff000u, 0x477fffffu, 0x3f801000u, 0x3f803000u, 0x00000001u, 0x807fffffu, 0x7f800000u,
+                                0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffbfffffu, 0x7fffffffu};
+    for (uint64_t x = 0; x <= 0xffffffffu;) {
+        int m = 0;
+        if (n == 0)
+            for (; m < (int)(sizeof special / sizeof *special); m++) memcpy(&f[m], &special[m], 4);
+        for (; m < CH && x <= 0xffffffffu; m++, x += 251) {
+            const uint32_t v = (uint32_t)x;
+            memcpy(&f[m], &v, 4);
+        }
+        const int off = (int)(n % 8); /* runs start anywhere in a group of 8 */
+        ac_f32_to_f16_n(f + off, out + off, (size_t)(m - off));
+        for (int i = off; i < m; i++) bad += out[i] != ac_f32_to_f16(f[i]);
+        n++;
+    }
+    CHECKF(bad == 0, "f32 -> f16: %zu of the sampled values differ", bad);
+    free(raw), free(got);
+}
+
 static void test_atomic_write(void) {
     char path[4096];
     snprintf(path, sizeof path, "%s/atomic.bin", test_tmpdir());
@@ -66,6 +113,7 @@ static void test_atomic_write(void) {
 int main(void) {
     RUN(test_sha256_vectors);
     RUN(test_fp16);
+    RUN(test_fp16_bulk);
     RUN(test_atomic_write);
     return TEST_EXIT();
 }

@@ -445,6 +445,63 @@ float ac_f16_to_f32(uint16_t h) {
     return f;
 }
 
+#if defined(__F16C__) && defined(__AVX2__)
+#include <immintrin.h>
+/* 8 halves -> 8 floats with vcvtph2ps, exact for every finite half; a group of 8 holding an
+ * infinity or a NaN (exponent 31: vcvtph2ps would quiet a signalling NaN), and the tail, go through
+ * ac_f16_to_f32. */
+void ac_f16_to_f32_n(const void *src, float *dst, size_t n) {
+    const uint8_t *p = src;
+    for (size_t i = 0; i < n;) {
+        if (i + 8 <= n) {
+            const __m128i h = _mm_loadu_si128((const __m128i *)(p + 2 * i));
+            const __m128i e = _mm_and_si128(h, _mm_set1_epi16(0x7c00));
+            if (!_mm_movemask_epi8(_mm_cmpeq_epi16(e, _mm_set1_epi16(0x7c00)))) {
+                _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+                i += 8;
+                continue;
+            }
+        }
+        for (const size_t end = i + 8 < n ? i + 8 : n; i < end; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            dst[i] = ac_f16_to_f32(h);
+        }
+    }
+}
+
+/* 8 floats -> 8 halves with vcvtps2ph, rounding to nearest even as ac_f32_to_f16 does (an f32
+ * subnormal is +-0 either way); a group holding an infinity or a NaN (ac_f32_to_f16 gives every
+ * NaN one quiet payload), and the tail, go through ac_f32_to_f16. */
+void ac_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n;) {
+        if (i + 8 <= n) {
+            const __m256 f = _mm256_loadu_ps(src + i);
+            const __m256i e = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(0x7f800000));
+            if (!_mm256_movemask_epi8(_mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7f800000)))) {
+                _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                i += 8;
+                continue;
+            }
+        }
+        for (const size_t end = i + 8 < n ? i + 8 : n; i < end; i++) dst[i] = ac_f32_to_f16(src[i]);
+    }
+}
+#else
+void ac_f16_to_f32_n(const void *src, float *dst, size_t n) {
+    const uint8_t *p = src;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        dst[i] = ac_f16_to_f32(h);
+    }
+}
+
+void ac_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = ac_f32_to_f16(src[i]);
+}
+#endif
+
 const char *ac_default_precision(void) {
     const char *s = getenv("ATTNCAP_PRECISION");
     return s && *s ? s : "auto";

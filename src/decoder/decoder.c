@@ -273,9 +273,13 @@ static uint16_t *pack_f16_exact(const float *src, int rows, int cols, int *oom) 
     const size_t n = (size_t)rows * cols;
     uint16_t *h = ac_malloc(n * sizeof *h), *packed = ac_malloc(ac_smm_packed_size(rows, cols) * sizeof *packed);
     int exact = h && packed;
-    for (size_t i = 0; exact && i < n; i++) {
-        h[i] = ac_f32_to_f16(src[i]);
-        exact = ac_f16_to_f32(h[i]) == src[i] || src[i] != src[i];
+    enum { CHUNK = 1024 };
+    float back[CHUNK];
+    for (size_t i0 = 0; exact && i0 < n; i0 += CHUNK) {
+        const size_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        ac_f32_to_f16_n(src + i0, h + i0, m);
+        ac_f16_to_f32_n(h + i0, back, m);
+        for (size_t i = 0; exact && i < m; i++) exact = back[i] == src[i0 + i] || src[i0 + i] != src[i0 + i];
     }
     if (exact) ac_smm_pack_h(rows, cols, h, cols, packed);
     else free(packed), packed = NULL;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "decoder_internal.h"
 
@@ -41,12 +42,14 @@ void ac_smm_pack(int K, int N, const float *B, int ldb, int trans, float *Bp) {
 
 /* The same panels of half-precision weights (ac_smm_nn_hp's layout). */
 void ac_smm_pack_h(int K, int N, const uint16_t *B, int ldb, uint16_t *Bp) {
-    for (int p = 0; p < (N + 63) / 64; p++)
+    for (int p = 0; p < (N + 63) / 64; p++) {
+        const int n0 = 64 * p, nc = N - n0 < 64 ? N - n0 : 64;
         for (int k = 0; k < K; k++) {
-            const int n0 = 64 * p;
             uint16_t *d = Bp + ((size_t)p * K + k) * 64;
-            for (int j = 0; j < 64; j++) d[j] = n0 + j < N ? B[(size_t)k * ldb + n0 + j] : 0;
+            memcpy(d, B + (size_t)k * ldb + n0, sizeof *d * (size_t)nc);
+            if (nc < 64) memset(d + nc, 0, sizeof *d * (size_t)(64 - nc));
         }
+    }
 }
 
 /* For each block of up to 6 rows: a = its rows of A from A_BASE, c = its rows of C from C_BASE, and

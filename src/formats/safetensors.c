@@ -306,11 +306,7 @@ int ac_st_to_f32(const ac_st_tensor *t, float *out, size_t n, const char *path, 
     if (t->dtype == AC_ST_F32) {
         memcpy(out, p, n * sizeof(float));
     } else if (t->dtype == AC_ST_F16) {
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * i, 2);
-            out[i] = ac_f16_to_f32(h);
-        }
+        ac_f16_to_f32_n(p, out, n);
     } else {
         return ac_errf(err, "%s: tensor '%s' is %s, expected F32 or F16", path, clean(t->name, nbuf), dtypes[t->dtype].name);
     }

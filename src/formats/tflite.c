@@ -289,21 +289,34 @@ static int dequantize(fb *f, ac_tfl_tensor *t, const uint8_t *p, uint64_t len, u
         nch = (uint64_t)t->n_quant;
     }
     int quant = t->n_quant > 0 && t->type != 0 && t->type != 1;
-    for (uint64_t i = 0; i < count; i++) {
-        double q;
-        switch (t->type) {
-        case 0: { uint32_t u = rd32(p + 4 * i); float x; memcpy(&x, &u, 4); q = x; break; }
-        case 1: q = ac_f16_to_f32(rd16(p + 2 * i)); break;
-        case 2: q = (int32_t)rd32(p + 4 * i); break;
-        case 3: q = p[i]; break;
-        case 4: q = (double)(int64_t)rd64(p + 8 * i); break;
-        default: q = (int8_t)p[i]; break;
+    if (t->type == 0 && !quant) { /* float32 weights (the detector's): as stored, read little-endian */
+        for (uint64_t i = 0; i < count; i++) {
+            const uint32_t u = rd32(p + 4 * i);
+            memcpy(&t->data[i], &u, 4);
         }
-        if (quant) {
-            uint64_t c = t->n_quant > 1 ? (i / inner) % nch : 0;
-            q = (q - (double)t->zero_point[c]) * (double)t->scale[c];
+    } else if (t->type == 3 && quant) { /* uint8 (the encoders'): blocks of one channel, no division */
+        const uint64_t block = t->n_quant > 1 ? inner : count;
+        for (uint64_t i0 = 0, c = 0; i0 < count; i0 += block, c = (c + 1) % nch) {
+            const double zp = (double)t->zero_point[c], sc = (double)t->scale[c];
+            for (uint64_t i = i0; i < i0 + block && i < count; i++) t->data[i] = (float)(((double)p[i] - zp) * sc);
         }
-        t->data[i] = (float)q;
+    } else {
+        for (uint64_t i = 0; i < count; i++) {
+            double q;
+            switch (t->type) {
+            case 0: { uint32_t u = rd32(p + 4 * i); float x; memcpy(&x, &u, 4); q = x; break; }
+            case 1: q = ac_f16_to_f32(rd16(p + 2 * i)); break;
+            case 2: q = (int32_t)rd32(p + 4 * i); break;
+            case 3: q = p[i]; break;
+            case 4: q = (double)(int64_t)rd64(p + 8 * i); break;
+            default: q = (int8_t)p[i]; break;
+            }
+            if (quant) {
+                uint64_t c = t->n_quant > 1 ? (i / inner) % nch : 0;
+                q = (q - (double)t->zero_point[c]) * (double)t->scale[c];
+            }
+            t->data[i] = (float)q;
+        }
     }
     if (t->type == 2) {
         if (!(t->ints = ac_malloc((count ? count : 1) * sizeof *t->ints))) return fb_fail(f, "out of memory for tensor data", 0);
