@@ -1,4 +1,5 @@
-/* Tests of common.c: SHA-256 against FIPS 180-4 test vectors, fp16 against IEEE values, atomic files. */
+/* Tests of common.c: SHA-256 against FIPS 180-4 test vectors and coreutils' sha256sum, fp16 against
+ * IEEE values and the one-value conversions, atomic files. */
 #include "attncap/common.h"
 #include "test.h"
 
@@ -21,6 +22,34 @@ static void test_sha256_vectors(void) {
     ac_sha256(m, strlen(m), d);
     hex(d, h);
     CHECK(!strcmp(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
+}
+
+/* Files of every length around the 64-byte block and its 56-byte padding edge, and longer ones, of
+ * pseudo-random bytes: ac_sha256_file against coreutils' sha256sum (an independent implementation). */
+static void test_sha256_vs_coreutils(void) {
+    static const size_t lens[] = {0, 1, 3, 55, 56, 57, 63, 64, 65, 111, 119, 120, 127, 128, 129, 1000, 4095, 4096, 4097, 70001};
+    char path[4096], cmd[8300], want[65], got[65];
+    unsigned seed = 5;
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        snprintf(path, sizeof path, "%s/sha_%zu.bin", test_tmpdir(), lens[k]);
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        for (size_t i = 0; i < lens[k]; i++) {
+            seed = seed * 1103515245u + 12345u;
+            fputc((int)(seed >> 16) & 0xFF, f);
+        }
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "sha256sum '%s'", path);
+        FILE *pp = popen(cmd, "r");
+        CHECK(pp != NULL);
+        const int read = fscanf(pp, "%64s", want) == 1;
+        pclose(pp);
+        if (!read) SKIP("sha256sum (coreutils) not found");
+        ac_err err;
+        CHECKF(ac_sha256_file(path, got, &err) == 0, "%s", err.msg);
+        CHECKF(!strcmp(got, want), "%zu bytes: %s, sha256sum says %s", lens[k], got, want);
+        unlink(path);
+    }
 }
 
 static void test_fp16(void) {
@@ -112,6 +141,7 @@ static void test_atomic_write(void) {
 
 int main(void) {
     RUN(test_sha256_vectors);
+    RUN(test_sha256_vs_coreutils);
     RUN(test_fp16);
     RUN(test_fp16_bulk);
     RUN(test_atomic_write);

@@ -316,6 +316,39 @@ static const uint32_t K256[64] = {
 
 #define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
+#if defined(__SHA__) && defined(__SSE4_1__) && defined(__SSSE3__)
+#include <immintrin.h>
+/* One block with the SHA extensions (x86 SHA-NI: most x86 CPUs since 2017-2019): four rounds' message
+ * words a vector, each sha256rnds2 two rounds. The state lives as ABEF and CDGH (the instructions'
+ * order). About 8x the C version below: the encoder and the detector are hashed on every start. */
+static void sha256_block(sha256_ctx *c, const uint8_t *p) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&c->h[0]), 0xB1); /* b a d c */
+    __m128i cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&c->h[4]), 0x1B); /* h g f e */
+    __m128i abef = _mm_alignr_epi8(t, cdgh, 8);
+    cdgh = _mm_blend_epi16(cdgh, t, 0xF0);
+    const __m128i abef0 = abef, cdgh0 = cdgh;
+    __m128i w[16]; /* the message schedule, 4 words each: w[i] holds W[4i .. 4i+3] */
+    for (int i = 0; i < 16; i++) {
+        if (i < 4) {
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+        } else { /* W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16] */
+            __m128i x = _mm_sha256msg1_epu32(w[i - 4], w[i - 3]);
+            x = _mm_add_epi32(x, _mm_alignr_epi8(w[i - 1], w[i - 2], 4));
+            w[i] = _mm_sha256msg2_epu32(x, w[i - 1]);
+        }
+        const __m128i wk = _mm_add_epi32(w[i], _mm_loadu_si128((const __m128i *)&K256[4 * i]));
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+    t = _mm_shuffle_epi32(abef, 0x1B);     /* f e b a */
+    cdgh = _mm_shuffle_epi32(cdgh, 0xB1); /* d c h g */
+    _mm_storeu_si128((__m128i *)&c->h[0], _mm_blend_epi16(t, cdgh, 0xF0)); /* d c b a: a b c d in memory */
+    _mm_storeu_si128((__m128i *)&c->h[4], _mm_alignr_epi8(cdgh, t, 8));   /* h g f e: e f g h */
+}
+#else
 static void sha256_block(sha256_ctx *c, const uint8_t *p) {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
@@ -338,6 +371,7 @@ static void sha256_block(sha256_ctx *c, const uint8_t *p) {
     c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
     c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
 }
+#endif
 
 static void sha256_init(sha256_ctx *c) {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
