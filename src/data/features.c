@@ -19,23 +19,6 @@
 #include "common_internal.h"
 #include "alloc_internal.h"
 
-#ifdef __F16C__
-#include <immintrin.h>
-#endif
-
-/* Half to float for a whole row: with F16C (every x86-64 since 2013) 8 at a time; both exact. */
-static void f16_to_f32_row(const unsigned char *src, float *dst, size_t n) {
-    size_t k = 0;
-#ifdef __F16C__
-    for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * k))));
-#endif
-    for (; k < n; k++) {
-        uint16_t h;
-        memcpy(&h, src + 2 * k, 2);
-        dst[k] = ac_f16_to_f32(h);
-    }
-}
-
 const char *ac_features_key(const char *path) {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
@@ -216,7 +199,7 @@ static int features_load(const char *dir, int compact, size_t map_over, const ch
             const unsigned char *src = (const unsigned char *)t->data + (size_t)r * row * (t->dtype == AC_ST_F16 ? 2 : 4);
             if (compact) memcpy(fc->half + (size_t)dest[g] * row, src, row * sizeof(uint16_t));
             else if (t->dtype == AC_ST_F32) memcpy(fc->data + (size_t)dest[g] * row, src, row * sizeof(float));
-            else f16_to_f32_row(src, fc->data + (size_t)dest[g] * row, row);
+            else ac_f16_to_f32_n(src, fc->data + (size_t)dest[g] * row, row);
         }
         ac_features_shard_close(&o);
     }
@@ -261,8 +244,8 @@ void ac_features_grid(const ac_feature_cache *fc, int i, int *grid_h, int *grid_
 const float *ac_features_row(const ac_feature_cache *fc, int i, float *scratch) {
     const size_t row = (size_t)fc->grid_h * fc->grid_w * fc->dim;
     if (fc->data) return fc->data + (size_t)i * row;
-    if (fc->half) f16_to_f32_row((const unsigned char *)(fc->half + (size_t)i * row), scratch, row);
-    else if (fc->mapped_f16[i]) f16_to_f32_row(fc->mapped_row[i], scratch, row);
+    if (fc->half) ac_f16_to_f32_n(fc->half + (size_t)i * row, scratch, row);
+    else if (fc->mapped_f16[i]) ac_f16_to_f32_n(fc->mapped_row[i], scratch, row);
     else memcpy(scratch, fc->mapped_row[i], row * sizeof(float));
     return scratch;
 }

@@ -155,7 +155,7 @@ static int shard_add(shard_buf *b, const ac_image *img, const char *key, const c
     memcpy(k + kl, suffix, sl + 1);
     if (b->o->fp16) {
         uint16_t *d = (uint16_t *)b->data + (size_t)b->n * b->row;
-        for (size_t i = 0; i < b->row; i++) d[i] = ac_f32_to_f16(b->tmp[i]);
+        ac_f32_to_f16_n(b->tmp, d, b->row);
     } else {
         memcpy((float *)b->data + (size_t)b->n * b->row, b->tmp, b->row * sizeof(float));
     }

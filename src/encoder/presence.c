@@ -170,8 +170,7 @@ int ac_presence_save(const ac_presence *p, const char *path, int fp16, const cha
     ac_st_writer w;
     ac_st_writer_init(&w);
     int rc = !groups || (fp16 && !h) ? ac_errf(err, "%s: out of memory", path) : 0;
-    for (size_t i = 0; !rc && fp16 && i < nw; i++) h[i] = ac_f32_to_f16(p->w[i]);
-    for (int i = 0; !rc && fp16 && i < p->k; i++) h[nw + i] = ac_f32_to_f16(p->b[i]);
+    if (!rc && fp16) ac_f32_to_f16_n(p->w, h, nw), ac_f32_to_f16_n(p->b, h + nw, (size_t)p->k);
     const int64_t ws[2] = {p->k, p->dim}, bs[1] = {p->k};
     const ac_st_dtype dt = fp16 ? AC_ST_F16 : AC_ST_F32;
     if (!rc)

@@ -449,7 +449,7 @@ static int add_tensors(const ac_decoder *dec, ac_st_writer *w, int fp16, uint16_
     if (fp16) {
         *f16buf = ac_malloc(sizeof(uint16_t) * dec->n_params);
         if (!*f16buf) return ac_errf(err, "out of memory");
-        for (size_t i = 0; i < dec->n_params; i++) (*f16buf)[i] = ac_f32_to_f16(dec->params[i]);
+        ac_f32_to_f16_n(dec->params, *f16buf, dec->n_params);
     }
     for (int i = 0; i < nt; i++) {
         const char *name = t[i].name;
