@@ -13,7 +13,8 @@ mkdir -p "$out"
 A=${ATTNCAP:-./attncap}
 cap() { # NAME [flags] < photo list
   local name=$1; shift
-  [ -s "$out/$name.jsonl" ] && return 0
+  # already done (a rerun): read the list anyway, or the writer's SIGPIPE fails the pipeline
+  if [ -s "$out/$name.jsonl" ]; then cat >/dev/null; return 0; fi
   "$A" caption --model "$model" --json --quiet "$@" - > "$out/$name.jsonl.tmp"
   mv "$out/$name.jsonl.tmp" "$out/$name.jsonl"
 }

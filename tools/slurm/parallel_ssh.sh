@@ -41,7 +41,8 @@ else
     list="$out/photos.txt"
     find "$photos" -type f \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \) | LC_ALL=C sort >"$list"
   fi
-  cmd="$(q "$attncap") features --shard {}/$shares --quiet $opts --out $(q "$out")/parts/features-\$(printf %05d {}) --list $(q "$list")"
+  mkdir -p "$out/parts/done"
+  cmd="c=features-\$(printf %05d {}); rm -f $(q "$out")/parts/done/\$c && $(q "$attncap") features --shard {}/$shares --quiet $opts --out $(q "$out")/parts/\$c --list $(q "$list") && touch $(q "$out")/parts/done/\$c"
 fi
 seq 0 $((shares - 1)) | parallel --sshloginfile "$hosts" --retries 3 --halt now,fail=1 --joblog "$out/parallel.log" "$cmd"
 KIND=$kind OUT=$out TASKS=$shares ATTNCAP=$attncap SHARD_SIZE=$shard_size bash "$here/merge.sbatch"

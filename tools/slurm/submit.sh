@@ -1,6 +1,7 @@
 #!/bin/bash
 # Submits a sharded attncap run to Slurm: a job array of N tasks (each one share of the photos) and
-# the merge as a job that depends on it (afterok). Prints the two job ids.
+# the merge as a job that starts once every task has ended (afterany; the merge fails, naming the
+# task, if one left no part). Prints the two job ids.
 #
 #   tools/slurm/submit.sh caption  -n 16 -i /shared/photos     -o /shared/run1 [-- attncap caption options]
 #   tools/slurm/submit.sh features -n 16 -i /shared/photos.txt -o /shared/run2 [-- attncap features options]
@@ -31,7 +32,9 @@ photos=$(realpath "$photos") && mkdir -p "$out/logs" && out=$(realpath "$out")
 array=$(sbatch --parsable --array=0-$((tasks - 1)) --cpus-per-task="$cpus" --output="$out/logs/%x-%A_%a.out" --open-mode=append \
         --export=ALL,PHOTOS="$photos",OUT="$out",ATTNCAP="$attncap" "$here/$kind.sbatch" "$@")
 array=${array%%;*}
-merge=$(sbatch --parsable --dependency=afterok:"$array" --kill-on-invalid-dep=yes --output="$out/logs/%x-%j.out" \
+# afterany rather than afterok + --kill-on-invalid-dep: after a failed task, a merge cancelled for
+# "DependencyNeverSatisfied" says nothing of which task; merge.sbatch checks the parts and names it.
+merge=$(sbatch --parsable --dependency=afterany:"$array" --output="$out/logs/%x-%j.out" \
         --export=ALL,KIND="$kind",OUT="$out",TASKS="$tasks",ATTNCAP="$attncap",SHARD_SIZE="$shard_size" "$here/merge.sbatch")
 merge=${merge%%;*}
-echo "array $array ($tasks tasks), merge $merge (after the array succeeds)"
+echo "array $array ($tasks tasks), merge $merge (after every task has ended)"
