@@ -506,8 +506,39 @@ static void test_refuses_truncated_and_absurd_header(void) {
     ac_model_free(&m);
 }
 
+/* A non-finite weight is refused with its index: in a whole block of 1,024 (the vectorized test), at
+ * a block's edges, in the tail, and the first of two. lstm_w here: (6 + 3 + 40) x 160 = 7,840 values. */
+static void test_non_finite_weight_found(void) {
+    ac_model m = make_model(), r;
+    ac_err err;
+    ac_decoder_config c = m.dec.cfg;
+    c.hidden = 40;
+    ac_decoder_free(&m.dec);
+    CHECK(ac_decoder_init(&m.dec, &c, 5, &err) == 0);
+    const size_t n = (size_t)(c.embed + c.dim + c.hidden) * 4 * c.hidden;
+    CHECK(n == 7840);
+    const struct { size_t at, also; float v; } cases[] = {
+        {0, 0, NAN}, {1023, 1023, INFINITY}, {1024, 1024, -INFINITY}, {5000, 5000, NAN},
+        {7839, 7839, NAN}, {2000, 3000, NAN}, {7000, 7500, INFINITY}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const float keep = m.dec.lstm_w[cases[i].at], keep2 = m.dec.lstm_w[cases[i].also];
+        m.dec.lstm_w[cases[i].also] = INFINITY, m.dec.lstm_w[cases[i].at] = cases[i].v;
+        char want[64];
+        snprintf(want, sizeof want, "'lstm_w' has a non-finite value at %zu", cases[i].at);
+        CHECKF(ac_model_save(&m, tmp("nonfinite.st"), 0, NULL, &err) == 0, "%s", err.msg);
+        CHECKF(ac_model_load(tmp("nonfinite.st"), &r, &err) != 0 && strstr(err.msg, want), "want \"%s\", got \"%s\"",
+               want, err.msg);
+        m.dec.lstm_w[cases[i].also] = keep2, m.dec.lstm_w[cases[i].at] = keep;
+    }
+    CHECKF(ac_model_save(&m, tmp("nonfinite.st"), 0, NULL, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("nonfinite.st"), &r, &err) == 0, "%s", err.msg);
+    ac_model_free(&r);
+    ac_model_free(&m);
+}
+
 int main(void) {
     RUN(test_roundtrip_f32_and_f16);
+    RUN(test_non_finite_weight_found);
     RUN(test_roundtrip_scores);
     RUN(test_roundtrip_hard);
     RUN(test_old_file_is_additive);

@@ -209,6 +209,26 @@ int ac_model_copy_words(ac_model *m, ac_err *err) {
     return rc;
 }
 
+/* The index of x's first infinity or NaN, or n. Whole blocks of 1,024 are tested without an early
+ * exit, so that the compiler vectorizes the test (11 M weights: the one-value loop was 3 % of a
+ * one-photo caption); from the first block that holds one, and for the tail, one value at a time. */
+static size_t first_non_finite(const float *x, size_t n) {
+    enum { BLOCK = 1024 };
+    size_t i0 = 0;
+    for (; i0 + BLOCK <= n; i0 += BLOCK) {
+        uint32_t bad = 0;
+        for (size_t i = 0; i < BLOCK; i++) {
+            uint32_t u;
+            memcpy(&u, x + i0 + i, 4);
+            bad |= (u & 0x7f800000u) == 0x7f800000u; /* exponent all ones: infinity or NaN */
+        }
+        if (bad) break;
+    }
+    for (size_t i = i0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
 /* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). */
 static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
                         ac_err *err) {
@@ -235,8 +255,8 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
         size_t n = (size_t)t[i].rows * t[i].cols;
         float *dst = dec->params + t[i].offset;
         if (ac_st_to_f32(st, dst, n, path, err)) return -1;
-        for (size_t j = 0; j < n; j++)
-            if (!isfinite(dst[j])) return ac_errf(err, "%s: tensor '%s' has a non-finite value at %zu", path, name, j);
+        const size_t j = first_non_finite(dst, n);
+        if (j < n) return ac_errf(err, "%s: tensor '%s' has a non-finite value at %zu", path, name, j);
     }
     return 0;
 }
