@@ -5,8 +5,8 @@
 # state); submits a captioning array (24 COCO photos, the default model, 3 tasks) and a
 # feature-extraction array (the 100 COCO photos, the small MobileNetV1 encoder, 5 tasks), each with
 # its merge as a dependent job; kills one task of each half-way and has Slurm requeue it; and checks
-# the merged captions and feature cache against one process run here, byte for byte; has a task fail
-# on a file that is not a photo and checks that its merge fails, naming it. Then the same
+# the merged captions and feature cache against one process run here, byte for byte; has a task of
+# each kind fail on a file that is not a photo and checks that its merge fails, naming it. Then the same
 # with GNU parallel (tools/slurm/parallel_ssh.sh, hosts ":" = this machine). The daemons are stopped
 # at the end, failure or not. Prints timings and "test-slurm: N passed, N failed".
 set -u
@@ -248,19 +248,25 @@ if [ "$(state "${rj%%;*}_2")" = COMPLETED ] && why=$(same_cache "$W/run_features
 else bad slurm_one_task_rerun_alone "${why:-job ${rj%%;*}_2 is $(state "${rj%%;*}_2"): $(tail -3 "$W"/logs/rerun-*.out)}"; fi
 
 # A task that fails (a file that is not a photo in its share) fails the merge, naming the task, and
-# leaves no captions.jsonl: afterany starts the merge, which checks the parts itself.
+# the merge writes nothing: afterany starts it, and it checks the parts itself (a failed feature
+# task's cache is there, unmarked).
 { head -n 4 "$W/caption.txt"; echo "$W/not-a-photo.jpg"; } >"$W/bad.txt"
 echo "not a photo" >"$W/not-a-photo.jpg"
-submit caption 2 none "$W/bad.txt" "$W/run_bad" --
-for _ in $(seq 1 240); do case $(state "$MERGE") in COMPLETED | FAILED | CANCELLED | TIMEOUT) break ;; esac; sleep 0.5; done
-bad_task=$(grep -l "not-a-photo.jpg" "$W"/run_bad/logs/attncap-caption-*.out 2>/dev/null | sed -n 's/.*_\([0-9]*\)\.out$/\1/p')
-if [ "$(state "$MERGE")" = FAILED ] && [ ! -e "$W/run_bad/captions.jsonl" ] && [ -n "$bad_task" ] &&
-   grep -q "no part from task(s) $bad_task " "$W"/run_bad/logs/attncap-merge-*.out; then
-  ok "slurm_failed_task_fails_the_merge ($(grep -h "no part" "$W"/run_bad/logs/attncap-merge-*.out | sed 's/.*; //'))"
-else
-  bad slurm_failed_task_fails_the_merge "merge $MERGE is $(state "$MERGE"), failed task '${bad_task}'"
-  explain "$ARRAY" "$MERGE" "$W/run_bad/logs"
-fi
+check_failed_task() { # KIND OUTPUT [options]: the merge FAILED, named the failed task, wrote no OUTPUT
+  local kind=$1 output=$2; shift 2
+  submit "$kind" 2 none "$W/bad.txt" "$W/bad_$kind" -- "$@"
+  for _ in $(seq 1 240); do case $(state "$MERGE") in COMPLETED | FAILED | CANCELLED | TIMEOUT) break ;; esac; sleep 0.5; done
+  local task; task=$(grep -l "not-a-photo.jpg" "$W"/bad_$kind/logs/attncap-$kind-*.out 2>/dev/null | sed -n 's/.*_\([0-9]*\)\.out$/\1/p')
+  if [ "$(state "$MERGE")" = FAILED ] && [ ! -e "$W/bad_$kind/$output" ] && [ -n "$task" ] &&
+     grep -q "no part from task(s) $task " "$W"/bad_$kind/logs/attncap-merge-*.out; then
+    ok "slurm_failed_${kind}_task_fails_the_merge ($(grep -h "no part" "$W"/bad_$kind/logs/attncap-merge-*.out | sed 's/.*; //'))"
+  else
+    bad "slurm_failed_${kind}_task_fails_the_merge" "merge $MERGE is $(state "$MERGE"), failed task '$task'"
+    explain "$ARRAY" "$MERGE" "$W/bad_$kind/logs"
+  fi
+}
+check_failed_task caption captions.jsonl
+check_failed_task features features "${FEAT_OPTS[@]}"
 
 wall() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 echo "# Slurm wall time from submission to merged output: caption $(wall "$t_sub" "${t_done[$CAP_MERGE]:-$t_sub}") s, features $(wall "$t_sub" "${t_done[$FEAT_MERGE]:-$t_sub}") s (both arrays at once, 1 CPU per task, including a requeued task each)"
