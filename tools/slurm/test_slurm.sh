@@ -165,6 +165,9 @@ submit() {
   ARRAY=$(sed -n 's/^array \([0-9]*\) .*/\1/p' <<<"$line") MERGE=$(sed -n 's/.*merge \([0-9]*\) .*/\1/p' <<<"$line")
 }
 state() { scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | head -1 | cut -d= -f2; }
+ended() { # JOB SECONDS: wait up to SECONDS for JOB to end (any end: the checks then read its state)
+  for _ in $(seq 1 $(($2 * 2))); do case $(state "$1") in COMPLETED | FAILED | CANCELLED | TIMEOUT) return ;; esac; sleep 0.5; done
+}
 
 t_sub=$(date +%s.%N)
 submit caption 3 0 "$W/caption.txt" "$W/run_caption" --
@@ -242,7 +245,7 @@ else bad slurm_features_byte_identical "$why"; fi
 # the photos task 2 of the array took, not every photo.
 rj=$(sbatch --parsable --array=2 --cpus-per-task=1 --output="$W/logs/rerun-%A_%a.out" \
      --export=ALL,SHARDS=5,PHOTOS="$W/photos.txt",OUT="$W/rerun",ATTNCAP="$A" "$ROOT/tools/slurm/features.sbatch" "${FEAT_OPTS[@]}")
-for _ in $(seq 1 120); do case $(state "${rj%%;*}_2") in COMPLETED | FAILED | CANCELLED) break ;; esac; sleep 0.5; done
+ended "${rj%%;*}_2" 60
 if [ "$(state "${rj%%;*}_2")" = COMPLETED ] && why=$(same_cache "$W/run_features/parts/features-00002" "$W/rerun/parts/features-00002"); then
   ok "slurm_one_task_rerun_alone"
 else bad slurm_one_task_rerun_alone "${why:-job ${rj%%;*}_2 is $(state "${rj%%;*}_2"): $(tail -3 "$W"/logs/rerun-*.out)}"; fi
@@ -255,7 +258,7 @@ echo "not a photo" >"$W/not-a-photo.jpg"
 check_failed_task() { # KIND OUTPUT [options]: the merge FAILED, named the failed task, wrote no OUTPUT
   local kind=$1 output=$2; shift 2
   submit "$kind" 2 none "$W/bad.txt" "$W/bad_$kind" -- "$@"
-  for _ in $(seq 1 240); do case $(state "$MERGE") in COMPLETED | FAILED | CANCELLED | TIMEOUT) break ;; esac; sleep 0.5; done
+  ended "$MERGE" 120
   local task; task=$(grep -l "not-a-photo.jpg" "$W"/bad_$kind/logs/attncap-$kind-*.out 2>/dev/null | sed -n 's/.*_\([0-9]*\)\.out$/\1/p')
   if [ "$(state "$MERGE")" = FAILED ] && [ ! -e "$W/bad_$kind/$output" ] && [ -n "$task" ] &&
      grep -q "no part from task(s) $task " "$W"/bad_$kind/logs/attncap-merge-*.out; then
