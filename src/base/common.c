@@ -316,12 +316,15 @@ static const uint32_t K256[64] = {
 
 #define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
-#if defined(__SHA__) && defined(__SSE4_1__) && defined(__SSSE3__)
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_SHA_NI_CODE 1
 #include <immintrin.h>
 /* One block with the SHA extensions (x86 SHA-NI: most x86 CPUs since 2017-2019): four rounds' message
  * words a vector, each sha256rnds2 two rounds. The state lives as ABEF and CDGH (the instructions'
- * order). About 8x the C version below: the encoder and the detector are hashed on every start. */
-static void sha256_block(sha256_ctx *c, const uint8_t *p) {
+ * order). About 8x the C version below: the encoder and the detector are hashed on every start.
+ * Compiled for any x86-64 build and chosen at run time (sha256_update), so that a build for older
+ * CPUs uses it where the CPU has it, and valgrind, which hides SHA-NI, gets the C version. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void sha256_block_ni(sha256_ctx *c, const uint8_t *p) {
     const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
     __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&c->h[0]), 0xB1); /* b a d c */
     __m128i cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&c->h[4]), 0x1B); /* h g f e */
@@ -348,8 +351,9 @@ static void sha256_block(sha256_ctx *c, const uint8_t *p) {
     _mm_storeu_si128((__m128i *)&c->h[0], _mm_blend_epi16(t, cdgh, 0xF0)); /* d c b a: a b c d in memory */
     _mm_storeu_si128((__m128i *)&c->h[4], _mm_alignr_epi8(cdgh, t, 8));   /* h g f e: e f g h */
 }
-#else
-static void sha256_block(sha256_ctx *c, const uint8_t *p) {
+#endif
+
+static void sha256_block_c(sha256_ctx *c, const uint8_t *p) {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
         w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
@@ -371,7 +375,6 @@ static void sha256_block(sha256_ctx *c, const uint8_t *p) {
     c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
     c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
 }
-#endif
 
 static void sha256_init(sha256_ctx *c) {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -382,6 +385,12 @@ static void sha256_init(sha256_ctx *c) {
 }
 
 static void sha256_update(sha256_ctx *c, const uint8_t *p, size_t n) {
+    void (*sha256_block)(sha256_ctx *, const uint8_t *) = sha256_block_c;
+#if defined(HAVE_SHA_NI_CODE)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3"))
+        sha256_block = sha256_block_ni;
+#endif
     c->len += n;
     while (n) {
         size_t take = 64 - c->fill < n ? 64 - c->fill : n;
