@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "attncap/captioner.h"
+#include "attncap/safetensors.h"
 #include "test.h"
 
 #define SMALL_ENCODER "encoders/mobilenet_v1_0.25_128_quant.tflite"
@@ -70,7 +71,8 @@ static void end_to_end(void) {
     if (!img_path) img_path = test_shared("images/grace_hopper.bmp");
     if (!img_path) SKIP("needs ../shared/images/cat.bmp");
     ac_err err;
-    char model[4200];
+    char model[4200], *data_nan;
+    size_t len_nan;
     snprintf(model, sizeof model, "%s", tpath("tiny.safetensors"));
     CHECKF(make_model(model, enc_path, NULL, &err) == 0, "%s", err.msg);
     ac_captioner c;
@@ -93,6 +95,32 @@ static void end_to_end(void) {
     ac_image_free(&sq), ac_image_free(&photo);
     CHECK(c.beam.beam == 3 && c.beam.max_len == 20); /* defaults */
     ac_captioner_free(&c);
+
+    /* with 2 threads the model loads while the encoder opens: the same caption, bit for bit */
+    ac_caption one, two;
+    CHECKF(ac_image_load(img_path, &photo, &err) == 0, "%s", err.msg);
+    for (int threads = 1; threads <= 2; threads++) {
+        CHECKF(ac_captioner_init(&c, model, enc_path, threads, &err) == 0, "%s", err.msg);
+        CHECKF(ac_captioner_run(&c, &photo, threads == 1 ? &one : &two, NULL, NULL, &err) == 0, "%s", err.msg);
+        ac_captioner_free(&c);
+    }
+    CHECK(one.n == two.n && !memcmp(one.words, two.words, one.n * sizeof(int)) && one.logprob == two.logprob);
+    ac_caption_free(&one), ac_caption_free(&two), ac_image_free(&photo);
+    /* a damaged model and a missing encoder: the model's error, on one thread or two */
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s", tpath("nan.safetensors"));
+    ac_st_file h;
+    CHECKF(ac_st_read_header(model, &h, &err) == 0, "%s", err.msg);
+    const ac_st_tensor *lw = ac_st_find(&h, "lstm_w");
+    CHECK(lw && lw->dtype == AC_ST_F32 && lw->nbytes >= 8);
+    CHECK(ac_read_file(model, 1 << 26, &data_nan, &len_nan, &err) == 0);
+    if (lw) memset(data_nan + lw->offset + 4, 0xff, 4); /* lstm_w[1] = NaN */
+    CHECK(ac_write_file_atomic(bad, data_nan, len_nan, &err) == 0);
+    ac_st_free(&h), free(data_nan);
+    for (int threads = 1; threads <= 2; threads++)
+        CHECKF(ac_captioner_init(&c, bad, "/nonexistent/encoder.tflite", threads, &err) == -1 &&
+                   strstr(err.msg, "'lstm_w' has a non-finite value at 1"),
+               "%d thread(s): %s", threads, err.msg);
 
     /* decoding settings recorded in the model are its defaults */
     const char *meta[] = {"decode", "{\"beam\":1,\"max_len\":4,\"len_alpha\":0.5}", NULL};

@@ -528,6 +528,10 @@ static void test_non_finite_weight_found(void) {
         CHECKF(ac_model_save(&m, tmp("nonfinite.st"), 0, NULL, &err) == 0, "%s", err.msg);
         CHECKF(ac_model_load(tmp("nonfinite.st"), &r, &err) != 0 && strstr(err.msg, want), "want \"%s\", got \"%s\"",
                want, err.msg);
+        /* stored as F16 and loaded for captions: tested in float16, without widening */
+        CHECKF(ac_model_save(&m, tmp("nonfinite16.st"), 1, NULL, &err) == 0, "%s", err.msg);
+        CHECKF(ac_model_load_for_captions(tmp("nonfinite16.st"), &r, &err) != 0 && strstr(err.msg, want),
+               "float16: want \"%s\", got \"%s\"", want, err.msg);
         m.dec.lstm_w[cases[i].also] = keep2, m.dec.lstm_w[cases[i].at] = keep;
     }
     CHECKF(ac_model_save(&m, tmp("nonfinite.st"), 0, NULL, &err) == 0, "%s", err.msg);
@@ -536,8 +540,49 @@ static void test_non_finite_weight_found(void) {
     ac_model_free(&m);
 }
 
+/* Loaded for captions, a model stored as F16 has the same float16 copies of the streamed weights as
+ * ac_model_load + ac_decoder_use_f16 make from its float32 weights (the path every model took before),
+ * the same other weights, and refuses to be saved. Fails if take_f16 packs rows or columns wrongly. */
+static void test_load_for_captions(void) {
+    ac_model m = make_model(), a, b;
+    ac_err err;
+    ac_decoder_config c = m.dec.cfg;
+    c.hidden = 40, c.embed = 24, c.att = 72; /* more than a 64-column panel: a ragged one too */
+    ac_decoder_free(&m.dec);
+    CHECK(ac_decoder_init(&m.dec, &c, 7, &err) == 0);
+    CHECKF(ac_model_save(&m, tmp("captions16.st"), 1, NULL, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load(tmp("captions16.st"), &a, &err) == 0, "%s", err.msg);
+    CHECKF(ac_model_load_for_captions(tmp("captions16.st"), &b, &err) == 0, "%s", err.msg);
+    if (ac_decoder_use_f16(&a.dec) != 1) {
+        CHECK(!b.dec.f16_only && !b.dec.lstm_w16); /* no float16 kernel in this build: float32 as before */
+        printf("  (no float16 kernel on this CPU: compared the float32 path only)\n");
+    } else {
+        CHECK(b.dec.f16_only && ac_decoder_use_f16(&b.dec) == 1);
+        const int X = c.embed + c.dim + c.hidden;
+        const struct { const uint16_t *a, *b; int rows, cols; } p[] = {
+            {a.dec.lstm_w16, b.dec.lstm_w16, X, 4 * c.hidden}, {a.dec.out_lo16, b.dec.out_lo16, c.embed, c.vocab},
+            {a.dec.att_wh16, b.dec.att_wh16, c.hidden, c.att}, {a.dec.out_lh16, b.dec.out_lh16, c.hidden, c.embed},
+            {a.dec.out_lz16, b.dec.out_lz16, c.dim, c.embed}};
+        for (int i = 0; i < 5; i++)
+            CHECKF(p[i].a && p[i].b && !memcmp(p[i].a, p[i].b, ac_smm_packed_size(p[i].rows, p[i].cols) * 2),
+                   "streamed weight %d", i);
+        CHECK(ac_model_save(&b, tmp("again.st"), 1, NULL, &err) != 0 && strstr(err.msg, "loaded for captioning"));
+    }
+    ac_dec_tensor t[AC_DEC_MAX_TENSORS];
+    const int nt = ac_decoder_tensors(&c, t, NULL);
+    for (int i = 0; i < nt; i++) {
+        const int streamed = !strcmp(t[i].name, "lstm_w") || !strcmp(t[i].name, "out_lo") ||
+                             !strcmp(t[i].name, "att_wh") || !strcmp(t[i].name, "out_lh") || !strcmp(t[i].name, "out_lz");
+        if (streamed && b.dec.f16_only) continue;
+        CHECKF(!memcmp(a.dec.params + t[i].offset, b.dec.params + t[i].offset,
+                       sizeof(float) * (size_t)t[i].rows * t[i].cols), "%s", t[i].name);
+    }
+    ac_model_free(&a), ac_model_free(&b), ac_model_free(&m);
+}
+
 int main(void) {
     RUN(test_roundtrip_f32_and_f16);
+    RUN(test_load_for_captions);
     RUN(test_non_finite_weight_found);
     RUN(test_roundtrip_scores);
     RUN(test_roundtrip_hard);

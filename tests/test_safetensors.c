@@ -291,8 +291,40 @@ static void test_write_errors(void) {
     ac_st_writer_free(&w);
 }
 
+/* A file of 1 MB or more is mapped, a smaller one read; either way the same tensors as a parse of the
+ * file's bytes in memory (ac_st_read_mem, which copies), and a mapped one stays readable after the
+ * file is replaced by a rename, as our writers replace files. */
+static void test_mapped_and_read_alike(void) {
+    ac_err err;
+    for (int big = 0; big <= 1; big++) {
+        const int64_t n = big ? 300000 : 1000; /* 1.2 MB, 4 KB */
+        float *x = malloc(sizeof *x * (size_t)n);
+        for (int64_t i = 0; i < n; i++) x[i] = (float)i * 0.25f - 7.0f;
+        ac_st_writer w;
+        ac_st_writer_init(&w);
+        CHECK(ac_st_writer_add(&w, "x", AC_ST_F32, 1, &n, x, &err) == 0);
+        char path[4096];
+        snprintf(path, sizeof path, "%s", tmp_path("mapped.safetensors"));
+        CHECKF(ac_st_write(&w, path, &err) == 0, "%s", err.msg);
+        ac_st_file f, g;
+        CHECKF(ac_st_read(path, &f, &err) == 0, "%s", err.msg);
+        CHECKF(f.mapped == big, "a %s file is %s", big ? "1.2 MB" : "4 KB", f.mapped ? "mapped" : "read");
+        CHECK(ac_st_read_mem(f.buf, f.buf_len, "copy", &g, &err) == 0 && !g.mapped);
+        const ac_st_tensor *a = ac_st_find(&f, "x"), *b = ac_st_find(&g, "x");
+        CHECK(a && b && a->nbytes == sizeof *x * (size_t)n && !memcmp(a->data, b->data, a->nbytes) &&
+              !memcmp(a->data, x, a->nbytes));
+        for (int64_t i = 0; i < n; i++) x[i] = -1.0f;
+        CHECKF(ac_st_write(&w, path, &err) == 0, "%s", err.msg); /* replaced: the mapping keeps the old file */
+        CHECK(a && !memcmp(a->data, b->data, a->nbytes));
+        ac_st_free(&f), ac_st_free(&g), ac_st_writer_free(&w);
+        CHECK(f.buf == NULL && !f.mapped);
+        free(x);
+    }
+}
+
 int main(void) {
     RUN(test_round_trip);
+    RUN(test_mapped_and_read_alike);
     RUN(test_python_fixture);
     RUN(test_hostile);
     RUN(test_write_errors);

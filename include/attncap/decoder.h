@@ -228,6 +228,9 @@ typedef struct ac_decoder {
      * for its kernel (panels of 64 columns); NULL unless made. They must not outlive a change of
      * params: training never makes them. */
     uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
+    /* Some of those were packed straight from a model file's float16 (ac_decoder_take_f16) and their
+     * float32 weights in params were never written: the decoder can caption but not train or be saved. */
+    int f16_only;
     struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
     int shown_head;            /* the attention the inference step reports (ac_decoder_show_head) */
     int hard_expected;         /* a hard model decodes with the expected context (ac_decoder_hard_context) */
@@ -249,6 +252,11 @@ void ac_decoder_free(ac_decoder *dec);
  * kernel (AVX-512). The step then reads half the memory, runs a faster kernel and gives the same
  * bits. Returns 1 if made, 0 if not (the float32 path stays), -1 out of memory. */
 int ac_decoder_use_f16(ac_decoder *dec);
+/* For inference, while loading (model.h's ac_model_init): if `name` is one of the weights the step
+ * streams and the CPU has the float16 kernel, packs its float16 values src [rows, cols] (from the
+ * file, 2-byte aligned) as its copy, and sets f16_only: its float32 weights are then never made (half
+ * the memory to fault in and write at every start). 1 if taken, 0 if not (load it as float32), -1 out of memory. */
+int ac_decoder_take_f16(ac_decoder *dec, const char *name, const uint16_t *src);
 /* For inference with few hypotheses (one photo; the LSTM's step): split each product of the step by columns over
  * `threads` threads (a pool the decoder keeps; 1 = none). The same bits for any count: every output
  * is computed whole by one thread. Only with the float16 copies (ac_decoder_use_f16). A decoder with

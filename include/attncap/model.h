@@ -63,6 +63,11 @@ struct ac_model { /* typedef: attncap.h */
  * ac_training_photos_json writes. F16 or F32 storage. Errors name the
  * file and the problem; on error *m is left empty. */
 int ac_model_load(const char *path, ac_model *m, ac_err *err);
+/* ac_model_load for captioning: the weights the decoder's step streams, stored as F16, go straight
+ * into the float16 copies its kernel reads, and their float32 copies are never made (decoder.h's
+ * ac_decoder_take_f16; the other weights as ac_model_load reads them). The same captions; such a
+ * model cannot be saved or trained. */
+int ac_model_load_for_captions(const char *path, ac_model *m, ac_err *err);
 /* A copy model's word sets from its vocabulary (decoder.h's ac_decoder_set_copy_words with objects.h's
  * reading of each word, then its ImageNet words' forms); ac_model_load does this. */
 int ac_model_copy_words(ac_model *m, ac_err *err);
@@ -73,9 +78,11 @@ int ac_model_copy_words(ac_model *m, ac_err *err);
 int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err);
 void ac_model_free(ac_model *m);
 /* A model for captioning: found as ac_find_model finds it (model_flag, or NULL to search; locate.h),
- * loaded (m->path is where it was found) and its decoder given its float16 weights for inference
- * (ac_decoder_use_f16: half the weight traffic, same captions). */
+ * loaded by ac_model_load_for_captions (m->path is where it was found) and its decoder given its
+ * float16 weights for inference (ac_decoder_use_f16: half the weight traffic, same captions). */
 int ac_model_init(const char *model_flag, ac_model *m, ac_err *err);
+/* ac_model_init of the model file at path, already found. */
+int ac_model_init_at(const char *path, ac_model *m, ac_err *err);
 
 /* Rewrites a model file with metadata key = value (added or replaced), everything else kept byte for
  * byte; atomically. The file is not validated as a model (any safetensors file is rewritten). */

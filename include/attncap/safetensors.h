@@ -32,10 +32,15 @@ typedef struct ac_st_file {
     ac_st_tensor *tensors;
     int n_meta;
     char **meta_keys, **meta_values; /* __metadata__ (string -> string) */
-    char *buf;                       /* owns the file contents */
+    char *buf;                       /* owns the file contents (read-only when mapped) */
     size_t buf_len;
+    int mapped;                      /* buf is a mapping of the file (ac_st_free unmaps it) */
 } ac_st_file;
 
+/* Reads and validates a whole file. One of 1 MB or more is mapped rather than copied: the same bytes,
+ * read-only. Our writers replace files by renaming (ac_st_write), never in place, so a mapping stays
+ * valid; a file that another program cuts short while it is mapped would end the process (SIGBUS) on
+ * the next read of a lost page: the price every reader that maps files pays. */
 int ac_st_read(const char *path, ac_st_file *f, ac_err *err);
 /* Reads and validates only the header (offsets checked against the file size): names, shapes and
  * metadata without loading the data; every tensor's data pointer is NULL. */

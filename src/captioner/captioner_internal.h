@@ -17,9 +17,10 @@ int ac_captioner_encode(const ac_captioner *c, ac_encoder *enc, float *ann, floa
  * concurrent: other lanes may search at the same time (the step's helper threads are not used). */
 void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int concurrent);
 
-/* captioner_regions.c. A model with regions: its detector (found beside the model, in models/, the
- * installed data or ../shared/encoders; missing is an error naming the file), opened once. */
-int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err);
+/* captioner_regions.c. A model with regions (its config's regions > 0): its detector (found beside the
+ * model at model_path, in models/, the installed data or ../shared/encoders; missing is an error naming
+ * the file), opened once. Touches nothing of c->model (which may be loading meanwhile). */
+int ac_captioner_open_detector(ac_captioner *c, const char *model_path, int regions, int threads, ac_err *err);
 void ac_captioner_close_detector(ac_captioner *c);
 /* The photo's (as read, its own aspect ratio) detections as regions, with its ImageNet words' (a model
  * with them: from probs, ac_captioner_encode's classes of the same grid) the best of both by score:

@@ -9,10 +9,9 @@
 #include "captioner_internal.h"
 #include "alloc_internal.h"
 
-int ac_captioner_open_detector(ac_captioner *c, int threads, ac_err *err) {
-    const ac_decoder_config *cfg = &c->model.dec.cfg;
-    if (cfg->regions <= 0) return 0;
-    if (ac_find_companion(NULL, "ATTNCAP_DETECTOR", c->model.path, "yolox_nano.tflite", &c->det_path, err) ||
+int ac_captioner_open_detector(ac_captioner *c, const char *model_path, int regions, int threads, ac_err *err) {
+    if (regions <= 0) return 0;
+    if (ac_find_companion(NULL, "ATTNCAP_DETECTOR", model_path, "yolox_nano.tflite", &c->det_path, err) ||
         ac_detector_open(c->det_path, &(ac_detector_opts){.threads = threads}, &c->det, err))
         return ac_err_prefix(err, "the model attends to detected objects and needs its detector");
     const int n = ac_detector_labels(c->det);

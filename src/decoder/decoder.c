@@ -290,23 +290,56 @@ static uint16_t *pack_f16_exact(const float *src, int rows, int cols, int *oom) 
     return packed;
 }
 
-int ac_decoder_use_f16(ac_decoder *dec) {
+/* The weights the inference step streams, with their float16 copies. */
+typedef struct streamed {
+    const char *name;
+    const float *w;
+    int rows, cols;
+    uint16_t **dst;
+} streamed;
+
+static int streamed_weights(ac_decoder *dec, streamed *t) {
     const ac_decoder_config *c = &dec->cfg;
-    if (dec->lstm_w16 || !ac_smm_has_f16() || c->decoder != AC_DECODER_LSTM) return dec->lstm_w16 != NULL;
     const int E = c->embed, H = c->hidden, A = c->att, D = c->dim, X = E + D + H;
-    struct { const float *w; int rows, cols; uint16_t **dst; } t[] = {
-        {dec->lstm_w, X, 4 * H, &dec->lstm_w16}, {dec->out_lo, E, c->vocab, &dec->out_lo16},
-        {dec->att_wh, H, A, &dec->att_wh16},     {dec->out_lh, H, E, &dec->out_lh16},
-        {dec->out_lz, D, E, &dec->out_lz16}};
-    const int n = (int)(sizeof t / sizeof *t);
-    uint16_t *made[5];
+    t[0] = (streamed){"lstm_w", dec->lstm_w, X, 4 * H, &dec->lstm_w16};
+    t[1] = (streamed){"out_lo", dec->out_lo, E, c->vocab, &dec->out_lo16};
+    t[2] = (streamed){"att_wh", dec->att_wh, H, A, &dec->att_wh16}; /* (a score without W_h: general) */
+    t[3] = (streamed){"out_lh", dec->out_lh, H, E, &dec->out_lh16};
+    t[4] = (streamed){"out_lz", dec->out_lz, D, E, &dec->out_lz16};
+    return 5;
+}
+
+static int f16_usable(const ac_decoder *dec) { return ac_smm_has_f16() && dec->cfg.decoder == AC_DECODER_LSTM; }
+
+int ac_decoder_take_f16(ac_decoder *dec, const char *name, const uint16_t *src) {
+    if (!f16_usable(dec)) return 0;
+    streamed t[5];
+    const int n = streamed_weights(dec, t);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(t[i].name, name) || !t[i].w || *t[i].dst) continue;
+        uint16_t *packed = ac_malloc(ac_smm_packed_size(t[i].rows, t[i].cols) * sizeof *packed);
+        if (!packed) return -1;
+        ac_smm_pack_h(t[i].rows, t[i].cols, src, t[i].cols, packed);
+        *t[i].dst = packed;
+        dec->f16_only = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int ac_decoder_use_f16(ac_decoder *dec) {
+    if (!f16_usable(dec)) return dec->lstm_w16 != NULL;
+    streamed t[5];
+    const int n = streamed_weights(dec, t);
+    uint16_t *made[5] = {0};
     int oom = 0, all = 1;
-    for (int i = 0; i < n; i++) /* (a score without W_h: general) */
-        all &= (made[i] = t[i].w ? pack_f16_exact(t[i].w, t[i].rows, t[i].cols, &oom) : NULL) != NULL || !t[i].w;
-    if (!all)
-        for (int i = 0; i < n; i++) free(made[i]);
-    else
-        for (int i = 0; i < n; i++) *t[i].dst = made[i];
+    for (int i = 0; i < n; i++) /* those taken from the file (ac_decoder_take_f16) are kept */
+        if (t[i].w && !*t[i].dst) all &= (made[i] = pack_f16_exact(t[i].w, t[i].rows, t[i].cols, &oom)) != NULL;
+    /* all or none, unless some have no float32 copy: those stay in float16 whatever the others do */
+    const int keep = all || dec->f16_only;
+    for (int i = 0; i < n; i++)
+        if (keep && made[i]) *t[i].dst = made[i];
+        else free(made[i]);
     return oom ? -1 : all;
 }
 

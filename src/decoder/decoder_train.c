@@ -706,6 +706,7 @@ static void backward(const ac_decoder *dec, ac_dec_work *w, float *grad) {
 int ac_decoder_forward_backward(const ac_decoder *dec, ac_dec_work *w, const ac_dec_batch *b, int train,
                                 unsigned long long dropout_seed, float *grad, ac_dec_stats *st, ac_err *err) {
     const ac_decoder_config *c = &dec->cfg;
+    if (dec->f16_only) return ac_errf(err, "the decoder was loaded for captioning (float16 weights only) and cannot train");
     if (memcmp(&w->cfg, c, sizeof *c) != 0) {
         ac_decoder_config a = w->cfg, z = *c;
         a.dropout = z.dropout, a.lambda = z.lambda; /* only sizes must match */

@@ -17,7 +17,9 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,9 +208,29 @@ static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *er
     return 0;
 }
 
+/* A file of at least MAP_MIN bytes is mapped (read-only, private) instead of read: its pages are the
+ * page cache's own, where reading copied them into fresh memory that first had to be faulted in and
+ * zeroed (the shipped model: 22 MB, an eighth of a one-photo caption's time). 0 if mapped; 1 if not
+ * (too small, not a regular file, over the limit, or mmap refused): ac_read_file then reads it and
+ * says what is wrong. */
+enum { MAP_MIN = 1 << 20 };
+static int map_file(const char *path, ac_st_file *f) {
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MAP_MIN &&
+        (uint64_t)st.st_size <= ac_limits_get().max_file_bytes)
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd); /* the mapping keeps the file */
+    if (p == MAP_FAILED) return 1;
+    f->buf = p, f->buf_len = (size_t)st.st_size, f->mapped = 1;
+    return 0;
+}
+
 int ac_st_read(const char *path, ac_st_file *f, ac_err *err) {
     memset(f, 0, sizeof *f);
-    if (ac_read_file(path, ac_limits_get().max_file_bytes, &f->buf, &f->buf_len, err)) return -1;
+    if (map_file(path, f) && ac_read_file(path, ac_limits_get().max_file_bytes, &f->buf, &f->buf_len, err)) return -1;
     if (st_parse(path, f, f->buf_len, err)) {
         ac_st_free(f);
         return -1;
@@ -276,7 +298,8 @@ void ac_st_free(ac_st_file *f) {
     }
     free(f->meta_keys);
     free(f->meta_values);
-    free(f->buf);
+    if (f->mapped) munmap(f->buf, f->buf_len);
+    else free(f->buf);
     memset(f, 0, sizeof *f);
 }
 

@@ -229,9 +229,25 @@ static size_t first_non_finite(const float *x, size_t n) {
     return n;
 }
 
-/* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). */
+/* The same for float16 bits (exponent all ones), without widening them. */
+static size_t first_non_finite_f16(const uint16_t *x, size_t n) {
+    enum { BLOCK = 1024 };
+    size_t i0 = 0;
+    for (; i0 + BLOCK <= n; i0 += BLOCK) {
+        uint16_t bad = 0;
+        for (size_t i = 0; i < BLOCK; i++) bad |= (x[i0 + i] & 0x7c00u) == 0x7c00u;
+        if (bad) break;
+    }
+    for (size_t i = i0; i < n; i++)
+        if ((x[i] & 0x7c00u) == 0x7c00u) return i;
+    return n;
+}
+
+/* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). for_captions:
+ * the weights the inference step streams, stored as F16, go straight into its float16 copies
+ * (ac_decoder_take_f16) without float32 ones. */
 static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_config *cfg, ac_decoder *dec,
-                        ac_err *err) {
+                        int for_captions, ac_err *err) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(cfg, t, NULL);
     for (int i = 0; i < nt; i++) {
@@ -253,6 +269,14 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
                            t[i].cols);
         }
         size_t n = (size_t)t[i].rows * t[i].cols;
+        if (for_captions && st->dtype == AC_ST_F16 && ((uintptr_t)st->data & 1) == 0) {
+            const uint16_t *h = st->data;
+            const size_t j = first_non_finite_f16(h, n);
+            if (j < n) return ac_errf(err, "%s: tensor '%s' has a non-finite value at %zu", path, name, j);
+            const int taken = ac_decoder_take_f16(dec, name, h);
+            if (taken < 0) return ac_errf(err, "%s: out of memory", path);
+            if (taken) continue;
+        }
         float *dst = dec->params + t[i].offset;
         if (ac_st_to_f32(st, dst, n, path, err)) return -1;
         const size_t j = first_non_finite(dst, n);
@@ -349,7 +373,7 @@ static int known_meta(const char *key) {
     return 0;
 }
 
-int ac_model_load(const char *path, ac_model *m, ac_err *err) {
+static int load(const char *path, ac_model *m, int for_captions, ac_err *err) {
     memset(m, 0, sizeof *m);
     ac_st_file f;
     if (ac_st_read(path, &f, err)) return -1;
@@ -432,7 +456,7 @@ int ac_model_load(const char *path, ac_model *m, ac_err *err) {
         ac_err_prefix(err, "%s", path);
         goto done;
     }
-    if (read_tensors(&f, path, &cfg, &m->dec, err)) goto done;
+    if (read_tensors(&f, path, &cfg, &m->dec, for_captions, err)) goto done;
     const char *imagenet = ac_st_meta(&f, "imagenet_words");
     if (!imagenet != !cfg.imagenet_words) {
         ac_errf(err, "%s: config 'imagenet_words' is %d but metadata 'imagenet_words' is %s", path, cfg.imagenet_words,
@@ -461,6 +485,10 @@ done:
     return rc;
 }
 
+int ac_model_load(const char *path, ac_model *m, ac_err *err) { return load(path, m, 0, err); }
+
+int ac_model_load_for_captions(const char *path, ac_model *m, ac_err *err) { return load(path, m, 1, err); }
+
 /* Adds the decoder's tensors to a writer; f16 buffers are allocated into *f16buf (caller frees). */
 static int add_tensors(const ac_decoder *dec, ac_st_writer *w, int fp16, uint16_t **f16buf, ac_err *err) {
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
@@ -485,6 +513,9 @@ static int add_tensors(const ac_decoder *dec, ac_st_writer *w, int fp16, uint16_
 int ac_model_save(const ac_model *m, const char *path, int fp16, const char *const *extra_meta, ac_err *err) {
     if (!m->vocab || ac_vocab_size(m->vocab) != m->dec.cfg.vocab)
         return ac_errf(err, "%s: model vocabulary does not match the decoder's size", path);
+    if (m->dec.f16_only)
+        return ac_errf(err, "%s: the model was loaded for captioning (float16 weights only): load it with "
+                            "ac_model_load to save it", path);
     ac_st_writer w;
     ac_st_writer_init(&w);
     uint16_t *f16 = NULL;
