@@ -542,7 +542,8 @@ static void test_non_finite_weight_found(void) {
 
 /* Loaded for captions, a model stored as F16 has the same float16 copies of the streamed weights as
  * ac_model_load + ac_decoder_use_f16 make from its float32 weights (the path every model took before),
- * the same other weights, and refuses to be saved. Fails if take_f16 packs rows or columns wrongly. */
+ * its embeddings as stored, the same other weights, and refuses to be saved. Fails if take_f16 packs
+ * rows or columns wrongly. */
 static void test_load_for_captions(void) {
     ac_model m = make_model(), a, b;
     ac_err err;
@@ -566,12 +567,17 @@ static void test_load_for_captions(void) {
         for (int i = 0; i < 5; i++)
             CHECKF(p[i].a && p[i].b && !memcmp(p[i].a, p[i].b, ac_smm_packed_size(p[i].rows, p[i].cols) * 2),
                    "streamed weight %d", i);
+        const size_t ne = (size_t)c.vocab * c.embed; /* the embeddings as stored: the float32 ones narrowed back */
+        uint16_t *emb = malloc(ne * sizeof *emb);
+        ac_f32_to_f16_n(a.dec.emb, emb, ne);
+        CHECK(b.dec.emb16 && !memcmp(b.dec.emb16, emb, ne * sizeof *emb));
+        free(emb);
         CHECK(ac_model_save(&b, tmp("again.st"), 1, NULL, &err) != 0 && strstr(err.msg, "loaded for captioning"));
     }
     ac_dec_tensor t[AC_DEC_MAX_TENSORS];
     const int nt = ac_decoder_tensors(&c, t, NULL);
     for (int i = 0; i < nt; i++) {
-        const int streamed = !strcmp(t[i].name, "lstm_w") || !strcmp(t[i].name, "out_lo") ||
+        const int streamed = !strcmp(t[i].name, "lstm_w") || !strcmp(t[i].name, "out_lo") || !strcmp(t[i].name, "emb") ||
                              !strcmp(t[i].name, "att_wh") || !strcmp(t[i].name, "out_lh") || !strcmp(t[i].name, "out_lz");
         if (streamed && b.dec.f16_only) continue;
         CHECKF(!memcmp(a.dec.params + t[i].offset, b.dec.params + t[i].offset,

@@ -228,6 +228,7 @@ typedef struct ac_decoder {
      * for its kernel (panels of 64 columns); NULL unless made. They must not outlive a change of
      * params: training never makes them. */
     uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
+    uint16_t *emb16; /* [V, E] as stored, for a decoder loaded for captions (ac_decoder_take_f16); else NULL */
     /* Some of those were packed straight from a model file's float16 (ac_decoder_take_f16) and their
      * float32 weights in params were never written: the decoder can caption but not train or be saved. */
     int f16_only;
@@ -254,8 +255,10 @@ void ac_decoder_free(ac_decoder *dec);
 int ac_decoder_use_f16(ac_decoder *dec);
 /* For inference, while loading (model.h's ac_model_init): if `name` is one of the weights the step
  * streams and the CPU has the float16 kernel, packs its float16 values src [rows, cols] (from the
- * file, 2-byte aligned) as its copy, and sets f16_only: its float32 weights are then never made (half
- * the memory to fault in and write at every start). 1 if taken, 0 if not (load it as float32), -1 out of memory. */
+ * file, 2-byte aligned) as its copy; the word embeddings ("emb"), of which the step reads a row per
+ * hypothesis, are kept as stored (emb16) and widened a row at a time. Either sets f16_only: their
+ * float32 weights are never made (half the memory to fault in and write at every start). 1 if taken,
+ * 0 if not (load it as float32), -1 out of memory. */
 int ac_decoder_take_f16(ac_decoder *dec, const char *name, const uint16_t *src);
 /* For inference with few hypotheses (one photo; the LSTM's step): split each product of the step by columns over
  * `threads` threads (a pool the decoder keeps; 1 = none). The same bits for any count: every output

@@ -262,6 +262,7 @@ void ac_decoder_free(ac_decoder *dec) {
     if (!dec) return;
     free(dec->params);
     free(dec->lstm_w16), free(dec->out_lo16), free(dec->att_wh16), free(dec->out_lh16), free(dec->out_lz16);
+    free(dec->emb16);
     ac_pool_free(dec->step_pool);
     ac_decoder_free_copy_words(dec);
     memset(dec, 0, sizeof *dec);
@@ -313,6 +314,13 @@ static int f16_usable(const ac_decoder *dec) { return ac_smm_has_f16() && dec->c
 
 int ac_decoder_take_f16(ac_decoder *dec, const char *name, const uint16_t *src) {
     if (!f16_usable(dec)) return 0;
+    if (!strcmp(name, "emb") && dec->emb && !dec->emb16) { /* looked up a row at a time: kept as stored */
+        const size_t n = (size_t)dec->cfg.vocab * dec->cfg.embed;
+        if (!(dec->emb16 = ac_malloc(n * sizeof *dec->emb16))) return -1;
+        memcpy(dec->emb16, src, n * sizeof *dec->emb16);
+        dec->f16_only = 1;
+        return 1;
+    }
     streamed t[5];
     const int n = streamed_weights(dec, t);
     for (int i = 0; i < n; i++) {
@@ -618,7 +626,8 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             if (beta) beta[k] = be[k];
             float *xk = x + (size_t)k * X;
             int w = prev[k] >= 0 && prev[k] < V ? prev[k] : AC_UNK;
-            memcpy(xk, dec->emb + (size_t)w * E, sizeof(float) * E);
+            if (dec->emb16) ac_f16_to_f32_n(dec->emb16 + (size_t)w * E, xk, (size_t)E); /* exact */
+            else memcpy(xk, dec->emb + (size_t)w * E, sizeof(float) * E);
             memset(xk + E, 0, sizeof(float) * D);
             memcpy(xk + E + D, h + (size_t)k * ldh, sizeof(float) * H);
         }
