@@ -52,6 +52,7 @@ static void test_table(void) {
         }
     }
     CHECK(n > 500);
+    CHECKF(n <= AC_OBJECT_PHRASES_MAX, "%d phrases: the matcher's table holds %d", n, AC_OBJECT_PHRASES_MAX);
 }
 
 static void test_captions(void) {

@@ -54,6 +54,8 @@ int ac_object_index(const char *name);
 const char *const *ac_object_synonyms(int k);
 /* The phrases that name no category but block shorter matches inside them (NULL-terminated). */
 const char *const *ac_object_blockers(void);
+/* The most synonyms and blockers the matcher's table holds, all together (today's: 656). */
+#define AC_OBJECT_PHRASES_MAX 1024
 
 /* Sets present[k] to 1 for each category that `tokens` (a caption already tokenized and joined by
  * single spaces, as ac_eval_set holds them) names, 0 for the others. Returns how many are present.

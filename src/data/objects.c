@@ -236,58 +236,66 @@ static int word_in(const char *w, size_t n, const char *const *list) {
     return 0;
 }
 
-/* For each first byte, the categories that have a phrase starting with it (bit k) and whether a
- * blocker does: best_match scans only those, in table order, so the first longest match is the one a
- * scan of the whole table finds. Made per call of the matcher (one pass over the ~660 phrases, what
- * matching one word without it cost); 9,000 vocabulary words share one. */
-_Static_assert(AC_N_OBJECTS <= 128, "first_bytes holds 128 categories");
+/* The phrases of every category, then the blockers, grouped by first byte, in table order within a
+ * byte (categories in order, each one's synonyms in order, then the blockers), each with the length of
+ * its first word: best_match scans only the phrases that start with the text word's byte and skips by
+ * length those that cannot match it, so the first longest match is the one a scan of the whole table
+ * finds. Made per call of the matcher (one pass over the ~700 phrases, what matching one word
+ * without it cost); 9,000 vocabulary words share one. */
 typedef struct {
-    uint64_t cats[256][2];
-    uint8_t blocker[256];
-} first_bytes;
+    const char *text;
+    short cat;              /* -1: a blocker */
+    unsigned char len;      /* of its first word (the table's longest: 13 bytes; 255: longer) */
+    unsigned char one_word; /* a one-word phrase also matches its plurals (word_is) */
+} phrase;
+typedef struct { /* 16 KB, on the caller's stack */
+    phrase all[AC_OBJECT_PHRASES_MAX];
+    short start[257]; /* the phrases starting with byte b: all[start[b] .. start[b + 1]) */
+} phrase_index;
 
-static void first_bytes_init(first_bytes *fb) {
-    memset(fb, 0, sizeof *fb);
-    for (int k = 0; k < AC_N_OBJECTS; k++)
-        for (const char *const *s = CATEGORIES[k].syn; *s; s++) {
-            const unsigned char b = (unsigned char)**s;
-            fb->cats[b][k / 64] |= 1ull << (k % 64);
-        }
-    for (const char *const *s = BLOCKERS; *s; s++) fb->blocker[(unsigned char)**s] = 1;
+/* Every phrase in table order: the categories' synonyms, then the blockers (cat -1). */
+static int next_phrase(int *k, const char *const **s) {
+    while (!**s) {
+        if (*k < 0 || ++*k > AC_N_OBJECTS) return 0;
+        *s = *k < AC_N_OBJECTS ? CATEGORIES[*k].syn : BLOCKERS;
+    }
+    return 1;
 }
 
-/* Whether the phrase p can start at a text word of n bytes: its first word as long, or for a one-word
- * phrase, as long as one of its plurals (word_is: 1 or 2 bytes more). Most phrases with the word's
- * first letter fail this, before match_phrase's work. */
-static int may_match(const char *p, size_t n) {
-    size_t m = 0;
-    while (p[m] && p[m] != ' ') m++;
-    return n == m || (!p[m] && (n == m + 1 || n == m + 2));
+/* (test_objects checks that the table fits: ac_object_synonyms and ac_object_blockers, counted) */
+static void phrase_index_init(phrase_index *ix) {
+    short count[256] = {0}, at[256];
+    int k = 0, total = 0;
+    const char *const *s = CATEGORIES[0].syn;
+    for (; next_phrase(&k, &s) && total < AC_OBJECT_PHRASES_MAX; s++, total++) count[(unsigned char)**s]++;
+    ix->start[0] = 0;
+    for (int b = 0; b < 256; b++) ix->start[b + 1] = (short)(ix->start[b] + count[b]);
+    memcpy(at, ix->start, sizeof at);
+    k = 0, s = CATEGORIES[0].syn;
+    for (int i = 0; i < total && next_phrase(&k, &s); s++, i++) {
+        const size_t m = strcspn(*s, " ");
+        ix->all[at[(unsigned char)**s]++] =
+            (phrase){*s, (short)(k < AC_N_OBJECTS ? k : -1), (unsigned char)(m < 255 ? m : 255), (*s)[m] == 0};
+    }
 }
 
 /* The longest phrase at t: its category (-1: a blocker) and word count (0: nothing matches);
- * *end is set past it. Ties go to the first in table order. */
-static int best_match(const first_bytes *fb, const char *t, int *cat, const char **end) {
+ * *end is set past it. Ties go to the first in table order. A phrase can start at a text word of n
+ * bytes only if its first word is as long, or, for a one-word phrase, as long as one of its plurals
+ * (word_is: 1 or 2 bytes more): most phrases with the word's first letter fail this before
+ * match_phrase's work. */
+static int best_match(const phrase_index *ix, const char *t, int *cat, const char **end) {
     int best = 0;
     *cat = -1;
     if (!*t) return 0;
     const unsigned char b = (unsigned char)*t;
     const size_t n = word_len(t);
-    for (int half = 0; half < 2; half++)
-        for (uint64_t m = fb->cats[b][half]; m; m &= m - 1) { /* the categories in order */
-            const int k = 64 * half + __builtin_ctzll(m);
-            for (const char *const *s = CATEGORIES[k].syn; *s; s++) {
-                const char *e;
-                int w = (**s == *t && may_match(*s, n)) ? match_phrase(t, *s, &e) : 0;
-                if (w > best) best = w, *cat = k, *end = e;
-            }
-        }
-    if (fb->blocker[b])
-        for (const char *const *s = BLOCKERS; *s; s++) {
-            const char *e;
-            int w = (**s == *t && may_match(*s, n)) ? match_phrase(t, *s, &e) : 0;
-            if (w > best) best = w, *cat = -1, *end = e;
-        }
+    for (const phrase *p = ix->all + ix->start[b], *stop = ix->all + ix->start[b + 1]; p < stop; p++) {
+        if (!(n == p->len || (p->one_word && (n == p->len + 1u || n == p->len + 2u)))) continue;
+        const char *e;
+        const int w = match_phrase(t, p->text, &e);
+        if (w > best) best = w, *cat = p->cat, *end = e;
+    }
     return best;
 }
 
@@ -314,19 +322,19 @@ static int orange_is_fruit(const word before[2], const char *t) {
     return 1;
 }
 
-static int in_tokens(const first_bytes *fb, const char *tokens, uint8_t present[AC_N_OBJECTS]) {
+static int in_tokens(const phrase_index *ix, const char *tokens, uint8_t present[AC_N_OBJECTS]) {
     memset(present, 0, AC_N_OBJECTS);
     word before[2] = {{NULL, 0}, {NULL, 0}};
     for (const char *t = skip_seps(tokens); *t;) {
         int cat;
         const char *end;
         size_t n = word_len(t);
-        int w = best_match(fb, t, &cat, &end);
+        int w = best_match(ix, t, &cat, &end);
         if (w == 0) end = t + n;
         if (w == 1 && cat == PERSON && word_in(t, n, ANIMAL_MODIFIERS)) {
             int next_cat;
             const char *next_end;
-            if (best_match(fb, skip_seps(end), &next_cat, &next_end) && next_cat >= FIRST_ANIMAL && next_cat <= LAST_ANIMAL)
+            if (best_match(ix, skip_seps(end), &next_cat, &next_end) && next_cat >= FIRST_ANIMAL && next_cat <= LAST_ANIMAL)
                 cat = -1; /* "baby elephant": the next word names the animal */
             if (before[0].p && word_in(before[0].p, before[0].n, LIST("its"))) cat = -1; /* "its mother" */
         }
@@ -342,9 +350,9 @@ static int in_tokens(const first_bytes *fb, const char *tokens, uint8_t present[
 }
 
 int ac_objects_in_tokens(const char *tokens, uint8_t present[AC_N_OBJECTS]) {
-    first_bytes fb;
-    first_bytes_init(&fb);
-    return in_tokens(&fb, tokens, present);
+    phrase_index ix;
+    phrase_index_init(&ix);
+    return in_tokens(&ix, tokens, present);
 }
 
 int ac_objects_in_text(const char *caption, uint8_t present[AC_N_OBJECTS], ac_err *err) {
@@ -371,13 +379,13 @@ static void append(char *buf, size_t n, size_t *at, const char *s, size_t len) {
 
 void ac_objects_of_vocab(const ac_vocab *v, signed char *word_object) {
     const int V = ac_vocab_size(v);
-    first_bytes fb;
-    first_bytes_init(&fb);
+    phrase_index ix;
+    phrase_index_init(&ix);
     for (int w = 0; w < V; w++) {
         uint8_t present[AC_N_OBJECTS];
         const char *word = ac_vocab_word(v, w);
         word_object[w] = -1;
-        if (w <= AC_UNK || !word || !in_tokens(&fb, word, present)) continue;
+        if (w <= AC_UNK || !word || !in_tokens(&ix, word, present)) continue;
         for (int k = 0; k < AC_N_OBJECTS && word_object[w] < 0; k++)
             if (present[k]) word_object[w] = (signed char)k;
     }
@@ -385,12 +393,12 @@ void ac_objects_of_vocab(const ac_vocab *v, signed char *word_object) {
 
 void ac_objects_repeatable(const ac_vocab *v, unsigned char *repeatable) {
     const int V = ac_vocab_size(v), person = ac_object_index("person");
-    first_bytes fb;
-    first_bytes_init(&fb);
+    phrase_index ix;
+    phrase_index_init(&ix);
     for (int w = AC_UNK + 1; w < V; w++) {
         uint8_t present[AC_N_OBJECTS];
         const char *word = ac_vocab_word(v, w);
-        if (word && in_tokens(&fb, word, present) && !present[person]) repeatable[w] = 1;
+        if (word && in_tokens(&ix, word, present) && !present[person]) repeatable[w] = 1;
     }
 }
 
