@@ -229,8 +229,9 @@ typedef struct ac_decoder {
      * params: training never makes them. */
     uint16_t *lstm_w16, *out_lo16, *att_wh16, *out_lh16, *out_lz16;
     uint16_t *emb16; /* [V, E] as stored, for a decoder loaded for captions (ac_decoder_take_f16); else NULL */
-    /* Some of those were packed straight from a model file's float16 (ac_decoder_take_f16) and their
-     * float32 weights in params were never written: the decoder can caption but not train or be saved. */
+    /* Some of those (or emb16) were taken straight from a model file's float16 (ac_decoder_take_f16)
+     * and their float32 weights in params never written: the decoder can caption but not train or be
+     * saved. */
     int f16_only;
     struct ac_pool *step_pool; /* NULL, or the inference step's helper threads (ac_decoder_set_threads) */
     int shown_head;            /* the attention the inference step reports (ac_decoder_show_head) */

@@ -64,9 +64,9 @@ struct ac_model { /* typedef: attncap.h */
  * file and the problem; on error *m is left empty. */
 int ac_model_load(const char *path, ac_model *m, ac_err *err);
 /* ac_model_load for captioning: the weights the decoder's step streams, stored as F16, go straight
- * into the float16 copies its kernel reads, and their float32 copies are never made (decoder.h's
- * ac_decoder_take_f16; the other weights as ac_model_load reads them). The same captions; such a
- * model cannot be saved or trained. */
+ * into the float16 copies its kernel reads, the word embeddings stay as stored, and neither gets a
+ * float32 copy (decoder.h's ac_decoder_take_f16; the other weights as ac_model_load reads them). The
+ * same captions; such a model cannot be saved or trained. */
 int ac_model_load_for_captions(const char *path, ac_model *m, ac_err *err);
 /* A copy model's word sets from its vocabulary (decoder.h's ac_decoder_set_copy_words with objects.h's
  * reading of each word, then its ImageNet words' forms); ac_model_load does this. */
