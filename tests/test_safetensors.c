@@ -320,6 +320,14 @@ static void test_mapped_and_read_alike(void) {
         CHECK(f.buf == NULL && !f.mapped);
         free(x);
     }
+    /* a FIFO is refused at once (opened without waiting for a writer), as ac_read_file refuses it */
+    const char *fifo = tmp_path("fifo.safetensors");
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        ac_st_file f;
+        CHECKF(ac_st_read(fifo, &f, &err) == -1 && strstr(err.msg, "not a file"), "%s", err.msg);
+        unlink(fifo);
+    }
 }
 
 int main(void) {

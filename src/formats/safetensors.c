@@ -215,11 +215,12 @@ static int st_parse(const char *path, ac_st_file *f, size_t file_len, ac_err *er
  * says what is wrong. */
 enum { MAP_MIN = 1 << 20 };
 static int map_file(const char *path, ac_st_file *f) {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ac_err ignored; /* ac_read_file opens it again and says why it cannot */
+    const int fd = ac_open_regular(path, &ignored); /* never waits on a FIFO */
     if (fd < 0) return 1;
     struct stat st;
     void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MAP_MIN &&
+    if (fstat(fd, &st) == 0 && st.st_size >= MAP_MIN &&
         (uint64_t)st.st_size <= ac_limits_get().max_file_bytes)
         p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd); /* the mapping keeps the file */

@@ -271,10 +271,10 @@ static int read_tensors(const ac_st_file *f, const char *path, const ac_decoder_
         size_t n = (size_t)t[i].rows * t[i].cols;
         if (for_captions && st->dtype == AC_ST_F16 && ((uintptr_t)st->data & 1) == 0) {
             const uint16_t *h = st->data;
-            const size_t j = first_non_finite_f16(h, n);
-            if (j < n) return ac_errf(err, "%s: tensor '%s' has a non-finite value at %zu", path, name, j);
             const int taken = ac_decoder_take_f16(dec, name, h);
             if (taken < 0) return ac_errf(err, "%s: out of memory", path);
+            const size_t j = taken ? first_non_finite_f16(h, n) : n;
+            if (j < n) return ac_errf(err, "%s: tensor '%s' has a non-finite value at %zu", path, name, j);
             if (taken) continue;
         }
         float *dst = dec->params + t[i].offset;
