@@ -297,7 +297,8 @@ char *ac_path_join(const char *a, const char *b) {
 }
 
 /* ---- SHA-256 (FIPS 180-4) ---- */
-typedef struct {
+typedef struct sha256_ctx {
+    void (*block)(struct sha256_ctx *, const uint8_t *); /* SHA-NI's or the C version (sha256_init) */
     uint32_t h[8];
     uint64_t len;
     uint8_t buf[64];
@@ -322,7 +323,7 @@ static const uint32_t K256[64] = {
 /* One block with the SHA extensions (x86 SHA-NI: most x86 CPUs since 2017-2019): four rounds' message
  * words a vector, each sha256rnds2 two rounds. The state lives as ABEF and CDGH (the instructions'
  * order). About 8x the C version below: the encoder and the detector are hashed on every start.
- * Compiled for any x86-64 build and chosen at run time (sha256_update), so that a build for older
+ * Compiled for any x86-64 build and chosen at run time (sha256_init), so that a build for older
  * CPUs uses it where the CPU has it, and valgrind, which hides SHA-NI, gets the C version. */
 __attribute__((target("sha,sse4.1,ssse3"))) static void sha256_block_ni(sha256_ctx *c, const uint8_t *p) {
     const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
@@ -380,24 +381,24 @@ static void sha256_init(sha256_ctx *c) {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     memcpy(c->h, h0, sizeof h0);
+    c->block = sha256_block_c;
+#if defined(HAVE_SHA_NI_CODE)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3"))
+        c->block = sha256_block_ni;
+#endif
     c->len = 0;
     c->fill = 0;
 }
 
 static void sha256_update(sha256_ctx *c, const uint8_t *p, size_t n) {
-    void (*sha256_block)(sha256_ctx *, const uint8_t *) = sha256_block_c;
-#if defined(HAVE_SHA_NI_CODE)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3"))
-        sha256_block = sha256_block_ni;
-#endif
     c->len += n;
     while (n) {
         size_t take = 64 - c->fill < n ? 64 - c->fill : n;
         memcpy(c->buf + c->fill, p, take);
         c->fill += take, p += take, n -= take;
         if (c->fill == 64) {
-            sha256_block(c, c->buf);
+            c->block(c, c->buf);
             c->fill = 0;
         }
     }

@@ -256,7 +256,7 @@ typedef struct { /* 16 KB, on the caller's stack */
 /* Every phrase in table order: the categories' synonyms, then the blockers (cat -1). */
 static int next_phrase(int *k, const char *const **s) {
     while (!**s) {
-        if (*k < 0 || ++*k > AC_N_OBJECTS) return 0;
+        if (++*k > AC_N_OBJECTS) return 0;
         *s = *k < AC_N_OBJECTS ? CATEGORIES[*k].syn : BLOCKERS;
     }
     return 1;
