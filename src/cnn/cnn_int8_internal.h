@@ -68,9 +68,10 @@ struct ac_i8_add;
 void ac_i8_gemm_add(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                     const struct ac_i8_add *p, const uint8_t *other, ac_pool *pool);
 enum { AC_I8_ISA_C = 0, AC_I8_ISA_AVX2 = 1, AC_I8_ISA_AVXVNNI = 2, AC_I8_ISA_AVX512VNNI = 3 };
+int ac_i8_isa_runs(int isa);  /* whether this CPU runs that level's kernels */
 int ac_i8_isa_best(void);     /* the best this CPU runs */
 void ac_i8_set_isa(int isa);  /* at most this one from now on (-1: the best); for tests and benches */
-int ac_i8_isa(void);          /* the one in use */
+int ac_i8_isa(void);          /* the one in use: the highest this CPU runs within the limit */
 const char *ac_i8_isa_name(int isa);
 
 /* Window geometry (as ac_conv_geom) with stored zero points. */

@@ -28,32 +28,43 @@ void ac_i8_quantize_multiplier(double real, int32_t *m, int *shift) {
 
 static int isa_cap = -1; /* ac_i8_set_isa's limit, -1 none */
 
-static int cpu_isa(void) {
+/* The levels this CPU runs, one bit each. Not a ladder: AMD's Zen 4 has AVX512-VNNI without
+ * AVX-VNNI (the VEX-encoded VPDPBUSD), Intel's Alder Lake the reverse. */
+static int cpu_isas(void) {
+    int set = 1 << AC_I8_ISA_C;
 #if defined(I8_X86)
     __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2")) return set;
+    set |= 1 << AC_I8_ISA_AVX2;
     if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-        return AC_I8_ISA_AVX512VNNI;
+        set |= 1 << AC_I8_ISA_AVX512VNNI;
     unsigned a, b, c, d; /* AVX-VNNI: CPUID.(7,1):EAX bit 4 (GCC's __builtin_cpu_supports may not know it) */
     __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
-    if ((a >> 4 & 1) && __builtin_cpu_supports("avx2")) return AC_I8_ISA_AVXVNNI;
-    if (__builtin_cpu_supports("avx2")) return AC_I8_ISA_AVX2;
+    if (a >> 4 & 1) set |= 1 << AC_I8_ISA_AVXVNNI;
 #endif
-    return AC_I8_ISA_C;
+    return set;
 }
 
-int ac_i8_isa_best(void) { /* asked once: CPUID traps to the hypervisor in a VM (microseconds) */
-    static _Atomic int best = -1;
-    int b = best;
-    if (b < 0) best = b = cpu_isa();
-    return b;
+static int isas(void) { /* asked once: CPUID traps to the hypervisor in a VM (microseconds) */
+    static _Atomic int set = -1;
+    int s = set;
+    if (s < 0) set = s = cpu_isas();
+    return s;
 }
+
+int ac_i8_isa_runs(int isa) { return isa >= AC_I8_ISA_C && isa <= AC_I8_ISA_AVX512VNNI && (isas() >> isa & 1); }
+
+/* the highest level at most `cap` that this CPU runs (C always) */
+static int best_up_to(int cap) {
+    while (cap > AC_I8_ISA_C && !ac_i8_isa_runs(cap)) cap--;
+    return cap;
+}
+
+int ac_i8_isa_best(void) { return best_up_to(AC_I8_ISA_AVX512VNNI); }
 
 void ac_i8_set_isa(int isa) { isa_cap = isa; }
 
-int ac_i8_isa(void) {
-    const int best = ac_i8_isa_best();
-    return isa_cap >= 0 && isa_cap < best ? isa_cap : best;
-}
+int ac_i8_isa(void) { return best_up_to(isa_cap >= 0 && isa_cap < AC_I8_ISA_AVX512VNNI ? isa_cap : AC_I8_ISA_AVX512VNNI); }
 
 const char *ac_i8_isa_name(int isa) {
     static const char *const names[] = {"c", "avx2", "avx-vnni", "avx512-vnni"};
