@@ -209,39 +209,35 @@ int ac_model_copy_words(ac_model *m, ac_err *err) {
     return rc;
 }
 
-/* The index of x's first infinity or NaN, or n. Whole blocks of 1,024 are tested without an early
- * exit, so that the compiler vectorizes the test (11 M weights: the one-value loop was 3 % of a
- * one-photo caption); from the first block that holds one, and for the tail, one value at a time. */
-static size_t first_non_finite(const float *x, size_t n) {
-    enum { BLOCK = 1024 };
-    size_t i0 = 0;
-    for (; i0 + BLOCK <= n; i0 += BLOCK) {
-        uint32_t bad = 0;
-        for (size_t i = 0; i < BLOCK; i++) {
-            uint32_t u;
-            memcpy(&u, x + i0 + i, 4);
-            bad |= (u & 0x7f800000u) == 0x7f800000u; /* exponent all ones: infinity or NaN */
-        }
-        if (bad) break;
+/* The index of the first infinity or NaN (exponent bits all ones) among n values of type T stored
+ * at x, or n. Whole blocks of 1,024 are tested without an early exit, so that the compiler
+ * vectorizes the test (11 M weights: the one-value loop was 3 % of a one-photo caption); from the
+ * first block that holds one, and for the tail, one value at a time. float32 through its bits
+ * (memcpy: no aliasing), float16 as stored, without widening. */
+#define FIRST_NON_FINITE(name, T, EXPONENT)                                          \
+    static size_t name(const void *x, size_t n) {                                    \
+        enum { BLOCK = 1024 };                                                       \
+        const unsigned char *b = x;                                                  \
+        size_t i0 = 0;                                                               \
+        for (; i0 + BLOCK <= n; i0 += BLOCK) {                                       \
+            T bad = 0;                                                               \
+            for (size_t i = 0; i < BLOCK; i++) {                                     \
+                T u;                                                                 \
+                memcpy(&u, b + (i0 + i) * sizeof u, sizeof u);                       \
+                bad |= (u & EXPONENT) == EXPONENT;                                   \
+            }                                                                        \
+            if (bad) break;                                                          \
+        }                                                                            \
+        for (size_t i = i0; i < n; i++) {                                            \
+            T u;                                                                     \
+            memcpy(&u, b + i * sizeof u, sizeof u);                                  \
+            if ((u & EXPONENT) == EXPONENT) return i;                                \
+        }                                                                            \
+        return n;                                                                    \
     }
-    for (size_t i = i0; i < n; i++)
-        if (!isfinite(x[i])) return i;
-    return n;
-}
-
-/* The same for float16 bits (exponent all ones), without widening them. */
-static size_t first_non_finite_f16(const uint16_t *x, size_t n) {
-    enum { BLOCK = 1024 };
-    size_t i0 = 0;
-    for (; i0 + BLOCK <= n; i0 += BLOCK) {
-        uint16_t bad = 0;
-        for (size_t i = 0; i < BLOCK; i++) bad |= (x[i0 + i] & 0x7c00u) == 0x7c00u;
-        if (bad) break;
-    }
-    for (size_t i = i0; i < n; i++)
-        if ((x[i] & 0x7c00u) == 0x7c00u) return i;
-    return n;
-}
+FIRST_NON_FINITE(first_non_finite, uint32_t, 0x7f800000u)
+FIRST_NON_FINITE(first_non_finite_f16, uint16_t, 0x7c00u)
+#undef FIRST_NON_FINITE
 
 /* Reads the decoder tensors of an open safetensors file into dec (allocated for cfg). for_captions:
  * the weights the inference step streams, stored as F16, go straight into its float16 copies
