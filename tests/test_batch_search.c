@@ -232,7 +232,7 @@ typedef struct seen {
 
 static int copy_caption(const ac_caption *src, ac_caption *dst, int L) {
     *dst = *src;
-    dst->labels = NULL, dst->alt = NULL, dst->n_alt = 0;
+    dst->labels = NULL, dst->alt = NULL, dst->n_alt = 0, dst->account = NULL; /* not compared */
     dst->regions = src->n_regions && src->regions ? malloc(sizeof *dst->regions * (size_t)src->n_regions) : NULL;
     dst->copied = src->copied ? malloc(sizeof(float) * ((size_t)src->n + 1)) : NULL;
     if ((src->n_regions && src->regions && !dst->regions) || (src->copied && !dst->copied)) return -1;
@@ -333,7 +333,9 @@ static void shipped_model_batches(void) {
     off.mode = AC_TAGS_OFF;
     for (int mode = 0; mode < 2 && !failures; mode++) {
         CHECKF(ac_captioner_set_naming(&c, mode ? &off : &on, NULL, &err) == 0, "%s", err.msg);
-        /* one photo at a time */
+        /* one photo at a time: the encoder and the detector side by side (2 threads, a model with
+         * regions); the lanes below run them one after the other, so each checks the other */
+        CHECK(c.cnns_beside == (c.det != NULL));
         ref.n = n;
         for (int i = 0; i < n; i++) {
             ac_image im;

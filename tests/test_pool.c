@@ -2,8 +2,12 @@
  * chunk count each job asked for, when consecutive jobs ask for different counts (the fused
  * convolutions' ac_pool_run_n between the default jobs). Checked against a count kept by the chunks
  * themselves, over many short jobs, where a worker that read one job's state and claims a chunk as
- * the next one is published is most likely. */
+ * the next one is published is most likely. And ac_pool_beside: its task runs once, on a worker, while
+ * the caller's jobs go on without that worker (a task that waits for them to finish would otherwise
+ * never end), and the worker serves jobs again afterwards. */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "pool.h"
 #include "test.h"
@@ -44,7 +48,66 @@ static void test_chunks_once(void) {
     }
 }
 
+typedef struct side {
+    atomic_int release, ran, timed_out;
+    pthread_t caller, on;
+} side;
+
+/* Waits (up to 20 s) for the caller to release it: the caller's jobs must finish meanwhile. */
+static void side_task(void *arg) {
+    side *s = arg;
+    s->on = pthread_self();
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!atomic_load(&s->release)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 20) {
+            atomic_store(&s->timed_out, 1);
+            break;
+        }
+    }
+    atomic_fetch_add(&s->ran, 1);
+}
+
+static void run_counted(ac_pool *p, job *j, int n, int threads, int k) {
+    j->n = n;
+    for (int t = 0; t < MAX_N; t++) atomic_store(&j->ran[t], 0);
+    atomic_store(&j->bad_n, 0);
+    ac_pool_run_n(p, count_chunk, j, n);
+    int bad = atomic_load(&j->bad_n);
+    for (int t = 0; t < MAX_N; t++) bad += atomic_load(&j->ran[t]) != (t < n);
+    CHECKF(!bad, "%d threads, job %d beside a task: %d chunks ran wrongly", threads, k, bad);
+}
+
+static void test_beside(void) {
+    static job j;
+    for (int threads = 2; threads <= 3; threads++) {
+        ac_pool *p = ac_pool_create(threads);
+        for (int round = 0; round < 200; round++) {
+            side s = {.caller = pthread_self()};
+            ac_pool_beside(p, side_task, &s);
+            for (int k = 0; k < 50; k++) run_counted(p, &j, 1 + (k * 7 + round) % (MAX_N - 1), threads, k);
+            if (round % 2) ac_pool_rest(p); /* the task still runs, the jobs still go on */
+            atomic_store(&s.release, 1);
+            ac_pool_beside_wait(p);
+            CHECKF(atomic_load(&s.ran) == 1 && !atomic_load(&s.timed_out), "%d threads, round %d: ran %d times%s",
+                   threads, round, atomic_load(&s.ran), atomic_load(&s.timed_out) ? ", waited for the jobs in vain" : "");
+            CHECKF(!pthread_equal(s.on, s.caller), "%d threads: the task ran on the caller's thread", threads);
+            for (int k = 0; k < 5; k++) run_counted(p, &j, ac_pool_chunks(p), threads, k);
+        }
+        ac_pool_free(p);
+    }
+    /* no worker: the task runs at once in the caller */
+    ac_pool *p = ac_pool_create(1);
+    side s = {.caller = pthread_self(), .release = 1};
+    ac_pool_beside(p, side_task, &s);
+    CHECK(atomic_load(&s.ran) == 1 && pthread_equal(s.on, s.caller));
+    ac_pool_beside_wait(p);
+    ac_pool_free(p);
+}
+
 int main(void) {
     RUN(test_chunks_once);
+    RUN(test_beside);
     return TEST_EXIT();
 }

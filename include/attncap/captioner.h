@@ -58,6 +58,8 @@ struct ac_captioner { /* typedef: attncap.h */
     struct ac_detector *det;
     char *det_path;
     const char **det_names;
+    int cnns_beside; /* with 2 threads or more and a detector: the detector runs on one of the encoder's
+                        threads while the others encode (ac_captioner_run) */
 };
 /* model_flag/encoder_flag may be NULL (search). threads: 0 = default. c->beam starts as the
  * model's decoding settings (ac_model.decode: the defaults, or those chosen on dev for it). */

@@ -55,6 +55,13 @@ int ac_precision_available(ac_precision p); /* F32, AUTO and INT8 always (the gr
 /* "auto", "f32", "bf16x2", "int8" -> the enum; an unknown name is one line naming it and the choices. */
 int ac_precision_parse(const char *name, ac_precision *p, ac_err *err);
 ac_precision ac_cnn_precision(const ac_cnn *cnn);
+/* fn(arg) on one of the plan's threads while the caller runs passes of the plan: that thread takes
+ * no share of them until fn returns (the others take it), then joins them; with one thread fn runs at
+ * once. Another piece of work (the detector's pass, on its own plan) beside this plan's without more
+ * threads than cores. One at a time: ac_cnn_beside_wait returns when fn is done, and must be called
+ * before the next ac_cnn_beside and before ac_cnn_free. */
+void ac_cnn_beside(ac_cnn *cnn, void (*fn)(void *arg), void *arg);
+void ac_cnn_beside_wait(ac_cnn *cnn);
 void ac_cnn_free(ac_cnn *cnn);
 
 #ifdef __cplusplus

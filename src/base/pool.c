@@ -42,7 +42,14 @@ struct ac_pool {
     atomic_int done_chunks, quit, resting;
     void (*fn)(void *, int, int);
     void *arg;
+    /* ac_pool_beside's task, for the last worker: SIDE_* below, guarded by mu (read without it in spins) */
+    void (*side_fn)(void *);
+    void *side_arg;
+    atomic_int side;
+    pthread_cond_t side_done;
 };
+
+enum { SIDE_NONE, SIDE_PENDING, SIDE_RUNNING, SIDE_DONE };
 
 typedef struct worker_arg {
     ac_pool *p;
@@ -116,6 +123,23 @@ static int no_job(ac_pool *p, uint64_t seen) {
            !atomic_load_explicit(&p->resting, memory_order_relaxed);
 }
 
+/* The same for the worker that takes ac_pool_beside's task: that task also ends the wait. */
+static int no_job_nor_side(ac_pool *p, uint64_t seen) {
+    return no_job(p, seen) && atomic_load_explicit(&p->side, memory_order_relaxed) != SIDE_PENDING;
+}
+
+/* The beside task, if one is waiting: run here, outside the jobs' chunks (the other threads take this
+ * worker's share meanwhile). */
+static void run_side(ac_pool *p) {
+    int pending = SIDE_PENDING;
+    if (!atomic_compare_exchange_strong(&p->side, &pending, SIDE_RUNNING)) return;
+    p->side_fn(p->side_arg);
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->side, SIDE_DONE);
+    pthread_cond_broadcast(&p->side_done);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* The caller's wait: chunks of the job still running. */
 static int chunks_running(ac_pool *p, uint64_t chunks) { return atomic_load(&p->done_chunks) < (int)chunks; }
 
@@ -124,13 +148,16 @@ static void *worker(void *a) {
     ac_pool *p = wa->p;
     const int t = wa->t;
     free(wa);
+    const int takes_side = t == p->n - 1;
     uint32_t seen = 0;
     for (;;) {
-        spin_while(p, no_job, seen);
+        spin_while(p, takes_side ? no_job_nor_side : no_job, seen);
         pthread_mutex_lock(&p->mu);
-        while (cur_gen(p) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->start, &p->mu);
+        while (cur_gen(p) == seen && !atomic_load(&p->quit) && !(takes_side && atomic_load(&p->side) == SIDE_PENDING))
+            pthread_cond_wait(&p->start, &p->mu);
         pthread_mutex_unlock(&p->mu);
         if (atomic_load(&p->quit)) return NULL;
+        if (takes_side) run_side(p); /* then on with whatever job is running */
         seen = cur_gen(p);
         do_chunks(p, seen, t);
     }
@@ -147,6 +174,8 @@ ac_pool *ac_pool_create(int n) {
     atomic_init(&p->done_chunks, 0);
     atomic_init(&p->quit, 0);
     atomic_init(&p->resting, 0);
+    atomic_init(&p->side, SIDE_NONE);
+    pthread_cond_init(&p->side_done, NULL);
     if (p->n > 1) {
         p->th = ac_calloc((size_t)p->n, sizeof *p->th);
         p->share = ac_aligned_alloc(64, (size_t)p->n * sizeof *p->share);
@@ -210,6 +239,34 @@ void ac_pool_run_n(ac_pool *p, void (*fn)(void *, int, int), void *arg, int chun
     }
 }
 
+void ac_pool_beside(ac_pool *p, void (*fn)(void *), void *arg) {
+    if (!p || p->n == 1) {
+        fn(arg);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->side_fn = fn, p->side_arg = arg;
+    atomic_store(&p->side, SIDE_PENDING);
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static int side_running(ac_pool *p, uint64_t unused) {
+    (void)unused;
+    return atomic_load(&p->side) != SIDE_DONE;
+}
+
+void ac_pool_beside_wait(ac_pool *p) {
+    if (!p || p->n == 1) return;
+    if (atomic_load(&p->side) == SIDE_NONE) return;
+    if (!spin_while(p, side_running, 0)) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&p->side) != SIDE_DONE) pthread_cond_wait(&p->side_done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    atomic_store(&p->side, SIDE_NONE);
+}
+
 int ac_pool_chunks(const ac_pool *p) { return !p || p->n == 1 ? 1 : p->chunks; }
 
 int ac_pool_threads(const ac_pool *p) { return p ? p->n : 1; }
@@ -224,6 +281,7 @@ void ac_pool_free(ac_pool *p) {
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->start);
     pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->side_done);
     free(p->th);
     free(p->share);
     free(p);

@@ -46,6 +46,13 @@ void ac_pool_run_n(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg, i
  * hints: a job always runs, whatever was said before it. */
 void ac_pool_wake(ac_pool *p);
 void ac_pool_rest(ac_pool *p);
+/* fn(arg) on the pool's last worker beside the jobs run meanwhile (that worker joins them when fn
+ * returns; until then the other threads take its chunks, so no job waits for it): two pieces of work
+ * of unequal length on the same threads without oversubscribing them. With no worker, fn runs at once
+ * in the caller. One beside task at a time: ac_pool_beside_wait returns when it is done, and must be
+ * called before the next, or before ac_pool_free. fn must not use this pool. */
+void ac_pool_beside(ac_pool *p, void (*fn)(void *arg), void *arg);
+void ac_pool_beside_wait(ac_pool *p);
 /* How many chunks (the n passed to fn) ac_pool_run cuts a job into, and how many threads run them. */
 int ac_pool_chunks(const ac_pool *p);
 int ac_pool_threads(const ac_pool *p);

@@ -619,3 +619,7 @@ void ac_cnn_free(ac_cnn *c) {
     ac_pool_free(c->pool);
     free(c);
 }
+
+void ac_cnn_beside(ac_cnn *c, void (*fn)(void *), void *arg) { ac_pool_beside(c->pool, fn, arg); }
+
+void ac_cnn_beside_wait(ac_cnn *c) { ac_pool_beside_wait(c->pool); }
