@@ -559,5 +559,8 @@ int ac_default_threads(void) {
 }
 
 void ac_set_threads(int n) {
-    openblas_set_num_threads(n > 0 ? n : 1);
+    /* only a change: OpenBLAS's call also restarts its worker threads if they were stopped (the CLI
+     * stops them, main.c), and they spin for 0.1 s when started */
+    if (n < 1) n = 1;
+    if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
 }

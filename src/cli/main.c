@@ -80,7 +80,15 @@ static void unknown_command(const char *prefix, const char *name) {
             near ? near : "", near ? "? " : "");
 }
 
+/* OpenBLAS's pthreads build starts its worker threads when it loads, and they spin (sched_yield) for
+ * about 0.1 s waiting for work: on 2 cores a core's worth of CPU taken from a one-photo caption (its
+ * whole process 0.110 -> 0.103 s without them, docs/speed.md). Nothing here needs them before a
+ * command's own threaded BLAS call (training's), and OpenBLAS starts them again at that call, as it does
+ * after a fork (its fork handler calls this function). Weak: another BLAS has no such function. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
 int main(int argc, char **argv) {
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2)) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
