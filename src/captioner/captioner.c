@@ -277,6 +277,47 @@ void ac_captioner_search(const ac_captioner *c, int n, ac_name_task *tasks, int 
     }
 }
 
+typedef struct detect_job {
+    ac_detector *det;
+    const ac_image *photo;
+    ac_detect_options opts;
+    ac_detections d;
+    ac_err err;
+    int rc;
+} detect_job;
+
+static void detect_beside(void *arg) {
+    detect_job *j = arg;
+    j->rc = ac_detector_detect(j->det, j->photo, &j->opts, &j->d, &j->err);
+}
+
+/* Both CNNs of a photo: ac_captioner_encode of img, then ac_captioner_detect of photo; with beside,
+ * the detector on one of the encoder's threads while the others encode (ac_cnn_beside; the same
+ * results; the encoder's error first when both fail). */
+static int run_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, int beside, const ac_image *img,
+                    const ac_image *photo, float *ann, float *probs, int *grid, ac_region *regions, int *n_regions,
+                    ac_err *err) {
+    *n_regions = 0;
+    if (!det || !beside) {
+        if (ac_captioner_encode(c, enc, ann, probs, grid, img, err)) return -1;
+        return ac_captioner_detect(c, det, photo, ann, probs, grid, regions, n_regions, err);
+    }
+    detect_job j = {.det = det, .photo = photo, .opts = ac_captioner_detect_options(c)};
+    /* on a thread of the encoder's square plan (a photo encoded at another shape, AC_RESIZE_ASPECT, runs on
+     * that shape's plan and threads: the same results, the cores less evenly shared) */
+    ac_cnn_beside(enc->cnn, detect_beside, &j);
+    const int rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
+    ac_cnn_beside_wait(enc->cnn);
+    if (j.rc == 0 && rc) ac_detections_free(&j.d);
+    if (rc) return -1;
+    if (j.rc) {
+        if (err) *err = j.err;
+        return -1;
+    }
+    *n_regions = ac_captioner_attach(c, det, &j.d, ann, probs, grid, regions);
+    return 0;
+}
+
 /* photo: the photo as read, for the detector (a model with regions); img may be it, or its square. */
 static int run(const ac_captioner *c, ac_encoder *enc, ac_detector *det, float *ann, float *probs, const ac_image *img,
                const ac_image *photo, ac_caption *out, double *t_cnn, double *t_dec, ac_err *err) {
@@ -284,8 +325,7 @@ static int run(const ac_captioner *c, ac_encoder *enc, ac_detector *det, float *
     double t0 = ac_now();
     int grid[2], nr = 0;
     ac_region regions[AC_REGIONS_MAX];
-    int rc = ac_captioner_cnns(c, enc, det, enc == &c->enc && c->cnns_beside, img, photo, ann, probs, grid, regions, &nr,
-                               err);
+    int rc = run_cnns(c, enc, det, enc == &c->enc && c->cnns_beside, img, photo, ann, probs, grid, regions, &nr, err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;

@@ -28,12 +28,11 @@ void ac_captioner_close_detector(ac_captioner *c);
  * grid[0] x grid[1] cells. *n_regions = 0 when det is NULL (a model without regions). */
 int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image *photo, float *ann, const float *probs,
                         const int *grid, ac_region *regions, int *n_regions, ac_err *err);
-/* Both CNNs of a photo: ac_captioner_encode of img, then ac_captioner_detect of photo; with beside,
- * the detector on one of the encoder's threads while the others encode (ac_cnn_beside; the same
- * results; the encoder's error first when both fail). */
-int ac_captioner_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, int beside, const ac_image *img,
-                      const ac_image *photo, float *ann, float *probs, int *grid, ac_region *regions, int *n_regions,
-                      ac_err *err);
+/* ac_captioner_detect in two: the options the model's detections are found with, and the detections
+ * d made regions (written to regions; their vectors appended to ann; d freed): their count. */
+ac_detect_options ac_captioner_detect_options(const ac_captioner *c);
+int ac_captioner_attach(const ac_captioner *c, ac_detector *det, ac_detections *d, float *ann, const float *probs,
+                        const int *grid, ac_region *regions);
 /* ac_captioner_run with the photo as read beside its square (the detector sees the photo). */
 int ac_captioner_run_photo(ac_captioner *c, const ac_image *square, const ac_image *photo, ac_caption *out,
                            double *t_cnn, double *t_dec, ac_err *err);

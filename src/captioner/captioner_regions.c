@@ -38,14 +38,13 @@ static int imagenet_regions(const ac_captioner *c, const float *probs, int gh, i
                                      AC_REGIONS_MAX);
 }
 
-static ac_detect_options detect_options(const ac_captioner *c) {
+ac_detect_options ac_captioner_detect_options(const ac_captioner *c) {
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     return (ac_detect_options){cfg->region_min_score, 0.45f, 100};
 }
 
-/* The detections as regions, with the ImageNet words' (see ac_captioner_detect); frees d. */
-static int attach(const ac_captioner *c, ac_detector *det, ac_detections *d, float *ann, const float *probs,
-                  const int *grid, ac_region *regions) {
+int ac_captioner_attach(const ac_captioner *c, ac_detector *det, ac_detections *d, float *ann, const float *probs,
+                        const int *grid, ac_region *regions) {
     const ac_decoder_config *cfg = &c->model.dec.cfg;
     ac_region found[AC_REGIONS_MAX], words[AC_REGIONS_MAX];
     const int nd = ac_regions_from_detections(d, c->det_names, ac_detector_labels(det), cfg->region_min_score,
@@ -62,46 +61,10 @@ int ac_captioner_detect(const ac_captioner *c, ac_detector *det, const ac_image 
                         const int *grid, ac_region *regions, int *n_regions, ac_err *err) {
     *n_regions = 0;
     if (!det) return 0;
-    const ac_detect_options o = detect_options(c);
+    const ac_detect_options o = ac_captioner_detect_options(c);
     ac_detections d;
     if (ac_detector_detect(det, photo, &o, &d, err)) return -1;
-    *n_regions = attach(c, det, &d, ann, probs, grid, regions);
-    return 0;
-}
-
-typedef struct detect_job {
-    ac_detector *det;
-    const ac_image *photo;
-    ac_detect_options opts;
-    ac_detections d;
-    ac_err err;
-    int rc;
-} detect_job;
-
-static void detect_beside(void *arg) {
-    detect_job *j = arg;
-    j->rc = ac_detector_detect(j->det, j->photo, &j->opts, &j->d, &j->err);
-}
-
-int ac_captioner_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, int beside, const ac_image *img,
-                      const ac_image *photo, float *ann, float *probs, int *grid, ac_region *regions, int *n_regions,
-                      ac_err *err) {
-    *n_regions = 0;
-    if (!det || !beside) {
-        if (ac_captioner_encode(c, enc, ann, probs, grid, img, err)) return -1;
-        return ac_captioner_detect(c, det, photo, ann, probs, grid, regions, n_regions, err);
-    }
-    detect_job j = {.det = det, .photo = photo, .opts = detect_options(c)};
-    ac_cnn_beside(enc->cnn, detect_beside, &j); /* on a thread of the encoder's, which the encoder does without meanwhile */
-    const int rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
-    ac_cnn_beside_wait(enc->cnn);
-    if (j.rc == 0 && rc) ac_detections_free(&j.d);
-    if (rc) return -1;
-    if (j.rc) {
-        if (err) *err = j.err;
-        return -1;
-    }
-    *n_regions = attach(c, det, &j.d, ann, probs, grid, regions);
+    *n_regions = ac_captioner_attach(c, det, &d, ann, probs, grid, regions);
     return 0;
 }
 
