@@ -82,7 +82,7 @@ static void unknown_command(const char *prefix, const char *name) {
 
 /* OpenBLAS's pthreads build starts its worker threads when it loads, and they spin (sched_yield) for
  * about 0.1 s waiting for work: on 2 cores a core's worth of CPU taken from a one-photo caption (its
- * whole process 0.110 -> 0.103 s without them, docs/speed.md). Nothing here needs them before a
+ * whole process 0.103-0.114 -> 0.095-0.099 s without them, docs/speed.md). Nothing here needs them before a
  * command's own threaded BLAS call (training's), and OpenBLAS starts them again at that call, as it does
  * after a fork (its fork handler calls this function). Weak: another BLAS has no such function. */
 extern void blas_thread_shutdown_(void) __attribute__((weak));
