@@ -42,7 +42,7 @@ struct ac_pool {
     atomic_int done_chunks, quit, resting;
     void (*fn)(void *, int, int);
     void *arg;
-    /* ac_pool_beside's task, for the last worker: SIDE_* below, guarded by mu (read without it in spins) */
+    /* ac_pool_beside's task, for the first worker free: SIDE_* below, set under mu (read without it in spins) */
     void (*side_fn)(void *);
     void *side_arg;
     atomic_int side;
@@ -117,15 +117,12 @@ static int spin_while(ac_pool *p, int (*busy)(ac_pool *, uint64_t), uint64_t x) 
     return 1;
 }
 
-/* A worker's wait: no job after generation `seen` yet, and the pool neither resting nor quitting. */
+/* A worker's wait: no job after generation `seen` yet, no ac_pool_beside task waiting, and the pool
+ * neither resting nor quitting. */
 static int no_job(ac_pool *p, uint64_t seen) {
     return cur_gen(p) == (uint32_t)seen && !atomic_load_explicit(&p->quit, memory_order_relaxed) &&
-           !atomic_load_explicit(&p->resting, memory_order_relaxed);
-}
-
-/* The same for the worker that takes ac_pool_beside's task: that task also ends the wait. */
-static int no_job_nor_side(ac_pool *p, uint64_t seen) {
-    return no_job(p, seen) && atomic_load_explicit(&p->side, memory_order_relaxed) != SIDE_PENDING;
+           !atomic_load_explicit(&p->resting, memory_order_relaxed) &&
+           atomic_load_explicit(&p->side, memory_order_relaxed) != SIDE_PENDING;
 }
 
 /* The beside task, if one is waiting: run here, outside the jobs' chunks (the other threads take this
@@ -148,16 +145,15 @@ static void *worker(void *a) {
     ac_pool *p = wa->p;
     const int t = wa->t;
     free(wa);
-    const int takes_side = t == p->n - 1;
     uint32_t seen = 0;
     for (;;) {
-        spin_while(p, takes_side ? no_job_nor_side : no_job, seen);
+        spin_while(p, no_job, seen);
         pthread_mutex_lock(&p->mu);
-        while (cur_gen(p) == seen && !atomic_load(&p->quit) && !(takes_side && atomic_load(&p->side) == SIDE_PENDING))
+        while (cur_gen(p) == seen && !atomic_load(&p->quit) && atomic_load(&p->side) != SIDE_PENDING)
             pthread_cond_wait(&p->start, &p->mu);
         pthread_mutex_unlock(&p->mu);
         if (atomic_load(&p->quit)) return NULL;
-        if (takes_side) run_side(p); /* then on with whatever job is running */
+        run_side(p); /* the first worker to see a beside task takes it; then on with whatever job is running */
         seen = cur_gen(p);
         do_chunks(p, seen, t);
     }

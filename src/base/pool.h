@@ -46,7 +46,7 @@ void ac_pool_run_n(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg, i
  * hints: a job always runs, whatever was said before it. */
 void ac_pool_wake(ac_pool *p);
 void ac_pool_rest(ac_pool *p);
-/* fn(arg) on the pool's last worker beside the jobs run meanwhile (that worker joins them when fn
+/* fn(arg) on one of the pool's workers beside the jobs run meanwhile (that worker joins them when fn
  * returns; until then the other threads take its chunks, so no job waits for it): two pieces of work
  * of unequal length on the same threads without oversubscribing them. With no worker, fn runs at once
  * in the caller. One beside task at a time: ac_pool_beside_wait returns when it is done, and must be
