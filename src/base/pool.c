@@ -117,6 +117,14 @@ static int spin_while(ac_pool *p, int (*busy)(ac_pool *, uint64_t), uint64_t x) 
     return 1;
 }
 
+/* The caller's waits: spin while busy(p, x), then sleep on cv (signalled under mu when it stops). */
+static void wait_while(ac_pool *p, int (*busy)(ac_pool *, uint64_t), uint64_t x, pthread_cond_t *cv) {
+    if (spin_while(p, busy, x)) return;
+    pthread_mutex_lock(&p->mu);
+    while (busy(p, x)) pthread_cond_wait(cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* A worker's wait: no job after generation `seen` yet, no ac_pool_beside task waiting, and the pool
  * neither resting nor quitting. */
 static int no_job(ac_pool *p, uint64_t seen) {
@@ -228,11 +236,7 @@ void ac_pool_run_n(ac_pool *p, void (*fn)(void *, int, int), void *arg, int chun
     atomic_store(&p->done_chunks, 0);
     const uint32_t gen = publish(p, chunks);
     do_chunks(p, gen, 0);
-    if (!spin_while(p, chunks_running, (uint64_t)chunks)) {
-        pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->done_chunks) < chunks) pthread_cond_wait(&p->done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-    }
+    wait_while(p, chunks_running, (uint64_t)chunks, &p->done);
 }
 
 void ac_pool_beside(ac_pool *p, void (*fn)(void *), void *arg) {
@@ -255,11 +259,7 @@ static int side_running(ac_pool *p, uint64_t unused) {
 void ac_pool_beside_wait(ac_pool *p) {
     if (!p || p->n == 1) return;
     if (atomic_load(&p->side) == SIDE_NONE) return;
-    if (!spin_while(p, side_running, 0)) {
-        pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->side) != SIDE_DONE) pthread_cond_wait(&p->side_done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-    }
+    wait_while(p, side_running, 0, &p->side_done);
     atomic_store(&p->side, SIDE_NONE);
 }
 
