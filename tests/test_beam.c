@@ -333,31 +333,41 @@ static void max_len_respected(void) {
     ac_decoder_free(&dec);
 }
 
-/* Same caption, bit for bit, with 1 and 2 threads, on a decoder large enough to use them. */
+/* Same caption, bit for bit, for any number of the decoder's helper threads (its products, attention
+ * scores, z and softmax rows split over them: decoder.c), with one attention head and with four whose
+ * 24 channels each straddle the 16-column chunks of z; and for OpenBLAS's thread count. */
 static void threads_identical(void) {
-    ac_decoder_config cfg = {.vocab = 2000, .embed = 64, .hidden = 128, .att = 64, .dim = 96, .n_ann = 196,
-                             .grid_h = 14, .grid_w = 14};
-    ac_decoder dec;
-    ac_err err;
-    CHECKF(ac_decoder_init(&dec, &cfg, 5, &err) == 0, "%s", err.msg);
-    for (int i = 0; i < cfg.embed * cfg.vocab; i++) dec.out_lo[i] *= 4;
-    float *ann = malloc((size_t)cfg.n_ann * cfg.dim * sizeof *ann);
-    for (int i = 0; i < cfg.n_ann * cfg.dim; i++) ann[i] = frand() + 0.3f;
-    ac_caption cap[2];
-    ac_beam_opts o = ac_beam_defaults();
-    o.beam = 3, o.max_len = 16;
-    for (int r = 0; r < 2; r++) {
-        ac_set_threads(r + 1);
-        CHECKF(ac_beam_search(&dec, ann, &o, &cap[r], &err) == 0, "%s", err.msg);
+    for (int heads = 1; heads <= 4; heads += 3) {
+        ac_decoder_config cfg = {.vocab = 2000, .embed = 64, .hidden = 128, .att = 64, .dim = 96, .n_ann = 196,
+                                 .grid_h = 14, .grid_w = 14, .heads = heads};
+        if (heads > 1) cfg.attention = AC_ATTENTION_SCALED_DOT;
+        ac_decoder dec;
+        ac_err err;
+        CHECKF(ac_decoder_init(&dec, &cfg, 5, &err) == 0, "%s", err.msg);
+        for (int i = 0; i < cfg.embed * cfg.vocab; i++) dec.out_lo[i] *= 4;
+        float *ann = malloc((size_t)cfg.n_ann * cfg.dim * sizeof *ann);
+        for (int i = 0; i < cfg.n_ann * cfg.dim; i++) ann[i] = frand() + 0.3f;
+        ac_caption cap[4];
+        ac_beam_opts o = ac_beam_defaults();
+        o.beam = 3, o.max_len = 16;
+        for (int r = 0; r < 4; r++) {
+            ac_set_threads(r == 3 ? 2 : 1);
+            CHECK(ac_decoder_set_threads(&dec, r < 3 ? r + 1 : 1) == 0);
+            CHECKF(ac_beam_search(&dec, ann, &o, &cap[r], &err) == 0, "%s", err.msg);
+        }
+        ac_set_threads(ac_default_threads());
+        for (int r = 1; r < 4; r++) {
+            CHECKF(cap[0].n == cap[r].n && !memcmp(cap[0].words, cap[r].words, cap[0].n * sizeof(int)),
+                   "heads %d, run %d: other words", heads, r);
+            CHECKF(!memcmp(cap[0].alpha, cap[r].alpha, (size_t)(cap[0].n + 1) * cfg.n_ann * sizeof(float)),
+                   "heads %d, run %d: other attention", heads, r);
+            CHECKF(cap[0].logprob == cap[r].logprob, "heads %d, run %d: log p %.9g vs %.9g", heads, r,
+                   cap[0].logprob, cap[r].logprob);
+        }
+        for (int r = 0; r < 4; r++) ac_caption_free(&cap[r]);
+        free(ann);
+        ac_decoder_free(&dec);
     }
-    ac_set_threads(ac_default_threads());
-    CHECK(cap[0].n == cap[1].n);
-    CHECK(!memcmp(cap[0].words, cap[1].words, cap[0].n * sizeof(int)));
-    CHECK(!memcmp(cap[0].alpha, cap[1].alpha, (size_t)(cap[0].n + 1) * cfg.n_ann * sizeof(float)));
-    CHECK(cap[0].logprob == cap[1].logprob);
-    ac_caption_free(&cap[0]), ac_caption_free(&cap[1]);
-    free(ann);
-    ac_decoder_free(&dec);
 }
 
 static void caption_text(void) {

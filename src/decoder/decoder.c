@@ -364,6 +364,22 @@ ac_dec_image *ac_decoder_prepare_grid(const ac_decoder *dec, const float *ann, i
     return ac_decoder_prepare_regions(dec, ann, gh, gw, 0);
 }
 
+/* The attention's keys of cells [l0, l1): att_ba + a_l W_a (every row the same bits whatever the split). */
+typedef struct project_job {
+    const ac_decoder *dec;
+    ac_dec_image *im;
+} project_job;
+
+static void project_chunk(void *arg, int t, int n) {
+    const project_job *j = arg;
+    const int A = j->im->A, D = j->im->D, l0 = (int)((long)j->im->n * t / n), l1 = (int)((long)j->im->n * (t + 1) / n);
+    float *proj = j->im->proj + (size_t)l0 * A;
+    for (int l = l0; l < l1; l++)
+        if (j->dec->att_ba) memcpy(j->im->proj + (size_t)l * A, j->dec->att_ba, sizeof(float) * A);
+        else memset(j->im->proj + (size_t)l * A, 0, sizeof(float) * A);
+    ac_smm_nn(l1 - l0, A, D, j->im->ann + (size_t)l0 * D, D, j->dec->att_wa, A, proj, A);
+}
+
 ac_dec_image *ac_decoder_prepare_regions(const ac_decoder *dec, const float *ann, int gh, int gw, int regions) {
     if (ac_decoder_check_grid(&dec->cfg, gh, gw, NULL) || regions < 0 || regions > dec->cfg.regions) return NULL;
     if (dec->cfg.decoder == AC_DECODER_TRANSFORMER) {
@@ -384,10 +400,8 @@ ac_dec_image *ac_decoder_prepare_regions(const ac_decoder *dec, const float *ann
         return NULL;
     }
     memcpy(im->ann, ann, sizeof(float) * (size_t)n * D);
-    for (int l = 0; l < n; l++)
-        if (dec->att_ba) memcpy(im->proj + (size_t)l * A, dec->att_ba, sizeof(float) * A);
-        else memset(im->proj + (size_t)l * A, 0, sizeof(float) * A);
-    ac_smm_nn(n, A, D, ann, D, dec->att_wa, A, im->proj, A);
+    const project_job job = {dec, im};
+    ac_pool_run(dec->step_pool, project_chunk, (void *)&job);
     for (int l = 0; l < n; l++)
         for (int d = 0; d < D; d++) im->mean[d] += ann[(size_t)l * D + d];
     for (int d = 0; d < D; d++) im->mean[d] /= (float)n;
@@ -534,44 +548,99 @@ static void mul(const ac_decoder *dec, int M, int N, int K, const float *A, int 
     }
 }
 
-/* The copy path (copy_internal.h) on the step's log-probabilities. copy 1: each row's gate from h_t and
- * z_t (x's z part, already times beta), its regions' attention the heads' mean of ah [K, heads, L].
- * copy 2: the pointer's scores of the regions' keys against the row's query q [K, A], and the sentinel
- * from h_t. */
-static void copy_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
-                      const float *q, const float *ah, const float *x, const float *h_out, int ldo, float *logp,
-                      float *account) {
+/* The copy path (copy_internal.h) on row k's log-probabilities (k0: the photo's first row). copy 1: the
+ * row's gate from h_t and z_t (x's z part, already times beta), its regions' attention the heads' mean
+ * of ah [K, heads, L]. copy 2: the pointer's scores of the regions' keys against the row's query q
+ * [K, A], and the sentinel from h_t. */
+static void copy_row(const ac_decoder *dec, const ac_dec_image *im, int k, int k0, const float *q, const float *ah,
+                     const float *x, const float *h_out, int ldo, float *logp, float *account) {
     const ac_decoder_config *cf = &dec->cfg;
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab, X = E + D + H;
     const int nh = ac_attention_heads(cf), A = ac_attention_key_dim(cf);
-    for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
-        if (account) memset(account + (size_t)k0 * AC_DECODER_ACCOUNT_ROW, 0, sizeof(float) * (size_t)rows[p] * AC_DECODER_ACCOUNT_ROW);
-        const ac_dec_image *im = img[p];
-        if (!im->regions || !im->has_categories) continue;
-        const int g0 = im->gh * im->gw;
-        for (int k = k0; k < k0 + rows[p]; k++) {
-            float abar[AC_REGIONS_MAX], e[AC_REGIONS_MAX], u;
-            const ac_copy_regions reg = {im->regions, im->cat, abar};
-            if (cf->copy == 2) {
-                u = ac_copy_pointer_forward(dec, &reg, im->proj + (size_t)g0 * A, q + (size_t)k * A,
-                                            h_out + (size_t)k * ldo, e, abar, NULL);
-            } else {
-                ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
-                u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
-            }
-            if (im->copy_trace) { /* the account's step: the mixture's terms, logp left as it is */
-                float *tr = im->copy_trace + (size_t)(k - k0) * (1 + im->regions);
-                tr[0] = 1.0f / (1.0f + expf(-u));
-                memcpy(tr + 1, abar, sizeof(float) * (size_t)im->regions);
-                continue;
-            }
-            const float gate = 1.0f / (1.0f + expf(-u));
-            if (account) { /* before the mixture: the vocabulary's own log p_w, as teacher forcing's trace has it */
-                float *a = account + (size_t)k * AC_DECODER_ACCOUNT_ROW;
-                ac_copy_row_account(dec, &reg, gate, logp + (size_t)k * V, a, a + AC_REGIONS_MAX);
-            }
-            ac_copy_mix_logp(dec, &reg, gate, logp + (size_t)k * V);
+    if (account) memset(account + (size_t)k * AC_DECODER_ACCOUNT_ROW, 0, sizeof(float) * AC_DECODER_ACCOUNT_ROW);
+    if (!im->regions || !im->has_categories) return;
+    const int g0 = im->gh * im->gw;
+    float abar[AC_REGIONS_MAX], e[AC_REGIONS_MAX], u;
+    const ac_copy_regions reg = {im->regions, im->cat, abar};
+    if (cf->copy == 2) {
+        u = ac_copy_pointer_forward(dec, &reg, im->proj + (size_t)g0 * A, q + (size_t)k * A, h_out + (size_t)k * ldo,
+                                    e, abar, NULL);
+    } else {
+        ac_copy_region_attention(ah + (size_t)k * nh * L, nh, L, g0, im->regions, abar);
+        u = ac_copy_gate_logit(dec, h_out + (size_t)k * ldo, x + (size_t)k * X + E);
+    }
+    if (im->copy_trace) { /* the account's step: the mixture's terms, logp left as it is */
+        float *tr = im->copy_trace + (size_t)(k - k0) * (1 + im->regions);
+        tr[0] = 1.0f / (1.0f + expf(-u));
+        memcpy(tr + 1, abar, sizeof(float) * (size_t)im->regions);
+        return;
+    }
+    const float gate = 1.0f / (1.0f + expf(-u));
+    if (account) { /* before the mixture: the vocabulary's own log p_w, as teacher forcing's trace has it */
+        float *a = account + (size_t)k * AC_DECODER_ACCOUNT_ROW;
+        ac_copy_row_account(dec, &reg, gate, logp + (size_t)k * V, a, a + AC_REGIONS_MAX);
+    }
+    ac_copy_mix_logp(dec, &reg, gate, logp + (size_t)k * V);
+}
+
+/* The parts of a step that are per row or per cell, split over the decoder's helper threads when it
+ * has them (ac_pool_run with a NULL pool runs the one chunk in the caller). Every split computes the
+ * same bits: a cell's score, a column of z and a row's softmax are each computed the same way whatever
+ * chunk they fall in. */
+typedef struct step_job {
+    const ac_decoder *dec;
+    const ac_attention_fn *att;
+    int n_photos, K;
+    const ac_dec_image *const *img;
+    const int *rows;
+    const float *q, *x, *h_out;
+    float *ah, *z, *logp, *account;
+    int ldo;
+} step_job;
+
+/* Attention scores of every row's cells [l0, l1) of its photo. */
+static void scores_chunk(void *arg, int t, int n) {
+    const step_job *j = arg;
+    const int L = j->dec->cfg.n_ann, A = j->att->A, nh = j->att->heads;
+    for (int p = 0, k0 = 0; p < j->n_photos; k0 += j->rows[p++]) {
+        const ac_dec_image *im = j->img[p];
+        const int l0 = (int)((long)im->n * t / n), l1 = (int)((long)im->n * (t + 1) / n);
+        for (int k = k0; l1 > l0 && k < k0 + j->rows[p]; k++)
+            ac_attention_scores_forward_masked(j->att, L, l1 - l0, j->q + (size_t)k * A, im->proj + (size_t)l0 * A,
+                                               j->ah + (size_t)k * nh * L + l0, NULL);
+    }
+}
+
+/* z = alpha^T a for channels [c0, c1) (16-aligned), each photo's rows in one pass over its annotations;
+ * head h's attention weighs its own channels. */
+static void z_chunk(void *arg, int t, int n) {
+    const step_job *j = arg;
+    const ac_decoder_config *cf = &j->dec->cfg;
+    const int E = cf->embed, D = cf->dim, L = cf->n_ann, X = E + D + cf->hidden, nh = j->att->heads, dv = D / nh;
+    const int blocks = (D + 15) / 16, c0 = 16 * (int)((long)blocks * t / n);
+    const int c1 = t == n - 1 ? D : 16 * (int)((long)blocks * (t + 1) / n);
+    for (int p = 0, k0 = 0; p < j->n_photos; k0 += j->rows[p++])
+        for (int h = c0 / dv; h < nh && h * dv < c1; h++) {
+            const int a = c0 > h * dv ? c0 : h * dv, b = c1 < (h + 1) * dv ? c1 : (h + 1) * dv;
+            ac_smm_nn(j->rows[p], b - a, j->img[p]->n, j->ah + (size_t)k0 * nh * L + (size_t)h * L, nh * L,
+                      j->img[p]->ann + a, D, j->z + (size_t)k0 * X + a, X);
         }
+}
+
+/* Row t's logits to log-probabilities: the absent objects' priors, the softmax, the copy path. */
+static void tail_row(void *arg, int t, int n) {
+    const step_job *j = arg;
+    const ac_decoder *dec = j->dec;
+    const int V = dec->cfg.vocab;
+    for (int k = (int)((long)j->K * t / n); k < (int)((long)j->K * (t + 1) / n); k++) {
+        int p = 0, k0 = 0;
+        while (k >= k0 + j->rows[p]) k0 += j->rows[p++];
+        const ac_dec_image *im = j->img[p];
+        float *lp = j->logp + (size_t)k * V;
+        if (dec->absent_b && dec->copy && im->has_categories) ac_copy_absent_logits(dec, im->cat, im->regions, 1, lp, V);
+        ac_softmax_row(lp, V, 1);
+        if (dec->cfg.copy && dec->copy) copy_row(dec, im, k, k0, j->q, j->ah, j->x, j->h_out, j->ldo, j->logp, j->account);
+        else if (j->account) memset(j->account + (size_t)k * AC_DECODER_ACCOUNT_ROW, 0, sizeof(float) * AC_DECODER_ACCOUNT_ROW);
     }
 }
 
@@ -588,7 +657,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     const int E = cf->embed, H = cf->hidden, D = cf->dim, L = cf->n_ann, V = cf->vocab;
     const int X = E + D + H;
     const ac_attention_fn att = ac_attention_fn_of(dec);
-    const int A = att.A, nh = att.heads, dv = D / nh;
+    const int A = att.A, nh = att.heads;
     int K = 0;
     for (int p = 0; p < n_photos; p++) K += rows[p];
     if (K <= 0) return;
@@ -600,13 +669,13 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     } else {
         for (int k = 0; k < K; k++) memcpy(q + (size_t)k * H, h + (size_t)k * ldh, sizeof(float) * H);
     }
+    step_job job = {dec, &att, n_photos, K, img, rows, q, x, h_out, ah, x + E, logp, account, ldo};
+    ac_pool_run(dec->step_pool, scores_chunk, &job);
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
-        const ac_dec_image *im = img[p];
-        const int n = im->n; /* the photo's cells; the masked rest of each head's L get weight 0 */
+        const int n = img[p]->n; /* the photo's cells; the masked rest of each head's L get weight 0 */
         for (int k = k0; k < k0 + rows[p]; k++) {
             float *al = ah + (size_t)k * nh * L;
-            ac_attention_scores_forward_masked(&att, L, n, q + (size_t)k * A, im->proj, al, NULL);
             for (int j = 0; j < nh; j++) {
                 ac_softmax_row(al + (size_t)j * L, n, 0);
                 memset(al + (size_t)j * L + n, 0, sizeof(float) * (size_t)(L - n));
@@ -631,12 +700,8 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             memset(xk + E, 0, sizeof(float) * D);
             memcpy(xk + E + D, h + (size_t)k * ldh, sizeof(float) * H);
         }
-        /* z = beta * alpha^T a, the photo's hypotheses in one pass over its annotations (head j: its
-         * channels) */
-        for (int j = 0; j < nh; j++)
-            ac_smm_nn(rows[p], dv, n, ah + (size_t)k0 * nh * L + (size_t)j * L, nh * L, im->ann + (size_t)j * dv, D,
-                      x + (size_t)k0 * X + E + (size_t)j * dv, X);
     }
+    ac_pool_run(dec->step_pool, z_chunk, &job);
     for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean, or the head asked for */
         for (int l = 0; l < L; l++) {
             const float *a = ah + (size_t)k * nh * L + l;
@@ -667,13 +732,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     for (size_t i = 0; i < (size_t)K * E; i++) o[i] = ac_tanhf(o[i]);
     for (int k = 0; k < K; k++) memcpy(logp + (size_t)k * V, dec->out_bo, sizeof(float) * V);
     mul(dec, K, V, E, o, E, dec->out_lo, dec->out_lo16, logp, V);
-    if (dec->absent_b && dec->copy)
-        for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++])
-            if (img[p]->has_categories)
-                ac_copy_absent_logits(dec, img[p]->cat, img[p]->regions, rows[p], logp + (size_t)k0 * V, V);
-    for (int k = 0; k < K; k++) ac_softmax_row(logp + (size_t)k * V, V, 1);
-    if (cf->copy && dec->copy) copy_step(dec, n_photos, img, rows, q, ah, x, h_out, ldo, logp, account);
-    else if (account) memset(account, 0, sizeof(float) * (size_t)K * AC_DECODER_ACCOUNT_ROW);
+    ac_pool_run_n(dec->step_pool, tail_row, &job, K);
 }
 
 void ac_decoder_step_photos(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
