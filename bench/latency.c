@@ -2,7 +2,8 @@
  * (read as large as the encoder needs, squash, the CNN on all the threads, the search with the
  * model's settings: naming, beam), after loading the model once: best, median and worst
  * milliseconds, the CPU time of all the threads per run (best, median: what a loaded machine changes
- * least), and the best time of each stage (read = decode + squash, CNN, search). Run from the
+ * least), and the best time of each stage (read = decode + squash, CNN, search; with the model's detector
+ * the squash is in CNN, done while the detector starts beside, as the CLI does it). Run from the
  * repository (the model is found as the CLI finds it).
  * usage: latency [PHOTO]   (default: the first 640x480 photo of $ATTNCAP_DATA/data/coco/images)
  * The COCO detector: the model's own when it has regions (the captioner runs it, inside "CNN"); else,
@@ -159,12 +160,17 @@ int main(int argc, char **argv) {
         ac_image im, sq;
         ac_caption cap;
         double t0 = ac_now(), c0 = cpu_now(), tc = 0, td = 0;
-        if (read_photo(&c, photo, &im, &err) || ac_captioner_prepare(&c, &im, &sq, &err)) {
+        int squash_later = 0; /* as the CLI: with the model's detector beside, the captioner squashes */
+#if defined(HAVE_DETECTOR)
+        squash_later = c.det != NULL;
+#endif
+        memset(&sq, 0, sizeof sq);
+        if (read_photo(&c, photo, &im, &err) || (!squash_later && ac_captioner_prepare(&c, &im, &sq, &err))) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
         }
         const double tr = ac_now() - t0;
-        if (ac_captioner_run(&c, &sq, &cap, &tc, &td, &err)) {
+        if (ac_captioner_run(&c, squash_later ? &im : &sq, &cap, &tc, &td, &err)) {
             fprintf(stderr, "latency: %s\n", err.msg);
             return 1;
         }

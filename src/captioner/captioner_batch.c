@@ -93,8 +93,11 @@ static void decode_job(batch *b, job *j) {
     double t0 = ac_now();
     int mw, mh; /* the encoder's need; the caption depends on this read alone, whatever is kept */
     ac_encoder_min_photo(&b->cap->enc, &mw, &mh);
+    /* One photo with the detector beside the encoder: the squash waits for run_job, where the captioner
+     * does it on one thread while the detector starts on the other (here nothing runs beside it). */
+    const int squash_later = b->single && !b->src && b->n == 1 && b->cap->cnns_beside;
     j->ok = load_input(&j->in, mw, mh, &j->photo, &j->err) == 0 &&
-            ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0;
+            (squash_later || ac_captioner_prepare(b->cap, &j->photo, &j->square, &j->err) == 0);
     if (j->ok && b->keep_photo && mw > 0) { /* a kept photo (overlays) at least keep_min_side a side: read again
                                             * when the encoder's read is smaller (captioner.h) */
         const int k = b->cap->keep_min_side, kw = k > mw ? k : mw, kh = k > mh ? k : mh;
@@ -107,7 +110,8 @@ static void decode_job(batch *b, job *j) {
 
 static void run_job(ac_captioner *cap, job *j) {
     if (!j->ok) return;
-    if (ac_captioner_run_photo(cap, &j->square, &j->photo, &j->cap, &j->t_cnn, &j->t_bs, &j->err))
+    if (ac_captioner_run_photo(cap, j->square.px ? &j->square : &j->photo, &j->photo, &j->cap, &j->t_cnn, &j->t_bs,
+                               &j->err))
         j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
 }
