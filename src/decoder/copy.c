@@ -3,6 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "attncap/regions.h"
 #include "attention_internal.h"
@@ -89,6 +92,15 @@ static double log_set_sum(const struct ac_copy_sets *s, int c, const float *x) {
     return mx + log(t);
 }
 
+/* Word w of the row: log p_w plus keep, or plus add[k] if its category is the regions' k-th. */
+static inline float mixed(const struct ac_copy_sets *s, const int *cats, int n, const double *add, double keep,
+                          const float *logp, int w) {
+    const int c = s->cat[w];
+    int k = 0;
+    while (c >= 0 && k < n && cats[k] != c) k++;
+    return (float)(logp[w] + (c < 0 || k == n ? keep : add[k]));
+}
+
 void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logp) {
     const struct ac_copy_sets *s = dec->copy;
     int cats[AC_REGIONS_MAX];
@@ -97,16 +109,28 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
     if (!n) return;
     const int V = dec->cfg.vocab;
     const double g = clamp_gate(gate), keep = log1p(-g);
-    double lq[AC_REGIONS_MAX];
-    for (int k = 0; k < n; k++) lq[k] = log_set_sum(s, cats[k], logp); /* log Q_c, before logp changes */
-    for (int w = 0; w < V; w++) {
-        const int c = s->cat[w];
-        int k = 0;
-        while (c >= 0 && k < n && cats[k] != c) k++;
-        if (c < 0 || k == n) logp[w] = (float)(logp[w] + keep);
-        else /* log((1 - g) p_w + g Pi_c p_w / Q_c) */
-            logp[w] = (float)(logp[w] + log((1 - g) + g * Pi[k] * exp(-lq[k])));
+    double add[AC_REGIONS_MAX]; /* log((1 - g) p_w + g Pi_c p_w / Q_c) - log p_w, with log Q_c before logp changes */
+    for (int k = 0; k < n; k++) add[k] = log((1 - g) + g * Pi[k] * exp(-log_set_sum(s, cats[k], logp)));
+    int w = 0;
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+    /* 16 words at a time: (float)(log p_w + keep) in double as below, the words of the regions'
+     * categories (a few dozen of the row) one by one */
+    const __m512d kd = _mm512_set1_pd(keep);
+    for (; w + 16 <= V; w += 16) {
+        const __m512i c = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(s->cat + w)));
+        __mmask16 mine = 0;
+        for (int k = 0; k < n; k++) mine |= _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(cats[k]));
+        const __m512 x = _mm512_loadu_ps(logp + w);
+        const __m256 lo = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x)), kd)),
+                     hi = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)), kd));
+        for (unsigned m = mine; m; m &= m - 1) {
+            const int j = __builtin_ctz(m);
+            logp[w + j] = mixed(s, cats, n, add, keep, logp, w + j);
+        }
+        _mm512_mask_storeu_ps(logp + w, (__mmask16)~mine, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
     }
+#endif
+    for (; w < V; w++) logp[w] = mixed(s, cats, n, add, keep, logp, w);
 }
 
 int ac_copy_word_may_copy(const ac_decoder *dec, const unsigned char *cat, int n, int y) {

@@ -4,6 +4,7 @@
 #define ATTNCAP_DECODER_INTERNAL_H
 #include <math.h>
 #include <stdint.h>
+#include "expsum_internal.h"
 
 /* tanh as a rational 13/6 polynomial (Eigen's generic_fast_tanh_float): accurate to a few ulp,
  * and unlike tanhf it vectorises, which matters because attention evaluates tanh on
@@ -56,17 +57,15 @@ static inline int ac_dropout_keep(uint64_t seed, uint64_t idx, float p) {
 }
 
 /* Numerically stable in-place softmax (or log-softmax) of one row: the inference steps'. */
+/* The maximum, the exponentials and their sum are expsum_internal.h's: vectorised, with the bits of
+ * the loops "m = x[i] > m ? x[i] : m" and "s += expf(x[i] - m)" (double s). */
 static inline void ac_softmax_row(float *x, int n, int log_out) {
-    float m = x[0];
-    for (int i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
-    double s = 0;
+    const float m = ac_max_row(x, (size_t)n);
     if (log_out) {
-        for (int i = 0; i < n; i++) s += expf(x[i] - m);
-        float ls = m + (float)log(s);
+        const float ls = m + (float)log(ac_exp_sum(x, (size_t)n, m, NULL));
         for (int i = 0; i < n; i++) x[i] -= ls;
     } else {
-        for (int i = 0; i < n; i++) s += (x[i] = expf(x[i] - m));
-        float inv = (float)(1.0 / s);
+        const float inv = (float)(1.0 / ac_exp_sum(x, (size_t)n, m, x));
         for (int i = 0; i < n; i++) x[i] *= inv;
     }
 }
@@ -77,11 +76,8 @@ static inline double ac_xent_sum(const float *logits, int N, int V, const int *t
     double ce = 0;
     for (int r = 0; r < N; r++) {
         const float *z = logits + (size_t)r * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        double s = 0;
-        for (int v = 0; v < V; v++) s += expf(z[v] - mx);
-        ce += mx + log(s) - z[tgt[r]];
+        const float mx = ac_max_row(z, (size_t)V);
+        ce += mx + log(ac_exp_sum(z, (size_t)V, mx, NULL)) - z[tgt[r]];
     }
     return ce;
 }
@@ -89,10 +85,9 @@ static inline double ac_xent_sum(const float *logits, int N, int V, const int *t
 static inline void ac_xent_grad(float *logits, int N, int V, const int *tgt, float k) {
     for (int r = 0; r < N; r++) {
         float *z = logits + (size_t)r * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        float s = 0;
-        for (int v = 0; v < V; v++) s += (z[v] = expf(z[v] - mx));
+        ac_exp_sum(z, (size_t)V, ac_max_row(z, (size_t)V), z);
+        float s = 0; /* in float, in order, as the loop summed them */
+        for (int v = 0; v < V; v++) s += z[v];
         const float ks = k / s;
         for (int v = 0; v < V; v++) z[v] *= ks;
         z[tgt[r]] -= k;
