@@ -127,6 +127,94 @@ static void beam_equals_exhaustive(void) {
     CHECK(!failed);
 }
 
+/* The log-probabilities of the step after words[0..n) (teacher forcing, one row at a time). */
+static void step_after(const ac_decoder *dec, const float *ann, const int *words, int n, float *lp) {
+    const int H = dec->cfg.hidden, L = dec->cfg.n_ann;
+    ac_dec_image *img = ac_decoder_prepare(dec, ann);
+    float *h = malloc(4 * H * sizeof *h), *c = h + H, *h2 = c + H, *c2 = h2 + H, *a = malloc(L * sizeof *a), b;
+    float *scr = malloc(sizeof(float) * ac_decoder_step_scratch(&dec->cfg, 1));
+    ac_decoder_initial_state(dec, img, h, c);
+    for (int t = 0, prev = AC_START; t <= n; t++) {
+        ac_decoder_step(dec, img, 1, &prev, h, c, h2, c2, lp, a, &b, scr);
+        if (t < n) memcpy(h, h2, H * sizeof *h), memcpy(c, c2, H * sizeof *c), prev = words[t];
+    }
+    free(h), free(a), free(scr);
+    ac_dec_image_free(img);
+}
+
+/* A textbook beam search with the same rules (beam.c's header), written the slow way: every
+ * candidate of every live hypothesis into one list, sorted, the first K - finished kept. */
+typedef struct { double lp; int k, w; } ref_cand;
+static int ref_cmp(const void *a, const void *b) {
+    const ref_cand *x = a, *y = b;
+    if (x->lp != y->lp) return x->lp > y->lp ? -1 : 1;
+    return x->k != y->k ? x->k - y->k : x->w - y->w;
+}
+enum { REF_T = 8, REF_K = 8 };
+typedef struct { int n, words[REF_T + 1]; double lp; } ref_hyp;
+
+static ref_hyp ref_beam(const ac_decoder *dec, const float *ann, int K, int T, float len_alpha) {
+    const int V = dec->cfg.vocab;
+    ref_hyp live[REF_K] = {{0}}, next[REF_K], best = {.n = -1};
+    double best_score = 0;
+    int n_live = 1, finished = 0;
+    float *lp = malloc(sizeof *lp * (size_t)V);
+    ref_cand *cands = malloc(sizeof *cands * (size_t)REF_K * V);
+    for (int t = 0; t <= T && n_live > 0 && finished < K; t++) {
+        int n = 0;
+        for (int k = 0; k < n_live; k++) {
+            step_after(dec, ann, live[k].words, live[k].n, lp);
+            for (int w = AC_END; w < V; w++)
+                if (w != AC_UNK && (t < T || w == AC_END) && !isnan(live[k].lp + lp[w]))
+                    cands[n++] = (ref_cand){live[k].lp + lp[w], k, w};
+        }
+        qsort(cands, (size_t)n, sizeof *cands, ref_cmp);
+        int kept = 0;
+        for (int j = 0; j < n && j < K - finished; j++) {
+            const ref_hyp *par = &live[cands[j].k];
+            if (cands[j].w == AC_END) {
+                const double score = len_alpha == 0 ? cands[j].lp : cands[j].lp / pow(t + 1, len_alpha);
+                if (best.n < 0 || score > best_score) best = *par, best.lp = cands[j].lp, best_score = score;
+            } else {
+                next[kept] = *par, next[kept].words[next[kept].n++] = cands[j].w, next[kept++].lp = cands[j].lp;
+            }
+        }
+        for (int j = 0; j < n && j < K - finished; j++) finished += cands[j].w == AC_END;
+        memcpy(live, next, sizeof *live * (size_t)kept), n_live = kept;
+    }
+    free(lp), free(cands);
+    return best;
+}
+
+/* On vocabularies large enough that each state's list fills long before the last word (where the
+ * search skips words under the list's worst), beams of 2 to 8 against the textbook search. */
+static void beam_equals_textbook(void) {
+    int checked = 0;
+    for (int seed = 0; seed < 6; seed++)
+        for (int K = 2; K <= REF_K; K *= 2) {
+            ac_decoder dec;
+            float *ann;
+            CHECK(make(&dec, &ann, 300, 12, 500 + seed) == 0);
+            for (int i = 0; i < dec.cfg.embed * dec.cfg.vocab; i++) dec.out_lo[i] *= 0.25f; /* close calls */
+            const float len_alpha = seed % 2 ? 0.6f : 1.0f;
+            const ref_hyp want = ref_beam(&dec, ann, K, REF_T, len_alpha);
+            ac_beam_opts o = ac_beam_defaults();
+            o.beam = K, o.max_len = REF_T, o.len_alpha = len_alpha;
+            ac_caption cap;
+            ac_err err;
+            CHECKF(ac_beam_search(&dec, ann, &o, &cap, &err) == 0, "%s", err.msg);
+            CHECKF(cap.n == want.n && !memcmp(cap.words, want.words, sizeof(int) * (size_t)want.n) &&
+                       cap.logprob == want.lp,
+                   "seed %d, beam %d: %d words (log p %.9g), the textbook search's %d (%.9g)", seed, K, cap.n,
+                   cap.logprob, want.n, want.lp);
+            checked += want.n > 1;
+            ac_caption_free(&cap);
+            free(ann);
+            ac_decoder_free(&dec);
+        }
+    CHECKF(checked >= 10, "only %d captions of more than one word", checked);
+}
+
 /* Every sequence of up to T words with its score, for the n-best ranking. */
 typedef struct {
     double score, lp;
@@ -452,6 +540,7 @@ int main(void) {
     RUN(beam_equals_exhaustive);
     RUN(nbest_equals_exhaustive_ranking);
     RUN(greedy_equals_loop);
+    RUN(beam_equals_textbook);
     RUN(attention_belongs_to_caption);
     RUN(unk_suppressed_unless_allowed);
     RUN(max_len_respected);

@@ -31,6 +31,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "attncap/regions.h"
 #include "beam_internal.h"
@@ -248,6 +251,38 @@ static void account_step(const search *s, const float *parent, const float *row,
     a[0] = ac_decoder_account_word(s->dec, s->img, row, w, a + 1);
 }
 
+/* Word w after hypothesis k (cumulative log-probability base, the step's log-probabilities lk): a
+ * candidate of its state if allowed and among the state's best so far. */
+static inline void consider(search *s, int k, int w, double base, const float *lk, const unsigned char *said, int stay) {
+    const ac_beam_opts *o = &s->o;
+    if ((w == AC_UNK && !o->allow_unk) || (o->banned && o->banned[w]) || (said && said[w])) return;
+    const double lp = base + lk[w];
+    if (isnan(lp)) return; /* never rank a NaN */
+    const ac_beam_fsm *f = &s->f;
+    const int st = f->in_phrase && f->in_phrase[w] ? ac_beam_fsm_next(f, s->cur[k].words, s->t, s->cur[k].mask, w) : stay;
+    cand *best = s->top + (size_t)st * s->K;
+    /* most words rank below the state's worst kept candidate: skip them without the call */
+    if (s->cap[st] && (s->n_top[st] < s->cap[st] || lp >= best[s->cap[st] - 1].lp))
+        top_insert(best, &s->n_top[st], s->cap[st], (cand){lp, k, w});
+}
+
+/* Bit j set if base + lk[j] >= thr (in double, as consider computes it; a NaN never), j < 8. */
+static unsigned at_least8(const float *lk, double base, double thr) {
+#if defined(__AVX512F__)
+    const __m512d lp = _mm512_add_pd(_mm512_set1_pd(base), _mm512_cvtps_pd(_mm256_loadu_ps(lk)));
+    return _mm512_cmp_pd_mask(lp, _mm512_set1_pd(thr), _CMP_GE_OQ);
+#elif defined(__AVX2__)
+    const __m256d b = _mm256_set1_pd(base), th = _mm256_set1_pd(thr);
+    const __m256d lo = _mm256_add_pd(b, _mm256_cvtps_pd(_mm_loadu_ps(lk))), hi = _mm256_add_pd(b, _mm256_cvtps_pd(_mm_loadu_ps(lk + 4)));
+    return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(lo, th, _CMP_GE_OQ)) |
+           (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(hi, th, _CMP_GE_OQ)) << 4;
+#else
+    unsigned m = 0;
+    for (int j = 0; j < 8; j++) m |= (unsigned)(base + lk[j] >= thr) << j;
+    return m;
+#endif
+}
+
 /* Time step t from the decoder's outputs for the live hypotheses (rec[k], ac_memo_row's layout: state,
  * history entry, logp, alpha, beta): the candidates of every state, the hypotheses that finish, the
  * next beams. */
@@ -287,15 +322,15 @@ static void search_advance(search *s, const float *const *rec) {
             if (t > 2 && o->no_repeat[h[t - 1]] == AC_REPEAT_ARTICLE && o->no_repeat[h[t - 2]] == AC_REPEAT_CONJUNCTION)
                 said[h[t - 3]] = 1;
         }
-        for (int w = AC_END; w < V; w++) {
-            if ((w == AC_UNK && !o->allow_unk) || (o->banned && o->banned[w]) || (said && said[w])) continue;
-            double lp = base + lk[w];
-            if (isnan(lp)) continue; /* never rank a NaN */
-            const int st = f->in_phrase && f->in_phrase[w] ? ac_beam_fsm_next(f, cur[k].words, t, cur[k].mask, w) : stay;
-            cand *best = s->top + (size_t)st * K;
-            /* most words rank below the state's worst kept candidate: skip them without the call */
-            if (cap[st] && (n_top[st] < cap[st] || lp >= best[cap[st] - 1].lp)) top_insert(best, &n_top[st], cap[st], (cand){lp, k, w});
+        int w = AC_END;
+        if (!f->in_phrase && cap[stay]) { /* one state for every word: once its list is full, 8 words at a time */
+            const cand *best = s->top + (size_t)stay * K;
+            for (; w < V && n_top[stay] < cap[stay]; w++) consider(s, k, w, base, lk, said, stay);
+            for (; w + 8 <= V; w += 8) /* a word under the list's worst now is under it when its turn comes */
+                for (unsigned m = at_least8(lk + w, base, best[cap[stay] - 1].lp); m; m &= m - 1)
+                    consider(s, k, w + __builtin_ctz(m), base, lk, said, stay);
         }
+        for (; w < V; w++) consider(s, k, w, base, lk, said, stay);
         if (said)
             for (int i = 0; i < t; i++) said[cur[k].words[i]] = 0;
     }
