@@ -596,7 +596,17 @@ typedef struct step_job {
     const float *q, *x, *h_out;
     float *ah, *z, *logp, *account;
     int ldo;
+    const float *beta, *g, *c; /* each row's beta; the LSTM's gate sums [K, 4H]; its cells (rows ldc apart) */
+    float *h_new, *c_new;      /* rows ldo apart */
+    int ldc;
 } step_job;
+
+/* [c0, c1): chunk t of n of [0, len) in whole vectors of 16 (the last chunk takes the rest). */
+static void chunk16(int len, int t, int n, int *c0, int *c1) {
+    const int blocks = (len + 15) / 16;
+    *c0 = 16 * (int)((long)blocks * t / n);
+    *c1 = t == n - 1 ? len : 16 * (int)((long)blocks * (t + 1) / n);
+}
 
 /* Attention scores of every row's cells [l0, l1) of its photo. */
 static void scores_chunk(void *arg, int t, int n) {
@@ -611,20 +621,40 @@ static void scores_chunk(void *arg, int t, int n) {
     }
 }
 
-/* z = alpha^T a for channels [c0, c1) (16-aligned), each photo's rows in one pass over its annotations;
- * head h's attention weighs its own channels. */
+/* z = beta alpha^T a for channels [c0, c1), each photo's rows in one pass over its annotations; head
+ * h's attention weighs its own channels. */
 static void z_chunk(void *arg, int t, int n) {
     const step_job *j = arg;
     const ac_decoder_config *cf = &j->dec->cfg;
     const int E = cf->embed, D = cf->dim, L = cf->n_ann, X = E + D + cf->hidden, nh = j->att->heads, dv = D / nh;
-    const int blocks = (D + 15) / 16, c0 = 16 * (int)((long)blocks * t / n);
-    const int c1 = t == n - 1 ? D : 16 * (int)((long)blocks * (t + 1) / n);
+    int c0, c1;
+    chunk16(D, t, n, &c0, &c1);
     for (int p = 0, k0 = 0; p < j->n_photos; k0 += j->rows[p++])
         for (int h = c0 / dv; h < nh && h * dv < c1; h++) {
             const int a = c0 > h * dv ? c0 : h * dv, b = c1 < (h + 1) * dv ? c1 : (h + 1) * dv;
             ac_smm_nn(j->rows[p], b - a, j->img[p]->n, j->ah + (size_t)k0 * nh * L + (size_t)h * L, nh * L,
                       j->img[p]->ann + a, D, j->z + (size_t)k0 * X + a, X);
         }
+    for (int k = 0; k < j->K; k++)
+        for (int i = c0; i < c1; i++) j->z[(size_t)k * X + i] *= j->beta[k];
+}
+
+/* The LSTM cell for hidden units [c0, c1) of every row: c' = f c + i g, h' = o tanh(c'). */
+static void gates_chunk(void *arg, int t, int n) {
+    const step_job *j = arg;
+    const int H = j->dec->cfg.hidden;
+    int c0, c1;
+    chunk16(H, t, n, &c0, &c1);
+    for (int k = 0; k < j->K; k++) {
+        const float *gk = j->g + (size_t)k * 4 * H, *ck = j->c + (size_t)k * j->ldc;
+        float *hk = j->h_new + (size_t)k * j->ldo, *cn = j->c_new + (size_t)k * j->ldo;
+        for (int i = c0; i < c1; i++) {
+            const float ig = ac_sigmoidf(gk[i]), fg = ac_sigmoidf(gk[H + i]), gg = ac_tanhf(gk[2 * H + i]),
+                        og = ac_sigmoidf(gk[3 * H + i]);
+            cn[i] = fg * ck[i] + ig * gg;
+            hk[i] = og * ac_tanhf(cn[i]);
+        }
+    }
 }
 
 /* Row t's logits to log-probabilities: the absent objects' priors, the softmax, the copy path. */
@@ -669,7 +699,8 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
     } else {
         for (int k = 0; k < K; k++) memcpy(q + (size_t)k * H, h + (size_t)k * ldh, sizeof(float) * H);
     }
-    step_job job = {dec, &att, n_photos, K, img, rows, q, x, h_out, ah, x + E, logp, account, ldo};
+    step_job job = {dec, &att, n_photos, K, img, rows, q, x, h_out, ah, x + E, logp, account, ldo,
+                    g, g, c, h_out, c_out, ldc};
     ac_pool_run(dec->step_pool, scores_chunk, &job);
     float *be = g; /* beta per hypothesis, parked in g until the gates are computed */
     for (int p = 0, k0 = 0; p < n_photos; k0 += rows[p++]) {
@@ -701,7 +732,7 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             memcpy(xk + E + D, h + (size_t)k * ldh, sizeof(float) * H);
         }
     }
-    ac_pool_run(dec->step_pool, z_chunk, &job);
+    ac_pool_run(dec->step_pool, z_chunk, &job); /* beta times alpha^T a; be is read before g is set */
     for (int k = 0; nh > 1 && k < K; k++) /* what the overlays show: the heads' mean, or the head asked for */
         for (int l = 0; l < L; l++) {
             const float *a = ah + (size_t)k * nh * L + l;
@@ -709,23 +740,10 @@ static void lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *c
             for (int j = 0; j < nh; j++) s += a[(size_t)j * L];
             alpha[(size_t)k * L + l] = dec->shown_head > 0 ? a[(size_t)(dec->shown_head - 1) * L] : s / nh;
         }
-    for (int k = 0; k < K; k++) {
-        float *zk = x + (size_t)k * X + E, b = be[k];
-        for (int j = 0; j < D; j++) zk[j] *= b;
-    }
     for (int k = 0; k < K; k++) memcpy(g + (size_t)k * 4 * H, dec->lstm_b, sizeof(float) * 4 * H);
     mul(dec, K, 4 * H, X, x, X, dec->lstm_w, dec->lstm_w16, g, 4 * H);
-    for (int k = 0; k < K; k++) {
-        const float *gk = g + (size_t)k * 4 * H, *ck = c + (size_t)k * ldc;
-        float *hk = h_out + (size_t)k * ldo, *cn = c_out + (size_t)k * ldo;
-        for (int j = 0; j < H; j++) {
-            float ig = ac_sigmoidf(gk[j]), fg = ac_sigmoidf(gk[H + j]), gg = ac_tanhf(gk[2 * H + j]),
-                  og = ac_sigmoidf(gk[3 * H + j]);
-            cn[j] = fg * ck[j] + ig * gg;
-            hk[j] = og * ac_tanhf(cn[j]);
-        }
-        memcpy(o + (size_t)k * E, x + (size_t)k * X, sizeof(float) * E); /* E y */
-    }
+    ac_pool_run(dec->step_pool, gates_chunk, &job);
+    for (int k = 0; k < K; k++) memcpy(o + (size_t)k * E, x + (size_t)k * X, sizeof(float) * E); /* E y */
     /* deep output: tanh(E y + h L_h + z L_z) L_o + b_o */
     mul(dec, K, E, H, h_out, ldo, dec->out_lh, dec->out_lh16, o, E);
     mul(dec, K, E, D, x + E, X, dec->out_lz, dec->out_lz16, o, E);
