@@ -261,9 +261,11 @@ int ac_decoder_use_f16(ac_decoder *dec);
  * float32 weights are never made (half the memory to fault in and write at every start). 1 if taken,
  * 0 if not (load it as float32), -1 out of memory. */
 int ac_decoder_take_f16(ac_decoder *dec, const char *name, const uint16_t *src);
-/* For inference with few hypotheses (one photo; the LSTM's step): split each product of the step by columns over
- * `threads` threads (a pool the decoder keeps; 1 = none). The same bits for any count: every output
- * is computed whole by one thread. Only with the float16 copies (ac_decoder_use_f16). A decoder with
+/* For inference with few hypotheses (one photo; the LSTM's step): split the step over `threads` threads
+ * (a pool the decoder keeps; 1 = none): its products by columns (with the float16 copies,
+ * ac_decoder_use_f16), the attention scores and the photo's keys by cells, z by channels, the cell by
+ * hidden units, the softmax and copy mixture by rows. The same bits for any count: every output is
+ * computed whole by one thread, the same way whatever its chunk. A decoder with
  * helper threads must not step on two threads at once (a shallow copy with step_pool = NULL may).
  * Returns 0, or -1 if the threads cannot be started (the step then stays on the caller's thread). */
 int ac_decoder_set_threads(ac_decoder *dec, int threads);

@@ -6,7 +6,7 @@
  *
  * The persistent pool below (n-1 worker threads plus the caller) is for the CNN's layers, which are
  * too short to start threads for, and for the decoder step of one photo's search
- * (ac_decoder_set_threads: its products split by columns; lanes searching side by side do not use it).
+ * (ac_decoder_set_threads: its products, attention, cell and rows split; lanes searching side by side do not use it).
  *
  * ac_pool_run(p, fn, arg) calls fn(arg, t, n) once for each chunk t in [0, n), n = a few chunks per
  * thread (ac_pool_chunks), on whichever thread is free, and returns when all are done; so fn must

@@ -129,6 +129,14 @@ struct ac_dec_image {
      * shallow copy of the photo with this set) */
     float *copy_trace;
 };
+/* How the inference step's attention weights come (ac_decoder_fix_attention). */
+enum { FIX_MODEL = 0, FIX_UNIFORM = 1, FIX_PEAK = 2 };
+/* lstm_step.c: the LSTM's inference step for the rows of n_photos photos (rows[p] each; h, c and the
+ * new h_out, c_out with row strides), writing logp [K, V], alpha [K, L], beta [K] (may be NULL) and, if
+ * not NULL, each row's copy account; buf: ac_decoder_step_scratch floats. */
+void ac_lstm_step(const ac_decoder *dec, int n_photos, const ac_dec_image *const *img, const int *rows,
+                  const int *prev, const float *h, int ldh, const float *c, int ldc, float *h_out, float *c_out,
+                  int ldo, float *logp, float *alpha, float *beta, float *account, float *buf);
 /* smm.c: C[M, N] += A[M, K] B[K, N] (row-major) for small M, with B packed once by ac_smm_pack
  * (trans: B given as [N, K], i.e. pack B^T) into ac_smm_packed_size(K, N) floats. */
 size_t ac_smm_packed_size(int K, int N);
