@@ -40,7 +40,7 @@ static float as_float(uint32_t u) {
 }
 #endif
 
-#if defined(VEXP) && defined(__AVX512F__)
+#if defined(VEXP) && defined(__AVX512F__) && defined(__AVX512DQ__) /* DQ: the 8-float halves */
 enum { W = 16 };
 /* 8 doubles' worth: the polynomial times 2^(k/N), to float. */
 static __m256 exp8(__m256 xf) {
@@ -114,14 +114,6 @@ double ac_exp_sum(const float *x, size_t n, float m, float *out) {
         if (out) out[i] = e;
     }
     return s;
-}
-
-void ac_expf_n(const float *x, size_t n, float *y) {
-    size_t i = 0;
-#if defined(VEXP)
-    for (; i + W <= n; i += W) STOREW(y + i, expw(LOADW(x + i)));
-#endif
-    for (; i < n; i++) y[i] = expf(x[i]);
 }
 
 float ac_max_row(const float *x, size_t n) {

@@ -16,9 +16,6 @@
  * out is not NULL, out[i] = expf(x[i] - m) too (out may be x). */
 double ac_exp_sum(const float *x, size_t n, float m, float *out);
 
-/* expf(x[i]) for i < n into y, the same bits as expf (y may be x). */
-void ac_expf_n(const float *x, size_t n, float *y);
-
 /* The largest of x[0..n) as the loop "m = x[0]; m = x[i] > m ? x[i] : m" finds it (a NaN is passed
  * over unless it is x[0]; of +0 and -0 the first seen), vectorised. n >= 1. */
 float ac_max_row(const float *x, size_t n);

@@ -53,6 +53,14 @@ void ac_pool_rest(ac_pool *p);
  * called before the next, or before ac_pool_free. fn must not use this pool. */
 void ac_pool_beside(ac_pool *p, void (*fn)(void *arg), void *arg);
 void ac_pool_beside_wait(ac_pool *p);
+/* Chunk t of n of [0, len) in whole units of `unit` (the last unit may be short): [*b0, *b1), even
+ * chunks whatever len, empty when there are more chunks than units. */
+static inline void ac_pool_chunk(int len, int unit, int t, int n, int *b0, int *b1) {
+    const long units = (len + unit - 1) / unit;
+    const int e = unit * (int)(units * (t + 1) / n);
+    *b0 = unit * (int)(units * t / n);
+    *b1 = e < len ? e : len;
+}
 /* How many chunks (the n passed to fn) ac_pool_run cuts a job into, and how many threads run them. */
 int ac_pool_chunks(const ac_pool *p);
 int ac_pool_threads(const ac_pool *p);

@@ -112,7 +112,7 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
     double add[AC_REGIONS_MAX]; /* log((1 - g) p_w + g Pi_c p_w / Q_c) - log p_w, with log Q_c before logp changes */
     for (int k = 0; k < n; k++) add[k] = log((1 - g) + g * Pi[k] * exp(-log_set_sum(s, cats[k], logp)));
     int w = 0;
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
     /* 16 words at a time: (float)(log p_w + keep) in double as below, the words of the regions'
      * categories (a few dozen of the row) one by one */
     const __m512d kd = _mm512_set1_pd(keep);

@@ -32,7 +32,6 @@
 #include "attention_internal.h"
 #include "copy_internal.h"
 #include "decoder_internal.h"
-#include "hard_attention_internal.h"
 #include "pool.h"
 #include "transformer_internal.h"
 #include "alloc_internal.h"
@@ -373,7 +372,9 @@ typedef struct project_job {
 
 static void project_chunk(void *arg, int t, int n) {
     const project_job *j = arg;
-    const int A = j->im->A, D = j->im->D, l0 = (int)((long)j->im->n * t / n), l1 = (int)((long)j->im->n * (t + 1) / n);
+    const int A = j->im->A, D = j->im->D;
+    int l0, l1;
+    ac_pool_chunk(j->im->n, 1, t, n, &l0, &l1);
     float *proj = j->im->proj + (size_t)l0 * A;
     for (int l = 0; l < l1 - l0; l++)
         if (j->dec->att_ba) memcpy(proj + (size_t)l * A, j->dec->att_ba, sizeof(float) * A);

@@ -25,9 +25,9 @@ typedef struct split_mul {
 
 static void mul_chunk(void *arg, int t, int n) {
     const split_mul *m = arg;
-    const int panels = (m->N + 63) / 64, p0 = (int)((long)panels * t / n), p1 = (int)((long)panels * (t + 1) / n);
-    const int n0 = 64 * p0, nc = (64 * p1 < m->N ? 64 * p1 : m->N) - n0;
-    if (nc > 0) ac_smm_nn_hp(m->M, nc, m->K, m->A, m->lda, m->W16 + (size_t)p0 * 64 * m->K, m->C + n0, m->ldc);
+    int n0, n1;
+    ac_pool_chunk(m->N, 64, t, n, &n0, &n1);
+    if (n1 > n0) ac_smm_nn_hp(m->M, n1 - n0, m->K, m->A, m->lda, m->W16 + (size_t)n0 * m->K, m->C + n0, m->ldc);
 }
 
 /* C[M, N] += A[M, K] W: the packed half-precision copy when there is one (same bits, faster), over
@@ -94,20 +94,14 @@ typedef struct step_job {
     int ldc, ldo;
 } step_job;
 
-/* [c0, c1): chunk t of n of [0, len) in whole vectors of 16 (the last chunk takes the rest). */
-static void chunk16(int len, int t, int n, int *c0, int *c1) {
-    const int blocks = (len + 15) / 16;
-    *c0 = 16 * (int)((long)blocks * t / n);
-    *c1 = t == n - 1 ? len : 16 * (int)((long)blocks * (t + 1) / n);
-}
-
 /* Attention scores of every row's cells [l0, l1) of its photo. */
 static void scores_chunk(void *arg, int t, int n) {
     const step_job *j = arg;
     const int L = j->dec->cfg.n_ann, A = j->att->A, nh = j->att->heads;
     for (int p = 0, k0 = 0; p < j->n_photos; k0 += j->rows[p++]) {
         const ac_dec_image *im = j->img[p];
-        const int l0 = (int)((long)im->n * t / n), l1 = (int)((long)im->n * (t + 1) / n);
+        int l0, l1;
+        ac_pool_chunk(im->n, 1, t, n, &l0, &l1);
         for (int k = k0; l1 > l0 && k < k0 + j->rows[p]; k++)
             ac_attention_scores_forward_masked(j->att, L, l1 - l0, j->q + (size_t)k * A, im->proj + (size_t)l0 * A,
                                                j->ah + (size_t)k * nh * L + l0, NULL);
@@ -121,7 +115,7 @@ static void z_chunk(void *arg, int t, int n) {
     const ac_decoder_config *cf = &j->dec->cfg;
     const int E = cf->embed, D = cf->dim, L = cf->n_ann, X = E + D + cf->hidden, nh = j->att->heads, dv = D / nh;
     int c0, c1;
-    chunk16(D, t, n, &c0, &c1);
+    ac_pool_chunk(D, 16, t, n, &c0, &c1);
     for (int p = 0, k0 = 0; p < j->n_photos; k0 += j->rows[p++])
         for (int h = c0 / dv; h < nh && h * dv < c1; h++) {
             const int a = c0 > h * dv ? c0 : h * dv, b = c1 < (h + 1) * dv ? c1 : (h + 1) * dv;
@@ -137,7 +131,7 @@ static void gates_chunk(void *arg, int t, int n) {
     const step_job *j = arg;
     const int H = j->dec->cfg.hidden;
     int c0, c1;
-    chunk16(H, t, n, &c0, &c1);
+    ac_pool_chunk(H, 16, t, n, &c0, &c1);
     for (int k = 0; k < j->K; k++) {
         const float *gk = j->g + (size_t)k * 4 * H, *ck = j->c + (size_t)k * j->ldc;
         float *hk = j->h_out + (size_t)k * j->ldo, *cn = j->c_out + (size_t)k * j->ldo;
@@ -155,7 +149,8 @@ static void tail_row(void *arg, int t, int n) {
     const step_job *j = arg;
     const ac_decoder *dec = j->dec;
     const int V = dec->cfg.vocab;
-    for (int k = (int)((long)j->K * t / n); k < (int)((long)j->K * (t + 1) / n); k++) {
+    int k1, k = 0;
+    for (ac_pool_chunk(j->K, 1, t, n, &k, &k1); k < k1; k++) {
         int p = 0, k0 = 0;
         while (k >= k0 + j->rows[p]) k0 += j->rows[p++];
         const ac_dec_image *im = j->img[p];
