@@ -66,6 +66,47 @@ static void same_encoder(void) {
     CHECK(!ac_encoder_id_same(&a, &b));
 }
 
+/* The integer path's features are another input: recorded as "precision": "int8" (float32's identity is
+ * written as before, so earlier caches and models keep their bytes), never the same as float's, and the
+ * precision "auto" becomes for a model trained on them; a precision this reader does not know is an
+ * error, not float. With the shipped encoder: what an open encoder writes in each precision. */
+static void int8_features_are_another_input(void) {
+    const char *f = "{\"file\":\"a.tflite\",\"sha256\":\"aa\",\"layer\":\"L\",\"size\":448,\"grid_h\":14,\"grid_w\":14,\"dim\":8";
+    char j[512];
+    ac_encoder_id fl, q, old;
+    ac_err err;
+    snprintf(j, sizeof j, "%s,\"precision\":\"int8\"}", f);
+    CHECK(ac_encoder_id_parse(j, "q", &q, &err) == 0 && q.int8);
+    snprintf(j, sizeof j, "%s,\"precision\":\"float32\"}", f);
+    CHECK(ac_encoder_id_parse(j, "f", &fl, &err) == 0 && !fl.int8);
+    snprintf(j, sizeof j, "%s}", f);
+    CHECK(ac_encoder_id_parse(j, "o", &old, &err) == 0 && !old.int8);
+    CHECK(ac_encoder_id_same(&fl, &old) && !ac_encoder_id_same(&q, &fl) && !ac_encoder_id_same(&fl, &q));
+    CHECK(ac_encoder_id_precision(&q, AC_PRECISION_AUTO) == AC_PRECISION_INT8);
+    CHECK(ac_encoder_id_precision(&q, AC_PRECISION_F32) == AC_PRECISION_F32); /* asked for: kept */
+    CHECK(ac_encoder_id_precision(&old, AC_PRECISION_AUTO) == AC_PRECISION_AUTO);
+    char d[256];
+    ac_encoder_id_describe(&q, d, sizeof d);
+    CHECKF(strstr(d, ", int8"), "%s", d);
+    snprintf(j, sizeof j, "%s,\"precision\":\"int4\"}", f);
+    CHECK(ac_encoder_id_parse(j, "model.st", &q, &err) == -1 && strstr(err.msg, "model.st") && strstr(err.msg, "int4"));
+    snprintf(j, sizeof j, "%s,\"precision\":8}", f);
+    CHECK(ac_encoder_id_parse(j, "model.st", &q, &err) == -1 && strstr(err.msg, "precision"));
+    const char *u8 = test_shared("encoders/mobilenet_v2_1.0_224_quant.tflite");
+    if (!u8) SKIP("the writer's half needs ../shared/encoders");
+    ac_encoder e;
+    CHECKF(ac_encoder_open(u8, NULL, 224, 1, &e, &err) == 0, "%s", err.msg);
+    char *w = ac_encoder_id_json(&e);
+    CHECKF(w && !strstr(w, "precision"), "%s", w ? w : "(null)");
+    free(w);
+    CHECKF(ac_encoder_set_precision(&e, AC_PRECISION_INT8, &err) == 0, "%s", err.msg);
+    w = ac_encoder_id_json(&e);
+    CHECKF(w && strstr(w, "\"precision\":\"int8\"") && ac_encoder_id_parse(w, "w", &q, &err) == 0 && q.int8, "%s",
+           w ? w : "(null)");
+    free(w);
+    ac_encoder_close(&e);
+}
+
 /* A 4x1 grey ramp 0, 80, 160, 240 squashed to 2x2. Plain bilinear with half-pixel centres samples at
  * x = 0.5 and 2.5: (0+80)/2 = 40 and (160+240)/2 = 200. Antialiased (a triangle filter stretched by
  * the scale 2) weighs pixel centres at distance 0.5 and 1.5 as 3/4 and 1/4: output 0 sees 0, 80
@@ -180,6 +221,7 @@ int main(void) {
     RUN(written_as_caches_store_it);
     RUN(aspect_policy);
     RUN(same_encoder);
+    RUN(int8_features_are_another_input);
     RUN(policy_decides_the_squash);
     RUN(extraction_follows_the_policy);
     return TEST_EXIT();

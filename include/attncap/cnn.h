@@ -22,9 +22,23 @@ int ac_cnn_clone(const ac_cnn *cnn, int threads, ac_cnn **out, ac_err *err);
 /* The same at another input size (in_h x in_w): a fully convolutional graph runs at any size, its
  * output grid following the input's. */
 int ac_cnn_clone_size(const ac_cnn *cnn, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err);
-/* input: in_h*in_w*C floats (NHWC, batch 1), already normalised. output: out_h*out_w*out_c floats. */
+/* The graph up to several tensors at once (names: n of 1..AC_CNN_MAX_OUTPUTS, each computed once and
+ * kept whole after a run, read with ac_cnn_output): a detector's levels, say, without the graph's own
+ * decoding of them. The first is the one ac_cnn_run copies out and ac_cnn_output_shape describes;
+ * such a plan runs in float32 or bf16x2, not int8. Clones keep the outputs. */
+#define AC_CNN_MAX_OUTPUTS 8
+int ac_cnn_create_outputs(const ac_tfl_model *model, const char *const *names, int n, int in_h, int in_w, int threads,
+                          ac_cnn **cnn, ac_err *err);
+/* input: in_h*in_w*C floats (NHWC, batch 1), already normalised. output: out_h*out_w*out_c floats of
+ * the (first) output, or NULL to copy nothing (read the outputs in place with ac_cnn_output). */
 int ac_cnn_run(ac_cnn *cnn, const float *input, float *output, ac_err *err);
+/* NHWC for 4-D (a batch other than 1 folded into h); otherwise rows x last dimension on an h x 1 grid:
+ * always h * w * c = the number of output floats. */
 void ac_cnn_output_shape(const ac_cnn *cnn, int *h, int *w, int *c);
+/* Output k (0 <= k < n of ac_cnn_create_outputs, 0 for ac_cnn_create's plan) in the plan's own buffer,
+ * valid until the next run or ac_cnn_free, its shape as ac_cnn_output_shape's; NULL for another k or
+ * an int8 plan (which dequantizes into ac_cnn_run's output only). */
+const float *ac_cnn_output(const ac_cnn *cnn, int k, int *h, int *w, int *c);
 /* The plan's own input buffer (in_h*in_w*C floats): fill it and pass it to ac_cnn_run to skip a copy. */
 float *ac_cnn_input(ac_cnn *cnn);
 double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */

@@ -63,6 +63,9 @@ void ac_detections_free(ac_detections *d);
 int ac_detector_letterbox(const ac_detector *det, const ac_image *img, float *input, float *scale, ac_err *err);
 int ac_detector_run_raw(ac_detector *det, const float *input, const float **raw, ac_err *err);
 size_t ac_detector_raw_count(const ac_detector *det);
+/* How many head levels the plan stops at, decoding them itself (detector.c; 3 for YOLOX-nano), or 0:
+ * the graph runs whole, its own decoding included. */
+int ac_detector_levels(const ac_detector *det);
 int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float scale, int w, int h,
                        const ac_detect_options *opts, ac_detections *out, ac_err *err);
 

@@ -142,8 +142,9 @@ int ac_class_head_forward(const ac_class_head *head, const float *ann, int grid_
 void ac_class_probs_max(const float *probs, int n_rows, int n_classes, float *out);
 
 /* The encoder identity (metadata "encoder" of a model and of every feature shard): JSON with file,
- * sha256, layer, size, grid_h, grid_w (AC_RESIZE_ASPECT: the padded grid), dim, norm_mean, norm_scale
- * and resize. */
+ * sha256, layer, size, grid_h, grid_w (AC_RESIZE_ASPECT: the padded grid), dim, norm_mean, norm_scale,
+ * resize and, for features of the integer path, "precision": "int8" (float32 and bf16x2 agree to 1e-9
+ * cosine and are not told apart; int8's features are ~1e-2 from theirs, so they are another input). */
 typedef struct ac_encoder_id {
     char file[256];  /* the .tflite file name, e.g. mobilenet_v2_1.0_224_quant.tflite */
     char sha256[65]; /* "" if absent */
@@ -154,17 +155,23 @@ typedef struct ac_encoder_id {
     int size, grid_h, grid_w, dim;
     int has_norm;
     float norm_mean, norm_scale;
+    int int8; /* features of the integer path (AC_PRECISION_INT8): a model trained on them asks for it */
 } ac_encoder_id;
-/* Parses and checks (a bare file name, size in 0..4096); missing fields are empty or 0. what names the
- * identity's owner in errors. */
+/* Parses and checks (a bare file name, size in 0..4096, precision absent, "float32" or "int8"); missing
+ * fields are empty or 0. what names the identity's owner in errors. */
 int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, ac_err *err);
 /* The identity of an open encoder as JSON (malloc'd; NULL when out of memory). */
 char *ac_encoder_id_json(const ac_encoder *enc);
 /* The "resize" recorded for AC_RESIZE_ASPECT. */
 #define AC_ENCODER_ASPECT_TEXT "aspect kept, antialiased bilinear, long side at size, grid padded"
 /* 1 if features of a and of b are interchangeable: the same file (by SHA-256 when both record it,
- * else by name), layer, input size and grid, and both keep the aspect ratio or neither does. */
+ * else by name), layer, input size and grid, both keep the aspect ratio or neither does, and both come
+ * from the integer path or neither does. */
 int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b);
+/* The precision to run an encoder in for a model whose encoder identity is id, when asked is what the
+ * user asked for: AC_PRECISION_AUTO resolves to AC_PRECISION_INT8 for a model trained on int8 features
+ * (the same integers on every CPU), otherwise asked is returned as it is. */
+ac_precision ac_encoder_id_precision(const ac_encoder_id *id, ac_precision asked);
 /* "sha256 1234abcd..., layer L, size N", for messages. */
 void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n);
 /* The encoder id names: flag, $ATTNCAP_ENCODER, else id->file beside the model file, in models/ (as

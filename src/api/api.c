@@ -92,7 +92,7 @@ int ac_captioner_set_naming_record(ac_captioner *c, const char *json, ac_err *er
 int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *err) {
     ac_precision p;
     if (ac_precision_parse(precision ? precision : ac_default_precision(), &p, err)) return -1;
-    return c ? ac_encoder_set_precision(&c->enc, p, err) : 0;
+    return c ? ac_encoder_set_precision(&c->enc, ac_encoder_id_precision(&c->id, p), err) : 0;
 }
 
 /* allow_unk and no_repeat are the only search settings ac_captioner_opts does not hold; the repeat

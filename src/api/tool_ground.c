@@ -163,7 +163,7 @@ static int run(ac_tool *t, void *state, ac_err *err) {
         (opt->data && ac_dataset_load(opt->data, NULL, &ds, err)) ||
         ac_captioner_init(&cap, opt->model, opt->encoder, opt->threads, err) ||
         ac_precision_parse(opt->precision ? opt->precision : ac_default_precision(), &precision, err) ||
-        ac_encoder_set_precision(&cap.enc, precision, err) ||
+        ac_encoder_set_precision(&cap.enc, ac_encoder_id_precision(&cap.id, precision), err) ||
         (opt->head && ac_decoder_show_head(&cap.model.dec, opt->head, err)))
         goto done;
     rc = 0;

@@ -87,10 +87,12 @@ int cli_captioner_precision(const char *value, struct ac_captioner *c, struct ac
  * read: -1 after one line "attncap CMD: ..." for an unknown one (a mistake on the command line). */
 int cli_check_precision(const char *cmd, const char *value);
 #define CLI_PRECISION_HELP                                                                             \
-    "  --precision P     the CNN's arithmetic: auto (bf16x2 where the CPU has AMX, else f32), f32\n"     \
-    "                    (float32: the same bits on every CPU), bf16x2 (AMX; features within 1e-9\n"   \
-    "                    cosine of f32's) or int8 (a quantized encoder on its own integers, as\n"      \
-    "                    TFLite's reference kernels; features ~1e-2 cosine from f32's, captions\n"     \
-    "                    slightly worse) (default: $ATTNCAP_PRECISION or auto)\n"
+    "  --precision P     the CNN's arithmetic: auto (int8 for a model trained on int8 features, else\n" \
+    "                    bf16x2 where the CPU has AMX, else f32), f32 (float32: the same bits on\n"  \
+    "                    every CPU), bf16x2 (AMX; features within 1e-9 cosine of f32's) or int8 (a\n" \
+    "                    quantized encoder on its own integers, as TFLite's reference kernels: the\n" \
+    "                    same bits on every CPU; features ~1e-2 cosine from f32's, so a model\n"     \
+    "                    trained on the other kind captions slightly worse with them) (default:\n"  \
+    "                    $ATTNCAP_PRECISION or auto)\n"
 
 #endif

@@ -279,14 +279,14 @@ static int fuse_chunks(const ac_cnn *c, const ac_conv_geom *dw) {
  * own product (AVX-512 or AVX2), whose results do not depend on how the rows are blocked. Not when the chunks
  * would recompute more than 1/8 of the expanded rows. (At 448 on two threads the 28 x 28 blocks,
  * fused in two chunks that recompute 2 of 30 rows, took 0.44 ms where unfused they took 0.64.) */
-static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
+static int plan_fusion(ac_cnn *c, const char *keep, int *last_use, ac_err *err) {
 #if defined(AC_CNN_OWN_GEMM)
     size_t need = 0;
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pw = &c->steps[k], *dw = &c->steps[k + 1];
         int x = pw->op->outputs[0];
         if (pw->op->opcode != OP_CONV_2D || dw->op->opcode != OP_DEPTHWISE_CONV_2D) continue;
-        if (x == target || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
+        if (keep[x] || dw->op->inputs[0] != x || last_use[x] != k + 1 || pw->op->n_out != 1) continue;
         if (dw->g.oc != dw->g.c || dw->g.dh != 1 || dw->g.dw != 1 || c->t[x].count < (1u << 18)) continue;
         int chunks = fuse_chunks(c, &dw->g);
         if (dw->g.oh < 4 * chunks || (dw->g.kh - dw->g.sh) * (chunks - 1) * 8 > dw->g.h) continue;
@@ -294,7 +294,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
         cnn_step *pj = k + 2 < c->n_steps ? &c->steps[k + 2] : NULL;
         int y = dw->op->outputs[0];
         if (pj && (pj->op->opcode != OP_CONV_2D || !ac_cnn_conv_is_pointwise(&pj->g) || pj->op->inputs[0] != y ||
-                   y == target || last_use[y] != k + 2 || dw->op->n_out != 1))
+                   keep[y] || last_use[y] != k + 2 || dw->op->n_out != 1))
             pj = NULL;
         /* their outputs get no buffer; the conv's inputs must live until the group has run */
         pw->fused = 1;
@@ -312,7 +312,7 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
     }
     if (need && !(c->fuse_scratch = activations_alloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
 #else
-    (void)c, (void)target, (void)last_use, (void)err;
+    (void)c, (void)keep, (void)last_use, (void)err;
 #endif
     return 0;
 }
@@ -322,14 +322,14 @@ static int plan_fusion(ac_cnn *c, int target, int *last_use, ac_err *err) {
  * the conv writes act(conv + other operand) straight into the ADD's output, the same operations
  * without a pass over memory and a pool job of their own. Before buffers are assigned: the conv's
  * own output needs none, and the ADD's is taken when the conv runs. */
-static void plan_sums(ac_cnn *c, int target, const int *last_use) {
+static void plan_sums(ac_cnn *c, const char *keep, const int *last_use) {
     for (int k = 1; k < c->n_steps; k++) {
         cnn_step *conv = &c->steps[k - 1], *add = &c->steps[k];
         if (add->op->opcode != OP_ADD || add->op->n_in != 2 || conv->op->opcode != OP_CONV_2D || conv->fused ||
             conv->op->n_out != 1 || add->op->n_out != 1)
             continue;
         int x = conv->op->outputs[0], a = add->op->inputs[0], b = add->op->inputs[1], y = add->op->outputs[0];
-        if (x == target || last_use[x] != k || (a == x) == (b == x) || a < 0 || b < 0) continue;
+        if (keep[x] || last_use[x] != k || (a == x) == (b == x) || a < 0 || b < 0) continue;
         const cnn_tensor *other = &c->t[a == x ? b : a];
         if (other->count != c->t[x].count || c->t[y].count != c->t[x].count) continue;
         conv->sum_step = k;
@@ -341,7 +341,7 @@ static void plan_sums(ac_cnn *c, int target, const int *last_use) {
  * steps read, LOGISTIC(x) -> s then MUL(x, s), to apply SiLU x * sigmoid(x) on its way out
  * (CNN_ACT_SILU) straight into the MUL's output: YOLOX's activation after every conv, without the
  * sigmoid tensor and two passes over memory. Not for a conv inside a fused group (plan_fusion). */
-static void plan_silu(ac_cnn *c, int target, const int *last_use) {
+static void plan_silu(ac_cnn *c, const char *keep, const int *last_use) {
     for (int k = 0; k + 2 < c->n_steps; k++) {
         cnn_step *conv = &c->steps[k], *lg = &c->steps[k + 1], *mul = &c->steps[k + 2];
         const int code = conv->op->opcode;
@@ -352,7 +352,7 @@ static void plan_silu(ac_cnn *c, int target, const int *last_use) {
             lg->op->n_out != 1 || mul->op->n_out != 1)
             continue;
         const int x = conv->op->outputs[0], s = lg->op->outputs[0], a = mul->op->inputs[0], b = mul->op->inputs[1];
-        if (x == target || s == target || lg->op->inputs[0] != x || !((a == x && b == s) || (a == s && b == x)) ||
+        if (keep[x] || keep[s] || lg->op->inputs[0] != x || !((a == x && b == s) || (a == s && b == x)) ||
             last_use[x] != k + 2 || last_use[s] != k + 2)
             continue;
         conv->g.act = CNN_ACT_SILU;
@@ -366,7 +366,7 @@ static void plan_silu(ac_cnn *c, int target, const int *last_use) {
  * CONV_2D or DEPTHWISE_CONV_2D with VALID padding (YOLOX's before its stride-2 depthwise convs), into
  * that conv's padding: the conv reads the PAD's input, its windows clipped to the image as SAME's
  * are, so the padded tensor is never written. The output size stays the padded input's. */
-static void plan_pads(ac_cnn *c, int target, int *last_use) {
+static void plan_pads(ac_cnn *c, const char *keep, int *last_use) {
     for (int k = 0; k + 1 < c->n_steps; k++) {
         cnn_step *pad = &c->steps[k], *conv = &c->steps[k + 1];
         const int code = conv->op->opcode;
@@ -375,7 +375,7 @@ static void plan_pads(ac_cnn *c, int target, int *last_use) {
             continue;
         const int x = pad->op->inputs[0], y = pad->op->outputs[0];
         const float *p = c->m->tensors[pad->op->inputs[1]].data;
-        if (y == target || conv->op->inputs[0] != y || last_use[y] != k + 1 || c->t[x].ndim != 4 || p[0] || p[1] || p[6] ||
+        if (keep[y] || conv->op->inputs[0] != y || last_use[y] != k + 1 || c->t[x].ndim != 4 || p[0] || p[1] || p[6] ||
             p[7] || conv->g.pt || conv->g.pl)
             continue;
         conv->g.h = c->t[x].shape[1], conv->g.w = c->t[x].shape[2];
@@ -386,13 +386,29 @@ static void plan_pads(ac_cnn *c, int target, int *last_use) {
     }
 }
 
-/* target: the output tensor's index, or -1 to look output_tensor up. */
-static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
-                       ac_cnn **out, ac_err *err);
+/* targets: the indices of the n tensors to stop at (1 <= n <= AC_CNN_MAX_OUTPUTS). */
+static int plan_create(const ac_tfl_model *m, const int *targets, int n, int in_h, int in_w, int threads, ac_cnn **out,
+                       ac_err *err);
 
 int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, int in_w, int threads, ac_cnn **out,
                   ac_err *err) {
-    return plan_create(m, output_tensor, -1, in_h, in_w, threads, out, err);
+    *out = NULL;
+    const int target = find_output(m, output_tensor, err);
+    return target < 0 ? -1 : plan_create(m, &target, 1, in_h, in_w, threads, out, err);
+}
+
+int ac_cnn_create_outputs(const ac_tfl_model *m, const char *const *names, int n, int in_h, int in_w, int threads,
+                          ac_cnn **out, ac_err *err) {
+    *out = NULL;
+    int targets[AC_CNN_MAX_OUTPUTS];
+    if (n < 1 || n > AC_CNN_MAX_OUTPUTS) return ac_errf(err, "%s: %d outputs asked for (1 to %d)", m->path, n, AC_CNN_MAX_OUTPUTS);
+    for (int k = 0; k < n; k++) {
+        if (!names[k]) return ac_errf(err, "%s: output %d has no name", m->path, k);
+        if ((targets[k] = find_output(m, names[k], err)) < 0) return -1;
+        for (int j = 0; j < k; j++)
+            if (targets[j] == targets[k]) return ac_errf(err, "%s: tensor '%s' asked for twice", m->path, names[k]);
+    }
+    return plan_create(m, targets, n, in_h, in_w, threads, out, err);
 }
 
 int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
@@ -402,7 +418,7 @@ int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
 
 int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err) {
     if (in_h < 1 || in_w < 1) return ac_errf(err, "%s: input size %dx%d out of range", c->m->path, in_h, in_w);
-    if (plan_create(c->m, NULL, c->out_t, in_h, in_w, threads, out, err) < 0) return -1;
+    if (plan_create(c->m, c->outs, c->n_outs, in_h, in_w, threads, out, err) < 0) return -1;
     if (ac_cnn_set_precision(*out, c->precision, err) < 0) {
         ac_cnn_free(*out);
         *out = NULL;
@@ -412,6 +428,8 @@ int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn *
 }
 
 int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
+    if (p == AC_PRECISION_INT8 && c->n_outs > 1)
+        return ac_errf(err, "%s: int8 runs a plan of one output (this one stops at %d tensors)", c->m->path, c->n_outs);
     if (p == AC_PRECISION_INT8 || c->int8) { /* cnn_int8.c: its own plan, made or dropped */
         cnn_int8 *q = p == AC_PRECISION_INT8 ? (c->int8 ? c->int8 : ac_cnn_int8_create(c, err)) : NULL;
         if (p == AC_PRECISION_INT8 && !q) return -1;
@@ -455,8 +473,8 @@ int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
 
 ac_precision ac_cnn_precision(const ac_cnn *c) { return c->precision; }
 
-static int plan_create(const ac_tfl_model *m, const char *output_tensor, int target, int in_h, int in_w, int threads,
-                       ac_cnn **out, ac_err *err) {
+static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets, int in_h, int in_w, int threads, ac_cnn **out,
+                       ac_err *err) {
     *out = NULL;
     if (m->n_inputs != 1) return ac_errf(err, "%s: model has %d inputs, one image input expected", m->path, m->n_inputs);
     const ac_tfl_tensor *it = &m->tensors[m->inputs[0]];
@@ -466,20 +484,24 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     if (in_w <= 0) in_w = it->shape[2];
     if (in_h < 1 || in_w < 1 || in_h > 16384 || in_w > 16384)
         return ac_errf(err, "%s: input size %dx%d out of range", m->path, in_h, in_w);
-    if (target < 0 && (target = find_output(m, output_tensor, err)) < 0) return -1;
     ac_cnn *c = ac_calloc(1, sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     c->m = m;
     c->in_t = m->inputs[0];
-    c->out_t = target;
+    c->out_t = targets[0];
+    c->n_outs = n_targets;
+    memcpy(c->outs, targets, sizeof *targets * (size_t)n_targets);
     c->t = ac_calloc((size_t)m->n_tensors, sizeof *c->t);
     c->steps = ac_calloc((size_t)m->n_ops + 1, sizeof *c->steps);
+    c->keep = ac_calloc((size_t)m->n_tensors + 1, 1);
     int *last_use = ac_malloc(((size_t)m->n_tensors + 1) * sizeof *last_use);
     char *needed = ac_calloc((size_t)m->n_tensors + 1, 1), *opneeded = ac_calloc((size_t)m->n_ops + 1, 1);
-    if (!c->t || !c->steps || !last_use || !needed || !opneeded) {
+    if (!c->t || !c->steps || !c->keep || !last_use || !needed || !opneeded) {
         ac_errf(err, "out of memory");
         goto fail;
     }
+    const char *keep = c->keep;
+    for (int k = 0; k < n_targets; k++) c->keep[targets[k]] = 1;
     for (int i = 0; i < m->n_tensors; i++) {
         c->t[i].slot = -1;
         last_use[i] = -1;
@@ -492,8 +514,8 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
             c->t[i].planned = 1;
         }
     }
-    /* Keep the operators the target depends on: walk backwards from it. */
-    needed[target] = 1;
+    /* Keep the operators the targets depend on: walk backwards from them. */
+    for (int k = 0; k < n_targets; k++) needed[targets[k]] = 1;
     for (int k = m->n_ops - 1; k >= 0; k--) {
         const ac_tfl_op *op = &m->ops[k];
         int any = 0;
@@ -505,7 +527,7 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
     }
     int shape[4] = {1, in_h, in_w, it->shape[3]};
     cnn_step pseudo = {.op = &m->ops[0], .index = -1};
-    if (m->n_ops == 0 || target == c->in_t) {
+    if (m->n_ops == 0 || keep[c->in_t]) {
         ac_errf(err, "%s: nothing to run (the requested tensor is the input)", m->path);
         goto fail;
     }
@@ -520,19 +542,20 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
             if (s->op->inputs[j] >= 0) last_use[s->op->inputs[j]] = c->n_steps;
         c->n_steps++;
     }
-    if (!c->t[target].planned) {
-        ac_errf(err, "%s: tensor '%.200s' is not computed from the input", m->path, ac_cnn_tname(c, target));
-        goto fail;
-    }
+    for (int k = 0; k < n_targets; k++)
+        if (!c->t[targets[k]].planned) {
+            ac_errf(err, "%s: tensor '%.200s' is not computed from the input", m->path, ac_cnn_tname(c, targets[k]));
+            goto fail;
+        }
     c->threads = threads > 0 ? threads : ac_default_threads();
     c->pool = ac_pool_create(c->threads);
-    if (plan_fusion(c, target, last_use, err)) goto fail;
-    plan_sums(c, target, last_use);
-    plan_silu(c, target, last_use);
-    plan_pads(c, target, last_use);
-    ac_cnn_plan_slices_into_concat(c, target, last_use);
+    if (plan_fusion(c, keep, last_use, err)) goto fail;
+    plan_sums(c, keep, last_use);
+    plan_silu(c, keep, last_use);
+    plan_pads(c, keep, last_use);
+    ac_cnn_plan_slices_into_concat(c, keep, last_use);
     /* Buffers: walk the steps; an output takes a free slot (grown to fit) and frees its inputs after
-     * their last reader. The input and the target are never released. */
+     * their last reader. The input and the targets are never released. */
     int *slot_busy = ac_calloc((size_t)c->n_steps * 2 + 4, sizeof *slot_busy);
     c->slot_size = ac_calloc((size_t)c->n_steps * 2 + 4, sizeof *c->slot_size);
     if (!slot_busy || !c->slot_size) {
@@ -566,11 +589,11 @@ static int plan_create(const ac_tfl_model *m, const char *output_tensor, int tar
         }
         for (int j = 0; j < op->n_in; j++) {
             int i = op->inputs[j];
-            if (i >= 0 && i != c->in_t && i != target && c->t[i].slot >= 0 && last_use[i] == k) slot_busy[c->t[i].slot] = 0;
+            if (i >= 0 && i != c->in_t && !keep[i] && c->t[i].slot >= 0 && last_use[i] == k) slot_busy[c->t[i].slot] = 0;
         }
         for (int j = 0; j < op->n_out; j++) { /* outputs nobody reads */
             int o = op->outputs[j];
-            if (o >= 0 && o != target && c->t[o].slot >= 0 && last_use[o] < 0) slot_busy[c->t[o].slot] = 0;
+            if (o >= 0 && !keep[o] && c->t[o].slot >= 0 && last_use[o] < 0) slot_busy[c->t[o].slot] = 0;
         }
     }
     free(slot_busy);
@@ -616,6 +639,7 @@ void ac_cnn_free(ac_cnn *c) {
         for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed), free(c->steps[k].bf16), free(c->steps[k].bf16_scale);
     free(c->steps);
     free(c->t);
+    free(c->keep);
     ac_pool_free(c->pool);
     free(c);
 }

@@ -178,7 +178,7 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     }
 }
 int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
-    if (c->int8) return ac_cnn_int8_run(c, input, output, err);
+    if (c->int8) return output ? ac_cnn_int8_run(c, input, output, err) : ac_errf(err, "%s: an int8 run needs an output buffer", c->m->path);
     cnn_tensor *in = &c->t[c->in_t], *o = &c->t[c->out_t];
     ac_pool_wake(c->pool); /* the workers wake while the input is copied, and spin from layer to layer */
     if (input != in->data) memcpy(in->data, input, in->count * sizeof(float));
@@ -188,20 +188,30 @@ int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
     if (c->uses_blas) ac_set_threads(1);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
     ac_pool_rest(c->pool); /* the pass is over: no spinning until the next one */
-    for (size_t i = 0; i < o->count; i++)
-        if (!isfinite(o->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, ac_cnn_tname(c, c->out_t));
-    memcpy(output, o->data, o->count * sizeof(float));
+    for (int k = 0; k < c->n_outs; k++) {
+        const cnn_tensor *t = &c->t[c->outs[k]];
+        for (size_t i = 0; i < t->count; i++)
+            if (!isfinite(t->data[i])) return ac_errf(err, "%s: non-finite value in '%.200s'", c->m->path, ac_cnn_tname(c, c->outs[k]));
+    }
+    if (output) memcpy(output, o->data, o->count * sizeof(float));
     return 0;
 }
 
-void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) {
-    const cnn_tensor *o = &c->t[c->out_t];
-    /* NHWC for 4-D (a batch other than 1 folded into h); otherwise rows x last dimension on a
-     * h x 1 grid. Always h * w * ch = the number of output floats. */
+/* NHWC for 4-D (a batch other than 1 folded into h); otherwise rows x last dimension on a h x 1 grid.
+ * Always h * w * ch = the number of floats. */
+static void nhwc(const cnn_tensor *o, int *h, int *w, int *ch) {
     if (o->ndim == 4) *h = o->shape[0] * o->shape[1], *w = o->shape[2], *ch = o->shape[3];
     else if (o->ndim == 0) *h = *w = *ch = 1;
     else *ch = o->shape[o->ndim - 1], *w = 1, *h = (int)(o->count / (size_t)o->shape[o->ndim - 1]);
 }
+
+const float *ac_cnn_output(const ac_cnn *c, int k, int *h, int *w, int *ch) {
+    if (k < 0 || k >= c->n_outs || c->int8) return NULL;
+    nhwc(&c->t[c->outs[k]], h, w, ch);
+    return c->t[c->outs[k]].data;
+}
+
+void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) { nhwc(&c->t[c->out_t], h, w, ch); }
 
 double ac_cnn_flops(const ac_cnn *c) { return c->flops; }
 

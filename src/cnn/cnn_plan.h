@@ -47,7 +47,9 @@ struct ac_cnn {
     cnn_tensor *t;
     cnn_step *steps;
     int n_steps;
-    int in_t, out_t;
+    int in_t, out_t;     /* out_t = outs[0] */
+    int outs[AC_CNN_MAX_OUTPUTS], n_outs; /* the tensors the plan stops at (ac_cnn_create_outputs) */
+    char *keep;          /* [n_tensors] 1 for each of outs: computed, never fused away or released */
     float **slots;
     size_t *slot_size;
     int n_slots;
@@ -77,7 +79,7 @@ int ac_cnn_run_tensor_op(const ac_cnn *c, const cnn_step *s);
 /* STRIDED_SLICEs run inside the CONCATENATION that alone reads them (planned after every step, before
  * buffers: marks them absorbed and sets the concatenation's slice_in); the concatenation runs such a
  * slice (step s) into its output: element i of it at out[(i / row) * orow + i % row]. */
-void ac_cnn_plan_slices_into_concat(ac_cnn *c, int target, int *last_use);
+void ac_cnn_plan_slices_into_concat(ac_cnn *c, const char *keep, int *last_use);
 void ac_cnn_run_slice_into(const ac_cnn *c, const cnn_step *s, float *out, size_t row, size_t orow);
 
 static inline const char *ac_cnn_tname(const ac_cnn *c, int i) { return c->m->tensors[i].name; }

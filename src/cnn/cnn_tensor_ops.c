@@ -286,13 +286,13 @@ static void run_binary(const ac_cnn *c, const cnn_step *s) {
  * concatenation gathers the slice's elements straight into its output, without the slice's tensor and
  * its copy. Before buffers are assigned: the slice's output gets none, its input lives until the
  * concatenation has run. */
-void ac_cnn_plan_slices_into_concat(ac_cnn *c, int target, int *last_use) {
+void ac_cnn_plan_slices_into_concat(ac_cnn *c, const char *keep, int *last_use) {
     for (int k = 0; k < c->n_steps; k++) {
         cnn_step *cat = &c->steps[k];
         if (cat->op->opcode != OP_CONCATENATION || cat->op->n_in > 64) continue;
         for (int i = 0; i < cat->op->n_in; i++) {
             const int y = cat->op->inputs[i];
-            int once = y >= 0 && y != target && last_use[y] == k, j = k - 1;
+            int once = y >= 0 && !keep[y] && last_use[y] == k, j = k - 1;
             for (int q = 0; q < cat->op->n_in; q++) once &= q == i || cat->op->inputs[q] != y;
             while (once && j >= 0 && c->steps[j].op->outputs[0] != y) j--;
             if (!once || j < 0) continue;

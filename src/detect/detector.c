@@ -1,5 +1,14 @@
 /* detector.c: the COCO detector of detect.h: letterbox, the graph on our engine, decoding and
- * per-class greedy non-maximum suppression. */
+ * per-class greedy non-maximum suppression.
+ *
+ * The graph ends in its own decoding of the head's levels (YOLOX: per level a 1 x h x w x (5 + K)
+ * concatenation of raw box, objectness and class scores; then transposes, a concatenation of the
+ * levels, grid offsets added and strides multiplied through SCATTER_ND, 20 operators over all N x
+ * (5 + K) values, a tenth of the detector's time). Where the levels are found, the plan stops at them
+ * (ac_cnn_create_outputs) and the decoding is done here, only for the anchors a class passes on:
+ * centre (raw + cell) x stride, size exp(raw) x stride, the same float operations in the same order
+ * as the graph's, so the same bits (tests/test_detector_levels.c against the whole graph). Another
+ * graph runs whole. */
 #include "attncap/detect.h"
 
 #include <math.h>
@@ -13,14 +22,16 @@
 
 #define MAX_LABELS 1000
 #define LABEL_BYTES (1 << 20)
+#define MAX_LEVELS AC_CNN_MAX_OUTPUTS
 
 struct ac_detector {
     ac_tfl_model *model;
-    ac_cnn *cnn;
+    ac_cnn *cnn;        /* the graph up to its levels, or whole (n_levels 0) */
     int size;           /* S */
     int n_anchors, n_labels;
+    int n_levels;       /* the plan's outputs, finest first; their anchors in the graph's order */
     char **labels;
-    float *input, *raw; /* S*S*3 and n_anchors * (5 + n_labels) floats */
+    float *raw;         /* n_anchors * (5 + n_labels) floats for ac_detector_run_raw; NULL until asked */
     float min_score;    /* ac_detector_opts' */
 };
 
@@ -66,6 +77,32 @@ static int load_labels(ac_detector *d, const char *model_path, const char *label
     return rc;
 }
 
+/* The head's levels: the CONCATENATIONs whose output is 1 x h x w x (5 + K) with S a whole multiple
+ * of h and of w (the stride), finest first, their anchors adding up to the graph's. 0 when the graph
+ * has no such levels (it then runs whole). */
+static int find_levels(const ac_tfl_model *m, int S, int n_labels, int n_anchors, const char **names) {
+    int n = 0, idx[MAX_LEVELS];
+    for (int k = 0; k < m->n_ops; k++) {
+        const ac_tfl_op *op = &m->ops[k];
+        if (op->opcode != 2 /* CONCATENATION */ || op->n_out != 1 || op->outputs[0] < 0) continue;
+        const ac_tfl_tensor *t = &m->tensors[op->outputs[0]];
+        if (t->ndim != 4 || t->shape[0] != 1 || t->shape[3] != 5 + n_labels || t->shape[1] < 1 || t->shape[2] < 1 ||
+            S % t->shape[1] || S % t->shape[2] || S / t->shape[1] != S / t->shape[2])
+            continue;
+        if (n == MAX_LEVELS) return 0;
+        idx[n++] = op->outputs[0];
+    }
+    long total = 0;
+    for (int i = 0; i < n; i++) { /* finest first (insertion sort: a handful) */
+        for (int j = i; j > 0 && m->tensors[idx[j]].shape[1] > m->tensors[idx[j - 1]].shape[1]; j--) {
+            const int t = idx[j];
+            idx[j] = idx[j - 1], idx[j - 1] = t;
+        }
+    }
+    for (int i = 0; i < n; i++) total += (long)m->tensors[idx[i]].shape[1] * m->tensors[idx[i]].shape[2], names[i] = m->tensors[idx[i]].name;
+    return total == n_anchors ? n : 0;
+}
+
 void ac_detector_opts_init(ac_detector_opts *o) {
     memset(o, 0, sizeof *o);
     o->min_score = ac_detect_options_default().min_score;
@@ -96,19 +133,25 @@ int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector
         goto fail;
     }
     d->size = in->shape[1];
-    if (ac_cnn_create(m, NULL, d->size, d->size, threads, &d->cnn, err) < 0) goto fail;
-    int h, w, c;
-    ac_cnn_output_shape(d->cnn, &h, &w, &c);
-    if (c != 5 + d->n_labels || w != 1) {
-        ac_errf(err, "%s: output has %d values per anchor, %d expected for the %d labels", model_path, c,
-                5 + d->n_labels, d->n_labels);
+    const ac_tfl_tensor *ot = m->n_outputs == 1 ? &m->tensors[m->outputs[0]] : NULL;
+    if (!ot || ot->ndim < 2 || ot->shape[ot->ndim - 1] != 5 + d->n_labels) {
+        ac_errf(err, "%s: output has %d values per anchor, %d expected for the %d labels", model_path,
+                ot && ot->ndim ? ot->shape[ot->ndim - 1] : 0, 5 + d->n_labels, d->n_labels);
         goto fail;
     }
-    d->n_anchors = h;
-    d->input = ac_malloc((size_t)d->size * d->size * 3 * sizeof(float));
-    d->raw = ac_malloc((size_t)h * c * sizeof(float));
-    if (!d->input || !d->raw) {
-        ac_errf(err, "out of memory");
+    long anchors = 1;
+    for (int k = 0; k + 1 < ot->ndim; k++) anchors *= ot->shape[k] > 0 ? ot->shape[k] : 0;
+    d->n_anchors = (int)(anchors < (1 << 24) ? anchors : 0);
+    const char *levels[MAX_LEVELS];
+    d->n_levels = find_levels(m, d->size, d->n_labels, d->n_anchors, levels);
+    if ((d->n_levels ? ac_cnn_create_outputs(m, levels, d->n_levels, d->size, d->size, threads, &d->cnn, err)
+                     : ac_cnn_create(m, NULL, d->size, d->size, threads, &d->cnn, err)) < 0)
+        goto fail;
+    int h, w, c;
+    ac_cnn_output_shape(d->cnn, &h, &w, &c);
+    if (!d->n_levels && (c != 5 + d->n_labels || (long)h * w != d->n_anchors || !d->n_anchors)) {
+        ac_errf(err, "%s: output has %d values per anchor, %d expected for the %d labels", model_path, c,
+                5 + d->n_labels, d->n_labels);
         goto fail;
     }
     free(found);
@@ -127,7 +170,6 @@ void ac_detector_close(ac_detector *d) {
     if (d->labels)
         for (int i = 0; i < d->n_labels; i++) free(d->labels[i]);
     free(d->labels);
-    free(d->input);
     free(d->raw);
     free(d);
 }
@@ -140,6 +182,7 @@ ac_detect_options ac_detector_options(const ac_detector *d) {
 }
 int ac_detector_input_size(const ac_detector *d) { return d->size; }
 const char *ac_detector_label(const ac_detector *d, int i) { return i >= 0 && i < d->n_labels ? d->labels[i] : NULL; }
+int ac_detector_levels(const ac_detector *d) { return d->n_levels; }
 size_t ac_detector_raw_count(const ac_detector *d) { return (size_t)d->n_anchors * (size_t)(5 + d->n_labels); }
 
 int ac_detector_find_label(const ac_detector *d, const char *name) {
@@ -173,8 +216,30 @@ int ac_detector_letterbox(const ac_detector *d, const ac_image *img, float *inpu
     return 0;
 }
 
+/* Level l's anchor a decoded as the graph decodes it: box[0..3] = centre x, y, width, height in input
+ * pixels. Its row (5 + K floats) is returned. */
+static const float *level_anchor(const ac_detector *d, int l, int a, float box[4]) {
+    int h, w, c;
+    const float *p = ac_cnn_output(d->cnn, l, &h, &w, &c) + (size_t)a * c;
+    const float s = (float)(d->size / h);
+    box[0] = (p[0] + (float)(a % w)) * s, box[1] = (p[1] + (float)(a / w)) * s;
+    box[2] = expf(p[2]) * s, box[3] = expf(p[3]) * s;
+    return p;
+}
+
 int ac_detector_run_raw(ac_detector *d, const float *input, const float **raw, ac_err *err) {
-    if (ac_cnn_run(d->cnn, input, d->raw, err) < 0) return -1;
+    const size_t row = (size_t)(5 + d->n_labels);
+    if (!d->raw && !(d->raw = ac_malloc((size_t)d->n_anchors * row * sizeof(float)))) return ac_errf(err, "out of memory");
+    if (ac_cnn_run(d->cnn, input, d->n_levels ? NULL : d->raw, err) < 0) return -1;
+    float *q = d->raw;
+    for (int l = 0; l < d->n_levels; l++) {
+        int h, w, c;
+        ac_cnn_output(d->cnn, l, &h, &w, &c);
+        for (int a = 0; a < h * w; a++, q += row) {
+            const float *p = level_anchor(d, l, a, q);
+            memcpy(q + 4, p + 4, (row - 4) * sizeof(float));
+        }
+    }
     *raw = d->raw;
     return 0;
 }
@@ -195,51 +260,61 @@ static int by_score(const void *a, const void *b) {
 /* v in [0, hi]; NaN (inf - inf of a huge box) is 0 */
 static float clampf(float v, float hi) { return v > 0 ? (v < hi ? v : hi) : 0; }
 
+/* The (anchor, class) pairs over the bar, in the photo's pixels, then greedy NMS per class. */
+typedef struct candidates {
+    ac_detection *c;
+    size_t n, cap;
+} candidates;
+
+/* Anchor a's row p with its decoded box (centre, size in input pixels) for a photo of w x h scaled by r. */
+static int add_anchor(candidates *cs, const float *p, const float box[4], int a, int n_labels, float r, int w, int h,
+                      float min_score, ac_err *err) {
+    for (int k = 0; k < n_labels; k++) {
+        float s = p[4] * p[5 + k];
+        if (!(s >= min_score)) continue;
+        /* a graph that is no detector's (scores not probabilities, boxes not numbers) is refused
+         * rather than turned into boxes detect.h does not promise */
+        if (!(s <= 1) || !(p[4] >= 0) || !isfinite(box[0] + box[1] + box[2] + box[3]))
+            return ac_errf(err, "the detector's output at anchor %d is not a detection (score %g, box %g %g %g %g): "
+                           "not a detector's graph", a, s, box[0], box[1], box[2], box[3]);
+        if (cs->n == cs->cap) {
+            size_t cap = cs->cap ? 2 * cs->cap : 64;
+            ac_detection *g = ac_realloc(cs->c, cap * sizeof *g);
+            if (!g) return ac_errf(err, "out of memory");
+            cs->c = g, cs->cap = cap;
+        }
+        float cx = box[0] / r, cy = box[1] / r, bw = box[2] / r, bh = box[3] / r;
+        cs->c[cs->n++] = (ac_detection){clampf(cx - bw / 2, (float)w), clampf(cy - bh / 2, (float)h),
+                                        clampf(cx + bw / 2, (float)w), clampf(cy + bh / 2, (float)h), s, k};
+    }
+    return 0;
+}
+
+static void suppress(candidates *cs, const ac_detect_options *o, ac_detections *out) {
+    ac_detection *c = cs->c;
+    qsort(c, cs->n, sizeof *c, by_score);
+    /* greedy NMS per class: keep a box unless a kept box of its class overlaps it by more than nms_iou */
+    size_t kept = 0;
+    for (size_t i = 0; i < cs->n && (int)kept < o->max_detections; i++) {
+        int drop = 0;
+        for (size_t j = 0; j < kept && !drop; j++) drop = c[j].label == c[i].label && ac_box_iou(&c[j], &c[i]) > o->nms_iou;
+        if (!drop) c[kept++] = c[i];
+    }
+    out->n = (int)kept;
+    out->items = c;
+}
+
 int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float r, int w, int h,
                        const ac_detect_options *opts, ac_detections *out, ac_err *err) {
     ac_detect_options o = opts ? *opts : ac_detect_options_default();
     memset(out, 0, sizeof *out);
     out->width = w, out->height = h;
-    const int stride = 5 + n_labels;
-    /* every (anchor, class) over the bar, in the photo's pixels */
-    size_t n = 0, cap = 64;
-    ac_detection *c = ac_malloc(cap * sizeof *c);
-    if (!c) return ac_errf(err, "out of memory");
+    candidates cs = {0};
     for (int a = 0; a < n_anchors; a++) {
-        const float *p = raw + (size_t)a * stride;
-        for (int k = 0; k < n_labels; k++) {
-            float s = p[4] * p[5 + k];
-            if (!(s >= o.min_score)) continue;
-            /* a graph that is no detector's (scores not probabilities, boxes not numbers) is refused
-             * rather than turned into boxes detect.h does not promise */
-            if (!(s <= 1) || !(p[4] >= 0) || !isfinite(p[0] + p[1] + p[2] + p[3])) {
-                free(c);
-                return ac_errf(err, "the detector's output at anchor %d is not a detection (score %g, box %g %g %g %g): "
-                               "not a detector's graph", a, s, p[0], p[1], p[2], p[3]);
-            }
-            if (n == cap) {
-                ac_detection *g = ac_realloc(c, 2 * cap * sizeof *c);
-                if (!g) {
-                    free(c);
-                    return ac_errf(err, "out of memory");
-                }
-                c = g, cap *= 2;
-            }
-            float cx = p[0] / r, cy = p[1] / r, bw = p[2] / r, bh = p[3] / r;
-            c[n++] = (ac_detection){clampf(cx - bw / 2, (float)w), clampf(cy - bh / 2, (float)h), clampf(cx + bw / 2, (float)w),
-                                    clampf(cy + bh / 2, (float)h), s, k};
-        }
+        const float *p = raw + (size_t)a * (5 + n_labels);
+        if (add_anchor(&cs, p, p, a, n_labels, r, w, h, o.min_score, err)) return free(cs.c), -1;
     }
-    qsort(c, n, sizeof *c, by_score);
-    /* greedy NMS per class: keep a box unless a kept box of its class overlaps it by more than nms_iou */
-    size_t kept = 0;
-    for (size_t i = 0; i < n && (int)kept < o.max_detections; i++) {
-        int drop = 0;
-        for (size_t j = 0; j < kept && !drop; j++) drop = c[j].label == c[i].label && ac_box_iou(&c[j], &c[i]) > o.nms_iou;
-        if (!drop) c[kept++] = c[i];
-    }
-    out->n = (int)kept;
-    out->items = c;
+    suppress(&cs, &o, out);
     return 0;
 }
 
@@ -248,8 +323,31 @@ int ac_detector_detect(ac_detector *d, const ac_image *img, const ac_detect_opti
     float r;
     const float *raw;
     memset(out, 0, sizeof *out);
-    if (ac_detector_letterbox(d, img, d->input, &r, err) < 0 || ac_detector_run_raw(d, d->input, &raw, err) < 0) return -1;
-    return ac_detector_decode(raw, d->n_anchors, d->n_labels, r, img->w, img->h, opts, out, err);
+    float *input = ac_cnn_input(d->cnn); /* letterboxed in place: no copy of the input */
+    if (ac_detector_letterbox(d, img, input, &r, err) < 0) return -1;
+    if (!d->n_levels) {
+        if (ac_detector_run_raw(d, input, &raw, err) < 0) return -1;
+        return ac_detector_decode(raw, d->n_anchors, d->n_labels, r, img->w, img->h, opts, out, err);
+    }
+    if (ac_cnn_run(d->cnn, input, NULL, err) < 0) return -1;
+    ac_detect_options o = opts ? *opts : ac_detect_options_default();
+    out->width = img->w, out->height = img->h;
+    candidates cs = {0};
+    for (int l = 0, first = 0; l < d->n_levels; l++) {
+        int h, w, c;
+        const float *p = ac_cnn_output(d->cnn, l, &h, &w, &c);
+        for (int a = 0; a < h * w; a++, p += c) {
+            float best = p[5]; /* the box only where a class passes (objectness x its best class) */
+            for (int k = 1; k < d->n_labels; k++) best = p[5 + k] > best ? p[5 + k] : best;
+            if (!(p[4] * best >= o.min_score) && !(p[4] < 0) && !isnan(best)) continue;
+            float box[4];
+            level_anchor(d, l, a, box);
+            if (add_anchor(&cs, p, box, first + a, d->n_labels, r, img->w, img->h, o.min_score, err)) return free(cs.c), -1;
+        }
+        first += h * w;
+    }
+    suppress(&cs, &o, out);
+    return 0;
 }
 
 void ac_detections_free(ac_detections *d) {

@@ -15,6 +15,9 @@
  * described it in words). */
 #define RESIZE_ANTIALIASED_TEXT "squash, antialiased bilinear"
 #define RESIZE_BILINEAR_TEXT "bilinear"
+/* "precision": written only for int8 (identities written before it was recorded are float's) */
+#define PRECISION_INT8_TEXT "int8"
+#define PRECISION_FLOAT_TEXT "float32"
 
 static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -45,7 +48,14 @@ int ac_encoder_id_parse(const char *json, const char *what, ac_encoder_id *id, a
     id->grid_h = get_int(o, "grid_h", 0), id->grid_w = get_int(o, "grid_w", 0), id->dim = get_int(o, "dim", 0);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "norm_mean"), *s = cJSON_GetObjectItemCaseSensitive(o, "norm_scale");
     if (cJSON_IsNumber(m) && cJSON_IsNumber(s)) id->has_norm = 1, id->norm_mean = (float)m->valuedouble, id->norm_scale = (float)s->valuedouble;
+    char precision[16];
+    copy_str(precision, sizeof precision, o, "precision");
+    const int known = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "precision")) || !cJSON_HasObjectItem(o, "precision");
     cJSON_Delete(o);
+    id->int8 = !strcmp(precision, PRECISION_INT8_TEXT);
+    if (!known || (precision[0] && !id->int8 && strcmp(precision, PRECISION_FLOAT_TEXT)))
+        return ac_errf(err, "%s: encoder precision '%s' is neither \"" PRECISION_FLOAT_TEXT "\" nor \"" PRECISION_INT8_TEXT "\"",
+                       what, precision);
     /* the file name is used to build paths: a bare name only */
     if (strchr(id->file, '/') || !strcmp(id->file, "..") || !strcmp(id->file, "."))
         return ac_errf(err, "%s: encoder file name '%s' must be a bare file name", what, id->file);
@@ -69,6 +79,7 @@ char *ac_encoder_id_json(const ac_encoder *enc) {
     cJSON_AddStringToObject(o, "resize", enc->resize == AC_RESIZE_BILINEAR ? RESIZE_BILINEAR_TEXT
                                          : enc->resize == AC_RESIZE_ASPECT ? AC_ENCODER_ASPECT_TEXT
                                                                            : RESIZE_ANTIALIASED_TEXT);
+    if (enc->cnn && ac_encoder_precision(enc) == AC_PRECISION_INT8) cJSON_AddStringToObject(o, "precision", PRECISION_INT8_TEXT);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -78,12 +89,16 @@ int ac_encoder_id_same(const ac_encoder_id *a, const ac_encoder_id *b) {
     const int same_file = a->sha256[0] && b->sha256[0] ? !strcmp(a->sha256, b->sha256) : !strcmp(a->file, b->file);
     return same_file && !strcmp(a->layer, b->layer) && a->size == b->size && a->grid_h == b->grid_h &&
            a->grid_w == b->grid_w && a->dim == b->dim &&
-           (a->policy == AC_RESIZE_ASPECT) == (b->policy == AC_RESIZE_ASPECT);
+           (a->policy == AC_RESIZE_ASPECT) == (b->policy == AC_RESIZE_ASPECT) && a->int8 == b->int8;
+}
+
+ac_precision ac_encoder_id_precision(const ac_encoder_id *id, ac_precision asked) {
+    return asked == AC_PRECISION_AUTO && id->int8 ? AC_PRECISION_INT8 : asked;
 }
 
 void ac_encoder_id_describe(const ac_encoder_id *id, char *buf, size_t n) {
-    snprintf(buf, n, "sha256 %.12s, layer %s, size %d%s", id->sha256[0] ? id->sha256 : "?", id->layer[0] ? id->layer : "?",
-             id->size, id->policy == AC_RESIZE_ASPECT ? ", aspect kept" : "");
+    snprintf(buf, n, "sha256 %.12s, layer %s, size %d%s%s", id->sha256[0] ? id->sha256 : "?", id->layer[0] ? id->layer : "?",
+             id->size, id->policy == AC_RESIZE_ASPECT ? ", aspect kept" : "", id->int8 ? ", int8" : "");
 }
 
 int ac_find_encoder(const char *flag, const char *model_path, const ac_encoder_id *id, char **path, ac_err *err) {

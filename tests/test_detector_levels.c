@@ -1,0 +1,141 @@
+/* test_detector_levels: the detector's plan stops at the head's levels and decodes them in C
+ * (detector.c); that must be the graph's own decoding bit for bit. On sample photos letterboxed as
+ * the detector does, ac_detector_run_raw (levels + C) against the whole graph's output run by the
+ * engine (ac_cnn_create with no output name: the graph's transposes, SCATTER_ND and EXP), every float
+ * equal, on 1 and 2 threads; and each level of the multi-output plan equal to a plan that stops at that
+ * tensor alone (ac_cnn_create_outputs against ac_cnn_create). The float64 NumPy reference of the whole
+ * graph is tests/detector_ref.sh's. Needs ../shared/encoders/yolox_nano.tflite. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attncap/attncap.h"
+#include "attncap/cnn.h"
+#include "attncap/detect.h"
+#include "attncap/tflite.h"
+#include "test.h"
+
+static const char *photo_path(const char *name) {
+    static char buf[4][4096];
+    static int slot;
+    const char *root = getenv("ATTNCAP_ROOT");
+    char *b = buf[slot++ % 4];
+    snprintf(b, 4096, "%s/samples/%s", root && *root ? root : ".", name);
+    return b;
+}
+
+static void levels_decode_as_the_graph(void) {
+    const char *model = test_shared("encoders/yolox_nano.tflite");
+    if (!model) SKIP("needs ../shared/encoders/yolox_nano.tflite");
+    ac_err err;
+    ac_tfl_model *m = NULL;
+    CHECKF(ac_tfl_load(model, &m, &err) == 0, "%s", err.msg);
+    const char *photos[] = {"kite.jpg", "horses.jpg", "giraffe.jpg"};
+    for (int threads = 1; threads <= 2; threads++) {
+        ac_detector *d = NULL;
+        ac_detector_opts o;
+        ac_detector_opts_init(&o);
+        o.threads = threads;
+        o.labels = NULL;
+        CHECKF(ac_detector_open(model, &o, &d, &err) == 0, "%s", err.msg);
+        CHECKF(ac_detector_levels(d) == 3, "levels %d", ac_detector_levels(d));
+        const int S = ac_detector_input_size(d);
+        ac_cnn *whole = NULL;
+        CHECKF(ac_cnn_create(m, NULL, S, S, threads, &whole, &err) == 0, "%s", err.msg);
+        const size_t n = ac_detector_raw_count(d);
+        float *input = malloc((size_t)S * S * 3 * sizeof(float)), *want = malloc(n * sizeof(float));
+        CHECK(input && want);
+        for (size_t p = 0; p < sizeof photos / sizeof *photos; p++) {
+            ac_image img = {0};
+            float r;
+            const float *raw = NULL;
+            CHECKF(ac_image_load(photo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
+            CHECKF(ac_detector_letterbox(d, &img, input, &r, &err) == 0, "%s", err.msg);
+            CHECKF(ac_cnn_run(whole, input, want, &err) == 0, "%s", err.msg);
+            CHECKF(ac_detector_run_raw(d, input, &raw, &err) == 0, "%s", err.msg);
+            size_t diff = 0, first = n;
+            for (size_t i = 0; i < n; i++)
+                if (memcmp(&raw[i], &want[i], sizeof(float))) diff++, first = first < i ? first : i;
+            CHECKF(diff == 0, "%s, %d threads: %zu of %zu floats differ, the first at anchor %zu value %zu: %.9g vs the graph's %.9g",
+                   photos[p], threads, diff, n, first / 85, first % 85, raw[first], want[first]);
+            ac_image_free(&img);
+        }
+        free(input), free(want);
+        ac_cnn_free(whole);
+        ac_detector_close(d);
+    }
+    ac_tfl_free(m);
+}
+
+/* The head's three level tensors, found as the detector finds them (1 x h x w x 85 concatenations). */
+static int level_names(const ac_tfl_model *m, const char **names) {
+    int n = 0;
+    for (int k = 0; k < m->n_ops && n < 3; k++) {
+        const ac_tfl_op *op = &m->ops[k];
+        const ac_tfl_tensor *t = op->n_out == 1 && op->outputs[0] >= 0 ? &m->tensors[op->outputs[0]] : NULL;
+        if (op->opcode == 2 && t && t->ndim == 4 && t->shape[3] == 85) names[n++] = t->name;
+    }
+    return n;
+}
+
+static void outputs_as_single_plans(void) {
+    const char *model = test_shared("encoders/yolox_nano.tflite");
+    if (!model) SKIP("needs ../shared/encoders/yolox_nano.tflite");
+    ac_err err;
+    ac_tfl_model *m = NULL;
+    CHECKF(ac_tfl_load(model, &m, &err) == 0, "%s", err.msg);
+    const char *names[3];
+    CHECK(level_names(m, names) == 3);
+    ac_cnn *multi = NULL, *one = NULL;
+    CHECKF(ac_cnn_create_outputs(m, names, 3, 416, 416, 2, &multi, &err) == 0, "%s", err.msg);
+    float *in = ac_cnn_input(multi);
+    for (size_t i = 0; i < (size_t)416 * 416 * 3; i++) in[i] = (float)((i * 2654435761u) >> 24); /* 0..255 */
+    float *copy = malloc((size_t)416 * 416 * 3 * sizeof(float));
+    CHECK(copy != NULL);
+    memcpy(copy, in, (size_t)416 * 416 * 3 * sizeof(float));
+    CHECKF(ac_cnn_run(multi, in, NULL, &err) == 0, "%s", err.msg);
+    int strides = 0; /* bit 3, 4, 5: the levels at strides 8, 16, 32 */
+    for (int k = 0; k < 3; k++) {
+        int h, w, c, h1, w1, c1;
+        const float *got = ac_cnn_output(multi, k, &h, &w, &c);
+        CHECKF(ac_cnn_create(m, names[k], 416, 416, 1, &one, &err) == 0, "%s", err.msg);
+        ac_cnn_output_shape(one, &h1, &w1, &c1);
+        CHECK(got && h == h1 && w == w1 && c == c1 && c == 85 && h == w && 416 % h == 0);
+        strides |= 416 / h;
+        float *want = malloc((size_t)h * w * c * sizeof(float));
+        CHECK(want != NULL);
+        CHECKF(ac_cnn_run(one, copy, want, &err) == 0, "%s", err.msg);
+        CHECKF(!memcmp(got, want, (size_t)h * w * c * sizeof(float)), "level %d differs from its own plan's", k);
+        free(want);
+        ac_cnn_free(one);
+        one = NULL;
+    }
+    CHECKF(strides == (8 | 16 | 32), "strides %#x", strides);
+    int h, w, c;
+    CHECK(ac_cnn_output(multi, 3, &h, &w, &c) == NULL && ac_cnn_output(multi, -1, &h, &w, &c) == NULL);
+    /* a clone keeps the outputs */
+    ac_cnn *clone = NULL;
+    CHECKF(ac_cnn_clone(multi, 1, &clone, &err) == 0, "%s", err.msg);
+    CHECKF(ac_cnn_run(clone, copy, NULL, &err) == 0, "%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        int h2, w2, c2;
+        const float *a = ac_cnn_output(multi, k, &h, &w, &c), *b = ac_cnn_output(clone, k, &h2, &w2, &c2);
+        CHECK(a && b && h == h2 && !memcmp(a, b, (size_t)h * w * c * sizeof(float)));
+    }
+    ac_cnn_free(clone);
+    /* refused: no output, too many, one twice, an unknown name, int8 */
+    const char *twice[2] = {names[0], names[0]}, *unknown[1] = {"no such tensor"};
+    CHECK(ac_cnn_create_outputs(m, names, 0, 416, 416, 1, &one, &err) == -1 && !one);
+    CHECK(ac_cnn_create_outputs(m, names, AC_CNN_MAX_OUTPUTS + 1, 416, 416, 1, &one, &err) == -1 && !one);
+    CHECK(ac_cnn_create_outputs(m, twice, 2, 416, 416, 1, &one, &err) == -1 && strstr(err.msg, "twice"));
+    CHECK(ac_cnn_create_outputs(m, unknown, 1, 416, 416, 1, &one, &err) == -1 && strstr(err.msg, "no such tensor"));
+    CHECK(ac_cnn_set_precision(multi, AC_PRECISION_INT8, &err) == -1 && strstr(err.msg, "one output"));
+    free(copy);
+    ac_cnn_free(multi);
+    ac_tfl_free(m);
+}
+
+int main(void) {
+    RUN(levels_decode_as_the_graph);
+    RUN(outputs_as_single_plans);
+    return TEST_EXIT();
+}
