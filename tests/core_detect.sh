@@ -87,7 +87,7 @@ else
   if ! "$PY" - "$T/dump.txt" "$T/g.txt" "$DATA/encoders/coco_labels.txt" >"$T/cmp.out" 2>&1 <<'PY'; then t_fail "$(tail -2 "$T/cmp.out") $(head -1 "$T/err")"; else echo "# $(cat "$T/cmp.out")"; t_ok; fi
 import sys
 names = [l.strip() for l in open(sys.argv[3]) if l.strip()]
-dump = [l.split() for l in open(sys.argv[1]) if not l.startswith('scale')]
+dump = [l.split() for l in open(sys.argv[1]) if not l.startswith(('scale', 'input'))]
 core = [l.split() for l in open(sys.argv[2])][1:]
 assert len(dump) == len(core) > 0, (len(dump), len(core))
 for d, c in zip(dump, core):  # detect_dump prints 6 and 4 decimals

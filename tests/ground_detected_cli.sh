@@ -74,12 +74,18 @@ for photo, o in caps.items():
         np.add.at(cover, (rows[:, None].repeat(N, 1), cols[None, :].repeat(N, 0)), inside)
         cover /= (N * N) / (gh * gw)  # each cell's share inside the object
         cells = A[k].reshape(gh, gw).copy()
-        mass, best_region = 0.0, None
+        mass, best_region, amb = 0.0, None, False
         for r, (x0, y0, x1, y1) in enumerate(regions):  # take each region's spread back off its cells
             iy = [i for i in range(gh) if y0 <= (i + .5) / gh <= y1]
             jx = [j for j in range(gw) if x0 <= (j + .5) / gw <= x1]
+            # the JSON's boxes are rounded to 4 decimals: an edge that close to a cell's centre, or a
+            # centre that close to a cell's border, may fall the other way in the library's exact box
+            near = lambda v, g: min(abs(v * g - (i + .5)) for i in range(g)) < 1e-4 * g
+            amb |= any(near(v, gh) for v in (y0, y1)) or any(near(v, gw) for v in (x0, x1))
             if not iy or not jx:
-                iy, jx = [min(int((y0 + y1) / 2 * gh), gh - 1)], [min(int((x0 + x1) / 2 * gw), gw - 1)]
+                cy, cx = (y0 + y1) / 2 * gh, (x0 + x1) / 2 * gw
+                amb |= abs(cy - round(cy)) < 1e-4 * gh or abs(cx - round(cx)) < 1e-4 * gw
+                iy, jx = [min(int(cy), gh - 1)], [min(int(cx), gw - 1)]
             cells[np.ix_(iy, jx)] -= RA[k][r] / (len(iy) * len(jx))
             mass += RA[k][r] * share_inside(boxes, x0, y0, x1, y1)
         mass += float((cells * cover).sum())
@@ -91,7 +97,7 @@ for photo, o in caps.items():
         else:
             hit = int(overlaps(boxes, *regions[best - gh * gw]))
         srt = np.sort(flat)
-        want.append((photo, cat, tok, (mass, float(inside.mean()), hit, srt[-1] - srt[-2] < 2e-3)))
+        want.append((photo, cat, tok, (mass, float(inside.mean()), hit, srt[-1] - srt[-2] < 2e-3, amb)))
 seen = set()
 for photo, cat, tok, w in want:  # ground prints a word once per object it names, in caption order
     key = (photo, cat, tok)
@@ -106,14 +112,14 @@ for photo, cat, tok, w in want:  # ground prints a word once per object it names
         if w2 is None:
             assert g[4:] == ["not detected"], (g, "expected not detected")
             continue
-        mass, area, hit, tie = w2
+        mass, area, hit, tie, amb = w2
         assert len(g) == 7, (g, "expected mass, area, hit")
-        assert abs(float(g[4]) - mass) < 4e-3, (g, "mass", mass)
+        assert amb or abs(float(g[4]) - mass) < 4e-3, (g, "mass", mass)
         assert abs(float(g[5]) - area) < 4e-3, (g, "area", area)
-        assert tie or int(g[6]) == hit, (g, "hit", hit)
+        assert tie or amb or int(g[6]) == hit, (g, "hit", hit)
 extra = [g for g in got if (g[0], g[1], g[3]) not in seen]
 assert not extra, f"ground scored words this test reads as naming nothing: {extra}"
-print("ok", len(want), sum(w is None for *_, w in want))
+print("ok", len(want), sum(w is None for *_, w in want), "(%d near a rounding edge)" % sum(1 for *_, w in want if w and w[4]))
 PY
 
 t_begin detected_scores_match_numpy

@@ -41,17 +41,18 @@ static void levels_decode_as_the_graph(void) {
         const int S = ac_detector_input_size(d);
         ac_cnn *whole = NULL;
         CHECKF(ac_cnn_create(m, NULL, S, S, threads, &whole, &err) == 0, "%s", err.msg);
-        const size_t n = ac_detector_raw_count(d);
+        const size_t n = (size_t)3549 * 85; /* 52^2 + 26^2 + 13^2 anchors */
         float *input = malloc((size_t)S * S * 3 * sizeof(float)), *want = malloc(n * sizeof(float));
         CHECK(input && want);
         for (size_t p = 0; p < sizeof photos / sizeof *photos; p++) {
             ac_image img = {0};
             float r;
             const float *raw = NULL;
+            int anchors = 0;
             CHECKF(ac_image_load(photo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
-            CHECKF(ac_detector_letterbox(d, &img, input, &r, &err) == 0, "%s", err.msg);
+            CHECKF(ac_detector_letterbox(d, &img, S, S, input, &r, &err) == 0, "%s", err.msg);
             CHECKF(ac_cnn_run(whole, input, want, &err) == 0, "%s", err.msg);
-            CHECKF(ac_detector_run_raw(d, input, &raw, &err) == 0, "%s", err.msg);
+            CHECKF(ac_detector_run_raw(d, input, S, S, &raw, &anchors, &err) == 0 && anchors == 3549, "%s", err.msg);
             size_t diff = 0, first = n;
             for (size_t i = 0; i < n; i++)
                 if (memcmp(&raw[i], &want[i], sizeof(float))) diff++, first = first < i ? first : i;
@@ -64,6 +65,55 @@ static void levels_decode_as_the_graph(void) {
         ac_detector_close(d);
     }
     ac_tfl_free(m);
+}
+
+/* At a photo's own aspect (416 x 320 for the 4:3 samples, 416 x 288 for 3:2 ones) ac_detector_detect
+ * decodes only the anchors some class passes on, straight from the levels; that must give what
+ * decoding every anchor of ac_detector_run_raw's output gives (ac_detector_decode), at every score
+ * bar; and the input sizes are the letterbox's in whole strides of 32. */
+static void aspect_detect_as_raw(void) {
+    const char *model = test_shared("encoders/yolox_nano.tflite");
+    if (!model) SKIP("needs ../shared/encoders/yolox_nano.tflite");
+    ac_err err;
+    ac_detector *d = NULL;
+    CHECKF(ac_detector_open(model, NULL, &d, &err) == 0, "%s", err.msg);
+    const struct { int w, h, in_h, in_w; } dims[] = {{640, 480, 320, 416}, {480, 640, 416, 320}, {640, 427, 288, 416},
+                                                     {500, 500, 416, 416}, {4032, 3024, 320, 416}, {10000, 10, 32, 416}};
+    for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+        int H, W;
+        ac_detector_input_dims(d, dims[k].w, dims[k].h, &H, &W);
+        CHECKF(H == dims[k].in_h && W == dims[k].in_w, "%dx%d -> %dx%d", dims[k].w, dims[k].h, W, H);
+    }
+    const char *photos[] = {"kite.jpg", "person.jpg", "dog.jpg", "giraffe.jpg"};
+    const float bars[] = {0.3f, 0.05f, 0.0f};
+    for (size_t p = 0; p < sizeof photos / sizeof *photos; p++) {
+        ac_image img = {0};
+        CHECKF(ac_image_load(photo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
+        int H, W, n = 0;
+        float r;
+        ac_detector_input_dims(d, img.w, img.h, &H, &W);
+        float *input = malloc((size_t)H * W * 3 * sizeof(float));
+        const float *raw = NULL;
+        CHECK(input != NULL);
+        CHECKF(ac_detector_letterbox(d, &img, H, W, input, &r, &err) == 0, "%s", err.msg);
+        CHECKF(ac_detector_run_raw(d, input, H, W, &raw, &n, &err) == 0, "%s", err.msg);
+        CHECK(n == (H / 8) * (W / 8) + (H / 16) * (W / 16) + (H / 32) * (W / 32));
+        for (size_t b = 0; b < sizeof bars / sizeof *bars; b++) {
+            ac_detect_options o = ac_detect_options_default();
+            o.min_score = bars[b];
+            ac_detections a, e;
+            CHECKF(ac_detector_decode(raw, n, 80, r, img.w, img.h, &o, &e, &err) == 0, "%s", err.msg);
+            CHECKF(ac_detector_detect(d, &img, &o, &a, &err) == 0, "%s", err.msg);
+            CHECKF(a.n == e.n && (a.n == 0 || !memcmp(a.items, e.items, sizeof *a.items * (size_t)a.n)),
+                   "%s at %g: %d detections against %d", photos[p], bars[b], a.n, e.n);
+            ac_detections_free(&a), ac_detections_free(&e);
+            /* run_raw's buffer is the detector's: run it again for the next bar */
+            CHECKF(ac_detector_run_raw(d, input, H, W, &raw, &n, &err) == 0, "%s", err.msg);
+        }
+        free(input);
+        ac_image_free(&img);
+    }
+    ac_detector_close(d);
 }
 
 /* The head's three level tensors, found as the detector finds them (1 x h x w x 85 concatenations). */
@@ -137,5 +187,6 @@ static void outputs_as_single_plans(void) {
 int main(void) {
     RUN(levels_decode_as_the_graph);
     RUN(outputs_as_single_plans);
+    RUN(aspect_detect_as_raw);
     return TEST_EXIT();
 }

@@ -5,7 +5,10 @@
 - letterbox: the photo decoded by PIL, resized by a NumPy bilinear resampler (half-pixel centres,
   no antialiasing, as cv2.INTER_LINEAR), placed top-left on 114, BGR: mean |diff| <= 1.5 levels and
   99th percentile <= 6 (decoders differ by IDCT rounding), padding exactly 114;
-- the graph: tools/numpy_graph.py in float64 on the same input: boxes within 0.05 px, objectness and
+- the graph: tools/numpy_graph.py in float64 on the same input (at the photo's aspect, H x W in whole
+  strides: the graph run up to its three levels, decoded here as the graph decodes them, centre
+  (raw + cell) x stride and size exp(raw) x stride; S x S: the whole graph, its own decoding
+  included): boxes within 0.05 px, objectness and
   class probabilities within 1e-3 relative + 2e-5 absolute (our float32 accumulation: measured up to
   0.032 px and 6e-5 on the samples; float32 rounding of each operator's output alone gives 0.0025 px);
 - decoding and NMS: per-class greedy NMS (score >= 0.3, IoU > 0.45 dropped) written here over the
@@ -46,13 +49,15 @@ def bilinear(img, w, h):
 
 
 S = 416
-x = np.fromfile(inp, dtype="<f4").reshape(1, S, S, 3)
+lines = open(dets).read().split("\n")
+H, W = [int(v) for v in [l for l in lines if l.startswith("input")][0].split()[1:3]]
+x = np.fromfile(inp, dtype="<f4").reshape(1, H, W, 3)
 try:
     from PIL import Image, ImageOps
     im = np.asarray(ImageOps.exif_transpose(Image.open(photo)).convert("RGB"), dtype=np.float64)
     r = min(S / im.shape[1], S / im.shape[0])
     w, h = int(round(im.shape[1] * r)), int(round(im.shape[0] * r))
-    ref = np.full((S, S, 3), 114.0)
+    ref = np.full((H, W, 3), 114.0)
     ref[:h, :w] = np.round(bilinear(im, w, h))[:, :, ::-1]
     d = np.abs(ref - x[0])
     inside = d[:h, :w]
@@ -63,15 +68,32 @@ except ImportError:
     r = None
 
 ours = np.fromfile(outp, dtype="<f4").astype(np.float64).reshape(-1, 85)
-refo = numpy_graph.run(open(model, "rb").read(), x).reshape(-1, 85)
+if (H, W) == (S, S):
+    refo = numpy_graph.run(open(model, "rb").read(), x).reshape(-1, 85)
+else:
+    import tflite_py  # noqa: E402
+    T = tflite_py.read_model(open(model, "rb").read())["tensors"]
+    names = sorted({t["name"] for t in T if len(t["shape"]) == 4 and t["shape"][3] == 85 and "concat" in t["name"]},
+                   key=lambda n: -next(t["shape"][1] for t in T if t["name"] == n))
+    rows = []
+    for lv in numpy_graph.run(open(model, "rb").read(), x, names):
+        h, w = lv.shape[1], lv.shape[2]
+        p = lv.reshape(-1, 85).copy()
+        stride = H // h
+        gy, gx = np.divmod(np.arange(h * w), w)
+        p[:, 0] = (p[:, 0] + gx) * stride
+        p[:, 1] = (p[:, 1] + gy) * stride
+        p[:, 2:4] = np.exp(p[:, 2:4]) * stride
+        rows.append(p)
+    refo = np.concatenate(rows)
+    print("reference: the graph to its levels %s at %dx%d, decoded here" % ([r.shape[0] for r in rows], W, H))
 db = np.abs(ours[:, :4] - refo[:, :4]).max()
 ds = np.abs(ours[:, 4:] - refo[:, 4:]) / (1e-3 * np.abs(refo[:, 4:]) + 2e-5)
 print("graph: boxes max |diff| %.4g px, probabilities max |diff| %.3g" % (db, np.abs(ours[:, 4:] - refo[:, 4:]).max()))
 report("graph", db <= 0.05 and ds.max() <= 1, "boxes max |diff| %.4g px, probabilities worst %.3g x the tolerance" % (db, ds.max()))
 
-lines = open(dets).read().split("\n")
 scale = float([l for l in lines if l.startswith("scale")][0].split()[1])
-got = [list(map(float, l.split())) for l in lines if l and not l.startswith("scale")]
+got = [list(map(float, l.split())) for l in lines if l and not l.startswith("scale") and not l.startswith("input")]
 # reference decoding + per-class greedy NMS
 if r is not None:
     pw, ph = im.shape[1], im.shape[0]

@@ -4,6 +4,12 @@ operator semantics and independent of src/cnn: the reference the detector's engi
 src/formats/tflite.c).
 
   run(model_bytes, input_nhwc) -> the graph's first output, float64
+  run(model_bytes, input_nhwc, outputs=[name, ...]) -> those tensors, each computed as soon as its
+      operators have run (what follows them is not run: a detector's levels at another input size)
+
+An input of another size than the file's runs the graph at that size, as TensorFlow would trace it:
+RESIZE_NEAREST_NEIGHBOR's constant size, a whole multiple of its input's size in the file, keeps that
+factor of the input it is given.
 
 Operators: CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, ADD, SUB, MUL, LOGISTIC, EXP,
 PAD, CONCATENATION, RESHAPE, STRIDED_SLICE, TRANSPOSE, BROADCAST_TO, SCATTER_ND,
@@ -110,10 +116,16 @@ def scatter_nd(indices, updates, shape):
     return out
 
 
-def run(model_bytes, image):
+def run(model_bytes, image, outputs=None):
     m = tflite_py.read_model(model_bytes)
     T = m["tensors"]
     vals = {m["inputs"][0]: np.asarray(image, dtype=np.float64)}
+    want = None if outputs is None else [next(i for i, t in enumerate(T) if t["name"] == n) for n in outputs]
+    needed = set(want) if want is not None else None
+    if needed is not None:  # only the operators the wanted tensors depend on
+        for op in reversed(m["ops"]):
+            if any(i in needed for i in op["outputs"]):
+                needed.update(i for i in op["inputs"] if i >= 0)
 
     def get(i):
         if i in vals:
@@ -121,6 +133,8 @@ def run(model_bytes, image):
         d = T[i]["data"]
         return None if d is None else d.astype(np.float64)
     for op in m["ops"]:
+        if needed is not None and not any(i in needed for i in op["outputs"]):
+            continue
         c, o = op["opcode"], op["opt"]
         ins = [get(i) if i >= 0 else None for i in op["inputs"]]
         if c == 3:
@@ -153,10 +167,17 @@ def run(model_bytes, image):
         elif c == 122:
             y = scatter_nd(ins[0], ins[1], ins[2])
         elif c == 97:
-            y = resize_nearest(ins[0], ins[1], o)
+            size = [int(v) for v in ins[1]]
+            decl = T[op["inputs"][0]]["shape"]
+            for d in range(2):
+                if ins[0].shape[1 + d] != decl[1 + d] and size[d] % decl[1 + d] == 0:
+                    size[d] = ins[0].shape[1 + d] * (size[d] // decl[1 + d])
+            y = resize_nearest(ins[0], size, o)
         else:
             raise SystemExit("numpy_graph: operator %d not implemented" % c)
         vals[op["outputs"][0]] = y
+        if want is not None and all(i in vals for i in want):
+            return [vals[i] for i in want]
     return vals[m["outputs"][0]]
 
 

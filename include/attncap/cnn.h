@@ -41,6 +41,7 @@ void ac_cnn_output_shape(const ac_cnn *cnn, int *h, int *w, int *c);
 const float *ac_cnn_output(const ac_cnn *cnn, int k, int *h, int *w, int *c);
 /* The plan's own input buffer (in_h*in_w*C floats): fill it and pass it to ac_cnn_run to skip a copy. */
 float *ac_cnn_input(ac_cnn *cnn);
+void ac_cnn_input_shape(const ac_cnn *cnn, int *in_h, int *in_w, int *c);
 double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
 
 /* The arithmetic of the convolutions' matrix products (most of a run's time). F32, the default:

@@ -54,17 +54,25 @@ int ac_detector_detect(ac_detector *det, const ac_image *img, const ac_detect_op
                        ac_err *err);
 void ac_detections_free(ac_detections *d);
 
-/* The steps of ac_detector_detect, for tests and tools. ac_detector_letterbox writes the graph's
- * input (S*S*3 floats) and returns r through *scale. ac_detector_run_raw runs the graph on such an
- * input and returns its output (ac_detector_raw_count floats, owned by the detector, valid until the
- * next call). ac_detector_decode turns raw output into detections for a photo of w x h letterboxed
- * with scale r; an output that is no detector's (a score reaching min_score above 1, a negative
- * objectness, a box that is not finite: a graph without its sigmoids) is an error, not boxes. */
-int ac_detector_letterbox(const ac_detector *det, const ac_image *img, float *input, float *scale, ac_err *err);
-int ac_detector_run_raw(ac_detector *det, const float *input, const float **raw, ac_err *err);
-size_t ac_detector_raw_count(const ac_detector *det);
+/* The steps of ac_detector_detect, for tests and tools. ac_detector_input_dims: the input a photo of
+ * w x h is fed as: its letterbox (scaled by r = min(S / w, S / h) to round(w r) x round(h r), top-left)
+ * on 114s rounded up to whole strides of the graph's coarsest level (a 640 x 480 photo: 416 x 320 of
+ * YOLOX-nano's S = 416, three quarters of the square's work; the graph is fully convolutional and its
+ * anchors keep their meaning), or S x S for a graph without levels (ac_detector_levels 0).
+ * ac_detector_letterbox writes that input (in_h*in_w*3 floats) for any in_h, in_w at least the
+ * letterbox's and returns r through *scale. ac_detector_run_raw runs the graph on an in_h x in_w input
+ * (S x S for a graph without levels) and returns its output decoded as the graph decodes it,
+ * *n_anchors rows of 5 + K floats (owned by the detector, valid until the next call). ac_detector_decode
+ * turns raw output into detections for a photo of w x h letterboxed with scale r; an output that is
+ * no detector's (a score reaching min_score above 1, a negative objectness, a box that is not finite: a
+ * graph without its sigmoids) is an error, not boxes. */
+void ac_detector_input_dims(const ac_detector *det, int w, int h, int *in_h, int *in_w);
+int ac_detector_letterbox(const ac_detector *det, const ac_image *img, int in_h, int in_w, float *input, float *scale,
+                          ac_err *err);
+int ac_detector_run_raw(ac_detector *det, const float *input, int in_h, int in_w, const float **raw, int *n_anchors,
+                        ac_err *err);
 /* How many head levels the plan stops at, decoding them itself (detector.c; 3 for YOLOX-nano), or 0:
- * the graph runs whole, its own decoding included. */
+ * the graph runs whole at S x S, its own decoding included. */
 int ac_detector_levels(const ac_detector *det);
 int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float scale, int w, int h,
                        const ac_detect_options *opts, ac_detections *out, ac_err *err);

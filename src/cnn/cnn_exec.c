@@ -216,3 +216,8 @@ void ac_cnn_output_shape(const ac_cnn *c, int *h, int *w, int *ch) { nhwc(&c->t[
 double ac_cnn_flops(const ac_cnn *c) { return c->flops; }
 
 float *ac_cnn_input(ac_cnn *c) { return c->t[c->in_t].data; }
+
+void ac_cnn_input_shape(const ac_cnn *c, int *in_h, int *in_w, int *ch) {
+    const cnn_tensor *t = &c->t[c->in_t];
+    *in_h = t->shape[1], *in_w = t->shape[2], *ch = t->shape[3];
+}

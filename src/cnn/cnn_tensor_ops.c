@@ -225,6 +225,14 @@ static int plan_resize_nearest(ac_cnn *c, cnn_step *s, ac_err *err) {
     if (x->ndim != 4 || x->shape[0] != 1) return ac_cnn_plan_err(c, s, err, "input must be 1 x H x W x C");
     if (const_ints(c, b, hw, 2) < 0 || hw[0] < 1 || hw[1] < 1 || hw[0] > 65536 || hw[1] > 65536)
         return ac_cnn_plan_err(c, s, err, "size must be two positive integer constants");
+    /* A converter writes the size for the input size the graph was traced at: an upsampling by a whole
+     * factor of the tensor's size in the file (a detector's neck: 13 -> 26) keeps its factor when the
+     * plan runs at another input size (a detector fed a photo's own aspect). */
+    const ac_tfl_tensor *decl = &c->m->tensors[a];
+    for (int d = 0; d < 2; d++) {
+        const int was = decl->ndim == 4 ? decl->shape[1 + d] : 0;
+        if (was > 0 && x->shape[1 + d] != was && hw[d] % was == 0) hw[d] = x->shape[1 + d] * (hw[d] / was);
+    }
     int shape[4] = {1, hw[0], hw[1], x->shape[3]};
     return ac_cnn_plan_shape(c, s, s->op->outputs[0], shape, 4, err);
 }

@@ -23,10 +23,22 @@
 #define MAX_LABELS 1000
 #define LABEL_BYTES (1 << 20)
 #define MAX_LEVELS AC_CNN_MAX_OUTPUTS
+#define RECT_PLANS 4 /* plans kept for inputs other than S x S (a photo's aspect; each ~15 MB at 416) */
+
+/* The plan for one input size (h x w), and when it last ran. */
+typedef struct sized_plan {
+    ac_cnn *cnn;
+    int h, w;
+    unsigned long used;
+} sized_plan;
 
 struct ac_detector {
     ac_tfl_model *model;
-    ac_cnn *cnn;        /* the graph up to its levels, or whole (n_levels 0) */
+    ac_cnn *cnn;        /* the graph up to its levels, or whole (n_levels 0), at S x S */
+    sized_plan rect[RECT_PLANS]; /* the same at a photo's own aspect (levels only), least recently used out */
+    unsigned long runs;
+    int threads;
+    int stride;         /* the coarsest level's: the input's sides are multiples of it */
     int size;           /* S */
     int n_anchors, n_labels;
     int n_levels;       /* the plan's outputs, finest first; their anchors in the graph's order */
@@ -125,6 +137,7 @@ int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector
     }
     d->min_score = o.min_score;
     const int threads = o.threads;
+    d->threads = threads;
     if (ac_tfl_load(model_path, &d->model, err) < 0 || load_labels(d, model_path, o.labels, err) < 0) goto fail;
     const ac_tfl_model *m = d->model;
     const ac_tfl_tensor *in = m->n_inputs == 1 ? &m->tensors[m->inputs[0]] : NULL;
@@ -149,6 +162,7 @@ int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector
         goto fail;
     int h, w, c;
     ac_cnn_output_shape(d->cnn, &h, &w, &c);
+    d->stride = d->n_levels ? d->size / m->tensors[ac_tfl_find_tensor(m, levels[d->n_levels - 1])].shape[1] : d->size;
     if (!d->n_levels && (c != 5 + d->n_labels || (long)h * w != d->n_anchors || !d->n_anchors)) {
         ac_errf(err, "%s: output has %d values per anchor, %d expected for the %d labels", model_path, c,
                 5 + d->n_labels, d->n_labels);
@@ -166,6 +180,7 @@ fail:
 void ac_detector_close(ac_detector *d) {
     if (!d) return;
     ac_cnn_free(d->cnn);
+    for (int k = 0; k < RECT_PLANS; k++) ac_cnn_free(d->rect[k].cnn);
     ac_tfl_free(d->model);
     if (d->labels)
         for (int i = 0; i < d->n_labels; i++) free(d->labels[i]);
@@ -183,7 +198,6 @@ ac_detect_options ac_detector_options(const ac_detector *d) {
 int ac_detector_input_size(const ac_detector *d) { return d->size; }
 const char *ac_detector_label(const ac_detector *d, int i) { return i >= 0 && i < d->n_labels ? d->labels[i] : NULL; }
 int ac_detector_levels(const ac_detector *d) { return d->n_levels; }
-size_t ac_detector_raw_count(const ac_detector *d) { return (size_t)d->n_anchors * (size_t)(5 + d->n_labels); }
 
 int ac_detector_find_label(const ac_detector *d, const char *name) {
     for (int i = 0; i < d->n_labels; i++)
@@ -191,56 +205,101 @@ int ac_detector_find_label(const ac_detector *d, const char *name) {
     return -1;
 }
 
-int ac_detector_letterbox(const ac_detector *d, const ac_image *img, float *input, float *scale, ac_err *err) {
+/* The photo's letterbox: scaled by r = min(S / w, S / h) to round(w r) x round(h r). */
+static void letterbox_size(const ac_detector *d, int img_w, int img_h, float *r, int *w, int *h) {
     const int S = d->size;
+    *r = fminf((float)S / (float)img_w, (float)S / (float)img_h);
+    *w = (int)lroundf((float)img_w * *r), *h = (int)lroundf((float)img_h * *r);
+    *w = *w < 1 ? 1 : *w > S ? S : *w;
+    *h = *h < 1 ? 1 : *h > S ? S : *h;
+}
+
+void ac_detector_input_dims(const ac_detector *d, int img_w, int img_h, int *in_h, int *in_w) {
+    float r;
+    int w, h;
+    if (!d->n_levels || img_w < 1 || img_h < 1) {
+        *in_h = *in_w = d->size;
+        return;
+    }
+    letterbox_size(d, img_w, img_h, &r, &w, &h);
+    *in_h = (h + d->stride - 1) / d->stride * d->stride, *in_w = (w + d->stride - 1) / d->stride * d->stride;
+}
+
+int ac_detector_letterbox(const ac_detector *d, const ac_image *img, int H, int W, float *input, float *scale, ac_err *err) {
     if (img->w < 1 || img->h < 1) return ac_errf(err, "empty image");
-    float r = fminf((float)S / (float)img->w, (float)S / (float)img->h);
-    int w = (int)lroundf((float)img->w * r), h = (int)lroundf((float)img->h * r);
-    w = w < 1 ? 1 : w > S ? S : w;
-    h = h < 1 ? 1 : h > S ? S : h;
+    float r;
+    int w, h;
+    letterbox_size(d, img->w, img->h, &r, &w, &h);
+    if (H < h || W < w) return ac_errf(err, "detector input %dx%d is smaller than the photo's letterbox %dx%d", W, H, w, h);
     ac_image small = {0};
     const ac_image *src = img;
     if (w != img->w || h != img->h) {
         if (ac_image_resize_bilinear(img, w, h, &small, err) < 0) return -1;
         src = &small;
     }
-    for (size_t i = 0; i < (size_t)S * S * 3; i++) input[i] = 114.0f;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            const uint8_t *p = src->px + ((size_t)y * w + x) * 3;
-            float *q = input + ((size_t)y * S + x) * 3;
-            q[0] = p[2], q[1] = p[1], q[2] = p[0]; /* BGR */
-        }
+    for (int y = 0; y < H; y++) {
+        float *q = input + (size_t)y * W * 3;
+        int x = 0;
+        if (y < h)
+            for (const uint8_t *p = src->px + (size_t)y * w * 3; x < w; x++, p += 3, q += 3)
+                q[0] = p[2], q[1] = p[1], q[2] = p[0]; /* BGR */
+        for (; x < W; x++, q += 3) q[0] = q[1] = q[2] = 114.0f;
+    }
     ac_image_free(&small);
     *scale = r;
     return 0;
 }
 
-/* Level l's anchor a decoded as the graph decodes it: box[0..3] = centre x, y, width, height in input
- * pixels. Its row (5 + K floats) is returned. */
-static const float *level_anchor(const ac_detector *d, int l, int a, float box[4]) {
-    int h, w, c;
-    const float *p = ac_cnn_output(d->cnn, l, &h, &w, &c) + (size_t)a * c;
-    const float s = (float)(d->size / h);
+/* Level l's anchor a of plan c decoded as the graph decodes it: box[0..3] = centre x, y, width, height
+ * in input pixels. Its row (5 + K floats) is returned. */
+static const float *level_anchor(const ac_cnn *c, int l, int a, float box[4]) {
+    int h, w, ch, in_h, in_w, in_c;
+    const float *p = ac_cnn_output(c, l, &h, &w, &ch) + (size_t)a * ch;
+    ac_cnn_input_shape(c, &in_h, &in_w, &in_c);
+    const float s = (float)(in_h / h);
     box[0] = (p[0] + (float)(a % w)) * s, box[1] = (p[1] + (float)(a / w)) * s;
     box[2] = expf(p[2]) * s, box[3] = expf(p[3]) * s;
     return p;
 }
 
-int ac_detector_run_raw(ac_detector *d, const float *input, const float **raw, ac_err *err) {
+/* The plan for an H x W input: S x S's own, else one kept from before, else a new one in the place of
+ * the least recently used. */
+static ac_cnn *plan_for(ac_detector *d, int H, int W, ac_err *err) {
+    if (H == d->size && W == d->size) return d->cnn;
+    sized_plan *oldest = &d->rect[0];
+    d->runs++;
+    for (int k = 0; k < RECT_PLANS; k++) {
+        sized_plan *p = &d->rect[k];
+        if (p->cnn && p->h == H && p->w == W) return p->used = d->runs, p->cnn;
+        if (!p->cnn || (oldest->cnn && p->used < oldest->used)) oldest = p;
+    }
+    ac_cnn *c;
+    if (ac_cnn_clone_size(d->cnn, H, W, d->threads, &c, err) < 0) return NULL;
+    ac_cnn_free(oldest->cnn);
+    *oldest = (sized_plan){c, H, W, d->runs};
+    return c;
+}
+
+int ac_detector_run_raw(ac_detector *d, const float *input, int H, int W, const float **raw, int *n_anchors, ac_err *err) {
     const size_t row = (size_t)(5 + d->n_labels);
+    if (!d->n_levels && (H != d->size || W != d->size))
+        return ac_errf(err, "this detector runs whole, at %dx%d only (not %dx%d)", d->size, d->size, W, H);
+    ac_cnn *plan = plan_for(d, H, W, err);
+    if (!plan) return -1;
     if (!d->raw && !(d->raw = ac_malloc((size_t)d->n_anchors * row * sizeof(float)))) return ac_errf(err, "out of memory");
-    if (ac_cnn_run(d->cnn, input, d->n_levels ? NULL : d->raw, err) < 0) return -1;
+    if (ac_cnn_run(plan, input, d->n_levels ? NULL : d->raw, err) < 0) return -1;
     float *q = d->raw;
+    int n = d->n_levels ? 0 : d->n_anchors;
     for (int l = 0; l < d->n_levels; l++) {
         int h, w, c;
-        ac_cnn_output(d->cnn, l, &h, &w, &c);
+        ac_cnn_output(plan, l, &h, &w, &c);
         for (int a = 0; a < h * w; a++, q += row) {
-            const float *p = level_anchor(d, l, a, q);
+            const float *p = level_anchor(plan, l, a, q);
             memcpy(q + 4, p + 4, (row - 4) * sizeof(float));
         }
+        n += h * w;
     }
-    *raw = d->raw;
+    *raw = d->raw, *n_anchors = n;
     return 0;
 }
 
@@ -321,30 +380,35 @@ int ac_detector_decode(const float *raw, int n_anchors, int n_labels, float r, i
 int ac_detector_detect(ac_detector *d, const ac_image *img, const ac_detect_options *opts, ac_detections *out,
                        ac_err *err) {
     float r;
+    int H, W, n;
     const float *raw;
     memset(out, 0, sizeof *out);
-    float *input = ac_cnn_input(d->cnn); /* letterboxed in place: no copy of the input */
-    if (ac_detector_letterbox(d, img, input, &r, err) < 0) return -1;
+    if (img->w < 1 || img->h < 1) return ac_errf(err, "empty image");
+    ac_detector_input_dims(d, img->w, img->h, &H, &W);
+    ac_cnn *plan = plan_for(d, H, W, err);
+    if (!plan) return -1;
+    float *input = ac_cnn_input(plan); /* letterboxed in place: no copy of the input */
+    if (ac_detector_letterbox(d, img, H, W, input, &r, err) < 0) return -1;
     if (!d->n_levels) {
-        if (ac_detector_run_raw(d, input, &raw, err) < 0) return -1;
-        return ac_detector_decode(raw, d->n_anchors, d->n_labels, r, img->w, img->h, opts, out, err);
+        if (ac_detector_run_raw(d, input, H, W, &raw, &n, err) < 0) return -1;
+        return ac_detector_decode(raw, n, d->n_labels, r, img->w, img->h, opts, out, err);
     }
-    if (ac_cnn_run(d->cnn, input, NULL, err) < 0) return -1;
+    if (ac_cnn_run(plan, input, NULL, err) < 0) return -1;
     ac_detect_options o = opts ? *opts : ac_detect_options_default();
     out->width = img->w, out->height = img->h;
     candidates cs = {0};
     for (int l = 0, first = 0; l < d->n_levels; l++) {
-        int h, w, c;
-        const float *p = ac_cnn_output(d->cnn, l, &h, &w, &c);
-        for (int a = 0; a < h * w; a++, p += c) {
+        int lh, lw, c;
+        const float *p = ac_cnn_output(plan, l, &lh, &lw, &c);
+        for (int a = 0; a < lh * lw; a++, p += c) {
             float best = p[5]; /* the box only where a class passes (objectness x its best class) */
             for (int k = 1; k < d->n_labels; k++) best = p[5 + k] > best ? p[5 + k] : best;
             if (!(p[4] * best >= o.min_score) && !(p[4] < 0) && !isnan(best)) continue;
             float box[4];
-            level_anchor(d, l, a, box);
+            level_anchor(plan, l, a, box);
             if (add_anchor(&cs, p, box, first + a, d->n_labels, r, img->w, img->h, o.min_score, err)) return free(cs.c), -1;
         }
-        first += h * w;
+        first += lh * lw;
     }
     suppress(&cs, &o, out);
     return 0;

@@ -134,8 +134,15 @@ int ac_train_warm_start(ac_trainer *tr, const char *path, ac_err *err) {
         rc = ac_errf(err, "%s: its attention (%s, heads %d) differs from this run's (%s, heads %d)", path,
                      ac_decoder_attention_name(a->attention), a->heads > 1 ? a->heads : 1,
                      ac_decoder_attention_name(b->attention), b->heads > 1 ? b->heads : 1);
-    else if (old.encoder_json && tr->model.encoder_json && strcmp(old.encoder_json, tr->model.encoder_json))
-        rc = ac_errf(err, "%s: made from another encoder than the feature cache's", path);
+    else if (old.encoder_json && tr->model.encoder_json) {
+        /* the same encoder; its precision may differ: a warm start on int8's features (or back) is how
+         * a model comes to fit them */
+        ac_encoder_id ia, ib;
+        if (ac_encoder_id_parse(old.encoder_json, path, &ia, err) || ac_encoder_id_parse(tr->model.encoder_json, "the feature cache", &ib, err))
+            rc = -1;
+        else if (ib.int8 = ia.int8, !ac_encoder_id_same(&ia, &ib))
+            rc = ac_errf(err, "%s: made from another encoder than the feature cache's", path);
+    }
     if (rc) {
         ac_model_free(&old);
         return rc;
