@@ -22,6 +22,11 @@ int ac_cnn_clone(const ac_cnn *cnn, int threads, ac_cnn **out, ac_err *err);
 /* The same at another input size (in_h x in_w): a fully convolutional graph runs at any size, its
  * output grid following the input's. */
 int ac_cnn_clone_size(const ac_cnn *cnn, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err);
+/* The same, living in cnn's memory: its activations and scratch in cnn's buffers (when they fit there,
+ * as they do for an input no larger on either side) and cnn's packed filters, so a plan per input size
+ * costs little more than its bookkeeping (a detector fed each photo at its own aspect). The two must
+ * never run at once, and cnn must outlive it. */
+int ac_cnn_clone_size_shared(const ac_cnn *cnn, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err);
 /* The graph up to several tensors at once (names: n of 1..AC_CNN_MAX_OUTPUTS, each computed once and
  * kept whole after a run, read with ac_cnn_output): a detector's levels, say, without the graph's own
  * decoding of them. The first is the one ac_cnn_run copies out and ac_cnn_output_shape describes;

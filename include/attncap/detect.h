@@ -5,8 +5,9 @@
  *
  * The graph takes a 1 x S x S x 3 float input (S = 416 for YOLOX-nano): the photo letterboxed
  * (scaled by r = min(S / w, S / h) to round(w r) x round(h r) with plain bilinear resampling, placed
- * at the top-left, the rest filled with 114), channels in BGR order, values 0..255. Its output is
- * N x (5 + K) already decoded: per anchor the box centre x, y, width, height in input pixels, the
+ * at the top-left, the rest filled with 114), channels in BGR order, values 0..255. Being fully
+ * convolutional, it runs here at the letterbox's own aspect rounded up to whole strides (32): less
+ * grey to look at (ac_detector_input_dims). Its output is N x (5 + K) already decoded: per anchor the box centre x, y, width, height in input pixels, the
  * objectness, then K class probabilities. A detection's score is objectness x class probability;
  * boxes of one class whose IoU with a higher-scored box of that class exceeds the NMS threshold are
  * dropped (greedy non-maximum suppression per class, as YOLOX's own demo). Boxes come back in the

@@ -12,7 +12,8 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: attncap detect [--detector M.tflite] [--labels L.txt] [--min-score S] [--draw DIR] [--threads N] PHOTO...|-\n\n"
                "Finds COCO's 80 kinds of object in each photo with the YOLOX-nano detector run by our engine\n"
-               "(letterboxed to 416x416; per-class non-maximum suppression at IoU 0.45) and prints one JSON line\n"
+               "(the photo scaled to fit 416x416, fed at its own aspect in multiples of 32: 640x480 as 416x320;\n"
+               "per-class non-maximum suppression at IoU 0.45) and prints one JSON line\n"
                "per photo: {\"image\": PATH, \"width\": W, \"height\": H, \"detections\": [{\"label\": L, \"score\": S,\n"
                "\"box\": [x0, y0, x1, y1]}, ...]}, boxes in the photo's pixels, best first. A directory is walked;\n"
                "- reads paths from stdin, one a line.\n\n"

@@ -101,8 +101,14 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         }
         if (need > c->scratch_size) c->scratch_size = need;
         int K = s->g.kh * s->g.kw * s->g.c;
-        if (!(s->packed = ac_malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return ac_cnn_plan_err(c, s, err, "out of memory");
-        ac_cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
+        const cnn_step *twin = c->base && c->n_steps < c->base->n_steps ? &c->base->steps[c->n_steps] : NULL;
+        if (twin && twin->op == s->op && twin->packed) { /* the same filter packed the same way: base's */
+            s->packed = twin->packed;
+            s->packed_shared = 1;
+        } else {
+            if (!(s->packed = ac_malloc(ac_cnn_gemm_packed_size(s->g.oc, K) * sizeof(float)))) return ac_cnn_plan_err(c, s, err, "out of memory");
+            ac_cnn_gemm_pack(s->g.oc, K, w->data, s->packed);
+        }
         c->flops += 2.0 * s->g.oh * s->g.ow * (double)s->g.oc * s->g.kh * s->g.kw * s->g.c;
 #if !defined(AC_CNN_OWN_GEMM)
         c->uses_blas = 1;
@@ -274,7 +280,7 @@ static int fuse_chunks(const ac_cnn *c, const ac_conv_geom *dw) {
 #endif
 
 /* Marks each CONV_2D whose output is large (past L2) and read only by the next step, a
- * depthwise conv, to run fused with it (ac_cnn_pw_dw), and allocates the band buffers. Before buffers
+ * depthwise conv, to run fused with it (ac_cnn_pw_dw), and sizes the band buffers. Before buffers
  * are assigned: the fused conv's output needs none, and its inputs must outlive the pair. Only with our
  * own product (AVX-512 or AVX2), whose results do not depend on how the rows are blocked. Not when the chunks
  * would recompute more than 1/8 of the expanded rows. (At 448 on two threads the 28 x 28 blocks,
@@ -310,7 +316,7 @@ static int plan_fusion(ac_cnn *c, const char *keep, int *last_use, ac_err *err) 
          * fused, it would be skipped as a group's head and its group, whose last step it is, never run */
         k = last;
     }
-    if (need && !(c->fuse_scratch = activations_alloc(need * sizeof(float)))) return ac_errf(err, "out of memory for band buffers");
+    c->fuse_size = need; /* allocated with the other buffers (plan_create) */
 #else
     (void)c, (void)keep, (void)last_use, (void)err;
 #endif
@@ -387,14 +393,14 @@ static void plan_pads(ac_cnn *c, const char *keep, int *last_use) {
 }
 
 /* targets: the indices of the n tensors to stop at (1 <= n <= AC_CNN_MAX_OUTPUTS). */
-static int plan_create(const ac_tfl_model *m, const int *targets, int n, int in_h, int in_w, int threads, ac_cnn **out,
-                       ac_err *err);
+static int plan_create(const ac_tfl_model *m, const int *targets, int n, int in_h, int in_w, int threads,
+                       const ac_cnn *base, ac_cnn **out, ac_err *err);
 
 int ac_cnn_create(const ac_tfl_model *m, const char *output_tensor, int in_h, int in_w, int threads, ac_cnn **out,
                   ac_err *err) {
     *out = NULL;
     const int target = find_output(m, output_tensor, err);
-    return target < 0 ? -1 : plan_create(m, &target, 1, in_h, in_w, threads, out, err);
+    return target < 0 ? -1 : plan_create(m, &target, 1, in_h, in_w, threads, NULL, out, err);
 }
 
 int ac_cnn_create_outputs(const ac_tfl_model *m, const char *const *names, int n, int in_h, int in_w, int threads,
@@ -408,7 +414,7 @@ int ac_cnn_create_outputs(const ac_tfl_model *m, const char *const *names, int n
         for (int j = 0; j < k; j++)
             if (targets[j] == targets[k]) return ac_errf(err, "%s: tensor '%s' asked for twice", m->path, names[k]);
     }
-    return plan_create(m, targets, n, in_h, in_w, threads, out, err);
+    return plan_create(m, targets, n, in_h, in_w, threads, NULL, out, err);
 }
 
 int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
@@ -416,15 +422,23 @@ int ac_cnn_clone(const ac_cnn *c, int threads, ac_cnn **out, ac_err *err) {
     return ac_cnn_clone_size(c, in->shape[1], in->shape[2], threads, out, err);
 }
 
-int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err) {
+static int clone_size(const ac_cnn *c, int in_h, int in_w, int threads, const ac_cnn *base, ac_cnn **out, ac_err *err) {
     if (in_h < 1 || in_w < 1) return ac_errf(err, "%s: input size %dx%d out of range", c->m->path, in_h, in_w);
-    if (plan_create(c->m, c->outs, c->n_outs, in_h, in_w, threads, out, err) < 0) return -1;
+    if (plan_create(c->m, c->outs, c->n_outs, in_h, in_w, threads, base, out, err) < 0) return -1;
     if (ac_cnn_set_precision(*out, c->precision, err) < 0) {
         ac_cnn_free(*out);
         *out = NULL;
         return -1;
     }
     return 0;
+}
+
+int ac_cnn_clone_size(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err) {
+    return clone_size(c, in_h, in_w, threads, NULL, out, err);
+}
+
+int ac_cnn_clone_size_shared(const ac_cnn *c, int in_h, int in_w, int threads, ac_cnn **out, ac_err *err) {
+    return clone_size(c, in_h, in_w, threads, c, out, err);
 }
 
 int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
@@ -473,8 +487,8 @@ int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
 
 ac_precision ac_cnn_precision(const ac_cnn *c) { return c->precision; }
 
-static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets, int in_h, int in_w, int threads, ac_cnn **out,
-                       ac_err *err) {
+static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets, int in_h, int in_w, int threads,
+                       const ac_cnn *base, ac_cnn **out, ac_err *err) {
     *out = NULL;
     if (m->n_inputs != 1) return ac_errf(err, "%s: model has %d inputs, one image input expected", m->path, m->n_inputs);
     const ac_tfl_tensor *it = &m->tensors[m->inputs[0]];
@@ -487,6 +501,7 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
     ac_cnn *c = ac_calloc(1, sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     c->m = m;
+    c->base = base;
     c->in_t = m->inputs[0];
     c->out_t = targets[0];
     c->n_outs = n_targets;
@@ -602,17 +617,36 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
         ac_errf(err, "out of memory");
         goto fail;
     }
-    for (int q = 0; q < c->n_slots; q++)
-        if (!(c->slots[q] = activations_alloc((c->slot_size[q] ? c->slot_size[q] : 1) * sizeof(float)))) {
-            ac_errf(err, "out of memory for activations (%zu floats)", c->slot_size[q]);
-            goto fail;
-        }
-    for (int i = 0; i < m->n_tensors; i++)
-        if (c->t[i].slot >= 0) c->t[i].data = c->slots[c->t[i].slot];
-    if (c->scratch_size && !(c->scratch = activations_alloc(c->scratch_size * sizeof(float)))) {
-        ac_errf(err, "out of memory for im2col (%zu floats)", c->scratch_size);
+    /* One arena: the slots, im2col's scratch and the band buffers, each at a 64-byte boundary. A shared
+     * clone lives in its base's arena when it fits there (it never runs while the base does). */
+    size_t off[2] = {0, 0}, total = 0, *slot_off = ac_malloc(sizeof *slot_off * (size_t)c->n_slots);
+    if (!slot_off) {
+        ac_errf(err, "out of memory");
         goto fail;
     }
+#define ARENA_TAKE(n) (total += ((n) + 15) / 16 * 16, total - ((n) + 15) / 16 * 16)
+    for (int q = 0; q < c->n_slots; q++) slot_off[q] = ARENA_TAKE(c->slot_size[q] ? c->slot_size[q] : 1);
+    off[0] = ARENA_TAKE(c->scratch_size);
+    off[1] = ARENA_TAKE(c->fuse_size);
+#undef ARENA_TAKE
+    if (c->base && c->base->arena && c->base->arena_size >= total) {
+        c->arena = c->base->arena, c->arena_size = c->base->arena_size;
+    } else {
+        c->arena_size = total ? total : 1;
+        if (!(c->arena = activations_alloc(c->arena_size * sizeof(float)))) {
+            free(slot_off);
+            ac_errf(err, "out of memory for activations (%zu floats)", c->arena_size);
+            goto fail;
+        }
+        c->arena_owned = 1;
+    }
+    for (int q = 0; q < c->n_slots; q++) c->slots[q] = c->arena + slot_off[q];
+    free(slot_off);
+    c->scratch = c->scratch_size ? c->arena + off[0] : NULL;
+    c->fuse_scratch = c->fuse_size ? c->arena + off[1] : NULL;
+    for (int i = 0; i < m->n_tensors; i++)
+        if (c->t[i].slot >= 0) c->t[i].data = c->slots[c->t[i].slot];
+    c->base = NULL; /* only for planning */
     free(last_use);
     free(needed);
     free(opneeded);
@@ -628,15 +662,15 @@ fail:
 
 void ac_cnn_free(ac_cnn *c) {
     if (!c) return;
-    if (c->slots)
-        for (int q = 0; q < c->n_slots; q++) free(c->slots[q]);
     free(c->slots);
     free(c->slot_size);
-    free(c->scratch);
-    free(c->fuse_scratch);
+    if (c->arena_owned) free(c->arena);
     ac_cnn_int8_free(c->int8);
     if (c->steps)
-        for (int k = 0; k < c->n_steps; k++) free(c->steps[k].packed), free(c->steps[k].bf16), free(c->steps[k].bf16_scale);
+        for (int k = 0; k < c->n_steps; k++) {
+            if (!c->steps[k].packed_shared) free(c->steps[k].packed);
+            free(c->steps[k].bf16), free(c->steps[k].bf16_scale);
+        }
     free(c->steps);
     free(c->t);
     free(c->keep);

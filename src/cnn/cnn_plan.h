@@ -29,6 +29,7 @@ typedef struct cnn_step {
     int index;     /* operator index in the model */
     ac_conv_geom g;   /* window ops */
     float *packed; /* CONV_2D weights packed for ac_cnn_gemm */
+    int packed_shared; /* packed is another plan's (ac_cnn_clone_size_shared): not freed with this one */
     uint16_t *bf16; /* the same packed for AMX (ac_cnn_gemm_bf16_pack), once the plan runs in bf16x2 */
     float *bf16_scale; /* and their column scales */
     int fused;     /* a pointwise CONV_2D run inside the next step, a DEPTHWISE_CONV_2D (ac_cnn_pw_dw) */
@@ -50,12 +51,18 @@ struct ac_cnn {
     int in_t, out_t;     /* out_t = outs[0] */
     int outs[AC_CNN_MAX_OUTPUTS], n_outs; /* the tensors the plan stops at (ac_cnn_create_outputs) */
     char *keep;          /* [n_tensors] 1 for each of outs: computed, never fused away or released */
-    float **slots;
+    float **slots;       /* into arena */
     size_t *slot_size;
     int n_slots;
-    float *scratch;
+    float *scratch;      /* into arena */
     size_t scratch_size;
-    float *fuse_scratch; /* band buffers of fused steps, per pool chunk */
+    float *fuse_scratch; /* band buffers of fused steps, per pool chunk (into arena) */
+    size_t fuse_size;
+    float *arena;        /* every activation and scratch buffer, one allocation */
+    size_t arena_size;   /* floats */
+    int arena_owned;     /* 0: another plan's (ac_cnn_clone_size_shared), which outlives this one */
+    const struct ac_cnn *base; /* while planning a shared clone: whose packed filters to borrow */
+
     ac_pool *pool;
     int threads;
     int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */

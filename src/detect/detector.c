@@ -23,7 +23,7 @@
 #define MAX_LABELS 1000
 #define LABEL_BYTES (1 << 20)
 #define MAX_LEVELS AC_CNN_MAX_OUTPUTS
-#define RECT_PLANS 4 /* plans kept for inputs other than S x S (a photo's aspect; each ~15 MB at 416) */
+#define RECT_PLANS 8 /* plans kept for inputs other than S x S (a photo's aspect; in the square plan's memory) */
 
 /* The plan for one input size (h x w), and when it last ran. */
 typedef struct sized_plan {
@@ -35,7 +35,8 @@ typedef struct sized_plan {
 struct ac_detector {
     ac_tfl_model *model;
     ac_cnn *cnn;        /* the graph up to its levels, or whole (n_levels 0), at S x S */
-    sized_plan rect[RECT_PLANS]; /* the same at a photo's own aspect (levels only), least recently used out */
+    sized_plan rect[RECT_PLANS]; /* the same at a photo's own aspect (levels only), least recently used out;
+                                    they live in cnn's buffers and filters: one runs at a time */
     unsigned long runs;
     int threads;
     int stride;         /* the coarsest level's: the input's sides are multiples of it */
@@ -274,7 +275,7 @@ static ac_cnn *plan_for(ac_detector *d, int H, int W, ac_err *err) {
         if (!p->cnn || (oldest->cnn && p->used < oldest->used)) oldest = p;
     }
     ac_cnn *c;
-    if (ac_cnn_clone_size(d->cnn, H, W, d->threads, &c, err) < 0) return NULL;
+    if (ac_cnn_clone_size_shared(d->cnn, H, W, d->threads, &c, err) < 0) return NULL;
     ac_cnn_free(oldest->cnn);
     *oldest = (sized_plan){c, H, W, d->runs};
     return c;
