@@ -116,6 +116,41 @@ static void aspect_detect_as_raw(void) {
     ac_detector_close(d);
 }
 
+/* The plans of several input sizes share the square plan's buffers and filters
+ * (ac_cnn_clone_size_shared): a photo's detections must not depend on what ran before it in them. The
+ * samples (four aspects) one after another, forwards then backwards, in one detector against each in a
+ * fresh one. */
+static void shared_plans_forget(void) {
+    const char *model = test_shared("encoders/yolox_nano.tflite");
+    if (!model) SKIP("needs ../shared/encoders/yolox_nano.tflite");
+    const char *photos[] = {"kite.jpg", "giraffe.jpg", "person.jpg", "dog.jpg", "eagle.jpg", "horses.jpg"};
+    enum { N = sizeof photos / sizeof *photos };
+    ac_err err;
+    ac_image img[N];
+    ac_detections fresh[N];
+    memset(img, 0, sizeof img);
+    for (int p = 0; p < N; p++) {
+        ac_detector *d = NULL;
+        CHECKF(ac_image_load(photo_path(photos[p]), &img[p], &err) == 0, "%s", err.msg);
+        CHECKF(ac_detector_open(model, NULL, &d, &err) == 0, "%s", err.msg);
+        CHECKF(ac_detector_detect(d, &img[p], NULL, &fresh[p], &err) == 0, "%s", err.msg);
+        ac_detector_close(d);
+    }
+    ac_detector *d = NULL;
+    CHECKF(ac_detector_open(model, NULL, &d, &err) == 0, "%s", err.msg);
+    for (int k = 0; k < 2 * N; k++) {
+        const int p = k < N ? k : 2 * N - 1 - k;
+        ac_detections got;
+        CHECKF(ac_detector_detect(d, &img[p], NULL, &got, &err) == 0, "%s", err.msg);
+        CHECKF(got.n == fresh[p].n && (got.n == 0 || !memcmp(got.items, fresh[p].items, sizeof *got.items * (size_t)got.n)),
+               "%s after %s: %d detections, %d fresh", photos[p], k ? photos[k - 1 < N ? k - 1 : 2 * N - k] : "nothing", got.n,
+               fresh[p].n);
+        ac_detections_free(&got);
+    }
+    ac_detector_close(d);
+    for (int p = 0; p < N; p++) ac_detections_free(&fresh[p]), ac_image_free(&img[p]);
+}
+
 /* The head's three level tensors, found as the detector finds them (1 x h x w x 85 concatenations). */
 static int level_names(const ac_tfl_model *m, const char **names) {
     int n = 0;
@@ -188,5 +223,6 @@ int main(void) {
     RUN(levels_decode_as_the_graph);
     RUN(outputs_as_single_plans);
     RUN(aspect_detect_as_raw);
+    RUN(shared_plans_forget);
     return TEST_EXIT();
 }
