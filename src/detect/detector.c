@@ -180,8 +180,8 @@ fail:
 
 void ac_detector_close(ac_detector *d) {
     if (!d) return;
+    for (int k = 0; k < RECT_PLANS; k++) ac_cnn_free(d->rect[k].cnn); /* before the plan whose memory they use */
     ac_cnn_free(d->cnn);
-    for (int k = 0; k < RECT_PLANS; k++) ac_cnn_free(d->rect[k].cnn);
     ac_tfl_free(d->model);
     if (d->labels)
         for (int i = 0; i < d->n_labels; i++) free(d->labels[i]);
@@ -285,6 +285,8 @@ int ac_detector_run_raw(ac_detector *d, const float *input, int H, int W, const 
     const size_t row = (size_t)(5 + d->n_labels);
     if (!d->n_levels && (H != d->size || W != d->size))
         return ac_errf(err, "this detector runs whole, at %dx%d only (not %dx%d)", d->size, d->size, W, H);
+    if (H < 1 || W < 1 || H > d->size || W > d->size) /* no more anchors than S x S's: d->raw holds those */
+        return ac_errf(err, "detector input %dx%d outside 1..%d a side", W, H, d->size);
     ac_cnn *plan = plan_for(d, H, W, err);
     if (!plan) return -1;
     if (!d->raw && !(d->raw = ac_malloc((size_t)d->n_anchors * row * sizeof(float)))) return ac_errf(err, "out of memory");
