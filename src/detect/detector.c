@@ -354,7 +354,7 @@ static int add_anchor(candidates *cs, const float *p, const float box[4], int a,
 
 static void suppress(candidates *cs, const ac_detect_options *o, ac_detections *out) {
     ac_detection *c = cs->c;
-    qsort(c, cs->n, sizeof *c, by_score);
+    if (cs->n > 1) qsort(c, cs->n, sizeof *c, by_score); /* none: c is NULL */
     /* greedy NMS per class: keep a box unless a kept box of its class overlaps it by more than nms_iou */
     size_t kept = 0;
     for (size_t i = 0; i < cs->n && (int)kept < o->max_detections; i++) {
