@@ -116,6 +116,22 @@ static int find_levels(const ac_tfl_model *m, int S, int n_labels, int n_anchors
     return total == n_anchors ? n : 0;
 }
 
+/* The planned levels' coarsest stride, once each is 1 x h x w x (5 + K) with S a whole multiple of
+ * its sides and their anchors the graph's; 0 if not (a tensor name the file gives twice). */
+static int levels_stride(const ac_detector *d) {
+    long total = 0;
+    int stride = 0;
+    for (int l = 0; l < d->n_levels; l++) {
+        int h, w, c;
+        if (!ac_cnn_output(d->cnn, l, &h, &w, &c) || c != 5 + d->n_labels || h < 1 || w < 1 || d->size % h ||
+            d->size % w || d->size / h != d->size / w)
+            return 0;
+        total += (long)h * w;
+        if (d->size / h > stride) stride = d->size / h;
+    }
+    return total == d->n_anchors ? stride : 0;
+}
+
 void ac_detector_opts_init(ac_detector_opts *o) {
     memset(o, 0, sizeof *o);
     o->min_score = ac_detect_options_default().min_score;
@@ -158,12 +174,14 @@ int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector
     d->n_anchors = (int)(anchors < (1 << 24) ? anchors : 0);
     const char *levels[MAX_LEVELS];
     d->n_levels = find_levels(m, d->size, d->n_labels, d->n_anchors, levels);
-    if ((d->n_levels ? ac_cnn_create_outputs(m, levels, d->n_levels, d->size, d->size, threads, &d->cnn, err)
-                     : ac_cnn_create(m, NULL, d->size, d->size, threads, &d->cnn, err)) < 0)
-        goto fail;
+    if (d->n_levels && ac_cnn_create_outputs(m, levels, d->n_levels, d->size, d->size, threads, &d->cnn, err) < 0) goto fail;
+    if (d->n_levels && !(d->stride = levels_stride(d))) { /* names that reach other tensors: the graph runs whole */
+        ac_cnn_free(d->cnn);
+        d->cnn = NULL, d->n_levels = 0;
+    }
+    if (!d->n_levels && ac_cnn_create(m, NULL, d->size, d->size, threads, &d->cnn, err) < 0) goto fail;
     int h, w, c;
     ac_cnn_output_shape(d->cnn, &h, &w, &c);
-    d->stride = d->n_levels ? d->size / m->tensors[ac_tfl_find_tensor(m, levels[d->n_levels - 1])].shape[1] : d->size;
     if (!d->n_levels && (c != 5 + d->n_labels || (long)h * w != d->n_anchors || !d->n_anchors)) {
         ac_errf(err, "%s: output has %d values per anchor, %d expected for the %d labels", model_path, c,
                 5 + d->n_labels, d->n_labels);
