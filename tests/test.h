@@ -86,15 +86,22 @@ static inline const char *test_shared(const char *rel) {
     return b;
 }
 
-/* Path to tests/fixtures/REL in the repo ($ATTNCAP_ROOT, set by tests/run.sh, else "."), in one of
- * 8 static buffers (so a few can be alive at once). */
-static inline const char *test_fixture(const char *rel) {
+/* Path to REL in the repo ($ATTNCAP_ROOT, set by tests/run.sh, else "."), in one of 8 static buffers
+ * (so a few can be alive at once): samples/dog.jpg, models/... */
+static inline const char *test_repo_path(const char *rel) {
     static char buf[8][4096];
     static int slot;
     const char *root = getenv("ATTNCAP_ROOT");
     char *b = buf[slot++ % 8];
-    snprintf(b, 4096, "%s/tests/fixtures/%s", root && *root ? root : ".", rel);
+    snprintf(b, 4096, "%s/%s", root && *root ? root : ".", rel);
     return b;
+}
+
+/* Path to tests/fixtures/REL in the repo, as test_repo_path's. */
+static inline const char *test_fixture(const char *rel) {
+    char r[2048]; /* a fixture's name is short; the root may be long */
+    snprintf(r, sizeof r, "tests/fixtures/%s", rel);
+    return test_repo_path(r);
 }
 
 /* Scratch dir for a test binary (created by tests/run.sh, removed after). */

@@ -14,22 +14,13 @@
 #include "attncap/tflite.h"
 #include "test.h"
 
-static const char *photo_path(const char *name) {
-    static char buf[4][4096];
-    static int slot;
-    const char *root = getenv("ATTNCAP_ROOT");
-    char *b = buf[slot++ % 4];
-    snprintf(b, 4096, "%s/samples/%s", root && *root ? root : ".", name);
-    return b;
-}
-
 static void levels_decode_as_the_graph(void) {
     const char *model = test_shared("encoders/yolox_nano.tflite");
     if (!model) SKIP("needs ../shared/encoders/yolox_nano.tflite");
     ac_err err;
     ac_tfl_model *m = NULL;
     CHECKF(ac_tfl_load(model, &m, &err) == 0, "%s", err.msg);
-    const char *photos[] = {"kite.jpg", "horses.jpg", "giraffe.jpg"};
+    const char *photos[] = {"samples/kite.jpg", "samples/horses.jpg", "samples/giraffe.jpg"};
     for (int threads = 1; threads <= 2; threads++) {
         ac_detector *d = NULL;
         ac_detector_opts o;
@@ -49,7 +40,7 @@ static void levels_decode_as_the_graph(void) {
             float r;
             const float *raw = NULL;
             int anchors = 0;
-            CHECKF(ac_image_load(photo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
+            CHECKF(ac_image_load(test_repo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
             CHECKF(ac_detector_letterbox(d, &img, S, S, input, &r, &err) == 0, "%s", err.msg);
             CHECKF(ac_cnn_run(whole, input, want, &err) == 0, "%s", err.msg);
             CHECKF(ac_detector_run_raw(d, input, S, S, &raw, &anchors, &err) == 0 && anchors == 3549, "%s", err.msg);
@@ -84,11 +75,11 @@ static void aspect_detect_as_raw(void) {
         ac_detector_input_dims(d, dims[k].w, dims[k].h, &H, &W);
         CHECKF(H == dims[k].in_h && W == dims[k].in_w, "%dx%d -> %dx%d", dims[k].w, dims[k].h, W, H);
     }
-    const char *photos[] = {"kite.jpg", "person.jpg", "dog.jpg", "giraffe.jpg"};
+    const char *photos[] = {"samples/kite.jpg", "samples/person.jpg", "samples/dog.jpg", "samples/giraffe.jpg"};
     const float bars[] = {0.3f, 0.05f, 0.0f};
     for (size_t p = 0; p < sizeof photos / sizeof *photos; p++) {
         ac_image img = {0};
-        CHECKF(ac_image_load(photo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
+        CHECKF(ac_image_load(test_repo_path(photos[p]), &img, &err) == 0, "%s", err.msg);
         int H, W, n = 0;
         float r;
         ac_detector_input_dims(d, img.w, img.h, &H, &W);
@@ -123,7 +114,7 @@ static void aspect_detect_as_raw(void) {
 static void shared_plans_forget(void) {
     const char *model = test_shared("encoders/yolox_nano.tflite");
     if (!model) SKIP("needs ../shared/encoders/yolox_nano.tflite");
-    const char *photos[] = {"kite.jpg", "giraffe.jpg", "person.jpg", "dog.jpg", "eagle.jpg", "horses.jpg"};
+    const char *photos[] = {"samples/kite.jpg", "samples/giraffe.jpg", "samples/person.jpg", "samples/dog.jpg", "samples/eagle.jpg", "samples/horses.jpg"};
     enum { N = sizeof photos / sizeof *photos };
     ac_err err;
     ac_image img[N];
@@ -131,7 +122,7 @@ static void shared_plans_forget(void) {
     memset(img, 0, sizeof img);
     for (int p = 0; p < N; p++) {
         ac_detector *d = NULL;
-        CHECKF(ac_image_load(photo_path(photos[p]), &img[p], &err) == 0, "%s", err.msg);
+        CHECKF(ac_image_load(test_repo_path(photos[p]), &img[p], &err) == 0, "%s", err.msg);
         CHECKF(ac_detector_open(model, NULL, &d, &err) == 0, "%s", err.msg);
         CHECKF(ac_detector_detect(d, &img[p], NULL, &fresh[p], &err) == 0, "%s", err.msg);
         ac_detector_close(d);

@@ -31,6 +31,13 @@ static void *activations_alloc(size_t bytes) {
     return p;
 }
 
+/* The offset of n more floats in an arena of *total floats so far, at a 64-byte boundary. */
+static size_t arena_take(size_t *total, size_t n) {
+    const size_t at = *total;
+    *total += (n + 15) / 16 * 16;
+    return at;
+}
+
 static size_t shape_count(const int *shape, int ndim) {
     size_t n = 1;
     for (int d = 0; d < ndim; d++) n *= (size_t)shape[d];
@@ -73,7 +80,8 @@ static int check_const(const ac_cnn *c, const cnn_step *s, int i, int ndim, cons
     return 0;
 }
 
-static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
+/* base: a plan of the same graph whose packed filters this one borrows (ac_cnn_clone_size_shared), or NULL. */
+static int plan_step(ac_cnn *c, cnn_step *s, const ac_cnn *base, ac_err *err) {
     const ac_tfl_op *op = s->op;
     const ac_tfl_model *m = c->m;
     if (op->n_out < 1 || op->outputs[0] < 0) return ac_cnn_plan_err(c, s, err, "operator has no output");
@@ -101,7 +109,7 @@ static int plan_step(ac_cnn *c, cnn_step *s, ac_err *err) {
         }
         if (need > c->scratch_size) c->scratch_size = need;
         int K = s->g.kh * s->g.kw * s->g.c;
-        const cnn_step *twin = c->base && c->n_steps < c->base->n_steps ? &c->base->steps[c->n_steps] : NULL;
+        const cnn_step *twin = base && c->n_steps < base->n_steps ? &base->steps[c->n_steps] : NULL;
         if (twin && twin->op == s->op && twin->packed) { /* the same filter packed the same way: base's */
             s->packed = twin->packed;
             s->packed_shared = 1;
@@ -501,7 +509,6 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
     ac_cnn *c = ac_calloc(1, sizeof *c);
     if (!c) return ac_errf(err, "out of memory");
     c->m = m;
-    c->base = base;
     c->in_t = m->inputs[0];
     c->out_t = targets[0];
     c->n_outs = n_targets;
@@ -552,7 +559,7 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
         cnn_step *s = &c->steps[c->n_steps];
         s->op = &m->ops[k];
         s->index = k;
-        if (plan_step(c, s, err) < 0) goto fail;
+        if (plan_step(c, s, base, err) < 0) goto fail;
         for (int j = 0; j < s->op->n_in; j++)
             if (s->op->inputs[j] >= 0) last_use[s->op->inputs[j]] = c->n_steps;
         c->n_steps++;
@@ -624,13 +631,11 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
         ac_errf(err, "out of memory");
         goto fail;
     }
-#define ARENA_TAKE(n) (total += ((n) + 15) / 16 * 16, total - ((n) + 15) / 16 * 16)
-    for (int q = 0; q < c->n_slots; q++) slot_off[q] = ARENA_TAKE(c->slot_size[q] ? c->slot_size[q] : 1);
-    off[0] = ARENA_TAKE(c->scratch_size);
-    off[1] = ARENA_TAKE(c->fuse_size);
-#undef ARENA_TAKE
-    if (c->base && c->base->arena && c->base->arena_size >= total) {
-        c->arena = c->base->arena, c->arena_size = c->base->arena_size;
+    for (int q = 0; q < c->n_slots; q++) slot_off[q] = arena_take(&total, c->slot_size[q] ? c->slot_size[q] : 1);
+    off[0] = arena_take(&total, c->scratch_size);
+    off[1] = arena_take(&total, c->fuse_size);
+    if (base && base->arena && base->arena_size >= total) {
+        c->arena = base->arena, c->arena_size = base->arena_size;
     } else {
         c->arena_size = total ? total : 1;
         if (!(c->arena = activations_alloc(c->arena_size * sizeof(float)))) {
@@ -646,7 +651,6 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
     c->fuse_scratch = c->fuse_size ? c->arena + off[1] : NULL;
     for (int i = 0; i < m->n_tensors; i++)
         if (c->t[i].slot >= 0) c->t[i].data = c->slots[c->t[i].slot];
-    c->base = NULL; /* only for planning */
     free(last_use);
     free(needed);
     free(opneeded);

@@ -61,7 +61,6 @@ struct ac_cnn {
     float *arena;        /* every activation and scratch buffer, one allocation */
     size_t arena_size;   /* floats */
     int arena_owned;     /* 0: another plan's (ac_cnn_clone_size_shared), which outlives this one */
-    const struct ac_cnn *base; /* while planning a shared clone: whose packed filters to borrow */
 
     ac_pool *pool;
     int threads;

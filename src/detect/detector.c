@@ -404,8 +404,7 @@ int ac_detector_detect(ac_detector *d, const ac_image *img, const ac_detect_opti
     int H, W, n;
     const float *raw;
     memset(out, 0, sizeof *out);
-    if (img->w < 1 || img->h < 1) return ac_errf(err, "empty image");
-    ac_detector_input_dims(d, img->w, img->h, &H, &W);
+    ac_detector_input_dims(d, img->w, img->h, &H, &W); /* an empty photo: S x S, refused by the letterbox */
     ac_cnn *plan = plan_for(d, H, W, err);
     if (!plan) return -1;
     float *input = ac_cnn_input(plan); /* letterboxed in place: no copy of the input */
