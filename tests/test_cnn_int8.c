@@ -5,6 +5,9 @@
  *  - the product: every kernel this CPU runs (AVX512-VNNI, AVX-VNNI, AVX2, C) against the sum
  *    of (w - zw)(x - zx) + bias requantized by the formula above, on shapes with every kind of tail,
  *    uint8-style filters (zero point 131) and int8 ones (zero point 0);
+ *  - the depthwise convolution: every kernel against the sum over the taps inside the image of
+ *    (x - zx) * w + bias requantized, 3 x 3 and 5 x 5, strides 1 and 2, channel counts with every tail
+ *    of the 32-channel blocks, images narrower than the filter;
  *  - both shipped MobileNetV2 encoders (uint8 per-tensor, int8 per-channel) to Conv_1 on two shared
  *    photos at 224 and 448 (and the uint8 one on to its AVERAGE_POOL_2D): every output integer equal to TFLite's reference kernels re-implemented
  *    in NumPy (tools/tflite_int8_ref.py, /usr/bin/python3), on every kernel this CPU runs, 1 and 2 threads;
@@ -287,6 +290,59 @@ static void test_clone_switch_refuse(void) {
     ac_encoder_close(&cls);
 }
 
+/* DEPTHWISE_CONV_2D: each kernel against the formula (the taps inside the image, as TFLite's reference). */
+static void test_depthwise_kernels(void) {
+    static const int shapes[][6] = {/* h, w, c, k, stride, pad */
+                                    {5, 7, 1, 3, 1, 1}, {9, 6, 16, 3, 2, 0}, {8, 8, 24, 3, 1, 1}, {7, 9, 40, 3, 2, 1},
+                                    {6, 5, 144, 3, 1, 1}, {2, 1, 33, 3, 1, 1}, {11, 10, 96, 3, 2, 1}, {6, 6, 8, 5, 1, 2}};
+    const int best = ac_i8_isa_best();
+    unsigned s = 23;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        const int h = shapes[sh][0], w = shapes[sh][1], c = shapes[sh][2], k = shapes[sh][3], st = shapes[sh][4], pad = shapes[sh][5];
+        const int oh = (h + 2 * pad - k) / st + 1, ow = (w + 2 * pad - k) / st + 1, zx = 121;
+        const ac_i8_geom g = {h, w, c, oh, ow, c, k, k, st, st, 1, 1, pad, pad};
+        uint8_t *in = malloc((size_t)h * w * c), *got = malloc((size_t)oh * ow * c), *want = malloc((size_t)oh * ow * c);
+        int32_t *wq = malloc((size_t)k * k * c * sizeof *wq), *bias = malloc((size_t)c * sizeof *bias);
+        int32_t *inner = malloc((size_t)c * sizeof *inner), *mult = malloc((size_t)c * sizeof *mult), *shf = malloc((size_t)c * sizeof *shf);
+        int16_t *wp = k == 3 ? malloc(ac_i8_dw3x3_packed_count(c) * sizeof *wp) : NULL;
+        for (int i = 0; i < h * w * c; i++) in[i] = (uint8_t)R8();
+        for (int i = 0; i < k * k * c; i++) wq[i] = R8() * 2 - 255; /* uint8 filters' q - zw: -255..255 */
+        for (int o = 0; o < c; o++) {
+            bias[o] = (R8() - 128) * 311, inner[o] = bias[o];
+            for (int t = 0; t < k * k; t++) inner[o] -= zx * wq[t * c + o];
+            ac_i8_quantize_multiplier(0.0002 + 0.00001 * o, &mult[o], &shf[o]);
+        }
+        if (wp) ac_i8_dw3x3_pack(wq, c, wp);
+        const ac_i8_requant rq = {mult, shf, 7, 0, 255};
+        for (int oy = 0; oy < oh; oy++)
+            for (int ox = 0; ox < ow; ox++)
+                for (int o = 0; o < c; o++) {
+                    int64_t acc = bias[o];
+                    for (int ky = 0; ky < k; ky++)
+                        for (int kx = 0; kx < k; kx++) {
+                            const int y = oy * st - pad + ky, x = ox * st - pad + kx;
+                            if (y >= 0 && y < h && x >= 0 && x < w) acc += (int64_t)(in[(y * w + x) * c + o] - zx) * wq[(ky * k + kx) * c + o];
+                        }
+                    const int32_t v = mbqm_ref((int32_t)acc, mult[o], shf[o]) + 7;
+                    want[(oy * ow + ox) * c + o] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+        for (int isa = AC_I8_ISA_C; isa <= best; isa++)
+            for (int threads = 1; threads <= 2 && ac_i8_isa_runs(isa); threads++) {
+                ac_i8_set_isa(isa);
+                ac_pool *pool = ac_pool_create(threads);
+                memset(got, 0xee, (size_t)oh * ow * c);
+                ac_i8_depthwise(&g, in, zx, wq, wp, bias, inner, &rq, got, pool);
+                ac_pool_free(pool);
+                int bad = 0;
+                for (int i = 0; i < oh * ow * c; i++) bad += got[i] != want[i];
+                CHECKF(!bad, "%dx%dx%d, %dx%d stride %d on %s, %d threads: %d of %d outputs differ", h, w, c, k, k, st,
+                       ac_i8_isa_name(isa), threads, bad, oh * ow * c);
+            }
+        ac_i8_set_isa(-1);
+        free(in), free(got), free(want), free(wq), free(bias), free(inner), free(mult), free(shf), free(wp);
+    }
+}
+
 static void test_float_graph_refused(void) {
     ac_err err = {0};
     ac_tfl_model *m = NULL;
@@ -305,6 +361,7 @@ int main(void) {
     RUN(test_fixed_point);
     RUN(test_quantize_input);
     RUN(test_gemm_kernels);
+    RUN(test_depthwise_kernels);
     RUN(test_float_graph_refused);
     RUN(test_clone_switch_refuse);
     RUN(test_models_vs_reference);

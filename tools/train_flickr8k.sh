@@ -7,6 +7,7 @@
 # Usage: tools/train_flickr8k.sh [RUN_DIR (default runs/flickr8k)] [extra `attncap train` flags]
 # RESIZE=aspect: the photos keep their aspect ratio (`attncap features --resize aspect`; Flickr8k's photos
 # are square already, so only the recorded policy changes). EPOCHS: at most this many (16).
+# PRECISION=int8: the encoder's features from its integer path (`attncap features --precision int8`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run=${1:-runs/flickr8k}; shift || true
@@ -17,7 +18,7 @@ enc=models/mobilenet_v2_1.0_224_quant.tflite
 mkdir -p "$run"
 cat "$data/Flickr_8k.trainImages.txt" "$data/Flickr_8k.devImages.txt" > "$run/photos.txt"
 # 14,000 encodings at 448 (~30 min here); 6.6 GB on disk, 7 GB in memory while training.
-./attncap features --encoder "$enc" --size 448 ${RESIZE:+--resize "$RESIZE"} --fp16 --flip --out "$run/features" \
+./attncap features --encoder "$enc" --size 448 ${RESIZE:+--resize "$RESIZE"} ${PRECISION:+--precision "$PRECISION"} --fp16 --flip --out "$run/features" \
   --list "$run/photos.txt" --root "$data/images"
 resume=; [ -f "$run/model.safetensors.ckpt" ] && resume=--resume
 # The shipped configuration (models/README.md): E=256, H=512, A=256 keeps the F16 file under 16 MiB.

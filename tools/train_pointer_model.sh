@@ -9,6 +9,7 @@
 # 26 of stage 2, 5 of settings).
 # Usage: tools/train_pointer_model.sh [RUN_DIR (default runs/pointer)] [extra `attncap train` flags for both stages]
 # STAGE1_EPOCHS (16, early stopping on dev CIDEr-D) and STAGE2_EPOCHS (4) shorten a trial run.
+# PRECISION=int8 trains on the integer path's features (the model then captions with it by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run=${1:-runs/pointer}; shift || true
@@ -28,7 +29,8 @@ bash tools/detect_training_photos.sh "$run"
     --detections "$run/det/f8k.jsonl" --copy "$@"
 # 3. The COCO and Flickr30k photos' features, then stage 2: the pointer (copy 2) from stage 1.
 { cat "$run/coco_photos.txt"; ls -d "$data"/flickr30k/images/*; } > "$run/extra_photos.txt"
-./attncap features --encoder "$enc" --size 448 --fp16 --flip --out "$run/flickr8k/features" --list "$run/extra_photos.txt"
+./attncap features --encoder "$enc" --size 448 ${PRECISION:+--precision "$PRECISION"} --fp16 --flip --out "$run/flickr8k/features" \
+  --list "$run/extra_photos.txt"
 [ -f "$run/model.safetensors" ] && [ ! -f "$run/model.safetensors.ckpt" ] ||
   INIT="$run/flickr8k/model.safetensors" NAME=model LR=3e-4 EPOCHS=${STAGE2_EPOCHS:-4} \
     bash tools/train_regions.sh "$run" --pointer --val-metric cider "$@"

@@ -26,6 +26,7 @@ typedef struct i8_step {
     int pointwise;
     ac_i8_gemm_w w;
     int32_t *dwq, *inner; /* depthwise: the filter's q - zw, and bias less zx times each channel's sum */
+    int16_t *dwp;         /* a 3 x 3 depthwise filter of multiplier 1: dwq packed in pairs of taps */
     int32_t *bias, *mult, *shift;
     ac_i8_requant rq;
     int32_t zx;
@@ -189,6 +190,10 @@ static int plan_dw(const ac_cnn *c, const cnn_step *s, i8_step *d, const tq *in,
             d->inner[o] -= d->zx * (int32_t)r;
         }
     d->g = (ac_i8_geom){s->g.h, s->g.w, s->g.c, s->g.oh, s->g.ow, s->g.oc, s->g.kh, s->g.kw, s->g.sh, s->g.sw, s->g.dh, s->g.dw, s->g.pt, s->g.pl};
+    if (s->g.kh == 3 && s->g.kw == 3 && s->g.dh == 1 && s->g.dw == 1 && oc == s->g.c) {
+        if (!(d->dwp = ac_malloc(ac_i8_dw3x3_packed_count(oc) * sizeof *d->dwp))) return serr(c, s, err, "out of memory");
+        ac_i8_dw3x3_pack(d->dwq, oc, d->dwp);
+    }
     return 0;
 }
 
@@ -252,7 +257,7 @@ void ac_cnn_int8_free(cnn_int8 *p) {
     if (!p) return;
     for (int k = 0; k < p->n_steps; k++) {
         i8_step *d = &p->st[k];
-        free(d->w.packed), free(d->w.col), free(d->dwq), free(d->inner), free(d->bias), free(d->mult), free(d->shift);
+        free(d->w.packed), free(d->w.col), free(d->dwq), free(d->dwp), free(d->inner), free(d->bias), free(d->mult), free(d->shift);
     }
     if (p->slots)
         for (int q = 0; q < p->n_slots; q++) free(p->slots[q]);
@@ -388,7 +393,7 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
                            d->sum ? &d->add : NULL, d->sum ? buf(p, d->other) : NULL, c->pool);
             break;
         }
-        case K_DW: ac_i8_depthwise(&d->g, a, d->zx, d->dwq, d->bias, d->inner, &d->rq, o, c->pool); break;
+        case K_DW: ac_i8_depthwise(&d->g, a, d->zx, d->dwq, d->dwp, d->bias, d->inner, &d->rq, o, c->pool); break;
         case K_ADD: ac_i8_add_run(&d->add, a, buf(p, d->in1), o, c->t[d->out].count, c->pool); break;
         case K_POOL: ac_i8_pool(&d->g, d->is_max, d->off, d->rq.lo, d->rq.hi, a, o); break;
         case K_COPY: if (o != a) memcpy(o, a, c->t[d->out].count); break;

@@ -84,9 +84,13 @@ typedef struct ac_i8_geom {
 void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, int r0, int r1, uint8_t *cols);
 void ac_i8_im2col_all(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, uint8_t *cols, ac_pool *pool); /* every row, on the pool */
 /* DEPTHWISE_CONV_2D (multiplier oc / c): wq [kh*kw][oc] (q - zw), bias [oc], inner [oc] = bias - zx *
- * the sum of the channel's taps; taps outside the image skipped, as TFLite's reference. */
-void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int32_t *wq, const int32_t *bias,
-                     const int32_t *inner, const ac_i8_requant *rq, uint8_t *out, ac_pool *pool);
+ * the sum of the channel's taps; taps outside the image skipped, as TFLite's reference. wp: for a
+ * 3 x 3 filter of multiplier 1 without dilation, wq packed by ac_i8_dw3x3_pack (AVX512-VNNI's kernel
+ * takes it), else NULL. */
+void ac_i8_depthwise(const ac_i8_geom *g, const uint8_t *in, int32_t zx, const int32_t *wq, const int16_t *wp,
+                     const int32_t *bias, const int32_t *inner, const ac_i8_requant *rq, uint8_t *out, ac_pool *pool);
+size_t ac_i8_dw3x3_packed_count(int c);                      /* int16s of ac_i8_dw3x3_pack's output */
+void ac_i8_dw3x3_pack(const int32_t *wq, int c, int16_t *wp); /* wq [9][c], each within int16 */
 /* ADD of two same-shaped tensors (add.cc / reference AddElementwise). */
 typedef struct ac_i8_add {
     int32_t zx1, zx2, m1, m2, mo; /* stored zero points of the inputs and the three multipliers */
