@@ -355,10 +355,7 @@ static void evaluate_paths(void) {
 static void detector_paths(void) {
     ac_err err;
     if (!test_shared(DETECTOR)) SKIP("needs ../shared/" DETECTOR);
-    const char *root = getenv("ATTNCAP_ROOT");
-    char photo[4200];
-    snprintf(photo, sizeof photo, "%s/samples/giraffe.jpg", root && *root ? root : ".");
-    CHECKF(ac_image_load(photo, &giraffe, &err) == 0, "%s", err.msg);
+    CHECKF(ac_image_load(test_repo_path("samples/giraffe.jpg"), &giraffe, &err) == 0, "%s", err.msg);
     path po = {"open_detector", run_det_open, NULL, undo_det_open, NULL, 1, 0, 3, 0}; /* 1,912 points: every 3rd in full */
     CHECK(walk(&po) > 0);
     check_leaks(po.name);
@@ -410,9 +407,8 @@ static void undo_train(void) {
 }
 
 static void train_paths(void) {
-    const char *root = getenv("ATTNCAP_ROOT");
-    snprintf(train_data, sizeof train_data, "%s/tests/fixtures/train/captions.json", root && *root ? root : ".");
-    snprintf(train_feats, sizeof train_feats, "%s/tests/fixtures/train/features", root && *root ? root : ".");
+    snprintf(train_data, sizeof train_data, "%s", test_fixture("train/captions.json"));
+    snprintf(train_feats, sizeof train_feats, "%s", test_fixture("train/features"));
     snprintf(train_dir, sizeof train_dir, "%s", tpath("train_out"));
     snprintf(train_out, sizeof train_out, "%s/m.safetensors", train_dir);
     rm_tree(train_dir); /* a model left by an earlier process would be kept (train writes one only when missing) */
@@ -572,9 +568,7 @@ static void undo_serve(void) {
 static void more_captioner_paths(void) {
     ac_err err;
     if (!cap) SKIP("needs ../shared/" SMALL_ENCODER " and ../shared/images/cat.bmp");
-    const char *root = getenv("ATTNCAP_ROOT");
-    char giraffe_path[4200];
-    snprintf(giraffe_path, sizeof giraffe_path, "%s/samples/giraffe.jpg", root && *root ? root : ".");
+    const char *giraffe_path = test_repo_path("samples/giraffe.jpg");
     CHECKF((jpeg = slurp(giraffe_path, &jpeg_len)) != NULL, "%s unreadable", giraffe_path);
     path ps = {"serve_request", run_serve, same_serve, undo_serve, NULL, 1, 0, 0, 0};
     CHECK(walk(&ps) > 0);
@@ -621,9 +615,8 @@ static int same_shipped(void) { return res && !strcmp(res->text, shipped_ref->te
 
 static void shipped_model_paths(void) {
     ac_err err;
-    const char *root = getenv("ATTNCAP_ROOT");
-    snprintf(shipped_model, sizeof shipped_model, "%s/models/attncap.safetensors", root && *root ? root : ".");
-    snprintf(dog, sizeof dog, "%s/samples/dog.jpg", root && *root ? root : ".");
+    snprintf(shipped_model, sizeof shipped_model, "%s", test_repo_path("models/attncap.safetensors"));
+    snprintf(dog, sizeof dog, "%s", test_repo_path("samples/dog.jpg"));
     if (run_open_shipped(&err)) SKIP("the shipped model does not open here (%s): make models, or ../shared", err.msg);
     shipped = opened, opened = NULL;
     CHECKF(ac_caption_file(shipped, dog, AC_KEEP_PHOTO, &shipped_ref, &err) == 0, "%s", err.msg);
