@@ -140,7 +140,7 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 # F16C) and baseline x86-64, and each of their functions is an ifunc that picks the best variant the
 # CPU runs when the program or library is loaded (tools/gen_dispatch.sh); the rest is built for
 # baseline x86-64. `make all` keeps -march=native. They are named by file, found in whichever folder of src/ holds them.
-ISA_FILES := cnn.c cnn_gemm.c cnn_kernels.c image.c resize.c smm.c features.c features_extract.c decoder.c attention.c \
+ISA_FILES := cnn.c cnn_gemm.c cnn_kernels.c cnn_q8.c image.c resize.c smm.c features.c features_extract.c decoder.c attention.c \
              transformer.c beam.c constraints.c caption.c decode_rows.c
 ISA_SRC   := $(filter $(addprefix %/,$(ISA_FILES)),$(LIB_SRC))
 ISAS      := avx512 avx2 generic

@@ -131,6 +131,36 @@ if have_detector; then
   else t_ok; fi
 fi
 
+t_begin detect_int8_near_float_and_the_same_for_any_thread_count
+# --precision int8 (the convolutions' products on integers, cnn_q8.c: its arithmetic is
+# tests/test_cnn_q8.c's): the same lines on 1 and 2 threads; every float box scored >= 0.5 found again
+# (its label, IoU >= 0.8, score within 0.1), the demo's giraffe, horses and kites among them
+if have_detector; then
+  (cd "$ROOT" && "$A" detect --threads 1 samples/*.jpg >"$T/f32.json" &&
+     "$A" detect --precision int8 --threads 1 samples/*.jpg >"$T/i8_1.json" &&
+     "$A" detect --precision int8 --threads 2 samples/*.jpg >"$T/i8_2.json") 2>"$T/err"; rc=$?
+  if [ $rc -ne 0 ]; then t_fail "exit $rc: $(head -2 "$T/err")"
+  elif ! cmp -s "$T/i8_1.json" "$T/i8_2.json"; then t_fail "int8 on 1 and 2 threads differ"
+  elif ! "$PY" - "$T/f32.json" "$T/i8_1.json" >"$T/cmp.out" 2>&1 <<'PY'; then t_fail "$(tail -2 "$T/cmp.out")"; else echo "# $(cat "$T/cmp.out")"; t_ok; fi
+import json, sys
+def iou(a, b):
+    w, h = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+    i = max(w, 0) * max(h, 0)
+    return i / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i)
+f32, i8 = [json.loads(l) for l in open(sys.argv[1])], [json.loads(l) for l in open(sys.argv[2])]
+n, worst, seen = 0, 0.0, set()
+for a, b in zip(f32, i8):
+    for d in a['detections']:
+        if d['score'] < 0.5: continue
+        m = [e for e in b['detections'] if e['label'] == d['label'] and iou(e['box'], d['box']) >= 0.8]
+        assert m and abs(m[0]['score'] - d['score']) <= 0.1, (a['image'], d, m[:1])
+        n, worst = n + 1, max(worst, abs(m[0]['score'] - d['score']))
+        seen.add(d['label'])
+assert {'giraffe', 'horse', 'kite'} <= seen, seen
+print('%d boxes >= 0.5 found again, scores within %.3f' % (n, worst))
+PY
+fi
+
 t_begin detect_error_paths_one_line_each_no_leak
 if have_detector; then
   printf 'just some text\n' >"$T/notes.jpg"

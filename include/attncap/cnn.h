@@ -67,7 +67,9 @@ double ac_cnn_flops(const ac_cnn *cnn); /* multiply-adds x 2 of one run */
  * Products on AVX512-VNNI or AVX-VNNI where the CPU has them, else plain C: the same integers on
  * every CPU and for any thread count. Runs CONV_2D, DEPTHWISE_CONV_2D, ADD, AVERAGE_POOL_2D,
  * MAX_POOL_2D, RESHAPE and QUANTIZE (MobileNetV2 up to Conv_1); -1 (err naming the operator or the
- * tensor) for a float graph or another operator. Never chosen by AUTO. */
+ * tensor) for another operator. Never chosen by AUTO. INT8 of a float graph (ac_cnn_quantized 0): its
+ * convolutions' products on integers, each filter per output channel and each input per run
+ * quantized to 8 bits, the rest float32 (cnn_q8.c; the detector's); the same for any thread count. */
 typedef enum { AC_PRECISION_AUTO = -1, AC_PRECISION_F32 = 0, AC_PRECISION_BF16X2 = 1, AC_PRECISION_INT8 = 2 } ac_precision;
 /* AUTO: BF16X2 where the CPU has it, else F32 (never fails for want of AMX). */
 int ac_cnn_set_precision(ac_cnn *cnn, ac_precision p, ac_err *err);
@@ -75,6 +77,7 @@ int ac_precision_available(ac_precision p); /* F32, AUTO and INT8 always (the gr
 /* "auto", "f32", "bf16x2", "int8" -> the enum; an unknown name is one line naming it and the choices. */
 int ac_precision_parse(const char *name, ac_precision *p, ac_err *err);
 ac_precision ac_cnn_precision(const ac_cnn *cnn);
+int ac_cnn_quantized(const ac_cnn *cnn); /* 1: the graph's input is UINT8 or INT8 (a quantized graph) */
 /* fn(arg) on one of the plan's threads while the caller runs passes of the plan: that thread takes
  * no share of them until fn returns (the others take it), then joins them; with one thread fn runs at
  * once. Another piece of work (the detector's pass, on its own plan) beside this plan's without more

@@ -55,6 +55,12 @@ static int detect(ac_detector *d, ac_image *img, const char *path, unsigned flag
     return rc;
 }
 
+int ac_detector_set_precision(ac_detector *d, const char *precision, ac_err *err) {
+    ac_precision p;
+    if (ac_precision_parse(precision ? precision : ac_default_precision(), &p, err)) return -1;
+    return ac_detector_use_precision(d, p, err);
+}
+
 int ac_detect_file(ac_detector *d, const char *path, unsigned flags, ac_detect_result **out, ac_err *err) {
     *out = NULL;
     ac_image img = {0};

@@ -354,7 +354,8 @@ int ac_captioner_lane_open(const ac_captioner *c, int threads, ac_captioner_lane
         ac_encoder_lane_close(&lane->enc);
         return -1;
     }
-    if (c->det_path && ac_detector_open(c->det_path, &(ac_detector_opts){.threads = threads}, &lane->det, err)) {
+    if (c->det_path && (ac_detector_open(c->det_path, &(ac_detector_opts){.threads = threads}, &lane->det, err) ||
+                        ac_detector_use_precision(lane->det, ac_detector_precision(c->det), err))) {
         ac_captioner_lane_close(lane);
         return -1;
     }

@@ -92,7 +92,8 @@ int cli_check_precision(const char *cmd, const char *value);
     "                    every CPU), bf16x2 (AMX; features within 1e-9 cosine of f32's) or int8 (a\n" \
     "                    quantized encoder on its own integers, as TFLite's reference kernels: the\n" \
     "                    same bits on every CPU; features ~1e-2 cosine from f32's, so a model\n"     \
-    "                    trained on the other kind captions slightly worse with them) (default:\n"  \
-    "                    $ATTNCAP_PRECISION or auto)\n"
+    "                    trained on the other kind captions slightly worse with them; a model's\n"  \
+    "                    detector then multiplies on integers too, its scores ~0.01 from f32's)\n"    \
+    "                    (default: $ATTNCAP_PRECISION or auto)\n"
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "cnn_int8_internal.h"
 #include "cnn_plan.h"
+#include "cnn_q8.h"
 #include "alloc_internal.h"
 
 /* A plan's activation and scratch buffers (free() frees them). Those of 4 MB or more (at 448: the first
@@ -449,7 +450,20 @@ int ac_cnn_clone_size_shared(const ac_cnn *c, int in_h, int in_w, int threads, a
     return clone_size(c, in_h, in_w, threads, c, out, err);
 }
 
+int ac_cnn_quantized(const ac_cnn *c) {
+    const int type = c->m->tensors[c->in_t].type;
+    return type == 3 || type == 9; /* UINT8, INT8 */
+}
+
 int ac_cnn_set_precision(ac_cnn *c, ac_precision p, ac_err *err) {
+    if (p == AC_PRECISION_INT8 && !ac_cnn_quantized(c)) { /* a float graph: its convolutions quantized (cnn_q8.c) */
+        cnn_q8 *q = c->q8 ? c->q8 : ac_cnn_q8_create(c, c->base ? c->base->q8 : NULL, err);
+        if (!q) return -1;
+        c->q8 = q, c->precision = p;
+        return 0;
+    }
+    ac_cnn_q8_free(c->q8); /* any other precision: float32's convolutions again */
+    c->q8 = NULL;
     if (p == AC_PRECISION_INT8 && c->n_outs > 1)
         return ac_errf(err, "%s: int8 runs a plan of one output (this one stops at %d tensors)", c->m->path, c->n_outs);
     if (p == AC_PRECISION_INT8 || c->int8) { /* cnn_int8.c: its own plan, made or dropped */
@@ -634,6 +648,7 @@ static int plan_create(const ac_tfl_model *m, const int *targets, int n_targets,
     for (int q = 0; q < c->n_slots; q++) slot_off[q] = arena_take(&total, c->slot_size[q] ? c->slot_size[q] : 1);
     off[0] = arena_take(&total, c->scratch_size);
     off[1] = arena_take(&total, c->fuse_size);
+    c->base = base;
     if (base && base->arena && base->arena_size >= total) {
         c->arena = base->arena, c->arena_size = base->arena_size;
     } else {
@@ -670,6 +685,7 @@ void ac_cnn_free(ac_cnn *c) {
     free(c->slot_size);
     if (c->arena_owned) free(c->arena);
     ac_cnn_int8_free(c->int8);
+    ac_cnn_q8_free(c->q8);
     if (c->steps)
         for (int k = 0; k < c->n_steps; k++) {
             if (!c->steps[k].packed_shared) free(c->steps[k].packed);

@@ -5,6 +5,7 @@
 
 #include "cnn_int8_internal.h"
 #include "cnn_plan.h"
+#include "cnn_q8.h"
 #include "cnn_silu.h"
 
 static void run_mean(const ac_cnn *c, const cnn_step *s) {
@@ -149,6 +150,7 @@ static void run_step(ac_cnn *c, const cnn_step *s) {
     }
     switch (op->opcode) {
     case OP_CONV_2D: {
+        if (c->q8 && !ac_cnn_q8_conv(c, s, x, o->data, sum.add ? &sum : NULL)) break; /* its products on integers */
         const ac_cnn_weights wt = step_weights(c, s);
         ac_cnn_conv2d(&s->g, x, &wt, ac_cnn_in_data(c, s, 2), o->data, sum.add ? &sum : NULL, c->scratch, c->pool);
         break;

@@ -37,6 +37,9 @@ static inline int32_t ac_i8_mbqm(int32_t x, int32_t m, int shift) {
  * point; round half away from zero, x / scale in float32, as TFLite). -1 at a non-finite value. */
 int ac_i8_quantize(const float *x, size_t n, float scale, int32_t zs, uint8_t *out);
 
+/* The least and greatest of x[0..n) (n >= 1); -1 at a non-finite value. */
+int ac_i8_range(const float *x, size_t n, float *lo, float *hi);
+
 /* Requantization of one output column set: out = clamp(mbqm(acc + bias, m, shift) + zp, lo, hi). */
 typedef struct ac_i8_requant {
     const int32_t *mult;  /* per output channel */
@@ -67,6 +70,21 @@ struct ac_i8_add;
  * laid out as c: a residual ADD run in the product's output, the same integers as after it. */
 void ac_i8_gemm_add(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_requant *rq, uint8_t *c, int ldc,
                     const struct ac_i8_add *p, const uint8_t *other, ac_pool *pool);
+/* The product with a float output (a float graph's convolution run on integers, cnn_q8.c): c[r][o] =
+ * clamp(fma((float)sum, scale[o], bias[o]), lo, hi), sum the integer sum with w->col's constant part;
+ * the same bits on every kernel. */
+typedef struct ac_i8_fout {
+    const float *scale; /* per column (w->np of them) */
+    const float *bias;  /* per column, or NULL */
+    float lo, hi;
+    float *c;
+    int ldc;
+    /* then, if not NULL, called on each block of outputs just stored (rows r0..r0+rows, columns
+     * c0..c0+n of c) while they are in cache: the activation and sum the product does not apply */
+    void (*then)(void *ctx, float *c, int ldc, int r0, int rows, int c0, int n);
+    void *ctx;
+} ac_i8_fout;
+void ac_i8_gemm_float(int m, const uint8_t *a, int lda, const ac_i8_gemm_w *w, const ac_i8_fout *f, ac_pool *pool);
 enum { AC_I8_ISA_C = 0, AC_I8_ISA_AVX2 = 1, AC_I8_ISA_AVXVNNI = 2, AC_I8_ISA_AVX512VNNI = 3 };
 int ac_i8_isa_runs(int isa);  /* whether this CPU runs that level's kernels */
 int ac_i8_isa_best(void);     /* the best this CPU runs */

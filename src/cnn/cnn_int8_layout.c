@@ -55,6 +55,40 @@ int ac_i8_quantize(const float *x, size_t n, float scale, int32_t zs, uint8_t *o
     return quantize_c(x, n, scale, zs, out);
 }
 
+static int range_c(const float *x, size_t n, float *lo, float *hi) {
+    float a = x[0], b = x[0];
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) return -1;
+        a = x[i] < a ? x[i] : a, b = x[i] > b ? x[i] : b;
+    }
+    *lo = a, *hi = b;
+    return 0;
+}
+
+#if defined(I8_X86)
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static int range_512(const float *x, size_t n, float *lo, float *hi) {
+    __m512 a = _mm512_set1_ps(x[0]), b = a; /* masked-off lanes load x[0] too: no effect */
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 km = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 v = _mm512_mask_loadu_ps(a, km, x + i);
+        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(v), inf, _CMP_NLT_UQ); /* inf or NaN */
+        a = _mm512_min_ps(a, v), b = _mm512_max_ps(b, v);
+    }
+    if (bad) return -1;
+    *lo = _mm512_reduce_min_ps(a), *hi = _mm512_reduce_max_ps(b);
+    return 0;
+}
+#endif
+
+int ac_i8_range(const float *x, size_t n, float *lo, float *hi) {
+#if defined(I8_X86)
+    if (ac_i8_isa() == AC_I8_ISA_AVX512VNNI) return range_512(x, n, lo, hi);
+#endif
+    return range_c(x, n, lo, hi);
+}
+
 /* ---- im2col ---- */
 
 void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, int r0, int r1, uint8_t *cols) {

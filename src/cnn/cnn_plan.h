@@ -66,7 +66,9 @@ struct ac_cnn {
     int threads;
     int uses_blas; /* a step calls OpenBLAS (fully connected; convs without our own product) */
     ac_precision precision;
-    struct cnn_int8 *int8; /* the integer plan (cnn_int8.c) while precision is AC_PRECISION_INT8 */
+    struct cnn_int8 *int8; /* the integer plan (cnn_int8.c) while a quantized graph runs in AC_PRECISION_INT8 */
+    struct cnn_q8 *q8;     /* a float graph's int8 convolutions (cnn_q8.c) while it runs in AC_PRECISION_INT8 */
+    const struct ac_cnn *base; /* a shared clone's base (ac_cnn_clone_size_shared), which outlives it; else NULL */
     double flops;
 };
 

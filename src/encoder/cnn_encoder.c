@@ -223,6 +223,10 @@ int ac_encoder_encode(ac_encoder *enc, const ac_image *img, float *out, ac_err *
 }
 
 int ac_encoder_set_precision(ac_encoder *enc, ac_precision p, ac_err *err) {
+    /* an encoder's int8 is its own graph's integers (features that name "int8" mean those), not the
+     * float graph's quantized convolutions the detector may run */
+    if (p == AC_PRECISION_INT8 && !ac_cnn_quantized(enc->cnn))
+        return ac_errf(err, "%s: int8 runs quantized encoders only, and this one is float (use f32)", enc->path);
     if (ac_cnn_set_precision(enc->cnn, p, err) < 0) return -1;
     for (int k = 0; enc->shapes && k < SHAPES; k++)
         if (enc->shapes->cnn[k] && ac_cnn_set_precision(enc->shapes->cnn[k], p, err) < 0) return -1;
