@@ -5,6 +5,7 @@
  * equal, on 1 and 2 threads; and each level of the multi-output plan equal to a plan that stops at that
  * tensor alone (ac_cnn_create_outputs against ac_cnn_create). The float64 NumPy reference of the whole
  * graph is tests/detector_ref.sh's. Needs ../shared/encoders/yolox_nano.tflite. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,13 +199,49 @@ static void outputs_as_single_plans(void) {
         CHECK(a && b && h == h2 && !memcmp(a, b, (size_t)h * w * c * sizeof(float)));
     }
     ac_cnn_free(clone);
-    /* refused: no output, too many, one twice, an unknown name, int8 */
+    /* refused: no output, too many, one twice, an unknown name */
     const char *twice[2] = {names[0], names[0]}, *unknown[1] = {"no such tensor"};
     CHECK(ac_cnn_create_outputs(m, names, 0, 416, 416, 1, &one, &err) == -1 && !one);
     CHECK(ac_cnn_create_outputs(m, names, AC_CNN_MAX_OUTPUTS + 1, 416, 416, 1, &one, &err) == -1 && !one);
     CHECK(ac_cnn_create_outputs(m, twice, 2, 416, 416, 1, &one, &err) == -1 && strstr(err.msg, "twice"));
     CHECK(ac_cnn_create_outputs(m, unknown, 1, 416, 416, 1, &one, &err) == -1 && strstr(err.msg, "no such tensor"));
-    CHECK(ac_cnn_set_precision(multi, AC_PRECISION_INT8, &err) == -1 && strstr(err.msg, "one output"));
+    /* int8 of this float graph (cnn_q8.c) on a photo (the noise above drives its activations to 1e7,
+     * beyond 8 bits' reach): every output finite, near float32's on average (the boxes after NMS:
+     * tests/core_detect.sh); f32 again gives float32's bits */
+    ac_image photo = {0}, sq = {0};
+    CHECKF(ac_image_load(test_repo_path("samples/giraffe.jpg"), &photo, &err) == 0 && ac_image_resize_bilinear(&photo, 416, 416, &sq, &err) == 0,
+           "%s", err.msg);
+    for (size_t i = 0; sq.px && i < (size_t)416 * 416; i++)
+        for (int ch = 0; ch < 3; ch++) copy[i * 3 + ch] = sq.px[i * 3 + 2 - ch]; /* BGR */
+    float *f32[3] = {NULL, NULL, NULL};
+    size_t n[3] = {0, 0, 0};
+    CHECKF(ac_cnn_run(multi, copy, NULL, &err) == 0, "%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        const float *a = ac_cnn_output(multi, k, &h, &w, &c);
+        n[k] = (size_t)h * w * c;
+        if ((f32[k] = malloc(n[k] * sizeof(float)))) memcpy(f32[k], a, n[k] * sizeof(float));
+    }
+    CHECKF(ac_cnn_set_precision(multi, AC_PRECISION_INT8, &err) == 0 && ac_cnn_run(multi, copy, NULL, &err) == 0, "%s", err.msg);
+    for (int k = 0; k < 3 && f32[k]; k++) {
+        const float *a = ac_cnn_output(multi, k, &h, &w, &c);
+        double top = 0, box = 0, prob = 0, box_max = 0, prob_max = 0;
+        int finite = 1;
+        for (size_t i = 0; i < n[k]; i++) {
+            const double d = fabs(a[i] - f32[k][i]);
+            finite &= isfinite(a[i]) != 0;
+            if (i % 85 < 4) top = fmax(top, fabs(f32[k][i])), box += d, box_max = fmax(box_max, d);
+            else prob += d, prob_max = fmax(prob_max, d);
+        }
+        box /= (double)(n[k] / 85 * 4), prob /= (double)(n[k] / 85 * 81);
+        printf("  level %d in int8: box terms %.4f apart on average (at most %.3f; max |term| %.2f), probabilities %.4f (at most %.3f)\n", k,
+               box, box_max, top, prob, prob_max);
+        CHECKF(finite && box < 0.04 * top && prob < 0.005, "level %d: int8's box terms %g from float32's on average (max %g), probabilities %g",
+               k, box, top, prob);
+    }
+    CHECK(ac_cnn_set_precision(multi, AC_PRECISION_F32, &err) == 0 && ac_cnn_run(multi, copy, NULL, &err) == 0);
+    for (int k = 0; k < 3 && f32[k]; k++) CHECK(!memcmp(ac_cnn_output(multi, k, &h, &w, &c), f32[k], n[k] * sizeof(float)));
+    for (int k = 0; k < 3; k++) free(f32[k]);
+    ac_image_free(&photo), ac_image_free(&sq);
     free(copy);
     ac_cnn_free(multi);
     ac_tfl_free(m);

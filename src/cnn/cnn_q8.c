@@ -174,12 +174,14 @@ typedef struct then_ctx {
 static void silu_fast(float *x, int n) {
     int i = 0;
 #if defined(__AVX512F__)
-    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f), low = _mm512_set1_ps(-87.0f);
     for (; i + 16 <= n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(x + i), d = _mm512_add_ps(ac_cnn_expneg16(v), one);
+        const __m512 v = _mm512_loadu_ps(x + i);
+        /* below -87, e^-x would be infinite and the Newton step inf * 0: there SiLU is -x e^-87-ish, 0 */
+        const __m512 d = _mm512_add_ps(ac_cnn_expneg16(_mm512_max_ps(v, low)), one);
         __m512 r = _mm512_rcp14_ps(d);
         r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, two)); /* r (2 - d r) */
-        _mm512_storeu_ps(x + i, _mm512_mul_ps(v, r)); /* d infinite (x < -88): r 0, x r -0 */
+        _mm512_storeu_ps(x + i, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, low, _CMP_LT_OQ), _mm512_mul_ps(v, r), _mm512_setzero_ps()));
     }
 #endif
     for (; i < n; i++) x[i] = ac_cnn_silu1(x[i]);
