@@ -282,6 +282,23 @@ static int same_detect(void) {
     return 1;
 }
 static void undo_detect(void) { ac_detections_free(&dets); }
+/* int8 (cnn_q8.c's filters, then a plan at the kite's aspect borrowing them), then float32 again */
+static ac_image kite;
+static ac_detections ref_int8;
+static int run_detect_int8(ac_err *err) {
+    return ac_detector_use_precision(det, AC_PRECISION_INT8, err) || ac_detector_detect(det, &kite, NULL, &dets, err);
+}
+static int same_detect_int8(void) {
+    if (dets.n != ref_int8.n) return 0;
+    for (int i = 0; i < dets.n; i++)
+        if (dets.items[i].label != ref_int8.items[i].label || dets.items[i].score != ref_int8.items[i].score) return 0;
+    return 1;
+}
+static void undo_detect_int8(void) {
+    ac_err e;
+    ac_detections_free(&dets);
+    ac_detector_use_precision(det, AC_PRECISION_F32, &e); /* frees the int8 filters and plans: cannot fail */
+}
 
 static void check_leaks(const char *what) {
     if (LEAK_CHECK()) printf("FAIL %s: LeakSanitizer found leaks (stderr)\n", what), t_cur_failed = 1;
@@ -365,6 +382,16 @@ static void detector_paths(void) {
     path pd = {"detect", run_detect, same_detect, undo_detect, NULL, 1, 0, 0, 0};
     CHECK(walk(&pd) > 0);
     check_leaks(pd.name);
+    CHECKF(ac_image_load(test_repo_path("samples/kite.jpg"), &kite, &err) == 0, "%s", err.msg);
+    CHECKF(run_detect_int8(&err) == 0, "%s", err.msg);
+    ref_int8 = dets, dets = (ac_detections){0};
+    undo_detect_int8();
+    CHECK(ref_int8.n > 0 && ac_detector_precision(det) == AC_PRECISION_F32);
+    path pi = {"detect_int8", run_detect_int8, same_detect_int8, undo_detect_int8, NULL, 1, 0, 3, 0};
+    CHECK(walk(&pi) > 0);
+    check_leaks(pi.name);
+    ac_detections_free(&ref_int8);
+    ac_image_free(&kite);
 }
 
 /* ---- issue 35's second round: a training step, features, the report, the server's request ---- */
