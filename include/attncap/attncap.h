@@ -131,7 +131,7 @@ AC_API const char *ac_captioner_given_unknown(const ac_captioner *c, int k);
 
 /* The CNN's arithmetic, as `attncap caption --precision`: "auto" (int8 for a model trained on int8
  * features, else bf16x2 where the CPU has AMX, else f32), "f32" (float32: the same bits on every CPU), "bf16x2" (AMX) or "int8" (a quantized encoder on
- * its own integers); NULL: $ATTNCAP_PRECISION, else "auto" (what ac_captioner_open sets). Refused: an
+ * its own integers, and the model's detector's products on integers); NULL: $ATTNCAP_PRECISION, else "auto" (what ac_captioner_open sets). Refused: an
  * unknown name, bf16x2 on a CPU without AMX, int8 for an encoder that is not quantized. c NULL: only
  * checks the name (to refuse a bad one before opening anything). */
 AC_API int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *err);
