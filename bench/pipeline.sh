@@ -7,7 +7,8 @@
 #   - the 12 MP photo through `attncap caption --threads 2 PHOTO`, a process of its own: the whole process
 #     (model loading included) and the photo after loading (the CLI's "in X s", 10 ms steps);
 #   - throughput of `attncap caption --verbose --threads 2` over the 408 COCO photos of $ATTNCAP_DATA,
-#     photos/s (model loading excluded) and CPU per photo, and this tree's split per photo.
+#     photos/s (model loading excluded) and CPU per photo, and this tree's split per photo; and this
+#     tree's with --precision int8 (the encoder's and the detector's products on integers).
 # Each tree runs its own shipped model (models/*.safetensors) as it ships it: this tree's attends to
 # the detector's regions (the detector runs on every photo) and copies through its pointer, the
 # reference's is grid-only with no naming; the encoder is the same. Their captions differ and are not
@@ -80,11 +81,13 @@ lat() {
   sed 's/.*runs: best \([0-9.]*\) median \([0-9.]*\) worst \([0-9.]*\).*/\1 \2 \3/' "$tmp/$1.$3.last" >>"$tmp/$1.$3"
   sed 's/.*CPU (all threads) best \([0-9.]*\) median \([0-9.]*\) ms.*/\1 \2/' "$tmp/$1.$3.last" >>"$tmp/$1.$3cpu"
 }
-# thr NAME ROUND: one throughput run, "photos/s cpu_ms" appended to $tmp/NAME.thr
+# thr NAME ROUND: one throughput run, "photos/s cpu_ms" appended to $tmp/NAME.thr (NAME int8: this tree
+# with --precision int8, both CNNs on integers)
 thr() {
-  local dir=$here exe=$here/$build/attncap m=$model
+  local dir=$here exe=$here/$build/attncap m=$model flags=()
   [ "$1" = base ] && dir=$base exe=$base/build/attncap m=$base_model
-  (cd "$dir" && "$exe" caption --quiet --verbose --threads 2 --model "$m" "${photos[@]}") >/dev/null 2>"$tmp/$1.thr.$2.err"
+  [ "$1" = int8 ] && flags=(--precision int8)
+  (cd "$dir" && "$exe" caption --quiet --verbose --threads 2 --model "$m" "${flags[@]}" "${photos[@]}") >/dev/null 2>"$tmp/$1.thr.$2.err"
   sed -n 's/.* \([0-9.]*\) images\/s.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 | tr '\n' ' ' >>"$tmp/$1.thr"
   sed -n 's/.*CPU \([0-9.]*\) ms per photo.*/\1/p' "$tmp/$1.thr.$2.err" | head -1 >>"$tmp/$1.thr"
 }
@@ -102,6 +105,7 @@ small=$(sed -n 's/^latency: \([^ ]*\) .*/\1/p' <(ATTNCAP_DATA=$data BENCH_RUNS=1
 names=(this); [ -n "$base" ] && names=(base this)
 for r in $(seq 1 "$rounds"); do
   for n in "${names[@]}"; do lat "$n" "$big" big; lat "$n" "$small" small; cli "$n"; cli "$n"; thr "$n" "$r"; done
+  thr int8 "$r"
 done
 # stats FILE COL HI: median best worst of a column (best = the highest if HI, else the lowest)
 stats() {
@@ -109,14 +113,14 @@ stats() {
     END {n = NR; med = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; if (hi) print med, v[n], v[1]; else print med, v[1], v[n]}'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-row() { # row LABEL FILE-SUFFIX latency|thr|cpu
-  local t b=(- - -) col=1 hi=0 how=$3 label=$1
+row() { # row LABEL FILE-SUFFIX latency|thr|cpu [THIS: the name of this tree's runs, default this]
+  local t b=(- - -) col=1 hi=0 how=$3 label=$1 this=${4:-this}
   case $how in lat) col=2;; thr) col=1 hi=1;; cpu|cli2) col=2;; cli1) col=1;; esac
   if [ "$how" = lat ]; then # the median of the rounds' medians, the best of their bests, the worst of their worsts
     t="$(stats "$tmp/this.$2" 2 0 | cut -d' ' -f1) $(stats "$tmp/this.$2" 1 0 | cut -d' ' -f2) $(stats "$tmp/this.$2" 3 0 | cut -d' ' -f3)"
     [ -n "$base" ] && read -r -a b <<<"$(stats "$tmp/base.$2" 2 0 | cut -d' ' -f1) $(stats "$tmp/base.$2" 1 0 | cut -d' ' -f2) $(stats "$tmp/base.$2" 3 0 | cut -d' ' -f3)"
   else
-    t=$(stats "$tmp/this.$2" "$col" "$hi")
+    t=$(stats "$tmp/$this.$2" "$col" "$hi")
     [ -n "$base" ] && read -r -a b <<<"$(stats "$tmp/base.$2" "$col" "$hi")"
   fi
   local tm=${t%% *} r=-
@@ -134,6 +138,8 @@ row "attncap caption 12 MP JPEG: process ms" cli cli1
 row "attncap caption 12 MP JPEG: after loading ms" cli cli2
 row "photos/s, 408 COCO photos" thr thr
 row "CPU ms per photo, 408 COCO photos" thr cpu
+row "photos/s, 408 COCO photos, --precision int8" thr thr int8
+row "CPU ms per photo, 408 COCO photos, --precision int8" thr cpu int8
 echo
 echo "this tree, 12 MP: $(sed 's/^latency: [^ ]* //' "$tmp/this.big.last")"
 [ -n "$base" ] && echo "$ref, 12 MP: $(sed 's/^latency: [^ ]* //' "$tmp/base.big.last")"
