@@ -96,7 +96,7 @@ int ac_captioner_set_precision(ac_captioner *c, const char *precision, ac_err *e
     const ac_precision q = ac_encoder_id_precision(&c->id, p);
     if (ac_encoder_set_precision(&c->enc, q, err)) return -1;
     /* int8: the detector's products on integers too (its lanes take its precision when they open) */
-    return c->det ? ac_detector_use_precision(c->det, q == AC_PRECISION_INT8 ? q : AC_PRECISION_F32, err) : 0;
+    return c->det ? ac_detector_use_precision(c->det, q, err) : 0; /* f32 unless int8 */
 }
 
 /* allow_unk and no_repeat are the only search settings ac_captioner_opts does not hold; the repeat

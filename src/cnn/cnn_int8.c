@@ -162,7 +162,7 @@ static int plan_conv(const ac_cnn *c, const cnn_step *s, i8_step *d, const tq *i
             if (recover(w, (size_t)o * k + j, o, &r) < 0) return serr(c, s, err, "filter integers cannot be recovered exactly");
             const int64_t wp = r + zw - cw; /* w' = q - c */
             if (wp < -128 || wp > 127) return serr(c, s, err, "filter integer out of its type's range");
-            g->packed[((size_t)(o / 16) * (g->kp / 4) + j / 4) * 64 + (o % 16) * 4 + j % 4] = (int8_t)wp;
+            g->packed[ac_i8_packed_at(g, o, j)] = (int8_t)wp;
             sum += wp;
         }
         g->col[o] = (int32_t)(d->bias[o] - (int64_t)d->zx * sum + (int64_t)k * d->zx * g->d);

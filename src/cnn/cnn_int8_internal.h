@@ -58,6 +58,10 @@ typedef struct ac_i8_gemm_w {
     int32_t *col;   /* per column: bias - zx * sum_k w' + k * zx * d (the constant part of the sum) */
     int32_t d;      /* weight zero point less c: each row's sum of x times -d joins the sum (0 for int8) */
 } ac_i8_gemm_w;
+/* Where column o's weight j sits in packed. */
+static inline size_t ac_i8_packed_at(const ac_i8_gemm_w *w, int o, int j) {
+    return ((size_t)(o / 16) * (size_t)(w->kp / 4) + (size_t)(j / 4)) * 64 + (size_t)(o % 16) * 4 + (size_t)(j % 4);
+}
 
 /* c[m][n] = requant(sum_k a[m][k] * w'[n][k] + col[n] - d * sum_k a[m][k]). a: rows of lda bytes (k
  * used); c: rows of ldc bytes. The kernel: AVX512-VNNI where the CPU has it, else AVX-VNNI, else AVX2

@@ -67,7 +67,7 @@ static int make_conv(const ac_cnn *c, const cnn_step *s, q8_conv *q) {
         for (int j = 0; j < k; j++) {
             const float r = nearbyintf(wo[j] / sw);
             const int8_t v = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
-            gw->packed[((size_t)(o / 16) * (gw->kp / 4) + j / 4) * 64 + (o % 16) * 4 + j % 4] = v;
+            gw->packed[ac_i8_packed_at(gw, o, j)] = v;
             sum += v;
         }
         q->wscale[o] = sw, q->wsum[o] = sum;

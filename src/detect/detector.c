@@ -46,7 +46,6 @@ struct ac_detector {
     char **labels;
     float *raw;         /* n_anchors * (5 + n_labels) floats for ac_detector_run_raw; NULL until asked */
     float min_score;    /* ac_detector_opts' */
-    ac_precision precision; /* f32 or int8 (ac_detector_set_precision), every plan's */
 };
 
 ac_detect_options ac_detect_options_default(void) { return (ac_detect_options){0.3f, 0.45f, 100}; }
@@ -154,7 +153,6 @@ int ac_detector_open(const char *path, const ac_detector_opts *opts, ac_detector
         return ac_errf(err, "out of memory");
     }
     d->min_score = o.min_score;
-    d->precision = AC_PRECISION_F32;
     const int threads = o.threads;
     d->threads = threads;
     if (ac_tfl_load(model_path, &d->model, err) < 0 || load_labels(d, model_path, o.labels, err) < 0) goto fail;
@@ -306,11 +304,10 @@ int ac_detector_use_precision(ac_detector *d, ac_precision p, ac_err *err) {
     if (ac_cnn_set_precision(d->cnn, p, err) < 0) return -1;
     for (int k = 0; k < RECT_PLANS; k++) /* the others are made again at the new precision when needed */
         ac_cnn_free(d->rect[k].cnn), d->rect[k] = (sized_plan){0};
-    d->precision = p;
     return 0;
 }
 
-ac_precision ac_detector_precision(const ac_detector *d) { return d->precision; }
+ac_precision ac_detector_precision(const ac_detector *d) { return ac_cnn_precision(d->cnn); } /* every plan's */
 
 int ac_detector_run_raw(ac_detector *d, const float *input, int H, int W, const float **raw, int *n_anchors, ac_err *err) {
     const size_t row = (size_t)(5 + d->n_labels);
