@@ -91,20 +91,39 @@ int ac_i8_range(const float *x, size_t n, float *lo, float *hi) {
 
 /* ---- im2col ---- */
 
+/* n bytes from s to d: a few (a window row of 3 channels) in 8-byte words, inline, where a call to
+ * memcpy per tap cost more than the product of the first layer itself. */
+static inline void copy_bytes(uint8_t *d, const uint8_t *s, int n) {
+    if (n > 32) {
+        memcpy(d, s, (size_t)n);
+        return;
+    }
+    int i = 0;
+    for (; i + 8 <= n; i += 8) memcpy(d + i, s + i, 8);
+    for (; i < n; i++) d[i] = s[i];
+}
+
 void ac_i8_im2col(const ac_i8_geom *g, const uint8_t *in, uint8_t zx, int kp, int r0, int r1, uint8_t *cols) {
-    const int k = g->kh * g->kw * g->c;
+    const int k = g->kh * g->kw * g->c, span = g->kw * g->c; /* a window row: kw taps, contiguous if dw is 1 */
+    int oy = r0 / g->ow, ox = r0 % g->ow;
     for (int r = r0; r < r1; r++) {
-        const int oy = r / g->ow, ox = r % g->ow;
         uint8_t *d = cols + (size_t)(r - r0) * kp;
+        const int x0 = ox * g->sw - g->pl, inside = g->dw == 1 && x0 >= 0 && x0 + g->kw <= g->w;
         for (int ky = 0; ky < g->kh; ky++) {
             const int y = oy * g->sh - g->pt + ky * g->dh;
+            if (inside && y >= 0 && y < g->h) {
+                copy_bytes(d, in + ((size_t)y * g->w + x0) * g->c, span);
+                d += span;
+                continue;
+            }
             for (int kx = 0; kx < g->kw; kx++, d += g->c) {
-                const int x = ox * g->sw - g->pl + kx * g->dw;
+                const int x = x0 + kx * g->dw;
                 if (y < 0 || y >= g->h || x < 0 || x >= g->w) memset(d, zx, (size_t)g->c);
-                else memcpy(d, in + ((size_t)y * g->w + x) * g->c, (size_t)g->c);
+                else copy_bytes(d, in + ((size_t)y * g->w + x) * g->c, g->c);
             }
         }
-        memset(cols + (size_t)(r - r0) * kp + k, 0, (size_t)(kp - k));
+        for (int q = k; q < kp; q++) cols[(size_t)(r - r0) * kp + q] = 0;
+        if (++ox == g->ow) ox = 0, oy++;
     }
 }
 

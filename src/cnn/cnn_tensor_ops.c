@@ -333,7 +333,11 @@ static void slice_into(const ac_cnn *c, const cnn_step *s, float *out, size_t ro
         for (int i = 0; i < n[0]; i++) {
             const size_t at = base + w.off[0] + (size_t)i * in[0][0];
             if ((size_t)n[1] == row && in[0][1] == 1 && rem == 0) { /* a row of the slice is one of the output (Focus) */
-                memcpy(out + q++ * orow, x->data + at, row * sizeof *out);
+                float *d = out + q++ * orow;
+                const float *from = x->data + at;
+                if (row <= 8) /* a pixel's 3 channels: a call to memcpy each cost more than the copy */
+                    for (size_t k = 0; k < row; k++) d[k] = from[k];
+                else memcpy(d, from, row * sizeof *out);
                 continue;
             }
             for (int j = 0; j < n[1]; j++) {
