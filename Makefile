@@ -135,12 +135,14 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 # What `make install` installs is built for any x86-64 CPU, not -march=native: the translation units
 # whose code depends on the instruction set (the CNN, the image resampler, the decoders: the LSTM, its
-# attention scores and the transformer's step; the beam search, the small-matrix kernels, the feature
-# cache's F16 conversion) are compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA,
-# F16C) and baseline x86-64, and each of their functions is an ifunc that picks the best variant the
-# CPU runs when the program or library is loaded (tools/gen_dispatch.sh); the rest is built for
-# baseline x86-64. `make all` keeps -march=native. They are named by file, found in whichever folder of src/ holds them.
+# attention scores and the transformer's step; the beam search, the small-matrix kernels, the copy
+# path's mixture, the softmax's exponentials, the float16 conversions) are compiled three times, for
+# x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA, F16C) and baseline x86-64, and each of their functions is
+# an ifunc that picks the best variant the CPU runs when the program or library is loaded
+# (tools/gen_dispatch.sh); the rest is built for baseline x86-64. `make all` keeps -march=native. They
+# are named by file, found in whichever folder of src/ holds them.
 ISA_FILES := cnn.c cnn_gemm.c cnn_kernels.c cnn_q8.c image.c resize.c smm.c features.c features_extract.c decoder.c attention.c \
+             copy.c expsum.c f16.c \
              transformer.c beam.c constraints.c caption.c decode_rows.c
 ISA_SRC   := $(filter $(addprefix %/,$(ISA_FILES)),$(LIB_SRC))
 ISAS      := avx512 avx2 generic

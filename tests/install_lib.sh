@@ -116,6 +116,28 @@ if install_once && need_data encoders/mobilenet_v1_0.25_128_quant.tflite; then
   [ $ok = 1 ] && t_ok
 fi
 
+t_begin installed_variants_caption_alike
+# The installed program's kernel variants, each forced by masking CPU features from glibc, caption the
+# samples with the shipped model (its copy path, regions, softmax and float16 weights): AVX2 to the
+# same bits as AVX-512 (every number of the JSON: the vector kernels keep one order of operations);
+# the baseline, whose plain C sums in its own order, to the same captions.
+if [ ! -f "$ROOT/models/mobilenet_v2_1.0_224_quant.tflite" ] || [ ! -f "$ROOT/models/yolox_nano.tflite" ]; then
+  t_skip "needs the shipped model's encoder and detector (make models)"
+elif install_once; then
+  ok=1
+  for mask in none -AVX512F -AVX512F,-AVX2; do
+    ( [ $mask = none ] || export GLIBC_TUNABLES=glibc.cpu.hwcaps=$mask
+      "$P/bin/attncap" caption --json --quiet --model "$ROOT/models/attncap.safetensors" "$ROOT"/samples/*.jpg ) \
+      >"$T/variant$mask.jsonl" 2>"$T/err" || { t_fail "with $mask: $(head -1 "$T/err")"; ok=0; break; }
+  done
+  if [ $ok = 1 ] && ! cmp -s "$T/variantnone.jsonl" "$T/variant-AVX512F.jsonl"; then
+    t_fail "the AVX2 variant's JSON differs from the AVX-512 variant's"; ok=0
+  elif [ $ok = 1 ] && [ "$(cut -d'"' -f8 "$T/variantnone.jsonl")" != "$(cut -d'"' -f8 "$T/variant-AVX512F,-AVX2.jsonl")" ]; then
+    t_fail "the baseline variant's captions differ from the AVX-512 variant's"; ok=0
+  fi
+  [ $ok = 1 ] && t_ok
+fi
+
 t_begin library_messages_name_no_flags
 # String literals in the library's sources (src/FAMILY/*.c and any flat src/*.c; the CLI is src/cli)
 # must not say "--flag": a program using the library has no such flags.

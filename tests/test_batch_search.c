@@ -46,13 +46,16 @@ static void kernel_matches_fma_chain(void) {
     }
 }
 
-/* The float products the same way: ac_smm_nn (few rows: B streamed 4 rows at a time; 12 rows or more
- * with a small B: a tile over all of K) is the chain C = fma(a_k, b_k, C), k ascending; the training
+/* The float products the same way: ac_smm_nn (one row, or few rows over a long K: B streamed 4 rows at
+ * a time; else C held over all of K, rows in blocks over slices of columns, with every tail of the
+ * blocks and slices) is the chain C = fma(a_k, b_k, C), k ascending; the training
  * product on packed panels sums from 0 and adds C once at the end. With the vector kernels only
  * (they exist where the float16 one does); plain C sums in its own way. */
 static void float_kernels_match_fma_chain(void) {
     if (!ac_smm_has_f16()) SKIP("no vector kernels on this CPU build (AVX-512, or AVX2 with FMA and F16C)");
-    const int sizes[][3] = {{1, 64, 7}, {3, 130, 300}, {6, 2048, 513}, {13, 89, 256}, {25, 17, 600}, {14, 600, 700}, {196, 40, 33}};
+    const int sizes[][3] = {{1, 64, 7},     {3, 130, 300},  {6, 2048, 513}, {13, 89, 256}, {25, 17, 600},  {14, 600, 700},
+                            {196, 40, 33},  {2, 1300, 206}, {4, 45, 206},   {5, 31, 9},    {9, 1283, 206}, {3, 70, 1500},
+                            {7, 100, 1300}, {11, 15, 64}};
     unsigned seed = 9;
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
         const int M = sizes[t][0], N = sizes[t][1], K = sizes[t][2];

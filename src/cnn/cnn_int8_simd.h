@@ -20,7 +20,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __m512i mbqm1
     const __m512i half = _mm512_set1_epi64(1LL << 30);
     __m512i ev = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
     __m512i od = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), half);
-    od = _mm512_slli_epi64(_mm512_srli_epi64(od, 31), 32);
+    od = _mm512_slli_epi64(od, 1); /* bits 31..62 into the high half, which the blend takes */
     __m512i h = _mm512_mask_blend_epi32(0xAAAA, ev, od);
     const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), rs), _mm512_set1_epi32(1));
     const __m512i rem = _mm512_and_si512(h, mask);
@@ -41,7 +41,7 @@ __attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m
     const __m256i half = _mm256_set1_epi64x(1LL << 30), one = _mm256_set1_epi32(1);
     const __m256i ev = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, m), half), 31);
     __m256i od = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), half);
-    od = _mm256_slli_epi64(_mm256_srli_epi64(od, 31), 32);
+    od = _mm256_slli_epi64(od, 1); /* bits 31..62 into the high half, which the blend takes */
     __m256i h = _mm256_blend_epi32(ev, od, 0xAA);
     const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
     const __m256i rem = _mm256_and_si256(h, mask);

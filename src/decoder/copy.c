@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -128,6 +128,23 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
             logp[w + j] = mixed(s, cats, n, add, keep, logp, w + j);
         }
         _mm512_mask_storeu_ps(logp + w, (__mmask16)~mine, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
+    }
+#elif defined(__AVX2__)
+    /* the same 8 words at a time */
+    const __m256d kd = _mm256_set1_pd(keep);
+    for (; w + 8 <= V; w += 8) {
+        const __m256i c = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(s->cat + w)));
+        __m256i eq = _mm256_setzero_si256();
+        for (int k = 0; k < n; k++) eq = _mm256_or_si256(eq, _mm256_cmpeq_epi32(c, _mm256_set1_epi32(cats[k])));
+        const unsigned mine = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+        const __m256 x = _mm256_loadu_ps(logp + w);
+        const __m128 lo = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)), kd)),
+                     hi = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), kd));
+        for (unsigned m = mine; m; m &= m - 1) {
+            const int j = __builtin_ctz(m);
+            logp[w + j] = mixed(s, cats, n, add, keep, logp, w + j);
+        }
+        _mm256_maskstore_ps(logp + w, _mm256_xor_si256(eq, _mm256_set1_epi32(-1)), _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1));
     }
 #endif
     for (; w < V; w++) logp[w] = mixed(s, cats, n, add, keep, logp, w);

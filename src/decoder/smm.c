@@ -332,6 +332,7 @@ static inline __m256 half8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu
     TILE16(NAME, 4, BTYPE, B_AT, FROM_C) TILE16(NAME, 5, BTYPE, B_AT, FROM_C) TILE16(NAME, 6, BTYPE, B_AT, FROM_C)
 TILES(kern, float, F32_AT, 0)          /* packed float panels (training): acc from 0, then C += acc */
 TILES(ktile16, float, F32_AT_MASKED, 1) /* B as stored, C in registers over all of K */
+TILES(ktile16f, float, F32_AT, 1)       /* the same on 16 whole columns: no mask to test at each k */
 TILE16(htile, 4, uint16_t, F16_AT, 1)  /* packed half panels, 4-6 rows (1-3: htile32 below) */
 TILE16(htile, 5, uint16_t, F16_AT, 1) TILE16(htile, 6, uint16_t, F16_AT, 1)
 
@@ -383,13 +384,6 @@ void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float 
     }
 KSTREAM8(1) KSTREAM8(2) KSTREAM8(3) KSTREAM8(4) KSTREAM8(5) KSTREAM8(6)
 
-/* ktile on 16-column slices of B as stored (kstream's signature). */
-#define KTILE16(MR)                                                                                          \
-    static void ktile_##MR(int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) { \
-        for (int n0 = 0; n0 < N; n0 += 16) ktile16_##MR(K, A, lda, B + n0, ldb, C + n0, ldc, N - n0);        \
-    }
-KTILE16(1) KTILE16(2) KTILE16(3) KTILE16(4) KTILE16(5) KTILE16(6)
-
 /* Up to 3 rows on 32 columns of a half panel: with 16 columns, one row is two chains of dependent
  * FMAs, and the FMA's latency, not its throughput, sets the pace (a beam of 1-3 hypotheses, one
  * photo: what a caption's latency waits on). 4 chains a row here; each element's chain is the same
@@ -411,6 +405,37 @@ KTILE16(1) KTILE16(2) KTILE16(3) KTILE16(4) KTILE16(5) KTILE16(6)
             store8(C + (size_t)r * ldc + 8 * q, nc - 8 * q, acc[r][q]);                                      \
     }
 HTILE32(1) HTILE32(2) HTILE32(3)
+
+/* htile32 on float B as stored (ldb), for the products of few rows (a photo's beam): C in registers over
+ * all of K, where kstream loads and stores C every 4 k and broadcasts each a again for every 8
+ * columns (on 16 registers the broadcasts cannot stay). The same chain per element: the same bits. */
+#define KTILE32(MR)                                                                                          \
+    static void ktile32_##MR(int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc, int nc) { \
+        __m256 acc[MR][4];                                                                                   \
+        _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+            acc[r][q] = load8(C + (size_t)r * ldc + 8 * q, nc - 8 * q);                                      \
+        if (nc >= 32)                                                                                        \
+            for (int k = 0; k < K; k++) {                                                                    \
+                const float *b = B + (size_t)k * ldb;                                                        \
+                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                        \
+                    const __m256 v = _mm256_loadu_ps(b + 8 * q);                                             \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                     \
+                        acc[r][q] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + (size_t)r * lda + k), v, acc[r][q]); \
+                }                                                                                            \
+            }                                                                                                \
+        else                                                                                                 \
+            for (int k = 0; k < K; k++) {                                                                    \
+                const float *b = B + (size_t)k * ldb;                                                        \
+                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                        \
+                    const __m256 v = load8(b + 8 * q, nc - 8 * q);                                           \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                     \
+                        acc[r][q] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + (size_t)r * lda + k), v, acc[r][q]); \
+                }                                                                                            \
+            }                                                                                                \
+        _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
+            store8(C + (size_t)r * ldc + 8 * q, nc - 8 * q, acc[r][q]);                                      \
+    }
+KTILE32(1) KTILE32(2) KTILE32(3)
 
 void ac_smm_nn_hp(int M, int N, int K, const float *A, int lda, const uint16_t *Bp, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
@@ -442,13 +467,48 @@ int ac_smm_has_f16(void) { return 1; }
 #endif
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
+#if !defined(__AVX512F__)
+/* Rows in blocks of 3 on 32 columns of B at a time, each slice of B read once per block while cached. */
+static void ktile32_rows(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
+    for (int n0 = 0; n0 < N; n0 += 32)
+        for (int m0 = 0; m0 < M; m0 += 3) {
+            const float *a = A + (size_t)m0 * lda;
+            float *c = C + (size_t)m0 * ldc + n0;
+            switch (M - m0 < 3 ? M - m0 : 3) {
+            case 1: ktile32_1(K, a, lda, B + n0, ldb, c, ldc, N - n0); break;
+            case 2: ktile32_2(K, a, lda, B + n0, ldb, c, ldc, N - n0); break;
+            default: ktile32_3(K, a, lda, B + n0, ldb, c, ldc, N - n0); break;
+            }
+        }
+}
+#endif
+
+/* Which kernel, as measured on the decoder's shapes (bench/bench_smm; every choice gives the same bits).
+ * One row, or few rows over a long K (a float LSTM's 2048 x 2048: a new page of B at every k down a
+ * column slice): B streamed row by row (kstream). Otherwise C held in registers over all of K (ktile),
+ * the rows in blocks over slices of B's columns: 1.7x kstream's speed for a beam's 3 rows of the
+ * attention context (3 x 1280 x 206), and on AVX2 2x there and 1.6x for the attention's keys
+ * (206 x 256 x 1280), whose B is past a 1 MB L2 if every block of rows reads all of it. */
 void ac_smm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc) {
     if (M <= 0 || N <= 0 || K <= 0) return;
-    if (M >= 12 && (size_t)K * N <= 3 * ((size_t)1 << 17)) { /* B well within L2: else kstream streams better */
-        ROW_BLOCKS(ktile, A, C, N, K, a, lda, B, ldb, c, ldc)
-    } else {
+#if defined(__AVX512F__)
+    if (M == 1 || (M < 6 && K > 1280)) {
         ROW_BLOCKS(kstream, A, C, N, K, a, lda, B, ldb, c, ldc)
+    } else {
+        ROW_BLOCKS(ktile, A, C, N, K, a, lda, B, ldb, c, ldc)
     }
+#else
+    if (M == 1 || K > 1280) {
+        ROW_BLOCKS(kstream, A, C, N, K, a, lda, B, ldb, c, ldc)
+    } else if (M < 6) {
+        ktile32_rows(M, N, K, A, lda, B, ldb, C, ldc);
+    } else { /* a slice of 16 columns for every block of 6 rows while it is in cache */
+        for (int n0 = 0; n0 < N; n0 += 16) {
+            if (N - n0 >= 16) ROW_BLOCKS(ktile16f, A, C + n0, K, a, lda, B + n0, ldb, c, ldc, 16)
+            else ROW_BLOCKS(ktile16, A, C + n0, K, a, lda, B + n0, ldb, c, ldc, N - n0)
+        }
+    }
+#endif
 }
 #else
 void ac_smm_nn_packed(int M, int N, int K, const float *A, int lda, const float *Bp, float *C, int ldc) {
