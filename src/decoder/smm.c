@@ -409,29 +409,22 @@ HTILE32(1) HTILE32(2) HTILE32(3)
 /* htile32 on float B as stored (ldb), for the products of few rows (a photo's beam): C in registers over
  * all of K, where kstream loads and stores C every 4 k and broadcasts each a again for every 8
  * columns (on 16 registers the broadcasts cannot stay). The same chain per element: the same bits. */
+#define KTILE32_K_LOOP(MR, LOAD)                                                                             \
+    for (int k = 0; k < K; k++) {                                                                            \
+        const float *b = B + (size_t)k * ldb;                                                                \
+        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                                \
+            const __m256 v = LOAD;                                                                           \
+            _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                             \
+                acc[r][q] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + (size_t)r * lda + k), v, acc[r][q]);     \
+        }                                                                                                    \
+    }
 #define KTILE32(MR)                                                                                          \
     static void ktile32_##MR(int K, const float *A, int lda, const float *B, int ldb, float *C, int ldc, int nc) { \
         __m256 acc[MR][4];                                                                                   \
         _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
             acc[r][q] = load8(C + (size_t)r * ldc + 8 * q, nc - 8 * q);                                      \
-        if (nc >= 32)                                                                                        \
-            for (int k = 0; k < K; k++) {                                                                    \
-                const float *b = B + (size_t)k * ldb;                                                        \
-                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                        \
-                    const __m256 v = _mm256_loadu_ps(b + 8 * q);                                             \
-                    _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                     \
-                        acc[r][q] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + (size_t)r * lda + k), v, acc[r][q]); \
-                }                                                                                            \
-            }                                                                                                \
-        else                                                                                                 \
-            for (int k = 0; k < K; k++) {                                                                    \
-                const float *b = B + (size_t)k * ldb;                                                        \
-                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                                        \
-                    const __m256 v = load8(b + 8 * q, nc - 8 * q);                                           \
-                    _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                     \
-                        acc[r][q] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + (size_t)r * lda + k), v, acc[r][q]); \
-                }                                                                                            \
-            }                                                                                                \
+        if (nc >= 32) KTILE32_K_LOOP(MR, _mm256_loadu_ps(b + 8 * q)) /* whole columns: no mask to test */    \
+        else KTILE32_K_LOOP(MR, load8(b + 8 * q, nc - 8 * q))                                                \
         _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) \
             store8(C + (size_t)r * ldc + 8 * q, nc - 8 * q, acc[r][q]);                                      \
     }
