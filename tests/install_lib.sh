@@ -121,13 +121,17 @@ t_begin installed_variants_caption_alike
 # samples with the shipped model (its copy path, regions, softmax and float16 weights): AVX2 to the
 # same bits as AVX-512 (every number of the JSON: the vector kernels keep one order of operations);
 # the baseline, whose plain C sums in its own order, to the same captions.
-if [ ! -f "$ROOT/models/mobilenet_v2_1.0_224_quant.tflite" ] || [ ! -f "$ROOT/models/yolox_nano.tflite" ]; then
-  t_skip "needs the shipped model's encoder and detector (make models)"
+enc=$ROOT/models/mobilenet_v2_1.0_224_quant.tflite det=$ROOT/models/yolox_nano.tflite
+[ -f "$enc" ] || enc=$DATA/encoders/mobilenet_v2_1.0_224_quant.tflite
+[ -f "$det" ] || det=$DATA/encoders/yolox_nano.tflite
+if [ ! -f "$enc" ] || [ ! -f "$det" ]; then
+  t_skip "needs the shipped model's encoder and detector (make models, or ../shared/encoders)"
 elif install_once; then
   ok=1
   for mask in none -AVX512F -AVX512F,-AVX2; do
     ( [ $mask = none ] || export GLIBC_TUNABLES=glibc.cpu.hwcaps=$mask
-      "$P/bin/attncap" caption --json --quiet --model "$ROOT/models/attncap.safetensors" "$ROOT"/samples/*.jpg ) \
+      ATTNCAP_ENCODER=$enc ATTNCAP_DETECTOR=$det \
+        "$P/bin/attncap" caption --json --quiet --model "$ROOT/models/attncap.safetensors" "$ROOT"/samples/*.jpg ) \
       >"$T/variant$mask.jsonl" 2>"$T/err" || { t_fail "with $mask: $(head -1 "$T/err")"; ok=0; break; }
   done
   if [ $ok = 1 ] && ! cmp -s "$T/variantnone.jsonl" "$T/variant-AVX512F.jsonl"; then
