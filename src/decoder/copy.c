@@ -101,6 +101,16 @@ static inline float mixed(const struct ac_copy_sets *s, const int *cats, int n, 
     return (float)(logp[w] + (c < 0 || k == n ? keep : add[k]));
 }
 
+/* The words w + j of a vector's lanes j set in `lanes` (those of the regions' categories), one by one:
+ * before the vector's store of the others, which leaves them as they are. */
+static inline void mixed_lanes(const struct ac_copy_sets *s, const int *cats, int n, const double *add, double keep,
+                               float *logp, int w, unsigned lanes) {
+    for (; lanes; lanes &= lanes - 1) {
+        const int j = __builtin_ctz(lanes);
+        logp[w + j] = mixed(s, cats, n, add, keep, logp, w + j);
+    }
+}
+
 void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float gate, float *logp) {
     const struct ac_copy_sets *s = dec->copy;
     int cats[AC_REGIONS_MAX];
@@ -123,10 +133,7 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
         const __m512 x = _mm512_loadu_ps(logp + w);
         const __m256 lo = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x)), kd)),
                      hi = _mm512_cvtpd_ps(_mm512_add_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)), kd));
-        for (unsigned m = mine; m; m &= m - 1) {
-            const int j = __builtin_ctz(m);
-            logp[w + j] = mixed(s, cats, n, add, keep, logp, w + j);
-        }
+        mixed_lanes(s, cats, n, add, keep, logp, w, mine);
         _mm512_mask_storeu_ps(logp + w, (__mmask16)~mine, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
     }
 #elif defined(__AVX2__)
@@ -140,10 +147,7 @@ void ac_copy_mix_logp(const ac_decoder *dec, const ac_copy_regions *reg, float g
         const __m256 x = _mm256_loadu_ps(logp + w);
         const __m128 lo = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)), kd)),
                      hi = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), kd));
-        for (unsigned m = mine; m; m &= m - 1) {
-            const int j = __builtin_ctz(m);
-            logp[w + j] = mixed(s, cats, n, add, keep, logp, w + j);
-        }
+        mixed_lanes(s, cats, n, add, keep, logp, w, mine);
         _mm256_maskstore_ps(logp + w, _mm256_xor_si256(eq, _mm256_set1_epi32(-1)), _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1));
     }
 #endif
