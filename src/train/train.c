@@ -260,10 +260,11 @@ static int save_best(ac_trainer *tr, const ac_hist *h, ac_err *err) {
              "{\"step\":%ld,\"epoch\":%.3f,\"val_loss\":%.5f,\"val_bleu4\":%.5f,\"val_cider\":%.5f,\"beam\":%d,"
              "\"train_captions\":%d,\"val_photos\":%d,\"flip\":%d,\"batch\":%d,\"lr\":%g,\"min_count\":%d,"
              "\"clip\":%g,\"max_words\":%d,\"ema\":%g,\"seed\":%llu,\"text_captions\":%d,\"text_batch\":%d,"
-             "\"text_weight\":%g,\"extra_data\":%d,\"scst\":%d}",
+             "\"text_weight\":%g,\"extra_data\":%d,\"scst\":%d,\"text_region_found\":%.4f,\"text_region_unnamed\":%.4f}",
              h->step, h->epoch, h->val_loss, isfinite(h->bleu4) ? h->bleu4 : -1, isfinite(h->cider) ? h->cider : -1,
              o->beam, tr->n_ex, tr->n_vi, tr->use_flip, o->batch, o->lr, o->min_count, o->clip, o->max_words, o->ema,
-             o->seed, tr->n_tex, tr->n_tex ? tr->text_batch : 0, o->text_weight, tr->n_xds, o->scst);
+             o->seed, tr->n_tex, tr->n_tex ? tr->text_batch : 0, o->text_weight, tr->n_xds, o->scst,
+             tr->unnamed_start ? tr->named_found : 0, tr->unnamed_start ? (double)tr->unnamed_start[tr->n_ex] / tr->n_ex : 0);
     char *counts = ac_train_vocab_counts_json(tr), *photos = counts ? training_photos(tr) : NULL;
     if (!photos) return free(counts), ac_errf(err, "out of memory");
     const char *extra[] = {"training", notes, "vocab_counts", counts, "training_photos", photos, NULL};
@@ -387,6 +388,7 @@ static void trainer_free(ac_trainer *tr) {
     for (int i = 0; i < tr->n_tex; i++) free(tr->tex[i].w);
     free(tr->tex), free(tr->null_ctx), free(tr->null_m), free(tr->null_v), free(tr->null_g), free(tr->null_ann);
     free(tr->reg), free(tr->n_reg);
+    free(tr->named_score), free(tr->unnamed_cat), free(tr->unnamed_score), free(tr->unnamed_start);
     ac_train_scst_free(tr);
     free(tr->grad_text), free(tr->text_perm), free(tr->cnt_paired), free(tr->cnt_text);
     for (int i = 0; i < tr->n_xds; i++) ac_dataset_free(&tr->xds[i]);

@@ -78,6 +78,17 @@ static int imagenet_words(ac_trainer *tr, ac_err *err) {
     return ac_imagenet_words_add_to_rows(&tr->model.imagenet, &tr->fc, o->init, tr->region_min, tr->R, o->threads, &rr, err);
 }
 
+/* The objects an encoded caption names (a region model's): COCO's, and with ImageNet words
+ * (word_inet: each vocabulary word's category, or NULL) those it says, as (pseudo-)regions' categories. */
+static void caption_objects(const ac_tokens *t, const short *word_inet, ac_train_example *e) {
+    e->n_obj = (unsigned char)ac_train_text_objects(t, e->obj);
+    if (word_inet) {
+        int n_obj = e->n_obj;
+        ac_imagenet_words_in_caption(word_inet, e->w, e->n, e->obj, &n_obj, AC_TEXT_OBJECTS);
+        e->n_obj = (unsigned char)n_obj;
+    }
+}
+
 int ac_train_load_data(ac_trainer *tr, ac_err *err) {
     const ac_train_opts *o = tr->o;
     if (ac_dataset_load(o->data, o->image_dir, &tr->ds, err) || load_extra_data(tr, err)) return -1;
@@ -161,14 +172,9 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
         for (int i = 0; i < n_text; i++) {
             ac_train_example *e = &tr->tex[i];
             e->feat = e->feat_flip = -1, e->n = toks[n + i].n;
-            if (tr->R) e->n_obj = (unsigned char)ac_train_text_objects(&toks[n + i], e->obj);
             if (!(e->w = ac_malloc(sizeof(int) * (size_t)e->n))) goto oom;
             ac_vocab_encode(tr->model.vocab, &toks[n + i], e->w);
-            if (word_inet) { /* and the ImageNet words it says, as pseudo-regions too */
-                int n_obj = e->n_obj;
-                ac_imagenet_words_in_caption(word_inet, e->w, e->n, e->obj, &n_obj, AC_TEXT_OBJECTS);
-                e->n_obj = (unsigned char)n_obj;
-            }
+            if (tr->R) caption_objects(&toks[n + i], word_inet, e);
             tr->n_tex++;
         }
     }
@@ -181,6 +187,7 @@ int ac_train_load_data(ac_trainer *tr, ac_err *err) {
         e->w = ac_malloc(sizeof(int) * (size_t)e->n);
         if (!e->w) goto oom;
         ac_vocab_encode(tr->model.vocab, &toks[i], e->w);
+        if (tr->R) caption_objects(&toks[i], word_inet, e); /* what the pseudo-regions imitate */
         if (e->feat_flip >= 0) {
             e->wf = ac_malloc(sizeof(int) * (size_t)e->n);
             if (!e->wf) goto oom;

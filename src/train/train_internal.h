@@ -42,7 +42,7 @@ typedef struct ac_train_example {
     int feat, feat_flip; /* feature rows; feat_flip -1 if none */
     int n;               /* words */
     int *w, *wf;         /* [n] ids; wf: with left/right swapped (NULL if no flip) */
-    unsigned char n_obj, obj[AC_TEXT_OBJECTS]; /* a caption without a photo: the COCO objects it names */
+    unsigned char n_obj, obj[AC_TEXT_OBJECTS]; /* region models: the COCO objects the caption names */
 } ac_train_example;
 
 typedef struct ac_val_image {
@@ -85,6 +85,14 @@ typedef struct ac_trainer {
     int n_tex;
     int text_batch;         /* text captions per step */
     float *null_ctx;        /* [D] the learned no-photo context */
+    /* How the detector treats the training photos' captions, which the pseudo-regions of captions
+     * without photos imitate (train_regions.c): */
+    float *named_score;     /* [n_named_score] the best region's score of each object a photo caption names */
+    int n_named_score;
+    float named_found;      /* P(the photo has a region of an object | a caption names it) */
+    unsigned char *unnamed_cat; /* the regions of photo caption i that it does not name: */
+    float *unnamed_score;       /* [unnamed_start[i] .. unnamed_start[i + 1]) */
+    int *unnamed_start;         /* [n_ex + 1] */
     float *null_m, *null_v; /* [D] its Adam moments */
     float *null_g;          /* [D] its gradient */
     float *null_ann;        /* [shards, L, D]: null_ctx repeated, one "photo" per shard */
@@ -111,6 +119,8 @@ void ac_train_photo_regions(const ac_trainer *tr, int row, int gh, int gw, float
                             unsigned char *cat, float *score);
 /* The COCO objects a tokenized caption names (at most AC_TEXT_OBJECTS) into obj; returns how many. */
 int ac_train_text_objects(const ac_tokens *t, unsigned char *obj);
+/* What the pseudo-regions imitate (named_score .. unnamed_start above), from the photo captions. */
+int ac_train_text_regions_init(ac_trainer *tr, ac_err *err);
 /* A caption without a photo's pseudo-photo: the no-photo context, then its pseudo-regions. */
 void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint64_t seed, float *ann, int *n_valid,
                            int *n_regions, unsigned char *cat, float *score);

@@ -87,6 +87,7 @@ int ac_train_text_init(ac_trainer *tr, ac_err *err) {
         for (size_t d = 0; d < D; d++) tr->null_ctx[d] /= (float)cells;
     }
     free(row);
+    if (tr->R && ac_train_text_regions_init(tr, err)) return -1;
     tr->text_batch = (int)lround((double)tr->o->text_ratio * tr->o->batch);
     if (tr->text_batch < 1) tr->text_batch = 1;
     tr->text_perm_round = -1;
