@@ -9,7 +9,8 @@
  * The COCO detector: the model's own when it has regions (the captioner runs it, inside "CNN"); else,
  * with BENCH_DETECTOR=1, $ATTNCAP_DATA/encoders/yolox_nano.tflite run beside the caption on the same
  * photo as read, as `attncap detect` would (counted in the total, its best time printed apart).
- * env: BENCH_RUNS (20), BENCH_THREADS (2), BENCH_DETECTOR (0), BENCH_MODEL (the model, as --model; default:
+ * env: BENCH_RUNS (20), BENCH_THREADS (2), BENCH_DETECTOR (0), BENCH_PAUSE_MS (0: ms idle between runs, as a
+ * server's photos come; a pool's threads fall asleep between them), BENCH_MODEL (the model, as --model; default:
  * found as the CLI finds it), ATTNCAP_PRECISION (auto, as the CLI).
  * bench/vs_main.sh builds this against another tree's library too (05a555b and later), so what a
  * tree lacks (the reduced read, naming, precision, the detector) is left out there, and said. */
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
     const int runs = getenv("BENCH_RUNS") ? atoi(getenv("BENCH_RUNS")) : 20;
     const int threads = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 2;
     const int beside = getenv("BENCH_DETECTOR") && atoi(getenv("BENCH_DETECTOR")) > 0;
+    const long pause_ms = getenv("BENCH_PAUSE_MS") ? atol(getenv("BENCH_PAUSE_MS")) : 0;
     if (runs < 1 || threads < 1) {
         fprintf(stderr, "latency: BENCH_RUNS and BENCH_THREADS must be positive\n");
         return 1;
@@ -198,6 +200,7 @@ int main(int argc, char **argv) {
         text = ac_caption_text(&cap, c.model.vocab);
         ac_caption_free(&cap);
         ac_image_free(&sq), ac_image_free(&im);
+        if (pause_ms > 0) nanosleep(&(struct timespec){pause_ms / 1000, pause_ms % 1000 * 1000000}, NULL);
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_d);
     qsort(cpu, (size_t)runs, sizeof *cpu, cmp_d);

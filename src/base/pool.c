@@ -10,14 +10,17 @@
  * sides spin before sleeping on the condition variables: for SPIN_NS of the clock rather than a count
  * of pauses (a pause takes 10 cycles on some CPUs, 140 on others), long enough that within a CNN pass
  * a worker is never asleep when the next layer comes (waking a sleeping thread costs tens of
- * microseconds, more in a virtual machine, where the idle CPU halts). Between passes the CNN tells the
- * pool: ac_pool_rest lets the workers sleep at once (they would steal the search's CPU while spinning),
- * ac_pool_wake wakes them at the start of the next pass, while the caller is still copying its input. */
+ * microseconds, more in a virtual machine, where the idle CPU halts), and that passes run back to
+ * back (`attncap features`) find them awake; ac_pool_wake wakes them at the start of a pass, while the
+ * caller is still copying its input. (Sending them to sleep at the end of every pass, so as not to
+ * spin into the search, made each pass pay a wakeup: int8 at 224 on 2 threads, median 3.3-7.5 ms
+ * against 2.9-3.0, and one photo's caption was no faster for it.) */
 #include "pool.h"
 #include "alloc_internal.h"
 
 #include <cblas.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,7 +42,8 @@ struct ac_pool {
     struct share {
         _Alignas(64) _Atomic uint64_t w;
     } *share;
-    atomic_int done_chunks, quit, resting;
+    atomic_int done_chunks, quit;
+    atomic_int caller_cpu; /* the CPU the last job was published from (-1: unknown) */
     void (*fn)(void *, int, int);
     void *arg;
     /* ac_pool_beside's task, for the first worker free: SIDE_* below, set under mu (read without it in spins) */
@@ -126,10 +130,9 @@ static void wait_while(ac_pool *p, int (*busy)(ac_pool *, uint64_t), uint64_t x,
 }
 
 /* A worker's wait: no job after generation `seen` yet, no ac_pool_beside task waiting, and the pool
- * neither resting nor quitting. */
+ * not quitting. */
 static int no_job(ac_pool *p, uint64_t seen) {
     return cur_gen(p) == (uint32_t)seen && !atomic_load_explicit(&p->quit, memory_order_relaxed) &&
-           !atomic_load_explicit(&p->resting, memory_order_relaxed) &&
            atomic_load_explicit(&p->side, memory_order_relaxed) != SIDE_PENDING;
 }
 
@@ -148,6 +151,24 @@ static void run_side(ac_pool *p) {
 /* The caller's wait: chunks of the job still running. */
 static int chunks_running(ac_pool *p, uint64_t chunks) { return atomic_load(&p->done_chunks) < (int)chunks; }
 
+/* A worker woken on the CPU its caller runs on would share that CPU with a caller spinning for the
+ * worker's chunks, and the kernel's balancer takes milliseconds to part them. A virtual machine's
+ * scheduler does this often: a halted vCPU counts as preempted, not idle, so the wakeup goes to the
+ * waker's. Measured on a 2-vCPU VM (int8 MobileNetV2 at 224, 2 threads, passes 0.3 s apart): passes
+ * of 2.7 ms took 8-9. So the worker moves itself: it leaves the caller's CPU out of its affinity (the
+ * kernel migrates it at once), then restores the mask it had. Nothing happens when it is elsewhere or
+ * has no other CPU. */
+static void leave_callers_cpu(ac_pool *p) {
+    const int c = atomic_load_explicit(&p->caller_cpu, memory_order_relaxed);
+    if (c < 0 || c >= CPU_SETSIZE || sched_getcpu() != c) return;
+    cpu_set_t mask, others;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+    others = mask;
+    CPU_CLR(c, &others);
+    if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof others, &others) != 0) return;
+    sched_setaffinity(0, sizeof mask, &mask);
+}
+
 static void *worker(void *a) {
     worker_arg *wa = a;
     ac_pool *p = wa->p;
@@ -163,6 +184,7 @@ static void *worker(void *a) {
         if (atomic_load(&p->quit)) return NULL;
         run_side(p); /* the first worker to see a beside task takes it; then on with whatever job is running */
         seen = cur_gen(p);
+        leave_callers_cpu(p);
         do_chunks(p, seen, t);
     }
 }
@@ -177,7 +199,7 @@ ac_pool *ac_pool_create(int n) {
     atomic_init(&p->work, 0);
     atomic_init(&p->done_chunks, 0);
     atomic_init(&p->quit, 0);
-    atomic_init(&p->resting, 0);
+    atomic_init(&p->caller_cpu, -1);
     atomic_init(&p->side, SIDE_NONE);
     pthread_cond_init(&p->side_done, NULL);
     if (p->n > 1) {
@@ -204,7 +226,7 @@ ac_pool *ac_pool_create(int n) {
 static uint32_t publish(ac_pool *p, int chunks) {
     pthread_mutex_lock(&p->mu);
     const uint32_t gen = cur_gen(p) + 1;
-    atomic_store(&p->resting, 0);
+    atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed);
     for (int t = 0; t < p->n; t++) /* the shares first: a worker seeing the new generation finds them */
         atomic_store(&p->share[t].w, (uint64_t)gen << 32 | (uint64_t)(chunks * t / p->n) << 16 | (uint64_t)(chunks * (t + 1) / p->n));
     atomic_store(&p->work, (uint64_t)gen << 32 | (uint64_t)chunks << 16);
@@ -215,10 +237,6 @@ static uint32_t publish(ac_pool *p, int chunks) {
 
 void ac_pool_wake(ac_pool *p) {
     if (p && p->n > 1) publish(p, 0);
-}
-
-void ac_pool_rest(ac_pool *p) {
-    if (p && p->n > 1) atomic_store(&p->resting, 1);
 }
 
 void ac_pool_run(ac_pool *p, void (*fn)(void *, int, int), void *arg) {

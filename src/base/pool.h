@@ -42,10 +42,8 @@ void ac_pool_free(ac_pool *p);
  * convolutions recompute the rows neighbouring chunks share). 1 or less runs fn(arg, 0, 1). */
 void ac_pool_run_n(ac_pool *p, void (*fn)(void *arg, int t, int n), void *arg, int chunks);
 /* A run of jobs (a CNN pass) is about to start: wake the workers now, so they spin ready for its first
- * job. And it has ended: let them sleep without spinning (until the next job or wake). Both only
- * hints: a job always runs, whatever was said before it. */
+ * job. Only a hint: a job always runs, whatever was said before it. */
 void ac_pool_wake(ac_pool *p);
-void ac_pool_rest(ac_pool *p);
 /* fn(arg) on one of the pool's workers beside the jobs run meanwhile (that worker joins them when fn
  * returns; until then the other threads take its chunks, so no job waits for it): two pieces of work
  * of unequal length on the same threads without oversubscribing them. With no worker, fn runs at once

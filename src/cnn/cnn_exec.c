@@ -189,7 +189,6 @@ int ac_cnn_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
      * products (ac_cnn_gemm), and OpenBLAS's own splitting would make results depend on the count. */
     if (c->uses_blas) ac_set_threads(1);
     for (int k = 0; k < c->n_steps; k++) run_step(c, &c->steps[k]);
-    ac_pool_rest(c->pool); /* the pass is over: no spinning until the next one */
     for (int k = 0; k < c->n_outs; k++) {
         const cnn_tensor *t = &c->t[c->outs[k]];
         for (size_t i = 0; i < t->count; i++)

@@ -402,7 +402,6 @@ int ac_cnn_int8_run(ac_cnn *c, const float *input, float *output, ac_err *err) {
             break;
         }
     }
-    ac_pool_rest(c->pool);
     const uint8_t *y = buf(p, c->out_t);
     const double sc = p->out_scale;
     for (size_t i = 0; i < c->t[c->out_t].count; i++) output[i] = (float)(sc * ((int32_t)y[i] - p->out_zp));
