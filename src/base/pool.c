@@ -13,8 +13,9 @@
  * microseconds, more in a virtual machine, where the idle CPU halts), and that passes run back to
  * back (`attncap features`) find them awake; ac_pool_wake wakes them at the start of a pass, while the
  * caller is still copying its input. (Sending them to sleep at the end of every pass, so as not to
- * spin into the search, made each pass pay a wakeup: int8 at 224 on 2 threads, median 3.3-7.5 ms
- * against 2.9-3.0, and one photo's caption was no faster for it.) */
+ * spin into the search, made each pass pay a wakeup: int8 at 224 on 2 threads, median 3.7-3.9 ms
+ * against 2.9-3.0 without it, both with leave_callers_cpu below; one photo's caption was no faster
+ * for it.) */
 #include "pool.h"
 #include "alloc_internal.h"
 
