@@ -60,6 +60,7 @@ typedef struct batch {
     int waiting[SEARCH_BATCH], n_waiting; /* encoded photos waiting for their search */
     int delivered;   /* results handed out: [0, delivered) */
     int single;
+    int busy; /* lanes decoding, encoding or searching */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     void (*on_result)(void *user, const ac_batch_result *r);
@@ -116,11 +117,13 @@ static void run_job(ac_captioner *cap, job *j) {
     ac_image_free(&j->square);
 }
 
-static void encode_job(batch *b, ac_captioner_lane *lane, job *j) {
+/* alone: no other lane is busy, so the detector gets a thread of its own beside the encoder (else
+ * their lane's one thread runs them in turn). */
+static void encode_job(batch *b, ac_captioner_lane *lane, job *j, int alone) {
     if (!j->ok) return;
     double t0 = ac_now();
-    if (ac_captioner_encode(b->cap, &lane->enc, j->ann, j->probs, j->grid, &j->square, &j->err) ||
-        ac_captioner_detect(b->cap, lane->det, &j->photo, j->ann, j->probs, j->grid, j->regions, &j->n_regions, &j->err))
+    if (ac_captioner_cnns(b->cap, &lane->enc, lane->det, alone ? AC_CNNS_OWN_THREAD : AC_CNNS_IN_TURN, &j->square,
+                          &j->photo, j->ann, j->probs, j->grid, j->regions, &j->n_regions, &j->err))
         j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
     if (!b->keep_photo) ac_image_free(&j->photo);
@@ -186,16 +189,24 @@ static void lane_loop(batch *b, ac_captioner_lane *lane) {
             int which[SEARCH_BATCH], n = b->n_waiting;
             memcpy(which, b->waiting, sizeof *which * (size_t)n);
             b->n_waiting = 0;
+            b->busy++;
             pthread_mutex_unlock(&b->mu);
             search_jobs(b, which, n);
             pthread_mutex_lock(&b->mu);
+            b->busy--;
             mark_done(b, which, n);
         } else if (got == 1) {
+            /* a source's photo (a server's request) while every other lane idles: its detector beside
+             * its encoder (a lone request to `attncap serve` on 2 cores took 54 ms, its CNNs in turn on
+             * one of them). Not for lists, whose lanes all start at once. */
+            const int alone = b->src && b->busy == 0 && b->n_waiting == 0;
+            b->busy++;
             pthread_mutex_unlock(&b->mu);
             job *j = &b->ring[i % b->depth];
             decode_job(b, j);
-            if (lane) encode_job(b, lane, j);
+            if (lane) encode_job(b, lane, j, alone);
             pthread_mutex_lock(&b->mu);
+            b->busy--;
             if (lane && j->ok) {
                 j->state = ENCODED;
                 b->waiting[b->n_waiting++] = i;
