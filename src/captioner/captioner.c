@@ -10,7 +10,6 @@
 #include "locate_internal.h"
 #include "alloc_internal.h"
 #include "decoder_internal.h"
-#include "pool.h"
 
 #include <pthread.h>
 
@@ -292,54 +291,27 @@ static void detect_beside(void *arg) {
     j->rc = ac_detector_detect(j->det, j->photo, &j->opts, &j->d, &j->err);
 }
 
-/* ac_captioner_cnns' second thread: task 0 encodes, task 1 detects. */
-typedef struct cnns_job {
-    const ac_captioner *c;
-    ac_encoder *enc;
-    const ac_image *img;
-    float *ann, *probs;
-    int *grid;
-    ac_err *err;
-    int rc;
-    detect_job det;
-} cnns_job;
-
-static void cnns_task(void *arg, int task, int thread) {
-    (void)thread;
-    cnns_job *j = arg;
-    if (task == 0) j->rc = ac_captioner_encode(j->c, j->enc, j->ann, j->probs, j->grid, j->img, j->err);
-    else detect_beside(&j->det);
-}
-
-int ac_captioner_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, ac_cnns_mode mode, const ac_image *img,
+int ac_captioner_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, int beside, const ac_image *img,
                       const ac_image *photo, float *ann, float *probs, int *grid, ac_region *regions, int *n_regions,
                       ac_err *err) {
     *n_regions = 0;
-    if (!det || mode == AC_CNNS_IN_TURN) {
+    if (!det || !beside) {
         if (ac_captioner_encode(c, enc, ann, probs, grid, img, err)) return -1;
         return ac_captioner_detect(c, det, photo, ann, probs, grid, regions, n_regions, err);
     }
-    cnns_job cj = {.c = c, .enc = enc, .img = img, .ann = ann, .probs = probs, .grid = grid, .err = err,
-                   .det = {.det = det, .photo = photo, .opts = ac_captioner_detect_options(c)}};
-    detect_job *j = &cj.det;
-    int rc;
-    if (mode == AC_CNNS_OWN_THREAD) { /* whichever thread is free takes the other task: either way both run */
-        ac_parallel_for(2, 2, cnns_task, &cj);
-        rc = cj.rc;
-    } else {
-        /* on a thread of the encoder's square plan (a photo encoded at another shape, AC_RESIZE_ASPECT, runs
-         * on that shape's plan and threads: the same results, the cores less evenly shared) */
-        ac_cnn_beside(enc->cnn, detect_beside, j);
-        rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
-        ac_cnn_beside_wait(enc->cnn);
-    }
-    if (j->rc == 0 && rc) ac_detections_free(&j->d);
+    detect_job j = {.det = det, .photo = photo, .opts = ac_captioner_detect_options(c)};
+    /* on a thread of the encoder's square plan (a photo encoded at another shape, AC_RESIZE_ASPECT, runs on
+     * that shape's plan and threads: the same results, the cores less evenly shared) */
+    ac_cnn_beside(enc->cnn, detect_beside, &j);
+    const int rc = ac_captioner_encode(c, enc, ann, probs, grid, img, err);
+    ac_cnn_beside_wait(enc->cnn);
+    if (j.rc == 0 && rc) ac_detections_free(&j.d);
     if (rc) return -1;
-    if (j->rc) {
-        if (err) *err = j->err;
+    if (j.rc) {
+        if (err) *err = j.err;
         return -1;
     }
-    *n_regions = ac_captioner_attach(c, det, &j->d, ann, probs, grid, regions);
+    *n_regions = ac_captioner_attach(c, det, &j.d, ann, probs, grid, regions);
     return 0;
 }
 
@@ -350,8 +322,8 @@ static int run(const ac_captioner *c, ac_encoder *enc, ac_detector *det, float *
     double t0 = ac_now();
     int grid[2], nr = 0;
     ac_region regions[AC_REGIONS_MAX];
-    int rc = ac_captioner_cnns(c, enc, det, enc == &c->enc && c->cnns_beside ? AC_CNNS_POOL : AC_CNNS_IN_TURN, img,
-                               photo, ann, probs, grid, regions, &nr, err);
+    int rc = ac_captioner_cnns(c, enc, det, enc == &c->enc && c->cnns_beside, img, photo, ann, probs, grid, regions, &nr,
+                               err);
     double t1 = ac_now();
     if (t_cnn) *t_cnn += t1 - t0;
     if (rc) return -1;

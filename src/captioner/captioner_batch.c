@@ -60,7 +60,8 @@ typedef struct batch {
     int waiting[SEARCH_BATCH], n_waiting; /* encoded photos waiting for their search */
     int delivered;   /* results handed out: [0, delivered) */
     int single;
-    int busy; /* lanes decoding, encoding or searching */
+    int busy;  /* lanes decoding, encoding or searching */
+    int whole; /* a lone photo is on the captioner's own CNNs, all threads: the other lanes take none */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     void (*on_result)(void *user, const ac_batch_result *r);
@@ -117,13 +118,14 @@ static void run_job(ac_captioner *cap, job *j) {
     ac_image_free(&j->square);
 }
 
-/* alone: no other lane is busy, so the detector gets a thread of its own beside the encoder (else
- * their lane's one thread runs them in turn). */
-static void encode_job(batch *b, ac_captioner_lane *lane, job *j, int alone) {
+/* whole: no other lane is busy, so the photo takes the captioner's own CNNs and all its threads (the
+ * detector beside the encoder, as ac_captioner_run; the same results); else the lane's one thread. */
+static void encode_job(batch *b, ac_captioner_lane *lane, job *j, int whole) {
     if (!j->ok) return;
     double t0 = ac_now();
-    if (ac_captioner_cnns(b->cap, &lane->enc, lane->det, alone ? AC_CNNS_OWN_THREAD : AC_CNNS_IN_TURN, &j->square,
-                          &j->photo, j->ann, j->probs, j->grid, j->regions, &j->n_regions, &j->err))
+    ac_captioner *c = b->cap;
+    if (ac_captioner_cnns(c, whole ? &c->enc : &lane->enc, whole ? c->det : lane->det, whole && c->cnns_beside,
+                          &j->square, &j->photo, j->ann, j->probs, j->grid, j->regions, &j->n_regions, &j->err))
         j->ok = 0, j->run_failed = 1;
     ac_image_free(&j->square);
     if (!b->keep_photo) ac_image_free(&j->photo);
@@ -184,6 +186,10 @@ static void lane_loop(batch *b, ac_captioner_lane *lane) {
     pthread_mutex_lock(&b->mu);
     for (;;) {
         int i = 0;
+        if (b->whole) { /* a lone photo has every thread until its CNNs are done */
+            pthread_cond_wait(&b->cv, &b->mu);
+            continue;
+        }
         const int got = lane && b->n_waiting >= b->max_search ? 0 : take(b, &i);
         if (lane && b->n_waiting > 0 && got != 1) {
             int which[SEARCH_BATCH], n = b->n_waiting;
@@ -196,17 +202,19 @@ static void lane_loop(batch *b, ac_captioner_lane *lane) {
             b->busy--;
             mark_done(b, which, n);
         } else if (got == 1) {
-            /* a source's photo (a server's request) while every other lane idles: its detector beside
-             * its encoder (a lone request to `attncap serve` on 2 cores took 54 ms, its CNNs in turn on
-             * one of them). Not for lists, whose lanes all start at once. */
-            const int alone = b->src && b->busy == 0 && b->n_waiting == 0;
-            b->busy++;
+            /* a source's photo (a server's request) while every other lane idles: its CNNs on all the
+             * threads, the others waiting meanwhile rather than share the cores (a lone request to
+             * `attncap serve` on 2 cores took 54 ms, its CNNs in turn on one of them). Its search is a
+             * lane's as before. Not for lists, whose lanes all start at once. */
+            const int whole = lane && b->src && b->busy == 0 && b->n_waiting == 0;
+            b->busy++, b->whole = whole;
             pthread_mutex_unlock(&b->mu);
             job *j = &b->ring[i % b->depth];
             decode_job(b, j);
-            if (lane) encode_job(b, lane, j, alone);
+            if (lane) encode_job(b, lane, j, whole);
             pthread_mutex_lock(&b->mu);
             b->busy--;
+            if (whole) b->whole = 0, pthread_cond_broadcast(&b->cv);
             if (lane && j->ok) {
                 j->state = ENCODED;
                 b->waiting[b->n_waiting++] = i;

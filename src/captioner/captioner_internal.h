@@ -34,12 +34,9 @@ ac_detect_options ac_captioner_detect_options(const ac_captioner *c);
 int ac_captioner_attach(const ac_captioner *c, ac_detector *det, ac_detections *d, float *ann, const float *probs,
                         const int *grid, ac_region *regions);
 /* Both CNNs of a photo: ac_captioner_encode of img, then ac_captioner_detect of photo (its regions and
- * their count; the encoder's error first when both fail). The same results in every mode: in turn;
- * AC_CNNS_POOL, the detector on one of the encoder's pool threads while the others encode
- * (ac_cnn_beside); AC_CNNS_OWN_THREAD, the detector on a thread started for it (a lane's photo while
- * the other lanes idle: the lane's CNNs have one thread each). */
-typedef enum { AC_CNNS_IN_TURN, AC_CNNS_POOL, AC_CNNS_OWN_THREAD } ac_cnns_mode;
-int ac_captioner_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, ac_cnns_mode mode, const ac_image *img,
+ * their count); with beside, the detector on one of the encoder's pool threads while the others
+ * encode (ac_cnn_beside; the same results; the encoder's error first when both fail). */
+int ac_captioner_cnns(const ac_captioner *c, ac_encoder *enc, ac_detector *det, int beside, const ac_image *img,
                       const ac_image *photo, float *ann, float *probs, int *grid, ac_region *regions, int *n_regions,
                       ac_err *err);
 /* ac_captioner_run with the photo as read beside its square (the detector sees the photo). */
