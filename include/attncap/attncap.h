@@ -314,8 +314,10 @@ AC_API int ac_result_copied(const ac_result *r, const float **out);
  *    together: how many photos' searches ran with this one (itself included).
  * max_together: at most this many photos searched together (0, or over 8: 8). flags as the caption
  * calls'. Returns 0 when next has returned -1 and every photo taken is done; -1 (no photo
- * taken) when the stream cannot start (out of memory, no threads). Uses the captioner's threads; the
- * callbacks may read c (ac_result_json, ac_captioner_model) but not caption with it or change it. */
+ * taken) when the stream cannot start (out of memory, no threads). Uses the captioner's threads (a
+ * photo taken while no other is in work gets all of them for its CNNs, so a lone request is not run on
+ * one core); the callbacks may read c (ac_result_json, ac_captioner_model) but not caption with it or
+ * change it. */
 typedef int (*ac_stream_next_fn)(void *user, ac_input *in, void **tag);
 typedef void (*ac_stream_wait_fn)(void *user);
 typedef void (*ac_stream_done_fn)(void *user, void *tag, ac_result *r, int together);
