@@ -23,10 +23,19 @@ static ac_region regs[3 * SLOTS] = {
     {0, 0, 1, 1, 0.9f, PERSON}, {0, 0, 1, 1, 0.8f, DOG}, {0, 0, 1, 1, 0.7f, CAR}, {0, 0, 1, 1, 0.6f, KITE}};
 static unsigned char n_regs[3] = {3, 1, 0};
 
-/* The trainer above with its statistics measured; tr->unnamed_start is NULL if that failed. */
-static void make(ac_trainer *tr, ac_train_example *ex, float *null_ctx) {
-    memset(tr, 0, sizeof *tr);
-    memset(ex, 0, sizeof *ex * 4);
+/* The trainer above, its captions and its no-photo context. */
+typedef struct fixture {
+    ac_trainer tr;
+    ac_train_example ex[4];
+    float null_ctx[DIM];
+} fixture;
+
+/* f's trainer with its statistics measured; f->tr.unnamed_start is NULL if that failed. */
+static void make(fixture *f) {
+    ac_trainer *tr = &f->tr;
+    ac_train_example *ex = f->ex;
+    float *null_ctx = f->null_ctx;
+    memset(f, 0, sizeof *f);
     /* caption 0 (photo 0): "a man and his dog": person, dog named; car unnamed
      * caption 1 (photo 0): "a dog": dog named; person, car unnamed
      * caption 2 (photo 1): "a kite and a frisbee": kite named (0.6), frisbee named without a region
@@ -47,40 +56,36 @@ static void release(ac_trainer *tr) {
     free(tr->named_score), free(tr->unnamed_cat), free(tr->unnamed_score), free(tr->unnamed_start);
 }
 
+/* f made, or 0 (and nothing held) when its statistics could not be measured. */
+static int ready(fixture *f) {
+    make(f);
+    if (f->tr.unnamed_start) return 1;
+    release(&f->tr);
+    return 0;
+}
+
 static void test_statistics(void) {
-    ac_trainer tr;
-    ac_train_example ex[4];
-    float null_ctx[DIM];
-    make(&tr, ex, null_ctx);
-    if (!tr.unnamed_start) {
-        release(&tr);
-        return;
-    }
+    fixture f;
+    if (!ready(&f)) return;
     /* named: 6 (person, dog; dog; kite, frisbee; dog); with a region: person, dog, dog, kite */
-    CHECK_NEAR(tr.named_found, 4.0 / 6.0, 1e-6);
-    CHECK(tr.n_named_score == 4);
+    CHECK_NEAR(f.tr.named_found, 4.0 / 6.0, 1e-6);
+    CHECK(f.tr.n_named_score == 4);
     float pool[4];
-    memcpy(pool, tr.named_score, sizeof pool);
+    memcpy(pool, f.tr.named_score, sizeof pool);
     int seen9 = 0, seen8 = 0, seen6 = 0;
     for (int k = 0; k < 4; k++) seen9 += pool[k] == 0.9f, seen8 += pool[k] == 0.8f, seen6 += pool[k] == 0.6f;
     CHECKF(seen9 == 1 && seen8 == 2 && seen6 == 1, "named scores %g %g %g %g", pool[0], pool[1], pool[2], pool[3]);
     /* unnamed: caption 0 car; caption 1 person, car; none for 2 and 3 */
-    CHECK(tr.unnamed_start[0] == 0 && tr.unnamed_start[1] == 1 && tr.unnamed_start[2] == 3 && tr.unnamed_start[3] == 3 &&
-          tr.unnamed_start[4] == 3);
-    CHECK(tr.unnamed_cat[0] == CAR && tr.unnamed_score[0] == 0.7f);
-    CHECK(tr.unnamed_cat[1] == PERSON && tr.unnamed_score[1] == 0.9f && tr.unnamed_cat[2] == CAR);
-    release(&tr);
+    const int *start = f.tr.unnamed_start;
+    CHECK(start[0] == 0 && start[1] == 1 && start[2] == 3 && start[3] == 3 && start[4] == 3);
+    CHECK(f.tr.unnamed_cat[0] == CAR && f.tr.unnamed_score[0] == 0.7f);
+    CHECK(f.tr.unnamed_cat[1] == PERSON && f.tr.unnamed_score[1] == 0.9f && f.tr.unnamed_cat[2] == CAR);
+    release(&f.tr);
 }
 
 static void test_draws(void) {
-    ac_trainer tr;
-    ac_train_example ex[4];
-    float null_ctx[DIM];
-    make(&tr, ex, null_ctx);
-    if (!tr.unnamed_start) {
-        release(&tr);
-        return;
-    }
+    fixture f;
+    if (!ready(&f)) return;
     /* a caption without a photo naming a dog and a giraffe (no photo caption names a giraffe) */
     ac_train_example t = {.feat = -1, .n_obj = 2, .obj = {DOG, 23}};
     const int N = 20000;
@@ -92,7 +97,7 @@ static void test_draws(void) {
         int n_valid, n_reg;
         unsigned char cat[SLOTS];
         float score[SLOTS];
-        ac_train_text_regions(&tr, &t, (uint64_t)it * 7919u + 1, ann, &n_valid, &n_reg, cat, score);
+        ac_train_text_regions(&f.tr, &t, (uint64_t)it * 7919u + 1, ann, &n_valid, &n_reg, cat, score);
         if (n_reg > SLOTS || n_valid != CELLS + n_reg) bad = 1;
         int has_car = 0, has_person = 0, dogs = 0, giraffes = 0;
         for (int k = 0; k < n_reg; k++) {
@@ -105,10 +110,10 @@ static void test_draws(void) {
             else bad = 6;
             ac_region_code(cat[k], DIM, code);
             for (int d = 0; d < DIM; d++)
-                if (fabsf(ann[(CELLS + k) * DIM + d] - (null_ctx[d] + score[k] * 60.0f * code[d])) > 1e-4f) bad = 7;
+                if (fabsf(ann[(CELLS + k) * DIM + d] - (f.null_ctx[d] + score[k] * 60.0f * code[d])) > 1e-4f) bad = 7;
         }
         for (int m = 0; m < CELLS; m++)
-            if (memcmp(ann + m * DIM, null_ctx, sizeof null_ctx)) bad = 8;
+            if (memcmp(ann + m * DIM, f.null_ctx, sizeof f.null_ctx)) bad = 8;
         if (dogs > 1 || giraffes > 1 || has_car > 1 || has_person > 1) bad = 9;
         /* a person comes only with caption 1's set, which has a car too (only the best SLOTS = 3 are kept:
          * dog, giraffe, person and car cannot all be there) */
@@ -127,7 +132,7 @@ static void test_draws(void) {
     CHECKF(fabs(got_kept - want_kept) < 4 * sd, "named objects kept per caption %g, expected %g", got_kept, want_kept);
     CHECKF(fabs(got_car - want_car) < 4 * sd, "a car in %g of the draws, expected %g", got_car, want_car);
     CHECKF(fabs(got_person - want_person) < 4 * sd, "a person in %g of the draws, expected %g", got_person, want_person);
-    release(&tr);
+    release(&f.tr);
 }
 
 int main(void) {
