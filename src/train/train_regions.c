@@ -64,6 +64,12 @@ static float unit(uint64_t *s) {
     return (float)((*s >> 40) * (1.0 / 16777216.0));
 }
 
+/* An index drawn uniformly from [0, n) (-1 when n is 0). */
+static int draw_index(uint64_t *s, int n) {
+    const int i = (int)(unit(s) * (float)n);
+    return i >= n ? n - 1 : i;
+}
+
 static int names(const ac_train_example *e, int category) {
     for (int j = 0; j < e->n_obj; j++)
         if (e->obj[j] == category) return 1;
@@ -114,13 +120,10 @@ void ac_train_text_regions(const ac_trainer *tr, const ac_train_example *e, uint
     float scores[AC_TEXT_OBJECTS + AC_REGIONS_MAX];
     for (int k = 0; k < e->n_obj; k++) {
         if (unit(&s) >= tr->named_found) continue;
-        const float u = unit(&s);
-        int j = (int)(u * (float)tr->n_named_score);
-        if (j >= tr->n_named_score) j = tr->n_named_score - 1;
+        const int j = draw_index(&s, tr->n_named_score);
         cats[n] = e->obj[k], scores[n++] = j >= 0 ? tr->named_score[j] : 1.0f;
     }
-    int i = (int)(unit(&s) * (float)tr->n_ex); /* a photo caption whose unnamed regions this caption gets */
-    if (i >= tr->n_ex) i = tr->n_ex - 1;
+    const int i = draw_index(&s, tr->n_ex); /* a photo caption whose unnamed regions this caption gets */
     for (int k = tr->unnamed_start[i]; k < tr->unnamed_start[i + 1] && n < AC_TEXT_OBJECTS + AC_REGIONS_MAX; k++)
         if (!names(e, tr->unnamed_cat[k])) cats[n] = tr->unnamed_cat[k], scores[n++] = tr->unnamed_score[k];
     for (int a = 1; a < n; a++) { /* best first, as the captioner keeps a photo's, then the best R */
