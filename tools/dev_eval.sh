@@ -32,12 +32,12 @@ for sub in ("coco", "coco_extra"):
     for a in d["annotations"]:
         print("%s\t%s" % (names[a["image_id"]], " ".join(a["caption"].split())))
 PY
-objects() { grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i|novel)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';' ; }
+scores() { grep -E '^(BLEU-4|CIDEr-D|objects|CHAIR-i|novel)' | sed -E 's/objects +precision ([0-9.]+) recall ([0-9.]+) F1 ([0-9.]+).*/objects P \1 R \2 F1 \3/; s/ \(.*//' | tr -s ' ' | paste -sd ';' ; }
 echo "model $model ${*:-}"
-echo "flickr8k dev:  $("$A" eval --refs "$data/flickr8k" --results "$out/f8k_dev.jsonl" | objects)"
-echo "flickr30k 110: $("$A" eval --refs "$data/flickr30k/captions.tsv" --results "$out/f30k.jsonl" | objects)"
-echo "coco 408:      $("$A" eval --refs "$out/coco408.tsv" --results "$out/coco.jsonl" --novel-from "$data/flickr8k" | objects)"
+echo "flickr8k dev:  $("$A" eval --refs "$data/flickr8k" --results "$out/f8k_dev.jsonl" | scores)"
+echo "flickr30k 110: $("$A" eval --refs "$data/flickr30k/captions.tsv" --results "$out/f30k.jsonl" | scores)"
+echo "coco 408:      $("$A" eval --refs "$out/coco408.tsv" --results "$out/coco.jsonl" --novel-from "$data/flickr8k" | scores)"
 grep -F -f models/coco_dev_photos.txt "$out/coco.jsonl" > "$out/coco_dev.jsonl"
 grep -F -f models/coco_dev_photos.txt "$out/coco408.tsv" > "$out/coco_dev.tsv"
-echo "coco dev 150:  $("$A" eval --refs "$out/coco_dev.tsv" --results "$out/coco_dev.jsonl" --novel-from "$data/flickr8k" | objects)"
+echo "coco dev 150:  $("$A" eval --refs "$out/coco_dev.tsv" --results "$out/coco_dev.jsonl" --novel-from "$data/flickr8k" | scores)"
 echo "everyday 27:   $("${EVERYDAY_EVAL:-build/tools/everyday_eval}" "$data/everyday_dev/labels.tsv" "$out/everyday.jsonl" | tail -1)"
